@@ -1,0 +1,42 @@
+/* Shared pieces of the `attnvk` command: errors, option parsing, device choice. */
+#ifndef ATTNVK_CLI_H
+#define ATTNVK_CLI_H
+
+#include "attnvk/attnvk.h"
+
+#include <stdio.h>
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+    const char *summary;
+} cli_command;
+
+/* "attnvk: <message>" on stderr, one line; returns code. */
+int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Strict number parsing: the whole string, within [lo, hi]. 1 on success. */
+int cli_parse_int(const char *s, long lo, long hi, long *out);
+int cli_parse_double(const char *s, double lo, double hi, double *out);
+/* "BRxBC" -> two ints. */
+int cli_parse_tile(const char *s, int *br, int *bc);
+/* Comma-separated positive ints; returns the count (0 on error). */
+int cli_parse_int_list(const char *s, long lo, long hi, long *out, int max);
+
+/* Picks one device for --api/--device (either may be NULL) and opens it.
+ * On failure prints the reason and returns the exit code to use (non-zero). */
+int cli_open_device(attnvk_context *ctx, const char *api, const char *device, attnvk_device **out);
+
+/* Exit code for a library status: bad input (2) or a failure (1). */
+int cli_exit_for(attnvk_status s);
+
+/* Matches "--name" or "--name=value"; fills *value from the next argv or after '='.
+ * Returns 1 when matched, -1 when matched but the value is missing. */
+int cli_option(int argc, char **argv, int *i, const char *name, const char **value);
+
+/* The uuid as 8-4-4-4-12 hex, or "" when the API has none. */
+void cli_format_uuid(const attnvk_device_info *d, char *out, size_t n);
+
+#endif

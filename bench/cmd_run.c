@@ -1,0 +1,176 @@
+/* `attnvk run`: attention on .npy files through one chosen API. */
+#include "cli.h"
+#include "core/npy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char run_usage[] =
+    "usage: attnvk run --api API [--device N|NAME] --q Q.npy --k K.npy --v V.npy --out O.npy\n"
+    "                  [--causal] [--scale S] [--dtype f32|f16|bf16] [--layout bhsd|bshd]\n"
+    "                  [--impl NAME] [--variant NAME] [--tile BRxBC] [--split-kv N] [--lse LSE.npy] [--check]\n"
+    "Shapes: bhsd Q [B,H,Nq,D], K/V [B,Hkv,Nk,D]; bshd Q [B,Nq,H,D], K/V [B,Nk,Hkv,D].\n"
+    "O is written as float32 with Q's shape. --check compares with the float64 CPU reference.";
+
+typedef struct run_args {
+    const char *api, *device, *q, *k, *v, *out, *lse, *impl, *variant;
+    int causal, check, tile_br, tile_bc, split_kv;
+    double scale;
+    attnvk_dtype dtype;
+    attnvk_layout layout;
+} run_args;
+
+static int parse_run_args(int argc, char **argv, run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; ++i) {
+        const char *val = NULL;
+        int m;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            puts(run_usage);
+            return -1;
+        }
+        if (strcmp(argv[i], "--causal") == 0) { a->causal = 1; continue; }
+        if (strcmp(argv[i], "--check") == 0) { a->check = 1; continue; }
+        static const char *const names[] = {"--api", "--device", "--q", "--k", "--v", "--out", "--lse",
+                                            "--impl", "--variant", "--scale", "--dtype", "--layout", "--tile",
+                                            "--split-kv"};
+        int which = -1;
+        for (int n = 0; n < (int)(sizeof names / sizeof *names) && which < 0; ++n) {
+            m = cli_option(argc, argv, &i, names[n], &val);
+            if (m < 0) return cli_error(EXIT_USAGE, "run: %s needs a value", names[n]);
+            if (m > 0) which = n;
+        }
+        if (which < 0) return cli_error(EXIT_USAGE, "run: unknown option '%s' (see attnvk run --help)", argv[i]);
+        const char **slots[] = {&a->api, &a->device, &a->q, &a->k, &a->v, &a->out, &a->lse, &a->impl, &a->variant};
+        if (which < 9) { *slots[which] = val; continue; }
+        if (which == 9 && !cli_parse_double(val, 1e-30, 1e30, &a->scale))
+            return cli_error(EXIT_USAGE, "run: --scale must be a positive number, got '%s'", val);
+        if (which == 10 && !attnvk_dtype_from_name(val, &a->dtype))
+            return cli_error(EXIT_USAGE, "run: unsupported dtype '%s' (f32, f16, bf16)", val);
+        if (which == 11) {
+            if (strcmp(val, "bhsd") == 0) a->layout = ATTNVK_LAYOUT_BHSD;
+            else if (strcmp(val, "bshd") == 0) a->layout = ATTNVK_LAYOUT_BSHD;
+            else return cli_error(EXIT_USAGE, "run: unknown layout '%s' (bhsd, bshd)", val);
+        }
+        if (which == 12 && !cli_parse_tile(val, &a->tile_br, &a->tile_bc))
+            return cli_error(EXIT_USAGE, "run: --tile wants BRxBC, e.g. 64x64, got '%s'", val);
+        long sk;
+        if (which == 13) {
+            if (!cli_parse_int(val, 1, 4096, &sk)) return cli_error(EXIT_USAGE, "run: --split-kv wants 1..4096");
+            a->split_kv = (int)sk;
+        }
+    }
+    if (!a->api) return cli_error(EXIT_USAGE, "run: --api is required");
+    if (!a->q || !a->k || !a->v) return cli_error(EXIT_USAGE, "run: --q, --k and --v are required");
+    if (!a->out) return cli_error(EXIT_USAGE, "run: --out is required");
+    return 0;
+}
+
+/* Reads the three tensors and derives the problem from their shapes. */
+static int load_problem(const run_args *a, avk_npy t[3], attnvk_problem *p)
+{
+    const char *paths[3] = {a->q, a->k, a->v};
+    for (int i = 0; i < 3; ++i)
+        if (avk_npy_read(paths[i], &t[i]) != ATTNVK_OK) return cli_error(EXIT_USAGE, "%s", attnvk_last_error());
+    for (int i = 0; i < 3; ++i)
+        if (t[i].ndim != 4)
+            return cli_error(EXIT_USAGE, "%s: expected 4 dimensions (%s), got %d", paths[i],
+                             a->layout == ATTNVK_LAYOUT_BHSD ? "B,H,S,D" : "B,S,H,D", t[i].ndim);
+    for (int d = 0; d < 4; ++d)
+        if (t[1].shape[d] != t[2].shape[d]) return cli_error(EXIT_USAGE, "shape mismatch: K and V differ in dimension %d", d);
+    int s_axis = a->layout == ATTNVK_LAYOUT_BHSD ? 2 : 1, h_axis = a->layout == ATTNVK_LAYOUT_BHSD ? 1 : 2;
+    for (int i = 0; i < 3; ++i)
+        for (int d = 0; d < 4; ++d)
+            if (t[i].shape[d] < 1 || t[i].shape[d] > (1ll << 30))
+                return cli_error(EXIT_USAGE, "%s: dimension %d is %lld (must be 1..2^30)", paths[i], d,
+                                 (long long)t[i].shape[d]);
+    if (t[0].shape[0] != t[1].shape[0])
+        return cli_error(EXIT_USAGE, "shape mismatch: batch %lld in Q, %lld in K/V", (long long)t[0].shape[0],
+                         (long long)t[1].shape[0]);
+    if (t[0].shape[3] != t[1].shape[3])
+        return cli_error(EXIT_USAGE, "shape mismatch: head dim %lld in Q, %lld in K/V", (long long)t[0].shape[3],
+                         (long long)t[1].shape[3]);
+    memset(p, 0, sizeof *p);
+    p->batch = (int)t[0].shape[0];
+    p->heads = (int)t[0].shape[h_axis];
+    p->seq_q = (int)t[0].shape[s_axis];
+    p->kv_heads = (int)t[1].shape[h_axis];
+    p->seq_kv = (int)t[1].shape[s_axis];
+    p->head_dim = (int)t[0].shape[3];
+    p->causal = a->causal;
+    p->scale = (float)a->scale;
+    p->dtype = a->dtype;
+    p->layout = a->layout;
+    if (p->heads % p->kv_heads)
+        return cli_error(EXIT_USAGE, "shape mismatch: Q heads (%d) is not a multiple of K/V heads (%d)", p->heads,
+                         p->kv_heads);
+    if (attnvk_problem_validate(p) != ATTNVK_OK) return cli_error(EXIT_USAGE, "%s", attnvk_last_error());
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    int rc = parse_run_args(argc, argv, &a);
+    if (rc) return rc < 0 ? EXIT_OK : rc;
+    avk_npy t[3] = {{0}};
+    attnvk_problem p;
+    attnvk_context *ctx = NULL;
+    attnvk_device *dev = NULL;
+    float *o = NULL, *lse = NULL;
+    rc = load_problem(&a, t, &p);
+    if (rc) goto done;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) {
+        rc = cli_error(EXIT_FAILED, "%s", attnvk_last_error());
+        goto done;
+    }
+    rc = cli_open_device(ctx, a.api, a.device, &dev);
+    if (rc) goto done;
+    size_t nrows = (size_t)p.batch * p.heads * p.seq_q;
+    o = malloc(attnvk_q_elements(&p) * sizeof(float));
+    lse = a.lse ? malloc(nrows * sizeof(float)) : NULL;
+    if (!o || (a.lse && !lse)) {
+        rc = cli_error(EXIT_FAILED, "out of host memory");
+        goto done;
+    }
+    /* the reference and the device see the same (rounded) inputs */
+    for (int i = 0; i < 3; ++i) attnvk_round_to_dtype(p.dtype, t[i].data, t[i].count);
+    attnvk_kernel_options opts = {.implementation = a.impl, .variant = a.variant, .tile_br = a.tile_br,
+                                  .tile_bc = a.tile_bc, .split_kv = a.split_kv};
+    attnvk_kernel_info info;
+    double ms = 0;
+    attnvk_status s = attnvk_attention_host(dev, &p, &opts, t[0].data, t[1].data, t[2].data, o, lse, &info, &ms);
+    if (s != ATTNVK_OK) {
+        rc = cli_error(cli_exit_for(s), "%s: %s", attnvk_status_name(s), attnvk_last_error());
+        goto done;
+    }
+    if (avk_npy_write(a.out, o, 4, t[0].shape) != ATTNVK_OK) {
+        rc = cli_error(EXIT_FAILED, "%s", attnvk_last_error());
+        goto done;
+    }
+    if (a.lse) {
+        int64_t lse_shape[3] = {p.batch, p.heads, p.seq_q};
+        if (avk_npy_write(a.lse, lse, 3, lse_shape) != ATTNVK_OK) {
+            rc = cli_error(EXIT_FAILED, "%s", attnvk_last_error());
+            goto done;
+        }
+    }
+    const attnvk_device_info *d = attnvk_device_info_of(dev);
+    printf("%s %s on %s: variant %s tile %dx%d, %.3f ms", info.implementation, attnvk_api_name(d->api), d->name,
+           info.variant, info.tile_br, info.tile_bc, ms);
+    if (a.check) {
+        attnvk_check c = attnvk_check_output(&p, t[0].data, t[1].data, t[2].data, o, NULL, 0);
+        printf(", rel_l2 %.3e max_abs %.3e (tolerance %.0e): %s", c.rel_l2, c.max_abs, c.tolerance,
+               c.passed ? "pass" : "FAIL");
+        if (!c.passed) rc = EXIT_FAILED;
+    }
+    printf("\n");
+done:
+    for (int i = 0; i < 3; ++i) avk_npy_free(&t[i]);
+    free(o);
+    free(lse);
+    attnvk_device_close(dev);
+    attnvk_context_destroy(ctx);
+    return rc;
+}

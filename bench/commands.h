@@ -1,0 +1,8 @@
+/* Every subcommand of `attnvk`; main.c lists them. */
+#ifndef ATTNVK_COMMANDS_H
+#define ATTNVK_COMMANDS_H
+
+int cmd_devices(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+#endif

@@ -1,0 +1,48 @@
+/* The one seam between the API-neutral core and each GPU API.
+ * A backend lives in runtime/<api>/, includes its vendor headers there only,
+ * and exports one `const attnvk_backend attnvk_backend_<api>`. */
+#ifndef ATTNVK_BACKEND_H
+#define ATTNVK_BACKEND_H
+
+#include "attnvk/attnvk.h"
+#include "core/error.h"
+
+typedef struct avk_bdev avk_bdev;       /* an opened device, backend-defined */
+typedef struct avk_bbuf avk_bbuf;       /* a device buffer, backend-defined */
+typedef struct avk_bkernel avk_bkernel; /* a prepared kernel, backend-defined */
+
+typedef struct avk_dispatch {
+    avk_bbuf *q, *k, *v, *o;
+    avk_bbuf *lse;        /* NULL unless the kernel was prepared with write_lse */
+    int q_begin, q_count; /* query rows [q_begin, q_begin + q_count) of every (b, h) */
+} avk_dispatch;
+
+typedef struct attnvk_backend {
+    attnvk_api api;
+    /* Loads the API's library (dlopen/volk) and counts its devices. On failure
+     * returns ATTNVK_ERROR_UNAVAILABLE with the reason via avk_set_error. */
+    attnvk_status (*init)(int *device_count);
+    /* Fills everything but api/index (the core sets those). */
+    attnvk_status (*describe)(int device, attnvk_device_info *info);
+    attnvk_status (*open)(int device, avk_bdev **out);
+    void (*close)(avk_bdev *dev);
+
+    attnvk_status (*alloc)(avk_bdev *dev, size_t bytes, avk_bbuf **out);
+    void (*release)(avk_bdev *dev, avk_bbuf *buf);
+    attnvk_status (*upload)(avk_bdev *dev, avk_bbuf *buf, size_t offset, const void *src, size_t bytes);
+    attnvk_status (*download)(avk_bdev *dev, avk_bbuf *buf, size_t offset, void *dst, size_t bytes);
+
+    /* attnvk's flash kernel first ("attnvk"), then vendor baselines. */
+    int (*implementations)(avk_bdev *dev, attnvk_impl_info *out, int max);
+    /* Compiles (or fetches from cache) what the problem needs. The problem is
+     * already validated; options are never NULL. UNSUPPORTED for shapes the
+     * implementation can't run, with the reason. */
+    attnvk_status (*prepare)(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                             avk_bkernel **out, attnvk_kernel_info *info);
+    /* Runs once, waits, and returns the device-timestamp time in ms. */
+    attnvk_status (*dispatch)(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *args, double *device_ms);
+    void (*release_kernel)(avk_bdev *dev, avk_bkernel *k);
+    void (*shutdown)(void); /* may be NULL */
+} attnvk_backend;
+
+#endif

@@ -1,0 +1,302 @@
+/* The API-neutral front: loads each backend once, lists and selects devices,
+ * and checks every argument before a backend sees it. */
+#include "core/registry.h"
+#include "core/tuning.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct api_state {
+    const attnvk_backend *backend;
+    attnvk_status status;
+    char reason[512];
+} api_state;
+
+struct attnvk_context {
+    api_state apis[ATTNVK_API_COUNT];
+    attnvk_device_info *devices;
+    int device_count;
+};
+
+struct attnvk_device {
+    attnvk_context *ctx;
+    const attnvk_backend *backend;
+    avk_bdev *bdev;
+    attnvk_device_info info;
+};
+
+struct attnvk_buffer {
+    attnvk_device *dev;
+    avk_bbuf *bbuf;
+    size_t size;
+};
+
+struct attnvk_kernel {
+    attnvk_device *dev;
+    avk_bkernel *bkernel;
+    attnvk_problem problem;
+    int write_lse;
+};
+
+/* "api", "api:N", "N" (position in the whole list) or a name substring. */
+static int spec_matches(const attnvk_context *ctx, int position, const char *spec)
+{
+    const attnvk_device_info *d = &ctx->devices[position];
+    char api_part[32];
+    const char *colon = strchr(spec, ':');
+    attnvk_api api;
+    if (colon && (size_t)(colon - spec) < sizeof api_part) {
+        memcpy(api_part, spec, (size_t)(colon - spec));
+        api_part[colon - spec] = '\0';
+        if (attnvk_api_from_name(api_part, &api)) {
+            char *end;
+            long idx = strtol(colon + 1, &end, 10);
+            if (*end == '\0' && end != colon + 1) return d->api == api && d->index == idx;
+            return d->api == api && avk_contains_nocase(d->name, colon + 1);
+        }
+    }
+    if (attnvk_api_from_name(spec, &api)) return d->api == api;
+    char *end;
+    long idx = strtol(spec, &end, 10);
+    if (*spec && *end == '\0') return position == idx;
+    return avk_contains_nocase(d->name, spec);
+}
+
+static int matches_any(const attnvk_context *ctx, int position, const char *list)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (spec_matches(ctx, position, tok)) return 1;
+    return 0;
+}
+
+int attnvk_device_select(const attnvk_context *ctx, const char *spec, int *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < ctx->device_count && n < max; ++i)
+        if (!spec || !*spec || matches_any(ctx, i, spec)) out[n++] = i;
+    return n;
+}
+
+static void apply_visible_devices(attnvk_context *ctx)
+{
+    const char *visible = getenv("ATTNVK_VISIBLE_DEVICES");
+    if (!visible || !*visible) return;
+    int kept = 0;
+    for (int i = 0; i < ctx->device_count; ++i) {
+        /* position specs refer to the unfiltered list */
+        if (matches_any(ctx, i, visible)) ctx->devices[kept++] = ctx->devices[i];
+    }
+    ctx->device_count = kept;
+}
+
+attnvk_status attnvk_context_create(attnvk_context **out)
+{
+    attnvk_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int a = 0; a < ATTNVK_API_COUNT; ++a) {
+        api_state *s = &ctx->apis[a];
+        const char *why = NULL;
+        s->backend = avk_backend_for((attnvk_api)a, &why);
+        int count = 0;
+        if (!s->backend) {
+            s->status = ATTNVK_ERROR_UNAVAILABLE;
+            snprintf(s->reason, sizeof s->reason, "%s", why);
+            continue;
+        }
+        avk_clear_error();
+        s->status = s->backend->init(&count);
+        if (s->status == ATTNVK_OK && count == 0) {
+            s->status = ATTNVK_ERROR_UNAVAILABLE;
+            snprintf(s->reason, sizeof s->reason, "no %s devices found", attnvk_api_name((attnvk_api)a));
+        } else if (s->status != ATTNVK_OK) {
+            snprintf(s->reason, sizeof s->reason, "%s", *attnvk_last_error() ? attnvk_last_error() : "init failed");
+        }
+        if (s->status != ATTNVK_OK) continue;
+        attnvk_device_info *grown = realloc(ctx->devices, sizeof *grown * (size_t)(ctx->device_count + count));
+        if (!grown) {
+            attnvk_context_destroy(ctx);
+            return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+        }
+        ctx->devices = grown;
+        for (int i = 0; i < count; ++i) {
+            attnvk_device_info info;
+            memset(&info, 0, sizeof info);
+            if (s->backend->describe(i, &info) != ATTNVK_OK) continue;
+            info.api = (attnvk_api)a;
+            info.index = i;
+            ctx->devices[ctx->device_count++] = info;
+        }
+    }
+    apply_visible_devices(ctx);
+    avk_clear_error();
+    *out = ctx;
+    return ATTNVK_OK;
+}
+
+void attnvk_context_destroy(attnvk_context *ctx)
+{
+    if (!ctx) return;
+    for (int a = 0; a < ATTNVK_API_COUNT; ++a)
+        if (ctx->apis[a].backend && ctx->apis[a].status == ATTNVK_OK && ctx->apis[a].backend->shutdown)
+            ctx->apis[a].backend->shutdown();
+    free(ctx->devices);
+    free(ctx);
+}
+
+attnvk_status attnvk_api_status(const attnvk_context *ctx, attnvk_api api, const char **reason)
+{
+    if ((unsigned)api >= ATTNVK_API_COUNT) {
+        if (reason) *reason = "unknown API";
+        return ATTNVK_ERROR_INVALID_ARGUMENT;
+    }
+    if (reason) *reason = ctx->apis[api].status == ATTNVK_OK ? "" : ctx->apis[api].reason;
+    return ctx->apis[api].status;
+}
+
+int attnvk_device_count(const attnvk_context *ctx) { return ctx->device_count; }
+
+const attnvk_device_info *attnvk_device_info_at(const attnvk_context *ctx, int i)
+{
+    return (i >= 0 && i < ctx->device_count) ? &ctx->devices[i] : NULL;
+}
+
+attnvk_status attnvk_device_open(attnvk_context *ctx, int i, attnvk_device **out)
+{
+    if (i < 0 || i >= ctx->device_count)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no device %d (%d visible)", i, ctx->device_count);
+    attnvk_device *dev = calloc(1, sizeof *dev);
+    if (!dev) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    dev->ctx = ctx;
+    dev->info = ctx->devices[i];
+    dev->backend = ctx->apis[dev->info.api].backend;
+    attnvk_status s = dev->backend->open(dev->info.index, &dev->bdev);
+    if (s != ATTNVK_OK) {
+        free(dev);
+        return s;
+    }
+    *out = dev;
+    return ATTNVK_OK;
+}
+
+void attnvk_device_close(attnvk_device *dev)
+{
+    if (!dev) return;
+    dev->backend->close(dev->bdev);
+    free(dev);
+}
+
+const attnvk_device_info *attnvk_device_info_of(const attnvk_device *dev) { return &dev->info; }
+
+int attnvk_device_implementations(attnvk_device *dev, attnvk_impl_info *out, int max)
+{
+    return dev->backend->implementations(dev->bdev, out, max);
+}
+
+attnvk_status attnvk_buffer_create(attnvk_device *dev, size_t bytes, attnvk_buffer **out)
+{
+    if (bytes == 0) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "buffer size must be > 0");
+    attnvk_buffer *buf = calloc(1, sizeof *buf);
+    if (!buf) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    attnvk_status s = dev->backend->alloc(dev->bdev, bytes, &buf->bbuf);
+    if (s != ATTNVK_OK) {
+        free(buf);
+        return s;
+    }
+    buf->dev = dev;
+    buf->size = bytes;
+    *out = buf;
+    return ATTNVK_OK;
+}
+
+void attnvk_buffer_destroy(attnvk_buffer *buf)
+{
+    if (!buf) return;
+    buf->dev->backend->release(buf->dev->bdev, buf->bbuf);
+    free(buf);
+}
+
+static attnvk_status check_range(const attnvk_buffer *buf, size_t offset, size_t bytes)
+{
+    if (offset > buf->size || bytes > buf->size - offset)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "range %zu+%zu outside a %zu-byte buffer", offset, bytes,
+                        buf->size);
+    return ATTNVK_OK;
+}
+
+attnvk_status attnvk_buffer_write(attnvk_buffer *buf, size_t offset, const void *src, size_t bytes)
+{
+    attnvk_status s = check_range(buf, offset, bytes);
+    return s != ATTNVK_OK ? s : buf->dev->backend->upload(buf->dev->bdev, buf->bbuf, offset, src, bytes);
+}
+
+attnvk_status attnvk_buffer_read(attnvk_buffer *buf, size_t offset, void *dst, size_t bytes)
+{
+    attnvk_status s = check_range(buf, offset, bytes);
+    return s != ATTNVK_OK ? s : buf->dev->backend->download(buf->dev->bdev, buf->bbuf, offset, dst, bytes);
+}
+
+attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                    attnvk_kernel **out, attnvk_kernel_info *info)
+{
+    attnvk_status s = attnvk_problem_validate(p);
+    if (s != ATTNVK_OK) return s;
+    attnvk_kernel_options defaults = {0};
+    if (!opts) opts = &defaults;
+    if (opts->tile_br < 0 || opts->tile_bc < 0 || opts->split_kv < 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tile sizes and split count must be >= 0");
+    attnvk_kernel_info local_info;
+    if (!info) info = &local_info;
+    memset(info, 0, sizeof *info);
+    attnvk_kernel *k = calloc(1, sizeof *k);
+    if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    s = dev->backend->prepare(dev->bdev, p, opts, &k->bkernel, info);
+    if (s != ATTNVK_OK) {
+        free(k);
+        return s;
+    }
+    if (!info->implementation[0])
+        snprintf(info->implementation, sizeof info->implementation, "%s",
+                 opts->implementation ? opts->implementation : "attnvk");
+    k->dev = dev;
+    k->problem = *p;
+    k->write_lse = opts->write_lse;
+    *out = k;
+    return ATTNVK_OK;
+}
+
+attnvk_status attnvk_kernel_run(attnvk_kernel *k, attnvk_buffer *q, attnvk_buffer *kb, attnvk_buffer *v,
+                                attnvk_buffer *o, attnvk_buffer *lse, int q_begin, int q_count, double *device_ms)
+{
+    const attnvk_problem *p = &k->problem;
+    size_t es = attnvk_dtype_size(p->dtype);
+    size_t q_bytes = attnvk_q_elements(p) * es, kv_bytes = attnvk_kv_elements(p) * es;
+    if (!q || !kb || !v || !o) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "Q, K, V and O buffers are required");
+    if (q->size < q_bytes || o->size < q_bytes)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "Q/O buffers need %zu bytes", q_bytes);
+    if (kb->size < kv_bytes || v->size < kv_bytes)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "K/V buffers need %zu bytes", kv_bytes);
+    if (k->write_lse && (!lse || lse->size < (size_t)p->batch * p->heads * p->seq_q * sizeof(float)))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "kernel writes LSE: an LSE buffer of B*H*Nq floats is required");
+    if (q_count == 0 && q_begin == 0) q_count = p->seq_q;
+    if (q_begin < 0 || q_count < 1 || q_begin > p->seq_q - q_count)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "query rows %d+%d outside 0..%d", q_begin, q_count, p->seq_q);
+    for (attnvk_buffer *b2[] = {q, kb, v, o, lse}, **it = b2; it < b2 + 5; ++it)
+        if (*it && (*it)->dev != k->dev)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "buffer belongs to another device");
+    avk_dispatch args = {q->bbuf, kb->bbuf, v->bbuf, o->bbuf, k->write_lse && lse ? lse->bbuf : NULL, q_begin, q_count};
+    double ms = 0;
+    attnvk_status s = k->dev->backend->dispatch(k->dev->bdev, k->bkernel, &args, &ms);
+    if (device_ms) *device_ms = ms;
+    return s;
+}
+
+void attnvk_kernel_destroy(attnvk_kernel *k)
+{
+    if (!k) return;
+    k->dev->backend->release_kernel(k->dev->bdev, k->bkernel);
+    free(k);
+}

@@ -1,0 +1,80 @@
+/* attnvk_attention_host: the one-call path used by `attnvk run` and tests. */
+#include "attnvk/attnvk.h"
+#include "core/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static attnvk_status upload_tensor(attnvk_device *dev, attnvk_dtype dt, const float *src, size_t n,
+                                   attnvk_buffer **out)
+{
+    size_t bytes = n * attnvk_dtype_size(dt);
+    void *packed = malloc(bytes);
+    if (!packed) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory (%zu bytes)", bytes);
+    attnvk_pack(dt, src, packed, n);
+    attnvk_status s = attnvk_buffer_create(dev, bytes, out);
+    if (s == ATTNVK_OK) s = attnvk_buffer_write(*out, 0, packed, bytes);
+    free(packed);
+    return s;
+}
+
+/* NaN in every element, so anything the kernel leaves unwritten shows. */
+static attnvk_status poison(attnvk_buffer *buf, attnvk_dtype dt, size_t n)
+{
+    size_t es = attnvk_dtype_size(dt);
+    unsigned char *nan_bytes = malloc(n * es);
+    if (!nan_bytes) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (dt == ATTNVK_F32) {
+        float nanf_ = NAN;
+        for (size_t i = 0; i < n; ++i) memcpy(nan_bytes + i * 4, &nanf_, 4);
+    } else {
+        uint16_t h = dt == ATTNVK_F16 ? 0x7e00u : 0x7fc0u;
+        for (size_t i = 0; i < n; ++i) memcpy(nan_bytes + i * 2, &h, 2);
+    }
+    attnvk_status s = attnvk_buffer_write(buf, 0, nan_bytes, n * es);
+    free(nan_bytes);
+    return s;
+}
+
+attnvk_status attnvk_attention_host(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                    const float *q, const float *k, const float *v, float *o, float *lse,
+                                    attnvk_kernel_info *info, double *device_ms)
+{
+    attnvk_status s = attnvk_problem_validate(p);
+    if (s != ATTNVK_OK) return s;
+    attnvk_kernel_options local = {0};
+    if (opts) local = *opts;
+    if (lse) local.write_lse = 1;
+    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
+    size_t nlse = (size_t)p->batch * p->heads * p->seq_q;
+    attnvk_buffer *bq = NULL, *bk = NULL, *bv = NULL, *bo = NULL, *bl = NULL;
+    attnvk_kernel *kern = NULL;
+    void *packed_o = NULL;
+
+    s = attnvk_kernel_prepare(dev, p, &local, &kern, info);
+    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, q, nq, &bq);
+    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, k, nkv, &bk);
+    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, v, nkv, &bv);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, nq * attnvk_dtype_size(p->dtype), &bo);
+    if (s == ATTNVK_OK) s = poison(bo, p->dtype, nq);
+    if (s == ATTNVK_OK && lse) s = attnvk_buffer_create(dev, nlse * sizeof(float), &bl);
+    if (s == ATTNVK_OK && lse) s = poison(bl, ATTNVK_F32, nlse);
+    if (s == ATTNVK_OK) s = attnvk_kernel_run(kern, bq, bk, bv, bo, bl, 0, 0, device_ms);
+    if (s == ATTNVK_OK) {
+        packed_o = malloc(nq * attnvk_dtype_size(p->dtype));
+        if (!packed_o) s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    if (s == ATTNVK_OK) s = attnvk_buffer_read(bo, 0, packed_o, nq * attnvk_dtype_size(p->dtype));
+    if (s == ATTNVK_OK) attnvk_unpack(p->dtype, packed_o, o, nq);
+    if (s == ATTNVK_OK && lse) s = attnvk_buffer_read(bl, 0, lse, nlse * sizeof(float));
+
+    free(packed_o);
+    attnvk_kernel_destroy(kern);
+    attnvk_buffer_destroy(bq);
+    attnvk_buffer_destroy(bk);
+    attnvk_buffer_destroy(bv);
+    attnvk_buffer_destroy(bo);
+    attnvk_buffer_destroy(bl);
+    return s;
+}

@@ -1,0 +1,22 @@
+/* NumPy .npy files: little-endian float32/float16, C order, versions 1-3. */
+#ifndef ATTNVK_NPY_H
+#define ATTNVK_NPY_H
+
+#include "attnvk/attnvk.h"
+
+enum { AVK_NPY_MAX_DIMS = 8 };
+
+typedef struct avk_npy {
+    int ndim;
+    int64_t shape[AVK_NPY_MAX_DIMS];
+    int stored_float16; /* the file held float16 (converted on read) */
+    size_t count;
+    float *data;        /* malloc'd, converted to float32 */
+} avk_npy;
+
+/* Errors name the file and the problem: "Q.npy: truncated: ..." */
+attnvk_status avk_npy_read(const char *path, avk_npy *out);
+attnvk_status avk_npy_write(const char *path, const float *data, int ndim, const int64_t *shape);
+void avk_npy_free(avk_npy *npy);
+
+#endif

@@ -1,0 +1,116 @@
+/* f16/bf16 conversion (round to nearest even), packing, seeded normal inputs. */
+#include "attnvk/attnvk.h"
+
+#include <math.h>
+#include <string.h>
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t attnvk_f32_to_f16(float f)
+{
+    uint32_t x = f32_bits(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t absx = x & 0x7fffffffu;
+    if (absx >= 0x7f800000u) /* Inf or NaN (NaN keeps a quiet payload bit) */
+        return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
+    if (absx >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to >= 65520: Inf */
+    if (absx < 0x38800000u) { /* subnormal half or zero */
+        float a = bits_f32(absx);
+        /* scale so the half subnormal unit (2^-24) becomes 1, round to nearest even */
+        float scaled = a * 16777216.0f;
+        uint32_t m = (uint32_t)nearbyintf(scaled);
+        return (uint16_t)(sign | m);
+    }
+    uint32_t exp = ((absx >> 23) - 112u) << 10;
+    uint32_t mant = absx & 0x7fffffu;
+    uint32_t h = exp | (mant >> 13);
+    uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; /* may carry into exponent: correct */
+    return (uint16_t)(sign | h);
+}
+
+float attnvk_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+    if (exp == 0) {
+        float v = (float)mant / 16777216.0f; /* mant * 2^-24 */
+        return sign ? -v : v;
+    }
+    if (exp == 31) return bits_f32(sign | 0x7f800000u | (mant << 13));
+    return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+uint16_t attnvk_f32_to_bf16(float f)
+{
+    uint32_t x = f32_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
+    uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)((x + rounding) >> 16);
+}
+
+float attnvk_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+void attnvk_pack(attnvk_dtype d, const float *src, void *dst, size_t n)
+{
+    uint16_t *h = dst;
+    switch (d) {
+    case ATTNVK_F32: memcpy(dst, src, n * sizeof(float)); break;
+    case ATTNVK_F16: for (size_t i = 0; i < n; ++i) h[i] = attnvk_f32_to_f16(src[i]); break;
+    case ATTNVK_BF16: for (size_t i = 0; i < n; ++i) h[i] = attnvk_f32_to_bf16(src[i]); break;
+    }
+}
+
+void attnvk_unpack(attnvk_dtype d, const void *src, float *dst, size_t n)
+{
+    const uint16_t *h = src;
+    switch (d) {
+    case ATTNVK_F32: memcpy(dst, src, n * sizeof(float)); break;
+    case ATTNVK_F16: for (size_t i = 0; i < n; ++i) dst[i] = attnvk_f16_to_f32(h[i]); break;
+    case ATTNVK_BF16: for (size_t i = 0; i < n; ++i) dst[i] = attnvk_bf16_to_f32(h[i]); break;
+    }
+}
+
+void attnvk_round_to_dtype(attnvk_dtype d, float *x, size_t n)
+{
+    switch (d) {
+    case ATTNVK_F32: break;
+    case ATTNVK_F16: for (size_t i = 0; i < n; ++i) x[i] = attnvk_f16_to_f32(attnvk_f32_to_f16(x[i])); break;
+    case ATTNVK_BF16: for (size_t i = 0; i < n; ++i) x[i] = attnvk_bf16_to_f32(attnvk_f32_to_bf16(x[i])); break;
+    }
+}
+
+/* splitmix64 stream + Box-Muller: cheap, seeded, identical on every machine. */
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void attnvk_fill_random(float *x, size_t n, uint64_t seed)
+{
+    uint64_t s = seed * 0x2545f4914f6cdd1dull + 1;
+    const double two_pi = 6.283185307179586;
+    for (size_t i = 0; i < n; i += 2) {
+        double u1 = ((splitmix64(&s) >> 11) + 1.0) * (1.0 / 9007199254740993.0); /* (0, 1] */
+        double u2 = (splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
+        double r = sqrt(-2.0 * log(u1));
+        x[i] = (float)(r * cos(two_pi * u2));
+        if (i + 1 < n) x[i + 1] = (float)(r * sin(two_pi * u2));
+    }
+}

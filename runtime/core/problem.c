@@ -1,0 +1,67 @@
+/* Shape rules shared by every backend, the CLI and the bench. */
+#include "attnvk/attnvk.h"
+#include "core/error.h"
+
+#include <math.h>
+#include <stdint.h>
+
+attnvk_status attnvk_problem_validate(const attnvk_problem *p)
+{
+    if (!p) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no problem given");
+    if (p->batch < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "batch must be >= 1 (got %d)", p->batch);
+    if (p->heads < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "heads must be >= 1 (got %d)", p->heads);
+    if (p->kv_heads < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "kv heads must be >= 1 (got %d)", p->kv_heads);
+    if (p->heads % p->kv_heads)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "heads (%d) is not a multiple of kv heads (%d)", p->heads,
+                        p->kv_heads);
+    if (p->seq_q < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "query length must be >= 1 (got %d)", p->seq_q);
+    if (p->seq_kv < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "key length must be >= 1 (got %d)", p->seq_kv);
+    if (p->head_dim < 1 || p->head_dim > 1024)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "head dim must be in 1..1024 (got %d)", p->head_dim);
+    if (p->dtype != ATTNVK_F32 && p->dtype != ATTNVK_F16 && p->dtype != ATTNVK_BF16)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown dtype %d", (int)p->dtype);
+    if (p->layout != ATTNVK_LAYOUT_BHSD && p->layout != ATTNVK_LAYOUT_BSHD)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown layout %d", (int)p->layout);
+    if (!isfinite(p->scale) || p->scale < 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "scale must be finite and >= 0 (0 = 1/sqrt(D))");
+    /* Element counts must fit the 32-bit indexing GPU kernels use per tensor. */
+    double q_elems = (double)p->batch * p->heads * p->seq_q * p->head_dim;
+    double kv_elems = (double)p->batch * p->kv_heads * p->seq_kv * p->head_dim;
+    if (q_elems > (double)INT32_MAX || kv_elems > (double)INT32_MAX)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tensor too large: %.0f query / %.0f key elements (limit %d)",
+                        q_elems, kv_elems, INT32_MAX);
+    return ATTNVK_OK;
+}
+
+float attnvk_problem_scale(const attnvk_problem *p)
+{
+    return p->scale > 0 ? p->scale : (float)(1.0 / sqrt((double)p->head_dim));
+}
+
+size_t attnvk_q_elements(const attnvk_problem *p)
+{
+    return (size_t)p->batch * p->heads * p->seq_q * p->head_dim;
+}
+
+size_t attnvk_kv_elements(const attnvk_problem *p)
+{
+    return (size_t)p->batch * p->kv_heads * p->seq_kv * p->head_dim;
+}
+
+double attnvk_problem_flops(const attnvk_problem *p)
+{
+    double per_pair = 4.0 * p->head_dim;
+    double bh = (double)p->batch * p->heads;
+    double nq = p->seq_q, nk = p->seq_kv;
+    if (!p->causal) return per_pair * bh * nq * nk;
+    if (p->seq_q == p->seq_kv) return per_pair * bh * nq * nk / 2.0; /* FlashAttention convention */
+    /* visible pairs: row i sees min(Nk, max(0, i + Nk - Nq + 1)) keys */
+    double pairs = 0;
+    for (int i = 0; i < p->seq_q; ++i) {
+        double seen = (double)i + nk - nq + 1;
+        pairs += seen < 0 ? 0 : (seen > nk ? nk : seen);
+    }
+    return per_pair * bh * pairs;
+}
+
+size_t attnvk_dtype_size(attnvk_dtype d) { return d == ATTNVK_F32 ? 4 : 2; }

@@ -1,0 +1,46 @@
+#include "core/tuning.h"
+
+#include <ctype.h>
+#include <string.h>
+
+int avk_contains_nocase(const char *haystack, const char *needle)
+{
+    if (!needle || !*needle) return 1;
+    if (!haystack) return 0;
+    size_t n = strlen(needle);
+    for (const char *h = haystack; *h; ++h) {
+        size_t i = 0;
+        while (i < n && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i])) ++i;
+        if (i == n) return 1;
+    }
+    return 0;
+}
+
+static int specificity(const avk_tuning *e)
+{
+    /* device beats architecture beats vendor; shape filters break ties */
+    return (e->device ? 8 : 0) + (e->architecture ? 4 : 0) + (e->vendor ? 2 : 0) +
+           ((e->head_dim_max || e->dtype >= 0 || e->decode >= 0) ? 1 : 0);
+}
+
+const avk_tuning *avk_tuning_lookup(const avk_tuning *table, int count, const avk_tuning_query *q)
+{
+    const avk_tuning *best = NULL;
+    int best_score = -1;
+    for (int i = 0; i < count; ++i) {
+        const avk_tuning *e = &table[i];
+        if (e->vendor && !avk_contains_nocase(q->device->vendor, e->vendor)) continue;
+        if (e->architecture && !avk_contains_nocase(q->device->architecture, e->architecture)) continue;
+        if (e->device && !avk_contains_nocase(q->device->name, e->device)) continue;
+        if (e->dtype >= 0 && e->dtype != (int)q->dtype) continue;
+        if (e->head_dim_max && (q->head_dim < e->head_dim_min || q->head_dim > e->head_dim_max)) continue;
+        if (e->decode >= 0 && e->decode != q->decode) continue;
+        if (q->usable && !q->usable(e, q->ctx)) continue;
+        int s = specificity(e);
+        if (s > best_score) {
+            best = e;
+            best_score = s;
+        }
+    }
+    return best;
+}

@@ -1,0 +1,65 @@
+/* One tolerance table and one comparison, used by every test and bench check. */
+#include "attnvk/attnvk.h"
+#include "core/layout.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+double attnvk_tolerance(attnvk_dtype d)
+{
+    switch (d) {
+    case ATTNVK_F32: return 1e-5;
+    case ATTNVK_F16:
+    case ATTNVK_BF16: return 5e-3;
+    }
+    return 0;
+}
+
+attnvk_check attnvk_check_output(const attnvk_problem *p, const float *q, const float *k, const float *v,
+                                 const float *o, const size_t *rows, size_t nrows)
+{
+    attnvk_check c = {.tolerance = attnvk_tolerance(p->dtype)};
+    size_t total_rows = (size_t)p->batch * p->heads * p->seq_q;
+    if (!rows) nrows = total_rows;
+    const int D = p->head_dim;
+    size_t *all = NULL;
+    double *ref = malloc(sizeof(double) * nrows * D);
+    if (!rows) {
+        all = calloc(nrows, sizeof(size_t));
+        for (size_t r = 0; all && r < nrows; ++r) all[r] = r;
+        rows = all;
+    }
+    if (!ref || !rows) {
+        free(ref);
+        free(all);
+        c.rel_l2 = INFINITY; /* can't check: never a pass */
+        return c;
+    }
+    attnvk_reference_rows(p, q, k, v, rows, nrows, ref, NULL);
+    double diff2 = 0, ref2 = 0;
+    for (size_t s = 0; s < nrows; ++s) {
+        size_t row = rows[s];
+        int i = (int)(row % (size_t)p->seq_q);
+        int h = (int)((row / (size_t)p->seq_q) % (size_t)p->heads);
+        int b = (int)(row / ((size_t)p->seq_q * p->heads));
+        const float *orow = o + avk_q_offset(p, b, h, i);
+        for (int d = 0; d < D; ++d) {
+            double r = ref[s * D + d], x = orow[d];
+            if (!isfinite(x)) {
+                ++c.nonfinite;
+                continue;
+            }
+            double e = fabs(x - r);
+            diff2 += e * e;
+            ref2 += r * r;
+            if (e > c.max_abs) c.max_abs = e;
+        }
+    }
+    c.rows_checked = nrows;
+    /* all-masked outputs are exact zeros: measure them absolutely */
+    c.rel_l2 = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    c.passed = c.nonfinite == 0 && c.rel_l2 <= c.tolerance;
+    free(ref);
+    free(all);
+    return c;
+}

@@ -1,0 +1,209 @@
+/* The CPU "device": host memory and the float64 reference as its kernel, so
+ * the bench and tests run the same way on a machine with no GPU at all. */
+#include "core/backend.h"
+#include "core/reference.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct avk_bdev { int unused; };
+struct avk_bbuf { size_t size; unsigned char *data; };
+struct avk_bkernel {
+    attnvk_problem p;
+    int drop_keys; /* ATTNVK_TEST_SKIP_LAST_KV_TILE */
+};
+
+enum { CPU_TEST_TILE = 64 }; /* the "tile" the test-only wrong kernel skips */
+
+static attnvk_status cpu_init(int *count)
+{
+    *count = 1;
+    return ATTNVK_OK;
+}
+
+static void read_cpu_name(char *out, size_t n)
+{
+    snprintf(out, n, "host CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *colon = strchr(line, ':');
+            if (colon) {
+                colon += 2;
+                colon[strcspn(colon, "\n")] = '\0';
+                snprintf(out, n, "%s", colon);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static attnvk_status cpu_describe(int device, attnvk_device_info *info)
+{
+    (void)device;
+    read_cpu_name(info->name, sizeof info->name);
+    snprintf(info->vendor, sizeof info->vendor, "attnvk");
+    snprintf(info->driver_version, sizeof info->driver_version, "%s", ATTNVK_VERSION_STRING);
+    snprintf(info->api_version, sizeof info->api_version, "reference (float64)");
+    snprintf(info->architecture, sizeof info->architecture, "host");
+    snprintf(info->default_variant, sizeof info->default_variant, "reference-f64");
+    info->type = ATTNVK_DEVICE_CPU;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    info->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    info->compute_units = avk_cpu_threads();
+    info->fp16 = 1; /* emulated: inputs are converted, arithmetic is float64 */
+    info->bf16 = 1;
+    return ATTNVK_OK;
+}
+
+static attnvk_status cpu_open(int device, avk_bdev **out)
+{
+    (void)device;
+    *out = calloc(1, sizeof **out);
+    return *out ? ATTNVK_OK : avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+}
+
+static void cpu_close(avk_bdev *dev) { free(dev); }
+
+static attnvk_status cpu_alloc(avk_bdev *dev, size_t bytes, avk_bbuf **out)
+{
+    (void)dev;
+    avk_bbuf *b = calloc(1, sizeof *b);
+    if (b) b->data = malloc(bytes);
+    if (!b || !b->data) {
+        free(b);
+        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory", bytes);
+    }
+    b->size = bytes;
+    *out = b;
+    return ATTNVK_OK;
+}
+
+static void cpu_release(avk_bdev *dev, avk_bbuf *buf)
+{
+    (void)dev;
+    if (buf) free(buf->data);
+    free(buf);
+}
+
+static attnvk_status cpu_upload(avk_bdev *dev, avk_bbuf *buf, size_t off, const void *src, size_t bytes)
+{
+    (void)dev;
+    memcpy(buf->data + off, src, bytes);
+    return ATTNVK_OK;
+}
+
+static attnvk_status cpu_download(avk_bdev *dev, avk_bbuf *buf, size_t off, void *dst, size_t bytes)
+{
+    (void)dev;
+    memcpy(dst, buf->data + off, bytes);
+    return ATTNVK_OK;
+}
+
+static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
+{
+    (void)dev;
+    if (max < 1) return 1;
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "attnvk");
+    out->fused = 1;
+    out->available = 1;
+    return 1;
+}
+
+static attnvk_status cpu_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                 avk_bkernel **out, attnvk_kernel_info *info)
+{
+    (void)dev;
+    if (opts->implementation && strcmp(opts->implementation, "attnvk") != 0)
+        return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the cpu API has no '%s' implementation", opts->implementation);
+    if (opts->variant && strcmp(opts->variant, "reference-f64") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown cpu variant '%s' (only reference-f64)", opts->variant);
+    avk_bkernel *k = calloc(1, sizeof *k);
+    if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    k->p = *p;
+    k->drop_keys = (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) ? CPU_TEST_TILE : 0;
+    snprintf(info->variant, sizeof info->variant, "reference-f64");
+    info->tile_br = 1;
+    info->tile_bc = p->seq_kv;
+    info->workgroup_size = 1;
+    info->split_kv = 1;
+    snprintf(info->params, sizeof info->params, "threads=%d", avk_cpu_threads());
+    *out = k;
+    return ATTNVK_OK;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Float tensors from dtype storage: the reference works on f32 values. */
+static float *to_f32(attnvk_dtype dt, const avk_bbuf *b, size_t n)
+{
+    float *f = malloc(n * sizeof(float));
+    if (f) attnvk_unpack(dt, b->data, f, n);
+    return f;
+}
+
+static attnvk_status cpu_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
+{
+    (void)dev;
+    const attnvk_problem *p = &k->p;
+    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
+    double t0 = now_ms();
+    float *q = to_f32(p->dtype, a->q, nq), *kk = to_f32(p->dtype, a->k, nkv), *v = to_f32(p->dtype, a->v, nkv);
+    float *o = to_f32(p->dtype, a->o, nq); /* keeps rows outside the range */
+    size_t nrows = (size_t)p->batch * p->heads * (size_t)a->q_count;
+    size_t *rows = malloc(sizeof(size_t) * nrows);
+    attnvk_status s = ATTNVK_OK;
+    if (!q || !kk || !v || !o || !rows) {
+        s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } else {
+        size_t r = 0;
+        for (size_t bh = 0; bh < (size_t)p->batch * p->heads; ++bh)
+            for (int i = a->q_begin; i < a->q_begin + a->q_count; ++i) rows[r++] = bh * p->seq_q + i;
+        avk_reference_job job = {.p = p, .q = q, .k = kk, .v = v, .rows = rows, .nrows = nrows,
+                                 .drop_keys = k->drop_keys, .out_f32 = o,
+                                 .lse_f32 = a->lse ? (float *)a->lse->data : NULL};
+        avk_reference_run(&job);
+        attnvk_pack(p->dtype, o, a->o->data, nq);
+    }
+    *device_ms = now_ms() - t0;
+    free(q);
+    free(kk);
+    free(v);
+    free(o);
+    free(rows);
+    return s;
+}
+
+static void cpu_release_kernel(avk_bdev *dev, avk_bkernel *k)
+{
+    (void)dev;
+    free(k);
+}
+
+const attnvk_backend attnvk_backend_cpu = {
+    .api = ATTNVK_API_CPU,
+    .init = cpu_init,
+    .describe = cpu_describe,
+    .open = cpu_open,
+    .close = cpu_close,
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .implementations = cpu_implementations,
+    .prepare = cpu_prepare,
+    .dispatch = cpu_dispatch,
+    .release_kernel = cpu_release_kernel,
+};

@@ -1,0 +1,234 @@
+/* attnvk — portable flash attention across Vulkan, OpenCL, CUDA and HIP.
+ *
+ * Semantics (every backend, the CPU reference and the tests share them):
+ *   O[b,h,i,:] = softmax_j(scale * Q[b,h,i,:] . K[b,g,j,:]) V[b,g,j,:]
+ *   - scale defaults to 1/sqrt(D) (pass scale = 0);
+ *   - GQA/MQA: query head h reads kv head g = h / (H / H_kv);
+ *   - causal is bottom-right aligned: key j is visible to query i iff
+ *     j <= i + Nk - Nq (what KV-cache decode needs); a row that sees no key
+ *     outputs zeros (and its log-sum-exp is -inf);
+ *   - layouts: BHSD stores Q as [B][H][Nq][D], K/V as [B][H_kv][Nk][D];
+ *     BSHD stores Q as [B][Nq][H][D], K/V as [B][Nk][H_kv][D]. O has Q's shape.
+ *   - dtype is the storage and compute precision of Q, K, V and O on the
+ *     device; softmax statistics are always kept in f32 or better.
+ *
+ * Every call returns an attnvk_status; attnvk_last_error() gives the
+ * one-line message for the calling thread's last failure.
+ */
+#ifndef ATTNVK_H
+#define ATTNVK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTNVK_VERSION_STRING "0.1.0"
+
+typedef enum attnvk_status {
+    ATTNVK_OK = 0,
+    ATTNVK_ERROR_INVALID_ARGUMENT, /* bad problem, option or handle */
+    ATTNVK_ERROR_UNSUPPORTED,      /* valid, but this device/implementation can't run it */
+    ATTNVK_ERROR_UNAVAILABLE,      /* library or device missing */
+    ATTNVK_ERROR_OUT_OF_MEMORY,    /* host or device allocation failed */
+    ATTNVK_ERROR_DEVICE_LOST,      /* driver reported a lost device / illegal access */
+    ATTNVK_ERROR_COMPILE,          /* kernel build failed (the log is in the message) */
+    ATTNVK_ERROR_IO,               /* file could not be read or written */
+    ATTNVK_ERROR_BACKEND,          /* any other failure reported by the API */
+} attnvk_status;
+
+typedef enum attnvk_api {
+    ATTNVK_API_CPU = 0,
+    ATTNVK_API_VULKAN,
+    ATTNVK_API_OPENCL,
+    ATTNVK_API_CUDA,
+    ATTNVK_API_HIP,
+    ATTNVK_API_COUNT
+} attnvk_api;
+
+typedef enum attnvk_dtype { ATTNVK_F32 = 0, ATTNVK_F16, ATTNVK_BF16 } attnvk_dtype;
+typedef enum attnvk_layout { ATTNVK_LAYOUT_BHSD = 0, ATTNVK_LAYOUT_BSHD } attnvk_layout;
+typedef enum attnvk_device_type {
+    ATTNVK_DEVICE_OTHER = 0,
+    ATTNVK_DEVICE_DISCRETE,
+    ATTNVK_DEVICE_INTEGRATED,
+    ATTNVK_DEVICE_CPU,
+} attnvk_device_type;
+
+typedef struct attnvk_problem {
+    int batch;       /* B */
+    int heads;       /* H, query heads */
+    int kv_heads;    /* H_kv; H % H_kv == 0 */
+    int seq_q;       /* Nq */
+    int seq_kv;      /* Nk */
+    int head_dim;    /* D */
+    int causal;      /* bottom-right aligned */
+    float scale;     /* 0 -> 1/sqrt(D) */
+    attnvk_dtype dtype;
+    attnvk_layout layout;
+} attnvk_problem;
+
+enum { ATTNVK_UUID_SIZE = 16, ATTNVK_MAX_SUBGROUP_SIZES = 4 };
+
+typedef struct attnvk_device_info {
+    attnvk_api api;
+    int index;                   /* within its API, after ATTNVK_VISIBLE_DEVICES */
+    char name[256];
+    char vendor[64];
+    uint32_t vendor_id;          /* PCI vendor id where known (0x10de NVIDIA, 0x1002 AMD, 0x8086 Intel) */
+    attnvk_device_type type;
+    char driver_version[64];
+    char api_version[64];
+    char architecture[64];       /* e.g. sm_90, gfx90a; empty when unknown */
+    uint64_t memory_bytes;
+    int compute_units;
+    int subgroup_sizes[ATTNVK_MAX_SUBGROUP_SIZES]; /* 0-terminated */
+    uint64_t shared_memory_per_group;
+    int max_workgroup_size;
+    int fp16;                    /* f16 arithmetic + storage usable by attnvk kernels */
+    int bf16;
+    int cooperative_matrix;      /* tensor cores / matrix units reachable from this API */
+    int has_uuid;
+    uint8_t uuid[ATTNVK_UUID_SIZE];
+    char default_variant[64];    /* what attnvk would pick for D=128 f16 (f32 if no fp16) */
+} attnvk_device_info;
+
+/* One way of computing attention on a device: attnvk's flash kernel
+ * ("attnvk") or a vendor-native baseline ("cudnn", "cublas", "clblast"). */
+typedef struct attnvk_impl_info {
+    char name[32];
+    int fused;                   /* 1: O(N) memory; 0: materialises Nq x Nk scores */
+    int available;
+    char reason[256];            /* why not available */
+} attnvk_impl_info;
+
+enum { ATTNVK_TEST_SKIP_LAST_KV_TILE = 1u << 0 }; /* deliberately wrong, for tests */
+
+typedef struct attnvk_kernel_options {
+    const char *implementation;  /* NULL or "attnvk": the flash kernel */
+    const char *variant;         /* NULL: picked from the device's tuning table */
+    int tile_br, tile_bc;        /* 0: from the table */
+    int split_kv;                /* 0: automatic; 1: never split; n > 1: n splits */
+    int write_lse;               /* also write log-sum-exp per row (f32, [B][H][Nq]) */
+    unsigned test_flags;         /* ATTNVK_TEST_* */
+} attnvk_kernel_options;
+
+typedef struct attnvk_kernel_info {
+    char implementation[32];
+    char variant[64];
+    int tile_br, tile_bc;
+    int workgroup_size;
+    int split_kv;
+    uint64_t workspace_bytes;    /* device memory beyond Q, K, V, O, LSE */
+    char params[256];            /* further "key=value" details */
+} attnvk_kernel_info;
+
+typedef struct attnvk_context attnvk_context;
+typedef struct attnvk_device attnvk_device;
+typedef struct attnvk_buffer attnvk_buffer;
+typedef struct attnvk_kernel attnvk_kernel;
+
+/* ---- errors and names ---- */
+const char *attnvk_last_error(void);
+const char *attnvk_status_name(attnvk_status s);
+const char *attnvk_api_name(attnvk_api api);          /* "cpu", "vulkan", ... */
+int attnvk_api_from_name(const char *name, attnvk_api *out); /* 1 on success */
+const char *attnvk_dtype_name(attnvk_dtype d);
+int attnvk_dtype_from_name(const char *name, attnvk_dtype *out);
+size_t attnvk_dtype_size(attnvk_dtype d);
+const char *attnvk_device_type_name(attnvk_device_type t);
+
+/* ---- context: loads every compiled-in API once ---- */
+attnvk_status attnvk_context_create(attnvk_context **out);
+void attnvk_context_destroy(attnvk_context *ctx);
+/* ATTNVK_OK when the API is usable; otherwise the reason it is not. */
+attnvk_status attnvk_api_status(const attnvk_context *ctx, attnvk_api api, const char **reason);
+int attnvk_device_count(const attnvk_context *ctx);   /* all APIs, visible devices */
+const attnvk_device_info *attnvk_device_info_at(const attnvk_context *ctx, int i);
+/* Finds devices by "api", "api:index", "index" (global) or a name substring
+ * (case-insensitive). Fills up to max indices into out; returns the count. */
+int attnvk_device_select(const attnvk_context *ctx, const char *spec, int *out, int max);
+
+/* ---- devices and buffers ---- */
+attnvk_status attnvk_device_open(attnvk_context *ctx, int i, attnvk_device **out);
+void attnvk_device_close(attnvk_device *dev);
+const attnvk_device_info *attnvk_device_info_of(const attnvk_device *dev);
+int attnvk_device_implementations(attnvk_device *dev, attnvk_impl_info *out, int max);
+
+attnvk_status attnvk_buffer_create(attnvk_device *dev, size_t bytes, attnvk_buffer **out);
+void attnvk_buffer_destroy(attnvk_buffer *buf);
+attnvk_status attnvk_buffer_write(attnvk_buffer *buf, size_t offset, const void *src, size_t bytes);
+attnvk_status attnvk_buffer_read(attnvk_buffer *buf, size_t offset, void *dst, size_t bytes);
+
+/* ---- kernels ---- */
+attnvk_status attnvk_problem_validate(const attnvk_problem *p); /* shape rules, one-line error */
+float attnvk_problem_scale(const attnvk_problem *p);            /* effective scale */
+size_t attnvk_q_elements(const attnvk_problem *p);              /* = O elements */
+size_t attnvk_kv_elements(const attnvk_problem *p);             /* per K or V */
+/* FLOPs by the FlashAttention convention: 4*B*H*Nq*Nk*D, halved when causal
+ * with Nq == Nk; with Nq != Nk the visible pairs are counted exactly. */
+double attnvk_problem_flops(const attnvk_problem *p);
+
+attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p,
+                                    const attnvk_kernel_options *opts, /* may be NULL */
+                                    attnvk_kernel **out, attnvk_kernel_info *info);
+/* Runs once and waits; *device_ms is the kernel time from device timestamps.
+ * lse may be NULL (unless write_lse was set). q_begin/q_count select a range of
+ * query rows (0, 0 = all); rows outside it are left untouched. */
+attnvk_status attnvk_kernel_run(attnvk_kernel *k, attnvk_buffer *q, attnvk_buffer *kbuf,
+                                attnvk_buffer *v, attnvk_buffer *o, attnvk_buffer *lse,
+                                int q_begin, int q_count, double *device_ms);
+void attnvk_kernel_destroy(attnvk_kernel *k);
+
+/* Convenience: host f32 arrays in p->layout in, f32 O (and optional LSE) out;
+ * converts to p->dtype, uploads, runs, downloads, frees. */
+attnvk_status attnvk_attention_host(attnvk_device *dev, const attnvk_problem *p,
+                                    const attnvk_kernel_options *opts,
+                                    const float *q, const float *k, const float *v,
+                                    float *o, float *lse, attnvk_kernel_info *info,
+                                    double *device_ms);
+
+/* ---- the CPU reference (float64 accumulation, multi-threaded) ---- */
+/* Full output, O as f32 in p->layout; lse may be NULL. */
+void attnvk_reference(const attnvk_problem *p, const float *q, const float *k,
+                      const float *v, float *o, float *lse);
+/* Selected rows only: rows[r] = (b*H + h)*Nq + i; out is nrows x D doubles. */
+void attnvk_reference_rows(const attnvk_problem *p, const float *q, const float *k,
+                           const float *v, const size_t *rows, size_t nrows,
+                           double *out, double *lse);
+
+/* ---- verification: one tolerance table by dtype ---- */
+typedef struct attnvk_check {
+    double rel_l2;      /* ||out - ref|| / ||ref|| over the checked rows */
+    double max_abs;
+    size_t nonfinite;   /* NaN/Inf in the output (never passes) */
+    size_t rows_checked;
+    double tolerance;
+    int passed;
+} attnvk_check;
+double attnvk_tolerance(attnvk_dtype d); /* relative L2: f32 1e-5, f16/bf16 5e-3 */
+/* Compares o (f32, p->layout) with the reference at the given rows
+ * (rows == NULL: every row). */
+attnvk_check attnvk_check_output(const attnvk_problem *p, const float *q, const float *k,
+                                 const float *v, const float *o, const size_t *rows,
+                                 size_t nrows);
+
+/* ---- numeric helpers ---- */
+uint16_t attnvk_f32_to_f16(float f);
+float attnvk_f16_to_f32(uint16_t h);
+uint16_t attnvk_f32_to_bf16(float f);
+float attnvk_bf16_to_f32(uint16_t h);
+/* Converts n floats to dtype storage (dst holds n * dtype_size bytes) and back. */
+void attnvk_pack(attnvk_dtype d, const float *src, void *dst, size_t n);
+void attnvk_unpack(attnvk_dtype d, const void *src, float *dst, size_t n);
+/* Rounds in place to what dtype can hold (so the reference sees the same inputs). */
+void attnvk_round_to_dtype(attnvk_dtype d, float *x, size_t n);
+/* Seeded standard-normal generator shared by tests and the bench. */
+void attnvk_fill_random(float *x, size_t n, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
