@@ -61,7 +61,10 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             a->split_kv = (int)sk;
         }
     }
+    attnvk_api api;
     if (!a->api) return cli_error(EXIT_USAGE, "run: --api is required");
+    if (!attnvk_api_from_name(a->api, &api))
+        return cli_error(EXIT_USAGE, "run: unknown API '%s' (cpu, vulkan, opencl, cuda, hip)", a->api);
     if (!a->q || !a->k || !a->v) return cli_error(EXIT_USAGE, "run: --q, --k and --v are required");
     if (!a->out) return cli_error(EXIT_USAGE, "run: --out is required");
     return 0;

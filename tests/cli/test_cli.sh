@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# CLI behaviour: `attnvk run --api cpu` against an independent numpy float64
+# attention, and one-line errors with exit status 2 for every kind of bad input.
+# Usage: ATTNVK=path/to/attnvk test_cli.sh WORKDIR
+set -u
+attnvk=${ATTNVK:?set ATTNVK to the attnvk binary}
+work=${1:?work dir}
+here=$(cd "$(dirname "$0")" && pwd)
+python=${PYTHON:-python3}
+tool="$python $here/npy_tool.py"
+rm -rf "$work" && mkdir -p "$work"
+passed=0 failed=0
+seed=${ATTNVK_TEST_SEED:-$(( $(date +%s) % 100000 ))}
+echo "test seed $seed (ATTNVK_TEST_SEED to replay)"
+
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+
+# --- numerical cases: name B H HKV NQ NK D LAYOUT CAUSAL SCALE ---
+while read -r name b h hkv nq nk d layout causal scale; do
+  dir="$work/$name"; mkdir -p "$dir"
+  $tool make "$dir" "$b" "$h" "$hkv" "$nq" "$nk" "$d" "$layout" "$((seed + passed + failed))" || { bad "$name: make"; continue; }
+  flags=(--api cpu --q "$dir/q.npy" --k "$dir/k.npy" --v "$dir/v.npy" --out "$dir/o.npy" --layout "$layout")
+  [ "$causal" = 1 ] && flags+=(--causal)
+  [ "$scale" != 0 ] && flags+=(--scale "$scale")
+  if ! "$attnvk" run "${flags[@]}" > "$dir/log" 2>&1; then bad "$name: run failed: $(cat "$dir/log")"; continue; fi
+  if res=$($tool check "$dir" "$layout" "$causal" "$scale"); then ok "$name $res"; else bad "$name $res"; fi
+done <<'CASES'
+gqa-8-2            2 8 2 33 70 64 bhsd 0 0
+mqa                1 4 1 20 90 32 bhsd 0 0
+causal-nq-lt-nk    1 2 2 17 60 64 bhsd 1 0
+causal-nq-gt-nk    1 2 1 40 25 16 bhsd 1 0
+d80                1 2 2 30 45 80 bhsd 0 0
+d256               1 2 2 12 40 256 bhsd 1 0
+nq1                2 4 2 1 300 128 bhsd 0 0
+nq1-causal-bshd    1 4 4 1 129 64 bshd 1 0
+bshd-gqa-causal    2 8 2 50 77 64 bshd 1 0
+bshd-scale         1 3 3 20 20 48 bshd 0 0.2
+CASES
+
+# f16 input files are accepted (converted on read)
+dir="$work/f16"; mkdir -p "$dir"
+$tool make "$dir" 1 2 2 8 8 16 bhsd "$seed" f16
+if "$attnvk" run --api cpu --q "$dir/q.npy" --k "$dir/k.npy" --v "$dir/v.npy" --out "$dir/o.npy" > /dev/null 2>&1 &&
+   $tool check "$dir" bhsd 0 0 > /dev/null; then ok "float16 input files"; else bad "float16 input files"; fi
+
+# --- bad input: exit 2 and a one-line message naming the problem ---
+good="$work/gqa-8-2"
+expect_usage() { # label, expected message fragment, attnvk args...
+  local label=$1 frag=$2; shift 2
+  local err; err=$("$attnvk" "$@" 2>&1 >/dev/null); local rc=$?
+  local lines; lines=$(printf '%s\n' "$err" | grep -c .)
+  if [ "$rc" = 2 ] && [ "$lines" = 1 ] && printf '%s' "$err" | grep -qF -- "$frag"; then ok "$label -> 2: $err"
+  else bad "$label: rc=$rc lines=$lines msg='$err' (wanted '$frag')"; fi
+}
+run_with() { echo run --api cpu --q "$1" --k "$2" --v "$3" --out "$work/o.npy"; }
+py() { $python -c "import numpy as np; $1"; }
+py "np.save('$work/k_f8.npy', np.ones((2,2,70,64)))"
+py "np.save('$work/k_i4.npy', np.ones((2,2,70,64), dtype=np.int32))"
+py "np.save('$work/q_fortran.npy', np.asfortranarray(np.random.rand(2,8,33,64).astype(np.float32)))"
+py "np.save('$work/v_short.npy', np.random.rand(2,2,71,64).astype(np.float32))"
+py "np.save('$work/q_h7.npy', np.random.rand(2,7,33,64).astype(np.float32))"
+py "np.save('$work/q_d63.npy', np.random.rand(2,8,33,63).astype(np.float32))"
+py "np.save('$work/q_3d.npy', np.random.rand(8,33,64).astype(np.float32))"
+py "np.save('$work/big_d.npy', np.random.rand(1,1,2,2000).astype(np.float32))"
+head -c 100 "$good/q.npy" > "$work/q_truncated_header.npy"
+head -c 5000 "$good/q.npy" > "$work/q_truncated_data.npy"
+echo "not numpy" > "$work/q_text.npy"
+
+expect_usage "missing file" "no-such.npy: cannot open" $(run_with "$work/no-such.npy" "$good/k.npy" "$good/v.npy")
+expect_usage "not a npy file" "not a .npy file" $(run_with "$work/q_text.npy" "$good/k.npy" "$good/v.npy")
+expect_usage "truncated header" "truncated" $(run_with "$work/q_truncated_header.npy" "$good/k.npy" "$good/v.npy")
+expect_usage "truncated data" "truncated" $(run_with "$work/q_truncated_data.npy" "$good/k.npy" "$good/v.npy")
+expect_usage "float64 file" "unsupported dtype '<f8'" $(run_with "$good/q.npy" "$work/k_f8.npy" "$good/v.npy")
+expect_usage "int32 file" "unsupported dtype '<i4'" $(run_with "$good/q.npy" "$work/k_i4.npy" "$good/v.npy")
+expect_usage "Fortran order" "Fortran" $(run_with "$work/q_fortran.npy" "$good/k.npy" "$good/v.npy")
+expect_usage "K/V mismatch" "K and V differ" $(run_with "$good/q.npy" "$good/k.npy" "$work/v_short.npy")
+expect_usage "H not multiple of Hkv" "not a multiple" $(run_with "$work/q_h7.npy" "$good/k.npy" "$good/v.npy")
+expect_usage "head dim mismatch" "head dim" $(run_with "$work/q_d63.npy" "$good/k.npy" "$good/v.npy")
+expect_usage "3-d tensor" "expected 4 dimensions" $(run_with "$work/q_3d.npy" "$good/k.npy" "$good/v.npy")
+expect_usage "head dim too large" "head dim" $(run_with "$work/big_d.npy" "$work/big_d.npy" "$work/big_d.npy")
+expect_usage "unsupported dtype option" "unsupported dtype 'f64'" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --dtype f64
+expect_usage "unknown layout" "unknown layout" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --layout sbhd
+expect_usage "bad scale" "--scale" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --scale abc
+expect_usage "unknown option" "unknown option '--frobnicate'" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --frobnicate
+expect_usage "missing --out" "--out is required" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy"
+expect_usage "unknown api" "unknown API 'metal'" run --api metal --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy"
+expect_usage "unknown command" "unknown command" frobnicate
+expect_usage "devices bad option" "unknown option" devices --xml
+
+# --- devices --json is valid JSON and lists every API ---
+if "$attnvk" devices --json | $python -c '
+import json, sys
+d = json.load(sys.stdin)
+apis = {a["api"]: a for a in d["apis"]}
+assert set(apis) == {"cpu", "vulkan", "opencl", "cuda", "hip"}, apis
+for a in apis.values():
+    assert a["status"] == "available" or a["reason"], a
+assert any(x["api"] == "cpu" for x in d["devices"])
+for x in d["devices"]:
+    for key in ("name", "vendor", "type", "driver_version", "memory_bytes", "subgroup_sizes", "uuid"):
+        assert key in x, key
+'; then ok "devices --json is valid and complete"; else bad "devices --json"; fi
+
+# --- --check prints a passing comparison; ATTNVK_VISIBLE_DEVICES hides devices ---
+if "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy" --check | grep -q "pass"; then
+  ok "run --check"; else bad "run --check"; fi
+n=$(ATTNVK_VISIBLE_DEVICES=cpu "$attnvk" devices --json | $python -c 'import json,sys; print(len(json.load(sys.stdin)["devices"]))')
+if [ "$n" = 1 ]; then ok "ATTNVK_VISIBLE_DEVICES=cpu keeps one device"; else bad "ATTNVK_VISIBLE_DEVICES: $n devices"; fi
+n=$(ATTNVK_VISIBLE_DEVICES=nothing-matches "$attnvk" devices --json | $python -c 'import json,sys; print(len(json.load(sys.stdin)["devices"]))')
+if [ "$n" = 0 ]; then ok "ATTNVK_VISIBLE_DEVICES filters everything out"; else bad "ATTNVK_VISIBLE_DEVICES none: $n"; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
