@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite from a clean clone: install what is missing, build,
+# run ctest; then the same under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+ATTNVK_WITH_CHROMIUM=${ATTNVK_WITH_CHROMIUM:-1} bash "$root/tools/install-deps.sh"
+jobs=$(nproc)
+# kernel caches go to a fresh folder: tests must not depend on an old cache
+export ATTNVK_CACHE_DIR=${ATTNVK_CACHE_DIR:-$(mktemp -d /tmp/attnvk-cache.XXXXXX)}
+
+bash "$root/tools/build.sh" build
+(cd "$root/build" && ctest --output-on-failure -j "$jobs" --timeout 900)
+
+# Drivers (lavapipe, PoCL's LLVM) keep allocations alive at exit: leaks are not ours to judge.
+bash "$root/tools/build.sh" build-asan -DATTNVK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+(cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --output-on-failure -j "$jobs" --timeout 1200)
