@@ -1,0 +1,503 @@
+/* attnvk's native flash-attention forward (FlashAttention-2 schedule), one
+ * source for NVRTC/nvcc and hipRTC/hipcc (see attn_portability.h).
+ *
+ * Compile-time parameters (-D), chosen per device by the host's tuning table:
+ *   AVK_D        head dim: 32, 64, 80, 96, 128, 256
+ *   AVK_DTYPE    0 f32, 1 f16, 2 bf16 (storage of Q, K, V, O)
+ *   AVK_BR       query rows per CTA, AVK_BC keys per K/V tile
+ *   AVK_THREADS  threads per CTA
+ *   AVK_MMA      1: tensor-core kernel (mma.sync m16n8k16, sm_80+), needs
+ *                AVK_WM (16-row m-tiles per warp) and AVK_QREG (Q fragments
+ *                kept in registers; 0 re-reads them from shared memory)
+ *                0: the portable f32 kernel (any dtype, any target)
+ *   AVK_SPLIT    1: write f32 partial O and LSE per KV split (decode), merged
+ *                by avk_attn_reduce
+ * Kernels: avk_attn_fwd (one CTA per BR query rows of one (b, h, split)) and
+ * avk_attn_reduce (the split-KV merge). */
+#include "attn_portability.h"
+#include "attn_params.h"
+
+#if !defined(AVK_D) || !defined(AVK_DTYPE) || !defined(AVK_BR) || !defined(AVK_BC) || !defined(AVK_THREADS)
+#error "AVK_D, AVK_DTYPE, AVK_BR, AVK_BC and AVK_THREADS must be defined"
+#endif
+#ifndef AVK_MMA
+#define AVK_MMA 0
+#endif
+#ifndef AVK_SPLIT
+#define AVK_SPLIT 0
+#endif
+
+#define AVK_NEG_INF (-__int_as_float(0x7f800000))
+#define AVK_LN2 0.69314718055994530942f
+
+/* ---- storage type ---- */
+#if AVK_DTYPE == 0
+typedef float avk_elem;
+AVK_DEVICE float avk_to_f32(avk_elem x) { return x; }
+AVK_DEVICE avk_elem avk_from_f32(float x) { return x; }
+#elif AVK_DTYPE == 1
+typedef avk_u16 avk_elem;
+AVK_DEVICE float avk_to_f32(avk_elem x) { return avk_f16_to_f32(x); }
+AVK_DEVICE avk_elem avk_from_f32(float x) { return avk_f32_to_f16(x); }
+#else
+typedef avk_u16 avk_elem;
+AVK_DEVICE float avk_to_f32(avk_elem x) { return avk_bf16_to_f32(x); }
+AVK_DEVICE avk_elem avk_from_f32(float x) { return avk_f32_to_bf16(x); }
+#endif
+
+/* ---- where one CTA works ---- */
+struct avk_work {
+    int b, h, split;
+    int r0, r_end;       /* query rows [r0, r_end) of this CTA */
+    int t_begin, t_end;  /* K/V tiles [t_begin, t_end) */
+    int kv_end;          /* keys [0, kv_end) may be visible to some row of the CTA */
+    long long q_off;     /* element offset of row 0 of (b, h) in Q and O */
+    long long kv_off;    /* of key 0 of (b, kv head) in K and V */
+};
+
+AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
+{
+    avk_work w;
+    w.b = blockIdx.z / p.splits;
+    w.split = blockIdx.z % p.splits;
+    w.h = blockIdx.y;
+    /* causal: the longest rows first, so the short ones fill the tail */
+    int blk = p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+    w.r0 = p.q_begin + blk * br;
+    w.r_end = min(w.r0 + br, p.q_begin + p.q_count);
+    int kv_end = p.kv_limit;
+    if (p.causal) kv_end = min(kv_end, max(0, w.r_end + p.seq_kv - p.seq_q));
+    w.kv_end = kv_end;
+    int tiles = (kv_end + bc - 1) / bc;
+    w.t_begin = min(tiles, w.split * p.tiles_per_split);
+    w.t_end = min(tiles, w.t_begin + p.tiles_per_split);
+    if (p.splits == 1) w.t_end = tiles;
+    w.q_off = (long long)w.b * p.q_sb + (long long)w.h * p.q_sh;
+    w.kv_off = (long long)w.b * p.kv_sb + (long long)(w.h / p.group) * p.kv_sh;
+    return w;
+}
+
+/* Key j is visible to row i. */
+AVK_DEVICE bool avk_visible(const avk_attn_params &p, int i, int j)
+{
+    return j < p.kv_limit && (!p.causal || j <= i + p.seq_kv - p.seq_q);
+}
+
+/* Writes the finished row i: o_norm values d0, d0+1 (already divided by l). */
+AVK_DEVICE void avk_store_pair(const avk_attn_params &p, const avk_work &w, int i, int d0, float x0, float x1)
+{
+#if AVK_SPLIT
+    float *po = (float *)p.part_o +
+                ((((long long)w.split * p.batch + w.b) * p.heads + w.h) * p.seq_q + i) * AVK_D + d0;
+    po[0] = x0;
+    po[1] = x1;
+#else
+    avk_elem *o = (avk_elem *)p.o + w.q_off + (long long)i * p.q_ss + d0;
+    o[0] = avk_from_f32(x0);
+    o[1] = avk_from_f32(x1);
+#endif
+}
+
+/* lse_log2 = m + log2(l) in the scaled log2 domain, or -inf for an empty row. */
+AVK_DEVICE void avk_store_lse(const avk_attn_params &p, const avk_work &w, int i, float lse_log2)
+{
+    float lse = lse_log2 == AVK_NEG_INF ? AVK_NEG_INF : lse_log2 * AVK_LN2;
+#if AVK_SPLIT
+    ((float *)p.part_lse)[(((long long)w.split * p.batch + w.b) * p.heads + w.h) * p.seq_q + i] = lse;
+#else
+    if (p.lse) ((float *)p.lse)[((long long)w.b * p.heads + w.h) * p.seq_q + i] = lse;
+#endif
+}
+
+#if AVK_MMA
+#if !defined(AVK_MMA_SM80)
+#error "AVK_MMA=1 needs mma.sync m16n8k16 (sm_80 or newer)"
+#endif
+#if AVK_DTYPE == 0
+#error "the tensor-core kernel takes f16 or bf16"
+#endif
+/* ======================= tensor-core kernel (sm_80+) ======================= */
+#if AVK_DTYPE == 1
+#define avk_mma avk_mma_f16
+#define avk_pack2 avk_pack_f16x2
+#else
+#define avk_mma avk_mma_bf16
+#define avk_pack2 avk_pack_bf16x2
+#endif
+
+enum {
+    D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS, WM = AVK_WM,
+    WARPS = NT / 32,
+    RS = D + 8,          /* smem row stride (elements): +16 bytes keeps ldmatrix rows on distinct banks */
+    CH = D / 8,          /* 16-byte chunks per row */
+    KD = D / 16,         /* k-steps over D for S = Q K^T */
+    ND = D / 8,          /* 8-wide n-tiles over D for O */
+    NS = BC / 8,         /* 8-wide n-tiles over keys for S */
+    KS = BC / 16,        /* k-steps over keys for O += P V */
+};
+static_assert(BR == WARPS * WM * 16, "BR must be warps * 16 * AVK_WM");
+static_assert(BC % 16 == 0 && D % 16 == 0, "tiles must be multiples of 16");
+
+/* Asynchronously copies `rows` rows of D elements into smem (row stride RS);
+ * rows at or past `valid` are zero-filled so they contribute exact zeros. */
+AVK_DEVICE void avk_load_tile(avk_u32 smem, const avk_elem *g, long long row_stride, int rows, int valid)
+{
+    for (int c = threadIdx.x; c < rows * CH; c += NT) {
+        int r = c / CH, k = c % CH;
+        bool in = r < valid;
+        const avk_elem *src = in ? g + (long long)r * row_stride + k * 8 : g;
+        avk_cp_async16(smem + (avk_u32)((r * RS + k * 8) * 2), src, in ? 16 : 0);
+    }
+}
+
+AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_params p)
+{
+    AVK_DYNAMIC_SMEM(smem_raw);
+    avk_elem *sQ = (avk_elem *)smem_raw;
+    avk_elem *sK = sQ + BR * RS; /* 2 stages */
+    avk_elem *sV = sK + 2 * BC * RS;
+    const avk_u32 aQ = avk_smem_addr(sQ), aK = avk_smem_addr(sK), aV = avk_smem_addr(sV);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int quad_row = lane / 4, quad_col = lane % 4;
+
+    const avk_work w = avk_locate(p, BR, BC);
+    const avk_elem *Q = (const avk_elem *)p.q + w.q_off;
+    const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
+    const avk_elem *V = (const avk_elem *)p.v + w.kv_off;
+    const int warp_r0 = w.r0 + warp * WM * 16; /* first query row of this warp */
+
+    /* ---- prologue: Q and the first K tile, then the first V tile ---- */
+    avk_load_tile(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, BR, w.r_end - w.r0);
+    if (w.t_begin < w.t_end)
+        avk_load_tile(aK, K + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, BC, w.kv_end - w.t_begin * BC);
+    avk_cp_async_commit();
+    if (w.t_begin < w.t_end)
+        avk_load_tile(aV, V + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, BC, w.kv_end - w.t_begin * BC);
+    avk_cp_async_commit();
+
+    /* ldmatrix row addresses (bytes): A operand (Q) and B operands (K, V^T) */
+    const int a_row = lane % 16, a_col = (lane / 16) * 8;
+    const int bk_row = (lane / 16) * 8 + lane % 8, bk_col = ((lane / 8) % 2) * 8;
+    const int bv_row = ((lane / 8) % 2) * 8 + lane % 8, bv_col = (lane / 16) * 8;
+    const avk_u32 q_lane = aQ + (avk_u32)(((warp * WM * 16 + a_row) * RS + a_col) * 2);
+
+#if AVK_QREG
+    avk_u32 qf[WM][KD][4];
+    AVK_CP_ASYNC_WAIT(1);
+    __syncthreads();
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+        for (int kk = 0; kk < KD; ++kk) avk_ldmatrix_x4(qf[mi][kk], q_lane + (avk_u32)((mi * 16 * RS + kk * 16) * 2));
+#endif
+
+    float acc[WM][ND][4];
+    float row_max[WM][2], row_sum[WM][2]; /* scaled log2 domain; sums are per-thread partials */
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi) {
+#pragma unroll
+        for (int n = 0; n < ND; ++n) acc[mi][n][0] = acc[mi][n][1] = acc[mi][n][2] = acc[mi][n][3] = 0.f;
+        row_max[mi][0] = row_max[mi][1] = AVK_NEG_INF;
+        row_sum[mi][0] = row_sum[mi][1] = 0.f;
+    }
+
+    for (int t = w.t_begin; t < w.t_end; ++t) {
+        const int stage = (t - w.t_begin) & 1;
+        const int key0 = t * BC;
+        const bool more = t + 1 < w.t_end;
+
+        /* K[t] has landed (V[t] may still be in flight) */
+        AVK_CP_ASYNC_WAIT(1);
+        __syncthreads();
+        if (more)
+            avk_load_tile(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), K + (long long)(key0 + BC) * p.kv_ss, p.kv_ss,
+                          BC, w.kv_end - key0 - BC);
+        avk_cp_async_commit();
+
+        /* ---- S = Q K^T (16 x BC per m-tile, f32) ---- */
+        float s[WM][NS][4];
+#pragma unroll
+        for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+            for (int n = 0; n < NS; ++n) s[mi][n][0] = s[mi][n][1] = s[mi][n][2] = s[mi][n][3] = 0.f;
+        const avk_u32 k_lane = aK + (avk_u32)((stage * BC * RS + bk_row * RS + bk_col) * 2);
+#pragma unroll
+        for (int kk = 0; kk < KD; ++kk) {
+#if !AVK_QREG
+            avk_u32 qf[WM][1][4];
+#pragma unroll
+            for (int mi = 0; mi < WM; ++mi) avk_ldmatrix_x4(qf[mi][0], q_lane + (avk_u32)((mi * 16 * RS + kk * 16) * 2));
+#define AVK_QF(mi) qf[mi][0]
+#else
+#define AVK_QF(mi) qf[mi][kk]
+#endif
+#pragma unroll
+            for (int n = 0; n < NS; n += 2) {
+                avk_u32 b[4];
+                avk_ldmatrix_x4(b, k_lane + (avk_u32)((n * 8 * RS + kk * 16) * 2));
+#pragma unroll
+                for (int mi = 0; mi < WM; ++mi) {
+                    avk_mma(s[mi][n], AVK_QF(mi), b);
+                    avk_mma(s[mi][n + 1], AVK_QF(mi), b + 2);
+                }
+            }
+#undef AVK_QF
+        }
+
+        /* ---- mask: only tiles that cross the sequence end or the diagonal ---- */
+        const bool edge = key0 + BC > p.kv_limit || (p.causal && key0 + BC - 1 > warp_r0 + p.seq_kv - p.seq_q);
+        if (edge) {
+#pragma unroll
+            for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+                for (int n = 0; n < NS; ++n)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) {
+                        int i = warp_r0 + mi * 16 + quad_row + (e / 2) * 8;
+                        int j = key0 + n * 8 + quad_col * 2 + (e % 2);
+                        if (!avk_visible(p, i, j)) s[mi][n][e] = AVK_NEG_INF;
+                    }
+        }
+
+        /* ---- online softmax (rows quad_row and quad_row + 8 of each m-tile) ---- */
+#pragma unroll
+        for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                float mx = AVK_NEG_INF;
+#pragma unroll
+                for (int n = 0; n < NS; ++n) mx = avk_max(mx, avk_max(s[mi][n][2 * half], s[mi][n][2 * half + 1]));
+                mx = avk_max(mx, avk_shfl_xor(mx, 1));
+                mx = avk_max(mx, avk_shfl_xor(mx, 2));
+                const float m_new = avk_max(row_max[mi][half], mx * p.scale_log2);
+                const float m_use = m_new == AVK_NEG_INF ? 0.f : m_new; /* a row with nothing visible yet */
+                const float alpha = avk_exp2(row_max[mi][half] - m_use);
+                row_max[mi][half] = m_new;
+                float sum = 0.f;
+#pragma unroll
+                for (int n = 0; n < NS; ++n)
+#pragma unroll
+                    for (int e = 2 * half; e < 2 * half + 2; ++e) {
+                        float pe = avk_exp2(s[mi][n][e] * p.scale_log2 - m_use);
+                        s[mi][n][e] = pe;
+                        sum += pe;
+                    }
+                row_sum[mi][half] = row_sum[mi][half] * alpha + sum;
+#pragma unroll
+                for (int n = 0; n < ND; ++n) {
+                    acc[mi][n][2 * half] *= alpha;
+                    acc[mi][n][2 * half + 1] *= alpha;
+                }
+            }
+
+        /* V[t] has landed (K[t+1] may still be in flight) */
+        AVK_CP_ASYNC_WAIT(1);
+        __syncthreads();
+        if (more)
+            avk_load_tile(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), V + (long long)(key0 + BC) * p.kv_ss, p.kv_ss,
+                          BC, w.kv_end - key0 - BC);
+        avk_cp_async_commit();
+
+        /* ---- O += P V: P's accumulator layout is already the A-fragment layout ---- */
+        const avk_u32 v_lane = aV + (avk_u32)((stage * BC * RS + bv_row * RS + bv_col) * 2);
+#pragma unroll
+        for (int kk = 0; kk < KS; ++kk) {
+            avk_u32 pa[WM][4];
+#pragma unroll
+            for (int mi = 0; mi < WM; ++mi) {
+                pa[mi][0] = avk_pack2(s[mi][2 * kk][0], s[mi][2 * kk][1]);
+                pa[mi][1] = avk_pack2(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+                pa[mi][2] = avk_pack2(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
+                pa[mi][3] = avk_pack2(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
+            }
+#pragma unroll
+            for (int n = 0; n < ND; n += 2) {
+                avk_u32 b[4];
+                avk_ldmatrix_x4_trans(b, v_lane + (avk_u32)((kk * 16 * RS + n * 8) * 2));
+#pragma unroll
+                for (int mi = 0; mi < WM; ++mi) {
+                    avk_mma(acc[mi][n], pa[mi], b);
+                    avk_mma(acc[mi][n + 1], pa[mi], b + 2);
+                }
+            }
+        }
+    }
+    AVK_CP_ASYNC_WAIT(0);
+
+    /* ---- epilogue: O = acc / l, written once; LSE ---- */
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            float l = row_sum[mi][half];
+            l += avk_shfl_xor(l, 1);
+            l += avk_shfl_xor(l, 2);
+            const int i = warp_r0 + mi * 16 + quad_row + half * 8;
+            if (i >= w.r_end) continue;
+            const float inv = l > 0.f ? 1.f / l : 0.f;
+#pragma unroll
+            for (int n = 0; n < ND; ++n)
+                avk_store_pair(p, w, i, n * 8 + quad_col * 2, acc[mi][n][2 * half] * inv,
+                               acc[mi][n][2 * half + 1] * inv);
+            if (quad_col == 0)
+                avk_store_lse(p, w, i, l > 0.f ? row_max[mi][half] + log2f(l) : AVK_NEG_INF);
+        }
+}
+
+#else
+/* ============ portable kernel: f32 arithmetic, any dtype, any target ============ */
+enum {
+    D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS,
+    WARPS = NT / AVK_WARP,
+    DS = D + 1,            /* padded rows: column walks hit distinct banks */
+    SS = BC + 1,
+    ROWS_PER_THREAD = BR * BC / NT, /* S: each thread one key column, several rows */
+    O_PER_THREAD = BR * D / NT,
+};
+static_assert(NT % BC == 0 && BR % (NT / BC) == 0, "S tile must divide evenly among threads");
+static_assert((BR * D) % NT == 0, "O tile must divide evenly among threads");
+
+AVK_DEVICE void avk_load_rows(float *dst, const avk_elem *g, long long row_stride, int rows, int valid)
+{
+    for (int e = threadIdx.x; e < rows * D; e += NT) {
+        int r = e / D, d = e % D;
+        dst[r * DS + d] = r < valid ? avk_to_f32(g[(long long)r * row_stride + d]) : 0.f;
+    }
+}
+
+AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_params p)
+{
+    AVK_DYNAMIC_SMEM(smem_raw);
+    float *sQ = (float *)smem_raw;
+    float *sK = sQ + BR * DS;
+    float *sV = sK + BC * DS;
+    float *sS = sV + BC * DS;
+    float *sMax = sS + BR * SS, *sSum = sMax + BR, *sAlpha = sSum + BR;
+
+    const avk_work w = avk_locate(p, BR, BC);
+    const avk_elem *Q = (const avk_elem *)p.q + w.q_off;
+    const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
+    const avk_elem *V = (const avk_elem *)p.v + w.kv_off;
+    const int tid = threadIdx.x, warp = tid / AVK_WARP, lane = tid % AVK_WARP;
+
+    avk_load_rows(sQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, BR, w.r_end - w.r0);
+    for (int r = tid; r < BR; r += NT) {
+        sMax[r] = AVK_NEG_INF;
+        sSum[r] = 0.f;
+    }
+    float acc[O_PER_THREAD];
+#pragma unroll
+    for (int e = 0; e < O_PER_THREAD; ++e) acc[e] = 0.f;
+
+    for (int t = w.t_begin; t < w.t_end; ++t) {
+        const int key0 = t * BC;
+        __syncthreads(); /* previous tile fully consumed */
+        avk_load_rows(sK, K + (long long)key0 * p.kv_ss, p.kv_ss, BC, w.kv_end - key0);
+        avk_load_rows(sV, V + (long long)key0 * p.kv_ss, p.kv_ss, BC, w.kv_end - key0);
+        __syncthreads();
+
+        /* S = Q K^T: thread owns key column tid % BC and rows tid / BC + k * (NT / BC) */
+        {
+            const int c = tid % BC, rg = tid / BC;
+            float s[ROWS_PER_THREAD];
+#pragma unroll
+            for (int k = 0; k < ROWS_PER_THREAD; ++k) s[k] = 0.f;
+            for (int d = 0; d < D; ++d) {
+                const float kv = sK[c * DS + d];
+#pragma unroll
+                for (int k = 0; k < ROWS_PER_THREAD; ++k) s[k] += sQ[(rg + k * (NT / BC)) * DS + d] * kv;
+            }
+#pragma unroll
+            for (int k = 0; k < ROWS_PER_THREAD; ++k) sS[(rg + k * (NT / BC)) * SS + c] = s[k];
+        }
+        __syncthreads();
+
+        /* online softmax: a warp per row, lanes across keys */
+        for (int r = warp; r < BR; r += WARPS) {
+            const int i = w.r0 + r;
+            float mx = AVK_NEG_INF;
+            for (int c = lane; c < BC; c += AVK_WARP) {
+                float v = avk_visible(p, i, key0 + c) ? sS[r * SS + c] * p.scale_log2 : AVK_NEG_INF;
+                sS[r * SS + c] = v;
+                mx = avk_max(mx, v);
+            }
+            for (int m = AVK_WARP / 2; m > 0; m /= 2) mx = avk_max(mx, avk_shfl_xor(mx, m));
+            const float m_old = sMax[r];
+            const float m_new = avk_max(m_old, mx);
+            const float m_use = m_new == AVK_NEG_INF ? 0.f : m_new;
+            float sum = 0.f;
+            for (int c = lane; c < BC; c += AVK_WARP) {
+                float pe = avk_exp2(sS[r * SS + c] - m_use);
+                sS[r * SS + c] = pe;
+                sum += pe;
+            }
+            for (int m = AVK_WARP / 2; m > 0; m /= 2) sum += avk_shfl_xor(sum, m);
+            if (lane == 0) {
+                const float alpha = avk_exp2(m_old - m_use);
+                sAlpha[r] = alpha;
+                sSum[r] = sSum[r] * alpha + sum;
+                sMax[r] = m_new;
+            }
+        }
+        __syncthreads();
+
+        /* O = O * alpha + P V: thread owns elements tid + e * NT of the BR x D tile */
+#pragma unroll
+        for (int e = 0; e < O_PER_THREAD; ++e) {
+            const int idx = tid + e * NT, r = idx / D, d = idx % D;
+            float o = acc[e] * sAlpha[r];
+            for (int c = 0; c < BC; ++c) o += sS[r * SS + c] * sV[c * DS + d];
+            acc[e] = o;
+        }
+    }
+    __syncthreads();
+
+    for (int e = 0; e < O_PER_THREAD; ++e) {
+        const int idx = tid + e * NT, r = idx / D, d = idx % D;
+        const int i = w.r0 + r;
+        if (i >= w.r_end) continue;
+        const float l = sSum[r];
+        const float inv = l > 0.f ? 1.f / l : 0.f;
+#if AVK_SPLIT
+        ((float *)p.part_o)[((((long long)w.split * p.batch + w.b) * p.heads + w.h) * p.seq_q + i) * AVK_D + d] =
+            acc[e] * inv;
+#else
+        ((avk_elem *)p.o)[w.q_off + (long long)i * p.q_ss + d] = avk_from_f32(acc[e] * inv);
+#endif
+    }
+    for (int r = tid; r < BR; r += NT) {
+        const int i = w.r0 + r;
+        if (i >= w.r_end) continue;
+        const float l = sSum[r];
+        avk_store_lse(p, w, i, l > 0.f ? sMax[r] + log2f(l) : AVK_NEG_INF);
+    }
+}
+#endif /* AVK_MMA */
+
+/* ==================== split-KV merge (one CTA per row) ==================== */
+/* grid (q_count, H, B), block D threads: O = sum_s w_s O_s / sum_s w_s with
+ * w_s = exp(lse_s - max lse); LSE = max + log(sum w_s). */
+AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
+{
+    const int i = p.q_begin + blockIdx.x, h = blockIdx.y, b = blockIdx.z, d = threadIdx.x;
+    const long long row = ((long long)b * p.heads + h) * p.seq_q + i;
+    const long long split_stride = (long long)p.batch * p.heads * p.seq_q;
+    const float *plse = (const float *)p.part_lse;
+    const float *po = (const float *)p.part_o;
+    float mx = AVK_NEG_INF;
+    for (int s = 0; s < p.splits; ++s) mx = avk_max(mx, plse[s * split_stride + row]);
+    float wsum = 0.f, o = 0.f;
+    if (mx != AVK_NEG_INF) {
+        for (int s = 0; s < p.splits; ++s) {
+            const float ls = plse[s * split_stride + row];
+            if (ls == AVK_NEG_INF) continue;
+            const float wgt = avk_exp2((ls - mx) * 1.4426950408889634f);
+            wsum += wgt;
+            o += wgt * po[(s * split_stride + row) * AVK_D + d];
+        }
+    }
+    const float out = wsum > 0.f ? o / wsum : 0.f;
+    const long long q_off = (long long)b * p.q_sb + (long long)h * p.q_sh + (long long)i * p.q_ss;
+    ((avk_elem *)p.o)[q_off + d] = avk_from_f32(out);
+    if (d == 0 && p.lse) ((float *)p.lse)[row] = wsum > 0.f ? mx + logf(wsum) : AVK_NEG_INF;
+}
