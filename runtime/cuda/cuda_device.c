@@ -130,7 +130,9 @@ attnvk_status avk_cuda_describe(int ordinal, attnvk_device_info *info)
 static void destroy_device(avk_cuda_device *dev)
 {
     if (dev->context) {
-        if (!dev->lost && cu->cuCtxPushCurrent(dev->context) == CUDA_SUCCESS) {
+        int current = !dev->lost && cu->cuCtxPushCurrent(dev->context) == CUDA_SUCCESS;
+        avk_cuda_modules_release(dev); /* unloads only while the context is usable */
+        if (current) {
             if (dev->start) cu->cuEventDestroy(dev->start);
             if (dev->stop) cu->cuEventDestroy(dev->stop);
             if (dev->stream) cu->cuStreamDestroy(dev->stream);

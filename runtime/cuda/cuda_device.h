@@ -13,6 +13,9 @@ void avk_cuda_release(avk_bdev *dev, avk_bbuf *buf);
 attnvk_status avk_cuda_upload(avk_bdev *dev, avk_bbuf *buf, size_t off, const void *src, size_t bytes);
 attnvk_status avk_cuda_download(avk_bdev *dev, avk_bbuf *buf, size_t off, void *dst, size_t bytes);
 
+/* Unloads the native kernel modules of dev (its context is current). */
+void avk_cuda_modules_release(avk_cuda_device *dev);
+
 /* What attnvk would run for D=128 f16 (f32 without fp16) on this device (cuda_tuning.c). */
 void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t n);
 

@@ -23,6 +23,7 @@ typedef struct avk_bdev {
     int lost;                   /* an illegal access happened: the context is unusable */
     attnvk_device_info info;    /* as described to the core */
     void *vendor;               /* the baselines' per-device state (cuda_vendor.c owns it) */
+    struct avk_cuda_module *modules; /* loaded native kernels (cuda_backend.c) */
 } avk_cuda_device;
 
 /* A device buffer: plain cuMemAlloc memory in the primary context. */

@@ -1,0 +1,309 @@
+/* The CUDA backend: the native flash kernel compiled per device with NVRTC
+ * (cuda_compile.c), launched with cuLaunchKernel, timed with events; vendor
+ * baselines go through cuda_vendor.h. Devices and buffers: cuda_device.c. */
+#include "cuda/cuda_device.h"
+#include "cuda/cuda_kernels.h"
+#include "cuda/cuda_vendor.h"
+#include "../../native/attn_params.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A loaded cubin, kept per device for its lifetime (tests prepare the same
+ * configuration many times). */
+typedef struct avk_cuda_module {
+    struct avk_cuda_module *next;
+    uint64_t key;
+    CUmodule module;
+    CUfunction fwd, reduce;
+    int registers, local_bytes, from_cache;
+} avk_cuda_module;
+
+struct avk_bkernel {
+    void *vendor;               /* a baseline's kernel, or NULL for attnvk's */
+    attnvk_problem p;
+    avk_cuda_config cfg;
+    const avk_cuda_module *mod;
+    size_t smem;
+    int splits, tiles_per_split, kv_limit;
+    CUdeviceptr workspace;      /* split-KV partials: O then LSE */
+    size_t part_o_bytes;
+};
+
+void avk_cuda_modules_release(avk_cuda_device *dev)
+{
+    while (dev->modules) {
+        avk_cuda_module *m = dev->modules;
+        dev->modules = m->next;
+        if (!dev->lost) dev->cu->cuModuleUnload(m->module);
+        free(m);
+    }
+}
+
+static attnvk_status load_module(avk_cuda_device *dev, const avk_cuda_config *cfg, const avk_cuda_module **out)
+{
+    char arch[16];
+    avk_cuda_arch_name(dev->cc_major, dev->cc_minor, arch, sizeof arch);
+    uint64_t key = avk_cuda_cache_key(cfg, arch, dev->driver_version, 0);
+    for (avk_cuda_module *m = dev->modules; m; m = m->next)
+        if (m->key == key) {
+            *out = m;
+            return ATTNVK_OK;
+        }
+    void *cubin = NULL;
+    size_t size = 0;
+    int from_cache = 0;
+    attnvk_status s = avk_cuda_compile(cfg, arch, dev->driver_version, NULL, &cubin, &size, &from_cache, NULL, 0);
+    if (s != ATTNVK_OK) return s;
+    avk_cuda_module *m = calloc(1, sizeof *m);
+    if (!m) {
+        free(cubin);
+        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    s = avk_cuda_check(dev, dev->cu->cuModuleLoadData(&m->module, cubin), "cuModuleLoadData");
+    free(cubin);
+    if (s == ATTNVK_OK) s = avk_cuda_check(dev, dev->cu->cuModuleGetFunction(&m->fwd, m->module, "avk_attn_fwd"), "cuModuleGetFunction(avk_attn_fwd)");
+    if (s == ATTNVK_OK) s = avk_cuda_check(dev, dev->cu->cuModuleGetFunction(&m->reduce, m->module, "avk_attn_reduce"), "cuModuleGetFunction(avk_attn_reduce)");
+    size_t smem = avk_cuda_config_smem(cfg);
+    if (s == ATTNVK_OK && smem > 48 * 1024)
+        s = avk_cuda_check(dev, dev->cu->cuFuncSetAttribute(m->fwd, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+                           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    if (s != ATTNVK_OK) {
+        if (m->module && !dev->lost) dev->cu->cuModuleUnload(m->module);
+        free(m);
+        return s;
+    }
+    dev->cu->cuFuncGetAttribute(&m->registers, CU_FUNC_ATTRIBUTE_NUM_REGS, m->fwd);
+    dev->cu->cuFuncGetAttribute(&m->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, m->fwd);
+    m->key = key;
+    m->from_cache = from_cache;
+    m->next = dev->modules;
+    dev->modules = m;
+    *out = m;
+    return ATTNVK_OK;
+}
+
+static int cuda_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
+{
+    if (max >= 1) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->name, sizeof out->name, "attnvk");
+        out->fused = 1;
+        const avk_nvrtc *rt = avk_nvrtc_load();
+        out->available = rt != NULL;
+        if (!rt) snprintf(out->reason, sizeof out->reason, "%s", avk_nvrtc_reason());
+    }
+    return 1 + avk_cuda_vendor_implementations(dev, max > 1 ? out + 1 : NULL, max > 1 ? max - 1 : 0);
+}
+
+/* Split-KV: automatic for decode shapes (few CTAs otherwise), or as asked. */
+static void plan_splits(const avk_cuda_device *dev, const attnvk_problem *p, const attnvk_kernel_options *o,
+                        int decode, avk_bkernel *k)
+{
+    const avk_cuda_config *c = &k->cfg;
+    int tiles = (k->kv_limit + c->bc - 1) / c->bc;
+    int splits = 1;
+    if (o->split_kv > 1) {
+        splits = o->split_kv;
+    } else if (o->split_kv == 0 && decode) {
+        long long ctas = (long long)((p->seq_q + c->br - 1) / c->br) * p->heads * p->batch;
+        long long want = (2LL * dev->sm_count + ctas - 1) / ctas;
+        splits = want > 256 ? 256 : (int)want;
+    }
+    if (splits > tiles) splits = tiles > 0 ? tiles : 1;
+    int per = tiles > 0 ? (tiles + splits - 1) / splits : 1;
+    k->tiles_per_split = per;
+    k->splits = tiles > 0 ? (tiles + per - 1) / per : 1;
+}
+
+static attnvk_status prepare_vendor(avk_cuda_device *dev, const attnvk_problem *p, const attnvk_kernel_options *o,
+                                    avk_bkernel *k, attnvk_kernel_info *info)
+{
+    attnvk_status s = avk_cuda_push(dev);
+    if (s != ATTNVK_OK) return s;
+    s = avk_cuda_vendor_prepare(dev, p, o, &k->vendor, info);
+    avk_cuda_pop(dev);
+    if (s == ATTNVK_OK && !k->vendor) s = avk_fail(ATTNVK_ERROR_BACKEND, "vendor implementation returned no kernel");
+    return s;
+}
+
+static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *o,
+                                  avk_bkernel **out, attnvk_kernel_info *info)
+{
+    avk_bkernel *k = calloc(1, sizeof *k);
+    if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    k->p = *p;
+    attnvk_status s;
+    if (o->implementation && strcmp(o->implementation, "attnvk") != 0) {
+        s = prepare_vendor(dev, p, o, k, info);
+        if (s != ATTNVK_OK) {
+            free(k);
+            return s;
+        }
+        *out = k;
+        return ATTNVK_OK;
+    }
+
+    int decode = p->seq_q <= 16 && o->split_kv != 1;
+    s = avk_cuda_select(&dev->info, dev->cc_major, dev->smem_optin, p, o, decode, &k->cfg);
+    if (s != ATTNVK_OK) {
+        free(k);
+        return s;
+    }
+    const int bc = k->cfg.bc;
+    k->kv_limit = (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) ? (p->seq_kv - 1) / bc * bc : p->seq_kv;
+    plan_splits(dev, p, o, decode, k);
+    k->cfg.split = k->splits > 1;
+    if ((long long)p->batch * k->splits > 65535 || p->heads > 65535) {
+        long long z = (long long)p->batch * k->splits;
+        free(k);
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: grid too large (B*splits %lld, H %d; at most 65535 each)", z,
+                        p->heads);
+    }
+    k->smem = avk_cuda_config_smem(&k->cfg);
+
+    s = avk_cuda_push(dev);
+    if (s != ATTNVK_OK) {
+        free(k);
+        return s;
+    }
+    s = load_module(dev, &k->cfg, &k->mod);
+    if (s == ATTNVK_OK && k->splits > 1) {
+        size_t rows = (size_t)k->splits * p->batch * p->heads * p->seq_q;
+        k->part_o_bytes = rows * (size_t)p->head_dim * sizeof(float);
+        s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->workspace, k->part_o_bytes + rows * sizeof(float)),
+                           "cuMemAlloc(split-KV workspace)");
+    }
+    avk_cuda_pop(dev);
+    if (s != ATTNVK_OK) {
+        free(k);
+        return s;
+    }
+
+    char arch[16];
+    avk_cuda_arch_name(dev->cc_major, dev->cc_minor, arch, sizeof arch);
+    snprintf(info->variant, sizeof info->variant, "%s", k->cfg.variant);
+    info->tile_br = k->cfg.br;
+    info->tile_bc = bc;
+    info->workgroup_size = k->cfg.threads;
+    info->split_kv = k->splits;
+    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)p->head_dim : 0;
+    snprintf(info->params, sizeof info->params, "arch=%s regs=%d local=%d smem=%zu tiles_per_split=%d cubin=%s", arch,
+             k->mod->registers, k->mod->local_bytes, k->smem, k->tiles_per_split,
+             k->mod->from_cache ? "cached" : "nvrtc");
+    *out = k;
+    return ATTNVK_OK;
+}
+
+static void fill_params(const avk_bkernel *k, const avk_dispatch *a, avk_attn_params *P)
+{
+    const attnvk_problem *p = &k->p;
+    memset(P, 0, sizeof *P);
+    long long D = p->head_dim;
+    P->q = avk_cuda_ptr(a->q);
+    P->k = avk_cuda_ptr(a->k);
+    P->v = avk_cuda_ptr(a->v);
+    P->o = avk_cuda_ptr(a->o);
+    P->lse = avk_cuda_ptr(a->lse);
+    if (k->workspace) {
+        P->part_o = k->workspace;
+        P->part_lse = k->workspace + k->part_o_bytes;
+    }
+    if (p->layout == ATTNVK_LAYOUT_BHSD) {
+        P->q_sb = (long long)p->heads * p->seq_q * D, P->q_sh = p->seq_q * D, P->q_ss = D;
+        P->kv_sb = (long long)p->kv_heads * p->seq_kv * D, P->kv_sh = p->seq_kv * D, P->kv_ss = D;
+    } else {
+        P->q_sb = (long long)p->seq_q * p->heads * D, P->q_sh = D, P->q_ss = p->heads * D;
+        P->kv_sb = (long long)p->seq_kv * p->kv_heads * D, P->kv_sh = D, P->kv_ss = p->kv_heads * D;
+    }
+    P->batch = p->batch;
+    P->heads = p->heads;
+    P->kv_heads = p->kv_heads;
+    P->seq_q = p->seq_q;
+    P->seq_kv = p->seq_kv;
+    P->group = p->heads / p->kv_heads;
+    P->kv_limit = k->kv_limit;
+    P->q_begin = a->q_begin;
+    P->q_count = a->q_count;
+    P->causal = p->causal;
+    P->splits = k->splits;
+    P->tiles_per_split = k->tiles_per_split;
+    P->scale_log2 = attnvk_problem_scale(p) * 1.4426950408889634f;
+}
+
+static attnvk_status launch(avk_cuda_device *dev, avk_bkernel *k, const avk_dispatch *a)
+{
+    if (k->vendor)
+        return avk_cuda_vendor_enqueue(dev, k->vendor, avk_cuda_ptr(a->q), avk_cuda_ptr(a->k), avk_cuda_ptr(a->v),
+                                       avk_cuda_ptr(a->o));
+    avk_attn_params P;
+    fill_params(k, a, &P);
+    void *args[] = {&P};
+    unsigned blocks = (unsigned)((a->q_count + k->cfg.br - 1) / k->cfg.br);
+    attnvk_status s = avk_cuda_check(
+        dev,
+        dev->cu->cuLaunchKernel(k->mod->fwd, blocks, (unsigned)k->p.heads, (unsigned)(k->p.batch * k->splits),
+                                (unsigned)k->cfg.threads, 1, 1, (unsigned)k->smem, dev->stream, args, NULL),
+        "cuLaunchKernel(avk_attn_fwd)");
+    if (s == ATTNVK_OK && k->splits > 1)
+        s = avk_cuda_check(dev,
+                           dev->cu->cuLaunchKernel(k->mod->reduce, (unsigned)a->q_count, (unsigned)k->p.heads,
+                                                   (unsigned)k->p.batch, (unsigned)k->p.head_dim, 1, 1, 0,
+                                                   dev->stream, args, NULL),
+                           "cuLaunchKernel(avk_attn_reduce)");
+    return s;
+}
+
+static attnvk_status cuda_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
+{
+    attnvk_status s = avk_cuda_push(dev);
+    if (s != ATTNVK_OK) return s;
+    s = avk_cuda_time_begin(dev);
+    if (s == ATTNVK_OK) s = launch(dev, k, a);
+    if (s == ATTNVK_OK) s = avk_cuda_time_end(dev, device_ms);
+    avk_cuda_pop(dev);
+    return s;
+}
+
+static void cuda_release_kernel(avk_bdev *dev, avk_bkernel *k)
+{
+    if (!k) return;
+    if (k->vendor) avk_cuda_vendor_release(dev, k->vendor);
+    if (k->workspace && !dev->lost && avk_cuda_push(dev) == ATTNVK_OK) {
+        dev->cu->cuMemFree(k->workspace);
+        avk_cuda_pop(dev);
+    }
+    free(k);
+}
+
+void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t n)
+{
+    int sm = 0;
+    sscanf(info->architecture, "sm_%d", &sm);
+    int major = sm / 10;
+    attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128,
+                        .dtype = info->fp16 ? ATTNVK_F16 : ATTNVK_F32};
+    attnvk_kernel_options o = {0};
+    avk_cuda_config c;
+    if (avk_cuda_select(info, major, info->shared_memory_per_group, &p, &o, 0, &c) == ATTNVK_OK)
+        snprintf(out, n, "%s %dx%d", c.variant, c.br, c.bc);
+    else
+        snprintf(out, n, "none");
+}
+
+const attnvk_backend attnvk_backend_cuda = {
+    .api = ATTNVK_API_CUDA,
+    .init = avk_cuda_init,
+    .describe = avk_cuda_describe,
+    .open = avk_cuda_open,
+    .close = avk_cuda_close,
+    .alloc = avk_cuda_alloc,
+    .release = avk_cuda_release,
+    .upload = avk_cuda_upload,
+    .download = avk_cuda_download,
+    .implementations = cuda_implementations,
+    .prepare = cuda_prepare,
+    .dispatch = cuda_dispatch,
+    .release_kernel = cuda_release_kernel,
+};

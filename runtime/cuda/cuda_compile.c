@@ -1,0 +1,103 @@
+/* NVRTC compilation of the embedded native kernel into a cubin for the
+ * device's exact architecture, cached on disk (core/cache.h). */
+#include "cuda/cuda_kernels.h"
+#include "cuda/cuda_loader.h"
+#include "core/cache.h"
+#include "core/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Embedded at build time (attnvk_embed_file). */
+extern const unsigned char avk_cuda_kernel_source[];
+extern const size_t avk_cuda_kernel_source_size;
+extern const unsigned char avk_cuda_portability_source[];
+extern const size_t avk_cuda_portability_source_size;
+extern const unsigned char avk_cuda_params_source[];
+extern const size_t avk_cuda_params_source_size;
+
+uint64_t avk_cuda_cache_key(const avk_cuda_config *cfg, const char *arch, int driver_version, int nvrtc_version)
+{
+    char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN];
+    const char *opts[AVK_CUDA_MAX_OPTIONS];
+    int n = avk_cuda_build_options(cfg, arch, storage, opts);
+    uint64_t h = avk_hash(avk_cuda_kernel_source, avk_cuda_kernel_source_size, 0x6375646121ull);
+    h = avk_hash(avk_cuda_portability_source, avk_cuda_portability_source_size, h);
+    h = avk_hash(avk_cuda_params_source, avk_cuda_params_source_size, h);
+    for (int i = 0; i < n; ++i) h = avk_hash(opts[i], strlen(opts[i]) + 1, h);
+    int versions[2] = {driver_version, nvrtc_version};
+    return avk_hash(versions, sizeof versions, h);
+}
+
+static void copy_log(const avk_nvrtc *rt, nvrtcProgram prog, char *log, size_t log_size, char **full)
+{
+    size_t n = 0;
+    *full = NULL;
+    if (rt->nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n == 0) return;
+    *full = malloc(n + 1);
+    if (!*full) return;
+    if (rt->nvrtcGetProgramLog(prog, *full) != NVRTC_SUCCESS) (*full)[0] = '\0';
+    (*full)[n] = '\0';
+    if (log && log_size) snprintf(log, log_size, "%s", *full);
+}
+
+attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int driver_version,
+                               const char *extra_option, void **cubin, size_t *size, int *from_cache,
+                               char *log, size_t log_size)
+{
+    *cubin = NULL;
+    *size = 0;
+    if (from_cache) *from_cache = 0;
+    if (log && log_size) log[0] = '\0';
+    const avk_nvrtc *rt = avk_nvrtc_load();
+    if (!rt) return ATTNVK_ERROR_UNAVAILABLE;
+
+    char path[1024];
+    int cached = !extra_option &&
+                 avk_cache_path("cuda", avk_cuda_cache_key(cfg, arch, driver_version, rt->major * 1000 + rt->minor * 10),
+                                "cubin", path, sizeof path);
+    if (cached) {
+        *cubin = avk_cache_load(path, size);
+        if (*cubin) {
+            if (from_cache) *from_cache = 1;
+            return ATTNVK_OK;
+        }
+    }
+
+    char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN];
+    const char *opts[AVK_CUDA_MAX_OPTIONS + 1];
+    int n = avk_cuda_build_options(cfg, arch, storage, opts);
+    if (extra_option) opts[n++] = extra_option;
+
+    const char *headers[] = {(const char *)avk_cuda_portability_source, (const char *)avk_cuda_params_source};
+    const char *header_names[] = {"attn_portability.h", "attn_params.h"};
+    nvrtcProgram prog;
+    nvrtcResult r = rt->nvrtcCreateProgram(&prog, (const char *)avk_cuda_kernel_source, "attn_fwd.cu", 2, headers,
+                                           header_names);
+    if (r != NVRTC_SUCCESS)
+        return avk_fail(ATTNVK_ERROR_COMPILE, "nvrtcCreateProgram: %s", rt->nvrtcGetErrorString(r));
+    r = rt->nvrtcCompileProgram(prog, n, opts);
+    char *full_log = NULL;
+    copy_log(rt, prog, log, log_size, &full_log);
+    attnvk_status s = ATTNVK_OK;
+    if (r != NVRTC_SUCCESS) {
+        s = avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC %s for %s (%s %dx%d D=%d %s): %s", rt->nvrtcGetErrorString(r), arch,
+                     cfg->variant, cfg->br, cfg->bc, cfg->head_dim, attnvk_dtype_name(cfg->dtype),
+                     full_log ? full_log : "(no log)");
+    } else if (rt->nvrtcGetCUBINSize(prog, size) != NVRTC_SUCCESS || *size == 0 || !(*cubin = malloc(*size))) {
+        s = avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC produced no cubin for %s (is '%s' a real architecture?)", arch, arch);
+    } else if (rt->nvrtcGetCUBIN(prog, *cubin) != NVRTC_SUCCESS) {
+        s = avk_fail(ATTNVK_ERROR_COMPILE, "nvrtcGetCUBIN failed for %s", arch);
+    }
+    free(full_log);
+    rt->nvrtcDestroyProgram(&prog);
+    if (s != ATTNVK_OK) {
+        free(*cubin);
+        *cubin = NULL;
+        *size = 0;
+        return s;
+    }
+    if (cached) avk_cache_store(path, *cubin, *size);
+    return ATTNVK_OK;
+}

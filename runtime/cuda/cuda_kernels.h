@@ -1,0 +1,67 @@
+/* The native kernel's configurations: variant names, tuning-table lookup,
+ * NVRTC options and compilation (with the on-disk cubin cache). Host logic
+ * only, so it is unit-tested without a GPU (tests/cuda). */
+#ifndef ATTNVK_CUDA_KERNELS_H
+#define ATTNVK_CUDA_KERNELS_H
+
+#include "attnvk/attnvk.h"
+#include "core/tuning.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Variants: "mma16"   tensor cores, 16 query rows per warp, Q in registers
+ *           "mma16-qs" the same with Q re-read from shared memory
+ *           "mma32", "mma32-qs"  32 rows per warp (two m-tiles)
+ *           "simt"    f32 arithmetic without tensor cores (f32, or any dtype
+ *                     on devices before sm_80) */
+typedef struct avk_cuda_config {
+    char variant[32];
+    int mma;            /* tensor-core kernel */
+    int rows_per_warp;  /* mma: 16 or 32 */
+    int qreg;           /* mma: Q fragments kept in registers */
+    attnvk_dtype dtype;
+    int head_dim;
+    int br, bc;         /* query rows per CTA, keys per K/V tile */
+    int threads;        /* per CTA */
+    int split;          /* compiled to write split-KV partials */
+} avk_cuda_config;
+
+/* Fills the variant fields of cfg from a name; 0 for an unknown name. */
+int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg);
+
+/* Derives threads and checks every tile rule and the shared-memory limit
+ * (smem_limit 0: unchecked). UNSUPPORTED / INVALID_ARGUMENT with the reason. */
+attnvk_status avk_cuda_config_check(avk_cuda_config *cfg, int cc_major, size_t smem_limit);
+size_t avk_cuda_config_smem(const avk_cuda_config *cfg);
+
+/* The tuning table (vendor -> architecture -> device -> default). */
+const avk_tuning *avk_cuda_tuning_table(int *count);
+
+/* What the device runs for p: the table's entry (skipping entries the device
+ * can't run), then the options' variant and tiles. decode: split-KV shape. */
+attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
+                              const attnvk_problem *p, const attnvk_kernel_options *o, int decode,
+                              avk_cuda_config *cfg);
+
+/* NVRTC architecture for a compute capability: sm_90a on Hopper (wgmma-capable
+ * target), sm_XY elsewhere. */
+void avk_cuda_arch_name(int cc_major, int cc_minor, char *out, size_t n);
+
+/* NVRTC options for cfg; returns the count. storage holds the strings. */
+enum { AVK_CUDA_MAX_OPTIONS = 20, AVK_CUDA_OPTION_LEN = 64 };
+int avk_cuda_build_options(const avk_cuda_config *cfg, const char *arch,
+                           char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts);
+
+/* Cache key of a cubin: kernel source and headers, options, NVRTC and driver version. */
+uint64_t avk_cuda_cache_key(const avk_cuda_config *cfg, const char *arch, int driver_version, int nvrtc_version);
+
+/* Compiles cfg for arch into a cubin (malloc'd), through the on-disk cache
+ * unless ATTNVK_CACHE_DIR=off. extra_option (may be NULL) is appended, e.g.
+ * "--ptxas-options=-v"; log (may be NULL) receives the build log.
+ * COMPILE with the log on failure; UNAVAILABLE without NVRTC. */
+attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int driver_version,
+                               const char *extra_option, void **cubin, size_t *size, int *from_cache,
+                               char *log, size_t log_size);
+
+#endif

@@ -1,0 +1,202 @@
+/* The CUDA backend's tuning table and the checks that keep a configuration
+ * compilable: kernels are data, and this is where their numbers live. */
+#include "cuda/cuda_kernels.h"
+#include "core/error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { ANY = -1, PREFILL = 0, DECODE = 1 };
+#define NV "NVIDIA"
+
+/* vendor, architecture, device, dtype, D min..max, decode, variant, BR, BC,
+ * threads (simt only; mma derives it from BR and rows per warp).
+ * mma entries apply from sm_80 to f16/bf16 only (see usable()); everything
+ * else falls back to the portable simt entries at the end. */
+static const avk_tuning cuda_table[] = {
+    /* Hopper (sm_90): mma.sync path */
+    {NV, "sm_9", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 80, 128, PREFILL, "mma16", 128, 64, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 32, 128, DECODE, "mma16", 16, 64, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 160, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
+    /* Ampere / Ada (sm_8x): 99-163 KiB of shared memory */
+    {NV, "sm_8", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
+    {NV, "sm_8", NULL, ANY, 80, 128, PREFILL, "mma16", 64, 64, 0, {0}},
+    {NV, "sm_8", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
+    {NV, "sm_8", NULL, ANY, 32, 128, DECODE, "mma16", 16, 64, 0, {0}},
+    {NV, "sm_8", NULL, ANY, 160, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
+    /* any later NVIDIA architecture with mma.sync */
+    {NV, NULL, NULL, ANY, 32, 128, PREFILL, "mma16", 64, 64, 0, {0}},
+    {NV, NULL, NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
+    {NV, NULL, NULL, ANY, 32, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
+    /* portable f32 kernel: every dtype, every device */
+    {NULL, NULL, NULL, ANY, 0, 0, ANY, "simt", 32, 32, 128, {0}},
+    {NULL, NULL, NULL, ANY, 0, 0, DECODE, "simt", 16, 32, 128, {0}},
+    {NULL, NULL, NULL, ANY, 160, 256, PREFILL, "simt", 16, 32, 128, {0}},
+};
+
+const avk_tuning *avk_cuda_tuning_table(int *count)
+{
+    *count = (int)(sizeof cuda_table / sizeof *cuda_table);
+    return cuda_table;
+}
+
+int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
+{
+    if (strcmp(name, "simt") == 0) {
+        cfg->mma = 0;
+        cfg->rows_per_warp = 0;
+        cfg->qreg = 0;
+    } else if (strncmp(name, "mma", 3) == 0) {
+        int rows = 0;
+        char suffix[8] = "";
+        if (sscanf(name + 3, "%d%7s", &rows, suffix) < 1 || (rows != 16 && rows != 32)) return 0;
+        if (suffix[0] && strcmp(suffix, "-qs") != 0) return 0;
+        cfg->mma = 1;
+        cfg->rows_per_warp = rows;
+        cfg->qreg = suffix[0] == '\0';
+    } else {
+        return 0;
+    }
+    snprintf(cfg->variant, sizeof cfg->variant, "%s", name);
+    return 1;
+}
+
+size_t avk_cuda_config_smem(const avk_cuda_config *c)
+{
+    size_t D = (size_t)c->head_dim;
+    if (c->mma) /* Q + two stages of K and V, rows padded by 16 bytes */
+        return ((size_t)c->br + 4u * (size_t)c->bc) * (D + 8) * 2;
+    return ((size_t)c->br * (D + 1) + 2u * c->bc * (D + 1) + (size_t)c->br * (c->bc + 1) + 3u * c->br) * 4;
+}
+
+static int is_head_dim(int d) { return d == 32 || d == 64 || d == 80 || d == 96 || d == 128 || d == 256; }
+
+attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t smem_limit)
+{
+    if (!is_head_dim(c->head_dim))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: head_dim %d not supported (32, 64, 80, 96, 128, 256)",
+                        c->head_dim);
+    if (c->br < 1 || c->bc < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: tiles must be positive");
+    if (c->mma) {
+        if (c->dtype == ATTNVK_F32)
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: variant %s takes f16/bf16 (f32 runs 'simt')", c->variant);
+        if (cc_major < 8)
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: variant %s needs sm_80 or newer (mma.sync m16n8k16)",
+                            c->variant);
+        if (c->br % c->rows_per_warp || c->br / c->rows_per_warp > 16)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "cuda: %s needs tile_br a multiple of %d, at most %d (got %d)", c->variant,
+                            c->rows_per_warp, 16 * c->rows_per_warp, c->br);
+        if (c->bc % 16 || c->bc > 256)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: %s needs tile_bc a multiple of 16, <= 256 (got %d)",
+                            c->variant, c->bc);
+        c->threads = c->br / c->rows_per_warp * 32;
+    } else {
+        if (c->threads <= 0) c->threads = 128;
+        if (c->bc > c->threads || c->threads % c->bc || c->br % (c->threads / c->bc) ||
+            (c->br * c->head_dim) % c->threads)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "cuda: simt needs tile_bc dividing %d and tile_br a multiple of %d (got %dx%d)",
+                            c->threads, c->threads / (c->bc <= c->threads && c->bc > 0 ? c->bc : 1), c->br, c->bc);
+    }
+    size_t smem = avk_cuda_config_smem(c);
+    if (smem_limit && smem > smem_limit)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: %s %dx%d at D=%d needs %zu bytes of shared memory (device: %zu)",
+                        c->variant, c->br, c->bc, c->head_dim, smem, smem_limit);
+    return ATTNVK_OK;
+}
+
+typedef struct usable_ctx {
+    int cc_major;
+    size_t smem_optin;
+    attnvk_dtype dtype;
+    int head_dim;
+} usable_ctx;
+
+static int usable(const avk_tuning *e, const void *ctx)
+{
+    const usable_ctx *u = ctx;
+    avk_cuda_config c;
+    memset(&c, 0, sizeof c);
+    if (!avk_cuda_parse_variant(e->variant, &c)) return 0;
+    c.dtype = u->dtype;
+    c.head_dim = u->head_dim;
+    c.br = e->tile_br;
+    c.bc = e->tile_bc;
+    c.threads = e->workgroup_size;
+    return avk_cuda_config_check(&c, u->cc_major, u->smem_optin) == ATTNVK_OK;
+}
+
+/* Default tiles for a variant named in the options but not chosen by the table. */
+static void variant_defaults(avk_cuda_config *c)
+{
+    if (!c->mma) {
+        c->br = 32;
+        c->bc = 32;
+        c->threads = 128;
+    } else {
+        c->br = c->rows_per_warp == 32 ? 128 : 64;
+        c->bc = c->head_dim > 128 ? 32 : 64;
+    }
+}
+
+attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
+                              const attnvk_problem *p, const attnvk_kernel_options *o, int decode,
+                              avk_cuda_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim};
+    avk_tuning_query q = {info, p->dtype, p->head_dim, decode, usable, &u};
+    int count;
+    const avk_tuning *table = avk_cuda_tuning_table(&count);
+    const avk_tuning *e = avk_tuning_lookup(table, count, &q);
+    if (!is_head_dim(p->head_dim))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: head_dim %d not supported (32, 64, 80, 96, 128, 256)",
+                        p->head_dim);
+    cfg->dtype = p->dtype;
+    cfg->head_dim = p->head_dim;
+    if (e) {
+        avk_cuda_parse_variant(e->variant, cfg);
+        cfg->br = e->tile_br;
+        cfg->bc = e->tile_bc;
+        cfg->threads = e->workgroup_size;
+    }
+    if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
+        if (!avk_cuda_parse_variant(o->variant, cfg))
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "unknown cuda variant '%s' (mma16, mma16-qs, mma32, mma32-qs, simt)", o->variant);
+        variant_defaults(cfg);
+        if (decode) cfg->br = cfg->mma ? cfg->rows_per_warp : 16;
+    } else if (!e) {
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: no kernel configuration fits this device");
+    }
+    if (o->tile_br) cfg->br = o->tile_br;
+    if (o->tile_bc) cfg->bc = o->tile_bc;
+    return avk_cuda_config_check(cfg, cc_major, smem_optin);
+}
+
+void avk_cuda_arch_name(int cc_major, int cc_minor, char *out, size_t n)
+{
+    snprintf(out, n, "sm_%d%d%s", cc_major, cc_minor, cc_major == 9 ? "a" : "");
+}
+
+int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
+                           char s[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts)
+{
+    int n = 0;
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "--gpu-architecture=%s", arch);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-std=c++17");
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_D=%d", c->head_dim);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DTYPE=%d", (int)c->dtype);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_BR=%d", c->br);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_BC=%d", c->bc);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_THREADS=%d", c->threads);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MMA=%d", c->mma);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WM=%d", c->mma ? c->rows_per_warp / 16 : 0);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_QREG=%d", c->qreg);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);
+    for (int i = 0; i < n; ++i) opts[i] = s[i];
+    return n;
+}
