@@ -4,5 +4,7 @@
 
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

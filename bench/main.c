@@ -7,6 +7,8 @@
 static const cli_command commands[] = {
     {"devices", cmd_devices, "list every device of every API (--json)"},
     {"run", cmd_run, "attention on .npy inputs through one API"},
+    {"bench", cmd_bench, "time every implementation on identical, checked workloads"},
+    {"check", cmd_check, "correctness sweep over every API, device and implementation"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,247 @@
+#include "bench_options.h"
+
+#include "bench_suites.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char bench_usage[] =
+    "usage: attnvk bench [--api vulkan|opencl|cuda|hip|cpu|all] [--device SPEC] [--impl LIST]\n"
+    "                    [--suite NAME | --batch B --heads H --kv-heads HKV --seq LIST --seq-kv N --head-dim LIST]\n"
+    "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
+    "                    [--iters N | --min-time S] [--warmup N] [--cooldown S] [--max-memory BYTES]\n"
+    "                    [-o table|json|csv|md] [--out FILE] [--seed N] [--variant V] [--tile BRxBC] [--split-kv N]\n"
+    "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
+    "output against the float64 CPU reference and times it with device timestamps.\n"
+    "  --api LIST     APIs to run (comma list or 'all', the default). Under 'all' the cpu API (the reference\n"
+    "                 itself, slow) runs only tiny cases (<= 0.27 GFLOP) when another device exists, and cases\n"
+    "                 up to 69 GFLOP when it is the only one; name it (--api cpu) to run it on anything.\n"
+    "  --device SPEC  'api', 'api:N', global index or name substring (comma list)\n"
+    "  --impl LIST    implementations, e.g. attnvk,cudnn (default: every one the device lists)\n"
+    "  --seq LIST     query (and key) lengths, e.g. 512,1k,4k; --seq-kv sets a different key length\n"
+    "  --causal       causal masking (with --suite: only the suite's causal cases)\n"
+    "  --min-time S   timing budget per implementation and case (suite default, 0.5 s; quick 0.05 s)\n"
+    "  --max-memory B device memory a case may use (e.g. 8G); larger cases are skipped\n"
+    "  -o FORMAT      table (default), json, csv or md; with --out the file gets FORMAT and stdout the table\n"
+    "  --variant, --tile, --split-kv apply to the attnvk kernel only.\n"
+    "Exit status: 0 every case ran and passed (skipped/unavailable allowed), 1 a correctness or run failure,\n"
+    "2 a usage error. Suites:\n";
+
+int bench_parse_api_list(const char *s, unsigned *mask, int *all)
+{
+    char buf[128];
+    if (!s || !*s || strlen(s) >= sizeof buf) return 0;
+    *mask = 0;
+    *all = 0;
+    if (strcmp(s, "all") == 0) {
+        *mask = (1u << ATTNVK_API_COUNT) - 1;
+        *all = 1;
+        return 1;
+    }
+    strcpy(buf, s);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        attnvk_api api;
+        if (!attnvk_api_from_name(tok, &api)) return 0;
+        *mask |= 1u << api;
+    }
+    return *mask != 0;
+}
+
+void bench_command_line(const char *prefix, int argc, char **argv, char *out, size_t n)
+{
+    size_t len = (size_t)snprintf(out, n, "%s", prefix);
+    for (int i = 1; i < argc && len < n; ++i) len += (size_t)snprintf(out + len, n - len, " %s", argv[i]);
+}
+
+/* 123, 64K, 8M, 16G (binary units). */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    if (!s || !*s) return 0;
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    double unit = 1;
+    if (*end == 'k' || *end == 'K') unit = 1024.0, ++end;
+    else if (*end == 'm' || *end == 'M') unit = 1048576.0, ++end;
+    else if (*end == 'g' || *end == 'G') unit = 1073741824.0, ++end;
+    else if (*end == 't' || *end == 'T') unit = 1099511627776.0, ++end;
+    if (*end == 'B' || *end == 'b') ++end;
+    if (errno || *end || !(v > 0) || v * unit > 1.8e19) return 0;
+    *out = (uint64_t)(v * unit);
+    return *out > 0;
+}
+
+static int parse_seed(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-') return 0;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return 0;
+    *out = v;
+    return 1;
+}
+
+typedef enum opt_id {
+    OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
+    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_MIN_TIME, OPT_WARMUP, OPT_COOLDOWN, OPT_FORMAT,
+    OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_COUNT
+} opt_id;
+
+static const char *const option_names[OPT_COUNT] = {
+    "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
+    "--head-dim", "--dtype", "--layout", "--iters", "--min-time", "--warmup", "--cooldown", "-o",
+    "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory"};
+
+static int bad(const char *opt, const char *want, const char *val)
+{
+    return cli_error(EXIT_USAGE, "bench: %s wants %s, got '%s'", opt, want, val);
+}
+
+/* One valued option; returns 0 or an exit code. */
+static int apply_option(bench_options *o, opt_id id, const char *val)
+{
+    const char *name = option_names[id];
+    long n;
+    switch (id) {
+    case OPT_API:
+        if (!bench_parse_api_list(val, &o->api_mask, &o->api_all))
+            return bad(name, "'all' or a comma list of cpu, vulkan, opencl, cuda, hip", val);
+        o->api_text = val;
+        return 0;
+    case OPT_DEVICE: o->device = val; return 0;
+    case OPT_IMPL:
+        if (!*val || strstr(val, ",,") || val[0] == ',' || val[strlen(val) - 1] == ',')
+            return bad(name, "a comma list of implementation names", val);
+        o->impls = val;
+        return 0;
+    case OPT_SUITE:
+        if (!bench_suite_find(val))
+            return cli_error(EXIT_USAGE, "bench: unknown suite '%s' (quick, production, long, decode, models, fa-grid)",
+                             val);
+        o->suite = val;
+        return 0;
+    case OPT_BATCH:
+    case OPT_HEADS:
+    case OPT_KV_HEADS:
+    case OPT_SEQ_KV:
+        if (!cli_parse_int(val, 1, id == OPT_SEQ_KV ? (1l << 24) : (1l << 20), &n))
+            return bad(name, "a positive integer", val);
+        if (id == OPT_BATCH) o->batch = n;
+        else if (id == OPT_HEADS) o->heads = n;
+        else if (id == OPT_KV_HEADS) o->kv_heads = n;
+        else o->seq_kv = n;
+        o->shape_given = 1;
+        return 0;
+    case OPT_SEQ:
+        if (!(o->nseq = cli_parse_int_list(val, 1, 1l << 24, o->seq, BENCH_MAX_LIST)))
+            return bad(name, "a comma list of lengths like 512,1k,4k", val);
+        o->shape_given = 1;
+        return 0;
+    case OPT_HEAD_DIM:
+        if (!(o->nhead_dim = cli_parse_int_list(val, 1, 1024, o->head_dim, BENCH_MAX_LIST)))
+            return bad(name, "a comma list of head dims in 1..1024", val);
+        o->shape_given = 1;
+        return 0;
+    case OPT_DTYPE:
+        if (!attnvk_dtype_from_name(val, &o->dtype)) return bad(name, "f32, f16 or bf16", val);
+        o->dtype_given = 1;
+        return 0;
+    case OPT_LAYOUT:
+        if (strcmp(val, "bhsd") == 0) o->layout = ATTNVK_LAYOUT_BHSD;
+        else if (strcmp(val, "bshd") == 0) o->layout = ATTNVK_LAYOUT_BSHD;
+        else return bad(name, "bhsd or bshd", val);
+        return 0;
+    case OPT_ITERS:
+        if (!cli_parse_int(val, 1, 1000000, &o->iters)) return bad(name, "an integer in 1..1000000", val);
+        return 0;
+    case OPT_MIN_TIME:
+        if (!cli_parse_double(val, 1e-4, 3600, &o->min_time_s)) return bad(name, "seconds in 0.0001..3600", val);
+        o->min_time_given = 1;
+        return 0;
+    case OPT_WARMUP:
+        if (!cli_parse_int(val, 0, 10000, &o->warmup)) return bad(name, "an integer in 0..10000", val);
+        o->warmup_given = 1;
+        return 0;
+    case OPT_COOLDOWN:
+        if (!cli_parse_double(val, 0, 3600, &o->cooldown_s)) return bad(name, "seconds in 0..3600", val);
+        return 0;
+    case OPT_FORMAT:
+    case OPT_FORMAT_LONG: {
+        static const char *const formats[] = {"table", "json", "csv", "md"};
+        for (int f = 0; f < 4; ++f)
+            if (strcmp(val, formats[f]) == 0) {
+                o->format = (bench_format)f;
+                return 0;
+            }
+        return bad(name, "table, json, csv or md", val);
+    }
+    case OPT_OUT:
+        if (!*val) return bad(name, "a file name", val);
+        o->out = val;
+        return 0;
+    case OPT_SEED:
+        if (!parse_seed(val, &o->seed)) return bad(name, "a non-negative integer", val);
+        return 0;
+    case OPT_VARIANT: o->variant = val; return 0;
+    case OPT_TILE:
+        if (!cli_parse_tile(val, &o->tile_br, &o->tile_bc)) return bad(name, "BRxBC, e.g. 64x64", val);
+        return 0;
+    case OPT_SPLIT_KV:
+        if (!cli_parse_int(val, 1, 4096, &o->split_kv)) return bad(name, "an integer in 1..4096", val);
+        return 0;
+    case OPT_MAX_MEMORY:
+        if (!parse_bytes(val, &o->max_memory)) return bad(name, "a size like 512M or 8G", val);
+        return 0;
+    case OPT_COUNT: break;
+    }
+    return cli_error(EXIT_USAGE, "bench: internal option error");
+}
+
+int bench_parse_options(int argc, char **argv, bench_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->api_mask = (1u << ATTNVK_API_COUNT) - 1;
+    o->api_all = 1;
+    o->api_text = "all";
+    o->dtype = ATTNVK_F16;
+    o->seed = 1;
+    bench_command_line("attnvk bench", argc, argv, o->command, sizeof o->command);
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(bench_usage, stdout);
+            bench_suite_print_list(stdout);
+            return -1;
+        }
+        if (strcmp(a, "--causal") == 0) { o->causal = 1; continue; }
+        /* hidden: a deliberately wrong kernel, so tests can show the check catches it */
+        if (strcmp(a, "--test-wrong-kernel") == 0) { o->test_flags |= ATTNVK_TEST_SKIP_LAST_KV_TILE; continue; }
+        int matched = 0;
+        for (int id = 0; id < OPT_COUNT && !matched; ++id) {
+            const char *val = NULL;
+            int m = cli_option(argc, argv, &i, option_names[id], &val);
+            if (m < 0) return cli_error(EXIT_USAGE, "bench: %s needs a value", option_names[id]);
+            if (m == 0) continue;
+            matched = 1;
+            int rc = apply_option(o, (opt_id)id, val);
+            if (rc) return rc;
+        }
+        if (!matched) return cli_error(EXIT_USAGE, "bench: unknown option '%s' (see attnvk bench --help)", a);
+    }
+    if (o->suite && o->shape_given)
+        return cli_error(EXIT_USAGE, "bench: --suite and shape options (--seq, --heads, ...) are exclusive");
+    if (o->iters && o->min_time_given) return cli_error(EXIT_USAGE, "bench: use either --iters or --min-time");
+    if (!o->suite && !o->shape_given) o->suite = "quick";
+    if (o->heads && o->kv_heads && o->heads % o->kv_heads)
+        return cli_error(EXIT_USAGE, "bench: --heads %ld is not a multiple of --kv-heads %ld", o->heads, o->kv_heads);
+    if (!o->heads && o->kv_heads && 16 % o->kv_heads)
+        return cli_error(EXIT_USAGE, "bench: --kv-heads %ld does not divide the default 16 heads", o->kv_heads);
+    const bench_suite *s = o->suite ? bench_suite_find(o->suite) : NULL;
+    if (!o->min_time_given) o->min_time_s = s ? s->min_time_s : 0.5;
+    if (!o->warmup_given) o->warmup = s ? s->warmup : 3;
+    return 0;
+}

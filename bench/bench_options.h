@@ -1,0 +1,56 @@
+/* `attnvk bench` command line: parsed once, checked before anything runs. */
+#ifndef ATTNVK_BENCH_OPTIONS_H
+#define ATTNVK_BENCH_OPTIONS_H
+
+#include "attnvk/attnvk.h"
+
+#include <stdint.h>
+
+typedef enum bench_format { BENCH_FMT_TABLE = 0, BENCH_FMT_JSON, BENCH_FMT_CSV, BENCH_FMT_MD } bench_format;
+
+enum { BENCH_MAX_LIST = 32 };
+
+typedef struct bench_options {
+    unsigned api_mask;           /* bit (1u << attnvk_api) per API asked for */
+    int api_all;                 /* --api all (the default) */
+    const char *api_text;        /* as given, for messages */
+    const char *device;          /* --device SPEC, or NULL */
+    const char *impls;           /* --impl LIST, or NULL for every listed implementation */
+    const char *suite;           /* NULL with shape options */
+    int shape_given;
+    long batch, heads, kv_heads; /* kv_heads 0: = heads */
+    long seq[BENCH_MAX_LIST];
+    int nseq;
+    long seq_kv;                 /* 0: = seq */
+    long head_dim[BENCH_MAX_LIST];
+    int nhead_dim;
+    attnvk_dtype dtype;
+    int dtype_given;
+    attnvk_layout layout;
+    int causal;
+    long iters;                  /* 0: calibrated to min_time_s */
+    double min_time_s;
+    int min_time_given;
+    long warmup;
+    int warmup_given;
+    double cooldown_s;
+    bench_format format;
+    const char *out;
+    uint64_t seed;
+    const char *variant;
+    int tile_br, tile_bc;
+    long split_kv;
+    uint64_t max_memory;         /* 0: each device's own memory */
+    unsigned test_flags;         /* --test-wrong-kernel */
+    char command[2048];          /* the command line, for the results file */
+} bench_options;
+
+/* 0: parsed; -1: help printed (exit 0); else the exit code (a one-line error was printed). */
+int bench_parse_options(int argc, char **argv, bench_options *o);
+
+/* Shared by bench and check: "all" or a comma list of API names -> mask. 1 on success. */
+int bench_parse_api_list(const char *s, unsigned *mask, int *all);
+/* Joins argv into out ("attnvk bench ..."). */
+void bench_command_line(const char *prefix, int argc, char **argv, char *out, size_t n);
+
+#endif

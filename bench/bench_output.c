@@ -1,0 +1,329 @@
+/* The results file: built with cJSON, rewritten atomically after every record. */
+#include "bench_output.h"
+
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#ifndef ATTNVK_GIT_COMMIT
+#define ATTNVK_GIT_COMMIT "unknown"
+#endif
+
+int bench_results_add(bench_results *res, bench_record *r)
+{
+    if (res->nrecords == res->capacity) {
+        int cap = res->capacity ? res->capacity * 2 : 64;
+        bench_record *grown = realloc(res->records, sizeof *grown * (size_t)cap);
+        if (!grown) return -1;
+        res->records = grown;
+        res->capacity = cap;
+    }
+    res->records[res->nrecords++] = *r;
+    r->samples_ms = NULL; /* now owned by the results */
+    r->nsamples = 0;
+    return 0;
+}
+
+void bench_results_free(bench_results *res)
+{
+    for (int i = 0; i < res->nrecords; ++i) bench_record_free(&res->records[i]);
+    free(res->records);
+    res->records = NULL;
+    res->nrecords = res->capacity = 0;
+}
+
+static int same_case(const bench_case *a, const bench_case *b)
+{
+    return strcmp(a->name, b->name) == 0 && a->p.dtype == b->p.dtype && a->p.layout == b->p.layout;
+}
+
+void bench_results_link(bench_results *res)
+{
+    for (int i = 0; i < res->nrecords; ++i) {
+        bench_record *r = &res->records[i];
+        r->speedup_vs_vendor = NAN;
+        r->vendor_reference[0] = '\0';
+        if (r->status != BENCH_OK || !r->have_stats) continue;
+        const bench_record *best = NULL;
+        for (int j = 0; j < res->nrecords; ++j) {
+            const bench_record *v = &res->records[j];
+            if (v->status != BENCH_OK || !v->have_stats || strcmp(v->implementation, "attnvk") == 0) continue;
+            if (!same_case(&v->c, &r->c)) continue;
+            if (strcmp(res->devices[v->device_index].group, res->devices[r->device_index].group) != 0) continue;
+            /* a fused vendor kernel beats any unfused one as the reference */
+            if (!best || (v->fused && !best->fused) ||
+                (v->fused == best->fused && v->stats.median_ms < best->stats.median_ms))
+                best = v;
+        }
+        if (!best || !(r->stats.median_ms > 0)) continue;
+        r->speedup_vs_vendor = best->stats.median_ms / r->stats.median_ms;
+        snprintf(r->vendor_reference, sizeof r->vendor_reference, "%s", best->implementation);
+    }
+}
+
+/* ---- JSON ---- */
+
+static void add_number_or_null(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static void cpu_model(char *out, size_t n)
+{
+    snprintf(out, n, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            colon += colon[1] == ' ' ? 2 : 1;
+            colon[strcspn(colon, "\n")] = '\0';
+            snprintf(out, n, "%s", colon);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static cJSON *host_json(void)
+{
+    cJSON *h = cJSON_CreateObject();
+    struct utsname u;
+    char os[400], cpu[256], host[256] = "unknown";
+    if (uname(&u) == 0) snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
+    else snprintf(os, sizeof os, "unknown");
+    if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    cpu_model(cpu, sizeof cpu);
+    cJSON_AddStringToObject(h, "os", os);
+    cJSON_AddStringToObject(h, "hostname", host);
+    cJSON_AddStringToObject(h, "cpu", cpu);
+    return h;
+}
+
+static const char *layout_name(attnvk_layout l) { return l == ATTNVK_LAYOUT_BSHD ? "bshd" : "bhsd"; }
+
+static cJSON *settings_json(const bench_results *res)
+{
+    const bench_options *o = res->opts;
+    cJSON *s = cJSON_CreateObject();
+    if (res->suite) cJSON_AddStringToObject(s, "suite", res->suite);
+    else cJSON_AddNullToObject(s, "suite");
+    cJSON_AddStringToObject(s, "dtype", attnvk_dtype_name(res->dtype));
+    cJSON_AddStringToObject(s, "layout", layout_name(o->layout));
+    cJSON_AddBoolToObject(s, "causal", o->causal);
+    cJSON_AddNumberToObject(s, "warmup", (double)o->warmup);
+    if (o->iters) cJSON_AddNumberToObject(s, "iters", (double)o->iters);
+    else cJSON_AddNullToObject(s, "iters");
+    if (o->iters) cJSON_AddNullToObject(s, "min_time_s");
+    else cJSON_AddNumberToObject(s, "min_time_s", o->min_time_s);
+    cJSON_AddNumberToObject(s, "cooldown_s", o->cooldown_s);
+    cJSON_AddNumberToObject(s, "seed", (double)o->seed);
+    if (o->max_memory) cJSON_AddNumberToObject(s, "max_memory_bytes", (double)o->max_memory);
+    else cJSON_AddNullToObject(s, "max_memory_bytes");
+    cJSON_AddBoolToObject(s, "test_wrong_kernel", (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) != 0);
+    return s;
+}
+
+/* The same keys as `attnvk devices --json`, plus the group. */
+static cJSON *device_json(const bench_target *t)
+{
+    const attnvk_device_info *d = &t->info;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "api", attnvk_api_name(d->api));
+    cJSON_AddNumberToObject(o, "index", d->index);
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "vendor", d->vendor);
+    cJSON_AddNumberToObject(o, "vendor_id", d->vendor_id);
+    cJSON_AddStringToObject(o, "type", attnvk_device_type_name(d->type));
+    cJSON_AddStringToObject(o, "driver_version", d->driver_version);
+    cJSON_AddStringToObject(o, "api_version", d->api_version);
+    cJSON_AddStringToObject(o, "architecture", d->architecture);
+    cJSON_AddNumberToObject(o, "memory_bytes", (double)d->memory_bytes);
+    cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
+    cJSON *sg = cJSON_AddArrayToObject(o, "subgroup_sizes");
+    for (int i = 0; i < ATTNVK_MAX_SUBGROUP_SIZES && d->subgroup_sizes[i]; ++i)
+        cJSON_AddItemToArray(sg, cJSON_CreateNumber(d->subgroup_sizes[i]));
+    cJSON_AddNumberToObject(o, "shared_memory_per_group", (double)d->shared_memory_per_group);
+    cJSON_AddNumberToObject(o, "max_workgroup_size", d->max_workgroup_size);
+    cJSON_AddBoolToObject(o, "fp16", d->fp16);
+    cJSON_AddBoolToObject(o, "bf16", d->bf16);
+    cJSON_AddBoolToObject(o, "cooperative_matrix", d->cooperative_matrix);
+    if (d->has_uuid) cJSON_AddStringToObject(o, "uuid", t->uuid);
+    else cJSON_AddNullToObject(o, "uuid");
+    cJSON_AddStringToObject(o, "default_variant", d->default_variant);
+    cJSON_AddStringToObject(o, "group", t->group);
+    return o;
+}
+
+static cJSON *case_json(const bench_case *c)
+{
+    const attnvk_problem *p = &c->p;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", c->name);
+    cJSON_AddNumberToObject(o, "batch", p->batch);
+    cJSON_AddNumberToObject(o, "heads", p->heads);
+    cJSON_AddNumberToObject(o, "kv_heads", p->kv_heads);
+    cJSON_AddNumberToObject(o, "seq_q", p->seq_q);
+    cJSON_AddNumberToObject(o, "seq_kv", p->seq_kv);
+    cJSON_AddNumberToObject(o, "head_dim", p->head_dim);
+    cJSON_AddBoolToObject(o, "causal", p->causal);
+    cJSON_AddStringToObject(o, "dtype", attnvk_dtype_name(p->dtype));
+    cJSON_AddStringToObject(o, "layout", layout_name(p->layout));
+    cJSON_AddNumberToObject(o, "scale", attnvk_problem_scale(p));
+    if (c->note) cJSON_AddStringToObject(o, "note", c->note);
+    return o;
+}
+
+static cJSON *stats_json(const bench_stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "min_ms", s->min_ms);
+    cJSON_AddNumberToObject(o, "median_ms", s->median_ms);
+    cJSON_AddNumberToObject(o, "mean_ms", s->mean_ms);
+    cJSON_AddNumberToObject(o, "std_ms", s->std_ms);
+    cJSON_AddNumberToObject(o, "p95_ms", s->p95_ms);
+    cJSON_AddNumberToObject(o, "p99_ms", s->p99_ms);
+    cJSON_AddNumberToObject(o, "cv", s->cv);
+    return o;
+}
+
+static cJSON *check_json(const attnvk_check *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_number_or_null(o, "rel_l2", c->rel_l2);
+    add_number_or_null(o, "max_abs", c->max_abs);
+    cJSON_AddNumberToObject(o, "tolerance", c->tolerance);
+    cJSON_AddNumberToObject(o, "rows_checked", (double)c->rows_checked);
+    cJSON_AddNumberToObject(o, "nonfinite", (double)c->nonfinite);
+    cJSON_AddBoolToObject(o, "passed", c->passed);
+    return o;
+}
+
+static void add_int_or_null(cJSON *o, const char *key, int have, double v)
+{
+    if (have) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *record_json(const bench_results *res, const bench_record *r)
+{
+    const bench_target *t = &res->devices[r->device_index];
+    const attnvk_kernel_info *k = &r->kernel;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "implementation", r->implementation);
+    cJSON_AddBoolToObject(o, "fused", r->fused);
+    cJSON_AddStringToObject(o, "api", attnvk_api_name(t->info.api));
+    cJSON_AddNumberToObject(o, "device_index", r->device_index);
+    cJSON_AddStringToObject(o, "device_name", t->info.name);
+    if (t->info.has_uuid) cJSON_AddStringToObject(o, "device_uuid", t->uuid);
+    else cJSON_AddNullToObject(o, "device_uuid");
+    cJSON_AddStringToObject(o, "group", t->group);
+    cJSON_AddStringToObject(o, "driver_version", t->info.driver_version);
+    cJSON_AddItemToObject(o, "case", case_json(&r->c));
+    cJSON_AddStringToObject(o, "status", bench_status_name(r->status));
+    cJSON_AddStringToObject(o, "reason", r->status == BENCH_OK ? "" : r->reason);
+    if (r->have_kernel) cJSON_AddStringToObject(o, "variant", k->variant);
+    else cJSON_AddNullToObject(o, "variant");
+    add_int_or_null(o, "tile_br", r->have_kernel, k->tile_br);
+    add_int_or_null(o, "tile_bc", r->have_kernel, k->tile_bc);
+    add_int_or_null(o, "workgroup_size", r->have_kernel, k->workgroup_size);
+    add_int_or_null(o, "split_kv", r->have_kernel, k->split_kv);
+    if (r->have_kernel) cJSON_AddStringToObject(o, "params", k->params);
+    else cJSON_AddNullToObject(o, "params");
+    if (r->nsamples > 0) {
+        cJSON *s = cJSON_AddArrayToObject(o, "samples_ms");
+        for (int i = 0; i < r->nsamples; ++i) cJSON_AddItemToArray(s, cJSON_CreateNumber(r->samples_ms[i]));
+    } else {
+        cJSON_AddNullToObject(o, "samples_ms");
+    }
+    if (r->have_stats) cJSON_AddItemToObject(o, "stats", stats_json(&r->stats));
+    else cJSON_AddNullToObject(o, "stats");
+    cJSON_AddNumberToObject(o, "flops", r->flops);
+    add_number_or_null(o, "tflops", r->tflops);
+    add_number_or_null(o, "tokens_per_s", r->tokens_per_s);
+    add_number_or_null(o, "gbytes_per_s", r->gbytes_per_s);
+    add_number_or_null(o, "peak_fraction", r->peak_fraction);
+    add_int_or_null(o, "memory_bytes", r->memory_bytes > 0, (double)r->memory_bytes);
+    if (r->have_check) cJSON_AddItemToObject(o, "check", check_json(&r->check));
+    else cJSON_AddNullToObject(o, "check");
+    add_int_or_null(o, "chunks", r->chunks > 0, r->chunks);
+    add_int_or_null(o, "input_sets", r->input_sets > 0, r->input_sets);
+    add_int_or_null(o, "warmup_runs", r->have_stats, r->warmup_runs);
+    add_number_or_null(o, "speedup_vs_vendor", r->speedup_vs_vendor);
+    if (r->vendor_reference[0]) cJSON_AddStringToObject(o, "vendor_reference", r->vendor_reference);
+    else cJSON_AddNullToObject(o, "vendor_reference");
+    return o;
+}
+
+char *bench_render_json(const bench_results *res)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "format_version", BENCH_FORMAT_VERSION);
+    cJSON_AddStringToObject(root, "attnvk_version", ATTNVK_VERSION_STRING);
+    cJSON_AddStringToObject(root, "git_commit", ATTNVK_GIT_COMMIT);
+    cJSON_AddStringToObject(root, "created", res->created);
+    cJSON_AddItemToObject(root, "host", host_json());
+    cJSON_AddStringToObject(root, "command", res->opts->command);
+    cJSON_AddItemToObject(root, "settings", settings_json(res));
+    cJSON *apis = cJSON_AddArrayToObject(root, "apis");
+    for (int a = 0; a < ATTNVK_API_COUNT; ++a) {
+        const char *reason = "";
+        attnvk_status s = res->ctx ? attnvk_api_status(res->ctx, (attnvk_api)a, &reason) : ATTNVK_ERROR_UNAVAILABLE;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "api", attnvk_api_name((attnvk_api)a));
+        cJSON_AddStringToObject(o, "status", s == ATTNVK_OK ? "available" : "unavailable");
+        if (s != ATTNVK_OK) cJSON_AddStringToObject(o, "reason", reason ? reason : "");
+        cJSON_AddItemToArray(apis, o);
+    }
+    cJSON *devs = cJSON_AddArrayToObject(root, "devices");
+    for (int i = 0; i < res->ndevices; ++i) cJSON_AddItemToArray(devs, device_json(&res->devices[i]));
+    cJSON *recs = cJSON_AddArrayToObject(root, "records");
+    for (int i = 0; i < res->nrecords; ++i) cJSON_AddItemToArray(recs, record_json(res, &res->records[i]));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return NULL;
+    /* one trailing newline, from the same allocator the caller frees with */
+    size_t n = strlen(text);
+    char *out = malloc(n + 2);
+    if (out) memcpy(out, text, n), out[n] = '\n', out[n + 1] = '\0';
+    cJSON_free(text);
+    return out;
+}
+
+char *bench_render(const bench_results *res, bench_format f)
+{
+    switch (f) {
+    case BENCH_FMT_JSON: return bench_render_json(res);
+    case BENCH_FMT_CSV: return bench_render_csv(res);
+    case BENCH_FMT_MD: return bench_render_md(res);
+    case BENCH_FMT_TABLE: break;
+    }
+    return bench_render_table(res);
+}
+
+int bench_write_atomic(const char *path, const char *text)
+{
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return -1;
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return -1;
+    size_t n = strlen(text);
+    int ok = fwrite(text, 1, n, f) == n;
+    ok &= fflush(f) == 0;
+    ok &= fsync(fileno(f)) == 0;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,61 @@
+#include "bench_record.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *bench_status_name(bench_status s)
+{
+    switch (s) {
+    case BENCH_OK: return "ok";
+    case BENCH_FAIL: return "fail";
+    case BENCH_SKIPPED: return "skipped";
+    case BENCH_UNAVAILABLE: return "unavailable";
+    }
+    return "unknown";
+}
+
+void bench_record_init(bench_record *r, const char *impl, int fused, int device_index, const bench_case *c)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->implementation, sizeof r->implementation, "%s", impl);
+    r->fused = fused;
+    r->device_index = device_index;
+    r->c = *c;
+    r->status = BENCH_OK;
+    r->flops = attnvk_problem_flops(&c->p);
+    r->tflops = r->tokens_per_s = r->gbytes_per_s = r->peak_fraction = NAN;
+    r->speedup_vs_vendor = NAN;
+}
+
+void bench_record_set(bench_record *r, bench_status s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    r->status = s;
+    vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+    va_end(ap);
+}
+
+void bench_record_free(bench_record *r)
+{
+    free(r->samples_ms);
+    r->samples_ms = NULL;
+    r->nsamples = 0;
+}
+
+void bench_format_bytes(double bytes, char *out, size_t n)
+{
+    if (bytes < 1024) snprintf(out, n, "%.0f B", bytes);
+    else if (bytes < 1048576.0) snprintf(out, n, "%.1f KiB", bytes / 1024);
+    else if (bytes < 1073741824.0) snprintf(out, n, "%.1f MiB", bytes / 1048576.0);
+    else snprintf(out, n, "%.2f GiB", bytes / 1073741824.0);
+}
+
+double bench_io_bytes(const attnvk_problem *p)
+{
+    double es = (double)attnvk_dtype_size(p->dtype);
+    return es * (2.0 * (double)attnvk_q_elements(p) + 2.0 * (double)attnvk_kv_elements(p));
+}

@@ -1,0 +1,68 @@
+/* What `attnvk bench` and `attnvk check` measure: one record per
+ * (case, device, implementation), the unit every output format writes. */
+#ifndef ATTNVK_BENCH_RECORD_H
+#define ATTNVK_BENCH_RECORD_H
+
+#include "attnvk/attnvk.h"
+
+#include <stdint.h>
+
+typedef enum bench_status { BENCH_OK = 0, BENCH_FAIL, BENCH_SKIPPED, BENCH_UNAVAILABLE } bench_status;
+const char *bench_status_name(bench_status s);
+
+/* One workload: a named problem (dtype and layout already applied). */
+typedef struct bench_case {
+    char name[96];
+    attnvk_problem p;
+    const char *note; /* static text, e.g. why a shape is an approximation; may be NULL */
+} bench_case;
+
+typedef struct bench_stats {
+    double min_ms, median_ms, mean_ms, std_ms, p95_ms, p99_ms, cv;
+} bench_stats;
+
+typedef struct bench_record {
+    char implementation[32];
+    int fused;
+    int device_index;            /* into the results' device list */
+    bench_case c;
+    bench_status status;
+    char reason[512];            /* empty when ok */
+
+    int have_kernel;             /* prepare succeeded: kernel describes what ran */
+    attnvk_kernel_info kernel;
+
+    double *samples_ms;          /* malloc'd; one sample = the sum of its chunk dispatches */
+    int nsamples;
+    int have_stats;
+    bench_stats stats;
+
+    double flops;
+    double tflops, tokens_per_s, gbytes_per_s, peak_fraction; /* NAN: null (not a result) */
+    uint64_t memory_bytes;       /* Q+K+V+O(+LSE)+workspace of one input set; 0 unknown */
+
+    int have_check;
+    attnvk_check check;
+
+    int chunks;                  /* dispatches per sample (q_begin/q_count split) */
+    int input_sets;              /* rotated copies of Q, K, V, O */
+    int warmup_runs;
+
+    /* filled when the results are linked (bench_results_link) */
+    double speedup_vs_vendor;    /* NAN: none */
+    char vendor_reference[32];
+} bench_record;
+
+/* Zeroed record of a case on a device, every result null (NAN). */
+void bench_record_init(bench_record *r, const char *impl, int fused, int device_index, const bench_case *c);
+/* Marks the record with status and a one-line reason. */
+void bench_record_set(bench_record *r, bench_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void bench_record_free(bench_record *r);
+
+/* "512 B", "64.0 MiB", "1.50 GiB". */
+void bench_format_bytes(double bytes, char *out, size_t n);
+
+/* Bytes of Q, K, V (read) and O (written) once. */
+double bench_io_bytes(const attnvk_problem *p);
+
+#endif

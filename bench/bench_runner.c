@@ -1,0 +1,416 @@
+#include "bench_runner.h"
+
+#include "bench_stats.h"
+#include "core/error.h"
+#include "core/layout.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    MAX_INPUT_SETS = 4,
+    MIN_SAMPLES = 3,
+    MAX_SAMPLES = 2000,
+    PROBE_ATTEMPTS = 6,
+    TRANSFER_ELEMENTS = 1 << 22, /* host staging per upload/poison write */
+};
+static const double rotate_below_bytes = 256.0 * 1048576.0; /* around last-level cache sizes: rotate sets */
+static const double dispatch_budget_ms = 400.0;             /* keep each dispatch under ~0.5 s */
+static const double probe_flops = 1e9;                       /* cases above this are probed and split */
+static const double probe_enough_ms = 50.0;
+
+typedef struct io_set {
+    attnvk_buffer *q, *k, *v, *o;
+} io_set;
+
+typedef struct run_state {
+    bench_target *t;
+    const bench_workload *w;
+    attnvk_kernel *kernel;
+    io_set sets[MAX_INPUT_SETS];
+    int nsets, next_set;
+    int *chunk_begin, *chunk_count;
+    int nchunks;
+} run_state;
+
+/* Maps a library status to the record's status; DEVICE_LOST marks the device. */
+static void record_status(bench_record *r, bench_target *t, attnvk_status s, const char *stage)
+{
+    const char *msg = attnvk_last_error();
+    switch (s) {
+    case ATTNVK_OK: return;
+    case ATTNVK_ERROR_UNSUPPORTED: bench_record_set(r, BENCH_SKIPPED, "unsupported: %s", msg); return;
+    case ATTNVK_ERROR_UNAVAILABLE: bench_record_set(r, BENCH_UNAVAILABLE, "%s", msg); return;
+    case ATTNVK_ERROR_OUT_OF_MEMORY: bench_record_set(r, BENCH_SKIPPED, "out of memory (%s): %s", stage, msg); return;
+    case ATTNVK_ERROR_DEVICE_LOST: t->lost = 1; break;
+    default: break;
+    }
+    bench_record_set(r, BENCH_FAIL, "%s during %s: %s", attnvk_status_name(s), stage, msg);
+}
+
+static double row_flops(const attnvk_problem *p, int i)
+{
+    int seen = avk_visible_keys(p, i);
+    return 4.0 * p->head_dim * p->batch * p->heads * (seen > 0 ? seen : 1); /* empty rows still cost a little */
+}
+
+static attnvk_status run_chunk(run_state *st, io_set *s, int begin, int count, double *ms)
+{
+    if (begin == 0 && count == st->w->p.seq_q) count = 0; /* the plain whole-problem dispatch */
+    return attnvk_kernel_run(st->kernel, s->q, s->k, s->v, s->o, NULL, begin, count, ms);
+}
+
+/* One sample: every chunk of the plan on one input set, device times summed. */
+static attnvk_status run_sample(run_state *st, io_set *s, double *total_ms)
+{
+    *total_ms = 0;
+    for (int c = 0; c < st->nchunks; ++c) {
+        double ms = 0;
+        attnvk_status rc = run_chunk(st, s, st->chunk_begin[c], st->chunk_count[c], &ms);
+        if (rc != ATTNVK_OK) return rc;
+        *total_ms += ms;
+    }
+    return ATTNVK_OK;
+}
+
+static attnvk_status set_plan(run_state *st, int n)
+{
+    free(st->chunk_begin);
+    free(st->chunk_count);
+    st->chunk_begin = malloc(sizeof(int) * (size_t)n);
+    st->chunk_count = malloc(sizeof(int) * (size_t)n);
+    st->nchunks = n;
+    if (!st->chunk_begin || !st->chunk_count) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    return ATTNVK_OK;
+}
+
+/* Splits the query rows so no dispatch should exceed the budget, from the
+ * rate measured on growing probes of the first rows. Small cases: one chunk. */
+static attnvk_status plan_chunks(run_state *st)
+{
+    const attnvk_problem *p = &st->w->p;
+    if (attnvk_problem_flops(p) <= probe_flops || p->seq_q == 1) {
+        attnvk_status s = set_plan(st, 1);
+        if (s == ATTNVK_OK) st->chunk_begin[0] = 0, st->chunk_count[0] = p->seq_q;
+        return s;
+    }
+    double target = probe_flops, rate = 0; /* FLOP per ms */
+    for (int attempt = 0; attempt < PROBE_ATTEMPTS; ++attempt) {
+        int rows = 0;
+        double work = 0;
+        while (rows < p->seq_q && work < target) work += row_flops(p, rows++);
+        double ms = 0;
+        attnvk_status s = run_chunk(st, &st->sets[0], 0, rows, &ms);
+        if (s != ATTNVK_OK) return s;
+        rate = work / (ms > 1e-6 ? ms : 1e-6);
+        if (ms >= probe_enough_ms || rows == p->seq_q) break;
+        double grow = 2 * probe_enough_ms / (ms > 0.01 ? ms : 0.01);
+        target *= grow < 64 ? grow : 64;
+    }
+    double budget = rate * dispatch_budget_ms;
+    int n = 0;
+    double work = 0;
+    for (int i = 0; i < p->seq_q; ++i) { /* count first, then fill */
+        double f = row_flops(p, i);
+        if (work > 0 && work + f > budget) ++n, work = 0;
+        work += f;
+    }
+    attnvk_status s = set_plan(st, n + 1);
+    if (s != ATTNVK_OK) return s;
+    int c = 0, begin = 0;
+    work = 0;
+    for (int i = 0; i < p->seq_q; ++i) {
+        double f = row_flops(p, i);
+        if (work > 0 && work + f > budget) {
+            st->chunk_begin[c] = begin, st->chunk_count[c] = i - begin, ++c;
+            begin = i, work = 0;
+        }
+        work += f;
+    }
+    st->chunk_begin[c] = begin, st->chunk_count[c] = p->seq_q - begin;
+    return ATTNVK_OK;
+}
+
+/* Packs f32 host values to the dtype piece by piece and writes them to every set. */
+static attnvk_status upload(run_state *st, const float *src, size_t n, int which)
+{
+    attnvk_dtype dt = st->w->p.dtype;
+    size_t es = attnvk_dtype_size(dt), piece = n < TRANSFER_ELEMENTS ? n : TRANSFER_ELEMENTS;
+    unsigned char *staging = malloc(piece * es);
+    if (!staging) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    attnvk_status s = ATTNVK_OK;
+    for (size_t off = 0; off < n && s == ATTNVK_OK; off += piece) {
+        size_t m = n - off < piece ? n - off : piece;
+        attnvk_pack(dt, src + off, staging, m);
+        for (int i = 0; i < st->nsets && s == ATTNVK_OK; ++i) {
+            attnvk_buffer *b = which == 0 ? st->sets[i].q : which == 1 ? st->sets[i].k : st->sets[i].v;
+            s = attnvk_buffer_write(b, off * es, staging, m * es);
+        }
+    }
+    free(staging);
+    return s;
+}
+
+/* NaN in every element of O, so whatever the kernel fails to write shows. */
+static attnvk_status poison_output(run_state *st)
+{
+    attnvk_dtype dt = st->w->p.dtype;
+    size_t n = attnvk_q_elements(&st->w->p), es = attnvk_dtype_size(dt);
+    size_t piece = n < TRANSFER_ELEMENTS ? n : TRANSFER_ELEMENTS;
+    unsigned char *nan_bytes = malloc(piece * es);
+    if (!nan_bytes) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    float nan_f32 = NAN;
+    uint16_t nan_16 = dt == ATTNVK_F16 ? 0x7e00u : 0x7fc0u;
+    for (size_t i = 0; i < piece; ++i) {
+        if (dt == ATTNVK_F32) memcpy(nan_bytes + i * 4, &nan_f32, 4);
+        else memcpy(nan_bytes + i * 2, &nan_16, 2);
+    }
+    attnvk_status s = ATTNVK_OK;
+    for (size_t off = 0; off < n && s == ATTNVK_OK; off += piece) {
+        size_t m = n - off < piece ? n - off : piece;
+        s = attnvk_buffer_write(st->sets[0].o, off * es, nan_bytes, m * es);
+    }
+    free(nan_bytes);
+    return s;
+}
+
+/* The checked rows of set 0's O as f32, in the workload's row order. */
+static attnvk_status read_checked_rows(run_state *st, float *o_rows)
+{
+    const attnvk_problem *p = &st->w->p;
+    size_t D = (size_t)p->head_dim, es = attnvk_dtype_size(p->dtype), nq = attnvk_q_elements(p);
+    size_t bytes = st->w->full ? nq * es : D * es;
+    unsigned char *packed = malloc(bytes);
+    float *all = st->w->full ? malloc(nq * sizeof(float)) : NULL;
+    attnvk_status s = ATTNVK_OK;
+    if (!packed || (st->w->full && !all)) s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (s == ATTNVK_OK && st->w->full) {
+        s = attnvk_buffer_read(st->sets[0].o, 0, packed, bytes);
+        if (s == ATTNVK_OK) attnvk_unpack(p->dtype, packed, all, nq);
+    }
+    for (size_t r = 0; r < st->w->nrows && s == ATTNVK_OK; ++r) {
+        size_t row = st->w->rows[r];
+        int i = (int)(row % (size_t)p->seq_q), h = (int)((row / (size_t)p->seq_q) % (size_t)p->heads);
+        int b = (int)(row / ((size_t)p->seq_q * p->heads));
+        size_t off = avk_q_offset(p, b, h, i);
+        if (st->w->full) {
+            memcpy(o_rows + r * D, all + off, D * sizeof(float));
+        } else {
+            s = attnvk_buffer_read(st->sets[0].o, off * es, packed, D * es);
+            if (s == ATTNVK_OK) attnvk_unpack(p->dtype, packed, o_rows + r * D, D);
+        }
+    }
+    free(packed);
+    free(all);
+    return s;
+}
+
+static attnvk_status checked_run(run_state *st, bench_record *r, double *ms)
+{
+    attnvk_status s = poison_output(st);
+    if (s == ATTNVK_OK) s = run_sample(st, &st->sets[0], ms);
+    if (s != ATTNVK_OK) return s;
+    float *o_rows = malloc(sizeof(float) * st->w->nrows * (size_t)st->w->p.head_dim);
+    if (!o_rows) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    s = read_checked_rows(st, o_rows);
+    if (s == ATTNVK_OK) {
+        r->check = bench_workload_compare(st->w, o_rows);
+        r->have_check = 1;
+        if (r->check.nonfinite)
+            bench_record_set(r, BENCH_FAIL, "wrong result: %zu non-finite values in %zu checked rows",
+                             r->check.nonfinite, r->check.rows_checked);
+        else if (!r->check.passed)
+            bench_record_set(r, BENCH_FAIL, "wrong result: rel_l2 %.3e > tolerance %.0e over %zu rows",
+                             r->check.rel_l2, r->check.tolerance, r->check.rows_checked);
+    }
+    free(o_rows);
+    return s;
+}
+
+static int compare_ms(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Warm-up, then as many samples as fit the time budget (or --iters), rotating input sets. */
+static attnvk_status timed_runs(run_state *st, const bench_run_config *cfg, double check_ms, bench_record *r)
+{
+    double budget_ms = cfg->min_time_s * 1e3, est = check_ms > 0 ? check_ms : 1e-3;
+    long warm = cfg->warmup;
+    if (warm > 0 && !cfg->iters) { /* long cases: a warm-up no longer than the budget */
+        long fit = (long)ceil(budget_ms / est);
+        warm = warm < fit ? warm : (fit > 1 ? fit : 1);
+    }
+    double *warm_ms = malloc(sizeof(double) * (size_t)(warm > 0 ? warm : 1));
+    if (!warm_ms) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    attnvk_status s = ATTNVK_OK;
+    for (long i = 0; i < warm && s == ATTNVK_OK; ++i)
+        s = run_sample(st, &st->sets[st->next_set++ % st->nsets], &warm_ms[i]);
+    if (s == ATTNVK_OK && warm > 0) {
+        qsort(warm_ms, (size_t)warm, sizeof(double), compare_ms);
+        est = warm_ms[warm / 2] > 1e-6 ? warm_ms[warm / 2] : 1e-6;
+    }
+    free(warm_ms);
+    if (s != ATTNVK_OK) return s;
+    r->warmup_runs = (int)warm;
+    long n = cfg->iters;
+    if (n <= 0) {
+        double want = ceil(budget_ms / est);
+        n = want < MIN_SAMPLES ? MIN_SAMPLES : want > MAX_SAMPLES ? MAX_SAMPLES : (long)want;
+    }
+    r->samples_ms = malloc(sizeof(double) * (size_t)n);
+    if (!r->samples_ms) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (long i = 0; i < n && s == ATTNVK_OK; ++i) {
+        s = run_sample(st, &st->sets[st->next_set++ % st->nsets], &r->samples_ms[i]);
+        if (s == ATTNVK_OK) r->nsamples = (int)i + 1;
+    }
+    if (r->nsamples > 0) {
+        bench_stats_compute(r->samples_ms, r->nsamples, &r->stats);
+        r->have_stats = 1;
+    }
+    return s;
+}
+
+static void derive_metrics(const bench_target *t, bench_record *r)
+{
+    const attnvk_problem *p = &r->c.p;
+    double seconds = r->stats.median_ms * 1e-3;
+    if (r->status != BENCH_OK || !r->have_stats || !(seconds > 0)) return;
+    r->tflops = r->flops / seconds / 1e12;
+    r->tokens_per_s = (double)p->batch * p->seq_q / seconds;
+    r->gbytes_per_s = bench_io_bytes(p) / seconds / 1e9;
+    double peak = bench_peak_tflops(t->info.name, p->dtype);
+    r->peak_fraction = peak > 0 ? r->tflops / peak : NAN;
+}
+
+static int dtype_supported(const attnvk_device_info *d, attnvk_dtype dt)
+{
+    return dt == ATTNVK_F32 || (dt == ATTNVK_F16 && d->fp16) || (dt == ATTNVK_BF16 && d->bf16);
+}
+
+/* Prepares the kernel and decides the input sets; 0 when the record is already final. */
+static int prepare(run_state *st, const attnvk_impl_info *impl, const bench_run_config *cfg, bench_record *r)
+{
+    const attnvk_problem *p = &st->w->p;
+    const attnvk_device_info *d = &st->t->info;
+    double es = (double)attnvk_dtype_size(p->dtype);
+    double io = bench_io_bytes(p), scores = es * p->batch * p->heads * (double)p->seq_q * p->seq_kv;
+    if (!impl->fused && cfg->fused_only_suite) {
+        char need[32];
+        bench_format_bytes(scores, need, sizeof need);
+        bench_record_set(r, BENCH_SKIPPED, "unfused baseline left out of suite '%s': its Nq x Nk scores need %s",
+                         cfg->fused_only_suite, need);
+        return 0;
+    }
+    int is_attnvk = strcmp(impl->name, "attnvk") == 0;
+    attnvk_kernel_options opts = {.implementation = impl->name, .test_flags = cfg->test_flags};
+    if (is_attnvk) {
+        opts.variant = cfg->variant;
+        opts.tile_br = cfg->tile_br, opts.tile_bc = cfg->tile_bc;
+        opts.split_kv = (int)cfg->split_kv;
+    }
+    attnvk_status s = attnvk_kernel_prepare(st->t->dev, p, &opts, &st->kernel, &r->kernel);
+    if (s != ATTNVK_OK) {
+        st->kernel = NULL;
+        record_status(r, st->t, s, "prepare");
+        return 0;
+    }
+    r->have_kernel = 1;
+    double workspace = (double)r->kernel.workspace_bytes;
+    if (!impl->fused && workspace < scores) workspace = scores; /* in case the backend leaves it out */
+    r->memory_bytes = (uint64_t)(io + workspace);
+    double limit = cfg->max_memory ? (double)cfg->max_memory : (double)d->memory_bytes;
+    if (limit > 0 && io + workspace > limit) {
+        char need[32], qkvo[32], ws[32], have[32];
+        bench_format_bytes(io + workspace, need, sizeof need);
+        bench_format_bytes(io, qkvo, sizeof qkvo);
+        bench_format_bytes(workspace, ws, sizeof ws);
+        bench_format_bytes(limit, have, sizeof have);
+        bench_record_set(r, BENCH_SKIPPED, "needs %s of device memory (Q,K,V,O %s + workspace %s), %s %s", need, qkvo,
+                         ws, cfg->max_memory ? "--max-memory allows" : "the device has", have);
+        return 0;
+    }
+    st->nsets = io < rotate_below_bytes ? MAX_INPUT_SETS : 1;
+    while (st->nsets > 1 && limit > 0 && st->nsets * io + workspace > 0.5 * limit) --st->nsets;
+    return 1;
+}
+
+static attnvk_status allocate_sets(run_state *st)
+{
+    const attnvk_problem *p = &st->w->p;
+    size_t es = attnvk_dtype_size(p->dtype);
+    size_t qb = attnvk_q_elements(p) * es, kvb = attnvk_kv_elements(p) * es;
+    for (int i = 0; i < st->nsets; ++i) {
+        io_set *x = &st->sets[i];
+        attnvk_status s = attnvk_buffer_create(st->t->dev, qb, &x->q);
+        if (s == ATTNVK_OK) s = attnvk_buffer_create(st->t->dev, kvb, &x->k);
+        if (s == ATTNVK_OK) s = attnvk_buffer_create(st->t->dev, kvb, &x->v);
+        if (s == ATTNVK_OK) s = attnvk_buffer_create(st->t->dev, qb, &x->o);
+        if (s == ATTNVK_OK) continue;
+        attnvk_buffer_destroy(x->q);
+        attnvk_buffer_destroy(x->k);
+        attnvk_buffer_destroy(x->v);
+        memset(x, 0, sizeof *x);
+        if (i == 0 || s != ATTNVK_ERROR_OUT_OF_MEMORY) return s;
+        st->nsets = i; /* fewer rotated copies rather than none */
+        break;
+    }
+    return ATTNVK_OK;
+}
+
+static void release(run_state *st)
+{
+    for (int i = 0; i < MAX_INPUT_SETS; ++i) {
+        attnvk_buffer_destroy(st->sets[i].q);
+        attnvk_buffer_destroy(st->sets[i].k);
+        attnvk_buffer_destroy(st->sets[i].v);
+        attnvk_buffer_destroy(st->sets[i].o);
+    }
+    attnvk_kernel_destroy(st->kernel);
+    free(st->chunk_begin);
+    free(st->chunk_count);
+}
+
+void bench_run(bench_target *t, const attnvk_impl_info *impl, const bench_workload *w, const bench_run_config *cfg,
+               bench_record *r)
+{
+    if (!impl->available) {
+        bench_record_set(r, BENCH_UNAVAILABLE, "%s", impl->reason[0] ? impl->reason : "not available");
+        return;
+    }
+    if (!t->dev) {
+        bench_record_set(r, BENCH_UNAVAILABLE, "cannot open device: %s", t->open_error);
+        return;
+    }
+    if (t->lost) {
+        bench_record_set(r, BENCH_SKIPPED, "device lost earlier in this run");
+        return;
+    }
+    if (!dtype_supported(&t->info, w->p.dtype)) {
+        bench_record_set(r, BENCH_SKIPPED, "%s device has no %s support", attnvk_api_name(t->info.api),
+                         attnvk_dtype_name(w->p.dtype));
+        return;
+    }
+    run_state st = {.t = t, .w = w};
+    if (!prepare(&st, impl, cfg, r)) {
+        release(&st);
+        return;
+    }
+    const char *stage = "allocation";
+    attnvk_status s = allocate_sets(&st);
+    if (s == ATTNVK_OK) stage = "upload";
+    if (s == ATTNVK_OK) s = upload(&st, w->q, attnvk_q_elements(&w->p), 0);
+    if (s == ATTNVK_OK) s = upload(&st, w->k, attnvk_kv_elements(&w->p), 1);
+    if (s == ATTNVK_OK) s = upload(&st, w->v, attnvk_kv_elements(&w->p), 2);
+    if (s == ATTNVK_OK) stage = "the probe run", s = plan_chunks(&st);
+    r->input_sets = st.nsets;
+    r->chunks = st.nchunks;
+    double check_ms = 0;
+    if (s == ATTNVK_OK) stage = "the checked run", s = checked_run(&st, r, &check_ms);
+    if (s == ATTNVK_OK && cfg->timed) stage = "the timed runs", s = timed_runs(&st, cfg, check_ms, r);
+    if (s != ATTNVK_OK) record_status(r, t, s, stage);
+    derive_metrics(t, r);
+    release(&st);
+}

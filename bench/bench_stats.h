@@ -1,0 +1,13 @@
+/* Sample statistics and the peak-throughput table behind % of peak. */
+#ifndef ATTNVK_BENCH_STATS_H
+#define ATTNVK_BENCH_STATS_H
+
+#include "bench_record.h"
+
+/* min, median, mean ± std (sample), p95, p99 (linear interpolation), cv = std/mean. */
+void bench_stats_compute(const double *samples, int n, bench_stats *out);
+
+/* Dense peak TFLOP/s of a known device for dtype, or 0 when unknown. */
+double bench_peak_tflops(const char *device_name, attnvk_dtype dtype);
+
+#endif

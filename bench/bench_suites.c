@@ -1,0 +1,219 @@
+/* The suites are data: one row per case. Names encode the shape so a results
+ * file stays readable without this table. */
+#include "bench_suites.h"
+
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* name, B, H, H_kv, Nq, Nk, D, causal, note */
+static const bench_suite_case quick_cases[] = {
+    {"quick-d64-n256-b1-h4", 1, 4, 4, 256, 256, 64, 0, NULL},
+    {"quick-d128-n384-b1-h2-causal", 1, 2, 2, 384, 384, 128, 1, NULL},
+    {"quick-d64-nq200-nk333-b1-h8-kv2", 1, 8, 2, 200, 333, 64, 0, "odd lengths, GQA 8:2"},
+    {"quick-d32-nq64-nk256-b2-h2-kv1-causal", 2, 2, 1, 64, 256, 32, 1, "MQA, causal with Nq < Nk"},
+    {"quick-decode-d128-nk2048-b1-h8-kv2", 1, 8, 2, 1, 2048, 128, 0, "decode, GQA 8:2"},
+};
+
+static const bench_suite_case production_cases[] = {
+    {"prod-d128-n1024-b8-h32", 8, 32, 32, 1024, 1024, 128, 0, NULL},
+    {"prod-d128-n1024-b8-h32-causal", 8, 32, 32, 1024, 1024, 128, 1, NULL},
+    {"prod-d128-n2048-b4-h32", 4, 32, 32, 2048, 2048, 128, 0, NULL},
+    {"prod-d128-n2048-b4-h32-causal", 4, 32, 32, 2048, 2048, 128, 1, NULL},
+    {"prod-d128-n4096-b2-h32-kv8-causal", 2, 32, 8, 4096, 4096, 128, 1, "GQA 4:1"},
+    {"prod-d128-n8192-b1-h32-kv8-causal", 1, 32, 8, 8192, 8192, 128, 1, "GQA 4:1"},
+    {"prod-d128-n16384-b1-h32-kv8", 1, 32, 8, 16384, 16384, 128, 0, "GQA 4:1"},
+    {"prod-d128-n16384-b1-h32-kv8-causal", 1, 32, 8, 16384, 16384, 128, 1, "GQA 4:1"},
+    {"prod-d64-n4096-b2-h32-causal", 2, 32, 32, 4096, 4096, 64, 1, NULL},
+    {"prod-d256-n2048-b2-h16-causal", 2, 16, 16, 2048, 2048, 256, 1, NULL},
+    {"prod-d128-nq1024-nk8192-b2-h16", 2, 16, 16, 1024, 8192, 128, 0, "cross attention"},
+};
+
+/* H is lowered as N grows so each tensor stays under 2^31 elements. */
+static const bench_suite_case long_cases[] = {
+    {"long-d128-n32k-b1-h32-kv8-causal", 1, 32, 8, 32768, 32768, 128, 1, NULL},
+    {"long-d128-n64k-b1-h32-kv8-causal", 1, 32, 8, 65536, 65536, 128, 1, NULL},
+    {"long-d128-n128k-b1-h16-kv8-causal", 1, 16, 8, 131072, 131072, 128, 1, NULL},
+    {"long-d128-n256k-b1-h8-kv8-causal", 1, 8, 8, 262144, 262144, 128, 1, NULL},
+    {"long-d128-n512k-b1-h8-kv8-causal", 1, 8, 8, 524288, 524288, 128, 1, NULL},
+    {"long-d128-n1m-b1-h8-kv8-causal", 1, 8, 8, 1048576, 1048576, 128, 1, NULL},
+};
+
+static const bench_suite_case decode_cases[] = {
+    {"decode-d128-nk1k-b8-h32-kv8", 8, 32, 8, 1, 1024, 128, 0, NULL},
+    {"decode-d128-nk4k-b8-h32-kv8", 8, 32, 8, 1, 4096, 128, 0, NULL},
+    {"decode-d128-nk16k-b8-h32-kv8", 8, 32, 8, 1, 16384, 128, 0, NULL},
+    {"decode-d128-nk32k-b8-h32-kv8", 8, 32, 8, 1, 32768, 128, 0, NULL},
+    {"decode-d128-nk64k-b8-h32-kv8", 8, 32, 8, 1, 65536, 128, 0, NULL},
+    {"decode-d128-nk128k-b8-h32-kv8", 8, 32, 8, 1, 131072, 128, 0, NULL},
+    {"decode-d128-nk128k-b1-h32-kv8", 1, 32, 8, 1, 131072, 128, 0, "single sequence: split-KV territory"},
+    {"decode-d128-nk8k-b64-h32-kv8", 64, 32, 8, 1, 8192, 128, 0, "large serving batch"},
+};
+
+#define DEEPSEEK_NOTE "DeepSeek-V3 MLA uses qk dim 192 and v dim 128; approximated as D=128 standard attention"
+static const bench_suite_case model_cases[] = {
+    {"llama3-8b-prefill-n8k", 1, 32, 8, 8192, 8192, 128, 1, "Llama-3 8B: 32 q heads, 8 kv heads, D=128"},
+    {"llama3-8b-decode-nk8k-b16", 16, 32, 8, 1, 8192, 128, 0, "Llama-3 8B"},
+    {"llama3-70b-prefill-n8k", 1, 64, 8, 8192, 8192, 128, 1, "Llama-3 70B: 64 q heads, 8 kv heads"},
+    {"llama3-70b-decode-nk32k-b8", 8, 64, 8, 1, 32768, 128, 0, "Llama-3 70B"},
+    {"llama3-405b-prefill-n8k", 1, 128, 8, 8192, 8192, 128, 1, "Llama-3 405B: 128 q heads, 8 kv heads"},
+    {"llama3-405b-decode-nk128k-b4", 4, 128, 8, 1, 131072, 128, 0, "Llama-3 405B"},
+    {"deepseek-v3-prefill-n4k", 1, 128, 128, 4096, 4096, 128, 1, DEEPSEEK_NOTE},
+    {"deepseek-v3-decode-nk16k-b2", 2, 128, 128, 1, 16384, 128, 0, DEEPSEEK_NOTE},
+    {"llama3-8b-decode-nk1m", 1, 32, 8, 1, 1048576, 128, 0, "1M-token context, Llama-3 8B heads"},
+    {"llama3-8b-prefill-nq4k-nk1m", 1, 32, 8, 4096, 1048576, 128, 1,
+     "last 4K-token chunk of a 1M-token prompt, Llama-3 8B heads"},
+};
+
+/* B*N = 16k tokens and H*D = 2048, as in the FlashAttention papers' figures. */
+#define FA(d, n, b, h)                                                                     \
+    {"fa-d" #d "-n" #n "-b" #b "-h" #h, b, h, h, n, n, d, 0, NULL},                        \
+    {"fa-d" #d "-n" #n "-b" #b "-h" #h "-causal", b, h, h, n, n, d, 1, NULL}
+static const bench_suite_case fa_grid_cases[] = {
+    FA(64, 512, 32, 32),  FA(64, 1024, 16, 32),  FA(64, 2048, 8, 32),
+    FA(64, 4096, 4, 32),  FA(64, 8192, 2, 32),   FA(64, 16384, 1, 32),
+    FA(128, 512, 32, 16), FA(128, 1024, 16, 16), FA(128, 2048, 8, 16),
+    FA(128, 4096, 4, 16), FA(128, 8192, 2, 16),  FA(128, 16384, 1, 16),
+};
+#undef FA
+
+#define COUNT(a) (int)(sizeof a / sizeof *a)
+static const bench_suite suites[] = {
+    {"quick", "small shapes for CI and a first look (< 1 minute on a CPU-only machine)", ATTNVK_F16, 0.05, 1, 0,
+     quick_cases, COUNT(quick_cases)},
+    {"production", "prefill at 1K-16K tokens, GQA, causal, D 64/128/256, cross attention", ATTNVK_F16, 0.5, 3, 0,
+     production_cases, COUNT(production_cases)},
+    {"long", "32K-1M tokens, flash kernels only", ATTNVK_F16, 0.5, 1, 1, long_cases, COUNT(long_cases)},
+    {"decode", "Nq=1 against a 1K-128K KV cache, GQA", ATTNVK_F16, 0.5, 3, 0, decode_cases, COUNT(decode_cases)},
+    {"models", "Llama-3 8B/70B/405B, DeepSeek-V3 (approximated), a 1M-token context", ATTNVK_F16, 0.5, 3, 0,
+     model_cases, COUNT(model_cases)},
+    {"fa-grid", "B*N = 16K tokens, H*D = 2048, D 64/128, causal on/off, N 512-16K", ATTNVK_F16, 0.5, 3, 0,
+     fa_grid_cases, COUNT(fa_grid_cases)},
+};
+
+/* The correctness sweep: shapes, GQA, MQA, causal incl. Nq<Nk and empty rows,
+ * decode, odd lengths, several KV tiles, D 32..256, both layouts. */
+static const struct check_case {
+    const char *name;
+    int b, h, hkv, nq, nk, d, causal, bshd;
+} check_cases[] = {
+    {"basic", 2, 4, 4, 64, 64, 64, 0, 0},
+    {"basic-bshd", 2, 4, 4, 64, 64, 64, 0, 1},
+    {"odd-lengths", 1, 2, 2, 77, 131, 64, 0, 0},
+    {"odd-lengths-causal", 1, 2, 2, 131, 131, 64, 1, 0},
+    {"causal-nq<nk", 1, 2, 2, 37, 200, 64, 1, 0},
+    {"causal-nq<nk-bshd", 1, 2, 1, 45, 190, 32, 1, 1},
+    {"causal-nq>nk-empty-rows", 1, 1, 1, 70, 40, 32, 1, 0},
+    {"many-kv-tiles-causal", 1, 2, 2, 300, 520, 64, 1, 0},
+    {"gqa-8:2", 1, 8, 2, 33, 97, 64, 0, 0},
+    {"gqa-8:2-causal-bshd", 2, 8, 2, 50, 50, 64, 1, 1},
+    {"mqa", 1, 4, 1, 29, 150, 64, 0, 0},
+    {"mqa-causal-bshd", 1, 4, 1, 40, 90, 128, 1, 1},
+    {"decode-nq1-nk2049", 1, 4, 2, 1, 2049, 128, 0, 0},
+    {"decode-nq1-causal-bshd", 2, 4, 1, 1, 700, 64, 1, 1},
+    {"decode-nq4-gqa-causal", 1, 8, 2, 4, 1500, 128, 1, 0},
+    {"d32", 1, 2, 2, 65, 65, 32, 0, 0},
+    {"d80", 1, 2, 2, 70, 90, 80, 0, 0},
+    {"d96-causal", 1, 2, 1, 96, 96, 96, 1, 0},
+    {"d128-bshd", 1, 2, 2, 60, 130, 128, 0, 1},
+    {"d256", 1, 2, 2, 40, 100, 256, 0, 0},
+    {"d256-causal-bshd", 1, 2, 2, 33, 33, 256, 1, 1},
+};
+
+const bench_suite *bench_suite_find(const char *name)
+{
+    for (int i = 0; i < COUNT(suites); ++i)
+        if (strcmp(suites[i].name, name) == 0) return &suites[i];
+    return NULL;
+}
+
+void bench_suite_print_list(FILE *f)
+{
+    for (int i = 0; i < COUNT(suites); ++i)
+        fprintf(f, "  %-11s %2d cases: %s\n", suites[i].name, suites[i].ncases, suites[i].summary);
+}
+
+static void fill_problem(attnvk_problem *p, int b, int h, int hkv, int nq, int nk, int d, int causal,
+                         attnvk_dtype dtype, attnvk_layout layout)
+{
+    memset(p, 0, sizeof *p);
+    p->batch = b;
+    p->heads = h;
+    p->kv_heads = hkv;
+    p->seq_q = nq;
+    p->seq_kv = nk;
+    p->head_dim = d;
+    p->causal = causal;
+    p->dtype = dtype;
+    p->layout = layout;
+}
+
+static int suite_cases(const bench_options *o, const bench_suite *s, bench_case **out)
+{
+    bench_case *cases = calloc((size_t)s->ncases, sizeof *cases);
+    if (!cases) return cli_error(EXIT_FAILED, "out of host memory"), -1;
+    attnvk_dtype dtype = o->dtype_given ? o->dtype : s->dtype;
+    int n = 0;
+    for (int i = 0; i < s->ncases; ++i) {
+        const bench_suite_case *c = &s->cases[i];
+        if (o->causal && !c->causal) continue; /* --causal keeps the suite's causal cases */
+        bench_case *bc = &cases[n++];
+        snprintf(bc->name, sizeof bc->name, "%s", c->name);
+        fill_problem(&bc->p, c->batch, c->heads, c->kv_heads, c->seq_q, c->seq_kv, c->head_dim, c->causal, dtype,
+                     o->layout);
+        bc->note = c->note;
+    }
+    *out = cases;
+    return n;
+}
+
+static int shape_cases(const bench_options *o, bench_case **out)
+{
+    static const long default_seq = 1024, default_dim = 128;
+    const long *seqs = o->nseq ? o->seq : &default_seq, *dims = o->nhead_dim ? o->head_dim : &default_dim;
+    int nseq = o->nseq ? o->nseq : 1, ndim = o->nhead_dim ? o->nhead_dim : 1;
+    bench_case *cases = calloc((size_t)(nseq * ndim), sizeof *cases);
+    if (!cases) return cli_error(EXIT_FAILED, "out of host memory"), -1;
+    int b = (int)(o->batch ? o->batch : 1), h = (int)(o->heads ? o->heads : 16);
+    int hkv = (int)(o->kv_heads ? o->kv_heads : h);
+    int n = 0;
+    for (int si = 0; si < nseq; ++si)
+        for (int di = 0; di < ndim; ++di) {
+            bench_case *bc = &cases[n++];
+            int nq = (int)seqs[si], nk = (int)(o->seq_kv ? o->seq_kv : seqs[si]), d = (int)dims[di];
+            fill_problem(&bc->p, b, h, hkv, nq, nk, d, o->causal, o->dtype, o->layout);
+            char kv[32] = "", lens[48];
+            if (hkv != h) snprintf(kv, sizeof kv, "-kv%d", hkv);
+            if (nk != nq) snprintf(lens, sizeof lens, "nq%d-nk%d", nq, nk);
+            else snprintf(lens, sizeof lens, "n%d", nq);
+            snprintf(bc->name, sizeof bc->name, "custom-d%d-%s-b%d-h%d%s%s", d, lens, b, h, kv,
+                     o->causal ? "-causal" : "");
+            if (attnvk_problem_validate(&bc->p) != ATTNVK_OK) {
+                free(cases);
+                return cli_error(EXIT_USAGE, "bench: %s", attnvk_last_error()), -1;
+            }
+        }
+    *out = cases;
+    return n;
+}
+
+int bench_build_cases(const bench_options *o, bench_case **out)
+{
+    if (!o->suite) return shape_cases(o, out);
+    const bench_suite *s = bench_suite_find(o->suite);
+    return s ? suite_cases(o, s, out) : -1;
+}
+
+int bench_check_cases(attnvk_dtype dtype, bench_case *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < COUNT(check_cases) && n < max; ++i, ++n) {
+        const struct check_case *c = &check_cases[i];
+        snprintf(out[n].name, sizeof out[n].name, "%s", c->name);
+        fill_problem(&out[n].p, c->b, c->h, c->hkv, c->nq, c->nk, c->d, c->causal, dtype,
+                     c->bshd ? ATTNVK_LAYOUT_BSHD : ATTNVK_LAYOUT_BHSD);
+        out[n].note = NULL;
+    }
+    return n;
+}

@@ -1,0 +1,37 @@
+/* Named suites of cases (bench) and the correctness sweep's case list (check). */
+#ifndef ATTNVK_BENCH_SUITES_H
+#define ATTNVK_BENCH_SUITES_H
+
+#include "bench_options.h"
+#include "bench_record.h"
+
+#include <stdio.h>
+
+typedef struct bench_suite_case {
+    const char *name;
+    int batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal;
+    const char *note;
+} bench_suite_case;
+
+typedef struct bench_suite {
+    const char *name;
+    const char *summary;
+    attnvk_dtype dtype;          /* default; --dtype overrides */
+    double min_time_s;           /* default timing budget per implementation and case */
+    int warmup;                  /* default warm-up runs */
+    int fused_only;              /* unfused baselines are skipped (their Nq x Nk scores don't fit) */
+    const bench_suite_case *cases;
+    int ncases;
+} bench_suite;
+
+const bench_suite *bench_suite_find(const char *name);
+void bench_suite_print_list(FILE *f);
+
+/* The cases the options ask for (a suite, or the product of --seq and
+ * --head-dim). Returns the count, or -1 after printing a one-line error. */
+int bench_build_cases(const bench_options *o, bench_case **out);
+
+/* The `attnvk check` sweep for one dtype; returns the count written (<= max). */
+int bench_check_cases(attnvk_dtype dtype, bench_case *out, int max);
+
+#endif

@@ -1,0 +1,104 @@
+#include "bench_targets.h"
+
+#include "cli.h"
+
+#include <ctype.h>
+#include <string.h>
+
+void bench_group_id(const attnvk_device_info *d, char *out, size_t n)
+{
+    if (d->type == ATTNVK_DEVICE_CPU) {
+        snprintf(out, n, "host-cpu");
+        return;
+    }
+    if (d->has_uuid) {
+        cli_format_uuid(d, out, n);
+        return;
+    }
+    size_t len = (size_t)snprintf(out, n, "name:");
+    int dash = 1;
+    for (const char *c = d->name; *c && len + 1 < n; ++c) {
+        if (isalnum((unsigned char)*c)) {
+            out[len++] = (char)tolower((unsigned char)*c);
+            dash = 0;
+        } else if (!dash) {
+            out[len++] = '-';
+            dash = 1;
+        }
+    }
+    if (dash && len > 5) --len;
+    out[len] = '\0';
+}
+
+static int in_list(const char *list, const char *name)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (strcmp(tok, name) == 0) return 1;
+    return 0;
+}
+
+static void list_impls(bench_target *t, const char *impl_list)
+{
+    attnvk_impl_info all[BENCH_MAX_IMPLS];
+    int n = t->dev ? attnvk_device_implementations(t->dev, all, BENCH_MAX_IMPLS) : 0;
+    if (n > BENCH_MAX_IMPLS) n = BENCH_MAX_IMPLS;
+    if (!t->dev) { /* keep attnvk's row so the failure to open shows */
+        memset(&all[0], 0, sizeof all[0]);
+        snprintf(all[0].name, sizeof all[0].name, "attnvk");
+        all[0].fused = 1;
+        snprintf(all[0].reason, sizeof all[0].reason, "cannot open device: %.200s", t->open_error);
+        n = 1;
+    }
+    t->nimpls = 0;
+    for (int i = 0; i < n; ++i)
+        if (!impl_list || in_list(impl_list, all[i].name)) t->impls[t->nimpls++] = all[i];
+    if (!impl_list) return;
+    /* names asked for but not offered by this API */
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", impl_list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok && t->nimpls < BENCH_MAX_IMPLS; tok = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int i = 0; i < t->nimpls; ++i) found |= strcmp(t->impls[i].name, tok) == 0;
+        if (found) continue;
+        attnvk_impl_info *x = &t->impls[t->nimpls++];
+        memset(x, 0, sizeof *x);
+        snprintf(x->name, sizeof x->name, "%s", tok);
+        snprintf(x->reason, sizeof x->reason, "%s does not offer '%s' on this device", attnvk_api_name(t->info.api),
+                 tok);
+    }
+}
+
+int bench_targets_open(attnvk_context *ctx, unsigned api_mask, const char *device_spec, const char *impl_list,
+                       bench_target *out, int max)
+{
+    int idx[BENCH_MAX_DEVICES];
+    int found = attnvk_device_select(ctx, device_spec, idx, BENCH_MAX_DEVICES);
+    int n = 0;
+    for (int i = 0; i < found && n < max; ++i) {
+        const attnvk_device_info *info = attnvk_device_info_at(ctx, idx[i]);
+        if (!(api_mask & (1u << info->api))) continue;
+        bench_target *t = &out[n++];
+        memset(t, 0, sizeof *t);
+        t->info = *info;
+        bench_group_id(info, t->group, sizeof t->group);
+        cli_format_uuid(info, t->uuid, sizeof t->uuid);
+        if (attnvk_device_open(ctx, idx[i], &t->dev) != ATTNVK_OK) {
+            t->dev = NULL;
+            snprintf(t->open_error, sizeof t->open_error, "%s", attnvk_last_error());
+        }
+        list_impls(t, impl_list);
+    }
+    return n;
+}
+
+void bench_targets_close(bench_target *t, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        attnvk_device_close(t[i].dev);
+        t[i].dev = NULL;
+    }
+}

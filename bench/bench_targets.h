@@ -1,0 +1,32 @@
+/* The devices a run covers, opened once, with their implementations and the
+ * group that ties one physical GPU seen through several APIs together. */
+#ifndef ATTNVK_BENCH_TARGETS_H
+#define ATTNVK_BENCH_TARGETS_H
+
+#include "attnvk/attnvk.h"
+
+enum { BENCH_MAX_IMPLS = 16, BENCH_MAX_DEVICES = 64 };
+
+typedef struct bench_target {
+    attnvk_device *dev;          /* NULL when it could not be opened (open_error says why) */
+    attnvk_device_info info;
+    char open_error[256];
+    char group[96];
+    char uuid[40];               /* "" when the API reports none */
+    attnvk_impl_info impls[BENCH_MAX_IMPLS];
+    int nimpls;
+    int lost;                    /* the device reported DEVICE_LOST: later cases are skipped */
+} bench_target;
+
+/* Group id: every CPU-type device is the host processor ("host-cpu"); else the
+ * UUID; else "name:" + the lower-cased name with runs of other characters as '-'. */
+void bench_group_id(const attnvk_device_info *d, char *out, size_t n);
+
+/* Selects the devices of api_mask matching device_spec (NULL: all), opens them
+ * and lists their implementations, filtered by impl_list (NULL: all; a name
+ * the device doesn't offer becomes an unavailable entry). Returns the count. */
+int bench_targets_open(attnvk_context *ctx, unsigned api_mask, const char *device_spec, const char *impl_list,
+                       bench_target *out, int max);
+void bench_targets_close(bench_target *t, int n);
+
+#endif

@@ -1,0 +1,157 @@
+#include "bench_workload.h"
+
+#include "core/error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Full checks up to this many rows and reference FLOPs (a few seconds on 2 cores). */
+enum { FULL_CHECK_MAX_ROWS = 8192 };
+static const double full_check_max_flops = 2e9;
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t bench_case_seed(uint64_t seed, const char *case_name)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the name */
+    for (const unsigned char *c = (const unsigned char *)case_name; *c; ++c) h = (h ^ *c) * 0x100000001b3ull;
+    return mix64(seed ^ mix64(h));
+}
+
+int bench_workload_wants_full(const attnvk_problem *p)
+{
+    double rows = (double)p->batch * p->heads * p->seq_q;
+    return rows <= FULL_CHECK_MAX_ROWS && attnvk_problem_flops(p) <= full_check_max_flops;
+}
+
+static int compare_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t flat_row(const attnvk_problem *p, size_t bh, long i)
+{
+    if (i < 0) i = 0;
+    if (i >= p->seq_q) i = p->seq_q - 1;
+    return bh * (size_t)p->seq_q + (size_t)i;
+}
+
+/* Rows most likely to show a bug, then seeded random ones; sorted, unique. */
+static size_t sample_rows(const attnvk_problem *p, uint64_t seed, size_t *rows)
+{
+    size_t bh_count = (size_t)p->batch * p->heads, total = bh_count * (size_t)p->seq_q, n = 0;
+    size_t mid = bh_count / 2, last_bh = bh_count - 1;
+    long nq = p->seq_q, nk = p->seq_kv;
+    rows[n++] = 0;
+    rows[n++] = total - 1;
+    rows[n++] = flat_row(p, 0, nq - 1);    /* last row of the first head */
+    rows[n++] = flat_row(p, last_bh, 0);   /* first row of the last head */
+    if (p->causal) {
+        long edge = nq > nk ? nq - nk : 0; /* first row that sees a key (and the empty one before it) */
+        rows[n++] = flat_row(p, mid, edge - 1);
+        rows[n++] = flat_row(p, mid, edge);
+        rows[n++] = flat_row(p, mid, edge + 1);
+    }
+    static const long tile_edges[] = {63, 64, 127, 128}; /* common tile heights */
+    for (size_t t = 0; t < sizeof tile_edges / sizeof *tile_edges; ++t)
+        if (tile_edges[t] < nq) rows[n++] = flat_row(p, mid, tile_edges[t]);
+    uint64_t s = seed;
+    while (n < BENCH_SAMPLED_ROWS) {
+        s = mix64(s);
+        rows[n++] = (size_t)(s % total);
+    }
+    qsort(rows, n, sizeof *rows, compare_size);
+    size_t unique = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (unique == 0 || rows[i] != rows[unique - 1]) rows[unique++] = rows[i];
+    return unique;
+}
+
+static double host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+}
+
+attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int full, bench_workload *w)
+{
+    memset(w, 0, sizeof *w);
+    w->p = *p;
+    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
+    size_t total_rows = (size_t)p->batch * p->heads * p->seq_q;
+    double need = 4.0 * ((double)nq + 2.0 * (double)nkv) + (full ? 8.0 * (double)nq : 0);
+    double have = host_memory_bytes();
+    if (have > 0 && need > 0.8 * have)
+        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "the inputs need %.1f GiB of host memory, the host has %.1f GiB",
+                        need / 1073741824.0, have / 1073741824.0);
+    w->full = full;
+    w->nrows = full ? total_rows : BENCH_SAMPLED_ROWS;
+    w->q = malloc(nq * sizeof(float));
+    w->k = malloc(nkv * sizeof(float));
+    w->v = malloc(nkv * sizeof(float));
+    w->rows = malloc(w->nrows * sizeof(size_t));
+    if (!w->q || !w->k || !w->v || !w->rows) {
+        bench_workload_destroy(w);
+        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the inputs (%.1f GiB)",
+                        need / 1073741824.0);
+    }
+    attnvk_fill_random(w->q, nq, seed * 3 + 1);
+    attnvk_fill_random(w->k, nkv, seed * 3 + 2);
+    attnvk_fill_random(w->v, nkv, seed * 3 + 3);
+    attnvk_round_to_dtype(p->dtype, w->q, nq);
+    attnvk_round_to_dtype(p->dtype, w->k, nkv);
+    attnvk_round_to_dtype(p->dtype, w->v, nkv);
+    if (full)
+        for (size_t r = 0; r < total_rows; ++r) w->rows[r] = r;
+    else
+        w->nrows = sample_rows(p, seed, w->rows);
+    w->ref = malloc(sizeof(double) * w->nrows * (size_t)p->head_dim);
+    if (!w->ref) {
+        bench_workload_destroy(w);
+        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference rows");
+    }
+    attnvk_reference_rows(p, w->q, w->k, w->v, w->rows, w->nrows, w->ref, NULL);
+    return ATTNVK_OK;
+}
+
+void bench_workload_destroy(bench_workload *w)
+{
+    free(w->q);
+    free(w->k);
+    free(w->v);
+    free(w->rows);
+    free(w->ref);
+    memset(w, 0, sizeof *w);
+}
+
+/* Same measure as attnvk_check_output, against the cached reference rows. */
+attnvk_check bench_workload_compare(const bench_workload *w, const float *o_rows)
+{
+    attnvk_check c = {.tolerance = attnvk_tolerance(w->p.dtype)};
+    size_t D = (size_t)w->p.head_dim;
+    double diff2 = 0, ref2 = 0;
+    for (size_t s = 0; s < w->nrows * D; ++s) {
+        double r = w->ref[s], x = o_rows[s];
+        if (!isfinite(x)) {
+            ++c.nonfinite;
+            continue;
+        }
+        double e = fabs(x - r);
+        diff2 += e * e;
+        ref2 += r * r;
+        if (e > c.max_abs) c.max_abs = e;
+    }
+    c.rows_checked = w->nrows;
+    c.rel_l2 = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2); /* all-masked rows are exact zeros */
+    c.passed = c.nonfinite == 0 && c.rel_l2 <= c.tolerance;
+    return c;
+}

@@ -1,0 +1,37 @@
+/* One case's host side, built once and shared by every device and
+ * implementation: seeded inputs rounded to the dtype, the rows to check and
+ * their float64 reference (computed once). */
+#ifndef ATTNVK_BENCH_WORKLOAD_H
+#define ATTNVK_BENCH_WORKLOAD_H
+
+#include "attnvk/attnvk.h"
+
+#include <stdint.h>
+
+enum { BENCH_SAMPLED_ROWS = 64 };
+
+typedef struct bench_workload {
+    attnvk_problem p;
+    float *q, *k, *v;   /* f32 values exactly representable in p.dtype */
+    size_t *rows;       /* flat (b*H + h)*Nq + i, ascending */
+    size_t nrows;
+    int full;           /* every row is checked */
+    double *ref;        /* nrows x D */
+} bench_workload;
+
+/* Same inputs for the same case name and seed, whatever else runs. */
+uint64_t bench_case_seed(uint64_t seed, const char *case_name);
+
+/* Builds inputs and reference rows. full: check every row (else up to
+ * BENCH_SAMPLED_ROWS rows: first, last, causal edges, tile edges, random).
+ * Fails with ATTNVK_ERROR_OUT_OF_MEMORY (message set) when host memory is short. */
+attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int full, bench_workload *w);
+void bench_workload_destroy(bench_workload *w);
+
+/* Whether a case is small enough for a full check. */
+int bench_workload_wants_full(const attnvk_problem *p);
+
+/* Compares o_rows (nrows x D floats, in w->rows order) with the cached reference. */
+attnvk_check bench_workload_compare(const bench_workload *w, const float *o_rows);
+
+#endif

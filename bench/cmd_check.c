@@ -1,0 +1,184 @@
+/* `attnvk check`: the correctness sweep over every API, device and
+ * implementation, no timing. For CI and after driver updates. */
+#include "bench_options.h"
+#include "bench_runner.h"
+#include "bench_suites.h"
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char check_usage[] =
+    "usage: attnvk check [--api LIST|all] [--device SPEC] [--impl LIST] [--dtype LIST] [--seed N]\n"
+    "Runs the feature sweep (shapes, GQA, MQA, causal incl. Nq<Nk and empty rows, decode, odd lengths,\n"
+    "D 32..256, both layouts) in every dtype the device supports through every implementation, and\n"
+    "checks each output in full against the float64 CPU reference. Prints one line per case and\n"
+    "'N passed, M failed, K skipped'; exits 1 on any failure. The seed is printed (--seed replays).";
+
+enum { MAX_CHECK_CASES = 64 };
+
+typedef struct check_args {
+    unsigned api_mask;
+    int api_all;
+    const char *device, *impls;
+    attnvk_dtype dtypes[3];
+    int ndtypes;
+    uint64_t seed;
+    unsigned test_flags;
+} check_args;
+
+typedef struct check_counts {
+    int passed, failed, skipped;
+} check_counts;
+
+static int parse_dtypes(const char *s, check_args *a)
+{
+    char buf[64];
+    if (strlen(s) >= sizeof buf) return 0;
+    strcpy(buf, s);
+    a->ndtypes = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (a->ndtypes == 3 || !attnvk_dtype_from_name(tok, &a->dtypes[a->ndtypes++])) return 0;
+    return a->ndtypes > 0;
+}
+
+static int parse_check_args(int argc, char **argv, check_args *a)
+{
+    memset(a, 0, sizeof *a);
+    bench_parse_api_list("all", &a->api_mask, &a->api_all);
+    a->dtypes[0] = ATTNVK_F32, a->dtypes[1] = ATTNVK_F16, a->dtypes[2] = ATTNVK_BF16;
+    a->ndtypes = 3;
+    a->seed = (uint64_t)time(NULL);
+    for (int i = 1; i < argc; ++i) {
+        const char *val = NULL;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            puts(check_usage);
+            return -1;
+        }
+        if (strcmp(argv[i], "--test-wrong-kernel") == 0) { /* hidden, for tests */
+            a->test_flags |= ATTNVK_TEST_SKIP_LAST_KV_TILE;
+            continue;
+        }
+        static const char *const names[] = {"--api", "--device", "--impl", "--dtype", "--seed"};
+        int which = -1;
+        for (int n = 0; n < 5 && which < 0; ++n) {
+            int m = cli_option(argc, argv, &i, names[n], &val);
+            if (m < 0) return cli_error(EXIT_USAGE, "check: %s needs a value", names[n]);
+            if (m > 0) which = n;
+        }
+        char *end;
+        switch (which) {
+        case 0:
+            if (!bench_parse_api_list(val, &a->api_mask, &a->api_all))
+                return cli_error(EXIT_USAGE, "check: --api wants 'all' or a list of cpu, vulkan, opencl, cuda, hip, got '%s'",
+                                 val);
+            break;
+        case 1: a->device = val; break;
+        case 2: a->impls = val; break;
+        case 3:
+            if (!parse_dtypes(val, a)) return cli_error(EXIT_USAGE, "check: --dtype wants a list of f32, f16, bf16, got '%s'", val);
+            break;
+        case 4:
+            a->seed = strtoull(val, &end, 10);
+            if (!*val || *val == '-' || *end) return cli_error(EXIT_USAGE, "check: --seed wants a non-negative integer, got '%s'", val);
+            break;
+        default: return cli_error(EXIT_USAGE, "check: unknown option '%s' (see attnvk check --help)", argv[i]);
+        }
+    }
+    return 0;
+}
+
+static void shape_text(const attnvk_problem *p, char *out, size_t n)
+{
+    snprintf(out, n, "B%d H%d/%d Nq%d Nk%d D%d %s %s%s", p->batch, p->heads, p->kv_heads, p->seq_q, p->seq_kv,
+             p->head_dim, attnvk_dtype_name(p->dtype), p->layout == ATTNVK_LAYOUT_BSHD ? "bshd" : "bhsd",
+             p->causal ? " causal" : "");
+}
+
+/* Why a whole (device, implementation, dtype) block can't run, or NULL. */
+static const char *blanket_reason(const bench_target *t, const attnvk_impl_info *impl, attnvk_dtype dt, char *buf,
+                                  size_t n)
+{
+    if (!t->dev) snprintf(buf, n, "cannot open device: %s", t->open_error);
+    else if (!impl->available) snprintf(buf, n, "%s", impl->reason[0] ? impl->reason : "not available");
+    else if ((dt == ATTNVK_F16 && !t->info.fp16) || (dt == ATTNVK_BF16 && !t->info.bf16))
+        snprintf(buf, n, "device has no %s support", attnvk_dtype_name(dt));
+    else return NULL;
+    return buf;
+}
+
+static void check_block(bench_target *t, int d, const attnvk_impl_info *impl, const bench_case *cases,
+                        const bench_workload *w, int ncases, const bench_run_config *cfg, check_counts *counts)
+{
+    char dev[48], why[512], shape[128];
+    snprintf(dev, sizeof dev, "%s:%d", attnvk_api_name(t->info.api), t->info.index);
+    if (blanket_reason(t, impl, cases[0].p.dtype, why, sizeof why)) {
+        printf("skip %-9s %-8s all %d %s cases: %s\n", dev, impl->name, ncases, attnvk_dtype_name(cases[0].p.dtype),
+               why);
+        counts->skipped += ncases;
+        return;
+    }
+    for (int c = 0; c < ncases; ++c) {
+        bench_record r;
+        bench_record_init(&r, impl->name, impl->fused, d, &cases[c]);
+        bench_run(t, impl, &w[c], cfg, &r);
+        shape_text(&cases[c].p, shape, sizeof shape);
+        const char *tag = r.status == BENCH_OK ? "ok  " : r.status == BENCH_FAIL ? "FAIL" : "skip";
+        printf("%s %-9s %-8s %-24s %-40s", tag, dev, impl->name, cases[c].name, shape);
+        if (r.have_check)
+            printf(" rel_l2 %.2e max_abs %.2e tol %.0e %s", r.check.rel_l2, r.check.max_abs, r.check.tolerance,
+                   r.have_kernel ? r.kernel.variant : "");
+        if (r.status != BENCH_OK) printf("  (%s)", r.reason);
+        printf("\n");
+        fflush(stdout);
+        if (r.status == BENCH_OK) ++counts->passed;
+        else if (r.status == BENCH_FAIL) ++counts->failed;
+        else ++counts->skipped;
+        bench_record_free(&r);
+    }
+}
+
+int cmd_check(int argc, char **argv)
+{
+    check_args a;
+    int rc = parse_check_args(argc, argv, &a);
+    if (rc) return rc < 0 ? EXIT_OK : rc;
+    attnvk_context *ctx;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) return cli_error(EXIT_FAILED, "%s", attnvk_last_error());
+    static bench_target targets[BENCH_MAX_DEVICES];
+    int ntargets = bench_targets_open(ctx, a.api_mask, a.device, a.impls, targets, BENCH_MAX_DEVICES);
+    if (ntargets == 0) {
+        attnvk_context_destroy(ctx);
+        return cli_error(EXIT_FAILED, "check: no visible device matches the --api/--device given");
+    }
+    printf("attnvk check: %d device(s), seed %llu\n", ntargets, (unsigned long long)a.seed);
+    for (int api = 0; api < ATTNVK_API_COUNT; ++api) {
+        const char *reason;
+        if ((a.api_mask & (1u << api)) && attnvk_api_status(ctx, (attnvk_api)api, &reason) != ATTNVK_OK)
+            printf("note %-9s unavailable: %s\n", attnvk_api_name((attnvk_api)api), reason);
+    }
+    bench_run_config cfg = {.timed = 0, .test_flags = a.test_flags};
+    check_counts counts = {0};
+    bench_case cases[MAX_CHECK_CASES];
+    static bench_workload workloads[MAX_CHECK_CASES];
+    for (int di = 0; di < a.ndtypes && rc == 0; ++di) {
+        int ncases = bench_check_cases(a.dtypes[di], cases, MAX_CHECK_CASES), built = 0;
+        for (; built < ncases; ++built)
+            if (bench_workload_create(&cases[built].p, bench_case_seed(a.seed, cases[built].name), 1,
+                                      &workloads[built]) != ATTNVK_OK) {
+                rc = cli_error(EXIT_FAILED, "check: %s", attnvk_last_error());
+                break;
+            }
+        for (int d = 0; d < ntargets && rc == 0; ++d)
+            for (int i = 0; i < targets[d].nimpls; ++i)
+                check_block(&targets[d], d, &targets[d].impls[i], cases, workloads, ncases, &cfg, &counts);
+        for (int c = 0; c < built; ++c) bench_workload_destroy(&workloads[c]);
+    }
+    bench_targets_close(targets, ntargets);
+    attnvk_context_destroy(ctx);
+    if (rc) return rc;
+    printf("%d passed, %d failed, %d skipped\n", counts.passed, counts.failed, counts.skipped);
+    return counts.failed ? EXIT_FAILED : EXIT_OK;
+}
