@@ -1,0 +1,376 @@
+/* cuBLAS unfused attention: GEMM -> row softmax (NVRTC) -> GEMM (see cublas_unfused.h).
+ *
+ * cuBLAS is column-major: a row-major [rows][cols] matrix with pitch ld is a
+ * column-major cols x rows matrix with the same ld. So per (b, h):
+ *   S^T (Nk x rows) = K (as D x Nk, op T) . Q^T (D x rows)          GEMM 1
+ *   O^T (D x rows)  = V^T (D x Nk) . P^T (Nk x rows, pitch 4*Nk/es)  GEMM 2 */
+#include "cuda/cublas_unfused.h"
+#include "core/cache.h"
+#include "core/dynlib.h"
+#include "core/error.h"
+#include "core/tuning.h"
+
+#include <cublas_api.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const unsigned char avk_cuda_softmax_source[]; /* native/softmax.cu, embedded */
+extern const size_t avk_cuda_softmax_source_size;
+
+/* ---- the plan: (b, h) problems as strided batches ---- */
+
+static int fits_int(int64_t x) { return x >= 0 && x <= INT_MAX; }
+
+attnvk_status avk_unfused_plan_make(const attnvk_problem *p, avk_unfused_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    const int64_t B = p->batch, H = p->heads, Hkv = p->kv_heads, G = H / Hkv;
+    const int64_t Nq = p->seq_q, Nk = p->seq_kv, D = p->head_dim;
+    plan->scores_bytes = (uint64_t)(B * H * Nq) * (uint64_t)Nk * sizeof(float);
+    int64_t rows, ld_q, ld_kv, calls;
+    if (p->layout == ATTNVK_LAYOUT_BHSD) {
+        rows = G * Nq; /* the G heads sharing a KV head are contiguous: one GEMM */
+        ld_q = ld_kv = D;
+        calls = 1;
+    } else {
+        rows = Nq;
+        ld_q = H * D;
+        ld_kv = Hkv * D;
+        calls = H <= B * G ? H : B * G;
+    }
+    if (!fits_int(rows) || !fits_int(ld_q) || !fits_int(Nk * 2) || !fits_int(B * Hkv))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuBLAS unfused: GEMM sizes exceed 32-bit cuBLAS arguments");
+    plan->calls = calloc((size_t)calls, sizeof *plan->calls);
+    if (!plan->calls) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    plan->rows = (int)rows;
+    plan->ld_q = (int)ld_q;
+    plan->ld_kv = (int)ld_kv;
+    plan->call_count = (int)calls;
+    avk_unfused_call *c = plan->calls;
+    if (p->layout == ATTNVK_LAYOUT_BHSD) {
+        c[0] = (avk_unfused_call){0, 0, 0, G * Nq * D, Nk * D, G * Nq * Nk, (int)(B * Hkv)};
+    } else if (calls == H) {
+        /* one call per head, batched over b */
+        for (int64_t h = 0; h < H; ++h)
+            c[h] = (avk_unfused_call){h * D, (h / G) * D, h * Nq * Nk, Nq * H * D, Nk * Hkv * D, H * Nq * Nk, (int)B};
+    } else {
+        /* one call per (b, r), batched over the KV heads g: h = g*G + r */
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t r = 0; r < G; ++r)
+                c[b * G + r] = (avk_unfused_call){b * Nq * H * D + r * D, b * Nk * Hkv * D, (b * H + r) * Nq * Nk,
+                                                  G * D, D, G * Nq * Nk, (int)Hkv};
+    }
+    return ATTNVK_OK;
+}
+
+void avk_unfused_plan_free(avk_unfused_plan *plan)
+{
+    free(plan->calls);
+    plan->calls = NULL;
+    plan->call_count = 0;
+}
+
+/* ---- the library ---- */
+
+#define AVK_CUBLAS_FUNCTIONS(X)     \
+    X(cublasCreate_v2)              \
+    X(cublasDestroy_v2)             \
+    X(cublasSetStream_v2)           \
+    X(cublasGetProperty)            \
+    X(cublasGetStatusString)        \
+    X(cublasGemmStridedBatchedEx)
+
+#define AVK_BLAS_MEMBER(fn) __typeof__(fn) *fn;
+#define AVK_BLAS_SYMBOL(fn) {#fn, (void **)&table.fn},
+
+typedef struct blas_api {
+    AVK_CUBLAS_FUNCTIONS(AVK_BLAS_MEMBER)
+} blas_api;
+
+static blas_api blas;
+static avk_dynlib *blas_lib;
+static int blas_tried;
+static char blas_version[32];
+static char blas_why[512];
+
+attnvk_status avk_cublas_load(void)
+{
+    if (blas_lib) return ATTNVK_OK;
+    if (blas_tried) return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "%s", blas_why);
+    blas_tried = 1;
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL};
+    avk_dynlib *lib = avk_dynlib_open(names);
+    if (lib) {
+        blas_api table;
+        memset(&table, 0, sizeof table);
+        const avk_symbol symbols[] = {AVK_CUBLAS_FUNCTIONS(AVK_BLAS_SYMBOL)};
+        if (avk_dynlib_bind(lib, symbols, (int)(sizeof symbols / sizeof *symbols)) != ATTNVK_OK) {
+            avk_dynlib_close(lib);
+            lib = NULL;
+        } else {
+            int major = 0, minor = 0, patch = 0;
+            table.cublasGetProperty(MAJOR_VERSION, &major);
+            table.cublasGetProperty(MINOR_VERSION, &minor);
+            table.cublasGetProperty(PATCH_LEVEL, &patch);
+            snprintf(blas_version, sizeof blas_version, "%d.%d.%d", major, minor, patch);
+            blas = table;
+        }
+    }
+    if (!lib) {
+        snprintf(blas_why, sizeof blas_why, "%s", attnvk_last_error());
+        return ATTNVK_ERROR_UNAVAILABLE;
+    }
+    blas_lib = lib;
+    return ATTNVK_OK;
+}
+
+const char *avk_cublas_version_text(void) { return blas_version; }
+
+static attnvk_status blas_fail(cublasStatus_t s, const char *what)
+{
+    attnvk_status kind = s == CUBLAS_STATUS_ALLOC_FAILED    ? ATTNVK_ERROR_OUT_OF_MEMORY
+                         : s == CUBLAS_STATUS_NOT_SUPPORTED ? ATTNVK_ERROR_UNSUPPORTED
+                                                            : ATTNVK_ERROR_BACKEND;
+    return avk_fail(kind, "%s: %s", what, blas.cublasGetStatusString(s));
+}
+
+/* ---- the softmax kernel: tuning, NVRTC, cubin cache ---- */
+
+/* extra[0]: longest row cached in dynamic shared memory (48 KiB of f32 needs no opt-in). */
+static const avk_tuning softmax_tuning[] = {
+    {"nvidia", NULL, NULL, -1, 0, 0, -1, "softmax-rows", 1, 0, 256, {12288, 0, 0, 0}},
+    {NULL, NULL, NULL, -1, 0, 0, -1, "softmax-rows", 1, 0, 256, {12288, 0, 0, 0}},
+};
+
+static const char *softmax_entry(attnvk_dtype d)
+{
+    return d == ATTNVK_F16 ? "avk_softmax_f16" : d == ATTNVK_BF16 ? "avk_softmax_bf16" : "avk_softmax_f32";
+}
+
+static attnvk_status nvrtc_compile(const char *arch, int threads, void **cubin, size_t *size)
+{
+    const avk_nvrtc *rtc = avk_nvrtc_load();
+    if (!rtc) return ATTNVK_ERROR_UNAVAILABLE;
+    char opt_arch[48], opt_threads[48];
+    snprintf(opt_arch, sizeof opt_arch, "--gpu-architecture=sm_%s", arch);
+    snprintf(opt_threads, sizeof opt_threads, "-DAVK_SOFTMAX_THREADS=%d", threads);
+    const char *opts[] = {opt_arch, opt_threads};
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = rtc->nvrtcCreateProgram(&prog, (const char *)avk_cuda_softmax_source, "softmax.cu", 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS) return avk_fail(ATTNVK_ERROR_COMPILE, "nvrtcCreateProgram: %s", rtc->nvrtcGetErrorString(r));
+    r = rtc->nvrtcCompileProgram(prog, 2, opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t log_size = 0;
+        char log[2048] = "";
+        if (rtc->nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+            char *full = malloc(log_size);
+            if (full && rtc->nvrtcGetProgramLog(prog, full) == NVRTC_SUCCESS) snprintf(log, sizeof log, "%s", full);
+            free(full);
+        }
+        for (char *c = log; *c; ++c)
+            if (*c == '\n') *c = ' ';
+        rtc->nvrtcDestroyProgram(&prog);
+        return avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC softmax.cu for sm_%s: %s: %s", arch, rtc->nvrtcGetErrorString(r),
+                        log);
+    }
+    *size = 0;
+    r = rtc->nvrtcGetCUBINSize(prog, size);
+    *cubin = r == NVRTC_SUCCESS && *size ? malloc(*size) : NULL;
+    if (*cubin) r = rtc->nvrtcGetCUBIN(prog, *cubin);
+    rtc->nvrtcDestroyProgram(&prog);
+    if (!*cubin || r != NVRTC_SUCCESS) {
+        free(*cubin);
+        *cubin = NULL;
+        return avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC softmax.cu: no cubin for sm_%s", arch);
+    }
+    return ATTNVK_OK;
+}
+
+attnvk_status avk_softmax_compile_check(const char *arch, size_t *cubin_bytes)
+{
+    void *cubin = NULL;
+    size_t size = 0;
+    attnvk_status s = nvrtc_compile(arch, softmax_tuning[0].workgroup_size, &cubin, &size);
+    free(cubin);
+    if (cubin_bytes) *cubin_bytes = size;
+    return s;
+}
+
+/* Loads the softmax module for dev: from the cubin cache (keyed by source,
+ * options, NVRTC and driver versions) or compiled now and stored. */
+static attnvk_status load_softmax(avk_cuda_device *dev, int threads, CUmodule *module)
+{
+    const avk_nvrtc *rtc = avk_nvrtc_load();
+    if (!rtc) return ATTNVK_ERROR_UNAVAILABLE;
+    char arch[16], identity[160];
+    snprintf(arch, sizeof arch, "%d%d", dev->cc_major, dev->cc_minor);
+    snprintf(identity, sizeof identity, "sm_%s threads=%d nvrtc=%d.%d driver=%d", arch, threads, rtc->major,
+             rtc->minor, dev->driver_version);
+    uint64_t key = avk_hash_str(identity, avk_hash(avk_cuda_softmax_source, avk_cuda_softmax_source_size, 0));
+    char path[1024];
+    int cached = avk_cache_path("cuda-softmax", key, "cubin", path, sizeof path);
+    size_t size = 0;
+    void *cubin = cached ? avk_cache_load(path, &size) : NULL;
+    if (cubin && dev->cu->cuModuleLoadData(module, cubin) == CUDA_SUCCESS) {
+        free(cubin);
+        return ATTNVK_OK;
+    }
+    free(cubin); /* missing or stale: compile */
+    attnvk_status s = nvrtc_compile(arch, threads, &cubin, &size);
+    if (s != ATTNVK_OK) return s;
+    s = avk_cuda_check(dev, dev->cu->cuModuleLoadData(module, cubin), "cuModuleLoadData(softmax)");
+    if (s == ATTNVK_OK && cached) avk_cache_store(path, cubin, size);
+    free(cubin);
+    return s;
+}
+
+/* ---- the prepared kernel ---- */
+
+struct avk_cublas_unfused {
+    cublasHandle_t handle;
+    avk_unfused_plan plan;
+    attnvk_problem problem;
+    CUdeviceptr scores;
+    CUmodule module;
+    CUfunction softmax;
+    int threads, cached_cols;
+    float scale;
+};
+
+void avk_cublas_unfused_release(avk_cuda_device *dev, avk_cublas_unfused *k)
+{
+    if (!k) return;
+    if (avk_cuda_push(dev) == ATTNVK_OK) {
+        if (k->scores) dev->cu->cuMemFree(k->scores);
+        if (k->module) dev->cu->cuModuleUnload(k->module);
+        if (k->handle) blas.cublasDestroy_v2(k->handle);
+        avk_cuda_pop(dev);
+    }
+    avk_unfused_plan_free(&k->plan);
+    free(k);
+}
+
+/* The scores must fit next to what is allocated already, with headroom for cuBLAS. */
+static attnvk_status reserve_scores(avk_cuda_device *dev, avk_cublas_unfused *k)
+{
+    const uint64_t need = k->plan.scores_bytes, headroom = 64ull << 20;
+    size_t free_bytes = 0, total = 0;
+    attnvk_status s = avk_cuda_check(dev, dev->cu->cuMemGetInfo(&free_bytes, &total), "cuMemGetInfo");
+    if (s != ATTNVK_OK) return s;
+    if (need + headroom > free_bytes || need > SIZE_MAX)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "cuBLAS unfused needs %llu bytes of f32 scores (B*H*Nq*Nk*4) but only %llu bytes of device "
+                        "memory are free",
+                        (unsigned long long)need, (unsigned long long)free_bytes);
+    CUresult r = dev->cu->cuMemAlloc(&k->scores, (size_t)need);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuBLAS unfused could not allocate its %llu-byte scores workspace",
+                        (unsigned long long)need);
+    return avk_cuda_check(dev, r, "cuMemAlloc(scores)");
+}
+
+attnvk_status avk_cublas_unfused_prepare(avk_cuda_device *dev, const attnvk_problem *p, avk_cublas_unfused **out,
+                                         attnvk_kernel_info *info)
+{
+    attnvk_status s = avk_cublas_load();
+    if (s != ATTNVK_OK) return s;
+    if (p->dtype == ATTNVK_BF16 && dev->cc_major < 8)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "bf16 needs compute capability 8.0 or newer");
+    avk_cublas_unfused *k = calloc(1, sizeof *k);
+    if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    k->problem = *p;
+    k->scale = attnvk_problem_scale(p);
+    avk_tuning_query query = {&dev->info, p->dtype, p->head_dim, p->seq_q <= 16, NULL, NULL};
+    const avk_tuning *t = avk_tuning_lookup(softmax_tuning, (int)(sizeof softmax_tuning / sizeof *softmax_tuning),
+                                            &query);
+    k->threads = t->workgroup_size;
+    k->cached_cols = p->seq_kv <= t->extra[0] ? p->seq_kv : 0;
+    s = avk_unfused_plan_make(p, &k->plan);
+    if (s != ATTNVK_OK) {
+        free(k);
+        return s;
+    }
+    s = avk_cuda_push(dev);
+    if (s != ATTNVK_OK) {
+        avk_unfused_plan_free(&k->plan);
+        free(k);
+        return s;
+    }
+    s = reserve_scores(dev, k);
+    if (s == ATTNVK_OK) {
+        cublasStatus_t bs = blas.cublasCreate_v2(&k->handle);
+        if (bs == CUBLAS_STATUS_SUCCESS) bs = blas.cublasSetStream_v2(k->handle, (cudaStream_t)dev->stream);
+        if (bs != CUBLAS_STATUS_SUCCESS) s = blas_fail(bs, "cublasCreate");
+    }
+    if (s == ATTNVK_OK) s = load_softmax(dev, k->threads, &k->module);
+    if (s == ATTNVK_OK)
+        s = avk_cuda_check(dev, dev->cu->cuModuleGetFunction(&k->softmax, k->module, softmax_entry(p->dtype)),
+                           "cuModuleGetFunction(softmax)");
+    avk_cuda_pop(dev);
+    if (s != ATTNVK_OK) {
+        avk_cublas_unfused_release(dev, k);
+        return s;
+    }
+    if (info) {
+        snprintf(info->variant, sizeof info->variant, "cublas-%s-gemm-softmax-gemm", blas_version);
+        info->workgroup_size = k->threads;
+        info->workspace_bytes = k->plan.scores_bytes;
+        snprintf(info->params, sizeof info->params, "gemm_calls=%d rows_per_gemm=%d softmax_threads=%d cached_cols=%d",
+                 2 * k->plan.call_count, k->plan.rows, k->threads, k->cached_cols);
+    }
+    *out = k;
+    return ATTNVK_OK;
+}
+
+static cudaDataType cuda_type(attnvk_dtype d)
+{
+    return d == ATTNVK_F16 ? CUDA_R_16F : d == ATTNVK_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfused *k, CUdeviceptr q, CUdeviceptr kb,
+                                         CUdeviceptr v, CUdeviceptr o)
+{
+    const attnvk_problem *p = &k->problem;
+    const avk_unfused_plan *plan = &k->plan;
+    const size_t es = attnvk_dtype_size(p->dtype);
+    const cudaDataType io = cuda_type(p->dtype);
+    const int per_f32 = (int)(sizeof(float) / es); /* P elements per S element: P's pitch is Nk f32 */
+    const float one = 1.0f, zero = 0.0f;
+    const char *base_q = (const char *)(uintptr_t)q, *base_k = (const char *)(uintptr_t)kb;
+    const char *base_v = (const char *)(uintptr_t)v;
+    char *base_o = (char *)(uintptr_t)o, *base_s = (char *)(uintptr_t)k->scores;
+
+    for (int i = 0; i < plan->call_count; ++i) {
+        const avk_unfused_call *c = &plan->calls[i];
+        cublasStatus_t bs = blas.cublasGemmStridedBatchedEx(
+            k->handle, CUBLAS_OP_T, CUBLAS_OP_N, p->seq_kv, plan->rows, p->head_dim, &k->scale,
+            base_k + c->kv_offset * es, io, plan->ld_kv, c->kv_stride, base_q + c->q_offset * es, io, plan->ld_q,
+            c->q_stride, &zero, base_s + c->s_offset * sizeof(float), CUDA_R_32F, p->seq_kv, c->s_stride, c->count,
+            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(bs, "cublasGemmStridedBatchedEx (S = Q.K^T)");
+    }
+
+    unsigned rows = (unsigned)((size_t)p->batch * p->heads * p->seq_q);
+    int seq_q = p->seq_q, seq_kv = p->seq_kv, causal = p->causal, cached = k->cached_cols;
+    void *args[] = {&k->scores, &seq_q, &seq_kv, &causal, &cached};
+    unsigned smem = (unsigned)((size_t)cached * sizeof(float));
+    attnvk_status s = avk_cuda_check(dev,
+                                     dev->cu->cuLaunchKernel(k->softmax, rows, 1, 1, (unsigned)k->threads, 1, 1, smem,
+                                                             dev->stream, args, NULL),
+                                     "cuLaunchKernel(softmax)");
+    if (s != ATTNVK_OK) return s;
+
+    for (int i = 0; i < plan->call_count; ++i) {
+        const avk_unfused_call *c = &plan->calls[i];
+        cublasStatus_t bs = blas.cublasGemmStridedBatchedEx(
+            k->handle, CUBLAS_OP_N, CUBLAS_OP_N, p->head_dim, plan->rows, p->seq_kv, &one,
+            base_v + c->kv_offset * es, io, plan->ld_kv, c->kv_stride, base_s + c->s_offset * sizeof(float), io,
+            p->seq_kv * per_f32, c->s_stride * per_f32, &zero, base_o + c->q_offset * es, io, plan->ld_q, c->q_stride,
+            c->count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(bs, "cublasGemmStridedBatchedEx (O = P.V)");
+    }
+    return ATTNVK_OK;
+}

@@ -1,0 +1,37 @@
+/* cuDNN fused attention ("cudnn"): the cuDNN 9 backend graph API, built in C
+ * the way cudnn-frontend's SDPA node lowers itself (matmul, scale, optional
+ * bottom-right causal mask from generated indices, softmax from reductions,
+ * matmul), planned by the engine heuristics. libcudnn.so.9 is loaded at run
+ * time; without it the implementation is unavailable with the reason. */
+#ifndef ATTNVK_CUDNN_SDPA_H
+#define ATTNVK_CUDNN_SDPA_H
+
+#include "cuda/cuda_internal.h"
+
+typedef struct avk_cudnn_sdpa avk_cudnn_sdpa;
+
+/* Loads libcudnn once; ATTNVK_OK or UNAVAILABLE with the reason. */
+attnvk_status avk_cudnn_load(void);
+/* "9.19.0" once loaded, else "". */
+const char *avk_cudnn_version_text(void);
+
+/* The support surface cuDNN documents for fused SDPA (f16/bf16, D % 8 == 0,
+ * D <= 256, bottom-right causal only with Nq <= Nk): UNSUPPORTED with the
+ * reason for anything outside it, before a graph is built. */
+attnvk_status avk_cudnn_sdpa_supports(const attnvk_problem *p, int cc_major);
+
+/* Builds and finalizes every tensor and operation descriptor of the graph
+ * for p; needs the library but no GPU (the graph itself needs a handle).
+ * Returns the number of operations in *ops. A host-side test of the graph. */
+attnvk_status avk_cudnn_sdpa_check_descriptors(const attnvk_problem *p, int *ops);
+
+/* Graph, heuristics (mode A, then fallback), execution plan and workspace for
+ * p on dev; the plan is kept in the returned object. */
+attnvk_status avk_cudnn_sdpa_prepare(avk_cuda_device *dev, const attnvk_problem *p, avk_cudnn_sdpa **out,
+                                     attnvk_kernel_info *info);
+/* Enqueues on dev->stream (dev's context is current). */
+attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, CUdeviceptr q, CUdeviceptr kb,
+                                     CUdeviceptr v, CUdeviceptr o);
+void avk_cudnn_sdpa_release(avk_cuda_device *dev, avk_cudnn_sdpa *k);
+
+#endif

@@ -1,0 +1,324 @@
+/* The CUDA vendor baselines, "cudnn" (fused SDPA) and "cublas" (unfused).
+ *
+ * Without a GPU (CI): the libraries load or report why not; the cuBLAS batching
+ * plan is replayed on the CPU (column-major GEMMs, the softmax writing P in
+ * place over S) and checked against the reference for every feature case;
+ * native/softmax.cu compiles with NVRTC for sm_80 and sm_90a; every cuDNN
+ * graph descriptor finalizes. With a CUDA device: both implementations run
+ * the feature matrix against the reference (cuDNN may answer UNSUPPORTED,
+ * with its reason, where its support surface ends).
+ * `test_cuda_vendor --perf` also times the large cases (median of runs). */
+#include "test_util.h"
+
+#include "cuda/cublas_unfused.h"
+#include "cuda/cudnn_sdpa.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+
+static void count(int ok)
+{
+    if (ok)
+        ++passed;
+    else
+        ++failed;
+}
+
+/* ---- the cuBLAS plan replayed on the CPU ---- */
+
+/* C (m x n, column-major) = alpha * op(A) . B; op(A) = A^T when trans_a. */
+static void gemm(int trans_a, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
+                 float *c, int ldc)
+{
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+            float acc = 0;
+            for (int l = 0; l < k; ++l) acc += (trans_a ? a[l + (size_t)i * lda] : a[i + (size_t)l * lda]) * b[l + (size_t)j * ldb];
+            c[i + (size_t)j * ldc] = alpha * acc;
+        }
+}
+
+/* What the softmax kernel does to row r of S: P (dtype) written over S. */
+static void softmax_row_in_place(const attnvk_problem *p, float *scores, size_t r)
+{
+    int nk = p->seq_kv, i = (int)(r % (size_t)p->seq_q), visible = nk;
+    if (p->causal) {
+        long long seen = (long long)i + nk - p->seq_q + 1;
+        visible = seen < 0 ? 0 : seen > nk ? nk : (int)seen;
+    }
+    float *s = scores + r * nk, m = -INFINITY, l = 0;
+    float *tmp = malloc(sizeof(float) * (size_t)nk);
+    for (int j = 0; j < visible; ++j) m = fmaxf(m, s[j]);
+    for (int j = 0; j < visible; ++j) l += expf(s[j] - m);
+    for (int j = 0; j < nk; ++j) tmp[j] = j < visible ? expf(s[j] - m) / l : 0.0f;
+    attnvk_pack(p->dtype, tmp, s, (size_t)nk); /* P row r starts where S row r starts */
+    free(tmp);
+}
+
+static int replay_plan(const attnvk_problem *p, const char *label, uint64_t seed)
+{
+    avk_unfused_plan plan;
+    if (avk_unfused_plan_make(p, &plan) != ATTNVK_OK) {
+        printf("FAIL plan %s: %s\n", label, attnvk_last_error());
+        return 0;
+    }
+    float *q, *k, *v;
+    avk_test_inputs(p, seed, &q, &k, &v);
+    size_t nq = attnvk_q_elements(p), es = attnvk_dtype_size(p->dtype), per_f32 = sizeof(float) / es;
+    size_t rows = (size_t)p->batch * p->heads * p->seq_q;
+    float *scores = malloc(plan.scores_bytes), *o = malloc(nq * sizeof(float)), *p_col = NULL;
+    for (size_t i = 0; i < nq; ++i) o[i] = NAN;
+    const int nk = p->seq_kv, d = p->head_dim;
+    for (int c = 0; c < plan.call_count; ++c) {
+        const avk_unfused_call *call = &plan.calls[c];
+        for (int b = 0; b < call->count; ++b)
+            gemm(1, nk, plan.rows, d, attnvk_problem_scale(p), k + call->kv_offset + b * call->kv_stride, plan.ld_kv,
+                 q + call->q_offset + b * call->q_stride, plan.ld_q, scores + call->s_offset + b * call->s_stride, nk);
+    }
+    for (size_t r = 0; r < rows; ++r) softmax_row_in_place(p, scores, r);
+    /* GEMM 2 reads P (dtype) with pitch nk * per_f32 elements */
+    p_col = malloc(sizeof(float) * (size_t)nk * plan.rows);
+    float *o_tile = malloc(sizeof(float) * (size_t)d * plan.rows);
+    for (int c = 0; c < plan.call_count; ++c) {
+        const avk_unfused_call *call = &plan.calls[c];
+        for (int b = 0; b < call->count; ++b) {
+            const unsigned char *pb = (const unsigned char *)scores + (call->s_offset + b * call->s_stride) * sizeof(float);
+            for (int j = 0; j < plan.rows; ++j)
+                attnvk_unpack(p->dtype, pb + (size_t)j * nk * per_f32 * es, p_col + (size_t)j * nk, (size_t)nk);
+            gemm(0, d, plan.rows, nk, 1.0f, v + call->kv_offset + b * call->kv_stride, plan.ld_kv, p_col, nk, o_tile, d);
+            float *ob = o + call->q_offset + b * call->q_stride;
+            for (int j = 0; j < plan.rows; ++j) memcpy(ob + (size_t)j * plan.ld_q, o_tile + (size_t)j * d, sizeof(float) * d);
+        }
+    }
+    attnvk_round_to_dtype(p->dtype, o, nq);
+    attnvk_check chk = attnvk_check_output(p, q, k, v, o, NULL, 0);
+    printf("%s plan %-28s %s B%d H%d/%d Nq%d Nk%d D%d %s%s: %d call(s) x %d rows, rel_l2 %.2e\n",
+           chk.passed ? "ok  " : "FAIL", label, attnvk_dtype_name(p->dtype), p->batch, p->heads, p->kv_heads, p->seq_q,
+           p->seq_kv, p->head_dim, p->layout == ATTNVK_LAYOUT_BHSD ? "bhsd" : "bshd", p->causal ? " causal" : "",
+           plan.call_count, plan.rows, chk.rel_l2);
+    free(q), free(k), free(v), free(o), free(scores), free(p_col), free(o_tile);
+    avk_unfused_plan_free(&plan);
+    return chk.passed;
+}
+
+/* Feature cases plus BSHD GQA shapes that take each batching route. */
+static int all_cases(attnvk_dtype dtype, attnvk_problem *out, const char **labels, int max)
+{
+    int n = avk_test_feature_cases(dtype, out, labels, max - 2);
+    static const attnvk_problem extra[] = {
+        {3, 6, 2, 40, 72, 64, 0, 0, ATTNVK_F32, ATTNVK_LAYOUT_BSHD},  /* per head, batched over b */
+        {2, 8, 4, 33, 47, 32, 1, 0, ATTNVK_F32, ATTNVK_LAYOUT_BSHD},  /* per (b, r), batched over g */
+    };
+    for (int i = 0; i < 2 && n < max; ++i, ++n) {
+        out[n] = extra[i];
+        out[n].dtype = dtype;
+        labels[n] = i == 0 ? "bshd GQA 6:2 per-head" : "bshd GQA 8:4 per-(b,r)";
+    }
+    return n;
+}
+
+static void host_checks(uint64_t seed)
+{
+    attnvk_problem cases[32];
+    const char *labels[32];
+    attnvk_dtype dtypes[] = {ATTNVK_F16, ATTNVK_BF16, ATTNVK_F32};
+    for (int t = 0; t < 3; ++t) {
+        int n = all_cases(dtypes[t], cases, labels, 32);
+        for (int i = 0; i < n; ++i) count(replay_plan(&cases[i], labels[i], seed + (uint64_t)i));
+    }
+
+    /* the softmax kernel compiles for the GPUs that matter */
+    const char *arches[] = {"80", "90a"};
+    for (int a = 0; a < 2; ++a) {
+        size_t bytes = 0;
+        attnvk_status s = avk_softmax_compile_check(arches[a], &bytes);
+        if (s == ATTNVK_ERROR_UNAVAILABLE) {
+            printf("skip NVRTC softmax.cu sm_%s: %s\n", arches[a], attnvk_last_error());
+            continue;
+        }
+        printf("%s NVRTC softmax.cu sm_%s: %s (%zu-byte cubin)\n", s == ATTNVK_OK ? "ok  " : "FAIL", arches[a],
+               s == ATTNVK_OK ? "compiled" : attnvk_last_error(), bytes);
+        count(s == ATTNVK_OK);
+    }
+
+    /* the libraries: loaded, or a one-line reason */
+    attnvk_status blas = avk_cublas_load();
+    printf("cublas: %s\n", blas == ATTNVK_OK ? avk_cublas_version_text() : attnvk_last_error());
+    attnvk_status dnn = avk_cudnn_load();
+    printf("cudnn: %s\n", dnn == ATTNVK_OK ? avk_cudnn_version_text() : attnvk_last_error());
+    if (dnn != ATTNVK_OK) return;
+    for (int t = 0; t < 2; ++t) {
+        int n = all_cases(dtypes[t], cases, labels, 32);
+        for (int i = 0; i < n; ++i) {
+            if (avk_cudnn_sdpa_supports(&cases[i], 9) != ATTNVK_OK) {
+                printf("skip graph %-28s %s: %s\n", labels[i], attnvk_dtype_name(dtypes[t]), attnvk_last_error());
+                continue;
+            }
+            int ops = 0;
+            attnvk_status s = avk_cudnn_sdpa_check_descriptors(&cases[i], &ops);
+            int ok = s == ATTNVK_OK && ops == (cases[i].causal ? 16 : 10);
+            printf("%s graph %-28s %s: %d operations%s%s\n", ok ? "ok  " : "FAIL", labels[i],
+                   attnvk_dtype_name(dtypes[t]), ops, s == ATTNVK_OK ? "" : ": ", s == ATTNVK_OK ? "" : attnvk_last_error());
+            count(ok);
+        }
+    }
+    attnvk_problem f32 = cases[0];
+    f32.dtype = ATTNVK_F32;
+    attnvk_status s = avk_cudnn_sdpa_supports(&f32, 9);
+    EXPECT(s == ATTNVK_ERROR_UNSUPPORTED && *attnvk_last_error(), "cuDNN must refuse f32 with a reason");
+    count(s == ATTNVK_ERROR_UNSUPPORTED);
+}
+
+/* ---- on a CUDA device ---- */
+
+static void device_checks(attnvk_device *dev, uint64_t seed)
+{
+    attnvk_impl_info impls[8];
+    int n = attnvk_device_implementations(dev, impls, 8);
+    int have_cudnn = 0, have_cublas = 0;
+    for (int i = 0; i < n && i < 8; ++i) {
+        printf("implementation %-8s fused=%d %s%s\n", impls[i].name, impls[i].fused,
+               impls[i].available ? "available" : "unavailable: ", impls[i].available ? "" : impls[i].reason);
+        if (!strcmp(impls[i].name, "cudnn")) have_cudnn = impls[i].available;
+        if (!strcmp(impls[i].name, "cublas")) have_cublas = impls[i].available;
+    }
+    attnvk_problem cases[32];
+    const char *labels[32];
+    const attnvk_dtype dtypes[] = {ATTNVK_F16, ATTNVK_BF16, ATTNVK_F32};
+    for (int t = 0; t < 3; ++t) {
+        int m = all_cases(dtypes[t], cases, labels, 32);
+        for (int i = 0; i < m; ++i) {
+            char label[64];
+            if (have_cublas) {
+                attnvk_kernel_options o = {.implementation = "cublas"};
+                snprintf(label, sizeof label, "cublas %s", labels[i]);
+                count(avk_test_run_case(dev, &cases[i], &o, label, seed + (uint64_t)i, 0));
+            }
+            if (have_cudnn) {
+                attnvk_kernel_options o = {.implementation = "cudnn"};
+                snprintf(label, sizeof label, "cudnn %s", labels[i]);
+                /* UNSUPPORTED (f32, causal Nq > Nk, ...) is a skip with cuDNN's reason */
+                count(avk_test_run_case(dev, &cases[i], &o, label, seed + (uint64_t)i, 1));
+            }
+        }
+    }
+    if (have_cublas) {
+        /* scores that can't fit: UNSUPPORTED with the bytes, never a crash */
+        attnvk_problem huge = {64, 64, 64, 65536, 65536, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD};
+        attnvk_kernel_options o = {.implementation = "cublas"};
+        attnvk_kernel *k = NULL;
+        attnvk_status s = attnvk_kernel_prepare(dev, &huge, &o, &k, NULL);
+        printf("%s cublas huge scores: %s: %s\n", s == ATTNVK_ERROR_UNSUPPORTED ? "ok  " : "FAIL",
+               attnvk_status_name(s), attnvk_last_error());
+        count(s == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "bytes"));
+        attnvk_kernel_destroy(k);
+    }
+}
+
+/* ---- timing (--perf): median device time of the large cases ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void perf_case(attnvk_device *dev, const char *impl, const attnvk_problem *p, uint64_t seed)
+{
+    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p), es = attnvk_dtype_size(p->dtype);
+    float *q, *k, *v, *o = malloc(nq * sizeof(float));
+    avk_test_inputs(p, seed, &q, &k, &v);
+    void *packed = malloc(nq > nkv ? nq * es : nkv * es);
+    attnvk_buffer *bq = NULL, *bk = NULL, *bv = NULL, *bo = NULL;
+    attnvk_kernel *kern = NULL;
+    attnvk_kernel_info info;
+    attnvk_kernel_options opts = {.implementation = impl};
+    attnvk_status s = attnvk_kernel_prepare(dev, p, &opts, &kern, &info);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, nq * es, &bq);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, nkv * es, &bk);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, nkv * es, &bv);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, nq * es, &bo);
+    if (s == ATTNVK_OK) attnvk_pack(p->dtype, q, packed, nq), s = attnvk_buffer_write(bq, 0, packed, nq * es);
+    if (s == ATTNVK_OK) attnvk_pack(p->dtype, k, packed, nkv), s = attnvk_buffer_write(bk, 0, packed, nkv * es);
+    if (s == ATTNVK_OK) attnvk_pack(p->dtype, v, packed, nkv), s = attnvk_buffer_write(bv, 0, packed, nkv * es);
+    enum { WARMUP = 3, RUNS = 15 };
+    double times[RUNS];
+    for (int r = 0; s == ATTNVK_OK && r < WARMUP + RUNS; ++r) {
+        double ms = 0;
+        s = attnvk_kernel_run(kern, bq, bk, bv, bo, NULL, 0, 0, &ms);
+        if (r >= WARMUP) times[r - WARMUP] = ms;
+    }
+    char shape[96];
+    snprintf(shape, sizeof shape, "B%d H%d N%d D%d %s%s", p->batch, p->heads, p->seq_q, p->head_dim,
+             attnvk_dtype_name(p->dtype), p->causal ? " causal" : "");
+    if (s == ATTNVK_OK) s = attnvk_buffer_read(bo, 0, packed, nq * es);
+    if (s != ATTNVK_OK) {
+        printf("%s perf %-7s %s: %s: %s\n", s == ATTNVK_ERROR_UNSUPPORTED ? "skip" : "FAIL", impl, shape,
+               attnvk_status_name(s), attnvk_last_error());
+        count(s == ATTNVK_ERROR_UNSUPPORTED);
+    } else {
+        attnvk_unpack(p->dtype, packed, o, nq);
+        size_t rows[64], total = (size_t)p->batch * p->heads * p->seq_q;
+        for (int i = 0; i < 64; ++i) rows[i] = (size_t)(((uint64_t)i * 2654435761u + seed) % total);
+        attnvk_check c = attnvk_check_output(p, q, k, v, o, rows, 64);
+        qsort(times, RUNS, sizeof *times, cmp_double);
+        double ms = times[RUNS / 2];
+        printf("%s perf %-7s %-28s %9.3f ms %7.1f TFLOP/s  rel_l2 %.2e  workspace %llu B  %s\n",
+               c.passed ? "ok  " : "FAIL", impl, shape, ms, attnvk_problem_flops(p) / (ms * 1e-3) / 1e12, c.rel_l2,
+               (unsigned long long)info.workspace_bytes, info.variant);
+        count(c.passed);
+    }
+    fflush(stdout);
+    attnvk_kernel_destroy(kern);
+    attnvk_buffer_destroy(bq), attnvk_buffer_destroy(bk), attnvk_buffer_destroy(bv), attnvk_buffer_destroy(bo);
+    free(q), free(k), free(v), free(o), free(packed);
+}
+
+static void perf(attnvk_device *dev, uint64_t seed)
+{
+    /* B*N = 16k tokens, H*D = 2048 (the anchors' shapes) */
+    static const attnvk_problem big[] = {
+        {4, 16, 16, 4096, 4096, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD},
+        {4, 16, 16, 4096, 4096, 128, 1, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD},
+        {4, 16, 16, 4096, 4096, 128, 0, 0, ATTNVK_BF16, ATTNVK_LAYOUT_BHSD},
+        {4, 32, 32, 4096, 4096, 64, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD},
+        {4, 16, 16, 4096, 4096, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BSHD},
+        {4, 16, 4, 4096, 4096, 128, 1, 0, ATTNVK_BF16, ATTNVK_LAYOUT_BSHD},
+    };
+    const char *impls[] = {"cudnn", "cublas"};
+    for (size_t i = 0; i < sizeof big / sizeof *big; ++i)
+        for (int m = 0; m < 2; ++m) perf_case(dev, impls[m], &big[i], seed + i);
+}
+
+int main(int argc, char **argv)
+{
+    int want_perf = argc > 1 && !strcmp(argv[1], "--perf");
+    uint64_t seed = avk_test_seed();
+    host_checks(seed);
+
+    attnvk_context *ctx = NULL;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) {
+        printf("FAIL context: %s\n", attnvk_last_error());
+        return avk_test_finish(passed, failed + 1);
+    }
+    const char *reason = NULL;
+    if (attnvk_api_status(ctx, ATTNVK_API_CUDA, &reason) != ATTNVK_OK) {
+        /* no GPU here: the baselines are simply not offered */
+        printf("cuda unavailable (cudnn, cublas not offered): %s\n", reason);
+        EXPECT(reason && *reason, "an unavailable API must say why");
+    } else {
+        attnvk_device *dev = avk_test_open_api(ctx, ATTNVK_API_CUDA);
+        if (!dev) {
+            ++failed;
+        } else {
+            device_checks(dev, seed);
+            if (want_perf) perf(dev, seed);
+            attnvk_device_close(dev);
+        }
+    }
+    attnvk_context_destroy(ctx);
+    return avk_test_finish(passed, failed);
+}
