@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git python3 python3-numpy
+  build-essential cmake ninja-build pkg-config git python3 python3-numpy python3-jsonschema
   glslang-tools libvulkan-dev libvulkan-volk-dev vulkan-validationlayers
   mesa-vulkan-drivers pocl-opencl-icd ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers
   libclblast-dev libcjson-dev libsqlite3-dev
