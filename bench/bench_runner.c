@@ -411,6 +411,10 @@ void bench_run(bench_target *t, const attnvk_impl_info *impl, const bench_worklo
     if (s == ATTNVK_OK) stage = "the checked run", s = checked_run(&st, r, &check_ms);
     if (s == ATTNVK_OK && cfg->timed) stage = "the timed runs", s = timed_runs(&st, cfg, check_ms, r);
     if (s != ATTNVK_OK) record_status(r, t, s, stage);
+    if (r->status == BENCH_SKIPPED || r->status == BENCH_UNAVAILABLE) { /* did not run: no partial results */
+        bench_record_free(r);
+        r->have_stats = r->have_check = 0;
+    }
     derive_metrics(t, r);
     release(&st);
 }
