@@ -32,6 +32,7 @@ typedef struct run_state {
     int nsets, next_set;
     int *chunk_begin, *chunk_count;
     int nchunks;
+    int splittable;            /* attnvk's kernel honours q_begin/q_count; vendor libraries take the whole problem */
 } run_state;
 
 /* Maps a library status to the record's status; DEVICE_LOST marks the device. */
@@ -86,11 +87,12 @@ static attnvk_status set_plan(run_state *st, int n)
 }
 
 /* Splits the query rows so no dispatch should exceed the budget, from the
- * rate measured on growing probes of the first rows. Small cases: one chunk. */
+ * rate measured on growing probes of the first rows. Small cases and vendor
+ * kernels: one chunk. */
 static attnvk_status plan_chunks(run_state *st)
 {
     const attnvk_problem *p = &st->w->p;
-    if (attnvk_problem_flops(p) <= probe_flops || p->seq_q == 1) {
+    if (!st->splittable || attnvk_problem_flops(p) <= probe_flops || p->seq_q == 1) {
         attnvk_status s = set_plan(st, 1);
         if (s == ATTNVK_OK) st->chunk_begin[0] = 0, st->chunk_count[0] = p->seq_q;
         return s;
@@ -305,8 +307,10 @@ static int prepare(run_state *st, const attnvk_impl_info *impl, const bench_run_
         return 0;
     }
     int is_attnvk = strcmp(impl->name, "attnvk") == 0;
-    attnvk_kernel_options opts = {.implementation = impl->name, .test_flags = cfg->test_flags};
-    if (is_attnvk) {
+    attnvk_kernel_options opts = {.implementation = impl->name};
+    st->splittable = is_attnvk;
+    if (is_attnvk) { /* kernel options are attnvk's; vendor libraries reject them */
+        opts.test_flags = cfg->test_flags;
         opts.variant = cfg->variant;
         opts.tile_br = cfg->tile_br, opts.tile_bc = cfg->tile_bc;
         opts.split_kv = (int)cfg->split_kv;
