@@ -402,6 +402,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
             float s[ROWS_PER_THREAD];
 #pragma unroll
             for (int k = 0; k < ROWS_PER_THREAD; ++k) s[k] = 0.f;
+#pragma unroll 4
             for (int d = 0; d < D; ++d) {
                 const float kv = sK[c * DS + d];
 #pragma unroll
@@ -446,6 +447,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         for (int e = 0; e < O_PER_THREAD; ++e) {
             const int idx = tid + e * NT, r = idx / D, d = idx % D;
             float o = acc[e] * sAlpha[r];
+#pragma unroll 8
             for (int c = 0; c < BC; ++c) o += sS[r * SS + c] * sV[c * DS + d];
             acc[e] = o;
         }

@@ -34,6 +34,7 @@ static const avk_tuning cuda_table[] = {
     {NULL, NULL, NULL, ANY, 0, 0, ANY, "simt", 32, 32, 128, {0}},
     {NULL, NULL, NULL, ANY, 0, 0, DECODE, "simt", 16, 32, 128, {0}},
     {NULL, NULL, NULL, ANY, 160, 256, PREFILL, "simt", 16, 32, 128, {0}},
+    {NULL, NULL, NULL, ANY, 160, 256, ANY, "simt", 16, 16, 128, {0}}, /* 64 KiB devices */
 };
 
 const avk_tuning *avk_cuda_tuning_table(int *count)

@@ -1,0 +1,243 @@
+/* The CUDA backend against the float64 CPU reference: the shared feature
+ * matrix for f16, bf16 and f32, every variant, split-KV, LSE, query-row
+ * ranges and the test-only skip-last-tile flag (which must be caught).
+ * Without a CUDA device it says why and passes (nothing to run). */
+#include "test_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+static uint64_t seed;
+
+static void count(int ok)
+{
+    if (ok) ++passed;
+    else ++failed;
+}
+
+static void feature_matrix(attnvk_device *dev, attnvk_dtype dt, const attnvk_kernel_options *o, const char *tag,
+                           int allow_unsupported)
+{
+    attnvk_problem cases[64];
+    const char *labels[64];
+    int n = avk_test_feature_cases(dt, cases, labels, 64);
+    for (int i = 0; i < n; ++i) {
+        char label[96];
+        snprintf(label, sizeof label, "%s %s", tag, labels[i]);
+        count(avk_test_run_case(dev, &cases[i], o, label, seed + (uint64_t)i, allow_unsupported));
+    }
+}
+
+/* LSE from the kernel vs the reference's, including -inf for empty rows. */
+static void lse_case(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts, const char *label)
+{
+    float *q, *k, *v;
+    avk_test_inputs(p, seed + 101, &q, &k, &v);
+    size_t nq = attnvk_q_elements(p), nl = (size_t)p->batch * p->heads * p->seq_q;
+    float *o = malloc(nq * sizeof *o), *lse = malloc(nl * sizeof *lse);
+    float *ro = malloc(nq * sizeof *ro), *rl = malloc(nl * sizeof *rl);
+    attnvk_kernel_info info;
+    attnvk_status s = attnvk_attention_host(dev, p, opts, q, k, v, o, lse, &info, NULL);
+    int ok = s == ATTNVK_OK;
+    double worst = 0;
+    if (ok) {
+        attnvk_reference(p, q, k, v, ro, rl);
+        attnvk_check c = attnvk_check_output(p, q, k, v, o, NULL, 0);
+        ok = c.passed;
+        double tol = p->dtype == ATTNVK_F32 ? 1e-5 : 2e-3;
+        for (size_t i = 0; i < nl; ++i) {
+            if (isinf(rl[i]) && rl[i] < 0) {
+                if (!(isinf(lse[i]) && lse[i] < 0)) ok = 0, worst = INFINITY;
+                continue;
+            }
+            double err = fabs((double)lse[i] - rl[i]) / fmax(1.0, fabs(rl[i]));
+            if (!(err <= tol)) ok = 0;
+            if (!(err <= worst)) worst = err;
+        }
+    }
+    printf("%s %-40s %s split=%d lse max_rel %.2e%s%s\n", ok ? "ok  " : "FAIL", label,
+           s == ATTNVK_OK ? info.variant : "-", s == ATTNVK_OK ? info.split_kv : 0, worst,
+           s == ATTNVK_OK ? "" : ": ", s == ATTNVK_OK ? "" : attnvk_last_error());
+    count(ok);
+    free(q), free(k), free(v), free(o), free(lse), free(ro), free(rl);
+}
+
+static attnvk_status upload(attnvk_device *dev, attnvk_dtype dt, const float *x, size_t n, attnvk_buffer **b)
+{
+    size_t es = attnvk_dtype_size(dt);
+    void *packed = malloc(n * es);
+    attnvk_pack(dt, x, packed, n);
+    attnvk_status s = attnvk_buffer_create(dev, n * es, b);
+    if (s == ATTNVK_OK) s = attnvk_buffer_write(*b, 0, packed, n * es);
+    free(packed);
+    return s;
+}
+
+/* Two dispatches of disjoint query-row ranges fill O; a third range run on a
+ * poisoned O must leave the rows outside it untouched (NaN). */
+static void q_range_case(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                         const char *label)
+{
+    float *q, *k, *v;
+    avk_test_inputs(p, seed + 202, &q, &k, &v);
+    size_t nq = attnvk_q_elements(p), es = attnvk_dtype_size(p->dtype);
+    float *o = malloc(nq * sizeof *o), *nanf_ = malloc(nq * sizeof *nanf_);
+    void *raw = malloc(nq * es);
+    for (size_t i = 0; i < nq; ++i) nanf_[i] = NAN;
+    attnvk_buffer *bq = NULL, *bk = NULL, *bv = NULL, *bo = NULL;
+    attnvk_kernel *kern = NULL;
+    attnvk_status s = attnvk_kernel_prepare(dev, p, opts, &kern, NULL);
+    if (s == ATTNVK_OK) s = upload(dev, p->dtype, q, nq, &bq);
+    if (s == ATTNVK_OK) s = upload(dev, p->dtype, k, attnvk_kv_elements(p), &bk);
+    if (s == ATTNVK_OK) s = upload(dev, p->dtype, v, attnvk_kv_elements(p), &bv);
+    if (s == ATTNVK_OK) s = upload(dev, p->dtype, nanf_, nq, &bo);
+    int split = p->seq_q / 3 + 1;
+    if (s == ATTNVK_OK) s = attnvk_kernel_run(kern, bq, bk, bv, bo, NULL, 0, split, NULL);
+    if (s == ATTNVK_OK) s = attnvk_kernel_run(kern, bq, bk, bv, bo, NULL, split, p->seq_q - split, NULL);
+    if (s == ATTNVK_OK) s = attnvk_buffer_read(bo, 0, raw, nq * es);
+    int ok = s == ATTNVK_OK;
+    attnvk_check c = {0};
+    if (ok) {
+        attnvk_unpack(p->dtype, raw, o, nq);
+        c = attnvk_check_output(p, q, k, v, o, NULL, 0);
+        ok = c.passed;
+    }
+    /* now a middle range only, on a poisoned O */
+    int lo = p->seq_q / 4, cnt = p->seq_q / 2;
+    size_t outside_written = 0, inside_nan = 0;
+    if (ok) {
+        void *poison = malloc(nq * es);
+        attnvk_pack(p->dtype, nanf_, poison, nq);
+        s = attnvk_buffer_write(bo, 0, poison, nq * es);
+        free(poison);
+        if (s == ATTNVK_OK) s = attnvk_kernel_run(kern, bq, bk, bv, bo, NULL, lo, cnt, NULL);
+        if (s == ATTNVK_OK) s = attnvk_buffer_read(bo, 0, raw, nq * es);
+        if (s == ATTNVK_OK) {
+            attnvk_unpack(p->dtype, raw, o, nq);
+            for (int b = 0; b < p->batch; ++b)
+                for (int h = 0; h < p->heads; ++h)
+                    for (int i = 0; i < p->seq_q; ++i) {
+                        size_t off = p->layout == ATTNVK_LAYOUT_BHSD
+                                         ? (((size_t)b * p->heads + h) * p->seq_q + i) * p->head_dim
+                                         : (((size_t)b * p->seq_q + i) * p->heads + h) * p->head_dim;
+                        int inside = i >= lo && i < lo + cnt;
+                        for (int d = 0; d < p->head_dim; ++d) {
+                            if (inside && isnan(o[off + d])) ++inside_nan;
+                            if (!inside && !isnan(o[off + d])) ++outside_written;
+                        }
+                    }
+        }
+        ok = s == ATTNVK_OK && outside_written == 0 && inside_nan == 0;
+    }
+    printf("%s %-40s rel_l2 %.2e, middle range: %zu written outside, %zu unwritten inside%s%s\n", ok ? "ok  " : "FAIL",
+           label, c.rel_l2, outside_written, inside_nan, s == ATTNVK_OK ? "" : ": ",
+           s == ATTNVK_OK ? "" : attnvk_last_error());
+    count(ok);
+    attnvk_kernel_destroy(kern);
+    attnvk_buffer_destroy(bq), attnvk_buffer_destroy(bk), attnvk_buffer_destroy(bv), attnvk_buffer_destroy(bo);
+    free(q), free(k), free(v), free(o), free(nanf_), free(raw);
+}
+
+/* The deliberately wrong kernel must be caught by the reference check. */
+static void skip_tile_case(attnvk_device *dev, const attnvk_problem *p, const char *variant, const char *label)
+{
+    float *q, *k, *v;
+    avk_test_inputs(p, seed + 303, &q, &k, &v);
+    float *o = malloc(attnvk_q_elements(p) * sizeof *o);
+    attnvk_kernel_options opts = {.variant = variant, .test_flags = ATTNVK_TEST_SKIP_LAST_KV_TILE};
+    attnvk_kernel_info info;
+    attnvk_status s = attnvk_attention_host(dev, p, &opts, q, k, v, o, NULL, &info, NULL);
+    attnvk_check c = {0};
+    if (s == ATTNVK_OK) c = attnvk_check_output(p, q, k, v, o, NULL, 0);
+    int ok = s == ATTNVK_OK && !c.passed;
+    printf("%s %-40s %s: check %s (rel_l2 %.2e)%s%s\n", ok ? "ok  " : "FAIL", label, s == ATTNVK_OK ? info.variant : "-",
+           c.passed ? "passed (should not)" : "failed as intended", c.rel_l2, s == ATTNVK_OK ? "" : ": ",
+           s == ATTNVK_OK ? "" : attnvk_last_error());
+    count(ok);
+    free(q), free(k), free(v), free(o);
+}
+
+int main(void)
+{
+    seed = avk_test_seed();
+    attnvk_context *ctx = NULL;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) {
+        printf("context: %s\n", attnvk_last_error());
+        return 1;
+    }
+    attnvk_device *dev = avk_test_open_api(ctx, ATTNVK_API_CUDA);
+    if (!dev) { /* no GPU here: nothing to run (test_cuda_host checks the reason) */
+        attnvk_context_destroy(ctx);
+        return avk_test_finish(0, 0);
+    }
+    const attnvk_device_info *info = attnvk_device_info_of(dev);
+    printf("device: %s (%s), default %s\n", info->name, info->architecture, info->default_variant);
+
+    attnvk_kernel_options defaults = {0};
+    feature_matrix(dev, ATTNVK_F16, &defaults, "f16", 0);
+    feature_matrix(dev, ATTNVK_BF16, &defaults, "bf16", 0);
+    feature_matrix(dev, ATTNVK_F32, &defaults, "f32", 0);
+
+    static const char *const variants[] = {"mma16", "mma16-qs", "mma32", "mma32-qs", "simt"};
+    for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i) {
+        attnvk_kernel_options o = {.variant = variants[i]};
+        char tag[32];
+        snprintf(tag, sizeof tag, "f16 %s", variants[i]);
+        feature_matrix(dev, ATTNVK_F16, &o, tag, 1);
+        snprintf(tag, sizeof tag, "bf16 %s", variants[i]);
+        feature_matrix(dev, ATTNVK_BF16, &o, tag, 1);
+    }
+    /* other tiles than the table's */
+    static const int tiles[][2] = {{64, 32}, {128, 128}, {32, 16}, {128, 64}};
+    for (size_t i = 0; i < sizeof tiles / sizeof *tiles; ++i) {
+        attnvk_kernel_options o = {.variant = "mma16", .tile_br = tiles[i][0], .tile_bc = tiles[i][1]};
+        char tag[48];
+        snprintf(tag, sizeof tag, "f16 mma16 %dx%d", tiles[i][0], tiles[i][1]);
+        feature_matrix(dev, ATTNVK_F16, &o, tag, 1);
+    }
+    /* split-KV forced on prefill shapes, and never on decode shapes */
+    attnvk_kernel_options split3 = {.split_kv = 3}, nosplit = {.split_kv = 1};
+    feature_matrix(dev, ATTNVK_F16, &split3, "f16 split_kv=3", 0);
+    feature_matrix(dev, ATTNVK_F32, &split3, "f32 split_kv=3", 0);
+    feature_matrix(dev, ATTNVK_BF16, &nosplit, "bf16 split_kv=1", 0);
+
+    /* LSE: plain, split-KV, empty rows (causal Nq > Nk) */
+    attnvk_problem lp = {.batch = 2, .heads = 4, .kv_heads = 2, .seq_q = 100, .seq_kv = 300, .head_dim = 64,
+                         .causal = 1, .dtype = ATTNVK_F16};
+    lse_case(dev, &lp, &defaults, "lse f16 causal GQA");
+    lse_case(dev, &lp, &split3, "lse f16 causal split_kv=3");
+    lp.dtype = ATTNVK_F32;
+    lse_case(dev, &lp, &defaults, "lse f32 causal");
+    attnvk_problem empty = {.batch = 1, .heads = 2, .kv_heads = 2, .seq_q = 90, .seq_kv = 40, .head_dim = 128,
+                            .causal = 1, .dtype = ATTNVK_BF16};
+    lse_case(dev, &empty, &defaults, "lse bf16 empty rows");
+    attnvk_problem dec = {.batch = 2, .heads = 8, .kv_heads = 2, .seq_q = 3, .seq_kv = 3000, .head_dim = 128,
+                          .dtype = ATTNVK_F16};
+    lse_case(dev, &dec, &defaults, "lse f16 decode (auto split)");
+
+    /* query-row ranges */
+    attnvk_problem rp = {.batch = 2, .heads = 3, .kv_heads = 1, .seq_q = 300, .seq_kv = 333, .head_dim = 64,
+                         .causal = 1, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BSHD};
+    q_range_case(dev, &rp, &defaults, "q ranges f16 causal bshd");
+    rp.dtype = ATTNVK_F32;
+    q_range_case(dev, &rp, &defaults, "q ranges f32 causal bshd");
+    rp.dtype = ATTNVK_BF16;
+    rp.seq_q = 12;
+    q_range_case(dev, &rp, &defaults, "q ranges bf16 decode split");
+
+    /* the wrong kernel is caught */
+    attnvk_problem sp = {.batch = 1, .heads = 2, .kv_heads = 2, .seq_q = 64, .seq_kv = 300, .head_dim = 64,
+                         .dtype = ATTNVK_F16};
+    skip_tile_case(dev, &sp, NULL, "skip last tile f16");
+    sp.dtype = ATTNVK_F32;
+    skip_tile_case(dev, &sp, NULL, "skip last tile f32");
+    sp.dtype = ATTNVK_BF16;
+    sp.seq_q = 1;
+    skip_tile_case(dev, &sp, NULL, "skip last tile bf16 decode");
+
+    attnvk_device_close(dev);
+    attnvk_context_destroy(ctx);
+    return avk_test_finish(passed, failed);
+}

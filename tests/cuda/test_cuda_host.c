@@ -1,0 +1,208 @@
+/* Host logic of the CUDA backend, no GPU needed: variant names, tuning-table
+ * lookup, tile checks, NVRTC options, cubin cache keys and the disk cache,
+ * and that the backend says why it is unavailable. */
+#include "cuda/cuda_kernels.h"
+#include "cuda/cuda_loader.h"
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int passed;
+#define CHECK(cond, ...)                  \
+    do {                                  \
+        int ok_ = (cond);                 \
+        EXPECT(ok_, __VA_ARGS__);         \
+        passed += ok_;                    \
+    } while (0)
+
+static attnvk_device_info fake_device(const char *arch)
+{
+    attnvk_device_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.name, sizeof info.name, "NVIDIA H100 80GB HBM3");
+    snprintf(info.vendor, sizeof info.vendor, "NVIDIA");
+    snprintf(info.architecture, sizeof info.architecture, "%s", arch);
+    return info;
+}
+
+static attnvk_status pick(const char *arch, int cc, size_t smem, attnvk_dtype dt, int d, int decode,
+                          const char *variant, int br, int bc, avk_cuda_config *c)
+{
+    attnvk_device_info info = fake_device(arch);
+    attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = decode ? 1 : 1024, .seq_kv = 1024,
+                        .head_dim = d, .dtype = dt};
+    attnvk_kernel_options o = {.variant = variant, .tile_br = br, .tile_bc = bc};
+    return avk_cuda_select(&info, cc, smem, &p, &o, decode, c);
+}
+
+static int is(const avk_cuda_config *c, const char *variant, int br, int bc)
+{
+    return strcmp(c->variant, variant) == 0 && c->br == br && c->bc == bc;
+}
+
+static void test_variants(void)
+{
+    avk_cuda_config c;
+    memset(&c, 0, sizeof c);
+    CHECK(avk_cuda_parse_variant("mma16", &c) && c.mma && c.rows_per_warp == 16 && c.qreg, "mma16");
+    CHECK(avk_cuda_parse_variant("mma32-qs", &c) && c.mma && c.rows_per_warp == 32 && !c.qreg, "mma32-qs");
+    CHECK(avk_cuda_parse_variant("simt", &c) && !c.mma, "simt");
+    CHECK(!avk_cuda_parse_variant("mma8", &c), "mma8 rejected");
+    CHECK(!avk_cuda_parse_variant("mma16-x", &c), "mma16-x rejected");
+    CHECK(!avk_cuda_parse_variant("wgmma", &c), "wgmma rejected");
+}
+
+static void test_lookup(void)
+{
+    const size_t h100 = 232448, a100 = 166912, t4 = 65536;
+    avk_cuda_config c;
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 128, 64) &&
+              c.threads == 256,
+          "H100 f16 D=128 -> mma16 128x64, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma32", 128, 64),
+          "H100 bf16 D=64 -> mma32, got %s", c.variant);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "mma16-qs") == 0,
+          "H100 D=256 -> mma16-qs, got %s", c.variant);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 1, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 16, 64),
+          "H100 decode -> mma16 16x64, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "simt") == 0,
+          "f32 -> simt, got %s", c.variant);
+    CHECK(pick("sm_86", 8, 101376, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "mma16") == 0,
+          "sm_86 -> mma16, got %s", c.variant);
+    CHECK(pick("sm_75", 7, t4, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "simt") == 0,
+          "sm_75 f16 -> simt (no mma.sync m16n8k16 path), got %s", c.variant);
+    CHECK(pick("sm_75", 7, t4, ATTNVK_F32, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && avk_cuda_config_smem(&c) <= t4,
+          "sm_75 D=256 fits 64 KiB, got %s %dx%d (%zu bytes)", c.variant, c.br, c.bc, avk_cuda_config_smem(&c));
+    CHECK(pick("sm_120", 12, 101376, ATTNVK_F16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && c.mma,
+          "newer NVIDIA architectures get the mma path, got %s", c.variant);
+    /* the options override the table */
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "mma32-qs", 0, 0, &c) == ATTNVK_OK && is(&c, "mma32-qs", 128, 64) &&
+              c.threads == 128,
+          "variant override, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 64, 32, &c) == ATTNVK_OK && is(&c, "mma16", 64, 32),
+          "tile override, got %dx%d", c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "mma16", 40, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
+          "tile_br 40 rejected");
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 24, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
+          "tile_bc 24 rejected");
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "flash3", 0, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
+              strstr(attnvk_last_error(), "flash3"),
+          "unknown variant named in the error: %s", attnvk_last_error());
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 128, 0, "mma16", 0, 0, &c) == ATTNVK_ERROR_UNSUPPORTED,
+          "mma with f32 unsupported");
+    CHECK(pick("sm_75", 7, t4, ATTNVK_F16, 128, 0, "mma16", 0, 0, &c) == ATTNVK_ERROR_UNSUPPORTED,
+          "mma before sm_80 unsupported");
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 48, 0, NULL, 0, 0, &c) == ATTNVK_ERROR_UNSUPPORTED, "D=48 unsupported");
+    CHECK(pick("sm_80", 8, a100, ATTNVK_F16, 256, 0, "mma16", 256, 256, &c) == ATTNVK_ERROR_UNSUPPORTED &&
+              strstr(attnvk_last_error(), "shared memory"),
+          "too much shared memory: %s", attnvk_last_error());
+}
+
+static void test_options_and_keys(void)
+{
+    avk_cuda_config c;
+    pick("sm_90", 9, 232448, ATTNVK_F16, 128, 0, NULL, 0, 0, &c);
+    char s[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN];
+    const char *o[AVK_CUDA_MAX_OPTIONS];
+    int n = avk_cuda_build_options(&c, "sm_90a", s, o);
+    int arch = 0, dim = 0, br = 0;
+    for (int i = 0; i < n; ++i) {
+        arch |= strcmp(o[i], "--gpu-architecture=sm_90a") == 0;
+        dim |= strcmp(o[i], "-DAVK_D=128") == 0;
+        br |= strcmp(o[i], "-DAVK_BR=128") == 0;
+    }
+    CHECK(arch && dim && br, "NVRTC options carry arch, D and tiles");
+
+    char name[16];
+    avk_cuda_arch_name(9, 0, name, sizeof name);
+    CHECK(strcmp(name, "sm_90a") == 0, "Hopper compiles for sm_90a, got %s", name);
+    avk_cuda_arch_name(8, 6, name, sizeof name);
+    CHECK(strcmp(name, "sm_86") == 0, "sm_86, got %s", name);
+    avk_cuda_arch_name(12, 0, name, sizeof name);
+    CHECK(strcmp(name, "sm_120") == 0, "sm_120, got %s", name);
+
+    uint64_t k0 = avk_cuda_cache_key(&c, "sm_90a", 13000, 13000);
+    CHECK(k0 == avk_cuda_cache_key(&c, "sm_90a", 13000, 13000), "cache key is stable");
+    CHECK(k0 != avk_cuda_cache_key(&c, "sm_90a", 12080, 13000), "driver version in the key");
+    CHECK(k0 != avk_cuda_cache_key(&c, "sm_90a", 13000, 12080), "NVRTC version in the key");
+    CHECK(k0 != avk_cuda_cache_key(&c, "sm_80", 13000, 13000), "architecture in the key");
+    avk_cuda_config d = c;
+    d.bc = 32;
+    CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "tiles in the key");
+    d = c;
+    d.dtype = ATTNVK_BF16;
+    CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "dtype in the key");
+    d = c;
+    d.split = 1;
+    CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "split-KV in the key");
+}
+
+/* A cubin compiled once is served from the disk cache the second time. */
+static void test_disk_cache(void)
+{
+    if (!avk_nvrtc_load()) {
+        printf("skip disk cache: %s\n", attnvk_last_error());
+        return;
+    }
+    char dir[] = "/tmp/attnvk-cuda-cache-XXXXXX";
+    if (!mkdtemp(dir)) {
+        EXPECT(0, "mkdtemp failed");
+        return;
+    }
+    setenv("ATTNVK_CACHE_DIR", dir, 1);
+    avk_cuda_config c;
+    pick("sm_90", 9, 232448, ATTNVK_F16, 32, 1, "mma16", 0, 0, &c);
+    void *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    int hit_a = -1, hit_b = -1;
+    attnvk_status sa = avk_cuda_compile(&c, "sm_90a", 13000, NULL, &a, &na, &hit_a, NULL, 0);
+    attnvk_status sb = avk_cuda_compile(&c, "sm_90a", 13000, NULL, &b, &nb, &hit_b, NULL, 0);
+    CHECK(sa == ATTNVK_OK && sb == ATTNVK_OK && hit_a == 0 && hit_b == 1 && na == nb && na > 0 && !memcmp(a, b, na),
+          "compile then cache hit (%d %d, hits %d %d): %s", sa, sb, hit_a, hit_b, attnvk_last_error());
+    free(a);
+    free(b);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    unsetenv("ATTNVK_CACHE_DIR");
+}
+
+static void test_backend_status(void)
+{
+    attnvk_context *ctx = NULL;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) {
+        EXPECT(0, "context: %s", attnvk_last_error());
+        return;
+    }
+    const char *reason = NULL;
+    attnvk_status s = attnvk_api_status(ctx, ATTNVK_API_CUDA, &reason);
+    if (s != ATTNVK_OK) {
+        printf("cuda unavailable: %s\n", reason);
+        CHECK(s == ATTNVK_ERROR_UNAVAILABLE && reason && *reason, "unavailable with a reason");
+    } else {
+        int idx[4];
+        int n = attnvk_device_select(ctx, "cuda", idx, 4);
+        CHECK(n > 0, "cuda devices listed");
+        for (int i = 0; i < n; ++i) {
+            const attnvk_device_info *d = attnvk_device_info_at(ctx, idx[i]);
+            printf("cuda device %d: %s %s, %d SMs, default %s\n", i, d->name, d->architecture, d->compute_units,
+                   d->default_variant);
+            CHECK(d->vendor_id == 0x10de && strncmp(d->architecture, "sm_", 3) == 0 && d->default_variant[0] &&
+                      d->subgroup_sizes[0] == 32 && d->memory_bytes > 0,
+                  "device %d described", i);
+        }
+    }
+    attnvk_context_destroy(ctx);
+}
+
+int main(void)
+{
+    test_variants();
+    test_lookup();
+    test_options_and_keys();
+    test_disk_cache();
+    test_backend_status();
+    return avk_test_finish(passed, 0);
+}

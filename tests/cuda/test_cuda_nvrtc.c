@@ -1,0 +1,164 @@
+/* Compiles, with NVRTC and no GPU, every configuration the CUDA tuning table
+ * can produce for sm_80 and sm_90a (each dtype, head dim, prefill/decode,
+ * split-KV or not) plus every variant by name, and prints the compiler's
+ * register and spill counts. Skips (and passes) when NVRTC is missing.
+ * ATTNVK_TEST_JOBS sets the number of compile threads (default 2). */
+#include "cuda/cuda_kernels.h"
+#include "cuda/cuda_loader.h"
+#include "test_util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct target {
+    const char *arch;          /* NVRTC architecture */
+    const char *info_arch;     /* what describe() reports */
+    int cc_major;
+    size_t smem_optin;
+} target;
+
+typedef struct job {
+    const target *t;
+    avk_cuda_config cfg;
+    int ok, registers, spill_bytes;
+    double seconds;
+    char error[512];
+} job;
+
+enum { MAX_JOBS = 512 };
+static job jobs[MAX_JOBS];
+static int job_count, next_job;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void add_job(const target *t, const avk_cuda_config *cfg)
+{
+    char a[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], b[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN];
+    const char *oa[AVK_CUDA_MAX_OPTIONS], *ob[AVK_CUDA_MAX_OPTIONS];
+    int na = avk_cuda_build_options(cfg, t->arch, a, oa);
+    for (int j = 0; j < job_count; ++j) { /* the same options compile the same cubin */
+        int nb = avk_cuda_build_options(&jobs[j].cfg, jobs[j].t->arch, b, ob);
+        int same = na == nb;
+        for (int i = 0; same && i < na; ++i) same = strcmp(oa[i], ob[i]) == 0;
+        if (same) return;
+    }
+    if (job_count == MAX_JOBS) return;
+    jobs[job_count].t = t;
+    jobs[job_count].cfg = *cfg;
+    ++job_count;
+}
+
+/* "Used N registers" and "N bytes spill stores" of avk_attn_fwd in the ptxas log. */
+static void parse_resources(const char *log, int *registers, int *spill)
+{
+    *registers = *spill = -1;
+    const char *f = strstr(log, "Function properties for avk_attn_fwd");
+    if (!f) return;
+    const char *sp = strstr(f, "bytes spill stores");
+    if (sp) {
+        const char *num = sp;
+        while (num > f && num[-1] == ' ') --num;
+        while (num > f && num[-1] >= '0' && num[-1] <= '9') --num;
+        *spill = atoi(num);
+    }
+    const char *used = strstr(f, "Used ");
+    if (used) *registers = atoi(used + 5);
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    static char log[1 << 16];
+    static _Thread_local char *mine;
+    if (!mine) mine = malloc(sizeof log);
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        int i = next_job++;
+        pthread_mutex_unlock(&lock);
+        if (i >= job_count) break;
+        job *j = &jobs[i];
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        void *cubin = NULL;
+        size_t size = 0;
+        attnvk_status s = avk_cuda_compile(&j->cfg, j->t->arch, 0, "--ptxas-options=-v", &cubin, &size, NULL, mine,
+                                           sizeof log);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        j->seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+        j->ok = s == ATTNVK_OK && size > 0;
+        if (!j->ok) snprintf(j->error, sizeof j->error, "%s", attnvk_last_error());
+        parse_resources(mine, &j->registers, &j->spill_bytes);
+        free(cubin);
+    }
+    free(mine);
+    mine = NULL;
+    return NULL;
+}
+
+int main(void)
+{
+    const avk_nvrtc *rt = avk_nvrtc_load();
+    if (!rt) {
+        printf("skipped: NVRTC unavailable: %s\n", attnvk_last_error());
+        return avk_test_finish(0, 0);
+    }
+    printf("NVRTC %d.%d (%s)\n", rt->major, rt->minor, rt->library);
+    static const target targets[] = {
+        {"sm_80", "sm_80", 8, 166912},
+        {"sm_90a", "sm_90", 9, 232448},
+    };
+    static const int dims[] = {32, 64, 80, 96, 128, 256};
+    static const char *const variants[] = {"mma16", "mma16-qs", "mma32", "mma32-qs", "simt"};
+    for (size_t ti = 0; ti < sizeof targets / sizeof *targets; ++ti) {
+        const target *t = &targets[ti];
+        attnvk_device_info info;
+        memset(&info, 0, sizeof info);
+        snprintf(info.name, sizeof info.name, "NVIDIA test device");
+        snprintf(info.vendor, sizeof info.vendor, "NVIDIA");
+        snprintf(info.architecture, sizeof info.architecture, "%s", t->info_arch);
+        for (int dt = ATTNVK_F32; dt <= ATTNVK_BF16; ++dt)
+            for (size_t di = 0; di < sizeof dims / sizeof *dims; ++di)
+                for (int mode = 0; mode < 3; ++mode) { /* prefill, decode, decode with split-KV */
+                    attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = mode ? 1 : 512,
+                                        .seq_kv = 512, .head_dim = dims[di], .dtype = (attnvk_dtype)dt};
+                    attnvk_kernel_options o = {0};
+                    avk_cuda_config cfg;
+                    if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, mode > 0, &cfg) != ATTNVK_OK) {
+                        EXPECT(0, "%s: no configuration for D=%d %s: %s", t->arch, dims[di],
+                               attnvk_dtype_name((attnvk_dtype)dt), attnvk_last_error());
+                        continue;
+                    }
+                    cfg.split = mode == 2;
+                    add_job(t, &cfg);
+                }
+        for (size_t v = 0; v < sizeof variants / sizeof *variants; ++v) {
+            attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 512, .seq_kv = 512, .head_dim = 128,
+                                .dtype = strcmp(variants[v], "simt") ? ATTNVK_F16 : ATTNVK_BF16};
+            attnvk_kernel_options o = {.variant = variants[v]};
+            avk_cuda_config cfg;
+            if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, 0, &cfg) == ATTNVK_OK) add_job(t, &cfg);
+            else EXPECT(0, "%s: variant %s: %s", t->arch, variants[v], attnvk_last_error());
+        }
+    }
+
+    const char *env = getenv("ATTNVK_TEST_JOBS");
+    int threads = env ? atoi(env) : 2;
+    if (threads < 1) threads = 1;
+    if (threads > 16) threads = 16;
+    pthread_t tids[16];
+    for (int i = 0; i < threads; ++i) pthread_create(&tids[i], NULL, worker, NULL);
+    for (int i = 0; i < threads; ++i) pthread_join(tids[i], NULL);
+
+    int passed = 0, failed = 0;
+    for (int i = 0; i < job_count; ++i) {
+        const job *j = &jobs[i];
+        const avk_cuda_config *c = &j->cfg;
+        printf("%s %-6s %-8s %3dx%-3d D=%-3d %-4s threads=%-3d split=%d regs=%d spill=%d (%.1f s)%s%s\n",
+               j->ok ? "ok  " : "FAIL", j->t->arch, c->variant, c->br, c->bc, c->head_dim, attnvk_dtype_name(c->dtype),
+               c->threads, c->split, j->registers, j->spill_bytes, j->seconds, j->ok ? "" : ": ", j->error);
+        if (j->ok) ++passed;
+        else ++failed;
+    }
+    return avk_test_finish(passed, failed);
+}
