@@ -186,8 +186,6 @@ int main(void)
         char tag[32];
         snprintf(tag, sizeof tag, "f16 %s", variants[i]);
         feature_matrix(dev, ATTNVK_F16, &o, tag, 1);
-        snprintf(tag, sizeof tag, "bf16 %s", variants[i]);
-        feature_matrix(dev, ATTNVK_BF16, &o, tag, 1);
     }
     /* other tiles than the table's */
     static const int tiles[][2] = {{64, 32}, {128, 128}, {32, 16}, {128, 64}};
