@@ -55,20 +55,33 @@ static void list_impls(bench_target *t, const char *impl_list)
     t->nimpls = 0;
     for (int i = 0; i < n; ++i)
         if (!impl_list || in_list(impl_list, all[i].name)) t->impls[t->nimpls++] = all[i];
-    if (!impl_list) return;
-    /* names asked for but not offered by this API */
+}
+
+static int offers(const bench_target *t, const char *name)
+{
+    for (int i = 0; i < t->nimpls; ++i)
+        if (strcmp(t->impls[i].name, name) == 0) return 1;
+    return 0;
+}
+
+/* A name asked for that no selected device offers becomes an unavailable
+ * entry on every device, so the results say so; one offered somewhere only
+ * appears where it is offered. */
+static void add_missing(bench_target *t, int n, const char *impl_list)
+{
     char buf[512];
     snprintf(buf, sizeof buf, "%s", impl_list);
     char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok && t->nimpls < BENCH_MAX_IMPLS; tok = strtok_r(NULL, ",", &save)) {
-        int found = 0;
-        for (int i = 0; i < t->nimpls; ++i) found |= strcmp(t->impls[i].name, tok) == 0;
-        if (found) continue;
-        attnvk_impl_info *x = &t->impls[t->nimpls++];
-        memset(x, 0, sizeof *x);
-        snprintf(x->name, sizeof x->name, "%s", tok);
-        snprintf(x->reason, sizeof x->reason, "%s does not offer '%s' on this device", attnvk_api_name(t->info.api),
-                 tok);
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int anywhere = 0;
+        for (int d = 0; d < n; ++d) anywhere |= offers(&t[d], tok);
+        for (int d = 0; d < n && !anywhere; ++d) {
+            if (t[d].nimpls == BENCH_MAX_IMPLS) continue;
+            attnvk_impl_info *x = &t[d].impls[t[d].nimpls++];
+            memset(x, 0, sizeof *x);
+            snprintf(x->name, sizeof x->name, "%s", tok);
+            snprintf(x->reason, sizeof x->reason, "no selected device offers '%s'", tok);
+        }
     }
 }
 
@@ -92,6 +105,7 @@ int bench_targets_open(attnvk_context *ctx, unsigned api_mask, const char *devic
         }
         list_impls(t, impl_list);
     }
+    if (impl_list) add_missing(out, n, impl_list);
     return n;
 }
 

@@ -24,7 +24,7 @@ void bench_group_id(const attnvk_device_info *d, char *out, size_t n);
 
 /* Selects the devices of api_mask matching device_spec (NULL: all), opens them
  * and lists their implementations, filtered by impl_list (NULL: all; a name
- * the device doesn't offer becomes an unavailable entry). Returns the count. */
+ * no selected device offers becomes an unavailable entry on each). Returns the count. */
 int bench_targets_open(attnvk_context *ctx, unsigned api_mask, const char *device_spec, const char *impl_list,
                        bench_target *out, int max);
 void bench_targets_close(bench_target *t, int n);
