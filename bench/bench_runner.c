@@ -404,16 +404,27 @@ void bench_run(bench_target *t, const attnvk_impl_info *impl, const bench_worklo
     }
     const char *stage = "allocation";
     attnvk_status s = allocate_sets(&st);
-    if (s == ATTNVK_OK) stage = "upload";
-    if (s == ATTNVK_OK) s = upload(&st, w->q, attnvk_q_elements(&w->p), 0);
-    if (s == ATTNVK_OK) s = upload(&st, w->k, attnvk_kv_elements(&w->p), 1);
-    if (s == ATTNVK_OK) s = upload(&st, w->v, attnvk_kv_elements(&w->p), 2);
-    if (s == ATTNVK_OK) stage = "the probe run", s = plan_chunks(&st);
+    if (s == ATTNVK_OK) {
+        stage = "upload";
+        s = upload(&st, w->q, attnvk_q_elements(&w->p), 0);
+        if (s == ATTNVK_OK) s = upload(&st, w->k, attnvk_kv_elements(&w->p), 1);
+        if (s == ATTNVK_OK) s = upload(&st, w->v, attnvk_kv_elements(&w->p), 2);
+    }
+    if (s == ATTNVK_OK) {
+        stage = "the probe run";
+        s = plan_chunks(&st);
+    }
     r->input_sets = st.nsets;
     r->chunks = st.nchunks;
     double check_ms = 0;
-    if (s == ATTNVK_OK) stage = "the checked run", s = checked_run(&st, r, &check_ms);
-    if (s == ATTNVK_OK && cfg->timed) stage = "the timed runs", s = timed_runs(&st, cfg, check_ms, r);
+    if (s == ATTNVK_OK) {
+        stage = "the checked run";
+        s = checked_run(&st, r, &check_ms);
+    }
+    if (s == ATTNVK_OK && cfg->timed) {
+        stage = "the timed runs";
+        s = timed_runs(&st, cfg, check_ms, r);
+    }
     if (s != ATTNVK_OK) record_status(r, t, s, stage);
     if (r->status == BENCH_SKIPPED || r->status == BENCH_UNAVAILABLE) { /* did not run: no partial results */
         bench_record_free(r);
