@@ -1,0 +1,17 @@
+/* HIP devices: the vtable entries that don't involve kernels. */
+#ifndef ATTNVK_HIP_DEVICE_H
+#define ATTNVK_HIP_DEVICE_H
+
+#include "hip/hip_internal.h"
+
+attnvk_status avk_hip_init(int *count);
+attnvk_status avk_hip_describe(int ordinal, attnvk_device_info *info);
+attnvk_status avk_hip_open(int ordinal, avk_bdev **out);
+void avk_hip_close(avk_bdev *dev);
+attnvk_status avk_hip_alloc(avk_bdev *dev, size_t bytes, avk_bbuf **out);
+void avk_hip_release(avk_bdev *dev, avk_bbuf *buf);
+attnvk_status avk_hip_upload(avk_bdev *dev, avk_bbuf *buf, size_t offset, const void *src, size_t bytes);
+attnvk_status avk_hip_download(avk_bdev *dev, avk_bbuf *buf, size_t offset, void *dst, size_t bytes);
+void avk_hip_shutdown(void);
+
+#endif
