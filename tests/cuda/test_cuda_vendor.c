@@ -7,7 +7,8 @@
  * graph descriptor finalizes. With a CUDA device: both implementations run
  * the feature matrix against the reference (cuDNN may answer UNSUPPORTED,
  * with its reason, where its support surface ends).
- * `test_cuda_vendor --perf` also times the large cases (median of runs). */
+ * `test_cuda_vendor --perf` also times the large cases (median of runs);
+ * `--perf-only` times them and skips everything else. */
 #include "test_util.h"
 
 #include "cuda/cublas_unfused.h"
@@ -295,9 +296,10 @@ static void perf(attnvk_device *dev, uint64_t seed)
 
 int main(int argc, char **argv)
 {
-    int want_perf = argc > 1 && !strcmp(argv[1], "--perf");
+    int perf_only = argc > 1 && !strcmp(argv[1], "--perf-only");
+    int want_perf = perf_only || (argc > 1 && !strcmp(argv[1], "--perf"));
     uint64_t seed = avk_test_seed();
-    host_checks(seed);
+    if (!perf_only) host_checks(seed);
 
     attnvk_context *ctx = NULL;
     if (attnvk_context_create(&ctx) != ATTNVK_OK) {
@@ -314,7 +316,7 @@ int main(int argc, char **argv)
         if (!dev) {
             ++failed;
         } else {
-            device_checks(dev, seed);
+            if (!perf_only) device_checks(dev, seed);
             if (want_perf) perf(dev, seed);
             attnvk_device_close(dev);
         }
