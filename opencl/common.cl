@@ -1,0 +1,45 @@
+/* Shared by attnvk's OpenCL kernels (prepended to each program).
+ * Every shape and tuning constant arrives as a -D option from the host's
+ * tuning table; the defaults below only keep the file self-describing. */
+#ifndef AVK_D
+#define AVK_D 64             /* head dimension */
+#endif
+#ifndef AVK_F16
+#define AVK_F16 0            /* 1: Q/K/V/O stored as IEEE half */
+#endif
+#ifndef AVK_NATIVE_EXP
+#define AVK_NATIVE_EXP 0     /* 1: native_exp2 (NVIDIA: ex2.approx, ~2 ulp) */
+#endif
+
+#define AVK_LN2 0.693147180559945309f
+
+#if AVK_NATIVE_EXP
+#define AVK_EXP2(x) native_exp2(x)
+#else
+#define AVK_EXP2(x) exp2(x)
+#endif
+
+/* Storage type of Q/K/V/O. Half pointers need no cl_khr_fp16: vload_half and
+ * vstore_half are core OpenCL C, and all arithmetic stays in f32. */
+#if AVK_F16
+typedef half avk_elem;
+#define AVK_LOAD4(p, i) vload_half4(0, (p) + (i))
+#define AVK_STORE4(v, p, i) vstore_half4_rte((v), 0, (p) + (i))
+#define AVK_STORE1(v, p, i) vstore_half_rte((v), (i), (p))
+#else
+typedef float avk_elem;
+/* i is a multiple of 4 and every row starts 16-byte aligned (D % 4 == 0) */
+#define AVK_LOAD4(p, i) (*(__global const float4 *)((p) + (i)))
+#define AVK_STORE4(v, p, i) (*(__global float4 *)((p) + (i)) = (v))
+#define AVK_STORE1(v, p, i) ((p)[i] = (v))
+#endif
+
+/* Reduction modes for lanes that share a row (a per-vendor switch). */
+#define AVK_RED_LOCAL 1  /* local memory + barrier: works everywhere */
+#define AVK_RED_KHR 2    /* cl_khr_subgroup_shuffle */
+#define AVK_RED_INTEL 3  /* cl_intel_subgroups */
+#define AVK_RED_NV 4     /* PTX shfl.sync (NVIDIA) */
+
+#ifndef AVK_ASM
+#define AVK_ASM asm volatile /* NVIDIA's OpenCL compiler takes inline PTX */
+#endif

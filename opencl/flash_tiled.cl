@@ -1,0 +1,237 @@
+/* FlashAttention-2 forward in portable OpenCL C (f32 arithmetic).
+ *
+ * A work-group owns BR query rows of one (batch, head) and streams BC-row
+ * K/V tiles through local memory. Register tiling: the DS lanes of a row
+ * group split the head dimension (each holds TD = D/DS columns of Q and O as
+ * float4s) and own TM rows each, so every float4 read from local memory
+ * feeds 4*TM FMAs. Partial Q.K dot products are summed across the DS lanes
+ * (shuffles or local memory: AVK_REDUCE), after which every lane holds the
+ * full scores of its rows and runs the online softmax itself. O stays on
+ * chip and is written once; with split-KV each split writes a normalised
+ * partial O and its log-sum-exp for avk_split_reduce. */
+#ifndef AVK_WG
+#define AVK_WG 64
+#endif
+#ifndef AVK_DS
+#define AVK_DS 4             /* lanes sharing a row (split of D) */
+#endif
+#ifndef AVK_TM
+#define AVK_TM 1             /* rows per lane */
+#endif
+#ifndef AVK_BC
+#define AVK_BC 16            /* keys per tile */
+#endif
+#ifndef AVK_REDUCE
+#define AVK_REDUCE AVK_RED_LOCAL
+#endif
+
+#define AVK_TD (AVK_D / AVK_DS)   /* head-dim columns per lane */
+#define AVK_NC4 (AVK_TD / 4)      /* ... as float4 chunks */
+#define AVK_D4 (AVK_D / 4)
+#define AVK_NRG (AVK_WG / AVK_DS) /* row groups */
+#define AVK_BR (AVK_TM * AVK_NRG) /* query rows per work-group */
+
+#if AVK_REDUCE == AVK_RED_KHR
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
+#define AVK_SHFL_XOR(v, m) sub_group_shuffle_xor((v), (uint)(m))
+#elif AVK_REDUCE == AVK_RED_INTEL
+#pragma OPENCL EXTENSION cl_intel_subgroups : enable
+#define AVK_SHFL_XOR(v, m) intel_sub_group_shuffle_xor((v), (uint)(m))
+#elif AVK_REDUCE == AVK_RED_NV
+#if AVK_WG >= 32
+#define AVK_WARP_MASK 0xffffffffu
+#else
+#define AVK_WARP_MASK ((1u << AVK_WG) - 1u)
+#endif
+inline float avk_shfl_xor(float v, int m)
+{
+    float r;
+    AVK_ASM("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, %3;" : "=f"(r) : "f"(v), "r"(m), "r"(AVK_WARP_MASK));
+    return r;
+}
+#define AVK_SHFL_XOR(v, m) avk_shfl_xor((v), (m))
+#endif
+
+__kernel __attribute__((reqd_work_group_size(AVK_WG, 1, 1)))
+void avk_flash_tiled(__global const avk_elem *Q, __global const avk_elem *K, __global const avk_elem *V,
+                     __global avk_elem *O, __global float *LSE, __global float *Opart, __global float *LSEpart,
+                     const int Nq, const int Nk, const int H, const int group,
+                     const int q_row_stride, const int kv_row_stride,
+                     const long q_batch_stride, const long q_head_stride,
+                     const long kv_batch_stride, const long kv_head_stride,
+                     const float scale_log2, const int q_begin, const int q_count, const int nk_loop,
+                     const int causal, const int n_split, const int write_lse)
+{
+    const int tid = get_local_id(0);
+    const int lane_d = tid % AVK_DS;
+    const int rg = tid / AVK_DS;
+    const int bh = get_group_id(1);
+    const int b = bh / H, h = bh - b * H, kvh = h / group;
+    const int split = get_group_id(2);
+    const int row0 = q_begin + (int)get_group_id(0) * AVK_BR;
+    const int q_end = q_begin + q_count;
+    const int causal_off = Nk - Nq;
+
+    __global const avk_elem *Qb = Q + b * q_batch_stride + h * q_head_stride;
+    __global const avk_elem *Kb = K + b * kv_batch_stride + kvh * kv_head_stride;
+    __global const avk_elem *Vb = V + b * kv_batch_stride + kvh * kv_head_stride;
+
+    __local float4 Ks[AVK_BC * AVK_D4];
+    __local float4 Vs[AVK_BC * AVK_D4];
+#if AVK_DS > 1 && AVK_REDUCE == AVK_RED_LOCAL
+    __local float partial[AVK_WG * AVK_TM * AVK_BC];
+#endif
+
+    /* Q rows in registers, pre-scaled into the log2 domain */
+    float4 q[AVK_TM][AVK_NC4];
+    float4 o[AVK_TM][AVK_NC4];
+    float m_run[AVK_TM], l_run[AVK_TM];
+#pragma unroll
+    for (int m = 0; m < AVK_TM; ++m) {
+        const int row = row0 + rg + m * AVK_NRG;
+#pragma unroll
+        for (int j = 0; j < AVK_NC4; ++j) {
+            q[m][j] = row < q_end ? AVK_LOAD4(Qb, row * q_row_stride + (j * AVK_DS + lane_d) * 4) * scale_log2
+                                  : (float4)(0.0f);
+            o[m][j] = (float4)(0.0f);
+        }
+        m_run[m] = -INFINITY;
+        l_run[m] = 0.0f;
+    }
+
+    /* keys this work-group can see, then this split's share of its tiles */
+    const int last_row = min(row0 + AVK_BR, q_end) - 1;
+    const int k_end = causal ? min(nk_loop, last_row + causal_off + 1) : nk_loop;
+    const int tiles = k_end > 0 ? (k_end + AVK_BC - 1) / AVK_BC : 0;
+    const int per_split = (tiles + n_split - 1) / n_split;
+    const int t_begin = split * per_split;
+    const int t_end = min(tiles, t_begin + per_split);
+
+    for (int t = t_begin; t < t_end; ++t) {
+        const int kt = t * AVK_BC;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int u = tid; u < AVK_BC * AVK_D4; u += AVK_WG) {
+            const int kr = u / AVK_D4, c4 = u - kr * AVK_D4;
+            const int key = kt + kr;
+            float4 kv = (float4)(0.0f), vv = (float4)(0.0f);
+            if (key < Nk) {
+                kv = AVK_LOAD4(Kb, key * kv_row_stride + c4 * 4);
+                vv = AVK_LOAD4(Vb, key * kv_row_stride + c4 * 4);
+            }
+            Ks[u] = kv;
+            Vs[u] = vv;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* S = Q K^T over this lane's head-dim slice; constant offsets from one
+         * per-lane base keep the addresses out of registers */
+        __local const float4 *k_lane = Ks + lane_d;
+        __local const float4 *v_lane = Vs + lane_d;
+        float s[AVK_TM][AVK_BC];
+#pragma unroll
+        for (int k = 0; k < AVK_BC; ++k) {
+#pragma unroll
+            for (int m = 0; m < AVK_TM; ++m) s[m][k] = 0.0f;
+#pragma unroll
+            for (int j = 0; j < AVK_NC4; ++j) {
+                const float4 kv = k_lane[k * AVK_D4 + j * AVK_DS];
+#pragma unroll
+                for (int m = 0; m < AVK_TM; ++m)
+                    s[m][k] = fma(q[m][j].x, kv.x, fma(q[m][j].y, kv.y, fma(q[m][j].z, kv.z, fma(q[m][j].w, kv.w, s[m][k]))));
+            }
+        }
+
+        /* sum the slices: every lane of a row group ends with identical scores */
+#if AVK_DS > 1
+#if AVK_REDUCE == AVK_RED_LOCAL
+#pragma unroll
+        for (int m = 0; m < AVK_TM; ++m)
+#pragma unroll
+            for (int k = 0; k < AVK_BC; ++k) partial[(tid * AVK_TM + m) * AVK_BC + k] = s[m][k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int m = 0; m < AVK_TM; ++m)
+#pragma unroll
+            for (int k = 0; k < AVK_BC; ++k) {
+                float acc = 0.0f;
+#pragma unroll
+                for (int l = 0; l < AVK_DS; ++l) acc += partial[((rg * AVK_DS + l) * AVK_TM + m) * AVK_BC + k];
+                s[m][k] = acc;
+            }
+        /* the barrier at the top of the next tile orders reuse of `partial` */
+#else
+#pragma unroll
+        for (int m = 0; m < AVK_TM; ++m)
+#pragma unroll
+            for (int k = 0; k < AVK_BC; ++k)
+#pragma unroll
+                for (int off = 1; off < AVK_DS; off <<= 1) s[m][k] += AVK_SHFL_XOR(s[m][k], off);
+#endif
+#endif
+
+        /* masks: keys past the end (edge tile) and, causal, past the diagonal */
+        const int tile_full = kt + AVK_BC <= nk_loop && (!causal || kt + AVK_BC - 1 <= row0 + causal_off);
+        if (!tile_full) {
+#pragma unroll
+            for (int m = 0; m < AVK_TM; ++m) {
+                const int row = row0 + rg + m * AVK_NRG;
+                const int limit = causal ? min(nk_loop, row + causal_off + 1) : nk_loop;
+#pragma unroll
+                for (int k = 0; k < AVK_BC; ++k)
+                    if (kt + k >= limit) s[m][k] = -INFINITY;
+            }
+        }
+
+        /* online softmax (log2 domain); a row with nothing visible yet keeps m = -inf */
+#pragma unroll
+        for (int m = 0; m < AVK_TM; ++m) {
+            float mx = m_run[m];
+#pragma unroll
+            for (int k = 0; k < AVK_BC; ++k) mx = fmax(mx, s[m][k]);
+            const float base = mx == -INFINITY ? 0.0f : mx;
+            const float alpha = AVK_EXP2(m_run[m] - base);
+            m_run[m] = mx;
+            float sum = 0.0f;
+#pragma unroll
+            for (int k = 0; k < AVK_BC; ++k) {
+                s[m][k] = AVK_EXP2(s[m][k] - base);
+                sum += s[m][k];
+            }
+            l_run[m] = l_run[m] * alpha + sum;
+#pragma unroll
+            for (int j = 0; j < AVK_NC4; ++j) o[m][j] *= alpha;
+        }
+
+        /* O += P V over this lane's columns */
+#pragma unroll
+        for (int k = 0; k < AVK_BC; ++k) {
+#pragma unroll
+            for (int j = 0; j < AVK_NC4; ++j) {
+                const float4 vv = v_lane[k * AVK_D4 + j * AVK_DS];
+#pragma unroll
+                for (int m = 0; m < AVK_TM; ++m) o[m][j] = fma((float4)(s[m][k]), vv, o[m][j]);
+            }
+        }
+    }
+
+    const int n_bh = get_num_groups(1);
+#pragma unroll
+    for (int m = 0; m < AVK_TM; ++m) {
+        const int row = row0 + rg + m * AVK_NRG;
+        if (row >= q_end) continue;
+        const float inv = l_run[m] > 0.0f ? 1.0f / l_run[m] : 0.0f;
+        const float lse = l_run[m] > 0.0f ? (m_run[m] + log2(l_run[m])) * AVK_LN2 : -INFINITY;
+        if (n_split > 1) {
+            __global float *op = Opart + (((long)split * n_bh + bh) * Nq + row) * AVK_D;
+#pragma unroll
+            for (int j = 0; j < AVK_NC4; ++j) vstore4(o[m][j] * inv, 0, op + (j * AVK_DS + lane_d) * 4);
+            if (lane_d == 0) LSEpart[((long)split * n_bh + bh) * Nq + row] = lse;
+        } else {
+            __global avk_elem *ob = O + b * q_batch_stride + h * q_head_stride + row * q_row_stride;
+#pragma unroll
+            for (int j = 0; j < AVK_NC4; ++j) AVK_STORE4(o[m][j] * inv, ob, (j * AVK_DS + lane_d) * 4);
+            if (write_lse && lane_d == 0) LSE[(long)bh * Nq + row] = lse;
+        }
+    }
+}

@@ -1,0 +1,176 @@
+/* The OpenCL backend: libOpenCL.so.1 through dlopen, every platform's
+ * devices, kernels built per device at run time (see cl_flash.c) and the
+ * CLBlast baseline (cl_clblast.c). */
+#include "core/backend.h"
+#include "opencl/cl_kernels.h"
+#include "opencl/cl_program.h"
+
+#include "core/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static attnvk_status cl_init(int *count)
+{
+    *count = 0;
+    attnvk_status s = avk_cl_load();
+    if (s != ATTNVK_OK) return s;
+    return avk_cl_enumerate(count);
+}
+
+static attnvk_status cl_describe(int device, attnvk_device_info *info)
+{
+    avk_cl_caps caps;
+    cl_device_id id = avk_cl_device_at(device);
+    avk_cl_query_caps(id, &caps);
+    avk_cl_fill_info(&caps, id, info);
+    return ATTNVK_OK;
+}
+
+static void cl_close(avk_bdev *dev)
+{
+    if (!dev) return;
+    avk_cl_release_programs(dev);
+    if (dev->queue) avk_cl.ReleaseCommandQueue(dev->queue);
+    if (dev->context) avk_cl.ReleaseContext(dev->context);
+    free(dev);
+}
+
+static attnvk_status cl_open(int device, avk_bdev **out)
+{
+    avk_bdev *dev = calloc(1, sizeof *dev);
+    if (!dev) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    dev->index = device;
+    dev->device = avk_cl_device_at(device);
+    avk_cl_query_caps(dev->device, &dev->caps);
+    avk_cl_fill_info(&dev->caps, dev->device, &dev->info);
+    cl_int err = CL_SUCCESS;
+    dev->context = avk_cl.CreateContext(NULL, 1, &dev->device, NULL, NULL, &err);
+    if (!dev->context || err != CL_SUCCESS) {
+        cl_close(dev);
+        return avk_cl_fail(err, "clCreateContext");
+    }
+    dev->queue = avk_cl.CreateCommandQueue(dev->context, dev->device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (!dev->queue || err != CL_SUCCESS) {
+        cl_close(dev);
+        return avk_cl_fail(err, "clCreateCommandQueue (profiling)");
+    }
+    *out = dev;
+    return ATTNVK_OK;
+}
+
+static attnvk_status cl_alloc(avk_bdev *dev, size_t bytes, avk_bbuf **out)
+{
+    avk_bbuf *b = calloc(1, sizeof *b);
+    if (!b) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    attnvk_status s = avk_cl_create_buffer(dev, bytes, "buffer", &b->mem);
+    if (s != ATTNVK_OK) {
+        free(b);
+        return s;
+    }
+    b->size = bytes;
+    *out = b;
+    return ATTNVK_OK;
+}
+
+static void cl_release(avk_bdev *dev, avk_bbuf *buf)
+{
+    (void)dev;
+    if (!buf) return;
+    avk_cl.ReleaseMemObject(buf->mem);
+    free(buf);
+}
+
+static attnvk_status cl_upload(avk_bdev *dev, avk_bbuf *buf, size_t off, const void *src, size_t bytes)
+{
+    cl_int err = avk_cl.EnqueueWriteBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, src, 0, NULL, NULL);
+    return err == CL_SUCCESS ? ATTNVK_OK : avk_cl_fail(err, "clEnqueueWriteBuffer");
+}
+
+static attnvk_status cl_download(avk_bdev *dev, avk_bbuf *buf, size_t off, void *dst, size_t bytes)
+{
+    cl_int err = avk_cl.EnqueueReadBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, dst, 0, NULL, NULL);
+    return err == CL_SUCCESS ? ATTNVK_OK : avk_cl_fail(err, "clEnqueueReadBuffer");
+}
+
+static int cl_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
+{
+    (void)dev;
+    if (max >= 1) {
+        memset(&out[0], 0, sizeof out[0]);
+        strcpy(out[0].name, "attnvk");
+        out[0].fused = 1;
+        out[0].available = 1;
+    }
+    if (max >= 2) {
+        const char *why = "";
+        memset(&out[1], 0, sizeof out[1]);
+        strcpy(out[1].name, "clblast");
+        out[1].fused = 0;
+        out[1].available = avk_clblast_available(&why);
+        strncpy(out[1].reason, why, sizeof out[1].reason - 1);
+    }
+    return 2;
+}
+
+static void cl_release_kernel(avk_bdev *dev, avk_bkernel *k)
+{
+    (void)dev;
+    if (!k) return;
+    if (k->main) avk_cl.ReleaseKernel(k->main);
+    if (k->reduce) avk_cl.ReleaseKernel(k->reduce);
+    if (k->timestamp) avk_cl.ReleaseKernel(k->timestamp);
+    cl_mem mems[] = {k->opart, k->lsepart, k->scores, k->dummy};
+    for (size_t i = 0; i < sizeof mems / sizeof *mems; ++i)
+        if (mems[i]) avk_cl.ReleaseMemObject(mems[i]);
+    free(k);
+}
+
+static attnvk_status cl_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                avk_bkernel **out, attnvk_kernel_info *info)
+{
+    const char *impl = opts->implementation ? opts->implementation : "attnvk";
+    int clblast = strcmp(impl, "clblast") == 0;
+    if (!clblast && strcmp(impl, "attnvk") != 0)
+        return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the opencl API has no '%s' implementation (attnvk, clblast)", impl);
+    avk_bkernel *k = calloc(1, sizeof *k);
+    if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    k->p = *p;
+    k->write_lse = opts->write_lse;
+    attnvk_status s = clblast ? avk_clblast_prepare(dev, p, opts, k, info) : avk_cl_flash_prepare(dev, p, opts, k, info);
+    if (s != ATTNVK_OK) {
+        cl_release_kernel(dev, k);
+        return s;
+    }
+    *out = k;
+    return ATTNVK_OK;
+}
+
+static attnvk_status cl_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms)
+{
+    return k->is_clblast ? avk_clblast_dispatch(dev, k, a, ms) : avk_cl_flash_dispatch(dev, k, a, ms);
+}
+
+static void cl_shutdown(void)
+{
+    avk_clblast_unload();
+    avk_cl_forget_devices();
+    /* libOpenCL stays loaded: ICDs register atexit handlers in the process */
+}
+
+const attnvk_backend attnvk_backend_opencl = {
+    .api = ATTNVK_API_OPENCL,
+    .init = cl_init,
+    .describe = cl_describe,
+    .open = cl_open,
+    .close = cl_close,
+    .alloc = cl_alloc,
+    .release = cl_release,
+    .upload = cl_upload,
+    .download = cl_download,
+    .implementations = cl_implementations,
+    .prepare = cl_prepare,
+    .dispatch = cl_dispatch,
+    .release_kernel = cl_release_kernel,
+    .shutdown = cl_shutdown,
+};

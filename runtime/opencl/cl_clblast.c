@@ -1,0 +1,198 @@
+/* Vendor-library baseline: unfused attention = CLBlast batched GEMM
+ * (S = scale Q K^T), attnvk's row softmax (opencl/softmax.cl), CLBlast
+ * batched GEMM (O = P V). libclblast.so.1 is loaded at run time; its device
+ * memory grows with Nq*Nk, so cases that cannot fit are UNSUPPORTED. */
+#include "opencl/cl_kernels.h"
+#include "opencl/cl_program.h"
+
+#include "core/dynlib.h"
+#include "core/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* From clblast_c.h (CLBlast 1.5); declared here so the header is optional. */
+enum { CLBLAST_ROW_MAJOR = 101, CLBLAST_NO_TRANS = 111, CLBLAST_TRANS = 112, CLBLAST_SUCCESS = 0 };
+typedef int (*clblast_sgemm_batched_fn)(int layout, int a_transpose, int b_transpose, size_t m, size_t n, size_t k,
+                                        const float *alphas, cl_mem a, const size_t *a_offsets, size_t a_ld,
+                                        cl_mem b, const size_t *b_offsets, size_t b_ld, const float *betas, cl_mem c,
+                                        const size_t *c_offsets, size_t c_ld, size_t batch_count,
+                                        cl_command_queue *queue, cl_event *event);
+
+static avk_dynlib *clblast_lib;
+static clblast_sgemm_batched_fn clblast_sgemm_batched;
+static int clblast_tried;
+static char clblast_reason[256];
+
+enum { SOFTMAX_WG = 128, SKIPPED_TILE = 64 };
+
+int avk_clblast_available(const char **reason)
+{
+    if (!clblast_tried) {
+        clblast_tried = 1;
+        const char *override = getenv("ATTNVK_CLBLAST_LIBRARY");
+        const char *const default_names[] = {"libclblast.so.1", "libclblast.so", NULL};
+        const char *const override_names[] = {override, NULL};
+        clblast_lib = avk_dynlib_open(override && *override ? override_names : default_names);
+        if (clblast_lib) {
+            const avk_symbol sym[] = {{"CLBlastSgemmBatched", (void **)&clblast_sgemm_batched}};
+            if (avk_dynlib_bind(clblast_lib, sym, 1) != ATTNVK_OK) {
+                avk_dynlib_close(clblast_lib);
+                clblast_lib = NULL;
+            }
+        }
+        if (!clblast_lib) snprintf(clblast_reason, sizeof clblast_reason, "%s", attnvk_last_error());
+    }
+    if (reason) *reason = clblast_lib ? "" : clblast_reason;
+    return clblast_lib != NULL;
+}
+
+void avk_clblast_unload(void)
+{
+    avk_dynlib_close(clblast_lib);
+    clblast_lib = NULL;
+    clblast_sgemm_batched = NULL;
+    clblast_tried = 0;
+}
+
+static attnvk_status clblast_fail(int code, const char *what)
+{
+    if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES || code == CL_OUT_OF_HOST_MEMORY)
+        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "CLBlast %s: out of device memory (%d)", what, code);
+    if (code == -11) return avk_fail(ATTNVK_ERROR_COMPILE, "CLBlast %s: its kernels failed to build (-11)", what);
+    return avk_fail(ATTNVK_ERROR_BACKEND, "CLBlast %s failed with status %d", what, code);
+}
+
+attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                  avk_bkernel *k, attnvk_kernel_info *info)
+{
+    const char *why;
+    if (!avk_clblast_available(&why)) return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "clblast unavailable: %s", why);
+    if (p->dtype != ATTNVK_F32)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the clblast baseline runs f32 only (SgemmBatched)");
+    if (opts->variant && strcmp(opts->variant, "sgemm-batched") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "clblast has one variant, sgemm-batched (got '%s')", opts->variant);
+    /* S for every (b, h), plus what CLBlast may allocate for padded copies of
+     * its operands (as large as S for the first GEMM's output): 2x S counted. */
+    const uint64_t s_bytes = (uint64_t)p->batch * p->heads * p->seq_q * p->seq_kv * sizeof(float);
+    const uint64_t io_bytes = (uint64_t)(2 * attnvk_q_elements(p) + 2 * attnvk_kv_elements(p)) * sizeof(float);
+    const uint64_t need = 2 * s_bytes + io_bytes;
+    if (s_bytes > dev->caps.max_alloc || need > dev->caps.global_mem)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "does not fit: clblast needs %llu bytes (score matrices %llu for B*H=%d x %dx%d, twice for "
+                        "CLBlast's temporaries, plus Q/K/V/O); device allows %llu per allocation, %llu in all",
+                        (unsigned long long)need, (unsigned long long)s_bytes, p->batch * p->heads, p->seq_q,
+                        p->seq_kv, (unsigned long long)dev->caps.max_alloc,
+                        (unsigned long long)dev->caps.global_mem);
+    char options[128];
+    snprintf(options, sizeof options, "-cl-std=CL1.2 -DAVK_SOFTMAX_WG=%d", SOFTMAX_WG);
+    const avk_cl_source sources[] = {AVK_CL_SRC_SOFTMAX};
+    cl_program prog;
+    attnvk_status s = avk_cl_program(dev, sources, 1, options, &prog);
+    if (s == ATTNVK_OK) s = avk_cl_kernel(dev, prog, "avk_softmax_rows", SOFTMAX_WG, &k->main);
+    if (s == ATTNVK_OK) s = avk_cl_kernel(dev, prog, "avk_timestamp", 1, &k->timestamp);
+    if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, 4, "placeholder", &k->dummy);
+    if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, (size_t)s_bytes, "clblast score matrices", &k->scores);
+    if (s != ATTNVK_OK) return s;
+    k->is_clblast = 1;
+    k->nk_loop = p->seq_kv;
+    if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->nk_loop = ((p->seq_kv - 1) / SKIPPED_TILE) * SKIPPED_TILE;
+    snprintf(info->implementation, sizeof info->implementation, "clblast");
+    snprintf(info->variant, sizeof info->variant, "sgemm-batched");
+    info->tile_br = 1;
+    info->tile_bc = p->seq_kv;
+    info->workgroup_size = SOFTMAX_WG;
+    info->split_kv = 1;
+    info->workspace_bytes = s_bytes;
+    snprintf(info->params, sizeof info->params, "gemm=CLBlastSgemmBatched softmax_wg=%d batch=%d", SOFTMAX_WG,
+             p->batch * p->heads);
+    return ATTNVK_OK;
+}
+
+#define SET_ARG(kernel, idx, value)                                                          \
+    do {                                                                                     \
+        cl_int e_ = avk_cl.SetKernelArg((kernel), (cl_uint)(idx), sizeof(value), &(value)); \
+        if (e_ != CL_SUCCESS) {                                                              \
+            s = avk_cl_fail(e_, "clSetKernelArg");                                           \
+            goto done;                                                                       \
+        }                                                                                    \
+    } while (0)
+
+attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms)
+{
+    const attnvk_problem *p = &k->p;
+    const avk_cl_strides st = avk_cl_layout_strides(p);
+    const size_t nbh = (size_t)p->batch * p->heads, rows = (size_t)a->q_count, nk = (size_t)p->seq_kv;
+    const size_t d = (size_t)p->head_dim, group = (size_t)(p->heads / p->kv_heads);
+    size_t *off = malloc(sizeof(size_t) * nbh * 3);
+    float *coef = malloc(sizeof(float) * nbh * 2);
+    cl_event first = NULL, last = NULL;
+    attnvk_status s = ATTNVK_OK;
+    if (!off || !coef) {
+        s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+        goto done;
+    }
+    size_t *q_off = off, *kv_off = off + nbh, *s_off = off + 2 * nbh;
+    const float scale = attnvk_problem_scale(p);
+    for (size_t bh = 0; bh < nbh; ++bh) {
+        const size_t b = bh / (size_t)p->heads, h = bh % (size_t)p->heads, g = h / group;
+        q_off[bh] = (size_t)(b * st.q_batch + h * st.q_head) + (size_t)a->q_begin * (size_t)st.q_row;
+        kv_off[bh] = (size_t)(b * st.kv_batch + g * st.kv_head);
+        s_off[bh] = bh * rows * nk;
+        coef[bh] = scale;
+        coef[nbh + bh] = 0.0f;
+    }
+    /* a marker kernel first, so the time covers whatever CLBlast enqueues */
+    const cl_int never = 0;
+    SET_ARG(k->timestamp, 0, k->dummy);
+    SET_ARG(k->timestamp, 1, never);
+    const size_t one = 1;
+    cl_int err = avk_cl.EnqueueNDRangeKernel(dev->queue, k->timestamp, 1, NULL, &one, &one, 0, NULL, &first);
+    if (err != CL_SUCCESS) {
+        s = avk_cl_fail(err, "enqueue timestamp kernel");
+        goto done;
+    }
+    /* S = scale Q K^T: rows x Nk per (b, h), K shared by the heads of a group */
+    int code = clblast_sgemm_batched(CLBLAST_ROW_MAJOR, CLBLAST_NO_TRANS, CLBLAST_TRANS, rows, nk, d, coef, a->q->mem,
+                                     q_off, (size_t)st.q_row, a->k->mem, kv_off, (size_t)st.kv_row, coef + nbh,
+                                     k->scores, s_off, nk, nbh, &dev->queue, NULL);
+    if (code != CLBLAST_SUCCESS) {
+        s = clblast_fail(code, "SgemmBatched (Q K^T)");
+        goto done;
+    }
+    const cl_int nq = p->seq_q, nk_i = p->seq_kv, q_begin = a->q_begin, causal = p->causal, nk_loop = k->nk_loop;
+    const cl_int write_lse = a->lse != NULL;
+    const cl_mem lse = a->lse ? a->lse->mem : k->dummy;
+    SET_ARG(k->main, 0, k->scores);
+    SET_ARG(k->main, 1, lse);
+    SET_ARG(k->main, 2, nq);
+    SET_ARG(k->main, 3, nk_i);
+    SET_ARG(k->main, 4, q_begin);
+    SET_ARG(k->main, 5, causal);
+    SET_ARG(k->main, 6, nk_loop);
+    SET_ARG(k->main, 7, write_lse);
+    const size_t global[3] = {SOFTMAX_WG, rows, nbh}, local[3] = {SOFTMAX_WG, 1, 1};
+    err = avk_cl.EnqueueNDRangeKernel(dev->queue, k->main, 3, NULL, global, local, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        s = avk_cl_fail(err, "enqueue softmax");
+        goto done;
+    }
+    /* O = P V, written straight into O's layout */
+    for (size_t bh = 0; bh < nbh; ++bh) coef[bh] = 1.0f;
+    code = clblast_sgemm_batched(CLBLAST_ROW_MAJOR, CLBLAST_NO_TRANS, CLBLAST_NO_TRANS, rows, d, nk, coef, k->scores,
+                                 s_off, nk, a->v->mem, kv_off, (size_t)st.kv_row, coef + nbh, a->o->mem, q_off,
+                                 (size_t)st.q_row, nbh, &dev->queue, &last);
+    if (code != CLBLAST_SUCCESS) {
+        s = clblast_fail(code, "SgemmBatched (P V)");
+        goto done;
+    }
+    s = avk_cl_wait_timed(first, last, ms);
+done:
+    if (first || last) avk_cl.Finish(dev->queue);
+    if (first) avk_cl.ReleaseEvent(first);
+    if (last) avk_cl.ReleaseEvent(last);
+    free(off);
+    free(coef);
+    return s;
+}

@@ -1,0 +1,181 @@
+/* attnvk's flash kernel on OpenCL: configuration, build, workspace, launch. */
+#include "opencl/cl_kernels.h"
+#include "opencl/cl_program.h"
+
+#include "core/error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+avk_cl_strides avk_cl_layout_strides(const attnvk_problem *p)
+{
+    avk_cl_strides s;
+    const long long d = p->head_dim;
+    if (p->layout == ATTNVK_LAYOUT_BHSD) {
+        s.q_row = (int)d;
+        s.kv_row = (int)d;
+        s.q_head = (long long)p->seq_q * d;
+        s.q_batch = s.q_head * p->heads;
+        s.kv_head = (long long)p->seq_kv * d;
+        s.kv_batch = s.kv_head * p->kv_heads;
+    } else {
+        s.q_row = (int)(p->heads * d);
+        s.kv_row = (int)(p->kv_heads * d);
+        s.q_head = d;
+        s.q_batch = (long long)p->seq_q * s.q_row;
+        s.kv_head = d;
+        s.kv_batch = (long long)p->seq_kv * s.kv_row;
+    }
+    return s;
+}
+
+attnvk_status avk_cl_create_buffer(avk_bdev *dev, size_t bytes, const char *what, cl_mem *out)
+{
+    if (bytes > dev->caps.max_alloc)
+        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "%s: %zu bytes exceed the device's %llu-byte allocation limit", what,
+                        bytes, (unsigned long long)dev->caps.max_alloc);
+    cl_int err = CL_SUCCESS;
+    cl_mem m = avk_cl.CreateBuffer(dev->context, CL_MEM_READ_WRITE, bytes ? bytes : 4, NULL, &err);
+    if (!m || err != CL_SUCCESS) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "clCreateBuffer(%zu bytes) for %s", bytes, what);
+        return avk_cl_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, msg);
+    }
+    *out = m;
+    return ATTNVK_OK;
+}
+
+static const char *reduce_name(int mode)
+{
+    switch (mode) {
+    case AVK_RED_KHR: return "khr-subgroup";
+    case AVK_RED_INTEL: return "intel-subgroup";
+    case AVK_RED_NV: return "ptx-shfl";
+    default: return "local";
+    }
+}
+
+attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                   avk_bkernel *k, attnvk_kernel_info *info)
+{
+    avk_cl_config *cfg = &k->cfg;
+    attnvk_status s = avk_cl_configure(&dev->caps, &dev->info, p, opts, cfg);
+    if (s != ATTNVK_OK) return s;
+    char options[512];
+    avk_cl_build_options(cfg, options, sizeof options);
+    const avk_cl_source sources[] = {AVK_CL_SRC_COMMON,
+                                     cfg->family == AVK_CL_TILED ? AVK_CL_SRC_FLASH_TILED : AVK_CL_SRC_FLASH_MMA,
+                                     AVK_CL_SRC_SPLIT_REDUCE};
+    cl_program prog;
+    s = avk_cl_program(dev, sources, 3, options, &prog);
+    if (s != ATTNVK_OK) return s;
+    s = avk_cl_kernel(dev, prog, cfg->family == AVK_CL_TILED ? "avk_flash_tiled" : "avk_flash_mma", (size_t)cfg->wg,
+                      &k->main);
+    if (s != ATTNVK_OK) return s;
+    s = avk_cl_create_buffer(dev, 4, "placeholder", &k->dummy);
+    if (s != ATTNVK_OK) return s;
+    uint64_t workspace = 0;
+    if (cfg->split > 1) {
+        s = avk_cl_kernel(dev, prog, "avk_split_reduce", 1, &k->reduce);
+        const size_t rows = (size_t)cfg->split * p->batch * p->heads * p->seq_q;
+        if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, rows * p->head_dim * sizeof(float), "split-KV partial O", &k->opart);
+        if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, rows * sizeof(float), "split-KV partial LSE", &k->lsepart);
+        if (s != ATTNVK_OK) return s;
+        workspace = (uint64_t)rows * (p->head_dim + 1) * sizeof(float);
+    }
+    k->nk_loop = p->seq_kv;
+    if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->nk_loop = ((p->seq_kv - 1) / cfg->bc) * cfg->bc;
+    snprintf(info->variant, sizeof info->variant, "%s", cfg->variant);
+    info->tile_br = cfg->br;
+    info->tile_bc = cfg->bc;
+    info->workgroup_size = cfg->wg;
+    info->split_kv = cfg->split;
+    info->workspace_bytes = workspace;
+    if (cfg->family == AVK_CL_TILED)
+        snprintf(info->params, sizeof info->params, "lanes_per_row=%d rows_per_lane=%d reduce=%s exp2=%s%s", cfg->ds,
+                 cfg->tm, reduce_name(cfg->reduce), cfg->native_exp ? "native" : "full",
+                 dev->caps.khr_fp16 ? " cl_khr_fp16=1" : "");
+    else
+        snprintf(info->params, sizeof info->params, "warps=%d mma=m16n8k16%s exp2=%s", cfg->br / 16,
+                 cfg->emulate ? " (emulated)" : " (ptx)", cfg->native_exp ? "native" : "full");
+    return ATTNVK_OK;
+}
+
+#define SET_ARG(kernel, idx, value)                                                          \
+    do {                                                                                     \
+        cl_int e_ = avk_cl.SetKernelArg((kernel), (cl_uint)(idx), sizeof(value), &(value)); \
+        if (e_ != CL_SUCCESS) return avk_cl_fail(e_, "clSetKernelArg");                    \
+    } while (0)
+
+attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms)
+{
+    const attnvk_problem *p = &k->p;
+    const avk_cl_config *cfg = &k->cfg;
+    const avk_cl_strides st = avk_cl_layout_strides(p);
+    const cl_mem lse = a->lse ? a->lse->mem : k->dummy;
+    const cl_mem opart = k->opart ? k->opart : k->dummy, lsepart = k->lsepart ? k->lsepart : k->dummy;
+    const cl_int nq = p->seq_q, nk = p->seq_kv, heads = p->heads, group = p->heads / p->kv_heads;
+    const cl_int q_row = st.q_row, kv_row = st.kv_row;
+    const cl_long q_batch = st.q_batch, q_head = st.q_head, kv_batch = st.kv_batch, kv_head = st.kv_head;
+    const cl_float scale_log2 = (cl_float)(attnvk_problem_scale(p) * 1.4426950408889634);
+    const cl_int q_begin = a->q_begin, q_count = a->q_count, nk_loop = k->nk_loop, causal = p->causal;
+    const cl_int n_split = cfg->split, write_lse = a->lse != NULL;
+    cl_kernel m = k->main;
+    SET_ARG(m, 0, a->q->mem);
+    SET_ARG(m, 1, a->k->mem);
+    SET_ARG(m, 2, a->v->mem);
+    SET_ARG(m, 3, a->o->mem);
+    SET_ARG(m, 4, lse);
+    SET_ARG(m, 5, opart);
+    SET_ARG(m, 6, lsepart);
+    SET_ARG(m, 7, nq);
+    SET_ARG(m, 8, nk);
+    SET_ARG(m, 9, heads);
+    SET_ARG(m, 10, group);
+    SET_ARG(m, 11, q_row);
+    SET_ARG(m, 12, kv_row);
+    SET_ARG(m, 13, q_batch);
+    SET_ARG(m, 14, q_head);
+    SET_ARG(m, 15, kv_batch);
+    SET_ARG(m, 16, kv_head);
+    SET_ARG(m, 17, scale_log2);
+    SET_ARG(m, 18, q_begin);
+    SET_ARG(m, 19, q_count);
+    SET_ARG(m, 20, nk_loop);
+    SET_ARG(m, 21, causal);
+    SET_ARG(m, 22, n_split);
+    SET_ARG(m, 23, write_lse);
+    const size_t blocks = (size_t)(q_count + cfg->br - 1) / cfg->br;
+    const size_t global[3] = {blocks * cfg->wg, (size_t)p->batch * p->heads, (size_t)cfg->split};
+    const size_t local[3] = {(size_t)cfg->wg, 1, 1};
+    cl_event first = NULL, last = NULL;
+    cl_int err = avk_cl.EnqueueNDRangeKernel(dev->queue, m, 3, NULL, global, local, 0, NULL, &first);
+    if (err != CL_SUCCESS) return avk_cl_fail(err, "enqueue flash kernel");
+    if (cfg->split > 1) {
+        cl_kernel r = k->reduce;
+        SET_ARG(r, 0, opart);
+        SET_ARG(r, 1, lsepart);
+        SET_ARG(r, 2, a->o->mem);
+        SET_ARG(r, 3, lse);
+        SET_ARG(r, 4, nq);
+        SET_ARG(r, 5, heads);
+        SET_ARG(r, 6, n_split);
+        SET_ARG(r, 7, q_row);
+        SET_ARG(r, 8, q_batch);
+        SET_ARG(r, 9, q_head);
+        SET_ARG(r, 10, q_begin);
+        SET_ARG(r, 11, write_lse);
+        const size_t rglobal[3] = {(size_t)p->head_dim, (size_t)q_count, (size_t)p->batch * p->heads};
+        err = avk_cl.EnqueueNDRangeKernel(dev->queue, r, 3, NULL, rglobal, NULL, 0, NULL, &last);
+        if (err != CL_SUCCESS) {
+            avk_cl.Finish(dev->queue);
+            avk_cl.ReleaseEvent(first);
+            return avk_cl_fail(err, "enqueue split-KV reduce");
+        }
+    }
+    attnvk_status s = avk_cl_wait_timed(first, last ? last : first, ms);
+    avk_cl.ReleaseEvent(first);
+    if (last) avk_cl.ReleaseEvent(last);
+    return s;
+}

@@ -1,0 +1,43 @@
+/* Prepared kernels of the OpenCL backend: attnvk's flash kernel and the
+ * unfused CLBlast baseline share one handle type. */
+#ifndef ATTNVK_CL_KERNELS_H
+#define ATTNVK_CL_KERNELS_H
+
+#include "core/backend.h"
+#include "opencl/cl_device.h"
+#include "opencl/cl_tuning.h"
+
+struct avk_bkernel {
+    int is_clblast;
+    attnvk_problem p;
+    int write_lse;
+    int nk_loop;         /* keys processed: Nk, less with ATTNVK_TEST_SKIP_LAST_KV_TILE */
+    avk_cl_config cfg;   /* flash kernel */
+    cl_kernel main, reduce;
+    cl_mem opart, lsepart; /* split-KV partials */
+    cl_mem scores;       /* CLBlast: S/P for every (b, h) */
+    cl_kernel timestamp;
+    cl_mem dummy;        /* stands in for unused buffer arguments */
+};
+
+attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                   avk_bkernel *k, attnvk_kernel_info *info);
+attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms);
+
+/* CLBlast (libclblast.so.1, loaded on first use). */
+int avk_clblast_available(const char **reason);
+attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                  avk_bkernel *k, attnvk_kernel_info *info);
+attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms);
+void avk_clblast_unload(void);
+
+/* Layout strides in elements, shared by both implementations. */
+typedef struct avk_cl_strides {
+    int q_row, kv_row;
+    long long q_batch, q_head, kv_batch, kv_head;
+} avk_cl_strides;
+avk_cl_strides avk_cl_layout_strides(const attnvk_problem *p);
+
+attnvk_status avk_cl_create_buffer(avk_bdev *dev, size_t bytes, const char *what, cl_mem *out);
+
+#endif

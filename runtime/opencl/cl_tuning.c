@@ -1,0 +1,278 @@
+/* Kernels are data: tile sizes, work-group sizes, the reduction mode and the
+ * variant come from this one table (vendor -> architecture -> device ->
+ * default), overridable by the kernel options. */
+#include "opencl/cl_tuning.h"
+
+#include "core/error.h"
+#include "core/tuning.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* extra[] per family -- tiled: {max head-dim columns per lane, reduction,
+ * rows per lane, flags}; mma and mma-emu: {register cap, 0, 0, flags}. */
+enum { FLAG_NATIVE_EXP = 1 };
+
+static const avk_tuning cl_table[] = {
+    /* vendor, architecture, device, dtype, D min..max, decode, family, Br, Bc, WG, extra */
+    /* any device: shuffles where the device has them, else local memory */
+    {NULL, NULL, NULL, -1, 0, 0, 0, "tiled", 0, 16, 128, {32, AVK_RED_AUTO, 2, 0}},
+    {NULL, NULL, NULL, -1, 0, 0, 1, "tiled", 0, 32, 64, {32, AVK_RED_AUTO, 1, 0}},
+    /* mma data flow on portable code: tests only, never picked by default */
+    {NULL, NULL, NULL, ATTNVK_F16, 0, 0, -1, "mma-emu", 32, 16, 0, {0, 0, 0, 0}},
+    /* CPU runtimes (PoCL): small groups, local-memory reductions */
+    {NULL, "cpu", NULL, -1, 0, 0, -1, "tiled", 0, 16, 64, {32, AVK_RED_LOCAL, 2, 0}},
+    /* NVIDIA: tensor cores (cc >= 8) for f16; shuffles through PTX for the rest */
+    {"nvidia", NULL, NULL, ATTNVK_F16, 1, 128, 0, "mma", 64, 64, 0, {0, 0, 0, FLAG_NATIVE_EXP}},
+    {"nvidia", NULL, NULL, ATTNVK_F16, 1, 128, 1, "mma", 16, 64, 0, {0, 0, 0, FLAG_NATIVE_EXP}},
+    {"nvidia", NULL, NULL, -1, 0, 0, 0, "tiled", 0, 16, 128, {16, AVK_RED_NV, 2, FLAG_NATIVE_EXP}},
+    {"nvidia", NULL, NULL, -1, 0, 0, 1, "tiled", 0, 32, 64, {32, AVK_RED_NV, 1, FLAG_NATIVE_EXP}},
+    /* Intel GPUs: sub-group shuffles */
+    {"intel", NULL, NULL, -1, 0, 0, -1, "tiled", 0, 16, 128, {16, AVK_RED_INTEL, 2, 0}},
+    /* AMD: wave64, local-memory reductions unless the runtime has khr shuffles */
+    {"advanced micro devices", NULL, NULL, -1, 0, 0, -1, "tiled", 0, 16, 256, {16, AVK_RED_AUTO, 2, 0}},
+};
+enum { CL_TABLE_SIZE = sizeof cl_table / sizeof *cl_table };
+
+typedef struct usable_ctx {
+    const avk_cl_caps *caps;
+    const char *family; /* NULL: any but the emulation */
+} usable_ctx;
+
+static int entry_usable(const avk_tuning *e, const void *ctx_)
+{
+    const usable_ctx *ctx = ctx_;
+    if (ctx->family ? strcmp(e->variant, ctx->family) != 0 : strcmp(e->variant, "mma-emu") == 0) return 0;
+    if (strcmp(e->variant, "mma") == 0 && !avk_cl_has_mma(ctx->caps)) return 0;
+    if (strcmp(e->variant, "tiled") == 0) {
+        if (e->extra[1] == AVK_RED_NV && !ctx->caps->is_nvidia) return 0;
+        if (e->extra[1] == AVK_RED_INTEL && !ctx->caps->intel_subgroups) return 0;
+        if (e->extra[1] == AVK_RED_KHR && !ctx->caps->khr_subgroup_shuffle) return 0;
+    }
+    return 1;
+}
+
+static const avk_tuning *lookup(const avk_cl_caps *caps, const attnvk_device_info *info, attnvk_dtype dtype,
+                                int head_dim, int decode, const char *family)
+{
+    usable_ctx ctx = {caps, family};
+    avk_tuning_query q = {info, dtype, head_dim, decode, entry_usable, &ctx};
+    return avk_tuning_lookup(cl_table, CL_TABLE_SIZE, &q);
+}
+
+const char *avk_cl_default_variant(const avk_cl_caps *caps, const attnvk_device_info *info)
+{
+    const avk_tuning *e = lookup(caps, info, ATTNVK_F16, 128, 0, NULL);
+    return e && strcmp(e->variant, "mma") == 0 ? "mma-f16" : "tiled-f16";
+}
+
+/* ATTNVK_OPENCL_TUNE="ds=8,tm=2,wg=128,bc=16,reduce=1,maxreg=168": a
+ * developer knob for tuning sweeps; it wins over the table, not the options. */
+static void apply_tune_env(avk_cl_config *cfg, int *tm_fixed)
+{
+    const char *env = getenv("ATTNVK_OPENCL_TUNE");
+    if (!env || !*env) return;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", env);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) continue;
+        *eq = '\0';
+        int v = atoi(eq + 1);
+        if (!strcmp(tok, "ds")) cfg->ds = v;
+        else if (!strcmp(tok, "tm")) *tm_fixed = v;
+        else if (!strcmp(tok, "wg")) cfg->wg = v;
+        else if (!strcmp(tok, "bc")) cfg->bc = v;
+        else if (!strcmp(tok, "br")) cfg->br = v;
+        else if (!strcmp(tok, "reduce")) cfg->reduce = v;
+        else if (!strcmp(tok, "maxreg")) cfg->max_registers = v;
+        else if (!strcmp(tok, "nativeexp")) cfg->native_exp = v;
+    }
+}
+
+/* Smallest power-of-two split of D whose lanes hold at most max_td columns
+ * in whole float4s; failing that, the widest split that divides D. */
+static int pick_ds(int d, int max_td)
+{
+    int widest = 1;
+    for (int ds = 1; ds <= 32; ds *= 2) {
+        if (d % (4 * ds)) continue;
+        widest = ds;
+        if (d / ds <= max_td) return ds;
+    }
+    return widest;
+}
+
+static int resolve_reduce(const avk_cl_caps *caps, int mode)
+{
+    if (mode != AVK_RED_AUTO) return mode;
+    if (caps->is_nvidia) return AVK_RED_NV;
+    if (caps->intel_subgroups) return AVK_RED_INTEL;
+    if (caps->khr_subgroup_shuffle) return AVK_RED_KHR;
+    return AVK_RED_LOCAL;
+}
+
+static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *e, const attnvk_problem *p,
+                                     const attnvk_kernel_options *opts, avk_cl_config *cfg)
+{
+    const int d = p->head_dim;
+    if (d % 4)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the OpenCL kernels need a head dim that is a multiple of 4 (got %d)", d);
+    int tm_fixed = 0;
+    cfg->ds = pick_ds(d, e->extra[0] > 0 ? e->extra[0] : 32);
+    cfg->wg = e->workgroup_size;
+    cfg->bc = e->tile_bc;
+    cfg->reduce = e->extra[1];
+    apply_tune_env(cfg, &tm_fixed);
+    if (cfg->ds < 1 || d % (4 * cfg->ds))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: %d lanes per row do not split D=%d into float4s", cfg->ds, d);
+    if (cfg->wg < cfg->ds || cfg->wg % cfg->ds)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: work-group %d is not a multiple of %d lanes per row",
+                        cfg->wg, cfg->ds);
+    const int tm_table = tm_fixed > 0 ? tm_fixed : (e->extra[2] > 0 ? e->extra[2] : 1);
+    int br = opts->tile_br ? opts->tile_br : (cfg->br ? cfg->br : tm_table * (cfg->wg / cfg->ds));
+    /* rows per lane: the table's, else the nearest that gives exactly br rows */
+    static const int order[] = {0, -1, -2, -3, 1, 2, 3, 4, 5, 6};
+    const size_t max_wg = caps->max_workgroup ? caps->max_workgroup : 256;
+    int tm = 0;
+    for (size_t i = 0; i < sizeof order / sizeof *order && !tm; ++i) {
+        int cand = tm_table + order[i];
+        if (cand < 1 || cand > 8 || br % cand) continue;
+        size_t wg = (size_t)(br / cand) * cfg->ds;
+        if (wg <= max_wg && wg <= 1024) tm = cand;
+    }
+    if (!tm)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "tiled: tile_br %d does not fit a work-group for D=%d (%d lanes per row, at most %zu items)", br,
+                        d, cfg->ds, max_wg);
+    cfg->tm = tm;
+    cfg->wg = (br / tm) * cfg->ds;
+    cfg->br = br;
+    if (opts->tile_bc) cfg->bc = opts->tile_bc;
+    if (cfg->bc < 1 || cfg->bc > 256)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: tile_bc must be 1..256 (got %d)", cfg->bc);
+    cfg->reduce = cfg->ds > 1 ? resolve_reduce(caps, cfg->reduce) : AVK_RED_LOCAL;
+    if (cfg->reduce == AVK_RED_NV && (!caps->is_nvidia || (cfg->wg > 32 && cfg->wg % 32)))
+        cfg->reduce = AVK_RED_LOCAL;
+    if ((cfg->reduce == AVK_RED_INTEL && !caps->intel_subgroups) ||
+        (cfg->reduce == AVK_RED_KHR && !caps->khr_subgroup_shuffle))
+        cfg->reduce = AVK_RED_LOCAL;
+    uint64_t local = (uint64_t)2 * cfg->bc * d * 4;
+    if (cfg->reduce == AVK_RED_LOCAL && cfg->ds > 1) local += (uint64_t)cfg->wg * cfg->tm * cfg->bc * 4;
+    if (local > caps->local_mem)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "tiled %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
+                        cfg->br, cfg->bc, d, (unsigned long long)local, (unsigned long long)caps->local_mem);
+    cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
+    snprintf(cfg->variant, sizeof cfg->variant, "tiled-%s", cfg->f16 ? "f16" : "f32");
+    return ATTNVK_OK;
+}
+
+static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e, const attnvk_problem *p,
+                                   const attnvk_kernel_options *opts, avk_cl_config *cfg)
+{
+    const int d = p->head_dim;
+    if (!cfg->f16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the mma variant runs f16 data only");
+    if (d % 16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the mma variant needs D %% 16 == 0 (got %d)", d);
+    int tm_unused = 0;
+    cfg->br = e->tile_br;
+    cfg->bc = e->tile_bc;
+    cfg->max_registers = e->extra[0];
+    apply_tune_env(cfg, &tm_unused);
+    if (opts->tile_br) cfg->br = opts->tile_br;
+    if (opts->tile_bc) cfg->bc = opts->tile_bc;
+    if (cfg->br < 16 || cfg->br > 256 || cfg->br % 16)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mma: tile_br must be a multiple of 16 in 16..256 (got %d)", cfg->br);
+    if (cfg->bc < 16 || cfg->bc > 256 || cfg->bc % 16)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mma: tile_bc must be a multiple of 16 in 16..256 (got %d)", cfg->bc);
+    cfg->wg = cfg->br / 16 * 32;
+    cfg->ds = cfg->tm = 1;
+    if ((size_t)cfg->wg > (caps->max_workgroup ? caps->max_workgroup : 256))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mma: %d warps exceed the device's work-group limit", cfg->br / 16);
+    int kw = d / 2 + (24 - (d / 2) % 16) % 16, vw = cfg->bc / 2 + (24 - (cfg->bc / 2) % 16) % 16;
+    uint64_t local = (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4;
+    if (cfg->emulate) local += (uint64_t)(cfg->br / 16) * (256 + 128) * 4 + (uint64_t)cfg->wg * 4;
+    if (local > caps->local_mem)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
+                        cfg->br, cfg->bc, d, (unsigned long long)local, (unsigned long long)caps->local_mem);
+    cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
+    snprintf(cfg->variant, sizeof cfg->variant, cfg->emulate ? "mma-f16-emu" : "mma-f16");
+    return ATTNVK_OK;
+}
+
+static int pick_split(const avk_cl_caps *caps, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                      const avk_cl_config *cfg)
+{
+    const int tiles = (p->seq_kv + cfg->bc - 1) / cfg->bc;
+    if (opts->split_kv == 1) return 1;
+    if (opts->split_kv > 1) return opts->split_kv < tiles ? opts->split_kv : (tiles > 0 ? tiles : 1);
+    if (p->seq_q > 16) return 1;
+    /* decode: enough work-groups to fill the device twice, >= 2 tiles each */
+    long groups = (long)p->batch * p->heads * ((p->seq_q + cfg->br - 1) / cfg->br);
+    long want = (2L * (caps->compute_units > 0 ? caps->compute_units : 1) + groups - 1) / groups;
+    long most = tiles / 2 > 1 ? tiles / 2 : 1;
+    if (want > most) want = most;
+    if (want > 64) want = 64;
+    return want > 1 ? (int)want : 1;
+}
+
+attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
+                               const attnvk_kernel_options *opts, avk_cl_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    if (p->dtype == ATTNVK_BF16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the OpenCL backend has no bf16 kernels");
+    cfg->head_dim = p->head_dim;
+    cfg->f16 = p->dtype == ATTNVK_F16;
+    const char *family = NULL;
+    if (opts->variant) {
+        static const struct { const char *name, *family; int f16, emulate; } names[] = {
+            {"tiled-f32", "tiled", 0, 0}, {"tiled-f16", "tiled", 1, 0},
+            {"mma-f16", "mma", 1, 0},     {"mma-f16-emu", "mma-emu", 1, 1}};
+        for (size_t i = 0; i < sizeof names / sizeof *names && !family; ++i) {
+            if (strcmp(opts->variant, names[i].name)) continue;
+            if (names[i].f16 != cfg->f16)
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "variant %s runs %s data; the problem is %s",
+                                opts->variant, names[i].f16 ? "f16" : "f32", attnvk_dtype_name(p->dtype));
+            family = names[i].family;
+            cfg->emulate = names[i].emulate;
+        }
+        if (!family)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "unknown OpenCL variant '%s' (tiled-f32, tiled-f16, mma-f16, mma-f16-emu)", opts->variant);
+        if (!strcmp(family, "mma") && !avk_cl_has_mma(caps))
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma-f16 needs an NVIDIA GPU of compute capability >= 8.0");
+    }
+    const int decode = p->seq_q <= 16;
+    const avk_tuning *e = lookup(caps, info, p->dtype, p->head_dim, decode, family);
+    if (!e && !family) e = lookup(caps, info, p->dtype, p->head_dim, decode, "tiled");
+    if (!e) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "no OpenCL tuning entry fits this device and problem");
+    if (!strcmp(e->variant, "mma") && p->head_dim % 16) e = lookup(caps, info, p->dtype, p->head_dim, decode, "tiled");
+    attnvk_status s;
+    if (!strcmp(e->variant, "tiled")) {
+        cfg->family = AVK_CL_TILED;
+        s = configure_tiled(caps, e, p, opts, cfg);
+    } else {
+        cfg->family = AVK_CL_MMA;
+        cfg->emulate = !strcmp(e->variant, "mma-emu");
+        s = configure_mma(caps, e, p, opts, cfg);
+    }
+    if (s != ATTNVK_OK) return s;
+    cfg->split = pick_split(caps, p, opts, cfg);
+    return ATTNVK_OK;
+}
+
+void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
+{
+    int len;
+    if (cfg->family == AVK_CL_TILED)
+        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=%d -DAVK_NATIVE_EXP=%d -DAVK_WG=%d -DAVK_DS=%d "
+                               "-DAVK_TM=%d -DAVK_BC=%d -DAVK_REDUCE=%d",
+                       cfg->head_dim, cfg->f16, cfg->native_exp, cfg->wg, cfg->ds, cfg->tm, cfg->bc, cfg->reduce);
+    else
+        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=1 -DAVK_NATIVE_EXP=%d -DAVK_NW=%d -DAVK_BC=%d "
+                               "-DAVK_EMULATE=%d",
+                       cfg->head_dim, cfg->native_exp, cfg->br / 16, cfg->bc, cfg->emulate);
+    if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
+        snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
+}

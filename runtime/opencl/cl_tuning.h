@@ -1,0 +1,37 @@
+/* The OpenCL backend's tuning table and how a problem plus options become
+ * one kernel configuration (and thus one set of -D build options). */
+#ifndef ATTNVK_CL_TUNING_H
+#define ATTNVK_CL_TUNING_H
+
+#include "opencl/cl_device.h"
+
+typedef enum avk_cl_family {
+    AVK_CL_TILED = 0, /* portable f32-arithmetic kernel, f32 or f16 storage */
+    AVK_CL_MMA,       /* NVIDIA tensor cores through inline PTX (f16) */
+} avk_cl_family;
+
+/* Mirrors opencl/common.cl */
+enum { AVK_RED_AUTO = 0, AVK_RED_LOCAL = 1, AVK_RED_KHR = 2, AVK_RED_INTEL = 3, AVK_RED_NV = 4 };
+
+typedef struct avk_cl_config {
+    avk_cl_family family;
+    char variant[64];
+    int emulate;      /* mma data flow on portable code (tests) */
+    int head_dim, f16;
+    int br, bc, wg;
+    int ds, tm;       /* tiled: lanes per row, rows per lane */
+    int reduce;       /* tiled: AVK_RED_* */
+    int native_exp;
+    int max_registers; /* NVIDIA: -cl-nv-maxrregcount, 0 = compiler's choice */
+    int split;        /* key/value splits (1 = none) */
+} avk_cl_config;
+
+/* Picks and validates a configuration; UNSUPPORTED / INVALID_ARGUMENT with
+ * the reason when the device or the options cannot have one. */
+attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
+                               const attnvk_kernel_options *opts, avk_cl_config *cfg);
+/* The -D options for cfg (one program per distinct string). */
+void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n);
+const char *avk_cl_default_variant(const avk_cl_caps *caps, const attnvk_device_info *info);
+
+#endif

@@ -1,0 +1,24 @@
+/* Stand-ins for the OpenCL C builtins the kernels call, so clang's
+ * nvptx64-nvidia-nvcl target (which ships no builtin library) can lower
+ * them to PTX for ptxas: a local check of inline PTX and register use
+ * before a kernel goes to NVIDIA's own OpenCL compiler. Not for running. */
+#define OVL __attribute__((overloadable))
+OVL size_t get_local_id(uint d) { return d == 0 ? __nvvm_read_ptx_sreg_tid_x() : d == 1 ? __nvvm_read_ptx_sreg_tid_y() : __nvvm_read_ptx_sreg_tid_z(); }
+OVL size_t get_group_id(uint d) { return d == 0 ? __nvvm_read_ptx_sreg_ctaid_x() : d == 1 ? __nvvm_read_ptx_sreg_ctaid_y() : __nvvm_read_ptx_sreg_ctaid_z(); }
+OVL size_t get_num_groups(uint d) { return d == 0 ? __nvvm_read_ptx_sreg_nctaid_x() : d == 1 ? __nvvm_read_ptx_sreg_nctaid_y() : __nvvm_read_ptx_sreg_nctaid_z(); }
+OVL size_t get_local_size(uint d) { return d == 0 ? __nvvm_read_ptx_sreg_ntid_x() : d == 1 ? __nvvm_read_ptx_sreg_ntid_y() : __nvvm_read_ptx_sreg_ntid_z(); }
+OVL size_t get_global_id(uint d) { return get_group_id(d) * get_local_size(d) + get_local_id(d); }
+OVL size_t get_global_size(uint d) { return get_num_groups(d) * get_local_size(d); }
+OVL void barrier(cl_mem_fence_flags f) { (void)f; __syncthreads(); }
+OVL float exp2(float x) { return __nvvm_ex2_approx_f(x); }
+OVL float native_exp2(float x) { return __nvvm_ex2_approx_f(x); }
+OVL float exp(float x) { return __nvvm_ex2_approx_f(x * 1.4426950408889634f); }
+OVL float log2(float x) { return __nvvm_lg2_approx_f(x); }
+OVL float log(float x) { return __nvvm_lg2_approx_f(x) * 0.6931471805599453f; }
+OVL float fmax(float a, float b) { return __builtin_fmaxf(a, b); }
+OVL float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+OVL float4 fma(float4 a, float4 b, float4 c) { return (float4)(fma(a.x, b.x, c.x), fma(a.y, b.y, c.y), fma(a.z, b.z, c.z), fma(a.w, b.w, c.w)); }
+OVL int min(int a, int b) { return a < b ? a : b; }
+OVL int clamp(int x, int a, int b) { return x < a ? a : (x > b ? b : x); }
+OVL void vstore4(float4 v, size_t i, __global float *p) { *(__global float4 *)(p + 4 * i) = v; }
+OVL void vstore2(float2 v, size_t i, __global float *p) { p[2 * i] = v.x; p[2 * i + 1] = v.y; }

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Lowers an attnvk OpenCL kernel to PTX with clang (nvptx64-nvidia-nvcl and
+# tests/opencl/nv_shim.cl) and assembles it with ptxas for sm_90: checks the
+# inline PTX and prints registers/spills. Usage: ptx_check.sh tiled|mma -DAVK_D=128 ...
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+kernels=$here/../../opencl
+which=$1; shift
+clang=${CLANG:-clang-15}
+ptxas=${PTXAS:-/usr/local/cuda/bin/ptxas}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat "$here/nv_shim.cl" "$kernels/common.cl" "$kernels/flash_$which.cl" > "$work/k.cl"
+"$clang" -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -target nvptx64-nvidia-nvcl -march=sm_80 -O3 \
+  -S -o "$work/k.ptx" "$work/k.cl" ${CLANG_EXTRA:-} '-DAVK_ASM=__asm__ volatile' -DAVK_NATIVE_EXP=1 "$@"
+sed -i 's/^\.target sm_80/.target sm_90/; s/^\.version .*/.version 8.0/' "$work/k.ptx"
+"$ptxas" -arch=sm_90 -v "$work/k.ptx" -o "$work/k.cubin"
