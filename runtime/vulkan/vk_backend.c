@@ -1,0 +1,47 @@
+/* The Vulkan backend's vtable: the pieces live in vk_instance.c (init),
+ * vk_describe.c, vk_device.c (devices, buffers) and vk_kernel.c. */
+#include "vulkan/vk_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+attnvk_status avk_vk_init(int *count);
+void avk_vk_shutdown(void);
+attnvk_status avk_vk_open(int device, avk_bdev **out);
+void avk_vk_close(avk_bdev *dev);
+attnvk_status avk_vk_alloc(avk_bdev *dev, size_t bytes, avk_bbuf **out);
+void avk_vk_release(avk_bdev *dev, avk_bbuf *buf);
+attnvk_status avk_vk_upload(avk_bdev *dev, avk_bbuf *buf, size_t off, const void *src, size_t bytes);
+attnvk_status avk_vk_download(avk_bdev *dev, avk_bbuf *buf, size_t off, void *dst, size_t bytes);
+attnvk_status avk_vk_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                             avk_bkernel **out, attnvk_kernel_info *info);
+attnvk_status avk_vk_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms);
+void avk_vk_release_kernel(avk_bdev *dev, avk_bkernel *k);
+
+static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
+{
+    (void)dev;
+    if (max < 1) return 1;
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "attnvk");
+    out->fused = 1;
+    out->available = 1;
+    return 1;
+}
+
+const attnvk_backend attnvk_backend_vulkan = {
+    .api = ATTNVK_API_VULKAN,
+    .init = avk_vk_init,
+    .describe = vk_describe,
+    .open = avk_vk_open,
+    .close = avk_vk_close,
+    .alloc = avk_vk_alloc,
+    .release = avk_vk_release,
+    .upload = avk_vk_upload,
+    .download = avk_vk_download,
+    .implementations = vk_implementations,
+    .prepare = avk_vk_prepare,
+    .dispatch = avk_vk_dispatch,
+    .release_kernel = avk_vk_release_kernel,
+    .shutdown = avk_vk_shutdown,
+};

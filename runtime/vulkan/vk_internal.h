@@ -1,0 +1,116 @@
+/* Internals of the Vulkan backend, shared by its files only. Vulkan entry
+ * points come from volk: instance-level through volk's globals, device-level
+ * through each device's VolkDeviceTable so several GPUs can be open at once. */
+#ifndef ATTNVK_VK_INTERNAL_H
+#define ATTNVK_VK_INTERNAL_H
+
+#include "core/backend.h"
+
+#include <volk.h>
+
+#include <stdint.h>
+
+/* What a physical device offers attnvk's kernels; filled once at init. */
+typedef struct vk_caps {
+    VkPhysicalDevice phys;
+    VkPhysicalDeviceProperties props;
+    uint32_t queue_family;
+    uint32_t timestamp_valid_bits;     /* 0: no timestamps on that queue */
+    uint8_t uuid[VK_UUID_SIZE];
+    int has_uuid;
+    char driver_info[128];
+    uint64_t device_local_bytes;
+    int compute_units;                 /* 0 when the API does not say */
+    /* subgroups */
+    uint32_t subgroup_size, min_subgroup, max_subgroup;
+    int subgroup_shuffle, subgroup_vote;
+    int size_control;                  /* VK_EXT_subgroup_size_control usable for compute */
+    int size_control_ext;              /* enable the extension (pre-1.3 devices) */
+    int full_subgroups;                /* computeFullSubgroups */
+    int require_size_compute;          /* requiredSubgroupSizeStages has compute */
+    /* 16-bit types */
+    int shader_f16, storage_16bit;
+    int ext_f16_int8, ext_16bit_storage; /* extensions to enable (pre-1.2 / pre-1.1) */
+    /* matrix units */
+    int vk_memory_model, ext_memory_model;
+    int nv_coopmat;                    /* f16 x f16 -> f32 shape found */
+    uint32_t nv_m, nv_n, nv_k;
+    int khr_coopmat_ext;               /* the device has VK_KHR_cooperative_matrix */
+    int khr_coopmat;                   /* ... and a usable f16 -> f32 shape (shader built) */
+    uint32_t khr_m, khr_n, khr_k;
+    int bf16_ext;                      /* VK_KHR_shader_bfloat16 present */
+    int ext_sm_builtins, ext_amd_core;
+    attnvk_device_info info;           /* what describe() reports (default_variant aside) */
+} vk_caps;
+
+/* Backend-wide state (one VkInstance per process). */
+typedef struct vk_state {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    int validation;
+    vk_caps *devices;
+    int device_count;
+} vk_state;
+
+extern vk_state avk_vk;
+
+/* A loaded pipeline, kept for the device's lifetime. */
+typedef struct vk_pipeline_entry {
+    uint64_t key;
+    VkPipeline pipeline;
+} vk_pipeline_entry;
+
+enum { VK_MAX_PIPELINES = 256, VK_BINDINGS = 7 };
+
+struct avk_bdev {
+    const vk_caps *caps;
+    VkDevice device;
+    struct VolkDeviceTable vk;
+    VkQueue queue;
+    VkCommandPool cmd_pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    VkQueryPool timestamps;            /* VK_NULL_HANDLE without timestamp support */
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipeline_layout;
+    VkDescriptorPool descriptor_pool;
+    VkPipelineCache pipeline_cache;
+    char cache_path[1024];             /* empty: on-disk caching off */
+    int cache_dirty;
+    vk_pipeline_entry pipelines[VK_MAX_PIPELINES];
+    int pipeline_count;
+    avk_bbuf *staging;                 /* host-visible, reused by upload/download */
+    avk_bbuf *dummy;                   /* bound where a kernel has no LSE/workspace */
+    uint32_t device_local_type, host_type;
+};
+
+struct avk_bbuf {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    void *mapped;                      /* host-visible buffers only */
+};
+
+/* vk_util.c */
+attnvk_status vk_status(VkResult r, const char *what);
+const char *vk_result_name(VkResult r);
+
+/* vk_device.c */
+attnvk_status vk_buffer_new(avk_bdev *dev, VkDeviceSize bytes, int host_visible, avk_bbuf **out);
+void vk_buffer_free(avk_bdev *dev, avk_bbuf *buf);
+attnvk_status vk_begin(avk_bdev *dev);
+attnvk_status vk_submit_wait(avk_bdev *dev);
+
+/* vk_describe.c */
+attnvk_status vk_probe_caps(VkPhysicalDevice phys, vk_caps *caps);
+attnvk_status vk_describe(int device, attnvk_device_info *info);
+int vk_has_extension(VkPhysicalDevice phys, const char *name);
+
+/* vk_pipeline.c */
+attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_size, const char *name,
+                              const uint32_t *spec, uint32_t spec_count, uint32_t required_subgroup,
+                              VkPipeline *out);
+void vk_pipeline_cache_open(avk_bdev *dev);
+void vk_pipeline_cache_save(avk_bdev *dev);
+
+#endif

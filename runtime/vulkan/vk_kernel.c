@@ -1,0 +1,287 @@
+/* prepare: variant and sizes from the table, pipelines, split-KV workspace.
+ * dispatch: one flash dispatch (plus the split-KV reduce), timed with
+ * device timestamps. */
+#include "vulkan/vk_internal.h"
+#include "vulkan/vk_shaders.h"
+#include "vulkan/vk_variants.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Push constants; the layout of Params in shaders/flash_common.glsl. */
+typedef struct vk_params {
+    uint32_t batch, heads, kv_group, seq_q, seq_kv;
+    uint32_t q_stride_s, q_stride_h, q_stride_b, kv_stride_s, kv_stride_h, kv_stride_b;
+    float scale_log2;
+    int32_t causal_shift;
+    uint32_t causal, q_begin, q_end, flags, n_splits, split_len;
+} vk_params;
+
+enum { FLAG_WRITE_LSE = 1, FLAG_SKIP_LAST_TILE = 2, FLAG_SPLIT = 4 };
+
+struct avk_bkernel {
+    attnvk_problem p;
+    vk_config cfg;
+    VkPipeline main, reduce;
+    uint32_t n_splits, split_len;
+    avk_bbuf *ws_o, *ws_ml;
+    uint32_t flags;
+};
+
+typedef struct spv_blob {
+    const unsigned char *code;
+    size_t size;
+    const char *name;
+} spv_blob;
+
+static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt)
+{
+    switch (cfg->algo) {
+    case VK_ALGO_F16: return (spv_blob){avk_spv_flash_f16, avk_spv_flash_f16_size, "flash_f16"};
+    case VK_ALGO_COOPMAT_NV: return (spv_blob){avk_spv_flash_coopmat_nv, avk_spv_flash_coopmat_nv_size, "flash_coopmat_nv"};
+#ifdef ATTNVK_VK_KHR_COOPMAT_SHADER
+    case VK_ALGO_COOPMAT_KHR:
+        return (spv_blob){avk_spv_flash_coopmat_khr, avk_spv_flash_coopmat_khr_size, "flash_coopmat_khr"};
+#endif
+    default: break;
+    }
+    if (dt == ATTNVK_F16) return (spv_blob){avk_spv_flash_scalar_f16, avk_spv_flash_scalar_f16_size, "flash_scalar_f16"};
+    if (dt == ATTNVK_BF16)
+        return (spv_blob){avk_spv_flash_scalar_bf16, avk_spv_flash_scalar_bf16_size, "flash_scalar_bf16"};
+    return (spv_blob){avk_spv_flash_scalar_f32, avk_spv_flash_scalar_f32_size, "flash_scalar_f32"};
+}
+
+static spv_blob reduce_shader(attnvk_dtype dt)
+{
+    if (dt == ATTNVK_F16) return (spv_blob){avk_spv_split_reduce_f16, avk_spv_split_reduce_f16_size, "split_reduce_f16"};
+    if (dt == ATTNVK_BF16)
+        return (spv_blob){avk_spv_split_reduce_bf16, avk_spv_split_reduce_bf16_size, "split_reduce_bf16"};
+    return (spv_blob){avk_spv_split_reduce_f32, avk_spv_split_reduce_f32_size, "split_reduce_f32"};
+}
+
+static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, uint32_t req_sg, VkPipeline *out)
+{
+    /* SPIR-V is read as words: hand the driver an aligned copy */
+    uint32_t *words = malloc(b.size);
+    if (!words) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    memcpy(words, b.code, b.size);
+    attnvk_status s = vk_pipeline_get(dev, words, b.size, b.name, spec, n, req_sg, out);
+    free(words);
+    return s;
+}
+
+static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+
+/* Splits of the keys for small Nq, so one query row still fills the GPU. */
+static void choose_splits(const vk_caps *c, const attnvk_problem *p, const vk_config *cfg, int requested,
+                          uint32_t *n_splits, uint32_t *split_len)
+{
+    uint32_t tiles = ceil_div((uint64_t)p->seq_kv, cfg->bc);
+    uint32_t n = 1;
+    if (requested > 1) n = (uint32_t)requested;
+    else if (requested == 0 && p->seq_q <= VK_DECODE_MAX_ROWS) {
+        uint64_t groups = (uint64_t)ceil_div((uint64_t)p->seq_q, cfg->br) * p->batch * p->heads;
+        uint64_t target = c->compute_units > 0 ? (uint64_t)c->compute_units * 4 : 64;
+        n = groups >= target ? 1 : ceil_div(target, groups);
+        uint32_t max_by_len = tiles / 2 > 1 ? tiles / 2 : 1; /* at least two tiles per split */
+        if (n > max_by_len) n = max_by_len;
+    }
+    if (n > tiles) n = tiles;
+    if (n < 1) n = 1;
+    *split_len = ceil_div(tiles, n) * cfg->bc;
+    *n_splits = ceil_div((uint64_t)p->seq_kv, *split_len);
+}
+
+static void release_kernel(avk_bdev *dev, avk_bkernel *k)
+{
+    if (!k) return;
+    vk_buffer_free(dev, k->ws_o);
+    vk_buffer_free(dev, k->ws_ml);
+    free(k); /* pipelines belong to the device */
+}
+
+static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                             avk_bkernel **out, attnvk_kernel_info *info)
+{
+    const vk_caps *c = dev->caps;
+    if (opts->implementation && strcmp(opts->implementation, "attnvk") != 0)
+        return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the vulkan API has no '%s' implementation", opts->implementation);
+    size_t es = attnvk_dtype_size(p->dtype);
+    uint64_t q_bytes = attnvk_q_elements(p) * es, kv_bytes = attnvk_kv_elements(p) * es;
+    uint64_t range = c->props.limits.maxStorageBufferRange;
+    if (q_bytes > range || kv_bytes > range)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: tensors of %llu / %llu bytes exceed maxStorageBufferRange %llu",
+                        (unsigned long long)q_bytes, (unsigned long long)kv_bytes, (unsigned long long)range);
+    avk_bkernel *k = calloc(1, sizeof *k);
+    if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    k->p = *p;
+    attnvk_status s = vk_choose_config(c, p, opts, &k->cfg);
+    if (s == ATTNVK_OK) choose_splits(c, p, &k->cfg, opts->split_kv, &k->n_splits, &k->split_len);
+    const vk_config *cfg = &k->cfg;
+    uint32_t D = (uint32_t)p->head_dim;
+    if (s == ATTNVK_OK) {
+        if (cfg->algo == VK_ALGO_COOPMAT_NV || cfg->algo == VK_ALGO_COOPMAT_KHR) {
+            uint32_t spec[8] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->mm, cfg->mn, cfg->mk};
+            s = build(dev, main_shader(cfg, p->dtype), spec, 8, cfg->required_subgroup, &k->main);
+        } else {
+            uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
+            s = build(dev, main_shader(cfg, p->dtype), spec, 6, 0, &k->main);
+        }
+    }
+    if (s == ATTNVK_OK && k->n_splits > 1) {
+        uint32_t spec[3] = {0, 0, D};
+        s = build(dev, reduce_shader(p->dtype), spec, 3, 0, &k->reduce);
+        uint64_t rows = (uint64_t)k->n_splits * p->batch * p->heads * p->seq_q;
+        if (s == ATTNVK_OK) s = vk_buffer_new(dev, rows * D * 4, 0, &k->ws_o);
+        if (s == ATTNVK_OK) s = vk_buffer_new(dev, rows * 8, 0, &k->ws_ml);
+    }
+    if (s != ATTNVK_OK) {
+        release_kernel(dev, k);
+        return s;
+    }
+    k->flags = (opts->write_lse ? FLAG_WRITE_LSE : 0) |
+               ((opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) ? FLAG_SKIP_LAST_TILE : 0) |
+               (k->n_splits > 1 ? FLAG_SPLIT : 0);
+    snprintf(info->implementation, sizeof info->implementation, "attnvk");
+    snprintf(info->variant, sizeof info->variant, "%s", cfg->variant);
+    info->tile_br = (int)cfg->br;
+    info->tile_bc = (int)cfg->bc;
+    info->workgroup_size = (int)cfg->wg;
+    info->split_kv = (int)k->n_splits;
+    info->workspace_bytes = k->ws_o ? k->ws_o->size + k->ws_ml->size : 0;
+    if (cfg->algo == VK_ALGO_COOPMAT_NV || cfg->algo == VK_ALGO_COOPMAT_KHR)
+        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u shared=%u split_len=%u", cfg->subgroup,
+                 cfg->mm, cfg->mn, cfg->mk, cfg->shared_bytes, k->split_len);
+    else
+        snprintf(info->params, sizeof info->params, "subgroup=%u sg_reduce=%u shared=%u split_len=%u", cfg->subgroup,
+                 cfg->sg_reduce, cfg->shared_bytes, k->split_len);
+    *out = k;
+    return ATTNVK_OK;
+}
+
+static vk_params make_params(const avk_bkernel *k, const avk_dispatch *a)
+{
+    const attnvk_problem *p = &k->p;
+    uint32_t D = (uint32_t)p->head_dim;
+    vk_params pc = {.batch = (uint32_t)p->batch, .heads = (uint32_t)p->heads,
+                    .kv_group = (uint32_t)(p->heads / p->kv_heads), .seq_q = (uint32_t)p->seq_q,
+                    .seq_kv = (uint32_t)p->seq_kv,
+                    .scale_log2 = (float)(attnvk_problem_scale(p) * 1.4426950408889634),
+                    .causal_shift = p->seq_kv - p->seq_q, .causal = (uint32_t)(p->causal != 0),
+                    .q_begin = (uint32_t)a->q_begin, .q_end = (uint32_t)(a->q_begin + a->q_count),
+                    .flags = k->flags, .n_splits = k->n_splits, .split_len = k->split_len};
+    if (p->layout == ATTNVK_LAYOUT_BHSD) {
+        pc.q_stride_s = D;
+        pc.q_stride_h = (uint32_t)p->seq_q * D;
+        pc.q_stride_b = (uint32_t)p->heads * pc.q_stride_h;
+        pc.kv_stride_s = D;
+        pc.kv_stride_h = (uint32_t)p->seq_kv * D;
+        pc.kv_stride_b = (uint32_t)p->kv_heads * pc.kv_stride_h;
+    } else {
+        pc.q_stride_s = (uint32_t)p->heads * D;
+        pc.q_stride_h = D;
+        pc.q_stride_b = (uint32_t)p->seq_q * pc.q_stride_s;
+        pc.kv_stride_s = (uint32_t)p->kv_heads * D;
+        pc.kv_stride_h = D;
+        pc.kv_stride_b = (uint32_t)p->seq_kv * pc.kv_stride_s;
+    }
+    if (!a->lse) pc.flags &= ~(uint32_t)FLAG_WRITE_LSE;
+    return pc;
+}
+
+static attnvk_status bind_buffers(avk_bdev *dev, const avk_bkernel *k, const avk_dispatch *a, VkDescriptorSet *set)
+{
+    VkResult r = dev->vk.vkResetDescriptorPool(dev->device, dev->descriptor_pool, 0);
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = dev->descriptor_pool, .descriptorSetCount = 1,
+                                      .pSetLayouts = &dev->set_layout};
+    if (r == VK_SUCCESS) r = dev->vk.vkAllocateDescriptorSets(dev->device, &ai, set);
+    if (r != VK_SUCCESS) return vk_status(r, "vkAllocateDescriptorSets");
+    avk_bbuf *bufs[VK_BINDINGS] = {a->q, a->k, a->v, a->o, a->lse ? a->lse : dev->dummy,
+                                   k->ws_o ? k->ws_o : dev->dummy, k->ws_ml ? k->ws_ml : dev->dummy};
+    VkDescriptorBufferInfo bi[VK_BINDINGS];
+    VkWriteDescriptorSet w[VK_BINDINGS];
+    for (uint32_t i = 0; i < VK_BINDINGS; ++i) {
+        bi[i] = (VkDescriptorBufferInfo){.buffer = bufs[i]->buffer, .offset = 0, .range = VK_WHOLE_SIZE};
+        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = *set, .dstBinding = i,
+                                      .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                      .pBufferInfo = &bi[i]};
+    }
+    dev->vk.vkUpdateDescriptorSets(dev->device, VK_BINDINGS, w, 0, NULL);
+    return ATTNVK_OK;
+}
+
+static double host_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static attnvk_status dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
+{
+    const VkPhysicalDeviceLimits *lim = &dev->caps->props.limits;
+    vk_params pc = make_params(k, a);
+    uint32_t gx = ceil_div((uint64_t)a->q_count, k->cfg.br), gy = (uint32_t)k->p.heads,
+             gz = (uint32_t)k->p.batch * k->n_splits;
+    if (gx > lim->maxComputeWorkGroupCount[0] || gy > lim->maxComputeWorkGroupCount[1] ||
+        gz > lim->maxComputeWorkGroupCount[2])
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: grid %ux%ux%u exceeds the device's workgroup counts (use q_count)",
+                        gx, gy, gz);
+    VkDescriptorSet set;
+    attnvk_status s = bind_buffers(dev, k, a, &set);
+    if (s == ATTNVK_OK) s = vk_begin(dev);
+    if (s != ATTNVK_OK) return s;
+    VkCommandBuffer cmd = dev->cmd;
+    if (dev->timestamps) {
+        dev->vk.vkCmdResetQueryPool(cmd, dev->timestamps, 0, 2);
+        dev->vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, dev->timestamps, 0);
+    }
+    dev->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipeline_layout, 0, 1, &set, 0, NULL);
+    dev->vk.vkCmdPushConstants(cmd, dev->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+    dev->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->main);
+    dev->vk.vkCmdDispatch(cmd, gx, gy, gz);
+    if (k->n_splits > 1) {
+        VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                              .dstAccessMask = VK_ACCESS_SHADER_READ_BIT};
+        dev->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                                     &mb, 0, NULL, 0, NULL);
+        uint64_t threads = (uint64_t)k->p.batch * k->p.heads * (uint64_t)a->q_count * (uint64_t)(k->p.head_dim / 4);
+        uint32_t groups = ceil_div(threads, 64);
+        uint32_t rx = groups < lim->maxComputeWorkGroupCount[0] ? groups : lim->maxComputeWorkGroupCount[0];
+        uint32_t ry = ceil_div(groups, rx);
+        dev->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->reduce);
+        dev->vk.vkCmdDispatch(cmd, rx, ry, 1);
+    }
+    if (dev->timestamps) dev->vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->timestamps, 1);
+    double t0 = host_ms();
+    s = vk_submit_wait(dev);
+    double wall = host_ms() - t0;
+    if (s != ATTNVK_OK) return s;
+    *device_ms = wall;
+    if (dev->timestamps) {
+        uint64_t ts[2];
+        VkResult r = dev->vk.vkGetQueryPoolResults(dev->device, dev->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0],
+                                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+        if (r != VK_SUCCESS) return vk_status(r, "vkGetQueryPoolResults");
+        uint32_t bits = dev->caps->timestamp_valid_bits;
+        uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+        *device_ms = (double)((ts[1] - ts[0]) & mask) * dev->caps->props.limits.timestampPeriod / 1e6;
+    }
+    return ATTNVK_OK;
+}
+
+/* gathered in vk_backend.c */
+attnvk_status avk_vk_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                             avk_bkernel **out, attnvk_kernel_info *info)
+{
+    return prepare(dev, p, opts, out, info);
+}
+attnvk_status avk_vk_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
+{
+    return dispatch(dev, k, a, device_ms);
+}
+void avk_vk_release_kernel(avk_bdev *dev, avk_bkernel *k) { release_kernel(dev, k); }

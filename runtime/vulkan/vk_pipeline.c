@@ -1,0 +1,117 @@
+/* Compute pipelines from embedded SPIR-V, specialised per variant and problem,
+ * kept for the device's lifetime and backed by a VkPipelineCache persisted on
+ * disk (core/cache.h), keyed by device UUID, cache UUID and driver version. */
+#include "vulkan/vk_internal.h"
+#include "core/cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t device_key(const vk_caps *c)
+{
+    uint64_t h = avk_hash(c->uuid, VK_UUID_SIZE, 0x61747476);
+    h = avk_hash(c->props.pipelineCacheUUID, VK_UUID_SIZE, h);
+    h = avk_hash(&c->props.driverVersion, sizeof c->props.driverVersion, h);
+    h = avk_hash(&c->props.vendorID, sizeof c->props.vendorID, h);
+    return avk_hash(&c->props.deviceID, sizeof c->props.deviceID, h);
+}
+
+/* Only data this driver wrote for this device is handed back to it. */
+static int header_matches(const vk_caps *c, const unsigned char *data, size_t size)
+{
+    VkPipelineCacheHeaderVersionOne h;
+    if (size < sizeof h) return 0;
+    memcpy(&h, data, sizeof h);
+    return h.headerVersion == VK_PIPELINE_CACHE_HEADER_VERSION_ONE && h.vendorID == c->props.vendorID &&
+           h.deviceID == c->props.deviceID && memcmp(h.pipelineCacheUUID, c->props.pipelineCacheUUID, VK_UUID_SIZE) == 0;
+}
+
+void vk_pipeline_cache_open(avk_bdev *dev)
+{
+    size_t size = 0;
+    void *data = NULL;
+    if (avk_cache_path("vkpipe", device_key(dev->caps), "bin", dev->cache_path, sizeof dev->cache_path)) {
+        data = avk_cache_load(dev->cache_path, &size);
+        if (data && !header_matches(dev->caps, data, size)) {
+            free(data);
+            data = NULL;
+            size = 0;
+        }
+    } else {
+        dev->cache_path[0] = '\0';
+    }
+    VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = size,
+                                    .pInitialData = data};
+    if (dev->vk.vkCreatePipelineCache(dev->device, &ci, NULL, &dev->pipeline_cache) != VK_SUCCESS && data) {
+        ci.initialDataSize = 0; /* rejected data: start empty */
+        ci.pInitialData = NULL;
+        if (dev->vk.vkCreatePipelineCache(dev->device, &ci, NULL, &dev->pipeline_cache) != VK_SUCCESS)
+            dev->pipeline_cache = VK_NULL_HANDLE;
+    }
+    free(data);
+    avk_clear_error();
+}
+
+void vk_pipeline_cache_save(avk_bdev *dev)
+{
+    if (!dev->pipeline_cache || !dev->cache_dirty || !dev->cache_path[0]) return;
+    size_t size = 0;
+    if (dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, NULL) != VK_SUCCESS || !size) return;
+    void *data = malloc(size);
+    if (data && dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, data) == VK_SUCCESS)
+        avk_cache_store(dev->cache_path, data, size);
+    free(data);
+    dev->cache_dirty = 0;
+}
+
+attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_size, const char *name,
+                              const uint32_t *spec, uint32_t spec_count, uint32_t required_subgroup, VkPipeline *out)
+{
+    uint64_t key = avk_hash_str(name, 0);
+    key = avk_hash(spec, spec_count * sizeof *spec, key);
+    key = avk_hash(&required_subgroup, sizeof required_subgroup, key);
+    for (int i = 0; i < dev->pipeline_count; ++i)
+        if (dev->pipelines[i].key == key) {
+            *out = dev->pipelines[i].pipeline;
+            return ATTNVK_OK;
+        }
+    if (dev->pipeline_count == VK_MAX_PIPELINES)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: more than %d pipelines on one device", VK_MAX_PIPELINES);
+
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = code_size,
+                                   .pCode = code};
+    VkShaderModule module;
+    VkResult r = dev->vk.vkCreateShaderModule(dev->device, &mi, NULL, &module);
+    if (r != VK_SUCCESS) return vk_status(r, "vkCreateShaderModule");
+    VkSpecializationMapEntry entries[16];
+    for (uint32_t i = 0; i < spec_count && i < 16; ++i)
+        entries[i] = (VkSpecializationMapEntry){.constantID = i, .offset = i * 4, .size = 4};
+    VkSpecializationInfo si = {.mapEntryCount = spec_count, .pMapEntries = entries, .dataSize = spec_count * 4,
+                               .pData = spec};
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT req = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
+        .requiredSubgroupSize = required_subgroup};
+    VkComputePipelineCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .pNext = required_subgroup ? &req : NULL,
+                  .flags = required_subgroup && dev->caps->full_subgroups
+                               ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT : 0,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = module,
+                  .pName = "main",
+                  .pSpecializationInfo = &si},
+        .layout = dev->pipeline_layout};
+    VkPipeline pipeline;
+    r = dev->vk.vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &ci, NULL, &pipeline);
+    dev->vk.vkDestroyShaderModule(dev->device, module, NULL);
+    if (r != VK_SUCCESS) {
+        if (r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY) return vk_status(r, name);
+        return avk_fail(ATTNVK_ERROR_COMPILE, "vulkan: the driver could not build pipeline %s: %s", name,
+                        vk_result_name(r));
+    }
+    dev->pipelines[dev->pipeline_count++] = (vk_pipeline_entry){key, pipeline};
+    dev->cache_dirty = 1;
+    *out = pipeline;
+    return ATTNVK_OK;
+}

@@ -1,0 +1,231 @@
+/* The Vulkan backend's tuning table and the checks that keep a variant on the
+ * devices and shapes it can run (shared memory, workgroup and subgroup limits,
+ * f16 and matrix-unit support). Kernels are data: sizes live here only. */
+#include "vulkan/vk_variants.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { X_SG_REDUCE = 0 }; /* avk_tuning.extra[] slots */
+
+#define F32 ATTNVK_F32
+#define F16 ATTNVK_F16
+#define BF16 ATTNVK_BF16
+
+/* vendor, architecture, device, dtype, D min, D max, decode, variant, Br, Bc, workgroup, extra.
+ * Equal specificity: the first usable entry wins, so preferred entries come first. */
+static const avk_tuning vk_table[] = {
+    /* NVIDIA: tensor cores for f16 prefill; 48 KiB shared memory, subgroup 32 */
+    {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv", 128, 32, 128, {0}},
+    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv", 64, 32, 128, {0}},
+    {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-nv", 64, 16, 128, {0}},
+    {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
+    {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
+    {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "scalar", 4, 64, 128, {1}},
+    {"NVIDIA", NULL, NULL, -1, 1, 128, -1, "scalar", 16, 32, 128, {1}},
+    {"NVIDIA", NULL, NULL, -1, 129, 256, -1, "scalar", 8, 32, 128, {1}},
+    /* AMD: wave32/64; matrix units (RDNA3 WMMA, CDNA MFMA) through the KHR extension */
+    {"AMD", NULL, NULL, F16, 1, 128, 0, "coopmat-khr", 64, 32, 256, {0}},
+    {"AMD", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
+    {"AMD", NULL, NULL, F16, 1, 128, -1, "f16", 32, 32, 256, {1}},
+    {"AMD", NULL, NULL, -1, 1, 128, -1, "scalar", 32, 32, 256, {1}},
+    /* Intel: subgroups of 8..32, often 64 KiB shared memory; XMX through KHR coopmat */
+    {"Intel", NULL, NULL, F16, 1, 128, 0, "coopmat-khr", 64, 32, 128, {0}},
+    {"Intel", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {0}},
+    {"Intel", NULL, NULL, -1, 1, 128, -1, "scalar", 16, 32, 128, {0}},
+    /* Qualcomm / ARM mobile GPUs: small shared memory, small workgroups */
+    {"Qualcomm", NULL, NULL, F16, 1, 128, -1, "f16", 8, 32, 64, {0}},
+    {"Qualcomm", NULL, NULL, -1, 1, 128, -1, "scalar", 8, 16, 64, {0}},
+    {"ARM", NULL, NULL, F16, 1, 128, -1, "f16", 8, 32, 64, {0}},
+    {"ARM", NULL, NULL, -1, 1, 128, -1, "scalar", 8, 16, 64, {0}},
+    /* llvmpipe (lavapipe): 32 KiB shared memory, CPU SIMD lanes as subgroups */
+    {NULL, NULL, "llvmpipe", F16, 1, 128, -1, "f16", 16, 32, 64, {0}},
+    {NULL, NULL, "llvmpipe", -1, 1, 128, -1, "scalar", 16, 32, 64, {0}},
+    /* any Vulkan 1.1 device */
+    {NULL, NULL, NULL, F16, 1, 128, 0, "coopmat-khr", 64, 32, 128, {0}},
+    {NULL, NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {0}},
+    {NULL, NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {0}},
+    {NULL, NULL, NULL, F16, 129, 256, -1, "f16", 8, 32, 64, {0}},
+    {NULL, NULL, NULL, -1, 1, 256, 1, "scalar", 4, 32, 128, {0}},
+    {NULL, NULL, NULL, -1, 1, 128, -1, "scalar", 16, 32, 128, {0}},
+    {NULL, NULL, NULL, -1, 129, 256, -1, "scalar", 8, 16, 64, {0}},
+    {NULL, NULL, NULL, -1, 257, 1024, -1, "scalar", 4, 8, 64, {0}},
+};
+
+static const struct {
+    const char *name;
+    vk_algo algo;
+} vk_variant_names[] = {
+    {"scalar", VK_ALGO_SCALAR},
+    {"f16", VK_ALGO_F16},
+    {"coopmat-nv", VK_ALGO_COOPMAT_NV},
+    {"coopmat-khr", VK_ALGO_COOPMAT_KHR},
+};
+
+static int algo_of(const char *name, vk_algo *out)
+{
+    for (size_t i = 0; i < sizeof vk_variant_names / sizeof *vk_variant_names; ++i)
+        if (strcmp(vk_variant_names[i].name, name) == 0) {
+            *out = vk_variant_names[i].algo;
+            return 1;
+        }
+    return 0;
+}
+
+static int pow2(uint32_t x) { return x && !(x & (x - 1)); }
+
+/* Why c cannot run algo on p at all ("" when it can). */
+static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_problem *p)
+{
+    switch (algo) {
+    case VK_ALGO_SCALAR:
+        if (p->head_dim % 4) return "head dim must be a multiple of 4";
+        return "";
+    case VK_ALGO_F16:
+        if (p->dtype != ATTNVK_F16) return "the f16 variant runs f16 problems only";
+        if (!c->shader_f16 || !c->storage_16bit) return "needs shaderFloat16 and storageBuffer16BitAccess";
+        if (p->head_dim % 4) return "head dim must be a multiple of 4";
+        return "";
+    case VK_ALGO_COOPMAT_NV:
+    case VK_ALGO_COOPMAT_KHR:
+        if (p->dtype != ATTNVK_F16) return "cooperative-matrix variants run f16 problems only";
+        if (algo == VK_ALGO_COOPMAT_NV && !c->nv_coopmat)
+            return "needs VK_NV_cooperative_matrix with a 16xNx16 f16->f32 subgroup shape";
+#ifndef ATTNVK_VK_KHR_COOPMAT_SHADER
+        if (algo == VK_ALGO_COOPMAT_KHR)
+            return "not built: this glslangValidator does not support GL_KHR_cooperative_matrix";
+#endif
+        if (algo == VK_ALGO_COOPMAT_KHR && !c->khr_coopmat)
+            return "needs VK_KHR_cooperative_matrix with a 16xNx16 f16->f32 subgroup shape";
+        if (!c->subgroup_shuffle || !c->subgroup_vote) return "needs subgroup shuffle and vote in compute shaders";
+        if (p->head_dim % 16) return "head dim must be a multiple of 16";
+        return "";
+    }
+    return "unknown variant";
+}
+
+/* Fills the derived fields and checks every limit; "" when cfg can run. */
+static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, int want_sg_reduce)
+{
+    const VkPhysicalDeviceLimits *lim = &c->props.limits;
+    uint32_t D = (uint32_t)p->head_dim;
+    static char why[160];
+    if (!cfg->br || !cfg->bc || !cfg->wg) return "tile and workgroup sizes must be > 0";
+    if (cfg->wg > lim->maxComputeWorkGroupInvocations || cfg->wg > lim->maxComputeWorkGroupSize[0]) {
+        snprintf(why, sizeof why, "workgroup of %u exceeds the device limit %u", cfg->wg,
+                 lim->maxComputeWorkGroupInvocations);
+        return why;
+    }
+    cfg->subgroup = c->subgroup_size;
+    cfg->required_subgroup = 0;
+    if (cfg->algo == VK_ALGO_SCALAR || cfg->algo == VK_ALGO_F16) {
+        if (cfg->wg % cfg->br || !pow2(cfg->wg / cfg->br))
+            return "workgroup size / tile Br must be a power of two (threads per query row)";
+        uint32_t tpr = cfg->wg / cfg->br, d4 = D / 4, elem = cfg->algo == VK_ALGO_F16 ? 8u : 16u;
+        cfg->sg_reduce = want_sg_reduce && c->subgroup_shuffle && tpr <= c->min_subgroup;
+        cfg->shared_bytes = (cfg->br + cfg->bc) * (d4 + 1) * elem + cfg->br * (cfg->bc + 1) * 4 + 2 * cfg->br * tpr * 4;
+    } else {
+        cfg->mm = cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_m : c->khr_m;
+        cfg->mn = cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_n : c->khr_n;
+        cfg->mk = cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_k : c->khr_k;
+        uint32_t sg = cfg->subgroup;
+        if (c->size_control && c->require_size_compute && c->min_subgroup != c->max_subgroup) cfg->required_subgroup = sg;
+        if (cfg->wg % sg) return "workgroup size must be a multiple of the subgroup size";
+        uint32_t nsg = cfg->wg / sg;
+        if (cfg->br % nsg) return "tile Br must split evenly over the subgroups";
+        uint32_t rs = cfg->br / nsg;
+        if (rs % cfg->mm || sg % rs || !pow2(sg / rs)) {
+            snprintf(why, sizeof why, "rows per subgroup (Br / subgroups = %u) must be a multiple of %u dividing %u",
+                     rs, cfg->mm, sg);
+            return why;
+        }
+        uint32_t lpr = sg / rs;
+        if (cfg->bc % cfg->mn || cfg->bc % cfg->mk || (cfg->bc / lpr) % 8) {
+            snprintf(why, sizeof why, "tile Bc must be a multiple of %u, %u and %u", cfg->mn, cfg->mk, 8 * lpr);
+            return why;
+        }
+        if (D % cfg->mn || D % cfg->mk) return "head dim must be a multiple of the matrix shape";
+        uint32_t ks = D / 8 + 1, ps = cfg->bc / 8 + 1, ss = cfg->bc + 4;
+        uint32_t loop_words = 2 * cfg->bc * ks + cfg->br * ps, q_words = cfg->br * ks;
+        cfg->shared_bytes = (loop_words > q_words ? loop_words : q_words) * 16 + cfg->br * ss * 4;
+        cfg->sg_reduce = 0;
+    }
+    if (cfg->shared_bytes > lim->maxComputeSharedMemorySize) {
+        snprintf(why, sizeof why, "%s %ux%u at D=%u needs %u bytes of shared memory (device: %u)", cfg->variant,
+                 cfg->br, cfg->bc, D, cfg->shared_bytes, lim->maxComputeSharedMemorySize);
+        return why;
+    }
+    return "";
+}
+
+typedef struct usable_ctx {
+    const vk_caps *caps;
+    const attnvk_problem *p;
+    const char *variant; /* requested, or NULL */
+} usable_ctx;
+
+static int entry_usable(const avk_tuning *e, const void *vctx)
+{
+    const usable_ctx *u = vctx;
+    vk_algo algo;
+    if (!algo_of(e->variant, &algo)) return 0;
+    if (u->variant && strcmp(u->variant, e->variant) != 0) return 0;
+    if (*algo_blocker(u->caps, algo, u->p)) return 0;
+    vk_config cfg = {.variant = e->variant, .algo = algo, .br = (uint32_t)e->tile_br, .bc = (uint32_t)e->tile_bc,
+                     .wg = (uint32_t)e->workgroup_size};
+    return *finish_config(u->caps, u->p, &cfg, e->extra[X_SG_REDUCE]) == '\0';
+}
+
+/* Default sizes for a variant when the table has no usable entry for it here. */
+static const avk_tuning *fallback_entry(const char *variant)
+{
+    for (int i = (int)(sizeof vk_table / sizeof *vk_table) - 1; i >= 0; --i)
+        if (!vk_table[i].vendor && !vk_table[i].device && strcmp(vk_table[i].variant, variant) == 0) return &vk_table[i];
+    return NULL;
+}
+
+attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                               vk_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    vk_algo algo = VK_ALGO_SCALAR;
+    if (opts->variant && !algo_of(opts->variant, &algo))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "vulkan: unknown variant '%s' (scalar, f16, coopmat-nv, coopmat-khr)", opts->variant);
+    if (opts->variant && *algo_blocker(c, algo, p))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: variant %s on %s: %s", opts->variant, c->info.name,
+                        algo_blocker(c, algo, p));
+    usable_ctx u = {c, p, opts->variant};
+    avk_tuning_query q = {.device = &c->info, .dtype = p->dtype, .head_dim = p->head_dim,
+                          .decode = p->seq_q <= VK_DECODE_MAX_ROWS, .usable = entry_usable, .ctx = &u};
+    const avk_tuning *e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
+    if (!e && opts->variant && (opts->tile_br || opts->tile_bc)) e = fallback_entry(opts->variant);
+    if (!e)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: no %s%s configuration fits %s for D=%d %s",
+                        opts->variant ? opts->variant : "kernel", opts->variant ? "" : "", c->info.name, p->head_dim,
+                        attnvk_dtype_name(p->dtype));
+    algo_of(e->variant, &algo);
+    cfg->variant = e->variant;
+    cfg->algo = algo;
+    cfg->br = opts->tile_br ? (uint32_t)opts->tile_br : (uint32_t)e->tile_br;
+    cfg->bc = opts->tile_bc ? (uint32_t)opts->tile_bc : (uint32_t)e->tile_bc;
+    cfg->wg = (uint32_t)e->workgroup_size;
+    /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
+    if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
+    const char *why = finish_config(c, p, cfg, e->extra[X_SG_REDUCE]);
+    if (*why)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,
+                        cfg->bc, cfg->wg, c->info.name, why);
+    return ATTNVK_OK;
+}
+
+void vk_default_variant(const vk_caps *c, char *out, size_t n)
+{
+    attnvk_problem p = {.batch = 1, .heads = 16, .kv_heads = 16, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128,
+                        .dtype = (c->shader_f16 && c->storage_16bit) ? ATTNVK_F16 : ATTNVK_F32};
+    attnvk_kernel_options o = {0};
+    vk_config cfg;
+    if (vk_choose_config(c, &p, &o, &cfg) == ATTNVK_OK) snprintf(out, n, "%s %ux%u", cfg.variant, cfg.br, cfg.bc);
+    else snprintf(out, n, "none");
+    avk_clear_error();
+}

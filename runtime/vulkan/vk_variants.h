@@ -1,0 +1,37 @@
+/* Kernel variants of the Vulkan backend and the per-vendor table that picks
+ * one (with tile and workgroup sizes) for a device and problem. */
+#ifndef ATTNVK_VK_VARIANTS_H
+#define ATTNVK_VK_VARIANTS_H
+
+#include "vulkan/vk_internal.h"
+#include "core/tuning.h"
+
+typedef enum vk_algo {
+    VK_ALGO_SCALAR = 0,   /* f32 arithmetic, f32/f16/bf16 storage: any Vulkan 1.1 device */
+    VK_ALGO_F16,          /* f16 storage and dot products, f32 softmax statistics */
+    VK_ALGO_COOPMAT_NV,   /* tensor cores through VK_NV_cooperative_matrix */
+    VK_ALGO_COOPMAT_KHR,  /* matrix units through VK_KHR_cooperative_matrix (build-guarded) */
+} vk_algo;
+
+/* Everything a pipeline is specialised with. */
+typedef struct vk_config {
+    const char *variant;
+    vk_algo algo;
+    uint32_t br, bc, wg;          /* query rows, keys per tile, workgroup size */
+    uint32_t subgroup;            /* subgroup size the shader assumes */
+    uint32_t sg_reduce;           /* scalar shaders: row reductions by subgroup shuffles */
+    uint32_t mm, mn, mk;          /* matrix-unit shape (coopmat variants) */
+    uint32_t required_subgroup;   /* 0, or a size to request through subgroup size control */
+    uint32_t shared_bytes;
+} vk_config;
+
+enum { VK_DECODE_MAX_ROWS = 16 }; /* Nq up to this takes the decode (split-KV) entries */
+
+/* Picks the variant and sizes for p on c, honouring opts (variant, tiles).
+ * UNSUPPORTED / INVALID_ARGUMENT with a reason when it cannot. */
+attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                               vk_config *cfg);
+/* "variant BRxBC" for D=128 f16 (f32 without fp16). */
+void vk_default_variant(const vk_caps *c, char *out, size_t n);
+
+#endif

@@ -1,0 +1,248 @@
+// FlashAttention-2 forward on matrix units, written once against the CM_*
+// macros that flash_coopmat_nv.comp / flash_coopmat_khr.comp define. It only
+// loads, stores and multiplies whole cooperative matrices, so it does not
+// depend on how an implementation spreads their elements over invocations.
+//
+// Workgroup: NSG subgroups, each owning RS = BR / NSG query rows (RT = RS/MM
+// row tiles). Per key tile of BC keys:
+//   1. K and V (f16) go global -> registers (prefetched during the previous
+//      tile) -> shared memory, rows padded by 16 bytes against bank conflicts;
+//   2. S = Q.K^T in f32 accumulators (Q stays in registers as A matrices);
+//   3. S is staged through shared memory; LPR lanes per row apply scale and
+//      masks, update the row max lazily (only when it grows by more than
+//      RESCALE_LOG2, so O is rarely rescaled), write P = exp2(S - m) in f16;
+//   4. O += P.V in f32 accumulators.
+// O is staged through shared memory BC columns at a time at the end, where
+// each lane divides its row by the row sum and writes it out.
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_vote : require
+
+#include "flash_common.glsl"
+
+layout(constant_id = 0) const uint BR = 64;
+layout(constant_id = 1) const uint BC = 32;
+layout(constant_id = 2) const uint D = 128;
+layout(local_size_x_id = 3) in;
+layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
+layout(constant_id = 5) const uint MM = 16;   // matrix unit shape: M x K times K x N
+layout(constant_id = 6) const uint MN = 16;
+layout(constant_id = 7) const uint MK = 16;
+
+const uint WG = gl_WorkGroupSize.x;
+const uint NSG = WG / SUBGROUP_SIZE;
+const uint RS = BR / NSG;                 // rows per subgroup
+const uint RT = RS / MM;                  // row tiles per subgroup
+const uint LPR = SUBGROUP_SIZE / RS;      // lanes per row in the softmax pass
+const uint CPL = BC / LPR;                // S columns per lane
+const uint D8 = D / 8;                    // uvec4 (8 halves) per row
+const uint KS = D8 + 1;                   // padded K/V/Q/O row, uvec4
+const uint PS = BC / 8 + 1;               // padded P row, uvec4
+const uint SS = BC + 4;                   // padded S row, floats
+const uint KTILE = BC * KS;               // uvec4 per K (or V) tile
+const uint V_OFF = KTILE;
+const uint P_OFF = 2 * KTILE;
+const uint LOOP_WORDS = 2 * KTILE + NSG * RS * PS;
+const uint Q_WORDS = BR * KS;
+const uint SH_WORDS = LOOP_WORDS > Q_WORDS ? LOOP_WORDS : Q_WORDS;
+const uint LPT = (BC * D8 + WG - 1) / WG; // uvec4 per thread per K (or V) tile
+const float RESCALE_LOG2 = 8.0;
+
+layout(binding = 0) readonly buffer QB { uvec4 q_data[]; };
+layout(binding = 1) readonly buffer KB { uvec4 k_data[]; };
+layout(binding = 2) readonly buffer VB { uvec4 v_data[]; };
+layout(binding = 3) writeonly buffer OB { uvec4 o_data[]; };
+layout(binding = 4) writeonly buffer LB { float lse_data[]; };
+layout(binding = 5) writeonly buffer WOB { vec4 ws_o[]; };
+layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
+
+shared uvec4 tile_sh[SH_WORDS];           // Q at the start; then K | V | P per subgroup
+shared float s_sh[NSG * RS * SS];         // S (and O at the end) per subgroup
+
+uvec4 k_pre[LPT], v_pre[LPT];
+
+void prefetch(uint j0, uint kv_hi, uint kv_base)
+{
+    [[unroll]] for (uint x = 0u; x < LPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        uint c = e / D8, d8 = e % D8;
+        uint j = j0 + c;
+        bool ok = e < BC * D8 && j < kv_hi;
+        uint idx = (kv_base + j * pc.kv_stride_s) / 8u + d8;
+        k_pre[x] = ok ? k_data[idx] : uvec4(0u);
+        v_pre[x] = ok ? v_data[idx] : uvec4(0u);
+    }
+}
+
+void commit_prefetch()
+{
+    [[unroll]] for (uint x = 0u; x < LPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        uint c = e / D8, d8 = e % D8;
+        if (e < BC * D8) {
+            tile_sh[c * KS + d8] = k_pre[x];
+            tile_sh[V_OFF + c * KS + d8] = v_pre[x];
+        }
+    }
+}
+
+void subgroup_sync()
+{
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+}
+
+float lanes_max(float x)
+{
+    [[unroll]] for (uint m = 1u; m < LPR; m <<= 1u) x = max(x, subgroupShuffleXor(x, m));
+    return x;
+}
+
+float lanes_sum(float x)
+{
+    [[unroll]] for (uint m = 1u; m < LPR; m <<= 1u) x += subgroupShuffleXor(x, m);
+    return x;
+}
+
+void main()
+{
+    Work w = flash_work(BR, BC);
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = tid / SUBGROUP_SIZE;
+    uint lane = tid % SUBGROUP_SIZE;
+    uint lr = lane / LPR, part = lane % LPR;   // softmax pass: row and column slice
+    uint row = w.i0 + sg * RS + lr;
+    int row_limit = flash_row_limit(row);
+    uint s_base = sg * RS * SS;
+    uint p_base = P_OFF + sg * RS * PS;
+
+    // Q: global -> shared -> A matrices in registers
+    for (uint e = tid; e < BR * D8; e += WG) {
+        uint rr = e / D8, d8 = e % D8;
+        uint i = w.i0 + rr;
+        tile_sh[rr * KS + d8] = i < pc.q_end ? q_data[(w.q_base + i * pc.q_stride_s) / 8u + d8] : uvec4(0u);
+    }
+    barrier();
+    CM_A qm[RT * (D / MK)];
+    [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+        [[unroll]] for (uint k = 0u; k < D / MK; ++k)
+            CM_LOAD_ROW(qm[rt * (D / MK) + k], tile_sh, (sg * RS + rt * MM) * KS + k * MK / 8u, KS);
+
+    CM_C oacc[RT * (D / MN)];
+    [[unroll]] for (uint x = 0u; x < RT * (D / MN); ++x) oacc[x] = CM_C(0.0);
+    float m_i = NEG_INF, l_i = 0.0;
+
+    if (w.ntiles > 0u) prefetch(w.kv_lo, w.kv_hi, w.kv_base);
+    for (uint tile = 0u; tile < w.ntiles; ++tile) {
+        uint j0 = w.kv_lo + tile * BC;
+        barrier(); // Q reads / previous tile's K, V reads are done
+        commit_prefetch();
+        barrier();
+        if (tile + 1u < w.ntiles) prefetch(j0 + BC, w.kv_hi, w.kv_base);
+
+        // S = Q.K^T, one BC-wide strip per row tile, staged to shared memory
+        [[unroll]] for (uint n = 0u; n < BC / MN; ++n) {
+            CM_C sacc[RT];
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt] = CM_C(0.0);
+            [[unroll]] for (uint k = 0u; k < D / MK; ++k) {
+                CM_B kb;
+                CM_LOAD_COL(kb, tile_sh, n * MN * KS + k * MK / 8u, KS);
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                    sacc[rt] = CM_MAD(qm[rt * (D / MK) + k], kb, sacc[rt]);
+            }
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                CM_STORE_ROW(sacc[rt], s_sh, s_base + rt * MM * SS + n * MN, SS);
+        }
+        subgroup_sync();
+
+        // online softmax: this lane owns row lr, columns [part*CPL, +CPL)
+        float sv[CPL];
+        float tmax = NEG_INF;
+        [[unroll]] for (uint c = 0u; c < CPL; ++c) {
+            uint col = part * CPL + c;
+            uint j = j0 + col;
+            bool visible = j < w.kv_hi && int(j) <= row_limit;
+            sv[c] = visible ? s_sh[s_base + lr * SS + col] * pc.scale_log2 : NEG_INF;
+            tmax = max(tmax, sv[c]);
+        }
+        tmax = lanes_max(tmax);
+        float m_new = tmax > m_i + RESCALE_LOG2 ? tmax : m_i;
+        float alpha = m_new == m_i ? 1.0 : exp2(m_i - m_new);
+        bool rescale = alpha != 1.0 && l_i > 0.0;
+        float psum = 0.0;
+        [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
+            float p[8];
+            [[unroll]] for (uint x = 0u; x < 8u; ++x) {
+                p[x] = sv[c + x] == NEG_INF ? 0.0 : exp2(sv[c + x] - m_new);
+                psum += p[x];
+            }
+            tile_sh[p_base + lr * PS + (part * CPL + c) / 8u] =
+                uvec4(packHalf2x16(vec2(p[0], p[1])), packHalf2x16(vec2(p[2], p[3])),
+                      packHalf2x16(vec2(p[4], p[5])), packHalf2x16(vec2(p[6], p[7])));
+        }
+        l_i = l_i * alpha + lanes_sum(psum);
+        m_i = m_new;
+
+        if (subgroupAny(rescale)) {
+            // rare: the max grew past the threshold; rescale O rows through shared memory
+            [[unroll]] for (uint n0 = 0u; n0 < D / MN; n0 += BC / MN) {
+                subgroup_sync();
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                    [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
+                        if (n0 + n < D / MN) CM_STORE_ROW(oacc[rt * (D / MN) + n0 + n], s_sh, s_base + rt * MM * SS + n * MN, SS);
+                subgroup_sync();
+                for (uint c = 0u; c < CPL; ++c) s_sh[s_base + lr * SS + part * CPL + c] *= alpha;
+                subgroup_sync();
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                    [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
+                        if (n0 + n < D / MN) CM_LOAD_ROW(oacc[rt * (D / MN) + n0 + n], s_sh, s_base + rt * MM * SS + n * MN, SS);
+            }
+        }
+        subgroup_sync();
+
+        // O += P.V
+        [[unroll]] for (uint kc = 0u; kc < BC / MK; ++kc) {
+            CM_A pm[RT];
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                CM_LOAD_ROW(pm[rt], tile_sh, p_base + rt * MM * PS + kc * MK / 8u, PS);
+            [[unroll]] for (uint n = 0u; n < D / MN; ++n) {
+                CM_B vb;
+                CM_LOAD_ROW(vb, tile_sh, V_OFF + kc * MK * KS + n * MN / 8u, KS);
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                    oacc[rt * (D / MN) + n] = CM_MAD(pm[rt], vb, oacc[rt * (D / MN) + n]);
+            }
+        }
+    }
+
+    // epilogue: O / l through shared memory, BC columns at a time
+    bool row_ok = row < pc.q_end;
+    float inv_l = l_i > 0.0 ? 1.0 / l_i : 0.0;
+    bool split = (pc.flags & FLAG_SPLIT) != 0u;
+    uint wrow = split ? flash_ws_row(w.split, w.b, w.h, row) : 0u;
+    [[unroll]] for (uint n0 = 0u; n0 < D / MN; n0 += BC / MN) {
+        subgroup_sync();
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
+                if (n0 + n < D / MN) CM_STORE_ROW(oacc[rt * (D / MN) + n0 + n], s_sh, s_base + rt * MM * SS + n * MN, SS);
+        subgroup_sync();
+        [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
+            uint col = n0 * MN + part * CPL + c;
+            if (!row_ok || col >= D) continue;
+            float o[8];
+            [[unroll]] for (uint x = 0u; x < 8u; ++x) o[x] = s_sh[s_base + lr * SS + part * CPL + c + x] * inv_l;
+            if (split) {
+                ws_o[wrow * (D / 4u) + col / 4u] = vec4(o[0], o[1], o[2], o[3]);
+                ws_o[wrow * (D / 4u) + col / 4u + 1u] = vec4(o[4], o[5], o[6], o[7]);
+            } else {
+                o_data[(w.q_base + row * pc.q_stride_s + col) / 8u] =
+                    uvec4(packHalf2x16(vec2(o[0], o[1])), packHalf2x16(vec2(o[2], o[3])),
+                          packHalf2x16(vec2(o[4], o[5])), packHalf2x16(vec2(o[6], o[7])));
+            }
+        }
+    }
+    if (!row_ok || part != 0u) return;
+    if (split) ws_ml[wrow] = vec2(m_i, l_i);
+    else if ((pc.flags & FLAG_WRITE_LSE) != 0u)
+        lse_data[flash_lse_index(w.b, w.h, row)] = l_i > 0.0 ? (m_i + log2(l_i)) * LN2 : NEG_INF;
+}

@@ -1,0 +1,197 @@
+#version 450
+// FlashAttention-2 forward, portable version for any Vulkan 1.1 device.
+// A workgroup owns BR query rows of one (batch, head); TPR = WG/BR threads
+// share a row. Per key tile: S = Q.K^T (each thread a few columns), online
+// softmax in base 2 with f32 statistics, O += P.V (each thread a few vec4 of
+// the head dim). K and V take turns in one shared buffer.
+//   MATH_F16: f16 storage, f16 shared tiles and f16 dot products (needs
+//             shaderFloat16 + storageBuffer16BitAccess); O and softmax in f32.
+//   otherwise ELEM_F32 / ELEM_F16 / ELEM_BF16 storage with f32 arithmetic.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#ifdef MATH_F16
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+
+#include "flash_common.glsl"
+
+layout(constant_id = 0) const uint BR = 16;        // query rows per workgroup
+layout(constant_id = 1) const uint BC = 32;        // keys per tile
+layout(constant_id = 2) const uint D = 64;         // head dim (multiple of 4)
+layout(local_size_x_id = 3) in;                    // workgroup size
+layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
+layout(constant_id = 5) const uint SG_REDUCE = 0;  // 1: row reductions by subgroup shuffles
+
+const uint WG = gl_WorkGroupSize.x;
+const uint D4 = D / 4;
+const uint TPR = WG / BR;                 // threads per query row (power of two)
+const uint QPT = (D4 + TPR - 1) / TPR;    // O vec4s per thread
+const uint CPT = (BC + TPR - 1) / TPR;    // S columns per thread
+const uint TSTRIDE = D4 + 1;              // padded tile row, in vec4s (bank spread)
+const uint PSTRIDE = BC + 1;
+
+#ifdef MATH_F16
+#define TVEC f16vec4
+layout(binding = 0) readonly buffer QB { f16vec4 q_data[]; };
+layout(binding = 1) readonly buffer KB { f16vec4 k_data[]; };
+layout(binding = 2) readonly buffer VB { f16vec4 v_data[]; };
+layout(binding = 3) writeonly buffer OB { f16vec4 o_data[]; };
+vec4 load4(f16vec4 v) { return vec4(v); }
+f16vec4 store4(vec4 v) { return f16vec4(v); }
+float tdot(f16vec4 a, f16vec4 b) { return float(dot(a, b)); }
+#else
+#define TVEC vec4
+#include "flash_storage.glsl"
+layout(binding = 0) readonly buffer QB { ELEM4 q_data[]; };
+layout(binding = 1) readonly buffer KB { ELEM4 k_data[]; };
+layout(binding = 2) readonly buffer VB { ELEM4 v_data[]; };
+layout(binding = 3) writeonly buffer OB { ELEM4 o_data[]; };
+vec4 load4(ELEM4 v) { return elem_to_vec4(v); }
+ELEM4 store4(vec4 v) { return vec4_to_elem(v); }
+float tdot(vec4 a, vec4 b) { return dot(a, b); }
+#endif
+layout(binding = 4) writeonly buffer LB { float lse_data[]; };
+layout(binding = 5) writeonly buffer WOB { vec4 ws_o[]; };
+layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
+
+shared TVEC q_sh[BR * TSTRIDE];
+shared TVEC kv_sh[BC * TSTRIDE];
+shared float p_sh[BR * PSTRIDE];
+shared float red_sh[2 * BR * TPR];
+
+// Reduce over the TPR threads of one row. Shared path: slot 0 (max) or 1
+// (sum); contains a barrier, so all threads must call it.
+float row_reduce(float x, uint r, uint t, uint slot, bool is_max)
+{
+    if (SG_REDUCE != 0u) {
+        [[unroll]] for (uint m = 1u; m < TPR; m <<= 1u) {
+            float y = subgroupShuffleXor(x, m);
+            x = is_max ? max(x, y) : x + y;
+        }
+        return x;
+    }
+    uint base = slot * BR * TPR + r * TPR;
+    red_sh[base + t] = x;
+    barrier();
+    float acc = red_sh[base];
+    for (uint k = 1u; k < TPR; ++k) acc = is_max ? max(acc, red_sh[base + k]) : acc + red_sh[base + k];
+    return acc;
+}
+
+void load_tile(uint j0, uint kv_hi, uint kv_base, bool values)
+{
+    for (uint e = gl_LocalInvocationID.x; e < BC * D4; e += WG) {
+        uint c = e / D4, d4 = e % D4;
+        uint j = j0 + c;
+        TVEC v = TVEC(0);
+        if (j < kv_hi) {
+            uint idx = (kv_base + j * pc.kv_stride_s) / 4u + d4;
+#ifdef MATH_F16
+            v = values ? v_data[idx] : k_data[idx];
+#else
+            v = values ? load4(v_data[idx]) : load4(k_data[idx]);
+#endif
+        }
+        kv_sh[c * TSTRIDE + d4] = v;
+    }
+}
+
+void main()
+{
+    Work w = flash_work(BR, BC);
+    uint tid = gl_LocalInvocationID.x;
+    uint r = tid / TPR, t = tid % TPR;
+    uint row = w.i0 + r;
+    bool row_ok = row < pc.q_end;
+    int row_limit = flash_row_limit(row);
+
+    for (uint e = tid; e < BR * D4; e += WG) {
+        uint rr = e / D4, d4 = e % D4;
+        uint i = w.i0 + rr;
+        TVEC v = TVEC(0);
+        if (i < pc.q_end) {
+#ifdef MATH_F16
+            v = q_data[(w.q_base + i * pc.q_stride_s) / 4u + d4];
+#else
+            v = load4(q_data[(w.q_base + i * pc.q_stride_s) / 4u + d4]);
+#endif
+        }
+        q_sh[rr * TSTRIDE + d4] = v;
+    }
+
+    vec4 o_acc[QPT];
+    [[unroll]] for (uint q = 0u; q < QPT; ++q) o_acc[q] = vec4(0.0);
+    float m_i = NEG_INF, l_i = 0.0;
+
+    for (uint tile = 0u; tile < w.ntiles; ++tile) {
+        uint j0 = w.kv_lo + tile * BC;
+        barrier(); // previous tile's P.V reads are done
+        load_tile(j0, w.kv_hi, w.kv_base, false);
+        barrier();
+
+        float s[CPT];
+        [[unroll]] for (uint k = 0u; k < CPT; ++k) s[k] = 0.0;
+        for (uint d4 = 0u; d4 < D4; ++d4) {
+            TVEC qv = q_sh[r * TSTRIDE + d4];
+            [[unroll]] for (uint k = 0u; k < CPT; ++k) {
+                uint c = t + k * TPR;
+                if (c < BC) s[k] += tdot(qv, kv_sh[c * TSTRIDE + d4]);
+            }
+        }
+        float tmax = NEG_INF;
+        [[unroll]] for (uint k = 0u; k < CPT; ++k) {
+            uint c = t + k * TPR;
+            uint j = j0 + c;
+            bool visible = c < BC && j < w.kv_hi && int(j) <= row_limit;
+            s[k] = visible ? s[k] * pc.scale_log2 : NEG_INF;
+            tmax = max(tmax, s[k]);
+        }
+        tmax = row_reduce(tmax, r, t, 0u, true);
+        barrier(); // every thread is done reading K
+
+        load_tile(j0, w.kv_hi, w.kv_base, true);
+        float m_new = max(m_i, tmax);
+        float alpha = m_new == m_i ? 1.0 : exp2(m_i - m_new);
+        float psum = 0.0;
+        [[unroll]] for (uint k = 0u; k < CPT; ++k) {
+            uint c = t + k * TPR;
+            float p = s[k] == NEG_INF ? 0.0 : exp2(s[k] - m_new);
+            if (c < BC) p_sh[r * PSTRIDE + c] = p;
+            psum += p;
+        }
+        psum = row_reduce(psum, r, t, 1u, false);
+        barrier(); // V and P are in shared memory
+
+        l_i = l_i * alpha + psum;
+        m_i = m_new;
+        [[unroll]] for (uint q = 0u; q < QPT; ++q) o_acc[q] *= alpha;
+        for (uint c = 0u; c < BC; ++c) {
+            float p = p_sh[r * PSTRIDE + c];
+            [[unroll]] for (uint q = 0u; q < QPT; ++q) {
+                uint d4 = t + q * TPR;
+                if (d4 < D4) o_acc[q] += p * vec4(kv_sh[c * TSTRIDE + d4]);
+            }
+        }
+    }
+
+    if (!row_ok) return; // no barriers follow
+    float inv_l = l_i > 0.0 ? 1.0 / l_i : 0.0;
+    if ((pc.flags & FLAG_SPLIT) != 0u) {
+        uint wrow = flash_ws_row(w.split, w.b, w.h, row);
+        [[unroll]] for (uint q = 0u; q < QPT; ++q) {
+            uint d4 = t + q * TPR;
+            if (d4 < D4) ws_o[wrow * D4 + d4] = o_acc[q] * inv_l;
+        }
+        if (t == 0u) ws_ml[wrow] = vec2(m_i, l_i);
+        return;
+    }
+    [[unroll]] for (uint q = 0u; q < QPT; ++q) {
+        uint d4 = t + q * TPR;
+        if (d4 < D4) o_data[(w.q_base + row * pc.q_stride_s) / 4u + d4] = store4(o_acc[q] * inv_l);
+    }
+    if ((pc.flags & FLAG_WRITE_LSE) != 0u && t == 0u)
+        lse_data[flash_lse_index(w.b, w.h, row)] = l_i > 0.0 ? (m_i + log2(l_i)) * LN2 : NEG_INF;
+}

@@ -1,0 +1,46 @@
+#version 450
+// Split-KV combine: each split wrote its rows normalised by its own sum, plus
+// (max, sum) in base 2. One thread per (row, vec4 of the head dim) rescales
+// the splits to the common max and writes O (and the LSE) once.
+#extension GL_GOOGLE_include_directive : require
+#include "flash_common.glsl"
+#include "flash_storage.glsl"
+
+layout(constant_id = 2) const uint D = 64;
+layout(local_size_x = 64) in;
+const uint D4 = D / 4;
+
+layout(binding = 3) writeonly buffer OB { ELEM4 o_data[]; };
+layout(binding = 4) writeonly buffer LB { float lse_data[]; };
+layout(binding = 5) readonly buffer WOB { vec4 ws_o[]; };
+layout(binding = 6) readonly buffer WMB { vec2 ws_ml[]; };
+
+void main()
+{
+    uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    uint qn = pc.q_end - pc.q_begin;
+    uint rows = pc.batch * pc.heads * qn;
+    uint row = gid / D4, d4 = gid % D4;
+    if (row >= rows) return;
+    uint bh = row / qn;
+    uint i = pc.q_begin + row % qn;
+    uint b = bh / pc.heads, h = bh % pc.heads;
+
+    float m = NEG_INF;
+    for (uint s = 0u; s < pc.n_splits; ++s) m = max(m, ws_ml[flash_ws_row(s, b, h, i)].x);
+    vec4 acc = vec4(0.0);
+    float total = 0.0;
+    if (m != NEG_INF) {
+        for (uint s = 0u; s < pc.n_splits; ++s) {
+            uint wrow = flash_ws_row(s, b, h, i);
+            vec2 ml = ws_ml[wrow];
+            float weight = ml.y > 0.0 ? ml.y * exp2(ml.x - m) : 0.0;
+            if (weight > 0.0) acc += ws_o[wrow * D4 + d4] * weight;
+            total += weight;
+        }
+    }
+    vec4 o = total > 0.0 ? acc / total : vec4(0.0);
+    o_data[(b * pc.q_stride_b + h * pc.q_stride_h + i * pc.q_stride_s) / 4u + d4] = vec4_to_elem(o);
+    if ((pc.flags & FLAG_WRITE_LSE) != 0u && d4 == 0u)
+        lse_data[flash_lse_index(b, h, i)] = total > 0.0 ? (m + log2(total)) * LN2 : NEG_INF;
+}

@@ -1,0 +1,174 @@
+/* Vulkan backend against the float64 CPU reference: the shared feature matrix
+ * for every variant the device runs, split-KV on/off, tile overrides, LSE,
+ * q_begin/q_count, the deliberately wrong kernel, error statuses and the
+ * on-disk pipeline cache. --quick runs a subset (used under validation). */
+#include "test_util.h"
+#include "vk_test_cases.h"
+#include "vulkan/vk_validation.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct variant_dtype {
+    const char *variant;
+    attnvk_dtype dtype;
+} variant_dtype;
+
+static const variant_dtype all_variants[] = {
+    {"scalar", ATTNVK_F32}, {"scalar", ATTNVK_F16}, {"scalar", ATTNVK_BF16},
+    {"f16", ATTNVK_F16},    {"coopmat-nv", ATTNVK_F16}, {"coopmat-khr", ATTNVK_F16},
+};
+
+static attnvk_problem shape(int b, int h, int hkv, int nq, int nk, int d, int causal, attnvk_dtype dt, int bshd)
+{
+    attnvk_problem p = {.batch = b, .heads = h, .kv_heads = hkv, .seq_q = nq, .seq_kv = nk, .head_dim = d,
+                        .causal = causal, .dtype = dt, .layout = bshd ? ATTNVK_LAYOUT_BSHD : ATTNVK_LAYOUT_BHSD};
+    return p;
+}
+
+static int runs_variant(attnvk_device *dev, const variant_dtype *vd)
+{
+    attnvk_problem p = shape(1, 1, 1, 64, 64, 64, 0, vd->dtype, 0);
+    attnvk_kernel_options o = {.variant = vd->variant};
+    attnvk_kernel *k = NULL;
+    attnvk_status s = attnvk_kernel_prepare(dev, &p, &o, &k, NULL);
+    attnvk_kernel_destroy(k);
+    if (s != ATTNVK_OK) printf("skip variant %s %s: %s\n", vd->variant, attnvk_dtype_name(vd->dtype), attnvk_last_error());
+    return s == ATTNVK_OK;
+}
+
+static void feature_matrix(vk_tally *t, attnvk_device *dev, const variant_dtype *vd, int quick)
+{
+    attnvk_problem cases[64];
+    const char *labels[64];
+    int n = avk_test_feature_cases(vd->dtype, cases, labels, 64);
+    attnvk_kernel_options o = {.variant = vd->variant};
+    for (int i = 0; i < n; ++i) {
+        if (quick && i % 3) continue;
+        char label[64];
+        snprintf(label, sizeof label, "%s/%s %s", vd->variant, attnvk_dtype_name(vd->dtype), labels[i]);
+        vk_case(t, dev, &cases[i], &o, label, 0, 1);
+    }
+}
+
+/* Split-KV off, forced and automatic, on decode and prefill shapes. */
+static void split_kv_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
+{
+    attnvk_problem decode = shape(1, 4, 2, 1, 2049, 128, 0, vd->dtype, 0);
+    attnvk_problem decode_causal = shape(2, 4, 1, 3, 700, 64, 1, vd->dtype, 1);
+    attnvk_problem prefill = shape(1, 2, 2, 40, 300, 64, 1, vd->dtype, 0);
+    const int splits[3] = {1, 3, 0};
+    for (int i = 0; i < 3; ++i) {
+        attnvk_kernel_options o = {.variant = vd->variant, .split_kv = splits[i], .write_lse = 1};
+        char label[64];
+        snprintf(label, sizeof label, "%s split_kv=%d decode", vd->variant, splits[i]);
+        vk_case(t, dev, &decode, &o, label, 1, 1);
+        snprintf(label, sizeof label, "%s split_kv=%d decode causal", vd->variant, splits[i]);
+        vk_case(t, dev, &decode_causal, &o, label, 1, 1);
+        snprintf(label, sizeof label, "%s split_kv=%d prefill", vd->variant, splits[i]);
+        vk_case(t, dev, &prefill, &o, label, 1, 1);
+    }
+}
+
+static void tile_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
+{
+    static const int scalar_tiles[][2] = {{8, 16}, {32, 32}, {4, 8}};
+    static const int coopmat_tiles[][2] = {{64, 16}, {64, 64}, {128, 32}};
+    int coopmat = strncmp(vd->variant, "coopmat", 7) == 0;
+    for (int i = 0; i < 3; ++i) {
+        attnvk_kernel_options o = {.variant = vd->variant, .tile_br = coopmat ? coopmat_tiles[i][0] : scalar_tiles[i][0],
+                                   .tile_bc = coopmat ? coopmat_tiles[i][1] : scalar_tiles[i][1]};
+        attnvk_problem p = shape(1, 2, 1, 75, 133, 64, i == 1, vd->dtype, i == 2);
+        char label[64];
+        snprintf(label, sizeof label, "%s tile %dx%d", vd->variant, o.tile_br, o.tile_bc);
+        vk_case(t, dev, &p, &o, label, 0, 1);
+    }
+}
+
+static void special_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
+{
+    char label[64];
+    attnvk_kernel_options o = {.variant = vd->variant, .write_lse = 1};
+    attnvk_problem lse_p = shape(1, 2, 1, 70, 40, 64, 1, vd->dtype, 0); /* causal Nq > Nk: rows with -inf LSE */
+    snprintf(label, sizeof label, "%s write_lse empty rows", vd->variant);
+    vk_case(t, dev, &lse_p, &o, label, 1, 1);
+    attnvk_problem rows_p = shape(2, 3, 1, 90, 110, 64, 1, vd->dtype, 1);
+    attnvk_kernel_options plain = {.variant = vd->variant};
+    snprintf(label, sizeof label, "%s q_begin/q_count", vd->variant);
+    vk_case_row_ranges(t, dev, &rows_p, &plain, label);
+    attnvk_kernel_options wrong = {.variant = vd->variant, .test_flags = ATTNVK_TEST_SKIP_LAST_KV_TILE};
+    attnvk_problem wrong_p = shape(1, 2, 2, 64, 200, 64, 0, vd->dtype, 0);
+    snprintf(label, sizeof label, "%s SKIP_LAST_KV_TILE", vd->variant);
+    vk_case(t, dev, &wrong_p, &wrong, label, 0, 0);
+}
+
+static void status_cases(vk_tally *t, attnvk_device *dev)
+{
+    attnvk_problem p = shape(1, 1, 1, 64, 64, 64, 0, ATTNVK_F32, 0);
+    attnvk_kernel_options o = {.variant = "no-such-variant"};
+    vk_expect_status(t, dev, &p, &o, ATTNVK_ERROR_INVALID_ARGUMENT, "unknown variant");
+    attnvk_kernel_options big = {.variant = "scalar", .tile_br = 256, .tile_bc = 1024};
+    vk_expect_status(t, dev, &p, &big, ATTNVK_ERROR_UNSUPPORTED, "tiles beyond shared memory");
+    attnvk_kernel_options f16_on_f32 = {.variant = "f16"};
+    vk_expect_status(t, dev, &p, &f16_on_f32, ATTNVK_ERROR_UNSUPPORTED, "f16 variant on f32 problem");
+    attnvk_kernel_options impl = {.implementation = "cudnn"};
+    vk_expect_status(t, dev, &p, &impl, ATTNVK_ERROR_UNAVAILABLE, "foreign implementation");
+    attnvk_problem odd = shape(1, 1, 1, 8, 8, 6, 0, ATTNVK_F32, 0);
+    vk_expect_status(t, dev, &odd, NULL, ATTNVK_ERROR_UNSUPPORTED, "head dim 6");
+}
+
+static int cache_files(void)
+{
+    const char *dir = getenv("ATTNVK_CACHE_DIR");
+    DIR *d = dir ? opendir(dir) : NULL;
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += strncmp(e->d_name, "vkpipe-", 7) == 0;
+    if (d) closedir(d);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    vk_tally t = {0};
+    t.seed = avk_test_seed();
+    attnvk_context *ctx = NULL;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) {
+        printf("context: %s\n", attnvk_last_error());
+        return avk_test_finish(0, 1);
+    }
+    attnvk_device *dev = avk_test_open_api(ctx, ATTNVK_API_VULKAN);
+    if (!dev) {
+        attnvk_context_destroy(ctx);
+        return avk_test_finish(0, 0);
+    }
+    const attnvk_device_info *info = attnvk_device_info_of(dev);
+    printf("device: %s (%s, driver %s, %s), default variant %s, validation %s\n", info->name, info->vendor,
+           info->driver_version, info->api_version, info->default_variant, avk_vk_validation_enabled() ? "on" : "off");
+    for (size_t i = 0; i < sizeof all_variants / sizeof *all_variants; ++i) {
+        const variant_dtype *vd = &all_variants[i];
+        if (!runs_variant(dev, vd)) continue;
+        feature_matrix(&t, dev, vd, quick);
+        if (vd->dtype == ATTNVK_BF16) continue; /* storage-only difference from scalar/f16 */
+        split_kv_cases(&t, dev, vd);
+        if (quick) continue;
+        tile_cases(&t, dev, vd);
+        special_cases(&t, dev, vd);
+    }
+    status_cases(&t, dev);
+    attnvk_device_close(dev);
+    attnvk_context_destroy(ctx);
+    if (getenv("ATTNVK_CACHE_DIR")) {
+        int files = cache_files();
+        printf("%s pipeline cache on disk: %d file(s)\n", files ? "ok  " : "FAIL", files);
+        files ? ++t.passed : ++t.failed;
+    }
+    unsigned errors = avk_vk_validation_errors();
+    if (avk_vk_validation_enabled()) {
+        printf("%s validation errors: %u\n", errors ? "FAIL" : "ok  ", errors);
+        errors ? ++t.failed : ++t.passed;
+    }
+    vk_print_worst(&t);
+    return avk_test_finish(t.passed, t.failed);
+}
