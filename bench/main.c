@@ -9,6 +9,9 @@ static const cli_command commands[] = {
     {"run", cmd_run, "attention on .npy inputs through one API"},
     {"bench", cmd_bench, "time every implementation on identical, checked workloads"},
     {"check", cmd_check, "correctness sweep over every API, device and implementation"},
+    {"compare", cmd_compare, "regressions between two runs (files or stored runs)"},
+    {"history", cmd_history, "stored runs: list, --import, --check"},
+    {"report", cmd_report, "self-contained HTML report with SVG charts"},
 };
 
 static void usage(FILE *f)

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3 python3-numpy python3-jsonschema
   glslang-tools libvulkan-dev libvulkan-volk-dev vulkan-validationlayers
   mesa-vulkan-drivers pocl-opencl-icd ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers
-  libclblast-dev libcjson-dev libsqlite3-dev
+  libclblast-dev libcjson-dev libsqlite3-dev zlib1g-dev
 )
 if [ "${ATTNVK_SKIP_HIP:-0}" != 1 ]; then
   packages+=(hipcc libamdhip64-dev rocm-device-libs)

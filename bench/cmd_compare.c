@@ -1,0 +1,185 @@
+/* `attnvk compare`: did a new driver (or attnvk commit) make any case slower or wrong?
+ * Two sides, each a results file, a stored run (--run ID) or the latest stored run
+ * with a driver version (--driver VERSION). See results_compare.h for the verdicts. */
+#include "cli.h"
+#include "commands.h"
+#include "history_db.h"
+#include "results_compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: attnvk compare BASE.json NEW.json [--threshold PCT] [-o table|md|json]\n"
+          "       attnvk compare [--db PATH] --run ID --run ID [options]\n"
+          "       attnvk compare [--db PATH] --driver OLD --driver NEW [--device SPEC] [options]\n"
+          "Compares two benchmark runs case by case (sides may mix files, --run and --driver).\n"
+          "  --threshold PCT   slowdown that counts as a regression (default 5)\n"
+          "  -o FORMAT         table (default), md (Markdown) or json\n"
+          "  --db PATH         history database (default $XDG_DATA_HOME/attnvk/history.db)\n"
+          "  --run ID          a stored run (see attnvk history)\n"
+          "  --driver VERSION  the latest stored run with this exact driver version; only its\n"
+          "                    records with that driver are compared\n"
+          "  --device SPEC     only devices matching [API:]NAME-SUBSTRING|UUID-PREFIX\n"
+          "  --case SPEC       only cases whose name matches (glob or substring)\n"
+          "  --all             also list the unchanged cases (table and md)\n"
+          "A case regresses when its new median is more than PCT% above the base median, above the\n"
+          "base p95, and the runs' median ± 2 std bands do not overlap. Exit 1 on any regression,\n"
+          "new failure (ok -> fail) or accuracy regression (rel_l2 grown more than 10x), else 0;\n"
+          "2 on bad input.\n",
+          f);
+}
+
+typedef enum side_kind { SIDE_FILE, SIDE_RUN, SIDE_DRIVER } side_kind;
+typedef struct side {
+    side_kind kind;
+    const char *value;
+} side;
+
+typedef struct filters {
+    const char *device, *kase, *driver;
+} filters;
+
+static bool keep_record(const results_record *r, void *ctx)
+{
+    const filters *f = ctx;
+    return results_device_matches(f->device, r->api, r->device_name, r->device_uuid) &&
+           results_case_matches(f->kase, r->kase.name) && (!f->driver || strcmp(r->driver_version, f->driver) == 0);
+}
+
+static int open_db(history_db **db, const char *path)
+{
+    if (*db) return EXIT_OK;
+    char err[1200];
+    int rc = history_open(path, false, db, err, sizeof err);
+    return rc ? cli_error(rc, "%s", err) : EXIT_OK;
+}
+
+static int load_side(const side *s, history_db **db, const char *db_path, const filters *base_filters, results_run *out)
+{
+    char err[1200];
+    filters f = *base_filters;
+    int rc;
+    if (s->kind == SIDE_FILE) {
+        rc = results_load_file(s->value, out, err, sizeof err);
+    } else {
+        if ((rc = open_db(db, db_path)) != EXIT_OK) return rc;
+        long long id = 0;
+        if (s->kind == SIDE_RUN) {
+            long v;
+            if (!cli_parse_int(s->value, 1, 1L << 62, &v)) return cli_error(EXIT_USAGE, "--run wants a run id, not '%s'", s->value);
+            id = v;
+        } else {
+            f.driver = s->value;
+            if ((rc = history_find_driver_run(*db, s->value, f.device, &id, err, sizeof err)) != 0) return cli_error(rc, "%s", err);
+        }
+        rc = history_load_run(*db, id, out, err, sizeof err);
+        if (rc == 0 && s->kind == SIDE_DRIVER) {
+            size_t len = strlen(out->label);
+            snprintf(out->label + len, sizeof out->label - len, " (driver %s)", s->value);
+        }
+    }
+    if (rc != 0) return cli_error(rc, "%s", err);
+    results_filter(out, keep_record, &f);
+    return EXIT_OK;
+}
+
+static int parse_format(const char *s, compare_format *out)
+{
+    if (strcmp(s, "table") == 0 || strcmp(s, "text") == 0) *out = COMPARE_TABLE;
+    else if (strcmp(s, "md") == 0 || strcmp(s, "markdown") == 0) *out = COMPARE_MARKDOWN;
+    else if (strcmp(s, "json") == 0) *out = COMPARE_JSON;
+    else return 0;
+    return 1;
+}
+
+static int parse_threshold(const char *s, double *out)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", s);
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == '%') buf[n - 1] = '\0';
+    double pct;
+    if (!cli_parse_double(buf, 0.0, 1000.0, &pct)) return 0;
+    *out = pct / 100.0;
+    return 1;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    side sides[2];
+    int nsides = 0;
+    double threshold = 0.05;
+    compare_format format = COMPARE_TABLE;
+    const char *db_path = NULL;
+    filters f = {0};
+    bool all_rows = false;
+    for (int i = 1; i < argc; ++i) {
+        const char *v = NULL;
+        int m;
+        side_kind kind = SIDE_FILE;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return EXIT_OK;
+        } else if (strcmp(argv[i], "--all") == 0) {
+            all_rows = true;
+            continue;
+        } else if ((m = cli_option(argc, argv, &i, "--threshold", &v))) {
+            if (m < 0 || !parse_threshold(v, &threshold))
+                return cli_error(EXIT_USAGE, "--threshold wants a percentage in [0, 1000], e.g. 5");
+            continue;
+        } else if ((m = cli_option(argc, argv, &i, "-o", &v)) || (m = cli_option(argc, argv, &i, "--format", &v))) {
+            if (m < 0 || !parse_format(v, &format)) return cli_error(EXIT_USAGE, "-o wants table, md or json");
+            continue;
+        } else if ((m = cli_option(argc, argv, &i, "--db", &v))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "--db wants a path");
+            db_path = v;
+            continue;
+        } else if ((m = cli_option(argc, argv, &i, "--device", &v))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "--device wants a SPEC");
+            f.device = v;
+            continue;
+        } else if ((m = cli_option(argc, argv, &i, "--case", &v))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "--case wants a SPEC");
+            f.kase = v;
+            continue;
+        } else if ((m = cli_option(argc, argv, &i, "--run", &v))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "--run wants a run id");
+            kind = SIDE_RUN;
+        } else if ((m = cli_option(argc, argv, &i, "--driver", &v))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "--driver wants a driver version");
+            kind = SIDE_DRIVER;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_error(EXIT_USAGE, "compare: unknown option '%s' (see attnvk compare --help)", argv[i]);
+        } else {
+            v = argv[i];
+        }
+        if (nsides == 2) return cli_error(EXIT_USAGE, "compare wants exactly two runs (a third: '%s')", v);
+        sides[nsides++] = (side){kind, v};
+    }
+    if (nsides != 2) {
+        return cli_error(EXIT_USAGE, "compare wants two runs: BASE.json NEW.json, --run ID or --driver VERSION");
+    }
+
+    history_db *db = NULL;
+    results_run runs[2];
+    memset(runs, 0, sizeof runs);
+    int rc = load_side(&sides[0], &db, db_path, &f, &runs[0]);
+    if (rc == EXIT_OK) rc = load_side(&sides[1], &db, db_path, &f, &runs[1]);
+    history_close(db);
+    if (rc == EXIT_OK) {
+        compare_result result;
+        if (compare_runs(&runs[0], &runs[1], threshold, &result) != 0) {
+            rc = cli_error(EXIT_FAILED, "compare: out of memory");
+        } else {
+            if (compare_print(stdout, &result, format, all_rows) != 0) rc = cli_error(EXIT_FAILED, "compare: cannot print (out of memory)");
+            else rc = compare_failed(&result) ? EXIT_FAILED : EXIT_OK;
+            compare_free(&result);
+        }
+    }
+    results_free(&runs[0]);
+    results_free(&runs[1]);
+    return rc;
+}

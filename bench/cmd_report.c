@@ -1,0 +1,109 @@
+/* `attnvk report RESULTS.json... -o report.html`: one self-contained HTML page. */
+#include "cli.h"
+#include "commands.h"
+#include "history_db.h"
+#include "report_html.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: attnvk report RESULTS.json... [-o report.html] [--threshold PCT]\n"
+          "       attnvk report [--db PATH] --run ID [--run ID ...] [-o report.html]\n"
+          "Writes one self-contained HTML page (inline CSS and SVG; works offline): per run and\n"
+          "device, TFLOP/s per case with the vendor-native kernel marked, scaling over sequence\n"
+          "length, speedup over the vendor kernel and device memory flash vs unfused; for each\n"
+          "pair of consecutive runs, the compare verdicts (table and chart of time ratios).\n"
+          "  -o FILE          output (default attnvk-report.html)\n"
+          "  --threshold PCT  regression threshold of the comparisons (default 5)\n"
+          "  --db PATH, --run ID   runs from the history database, in the order given\n",
+          f);
+}
+
+enum { MAX_RUNS = 32 };
+
+typedef struct source {
+    bool stored;
+    const char *value;
+} source;
+
+int cmd_report(int argc, char **argv)
+{
+    source sources[MAX_RUNS];
+    int n = 0;
+    const char *out_path = "attnvk-report.html", *db_path = NULL;
+    double threshold = 0.05;
+    for (int i = 1; i < argc; ++i) {
+        const char *v = NULL;
+        int m;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return EXIT_OK;
+        } else if ((m = cli_option(argc, argv, &i, "-o", &v)) || (m = cli_option(argc, argv, &i, "--output", &v))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "-o wants a file name");
+            out_path = v;
+        } else if ((m = cli_option(argc, argv, &i, "--threshold", &v))) {
+            double pct;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", m > 0 ? v : "");
+            if (buf[0] && buf[strlen(buf) - 1] == '%') buf[strlen(buf) - 1] = '\0';
+            if (m < 0 || !cli_parse_double(buf, 0, 1000, &pct)) return cli_error(EXIT_USAGE, "--threshold wants a percentage");
+            threshold = pct / 100;
+        } else if ((m = cli_option(argc, argv, &i, "--db", &v))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "--db wants a path");
+            db_path = v;
+        } else if ((m = cli_option(argc, argv, &i, "--run", &v)) || (argv[i][0] != '-' && (v = argv[i]))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "--run wants a run id");
+            if (n == MAX_RUNS) return cli_error(EXIT_USAGE, "at most %d runs in one report", MAX_RUNS);
+            sources[n++] = (source){m > 0, v};
+        } else {
+            return cli_error(EXIT_USAGE, "report: unknown option '%s' (see attnvk report --help)", argv[i]);
+        }
+    }
+    if (n == 0) {
+        return cli_error(EXIT_USAGE, "report wants at least one results file or --run ID");
+    }
+
+    results_run *runs = calloc((size_t)n, sizeof *runs);
+    if (!runs) return cli_error(EXIT_FAILED, "report: out of memory");
+    history_db *db = NULL;
+    char err[1200];
+    int rc = EXIT_OK, loaded = 0;
+    for (; loaded < n && rc == EXIT_OK; ++loaded) {
+        if (!sources[loaded].stored) {
+            rc = results_load_file(sources[loaded].value, &runs[loaded], err, sizeof err);
+            continue;
+        }
+        long id;
+        if (!cli_parse_int(sources[loaded].value, 1, 1L << 62, &id)) {
+            snprintf(err, sizeof err, "--run wants a run id, not '%s'", sources[loaded].value);
+            rc = EXIT_USAGE;
+        } else if (db || (rc = history_open(db_path, false, &db, err, sizeof err)) == EXIT_OK) {
+            rc = history_load_run(db, id, &runs[loaded], err, sizeof err);
+        }
+    }
+    history_close(db);
+    if (rc != EXIT_OK) cli_error(rc, "%s", err);
+
+    if (rc == EXIT_OK) {
+        strbuf page = {0};
+        if (report_render(&page, runs, n, threshold) != 0) {
+            rc = cli_error(EXIT_FAILED, "report: out of memory");
+        } else {
+            FILE *f = fopen(out_path, "wb");
+            if (!f) rc = cli_error(EXIT_FAILED, "cannot write %s: %s", out_path, strerror(errno));
+            else {
+                size_t written = fwrite(page.data, 1, page.len, f);
+                if (fclose(f) != 0 || written != page.len)
+                    rc = cli_error(EXIT_FAILED, "cannot write %s: %s", out_path, strerror(errno));
+                else printf("wrote %s (%d run%s)\n", out_path, n, n == 1 ? "" : "s");
+            }
+        }
+        sb_free(&page);
+    }
+    for (int i = 0; i < loaded; ++i) results_free(&runs[i]);
+    free(runs);
+    return rc;
+}

@@ -1,0 +1,473 @@
+/* The results history in SQLite: schema, import, listing, lookup, checks. */
+#include "history_db.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { OK = 0, FAILED = 1, BAD_INPUT = 2 };
+
+struct history_db {
+    sqlite3 *db;
+    char path[1024];
+};
+
+static int fail(char *err, size_t n, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t n, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && n) vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static int db_fail(history_db *h, char *err, size_t n, const char *what)
+{
+    return fail(err, n, FAILED, "history %s: %s: %s", h->path, what, sqlite3_errmsg(h->db));
+}
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS runs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " created TEXT, imported TEXT NOT NULL, attnvk_version TEXT, git_commit TEXT,"
+    " hostname TEXT, host_os TEXT, cpu TEXT, command TEXT, suite TEXT,"
+    " format_version INTEGER NOT NULL, record_count INTEGER NOT NULL, raw_json TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS records ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL,"
+    " implementation TEXT NOT NULL, api TEXT NOT NULL, device_name TEXT, device_uuid TEXT, device_group TEXT,"
+    " driver_version TEXT, case_name TEXT, batch INTEGER, heads INTEGER, kv_heads INTEGER, seq_q INTEGER,"
+    " seq_kv INTEGER, head_dim INTEGER, causal INTEGER, dtype TEXT, layout TEXT, scale REAL,"
+    " status TEXT NOT NULL, reason TEXT, variant TEXT, median_ms REAL, std_ms REAL, p95_ms REAL, tflops REAL,"
+    " memory_bytes REAL, rel_l2 REAL, passed INTEGER, speedup_vs_vendor REAL, vendor_reference TEXT,"
+    " PRIMARY KEY (run_id, seq));"
+    "CREATE INDEX IF NOT EXISTS records_by_driver ON records(driver_version);"
+    "PRAGMA user_version = 1;";
+
+int history_default_path(char *out, size_t n)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    if (xdg && xdg[0] == '/') snprintf(out, n, "%s/attnvk/history.db", xdg); /* relative values are to be ignored */
+    else if (home && home[0]) snprintf(out, n, "%s/.local/share/attnvk/history.db", home);
+    else return -1;
+    return 0;
+}
+
+/* mkdir -p of the folder that holds path. */
+static int make_parent_dirs(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return 0;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; ++p)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    return mkdir(dir, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* avk_device_match(spec, api, name, uuid) and avk_case_match(spec, name): the
+ * --device/--case filters inside SQL; a NULL spec matches everything. */
+static const char *text_arg(sqlite3_value *v)
+{
+    const unsigned char *t = sqlite3_value_text(v);
+    return t ? (const char *)t : "";
+}
+
+static void sql_device_match(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+        sqlite3_result_int(ctx, 1);
+        return;
+    }
+    sqlite3_result_int(ctx, results_device_matches(text_arg(argv[0]), text_arg(argv[1]), text_arg(argv[2]), text_arg(argv[3])));
+}
+
+static void sql_case_match(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+        sqlite3_result_int(ctx, 1);
+        return;
+    }
+    sqlite3_result_int(ctx, results_case_matches(text_arg(argv[0]), text_arg(argv[1])));
+}
+
+static int user_version(history_db *h, int *version)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) return -1;
+    int rc = sqlite3_step(st);
+    *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int ensure_schema(history_db *h, bool create, char *err, size_t n)
+{
+    int version;
+    if (user_version(h, &version) != 0)
+        return fail(err, n, BAD_INPUT, "history %s: not a readable SQLite database: %s", h->path, sqlite3_errmsg(h->db));
+    if (version > HISTORY_SCHEMA_VERSION)
+        return fail(err, n, FAILED, "history %s: schema version %d is newer than this attnvk's (%d)", h->path, version,
+                    HISTORY_SCHEMA_VERSION);
+    if (version == HISTORY_SCHEMA_VERSION) return OK;
+    if (!create) return fail(err, n, BAD_INPUT, "history %s: not an attnvk history database (no schema)", h->path);
+    /* Two first writers may race here: the transaction serializes them. */
+    if (sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return db_fail(h, err, n, "cannot lock");
+    if (sqlite3_exec(h->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        int rc = db_fail(h, err, n, "cannot create the schema");
+        sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    return OK;
+}
+
+int history_open(const char *path, bool create, history_db **out, char *err, size_t err_size)
+{
+    *out = NULL;
+    history_db *h = calloc(1, sizeof *h);
+    if (!h) return fail(err, err_size, FAILED, "history: out of memory");
+    if (path) snprintf(h->path, sizeof h->path, "%s", path);
+    else if (history_default_path(h->path, sizeof h->path) != 0) {
+        free(h);
+        return fail(err, err_size, BAD_INPUT, "history: neither XDG_DATA_HOME nor HOME is set; give --db PATH");
+    }
+    struct stat sb;
+    if (!create && stat(h->path, &sb) != 0) {
+        int rc = fail(err, err_size, BAD_INPUT, "no history database at %s (store a run with: attnvk history --import RESULTS.json)",
+                      h->path);
+        free(h);
+        return rc;
+    }
+    if (create && make_parent_dirs(h->path) != 0) {
+        int rc = fail(err, err_size, FAILED, "history: cannot create the folder of %s: %s", h->path, strerror(errno));
+        free(h);
+        return rc;
+    }
+    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(h->path, &h->db, flags, NULL) != SQLITE_OK) {
+        int rc = db_fail(h, err, err_size, "cannot open");
+        history_close(h);
+        return rc;
+    }
+    sqlite3_busy_timeout(h->db, 60000); /* concurrent writers wait their turn */
+    sqlite3_create_function(h->db, "avk_device_match", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_device_match, NULL, NULL);
+    sqlite3_create_function(h->db, "avk_case_match", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_case_match, NULL, NULL);
+    int rc = ensure_schema(h, create, err, err_size);
+    if (rc == OK && (sqlite3_exec(h->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_OK ||
+                     sqlite3_exec(h->db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK))
+        rc = db_fail(h, err, err_size, "cannot configure");
+    if (rc != OK) {
+        history_close(h);
+        return rc;
+    }
+    *out = h;
+    return OK;
+}
+
+void history_close(history_db *db)
+{
+    if (!db) return;
+    sqlite3_close(db->db);
+    free(db);
+}
+
+const char *history_path(const history_db *db) { return db->path; }
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s && *s) sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+    if (isfinite(v)) sqlite3_bind_double(st, i, v);
+    else sqlite3_bind_null(st, i);
+}
+
+static int insert_run(history_db *h, const char *raw_json, const results_run *run, long long *run_id)
+{
+    static const char sql[] = "INSERT INTO runs (created, imported, attnvk_version, git_commit, hostname, host_os, cpu,"
+                              " command, suite, format_version, record_count, raw_json)"
+                              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    bind_text(st, 1, run->created[0] ? run->created : now);
+    bind_text(st, 2, now);
+    bind_text(st, 3, run->attnvk_version);
+    bind_text(st, 4, run->git_commit);
+    bind_text(st, 5, run->hostname);
+    bind_text(st, 6, run->host_os);
+    bind_text(st, 7, run->cpu);
+    bind_text(st, 8, run->command);
+    bind_text(st, 9, run->suite);
+    sqlite3_bind_int(st, 10, run->format_version);
+    sqlite3_bind_int(st, 11, run->record_count);
+    sqlite3_bind_text(st, 12, raw_json, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    *run_id = sqlite3_last_insert_rowid(h->db);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int insert_records(history_db *h, const results_run *run, long long run_id)
+{
+    static const char sql[] =
+        "INSERT INTO records (run_id, seq, implementation, api, device_name, device_uuid, device_group, driver_version,"
+        " case_name, batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal, dtype, layout, scale, status, reason,"
+        " variant, median_ms, std_ms, p95_ms, tflops, memory_bytes, rel_l2, passed, speedup_vs_vendor, vendor_reference)"
+        " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,"
+        "?29,?30,?31)";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    int rc = SQLITE_DONE;
+    for (int i = 0; i < run->record_count && rc == SQLITE_DONE; ++i) {
+        const results_record *r = &run->records[i];
+        const results_case *k = &r->kase;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, run_id);
+        sqlite3_bind_int(st, 2, i);
+        bind_text(st, 3, r->implementation);
+        bind_text(st, 4, r->api);
+        bind_text(st, 5, r->device_name);
+        bind_text(st, 6, r->device_uuid);
+        bind_text(st, 7, r->group);
+        bind_text(st, 8, r->driver_version);
+        bind_text(st, 9, k->name);
+        long ints[] = {k->batch, k->heads, k->kv_heads, k->seq_q, k->seq_kv, k->head_dim, k->causal};
+        for (int j = 0; j < 7; ++j) sqlite3_bind_int64(st, 10 + j, ints[j]);
+        bind_text(st, 17, k->dtype);
+        bind_text(st, 18, k->layout);
+        bind_real(st, 19, k->scale);
+        bind_text(st, 20, result_status_name(r->status));
+        bind_text(st, 21, r->reason);
+        bind_text(st, 22, r->variant);
+        bool timed = r->stats.present;
+        bind_real(st, 23, timed ? r->stats.median_ms : NAN);
+        bind_real(st, 24, timed ? r->stats.std_ms : NAN);
+        bind_real(st, 25, timed ? r->stats.p95_ms : NAN);
+        bind_real(st, 26, r->tflops);
+        bind_real(st, 27, r->memory_bytes);
+        bind_real(st, 28, r->check.present ? r->check.rel_l2 : NAN);
+        if (r->check.present) sqlite3_bind_int(st, 29, r->check.passed);
+        else sqlite3_bind_null(st, 29);
+        bind_real(st, 30, r->speedup_vs_vendor);
+        bind_text(st, 31, r->vendor_reference);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Lets the tests stop a writer between its rows and its COMMIT. */
+static void test_hook_before_commit(void)
+{
+    const char *hook = getenv(HISTORY_TEST_HOOK_ENV);
+    if (!hook) return;
+    if (strcmp(hook, "exit-before-commit") == 0) _exit(86);
+    if (strcmp(hook, "pause-before-commit") == 0) {
+        fprintf(stderr, "history: paused before commit\n");
+        fflush(stderr);
+        sleep(60);
+    }
+}
+
+int history_import(history_db *h, const char *raw_json, const results_run *run, long long *run_id, char *err, size_t err_size)
+{
+    long long id = 0;
+    if (sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return db_fail(h, err, err_size, "cannot lock");
+    if (insert_run(h, raw_json, run, &id) != 0 || insert_records(h, run, id) != 0) {
+        int rc = db_fail(h, err, err_size, "cannot store the run");
+        sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    test_hook_before_commit();
+    if (sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        int rc = db_fail(h, err, err_size, "cannot commit");
+        sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    if (run_id) *run_id = id;
+    return OK;
+}
+
+int history_save_results(const char *db_path, const char *results, long long *run_id, char *err, size_t err_size)
+{
+    if (!results) return fail(err, err_size, BAD_INPUT, "history: no results to save");
+    const char *p = results;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') ++p;
+    bool is_text = *p == '{';
+    char *owned = is_text ? NULL : results_read_file(results, err, err_size);
+    if (!is_text && !owned) return BAD_INPUT;
+    const char *text = is_text ? results : owned;
+    results_run run;
+    int rc = results_parse(text, is_text ? "results" : results, &run, err, err_size);
+    if (rc == OK) {
+        history_db *h;
+        rc = history_open(db_path, true, &h, err, err_size);
+        if (rc == OK) rc = history_import(h, text, &run, run_id, err, err_size);
+        history_close(h);
+        results_free(&run);
+    }
+    free(owned);
+    return rc;
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : "";
+}
+
+/* One listing row: a run's records on one device with one driver. */
+typedef struct list_row {
+    char id[24], created[40], device[160], apis[64], driver[64], commit[24], records[16];
+} list_row;
+
+static void print_rows(FILE *f, const list_row *rows, int n)
+{
+    static const list_row head = {"ID", "DATE", "DEVICE", "APIS", "DRIVER", "COMMIT", "RECORDS"};
+    int w[6] = {0};
+    for (int i = -1; i < n; ++i) {
+        const list_row *r = i < 0 ? &head : &rows[i];
+        const char *cols[6] = {r->id, r->created, r->device, r->apis, r->driver, r->commit};
+        for (int c = 0; c < 6; ++c)
+            if ((int)strlen(cols[c]) > w[c]) w[c] = (int)strlen(cols[c]);
+    }
+    for (int i = -1; i < n; ++i) {
+        const list_row *r = i < 0 ? &head : &rows[i];
+        fprintf(f, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], r->id, w[1], r->created, w[2], r->device, w[3], r->apis,
+                w[4], r->driver, w[5], r->commit, r->records);
+    }
+}
+
+int history_list(history_db *h, FILE *f, const char *device_spec, const char *case_spec, char *err, size_t err_size)
+{
+    static const char sql[] =
+        "SELECT r.id, r.created, r.git_commit, x.device_name, group_concat(DISTINCT x.api), x.driver_version,"
+        " count(x.run_id) FROM runs r LEFT JOIN records x ON x.run_id = r.id"
+        " AND avk_device_match(?1, x.api, x.device_name, x.device_uuid) AND avk_case_match(?2, x.case_name)"
+        " WHERE x.run_id IS NOT NULL OR (?1 IS NULL AND ?2 IS NULL)"
+        " GROUP BY r.id, x.device_name, x.driver_version ORDER BY r.created, r.id, min(x.seq)";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(h, err, err_size, "cannot query");
+    bind_text(st, 1, device_spec);
+    bind_text(st, 2, case_spec);
+    list_row *rows = NULL;
+    int n = 0, cap = 0, runs = 0, rc;
+    long long last_id = -1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            list_row *bigger = realloc(rows, sizeof *rows * (size_t)(cap = cap ? cap * 2 : 64));
+            if (!bigger) break;
+            rows = bigger;
+        }
+        list_row *r = &rows[n++];
+        long long id = sqlite3_column_int64(st, 0);
+        bool first = id != last_id; /* a run on several devices: id and date on its first line */
+        runs += first;
+        last_id = id;
+        snprintf(r->id, sizeof r->id, first ? "%lld" : "", id);
+        snprintf(r->created, sizeof r->created, "%s", first ? col_text(st, 1) : "");
+        snprintf(r->commit, sizeof r->commit, "%s", first ? col_text(st, 2) : "");
+        snprintf(r->device, sizeof r->device, "%s", sqlite3_column_type(st, 3) == SQLITE_NULL ? "(no records)" : col_text(st, 3));
+        snprintf(r->apis, sizeof r->apis, "%s", col_text(st, 4));
+        snprintf(r->driver, sizeof r->driver, "%s", col_text(st, 5));
+        snprintf(r->records, sizeof r->records, "%d", sqlite3_column_int(st, 6));
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(rows);
+        return rc == SQLITE_ROW ? fail(err, err_size, FAILED, "history: out of memory") : db_fail(h, err, err_size, "cannot list runs");
+    }
+    print_rows(f, rows, n);
+    free(rows);
+    fprintf(f, "%d run%s in %s\n", runs, runs == 1 ? "" : "s", h->path);
+    return OK;
+}
+
+int history_load_run(history_db *h, long long id, results_run *out, char *err, size_t err_size)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h->db, "SELECT raw_json FROM runs WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(h, err, err_size, "cannot query");
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) return db_fail(h, err, err_size, "cannot read a run");
+        return fail(err, err_size, BAD_INPUT, "history %s: no run #%lld (see attnvk history)", h->path, id);
+    }
+    char label[64];
+    snprintf(label, sizeof label, "run #%lld", id);
+    rc = results_parse(col_text(st, 0), label, out, err, err_size);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int history_find_driver_run(history_db *h, const char *driver, const char *device_spec, long long *run_id, char *err,
+                            size_t err_size)
+{
+    static const char sql[] = "SELECT r.id FROM runs r WHERE EXISTS (SELECT 1 FROM records x WHERE x.run_id = r.id"
+                              " AND x.driver_version = ?1 AND avk_device_match(?2, x.api, x.device_name, x.device_uuid))"
+                              " ORDER BY r.created DESC, r.id DESC LIMIT 1";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(h, err, err_size, "cannot query");
+    sqlite3_bind_text(st, 1, driver, -1, SQLITE_TRANSIENT);
+    bind_text(st, 2, device_spec);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *run_id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return OK;
+    if (rc != SQLITE_DONE) return db_fail(h, err, err_size, "cannot query");
+    return fail(err, err_size, BAD_INPUT, "history %s: no run with driver version '%s'%s%s (see attnvk history)", h->path, driver,
+                device_spec ? " on a device matching " : "", device_spec ? device_spec : "");
+}
+
+/* Runs a checking query: clean is one "ok" row (expect_ok) or no row at all. */
+static int check_query(history_db *h, const char *sql, bool expect_ok, char *err, size_t n)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(h, err, n, "cannot check");
+    int rc = sqlite3_step(st), result = OK;
+    if (rc == SQLITE_ROW && !(expect_ok && strcmp(col_text(st, 0), "ok") == 0))
+        result = fail(err, n, FAILED, "history %s: %s: %s", h->path, sql, col_text(st, 0));
+    else if (rc != SQLITE_ROW && rc != SQLITE_DONE) result = db_fail(h, err, n, "cannot check");
+    else if (rc == SQLITE_DONE && expect_ok) result = fail(err, n, FAILED, "history %s: %s gave no answer", h->path, sql);
+    sqlite3_finalize(st);
+    return result;
+}
+
+int history_check(history_db *h, char *err, size_t err_size)
+{
+    int rc = check_query(h, "PRAGMA integrity_check", true, err, err_size);
+    if (rc == OK) rc = check_query(h, "PRAGMA foreign_key_check", false, err, err_size);
+    /* every stored run holds exactly the records its file had: no half-written run */
+    if (rc == OK)
+        rc = check_query(h,
+                         "SELECT 'run #' || r.id || ' has ' || (SELECT count(*) FROM records x WHERE x.run_id = r.id)"
+                         " || ' records, expected ' || r.record_count FROM runs r"
+                         " WHERE r.record_count != (SELECT count(*) FROM records x WHERE x.run_id = r.id)",
+                         false, err, err_size);
+    return rc;
+}

@@ -1,0 +1,94 @@
+/* Results files (format_version 1): what `attnvk bench` writes and what compare,
+ * history and report read. The loader keeps only what the readers use; the raw
+ * JSON text is what the history database stores. */
+#ifndef ATTNVK_RESULTS_FILE_H
+#define ATTNVK_RESULTS_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RESULTS_FORMAT_VERSION 1
+
+typedef enum result_status { RESULT_OK, RESULT_FAIL, RESULT_SKIPPED, RESULT_UNAVAILABLE } result_status;
+
+typedef struct results_case {
+    char name[128];
+    long batch, heads, kv_heads, seq_q, seq_kv, head_dim;
+    bool causal;
+    char dtype[16], layout[16];
+    double scale; /* NAN when absent */
+} results_case;
+
+typedef struct results_stats {
+    bool present;
+    double min_ms, median_ms, mean_ms, std_ms, p95_ms, p99_ms, cv; /* NAN when absent */
+} results_stats;
+
+typedef struct results_check {
+    bool present;
+    double rel_l2, max_abs, tolerance; /* NAN when absent */
+    bool passed;
+} results_check;
+
+typedef struct results_record {
+    char implementation[32], api[16];
+    char device_name[256], device_uuid[64] /* "" when the API has none */, group[256], driver_version[128];
+    int device_index;
+    results_case kase;
+    result_status status;
+    char reason[512], variant[64];
+    results_stats stats;
+    double flops, tflops, memory_bytes, speedup_vs_vendor; /* NAN when null or absent */
+    char vendor_reference[32];
+    results_check check;
+} results_record;
+
+typedef struct results_device {
+    char api[16], name[256], vendor[64], driver_version[128], api_version[64], uuid[64], group[256];
+    int index;
+    double memory_bytes;
+} results_device;
+
+typedef struct results_run {
+    char label[512]; /* the file path or "run #ID": names the run in messages */
+    int format_version;
+    char attnvk_version[32], git_commit[64], created[64];
+    char host_os[128], hostname[128], cpu[256], command[1024];
+    char suite[64], dtype[16], layout[16];
+    results_device *devices;
+    int device_count;
+    results_record *records;
+    int record_count;
+} results_run;
+
+/* Parses results JSON. 0 on success; otherwise 2 (bad input) or 1 (out of memory)
+ * with a one-line reason naming `label` in err. */
+int results_parse(const char *text, const char *label, results_run *out, char *err, size_t err_size);
+/* Reads a whole file (NUL-terminated, caller frees); NULL with the reason in err. */
+char *results_read_file(const char *path, char *err, size_t err_size);
+/* results_read_file + results_parse; a missing file is bad input (2). */
+int results_load_file(const char *path, results_run *out, char *err, size_t err_size);
+void results_free(results_run *run);
+
+const char *result_status_name(result_status s);
+bool results_same_case(const results_case *a, const results_case *b);
+/* uuid when both records have one, else the device name; never the driver version. */
+bool results_same_device(const results_record *a, const results_record *b);
+bool results_same_key(const results_record *a, const results_record *b); /* impl, api, device, case */
+/* The case name, or a description built from its fields when it has none. */
+void results_case_label(const results_case *c, char *out, size_t n);
+/* cudnn, cublas, clblast, rocblas: the vendor's kernels. */
+bool results_is_vendor_native(const char *implementation);
+/* Unfused baselines (GEMM + softmax + GEMM) keep the full score matrix in memory. */
+bool results_is_unfused(const char *implementation);
+
+/* Filters, shared by history, compare and report.
+ * Device SPEC: [API:]TEXT — TEXT is a case-insensitive substring of the device
+ * name, or a prefix of its uuid; an empty TEXT matches every device of API.
+ * Case SPEC: a glob (fnmatch) on the case name when it has * ? or [, else a substring. */
+bool results_device_matches(const char *spec, const char *api, const char *name, const char *uuid);
+bool results_case_matches(const char *spec, const char *case_name);
+/* Keeps the records for which keep() is true (in order). */
+void results_filter(results_run *run, bool (*keep)(const results_record *, void *), void *ctx);
+
+#endif

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The SQLite results history: import, list, compare stored runs (--run, --driver),
+# concurrent writers, and writers interrupted before COMMIT (exit, kill -9).
+# Env: ATTNVK, DATA, PYTHON. Arg: a scratch folder.
+set -u
+work=$1
+rm -rf "$work" && mkdir -p "$work"
+pass=0 fail=0
+check() {
+    local what=$1
+    shift
+    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+not() { ! "$@"; }
+avk() {
+    "$ATTNVK" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+}
+has() { grep -Eq -- "$1" "$work/out"; }
+# runs and records as SQLite itself sees them (not through attnvk)
+counts() { "$PYTHON" -c '
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute("select count(*) from runs").fetchone()[0], c.execute("select count(*) from records").fetchone()[0])
+' "$1"; }
+db=$work/history.db
+
+avk history --db "$db"
+check "no database yet: exit 2" [ "$rc" = 2 ]
+check "no database yet: says so" grep -q "no history database at $db" "$work/err"
+
+avk history --db "$db" --import "$DATA/base.json"
+check "import base: exit 0" [ "$rc" = 0 ]
+check "import base: run 1" has "stored .*base.json as run 1 in $db"
+avk history --db "$db" --import "$DATA/new_slow30.json"
+check "import new: run 2" has "as run 2 in"
+avk history --db "$db" --import "$DATA/bad_version.json"
+check "import of a bad file: exit 2" [ "$rc" = 2 ]
+check "round trip: 2 runs, 198 records" [ "$(counts "$db")" = "2 198" ]
+
+avk history --db "$db"
+check "history: exit 0" [ "$rc" = 0 ]
+check "history: run 1 with device, APIs, driver, commit, count" has '^1 +2026-11-20T09:00:00Z +NVIDIA H100 80GB HBM3 +vulkan,cuda +550\.54\.15 +a1b2c3d4e5f6 +96$'
+check "history: run 2 with the new driver" has '^2 +2026-11-21T09:00:00Z +NVIDIA H100 80GB HBM3 +vulkan,cuda +560\.28\.03 +a1b2c3d4e5f6 +96$'
+check "history: second device of a run" has '^ +cpu-haswell-Intel\(R\) Xeon\(R\) CPU @ 2\.20GHz +opencl +pocl 3\.1 +3$'
+check "history: total" has '^2 runs in '
+avk history --db "$db" --device opencl --case n1024
+check "history --device --case: filtered count" has '^1 +.*opencl +pocl 3\.1 +a1b2c3d4e5f6 +1$'
+avk history --db "$db" --device a100
+check "history --device: no match" has '^0 runs in '
+
+avk compare --db "$db" --run 1 --run 2
+check "compare --run 1 --run 2: exit 1" [ "$rc" = 1 ]
+check "compare --run: names the case" has '^ *REGRESSION +attnvk +vulkan .* fa-d128-n4096-b4-h16 '
+check "compare --run: drivers" has '^ *cuda +NVIDIA H100 80GB HBM3 +550\.54\.15 +560\.28\.03'
+avk compare --db "$db" --driver 550.54.15 --driver 560.28.03
+check "compare --driver: exit 1" [ "$rc" = 1 ]
+check "compare --driver: names the case" has '^ *REGRESSION +attnvk +vulkan .* fa-d128-n4096-b4-h16 '
+check "compare --driver: only that driver's records" not has 'opencl'
+avk compare --db "$db" --driver 550.54.15 --driver 560.28.03 --device cuda
+check "compare --driver --device cuda: exit 0" [ "$rc" = 0 ]
+avk compare --db "$db" --run 1 "$DATA/new_fail.json"
+check "compare a stored run with a file: exit 1" [ "$rc" = 1 ]
+avk compare --db "$db" --run 1 --run 1
+check "compare a run with itself: exit 0" [ "$rc" = 0 ]
+avk compare --db "$db" --run 1 --run 9
+check "compare --run unknown: exit 2" [ "$rc" = 2 ]
+avk compare --db "$db" --driver 550.54.15 --driver 999.9
+check "compare --driver unknown: exit 2" [ "$rc" = 2 ]
+check "compare --driver unknown: one line" [ "$(wc -l <"$work/err")" = 1 ]
+
+XDG_DATA_HOME=$work/xdg avk history --import "$DATA/base.json"
+check "default store under XDG_DATA_HOME" [ -f "$work/xdg/attnvk/history.db" ]
+HOME=$work/home XDG_DATA_HOME= avk history --import "$DATA/base.json"
+check "default store under ~/.local/share" [ -f "$work/home/.local/share/attnvk/history.db" ]
+
+# concurrent writers: every run lands whole
+cdb=$work/concurrent.db
+pids=()
+for i in 1 2 3 4 5 6; do
+    "$ATTNVK" history --db "$cdb" --import "$DATA/new_noise.json" >"$work/writer$i.out" 2>&1 &
+    pids+=($!)
+done
+writers_ok=0
+for p in "${pids[@]}"; do wait "$p" && writers_ok=$((writers_ok + 1)); done
+check "6 concurrent writers all succeed" [ "$writers_ok" = 6 ]
+check "6 concurrent writers: 6 runs, 594 records" [ "$(counts "$cdb")" = "6 594" ]
+avk history --db "$cdb" --check
+check "concurrent: integrity check" [ "$rc" = 0 ]
+avk history --db "$cdb"
+check "concurrent: history lists 6 runs" has '^6 runs in '
+
+# a writer that exits before COMMIT leaves no trace
+ATTNVK_HISTORY_TEST_HOOK=exit-before-commit avk history --db "$db" --import "$DATA/new_fail.json"
+check "exit before commit: the hook fired" [ "$rc" = 86 ]
+check "exit before commit: no partial run" [ "$(counts "$db")" = "2 198" ]
+avk history --db "$db" --check
+check "exit before commit: integrity check" [ "$rc" = 0 ]
+
+# a writer killed (-9) inside its transaction, while others read
+ATTNVK_HISTORY_TEST_HOOK=pause-before-commit "$ATTNVK" history --db "$db" --import "$DATA/new_fail.json" \
+    >"$work/paused.out" 2>"$work/paused.err" &
+writer=$!
+for _ in $(seq 1 300); do grep -q "paused before commit" "$work/paused.err" && break; sleep 0.1; done
+check "paused writer reached its COMMIT" grep -q "paused before commit" "$work/paused.err"
+avk history --db "$db"
+check "a reader during the open transaction: exit 0" [ "$rc" = 0 ]
+check "a reader during the open transaction: 2 runs" has '^2 runs in '
+kill -9 "$writer"
+wait "$writer" 2>/dev/null
+check "killed writer: no partial run" [ "$(counts "$db")" = "2 198" ]
+avk history --db "$db" --check
+check "killed writer: integrity check" [ "$rc" = 0 ]
+avk history --db "$db" --import "$DATA/new_fail.json"
+check "after the kill, the next write works" [ "$rc" = 0 ]
+check "after the kill, the next run is 3" has "as run 3 in"
+check "after the kill: 3 runs, 297 records" [ "$(counts "$db")" = "3 297" ]
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

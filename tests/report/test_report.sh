@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# attnvk report: one self-contained HTML page with SVG charts, escaped text, and a
+# headless Chromium screenshot that is not blank and shows the charts.
+# Env: ATTNVK, DATA, PYTHON, PNG_CHECK. Arg: a scratch folder.
+# Without chromium: exit 77 (skipped) locally, a loud failure in CI (CI=true).
+set -u
+work=$1
+rm -rf "$work" && mkdir -p "$work"
+pass=0 fail=0
+check() {
+    local what=$1
+    shift
+    if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+not() { ! "$@"; }
+html=$work/report.html
+
+"$ATTNVK" report "$DATA/base.json" "$DATA/new_slow30.json" -o "$html" >"$work/out" 2>"$work/err"
+check "report: exit 0" [ $? = 0 ]
+check "report: says where" grep -q "wrote $html (2 runs)" "$work/out"
+
+# self-contained: nothing fetched (the svg xmlns is a name, not a fetch)
+check "no scripts, links, images, imports or remote urls" \
+    not grep -Eiq '<script|<link|<img|<iframe|@import|src=|href=|url\((["'\'']?)(https?:|//)' "$html"
+check "inline CSS" grep -q '<style>' "$html"
+# text from the JSON is escaped: the hostname and a skip reason carry < > & " '
+check "hostname escaped" grep -q 'gpu-box&lt;1&gt;&amp;co' "$html"
+check "hostname never raw" not grep -q 'gpu-box<1>' "$html"
+check "reason escaped" grep -q 'workspace needs &lt;32 GiB&gt; of scores &amp; &quot;probabilities&quot; &gt; free &#39;memory&#39;' "$html"
+check "reason never raw" not grep -q '<32 GiB>' "$html"
+
+# the charts: 1 comparison + per run: bars (H100 TFLOP/s and speedup, CPU TFLOP/s), lines (H100 4 scaling +
+# memory, CPU scaling + memory)
+check "charts: 21 svg elements, each with bars or lines" "$PYTHON" -c '
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+svgs = re.findall(r"<svg.*?</svg>", page, re.S)
+assert len(svgs) == 21, len(svgs)
+lines = [s for s in svgs if s.count("<polyline") >= 1]
+bars = [s for s in svgs if "<polyline" not in s and len(re.findall(r"<rect [^>]*><title>", s)) >= 3]
+assert len(bars) == 7 and len(lines) == 14, (len(bars), len(lines))
+for s in svgs:  # axes with units, a legend
+    assert "</text>" in s and ("TFLOP/s" in s or "memory" in s or "ratio" in s or "speedup" in s), s[:200]
+assert page.count("<figcaption>Device: <b>NVIDIA H100 80GB HBM3</b> \u00b7 driver vulkan 560.28.03, cuda 560.28.03") >= 7
+assert page.count("hatched bars: the vendor-native kernel") == 2
+assert "fa-d128-n4096-b4-h16 attnvk/vulkan" in page  # the regression labelled in the ratio chart
+' "$html"
+
+"$ATTNVK" report "$DATA/base.json" "$work/none.json" -o "$work/x.html" 2>"$work/err"
+check "missing input: exit 2" [ $? = 2 ]
+"$ATTNVK" report 2>"$work/err"
+check "no input: exit 2" [ $? = 2 ]
+
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$browser" ]; then
+    echo "$pass passed, $fail failed (chromium not installed: screenshot not checked)"
+    if [ "${CI:-}" = true ]; then
+        echo "FAIL: chromium is required in CI (tools/install-deps.sh with ATTNVK_WITH_CHROMIUM=1)"
+        exit 1
+    fi
+    [ "$fail" = 0 ] || exit 1
+    exit 77
+fi
+png=$work/report.png
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$(mktemp -d)" --screenshot="$png" --window-size=1400,3600 "file://$html" >"$work/chromium.log" 2>&1
+check "chromium wrote a screenshot" [ -s "$png" ]
+# not blank; the series colours (attnvk vulkan/cuda, cudnn, cublas) and the verdict colours
+# (regression red, improvement green) are painted, in separate chart regions down the page
+"$PNG_CHECK" "$png" --min-colors 200 --min-ink 10 \
+    --color 4e79a7:3000 --color f28e2b:3000 --color 59a14f:2000 --color e15759:1000 \
+    --color d62728:300 --color 2ca02c:150 \
+    --regions 4e79a7,f28e2b,59a14f,e15759,d62728,2ca02c:6 >"$work/png_check.out" 2>&1
+check "screenshot shows the charts" [ $? = 0 ]
+cat "$work/png_check.out"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
