@@ -1,0 +1,236 @@
+/* The HIP build, checked without an AMD GPU: every (arch, variant) code
+ * object the tuning table needs is embedded, non-empty, an AMDGPU ELF for the
+ * right gfx target, and holds the kernel of every configuration the table
+ * selects there; the lookup picks the right object per gfx arch. */
+#include "test_util.h"
+#include "hip/hip_kernels.h"
+#include "hip/hip_modules.h"
+#include "hip/hip_rocblas.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static int passed;
+
+/* failures are counted by EXPECT (avk_test_failures) */
+#define CHECK(cond, ...)                  \
+    do {                                  \
+        int ok_ = (cond);                 \
+        EXPECT(ok_, __VA_ARGS__);         \
+        passed += ok_;                    \
+    } while (0)
+
+static uint64_t rd(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; --i) v = v << 8 | p[i];
+    return v;
+}
+
+/* EF_AMDGPU_MACH_* of the ELF header's e_flags (low byte). */
+static unsigned elf_mach(const unsigned char *d) { return (unsigned)(rd(d + 0x30, 4) & 0xffu); }
+
+static unsigned expected_mach(const char *arch)
+{
+    if (strcmp(arch, "gfx90a") == 0) return 0x3f;
+    if (strcmp(arch, "gfx940") == 0) return 0x40;
+    if (strcmp(arch, "gfx1030") == 0) return 0x36;
+    return 0;
+}
+
+/* 1 when the ELF's symbol tables define `name`. */
+static int elf_has_symbol(const unsigned char *d, size_t size, const char *name)
+{
+    uint64_t shoff = rd(d + 0x28, 8);
+    unsigned shentsize = (unsigned)rd(d + 0x3a, 2), shnum = (unsigned)rd(d + 0x3c, 2);
+    if (shoff + (uint64_t)shentsize * shnum > size) return 0;
+    for (unsigned i = 0; i < shnum; ++i) {
+        const unsigned char *sh = d + shoff + (uint64_t)i * shentsize;
+        unsigned type = (unsigned)rd(sh + 4, 4);
+        if (type != 2 /* SHT_SYMTAB */ && type != 11 /* SHT_DYNSYM */) continue;
+        uint64_t off = rd(sh + 0x18, 8), sz = rd(sh + 0x20, 8), ent = rd(sh + 0x38, 8);
+        unsigned link = (unsigned)rd(sh + 0x28, 4);
+        if (link >= shnum || !ent || off + sz > size) continue;
+        const unsigned char *strsh = d + shoff + (uint64_t)link * shentsize;
+        uint64_t stroff = rd(strsh + 0x18, 8), strsz = rd(strsh + 0x20, 8);
+        for (uint64_t s = 0; s + ent <= sz; s += ent) {
+            uint64_t nm = rd(d + off + s, 4);
+            if (nm < strsz && stroff + strsz <= size &&
+                strncmp((const char *)d + stroff + nm, name, (size_t)(strsz - nm)) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void check_objects(void)
+{
+    int count;
+    const avk_tuning *table = avk_hip_tuning_table(&count);
+    for (int a = 0; a < avk_hip_build_arch_count; ++a) {
+        const char *arch = avk_hip_build_archs[a];
+        int objects = 0;
+        for (int i = 0; i < count; ++i) {
+            int seen = 0;
+            for (int j = 0; j < i; ++j) seen |= strcmp(table[j].variant, table[i].variant) == 0;
+            avk_hip_config inst[64];
+            int n = seen ? 0 : avk_hip_instances(arch, table[i].variant, inst, 64);
+            if (n == 0) continue;
+            ++objects;
+            const avk_hip_code_object *co = avk_hip_find_code_object(arch, table[i].variant);
+            CHECK(co != NULL, "%s/%s: code object embedded", arch, table[i].variant);
+            if (!co) continue;
+            size_t size = *co->size;
+            CHECK(size > 0, "%s/%s: non-empty", arch, co->name);
+            CHECK(avk_hip_is_amdgpu_elf(co->data, size), "%s/%s: ELF64 for EM_AMDGPU (224)", arch, co->name);
+            if (size < 64) continue;
+            CHECK(elf_mach(co->data) == expected_mach(arch), "%s/%s: e_flags mach 0x%x, want 0x%x", arch, co->name,
+                  elf_mach(co->data), expected_mach(arch));
+            int have = 0;
+            for (int k = 0; k < n && k < 64; ++k) {
+                char fwd[128], reduce[128];
+                avk_hip_kernel_names(&inst[k], fwd, reduce, sizeof fwd);
+                int ok = elf_has_symbol(co->data, size, fwd) &&
+                         (!inst[k].split || elf_has_symbol(co->data, size, reduce));
+                EXPECT(ok, "%s/%s lacks %s", arch, co->name, fwd);
+                have += ok;
+            }
+            CHECK(have == n, "%s/%s: %d of %d kernel instances present", arch, co->name, have, n);
+            printf("ok   %-8s %-9s %7zu bytes, %2d kernel instances\n", arch, co->name, size, n);
+        }
+        const avk_hip_code_object *sm = avk_hip_find_code_object(arch, "softmax");
+        CHECK(sm && *sm->size > 0 && avk_hip_is_amdgpu_elf(sm->data, *sm->size) && elf_mach(sm->data) == expected_mach(arch) &&
+                  elf_has_symbol(sm->data, *sm->size, "avk_softmax_rows_bf16"),
+              "%s/softmax: embedded AMDGPU ELF with the softmax kernels", arch);
+        CHECK(objects > 0, "%s: the table uses some variant", arch);
+    }
+    /* nothing embedded the table does not use */
+    for (int i = 0; i < avk_hip_code_object_count; ++i) {
+        const avk_hip_code_object *co = &avk_hip_code_objects[i];
+        avk_hip_config c;
+        int used = strcmp(co->name, "softmax") == 0 || avk_hip_instances(co->arch, co->name, &c, 1) > 0;
+        CHECK(used, "%s/%s: embedded and used by the table", co->arch, co->name);
+    }
+}
+
+typedef struct pick_case {
+    const char *arch;
+    attnvk_dtype dtype;
+    int head_dim, seq_q;
+    const char *variant;
+    int br, bc;
+    int embedded; /* the picked instance is in an embedded object */
+} pick_case;
+
+static void check_lookup(void)
+{
+    static const pick_case cases[] = {
+        {"gfx90a", ATTNVK_F16, 128, 1024, "mma16", 64, 32, 1},
+        {"gfx90a", ATTNVK_BF16, 64, 1024, "mma16", 64, 64, 1},
+        {"gfx90a", ATTNVK_F16, 256, 1024, "mma16-qs", 32, 16, 1},
+        {"gfx90a", ATTNVK_F32, 128, 1024, "simt", 32, 32, 1},
+        {"gfx90a", ATTNVK_F16, 128, 1, "simt", 16, 32, 1},
+        {"gfx940", ATTNVK_F16, 96, 512, "mma16", 64, 32, 1},
+        {"gfx940", ATTNVK_BF16, 256, 512, "mma16-qs", 32, 16, 1},
+        {"gfx1030", ATTNVK_F16, 128, 1024, "simt", 32, 32, 1},
+        {"gfx1030", ATTNVK_BF16, 256, 1024, "simt", 16, 16, 1},
+        {"gfx1030", ATTNVK_F32, 64, 8, "simt", 16, 32, 1},
+        {"gfx942", ATTNVK_F16, 128, 1024, "mma16", 64, 32, 0},   /* MI300X: hipRTC */
+        {"gfx1100", ATTNVK_F16, 128, 1024, "mma16", 64, 32, 0},  /* RDNA3 WMMA: hipRTC */
+        {"gfx908", ATTNVK_F16, 128, 1024, "simt", 32, 32, 0},    /* MFMA without bf16_1k */
+    };
+    attnvk_kernel_options none;
+    memset(&none, 0, sizeof none);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        const pick_case *t = &cases[i];
+        attnvk_device_info info;
+        avk_hip_synthetic_device(t->arch, &info);
+        attnvk_problem p = {1, 8, 8, t->seq_q, 1024, t->head_dim, 0, 0, t->dtype, ATTNVK_LAYOUT_BHSD};
+        avk_hip_config c;
+        int decode = p.seq_q <= 16;
+        attnvk_status s = avk_hip_select(&info, &p, &none, decode, &c);
+        CHECK(s == ATTNVK_OK && strcmp(c.variant, t->variant) == 0 && c.br == t->br && c.bc == t->bc &&
+                  c.split == decode,
+              "%s %s D=%d Nq=%d: picked %s %dx%d split=%d, want %s %dx%d", t->arch, attnvk_dtype_name(t->dtype),
+              t->head_dim, t->seq_q, s == ATTNVK_OK ? c.variant : attnvk_last_error(), c.br, c.bc, c.split, t->variant,
+              t->br, t->bc);
+        const avk_hip_code_object *co = avk_hip_find_code_object(t->arch, c.variant);
+        CHECK((co != NULL) == t->embedded && (!co || strcmp(co->arch, t->arch) == 0),
+              "%s: %s object %s", t->arch, c.variant, t->embedded ? "embedded" : "left to hipRTC");
+    }
+    /* options override the table; rules are checked */
+    attnvk_device_info info;
+    avk_hip_synthetic_device("gfx1030", &info);
+    attnvk_problem p = {1, 8, 8, 256, 256, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD};
+    attnvk_kernel_options o = none;
+    o.variant = "mma16";
+    avk_hip_config c;
+    CHECK(avk_hip_select(&info, &p, &o, 0, &c) == ATTNVK_ERROR_UNSUPPORTED, "mma16 on gfx1030 is unsupported");
+    avk_hip_synthetic_device("gfx90a", &info);
+    o.variant = "simt";
+    o.tile_br = 64;
+    CHECK(avk_hip_select(&info, &p, &o, 0, &c) == ATTNVK_ERROR_UNSUPPORTED, "simt 64x32 at D=128 exceeds 64 KiB LDS");
+    o.tile_br = 16;
+    CHECK(avk_hip_select(&info, &p, &o, 0, &c) == ATTNVK_OK && c.br == 16 && !c.mma, "simt 16x32 override");
+    o.variant = "mma16";
+    o.tile_br = 48;
+    CHECK(avk_hip_select(&info, &p, &o, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
+          "mma16 tile_br 48 is not whole wave64s");
+    p.dtype = ATTNVK_F32;
+    o.tile_br = 0;
+    CHECK(avk_hip_select(&info, &p, &o, 0, &c) == ATTNVK_ERROR_UNSUPPORTED, "mma16 takes no f32");
+    p.head_dim = 48;
+    CHECK(avk_hip_select(&info, &p, &none, 0, &c) == ATTNVK_ERROR_UNSUPPORTED, "head_dim 48 unsupported");
+
+    char v[64];
+    avk_hip_synthetic_device("gfx90a", &info);
+    avk_hip_default_variant(&info, v, sizeof v);
+    CHECK(strcmp(v, "mma16 64x32") == 0, "gfx90a default variant %s", v);
+    avk_hip_synthetic_device("gfx1030", &info);
+    avk_hip_default_variant(&info, v, sizeof v);
+    CHECK(strcmp(v, "simt 32x32") == 0, "gfx1030 default variant %s", v);
+}
+
+static void check_unavailable(void)
+{
+    attnvk_context *ctx = NULL;
+    CHECK(attnvk_context_create(&ctx) == ATTNVK_OK, "context");
+    if (!ctx) return;
+    const char *reason = NULL;
+    attnvk_status s = attnvk_api_status(ctx, ATTNVK_API_HIP, &reason);
+    if (s == ATTNVK_OK) {
+        printf("note: an AMD GPU is present; the unavailable check does not apply\n");
+    } else {
+        CHECK(s == ATTNVK_ERROR_UNAVAILABLE && reason && strlen(reason) > 10,
+              "hip unavailable with a reason (%s: %s)", attnvk_status_name(s), reason ? reason : "(null)");
+        printf("ok   hip unavailable: %s\n", reason);
+        int hip_devices = 0;
+        for (int i = 0; i < attnvk_device_count(ctx); ++i) hip_devices += attnvk_device_info_at(ctx, i)->api == ATTNVK_API_HIP;
+        CHECK(hip_devices == 0, "no hip devices listed");
+    }
+    attnvk_context_destroy(ctx);
+
+    /* rocBLAS unfused workspace: f32 scores + dtype probabilities per pair */
+    attnvk_problem p = {2, 4, 4, 100, 300, 64, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD};
+    CHECK(avk_hip_rocblas_workspace_bytes(&p) == 2ull * 4 * 100 * 300 * 6, "rocblas workspace bytes");
+    /* without librocblas the baseline is listed, unavailable, with the reason */
+    avk_hip_device none;
+    memset(&none, 0, sizeof none);
+    attnvk_impl_info impl;
+    avk_hip_rocblas_describe(&none, &impl);
+    if (impl.available) {
+        printf("note: librocblas is installed; its unavailable check does not apply\n");
+    } else {
+        CHECK(strcmp(impl.name, "rocblas") == 0 && !impl.fused && strstr(impl.reason, "librocblas"),
+              "rocblas unavailable: %s", impl.reason);
+        printf("ok   rocblas unavailable: %s\n", impl.reason);
+    }
+}
+
+int main(void)
+{
+    check_objects();
+    check_lookup();
+    check_unavailable();
+    return avk_test_finish(passed, 0);
+}
