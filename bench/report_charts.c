@@ -245,15 +245,17 @@ static int family_chart(strbuf *o, const group_view *g, const results_case *rep,
     int ns = 0;
     for (int s = 0; s < g->series_count; ++s) {
         int points = 0;
+        const results_record *example = NULL;
         for (int p = 0; p < n; ++p) ys[ns][p] = NAN;
         for (int i = 0; i < g->rec_count; ++i) {
             const results_record *r = g->recs[i];
             if (series_index(g, r) != s || !same_family(&r->kase, rep)) continue;
+            example = r;
             for (int p = 0; p < n; ++p)
                 if (lengths[p] == (double)r->kase.seq_kv && !isfinite(ys[ns][p]) && isfinite(metric(r))) ys[ns][p] = metric(r), ++points;
         }
         if (points == 0) continue;
-        const char *suffix = !memory_suffix ? "" : results_is_unfused(g->series[s].implementation) ? "unfused" : "flash";
+        const char *suffix = !memory_suffix ? "" : results_is_unfused(example) ? "unfused" : "flash";
         style_for(pal, &g->series[s], &series[ns].style, labels[ns], sizeof labels[ns], suffix);
         series[ns].count = n;
         series[ns].x = lengths;
@@ -326,7 +328,7 @@ static int speedup_chart(strbuf *o, const group_view *g, report_palette *pal)
         char labels[REPORT_MAX_SERIES][96];
         for (int s = 0; s < ns; ++s) style_for(pal, &keys[s], &series[s], labels[s], sizeof labels[s], "");
         bar_chart c = {.title = "attnvk speedup over the fastest vendor-native kernel",
-                       .y_label = "speedup (vendor median / attnvk median)", .unit = "\xc3\x97", .y_format = AXIS_RATIO,
+                       .y_label = "speedup over vendor (\xc3\x97)", .unit = "\xc3\x97", .y_format = AXIS_RATIO,
                        .category_count = shown, .categories = cats, .series_count = ns, .series = series, .values = values,
                        .baseline = 0, .refs = {1.0, NAN}, .ref_labels = {"vendor = 1\xc3\x97", NULL}};
         char extra[200];

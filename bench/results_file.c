@@ -167,6 +167,8 @@ static int parse_record(const cJSON *r, int i, const char *label, results_record
     rec->memory_bytes = get_num(r, "memory_bytes");
     rec->speedup_vs_vendor = get_num(r, "speedup_vs_vendor");
     copy_str(r, "vendor_reference", rec->vendor_reference, sizeof rec->vendor_reference);
+    const cJSON *fused = cJSON_GetObjectItemCaseSensitive(r, "fused");
+    rec->fused = cJSON_IsBool(fused) ? cJSON_IsTrue(fused) : -1;
     const cJSON *check = cJSON_GetObjectItemCaseSensitive(r, "check");
     rec->check.present = cJSON_IsObject(check);
     rec->check.rel_l2 = get_num(check, "rel_l2");
@@ -326,8 +328,9 @@ bool results_is_vendor_native(const char *implementation)
     return false;
 }
 
-bool results_is_unfused(const char *implementation)
+bool results_is_unfused(const results_record *r)
 {
-    return strcmp(implementation, "cublas") == 0 || strcmp(implementation, "clblast") == 0 ||
-           strcmp(implementation, "rocblas") == 0;
+    if (r->fused >= 0) return r->fused == 0;
+    return strcmp(r->implementation, "cublas") == 0 || strcmp(r->implementation, "clblast") == 0 ||
+           strcmp(r->implementation, "rocblas") == 0;
 }

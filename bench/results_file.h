@@ -39,6 +39,7 @@ typedef struct results_record {
     char reason[512], variant[64];
     results_stats stats;
     double flops, tflops, memory_bytes, speedup_vs_vendor; /* NAN when null or absent */
+    int fused; /* the writer's "fused" flag: 1, 0, or -1 when absent */
     char vendor_reference[32];
     results_check check;
 } results_record;
@@ -79,8 +80,9 @@ bool results_same_key(const results_record *a, const results_record *b); /* impl
 void results_case_label(const results_case *c, char *out, size_t n);
 /* cudnn, cublas, clblast, rocblas: the vendor's kernels. */
 bool results_is_vendor_native(const char *implementation);
-/* Unfused baselines (GEMM + softmax + GEMM) keep the full score matrix in memory. */
-bool results_is_unfused(const char *implementation);
+/* Unfused baselines (GEMM + softmax + GEMM) keep the full score matrix in memory:
+ * the record's "fused" flag when it has one, else cublas, clblast, rocblas. */
+bool results_is_unfused(const results_record *r);
 
 /* Filters, shared by history, compare and report.
  * Device SPEC: [API:]TEXT — TEXT is a case-insensitive substring of the device

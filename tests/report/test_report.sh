@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # attnvk report: one self-contained HTML page with SVG charts, escaped text, and a
 # headless Chromium screenshot that is not blank and shows the charts.
-# Env: ATTNVK, DATA, PYTHON, PNG_CHECK. Arg: a scratch folder.
+# Env: ATTNVK, DATA, PYTHON, PNG_CHECK, optional CHROMIUM. Arg: a scratch folder.
 # Without chromium: exit 77 (skipped) locally, a loud failure in CI (CI=true).
 set -u
 work=$1
@@ -51,7 +51,20 @@ check "missing input: exit 2" [ $? = 2 ]
 "$ATTNVK" report 2>"$work/err"
 check "no input: exit 2" [ $? = 2 ]
 
-browser=$(command -v chromium || command -v chromium-browser || true)
+# CHROMIUM overrides the browser (CHROMIUM= simulates a machine without one)
+# the checker itself rejects a blank page
+"$PYTHON" -c '
+import struct, sys, zlib
+w, h = 300, 200
+chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+rows = b"".join(b"\0" + b"\xff" * (3 * w) for _ in range(h))
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                             + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+' "$work/blank.png"
+"$PNG_CHECK" "$work/blank.png" --min-colors 200 --min-ink 10 --color 4e79a7:3000 >"$work/blank.out" 2>&1
+check "png_check rejects a blank page" [ $? = 1 ]
+
+browser=${CHROMIUM-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$browser" ]; then
     echo "$pass passed, $fail failed (chromium not installed: screenshot not checked)"
     if [ "${CI:-}" = true ]; then
