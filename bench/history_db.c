@@ -168,8 +168,11 @@ int history_open(const char *path, bool create, history_db **out, char *err, siz
     sqlite3_create_function(h->db, "avk_device_match", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_device_match, NULL, NULL);
     sqlite3_create_function(h->db, "avk_case_match", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_case_match, NULL, NULL);
     int rc = ensure_schema(h, create, err, err_size);
-    if (rc == OK && (sqlite3_exec(h->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_OK ||
-                     sqlite3_exec(h->db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK))
+    /* WAL (persistent, set by the writers): readers never wait for a writer, and a
+     * writer killed mid-transaction leaves only uncommitted frames, ignored on open. */
+    if (rc == OK && create && sqlite3_exec(h->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+        rc = db_fail(h, err, err_size, "cannot switch to WAL mode");
+    if (rc == OK && sqlite3_exec(h->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL) != SQLITE_OK)
         rc = db_fail(h, err, err_size, "cannot configure");
     if (rc != OK) {
         history_close(h);
