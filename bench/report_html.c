@@ -181,7 +181,7 @@ static int compare_section(strbuf *o, const results_run *base, const results_run
         compare_verdict v = shown[i];
         int count = v == VERDICT_REGRESSION ? r.regressions : r.counts[v];
         if (count == 0 && v != VERDICT_REGRESSION && v != VERDICT_NEW_FAILURE) continue;
-        sb_printf(o, "<span class=\"badge\" style=\"background:%s\">%d ", report_verdict_color(v), count);
+        sb_printf(o, "<span class=\"badge\" style=\"background:%s\">%d ", count ? report_verdict_color(v) : "#9aa5b1", count);
         sb_html(o, compare_verdict_name(v));
         sb_puts(o, "</span>");
     }
