@@ -10,6 +10,8 @@ out=${OUT:-/tmp/vendor-out}
 mkdir -p "$out"
 build=${BUILD:-build-vendor}
 source .gpu/gpu-env.sh
+# host libraries the attnvk command links (cJSON, SQLite), appended so the machine's own win
+export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$PWD/$build/h100-libs
 export ATTNVK_CACHE_DIR=/tmp/attnvk-cache ATTNVK_TEST_SEED=${ATTNVK_TEST_SEED:-20261122}
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.used --format=csv >"$out/gpu.txt" 2>&1
