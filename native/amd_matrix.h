@@ -56,12 +56,7 @@ AVK_DEVICE avk_u16 *avk_amd_scratch(void)
 
 /* LDS operations of one wavefront complete in order; this only keeps the
  * compiler from moving them across the exchange. */
-AVK_DEVICE void avk_amd_wave_sync(void)
-{
-    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
-    __builtin_amdgcn_wave_barrier();
-    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
-}
+AVK_DEVICE void avk_amd_wave_sync(void) { avk_syncwarp(); }
 
 /* Stores this lane's NVIDIA A (4 regs) and B (2 regs) of its 32-lane warp. */
 AVK_DEVICE void avk_amd_put_operands(avk_u16 *s, int warp, int l, const avk_u32 a[4], const avk_u32 b[2])
@@ -74,16 +69,20 @@ AVK_DEVICE void avk_amd_put_operands(avk_u16 *s, int warp, int l, const avk_u32 
         *(avk_u32 *)&s[avk_scratch_b(warp, avk_nv_b_n(l, 2 * r), avk_nv_b_k(l, 2 * r))] = b[r];
 }
 
-/* Adds this warp's f32 16x8 product from the scratch into d (NVIDIA C layout). */
+/* Adds (ZC: stores) this warp's f32 16x8 product from the scratch into d (NVIDIA C layout). */
+template <int ZC>
 AVK_DEVICE void avk_amd_take_product(const avk_u16 *s, int warp, int l, float d[4])
 {
     const float *sd = (const float *)(s + AVK_SCRATCH_D);
 #pragma unroll
-    for (int e = 0; e < 4; ++e) d[e] += sd[avk_scratch_d(warp, avk_nv_c_row(l, e), avk_nv_c_col(l, e))];
+    for (int e = 0; e < 4; ++e) {
+        const float x = sd[avk_scratch_d(warp, avk_nv_c_row(l, e), avk_nv_c_col(l, e))];
+        d[e] = ZC ? x : d[e] + x;
+    }
 }
 
 #if defined(AVK_AMD_MFMA)
-template <int BF16>
+template <int BF16, int ZC>
 AVK_DEVICE void avk_amd_mma(float d[4], const avk_u32 a[4], const avk_u32 b[2])
 {
     avk_u16 *s = avk_amd_scratch();
@@ -114,11 +113,11 @@ AVK_DEVICE void avk_amd_mma(float d[4], const avk_u32 a[4], const avk_u32 b[2])
 #pragma unroll
     for (int j = 0; j < 4; ++j) sd[avk_scratch_d(owner, avk_mfma_d_row(lane, j), col % 8)] = mine[j];
     avk_amd_wave_sync();
-    avk_amd_take_product(s, warp, l, d);
+    avk_amd_take_product<ZC>(s, warp, l, d);
     avk_amd_wave_sync();
 }
 #else /* WMMA, wave32: the warp is the wavefront */
-template <int BF16>
+template <int BF16, int ZC>
 AVK_DEVICE void avk_amd_mma(float d[4], const avk_u32 a[4], const avk_u32 b[2])
 {
     avk_u16 *s = avk_amd_scratch();
@@ -144,14 +143,17 @@ AVK_DEVICE void avk_amd_mma(float d[4], const avk_u32 a[4], const avk_u32 b[2])
         for (int j = 0; j < 8; ++j) sd[avk_scratch_d(0, avk_wmma_d_row(lane, j), col)] = dv[j];
     }
     avk_amd_wave_sync();
-    avk_amd_take_product(s, 0, lane, d);
+    avk_amd_take_product<ZC>(s, 0, lane, d);
     avk_amd_wave_sync();
 }
 #endif
 
-/* D(16x8 f32) += A(16x16, row) * B(16x8, col); fragments as in the PTX ISA. */
-AVK_DEVICE void avk_mma_f16(float d[4], const avk_u32 a[4], const avk_u32 b[2]) { avk_amd_mma<0>(d, a, b); }
-AVK_DEVICE void avk_mma_bf16(float d[4], const avk_u32 a[4], const avk_u32 b[2]) { avk_amd_mma<1>(d, a, b); }
+/* D(16x8 f32) += A(16x16, row) * B(16x8, col); fragments as in the PTX ISA.
+ * _zc: D = A * B (C = 0). */
+AVK_DEVICE void avk_mma_f16(float d[4], const avk_u32 a[4], const avk_u32 b[2]) { avk_amd_mma<0, 0>(d, a, b); }
+AVK_DEVICE void avk_mma_bf16(float d[4], const avk_u32 a[4], const avk_u32 b[2]) { avk_amd_mma<1, 0>(d, a, b); }
+AVK_DEVICE void avk_mma_f16_zc(float d[4], const avk_u32 a[4], const avk_u32 b[2]) { avk_amd_mma<0, 1>(d, a, b); }
+AVK_DEVICE void avk_mma_bf16_zc(float d[4], const avk_u32 a[4], const avk_u32 b[2]) { avk_amd_mma<1, 1>(d, a, b); }
 
 /* Four 8x8 b16 matrices; lane l of each 32-lane warp gives the row address
  * of matrix l/8; lane l receives row l/4, columns 2(l%4), 2(l%4)+1. */

@@ -26,6 +26,20 @@ typedef __attribute__((address_space(3))) avk_u16 avk_lds_u16;
 
 AVK_DEVICE float avk_shfl_xor(float v, int mask) { return __shfl_xor(v, mask, AVK_WARP); }
 
+/* Vote over the whole wavefront: on wave64 that is both 32-lane warps of a
+ * kernel written for 32, a superset of "any lane of my warp", which is what a
+ * branch made uniform by the vote needs. */
+AVK_DEVICE bool avk_any(bool pred) { return __any(pred) != 0; }
+
+/* A warp never spans wavefronts and a wavefront runs in lockstep with its LDS
+ * operations in order: only the compiler must not move memory across this. */
+AVK_DEVICE void avk_syncwarp(void)
+{
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+    __builtin_amdgcn_wave_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+}
+
 AVK_DEVICE float avk_exp2(float x) { return exp2f(x); }
 
 AVK_DEVICE float avk_f16_to_f32(avk_u16 h) { return (float)__builtin_bit_cast(_Float16, h); }

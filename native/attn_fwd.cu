@@ -12,6 +12,7 @@
  *                0: the portable f32 kernel (any dtype, any target)
  *   AVK_SPLIT    1: write f32 partial O and LSE per KV split (decode), merged
  *                by avk_attn_reduce
+ *   AVK_MINB     CTAs per SM for __launch_bounds__ (register budget)
  * Kernels: avk_attn_fwd (one CTA per BR query rows of one (b, h, split)) and
  * avk_attn_reduce (the split-KV merge). */
 #include "attn_portability.h"
@@ -25,6 +26,12 @@
 #endif
 #ifndef AVK_SPLIT
 #define AVK_SPLIT 0
+#endif
+#ifndef AVK_MINB
+#define AVK_MINB 1 /* CTAs per SM the register allocation must allow */
+#endif
+#ifndef AVK_RESCALE_SLACK
+#define AVK_RESCALE_SLACK 8.0f /* log2 units the running max may lag: P <= 2^8 */
 #endif
 
 #define AVK_NEG_INF (-__int_as_float(0x7f800000))
@@ -119,9 +126,11 @@ AVK_DEVICE void avk_store_lse(const avk_attn_params &p, const avk_work &w, int i
 /* ======================= tensor-core kernel (sm_80+) ======================= */
 #if AVK_DTYPE == 1
 #define avk_mma avk_mma_f16
+#define avk_mma_zc avk_mma_f16_zc
 #define avk_pack2 avk_pack_f16x2
 #else
 #define avk_mma avk_mma_bf16
+#define avk_mma_zc avk_mma_bf16_zc
 #define avk_pack2 avk_pack_bf16x2
 #endif
 
@@ -138,19 +147,24 @@ enum {
 static_assert(BR == WARPS * WM * 16, "BR must be warps * 16 * AVK_WM");
 static_assert(BC % 16 == 0 && D % 16 == 0, "tiles must be multiples of 16");
 
-/* Asynchronously copies `rows` rows of D elements into smem (row stride RS);
- * rows at or past `valid` are zero-filled so they contribute exact zeros. */
-AVK_DEVICE void avk_load_tile(avk_u32 smem, const avk_elem *g, long long row_stride, int rows, int valid)
+/* Asynchronously copies ROWS rows of D elements into smem (row stride RS);
+ * rows at or past `valid` are zero-filled so they contribute exact zeros.
+ * A fixed trip count lets the compiler turn addresses into increments. */
+template <int ROWS>
+AVK_DEVICE void avk_load_tile(avk_u32 smem, const avk_elem *g, long long row_stride, int valid)
 {
-    for (int c = threadIdx.x; c < rows * CH; c += NT) {
-        int r = c / CH, k = c % CH;
-        bool in = r < valid;
+#pragma unroll
+    for (int j = 0; j < (ROWS * CH + NT - 1) / NT; ++j) {
+        const int c = threadIdx.x + j * NT;
+        if ((ROWS * CH) % NT != 0 && c >= ROWS * CH) break;
+        const int r = c / CH, k = c % CH;
+        const bool in = r < valid;
         const avk_elem *src = in ? g + (long long)r * row_stride + k * 8 : g;
         avk_cp_async16(smem + (avk_u32)((r * RS + k * 8) * 2), src, in ? 16 : 0);
     }
 }
 
-AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_params p)
+AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
 {
     AVK_DYNAMIC_SMEM(smem_raw);
     avk_elem *sQ = (avk_elem *)smem_raw;
@@ -167,12 +181,12 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     const int warp_r0 = w.r0 + warp * WM * 16; /* first query row of this warp */
 
     /* ---- prologue: Q and the first K tile, then the first V tile ---- */
-    avk_load_tile(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, BR, w.r_end - w.r0);
+    avk_load_tile<BR>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
     if (w.t_begin < w.t_end)
-        avk_load_tile(aK, K + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, BC, w.kv_end - w.t_begin * BC);
+        avk_load_tile<BC>(aK, K + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
     avk_cp_async_commit();
     if (w.t_begin < w.t_end)
-        avk_load_tile(aV, V + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, BC, w.kv_end - w.t_begin * BC);
+        avk_load_tile<BC>(aV, V + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
     avk_cp_async_commit();
 
     /* ldmatrix row addresses (bytes): A operand (Q) and B operands (K, V^T) */
@@ -210,16 +224,12 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         AVK_CP_ASYNC_WAIT(1);
         __syncthreads();
         if (more)
-            avk_load_tile(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), K + (long long)(key0 + BC) * p.kv_ss, p.kv_ss,
-                          BC, w.kv_end - key0 - BC);
+            avk_load_tile<BC>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), K + (long long)(key0 + BC) * p.kv_ss,
+                              p.kv_ss, w.kv_end - key0 - BC);
         avk_cp_async_commit();
 
         /* ---- S = Q K^T (16 x BC per m-tile, f32) ---- */
         float s[WM][NS][4];
-#pragma unroll
-        for (int mi = 0; mi < WM; ++mi)
-#pragma unroll
-            for (int n = 0; n < NS; ++n) s[mi][n][0] = s[mi][n][1] = s[mi][n][2] = s[mi][n][3] = 0.f;
         const avk_u32 k_lane = aK + (avk_u32)((stage * BC * RS + bk_row * RS + bk_col) * 2);
 #pragma unroll
         for (int kk = 0; kk < KD; ++kk) {
@@ -237,8 +247,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
                 avk_ldmatrix_x4(b, k_lane + (avk_u32)((n * 8 * RS + kk * 16) * 2));
 #pragma unroll
                 for (int mi = 0; mi < WM; ++mi) {
-                    avk_mma(s[mi][n], AVK_QF(mi), b);
-                    avk_mma(s[mi][n + 1], AVK_QF(mi), b + 2);
+                    if (kk == 0) {
+                        avk_mma_zc(s[mi][n], AVK_QF(mi), b);
+                        avk_mma_zc(s[mi][n + 1], AVK_QF(mi), b + 2);
+                    } else {
+                        avk_mma(s[mi][n], AVK_QF(mi), b);
+                        avk_mma(s[mi][n + 1], AVK_QF(mi), b + 2);
+                    }
                 }
             }
 #undef AVK_QF
@@ -259,7 +274,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
                     }
         }
 
-        /* ---- online softmax (rows quad_row and quad_row + 8 of each m-tile) ---- */
+        /* ---- online softmax (rows quad_row and quad_row + 8 of each m-tile) ----
+         * The running max (row_max, scaled log2 domain) only moves when some row's
+         * tile max exceeds it by AVK_RESCALE_SLACK: most tiles then skip rescaling
+         * O, and P stays <= 2^slack, well inside f16/bf16. The vote keeps the
+         * branch uniform across the warp. */
+        float tile_max[WM][2];
+        bool grow = false;
 #pragma unroll
         for (int mi = 0; mi < WM; ++mi)
 #pragma unroll
@@ -269,10 +290,31 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
                 for (int n = 0; n < NS; ++n) mx = avk_max(mx, avk_max(s[mi][n][2 * half], s[mi][n][2 * half + 1]));
                 mx = avk_max(mx, avk_shfl_xor(mx, 1));
                 mx = avk_max(mx, avk_shfl_xor(mx, 2));
-                const float m_new = avk_max(row_max[mi][half], mx * p.scale_log2);
-                const float m_use = m_new == AVK_NEG_INF ? 0.f : m_new; /* a row with nothing visible yet */
-                const float alpha = avk_exp2(row_max[mi][half] - m_use);
-                row_max[mi][half] = m_new;
+                tile_max[mi][half] = mx * p.scale_log2;
+                grow |= tile_max[mi][half] > row_max[mi][half] + AVK_RESCALE_SLACK;
+            }
+        if (avk_any(grow)) {
+#pragma unroll
+            for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const float m_new = avk_max(row_max[mi][half], tile_max[mi][half]);
+                    /* exp2(-inf) = 0 for a row's first visible keys; 1 when unchanged */
+                    const float alpha = m_new == AVK_NEG_INF ? 1.f : avk_exp2(row_max[mi][half] - m_new);
+                    row_max[mi][half] = m_new;
+                    row_sum[mi][half] *= alpha;
+#pragma unroll
+                    for (int n = 0; n < ND; ++n) {
+                        acc[mi][n][2 * half] *= alpha;
+                        acc[mi][n][2 * half + 1] *= alpha;
+                    }
+                }
+        }
+#pragma unroll
+        for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const float m_use = row_max[mi][half] == AVK_NEG_INF ? 0.f : row_max[mi][half];
                 float sum = 0.f;
 #pragma unroll
                 for (int n = 0; n < NS; ++n)
@@ -282,20 +324,15 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
                         s[mi][n][e] = pe;
                         sum += pe;
                     }
-                row_sum[mi][half] = row_sum[mi][half] * alpha + sum;
-#pragma unroll
-                for (int n = 0; n < ND; ++n) {
-                    acc[mi][n][2 * half] *= alpha;
-                    acc[mi][n][2 * half + 1] *= alpha;
-                }
+                row_sum[mi][half] += sum;
             }
 
         /* V[t] has landed (K[t+1] may still be in flight) */
         AVK_CP_ASYNC_WAIT(1);
         __syncthreads();
         if (more)
-            avk_load_tile(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), V + (long long)(key0 + BC) * p.kv_ss, p.kv_ss,
-                          BC, w.kv_end - key0 - BC);
+            avk_load_tile<BC>(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), V + (long long)(key0 + BC) * p.kv_ss,
+                              p.kv_ss, w.kv_end - key0 - BC);
         avk_cp_async_commit();
 
         /* ---- O += P V: P's accumulator layout is already the A-fragment layout ---- */
@@ -333,15 +370,35 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
             l += avk_shfl_xor(l, 1);
             l += avk_shfl_xor(l, 2);
             const int i = warp_r0 + mi * 16 + quad_row + half * 8;
-            if (i >= w.r_end) continue;
             const float inv = l > 0.f ? 1.f / l : 0.f;
+#if AVK_SPLIT
+            if (i >= w.r_end) continue;
 #pragma unroll
             for (int n = 0; n < ND; ++n)
                 avk_store_pair(p, w, i, n * 8 + quad_col * 2, acc[mi][n][2 * half] * inv,
                                acc[mi][n][2 * half + 1] * inv);
+#else
+            /* staged in this warp's own Q rows (only this warp read them) */
+            avk_u32 *row = (avk_u32 *)(sQ + (warp * WM * 16 + mi * 16 + quad_row + half * 8) * RS);
+#pragma unroll
+            for (int n = 0; n < ND; ++n)
+                row[n * 4 + quad_col] = avk_pack2(acc[mi][n][2 * half] * inv, acc[mi][n][2 * half + 1] * inv);
+            if (i >= w.r_end) continue;
+#endif
             if (quad_col == 0)
                 avk_store_lse(p, w, i, l > 0.f ? row_max[mi][half] + log2f(l) : AVK_NEG_INF);
         }
+#if !AVK_SPLIT
+    /* 16-byte coalesced stores of the warp's rows */
+    avk_syncwarp();
+    avk_elem *O = (avk_elem *)p.o + w.q_off;
+#pragma unroll
+    for (int c = lane; c < WM * 16 * CH; c += 32) {
+        const int r = c / CH, k = c % CH, i = warp_r0 + r;
+        if (i < w.r_end)
+            *(uint4 *)(O + (long long)i * p.q_ss + k * 8) = *(const uint4 *)(sQ + (warp * WM * 16 + r) * RS + k * 8);
+    }
+#endif
 }
 
 #else

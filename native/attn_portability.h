@@ -6,11 +6,13 @@
  * What a target provides:
  *   AVK_WARP            lanes per warp/wavefront
  *   avk_shfl_xor        butterfly shuffle of a float within a warp
+ *   avk_any, avk_syncwarp  warp vote, warp barrier
  *   avk_exp2            fast 2^x (the kernel folds scale*log2(e) into S)
  *   avk_f16_to_f32 / avk_f32_to_f16, avk_bf16_to_f32 / avk_f32_to_bf16
  *   avk_smem_addr       32-bit shared-memory address of a generic pointer
  *   AVK_MMA_SM80        1 where mma.sync m16n8k16 + ldmatrix + cp.async exist;
- *                       then avk_mma_f16 / avk_mma_bf16, avk_ldmatrix_x4(_trans),
+ *                       then avk_mma_f16 / avk_mma_bf16 (and _zc: C = 0),
+ *                       avk_ldmatrix_x4(_trans),
  *                       avk_pack_f16x2 / avk_pack_bf16x2, avk_cp_async16,
  *                       avk_cp_async_commit, AVK_CP_ASYNC_WAIT(n)
  * The AMD side (gfx90a/gfx940/gfx1030) lives in amd_portability.h. */
@@ -33,6 +35,8 @@ typedef unsigned long long avk_u64;
 #define AVK_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 
 AVK_DEVICE float avk_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+AVK_DEVICE bool avk_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
+AVK_DEVICE void avk_syncwarp(void) { __syncwarp(); }
 
 AVK_DEVICE float avk_exp2(float x)
 {
@@ -86,6 +90,23 @@ AVK_DEVICE void avk_mma_bf16(float d[4], const avk_u32 a[4], const avk_u32 b[2])
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* The same with C = 0 (the first k-step of a product): no zeroing moves. */
+AVK_DEVICE void avk_mma_f16_zc(float d[4], const avk_u32 a[4], const avk_u32 b[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.f));
+}
+
+AVK_DEVICE void avk_mma_bf16_zc(float d[4], const avk_u32 a[4], const avk_u32 b[2])
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.f));
 }
 
 /* Four 8x8 b16 matrices; lane l gives the row address of matrix l/8. */

@@ -48,8 +48,9 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
  * target), sm_XY elsewhere. */
 void avk_cuda_arch_name(int cc_major, int cc_minor, char *out, size_t n);
 
-/* NVRTC options for cfg; returns the count. storage holds the strings. */
-enum { AVK_CUDA_MAX_OPTIONS = 20, AVK_CUDA_OPTION_LEN = 64 };
+/* NVRTC options for cfg; returns the count. storage holds the strings.
+ * $ATTNVK_CUDA_DEFINES ("-DNAME=V ...") adds kernel defines for tuning sweeps. */
+enum { AVK_CUDA_MAX_OPTIONS = 24, AVK_CUDA_OPTION_LEN = 64 };
 int avk_cuda_build_options(const avk_cuda_config *cfg, const char *arch,
                            char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts);
 

@@ -4,6 +4,7 @@
 #include "core/error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { ANY = -1, PREFILL = 0, DECODE = 1 };
@@ -198,6 +199,13 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WM=%d", c->mma ? c->rows_per_warp / 16 : 0);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_QREG=%d", c->qreg);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);
+    /* Developer knob for tuning sweeps: extra -D options (in the cache key too). */
+    const char *extra = getenv("ATTNVK_CUDA_DEFINES");
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", extra ? extra : "");
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, " ", &save); tok && n < AVK_CUDA_MAX_OPTIONS; tok = strtok_r(NULL, " ", &save))
+        if (strncmp(tok, "-D", 2) == 0) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "%s", tok);
     for (int i = 0; i < n; ++i) opts[i] = s[i];
     return n;
 }

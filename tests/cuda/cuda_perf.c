@@ -4,7 +4,9 @@
  * of sampled rows of the same output.
  *   cuda_perf [--api cuda] [--impl NAME] [--dtype f16|bf16|f32] [--b B] [--h H] [--hkv HKV]
  *             [--n N] [--nq NQ] [--d D] [--causal] [--bshd] [--variant V] [--tile BRxBC]
- *             [--split N] [--iters N] */
+ *             [--split N] [--iters N] [--try "VARIANT BRxBC [-DNAME=V ...]"]...
+ * Each --try times one configuration on the same inputs (the -D options go to
+ * NVRTC through ATTNVK_CUDA_DEFINES); without --try, --variant/--tile are used. */
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -35,6 +37,8 @@ int main(int argc, char **argv)
     attnvk_kernel_options o = {0};
     attnvk_api api = ATTNVK_API_CUDA;
     int iters = 20;
+    const char *tries[64];
+    int ntries = 0;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--causal")) p.causal = 1;
@@ -52,6 +56,7 @@ int main(int argc, char **argv)
         else if (v && !strcmp(a, "--tile") && ++i) sscanf(v, "%dx%d", &o.tile_br, &o.tile_bc);
         else if (v && !strcmp(a, "--split") && ++i) o.split_kv = atoi(v);
         else if (v && !strcmp(a, "--iters") && ++i) iters = atoi(v);
+        else if (v && !strcmp(a, "--try") && ++i && ntries < 64) tries[ntries++] = v;
         else {
             fprintf(stderr, "cuda_perf: unknown option %s\n", a);
             return 2;
@@ -77,42 +82,70 @@ int main(int argc, char **argv)
     attnvk_round_to_dtype(p.dtype, v, nkv);
 
     attnvk_buffer *bq = NULL, *bk = NULL, *bv = NULL, *bo = NULL;
-    attnvk_kernel *kern = NULL;
-    attnvk_kernel_info info;
-    memset(&info, 0, sizeof info);
-    attnvk_status s = attnvk_kernel_prepare(dev, &p, &o, &kern, &info);
-    if (s == ATTNVK_OK) s = upload(dev, p.dtype, q, nq, &bq);
+    attnvk_status s = upload(dev, p.dtype, q, nq, &bq);
     if (s == ATTNVK_OK) s = upload(dev, p.dtype, k, nkv, &bk);
     if (s == ATTNVK_OK) s = upload(dev, p.dtype, v, nkv, &bv);
     if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, nq * attnvk_dtype_size(p.dtype), &bo);
-    double *ms = calloc((size_t)iters, sizeof *ms);
-    for (int w = 0; s == ATTNVK_OK && w < 3; ++w) s = attnvk_kernel_run(kern, bq, bk, bv, bo, NULL, 0, 0, NULL);
-    for (int it = 0; s == ATTNVK_OK && it < iters; ++it) s = attnvk_kernel_run(kern, bq, bk, bv, bo, NULL, 0, 0, &ms[it]);
-    if (s == ATTNVK_OK) s = attnvk_buffer_read(bo, 0, raw, nq * attnvk_dtype_size(p.dtype));
+    if (s != ATTNVK_OK) {
+        printf("FAIL setup: %s\n", attnvk_last_error());
+        return 1;
+    }
     char shape[128];
     snprintf(shape, sizeof shape, "%s B%d H%d/%d Nq%d Nk%d D%d%s%s", attnvk_dtype_name(p.dtype), p.batch, p.heads,
              p.kv_heads, p.seq_q, p.seq_kv, p.head_dim, p.causal ? " causal" : "",
              p.layout == ATTNVK_LAYOUT_BSHD ? " bshd" : "");
+    double *ms = calloc((size_t)iters, sizeof *ms);
     int rc = 0;
-    if (s != ATTNVK_OK) {
-        printf("FAIL %s: %s: %s\n", shape, attnvk_status_name(s), attnvk_last_error());
-        rc = 1;
-    } else {
-        attnvk_unpack(p.dtype, raw, out, nq);
-        enum { SAMPLES = 48 };
-        size_t rows[SAMPLES], total = (size_t)p.batch * p.heads * p.seq_q;
-        for (int r = 0; r < SAMPLES; ++r) rows[r] = (size_t)((r * 2654435761u + 17u) % total);
-        rows[0] = 0;
-        rows[1] = total - 1;
-        attnvk_check c = attnvk_check_output(&p, q, k, v, out, rows, SAMPLES);
-        qsort(ms, (size_t)iters, sizeof *ms, cmp_double);
-        double med = ms[iters / 2], tflops = attnvk_problem_flops(&p) / (med * 1e-3) / 1e12;
-        printf("%s %-40s %-9s %s %3dx%-3d split=%-3d %8.3f ms (min %.3f) %7.1f TFLOP/s rel_l2 %.1e [%s]\n",
-               c.passed ? "ok  " : "FAIL", shape, info.implementation, info.variant, info.tile_br, info.tile_bc,
-               info.split_kv, med, ms[0], tflops, c.rel_l2, info.params);
-        rc = c.passed ? 0 : 1;
+    for (int t = 0; t < (ntries ? ntries : 1); ++t) {
+        char variant[32] = "", defines[256] = "";
+        attnvk_kernel_options to = o;
+        if (ntries) {
+            int br = 0, bc = 0, used = 0;
+            if (sscanf(tries[t], "%31s %dx%d %n", variant, &br, &bc, &used) < 3) {
+                printf("FAIL --try '%s': want 'VARIANT BRxBC [-D...]'\n", tries[t]);
+                rc = 1;
+                continue;
+            }
+            snprintf(defines, sizeof defines, "%s", tries[t] + used);
+            to.variant = variant;
+            to.tile_br = br;
+            to.tile_bc = bc;
+        }
+        setenv("ATTNVK_CUDA_DEFINES", defines, 1);
+        attnvk_kernel *kern = NULL;
+        attnvk_kernel_info info;
+        memset(&info, 0, sizeof info);
+        s = attnvk_kernel_prepare(dev, &p, &to, &kern, &info);
+        for (int w = 0; s == ATTNVK_OK && w < 3; ++w) s = attnvk_kernel_run(kern, bq, bk, bv, bo, NULL, 0, 0, NULL);
+        for (int it = 0; s == ATTNVK_OK && it < iters; ++it)
+            s = attnvk_kernel_run(kern, bq, bk, bv, bo, NULL, 0, 0, &ms[it]);
+        if (s == ATTNVK_OK) s = attnvk_buffer_read(bo, 0, raw, nq * attnvk_dtype_size(p.dtype));
+        if (s != ATTNVK_OK) {
+            printf("FAIL %s %s %s: %s: %s\n", shape, variant, defines, attnvk_status_name(s), attnvk_last_error());
+            rc = 1;
+        } else {
+            attnvk_unpack(p.dtype, raw, out, nq);
+            enum { SAMPLES = 48 };
+            size_t rows[SAMPLES], total = (size_t)p.batch * p.heads * p.seq_q;
+            for (int r = 0; r < SAMPLES; ++r) rows[r] = (size_t)((r * 2654435761u + 17u) % total);
+            rows[0] = 0;
+            rows[1] = total - 1;
+            attnvk_check c = attnvk_check_output(&p, q, k, v, out, rows, SAMPLES);
+            qsort(ms, (size_t)iters, sizeof *ms, cmp_double);
+            double med = ms[iters / 2], tflops = attnvk_problem_flops(&p) / (med * 1e-3) / 1e12;
+            printf("%s %-38s %-6s %-8s %3dx%-3d split=%-3d %8.3f ms (min %.3f) %6.1f TFLOP/s rel_l2 %.1e %s [%s]\n",
+                   c.passed ? "ok  " : "FAIL", shape, info.implementation, info.variant, info.tile_br, info.tile_bc,
+                   info.split_kv, med, ms[0], tflops, c.rel_l2, defines, info.params);
+            if (!c.passed) rc = 1;
+        }
+        fflush(stdout);
+        attnvk_kernel_destroy(kern);
+        /* poison between configurations so a kernel that writes nothing fails */
+        if (s == ATTNVK_OK) {
+            memset(raw, 0xff, nq * attnvk_dtype_size(p.dtype));
+            attnvk_buffer_write(bo, 0, raw, nq * attnvk_dtype_size(p.dtype));
+        }
     }
-    attnvk_kernel_destroy(kern);
     attnvk_buffer_destroy(bq), attnvk_buffer_destroy(bk), attnvk_buffer_destroy(bv), attnvk_buffer_destroy(bo);
     attnvk_device_close(dev);
     attnvk_context_destroy(ctx);

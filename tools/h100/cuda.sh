@@ -9,6 +9,8 @@ B=${BUILD:-build-cuda}
 out=${OUT:-/tmp/cuda-out}
 mkdir -p "$out"
 export ATTNVK_CACHE_DIR=/tmp/attnvk-cuda-cache
+# host libraries the command links (cJSON, SQLite) are not installed there
+[ -d "$B/hostlibs" ] && export LD_LIBRARY_PATH="$PWD/$B/hostlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 summary="$out/summary.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -38,25 +40,37 @@ if [ "$what" != perf ]; then
 fi
 
 if [ "$what" != tests ]; then
-  perf() { timeout 60 "$B/tests/cuda/cuda_perf" --iters 20 "$@" 2>&1 | tee -a "$out/perf.log" | grep -E "TFLOP|FAIL" | sed 's/ \[.*//' ; }
+  perf() { timeout 120 "$B/tests/cuda/cuda_perf" --iters 20 "$@" 2>&1 | tee -a "$out/perf.log" | grep -E "TFLOP|FAIL" | sed 's/ \[.*//' ; }
   {
-  # D=128, B=4, H=16, N=4096 (the headline), variants and tiles
-  for v in "mma16 128x64" "mma16 128x128" "mma16 64x64" "mma16 128x32" "mma16-qs 128x64" "mma32-qs 128x64" "mma32-qs 128x32" "mma32-qs 64x64"; do
-    set -- $v; perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --variant $1 --tile $2
-  done
-  # D=64, B=4, H=32
-  for v in "mma32 128x64" "mma32 128x128" "mma16 128x64" "mma16 128x128" "mma32-qs 128x64" "mma32 64x64"; do
-    set -- $v; perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --variant $1 --tile $2
-  done
-  perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --causal
-  perf --dtype bf16 --b 4 --h 16 --n 4096 --d 128
-  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --causal
-  perf --dtype bf16 --b 4 --h 32 --n 4096 --d 64
-  perf --dtype f16 --b 16 --h 16 --n 1024 --d 128
-  perf --dtype f16 --b 8 --h 8 --n 2048 --d 256
-  perf --dtype f16 --b 8 --h 32 --hkv 8 --nq 1 --n 8192 --d 128
-  perf --dtype f32 --b 4 --h 16 --n 2048 --d 128
+  ATTNVK_CACHE_DIR=/tmp/cc-d128 perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 \
+    --try "mma32-qs 128x64" --try "mma32-qs 128x64 -DAVK_RESCALE_SLACK=0" --try "mma32-qs 128x32" \
+    --try "mma32 128x32" --try "mma32-qs 128x128" --try "mma16 128x128" --try "mma16 128x64" \
+    --try "mma16 128x64 -DAVK_MINB=2" --try "mma16-qs 128x128"
+  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 \
+    --try "mma32 128x64" --try "mma32 128x128" --try "mma32 128x32" --try "mma32-qs 128x64" \
+    --try "mma32 128x64 -DAVK_MINB=3" --try "mma16 128x128" --try "mma32 64x64"
+  perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --causal --try "mma32-qs 128x64" --try "mma32-qs 128x32" --try "mma16 128x64"
+  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --causal --try "mma32 128x64" --try "mma32 128x32"
+  perf --dtype bf16 --b 4 --h 16 --n 4096 --d 128 --try "mma32-qs 128x64" --try "mma16 128x64"
+  perf --dtype bf16 --b 4 --h 32 --n 4096 --d 64 --try "mma32 128x64"
+  perf --dtype f16 --b 8 --h 8 --n 2048 --d 256 --try "mma16-qs 64x32" --try "mma16-qs 64x64" --try "mma32-qs 64x32" --try "mma16-qs 128x32"
+  perf --dtype f16 --b 16 --h 16 --n 1024 --d 128 --try "mma32-qs 128x64" --try "mma16 128x64"
+  for sp in 0 4 8 16; do perf --dtype f16 --b 8 --h 32 --hkv 8 --nq 1 --n 8192 --d 128 --split $sp --try "mma16 16x64" --try "mma16 16x32"; done
+  perf --dtype f32 --b 4 --h 16 --n 2048 --d 128 --try "simt 32x32" --try "simt 64x32" --try "simt 32x64"
   } | tee -a "$summary"
+  # SASS of the D=128 sweep's kernels (cubins in creation order = --try order)
+  od=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null)
+  if [ -n "$od" ] && ls /tmp/cc-d128/*.cubin >/dev/null 2>&1; then
+    n=0
+    for f in $(ls -tr /tmp/cc-d128/*.cubin); do
+      n=$((n + 1))
+      "$od" -sass "$f" > /tmp/sass-$n.txt 2>&1
+      echo "try $n: $(grep -cE ' HMMA' /tmp/sass-$n.txt) HMMA $(grep -cE ' LDSM' /tmp/sass-$n.txt) LDSM $(grep -cE ' MUFU' /tmp/sass-$n.txt) MUFU $(grep -cE ' (LDL|STL)' /tmp/sass-$n.txt) LDL/STL $(grep -cE 'BAR' /tmp/sass-$n.txt) BAR, $(grep -cE '^ +/\*[0-9a-f]{4}\*/' /tmp/sass-$n.txt) instructions" | tee -a "$summary"
+    done
+    cat /tmp/sass-1.txt /tmp/sass-2.txt > "$out/sass.txt"; gzip -f "$out/sass.txt"
+  else
+    note "no cuobjdump there"
+  fi
 fi
 echo "==== summary ===="
 cat "$summary"
