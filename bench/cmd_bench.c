@@ -223,10 +223,10 @@ int cmd_bench(int argc, char **argv)
             run_case(s, &s->cases[c], &cfg);
         }
         bench_progress_finish(&s->progress);
+        rc = print_results(s);
         if (s->noisy_cpu_records)
             fprintf(stderr, "attnvk: warning: %d record(s) on CPU devices had a run-to-run spread (cv) above %.0f%%\n",
                     s->noisy_cpu_records, cv_warning * 100);
-        rc = print_results(s);
         for (int i = 0; i < res->nrecords && rc == 0; ++i)
             if (res->records[i].status == BENCH_FAIL) rc = EXIT_FAILED;
         if (rc == 0 && s->write_failed) rc = EXIT_FAILED;
