@@ -29,7 +29,8 @@ static attnvk_status bind_hip(avk_dynlib *lib)
     if (s != ATTNVK_OK) return s;
     void *props = avk_dynlib_sym(lib, "hipGetDevicePropertiesR0000");
     if (!props) props = avk_dynlib_sym(lib, "hipGetDeviceProperties");
-    if (!props) return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "%s lacks symbol hipGetDeviceProperties", avk_dynlib_name(lib));
+    if (!props)
+        return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "%s lacks symbol hipGetDeviceProperties", avk_dynlib_name(lib));
     *(void **)&table.getDeviceProperties = props;
     *(void **)&table.hipDeviceGetUuid = avk_dynlib_sym(lib, "hipDeviceGetUuid");
     snprintf(table.library, sizeof table.library, "%s", avk_dynlib_name(lib));

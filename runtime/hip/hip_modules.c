@@ -39,8 +39,9 @@ static attnvk_status compile_with_hiprtc(avk_hip_device *dev, const avk_hip_sour
 {
     const avk_hiprtc *rtc = avk_hiprtc_load();
     if (!rtc)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "no code object for %s is embedded and hipRTC is unavailable (%s)",
-                        dev->info.architecture, attnvk_last_error());
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "no code object embedded for %s holds %s as configured, and hipRTC is unavailable (%s)",
+                        dev->info.architecture, src->name, attnvk_last_error());
     hiprtcProgram prog;
     hiprtcResult r = rtc->hiprtcCreateProgram(&prog, src->text, src->name, src->header_count,
                                                 (const char **)src->headers, (const char **)src->header_names);

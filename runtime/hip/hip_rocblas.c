@@ -133,7 +133,8 @@ struct avk_hip_rocblas_kernel {
 
 static rocblas_datatype blas_type(attnvk_dtype d)
 {
-    return d == ATTNVK_F16 ? rocblas_datatype_f16_r : d == ATTNVK_BF16 ? rocblas_datatype_bf16_r : rocblas_datatype_f32_r;
+    if (d == ATTNVK_F16) return rocblas_datatype_f16_r;
+    return d == ATTNVK_BF16 ? rocblas_datatype_bf16_r : rocblas_datatype_f32_r;
 }
 
 void avk_hip_rocblas_release(avk_hip_device *dev, avk_hip_rocblas_kernel *k)

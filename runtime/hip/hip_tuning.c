@@ -111,11 +111,13 @@ static attnvk_status check_config(const attnvk_device_info *info, avk_hip_config
         if (c->dtype == ATTNVK_F32)
             return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "hip: variant %s takes f16/bf16 (f32 runs 'simt')", c->variant);
         if (!avk_hip_arch_matrix(arch))
-            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "hip: variant %s needs MFMA (gfx90a, gfx94x) or WMMA (gfx11); %s has neither",
-                            c->variant, arch);
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                            "hip: variant %s needs MFMA (gfx90a, gfx94x) or WMMA (gfx11); %s has neither", c->variant,
+                            arch);
         if (c->br % 16 || c->br / 16 * 32 % wave || c->br > 256)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "hip: %s needs tile_br a multiple of %d (whole wavefronts of 16-row warps), <= 256 (got %d)",
+                            "hip: %s needs tile_br a multiple of %d (whole wavefronts of 16-row warps), <= 256 "
+                            "(got %d)",
                             c->variant, wave / 2, c->br);
         if (c->bc % 16 || c->bc > 256)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "hip: %s needs tile_bc a multiple of 16, <= 256 (got %d)",

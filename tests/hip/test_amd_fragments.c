@@ -99,8 +99,10 @@ static int simulate(int wave, unsigned seed)
     /* 1. each lane stores its NVIDIA fragments (avk_amd_put_operands) */
     for (int lane = 0; lane < wave; ++lane) {
         int w = lane / 32, l = lane % 32;
-        for (int e = 0; e < 8; ++e)
-            scratch[avk_scratch_a(w, avk_nv_a_row(l, e), avk_nv_a_col(l, e))] = A[w][avk_nv_a_row(l, e)][avk_nv_a_col(l, e)];
+        for (int e = 0; e < 8; ++e) {
+            int r = avk_nv_a_row(l, e), c = avk_nv_a_col(l, e);
+            scratch[avk_scratch_a(w, r, c)] = A[w][r][c];
+        }
         for (int e = 0; e < 4; ++e)
             scratch[avk_scratch_b(w, avk_nv_b_n(l, e), avk_nv_b_k(l, e))] = B[w][avk_nv_b_k(l, e)][avk_nv_b_n(l, e)];
     }

@@ -99,8 +99,8 @@ static void check_objects(void)
             printf("ok   %-8s %-9s %7zu bytes, %2d kernel instances\n", arch, co->name, size, n);
         }
         const avk_hip_code_object *sm = avk_hip_find_code_object(arch, "softmax");
-        CHECK(sm && *sm->size > 0 && avk_hip_is_amdgpu_elf(sm->data, *sm->size) && elf_mach(sm->data) == expected_mach(arch) &&
-                  elf_has_symbol(sm->data, *sm->size, "avk_softmax_rows_bf16"),
+        CHECK(sm && *sm->size > 0 && avk_hip_is_amdgpu_elf(sm->data, *sm->size) &&
+                  elf_mach(sm->data) == expected_mach(arch) && elf_has_symbol(sm->data, *sm->size, "avk_softmax_rows_bf16"),
               "%s/softmax: embedded AMDGPU ELF with the softmax kernels", arch);
         CHECK(objects > 0, "%s: the table uses some variant", arch);
     }
@@ -205,7 +205,8 @@ static void check_unavailable(void)
               "hip unavailable with a reason (%s: %s)", attnvk_status_name(s), reason ? reason : "(null)");
         printf("ok   hip unavailable: %s\n", reason);
         int hip_devices = 0;
-        for (int i = 0; i < attnvk_device_count(ctx); ++i) hip_devices += attnvk_device_info_at(ctx, i)->api == ATTNVK_API_HIP;
+        for (int i = 0; i < attnvk_device_count(ctx); ++i)
+            hip_devices += attnvk_device_info_at(ctx, i)->api == ATTNVK_API_HIP;
         CHECK(hip_devices == 0, "no hip devices listed");
     }
     attnvk_context_destroy(ctx);
