@@ -111,6 +111,17 @@ def test_wrong_kernel():
            "the wrong kernel is caught as fail by the check")
     expect(r["tflops"] is None and "wrong result" in r["reason"], "a failed record's time is not a result")
     expect(doc["settings"]["test_wrong_kernel"] is True, "the results file says the wrong kernel was on")
+    # every compiled-in API's kernel honours the flag; vendor baselines run normally
+    out = os.path.join(WORK, "wrong_all.json")
+    rc, _, _ = run("bench", "--api", "all", "--seq", "96", "--heads", "2", "--head-dim", "32", "--dtype", "f32",
+                   "--iters", "2", "--warmup", "0", "--test-wrong-kernel", "-o", "json", "--out", out)
+    recs = load(out)["records"]
+    ours = [r for r in recs if r["implementation"] == "attnvk" and r["status"] != "skipped"]
+    vendor = [r for r in recs if r["implementation"] != "attnvk"]
+    expect(rc == 1 and ours and all(r["status"] == "fail" for r in ours)
+           and all(r["status"] != "fail" for r in vendor),
+           "wrong kernel caught on every API: " + ", ".join(f"{r['api']}:{r['implementation']}:{r['status']}"
+                                                            for r in recs))
     rc, stdout, _ = run("check", "--api", "cpu", "--dtype", "f32", "--test-wrong-kernel")
     last = stdout.strip().splitlines()[-1]
     expect(rc == 1 and re.fullmatch(r"0 passed, [1-9]\d* failed, 0 skipped", last) is not None,
