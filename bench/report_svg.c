@@ -347,7 +347,7 @@ void svg_line_chart(strbuf *o, const line_chart *c)
 {
     ++chart_serial;
     double width = 620, left = 78, right = 20;
-    chart_series styles[64];
+    chart_series styles[64] = {0}; /* zeroed: keeps -O2 -Wmaybe-uninitialized quiet */
     int ns = c->series_count < 64 ? c->series_count : 64;
     for (int s = 0; s < ns; ++s) styles[s] = c->series[s].style;
     double top = legend_height(styles, ns, width) + 6, plot_h = 270, bottom = top + plot_h;
