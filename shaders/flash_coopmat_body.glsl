@@ -10,9 +10,11 @@
 //   2. S = Q.K^T in f32 accumulators (Q stays in registers as A matrices);
 //   3. S is staged through shared memory; LPR lanes per row apply scale and
 //      masks, update the row max lazily (only when it grows by more than
-//      RESCALE_LOG2, so O is rarely rescaled), write P = exp2(S - m) in f16;
+//      RESCALE_LOG2, so O is rarely rescaled), write P = exp2(S - m) in f16
+//      over S;
 //   4. O += P.V in f32 accumulators.
-// O is staged through shared memory BC columns at a time at the end, where
+// S, P and (at the end) O share one staging area per subgroup, so K, V and the
+// staging fit 48 KiB; at the end O goes through it BC columns at a time, where
 // each lane divides its row by the row sum and writes it out.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -37,14 +39,15 @@ const uint RT = RS / MM;                  // row tiles per subgroup
 const uint LPR = SUBGROUP_SIZE / RS;      // lanes per row in the softmax pass
 const uint CPL = BC / LPR;                // S columns per lane
 const uint D8 = D / 8;                    // uvec4 (8 halves) per row
-const uint KS = D8 + 1;                   // padded K/V/Q/O row, uvec4
-const uint PS = BC / 8 + 1;               // padded P row, uvec4
-const uint SS = BC + 4;                   // padded S row, floats
+const uint KS = D8 + 1;                   // padded K/V row, uvec4
+const uint SSW = (BC + 4) / 4;            // padded S/P/O staging row, uvec4 (4 floats or 8 halves)
+const uint QC = D % 32 == 0 ? 32 : 16;    // Q columns staged per pass
+const uint QSW = QC / 8 + 1;
 const uint KTILE = BC * KS;               // uvec4 per K (or V) tile
 const uint V_OFF = KTILE;
-const uint P_OFF = 2 * KTILE;
-const uint LOOP_WORDS = 2 * KTILE + NSG * RS * PS;
-const uint Q_WORDS = BR * KS;
+const uint S_OFF = 2 * KTILE;
+const uint LOOP_WORDS = 2 * KTILE + BR * SSW;
+const uint Q_WORDS = BR * QSW;
 const uint SH_WORDS = LOOP_WORDS > Q_WORDS ? LOOP_WORDS : Q_WORDS;
 const uint LPT = (BC * D8 + WG - 1) / WG; // uvec4 per thread per K (or V) tile
 const float RESCALE_LOG2 = 8.0;
@@ -57,8 +60,9 @@ layout(binding = 4) writeonly buffer LB { float lse_data[]; };
 layout(binding = 5) writeonly buffer WOB { vec4 ws_o[]; };
 layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
 
-shared uvec4 tile_sh[SH_WORDS];           // Q at the start; then K | V | P per subgroup
-shared float s_sh[NSG * RS * SS];         // S (and O at the end) per subgroup
+// K | V | per-subgroup staging of S (f32), then P (f16) in place, and O at the end;
+// Q passes through the start of it before the loop.
+shared uvec4 tile_sh[SH_WORDS];
 
 uvec4 k_pre[LPT], v_pre[LPT];
 
@@ -87,6 +91,8 @@ void commit_prefetch()
     }
 }
 
+float staged(uint row_base, uint col) { return uintBitsToFloat(tile_sh[row_base + col / 4u][col % 4u]); }
+
 void subgroup_sync()
 {
     subgroupMemoryBarrierShared();
@@ -114,23 +120,26 @@ void main()
     uint lr = lane / LPR, part = lane % LPR;   // softmax pass: row and column slice
     uint row = w.i0 + sg * RS + lr;
     int row_limit = flash_row_limit(row);
-    uint s_base = sg * RS * SS;
-    uint p_base = P_OFF + sg * RS * PS;
+    uint s_base = S_OFF + sg * RS * SSW;      // this subgroup's staging rows
+    uint my_row = s_base + lr * SSW;
 
-    // Q: global -> shared -> A matrices in registers
-    for (uint e = tid; e < BR * D8; e += WG) {
-        uint rr = e / D8, d8 = e % D8;
-        uint i = w.i0 + rr;
-        tile_sh[rr * KS + d8] = i < pc.q_end ? q_data[(w.q_base + i * pc.q_stride_s) / 8u + d8] : uvec4(0u);
-    }
-    barrier();
+    // Q: global -> shared (QC columns per pass) -> A matrices in registers
     CM_A qm[RT * (D / MK)];
-    [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-        [[unroll]] for (uint k = 0u; k < D / MK; ++k)
-            CM_LOAD_ROW(qm[rt * (D / MK) + k], tile_sh, (sg * RS + rt * MM) * KS + k * MK / 8u, KS);
+    [[unroll]] for (uint c0 = 0u; c0 < D; c0 += QC) {
+        for (uint e = tid; e < BR * (QC / 8u); e += WG) {
+            uint rr = e / (QC / 8u), d8 = e % (QC / 8u);
+            uint i = w.i0 + rr;
+            tile_sh[rr * QSW + d8] = i < pc.q_end ? q_data[(w.q_base + i * pc.q_stride_s + c0) / 8u + d8] : uvec4(0u);
+        }
+        barrier();
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint k = 0u; k < QC / MK; ++k)
+                CM_LOAD_ROW(qm[rt * (D / MK) + c0 / MK + k], tile_sh, (sg * RS + rt * MM) * QSW + k * MK / 8u, QSW);
+        barrier();
+    }
 
     CM_C oacc[RT * (D / MN)];
-    [[unroll]] for (uint x = 0u; x < RT * (D / MN); ++x) oacc[x] = CM_C(0.0);
+    [[unroll]] for (uint x = 0u; x < RT * (D / MN); ++x) oacc[x] = CM_C_ZERO;
     float m_i = NEG_INF, l_i = 0.0;
 
     if (w.ntiles > 0u) prefetch(w.kv_lo, w.kv_hi, w.kv_base);
@@ -144,7 +153,7 @@ void main()
         // S = Q.K^T, one BC-wide strip per row tile, staged to shared memory
         [[unroll]] for (uint n = 0u; n < BC / MN; ++n) {
             CM_C sacc[RT];
-            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt] = CM_C(0.0);
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt] = CM_C_ZERO;
             [[unroll]] for (uint k = 0u; k < D / MK; ++k) {
                 CM_B kb;
                 CM_LOAD_COL(kb, tile_sh, n * MN * KS + k * MK / 8u, KS);
@@ -152,7 +161,7 @@ void main()
                     sacc[rt] = CM_MAD(qm[rt * (D / MK) + k], kb, sacc[rt]);
             }
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-                CM_STORE_ROW(sacc[rt], s_sh, s_base + rt * MM * SS + n * MN, SS);
+                CM_STORE_ROW(sacc[rt], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
         }
         subgroup_sync();
 
@@ -163,13 +172,37 @@ void main()
             uint col = part * CPL + c;
             uint j = j0 + col;
             bool visible = j < w.kv_hi && int(j) <= row_limit;
-            sv[c] = visible ? s_sh[s_base + lr * SS + col] * pc.scale_log2 : NEG_INF;
+            sv[c] = visible ? staged(my_row, col) * pc.scale_log2 : NEG_INF;
             tmax = max(tmax, sv[c]);
         }
         tmax = lanes_max(tmax);
         float m_new = tmax > m_i + RESCALE_LOG2 ? tmax : m_i;
         float alpha = m_new == m_i ? 1.0 : exp2(m_i - m_new);
         bool rescale = alpha != 1.0 && l_i > 0.0;
+        subgroup_sync(); // S is in registers now: the staging rows are free
+
+        if (subgroupAny(rescale)) {
+            // rare (the max grew past the threshold): rescale O rows through the staging rows
+            [[unroll]] for (uint n0 = 0u; n0 < D / MN; n0 += BC / MN) {
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                    [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
+                        if (n0 + n < D / MN)
+                            CM_STORE_ROW(oacc[rt * (D / MN) + n0 + n], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
+                subgroup_sync();
+                [[unroll]] for (uint c = 0u; c < CPL; c += 4u) {
+                    uint idx = my_row + (part * CPL + c) / 4u;
+                    tile_sh[idx] = floatBitsToUint(uintBitsToFloat(tile_sh[idx]) * alpha);
+                }
+                subgroup_sync();
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                    [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
+                        if (n0 + n < D / MN)
+                            CM_LOAD_ROW(oacc[rt * (D / MN) + n0 + n], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
+                subgroup_sync();
+            }
+        }
+
+        // P = exp2(S - m) in f16, written over this subgroup's staging rows
         float psum = 0.0;
         [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
             float p[8];
@@ -177,35 +210,19 @@ void main()
                 p[x] = sv[c + x] == NEG_INF ? 0.0 : exp2(sv[c + x] - m_new);
                 psum += p[x];
             }
-            tile_sh[p_base + lr * PS + (part * CPL + c) / 8u] =
+            tile_sh[my_row + (part * CPL + c) / 8u] =
                 uvec4(packHalf2x16(vec2(p[0], p[1])), packHalf2x16(vec2(p[2], p[3])),
                       packHalf2x16(vec2(p[4], p[5])), packHalf2x16(vec2(p[6], p[7])));
         }
         l_i = l_i * alpha + lanes_sum(psum);
         m_i = m_new;
-
-        if (subgroupAny(rescale)) {
-            // rare: the max grew past the threshold; rescale O rows through shared memory
-            [[unroll]] for (uint n0 = 0u; n0 < D / MN; n0 += BC / MN) {
-                subgroup_sync();
-                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-                    [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
-                        if (n0 + n < D / MN) CM_STORE_ROW(oacc[rt * (D / MN) + n0 + n], s_sh, s_base + rt * MM * SS + n * MN, SS);
-                subgroup_sync();
-                for (uint c = 0u; c < CPL; ++c) s_sh[s_base + lr * SS + part * CPL + c] *= alpha;
-                subgroup_sync();
-                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-                    [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
-                        if (n0 + n < D / MN) CM_LOAD_ROW(oacc[rt * (D / MN) + n0 + n], s_sh, s_base + rt * MM * SS + n * MN, SS);
-            }
-        }
         subgroup_sync();
 
         // O += P.V
         [[unroll]] for (uint kc = 0u; kc < BC / MK; ++kc) {
             CM_A pm[RT];
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-                CM_LOAD_ROW(pm[rt], tile_sh, p_base + rt * MM * PS + kc * MK / 8u, PS);
+                CM_LOAD_ROW(pm[rt], tile_sh, s_base + rt * MM * SSW + kc * MK / 8u, SSW);
             [[unroll]] for (uint n = 0u; n < D / MN; ++n) {
                 CM_B vb;
                 CM_LOAD_ROW(vb, tile_sh, V_OFF + kc * MK * KS + n * MN / 8u, KS);
@@ -224,13 +241,15 @@ void main()
         subgroup_sync();
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
             [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
-                if (n0 + n < D / MN) CM_STORE_ROW(oacc[rt * (D / MN) + n0 + n], s_sh, s_base + rt * MM * SS + n * MN, SS);
+                if (n0 + n < D / MN)
+                    CM_STORE_ROW(oacc[rt * (D / MN) + n0 + n], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
         subgroup_sync();
         [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
             uint col = n0 * MN + part * CPL + c;
             if (!row_ok || col >= D) continue;
-            float o[8];
-            [[unroll]] for (uint x = 0u; x < 8u; ++x) o[x] = s_sh[s_base + lr * SS + part * CPL + c + x] * inv_l;
+            uint idx = my_row + (part * CPL + c) / 4u;
+            vec4 lo = uintBitsToFloat(tile_sh[idx]) * inv_l, hi = uintBitsToFloat(tile_sh[idx + 1u]) * inv_l;
+            float o[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
             if (split) {
                 ws_o[wrow * (D / 4u) + col / 4u] = vec4(o[0], o[1], o[2], o[3]);
                 ws_o[wrow * (D / 4u) + col / 4u + 1u] = vec4(o[4], o[5], o[6], o[7]);

@@ -13,5 +13,6 @@
 #define CM_LOAD_COL(m, buf, off, stride) coopMatLoad(m, buf, off, stride, gl_CooperativeMatrixLayoutColumnMajor)
 #define CM_STORE_ROW(m, buf, off, stride) coopMatStore(m, buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
 #define CM_MAD(a, b, c) coopMatMulAdd(a, b, c)
+#define CM_C_ZERO CM_C(0.0)
 
 #include "flash_coopmat_body.glsl"

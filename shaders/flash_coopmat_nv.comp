@@ -12,5 +12,6 @@
 #define CM_LOAD_COL(m, buf, off, stride) coopMatLoadNV(m, buf, off, stride, true)
 #define CM_STORE_ROW(m, buf, off, stride) coopMatStoreNV(m, buf, off, stride, false)
 #define CM_MAD(a, b, c) coopMatMulAddNV(a, b, c)
+#define CM_C_ZERO CM_C(0.0)
 
 #include "flash_coopmat_body.glsl"

@@ -4,8 +4,9 @@
 // share a row. Per key tile: S = Q.K^T (each thread a few columns), online
 // softmax in base 2 with f32 statistics, O += P.V (each thread a few vec4 of
 // the head dim). K and V take turns in one shared buffer.
-//   MATH_F16: f16 storage, f16 shared tiles and f16 dot products (needs
-//             shaderFloat16 + storageBuffer16BitAccess); O and softmax in f32.
+//   MATH_F16: f16 storage, f16 shared tiles, P.V products in f16 (needs
+//             shaderFloat16 + storageBuffer16BitAccess); Q.K^T products, O
+//             accumulation and softmax statistics in f32.
 //   otherwise ELEM_F32 / ELEM_F16 / ELEM_BF16 storage with f32 arithmetic.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -41,7 +42,9 @@ layout(binding = 2) readonly buffer VB { f16vec4 v_data[]; };
 layout(binding = 3) writeonly buffer OB { f16vec4 o_data[]; };
 vec4 load4(f16vec4 v) { return vec4(v); }
 f16vec4 store4(vec4 v) { return f16vec4(v); }
-float tdot(f16vec4 a, f16vec4 b) { return float(dot(a, b)); }
+// Q.K^T products in f32: f16 rounding there is multiplied by the scale and
+// shows in every probability (P.V below stays in f16 arithmetic)
+float tdot(f16vec4 a, f16vec4 b) { return dot(vec4(a), vec4(b)); }
 #else
 #define TVEC vec4
 #include "flash_storage.glsl"
@@ -172,7 +175,11 @@ void main()
             float p = p_sh[r * PSTRIDE + c];
             [[unroll]] for (uint q = 0u; q < QPT; ++q) {
                 uint d4 = t + q * TPR;
-                if (d4 < D4) o_acc[q] += p * vec4(kv_sh[c * TSTRIDE + d4]);
+#ifdef MATH_F16
+                if (d4 < D4) o_acc[q] += vec4(float16_t(p) * kv_sh[c * TSTRIDE + d4]);
+#else
+                if (d4 < D4) o_acc[q] += p * kv_sh[c * TSTRIDE + d4];
+#endif
             }
         }
     }

@@ -42,6 +42,8 @@ static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt)
     switch (cfg->algo) {
     case VK_ALGO_F16: return (spv_blob){avk_spv_flash_f16, avk_spv_flash_f16_size, "flash_f16"};
     case VK_ALGO_COOPMAT_NV: return (spv_blob){avk_spv_flash_coopmat_nv, avk_spv_flash_coopmat_nv_size, "flash_coopmat_nv"};
+    case VK_ALGO_COOPMAT_EMU:
+        return (spv_blob){avk_spv_flash_coopmat_emu, avk_spv_flash_coopmat_emu_size, "flash_coopmat_emu"};
 #ifdef ATTNVK_VK_KHR_COOPMAT_SHADER
     case VK_ALGO_COOPMAT_KHR:
         return (spv_blob){avk_spv_flash_coopmat_khr, avk_spv_flash_coopmat_khr_size, "flash_coopmat_khr"};
@@ -123,7 +125,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     const vk_config *cfg = &k->cfg;
     uint32_t D = (uint32_t)p->head_dim;
     if (s == ATTNVK_OK) {
-        if (cfg->algo == VK_ALGO_COOPMAT_NV || cfg->algo == VK_ALGO_COOPMAT_KHR) {
+        if (cfg->algo >= VK_ALGO_COOPMAT_NV) {
             uint32_t spec[8] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->mm, cfg->mn, cfg->mk};
             s = build(dev, main_shader(cfg, p->dtype), spec, 8, cfg->required_subgroup, &k->main);
         } else {
@@ -152,7 +154,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     info->workgroup_size = (int)cfg->wg;
     info->split_kv = (int)k->n_splits;
     info->workspace_bytes = k->ws_o ? k->ws_o->size + k->ws_ml->size : 0;
-    if (cfg->algo == VK_ALGO_COOPMAT_NV || cfg->algo == VK_ALGO_COOPMAT_KHR)
+    if (cfg->algo >= VK_ALGO_COOPMAT_NV)
         snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u shared=%u split_len=%u", cfg->subgroup,
                  cfg->mm, cfg->mn, cfg->mk, cfg->shared_bytes, k->split_len);
     else

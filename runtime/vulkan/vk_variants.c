@@ -4,6 +4,7 @@
 #include "vulkan/vk_variants.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { X_SG_REDUCE = 0 }; /* avk_tuning.extra[] slots */
@@ -39,7 +40,7 @@ static const avk_tuning vk_table[] = {
     {"ARM", NULL, NULL, F16, 1, 128, -1, "f16", 8, 32, 64, {0}},
     {"ARM", NULL, NULL, -1, 1, 128, -1, "scalar", 8, 16, 64, {0}},
     /* llvmpipe (lavapipe): 32 KiB shared memory, CPU SIMD lanes as subgroups */
-    {NULL, NULL, "llvmpipe", F16, 1, 128, -1, "f16", 16, 32, 64, {0}},
+    {NULL, NULL, "llvmpipe", F16, 1, 128, -1, "f16", 16, 32, 64, {1}},
     {NULL, NULL, "llvmpipe", -1, 1, 128, -1, "scalar", 16, 32, 64, {0}},
     /* any Vulkan 1.1 device */
     {NULL, NULL, NULL, F16, 1, 128, 0, "coopmat-khr", 64, 32, 128, {0}},
@@ -50,6 +51,8 @@ static const avk_tuning vk_table[] = {
     {NULL, NULL, NULL, -1, 1, 128, -1, "scalar", 16, 32, 128, {0}},
     {NULL, NULL, NULL, -1, 129, 256, -1, "scalar", 8, 16, 64, {0}},
     {NULL, NULL, NULL, -1, 257, 1024, -1, "scalar", 4, 8, 64, {0}},
+    /* test-only, never picked unless named: checks the coopmat algorithm on lavapipe */
+    {NULL, NULL, NULL, F16, 1, 256, -1, "coopmat-emu", 16, 16, 16, {0}},
 };
 
 static const struct {
@@ -60,6 +63,7 @@ static const struct {
     {"f16", VK_ALGO_F16},
     {"coopmat-nv", VK_ALGO_COOPMAT_NV},
     {"coopmat-khr", VK_ALGO_COOPMAT_KHR},
+    {"coopmat-emu", VK_ALGO_COOPMAT_EMU},
 };
 
 static int algo_of(const char *name, vk_algo *out)
@@ -88,6 +92,7 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
         return "";
     case VK_ALGO_COOPMAT_NV:
     case VK_ALGO_COOPMAT_KHR:
+    case VK_ALGO_COOPMAT_EMU:
         if (p->dtype != ATTNVK_F16) return "cooperative-matrix variants run f16 problems only";
         if (algo == VK_ALGO_COOPMAT_NV && !c->nv_coopmat)
             return "needs VK_NV_cooperative_matrix with a 16xNx16 f16->f32 subgroup shape";
@@ -125,9 +130,10 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
         cfg->sg_reduce = want_sg_reduce && c->subgroup_shuffle && tpr <= c->min_subgroup;
         cfg->shared_bytes = (cfg->br + cfg->bc) * (d4 + 1) * elem + cfg->br * (cfg->bc + 1) * 4 + 2 * cfg->br * tpr * 4;
     } else {
-        cfg->mm = cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_m : c->khr_m;
-        cfg->mn = cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_n : c->khr_n;
-        cfg->mk = cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_k : c->khr_k;
+        int emu = cfg->algo == VK_ALGO_COOPMAT_EMU; /* the emulation's matrices are 8x8 */
+        cfg->mm = emu ? 8 : cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_m : c->khr_m;
+        cfg->mn = emu ? 8 : cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_n : c->khr_n;
+        cfg->mk = emu ? 8 : cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_k : c->khr_k;
         uint32_t sg = cfg->subgroup;
         if (c->size_control && c->require_size_compute && c->min_subgroup != c->max_subgroup) cfg->required_subgroup = sg;
         if (cfg->wg % sg) return "workgroup size must be a multiple of the subgroup size";
@@ -145,9 +151,10 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
             return why;
         }
         if (D % cfg->mn || D % cfg->mk) return "head dim must be a multiple of the matrix shape";
-        uint32_t ks = D / 8 + 1, ps = cfg->bc / 8 + 1, ss = cfg->bc + 4;
-        uint32_t loop_words = 2 * cfg->bc * ks + cfg->br * ps, q_words = cfg->br * ks;
-        cfg->shared_bytes = (loop_words > q_words ? loop_words : q_words) * 16 + cfg->br * ss * 4;
+        /* mirrors shaders/flash_coopmat_body.glsl: K | V | per-subgroup staging, or Q passes */
+        uint32_t ks = D / 8 + 1, ssw = (cfg->bc + 4) / 4, qsw = (D % 32 == 0 ? 32 : 16) / 8 + 1;
+        uint32_t loop_words = 2 * cfg->bc * ks + cfg->br * ssw, q_words = cfg->br * qsw;
+        cfg->shared_bytes = (loop_words > q_words ? loop_words : q_words) * 16;
         cfg->sg_reduce = 0;
     }
     if (cfg->shared_bytes > lim->maxComputeSharedMemorySize) {
@@ -170,6 +177,7 @@ static int entry_usable(const avk_tuning *e, const void *vctx)
     vk_algo algo;
     if (!algo_of(e->variant, &algo)) return 0;
     if (u->variant && strcmp(u->variant, e->variant) != 0) return 0;
+    if (!u->variant && algo == VK_ALGO_COOPMAT_EMU) return 0; /* only when asked for */
     if (*algo_blocker(u->caps, algo, u->p)) return 0;
     vk_config cfg = {.variant = e->variant, .algo = algo, .br = (uint32_t)e->tile_br, .bc = (uint32_t)e->tile_bc,
                      .wg = (uint32_t)e->workgroup_size};
@@ -210,6 +218,9 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     cfg->br = opts->tile_br ? (uint32_t)opts->tile_br : (uint32_t)e->tile_br;
     cfg->bc = opts->tile_bc ? (uint32_t)opts->tile_bc : (uint32_t)e->tile_bc;
     cfg->wg = (uint32_t)e->workgroup_size;
+    /* tuning aid (vk_perf sweeps): ATTNVK_VK_WORKGROUP overrides the table's workgroup size */
+    const char *wg_env = getenv("ATTNVK_VK_WORKGROUP");
+    if (wg_env && atoi(wg_env) > 0) cfg->wg = (uint32_t)atoi(wg_env);
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
     const char *why = finish_config(c, p, cfg, e->extra[X_SG_REDUCE]);

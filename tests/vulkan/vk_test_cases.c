@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void tally(vk_tally *t, int ok) { ok ? ++t->passed : ++t->failed; }
 
@@ -64,7 +65,11 @@ void vk_case(vk_tally *t, attnvk_device *dev, const attnvk_problem *p, const att
     char shape[160];
     shape_text(p, shape, sizeof shape);
     double ms = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     attnvk_status s = attnvk_attention_host(dev, p, opts, q, k, v, o, lse, &info, &ms);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double wall_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
     int ok;
     if (s != ATTNVK_OK) {
         printf("FAIL %-30s %s: %s: %s\n", label, shape, attnvk_status_name(s), attnvk_last_error());
@@ -82,7 +87,7 @@ void vk_case(vk_tally *t, attnvk_device *dev, const attnvk_problem *p, const att
                info.variant, info.tile_br, info.tile_bc, info.split_kv, c.rel_l2, c.nonfinite,
                expect_pass ? "" : " (expected to fail the check)");
         if (check_lse) printf(" lse_err %.2e", lse_err);
-        printf("\n");
+        printf(" (%.2f s)\n", wall_s);
     }
     fflush(stdout);
     tally(t, ok);
