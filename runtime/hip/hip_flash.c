@@ -60,6 +60,20 @@ void avk_hip_flash_describe(avk_hip_device *dev, attnvk_impl_info *out)
     }
 }
 
+void avk_hip_flash_source(const char *defines, avk_hip_source *out)
+{
+    static const char *const header_names[] = {"attn_portability.h", "attn_params.h", "amd_portability.h",
+                                               "amd_matrix.h", "amd_fragments.h"};
+    static const char *headers[5];
+    headers[0] = (const char *)avk_hip_portability_source;
+    headers[1] = (const char *)avk_hip_params_source;
+    headers[2] = (const char *)avk_hip_amd_portability_source;
+    headers[3] = (const char *)avk_hip_amd_matrix_source;
+    headers[4] = (const char *)avk_hip_amd_fragments_source;
+    const avk_hip_source src = {"attn_fwd.cu", (const char *)avk_hip_attn_source, defines, headers, header_names, 5};
+    *out = src;
+}
+
 /* The embedded object of cfg's variant if it holds cfg's kernels; else the
  * kernel source compiled for exactly cfg with hipRTC. */
 static attnvk_status load_module(avk_hip_device *dev, const avk_hip_config *cfg, const char *fwd_name,
@@ -87,13 +101,8 @@ static attnvk_status load_module(avk_hip_device *dev, const avk_hip_config *cfg,
     avk_hip_module *m = calloc(1, sizeof *m);
     if (!m) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     snprintf(m->key, sizeof m->key, "%s", key);
-    static const char *const header_names[] = {"attn_portability.h", "attn_params.h", "amd_portability.h",
-                                               "amd_matrix.h", "amd_fragments.h"};
-    const char *const headers[] = {(const char *)avk_hip_portability_source, (const char *)avk_hip_params_source,
-                                   (const char *)avk_hip_amd_portability_source,
-                                   (const char *)avk_hip_amd_matrix_source,
-                                   (const char *)avk_hip_amd_fragments_source};
-    const avk_hip_source src = {"attn_fwd.cu", (const char *)avk_hip_attn_source, key, headers, header_names, 5};
+    avk_hip_source src;
+    avk_hip_flash_source(key, &src);
     /* an embedded object that lacks this instance must not be picked up */
     attnvk_status s =
         avk_hip_load_module(dev, embedded ? cfg->variant : NULL, &src, &m->module, m->origin, sizeof m->origin);

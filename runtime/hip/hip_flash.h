@@ -13,6 +13,9 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
 attnvk_status avk_hip_flash_dispatch(avk_hip_device *dev, avk_hip_flash_kernel *k, const avk_dispatch *a,
                                      double *device_ms);
 void avk_hip_flash_release(avk_hip_device *dev, avk_hip_flash_kernel *k);
+/* The kernel source and its headers as hipRTC takes them, with the -D options. */
+struct avk_hip_source;
+void avk_hip_flash_source(const char *defines, struct avk_hip_source *out);
 /* Unloads every module of the device (at close). */
 void avk_hip_flash_close(avk_hip_device *dev);
 

@@ -34,14 +34,15 @@ static int split_options(char *buf, const char **argv, int max)
     return n;
 }
 
-static attnvk_status compile_with_hiprtc(avk_hip_device *dev, const avk_hip_source *src, void **code,
-                                         size_t *code_size)
+attnvk_status avk_hip_rtc_compile(const char *arch, const avk_hip_source *src, void **code, size_t *code_size)
 {
+    *code = NULL;
+    *code_size = 0;
     const avk_hiprtc *rtc = avk_hiprtc_load();
     if (!rtc)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                         "no code object embedded for %s holds %s as configured, and hipRTC is unavailable (%s)",
-                        dev->info.architecture, src->name, attnvk_last_error());
+                        arch, src->name, attnvk_last_error());
     hiprtcProgram prog;
     hiprtcResult r = rtc->hiprtcCreateProgram(&prog, src->text, src->name, src->header_count,
                                                 (const char **)src->headers, (const char **)src->header_names);
@@ -51,7 +52,7 @@ static attnvk_status compile_with_hiprtc(avk_hip_device *dev, const avk_hip_sour
     snprintf(opts, sizeof opts, "%s", src->defines ? src->defines : "");
     const char *argv[40];
     int argc = split_options(opts, argv, 38);
-    snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", dev->info.architecture);
+    snprintf(arch_opt, sizeof arch_opt, "--offload-arch=%s", arch);
     argv[argc++] = arch_opt;
     argv[argc++] = "-O3";
     r = rtc->hiprtcCompileProgram(prog, argc, argv);
@@ -61,7 +62,7 @@ static attnvk_status compile_with_hiprtc(avk_hip_device *dev, const avk_hip_sour
         rtc->hiprtcGetProgramLogSize(prog, &log_size);
         char *log = calloc(1, log_size + 1);
         if (log && log_size) rtc->hiprtcGetProgramLog(prog, log);
-        s = avk_fail(ATTNVK_ERROR_COMPILE, "hipRTC failed on %s for %s: %s", src->name, dev->info.architecture,
+        s = avk_fail(ATTNVK_ERROR_COMPILE, "hipRTC failed on %s for %s: %s", src->name, arch,
                      log && *log ? log : rtc->hiprtcGetErrorString(r));
         free(log);
     } else if (rtc->hiprtcGetCodeSize(prog, code_size) != HIPRTC_SUCCESS || !(*code = malloc(*code_size)) ||
@@ -100,7 +101,7 @@ attnvk_status avk_hip_load_module(avk_hip_device *dev, const char *name, const a
     void *code = cached ? avk_cache_load(path, &size) : NULL;
     snprintf(origin, origin_size, "%s", code ? "cache (hipRTC)" : "hipRTC");
     if (!code) {
-        attnvk_status s = compile_with_hiprtc(dev, src, &code, &size);
+        attnvk_status s = avk_hip_rtc_compile(dev->info.architecture, src, &code, &size);
         if (s != ATTNVK_OK) return s;
         if (cached) avk_cache_store(path, code, size);
     }

@@ -38,6 +38,10 @@ typedef struct avk_hip_source {
 attnvk_status avk_hip_load_module(avk_hip_device *dev, const char *name, const avk_hip_source *src,
                                   hipModule_t *out, char *origin, size_t origin_size);
 
+/* src compiled for arch with hipRTC: a malloc'd code object. COMPILE with the
+ * log on failure; UNSUPPORTED when the runtime has no hipRTC. */
+attnvk_status avk_hip_rtc_compile(const char *arch, const avk_hip_source *src, void **code, size_t *code_size);
+
 attnvk_status avk_hip_get_function(avk_hip_device *dev, hipModule_t mod, const char *fn, hipFunction_t *out);
 
 /* ELF checks shared by the loader and the tests: 1 when data is a 64-bit

@@ -121,6 +121,12 @@ unsigned long long avk_hip_rocblas_workspace_bytes(const attnvk_problem *p)
     return pairs * (sizeof(float) + attnvk_dtype_size(p->dtype));
 }
 
+void avk_hip_rocblas_softmax_source(const char *defines, avk_hip_source *out)
+{
+    const avk_hip_source src = {"softmax_rows.hip", (const char *)avk_hip_softmax_source, defines, NULL, NULL, 0};
+    *out = src;
+}
+
 struct avk_hip_rocblas_kernel {
     attnvk_problem p;
     rocblas_handle handle;
@@ -193,7 +199,8 @@ attnvk_status avk_hip_rocblas_prepare(avk_hip_device *dev, const attnvk_problem 
     }
     char origin[96], defines[64];
     snprintf(defines, sizeof defines, "-DAVK_SOFTMAX_THREADS=%d", k->softmax_threads);
-    const avk_hip_source src = {"softmax_rows.hip", (const char *)avk_hip_softmax_source, defines, NULL, NULL, 0};
+    avk_hip_source src;
+    avk_hip_rocblas_softmax_source(defines, &src);
     static const char *const fn[] = {"avk_softmax_rows_f32", "avk_softmax_rows_f16", "avk_softmax_rows_bf16"};
     s = avk_hip_use(dev);
     if (s == ATTNVK_OK) s = avk_hip_load_module(dev, "softmax", &src, &k->module, origin, sizeof origin);

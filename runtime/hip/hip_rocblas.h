@@ -17,6 +17,10 @@ attnvk_status avk_hip_rocblas_dispatch(avk_hip_device *dev, avk_hip_rocblas_kern
                                        double *device_ms);
 void avk_hip_rocblas_release(avk_hip_device *dev, avk_hip_rocblas_kernel *k);
 
+/* The row-softmax kernel source as hipRTC takes it (archs without an object). */
+struct avk_hip_source;
+void avk_hip_rocblas_softmax_source(const char *defines, struct avk_hip_source *out);
+
 /* Per-device state (the handle) and the library itself. */
 void avk_hip_rocblas_close(avk_hip_device *dev);
 void avk_hip_rocblas_unload(void);

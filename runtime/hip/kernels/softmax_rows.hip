@@ -11,6 +11,7 @@
 #endif
 
 typedef unsigned short avk_u16;
+#define AVK_NEG_INF (-__builtin_huge_valf()) /* hipRTC has no <math.h> INFINITY */
 
 struct avk_store_f32 {
     static __device__ void put(void *p, long long i, float v) { ((float *)p)[i] = v; }
@@ -62,7 +63,7 @@ __device__ void avk_softmax_rows(const float *s, void *p, float *lse, int q_coun
     if (visible > key_limit) visible = key_limit;
     const float *row = s + r * seq_kv;
     const long long out = r * seq_kv;
-    float m = -INFINITY;
+    float m = AVK_NEG_INF;
     for (int j = threadIdx.x; j < visible; j += blockDim.x) m = fmaxf(m, row[j]);
     m = avk_block_reduce(m, scratch, true);
     float sum = 0.f;
@@ -71,7 +72,7 @@ __device__ void avk_softmax_rows(const float *s, void *p, float *lse, int q_coun
     const float inv = visible > 0 ? 1.f / sum : 0.f;
     for (int j = threadIdx.x; j < seq_kv; j += blockDim.x)
         Store::put(p, out + j, j < visible ? expf(row[j] - m) * inv : 0.f);
-    if (lse && threadIdx.x == 0) lse[(long long)bh * seq_q + i] = visible > 0 ? m + logf(sum) : -INFINITY;
+    if (lse && threadIdx.x == 0) lse[(long long)bh * seq_q + i] = visible > 0 ? m + logf(sum) : AVK_NEG_INF;
 }
 
 #define AVK_SOFTMAX_KERNEL(suffix, store)                                                                     \

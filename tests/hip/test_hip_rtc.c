@@ -1,0 +1,72 @@
+/* The run-time path for gfx targets without an embedded object: the kernel
+ * source and its headers, as the backend hands them to hipRTC, compile into
+ * an AMDGPU code object holding the renamed kernels (here for
+ * configurations no embedded object has). Needs no GPU; skipped without hipRTC. */
+#include "test_util.h"
+#include "hip/hip_flash.h"
+#include "hip/hip_kernels.h"
+#include "hip/hip_modules.h"
+#include "hip/hip_rocblas.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int passed;
+
+static int contains(const void *hay, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= n; ++i)
+        if (memcmp((const char *)hay + i, needle, m) == 0) return 1;
+    return 0;
+}
+
+static void compile_case(const char *arch, const avk_hip_source *src, const char *symbol)
+{
+    void *code = NULL;
+    size_t size = 0;
+    attnvk_status s = avk_hip_rtc_compile(arch, src, &code, &size);
+    int ok = s == ATTNVK_OK && avk_hip_is_amdgpu_elf(code, size) && contains(code, size, symbol);
+    EXPECT(ok, "hipRTC %s for %s: %s", src->name, arch, s == ATTNVK_OK ? "no such kernel in the object" : attnvk_last_error());
+    if (ok) printf("ok   hipRTC %-16s %-8s %7zu bytes, has %s\n", src->name, arch, size, symbol);
+    passed += ok;
+    free(code);
+}
+
+static void flash_case(const char *arch, const char *variant, int br, int bc, attnvk_dtype dt, int d)
+{
+    attnvk_device_info info;
+    avk_hip_synthetic_device(arch, &info);
+    attnvk_problem p = {1, 4, 4, 256, 256, d, 0, 0, dt, ATTNVK_LAYOUT_BSHD};
+    attnvk_kernel_options o = {.variant = variant, .tile_br = br, .tile_bc = bc};
+    avk_hip_config c;
+    attnvk_status s = avk_hip_select(&info, &p, &o, 0, &c);
+    EXPECT(s == ATTNVK_OK, "%s %s %dx%d: %s", arch, variant, br, bc, attnvk_last_error());
+    if (s != ATTNVK_OK) return;
+    passed++;
+    char defines[320], opts[640], fwd[128], reduce[128];
+    avk_hip_config_defines(&c, defines, sizeof defines);
+    avk_hip_kernel_names(&c, fwd, reduce, sizeof fwd);
+    snprintf(opts, sizeof opts, "%s -Davk_attn_fwd=%s -Davk_attn_reduce=%s", defines, fwd, reduce);
+    avk_hip_config inst[64];
+    int n = avk_hip_instances(arch, c.variant, inst, 64), embedded = 0;
+    for (int i = 0; i < n && i < 64; ++i) embedded |= memcmp(&inst[i], &c, sizeof c) == 0;
+    EXPECT(!embedded, "%s is not meant to be embedded", fwd);
+    avk_hip_source src;
+    avk_hip_flash_source(opts, &src);
+    compile_case(arch, &src, fwd);
+}
+
+int main(void)
+{
+    if (!avk_hiprtc_load()) {
+        printf("skip: %s\n", attnvk_last_error());
+        return avk_test_finish(0, 0);
+    }
+    flash_case("gfx90a", "mma16", 64, 16, ATTNVK_BF16, 128); /* MFMA, a tile the table does not use */
+    flash_case("gfx1030", "simt", 16, 32, ATTNVK_F16, 64);   /* portable, prefill with decode tiles */
+    avk_hip_source src;
+    avk_hip_rocblas_softmax_source("-DAVK_SOFTMAX_THREADS=128", &src);
+    compile_case("gfx90a", &src, "avk_softmax_rows_f16");
+    return avk_test_finish(passed, 0);
+}
