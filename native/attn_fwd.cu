@@ -153,7 +153,7 @@ static_assert(BC % 16 == 0 && D % 16 == 0, "tiles must be multiples of 16");
 template <int ROWS>
 AVK_DEVICE void avk_load_tile(avk_u32 smem, const avk_elem *g, long long row_stride, int valid)
 {
-#pragma unroll
+#pragma unroll 8
     for (int j = 0; j < (ROWS * CH + NT - 1) / NT; ++j) {
         const int c = threadIdx.x + j * NT;
         if ((ROWS * CH) % NT != 0 && c >= ROWS * CH) break;
@@ -179,14 +179,14 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
     const avk_elem *V = (const avk_elem *)p.v + w.kv_off;
     const int warp_r0 = w.r0 + warp * WM * 16; /* first query row of this warp */
+    const int warp_last_row = min(warp_r0 + WM * 16, w.r_end) - 1;
 
-    /* ---- prologue: Q and the first K tile, then the first V tile ---- */
+    /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_tile<BR>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
-    if (w.t_begin < w.t_end)
+    if (w.t_begin < w.t_end) {
         avk_load_tile<BC>(aK, K + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
-    avk_cp_async_commit();
-    if (w.t_begin < w.t_end)
         avk_load_tile<BC>(aV, V + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
+    }
     avk_cp_async_commit();
 
     /* ldmatrix row addresses (bytes): A operand (Q) and B operands (K, V^T) */
@@ -197,7 +197,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 
 #if AVK_QREG
     avk_u32 qf[WM][KD][4];
-    AVK_CP_ASYNC_WAIT(1);
+    AVK_CP_ASYNC_WAIT(0);
     __syncthreads();
 #pragma unroll
     for (int mi = 0; mi < WM; ++mi)
@@ -220,13 +220,20 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         const int key0 = t * BC;
         const bool more = t + 1 < w.t_end;
 
-        /* K[t] has landed (V[t] may still be in flight) */
-        AVK_CP_ASYNC_WAIT(1);
+        /* One barrier per tile: K[t] and V[t] have landed for every warp, and
+         * every warp is done with tile t-1, whose stage now takes tile t+1
+         * (in flight during all of this tile's work). No barrier between the
+         * softmax and P V lets the compiler overlap them. */
+        AVK_CP_ASYNC_WAIT(0);
         __syncthreads();
-        if (more)
-            avk_load_tile<BC>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), K + (long long)(key0 + BC) * p.kv_ss,
-                              p.kv_ss, w.kv_end - key0 - BC);
+        if (more) {
+            const long long next = (long long)(key0 + BC) * p.kv_ss;
+            avk_load_tile<BC>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), K + next, p.kv_ss, w.kv_end - key0 - BC);
+            avk_load_tile<BC>(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), V + next, p.kv_ss, w.kv_end - key0 - BC);
+        }
         avk_cp_async_commit();
+        /* causal: a tile wholly right of this warp's diagonal changes nothing */
+        if (p.causal && key0 > warp_last_row + p.seq_kv - p.seq_q) continue;
 
         /* ---- S = Q K^T (16 x BC per m-tile, f32) ---- */
         float s[WM][NS][4];
@@ -326,14 +333,6 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                     }
                 row_sum[mi][half] += sum;
             }
-
-        /* V[t] has landed (K[t+1] may still be in flight) */
-        AVK_CP_ASYNC_WAIT(1);
-        __syncthreads();
-        if (more)
-            avk_load_tile<BC>(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), V + (long long)(key0 + BC) * p.kv_ss,
-                              p.kv_ss, w.kv_end - key0 - BC);
-        avk_cp_async_commit();
 
         /* ---- O += P V: P's accumulator layout is already the A-fragment layout ---- */
         const avk_u32 v_lane = aV + (avk_u32)((stage * BC * RS + bv_row * RS + bv_col) * 2);

@@ -15,17 +15,20 @@ enum { ANY = -1, PREFILL = 0, DECODE = 1 };
  * mma entries apply from sm_80 to f16/bf16 only (see usable()); everything
  * else falls back to the portable simt entries at the end. */
 static const avk_tuning cuda_table[] = {
-    /* Hopper (sm_90): mma.sync path */
+    /* Hopper (sm_90), measured on the H100 (bench/results/cuda-h100-notes.md):
+     * 4 warps x 32 rows, two CTAs per SM at 255 registers */
     {NV, "sm_9", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
-    {NV, "sm_9", NULL, ANY, 80, 128, PREFILL, "mma16", 128, 64, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 80, 128, PREFILL, "mma32-qs", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
-    {NV, "sm_9", NULL, ANY, 32, 128, DECODE, "mma16", 16, 64, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 32, 128, DECODE, "mma16", 16, 32, 0, {0}},
     {NV, "sm_9", NULL, ANY, 160, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
-    /* Ampere / Ada (sm_8x): 99-163 KiB of shared memory */
+    {NV, "sm_9", NULL, ATTNVK_F32, 32, 128, PREFILL, "simt", 64, 32, 128, {0}},
+    /* Ampere / Ada (sm_8x): 99-163 KiB of shared memory; not measured here,
+     * tiles chosen so two CTAs fit an A100's 164 KiB */
     {NV, "sm_8", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
-    {NV, "sm_8", NULL, ANY, 80, 128, PREFILL, "mma16", 64, 64, 0, {0}},
+    {NV, "sm_8", NULL, ANY, 80, 128, PREFILL, "mma32-qs", 128, 32, 0, {0}},
     {NV, "sm_8", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
-    {NV, "sm_8", NULL, ANY, 32, 128, DECODE, "mma16", 16, 64, 0, {0}},
+    {NV, "sm_8", NULL, ANY, 32, 128, DECODE, "mma16", 16, 32, 0, {0}},
     {NV, "sm_8", NULL, ANY, 160, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
     /* any later NVIDIA architecture with mma.sync */
     {NV, NULL, NULL, ANY, 32, 128, PREFILL, "mma16", 64, 64, 0, {0}},

@@ -58,19 +58,19 @@ static void test_lookup(void)
 {
     const size_t h100 = 232448, a100 = 166912, t4 = 65536;
     avk_cuda_config c;
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 128, 64) &&
-              c.threads == 256,
-          "H100 f16 D=128 -> mma16 128x64, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma32-qs", 128, 64) &&
+              c.threads == 128,
+          "H100 f16 D=128 -> mma32-qs 128x64, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma32", 128, 64),
           "H100 bf16 D=64 -> mma32, got %s", c.variant);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "mma16-qs") == 0,
           "H100 D=256 -> mma16-qs, got %s", c.variant);
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 1, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 16, 64),
-          "H100 decode -> mma16 16x64, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 1, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 16, 32),
+          "H100 decode -> mma16 16x32, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "simt") == 0,
           "f32 -> simt, got %s", c.variant);
-    CHECK(pick("sm_86", 8, 101376, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "mma16") == 0,
-          "sm_86 -> mma16, got %s", c.variant);
+    CHECK(pick("sm_86", 8, 101376, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && c.mma,
+          "sm_86 -> tensor cores, got %s", c.variant);
     CHECK(pick("sm_75", 7, t4, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "simt") == 0,
           "sm_75 f16 -> simt (no mma.sync m16n8k16 path), got %s", c.variant);
     CHECK(pick("sm_75", 7, t4, ATTNVK_F32, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && avk_cuda_config_smem(&c) <= t4,
@@ -78,13 +78,13 @@ static void test_lookup(void)
     CHECK(pick("sm_120", 12, 101376, ATTNVK_F16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && c.mma,
           "newer NVIDIA architectures get the mma path, got %s", c.variant);
     /* the options override the table */
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "mma32-qs", 0, 0, &c) == ATTNVK_OK && is(&c, "mma32-qs", 128, 64) &&
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "mma16", 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 64, 64) &&
               c.threads == 128,
           "variant override, got %s %dx%d", c.variant, c.br, c.bc);
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 64, 32, &c) == ATTNVK_OK && is(&c, "mma16", 64, 32),
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 64, 32, &c) == ATTNVK_OK && is(&c, "mma32-qs", 64, 32),
           "tile override, got %dx%d", c.br, c.bc);
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "mma16", 40, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
-          "tile_br 40 rejected");
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "mma32", 48, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
+          "tile_br 48 rejected for 32-row warps");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 24, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
           "tile_bc 24 rejected");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "flash3", 0, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
