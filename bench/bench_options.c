@@ -12,7 +12,8 @@ static const char bench_usage[] =
     "                    [--suite NAME | --batch B --heads H --kv-heads HKV --seq LIST --seq-kv N --head-dim LIST]\n"
     "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
     "                    [--iters N | --min-time S] [--warmup N] [--cooldown S] [--max-memory BYTES]\n"
-    "                    [-o table|json|csv|md] [--out FILE] [--seed N] [--variant V] [--tile BRxBC] [--split-kv N]\n"
+    "                    [-o table|json|csv|md] [--out FILE] [--save [--db PATH]] [--seed N] [--variant V]\n"
+    "                    [--tile BRxBC] [--split-kv N]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
     "output against the float64 CPU reference and times it with device timestamps.\n"
     "  --api LIST     APIs to run (comma list or 'all', the default). Under 'all' the cpu API (the reference\n"
@@ -25,6 +26,8 @@ static const char bench_usage[] =
     "  --min-time S   timing budget per implementation and case (suite default, 0.5 s; quick 0.05 s)\n"
     "  --max-memory B device memory a case may use (e.g. 8G); larger cases are skipped\n"
     "  -o FORMAT      table (default), json, csv or md; with --out the file gets FORMAT and stdout the table\n"
+    "  --save         store the run in the results history (SQLite; $XDG_DATA_HOME/attnvk/history.db,\n"
+    "                 or --db PATH); see attnvk history and attnvk compare --db\n"
     "  --variant, --tile, --split-kv apply to the attnvk kernel only.\n"
     "Exit status: 0 every case ran and passed (skipped/unavailable allowed), 1 a correctness or run failure,\n"
     "2 a usage error. Suites:\n";
@@ -88,13 +91,13 @@ static int parse_seed(const char *s, uint64_t *out)
 typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_MIN_TIME, OPT_WARMUP, OPT_COOLDOWN, OPT_FORMAT,
-    OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_COUNT
+    OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
     "--head-dim", "--dtype", "--layout", "--iters", "--min-time", "--warmup", "--cooldown", "-o",
-    "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory"};
+    "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -196,6 +199,11 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
     case OPT_MAX_MEMORY:
         if (!parse_bytes(val, &o->max_memory)) return bad(name, "a size like 512M or 8G", val);
         return 0;
+    case OPT_DB:
+        if (!*val) return bad(name, "a database file name", val);
+        o->db = val;
+        o->save = 1;
+        return 0;
     case OPT_COUNT: break;
     }
     return cli_error(EXIT_USAGE, "bench: internal option error");
@@ -218,6 +226,7 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
             return -1;
         }
         if (strcmp(a, "--causal") == 0) { o->causal = 1; continue; }
+        if (strcmp(a, "--save") == 0) { o->save = 1; continue; }
         /* hidden: a deliberately wrong kernel, so tests can show the check catches it */
         if (strcmp(a, "--test-wrong-kernel") == 0) { o->test_flags |= ATTNVK_TEST_SKIP_LAST_KV_TILE; continue; }
         int matched = 0;

@@ -42,6 +42,8 @@ typedef struct bench_options {
     long split_kv;
     uint64_t max_memory;         /* 0: each device's own memory */
     unsigned test_flags;         /* --test-wrong-kernel */
+    int save;                    /* --save: store the run in the history database */
+    const char *db;              /* --db PATH (implies --save); NULL: the default database */
     char command[2048];          /* the command line, for the results file */
 } bench_options;
 

@@ -6,6 +6,7 @@
 #include "bench_runner.h"
 #include "bench_suites.h"
 #include "cli.h"
+#include "history_db.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,20 @@ static int write_out(bench_session *s)
         cli_error(EXIT_FAILED, "bench: cannot write '%s'", s->o.out);
     }
     return rc;
+}
+
+/* --save: the same JSON the results file gets, stored as one transaction. */
+static int save_history(bench_session *s)
+{
+    bench_results_link(&s->res);
+    char *text = bench_render(&s->res, BENCH_FMT_JSON);
+    char err[512] = "";
+    long long id = 0;
+    int rc = text ? history_save_results(s->o.db, text, &id, err, sizeof err) : 1;
+    free(text);
+    if (rc != 0) return cli_error(EXIT_FAILED, "bench: cannot save to the history: %s", err[0] ? err : "out of memory");
+    fprintf(stderr, "attnvk: saved as run #%lld in %s\n", id, s->o.db ? s->o.db : "the default history database");
+    return 0;
 }
 
 static void warn_spread(bench_session *s, const bench_record *r)
@@ -230,6 +245,7 @@ int cmd_bench(int argc, char **argv)
         for (int i = 0; i < res->nrecords && rc == 0; ++i)
             if (res->records[i].status == BENCH_FAIL) rc = EXIT_FAILED;
         if (rc == 0 && s->write_failed) rc = EXIT_FAILED;
+        if (s->o.save && save_history(s) != 0 && rc == 0) rc = EXIT_FAILED;
     }
     bench_results_free(res);
     bench_targets_close(s->targets, s->ntargets);

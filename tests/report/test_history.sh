@@ -120,5 +120,15 @@ check "after the kill, the next write works" [ "$rc" = 0 ]
 check "after the kill, the next run is 3" has "as run 3 in"
 check "after the kill: 3 runs, 297 records" [ "$(counts "$db")" = "3 297" ]
 
+# `attnvk bench --save --db` stores what the bench measured
+saved=$work/saved.db
+"$ATTNVK" bench --api cpu --seq 64 --heads 2 --head-dim 32 --min-time 0.01 --save --db "$saved" >"$work/out" 2>"$work/err"
+rc=$?
+check "bench --save: exit 0" [ "$rc" = 0 ]
+check "bench --save: says where" grep -q "saved as run #1 in $saved" "$work/err"
+check "bench --save: one run, one record" [ "$(counts "$saved")" = "1 1" ]
+avk history --db "$saved"
+check "bench --save: history lists it" has "custom-d32-n64|1 run in"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
