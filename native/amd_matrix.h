@@ -14,7 +14,9 @@
  * wavefront: D_w = A_w x [B_0 | B_1], keeping columns of B_w. ldmatrix is a
  * shuffle of row addresses plus LDS loads; cp.async is a synchronous copy, so
  * commit/wait are no-ops (the kernel's __syncthreads still order the tiles).
- * Every call must be reached by the whole wavefront (the kernel's are). */
+ * A matrix instruction needs the whole wavefront's registers: when only part
+ * of it reaches avk_mma (a warp of a wave64 skipping a tile on its own), the
+ * active warps multiply from the scratch with plain FMAs instead. */
 #ifndef ATTNVK_AMD_MATRIX_H
 #define ATTNVK_AMD_MATRIX_H
 
@@ -81,6 +83,31 @@ AVK_DEVICE void avk_amd_take_product(const avk_u16 *s, int warp, int l, float d[
     }
 }
 
+/* 1 when every lane of the wavefront is executing (EXEC all ones). */
+AVK_DEVICE bool avk_amd_whole_wave(void)
+{
+    const unsigned long long active = __ballot(1);
+    return AVK_WARP == 64 ? active == ~0ull : (active & 0xffffffffull) == 0xffffffffull;
+}
+
+/* The warp's product straight from its scratch operands, lane by lane: the
+ * path for a partly active wavefront. */
+template <int BF16, int ZC>
+AVK_DEVICE void avk_amd_mma_lanes(const avk_u16 *s, int warp, int l, float d[4])
+{
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        const int row = avk_nv_c_row(l, e), col = avk_nv_c_col(l, e);
+        float x = 0.f;
+#pragma unroll
+        for (int k = 0; k < 16; ++k) {
+            const avk_u16 av = s[avk_scratch_a(warp, row, k)], bv = s[avk_scratch_b(warp, col, k)];
+            x += BF16 ? avk_bf16_to_f32(av) * avk_bf16_to_f32(bv) : avk_f16_to_f32(av) * avk_f16_to_f32(bv);
+        }
+        d[e] = ZC ? x : d[e] + x;
+    }
+}
+
 #if defined(AVK_AMD_MFMA)
 template <int BF16, int ZC>
 AVK_DEVICE void avk_amd_mma(float d[4], const avk_u32 a[4], const avk_u32 b[2])
@@ -89,6 +116,11 @@ AVK_DEVICE void avk_amd_mma(float d[4], const avk_u32 a[4], const avk_u32 b[2])
     const int lane = threadIdx.x % 64, warp = lane / 32, l = lane % 32;
     avk_amd_put_operands(s, warp, l, a, b);
     avk_amd_wave_sync();
+    if (!avk_amd_whole_wave()) {
+        avk_amd_mma_lanes<BF16, ZC>(s, warp, l, d);
+        avk_amd_wave_sync();
+        return;
+    }
     const int k0 = avk_mfma_k0(lane), n = avk_mfma_b_col(lane);
     const avk_u32x2 a0 = *(const avk_u32x2 *)&s[avk_scratch_a(0, avk_mfma_a_row(lane), k0)];
     const avk_u32x2 a1 = *(const avk_u32x2 *)&s[avk_scratch_a(1, avk_mfma_a_row(lane), k0)];
@@ -124,6 +156,11 @@ AVK_DEVICE void avk_amd_mma(float d[4], const avk_u32 a[4], const avk_u32 b[2])
     const int lane = threadIdx.x % 32;
     avk_amd_put_operands(s, 0, lane, a, b);
     avk_amd_wave_sync();
+    if (!avk_amd_whole_wave()) {
+        avk_amd_mma_lanes<BF16, ZC>(s, 0, lane, d);
+        avk_amd_wave_sync();
+        return;
+    }
     const avk_u32x8 av = *(const avk_u32x8 *)&s[avk_scratch_a(0, avk_wmma_a_row(lane), 0)];
     const int n = avk_wmma_b_col(lane);
     avk_u32x8 bv = {0, 0, 0, 0, 0, 0, 0, 0}; /* columns 8..15 of B are zero */

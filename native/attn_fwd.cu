@@ -13,6 +13,8 @@
  *   AVK_SPLIT    1: write f32 partial O and LSE per KV split (decode), merged
  *                by avk_attn_reduce
  *   AVK_MINB     CTAs per SM for __launch_bounds__ (register budget)
+ *   AVK_TREE     row max/sum by pairwise trees (1) or running chains (0)
+ *   AVK_RESCALE_SLACK  how far (log2) the running max may lag before O is rescaled
  * Kernels: avk_attn_fwd (one CTA per BR query rows of one (b, h, split)) and
  * avk_attn_reduce (the split-KV merge). */
 #include "attn_portability.h"
@@ -29,6 +31,9 @@
 #endif
 #ifndef AVK_MINB
 #define AVK_MINB 1 /* CTAs per SM the register allocation must allow */
+#endif
+#ifndef AVK_TREE
+#define AVK_TREE 1 /* row max/sum as pairwise trees: shorter dependency chains */
 #endif
 #ifndef AVK_RESCALE_SLACK
 #define AVK_RESCALE_SLACK 8.0f /* log2 units the running max may lag: P <= 2^8 */
@@ -292,9 +297,20 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         for (int mi = 0; mi < WM; ++mi)
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
+#if AVK_TREE
+                float part[NS];
+#pragma unroll
+                for (int n = 0; n < NS; ++n) part[n] = avk_max(s[mi][n][2 * half], s[mi][n][2 * half + 1]);
+#pragma unroll
+                for (int step = 1; step < NS; step *= 2)
+#pragma unroll
+                    for (int n = 0; n + step < NS; n += 2 * step) part[n] = avk_max(part[n], part[n + step]);
+                float mx = part[0];
+#else
                 float mx = AVK_NEG_INF;
 #pragma unroll
                 for (int n = 0; n < NS; ++n) mx = avk_max(mx, avk_max(s[mi][n][2 * half], s[mi][n][2 * half + 1]));
+#endif
                 mx = avk_max(mx, avk_shfl_xor(mx, 1));
                 mx = avk_max(mx, avk_shfl_xor(mx, 2));
                 tile_max[mi][half] = mx * p.scale_log2;
@@ -322,6 +338,22 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
                 const float m_use = row_max[mi][half] == AVK_NEG_INF ? 0.f : row_max[mi][half];
+#if AVK_TREE
+                float part[NS];
+#pragma unroll
+                for (int n = 0; n < NS; ++n) {
+                    const float p0 = avk_exp2(s[mi][n][2 * half] * p.scale_log2 - m_use);
+                    const float p1 = avk_exp2(s[mi][n][2 * half + 1] * p.scale_log2 - m_use);
+                    s[mi][n][2 * half] = p0;
+                    s[mi][n][2 * half + 1] = p1;
+                    part[n] = p0 + p1;
+                }
+#pragma unroll
+                for (int step = 1; step < NS; step *= 2)
+#pragma unroll
+                    for (int n = 0; n + step < NS; n += 2 * step) part[n] += part[n + step];
+                row_sum[mi][half] += part[0];
+#else
                 float sum = 0.f;
 #pragma unroll
                 for (int n = 0; n < NS; ++n)
@@ -332,6 +364,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                         sum += pe;
                     }
                 row_sum[mi][half] += sum;
+#endif
             }
 
         /* ---- O += P V: P's accumulator layout is already the A-fragment layout ---- */

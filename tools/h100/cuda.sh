@@ -43,20 +43,19 @@ if [ "$what" != tests ]; then
   perf() { timeout 120 "$B/tests/cuda/cuda_perf" --iters 20 "$@" 2>&1 | tee -a "$out/perf.log" | grep -E "TFLOP|FAIL" | sed 's/ \[.*//' ; }
   {
   ATTNVK_CACHE_DIR=/tmp/cc-d128 perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 \
-    --try "mma32-qs 128x64" --try "mma32-qs 128x32" --try "mma32-qs 256x64" --try "mma32-qs 256x32" \
-    --try "mma32 128x32" --try "mma16 128x128" --try "mma32-qs 128x64 -DAVK_RESCALE_SLACK=0"
-  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 \
-    --try "mma32 128x64" --try "mma32 128x32" --try "mma32 256x64" --try "mma32-qs 128x64" --try "mma32 128x128"
-  perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --causal --try "mma32-qs 128x64" --try "mma32-qs 128x32" --try "mma32-qs 256x64"
-  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --causal --try "mma32 128x64" --try "mma32 256x64"
+    --try "mma32-qs 128x64" --try "mma32-qs 128x64 -DAVK_TREE=0" --try "mma32-qs 128x32" --try "mma32-qs 256x64"
+  perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --try "mma32-qs 128x64" --try "mma32-qs 128x64 -DAVK_TREE=0"
+  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --try "mma32 128x64" --try "mma32 128x64 -DAVK_TREE=0" --try "mma32-qs 128x64"
+  perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --causal --try "mma32-qs 128x64" --try "mma32-qs 128x64 -DAVK_TREE=0"
+  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --causal --try "mma32 128x64" --try "mma32 128x64 -DAVK_TREE=0"
   perf --dtype bf16 --b 4 --h 16 --n 4096 --d 128
   perf --dtype bf16 --b 4 --h 16 --n 4096 --d 128 --causal
   perf --dtype bf16 --b 4 --h 32 --n 4096 --d 64
-  perf --dtype f16 --b 8 --h 8 --n 2048 --d 256 --try "mma16-qs 64x32" --try "mma16-qs 128x32" --try "mma16-qs 64x64"
-  perf --dtype f16 --b 4 --h 16 --n 4096 --d 96 --try "mma32-qs 128x64" --try "mma32 128x64" --try "mma32 128x32"
-  perf --dtype f16 --b 4 --h 24 --n 4096 --d 80 --try "mma32-qs 128x64" --try "mma32 128x64"
+  perf --dtype f16 --b 8 --h 8 --n 2048 --d 256 --try "mma16-qs 64x32" --try "mma16-qs 64x32 -DAVK_TREE=0"
+  perf --dtype f16 --b 4 --h 16 --n 4096 --d 96
+  perf --dtype f16 --b 4 --h 24 --n 4096 --d 80
   perf --dtype f16 --b 16 --h 16 --n 1024 --d 128
-  for sp in 0 8; do perf --dtype f16 --b 8 --h 32 --hkv 8 --nq 1 --n 8192 --d 128 --split $sp; done
+  perf --dtype f16 --b 8 --h 32 --hkv 8 --nq 1 --n 8192 --d 128
   perf --dtype f32 --b 4 --h 16 --n 2048 --d 128
   } | tee -a "$summary"
   # SASS of the D=128 sweep's kernels (cubins in creation order = --try order)
