@@ -31,6 +31,7 @@ layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
 layout(constant_id = 5) const uint MM = 16;   // matrix unit shape: M x K times K x N
 layout(constant_id = 6) const uint MN = 16;
 layout(constant_id = 7) const uint MK = 16;
+layout(constant_id = 8) const uint KV_STAGES = 1; // 2: double-buffered K/V, one barrier per tile
 
 const uint WG = gl_WorkGroupSize.x;
 const uint NSG = WG / SUBGROUP_SIZE;
@@ -44,9 +45,9 @@ const uint SSW = (BC + 4) / 4;            // padded S/P/O staging row, uvec4 (4 
 const uint QC = D % 32 == 0 ? 32 : 16;    // Q columns staged per pass
 const uint QSW = QC / 8 + 1;
 const uint KTILE = BC * KS;               // uvec4 per K (or V) tile
-const uint V_OFF = KTILE;
-const uint S_OFF = 2 * KTILE;
-const uint LOOP_WORDS = 2 * KTILE + BR * SSW;
+const uint V_OFF = KTILE;                 // stage s: K at s * 2 * KTILE, V after it
+const uint S_OFF = 2 * KTILE * KV_STAGES;
+const uint LOOP_WORDS = S_OFF + BR * SSW;
 const uint Q_WORDS = BR * QSW;
 const uint SH_WORDS = LOOP_WORDS > Q_WORDS ? LOOP_WORDS : Q_WORDS;
 const uint LPT = (BC * D8 + WG - 1) / WG; // uvec4 per thread per K (or V) tile
@@ -79,19 +80,17 @@ void prefetch(uint j0, uint kv_hi, uint kv_base)
     }
 }
 
-void commit_prefetch()
+void commit_prefetch(uint base)
 {
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
         uint c = e / D8, d8 = e % D8;
         if (e < BC * D8) {
-            tile_sh[c * KS + d8] = k_pre[x];
-            tile_sh[V_OFF + c * KS + d8] = v_pre[x];
+            tile_sh[base + c * KS + d8] = k_pre[x];
+            tile_sh[base + V_OFF + c * KS + d8] = v_pre[x];
         }
     }
 }
-
-float staged(uint row_base, uint col) { return uintBitsToFloat(tile_sh[row_base + col / 4u][col % 4u]); }
 
 void subgroup_sync()
 {
@@ -120,6 +119,7 @@ void main()
     uint lr = lane / LPR, part = lane % LPR;   // softmax pass: row and column slice
     uint row = w.i0 + sg * RS + lr;
     int row_limit = flash_row_limit(row);
+    int block_limit = flash_row_limit(w.i0); // the block's first row sees the fewest keys
     uint s_base = S_OFF + sg * RS * SSW;      // this subgroup's staging rows
     uint my_row = s_base + lr * SSW;
 
@@ -143,12 +143,24 @@ void main()
     float m_i = NEG_INF, l_i = 0.0;
 
     if (w.ntiles > 0u) prefetch(w.kv_lo, w.kv_hi, w.kv_base);
+    if (KV_STAGES > 1u && w.ntiles > 0u) {
+        barrier(); // Q passes are done with the shared memory
+        commit_prefetch(0u);
+        if (w.ntiles > 1u) prefetch(w.kv_lo + BC, w.kv_hi, w.kv_base);
+    }
     for (uint tile = 0u; tile < w.ntiles; ++tile) {
         uint j0 = w.kv_lo + tile * BC;
-        barrier(); // Q reads / previous tile's K, V reads are done
-        commit_prefetch();
-        barrier();
-        if (tile + 1u < w.ntiles) prefetch(j0 + BC, w.kv_hi, w.kv_base);
+        uint kv = (tile % KV_STAGES) * 2u * KTILE; // this tile's K; V at kv + V_OFF
+        if (KV_STAGES > 1u) {
+            barrier(); // tile's K/V are in place; everyone is done with the other stage
+            if (tile + 1u < w.ntiles) commit_prefetch(((tile + 1u) % KV_STAGES) * 2u * KTILE);
+            if (tile + 2u < w.ntiles) prefetch(j0 + 2u * BC, w.kv_hi, w.kv_base);
+        } else {
+            barrier(); // Q reads / previous tile's K, V reads are done
+            commit_prefetch(0u);
+            barrier();
+            if (tile + 1u < w.ntiles) prefetch(j0 + BC, w.kv_hi, w.kv_base);
+        }
 
         // S = Q.K^T, one BC-wide strip per row tile, staged to shared memory
         [[unroll]] for (uint n = 0u; n < BC / MN; ++n) {
@@ -156,7 +168,7 @@ void main()
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt] = CM_C_ZERO;
             [[unroll]] for (uint k = 0u; k < D / MK; ++k) {
                 CM_B kb;
-                CM_LOAD_COL(kb, tile_sh, n * MN * KS + k * MK / 8u, KS);
+                CM_LOAD_COL(kb, tile_sh, kv + n * MN * KS + k * MK / 8u, KS);
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                     sacc[rt] = CM_MAD(qm[rt * (D / MK) + k], kb, sacc[rt]);
             }
@@ -165,20 +177,30 @@ void main()
         }
         subgroup_sync();
 
-        // online softmax: this lane owns row lr, columns [part*CPL, +CPL)
+        // online softmax: this lane owns row lr, columns [part*CPL, +CPL); raw
+        // scores, the scale folded into exp2's argument; masks on edge tiles only
         float sv[CPL];
-        float tmax = NEG_INF;
-        [[unroll]] for (uint c = 0u; c < CPL; ++c) {
-            uint col = part * CPL + c;
-            uint j = j0 + col;
-            bool visible = j < w.kv_hi && int(j) <= row_limit;
-            sv[c] = visible ? staged(my_row, col) * pc.scale_log2 : NEG_INF;
-            tmax = max(tmax, sv[c]);
+        [[unroll]] for (uint c = 0u; c < CPL; c += 4u) {
+            vec4 s4 = uintBitsToFloat(tile_sh[my_row + (part * CPL + c) / 4u]);
+            sv[c] = s4.x;
+            sv[c + 1u] = s4.y;
+            sv[c + 2u] = s4.z;
+            sv[c + 3u] = s4.w;
         }
-        tmax = lanes_max(tmax);
+        bool edge = j0 + BC > w.kv_hi || int(j0 + BC - 1u) > block_limit;
+        if (edge) {
+            [[unroll]] for (uint c = 0u; c < CPL; ++c) {
+                uint j = j0 + part * CPL + c;
+                if (j >= w.kv_hi || int(j) > row_limit) sv[c] = NEG_INF;
+            }
+        }
+        float tmax = sv[0];
+        [[unroll]] for (uint c = 1u; c < CPL; ++c) tmax = max(tmax, sv[c]);
+        tmax = lanes_max(tmax) * pc.scale_log2;
         float m_new = tmax > m_i + RESCALE_LOG2 ? tmax : m_i;
         float alpha = m_new == m_i ? 1.0 : exp2(m_i - m_new);
         bool rescale = alpha != 1.0 && l_i > 0.0;
+        float m_sub = m_new == NEG_INF ? 0.0 : m_new; // all masked so far: every p is 0
         subgroup_sync(); // S is in registers now: the staging rows are free
 
         if (subgroupAny(rescale)) {
@@ -207,7 +229,7 @@ void main()
         [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
             float p[8];
             [[unroll]] for (uint x = 0u; x < 8u; ++x) {
-                p[x] = sv[c + x] == NEG_INF ? 0.0 : exp2(sv[c + x] - m_new);
+                p[x] = exp2(fma(sv[c + x], pc.scale_log2, -m_sub));
                 psum += p[x];
             }
             tile_sh[my_row + (part * CPL + c) / 8u] =
@@ -225,7 +247,7 @@ void main()
                 CM_LOAD_ROW(pm[rt], tile_sh, s_base + rt * MM * SSW + kc * MK / 8u, SSW);
             [[unroll]] for (uint n = 0u; n < D / MN; ++n) {
                 CM_B vb;
-                CM_LOAD_ROW(vb, tile_sh, V_OFF + kc * MK * KS + n * MN / 8u, KS);
+                CM_LOAD_ROW(vb, tile_sh, kv + V_OFF + kc * MK * KS + n * MN / 8u, KS);
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                     oacc[rt * (D / MN) + n] = CM_MAD(pm[rt], vb, oacc[rt * (D / MN) + n]);
             }

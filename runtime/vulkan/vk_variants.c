@@ -151,10 +151,17 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
             return why;
         }
         if (D % cfg->mn || D % cfg->mk) return "head dim must be a multiple of the matrix shape";
-        /* mirrors shaders/flash_coopmat_body.glsl: K | V | per-subgroup staging, or Q passes */
+        /* mirrors shaders/flash_coopmat_body.glsl: (K | V) x stages | per-subgroup staging,
+         * or Q passes; two K/V stages (one barrier per tile) whenever they fit */
         uint32_t ks = D / 8 + 1, ssw = (cfg->bc + 4) / 4, qsw = (D % 32 == 0 ? 32 : 16) / 8 + 1;
-        uint32_t loop_words = 2 * cfg->bc * ks + cfg->br * ssw, q_words = cfg->br * qsw;
-        cfg->shared_bytes = (loop_words > q_words ? loop_words : q_words) * 16;
+        uint32_t q_words = cfg->br * qsw;
+        const char *stages_env = getenv("ATTNVK_VK_KV_STAGES"); /* tuning aid */
+        uint32_t max_stages = stages_env && atoi(stages_env) == 1 ? 1 : 2;
+        for (cfg->kv_stages = max_stages; cfg->kv_stages >= 1; --cfg->kv_stages) {
+            uint32_t loop_words = 2 * cfg->bc * ks * cfg->kv_stages + cfg->br * ssw;
+            cfg->shared_bytes = (loop_words > q_words ? loop_words : q_words) * 16;
+            if (cfg->shared_bytes <= lim->maxComputeSharedMemorySize || cfg->kv_stages == 1) break;
+        }
         cfg->sg_reduce = 0;
     }
     if (cfg->shared_bytes > lim->maxComputeSharedMemorySize) {
@@ -207,6 +214,10 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     avk_tuning_query q = {.device = &c->info, .dtype = p->dtype, .head_dim = p->head_dim,
                           .decode = p->seq_q <= VK_DECODE_MAX_ROWS, .usable = entry_usable, .ctx = &u};
     const avk_tuning *e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
+    if (!e && opts->variant && q.decode) { /* a named prefill-only variant on a decode shape */
+        q.decode = 0;
+        e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
+    }
     if (!e && opts->variant && (opts->tile_br || opts->tile_bc)) e = fallback_entry(opts->variant);
     if (!e)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: no %s%s configuration fits %s for D=%d %s",

@@ -99,7 +99,12 @@ static int time_one(attnvk_device *dev, const attnvk_problem *p, const perf_args
         return 1;
     }
     double *ms = malloc(sizeof(double) * (size_t)a->reps), t = 0;
-    for (int i = 0; s == ATTNVK_OK && i < 3; ++i) s = attnvk_kernel_run(kern, bufs[0], bufs[1], bufs[2], bufs[3], NULL, 0, 0, &t);
+    /* warm up for at least 3 runs and 1 s of GPU time: an idle GPU starts at a low clock */
+    double warm = 0;
+    for (int i = 0; s == ATTNVK_OK && (i < 3 || warm < 1000.0) && i < 2000; ++i) {
+        s = attnvk_kernel_run(kern, bufs[0], bufs[1], bufs[2], bufs[3], NULL, 0, 0, &t);
+        warm += t;
+    }
     for (int i = 0; s == ATTNVK_OK && i < a->reps; ++i)
         s = attnvk_kernel_run(kern, bufs[0], bufs[1], bufs[2], bufs[3], NULL, 0, 0, &ms[i]);
     int ok = 0;

@@ -1,0 +1,42 @@
+#!/bin/bash
+# Vulkan backend on the H100 (one `run` call): device listing, the full
+# correctness test (coopmat-nv included) and vk_perf timings of the issue's
+# cases over several tiles. Full logs under $OUT; a short table last.
+#   run: source .gpu/gpu-env.sh && bash tools/h100/vulkan.sh [phase]
+set -o pipefail
+cd "$(dirname "$0")/../.."
+B=${B:-build-vk}
+OUT=${OUT:-/tmp/attnvk-out}
+mkdir -p "$OUT"
+export ATTNVK_CACHE_DIR=/tmp/attnvk-cache
+P=$B/tests/vulkan/vk_perf
+PHASE=${1:-all}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1 | tee "$OUT/gpu.txt"
+$B/attnvk devices 2>&1 | tee "$OUT/devices.txt"
+
+if [ "$PHASE" = all ] || [ "$PHASE" = test ]; then
+  timeout 200 $B/tests/vulkan/test_vulkan > "$OUT/test_vulkan.txt" 2>&1
+  echo "test_vulkan rc=$?"
+  grep -E "^FAIL|passed|worst|^skip|^device" "$OUT/test_vulkan.txt" | head -30
+fi
+
+if [ "$PHASE" = all ] || [ "$PHASE" = perf ]; then
+  {
+    # D=128, B=4, H=16, N=4096 (16k tokens, H*D = 2048)
+    $P --shape 4x16x4096x128 --causal 0 --tile default --tile 64x16 --tile 128x16 --tile 128x32 --reps 10
+    ATTNVK_VK_KV_STAGES=1 $P --shape 4x16x4096x128 --causal 0 --tile 64x32 --tile 128x16 --reps 10
+    ATTNVK_VK_WORKGROUP=256 $P --shape 4x16x4096x128 --causal 0 --tile 128x16 --tile 128x32 --reps 10
+    $P --shape 4x16x4096x128 --causal 1 --tile default --tile 128x16 --tile 64x16 --reps 10
+    # D=64, B=4, H=32, N=4096
+    $P --shape 4x32x4096x64 --causal 0 --tile default --tile 64x32 --tile 128x16 --tile 64x64 --reps 10
+    ATTNVK_VK_WORKGROUP=256 $P --shape 4x32x4096x64 --causal 0 --tile 256x32 --tile 128x32 --tile 256x16 --reps 10
+    $P --shape 4x32x4096x64 --causal 1 --tile default --tile 128x16 --reps 10
+    ATTNVK_VK_WORKGROUP=256 $P --shape 4x32x4096x64 --causal 1 --tile 256x32 --reps 10
+    # the portable variants, for scale
+    $P --shape 4x16x4096x128 --variant f16 --variant scalar --reps 3
+  } 2>&1 | tee "$OUT/perf.txt"
+fi
+
+echo "==== summary (median ms, TFLOP/s) ===="
+grep -h "TFLOP/s" "$OUT/perf.txt" 2>/dev/null | sed -E 's/ +\(min.*rel_l2 ([0-9.e+-]+) ([A-Z ok]+) .*/  rel_l2 \1 \2/' | cut -c1-150
