@@ -91,7 +91,7 @@ AVK_DEVICE bool avk_amd_whole_wave(void)
 }
 
 /* The warp's product straight from its scratch operands, lane by lane: the
- * path for a partly active wavefront. */
+ * rare path of a partly active wavefront. */
 template <int BF16, int ZC>
 AVK_DEVICE void avk_amd_mma_lanes(const avk_u16 *s, int warp, int l, float d[4])
 {

@@ -3,7 +3,8 @@
  * NVIDIA m16n8k16 fragments of the two 32-lane warps of a wave64 -> LDS
  * scratch -> MFMA 16x16x16 operands -> products -> scratch -> NVIDIA
  * accumulators must equal A_w x B_w for each warp; likewise for WMMA on a
- * wave32. Also: the NVIDIA maps are bijections and the scratch regions
+ * wave32, and for the lane-by-lane path of a partly active wave64 (one warp
+ * skipped the call). Also: the NVIDIA maps are bijections and the scratch regions
  * don't overlap. (What the hardware does with the operands is the ISA's
  * documented layout; it can only be run on an AMD GPU.) */
 #include "test_util.h"
@@ -79,8 +80,9 @@ static void fill(float *m, int n, unsigned *state)
     }
 }
 
-/* wave = 64: MFMA path (two warps); wave = 32: WMMA path (one warp). */
-static int simulate(int wave, unsigned seed)
+/* wave = 64: MFMA path (two warps); wave = 32: WMMA path (one warp);
+ * active_warp >= 0: only that warp of a wave64 is active (lane-by-lane path). */
+static int simulate(int wave, int active_warp, unsigned seed)
 {
     const int warps = wave / 32;
     float A[2][16][16], B[2][16][8], acc[2][32][4];
@@ -99,6 +101,7 @@ static int simulate(int wave, unsigned seed)
     /* 1. each lane stores its NVIDIA fragments (avk_amd_put_operands) */
     for (int lane = 0; lane < wave; ++lane) {
         int w = lane / 32, l = lane % 32;
+        if (active_warp >= 0 && w != active_warp) continue;
         for (int e = 0; e < 8; ++e) {
             int r = avk_nv_a_row(l, e), c = avk_nv_a_col(l, e);
             scratch[avk_scratch_a(w, r, c)] = A[w][r][c];
@@ -107,6 +110,18 @@ static int simulate(int wave, unsigned seed)
             scratch[avk_scratch_b(w, avk_nv_b_n(l, e), avk_nv_b_k(l, e))] = B[w][avk_nv_b_k(l, e)][avk_nv_b_n(l, e)];
     }
     /* 2. operands per the ISA layout, the instruction, the product back */
+    if (active_warp >= 0) { /* avk_amd_mma_lanes: each lane its 4 outputs from its warp's scratch */
+        int ok = 1;
+        for (int l = 0; l < 32; ++l)
+            for (int e = 0; e < 4; ++e) {
+                int row = avk_nv_c_row(l, e), col = avk_nv_c_col(l, e);
+                float x = 0;
+                for (int k = 0; k < 16; ++k)
+                    x += scratch[avk_scratch_a(active_warp, row, k)] * scratch[avk_scratch_b(active_warp, col, k)];
+                ok &= acc[active_warp][l][e] + x == expect[active_warp][l][e];
+            }
+        return ok;
+    }
     if (wave == 64) {
         float a_op[2][64][4], b_op[64][4];
         for (int lane = 0; lane < 64; ++lane) {
@@ -165,12 +180,14 @@ int main(void)
 {
     check_maps();
     unsigned seed = (unsigned)avk_test_seed();
-    int ok64 = 1, ok32 = 1;
+    int ok64 = 1, ok32 = 1, ok_part = 1;
     for (int i = 0; i < 20; ++i) {
-        ok64 &= simulate(64, seed + (unsigned)i);
-        ok32 &= simulate(32, seed + 100u + (unsigned)i);
+        ok64 &= simulate(64, -1, seed + (unsigned)i);
+        ok32 &= simulate(32, -1, seed + 100u + (unsigned)i);
+        ok_part &= simulate(64, i % 2, seed + 200u + (unsigned)i);
     }
     CHECK(ok64, "MFMA path: both warps of a wave64 get A_w B_w + C");
     CHECK(ok32, "WMMA path: the wave32 warp gets A B + C");
+    CHECK(ok_part, "partly active wave64: the active warp gets A_w B_w + C, the idle warp's scratch unread");
     return avk_test_finish(passed, 0);
 }
