@@ -7,6 +7,9 @@
 #ifndef AVK_F16
 #define AVK_F16 0            /* 1: Q/K/V/O stored as IEEE half */
 #endif
+#ifndef AVK_UNROLL
+#define AVK_UNROLL 1         /* 0: no forced unrolling (CPU runtimes build far faster) */
+#endif
 #ifndef AVK_NATIVE_EXP
 #define AVK_NATIVE_EXP 0     /* 1: native_exp2 (NVIDIA: ex2.approx, ~2 ulp) */
 #endif

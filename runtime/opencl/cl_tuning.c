@@ -12,7 +12,7 @@
 
 /* extra[] per family -- tiled: {max head-dim columns per lane, reduction,
  * rows per lane, flags}; mma and mma-emu: {register cap, 0, 0, flags}. */
-enum { FLAG_NATIVE_EXP = 1 };
+enum { FLAG_NATIVE_EXP = 1, FLAG_NO_UNROLL = 2, FLAG_OPT_DISABLE = 4 };
 
 static const avk_tuning cl_table[] = {
     /* vendor, architecture, device, dtype, D min..max, decode, family, Br, Bc, WG, extra */
@@ -20,9 +20,9 @@ static const avk_tuning cl_table[] = {
     {NULL, NULL, NULL, -1, 0, 0, 0, "tiled", 0, 16, 128, {32, AVK_RED_AUTO, 2, 0}},
     {NULL, NULL, NULL, -1, 0, 0, 1, "tiled", 0, 32, 64, {32, AVK_RED_AUTO, 1, 0}},
     /* mma data flow on portable code: tests only, never picked by default */
-    {NULL, NULL, NULL, ATTNVK_F16, 0, 0, -1, "mma-emu", 32, 16, 0, {0, 0, 0, 0}},
-    /* CPU runtimes (PoCL): small groups, local-memory reductions */
-    {NULL, "cpu", NULL, -1, 0, 0, -1, "tiled", 0, 16, 64, {32, AVK_RED_LOCAL, 2, 0}},
+    {NULL, NULL, NULL, ATTNVK_F16, 0, 0, -1, "mma-emu", 32, 16, 0, {0, 0, 0, FLAG_NO_UNROLL | FLAG_OPT_DISABLE}},
+    /* CPU runtimes (PoCL): LLVM builds at run time, so small unrolled bodies */
+    {NULL, "cpu", NULL, -1, 0, 0, -1, "tiled", 0, 8, 64, {32, AVK_RED_LOCAL, 1, FLAG_NO_UNROLL}},
     /* NVIDIA: tensor cores (cc >= 8) for f16; shuffles through PTX for the rest */
     {"nvidia", NULL, NULL, ATTNVK_F16, 1, 128, 0, "mma", 64, 64, 0, {0, 0, 0, FLAG_NATIVE_EXP}},
     {"nvidia", NULL, NULL, ATTNVK_F16, 1, 128, 1, "mma", 16, 64, 0, {0, 0, 0, FLAG_NATIVE_EXP}},
@@ -89,6 +89,7 @@ static void apply_tune_env(avk_cl_config *cfg, int *tm_fixed)
         else if (!strcmp(tok, "reduce")) cfg->reduce = v;
         else if (!strcmp(tok, "maxreg")) cfg->max_registers = v;
         else if (!strcmp(tok, "nativeexp")) cfg->native_exp = v;
+        else if (!strcmp(tok, "unroll")) cfg->unroll = v;
     }
 }
 
@@ -125,6 +126,8 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     cfg->wg = e->workgroup_size;
     cfg->bc = e->tile_bc;
     cfg->reduce = e->extra[1];
+    cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
+    cfg->unroll = !(e->extra[3] & FLAG_NO_UNROLL);
     apply_tune_env(cfg, &tm_fixed);
     if (cfg->ds < 1 || d % (4 * cfg->ds))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: %d lanes per row do not split D=%d into float4s", cfg->ds, d);
@@ -164,7 +167,6 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "tiled %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
                         cfg->br, cfg->bc, d, (unsigned long long)local, (unsigned long long)caps->local_mem);
-    cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
     snprintf(cfg->variant, sizeof cfg->variant, "tiled-%s", cfg->f16 ? "f16" : "f32");
     return ATTNVK_OK;
 }
@@ -179,6 +181,9 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     cfg->br = e->tile_br;
     cfg->bc = e->tile_bc;
     cfg->max_registers = e->extra[0];
+    cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
+    cfg->unroll = !(e->extra[3] & FLAG_NO_UNROLL) && !cfg->emulate;
+    cfg->opt_disable = (e->extra[3] & FLAG_OPT_DISABLE) != 0;
     apply_tune_env(cfg, &tm_unused);
     if (opts->tile_br) cfg->br = opts->tile_br;
     if (opts->tile_bc) cfg->bc = opts->tile_bc;
@@ -196,7 +201,6 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
                         cfg->br, cfg->bc, d, (unsigned long long)local, (unsigned long long)caps->local_mem);
-    cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
     snprintf(cfg->variant, sizeof cfg->variant, cfg->emulate ? "mma-f16-emu" : "mma-f16");
     return ATTNVK_OK;
 }
@@ -266,13 +270,15 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
 {
     int len;
     if (cfg->family == AVK_CL_TILED)
-        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=%d -DAVK_NATIVE_EXP=%d -DAVK_WG=%d -DAVK_DS=%d "
-                               "-DAVK_TM=%d -DAVK_BC=%d -DAVK_REDUCE=%d",
-                       cfg->head_dim, cfg->f16, cfg->native_exp, cfg->wg, cfg->ds, cfg->tm, cfg->bc, cfg->reduce);
+        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=%d -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_WG=%d "
+                               "-DAVK_DS=%d -DAVK_TM=%d -DAVK_BC=%d -DAVK_REDUCE=%d",
+                       cfg->head_dim, cfg->f16, cfg->native_exp, cfg->unroll, cfg->wg, cfg->ds, cfg->tm, cfg->bc,
+                       cfg->reduce);
     else
-        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=1 -DAVK_NATIVE_EXP=%d -DAVK_NW=%d -DAVK_BC=%d "
-                               "-DAVK_EMULATE=%d",
-                       cfg->head_dim, cfg->native_exp, cfg->br / 16, cfg->bc, cfg->emulate);
+        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=1 -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_NW=%d "
+                               "-DAVK_BC=%d -DAVK_EMULATE=%d",
+                       cfg->head_dim, cfg->native_exp, cfg->unroll, cfg->br / 16, cfg->bc, cfg->emulate);
     if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
-        snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
+        len += snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
+    if (cfg->opt_disable && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " -cl-opt-disable");
 }

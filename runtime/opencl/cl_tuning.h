@@ -22,6 +22,8 @@ typedef struct avk_cl_config {
     int ds, tm;       /* tiled: lanes per row, rows per lane */
     int reduce;       /* tiled: AVK_RED_* */
     int native_exp;
+    int unroll;       /* 0: no forced unrolling (CPU runtimes compile much faster) */
+    int opt_disable;  /* -cl-opt-disable: the test-only emulation builds in a third of the time */
     int max_registers; /* NVIDIA: -cl-nv-maxrregcount, 0 = compiler's choice */
     int split;        /* key/value splits (1 = none) */
 } avk_cl_config;

@@ -1,0 +1,85 @@
+/* The unfused CLBlast baseline (batched SGEMM, attnvk softmax, batched
+ * SGEMM) against the float64 CPU reference, and its 'does not fit' path. */
+#include "cl_checks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { SKIP = 77 };
+
+static int passed, failed;
+static void tally(int ok) { ok ? ++passed : ++failed; }
+
+int main(void)
+{
+    uint64_t seed = avk_test_seed();
+    attnvk_context *ctx = NULL;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) {
+        printf("context: %s\n", attnvk_last_error());
+        return 1;
+    }
+    attnvk_device *dev = avk_test_open_api(ctx, ATTNVK_API_OPENCL);
+    if (!dev) {
+        attnvk_context_destroy(ctx);
+        return SKIP;
+    }
+    attnvk_impl_info impls[8];
+    int n_impl = attnvk_device_implementations(dev, impls, 8);
+    const attnvk_impl_info *clblast = NULL;
+    for (int i = 0; i < n_impl; ++i) {
+        printf("implementation %s fused=%d available=%d %s\n", impls[i].name, impls[i].fused, impls[i].available,
+               impls[i].reason);
+        if (!strcmp(impls[i].name, "clblast")) clblast = &impls[i];
+    }
+    tally(clblast && clblast->fused == 0);
+    if (!clblast || !clblast->available) {
+        printf("clblast unavailable here: %s\n", clblast ? clblast->reason : "not listed");
+        attnvk_device_close(dev);
+        attnvk_context_destroy(ctx);
+        return clblast ? SKIP : avk_test_finish(passed, failed + 1);
+    }
+
+    attnvk_problem cases[64];
+    const char *labels[64];
+    int n = avk_test_feature_cases(ATTNVK_F32, cases, labels, 64);
+    attnvk_kernel_options opts = {.implementation = "clblast"};
+    for (int i = 0; i < n; ++i) tally(avk_test_run_case(dev, &cases[i], &opts, labels[i], seed + (uint64_t)i, 0));
+    tally(avk_cl_check_lse(dev, &cases[2], &opts, "lse", seed + 100));
+    tally(avk_cl_check_lse(dev, &cases[5], &opts, "lse, empty rows", seed + 101));
+    tally(avk_cl_check_row_range(dev, &cases[2], &opts, 37, 50, "rows 37+50", seed + 102));
+    tally(avk_cl_check_row_range(dev, &cases[7], &opts, 1, 17, "rows 1+17 bshd", seed + 103));
+    tally(avk_cl_check_skip_tile_fails(dev, &cases[1], &opts, "skip last kv tile", seed + 104));
+
+    attnvk_kernel_info info;
+    attnvk_kernel *k = NULL;
+    if (attnvk_kernel_prepare(dev, &cases[0], &opts, &k, &info) == ATTNVK_OK) {
+        uint64_t want = (uint64_t)cases[0].batch * cases[0].heads * cases[0].seq_q * cases[0].seq_kv * 4;
+        int ok = !strcmp(info.implementation, "clblast") && info.workspace_bytes == want;
+        printf("%s workspace_bytes %llu (B*H*Nq*Nk*4 = %llu)\n", ok ? "ok  " : "FAIL",
+               (unsigned long long)info.workspace_bytes, (unsigned long long)want);
+        tally(ok);
+        attnvk_kernel_destroy(k);
+    } else {
+        tally(0);
+    }
+    attnvk_problem f16 = cases[0];
+    f16.dtype = ATTNVK_F16;
+    tally(avk_cl_expect_status(dev, &f16, &opts, ATTNVK_ERROR_UNSUPPORTED, "f32 only", "f16 refused"));
+
+    /* does not fit: a device limited to 1 MiB (re-opened so the limit applies) */
+    attnvk_device_close(dev);
+    setenv("ATTNVK_OPENCL_MEM_LIMIT", "1048576", 1);
+    dev = avk_test_open_api(ctx, ATTNVK_API_OPENCL);
+    attnvk_problem big = cases[0];
+    big.seq_q = big.seq_kv = 512; /* 2*4*512*512*4 = 8 MiB of scores */
+    tally(dev && avk_cl_expect_status(dev, &big, &opts, ATTNVK_ERROR_UNSUPPORTED, "does not fit", "does not fit"));
+    /* a huge Nq*Nk on the real limits is refused the same way, not a crash */
+    unsetenv("ATTNVK_OPENCL_MEM_LIMIT");
+    attnvk_device_close(dev);
+    dev = avk_test_open_api(ctx, ATTNVK_API_OPENCL);
+    big.batch = 64, big.heads = 32, big.kv_heads = 32, big.seq_q = 65536, big.seq_kv = 65536, big.head_dim = 8;
+    tally(dev && avk_cl_expect_status(dev, &big, &opts, ATTNVK_ERROR_UNSUPPORTED, "bytes", "huge Nq*Nk"));
+    attnvk_device_close(dev);
+    attnvk_context_destroy(ctx);
+    return avk_test_finish(passed, failed);
+}

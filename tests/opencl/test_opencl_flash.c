@@ -1,0 +1,155 @@
+/* attnvk's OpenCL flash kernels against the float64 CPU reference: every
+ * feature case for every variant the device runs (split-KV on and off),
+ * tile overrides, LSE, query-row ranges, and the deliberately wrong kernel.
+ * $ATTNVK_TEST_OPENCL_VARIANTS (comma list) narrows the variants. */
+#include "cl_checks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { SKIP = 77 };
+
+static int passed, failed;
+static void tally(int ok) { ok ? ++passed : ++failed; }
+
+static int wanted(const char *variant)
+{
+    const char *list = getenv("ATTNVK_TEST_OPENCL_VARIANTS");
+    if (!list || !*list) return 1;
+    size_t n = strlen(variant);
+    for (const char *p = strstr(list, variant); p; p = strstr(p + 1, variant))
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
+
+static const attnvk_problem *find_case(const attnvk_problem *cases, const char **labels, int n, const char *label)
+{
+    for (int i = 0; i < n; ++i)
+        if (!strcmp(labels[i], label)) return &cases[i];
+    fprintf(stderr, "no feature case '%s'\n", label);
+    exit(1);
+}
+
+static void run_variant(attnvk_device *dev, const char *variant, attnvk_dtype dtype, uint64_t seed)
+{
+    attnvk_problem cases[64];
+    const char *labels[64];
+    int n = avk_test_feature_cases(dtype, cases, labels, 64);
+    attnvk_kernel_options opts = {.variant = variant};
+    char label[96];
+    printf("-- %s\n", variant);
+    for (int i = 0; i < n; ++i) {
+        tally(avk_test_run_case(dev, &cases[i], &opts, labels[i], seed + (uint64_t)i, 0));
+        if (cases[i].seq_q <= 16) { /* decode: split-KV forced on and off */
+            attnvk_kernel_options o = opts;
+            o.split_kv = 1;
+            snprintf(label, sizeof label, "%s, split off", labels[i]);
+            tally(avk_test_run_case(dev, &cases[i], &o, label, seed + 100 + (uint64_t)i, 0));
+            o.split_kv = 3;
+            snprintf(label, sizeof label, "%s, split 3", labels[i]);
+            tally(avk_test_run_case(dev, &cases[i], &o, label, seed + 200 + (uint64_t)i, 0));
+        }
+    }
+    const attnvk_problem *odd = find_case(cases, labels, n, "odd lengths");
+    const attnvk_problem *odd_causal = find_case(cases, labels, n, "odd lengths causal");
+    const attnvk_problem *empty_rows = find_case(cases, labels, n, "causal Nq>Nk (empty rows)");
+    const attnvk_problem *decode = find_case(cases, labels, n, "decode Nq=4 GQA");
+    const attnvk_problem *gqa_bshd = find_case(cases, labels, n, "GQA 8:2 bshd causal");
+
+    /* split-KV on a prefill shape, through the reduce kernel */
+    attnvk_kernel_options o = opts;
+    o.split_kv = 3;
+    tally(avk_test_run_case(dev, odd_causal, &o, "prefill, split 3", seed + 300, 0));
+    tally(avk_test_run_case(dev, gqa_bshd, &o, "GQA bshd, split 3", seed + 301, 0));
+
+    /* tile overrides (each is its own program) */
+    int mma = strncmp(variant, "mma", 3) == 0;
+    o = opts;
+    o.tile_br = 16;
+    o.tile_bc = mma ? 32 : 8;
+    tally(avk_test_run_case(dev, odd_causal, &o, "tile override", seed + 400, 0));
+    o.tile_br = mma ? 48 : 24;
+    o.tile_bc = 16;
+    tally(avk_test_run_case(dev, gqa_bshd, &o, "tile override 2", seed + 401, 0));
+
+    /* log-sum-exp, with and without split-KV */
+    tally(avk_cl_check_lse(dev, odd_causal, &opts, "lse", seed + 500));
+    tally(avk_cl_check_lse(dev, empty_rows, &opts, "lse, empty rows", seed + 501));
+    o = opts;
+    o.split_kv = 3;
+    tally(avk_cl_check_lse(dev, decode, &o, "lse, decode split 3", seed + 502));
+    tally(avk_cl_check_lse(dev, empty_rows, &o, "lse, empty rows split 3", seed + 503));
+
+    /* query-row ranges leave other rows untouched (NaN) */
+    tally(avk_cl_check_row_range(dev, odd_causal, &opts, 37, 50, "rows 37+50", seed + 600));
+    tally(avk_cl_check_row_range(dev, gqa_bshd, &opts, 1, 17, "rows 1+17 bshd", seed + 601));
+    tally(avk_cl_check_row_range(dev, decode, &o, 1, 2, "rows 1+2 split 3", seed + 602));
+
+    /* the deliberately wrong kernel must be caught */
+    tally(avk_cl_check_skip_tile_fails(dev, odd, &opts, "skip last kv tile", seed + 700));
+    tally(avk_cl_check_skip_tile_fails(dev, decode, &o, "skip last kv tile, split", seed + 701));
+}
+
+int main(void)
+{
+    uint64_t seed = avk_test_seed();
+    attnvk_context *ctx = NULL;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) {
+        printf("context: %s\n", attnvk_last_error());
+        return 1;
+    }
+    attnvk_device *dev = avk_test_open_api(ctx, ATTNVK_API_OPENCL);
+    if (!dev) {
+        attnvk_context_destroy(ctx);
+        return SKIP;
+    }
+    const attnvk_device_info *info = attnvk_device_info_of(dev);
+    printf("device: %s (%s, %s), default variant %s, tensor cores %s\n", info->name, info->vendor, info->api_version,
+           info->default_variant, info->cooperative_matrix ? "yes (mma-f16)" : "no");
+    static const struct { const char *variant; attnvk_dtype dtype; int needs_mma; } variants[] = {
+        {"tiled-f32", ATTNVK_F32, 0},
+        {"tiled-f16", ATTNVK_F16, 0},
+        {"mma-f16", ATTNVK_F16, 1},
+        {"mma-f16-emu", ATTNVK_F16, 0},
+    };
+    for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i) {
+        if (!wanted(variants[i].variant)) continue;
+        if (variants[i].needs_mma && !info->cooperative_matrix) {
+            printf("-- %s: not on this device (needs NVIDIA compute capability >= 8.0)\n", variants[i].variant);
+            continue;
+        }
+        run_variant(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i);
+    }
+
+    /* defaults (no variant) pick from the tuning table */
+    attnvk_problem cases[64];
+    const char *labels[64];
+    int n = avk_test_feature_cases(ATTNVK_F32, cases, labels, 64);
+    attnvk_kernel_options none = {0};
+    tally(avk_test_run_case(dev, &cases[0], &none, "table default f32", seed + 9000, 0));
+    n = avk_test_feature_cases(ATTNVK_F16, cases, labels, 64);
+    tally(avk_test_run_case(dev, &cases[n - 3], &none, "table default f16", seed + 9001, 0));
+
+    /* what the backend refuses, with a reason */
+    attnvk_problem p = cases[0];
+    p.dtype = ATTNVK_BF16;
+    tally(avk_cl_expect_status(dev, &p, &none, ATTNVK_ERROR_UNSUPPORTED, "bf16", "bf16 refused"));
+    p.dtype = ATTNVK_F32;
+    attnvk_kernel_options bad = {.variant = "no-such-variant"};
+    tally(avk_cl_expect_status(dev, &p, &bad, ATTNVK_ERROR_INVALID_ARGUMENT, "unknown OpenCL variant", "unknown variant"));
+    bad.variant = "tiled-f16";
+    tally(avk_cl_expect_status(dev, &p, &bad, ATTNVK_ERROR_INVALID_ARGUMENT, "runs f16", "variant/dtype mismatch"));
+    p.head_dim = 30;
+    tally(avk_cl_expect_status(dev, &p, &none, ATTNVK_ERROR_UNSUPPORTED, "multiple of 4", "head dim 30 refused"));
+    if (!info->cooperative_matrix) {
+        p = cases[0];
+        bad.variant = "mma-f16";
+        tally(avk_cl_expect_status(dev, &p, &bad, ATTNVK_ERROR_UNSUPPORTED, "compute capability", "mma-f16 refused"));
+    }
+    attnvk_kernel_options other = {.implementation = "cudnn"};
+    tally(avk_cl_expect_status(dev, &cases[0], &other, ATTNVK_ERROR_UNAVAILABLE, "cudnn", "unknown implementation"));
+
+    attnvk_device_close(dev);
+    attnvk_context_destroy(ctx);
+    return avk_test_finish(passed, failed);
+}
