@@ -32,6 +32,7 @@ layout(constant_id = 5) const uint MM = 16;   // matrix unit shape: M x K times 
 layout(constant_id = 6) const uint MN = 16;
 layout(constant_id = 7) const uint MK = 16;
 layout(constant_id = 8) const uint KV_STAGES = 1; // 2: double-buffered K/V, one barrier per tile
+layout(constant_id = 9) const uint S_CHAINS = 1;  // 2: S sums even/odd head-dim steps apart (more MMAs in flight)
 
 const uint WG = gl_WorkGroupSize.x;
 const uint NSG = WG / SUBGROUP_SIZE;
@@ -158,22 +159,25 @@ void main()
         } else {
             barrier(); // Q reads / previous tile's K, V reads are done
             commit_prefetch(0u);
+            if (tile + 1u < w.ntiles) prefetch(j0 + BC, w.kv_hi, w.kv_base); // in flight across the barrier
             barrier();
-            if (tile + 1u < w.ntiles) prefetch(j0 + BC, w.kv_hi, w.kv_base);
         }
 
         // S = Q.K^T, one BC-wide strip per row tile, staged to shared memory
         [[unroll]] for (uint n = 0u; n < BC / MN; ++n) {
-            CM_C sacc[RT];
-            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt] = CM_C_ZERO;
+            CM_C sacc[RT * S_CHAINS];
+            [[unroll]] for (uint x = 0u; x < RT * S_CHAINS; ++x) sacc[x] = CM_C_ZERO;
             [[unroll]] for (uint k = 0u; k < D / MK; ++k) {
                 CM_B kb;
                 CM_LOAD_COL(kb, tile_sh, kv + n * MN * KS + k * MK / 8u, KS);
+                uint chain = (k % S_CHAINS) * RT;
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-                    sacc[rt] = CM_MAD(qm[rt * (D / MK) + k], kb, sacc[rt]);
+                    sacc[chain + rt] = CM_MAD(qm[rt * (D / MK) + k], kb, sacc[chain + rt]);
             }
-            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) {
+                if (S_CHAINS > 1u) sacc[rt] = CM_ADD(sacc[rt], sacc[RT + rt]);
                 CM_STORE_ROW(sacc[rt], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
+            }
         }
         subgroup_sync();
 

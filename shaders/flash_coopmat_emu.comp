@@ -18,12 +18,14 @@ struct emu_f { float v[64]; }; // f32 accumulator
 #define CM_LOAD_COL(m, buf, off, stride) emu_load(m, off, stride, true)
 #define CM_STORE_ROW(m, buf, off, stride) emu_store(m, off, stride)
 #define CM_MAD(a, b, c) emu_mad(a, b, c)
+#define CM_ADD(a, b) emu_add(a, b)
 
 emu_f emu_zero();
 void emu_load(out emu_h m, uint off, uint stride, bool col_major);
 void emu_load(out emu_f m, uint off, uint stride, bool col_major);
 void emu_store(emu_f m, uint off, uint stride);
 emu_f emu_mad(emu_h a, emu_h b, emu_f c);
+emu_f emu_add(emu_f a, emu_f b);
 
 #include "flash_coopmat_body.glsl"
 
@@ -77,4 +79,10 @@ emu_f emu_mad(emu_h a, emu_h b, emu_f c)
             c.v[r * EMU + n] = acc;
         }
     return c;
+}
+
+emu_f emu_add(emu_f a, emu_f b)
+{
+    for (uint i = 0u; i < 64u; ++i) a.v[i] += b.v[i];
+    return a;
 }

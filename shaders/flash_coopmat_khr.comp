@@ -14,5 +14,6 @@
 #define CM_STORE_ROW(m, buf, off, stride) coopMatStore(m, buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
 #define CM_MAD(a, b, c) coopMatMulAdd(a, b, c)
 #define CM_C_ZERO CM_C(0.0)
+#define CM_ADD(a, b) ((a) + (b))
 
 #include "flash_coopmat_body.glsl"

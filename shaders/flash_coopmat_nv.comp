@@ -13,5 +13,6 @@
 #define CM_STORE_ROW(m, buf, off, stride) coopMatStoreNV(m, buf, off, stride, false)
 #define CM_MAD(a, b, c) coopMatMulAddNV(a, b, c)
 #define CM_C_ZERO CM_C(0.0)
+#define CM_ADD(a, b) ((a) + (b))
 
 #include "flash_coopmat_body.glsl"

@@ -198,6 +198,9 @@ static void probe_features(vk_caps *c, uint32_t api)
     int has_nv = vk_has_extension(c->phys, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     c->khr_coopmat_ext = vk_has_extension(c->phys, AVK_KHR_COOPMAT_EXTENSION);
     c->bf16_ext = vk_has_extension(c->phys, "VK_KHR_shader_bfloat16");
+    const char *stats_env = getenv("ATTNVK_VK_PIPELINE_STATS");
+    c->pipeline_stats = stats_env && strcmp(stats_env, "1") == 0 &&
+                        vk_has_extension(c->phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     if (has_f16) { f16.pNext = chain; chain = &f16; }
     if (has_vmm) { vmm.pNext = chain; chain = &vmm; }
     if (c->size_control) { sgc.pNext = chain; chain = &sgc; }

@@ -141,6 +141,7 @@ static attnvk_status create_device(avk_bdev *dev)
     if (c->ext_memory_model) exts[n_ext++] = VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME;
     if (c->nv_coopmat) exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     if (c->khr_coopmat) exts[n_ext++] = AVK_KHR_COOPMAT_EXTENSION;
+    if (c->pipeline_stats) exts[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
 
     VkPhysicalDevice16BitStorageFeatures s16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
                                                 .storageBuffer16BitAccess = c->storage_16bit};
@@ -154,12 +155,16 @@ static attnvk_status create_device(avk_bdev *dev)
     VkPhysicalDeviceCooperativeMatrixFeaturesNV nvcm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
                                                         .cooperativeMatrix = VK_TRUE};
     avk_coopmat_features_khr khrcm = {.sType = AVK_STYPE_COOPMAT_FEATURES_KHR, .cooperativeMatrix = VK_TRUE};
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+        .pipelineExecutableInfo = VK_TRUE};
     void *chain = &s16;
     if (c->shader_f16) { f16.pNext = chain; chain = &f16; }
     if (c->vk_memory_model) { vmm.pNext = chain; chain = &vmm; }
     if (c->size_control) { sgc.pNext = chain; chain = &sgc; }
     if (c->nv_coopmat) { nvcm.pNext = chain; chain = &nvcm; }
     if (c->khr_coopmat) { khrcm.pNext = chain; chain = &khrcm; }
+    if (c->pipeline_stats) { pep.pNext = chain; chain = &pep; }
     float priority = 1.0f;
     VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = c->queue_family,
                                   .queueCount = 1, .pQueuePriorities = &priority};

@@ -40,6 +40,7 @@ typedef struct vk_caps {
     uint32_t khr_m, khr_n, khr_k;
     int bf16_ext;                      /* VK_KHR_shader_bfloat16 present */
     int ext_sm_builtins, ext_amd_core;
+    int pipeline_stats;                /* VK_KHR_pipeline_executable_properties (tuning aid) */
     attnvk_device_info info;           /* what describe() reports (default_variant aside) */
 } vk_caps;
 
@@ -58,6 +59,7 @@ extern vk_state avk_vk;
 typedef struct vk_pipeline_entry {
     uint64_t key;
     VkPipeline pipeline;
+    char stats[96];                    /* " regs=.. ..." with ATTNVK_VK_PIPELINE_STATS=1, else "" */
 } vk_pipeline_entry;
 
 enum { VK_MAX_PIPELINES = 256, VK_BINDINGS = 7 };
@@ -112,5 +114,7 @@ attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_s
                               VkPipeline *out);
 void vk_pipeline_cache_open(avk_bdev *dev);
 void vk_pipeline_cache_save(avk_bdev *dev);
+/* The driver's statistics for a pipeline (registers, spills...) when captured, else "". */
+const char *vk_pipeline_stats(const avk_bdev *dev, VkPipeline pipeline);
 
 #endif

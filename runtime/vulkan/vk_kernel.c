@@ -126,8 +126,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     uint32_t D = (uint32_t)p->head_dim;
     if (s == ATTNVK_OK) {
         if (cfg->algo >= VK_ALGO_COOPMAT_NV) {
-            uint32_t spec[9] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages};
-            s = build(dev, main_shader(cfg, p->dtype), spec, 9, cfg->required_subgroup, &k->main);
+            uint32_t spec[10] = {cfg->br, cfg->bc, D,       cfg->wg,        cfg->subgroup,
+                                 cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->s_chains};
+            s = build(dev, main_shader(cfg, p->dtype), spec, 10, cfg->required_subgroup, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
             s = build(dev, main_shader(cfg, p->dtype), spec, 6, 0, &k->main);
@@ -155,11 +156,12 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     info->split_kv = (int)k->n_splits;
     info->workspace_bytes = k->ws_o ? k->ws_o->size + k->ws_ml->size : 0;
     if (cfg->algo >= VK_ALGO_COOPMAT_NV)
-        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u shared=%u split_len=%u",
-                 cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->shared_bytes, k->split_len);
+        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u s_chains=%u shared=%u split_len=%u%s",
+                 cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->s_chains, cfg->shared_bytes, k->split_len,
+                 vk_pipeline_stats(dev, k->main));
     else
-        snprintf(info->params, sizeof info->params, "subgroup=%u sg_reduce=%u shared=%u split_len=%u", cfg->subgroup,
-                 cfg->sg_reduce, cfg->shared_bytes, k->split_len);
+        snprintf(info->params, sizeof info->params, "subgroup=%u sg_reduce=%u shared=%u split_len=%u%s", cfg->subgroup,
+                 cfg->sg_reduce, cfg->shared_bytes, k->split_len, vk_pipeline_stats(dev, k->main));
     *out = k;
     return ATTNVK_OK;
 }

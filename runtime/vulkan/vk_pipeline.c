@@ -4,6 +4,7 @@
 #include "vulkan/vk_internal.h"
 #include "core/cache.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,38 @@ void vk_pipeline_cache_save(avk_bdev *dev)
     dev->cache_dirty = 0;
 }
 
+/* Register and memory statistics as the driver names them, abbreviated. */
+static void capture_stats(avk_bdev *dev, VkPipeline pipeline, char *out, size_t n)
+{
+    VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = pipeline,
+                                      .executableIndex = 0};
+    VkPipelineExecutableStatisticKHR st[16];
+    uint32_t count = 16;
+    for (uint32_t i = 0; i < count; ++i) st[i] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+    out[0] = '\0';
+    VkResult r = dev->vk.vkGetPipelineExecutableStatisticsKHR(dev->device, &ei, &count, st);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) return;
+    size_t len = 0;
+    for (uint32_t i = 0; i < count && len + 24 < n; ++i) {
+        char key[8];
+        int k = 0;
+        for (const char *c = st[i].name; *c && k < 7; ++c) /* initials: "Register Count" -> "RC" */
+            if (c == st[i].name || c[-1] == ' ') key[k++] = *c;
+        key[k] = '\0';
+        long long v = st[i].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR ? (long long)st[i].value.f64
+                      : st[i].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR ? (long long)st[i].value.i64
+                                                                                           : (long long)st[i].value.u64;
+        len += (size_t)snprintf(out + len, n - len, " %s=%lld", key, v);
+    }
+}
+
+const char *vk_pipeline_stats(const avk_bdev *dev, VkPipeline pipeline)
+{
+    for (int i = 0; i < dev->pipeline_count; ++i)
+        if (dev->pipelines[i].pipeline == pipeline) return dev->pipelines[i].stats;
+    return "";
+}
+
 attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_size, const char *name,
                               const uint32_t *spec, uint32_t spec_count, uint32_t required_subgroup, VkPipeline *out)
 {
@@ -93,6 +126,7 @@ attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_s
         .requiredSubgroupSize = required_subgroup};
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .flags = dev->caps->pipeline_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .pNext = required_subgroup ? &req : NULL,
                   .flags = required_subgroup && dev->caps->full_subgroups
@@ -110,7 +144,9 @@ attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_s
         return avk_fail(ATTNVK_ERROR_COMPILE, "vulkan: the driver could not build pipeline %s: %s", name,
                         vk_result_name(r));
     }
-    dev->pipelines[dev->pipeline_count++] = (vk_pipeline_entry){key, pipeline};
+    vk_pipeline_entry *entry = &dev->pipelines[dev->pipeline_count++];
+    *entry = (vk_pipeline_entry){.key = key, .pipeline = pipeline};
+    if (dev->caps->pipeline_stats) capture_stats(dev, pipeline, entry->stats, sizeof entry->stats);
     dev->cache_dirty = 1;
     *out = pipeline;
     return ATTNVK_OK;

@@ -162,6 +162,10 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
             cfg->shared_bytes = (loop_words > q_words ? loop_words : q_words) * 16;
             if (cfg->shared_bytes <= lim->maxComputeSharedMemorySize || cfg->kv_stages == 1) break;
         }
+        const char *chains_env = getenv("ATTNVK_VK_S_CHAINS"); /* tuning aid */
+        cfg->s_chains = chains_env && atoi(chains_env) >= 1 && atoi(chains_env) <= 2 ? (uint32_t)atoi(chains_env)
+                        : D / cfg->mk >= 4                                        ? 2
+                                                                                  : 1;
         cfg->sg_reduce = 0;
     }
     if (cfg->shared_bytes > lim->maxComputeSharedMemorySize) {

@@ -23,6 +23,7 @@ typedef struct vk_config {
     uint32_t sg_reduce;           /* scalar shaders: row reductions by subgroup shuffles */
     uint32_t mm, mn, mk;          /* matrix-unit shape (coopmat variants) */
     uint32_t kv_stages;           /* coopmat variants: 2 = double-buffered K/V tiles */
+    uint32_t s_chains;            /* coopmat variants: independent accumulators per S tile */
     uint32_t required_subgroup;   /* 0, or a size to request through subgroup size control */
     uint32_t shared_bytes;
 } vk_config;

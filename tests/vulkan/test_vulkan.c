@@ -60,9 +60,9 @@ static void feature_matrix(vk_tally *t, attnvk_device *dev, const variant_dtype 
 /* Split-KV off, forced and automatic, on decode and prefill shapes. */
 static void split_kv_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
 {
-    /* the emulation stays under ~80 key tiles per workgroup: longer single dispatches
+    /* the emulation stays under ~40 key tiles per workgroup: longer single dispatches
      * of its very large shader came back incomplete on lavapipe */
-    attnvk_problem decode = is_emulation(vd) ? shape(1, 4, 2, 1, 1000, 64, 0, vd->dtype, 0)
+    attnvk_problem decode = is_emulation(vd) ? shape(1, 4, 2, 1, 600, 64, 0, vd->dtype, 0)
                                              : shape(1, 4, 2, 1, 2049, 128, 0, vd->dtype, 0);
     attnvk_problem decode_causal = shape(2, 4, 1, 3, 700, 64, 1, vd->dtype, 1);
     attnvk_problem prefill = shape(1, 2, 2, 40, 300, 64, 1, vd->dtype, 0);

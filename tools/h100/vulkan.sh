@@ -23,16 +23,25 @@ fi
 
 if [ "$PHASE" = all ] || [ "$PHASE" = perf ]; then
   {
-    # D=128, B=4, H=16, N=4096 (16k tokens, H*D = 2048)
-    $P --shape 4x16x4096x128 --causal 0 --tile default --tile 64x16 --tile 128x16 --tile 128x32 --reps 10
-    ATTNVK_VK_KV_STAGES=1 $P --shape 4x16x4096x128 --causal 0 --tile 64x32 --tile 128x16 --reps 10
-    ATTNVK_VK_WORKGROUP=256 $P --shape 4x16x4096x128 --causal 0 --tile 128x16 --tile 128x32 --reps 10
-    $P --shape 4x16x4096x128 --causal 1 --tile default --tile 128x16 --tile 64x16 --reps 10
+    # D=128, B=4, H=16, N=4096 (16k tokens, H*D = 2048); env: tuning aids of vk_variants.c
+    export ATTNVK_VK_PIPELINE_STATS=1
+    S128="--shape 4x16x4096x128 --reps 10"
+    S64="--shape 4x32x4096x64 --reps 10"
+    ATTNVK_VK_KV_STAGES=1 $P $S128 --tile 128x16 --tile 64x16 --tile 64x32
+    ATTNVK_VK_KV_STAGES=1 ATTNVK_VK_S_CHAINS=1 $P $S128 --tile 128x16
+    $P $S128 --tile 64x16 --tile 128x16
+    ATTNVK_VK_KV_STAGES=1 ATTNVK_VK_WORKGROUP=256 $P $S128 --tile 128x32 --tile 128x16
+    ATTNVK_VK_KV_STAGES=1 ATTNVK_VK_WORKGROUP=256 ATTNVK_VK_S_CHAINS=1 $P $S128 --tile 128x32
+    ATTNVK_VK_KV_STAGES=1 $P $S128 --causal 1 --tile 128x16 --tile 64x16
+    $P $S128 --causal 1 --tile 64x16
+    ATTNVK_VK_KV_STAGES=1 ATTNVK_VK_WORKGROUP=256 $P $S128 --causal 1 --tile 128x32
     # D=64, B=4, H=32, N=4096
-    $P --shape 4x32x4096x64 --causal 0 --tile default --tile 64x32 --tile 128x16 --tile 64x64 --reps 10
-    ATTNVK_VK_WORKGROUP=256 $P --shape 4x32x4096x64 --causal 0 --tile 256x32 --tile 128x32 --tile 256x16 --reps 10
-    $P --shape 4x32x4096x64 --causal 1 --tile default --tile 128x16 --reps 10
-    ATTNVK_VK_WORKGROUP=256 $P --shape 4x32x4096x64 --causal 1 --tile 256x32 --reps 10
+    $P $S64 --tile 128x16 --tile 128x32
+    ATTNVK_VK_KV_STAGES=1 $P $S64 --tile 128x16 --tile 128x32
+    ATTNVK_VK_S_CHAINS=1 $P $S64 --tile 128x16
+    ATTNVK_VK_KV_STAGES=1 ATTNVK_VK_WORKGROUP=256 $P $S64 --tile 256x32 --tile 256x16
+    $P $S64 --causal 1 --tile 128x16
+    ATTNVK_VK_KV_STAGES=1 $P $S64 --causal 1 --tile 128x16
     # the portable variants, for scale
     $P --shape 4x16x4096x128 --variant f16 --variant scalar --reps 3
   } 2>&1 | tee "$OUT/perf.txt"
