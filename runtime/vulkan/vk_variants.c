@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { X_SG_REDUCE = 0 }; /* avk_tuning.extra[] slots */
+/* avk_tuning.extra[] slots: scalar shaders' subgroup reductions; coopmat K/V
+ * stages and S accumulator chains (0 = automatic) */
+enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2 };
 
 #define F32 ATTNVK_F32
 #define F16 ATTNVK_F16
@@ -16,10 +18,12 @@ enum { X_SG_REDUCE = 0 }; /* avk_tuning.extra[] slots */
 /* vendor, architecture, device, dtype, D min, D max, decode, variant, Br, Bc, workgroup, extra.
  * Equal specificity: the first usable entry wins, so preferred entries come first. */
 static const avk_tuning vk_table[] = {
-    /* NVIDIA: tensor cores for f16 prefill; 48 KiB shared memory, subgroup 32 */
-    {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv", 128, 32, 128, {0}},
-    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv", 64, 32, 128, {0}},
-    {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-nv", 64, 16, 128, {0}},
+    /* NVIDIA: tensor cores for f16 prefill; 48 KiB shared memory, subgroup 32. Measured
+     * on H100 (bench/results/vulkan-h100-notes.md): 32 rows per subgroup and 16-key
+     * tiles win; at D=128 the 255-register limit wants one S chain and one K/V stage */
+    {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv", 128, 16, 128, {0, 2, 2}},
+    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv", 128, 16, 128, {0, 1, 1}},
+    {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-nv", 64, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "scalar", 4, 64, 128, {1}},
@@ -110,7 +114,7 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
 }
 
 /* Fills the derived fields and checks every limit; "" when cfg can run. */
-static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, int want_sg_reduce)
+static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     const VkPhysicalDeviceLimits *lim = &c->props.limits;
     uint32_t D = (uint32_t)p->head_dim;
@@ -127,7 +131,7 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
         if (cfg->wg % cfg->br || !pow2(cfg->wg / cfg->br))
             return "workgroup size / tile Br must be a power of two (threads per query row)";
         uint32_t tpr = cfg->wg / cfg->br, d4 = D / 4, elem = cfg->algo == VK_ALGO_F16 ? 8u : 16u;
-        cfg->sg_reduce = want_sg_reduce && c->subgroup_shuffle && tpr <= c->min_subgroup;
+        cfg->sg_reduce = e->extra[X_SG_REDUCE] && c->subgroup_shuffle && tpr <= c->min_subgroup;
         cfg->shared_bytes = (cfg->br + cfg->bc) * (d4 + 1) * elem + cfg->br * (cfg->bc + 1) * 4 + 2 * cfg->br * tpr * 4;
     } else {
         int emu = cfg->algo == VK_ALGO_COOPMAT_EMU; /* the emulation's matrices are 8x8 */
@@ -156,7 +160,8 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
         uint32_t ks = D / 8 + 1, ssw = (cfg->bc + 4) / 4, qsw = (D % 32 == 0 ? 32 : 16) / 8 + 1;
         uint32_t q_words = cfg->br * qsw;
         const char *stages_env = getenv("ATTNVK_VK_KV_STAGES"); /* tuning aid */
-        uint32_t max_stages = stages_env && atoi(stages_env) == 1 ? 1 : 2;
+        uint32_t max_stages = stages_env && atoi(stages_env) == 1 ? 1 : e->extra[X_KV_STAGES] == 1 ? 1 : 2;
+        if (stages_env && atoi(stages_env) == 2) max_stages = 2;
         for (cfg->kv_stages = max_stages; cfg->kv_stages >= 1; --cfg->kv_stages) {
             uint32_t loop_words = 2 * cfg->bc * ks * cfg->kv_stages + cfg->br * ssw;
             cfg->shared_bytes = (loop_words > q_words ? loop_words : q_words) * 16;
@@ -164,6 +169,7 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
         }
         const char *chains_env = getenv("ATTNVK_VK_S_CHAINS"); /* tuning aid */
         cfg->s_chains = chains_env && atoi(chains_env) >= 1 && atoi(chains_env) <= 2 ? (uint32_t)atoi(chains_env)
+                        : e->extra[X_S_CHAINS] >= 1 && e->extra[X_S_CHAINS] <= 2 ? (uint32_t)e->extra[X_S_CHAINS]
                         : D / cfg->mk >= 4                                        ? 2
                                                                                   : 1;
         cfg->sg_reduce = 0;
@@ -192,7 +198,7 @@ static int entry_usable(const avk_tuning *e, const void *vctx)
     if (*algo_blocker(u->caps, algo, u->p)) return 0;
     vk_config cfg = {.variant = e->variant, .algo = algo, .br = (uint32_t)e->tile_br, .bc = (uint32_t)e->tile_bc,
                      .wg = (uint32_t)e->workgroup_size};
-    return *finish_config(u->caps, u->p, &cfg, e->extra[X_SG_REDUCE]) == '\0';
+    return *finish_config(u->caps, u->p, &cfg, e) == '\0';
 }
 
 /* Default sizes for a variant when the table has no usable entry for it here. */
@@ -238,7 +244,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     if (wg_env && atoi(wg_env) > 0) cfg->wg = (uint32_t)atoi(wg_env);
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
-    const char *why = finish_config(c, p, cfg, e->extra[X_SG_REDUCE]);
+    const char *why = finish_config(c, p, cfg, e);
     if (*why)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,
                         cfg->bc, cfg->wg, c->info.name, why);

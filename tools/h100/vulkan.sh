@@ -15,7 +15,7 @@ PHASE=${1:-all}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1 | tee "$OUT/gpu.txt"
 $B/attnvk devices 2>&1 | tee "$OUT/devices.txt"
 
-if [ "$PHASE" = all ] || [ "$PHASE" = test ]; then
+if [ "$PHASE" = all ] || [ "$PHASE" = test ] || [ "$PHASE" = final ]; then
   timeout 200 $B/tests/vulkan/test_vulkan > "$OUT/test_vulkan.txt" 2>&1
   echo "test_vulkan rc=$?"
   grep -E "^FAIL|passed|worst|^skip|^device" "$OUT/test_vulkan.txt" | head -30
@@ -45,6 +45,22 @@ if [ "$PHASE" = all ] || [ "$PHASE" = perf ]; then
     # the portable variants, for scale
     $P --shape 4x16x4096x128 --variant f16 --variant scalar --reps 3
   } 2>&1 | tee "$OUT/perf.txt"
+fi
+
+if [ "$PHASE" = final ]; then
+  {
+    # the table's defaults for the cases, then two alternatives
+    $P --shape 4x16x4096x128 --causal 0 --causal 1 --reps 20
+    $P --shape 4x32x4096x64 --causal 0 --causal 1 --reps 20
+    ATTNVK_VK_WORKGROUP=256 ATTNVK_VK_S_CHAINS=1 $P --shape 4x16x4096x128 --causal 1 --tile 128x32 --reps 20
+    ATTNVK_VK_KV_STAGES=2 $P --shape 4x16x4096x128 --tile 128x16 --reps 20
+  } 2>&1 | tee "$OUT/perf.txt"
+  # attnvk run --check against the cpu API on the same .npy inputs
+  N=$B/npy
+  for api in vulkan cpu; do
+    $B/attnvk run --api $api --q $N/q.npy --k $N/k.npy --v $N/v.npy --out /tmp/o_$api.npy --causal --dtype f16 --check
+  done 2>&1 | tee "$OUT/run_check.txt"
+  python3 $N/npy.py cmp /tmp/o_vulkan.npy /tmp/o_cpu.npy | tee -a "$OUT/run_check.txt"
 fi
 
 echo "==== summary (median ms, TFLOP/s) ===="
