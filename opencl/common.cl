@@ -46,3 +46,30 @@ typedef float avk_elem;
 #ifndef AVK_ASM
 #define AVK_ASM asm volatile /* NVIDIA's OpenCL compiler takes inline PTX */
 #endif
+
+/* Asynchronous tile copies. 1: cp.async (PTX, sm_80+), which fills local
+ * memory without passing through registers, so the next tile streams in
+ * while this one is computed; 2: the same pipeline with plain copies, so
+ * any device can test it. A local pointer cast to an integer is its address
+ * in the shared window, which is what cp.async and ldmatrix take. */
+#ifndef AVK_ASYNC
+#define AVK_ASYNC 0
+#endif
+#if AVK_ASYNC == 1
+inline void avk_cp16(__local void *dst, __global const void *src, int valid)
+{
+    AVK_ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(valid ? 16 : 0)
+            : "memory");
+}
+inline void avk_cp_commit(void) { AVK_ASM("cp.async.commit_group;" ::: "memory"); }
+inline void avk_cp_wait_all(void) { AVK_ASM("cp.async.wait_group 0;" ::: "memory"); }
+inline void avk_cp_wait_all_but_one(void) { AVK_ASM("cp.async.wait_group 1;" ::: "memory"); }
+#elif AVK_ASYNC == 2
+inline void avk_cp16(__local void *dst, __global const void *src, int valid)
+{
+    *(__local uint4 *)dst = valid ? *(__global const uint4 *)src : (uint4)(0u);
+}
+inline void avk_cp_commit(void) {}
+inline void avk_cp_wait_all(void) {}
+inline void avk_cp_wait_all_but_one(void) {}
+#endif

@@ -1,129 +1,30 @@
 /* FlashAttention-2 forward on NVIDIA tensor cores from OpenCL: mma.sync
- * m16n8k16 (f16 inputs, f32 accumulate) through inline PTX. NVIDIA's driver
- * has no cl_khr_fp16, so f16 data travels as ushort and f32 -> f16x2
- * packing is cvt.rn.f16x2.f32. Each warp owns 16 query rows; the work-group
- * (AVK_NW warps) shares BC-key K/V tiles in local memory. Q fragments stay in
- * registers, S = Q K^T and O += P V come straight from mma accumulators
- * (the S accumulator layout is P's A-fragment layout), and the softmax row
- * statistics are reduced over the 4 lanes that share a row.
+ * m16n8k16 (f16 inputs, f32 accumulate) through inline PTX (mma_ops.cl).
+ * NVIDIA's driver has no cl_khr_fp16, so f16 data travels as ushort and
+ * f32 -> f16x2 packing is cvt.rn.f16x2.f32. Each warp owns 16 query rows;
+ * the work-group (AVK_NW warps) shares BC-key K/V tiles in local memory. Q
+ * fragments stay in registers, S = Q K^T and O += P V come straight from
+ * mma accumulators (the S accumulator layout is P's A-fragment layout), and
+ * softmax row statistics are reduced over the 4 lanes that share a row.
  *
- * Fragment layout (PTX ISA, m16n8k16, lane = 4*g + t): A row-major 16x16 in
- * 4 regs {(g, 2t..2t+1), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..)}; B 16x8
- * in 2 regs {(k 2t..2t+1, n g), (k 2t+8.., n g)}; C 16x8 f32 in 4 regs
- * {(g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)}.
- * The k order inside a step is free as long as A and B agree: slot 2t+e
- * holds column 4t+e and slot 2t+8+e column 4t+2+e, so each lane reads its
- * four halves of a step as one 8-byte word pair. V is stored transposed
- * with keys permuted the same way, so P.V's B fragments are 8-byte reads.
- *
- * AVK_EMULATE=1 replaces the PTX (mma, shuffles, packing) with portable
- * local-memory code, so the whole data flow is testable on any device. */
-#ifndef AVK_NW
-#define AVK_NW 4             /* warps per work-group */
-#endif
-#ifndef AVK_BC
-#define AVK_BC 64            /* keys per tile, multiple of 16 */
-#endif
+ * Two ways to feed the B fragments:
+ *  - AVK_ASYNC=0: plain loads. The k order inside a step is free as long as
+ *    A and B agree, so slot 2t+e holds column 4t+e and slot 2t+8+e column
+ *    4t+2+e: each lane reads its four halves as one 8-byte word pair. V is
+ *    stored transposed, keys permuted the same way.
+ *  - AVK_ASYNC>0: K and V rows arrive by cp.async (K for the next tile
+ *    while softmax and P V run, V while the next S runs) and fragments come
+ *    from ldmatrix (.trans for V); natural k order. */
+#if AVK_ASYNC
+/* natural order: columns 2t, 2t+1 and 2t+8, 2t+9 of step ks */
+#define AVK_QCOL(ks, t, half) ((ks) * 16 + 2 * (t) + 8 * (half))
+#else
+#define AVK_PAD_WORDS(w) ((w) + (24 - (w) % 16) % 16)
 /* Row strides of the K tile and the transposed V tile in 32-bit words,
  * padded to 8 mod 16: the 8-byte fragment reads of a half-warp (4 rows x
  * 4 lanes) then cover all 32 banks once. */
-#define AVK_PAD_WORDS(w) ((w) + (24 - (w) % 16) % 16)
 #define AVK_KW AVK_PAD_WORDS(AVK_D / 2)
 #define AVK_VW AVK_PAD_WORDS(AVK_BC / 2)
-#ifndef AVK_EMULATE
-#define AVK_EMULATE 0
-#endif
-
-#define AVK_WG (AVK_NW * 32)
-#define AVK_BR (AVK_NW * 16)
-#define AVK_NT (AVK_BC / 8)  /* n-tiles of S */
-#define AVK_KS (AVK_D / 16)  /* k-steps of Q K^T */
-#define AVK_DT (AVK_D / 8)   /* n-tiles of O */
-#define AVK_KC (AVK_BC / 16) /* k-steps of P V */
-
-#if AVK_EMULATE
-/* Portable stand-ins: every lane of the work-group calls them together. */
-typedef struct avk_emu {
-    __local float *a; /* per warp 16x16 */
-    __local float *b; /* per warp 16x8 */
-    __local float *x; /* one word per lane */
-    int warp, lane;
-} avk_emu;
-
-inline float avk_half_lo(uint w)
-{
-    ushort h = (ushort)(w & 0xffffu);
-    return vload_half(0, (const __private half *)&h);
-}
-inline float avk_half_hi(uint w)
-{
-    ushort h = (ushort)(w >> 16);
-    return vload_half(0, (const __private half *)&h);
-}
-inline uint avk_pack_f16x2(float lo, float hi)
-{
-    ushort l, u;
-    vstore_half_rte(lo, 0, (__private half *)&l);
-    vstore_half_rte(hi, 0, (__private half *)&u);
-    return (uint)l | ((uint)u << 16);
-}
-inline float avk_quad_xor(float v, int m, const avk_emu *e)
-{
-    const int me = e->warp * 32 + e->lane;
-    e->x[me] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const float r = e->x[me ^ m];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return r;
-}
-inline void avk_mma(float c[4], uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, const avk_emu *e)
-{
-    const int g = e->lane >> 2, t = e->lane & 3;
-    __local float *A = e->a + e->warp * 256;
-    __local float *B = e->b + e->warp * 128;
-    A[g * 16 + 2 * t] = avk_half_lo(a0);
-    A[g * 16 + 2 * t + 1] = avk_half_hi(a0);
-    A[(g + 8) * 16 + 2 * t] = avk_half_lo(a1);
-    A[(g + 8) * 16 + 2 * t + 1] = avk_half_hi(a1);
-    A[g * 16 + 2 * t + 8] = avk_half_lo(a2);
-    A[g * 16 + 2 * t + 9] = avk_half_hi(a2);
-    A[(g + 8) * 16 + 2 * t + 8] = avk_half_lo(a3);
-    A[(g + 8) * 16 + 2 * t + 9] = avk_half_hi(a3);
-    B[(2 * t) * 8 + g] = avk_half_lo(b0);
-    B[(2 * t + 1) * 8 + g] = avk_half_hi(b0);
-    B[(2 * t + 8) * 8 + g] = avk_half_lo(b1);
-    B[(2 * t + 9) * 8 + g] = avk_half_hi(b1);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int r = 0; r < 4; ++r) {
-        const int row = g + (r >> 1) * 8, col = 2 * t + (r & 1);
-        float acc = c[r];
-        for (int k = 0; k < 16; ++k) acc = fma(A[row * 16 + k], B[k * 8 + col], acc);
-        c[r] = acc;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
-#define AVK_EMU_ARG , &emu
-#else
-inline uint avk_pack_f16x2(float lo, float hi)
-{
-    uint r;
-    AVK_ASM("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-inline float avk_quad_xor(float v, int m)
-{
-    float r;
-    AVK_ASM("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(m));
-    return r;
-}
-inline void avk_mma(float c[4], uint a0, uint a1, uint a2, uint a3, uint b0, uint b1)
-{
-    AVK_ASM("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-            "{%0,%1,%2,%3};"
-            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-#define AVK_EMU_ARG
 #endif
 
 __kernel __attribute__((reqd_work_group_size(AVK_WG, 1, 1)))
@@ -150,21 +51,37 @@ void avk_flash_mma(__global const ushort *Q, __global const ushort *K, __global 
     __global const ushort *Kb = K + b * kv_batch_stride + kvh * kv_head_stride;
     __global const ushort *Vb = V + b * kv_batch_stride + kvh * kv_head_stride;
 
-    __local uint Ks[AVK_BC * AVK_KW];  /* [key][D/2 words + pad] */
-    __local uint Vt[AVK_D * AVK_VW];   /* [d][permuted key pairs + pad] */
+#if AVK_ASYNC
+    __local uint4 Kbuf[AVK_BC * AVK_KROW / 8], Vbuf[AVK_BC * AVK_KROW / 8]; /* [key][D + 8 halves] */
+    __local const ushort *Ks = (__local const ushort *)Kbuf;
+    __local const ushort *Vs = (__local const ushort *)Vbuf;
+#else
+    __local uint Ks[AVK_BC * AVK_KW]; /* [key][D/2 words + pad] */
+    __local uint Vt[AVK_D * AVK_VW];  /* [d][permuted key pairs + pad] */
+#endif
 #if AVK_EMULATE
     __local float emu_a[AVK_NW * 256], emu_b[AVK_NW * 128], emu_x[AVK_WG];
     const avk_emu emu = {emu_a, emu_b, emu_x, warp, lane};
 #endif
 
-    /* Q fragments: step ks holds halves ks*16 + 4t .. 4t+3 of rows g and g+8 */
+    /* Q fragments of rows g (qa) and g+8 (qb): .x = slots 2t.., .y = slots 2t+8.. */
     uint2 qa[AVK_KS], qb[AVK_KS];
 #if AVK_UNROLL
 #pragma unroll
 #endif
     for (int ks = 0; ks < AVK_KS; ++ks) {
+#if AVK_ASYNC
+        __global const ushort *pa = Qb + row_a * q_row_stride, *pb = Qb + row_b * q_row_stride;
+        qa[ks] = row_a < q_end ? (uint2)(*(__global const uint *)(pa + AVK_QCOL(ks, t, 0)),
+                                         *(__global const uint *)(pa + AVK_QCOL(ks, t, 1)))
+                               : (uint2)(0u);
+        qb[ks] = row_b < q_end ? (uint2)(*(__global const uint *)(pb + AVK_QCOL(ks, t, 0)),
+                                         *(__global const uint *)(pb + AVK_QCOL(ks, t, 1)))
+                               : (uint2)(0u);
+#else
         qa[ks] = row_a < q_end ? *(__global const uint2 *)(Qb + row_a * q_row_stride + ks * 16 + 4 * t) : (uint2)(0u);
         qb[ks] = row_b < q_end ? *(__global const uint2 *)(Qb + row_b * q_row_stride + ks * 16 + 4 * t) : (uint2)(0u);
+#endif
     }
 
     float oacc[AVK_DT][4];
@@ -181,8 +98,18 @@ void avk_flash_mma(__global const ushort *Q, __global const ushort *K, __global 
     const int t_begin = split * per_split;
     const int t_end = min(tiles, t_begin + per_split);
 
+#if AVK_ASYNC
+    if (t_begin < t_end) {
+        avk_issue_rows(Kbuf, Kb, t_begin * AVK_BC, Nk, kv_row_stride, tid);
+        avk_issue_rows(Vbuf, Vb, t_begin * AVK_BC, Nk, kv_row_stride, tid);
+    }
+#endif
     for (int tile = t_begin; tile < t_end; ++tile) {
         const int kt = tile * AVK_BC;
+#if AVK_ASYNC
+        avk_cp_wait_all_but_one(); /* K(tile) has landed; V(tile) may be in flight */
+        barrier(CLK_LOCAL_MEM_FENCE);
+#else
         barrier(CLK_LOCAL_MEM_FENCE);
         /* K tile, 16-byte chunks, consecutive lanes along a row */
         for (int u = tid; u < AVK_BC * (AVK_D / 8); u += AVK_WG) {
@@ -211,17 +138,35 @@ void avk_flash_mma(__global const ushort *Q, __global const ushort *K, __global 
             dst[7 * AVK_VW] = (v0.w >> 16) | (v1.w & 0xffff0000u);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-
-        /* S = Q K^T: n-tile nt covers keys kt + 8nt .. +7 (constant offsets
-         * from per-lane bases keep addresses out of registers) */
+        /* constant offsets from per-lane bases keep addresses out of registers */
         __local const uint *k_lane = Ks + g * AVK_KW + 2 * t;
         __local const uint *v_lane = Vt + g * AVK_VW + 2 * t;
+#endif
+
+        /* S = Q K^T: n-tile nt covers keys kt + 8nt .. +7 */
         float s[AVK_NT][4];
 #if AVK_UNROLL
 #pragma unroll
 #endif
         for (int nt = 0; nt < AVK_NT; ++nt) {
             s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#if AVK_ASYNC
+#if AVK_UNROLL
+#pragma unroll
+#endif
+            for (int ks = 0; ks + 1 < AVK_KS; ks += 2) {
+                uint kb[4];
+                avk_ldsm_k(kb, Ks, nt, ks, lane);
+                avk_mma(s[nt], qa[ks].x, qb[ks].x, qa[ks].y, qb[ks].y, kb[0], kb[1] AVK_EMU_ARG);
+                avk_mma(s[nt], qa[ks + 1].x, qb[ks + 1].x, qa[ks + 1].y, qb[ks + 1].y, kb[2], kb[3] AVK_EMU_ARG);
+            }
+            if (AVK_KS % 2) {
+                uint kb[2];
+                avk_ldsm_k1(kb, Ks, nt, AVK_KS - 1, lane);
+                avk_mma(s[nt], qa[AVK_KS - 1].x, qb[AVK_KS - 1].x, qa[AVK_KS - 1].y, qb[AVK_KS - 1].y, kb[0], kb[1]
+                        AVK_EMU_ARG);
+            }
+#else
 #if AVK_UNROLL
 #pragma unroll
 #endif
@@ -229,7 +174,12 @@ void avk_flash_mma(__global const ushort *Q, __global const ushort *K, __global 
                 const uint2 kb = *(__local const uint2 *)(k_lane + nt * 8 * AVK_KW + ks * 8);
                 avk_mma(s[nt], qa[ks].x, qb[ks].x, qa[ks].y, qb[ks].y, kb.x, kb.y AVK_EMU_ARG);
             }
+#endif
         }
+#if AVK_ASYNC
+        barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with K(tile) */
+        if (tile + 1 < t_end) avk_issue_rows(Kbuf, Kb, kt + AVK_BC, Nk, kv_row_stride, tid);
+#endif
 
         /* scale into the log2 domain, mask edges and the causal diagonal */
         const int tile_full = kt + AVK_BC <= nk_loop && (!causal || kt + AVK_BC - 1 <= row0 + causal_off);
@@ -287,6 +237,11 @@ void avk_flash_mma(__global const ushort *Q, __global const ushort *K, __global 
             oacc[dt][3] *= alpha_b;
         }
 
+#if AVK_ASYNC
+        if (tile + 1 < t_end) avk_cp_wait_all_but_one(); /* V(tile) has landed */
+        else avk_cp_wait_all();
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
         /* O += P V: P's A fragment for keys 16kc.. is S n-tiles 2kc and 2kc+1 */
 #if AVK_UNROLL
 #pragma unroll
@@ -296,6 +251,17 @@ void avk_flash_mma(__global const ushort *Q, __global const ushort *K, __global 
             const uint p1 = avk_pack_f16x2(s[2 * kc][2], s[2 * kc][3]);
             const uint p2 = avk_pack_f16x2(s[2 * kc + 1][0], s[2 * kc + 1][1]);
             const uint p3 = avk_pack_f16x2(s[2 * kc + 1][2], s[2 * kc + 1][3]);
+#if AVK_ASYNC
+#if AVK_UNROLL
+#pragma unroll
+#endif
+            for (int dt = 0; dt < AVK_DT; dt += 2) {
+                uint vb[4];
+                avk_ldsm_v(vb, Vs, kc, dt, lane);
+                avk_mma(oacc[dt], p0, p1, p2, p3, vb[0], vb[1] AVK_EMU_ARG);
+                avk_mma(oacc[dt + 1], p0, p1, p2, p3, vb[2], vb[3] AVK_EMU_ARG);
+            }
+#else
 #if AVK_UNROLL
 #pragma unroll
 #endif
@@ -303,7 +269,12 @@ void avk_flash_mma(__global const ushort *Q, __global const ushort *K, __global 
                 const uint2 vb = *(__local const uint2 *)(v_lane + dt * 8 * AVK_VW + kc * 8);
                 avk_mma(oacc[dt], p0, p1, p2, p3, vb.x, vb.y AVK_EMU_ARG);
             }
+#endif
         }
+#if AVK_ASYNC
+        barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with V(tile) */
+        if (tile + 1 < t_end) avk_issue_rows(Vbuf, Vb, kt + AVK_BC, Nk, kv_row_stride, tid);
+#endif
     }
 
     l_a += avk_quad_xor(l_a, 1 AVK_EMU_ARG);

@@ -8,7 +8,9 @@
  * (shuffles or local memory: AVK_REDUCE), after which every lane holds the
  * full scores of its rows and runs the online softmax itself. O stays on
  * chip and is written once; with split-KV each split writes a normalised
- * partial O and its log-sum-exp for avk_split_reduce. */
+ * partial O and its log-sum-exp for avk_split_reduce. With AVK_ASYNC (f32
+ * storage) two tile buffers alternate and the next tile is copied in while
+ * the current one is computed. */
 #ifndef AVK_WG
 #define AVK_WG 64
 #endif
@@ -30,6 +32,29 @@
 #define AVK_D4 (AVK_D / 4)
 #define AVK_NRG (AVK_WG / AVK_DS) /* row groups */
 #define AVK_BR (AVK_TM * AVK_NRG) /* query rows per work-group */
+#define AVK_TILE4 (AVK_BC * AVK_D4)   /* float4s per K or V tile */
+
+#if AVK_ASYNC
+#if AVK_F16
+#error "AVK_ASYNC copies f32 tiles as they are; f16 storage converts on load"
+#endif
+/* Starts the copy of keys kt .. kt+BC-1 of K and V; rows past Nk become zeros. */
+inline void avk_issue_tile(__local float4 *ks, __local float4 *vs, __global const float *kb, __global const float *vb,
+                           int kt, int Nk, int row_stride, int tid)
+{
+    for (int u = tid; u < AVK_TILE4; u += AVK_WG) {
+        const int kr = u / AVK_D4, c4 = u - kr * AVK_D4, key = kt + kr;
+        const int valid = key < Nk;
+        const int off = (valid ? key : 0) * row_stride + c4 * 4;
+        avk_cp16(ks + u, kb + off, valid);
+        avk_cp16(vs + u, vb + off, valid);
+    }
+    avk_cp_commit();
+}
+#define AVK_TILE_BUFFERS 2
+#else
+#define AVK_TILE_BUFFERS 1
+#endif
 
 #if AVK_REDUCE == AVK_RED_KHR
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
@@ -77,8 +102,8 @@ void avk_flash_tiled(__global const avk_elem *Q, __global const avk_elem *K, __g
     __global const avk_elem *Kb = K + b * kv_batch_stride + kvh * kv_head_stride;
     __global const avk_elem *Vb = V + b * kv_batch_stride + kvh * kv_head_stride;
 
-    __local float4 Ks[AVK_BC * AVK_D4];
-    __local float4 Vs[AVK_BC * AVK_D4];
+    __local float4 Ks[AVK_TILE_BUFFERS * AVK_TILE4];
+    __local float4 Vs[AVK_TILE_BUFFERS * AVK_TILE4];
 #if AVK_DS > 1 && AVK_REDUCE == AVK_RED_LOCAL
     __local float partial[AVK_WG * AVK_TM * AVK_BC];
 #endif
@@ -112,8 +137,23 @@ void avk_flash_tiled(__global const avk_elem *Q, __global const avk_elem *K, __g
     const int t_begin = split * per_split;
     const int t_end = min(tiles, t_begin + per_split);
 
+#if AVK_ASYNC
+    if (t_begin < t_end) avk_issue_tile(Ks, Vs, Kb, Vb, t_begin * AVK_BC, Nk, kv_row_stride, tid);
+#endif
     for (int t = t_begin; t < t_end; ++t) {
         const int kt = t * AVK_BC;
+#if AVK_ASYNC
+        const int cur = ((t - t_begin) & 1) * AVK_TILE4;
+        if (t + 1 < t_end) {
+            const int next = AVK_TILE4 - cur;
+            avk_issue_tile(Ks + next, Vs + next, Kb, Vb, kt + AVK_BC, Nk, kv_row_stride, tid);
+            avk_cp_wait_all_but_one();
+        } else {
+            avk_cp_wait_all();
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#else
+        const int cur = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int u = tid; u < AVK_BC * AVK_D4; u += AVK_WG) {
             const int kr = u / AVK_D4, c4 = u - kr * AVK_D4;
@@ -127,11 +167,12 @@ void avk_flash_tiled(__global const avk_elem *Q, __global const avk_elem *K, __g
             Vs[u] = vv;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 
         /* S = Q K^T over this lane's head-dim slice; constant offsets from one
          * per-lane base keep the addresses out of registers */
-        __local const float4 *k_lane = Ks + lane_d;
-        __local const float4 *v_lane = Vs + lane_d;
+        __local const float4 *k_lane = Ks + cur + lane_d;
+        __local const float4 *v_lane = Vs + cur + lane_d;
         float s[AVK_TM][AVK_BC];
 #if AVK_UNROLL
 #pragma unroll
@@ -259,6 +300,9 @@ void avk_flash_tiled(__global const avk_elem *Q, __global const avk_elem *K, __g
                 for (int m = 0; m < AVK_TM; ++m) o[m][j] = fma((float4)(s[m][k]), vv, o[m][j]);
             }
         }
+#if AVK_ASYNC
+        barrier(CLK_LOCAL_MEM_FENCE); /* all reads of `cur` done before it is refilled */
+#endif
     }
 
     const int n_bh = get_num_groups(1);

@@ -64,11 +64,11 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
     if (s != ATTNVK_OK) return s;
     char options[512];
     avk_cl_build_options(cfg, options, sizeof options);
-    const avk_cl_source sources[] = {AVK_CL_SRC_COMMON,
-                                     cfg->family == AVK_CL_TILED ? AVK_CL_SRC_FLASH_TILED : AVK_CL_SRC_FLASH_MMA,
-                                     AVK_CL_SRC_SPLIT_REDUCE};
+    const avk_cl_source tiled[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_FLASH_TILED, AVK_CL_SRC_SPLIT_REDUCE};
+    const avk_cl_source mma[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_MMA_OPS, AVK_CL_SRC_FLASH_MMA, AVK_CL_SRC_SPLIT_REDUCE};
     cl_program prog;
-    s = avk_cl_program(dev, sources, 3, options, &prog);
+    if (cfg->family == AVK_CL_TILED) s = avk_cl_program(dev, tiled, 3, options, &prog);
+    else s = avk_cl_program(dev, mma, 4, options, &prog);
     if (s != ATTNVK_OK) return s;
     s = avk_cl_kernel(dev, prog, cfg->family == AVK_CL_TILED ? "avk_flash_tiled" : "avk_flash_mma", (size_t)cfg->wg,
                       &k->main);
@@ -77,7 +77,7 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
     if (s != ATTNVK_OK) return s;
     uint64_t workspace = 0;
     if (cfg->split > 1) {
-        s = avk_cl_kernel(dev, prog, "avk_split_reduce", 1, &k->reduce);
+        s = avk_cl_kernel(dev, prog, "avk_split_reduce", 32, &k->reduce);
         const size_t rows = (size_t)cfg->split * p->batch * p->heads * p->seq_q;
         if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, rows * p->head_dim * sizeof(float), "split-KV partial O", &k->opart);
         if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, rows * sizeof(float), "split-KV partial LSE", &k->lsepart);
@@ -93,12 +93,14 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
     info->split_kv = cfg->split;
     info->workspace_bytes = workspace;
     if (cfg->family == AVK_CL_TILED)
-        snprintf(info->params, sizeof info->params, "lanes_per_row=%d rows_per_lane=%d reduce=%s exp2=%s%s", cfg->ds,
-                 cfg->tm, reduce_name(cfg->reduce), cfg->native_exp ? "native" : "full",
+        snprintf(info->params, sizeof info->params, "lanes_per_row=%d rows_per_lane=%d reduce=%s exp2=%s copy=%s%s",
+                 cfg->ds, cfg->tm, reduce_name(cfg->reduce), cfg->native_exp ? "native" : "full",
+                 cfg->async == 1 ? "cp.async" : cfg->async == 2 ? "async-emulated" : "sync",
                  dev->caps.khr_fp16 ? " cl_khr_fp16=1" : "");
     else
-        snprintf(info->params, sizeof info->params, "warps=%d mma=m16n8k16%s exp2=%s", cfg->br / 16,
-                 cfg->emulate ? " (emulated)" : " (ptx)", cfg->native_exp ? "native" : "full");
+        snprintf(info->params, sizeof info->params, "warps=%d mma=m16n8k16%s exp2=%s copy=%s", cfg->br / 16,
+                 cfg->emulate ? " (emulated)" : " (ptx)", cfg->native_exp ? "native" : "full",
+                 cfg->async == 1 ? "cp.async+ldmatrix" : cfg->async == 2 ? "async-emulated" : "sync");
     return ATTNVK_OK;
 }
 
@@ -166,8 +168,9 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
         SET_ARG(r, 9, q_head);
         SET_ARG(r, 10, q_begin);
         SET_ARG(r, 11, write_lse);
-        const size_t rglobal[3] = {(size_t)p->head_dim, (size_t)q_count, (size_t)p->batch * p->heads};
-        err = avk_cl.EnqueueNDRangeKernel(dev->queue, r, 3, NULL, rglobal, NULL, 0, NULL, &last);
+        const size_t rglobal[3] = {(size_t)(p->head_dim + 31) / 32 * 32, (size_t)q_count, (size_t)p->batch * p->heads};
+        const size_t rlocal[3] = {32, 1, 1};
+        err = avk_cl.EnqueueNDRangeKernel(dev->queue, r, 3, NULL, rglobal, rlocal, 0, NULL, &last);
         if (err != CL_SUCCESS) {
             avk_cl.Finish(dev->queue);
             avk_cl.ReleaseEvent(first);

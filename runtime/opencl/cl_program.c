@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const unsigned char avk_cl_src_common[], avk_cl_src_flash_tiled[], avk_cl_src_flash_mma[],
+extern const unsigned char avk_cl_src_common[], avk_cl_src_flash_tiled[], avk_cl_src_mma_ops[], avk_cl_src_flash_mma[],
     avk_cl_src_split_reduce[], avk_cl_src_softmax[];
-extern const size_t avk_cl_src_common_size, avk_cl_src_flash_tiled_size, avk_cl_src_flash_mma_size,
+extern const size_t avk_cl_src_common_size, avk_cl_src_flash_tiled_size, avk_cl_src_mma_ops_size, avk_cl_src_flash_mma_size,
     avk_cl_src_split_reduce_size, avk_cl_src_softmax_size;
 
 static void source_text(avk_cl_source s, const char **text, size_t *size)
@@ -17,6 +17,7 @@ static void source_text(avk_cl_source s, const char **text, size_t *size)
     switch (s) {
     case AVK_CL_SRC_COMMON: *text = (const char *)avk_cl_src_common; *size = avk_cl_src_common_size; return;
     case AVK_CL_SRC_FLASH_TILED: *text = (const char *)avk_cl_src_flash_tiled; *size = avk_cl_src_flash_tiled_size; return;
+    case AVK_CL_SRC_MMA_OPS: *text = (const char *)avk_cl_src_mma_ops; *size = avk_cl_src_mma_ops_size; return;
     case AVK_CL_SRC_FLASH_MMA: *text = (const char *)avk_cl_src_flash_mma; *size = avk_cl_src_flash_mma_size; return;
     case AVK_CL_SRC_SPLIT_REDUCE: *text = (const char *)avk_cl_src_split_reduce; *size = avk_cl_src_split_reduce_size; return;
     case AVK_CL_SRC_SOFTMAX: *text = (const char *)avk_cl_src_softmax; *size = avk_cl_src_softmax_size; return;

@@ -10,6 +10,7 @@
 typedef enum avk_cl_source {
     AVK_CL_SRC_COMMON = 0,
     AVK_CL_SRC_FLASH_TILED,
+    AVK_CL_SRC_MMA_OPS,
     AVK_CL_SRC_FLASH_MMA,
     AVK_CL_SRC_SPLIT_REDUCE,
     AVK_CL_SRC_SOFTMAX,

@@ -12,7 +12,7 @@
 
 /* extra[] per family -- tiled: {max head-dim columns per lane, reduction,
  * rows per lane, flags}; mma and mma-emu: {register cap, 0, 0, flags}. */
-enum { FLAG_NATIVE_EXP = 1, FLAG_NO_UNROLL = 2, FLAG_OPT_DISABLE = 4 };
+enum { FLAG_NATIVE_EXP = 1, FLAG_NO_UNROLL = 2, FLAG_OPT_DISABLE = 4, FLAG_ASYNC = 8 };
 
 static const avk_tuning cl_table[] = {
     /* vendor, architecture, device, dtype, D min..max, decode, family, Br, Bc, WG, extra */
@@ -90,6 +90,7 @@ static void apply_tune_env(avk_cl_config *cfg, int *tm_fixed)
         else if (!strcmp(tok, "maxreg")) cfg->max_registers = v;
         else if (!strcmp(tok, "nativeexp")) cfg->native_exp = v;
         else if (!strcmp(tok, "unroll")) cfg->unroll = v;
+        else if (!strcmp(tok, "async")) cfg->async = v;
     }
 }
 
@@ -128,6 +129,7 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     cfg->reduce = e->extra[1];
     cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
     cfg->unroll = !(e->extra[3] & FLAG_NO_UNROLL);
+    cfg->async = (e->extra[3] & FLAG_ASYNC) != 0;
     apply_tune_env(cfg, &tm_fixed);
     if (cfg->ds < 1 || d % (4 * cfg->ds))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: %d lanes per row do not split D=%d into float4s", cfg->ds, d);
@@ -162,8 +164,11 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     if ((cfg->reduce == AVK_RED_INTEL && !caps->intel_subgroups) ||
         (cfg->reduce == AVK_RED_KHR && !caps->khr_subgroup_shuffle))
         cfg->reduce = AVK_RED_LOCAL;
-    uint64_t local = (uint64_t)2 * cfg->bc * d * 4;
-    if (cfg->reduce == AVK_RED_LOCAL && cfg->ds > 1) local += (uint64_t)cfg->wg * cfg->tm * cfg->bc * 4;
+    /* async copies move f32 rows as they are: not for f16 storage */
+    cfg->async = cfg->async && !cfg->f16 ? (avk_cl_has_mma(caps) ? 1 : 2) : 0;
+    uint64_t reduce_bytes = cfg->reduce == AVK_RED_LOCAL && cfg->ds > 1 ? (uint64_t)cfg->wg * cfg->tm * cfg->bc * 4 : 0;
+    if (cfg->async && (uint64_t)4 * cfg->bc * d * 4 + reduce_bytes > caps->local_mem) cfg->async = 0;
+    uint64_t local = (uint64_t)(cfg->async ? 4 : 2) * cfg->bc * d * 4 + reduce_bytes;
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "tiled %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
                         cfg->br, cfg->bc, d, (unsigned long long)local, (unsigned long long)caps->local_mem);
@@ -184,6 +189,7 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
     cfg->unroll = !(e->extra[3] & FLAG_NO_UNROLL) && !cfg->emulate;
     cfg->opt_disable = (e->extra[3] & FLAG_OPT_DISABLE) != 0;
+    cfg->async = (e->extra[3] & FLAG_ASYNC) != 0;
     apply_tune_env(cfg, &tm_unused);
     if (opts->tile_br) cfg->br = opts->tile_br;
     if (opts->tile_bc) cfg->bc = opts->tile_bc;
@@ -195,8 +201,10 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     cfg->ds = cfg->tm = 1;
     if ((size_t)cfg->wg > (caps->max_workgroup ? caps->max_workgroup : 256))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mma: %d warps exceed the device's work-group limit", cfg->br / 16);
+    /* async: cp.async + ldmatrix in PTX, or emulated along with the mma */
+    cfg->async = cfg->async ? (cfg->emulate ? 2 : 1) : 0;
     int kw = d / 2 + (24 - (d / 2) % 16) % 16, vw = cfg->bc / 2 + (24 - (cfg->bc / 2) % 16) % 16;
-    uint64_t local = (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4;
+    uint64_t local = cfg->async ? (uint64_t)2 * cfg->bc * (d + 8) * 2 : (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4;
     if (cfg->emulate) local += (uint64_t)(cfg->br / 16) * (256 + 128) * 4 + (uint64_t)cfg->wg * 4;
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
@@ -270,14 +278,14 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
 {
     int len;
     if (cfg->family == AVK_CL_TILED)
-        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=%d -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_WG=%d "
-                               "-DAVK_DS=%d -DAVK_TM=%d -DAVK_BC=%d -DAVK_REDUCE=%d",
-                       cfg->head_dim, cfg->f16, cfg->native_exp, cfg->unroll, cfg->wg, cfg->ds, cfg->tm, cfg->bc,
-                       cfg->reduce);
+        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=%d -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_ASYNC=%d "
+                               "-DAVK_WG=%d -DAVK_DS=%d -DAVK_TM=%d -DAVK_BC=%d -DAVK_REDUCE=%d",
+                       cfg->head_dim, cfg->f16, cfg->native_exp, cfg->unroll, cfg->async, cfg->wg, cfg->ds, cfg->tm,
+                       cfg->bc, cfg->reduce);
     else
-        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=1 -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_NW=%d "
-                               "-DAVK_BC=%d -DAVK_EMULATE=%d",
-                       cfg->head_dim, cfg->native_exp, cfg->unroll, cfg->br / 16, cfg->bc, cfg->emulate);
+        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=1 -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_ASYNC=%d "
+                               "-DAVK_NW=%d -DAVK_BC=%d -DAVK_EMULATE=%d",
+                       cfg->head_dim, cfg->native_exp, cfg->unroll, cfg->async, cfg->br / 16, cfg->bc, cfg->emulate);
     if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
     if (cfg->opt_disable && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " -cl-opt-disable");

@@ -23,6 +23,7 @@ typedef struct avk_cl_config {
     int reduce;       /* tiled: AVK_RED_* */
     int native_exp;
     int unroll;       /* 0: no forced unrolling (CPU runtimes compile much faster) */
+    int async;        /* 1: cp.async tile pipeline (NVIDIA sm_80+), 2: same pipeline, plain copies */
     int opt_disable;  /* -cl-opt-disable: the test-only emulation builds in a third of the time */
     int max_registers; /* NVIDIA: -cl-nv-maxrregcount, 0 = compiler's choice */
     int split;        /* key/value splits (1 = none) */

@@ -90,6 +90,33 @@ static void run_variant(attnvk_device *dev, const char *variant, attnvk_dtype dt
     tally(avk_cl_check_skip_tile_fails(dev, decode, &o, "skip last kv tile, split", seed + 701));
 }
 
+/* The asynchronous tile pipeline (cp.async/ldmatrix on NVIDIA, the same
+ * control flow with plain copies elsewhere) on the shapes that stress it. */
+static void run_async(attnvk_device *dev, const char *variant, attnvk_dtype dtype, uint64_t seed)
+{
+    static const char *const subset[] = {"odd lengths", "odd lengths causal", "causal Nq>Nk (empty rows)",
+                                         "GQA 8:2 bshd causal", "decode Nq=4 GQA", "D=80", "D=256 causal bshd"};
+    attnvk_problem cases[64];
+    const char *labels[64];
+    int n = avk_test_feature_cases(dtype, cases, labels, 64);
+    attnvk_kernel_options opts = {.variant = variant};
+    char label[96];
+    printf("-- %s, async tile pipeline\n", variant);
+    setenv("ATTNVK_OPENCL_TUNE", "async=1", 1);
+    for (size_t i = 0; i < sizeof subset / sizeof *subset; ++i) {
+        const attnvk_problem *p = find_case(cases, labels, n, subset[i]);
+        snprintf(label, sizeof label, "%s, async", subset[i]);
+        tally(avk_test_run_case(dev, p, &opts, label, seed + i, 0));
+    }
+    attnvk_kernel_options split = opts;
+    split.split_kv = 3;
+    tally(avk_test_run_case(dev, find_case(cases, labels, n, "decode Nq=4 GQA"), &split, "decode split 3, async",
+                            seed + 50, 0));
+    tally(avk_cl_check_row_range(dev, find_case(cases, labels, n, "odd lengths causal"), &opts, 37, 50,
+                                 "rows 37+50, async", seed + 51));
+    unsetenv("ATTNVK_OPENCL_TUNE");
+}
+
 int main(void)
 {
     uint64_t seed = avk_test_seed();
@@ -119,6 +146,8 @@ int main(void)
             continue;
         }
         run_variant(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i);
+        if (variants[i].dtype == ATTNVK_F32 || variants[i].needs_mma || !strcmp(variants[i].variant, "mma-f16-emu"))
+            run_async(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i + 500);
     }
 
     /* defaults (no variant) pick from the tuning table */

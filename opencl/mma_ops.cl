@@ -1,0 +1,170 @@
+/* Warp-level fragment operations for flash_mma.cl: mma.sync m16n8k16,
+ * f32 -> f16x2 packing, shuffles within the 4 lanes of a row, and ldmatrix
+ * fragment loads (AVK_ASYNC), as inline PTX for NVIDIA, or emulated with
+ * local memory (AVK_EMULATE=1) with the same per-lane results, so the data
+ * flow can be tested on any OpenCL device.
+ *
+ * Fragment layout (PTX ISA, m16n8k16, lane = 4*g + t): A row-major 16x16 in
+ * 4 regs {(g, 2t..2t+1), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..)}; B 16x8
+ * in 2 regs {(k 2t..2t+1, n g), (k 2t+8.., n g)}; C 16x8 f32 in 4 regs
+ * {(g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1)}. */
+#ifndef AVK_NW
+#define AVK_NW 4             /* warps per work-group, 16 query rows each */
+#endif
+#ifndef AVK_BC
+#define AVK_BC 64            /* keys per tile, multiple of 16 */
+#endif
+#ifndef AVK_EMULATE
+#define AVK_EMULATE 0
+#endif
+#define AVK_WG (AVK_NW * 32)
+#define AVK_BR (AVK_NW * 16)
+#define AVK_NT (AVK_BC / 8)  /* n-tiles of S */
+#define AVK_KS (AVK_D / 16)  /* k-steps of Q K^T */
+#define AVK_DT (AVK_D / 8)   /* n-tiles of O */
+#define AVK_KC (AVK_BC / 16) /* k-steps of P V */
+
+/* K and V tiles for ldmatrix: rows of D halves plus 16 bytes, so the eight
+ * 16-byte rows one 8x8 matrix reads fall in distinct bank groups. */
+#define AVK_KROW (AVK_D + 8)
+
+#if AVK_EMULATE
+typedef struct avk_emu {
+    __local float *a; /* per warp 16x16 */
+    __local float *b; /* per warp 16x8 */
+    __local float *x; /* one word per lane */
+    int warp, lane;
+} avk_emu;
+
+inline float avk_half_lo(uint w)
+{
+    ushort h = (ushort)(w & 0xffffu);
+    return vload_half(0, (const __private half *)&h);
+}
+inline float avk_half_hi(uint w)
+{
+    ushort h = (ushort)(w >> 16);
+    return vload_half(0, (const __private half *)&h);
+}
+inline uint avk_pack_f16x2(float lo, float hi)
+{
+    ushort l, u;
+    vstore_half_rte(lo, 0, (__private half *)&l);
+    vstore_half_rte(hi, 0, (__private half *)&u);
+    return (uint)l | ((uint)u << 16);
+}
+/* every lane of the work-group calls these together */
+inline float avk_quad_xor(float v, int m, const avk_emu *e)
+{
+    const int me = e->warp * 32 + e->lane;
+    e->x[me] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const float r = e->x[me ^ m];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+inline void avk_mma(float c[4], uint a0, uint a1, uint a2, uint a3, uint b0, uint b1, const avk_emu *e)
+{
+    const int g = e->lane >> 2, t = e->lane & 3;
+    __local float *A = e->a + e->warp * 256;
+    __local float *B = e->b + e->warp * 128;
+    A[g * 16 + 2 * t] = avk_half_lo(a0);
+    A[g * 16 + 2 * t + 1] = avk_half_hi(a0);
+    A[(g + 8) * 16 + 2 * t] = avk_half_lo(a1);
+    A[(g + 8) * 16 + 2 * t + 1] = avk_half_hi(a1);
+    A[g * 16 + 2 * t + 8] = avk_half_lo(a2);
+    A[g * 16 + 2 * t + 9] = avk_half_hi(a2);
+    A[(g + 8) * 16 + 2 * t + 8] = avk_half_lo(a3);
+    A[(g + 8) * 16 + 2 * t + 9] = avk_half_hi(a3);
+    B[(2 * t) * 8 + g] = avk_half_lo(b0);
+    B[(2 * t + 1) * 8 + g] = avk_half_hi(b0);
+    B[(2 * t + 8) * 8 + g] = avk_half_lo(b1);
+    B[(2 * t + 9) * 8 + g] = avk_half_hi(b1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int r = 0; r < 4; ++r) {
+        const int row = g + (r >> 1) * 8, col = 2 * t + (r & 1);
+        float acc = c[r];
+        for (int k = 0; k < 16; ++k) acc = fma(A[row * 16 + k], B[k * 8 + col], acc);
+        c[r] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+#define AVK_EMU_ARG , &emu
+#else
+inline uint avk_pack_f16x2(float lo, float hi)
+{
+    uint r;
+    AVK_ASM("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+inline float avk_quad_xor(float v, int m)
+{
+    float r;
+    AVK_ASM("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(m));
+    return r;
+}
+inline void avk_mma(float c[4], uint a0, uint a1, uint a2, uint a3, uint b0, uint b1)
+{
+    AVK_ASM("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%0,%1,%2,%3};"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+#define AVK_EMU_ARG
+#endif
+
+#if AVK_ASYNC
+/* B fragments of Q K^T from a row-major K tile (rows = keys, AVK_KROW
+ * halves): n-tile nt, k-steps ks and ks+1 -> r = {b0b1(ks), b2b3(ks),
+ * b0b1(ks+1), b2b3(ks+1)}. Lane 8j+i names row i of 8x8 matrix j. */
+inline void avk_ldsm_k(uint r[4], __local const ushort *ks_tile, int nt, int ks, int lane)
+{
+#if AVK_EMULATE
+    const int g = lane >> 2, t = lane & 3;
+    for (int j = 0; j < 4; ++j) r[j] = *(__local const uint *)(ks_tile + (nt * 8 + g) * AVK_KROW + ks * 16 + j * 8 + 2 * t);
+#else
+    __local const ushort *p = ks_tile + (nt * 8 + (lane & 7)) * AVK_KROW + ks * 16 + (lane >> 3) * 8;
+    AVK_ASM("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+            : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+            : "r"((uint)(size_t)p));
+#endif
+}
+/* The same for one k-step (an odd D/16 leaves one over). */
+inline void avk_ldsm_k1(uint r[2], __local const ushort *ks_tile, int nt, int ks, int lane)
+{
+#if AVK_EMULATE
+    const int g = lane >> 2, t = lane & 3;
+    for (int j = 0; j < 2; ++j) r[j] = *(__local const uint *)(ks_tile + (nt * 8 + g) * AVK_KROW + ks * 16 + j * 8 + 2 * t);
+#else
+    __local const ushort *p = ks_tile + (nt * 8 + (lane & 7)) * AVK_KROW + ks * 16 + ((lane >> 3) & 1) * 8;
+    AVK_ASM("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"((uint)(size_t)p));
+#endif
+}
+/* B fragments of P V from a row-major V tile (transposed on the way):
+ * keys 16kc.., n-tiles dt and dt+1 -> r = {b0b1(dt), b2b3(dt), b0b1(dt+1), b2b3(dt+1)}. */
+inline void avk_ldsm_v(uint r[4], __local const ushort *vs_tile, int kc, int dt, int lane)
+{
+#if AVK_EMULATE
+    const int g = lane >> 2, t = lane & 3;
+    for (int j = 0; j < 4; ++j) {
+        __local const ushort *m = vs_tile + (kc * 16 + (j & 1) * 8) * AVK_KROW + (dt + (j >> 1)) * 8 + g;
+        r[j] = (uint)m[(2 * t) * AVK_KROW] | ((uint)m[(2 * t + 1) * AVK_KROW] << 16);
+    }
+#else
+    const int j = lane >> 3;
+    __local const ushort *p = vs_tile + (kc * 16 + (j & 1) * 8 + (lane & 7)) * AVK_KROW + (dt + (j >> 1)) * 8;
+    AVK_ASM("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+            : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+            : "r"((uint)(size_t)p));
+#endif
+}
+/* Copies keys kt.. of a K or V tile into rows of AVK_KROW halves (zeros past Nk). */
+inline void avk_issue_rows(__local uint4 *dst, __global const ushort *src, int kt, int Nk, int row_stride, int tid)
+{
+    for (int u = tid; u < AVK_BC * (AVK_D / 8); u += AVK_WG) {
+        const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8), key = kt + kr, valid = key < Nk;
+        avk_cp16(dst + kr * (AVK_KROW / 8) + c8, src + (valid ? key : 0) * row_stride + c8 * 8, valid);
+    }
+    avk_cp_commit();
+}
+#endif
