@@ -26,6 +26,7 @@ static const avk_tuning cl_table[] = {
     /* NVIDIA: tensor cores (cc >= 8) for f16; shuffles through PTX for the rest */
     {"nvidia", NULL, NULL, ATTNVK_F16, 1, 128, 0, "mma", 64, 64, 0, {0, 0, 0, FLAG_NATIVE_EXP}},
     {"nvidia", NULL, NULL, ATTNVK_F16, 1, 128, 1, "mma", 16, 64, 0, {0, 0, 0, FLAG_NATIVE_EXP}},
+    {"nvidia", NULL, NULL, ATTNVK_F16, 129, 256, -1, "mma", 64, 32, 0, {0, 0, 0, FLAG_NATIVE_EXP}},
     {"nvidia", NULL, NULL, -1, 0, 0, 0, "tiled", 0, 16, 128, {16, AVK_RED_NV, 2, FLAG_NATIVE_EXP}},
     {"nvidia", NULL, NULL, -1, 0, 0, 1, "tiled", 0, 32, 64, {32, AVK_RED_NV, 1, FLAG_NATIVE_EXP}},
     /* Intel GPUs: sub-group shuffles */
