@@ -56,8 +56,11 @@ void avk_flash_mma(__global const ushort *Q, __global const ushort *K, __global 
     __local const ushort *Ks = (__local const ushort *)Kbuf;
     __local const ushort *Vs = (__local const ushort *)Vbuf;
 #else
-    __local uint Ks[AVK_BC * AVK_KW]; /* [key][D/2 words + pad] */
-    __local uint Vt[AVK_D * AVK_VW];  /* [d][permuted key pairs + pad] */
+    /* declared as uint4 for the 16-byte alignment of the tile stores (a
+     * plain uint array may start at any 4-byte offset: misaligned on NVIDIA) */
+    __local uint4 Kbuf[AVK_BC * AVK_KW / 4], Vbuf[AVK_D * AVK_VW / 4];
+    __local uint *Ks = (__local uint *)Kbuf; /* [key][D/2 words + pad] */
+    __local uint *Vt = (__local uint *)Vbuf; /* [d][permuted key pairs + pad] */
 #endif
 #if AVK_EMULATE
     __local float emu_a[AVK_NW * 256], emu_b[AVK_NW * 128], emu_x[AVK_WG];

@@ -101,6 +101,7 @@ const char *avk_cl_error_name(cl_int err)
     AVK_CL_ERR(CL_INVALID_GLOBAL_WORK_SIZE)
 #undef AVK_CL_ERR
     case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    case -9999: return "NVIDIA kernel execution failure";
     default: return "unknown OpenCL error";
     }
 }

@@ -61,6 +61,7 @@ static attnvk_status cl_open(int device, avk_bdev **out)
 
 static attnvk_status cl_alloc(avk_bdev *dev, size_t bytes, avk_bbuf **out)
 {
+    if (dev->lost) return avk_cl_check_lost(dev);
     avk_bbuf *b = calloc(1, sizeof *b);
     if (!b) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     attnvk_status s = avk_cl_create_buffer(dev, bytes, "buffer", &b->mem);
@@ -83,12 +84,14 @@ static void cl_release(avk_bdev *dev, avk_bbuf *buf)
 
 static attnvk_status cl_upload(avk_bdev *dev, avk_bbuf *buf, size_t off, const void *src, size_t bytes)
 {
+    if (dev->lost) return avk_cl_check_lost(dev);
     cl_int err = avk_cl.EnqueueWriteBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, src, 0, NULL, NULL);
     return err == CL_SUCCESS ? ATTNVK_OK : avk_cl_fail(err, "clEnqueueWriteBuffer");
 }
 
 static attnvk_status cl_download(avk_bdev *dev, avk_bbuf *buf, size_t off, void *dst, size_t bytes)
 {
+    if (dev->lost) return avk_cl_check_lost(dev);
     cl_int err = avk_cl.EnqueueReadBuffer(dev->queue, buf->mem, CL_TRUE, off, bytes, dst, 0, NULL, NULL);
     return err == CL_SUCCESS ? ATTNVK_OK : avk_cl_fail(err, "clEnqueueReadBuffer");
 }
@@ -129,6 +132,7 @@ static void cl_release_kernel(avk_bdev *dev, avk_bkernel *k)
 static attnvk_status cl_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                 avk_bkernel **out, attnvk_kernel_info *info)
 {
+    if (dev->lost) return avk_cl_check_lost(dev);
     const char *impl = opts->implementation ? opts->implementation : "attnvk";
     int clblast = strcmp(impl, "clblast") == 0;
     if (!clblast && strcmp(impl, "attnvk") != 0)
@@ -148,6 +152,7 @@ static attnvk_status cl_prepare(avk_bdev *dev, const attnvk_problem *p, const at
 
 static attnvk_status cl_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms)
 {
+    if (dev->lost) return avk_cl_check_lost(dev);
     return k->is_clblast ? avk_clblast_dispatch(dev, k, a, ms) : avk_cl_flash_dispatch(dev, k, a, ms);
 }
 

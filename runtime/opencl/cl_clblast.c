@@ -187,7 +187,7 @@ attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
         s = clblast_fail(code, "SgemmBatched (P V)");
         goto done;
     }
-    s = avk_cl_wait_timed(first, last, ms);
+    s = avk_cl_wait_timed(dev, first, last, ms);
 done:
     if (first || last) avk_cl.Finish(dev->queue);
     if (first) avk_cl.ReleaseEvent(first);

@@ -160,27 +160,34 @@ void avk_cl_fill_info(const avk_cl_caps *c, cl_device_id dev, attnvk_device_info
     snprintf(info->default_variant, sizeof info->default_variant, "%s", avk_cl_default_variant(c, info));
 }
 
-static attnvk_status event_status(cl_event ev)
+/* NVIDIA reports a faulting kernel (illegal or misaligned address) as -9999
+ * from the event query, or as a negative execution status. */
+static attnvk_status event_status(avk_bdev *dev, cl_event ev)
 {
     cl_int st = CL_COMPLETE;
     cl_int err = avk_cl.GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (err != CL_SUCCESS) return avk_cl_fail(err, "clGetEventInfo");
-    if (st < 0)
-        return avk_fail(ATTNVK_ERROR_DEVICE_LOST, "kernel failed on the device: %s (%d)%s", avk_cl_error_name(st),
-                        (int)st, st == CL_OUT_OF_RESOURCES ? " (NVIDIA reports illegal memory accesses so)" : "");
-    return ATTNVK_OK;
+    if (err == CL_SUCCESS && st >= 0) return ATTNVK_OK;
+    cl_int code = err != CL_SUCCESS ? err : st;
+    dev->lost = 1;
+    snprintf(dev->lost_reason, sizeof dev->lost_reason, "a kernel failed on the device: %s (%d)%s",
+             avk_cl_error_name(code), (int)code,
+             code == -9999 || code == CL_OUT_OF_RESOURCES ? " (NVIDIA: illegal or misaligned address)" : "");
+    return avk_fail(ATTNVK_ERROR_DEVICE_LOST, "%s", dev->lost_reason);
 }
 
-attnvk_status avk_cl_wait_timed(cl_event first, cl_event last, double *ms)
+attnvk_status avk_cl_check_lost(const avk_bdev *dev)
 {
-    cl_int err = avk_cl.WaitForEvents(1, &last);
-    attnvk_status s = event_status(last);
-    if (s != ATTNVK_OK) return s;
-    if (err != CL_SUCCESS) return avk_cl_fail(err, "clWaitForEvents");
-    s = event_status(first);
+    return dev->lost ? avk_fail(ATTNVK_ERROR_DEVICE_LOST, "device lost earlier: %s", dev->lost_reason) : ATTNVK_OK;
+}
+
+attnvk_status avk_cl_wait_timed(avk_bdev *dev, cl_event first, cl_event last, double *ms)
+{
+    avk_cl.WaitForEvents(1, &last);
+    attnvk_status s = event_status(dev, last);
+    if (s == ATTNVK_OK) s = event_status(dev, first);
     if (s != ATTNVK_OK) return s;
     cl_ulong t0 = 0, t1 = 0;
-    err = avk_cl.GetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+    cl_int err = avk_cl.GetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
     if (err == CL_SUCCESS) err = avk_cl.GetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
     if (err != CL_SUCCESS) return avk_cl_fail(err, "clGetEventProfilingInfo");
     *ms = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;

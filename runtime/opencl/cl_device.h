@@ -32,6 +32,10 @@ struct avk_bdev {
     cl_command_queue queue; /* in order, CL_QUEUE_PROFILING_ENABLE */
     avk_cl_caps caps;
     attnvk_device_info info; /* what describe() reports, for tuning lookups */
+    /* A failed kernel leaves NVIDIA's context unusable (every later call
+     * fails, often as CL_OUT_OF_RESOURCES): remembered, reported as lost. */
+    int lost;
+    char lost_reason[256];
     struct { uint64_t key; cl_program program; } programs[AVK_CL_MAX_PROGRAMS];
     int program_count;
 };
@@ -54,8 +58,10 @@ void avk_cl_fill_info(const avk_cl_caps *caps, cl_device_id dev, attnvk_device_i
 /* NVIDIA compute capability >= 8.0: mma.sync m16n8k16 reachable through inline PTX. */
 int avk_cl_has_mma(const avk_cl_caps *caps);
 
-/* Waits for the events and returns end(last) - start(first) in ms. Turns a
- * failed command into a status (an illegal access shows as OUT_OF_RESOURCES). */
-attnvk_status avk_cl_wait_timed(cl_event first, cl_event last, double *ms);
+/* Waits for the events and returns end(last) - start(first) in ms. A failed
+ * command marks the device lost (DEVICE_LOST from then on). */
+attnvk_status avk_cl_wait_timed(avk_bdev *dev, cl_event first, cl_event last, double *ms);
+/* DEVICE_LOST with the first failure's reason once the device is lost, else OK. */
+attnvk_status avk_cl_check_lost(const avk_bdev *dev);
 
 #endif

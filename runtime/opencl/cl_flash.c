@@ -177,7 +177,7 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
             return avk_cl_fail(err, "enqueue split-KV reduce");
         }
     }
-    attnvk_status s = avk_cl_wait_timed(first, last ? last : first, ms);
+    attnvk_status s = avk_cl_wait_timed(dev, first, last ? last : first, ms);
     avk_cl.ReleaseEvent(first);
     if (last) avk_cl.ReleaseEvent(last);
     return s;

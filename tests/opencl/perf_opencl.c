@@ -73,7 +73,7 @@ static int time_one(attnvk_device *dev, const attnvk_problem *p, const perf_args
                                   .tile_bc = a->tile_bc, .split_kv = a->split};
     attnvk_kernel_info info;
     attnvk_kernel *kern = NULL;
-    const char *label = tune ? tune : "table";
+    const char *label = tune && *tune ? tune : "table";
     attnvk_status s = attnvk_kernel_prepare(dev, p, &opts, &kern, &info);
     if (s != ATTNVK_OK) {
         printf("perf %-24s %s: %s\n", label, attnvk_status_name(s), attnvk_last_error());
