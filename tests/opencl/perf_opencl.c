@@ -3,7 +3,7 @@
  * reference. Not a test: tools/h100/opencl.sh runs it on the GPU.
  *
  *   perf_opencl [--impl attnvk|clblast] [--variant V] [--dtype f32|f16] [-b B] [--heads H] [--kv-heads G]
- *               [-n N] [-d D] [--causal] [--tile BRxBC] [--split-kv S] [--reps R] [--tune T]...
+ *               [-n N] [--nk NK (default N)] [-d D] [--causal] [--tile BRxBC] [--split-kv S] [--reps R] [--tune T]...
  * Each --tune sets ATTNVK_OPENCL_TUNE (e.g. ds=8,tm=2,bc=16) for one more
  * configuration timed on the same inputs. */
 #include "test_util.h"
@@ -14,7 +14,7 @@
 
 typedef struct perf_args {
     const char *impl, *variant, *tunes[32];
-    int ntunes, b, h, hkv, n, d, causal, tile_br, tile_bc, split, reps;
+    int ntunes, b, h, hkv, n, nk, d, causal, tile_br, tile_bc, split, reps;
     attnvk_dtype dtype;
 } perf_args;
 
@@ -39,6 +39,7 @@ static int parse(int argc, char **argv, perf_args *a)
         else if (!strcmp(k, "--heads")) a->h = atoi(v);
         else if (!strcmp(k, "--kv-heads")) a->hkv = atoi(v);
         else if (!strcmp(k, "-n")) a->n = atoi(v);
+        else if (!strcmp(k, "--nk")) a->nk = atoi(v);
         else if (!strcmp(k, "-d")) a->d = atoi(v);
         else if (!strcmp(k, "--tile")) { if (sscanf(v, "%dx%d", &a->tile_br, &a->tile_bc) != 2) return 0; }
         else if (!strcmp(k, "--split-kv")) a->split = atoi(v);
@@ -47,6 +48,7 @@ static int parse(int argc, char **argv, perf_args *a)
         else return fprintf(stderr, "unknown option %s\n", k), 0;
     }
     if (!a->hkv) a->hkv = a->h;
+    if (!a->nk) a->nk = a->n;
     return a->reps > 0;
 }
 
@@ -121,7 +123,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: see the comment at the top of tests/opencl/perf_opencl.c\n");
         return 2;
     }
-    attnvk_problem p = {.batch = a.b, .heads = a.h, .kv_heads = a.hkv, .seq_q = a.n, .seq_kv = a.n, .head_dim = a.d,
+    attnvk_problem p = {.batch = a.b, .heads = a.h, .kv_heads = a.hkv, .seq_q = a.n, .seq_kv = a.nk, .head_dim = a.d,
                         .causal = a.causal, .dtype = a.dtype, .layout = ATTNVK_LAYOUT_BHSD};
     if (attnvk_problem_validate(&p) != ATTNVK_OK) {
         fprintf(stderr, "%s\n", attnvk_last_error());
@@ -135,8 +137,8 @@ int main(int argc, char **argv)
     printf("device %s | %s | driver %s | %s | arch %s | %d CUs | local %llu | mma %d | default %s\n", di->name,
            di->vendor, di->driver_version, di->api_version, di->architecture, di->compute_units,
            (unsigned long long)di->shared_memory_per_group, di->cooperative_matrix, di->default_variant);
-    printf("problem B=%d H=%d/%d N=%d D=%d %s causal=%d, %.3g GFLOP\n", p.batch, p.heads, p.kv_heads, p.seq_q,
-           p.head_dim, attnvk_dtype_name(p.dtype), p.causal, attnvk_problem_flops(&p) / 1e9);
+    printf("problem B=%d H=%d/%d Nq=%d Nk=%d D=%d %s causal=%d, %.3g GFLOP\n", p.batch, p.heads, p.kv_heads,
+           p.seq_q, p.seq_kv, p.head_dim, attnvk_dtype_name(p.dtype), p.causal, attnvk_problem_flops(&p) / 1e9);
     fflush(stdout);
     float *q, *k, *v;
     avk_test_inputs(&p, 12345, &q, &k, &v);

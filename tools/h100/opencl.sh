@@ -27,12 +27,17 @@ perf_each() { # label, timeout, "tune1;tune2;...", perf_opencl args...: one proc
   IFS=';' read -ra list <<< "$tunes"
   for tu in "${list[@]}"; do perf "$label" "$t" "$@" --tune "$tu"; done
 }
-flash_test() { # label, tune, variants
-  ATTNVK_OPENCL_TUNE=$2 ATTNVK_TEST_OPENCL_VARIANTS=$3 timeout 120 "$B/tests/opencl/test_opencl_flash" > "$OUT/test_flash_$1.txt" 2>&1
-  echo "test_opencl_flash [$1] rc=$?: $(tail -1 "$OUT/test_flash_$1.txt")" | tee -a "$summary"
-  grep -E "^FAIL" "$OUT/test_flash_$1.txt" | cut -c1-260 | head -6 | tee -a "$summary"
-  awk '$1 == "ok" && / rel_l2 / && !/skipping/ {for (i = 1; i < NF; ++i) if ($i == "rel_l2" && $(i+1) + 0 > w) w = $(i+1) + 0; n++}
-    END {printf "   %d checked cases ok, worst rel_l2 %.2e\n", n, w}' "$OUT/test_flash_$1.txt" | tee -a "$summary"
+flash_test() { # label, tune, variants: one process each, all output in tests.txt
+  local log=$OUT/test_flash_$1.log
+  ATTNVK_OPENCL_TUNE=$2 ATTNVK_TEST_OPENCL_VARIANTS=$3 timeout 120 "$B/tests/opencl/test_opencl_flash" > "$log" 2>&1
+  local rc=$?
+  { echo "==== test_opencl_flash [$1] rc=$rc"; cat "$log"; } >> "$OUT/tests.txt"
+  echo "test_opencl_flash [$1] rc=$rc: $(tail -1 "$log")" | tee -a "$summary"
+  grep -E "^FAIL" "$log" | cut -c1-260 | head -6 | tee -a "$summary"
+  awk '$1 == "ok" && / rel_l2 / && !/skipping/ { d = ($0 ~ / f32 /) ? "f32" : "f16"; n[d]++
+         for (i = 1; i < NF; ++i) if ($i == "rel_l2" && $(i+1) + 0 > w[d]) w[d] = $(i+1) + 0 }
+       END { for (d in n) printf "   %s: %d checked cases ok, worst rel_l2 %.2e\n", d, n[d], w[d] }' "$log" | tee -a "$summary"
+  rm -f "$log"
 }
 
 stage devices
@@ -40,7 +45,7 @@ timeout 30 "$B/attnvk" devices > "$OUT/devices.txt" 2>&1; grep -E "opencl" "$OUT
 
 stage "correctness on the GPU: feature matrix per variant"
 flash_test mma "" mma-f16
-flash_test mma-async "async=1" mma-f16
+[ "$MODE" = sweep ] && flash_test mma-sync "async=0" mma-f16
 flash_test tiled-f32 "" tiled-f32
 flash_test tiled-f16 "" tiled-f16
 
@@ -59,6 +64,25 @@ if [ "$MODE" = sweep ]; then
   perf_each mma-d256 25 "bc=32;bc=32,async=1" --dtype f16 -b 4 --heads 8 -n 4096 -d 256 --reps 10
   perf f32-causal 30 --dtype f32 -b 4 --heads 16 -n 4096 -d 128 --causal --reps 7
   perf_each mma-causal 25 "bc=64;bc=64,async=1" --dtype f16 -b 4 --heads 16 -n 4096 -d 128 --causal --reps 20
+fi
+if [ "$MODE" = final ]; then
+  stage "clblast baseline tests; attnvk run --api opencl --check vs --api cpu"
+  timeout 60 "$B/tests/opencl/test_opencl_clblast" > "$OUT/clblast.log" 2>&1
+  echo "test_opencl_clblast rc=$?: $(tail -1 "$OUT/clblast.log")" | tee -a "$summary"
+  { echo "==== test_opencl_clblast"; cat "$OUT/clblast.log"; } >> "$OUT/tests.txt"; rm -f "$OUT/clblast.log"
+  ATTNVK="$B/attnvk" ATTNVK_TEST_SEED=7 timeout 90 bash tests/opencl/test_opencl_cli.sh /tmp/cl-cli > "$OUT/cli.log" 2>&1
+  echo "test_opencl_cli rc=$?: $(tail -1 "$OUT/cli.log")" | tee -a "$summary"
+  grep -E "^(ok|FAIL)" "$OUT/cli.log" | cut -c1-200 | tee -a "$summary"
+  { echo "==== test_opencl_cli.sh"; cat "$OUT/cli.log"; } >> "$OUT/tests.txt"; rm -f "$OUT/cli.log"
+  stage "table defaults at D=64 / D=256 / causal"
+  perf f32-d64 30 --dtype f32 -b 4 --heads 32 -n 4096 -d 64 --reps 10
+  perf f32-d256 30 --dtype f32 -b 4 --heads 8 -n 4096 -d 256 --reps 10
+  perf f32-causal 30 --dtype f32 -b 4 --heads 16 -n 4096 -d 128 --causal --reps 10
+  perf f16-d64 30 --dtype f16 -b 4 --heads 32 -n 4096 -d 64 --reps 20
+  perf f16-d256 30 --dtype f16 -b 4 --heads 8 -n 4096 -d 256 --reps 20
+  perf f16-causal 30 --dtype f16 -b 4 --heads 16 -n 4096 -d 128 --causal --reps 20
+  perf f16-decode 30 --dtype f16 -b 4 --heads 16 -n 1 --nk 8192 -d 128 --reps 20
+  perf f32-decode 30 --dtype f32 -b 4 --heads 16 -n 1 --nk 8192 -d 128 --reps 20
 fi
 stage "N=8192 B=2 H=16 D=128: CLBlast baseline vs attnvk"
 perf clblast-8k 90 --impl clblast --dtype f32 -b 2 --heads 16 -n 8192 -d 128 --reps 3
