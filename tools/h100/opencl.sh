@@ -81,6 +81,7 @@ if [ "$MODE" = final ]; then
   perf f16-d64 30 --dtype f16 -b 4 --heads 32 -n 4096 -d 64 --reps 20
   perf f16-d256 30 --dtype f16 -b 4 --heads 8 -n 4096 -d 256 --reps 20
   perf f16-causal 30 --dtype f16 -b 4 --heads 16 -n 4096 -d 128 --causal --reps 20
+  perf_each f16-d128-more 25 "br=96,bc=64;br=64,bc=48;br=48,bc=64" --dtype f16 -b 4 --heads 16 -n 4096 -d 128 --reps 20
   perf f16-decode 30 --dtype f16 -b 4 --heads 16 -n 1 --nk 8192 -d 128 --reps 20
   perf f32-decode 30 --dtype f32 -b 4 --heads 16 -n 1 --nk 8192 -d 128 --reps 20
 fi
