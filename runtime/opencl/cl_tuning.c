@@ -197,7 +197,9 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     cfg->max_registers = e->extra[0];
     cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
     cfg->unroll = !(e->extra[3] & FLAG_NO_UNROLL) && !cfg->emulate;
-    cfg->opt_disable = (e->extra[3] & FLAG_OPT_DISABLE) != 0;
+    /* CPU runtimes only: NVIDIA's compiler then leaves C99 `inline` helpers
+     * undefined ("Unresolved extern function"), as seen on the H100 */
+    cfg->opt_disable = (e->extra[3] & FLAG_OPT_DISABLE) && (caps->type & CL_DEVICE_TYPE_CPU);
     cfg->async = (e->extra[3] & FLAG_ASYNC) != 0;
     apply_tune_env(cfg, &tm_unused);
     if (opts->tile_br) cfg->br = opts->tile_br;

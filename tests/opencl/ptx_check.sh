@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 if [ "$which" = mma ]; then files="$kernels/mma_ops.cl $kernels/flash_mma.cl"; else files="$kernels/flash_$which.cl"; fi
 # shellcheck disable=SC2086
 cat "$here/nv_shim.cl" "$kernels/common.cl" $files > "$work/k.cl"
-"$clang" -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -target nvptx64-nvidia-nvcl -march=sm_80 -O3 \
+"$clang" -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -target nvptx64-nvidia-nvcl -march=sm_80 ${OPT:--O3} \
   -S -o "$work/k.ptx" "$work/k.cl" ${CLANG_EXTRA:-} '-DAVK_ASM=__asm__ volatile' -DAVK_NATIVE_EXP=1 "$@"
 sed -i 's/^\.target sm_80/.target sm_90/; s/^\.version .*/.version 8.0/' "$work/k.ptx"
 "$ptxas" -arch=sm_90 -v "$work/k.ptx" -o "$work/k.cubin"
