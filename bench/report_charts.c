@@ -194,19 +194,31 @@ done:
 
 /* ---- families of cases that differ only in sequence length ---- */
 
+/* The batch may change along a family when the token count B*Nq stays: the
+ * FlashAttention papers' grid (and the fa-grid suite) holds B*N constant. */
+static bool same_batch_or_tokens(const results_case *a, const results_case *b)
+{
+    return a->batch == b->batch || a->batch * a->seq_q == b->batch * b->seq_q;
+}
+
 static bool same_family(const results_case *a, const results_case *b)
 {
     bool square_a = a->seq_q == a->seq_kv, square_b = b->seq_q == b->seq_kv;
-    return a->batch == b->batch && a->heads == b->heads && a->kv_heads == b->kv_heads && a->head_dim == b->head_dim &&
+    return same_batch_or_tokens(a, b) && a->heads == b->heads && a->kv_heads == b->kv_heads && a->head_dim == b->head_dim &&
            a->causal == b->causal && strcmp(a->dtype, b->dtype) == 0 && strcmp(a->layout, b->layout) == 0 &&
            square_a == square_b && (square_a || a->seq_q == b->seq_q);
 }
 
-static void family_label(const results_case *k, char *out, size_t n)
+static void family_label(const group_view *g, const results_case *k, char *out, size_t n)
 {
-    char q[32] = "";
+    char q[32] = "", b[48];
     if (k->seq_q != k->seq_kv) snprintf(q, sizeof q, ", Nq=%ld", k->seq_q); /* else Nq = Nk, as the axis says */
-    snprintf(out, n, "D=%ld B=%ld H=%ld/%ld %s%s %s%s", k->head_dim, k->batch, k->heads, k->kv_heads, k->causal ? "causal " : "",
+    bool batch_varies = false;
+    for (int i = 0; i < g->case_count; ++i)
+        batch_varies |= same_family(g->cases[i], k) && g->cases[i]->batch != k->batch;
+    if (batch_varies) snprintf(b, sizeof b, "B\xc2\xb7N=%ld", k->batch * k->seq_q);
+    else snprintf(b, sizeof b, "B=%ld", k->batch);
+    snprintf(out, n, "D=%ld %s H=%ld/%ld %s%s %s%s", k->head_dim, b, k->heads, k->kv_heads, k->causal ? "causal " : "",
              k->dtype, k->layout, q);
 }
 
@@ -264,7 +276,7 @@ static int family_chart(strbuf *o, const group_view *g, const results_case *rep,
     }
     if (ns == 0) return 0;
     char family[160], title[256];
-    family_label(rep, family, sizeof family);
+    family_label(g, rep, family, sizeof family);
     snprintf(title, sizeof title, title_fmt, family);
     line_chart c = {.title = title, .x_label = "sequence length Nk = Nq (log scale)", .y_label = y_label, .unit = unit,
                     .x_format = AXIS_LENGTH, .y_format = y_format, .log_x = true, .log_y = log_y,
