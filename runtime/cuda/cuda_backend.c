@@ -4,7 +4,7 @@
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_vendor.h"
-#include "../../native/attn_params.h"
+#include "../../native/attn_params_host.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,7 +200,6 @@ static void fill_params(const avk_bkernel *k, const avk_dispatch *a, avk_attn_pa
 {
     const attnvk_problem *p = &k->p;
     memset(P, 0, sizeof *P);
-    long long D = p->head_dim;
     P->q = avk_cuda_ptr(a->q);
     P->k = avk_cuda_ptr(a->k);
     P->v = avk_cuda_ptr(a->v);
@@ -210,26 +209,10 @@ static void fill_params(const avk_bkernel *k, const avk_dispatch *a, avk_attn_pa
         P->part_o = k->workspace;
         P->part_lse = k->workspace + k->part_o_bytes;
     }
-    if (p->layout == ATTNVK_LAYOUT_BHSD) {
-        P->q_sb = (long long)p->heads * p->seq_q * D, P->q_sh = p->seq_q * D, P->q_ss = D;
-        P->kv_sb = (long long)p->kv_heads * p->seq_kv * D, P->kv_sh = p->seq_kv * D, P->kv_ss = D;
-    } else {
-        P->q_sb = (long long)p->seq_q * p->heads * D, P->q_sh = D, P->q_ss = p->heads * D;
-        P->kv_sb = (long long)p->seq_kv * p->kv_heads * D, P->kv_sh = D, P->kv_ss = p->kv_heads * D;
-    }
-    P->batch = p->batch;
-    P->heads = p->heads;
-    P->kv_heads = p->kv_heads;
-    P->seq_q = p->seq_q;
-    P->seq_kv = p->seq_kv;
-    P->group = p->heads / p->kv_heads;
+    avk_attn_params_set_shape(P, p, a->q_begin, a->q_count);
     P->kv_limit = k->kv_limit;
-    P->q_begin = a->q_begin;
-    P->q_count = a->q_count;
-    P->causal = p->causal;
     P->splits = k->splits;
     P->tiles_per_split = k->tiles_per_split;
-    P->scale_log2 = attnvk_problem_scale(p) * 1.4426950408889634f;
 }
 
 static attnvk_status launch(avk_cuda_device *dev, avk_bkernel *k, const avk_dispatch *a)
