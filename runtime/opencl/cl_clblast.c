@@ -26,6 +26,8 @@ static int clblast_tried;
 static char clblast_reason[256];
 
 enum { SOFTMAX_WG = 128, SKIPPED_TILE = 64 };
+/* the largest score matrix CLBlast indexes correctly (2^31 elements worked on the H100, 2^32 faulted) */
+#define CLBLAST_MAX_ELEMENTS (1ull << 31)
 
 int avk_clblast_available(const char **reason)
 {
@@ -56,8 +58,17 @@ void avk_clblast_unload(void)
     clblast_tried = 0;
 }
 
-static attnvk_status clblast_fail(int code, const char *what)
+/* A dead queue (NVIDIA's answer to a faulting kernel inside CLBlast) loses
+ * the device for good: remembered, so later calls say so instead of failing
+ * in unrelated ways. */
+static attnvk_status clblast_fail(avk_bdev *dev, int code, const char *what)
 {
+    if (code == CL_INVALID_COMMAND_QUEUE || code == -9999) {
+        dev->lost = 1;
+        snprintf(dev->lost_reason, sizeof dev->lost_reason, "CLBlast %s failed with status %d (queue lost)", what,
+                 code);
+        return avk_fail(ATTNVK_ERROR_DEVICE_LOST, "%s", dev->lost_reason);
+    }
     if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES || code == CL_OUT_OF_HOST_MEMORY)
         return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "CLBlast %s: out of device memory (%d)", what, code);
     if (code == -11) return avk_fail(ATTNVK_ERROR_COMPILE, "CLBlast %s: its kernels failed to build (-11)", what);
@@ -78,6 +89,16 @@ attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     const uint64_t s_bytes = (uint64_t)p->batch * p->heads * p->seq_q * p->seq_kv * sizeof(float);
     const uint64_t io_bytes = (uint64_t)(2 * attnvk_q_elements(p) + 2 * attnvk_kv_elements(p)) * sizeof(float);
     const uint64_t need = 2 * s_bytes + io_bytes;
+    /* CLBlast's kernels index with 32-bit ints: past 2^31 score elements its
+     * batched GEMM faults (seen on the H100 at B*H=64 x 8192^2) and takes the
+     * queue with it. */
+    const uint64_t s_elements = s_bytes / sizeof(float);
+    if (s_elements > CLBLAST_MAX_ELEMENTS)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "too large for CLBlast's 32-bit indexing: the score matrices of B*H=%d x %dx%d hold %llu "
+                        "elements (limit %llu)",
+                        p->batch * p->heads, p->seq_q, p->seq_kv, (unsigned long long)s_elements,
+                        (unsigned long long)CLBLAST_MAX_ELEMENTS);
     if (s_bytes > dev->caps.max_alloc || need > dev->caps.global_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                         "does not fit: clblast needs %llu bytes (score matrices %llu for B*H=%d x %dx%d, twice for "
@@ -158,7 +179,7 @@ attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
                                      q_off, (size_t)st.q_row, a->k->mem, kv_off, (size_t)st.kv_row, coef + nbh,
                                      k->scores, s_off, nk, nbh, &dev->queue, NULL);
     if (code != CLBLAST_SUCCESS) {
-        s = clblast_fail(code, "SgemmBatched (Q K^T)");
+        s = clblast_fail(dev, code, "SgemmBatched (Q K^T)");
         goto done;
     }
     const cl_int nq = p->seq_q, nk_i = p->seq_kv, q_begin = a->q_begin, causal = p->causal, nk_loop = k->nk_loop;
@@ -184,7 +205,7 @@ attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
                                  s_off, nk, a->v->mem, kv_off, (size_t)st.kv_row, coef + nbh, a->o->mem, q_off,
                                  (size_t)st.q_row, nbh, &dev->queue, &last);
     if (code != CLBLAST_SUCCESS) {
-        s = clblast_fail(code, "SgemmBatched (P V)");
+        s = clblast_fail(dev, code, "SgemmBatched (P V)");
         goto done;
     }
     s = avk_cl_wait_timed(dev, first, last, ms);

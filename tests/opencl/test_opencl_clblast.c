@@ -73,12 +73,15 @@ int main(void)
     attnvk_problem big = cases[0];
     big.seq_q = big.seq_kv = 512; /* 2*4*512*512*4 = 8 MiB of scores */
     tally(dev && avk_cl_expect_status(dev, &big, &opts, ATTNVK_ERROR_UNSUPPORTED, "does not fit", "does not fit"));
-    /* a huge Nq*Nk on the real limits is refused the same way, not a crash */
+    /* past 2^31 score elements CLBlast's 32-bit indexing faults (seen on the
+     * H100): refused before anything is allocated, not a crash */
     unsetenv("ATTNVK_OPENCL_MEM_LIMIT");
     attnvk_device_close(dev);
     dev = avk_test_open_api(ctx, ATTNVK_API_OPENCL);
     big.batch = 64, big.heads = 32, big.kv_heads = 32, big.seq_q = 65536, big.seq_kv = 65536, big.head_dim = 8;
-    tally(dev && avk_cl_expect_status(dev, &big, &opts, ATTNVK_ERROR_UNSUPPORTED, "bytes", "huge Nq*Nk"));
+    tally(dev && avk_cl_expect_status(dev, &big, &opts, ATTNVK_ERROR_UNSUPPORTED, "32-bit indexing", "huge Nq*Nk"));
+    big.batch = 1, big.heads = 2, big.kv_heads = 2, big.seq_q = 32768, big.seq_kv = 32769; /* 2^31 + 65536 */
+    tally(dev && avk_cl_expect_status(dev, &big, &opts, ATTNVK_ERROR_UNSUPPORTED, "32-bit indexing", "just past 2^31"));
     attnvk_device_close(dev);
     attnvk_context_destroy(ctx);
     return avk_test_finish(passed, failed);

@@ -3,7 +3,7 @@
 # CLBlast, on the FlashAttention papers' grid, plus the correctness sweep.
 # Here first: bash tools/h100/prepare.sh && bash tools/build.sh build
 # Then on the GPU machine (device tool, carry .gpu and build):
-#     bash tools/h100/bench.sh [grid|check|f32|all]   (default all; one part per call fits 10 minutes)
+#     bash tools/h100/bench.sh [grid|grid32|check|f32|tests|all]   (default all; a part or two per call fits 10 minutes)
 # Writes $OUT/h100-fa-grid.json (f16), $OUT/h100-fa-grid-f32.json (f32, OpenCL vs
 # CLBlast), $OUT/check.log and logs; prints the tables last.
 set -u
@@ -33,6 +33,25 @@ if want grid; then
     -o json --out "$out/h100-fa-grid.json" >"$out/fa-grid.txt" 2>"$out/fa-grid.err"
   echo "fa-grid exit $?" >>"$out/fa-grid.err"
   cat "$out/fa-grid.txt"; tail -3 "$out/fa-grid.err"
+fi
+
+# every API's GPU correctness tests (they skip without a GPU elsewhere)
+if want tests; then
+  python=$(command -v python3)
+  for t in cuda/test_cuda_features cuda/test_cuda_vendor vulkan/test_vulkan opencl/test_opencl_flash opencl/test_opencl_clblast; do
+    timeout 150 ./$build/tests/$t >"$out/$(basename $t).log" 2>&1
+    echo "$t rc=$?: $(tail -1 "$out/$(basename $t).log")"
+  done
+  ATTNVK=./$build/attnvk PYTHON=$python timeout 120 bash tests/opencl/test_opencl_cli.sh /tmp/cl-cli >"$out/opencl_cli.log" 2>&1
+  echo "opencl cli rc=$?: $(tail -1 "$out/opencl_cli.log")"
+fi
+
+# the same grid in f32: CLBlast's unfused baseline beside every API (cuDNN has no f32)
+if want grid32; then
+  timeout 400 $avk bench --suite fa-grid --dtype f32 --api cuda,vulkan,opencl --min-time ${MIN_TIME:-0.2} \
+    -o json --out "$out/h100-fa-grid-f32.json" >"$out/fa-grid-f32.txt" 2>"$out/fa-grid-f32.err"
+  echo "fa-grid f32 exit $?" >>"$out/fa-grid-f32.err"
+  grep -E "d128-n4096|d128-n8192-b2-h16 " "$out/fa-grid-f32.txt"; tail -3 "$out/fa-grid-f32.err"
 fi
 
 # f32: OpenCL's f32 kernel against CLBlast's unfused baseline (the f32 rows of issue 5)
