@@ -28,14 +28,7 @@
 #endif
 
 __kernel __attribute__((reqd_work_group_size(AVK_WG, 1, 1)))
-void avk_flash_mma(__global const ushort *Q, __global const ushort *K, __global const ushort *V,
-                   __global ushort *O, __global float *LSE, __global float *Opart, __global float *LSEpart,
-                   const int Nq, const int Nk, const int H, const int group,
-                   const int q_row_stride, const int kv_row_stride,
-                   const long q_batch_stride, const long q_head_stride,
-                   const long kv_batch_stride, const long kv_head_stride,
-                   const float scale_log2, const int q_begin, const int q_count, const int nk_loop,
-                   const int causal, const int n_split, const int write_lse)
+void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
 {
     const int tid = get_local_id(0);
     const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;

@@ -79,14 +79,7 @@ inline float avk_shfl_xor(float v, int m)
 #endif
 
 __kernel __attribute__((reqd_work_group_size(AVK_WG, 1, 1)))
-void avk_flash_tiled(__global const avk_elem *Q, __global const avk_elem *K, __global const avk_elem *V,
-                     __global avk_elem *O, __global float *LSE, __global float *Opart, __global float *LSEpart,
-                     const int Nq, const int Nk, const int H, const int group,
-                     const int q_row_stride, const int kv_row_stride,
-                     const long q_batch_stride, const long q_head_stride,
-                     const long kv_batch_stride, const long kv_head_stride,
-                     const float scale_log2, const int q_begin, const int q_count, const int nk_loop,
-                     const int causal, const int n_split, const int write_lse)
+void avk_flash_tiled(AVK_FLASH_KERNEL_ARGS(avk_elem))
 {
     const int tid = get_local_id(0);
     const int lane_d = tid % AVK_DS;
