@@ -10,10 +10,11 @@
  *                AVK_WM (16-row m-tiles per warp) and AVK_QREG (Q fragments
  *                kept in registers; 0 re-reads them from shared memory)
  *                0: the portable f32 kernel (any dtype, any target)
+ *   AVK_WGMMA    1 (with AVK_MMA): the Hopper kernel (attn_sm90.h, sm_90a):
+ *                wgmma with one warpgroup per 64 query rows, swizzled tiles
  *   AVK_SPLIT    1: write f32 partial O and LSE per KV split (decode), merged
  *                by avk_attn_reduce
  *   AVK_MINB     CTAs per SM for __launch_bounds__ (register budget)
- *   AVK_TREE     row max/sum by pairwise trees (1) or running chains (0)
  *   AVK_RESCALE_SLACK  how far (log2) the running max may lag before O is rescaled
  * Kernels: avk_attn_fwd (one CTA per BR query rows of one (b, h, split)) and
  * avk_attn_reduce (the split-KV merge). */
@@ -32,8 +33,8 @@
 #ifndef AVK_MINB
 #define AVK_MINB 1 /* CTAs per SM the register allocation must allow */
 #endif
-#ifndef AVK_TREE
-#define AVK_TREE 0 /* 1: row max/sum as pairwise trees (measured no faster on the H100) */
+#ifndef AVK_WGMMA
+#define AVK_WGMMA 0
 #endif
 #ifndef AVK_RESCALE_SLACK
 #define AVK_RESCALE_SLACK 8.0f /* log2 units the running max may lag: P <= 2^8 */
@@ -139,6 +140,128 @@ AVK_DEVICE void avk_store_lse(const avk_attn_params &p, const avk_work &w, int i
 #define avk_pack2 avk_pack_bf16x2
 #endif
 
+/* ===== tensor-core helpers (mma.sync and wgmma kernels share them) =====
+ * A thread's accumulators hold, per 16-row m-tile mi and 8-column n-tile n,
+ * s[mi][n][e]: row quad_row + 8 * (e / 2), column quad_col * 2 + e % 2 (the
+ * PTX ISA's m16n8 C layout, which wgmma's m64nN also uses per warp). */
+
+/* -inf where key j is not visible to row i; row0/col0: this thread's first row and column. */
+template <int WM, int NS>
+AVK_DEVICE void avk_mask_tile(const avk_attn_params &p, float (&s)[WM][NS][4], int row0, int col0)
+{
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+        for (int n = 0; n < NS; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                if (!avk_visible(p, row0 + mi * 16 + (e / 2) * 8, col0 + n * 8 + (e % 2))) s[mi][n][e] = AVK_NEG_INF;
+}
+
+/* Online softmax of one S tile: the running max (row_max, scaled log2 domain)
+ * only moves when some row's tile max exceeds it by AVK_RESCALE_SLACK, so most
+ * tiles skip rescaling O, and P stays <= 2^slack, well inside f16/bf16. The
+ * vote keeps the branch uniform across the warp. S becomes P (f32); row_sum
+ * holds per-thread partial sums. */
+template <int WM, int NS, int ND>
+AVK_DEVICE void avk_online_softmax(float (&s)[WM][NS][4], float (&acc)[WM][ND][4], float (&row_max)[WM][2],
+                                   float (&row_sum)[WM][2], float scale_log2)
+{
+    float tile_max[WM][2];
+    bool grow = false;
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            float mx = AVK_NEG_INF;
+#pragma unroll
+            for (int n = 0; n < NS; ++n) mx = avk_max(mx, avk_max(s[mi][n][2 * half], s[mi][n][2 * half + 1]));
+            mx = avk_max(mx, avk_shfl_xor(mx, 1));
+            mx = avk_max(mx, avk_shfl_xor(mx, 2));
+            tile_max[mi][half] = mx * scale_log2;
+            grow |= tile_max[mi][half] > row_max[mi][half] + AVK_RESCALE_SLACK;
+        }
+    if (avk_any(grow)) {
+#pragma unroll
+        for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const float m_new = avk_max(row_max[mi][half], tile_max[mi][half]);
+                /* exp2(-inf) = 0 for a row's first visible keys; 1 when unchanged */
+                const float alpha = m_new == AVK_NEG_INF ? 1.f : avk_exp2(row_max[mi][half] - m_new);
+                row_max[mi][half] = m_new;
+                row_sum[mi][half] *= alpha;
+#pragma unroll
+                for (int n = 0; n < ND; ++n) {
+                    acc[mi][n][2 * half] *= alpha;
+                    acc[mi][n][2 * half + 1] *= alpha;
+                }
+            }
+    }
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const float m_use = row_max[mi][half] == AVK_NEG_INF ? 0.f : row_max[mi][half];
+            float sum = 0.f;
+#pragma unroll
+            for (int n = 0; n < NS; ++n)
+#pragma unroll
+                for (int e = 2 * half; e < 2 * half + 2; ++e) {
+                    float pe = avk_exp2(s[mi][n][e] * scale_log2 - m_use);
+                    s[mi][n][e] = pe;
+                    sum += pe;
+                }
+            row_sum[mi][half] += sum;
+        }
+}
+
+/* P (f32, accumulator layout) as the A fragments of k-step kk (16 keys): the
+ * C layout of two n-tiles is the A layout of one k-step. */
+template <int WM, int NS>
+AVK_DEVICE void avk_pack_p(const float (&s)[WM][NS][4], int kk, avk_u32 (&pa)[WM][4])
+{
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi) {
+        pa[mi][0] = avk_pack2(s[mi][2 * kk][0], s[mi][2 * kk][1]);
+        pa[mi][1] = avk_pack2(s[mi][2 * kk][2], s[mi][2 * kk][3]);
+        pa[mi][2] = avk_pack2(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
+        pa[mi][3] = avk_pack2(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
+    }
+}
+
+/* Byte offset of 16-byte chunk k (8 elements) of row r in a tile of ROWS rows
+ * of D_ elements: padded rows (+16 bytes, so ldmatrix rows hit distinct banks)
+ * or, SW128, D_/64 column blocks of ROWS x 128 bytes with chunk k of row r at
+ * k ^ (r % 8): the 128-byte swizzle that wgmma's descriptors describe. */
+template <int ROWS, int D_, bool SW128>
+AVK_DEVICE avk_u32 avk_tile_offset(int r, int k)
+{
+    return SW128 ? (avk_u32)((k / 8) * ROWS * 128 + r * 128 + (((k % 8) ^ (r % 8)) << 4))
+                 : (avk_u32)((r * (D_ + 8) + k * 8) * 2);
+}
+
+/* Asynchronously copies ROWS rows of D_ elements into smem (NT_ threads);
+ * rows at or past `valid` are zero-filled so they contribute exact zeros.
+ * A fixed trip count lets the compiler turn addresses into increments. */
+template <int ROWS, int D_, int NT_, bool SW128>
+AVK_DEVICE void avk_load_tile(avk_u32 smem, const avk_elem *g, long long row_stride, int valid)
+{
+    enum { CH_ = D_ / 8 };
+#pragma unroll 8
+    for (int j = 0; j < (ROWS * CH_ + NT_ - 1) / NT_; ++j) {
+        const int c = threadIdx.x + j * NT_;
+        if ((ROWS * CH_) % NT_ != 0 && c >= ROWS * CH_) break;
+        const int r = c / CH_, k = c % CH_;
+        const bool in = r < valid;
+        const avk_elem *src = in ? g + (long long)r * row_stride + k * 8 : g;
+        avk_cp_async16(smem + avk_tile_offset<ROWS, D_, SW128>(r, k), src, in ? 16 : 0);
+    }
+}
+
+#if AVK_WGMMA
+#include "attn_sm90.h"
+#else
 enum {
     D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS, WM = AVK_WM,
     WARPS = NT / 32,
@@ -151,23 +274,6 @@ enum {
 };
 static_assert(BR == WARPS * WM * 16, "BR must be warps * 16 * AVK_WM");
 static_assert(BC % 16 == 0 && D % 16 == 0, "tiles must be multiples of 16");
-
-/* Asynchronously copies ROWS rows of D elements into smem (row stride RS);
- * rows at or past `valid` are zero-filled so they contribute exact zeros.
- * A fixed trip count lets the compiler turn addresses into increments. */
-template <int ROWS>
-AVK_DEVICE void avk_load_tile(avk_u32 smem, const avk_elem *g, long long row_stride, int valid)
-{
-#pragma unroll 8
-    for (int j = 0; j < (ROWS * CH + NT - 1) / NT; ++j) {
-        const int c = threadIdx.x + j * NT;
-        if ((ROWS * CH) % NT != 0 && c >= ROWS * CH) break;
-        const int r = c / CH, k = c % CH;
-        const bool in = r < valid;
-        const avk_elem *src = in ? g + (long long)r * row_stride + k * 8 : g;
-        avk_cp_async16(smem + (avk_u32)((r * RS + k * 8) * 2), src, in ? 16 : 0);
-    }
-}
 
 AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
 {
@@ -187,10 +293,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int warp_last_row = min(warp_r0 + WM * 16, w.r_end) - 1;
 
     /* ---- prologue: Q and the first K and V tiles ---- */
-    avk_load_tile<BR>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
+    avk_load_tile<BR, D, NT, false>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
     if (w.t_begin < w.t_end) {
-        avk_load_tile<BC>(aK, K + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
-        avk_load_tile<BC>(aV, V + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
+        avk_load_tile<BC, D, NT, false>(aK, K + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
+        avk_load_tile<BC, D, NT, false>(aV, V + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
     }
     avk_cp_async_commit();
 
@@ -233,8 +339,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         __syncthreads();
         if (more) {
             const long long next = (long long)(key0 + BC) * p.kv_ss;
-            avk_load_tile<BC>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), K + next, p.kv_ss, w.kv_end - key0 - BC);
-            avk_load_tile<BC>(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), V + next, p.kv_ss, w.kv_end - key0 - BC);
+            avk_load_tile<BC, D, NT, false>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), K + next, p.kv_ss, w.kv_end - key0 - BC);
+            avk_load_tile<BC, D, NT, false>(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), V + next, p.kv_ss, w.kv_end - key0 - BC);
         }
         avk_cp_async_commit();
         /* causal: a tile wholly right of this warp's diagonal changes nothing */
@@ -271,114 +377,17 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #undef AVK_QF
         }
 
-        /* ---- mask: only tiles that cross the sequence end or the diagonal ---- */
-        const bool edge = key0 + BC > p.kv_limit || (p.causal && key0 + BC - 1 > warp_r0 + p.seq_kv - p.seq_q);
-        if (edge) {
-#pragma unroll
-            for (int mi = 0; mi < WM; ++mi)
-#pragma unroll
-                for (int n = 0; n < NS; ++n)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        int i = warp_r0 + mi * 16 + quad_row + (e / 2) * 8;
-                        int j = key0 + n * 8 + quad_col * 2 + (e % 2);
-                        if (!avk_visible(p, i, j)) s[mi][n][e] = AVK_NEG_INF;
-                    }
-        }
-
-        /* ---- online softmax (rows quad_row and quad_row + 8 of each m-tile) ----
-         * The running max (row_max, scaled log2 domain) only moves when some row's
-         * tile max exceeds it by AVK_RESCALE_SLACK: most tiles then skip rescaling
-         * O, and P stays <= 2^slack, well inside f16/bf16. The vote keeps the
-         * branch uniform across the warp. */
-        float tile_max[WM][2];
-        bool grow = false;
-#pragma unroll
-        for (int mi = 0; mi < WM; ++mi)
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-#if AVK_TREE
-                float part[NS];
-#pragma unroll
-                for (int n = 0; n < NS; ++n) part[n] = avk_max(s[mi][n][2 * half], s[mi][n][2 * half + 1]);
-#pragma unroll
-                for (int step = 1; step < NS; step *= 2)
-#pragma unroll
-                    for (int n = 0; n + step < NS; n += 2 * step) part[n] = avk_max(part[n], part[n + step]);
-                float mx = part[0];
-#else
-                float mx = AVK_NEG_INF;
-#pragma unroll
-                for (int n = 0; n < NS; ++n) mx = avk_max(mx, avk_max(s[mi][n][2 * half], s[mi][n][2 * half + 1]));
-#endif
-                mx = avk_max(mx, avk_shfl_xor(mx, 1));
-                mx = avk_max(mx, avk_shfl_xor(mx, 2));
-                tile_max[mi][half] = mx * p.scale_log2;
-                grow |= tile_max[mi][half] > row_max[mi][half] + AVK_RESCALE_SLACK;
-            }
-        if (avk_any(grow)) {
-#pragma unroll
-            for (int mi = 0; mi < WM; ++mi)
-#pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                    const float m_new = avk_max(row_max[mi][half], tile_max[mi][half]);
-                    /* exp2(-inf) = 0 for a row's first visible keys; 1 when unchanged */
-                    const float alpha = m_new == AVK_NEG_INF ? 1.f : avk_exp2(row_max[mi][half] - m_new);
-                    row_max[mi][half] = m_new;
-                    row_sum[mi][half] *= alpha;
-#pragma unroll
-                    for (int n = 0; n < ND; ++n) {
-                        acc[mi][n][2 * half] *= alpha;
-                        acc[mi][n][2 * half + 1] *= alpha;
-                    }
-                }
-        }
-#pragma unroll
-        for (int mi = 0; mi < WM; ++mi)
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const float m_use = row_max[mi][half] == AVK_NEG_INF ? 0.f : row_max[mi][half];
-#if AVK_TREE
-                float part[NS];
-#pragma unroll
-                for (int n = 0; n < NS; ++n) {
-                    const float p0 = avk_exp2(s[mi][n][2 * half] * p.scale_log2 - m_use);
-                    const float p1 = avk_exp2(s[mi][n][2 * half + 1] * p.scale_log2 - m_use);
-                    s[mi][n][2 * half] = p0;
-                    s[mi][n][2 * half + 1] = p1;
-                    part[n] = p0 + p1;
-                }
-#pragma unroll
-                for (int step = 1; step < NS; step *= 2)
-#pragma unroll
-                    for (int n = 0; n + step < NS; n += 2 * step) part[n] += part[n + step];
-                row_sum[mi][half] += part[0];
-#else
-                float sum = 0.f;
-#pragma unroll
-                for (int n = 0; n < NS; ++n)
-#pragma unroll
-                    for (int e = 2 * half; e < 2 * half + 2; ++e) {
-                        float pe = avk_exp2(s[mi][n][e] * p.scale_log2 - m_use);
-                        s[mi][n][e] = pe;
-                        sum += pe;
-                    }
-                row_sum[mi][half] += sum;
-#endif
-            }
+        /* ---- mask (only tiles that cross the sequence end or the diagonal), online softmax ---- */
+        if (key0 + BC > p.kv_limit || (p.causal && key0 + BC - 1 > warp_r0 + p.seq_kv - p.seq_q))
+            avk_mask_tile<WM, NS>(p, s, warp_r0 + quad_row, key0 + quad_col * 2);
+        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, p.scale_log2);
 
         /* ---- O += P V: P's accumulator layout is already the A-fragment layout ---- */
         const avk_u32 v_lane = aV + (avk_u32)((stage * BC * RS + bv_row * RS + bv_col) * 2);
 #pragma unroll
         for (int kk = 0; kk < KS; ++kk) {
             avk_u32 pa[WM][4];
-#pragma unroll
-            for (int mi = 0; mi < WM; ++mi) {
-                pa[mi][0] = avk_pack2(s[mi][2 * kk][0], s[mi][2 * kk][1]);
-                pa[mi][1] = avk_pack2(s[mi][2 * kk][2], s[mi][2 * kk][3]);
-                pa[mi][2] = avk_pack2(s[mi][2 * kk + 1][0], s[mi][2 * kk + 1][1]);
-                pa[mi][3] = avk_pack2(s[mi][2 * kk + 1][2], s[mi][2 * kk + 1][3]);
-            }
+            avk_pack_p<WM, NS>(s, kk, pa);
 #pragma unroll
             for (int n = 0; n < ND; n += 2) {
                 avk_u32 b[4];
@@ -432,6 +441,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     }
 #endif
 }
+#endif /* AVK_WGMMA */
 
 #else
 /* ============ portable kernel: f32 arithmetic, any dtype, any target ============ */

@@ -16,6 +16,10 @@ extern const unsigned char avk_cuda_portability_source[];
 extern const size_t avk_cuda_portability_source_size;
 extern const unsigned char avk_cuda_params_source[];
 extern const size_t avk_cuda_params_source_size;
+extern const unsigned char avk_cuda_sm90_source[];
+extern const size_t avk_cuda_sm90_source_size;
+extern const unsigned char avk_cuda_wgmma_source[];
+extern const size_t avk_cuda_wgmma_source_size;
 
 uint64_t avk_cuda_cache_key(const avk_cuda_config *cfg, const char *arch, int driver_version, int nvrtc_version)
 {
@@ -25,6 +29,8 @@ uint64_t avk_cuda_cache_key(const avk_cuda_config *cfg, const char *arch, int dr
     uint64_t h = avk_hash(avk_cuda_kernel_source, avk_cuda_kernel_source_size, 0x6375646121ull);
     h = avk_hash(avk_cuda_portability_source, avk_cuda_portability_source_size, h);
     h = avk_hash(avk_cuda_params_source, avk_cuda_params_source_size, h);
+    h = avk_hash(avk_cuda_sm90_source, avk_cuda_sm90_source_size, h);
+    h = avk_hash(avk_cuda_wgmma_source, avk_cuda_wgmma_source_size, h);
     for (int i = 0; i < n; ++i) h = avk_hash(opts[i], strlen(opts[i]) + 1, h);
     int versions[2] = {driver_version, nvrtc_version};
     return avk_hash(versions, sizeof versions, h);
@@ -70,10 +76,11 @@ attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int
     int n = avk_cuda_build_options(cfg, arch, storage, opts);
     if (extra_option) opts[n++] = extra_option;
 
-    const char *headers[] = {(const char *)avk_cuda_portability_source, (const char *)avk_cuda_params_source};
-    const char *header_names[] = {"attn_portability.h", "attn_params.h"};
+    const char *headers[] = {(const char *)avk_cuda_portability_source, (const char *)avk_cuda_params_source,
+                             (const char *)avk_cuda_sm90_source, (const char *)avk_cuda_wgmma_source};
+    const char *header_names[] = {"attn_portability.h", "attn_params.h", "attn_sm90.h", "sm90_wgmma_ops.h"};
     nvrtcProgram prog;
-    nvrtcResult r = rt->nvrtcCreateProgram(&prog, (const char *)avk_cuda_kernel_source, "attn_fwd.cu", 2, headers,
+    nvrtcResult r = rt->nvrtcCreateProgram(&prog, (const char *)avk_cuda_kernel_source, "attn_fwd.cu", 4, headers,
                                            header_names);
     if (r != NVRTC_SUCCESS)
         return avk_fail(ATTNVK_ERROR_COMPILE, "nvrtcCreateProgram: %s", rt->nvrtcGetErrorString(r));

@@ -13,11 +13,14 @@
 /* Variants: "mma16"   tensor cores, 16 query rows per warp, Q in registers
  *           "mma16-qs" the same with Q re-read from shared memory
  *           "mma32", "mma32-qs"  32 rows per warp (two m-tiles)
+ *           "wgmma"   Hopper (sm_90a) warpgroup MMAs, 64 query rows per
+ *                     warpgroup, swizzled shared-memory tiles (D 64/128/256)
  *           "simt"    f32 arithmetic without tensor cores (f32, or any dtype
  *                     on devices before sm_80) */
 typedef struct avk_cuda_config {
     char variant[32];
     int mma;            /* tensor-core kernel */
+    int wgmma;          /* mma: the Hopper wgmma kernel */
     int rows_per_warp;  /* mma: 16 or 32 */
     int qreg;           /* mma: Q fragments kept in registers */
     attnvk_dtype dtype;

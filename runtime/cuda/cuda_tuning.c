@@ -16,7 +16,11 @@ enum { ANY = -1, PREFILL = 0, DECODE = 1 };
  * else falls back to the portable simt entries at the end. */
 static const avk_tuning cuda_table[] = {
     /* Hopper (sm_90), measured on the H100 (bench/results/cuda-h100-notes.md):
-     * 4 warps x 32 rows, two CTAs per SM at 255 registers */
+     * wgmma where D is whole 128-byte rows; else 4 warps x 32 rows of mma.sync,
+     * two CTAs per SM at 255 registers */
+    {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma", 128, 128, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 128, 128, PREFILL, "wgmma", 128, 128, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 256, 256, PREFILL, "wgmma", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 80, 128, PREFILL, "mma32-qs", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
@@ -49,9 +53,15 @@ const avk_tuning *avk_cuda_tuning_table(int *count)
 
 int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
 {
+    cfg->wgmma = 0;
     if (strcmp(name, "simt") == 0) {
         cfg->mma = 0;
         cfg->rows_per_warp = 0;
+        cfg->qreg = 0;
+    } else if (strcmp(name, "wgmma") == 0) {
+        cfg->mma = 1;
+        cfg->wgmma = 1;
+        cfg->rows_per_warp = 16;
         cfg->qreg = 0;
     } else if (strncmp(name, "mma", 3) == 0) {
         int rows = 0;
@@ -71,6 +81,8 @@ int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
 size_t avk_cuda_config_smem(const avk_cuda_config *c)
 {
     size_t D = (size_t)c->head_dim;
+    if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded) */
+        return 1024u + ((size_t)c->br + 4u * (size_t)c->bc) * D * 2;
     if (c->mma) /* Q + two stages of K and V, rows padded by 16 bytes */
         return ((size_t)c->br + 4u * (size_t)c->bc) * (D + 8) * 2;
     return ((size_t)c->br * (D + 1) + 2u * c->bc * (D + 1) + (size_t)c->br * (c->bc + 1) + 3u * c->br) * 4;
@@ -90,14 +102,25 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
         if (cc_major < 8)
             return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: variant %s needs sm_80 or newer (mma.sync m16n8k16)",
                             c->variant);
-        if (c->br % c->rows_per_warp || c->br / c->rows_per_warp > 16)
+        if (c->wgmma) {
+            if (cc_major != 9)
+                return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: variant wgmma needs sm_90 (Hopper: wgmma, sm_90a)");
+            if (c->head_dim % 64)
+                return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: variant wgmma takes head_dim 64, 128 or 256 (got %d)",
+                                c->head_dim);
+            if (c->br % 64 || c->br < 64 || c->br > 192 || (c->bc != 64 && c->bc != 128 && c->bc != 256))
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                                "cuda: wgmma needs tile_br 64, 128 or 192 and tile_bc 64, 128 or 256 (got %dx%d)",
+                                c->br, c->bc);
+            c->threads = c->br / 64 * 128;
+        } else if (c->br % c->rows_per_warp || c->br / c->rows_per_warp > 16)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                             "cuda: %s needs tile_br a multiple of %d, at most %d (got %d)", c->variant,
                             c->rows_per_warp, 16 * c->rows_per_warp, c->br);
         if (c->bc % 16 || c->bc > 256)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: %s needs tile_bc a multiple of 16, <= 256 (got %d)",
                             c->variant, c->bc);
-        c->threads = c->br / c->rows_per_warp * 32;
+        if (!c->wgmma) c->threads = c->br / c->rows_per_warp * 32;
     } else {
         if (c->threads <= 0) c->threads = 128;
         if (c->bc > c->threads || c->threads % c->bc || c->br % (c->threads / c->bc) ||
@@ -141,6 +164,9 @@ static void variant_defaults(avk_cuda_config *c)
         c->br = 32;
         c->bc = 32;
         c->threads = 128;
+    } else if (c->wgmma) {
+        c->br = 128;
+        c->bc = c->head_dim > 128 ? 64 : 128;
     } else {
         c->br = c->rows_per_warp == 32 ? 128 : 64;
         c->bc = c->head_dim > 128 ? 32 : 64;
@@ -171,9 +197,9 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "unknown cuda variant '%s' (mma16, mma16-qs, mma32, mma32-qs, simt)", o->variant);
+                            "unknown cuda variant '%s' (wgmma, mma16, mma16-qs, mma32, mma32-qs, simt)", o->variant);
         variant_defaults(cfg);
-        if (decode) cfg->br = cfg->mma ? cfg->rows_per_warp : 16;
+        if (decode) cfg->br = cfg->wgmma ? 64 : cfg->mma ? cfg->rows_per_warp : 16;
     } else if (!e) {
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: no kernel configuration fits this device");
     }
@@ -199,6 +225,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_BC=%d", c->bc);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_THREADS=%d", c->threads);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MMA=%d", c->mma);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WGMMA=%d", c->wgmma);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WM=%d", c->mma ? c->rows_per_warp / 16 : 0);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_QREG=%d", c->qreg);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);

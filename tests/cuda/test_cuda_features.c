@@ -180,7 +180,7 @@ int main(void)
     feature_matrix(dev, ATTNVK_BF16, &defaults, "bf16", 0);
     feature_matrix(dev, ATTNVK_F32, &defaults, "f32", 0);
 
-    static const char *const variants[] = {"mma16", "mma16-qs", "mma32", "mma32-qs", "simt"};
+    static const char *const variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "simt"};
     for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i) {
         attnvk_kernel_options o = {.variant = variants[i]};
         char tag[32];
@@ -188,12 +188,19 @@ int main(void)
         feature_matrix(dev, ATTNVK_F16, &o, tag, 1);
     }
     /* other tiles than the table's */
-    static const int tiles[][2] = {{64, 32}, {128, 128}, {32, 16}, {128, 64}};
+    static const struct {
+        const char *variant;
+        int br, bc;
+        attnvk_dtype dtype;
+    } tiles[] = {{"mma16", 64, 32, ATTNVK_F16},  {"mma16", 128, 128, ATTNVK_F16}, {"mma16", 32, 16, ATTNVK_F16},
+                 {"mma16", 128, 64, ATTNVK_F16}, {"wgmma", 64, 64, ATTNVK_F16},   {"wgmma", 192, 128, ATTNVK_BF16},
+                 {"wgmma", 128, 256, ATTNVK_F16}, {"wgmma", 128, 64, ATTNVK_BF16}};
     for (size_t i = 0; i < sizeof tiles / sizeof *tiles; ++i) {
-        attnvk_kernel_options o = {.variant = "mma16", .tile_br = tiles[i][0], .tile_bc = tiles[i][1]};
+        attnvk_kernel_options o = {.variant = tiles[i].variant, .tile_br = tiles[i].br, .tile_bc = tiles[i].bc};
         char tag[48];
-        snprintf(tag, sizeof tag, "f16 mma16 %dx%d", tiles[i][0], tiles[i][1]);
-        feature_matrix(dev, ATTNVK_F16, &o, tag, 1);
+        snprintf(tag, sizeof tag, "%s %s %dx%d", attnvk_dtype_name(tiles[i].dtype), tiles[i].variant, tiles[i].br,
+                 tiles[i].bc);
+        feature_matrix(dev, tiles[i].dtype, &o, tag, 1);
     }
     /* split-KV forced on prefill shapes, and never on decode shapes */
     attnvk_kernel_options split3 = {.split_kv = 3}, nosplit = {.split_kv = 1};

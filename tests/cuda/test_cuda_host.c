@@ -51,20 +51,37 @@ static void test_variants(void)
     CHECK(avk_cuda_parse_variant("simt", &c) && !c.mma, "simt");
     CHECK(!avk_cuda_parse_variant("mma8", &c), "mma8 rejected");
     CHECK(!avk_cuda_parse_variant("mma16-x", &c), "mma16-x rejected");
-    CHECK(!avk_cuda_parse_variant("wgmma", &c), "wgmma rejected");
+    CHECK(avk_cuda_parse_variant("wgmma", &c) && c.mma && c.wgmma, "wgmma");
+    CHECK(avk_cuda_parse_variant("mma32", &c) && !c.wgmma, "mma32 is not wgmma");
+    CHECK(!avk_cuda_parse_variant("wgmma2", &c), "wgmma2 rejected");
 }
 
 static void test_lookup(void)
 {
     const size_t h100 = 232448, a100 = 166912, t4 = 65536;
     avk_cuda_config c;
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma32-qs", 128, 64) &&
-              c.threads == 128,
-          "H100 f16 D=128 -> mma32-qs 128x64, got %s %dx%d", c.variant, c.br, c.bc);
-    CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma32", 128, 64),
-          "H100 bf16 D=64 -> mma32, got %s", c.variant);
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "mma16-qs") == 0,
-          "H100 D=256 -> mma16-qs, got %s", c.variant);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma", 128, 128) &&
+              c.threads == 256 && avk_cuda_config_smem(&c) <= h100,
+          "H100 f16 D=128 -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma") == 0,
+          "H100 bf16 D=64 -> wgmma, got %s", c.variant);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma") == 0 &&
+              avk_cuda_config_smem(&c) <= h100,
+          "H100 D=256 -> wgmma, got %s", c.variant);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 96, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma32-qs", 128, 64),
+          "H100 D=96 (not whole 128-byte rows) -> mma32-qs 128x64, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "wgmma", 192, 0, &c) == ATTNVK_OK && is(&c, "wgmma", 192, 128) &&
+              c.threads == 384,
+          "wgmma 192 rows = 3 warpgroups, got %s %dx%d %d threads", c.variant, c.br, c.bc, c.threads);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "wgmma", 96, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
+          "wgmma tile_br 96 rejected");
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 80, 0, "wgmma", 0, 0, &c) == ATTNVK_ERROR_UNSUPPORTED,
+          "wgmma D=80 unsupported");
+    CHECK(pick("sm_86", 8, 101376, ATTNVK_F16, 128, 0, "wgmma", 0, 0, &c) == ATTNVK_ERROR_UNSUPPORTED &&
+              strstr(attnvk_last_error(), "sm_90"),
+          "wgmma before Hopper unsupported: %s", attnvk_last_error());
+    CHECK(pick("sm_120", 12, 101376, ATTNVK_F16, 128, 0, "wgmma", 0, 0, &c) == ATTNVK_ERROR_UNSUPPORTED,
+          "wgmma after Hopper unsupported (sm_100+ has no wgmma)");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 1, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 16, 32),
           "H100 decode -> mma16 16x32, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "simt") == 0,
@@ -81,12 +98,14 @@ static void test_lookup(void)
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "mma16", 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 64, 64) &&
               c.threads == 128,
           "variant override, got %s %dx%d", c.variant, c.br, c.bc);
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 64, 32, &c) == ATTNVK_OK && is(&c, "mma32-qs", 64, 32),
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 96, 0, NULL, 64, 32, &c) == ATTNVK_OK && is(&c, "mma32-qs", 64, 32),
           "tile override, got %dx%d", c.br, c.bc);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "mma32", 48, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
           "tile_br 48 rejected for 32-row warps");
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 24, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 96, 0, NULL, 0, 24, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
           "tile_bc 24 rejected");
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 96, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
+          "wgmma tile_bc 96 rejected");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "flash3", 0, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
               strstr(attnvk_last_error(), "flash3"),
           "unknown variant named in the error: %s", attnvk_last_error());
@@ -137,6 +156,9 @@ static void test_options_and_keys(void)
     d = c;
     d.split = 1;
     CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "split-KV in the key");
+    d = c;
+    d.wgmma = !d.wgmma;
+    CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "wgmma in the key");
 }
 
 /* A cubin compiled once is served from the disk cache the second time. */

@@ -42,21 +42,21 @@ fi
 if [ "$what" != tests ]; then
   perf() { timeout 120 "$B/tests/cuda/cuda_perf" --iters 20 "$@" 2>&1 | tee -a "$out/perf.log" | grep -E "TFLOP|FAIL" | sed 's/ \[.*//' ; }
   {
+  # D=128 sweep first, in its own cache: its cubins' SASS is summarized below
   ATTNVK_CACHE_DIR=/tmp/cc-d128 perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 \
-    --try "mma32-qs 128x64" --try "mma32-qs 128x64 -DAVK_TREE=0" --try "mma32-qs 128x32" --try "mma32-qs 256x64"
-  perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --try "mma32-qs 128x64" --try "mma32-qs 128x64 -DAVK_TREE=0"
-  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --try "mma32 128x64" --try "mma32 128x64 -DAVK_TREE=0" --try "mma32-qs 128x64"
-  perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --causal --try "mma32-qs 128x64" --try "mma32-qs 128x64 -DAVK_TREE=0"
-  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --causal --try "mma32 128x64" --try "mma32 128x64 -DAVK_TREE=0"
+    --try "wgmma 128x128" --try "mma32-qs 128x64" --try "wgmma 128x64" --try "wgmma 192x128" --try "wgmma 64x128" --try "wgmma 128x256"
+  perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --try "wgmma 128x128" --try "mma32-qs 128x64"
+  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --try "wgmma 128x128" --try "wgmma 192x128" --try "wgmma 128x64" --try "wgmma 128x256" --try "mma32 128x64"
+  perf --dtype f16 --b 4 --h 16 --n 4096 --d 128 --causal --try "wgmma 128x128" --try "wgmma 128x64" --try "mma32-qs 128x64"
+  perf --dtype f16 --b 4 --h 32 --n 4096 --d 64 --causal --try "wgmma 128x128" --try "wgmma 128x64" --try "mma32 128x64"
   perf --dtype bf16 --b 4 --h 16 --n 4096 --d 128
   perf --dtype bf16 --b 4 --h 16 --n 4096 --d 128 --causal
   perf --dtype bf16 --b 4 --h 32 --n 4096 --d 64
-  perf --dtype f16 --b 8 --h 8 --n 2048 --d 256 --try "mma16-qs 64x32" --try "mma16-qs 64x32 -DAVK_TREE=0"
+  perf --dtype f16 --b 8 --h 8 --n 2048 --d 256 --try "wgmma 128x64" --try "wgmma 64x64" --try "mma16-qs 64x32"
+  perf --dtype f16 --b 1 --h 16 --n 16384 --d 128
   perf --dtype f16 --b 4 --h 16 --n 4096 --d 96
-  perf --dtype f16 --b 4 --h 24 --n 4096 --d 80
   perf --dtype f16 --b 16 --h 16 --n 1024 --d 128
   perf --dtype f16 --b 8 --h 32 --hkv 8 --nq 1 --n 8192 --d 128
-  perf --dtype f32 --b 4 --h 16 --n 2048 --d 128
   } | tee -a "$summary"
   # SASS of the D=128 sweep's kernels (cubins in creation order = --try order)
   od=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null)
@@ -65,7 +65,7 @@ if [ "$what" != tests ]; then
     for f in $(ls -tr /tmp/cc-d128/*.cubin); do
       n=$((n + 1))
       "$od" -sass "$f" > /tmp/sass-$n.txt 2>&1
-      echo "try $n: $(grep -cE ' HMMA' /tmp/sass-$n.txt) HMMA $(grep -cE ' LDSM' /tmp/sass-$n.txt) LDSM $(grep -cE ' MUFU' /tmp/sass-$n.txt) MUFU $(grep -cE ' (LDL|STL)' /tmp/sass-$n.txt) LDL/STL $(grep -cE 'BAR' /tmp/sass-$n.txt) BAR, $(grep -cE '^ +/\*[0-9a-f]{4}\*/' /tmp/sass-$n.txt) instructions" | tee -a "$summary"
+      echo "try $n: $(grep -cE ' HGMMA' /tmp/sass-$n.txt) HGMMA $(grep -cE ' HMMA' /tmp/sass-$n.txt) HMMA $(grep -cE ' LDSM' /tmp/sass-$n.txt) LDSM $(grep -cE ' MUFU' /tmp/sass-$n.txt) MUFU $(grep -cE ' (LDL|STL)' /tmp/sass-$n.txt) LDL/STL $(grep -cE 'BAR' /tmp/sass-$n.txt) BAR, $(grep -cE '^ +/\*[0-9a-f]{4}\*/' /tmp/sass-$n.txt) instructions" | tee -a "$summary"
     done
     cat /tmp/sass-1.txt /tmp/sass-2.txt > "$out/sass.txt"; gzip -f "$out/sass.txt"
   else

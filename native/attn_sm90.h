@@ -1,0 +1,191 @@
+/* Hopper (sm_90a) flash-attention forward, included by attn_fwd.cu when
+ * AVK_WGMMA=1 (after the shared tensor-core helpers). The FlashAttention-2
+ * schedule on warpgroup MMAs:
+ *   - a CTA is AVK_THREADS / 128 warpgroups, each owning 64 query rows;
+ *   - Q (BR rows) and two stages of K and V tiles (BC keys) sit in shared
+ *     memory in the 128-byte-swizzled layout that wgmma's matrix descriptors
+ *     read directly, filled by cp.async from every thread (one barrier per
+ *     tile; tile t+1 is in flight during tile t's work);
+ *   - S = Q K^T: wgmma m64nBCk16 with both operands in shared memory;
+ *   - the online softmax runs on S in registers (the helpers the mma.sync
+ *     kernel uses: wgmma's accumulator layout is m16n8's, per warp);
+ *   - O += P V: wgmma m64nDk16 with P from registers (its f16/bf16 packing is
+ *     the A-fragment layout) and V from shared memory, read transposed.
+ * Two warpgroups per CTA interleave naturally: one computes its softmax while
+ * the other's MMAs run. D is 64, 128 or 256 (whole 128-byte swizzle rows). */
+#include "sm90_wgmma_ops.h"
+
+#if AVK_DTYPE == 1
+#define AVK_WG_TYPE f16
+#else
+#define AVK_WG_TYPE bf16
+#endif
+#define AVK_PASTE4_(a, b, c, d) a##b##c##d
+#define AVK_PASTE4(a, b, c, d) AVK_PASTE4_(a, b, c, d)
+#define avk_wgmma_qk AVK_PASTE4(avk_wgmma_ss_, AVK_WG_TYPE, _n, AVK_BC)
+#define avk_wgmma_pv AVK_PASTE4(avk_wgmma_rs_, AVK_WG_TYPE, _n, AVK_D)
+
+enum {
+    D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS,
+    WGS = NT / 128,       /* warpgroups, 64 query rows each */
+    KD = D / 16,          /* k-steps over D for S = Q K^T */
+    ND = D / 8,           /* 8-wide n-tiles over D for O */
+    NS = BC / 8,          /* 8-wide n-tiles over keys for S */
+    KS = BC / 16,         /* k-steps over keys for O += P V */
+    Q_BYTES = BR * D * 2, /* Q tile, then 2 stages of K, then 2 of V */
+    KV_BYTES = BC * D * 2,
+};
+static_assert(BR == WGS * 64 && WGS >= 1 && WGS <= 3, "BR must be 64 rows per warpgroup, 1 to 3 warpgroups");
+static_assert(D == 64 || D == 128 || D == 256, "the wgmma kernel takes D = 64, 128 or 256");
+static_assert(BC == 64 || BC == 128 || BC == 256, "the wgmma kernel takes BC = 64, 128 or 256");
+
+AVK_DEVICE void avk_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+AVK_DEVICE void avk_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+AVK_DEVICE void avk_wgmma_wait_all(void) { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+
+/* cp.async writes through the generic proxy, wgmma reads through the async one. */
+AVK_DEVICE void avk_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+/* Pins registers at this point of the program: the compiler does not know that
+ * an issued wgmma writes its accumulators only by the wait. */
+template <int N>
+AVK_DEVICE void avk_reg_fence(float *r)
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+/* wgmma shared-memory matrix descriptor (PTX ISA), 128-byte swizzle: start
+ * address, leading and stride byte offsets, all in 16-byte units. */
+AVK_DEVICE avk_u64 avk_desc_sw128(avk_u32 addr, avk_u32 lbo, avk_u32 sbo)
+{
+    return (avk_u64)((addr & 0x3ffffu) >> 4) | (avk_u64)((lbo >> 4) & 0x3fffu) << 16 |
+           (avk_u64)((sbo >> 4) & 0x3fffu) << 32 | 1ull << 62;
+}
+
+AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
+{
+    AVK_DYNAMIC_SMEM(smem_raw);
+    /* swizzle atoms (8 rows x 128 bytes) must start on 1024-byte boundaries;
+     * the host allocates the slack */
+    const avk_u32 raw = avk_smem_addr(smem_raw);
+    const avk_u32 aQ = (raw + 1023u) & ~1023u;
+    const avk_u32 aK = aQ + Q_BYTES, aV = aK + 2 * KV_BYTES;
+    const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int quad_row = lane / 4, quad_col = lane % 4;
+
+    const avk_work w = avk_locate(p, BR, BC);
+    const avk_elem *Q = (const avk_elem *)p.q + w.q_off;
+    const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
+    const avk_elem *V = (const avk_elem *)p.v + w.kv_off;
+    const int wg_r0 = w.r0 + wg * 64;    /* first query row of this warpgroup */
+    const int warp_r0 = wg_r0 + warp * 16; /* wgmma gives warp i rows 16i..16i+15 */
+    const int wg_last_row = min(wg_r0 + 64, w.r_end) - 1;
+
+    /* ---- prologue: Q and the first K and V tiles ---- */
+    avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
+    if (w.t_begin < w.t_end) {
+        avk_load_tile<BC, D, NT, true>(aK, K + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
+        avk_load_tile<BC, D, NT, true>(aV, V + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
+    }
+    avk_cp_async_commit();
+
+    float acc[1][ND][4];
+    float row_max[1][2], row_sum[1][2];
+#pragma unroll
+    for (int n = 0; n < ND; ++n) acc[0][n][0] = acc[0][n][1] = acc[0][n][2] = acc[0][n][3] = 0.f;
+    row_max[0][0] = row_max[0][1] = AVK_NEG_INF;
+    row_sum[0][0] = row_sum[0][1] = 0.f;
+    const avk_u32 q_wg = aQ + (avk_u32)(wg * 64 * 128); /* this warpgroup's rows in every column block */
+
+    for (int t = w.t_begin; t < w.t_end; ++t) {
+        const int stage = (t - w.t_begin) & 1;
+        const int key0 = t * BC;
+        /* One barrier per tile: tile t has landed for every thread, and every
+         * warpgroup is done with tile t-1 (its MMAs were waited for), whose
+         * stage now takes tile t+1. */
+        AVK_CP_ASYNC_WAIT(0);
+        avk_fence_proxy_async();
+        __syncthreads();
+        if (t + 1 < w.t_end) {
+            const long long next = (long long)(key0 + BC) * p.kv_ss;
+            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * KV_BYTES, K + next, p.kv_ss, w.kv_end - key0 - BC);
+            avk_load_tile<BC, D, NT, true>(aV + (stage ^ 1) * KV_BYTES, V + next, p.kv_ss, w.kv_end - key0 - BC);
+        }
+        avk_cp_async_commit();
+        /* causal: a tile wholly right of this warpgroup's diagonal changes nothing */
+        if (p.causal && key0 > wg_last_row + p.seq_kv - p.seq_q) continue;
+        const avk_u32 k_tile = aK + stage * KV_BYTES, v_tile = aV + stage * KV_BYTES;
+
+        /* ---- S = Q K^T: both K-major; a k-step is 32 bytes along a swizzled row ---- */
+        float s[1][NS][4];
+        avk_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < KD; ++kk) {
+            const avk_u32 col = (avk_u32)((kk % 4) * 32);
+            avk_wgmma_qk(&s[0][0][0], avk_desc_sw128(q_wg + (avk_u32)((kk / 4) * BR * 128) + col, 16, 1024),
+                         avk_desc_sw128(k_tile + (avk_u32)((kk / 4) * BC * 128) + col, 16, 1024), kk > 0);
+        }
+        avk_wgmma_commit();
+        avk_wgmma_wait_all();
+        avk_reg_fence<NS * 4>(&s[0][0][0]);
+
+        /* ---- mask (edge tiles only), online softmax ---- */
+        if (key0 + BC > p.kv_limit || (p.causal && key0 + BC - 1 > warp_r0 + p.seq_kv - p.seq_q))
+            avk_mask_tile<1, NS>(p, s, warp_r0 + quad_row, key0 + quad_col * 2);
+        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, p.scale_log2);
+
+        /* ---- O += P V: V is MN-major (keys x D, D contiguous): column blocks
+         * of 64 are BC*128 bytes apart, 8-key groups 1024 ---- */
+        avk_u32 pa[KS][1][4];
+#pragma unroll
+        for (int kk = 0; kk < KS; ++kk) avk_pack_p<1, NS>(s, kk, pa[kk]);
+        avk_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < KS; ++kk)
+            avk_wgmma_pv(&acc[0][0][0], pa[kk][0], avk_desc_sw128(v_tile + (avk_u32)(kk * 16 * 128), BC * 128, 1024), 1);
+        avk_wgmma_commit();
+        avk_wgmma_wait_all();
+        avk_reg_fence<ND * 4>(&acc[0][0][0]);
+    }
+    AVK_CP_ASYNC_WAIT(0);
+    /* the warpgroup's MMAs have read its Q rows for the last time: O goes there */
+    asm volatile("bar.sync %0, 128;" ::"r"(wg + 1) : "memory");
+
+    /* ---- epilogue: O = acc / l, written once; LSE ---- */
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        float l = row_sum[0][half];
+        l += avk_shfl_xor(l, 1);
+        l += avk_shfl_xor(l, 2);
+        const int r = wg * 64 + warp * 16 + quad_row + half * 8; /* row within the CTA's tile */
+        const int i = w.r0 + r;
+        const float inv = l > 0.f ? 1.f / l : 0.f;
+#if AVK_SPLIT
+        if (i >= w.r_end) continue;
+#pragma unroll
+        for (int n = 0; n < ND; ++n)
+            avk_store_pair(p, w, i, n * 8 + quad_col * 2, acc[0][n][2 * half] * inv, acc[0][n][2 * half + 1] * inv);
+#else
+        unsigned char *sQ = smem_raw + (aQ - raw);
+#pragma unroll
+        for (int n = 0; n < ND; ++n)
+            *(avk_u32 *)(sQ + avk_tile_offset<BR, D, true>(r, n) + quad_col * 4) =
+                avk_pack2(acc[0][n][2 * half] * inv, acc[0][n][2 * half + 1] * inv);
+        if (i >= w.r_end) continue;
+#endif
+        if (quad_col == 0) avk_store_lse(p, w, i, l > 0.f ? row_max[0][half] + log2f(l) : AVK_NEG_INF);
+    }
+#if !AVK_SPLIT
+    /* 16-byte coalesced stores of the warp's 16 rows */
+    avk_syncwarp();
+    avk_elem *O = (avk_elem *)p.o + w.q_off;
+    const unsigned char *sO = smem_raw + (aQ - raw);
+    enum { CH = D / 8 };
+#pragma unroll
+    for (int c = lane; c < 16 * CH; c += 32) {
+        const int rl = c / CH, k = c % CH, r = wg * 64 + warp * 16 + rl, i = w.r0 + r;
+        if (i < w.r_end) *(uint4 *)(O + (long long)i * p.q_ss + k * 8) = *(const uint4 *)(sO + avk_tile_offset<BR, D, true>(r, k));
+    }
+#endif
+}
