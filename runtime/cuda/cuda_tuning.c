@@ -16,10 +16,11 @@ enum { ANY = -1, PREFILL = 0, DECODE = 1 };
  * else falls back to the portable simt entries at the end. */
 static const avk_tuning cuda_table[] = {
     /* Hopper (sm_90), measured on the H100 (bench/results/cuda-h100-notes.md):
-     * wgmma where D is whole 128-byte rows; else 4 warps x 32 rows of mma.sync,
+     * wgmma where D is whole 128-byte rows (3 warpgroups of 64 rows at D <= 128:
+     * 432 TFLOP/s at D=128 vs 390 with 2); else 4 warps x 32 rows of mma.sync,
      * two CTAs per SM at 255 registers */
-    {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma", 128, 128, 0, {0}},
-    {NV, "sm_9", NULL, ANY, 128, 128, PREFILL, "wgmma", 128, 128, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma", 192, 128, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 128, 128, PREFILL, "wgmma", 192, 128, 0, {0}},
     {NV, "sm_9", NULL, ANY, 256, 256, PREFILL, "wgmma", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 80, 128, PREFILL, "mma32-qs", 128, 64, 0, {0}},

@@ -60,9 +60,9 @@ static void test_lookup(void)
 {
     const size_t h100 = 232448, a100 = 166912, t4 = 65536;
     avk_cuda_config c;
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma", 128, 128) &&
-              c.threads == 256 && avk_cuda_config_smem(&c) <= h100,
-          "H100 f16 D=128 -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma", 192, 128) &&
+              c.threads == 384 && avk_cuda_config_smem(&c) <= h100,
+          "H100 f16 D=128 -> wgmma 192x128, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma") == 0,
           "H100 bf16 D=64 -> wgmma, got %s", c.variant);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma") == 0 &&
@@ -70,9 +70,9 @@ static void test_lookup(void)
           "H100 D=256 -> wgmma, got %s", c.variant);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 96, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma32-qs", 128, 64),
           "H100 D=96 (not whole 128-byte rows) -> mma32-qs 128x64, got %s %dx%d", c.variant, c.br, c.bc);
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "wgmma", 192, 0, &c) == ATTNVK_OK && is(&c, "wgmma", 192, 128) &&
-              c.threads == 384,
-          "wgmma 192 rows = 3 warpgroups, got %s %dx%d %d threads", c.variant, c.br, c.bc, c.threads);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "wgmma", 64, 0, &c) == ATTNVK_OK && is(&c, "wgmma", 64, 128) &&
+              c.threads == 128,
+          "wgmma 64 rows = 1 warpgroup, got %s %dx%d %d threads", c.variant, c.br, c.bc, c.threads);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "wgmma", 96, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
           "wgmma tile_br 96 rejected");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 80, 0, "wgmma", 0, 0, &c) == ATTNVK_ERROR_UNSUPPORTED,
@@ -130,7 +130,7 @@ static void test_options_and_keys(void)
     for (int i = 0; i < n; ++i) {
         arch |= strcmp(o[i], "--gpu-architecture=sm_90a") == 0;
         dim |= strcmp(o[i], "-DAVK_D=128") == 0;
-        br |= strcmp(o[i], "-DAVK_BR=128") == 0;
+        br |= strcmp(o[i], "-DAVK_BR=192") == 0;
     }
     CHECK(arch && dim && br, "NVRTC options carry arch, D and tiles");
 
