@@ -12,6 +12,8 @@
  *                0: the portable f32 kernel (any dtype, any target)
  *   AVK_WGMMA    1 (with AVK_MMA): the Hopper kernel (attn_sm90.h, sm_90a):
  *                wgmma with one warpgroup per 64 query rows, swizzled tiles
+ *   AVK_TILED    1 (with AVK_MMA=0): the register-tiled f32 kernel
+ *                (attn_tiled.h), AVK_DS lanes splitting D per row group
  *   AVK_SPLIT    1: write f32 partial O and LSE per KV split (decode), merged
  *                by avk_attn_reduce
  *   AVK_MINB     CTAs per SM for __launch_bounds__ (register budget)
@@ -35,6 +37,9 @@
 #endif
 #ifndef AVK_WGMMA
 #define AVK_WGMMA 0
+#endif
+#ifndef AVK_TILED
+#define AVK_TILED 0
 #endif
 #ifndef AVK_RESCALE_SLACK
 #define AVK_RESCALE_SLACK 8.0f /* log2 units the running max may lag: P <= 2^8 */
@@ -443,6 +448,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 }
 #endif /* AVK_WGMMA */
 
+#elif AVK_TILED
+#include "attn_tiled.h"
 #else
 /* ============ portable kernel: f32 arithmetic, any dtype, any target ============ */
 enum {

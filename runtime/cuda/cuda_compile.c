@@ -20,6 +20,22 @@ extern const unsigned char avk_cuda_sm90_source[];
 extern const size_t avk_cuda_sm90_source_size;
 extern const unsigned char avk_cuda_wgmma_source[];
 extern const size_t avk_cuda_wgmma_source_size;
+extern const unsigned char avk_cuda_tiled_source[];
+extern const size_t avk_cuda_tiled_source_size;
+
+/* The headers attn_fwd.cu includes, by the names it includes them by. */
+static const struct {
+    const char *name;
+    const unsigned char *text;
+    const size_t *size;
+} kernel_headers[] = {
+    {"attn_portability.h", avk_cuda_portability_source, &avk_cuda_portability_source_size},
+    {"attn_params.h", avk_cuda_params_source, &avk_cuda_params_source_size},
+    {"attn_sm90.h", avk_cuda_sm90_source, &avk_cuda_sm90_source_size},
+    {"sm90_wgmma_ops.h", avk_cuda_wgmma_source, &avk_cuda_wgmma_source_size},
+    {"attn_tiled.h", avk_cuda_tiled_source, &avk_cuda_tiled_source_size},
+};
+enum { KERNEL_HEADERS = sizeof kernel_headers / sizeof *kernel_headers };
 
 uint64_t avk_cuda_cache_key(const avk_cuda_config *cfg, const char *arch, int driver_version, int nvrtc_version)
 {
@@ -27,10 +43,7 @@ uint64_t avk_cuda_cache_key(const avk_cuda_config *cfg, const char *arch, int dr
     const char *opts[AVK_CUDA_MAX_OPTIONS];
     int n = avk_cuda_build_options(cfg, arch, storage, opts);
     uint64_t h = avk_hash(avk_cuda_kernel_source, avk_cuda_kernel_source_size, 0x6375646121ull);
-    h = avk_hash(avk_cuda_portability_source, avk_cuda_portability_source_size, h);
-    h = avk_hash(avk_cuda_params_source, avk_cuda_params_source_size, h);
-    h = avk_hash(avk_cuda_sm90_source, avk_cuda_sm90_source_size, h);
-    h = avk_hash(avk_cuda_wgmma_source, avk_cuda_wgmma_source_size, h);
+    for (int i = 0; i < KERNEL_HEADERS; ++i) h = avk_hash(kernel_headers[i].text, *kernel_headers[i].size, h);
     for (int i = 0; i < n; ++i) h = avk_hash(opts[i], strlen(opts[i]) + 1, h);
     int versions[2] = {driver_version, nvrtc_version};
     return avk_hash(versions, sizeof versions, h);
@@ -76,12 +89,14 @@ attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int
     int n = avk_cuda_build_options(cfg, arch, storage, opts);
     if (extra_option) opts[n++] = extra_option;
 
-    const char *headers[] = {(const char *)avk_cuda_portability_source, (const char *)avk_cuda_params_source,
-                             (const char *)avk_cuda_sm90_source, (const char *)avk_cuda_wgmma_source};
-    const char *header_names[] = {"attn_portability.h", "attn_params.h", "attn_sm90.h", "sm90_wgmma_ops.h"};
+    const char *headers[KERNEL_HEADERS], *header_names[KERNEL_HEADERS];
+    for (int i = 0; i < KERNEL_HEADERS; ++i) {
+        headers[i] = (const char *)kernel_headers[i].text;
+        header_names[i] = kernel_headers[i].name;
+    }
     nvrtcProgram prog;
-    nvrtcResult r = rt->nvrtcCreateProgram(&prog, (const char *)avk_cuda_kernel_source, "attn_fwd.cu", 4, headers,
-                                           header_names);
+    nvrtcResult r = rt->nvrtcCreateProgram(&prog, (const char *)avk_cuda_kernel_source, "attn_fwd.cu", KERNEL_HEADERS,
+                                           headers, header_names);
     if (r != NVRTC_SUCCESS)
         return avk_fail(ATTNVK_ERROR_COMPILE, "nvrtcCreateProgram: %s", rt->nvrtcGetErrorString(r));
     r = rt->nvrtcCompileProgram(prog, n, opts);

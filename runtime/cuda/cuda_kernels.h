@@ -15,12 +15,15 @@
  *           "mma32", "mma32-qs"  32 rows per warp (two m-tiles)
  *           "wgmma"   Hopper (sm_90a) warpgroup MMAs, 64 query rows per
  *                     warpgroup, swizzled shared-memory tiles (D 64/128/256)
- *           "simt"    f32 arithmetic without tensor cores (f32, or any dtype
- *                     on devices before sm_80) */
+ *           "tiled"   register-tiled f32 arithmetic (lanes of a row group split
+ *                     D): f32 problems, and any dtype before sm_80
+ *           "simt"    the simplest f32 kernel (any dtype, any target) */
 typedef struct avk_cuda_config {
     char variant[32];
     int mma;            /* tensor-core kernel */
     int wgmma;          /* mma: the Hopper wgmma kernel */
+    int tiled;          /* !mma: the register-tiled f32 kernel */
+    int lanes_per_row;  /* tiled: lanes splitting D per row group */
     int rows_per_warp;  /* mma: 16 or 32 */
     int qreg;           /* mma: Q fragments kept in registers */
     attnvk_dtype dtype;

@@ -11,7 +11,8 @@ enum { ANY = -1, PREFILL = 0, DECODE = 1 };
 #define NV "NVIDIA"
 
 /* vendor, architecture, device, dtype, D min..max, decode, variant, BR, BC,
- * threads (simt only; mma derives it from BR and rows per warp).
+ * threads (simt and tiled; mma derives it from BR and rows per warp), extra[0]:
+ * tiled's lanes per row.
  * mma entries apply from sm_80 to f16/bf16 only (see usable()); everything
  * else falls back to the portable simt entries at the end. */
 static const avk_tuning cuda_table[] = {
@@ -27,7 +28,6 @@ static const avk_tuning cuda_table[] = {
     {NV, "sm_9", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
     {NV, "sm_9", NULL, ANY, 32, 128, DECODE, "mma16", 16, 32, 0, {0}},
     {NV, "sm_9", NULL, ANY, 160, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
-    {NV, "sm_9", NULL, ATTNVK_F32, 32, 128, PREFILL, "simt", 64, 32, 128, {0}},
     /* Ampere / Ada (sm_8x): 99-163 KiB of shared memory; not measured here,
      * tiles chosen so two CTAs fit an A100's 164 KiB */
     {NV, "sm_8", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
@@ -39,6 +39,14 @@ static const avk_tuning cuda_table[] = {
     {NV, NULL, NULL, ANY, 32, 128, PREFILL, "mma16", 64, 64, 0, {0}},
     {NV, NULL, NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
     {NV, NULL, NULL, ANY, 32, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
+    /* f32 (and anything the tensor-core entries cannot take): the register-tiled
+     * kernel; extra[0] = lanes per row. Tiles from OpenCL's tiled-f32 on the H100
+     * (same scheme: D=64 2 lanes x 2 rows, D=128 8 x 4 with 256 threads, D=256 16 x 4) */
+    {NV, NULL, NULL, ANY, 32, 64, PREFILL, "tiled", 128, 16, 128, {2}},
+    {NV, NULL, NULL, ANY, 80, 96, PREFILL, "tiled", 64, 16, 128, {4}},
+    {NV, NULL, NULL, ANY, 128, 128, PREFILL, "tiled", 128, 16, 256, {8}},
+    {NV, NULL, NULL, ANY, 256, 256, PREFILL, "tiled", 32, 8, 128, {16}},
+    {NV, NULL, NULL, ANY, 32, 256, DECODE, "tiled", 16, 32, 64, {4}},
     /* portable f32 kernel: every dtype, every device */
     {NULL, NULL, NULL, ANY, 0, 0, ANY, "simt", 32, 32, 128, {0}},
     {NULL, NULL, NULL, ANY, 0, 0, DECODE, "simt", 16, 32, 128, {0}},
@@ -55,7 +63,9 @@ const avk_tuning *avk_cuda_tuning_table(int *count)
 int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
 {
     cfg->wgmma = 0;
-    if (strcmp(name, "simt") == 0) {
+    cfg->tiled = 0;
+    if (strcmp(name, "simt") == 0 || strcmp(name, "tiled") == 0) {
+        cfg->tiled = name[0] == 't';
         cfg->mma = 0;
         cfg->rows_per_warp = 0;
         cfg->qreg = 0;
@@ -84,6 +94,8 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
     size_t D = (size_t)c->head_dim;
     if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded) */
         return 1024u + ((size_t)c->br + 4u * (size_t)c->bc) * D * 2;
+    if (c->tiled) /* f32 K and V tiles; Q and O live in registers */
+        return 2u * (size_t)c->bc * D * 4;
     if (c->mma) /* Q + two stages of K and V, rows padded by 16 bytes */
         return ((size_t)c->br + 4u * (size_t)c->bc) * (D + 8) * 2;
     return ((size_t)c->br * (D + 1) + 2u * c->bc * (D + 1) + (size_t)c->br * (c->bc + 1) + 3u * c->br) * 4;
@@ -122,6 +134,19 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: %s needs tile_bc a multiple of 16, <= 256 (got %d)",
                             c->variant, c->bc);
         if (!c->wgmma) c->threads = c->br / c->rows_per_warp * 32;
+    } else if (c->tiled) {
+        int ds = c->lanes_per_row;
+        if (c->threads <= 0 || c->threads > 1024 || c->threads % 32)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: tiled needs 32..1024 threads in whole warps (got %d)",
+                            c->threads);
+        if (ds < 1 || ds > 32 || (ds & (ds - 1)) || c->head_dim % (4 * ds))
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "cuda: tiled lanes per row must be a power of two <= 32 dividing D/4 (got %d, D=%d)", ds,
+                            c->head_dim);
+        if (c->br % (c->threads / ds))
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "cuda: tiled needs tile_br a multiple of %d (threads / lanes per row; got %d)",
+                            c->threads / ds, c->br);
     } else {
         if (c->threads <= 0) c->threads = 128;
         if (c->bc > c->threads || c->threads % c->bc || c->br % (c->threads / c->bc) ||
@@ -155,13 +180,20 @@ static int usable(const avk_tuning *e, const void *ctx)
     c.br = e->tile_br;
     c.bc = e->tile_bc;
     c.threads = e->workgroup_size;
+    c.lanes_per_row = e->extra[0];
     return avk_cuda_config_check(&c, u->cc_major, u->smem_optin) == ATTNVK_OK;
 }
 
 /* Default tiles for a variant named in the options but not chosen by the table. */
-static void variant_defaults(avk_cuda_config *c)
+static void variant_defaults(avk_cuda_config *c, int decode)
 {
-    if (!c->mma) {
+    if (c->tiled) { /* the table's NVIDIA entries */
+        const int D = c->head_dim;
+        c->lanes_per_row = decode ? 4 : D <= 64 ? 2 : D <= 96 ? 4 : D <= 128 ? 8 : 16;
+        c->threads = decode ? 64 : D == 128 ? 256 : 128;
+        c->br = c->threads / c->lanes_per_row * (decode ? 1 : D <= 96 ? 2 : 4); /* rows per lane */
+        c->bc = decode ? 32 : D > 128 ? 8 : 16;
+    } else if (!c->mma) {
         c->br = 32;
         c->bc = 32;
         c->threads = 128;
@@ -194,13 +226,14 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
         cfg->br = e->tile_br;
         cfg->bc = e->tile_bc;
         cfg->threads = e->workgroup_size;
+        cfg->lanes_per_row = e->extra[0];
     }
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "unknown cuda variant '%s' (wgmma, mma16, mma16-qs, mma32, mma32-qs, simt)", o->variant);
-        variant_defaults(cfg);
-        if (decode) cfg->br = cfg->wgmma ? 64 : cfg->mma ? cfg->rows_per_warp : 16;
+                            "unknown cuda variant '%s' (wgmma, mma16, mma16-qs, mma32, mma32-qs, tiled, simt)", o->variant);
+        variant_defaults(cfg, decode);
+        if (decode && !cfg->tiled) cfg->br = cfg->wgmma ? 64 : cfg->mma ? cfg->rows_per_warp : 16;
     } else if (!e) {
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: no kernel configuration fits this device");
     }
@@ -227,6 +260,8 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_THREADS=%d", c->threads);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MMA=%d", c->mma);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WGMMA=%d", c->wgmma);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_TILED=%d", c->tiled);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DS=%d", c->tiled ? c->lanes_per_row : 0);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WM=%d", c->mma ? c->rows_per_warp / 16 : 0);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_QREG=%d", c->qreg);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);

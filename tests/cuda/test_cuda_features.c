@@ -180,7 +180,7 @@ int main(void)
     feature_matrix(dev, ATTNVK_BF16, &defaults, "bf16", 0);
     feature_matrix(dev, ATTNVK_F32, &defaults, "f32", 0);
 
-    static const char *const variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "simt"};
+    static const char *const variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "tiled", "simt"};
     for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i) {
         attnvk_kernel_options o = {.variant = variants[i]};
         char tag[32];
@@ -194,7 +194,8 @@ int main(void)
         attnvk_dtype dtype;
     } tiles[] = {{"mma16", 64, 32, ATTNVK_F16},  {"mma16", 128, 128, ATTNVK_F16}, {"mma16", 32, 16, ATTNVK_F16},
                  {"mma16", 128, 64, ATTNVK_F16}, {"wgmma", 64, 64, ATTNVK_F16},   {"wgmma", 192, 128, ATTNVK_BF16},
-                 {"wgmma", 128, 256, ATTNVK_F16}, {"wgmma", 128, 64, ATTNVK_BF16}};
+                 {"wgmma", 128, 256, ATTNVK_F16}, {"wgmma", 128, 64, ATTNVK_BF16}, {"tiled", 64, 16, ATTNVK_F32},
+                 {"tiled", 128, 8, ATTNVK_F32},  {"simt", 32, 32, ATTNVK_F32}};
     for (size_t i = 0; i < sizeof tiles / sizeof *tiles; ++i) {
         attnvk_kernel_options o = {.variant = tiles[i].variant, .tile_br = tiles[i].br, .tile_bc = tiles[i].bc};
         char tag[48];

@@ -84,12 +84,25 @@ static void test_lookup(void)
           "wgmma after Hopper unsupported (sm_100+ has no wgmma)");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 1, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 16, 32),
           "H100 decode -> mma16 16x32, got %s %dx%d", c.variant, c.br, c.bc);
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "simt") == 0,
-          "f32 -> simt, got %s", c.variant);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "tiled", 128, 16) &&
+              c.threads == 256 && c.lanes_per_row == 8 && avk_cuda_config_smem(&c) == 2 * 16 * 128 * 4,
+          "f32 -> tiled 128x16, 256 threads, 8 lanes per row, got %s %dx%d %d %d", c.variant, c.br, c.bc, c.threads,
+          c.lanes_per_row);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 80, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "tiled") == 0,
+          "f32 D=80 -> tiled, got %s", c.variant);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 256, 1, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "tiled", 16, 32),
+          "f32 decode -> tiled 16x32, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 64, 0, "simt", 0, 0, &c) == ATTNVK_OK && !c.tiled && !c.mma,
+          "simt by name, got %s", c.variant);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 96, 0, "tiled", 0, 0, &c) == ATTNVK_OK && is(&c, "tiled", 64, 16) &&
+              c.lanes_per_row == 4,
+          "tiled by name takes the table's tiles, got %s %dx%d %d", c.variant, c.br, c.bc, c.lanes_per_row);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 128, 0, "tiled", 100, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
+          "tiled tile_br 100 rejected (not a multiple of threads / lanes per row)");
     CHECK(pick("sm_86", 8, 101376, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && c.mma,
           "sm_86 -> tensor cores, got %s", c.variant);
-    CHECK(pick("sm_75", 7, t4, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "simt") == 0,
-          "sm_75 f16 -> simt (no mma.sync m16n8k16 path), got %s", c.variant);
+    CHECK(pick("sm_75", 7, t4, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "tiled") == 0,
+          "sm_75 f16 -> tiled f32 arithmetic (no mma.sync m16n8k16 path), got %s", c.variant);
     CHECK(pick("sm_75", 7, t4, ATTNVK_F32, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && avk_cuda_config_smem(&c) <= t4,
           "sm_75 D=256 fits 64 KiB, got %s %dx%d (%zu bytes)", c.variant, c.br, c.bc, avk_cuda_config_smem(&c));
     CHECK(pick("sm_120", 12, 101376, ATTNVK_F16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && c.mma,
@@ -156,6 +169,10 @@ static void test_options_and_keys(void)
     d = c;
     d.split = 1;
     CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "split-KV in the key");
+    d = c;
+    d.tiled = 1;
+    d.lanes_per_row = 4;
+    CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "tiled in the key");
     d = c;
     d.wgmma = !d.wgmma;
     CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "wgmma in the key");

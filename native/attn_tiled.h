@@ -1,0 +1,172 @@
+/* Register-tiled f32 flash-attention forward (variant "tiled"), included by
+ * attn_fwd.cu when AVK_TILED=1: f32 arithmetic without matrix units, for f32
+ * problems (and any dtype where no tensor-core path exists). The scheme of
+ * opencl/flash_tiled.cl:
+ *   - the AVK_DS lanes of a row group split the head dimension: each holds
+ *     D/DS columns of its rows' Q (pre-scaled into the log2 domain) and O as
+ *     float4s, and owns TM = BR * DS / THREADS rows, so every float4 read from
+ *     shared memory feeds 4 * TM FMAs;
+ *   - partial Q.K dot products are summed across the DS lanes by butterfly
+ *     shuffles, after which every lane holds its rows' full scores and runs
+ *     the online softmax itself; O stays in registers and is written once. */
+#ifndef AVK_DS
+#error "AVK_DS (lanes per row) must be defined for the tiled kernel"
+#endif
+
+enum {
+    D = AVK_D, BC = AVK_BC, NT = AVK_THREADS, DS = AVK_DS,
+    RG = NT / DS,       /* row groups */
+    TM = AVK_BR / RG,   /* rows per lane */
+    BR = TM * RG,
+    NC4 = D / DS / 4,   /* float4 columns per lane */
+    D4 = D / 4,
+};
+static_assert(NT % DS == 0 && AVK_BR % RG == 0 && TM >= 1, "tile_br must be a multiple of threads / lanes per row");
+static_assert(D % (4 * DS) == 0, "each lane takes whole float4 columns");
+static_assert(DS <= AVK_WARP && (DS & (DS - 1)) == 0, "lanes per row: a power of two within a warp");
+
+struct avk_f4 {
+    float x, y, z, w;
+};
+
+/* Four consecutive elements as f32 (16-byte f32 or 8-byte 16-bit loads). */
+AVK_DEVICE avk_f4 avk_load4(const avk_elem *g)
+{
+#if AVK_DTYPE == 0
+    const float4 v = *(const float4 *)g;
+    return avk_f4{v.x, v.y, v.z, v.w};
+#else
+    const avk_u32 *u = (const avk_u32 *)g;
+    const avk_u32 a = u[0], b = u[1];
+    return avk_f4{avk_to_f32((avk_elem)(a & 0xffffu)), avk_to_f32((avk_elem)(a >> 16)),
+                  avk_to_f32((avk_elem)(b & 0xffffu)), avk_to_f32((avk_elem)(b >> 16))};
+#endif
+}
+
+AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_params p)
+{
+    AVK_DYNAMIC_SMEM(smem_raw);
+    avk_f4 *sK = (avk_f4 *)smem_raw; /* BC x D/4: lanes of a row group read consecutive float4s */
+    avk_f4 *sV = sK + BC * D4;
+
+    const avk_work w = avk_locate(p, BR, BC);
+    const avk_elem *Q = (const avk_elem *)p.q + w.q_off;
+    const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
+    const avk_elem *V = (const avk_elem *)p.v + w.kv_off;
+    const int tid = threadIdx.x, lane_d = tid % DS, rg = tid / DS;
+
+    avk_f4 q[TM][NC4], o[TM][NC4];
+    float m_run[TM], l_run[TM];
+#pragma unroll
+    for (int m = 0; m < TM; ++m) {
+        const int row = w.r0 + rg + m * RG;
+#pragma unroll
+        for (int j = 0; j < NC4; ++j) {
+            avk_f4 v = {0.f, 0.f, 0.f, 0.f};
+            if (row < w.r_end) v = avk_load4(Q + (long long)row * p.q_ss + (j * DS + lane_d) * 4);
+            q[m][j] = avk_f4{v.x * p.scale_log2, v.y * p.scale_log2, v.z * p.scale_log2, v.w * p.scale_log2};
+            o[m][j] = avk_f4{0.f, 0.f, 0.f, 0.f};
+        }
+        m_run[m] = AVK_NEG_INF;
+        l_run[m] = 0.f;
+    }
+
+    for (int t = w.t_begin; t < w.t_end; ++t) {
+        const int key0 = t * BC;
+        __syncthreads(); /* the previous tile is fully consumed */
+        for (int u = tid; u < BC * D4; u += NT) {
+            const int kr = u / D4, c4 = u % D4, key = key0 + kr;
+            avk_f4 kv = {0.f, 0.f, 0.f, 0.f}, vv = kv;
+            if (key < w.kv_end) {
+                kv = avk_load4(K + (long long)key * p.kv_ss + c4 * 4);
+                vv = avk_load4(V + (long long)key * p.kv_ss + c4 * 4);
+            }
+            sK[u] = kv;
+            sV[u] = vv;
+        }
+        __syncthreads();
+
+        /* S = Q K^T over this lane's columns, then summed over the row group */
+        const avk_f4 *k_lane = sK + lane_d, *v_lane = sV + lane_d;
+        float s[TM][BC];
+#pragma unroll
+        for (int k = 0; k < BC; ++k) {
+#pragma unroll
+            for (int m = 0; m < TM; ++m) s[m][k] = 0.f;
+#pragma unroll
+            for (int j = 0; j < NC4; ++j) {
+                const avk_f4 kv = k_lane[k * D4 + j * DS];
+#pragma unroll
+                for (int m = 0; m < TM; ++m)
+                    s[m][k] = fmaf(q[m][j].x, kv.x, fmaf(q[m][j].y, kv.y, fmaf(q[m][j].z, kv.z, fmaf(q[m][j].w, kv.w, s[m][k]))));
+            }
+#pragma unroll
+            for (int m = 0; m < TM; ++m)
+#pragma unroll
+                for (int off = 1; off < DS; off <<= 1) s[m][k] += avk_shfl_xor(s[m][k], off);
+        }
+
+        /* masks on tiles that cross the sequence end or the diagonal */
+        if (key0 + BC > p.kv_limit || (p.causal && key0 + BC - 1 > w.r0 + p.seq_kv - p.seq_q)) {
+#pragma unroll
+            for (int m = 0; m < TM; ++m)
+#pragma unroll
+                for (int k = 0; k < BC; ++k)
+                    if (!avk_visible(p, w.r0 + rg + m * RG, key0 + k)) s[m][k] = AVK_NEG_INF;
+        }
+
+        /* online softmax (log2 domain); a row with nothing visible yet keeps m = -inf */
+#pragma unroll
+        for (int m = 0; m < TM; ++m) {
+            float mx = m_run[m];
+#pragma unroll
+            for (int k = 0; k < BC; ++k) mx = avk_max(mx, s[m][k]);
+            const float base = mx == AVK_NEG_INF ? 0.f : mx;
+            const float alpha = avk_exp2(m_run[m] - base);
+            m_run[m] = mx;
+            float sum = 0.f;
+#pragma unroll
+            for (int k = 0; k < BC; ++k) {
+                s[m][k] = avk_exp2(s[m][k] - base);
+                sum += s[m][k];
+            }
+            l_run[m] = l_run[m] * alpha + sum;
+#pragma unroll
+            for (int j = 0; j < NC4; ++j) {
+                o[m][j].x *= alpha;
+                o[m][j].y *= alpha;
+                o[m][j].z *= alpha;
+                o[m][j].w *= alpha;
+            }
+        }
+
+        /* O += P V over this lane's columns */
+#pragma unroll
+        for (int k = 0; k < BC; ++k)
+#pragma unroll
+            for (int j = 0; j < NC4; ++j) {
+                const avk_f4 vv = v_lane[k * D4 + j * DS];
+#pragma unroll
+                for (int m = 0; m < TM; ++m) {
+                    o[m][j].x = fmaf(s[m][k], vv.x, o[m][j].x);
+                    o[m][j].y = fmaf(s[m][k], vv.y, o[m][j].y);
+                    o[m][j].z = fmaf(s[m][k], vv.z, o[m][j].z);
+                    o[m][j].w = fmaf(s[m][k], vv.w, o[m][j].w);
+                }
+            }
+    }
+
+#pragma unroll
+    for (int m = 0; m < TM; ++m) {
+        const int row = w.r0 + rg + m * RG;
+        if (row >= w.r_end) continue;
+        const float inv = l_run[m] > 0.f ? 1.f / l_run[m] : 0.f;
+#pragma unroll
+        for (int j = 0; j < NC4; ++j) {
+            const int col = (j * DS + lane_d) * 4;
+            avk_store_pair(p, w, row, col, o[m][j].x * inv, o[m][j].y * inv);
+            avk_store_pair(p, w, row, col + 2, o[m][j].z * inv, o[m][j].w * inv);
+        }
+        if (lane_d == 0) avk_store_lse(p, w, row, l_run[m] > 0.f ? m_run[m] + log2f(l_run[m]) : AVK_NEG_INF);
+    }
+}
