@@ -1,5 +1,6 @@
 /* Row softmax for the unfused CLBlast baseline. S holds scale*Q.K^T for the
- * dispatched rows ([B*H][rows][Nk], f32); it becomes P in place. Bottom-right
+ * dispatched rows of a chunk of (b, h) pairs starting at bh_base
+ * ([pairs][rows][Nk], f32); it becomes P in place. Bottom-right
  * causal mask; keys at or past nk_loop are masked too (the test-only
  * "skip the last tile"). A row that sees no key becomes zeros, LSE -inf. */
 #ifndef AVK_SOFTMAX_WG
@@ -8,7 +9,7 @@
 
 __kernel __attribute__((reqd_work_group_size(AVK_SOFTMAX_WG, 1, 1)))
 void avk_softmax_rows(__global float *S, __global float *LSE, const int Nq, const int Nk, const int q_begin,
-                      const int causal, const int nk_loop, const int write_lse)
+                      const int causal, const int nk_loop, const int write_lse, const int bh_base)
 {
     const int lid = get_local_id(0);
     const int r = get_group_id(1), bh = get_group_id(2);
@@ -40,7 +41,7 @@ void avk_softmax_rows(__global float *S, __global float *LSE, const int Nq, cons
 
     const float inv = visible > 0 ? 1.0f / sum : 0.0f;
     for (int j = lid; j < Nk; j += AVK_SOFTMAX_WG) srow[j] = j < visible ? exp(srow[j] - mx) * inv : 0.0f;
-    if (write_lse && lid == 0) LSE[(long)bh * Nq + row] = visible > 0 ? mx + log(sum) : -INFINITY;
+    if (write_lse && lid == 0) LSE[(long)(bh_base + bh) * Nq + row] = visible > 0 ? mx + log(sum) : -INFINITY;
 }
 
 /* An (almost) empty command enqueued first, so the baseline's time spans

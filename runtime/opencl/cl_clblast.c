@@ -1,7 +1,8 @@
 /* Vendor-library baseline: unfused attention = CLBlast batched GEMM
  * (S = scale Q K^T), attnvk's row softmax (opencl/softmax.cl), CLBlast
- * batched GEMM (O = P V). libclblast.so.1 is loaded at run time; its device
- * memory grows with Nq*Nk, so cases that cannot fit are UNSUPPORTED. */
+ * batched GEMM (O = P V). libclblast.so.1 is loaded at run time. The (b, h)
+ * pairs run in chunks whose score matrices fit the device and CLBlast's
+ * 32-bit indexing; cases where one pair alone cannot are UNSUPPORTED. */
 #include "opencl/cl_kernels.h"
 #include "opencl/cl_program.h"
 
@@ -26,8 +27,17 @@ static int clblast_tried;
 static char clblast_reason[256];
 
 enum { SOFTMAX_WG = 128, SKIPPED_TILE = 64 };
-/* the largest score matrix CLBlast indexes correctly (2^31 elements worked on the H100, 2^32 faulted) */
+/* the largest score buffer CLBlast indexes correctly (2^31 elements worked on
+ * the H100, 2^32 faulted); $ATTNVK_CLBLAST_MAX_ELEMENTS lowers it (tests use
+ * it to exercise chunking on small cases) */
 #define CLBLAST_MAX_ELEMENTS (1ull << 31)
+
+static uint64_t clblast_max_elements(void)
+{
+    const char *env = getenv("ATTNVK_CLBLAST_MAX_ELEMENTS");
+    unsigned long long v = env ? strtoull(env, NULL, 10) : 0;
+    return v > 0 && v < CLBLAST_MAX_ELEMENTS ? v : CLBLAST_MAX_ELEMENTS;
+}
 
 int avk_clblast_available(const char **reason)
 {
@@ -84,28 +94,32 @@ attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the clblast baseline runs f32 only (SgemmBatched)");
     if (opts->variant && strcmp(opts->variant, "sgemm-batched") != 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "clblast has one variant, sgemm-batched (got '%s')", opts->variant);
-    /* S for every (b, h), plus what CLBlast may allocate for padded copies of
-     * its operands (as large as S for the first GEMM's output): 2x S counted. */
-    const uint64_t s_bytes = (uint64_t)p->batch * p->heads * p->seq_q * p->seq_kv * sizeof(float);
+    /* Per chunk of (b, h) pairs: their score matrices S, plus what CLBlast may
+     * allocate for padded copies of its operands (as large as S for the first
+     * GEMM's output): 2x S counted, beside Q/K/V/O. */
+    const uint64_t nbh = (uint64_t)p->batch * p->heads;
+    const uint64_t pair_elements = (uint64_t)p->seq_q * p->seq_kv, pair_bytes = pair_elements * sizeof(float);
     const uint64_t io_bytes = (uint64_t)(2 * attnvk_q_elements(p) + 2 * attnvk_kv_elements(p)) * sizeof(float);
-    const uint64_t need = 2 * s_bytes + io_bytes;
-    /* CLBlast's kernels index with 32-bit ints: past 2^31 score elements its
-     * batched GEMM faults (seen on the H100 at B*H=64 x 8192^2) and takes the
-     * queue with it. */
-    const uint64_t s_elements = s_bytes / sizeof(float);
-    if (s_elements > CLBLAST_MAX_ELEMENTS)
+    /* CLBlast's kernels index with 32-bit ints: past 2^31 elements in one
+     * score buffer its batched GEMM faults (seen on the H100 at B*H=64 x
+     * 8192^2) and takes the queue with it. */
+    const uint64_t max_elements = clblast_max_elements();
+    if (pair_elements > max_elements)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
-                        "too large for CLBlast's 32-bit indexing: the score matrices of B*H=%d x %dx%d hold %llu "
+                        "too large for CLBlast's 32-bit indexing: one (b, h) score matrix of %dx%d holds %llu "
                         "elements (limit %llu)",
-                        p->batch * p->heads, p->seq_q, p->seq_kv, (unsigned long long)s_elements,
-                        (unsigned long long)CLBLAST_MAX_ELEMENTS);
-    if (s_bytes > dev->caps.max_alloc || need > dev->caps.global_mem)
+                        p->seq_q, p->seq_kv, (unsigned long long)pair_elements, (unsigned long long)max_elements);
+    uint64_t chunk = nbh < max_elements / pair_elements ? nbh : max_elements / pair_elements;
+    if (chunk * pair_bytes > dev->caps.max_alloc) chunk = dev->caps.max_alloc / pair_bytes;
+    const uint64_t mem_for_scores = dev->caps.global_mem > io_bytes ? dev->caps.global_mem - io_bytes : 0;
+    if (2 * chunk * pair_bytes > mem_for_scores) chunk = mem_for_scores / (2 * pair_bytes);
+    if (chunk < 1)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
-                        "does not fit: clblast needs %llu bytes (score matrices %llu for B*H=%d x %dx%d, twice for "
-                        "CLBlast's temporaries, plus Q/K/V/O); device allows %llu per allocation, %llu in all",
-                        (unsigned long long)need, (unsigned long long)s_bytes, p->batch * p->heads, p->seq_q,
-                        p->seq_kv, (unsigned long long)dev->caps.max_alloc,
-                        (unsigned long long)dev->caps.global_mem);
+                        "does not fit: clblast needs %llu bytes for one (b, h) pair (a %dx%d score matrix, twice for "
+                        "CLBlast's temporaries) plus %llu for Q/K/V/O; device allows %llu per allocation, %llu in all",
+                        (unsigned long long)(2 * pair_bytes), p->seq_q, p->seq_kv, (unsigned long long)io_bytes,
+                        (unsigned long long)dev->caps.max_alloc, (unsigned long long)dev->caps.global_mem);
+    const uint64_t s_bytes = chunk * pair_bytes;
     char options[128];
     snprintf(options, sizeof options, "-cl-std=CL1.2 -DAVK_SOFTMAX_WG=%d", SOFTMAX_WG);
     const avk_cl_source sources[] = {AVK_CL_SRC_SOFTMAX};
@@ -117,6 +131,7 @@ attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, (size_t)s_bytes, "clblast score matrices", &k->scores);
     if (s != ATTNVK_OK) return s;
     k->is_clblast = 1;
+    k->chunk_heads = (int)chunk;
     k->nk_loop = p->seq_kv;
     if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->nk_loop = ((p->seq_kv - 1) / SKIPPED_TILE) * SKIPPED_TILE;
     snprintf(info->implementation, sizeof info->implementation, "clblast");
@@ -126,8 +141,8 @@ attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     info->workgroup_size = SOFTMAX_WG;
     info->split_kv = 1;
     info->workspace_bytes = s_bytes;
-    snprintf(info->params, sizeof info->params, "gemm=CLBlastSgemmBatched softmax_wg=%d batch=%d", SOFTMAX_WG,
-             p->batch * p->heads);
+    snprintf(info->params, sizeof info->params, "gemm=CLBlastSgemmBatched softmax_wg=%d batch=%d chunk=%d",
+             SOFTMAX_WG, p->batch * p->heads, k->chunk_heads);
     return ATTNVK_OK;
 }
 
@@ -160,7 +175,7 @@ attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
         const size_t b = bh / (size_t)p->heads, h = bh % (size_t)p->heads, g = h / group;
         q_off[bh] = (size_t)(b * st.q_batch + h * st.q_head) + (size_t)a->q_begin * (size_t)st.q_row;
         kv_off[bh] = (size_t)(b * st.kv_batch + g * st.kv_head);
-        s_off[bh] = bh * rows * nk;
+        s_off[bh] = (bh % (size_t)k->chunk_heads) * rows * nk; /* within the chunk's score buffer */
         coef[bh] = scale;
         coef[nbh + bh] = 0.0f;
     }
@@ -174,14 +189,6 @@ attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
         s = avk_cl_fail(err, "enqueue timestamp kernel");
         goto done;
     }
-    /* S = scale Q K^T: rows x Nk per (b, h), K shared by the heads of a group */
-    int code = clblast_sgemm_batched(CLBLAST_ROW_MAJOR, CLBLAST_NO_TRANS, CLBLAST_TRANS, rows, nk, d, coef, a->q->mem,
-                                     q_off, (size_t)st.q_row, a->k->mem, kv_off, (size_t)st.kv_row, coef + nbh,
-                                     k->scores, s_off, nk, nbh, &dev->queue, NULL);
-    if (code != CLBLAST_SUCCESS) {
-        s = clblast_fail(dev, code, "SgemmBatched (Q K^T)");
-        goto done;
-    }
     const cl_int nq = p->seq_q, nk_i = p->seq_kv, q_begin = a->q_begin, causal = p->causal, nk_loop = k->nk_loop;
     const cl_int write_lse = a->lse != NULL;
     const cl_mem lse = a->lse ? a->lse->mem : k->dummy;
@@ -193,20 +200,35 @@ attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
     SET_ARG(k->main, 5, causal);
     SET_ARG(k->main, 6, nk_loop);
     SET_ARG(k->main, 7, write_lse);
-    const size_t global[3] = {SOFTMAX_WG, rows, nbh}, local[3] = {SOFTMAX_WG, 1, 1};
-    err = avk_cl.EnqueueNDRangeKernel(dev->queue, k->main, 3, NULL, global, local, 0, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        s = avk_cl_fail(err, "enqueue softmax");
-        goto done;
-    }
-    /* O = P V, written straight into O's layout */
-    for (size_t bh = 0; bh < nbh; ++bh) coef[bh] = 1.0f;
-    code = clblast_sgemm_batched(CLBLAST_ROW_MAJOR, CLBLAST_NO_TRANS, CLBLAST_NO_TRANS, rows, d, nk, coef, k->scores,
-                                 s_off, nk, a->v->mem, kv_off, (size_t)st.kv_row, coef + nbh, a->o->mem, q_off,
-                                 (size_t)st.q_row, nbh, &dev->queue, &last);
-    if (code != CLBLAST_SUCCESS) {
-        s = clblast_fail(dev, code, "SgemmBatched (P V)");
-        goto done;
+    for (size_t c0 = 0; c0 < nbh; c0 += (size_t)k->chunk_heads) {
+        const size_t cn = nbh - c0 < (size_t)k->chunk_heads ? nbh - c0 : (size_t)k->chunk_heads;
+        /* S = scale Q K^T: rows x Nk per (b, h), K shared by the heads of a group */
+        int code = clblast_sgemm_batched(CLBLAST_ROW_MAJOR, CLBLAST_NO_TRANS, CLBLAST_TRANS, rows, nk, d, coef + c0,
+                                         a->q->mem, q_off + c0, (size_t)st.q_row, a->k->mem, kv_off + c0,
+                                         (size_t)st.kv_row, coef + nbh + c0, k->scores, s_off + c0, nk, cn,
+                                         &dev->queue, NULL);
+        if (code != CLBLAST_SUCCESS) {
+            s = clblast_fail(dev, code, "SgemmBatched (Q K^T)");
+            goto done;
+        }
+        const cl_int bh_base = (cl_int)c0;
+        SET_ARG(k->main, 8, bh_base);
+        const size_t global[3] = {SOFTMAX_WG, rows, cn}, local[3] = {SOFTMAX_WG, 1, 1};
+        err = avk_cl.EnqueueNDRangeKernel(dev->queue, k->main, 3, NULL, global, local, 0, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            s = avk_cl_fail(err, "enqueue softmax");
+            goto done;
+        }
+        /* O = P V, written straight into O's layout (alpha 1: coef's tail is 0, its head the scale) */
+        for (size_t bh = c0; bh < c0 + cn; ++bh) coef[bh] = 1.0f;
+        code = clblast_sgemm_batched(CLBLAST_ROW_MAJOR, CLBLAST_NO_TRANS, CLBLAST_NO_TRANS, rows, d, nk, coef + c0,
+                                     k->scores, s_off + c0, nk, a->v->mem, kv_off + c0, (size_t)st.kv_row,
+                                     coef + nbh + c0, a->o->mem, q_off + c0, (size_t)st.q_row, cn, &dev->queue,
+                                     c0 + cn == nbh ? &last : NULL);
+        if (code != CLBLAST_SUCCESS) {
+            s = clblast_fail(dev, code, "SgemmBatched (P V)");
+            goto done;
+        }
     }
     s = avk_cl_wait_timed(dev, first, last, ms);
 done:

@@ -15,7 +15,8 @@ struct avk_bkernel {
     avk_cl_config cfg;   /* flash kernel */
     cl_kernel main, reduce;
     cl_mem opart, lsepart; /* split-KV partials */
-    cl_mem scores;       /* CLBlast: S/P for every (b, h) */
+    cl_mem scores;       /* CLBlast: S/P for chunk_heads (b, h) pairs */
+    int chunk_heads;     /* CLBlast: (b, h) pairs per GEMM-softmax-GEMM pass */
     cl_kernel timestamp;
     cl_mem dummy;        /* stands in for unused buffer arguments */
 };

@@ -80,8 +80,34 @@ int main(void)
     dev = avk_test_open_api(ctx, ATTNVK_API_OPENCL);
     big.batch = 64, big.heads = 32, big.kv_heads = 32, big.seq_q = 65536, big.seq_kv = 65536, big.head_dim = 8;
     tally(dev && avk_cl_expect_status(dev, &big, &opts, ATTNVK_ERROR_UNSUPPORTED, "32-bit indexing", "huge Nq*Nk"));
-    big.batch = 1, big.heads = 2, big.kv_heads = 2, big.seq_q = 32768, big.seq_kv = 32769; /* 2^31 + 65536 */
+    big.batch = 1, big.heads = 1, big.kv_heads = 1, big.seq_q = 46341, big.seq_kv = 46341; /* 2^31 + 4633 */
     tally(dev && avk_cl_expect_status(dev, &big, &opts, ATTNVK_ERROR_UNSUPPORTED, "32-bit indexing", "just past 2^31"));
+
+    /* Chunked passes: (b, h) pairs beyond the index limit run a chunk at a
+     * time. A lowered limit makes the feature cases chunk (3 pairs of score
+     * matrices per pass where they fit; cases where one pair alone does not
+     * are refused, which the run treats as a skip). */
+    {
+        const attnvk_problem *c2 = &cases[6]; /* GQA 8:2: 8 pairs, 3 + 3 + 2 */
+        char limit[32];
+        snprintf(limit, sizeof limit, "%llu", 3ull * c2->seq_q * c2->seq_kv);
+        setenv("ATTNVK_CLBLAST_MAX_ELEMENTS", limit, 1);
+        attnvk_kernel *ck = NULL;
+        int ok = dev && attnvk_kernel_prepare(dev, c2, &opts, &ck, &info) == ATTNVK_OK &&
+                 info.workspace_bytes == 3ull * c2->seq_q * c2->seq_kv * 4 && strstr(info.params, "chunk=3");
+        printf("%s chunked: workspace %llu bytes, %s (B*H=%d)\n", ok ? "ok  " : "FAIL",
+               (unsigned long long)info.workspace_bytes, info.params, c2->batch * c2->heads);
+        tally(ok);
+        attnvk_kernel_destroy(ck);
+        for (int i = 0; i < n; ++i) {
+            char label[96];
+            snprintf(label, sizeof label, "chunked %s", labels[i]);
+            tally(avk_test_run_case(dev, &cases[i], &opts, label, seed + 200 + (uint64_t)i, 1));
+        }
+        tally(avk_cl_check_lse(dev, c2, &opts, "chunked lse", seed + 300));
+        tally(avk_cl_check_row_range(dev, c2, &opts, 10, 17, "chunked rows 10+17", seed + 301));
+        unsetenv("ATTNVK_CLBLAST_MAX_ELEMENTS");
+    }
     attnvk_device_close(dev);
     attnvk_context_destroy(ctx);
     return avk_test_finish(passed, failed);
