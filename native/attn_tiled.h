@@ -8,7 +8,10 @@
  *     shared memory feeds 4 * TM FMAs;
  *   - partial Q.K dot products are summed across the DS lanes by butterfly
  *     shuffles, after which every lane holds its rows' full scores and runs
- *     the online softmax itself; O stays in registers and is written once. */
+ *     the online softmax itself; O stays in registers and is written once;
+ *   - f32 storage on sm_80+: K/V tiles double-buffered with cp.async (one
+ *     barrier per tile, the next tile in flight during this one's work);
+ *     16-bit storage converts on the way through registers. */
 #ifndef AVK_DS
 #error "AVK_DS (lanes per row) must be defined for the tiled kernel"
 #endif
@@ -24,6 +27,14 @@ enum {
 static_assert(NT % DS == 0 && AVK_BR % RG == 0 && TM >= 1, "tile_br must be a multiple of threads / lanes per row");
 static_assert(D % (4 * DS) == 0, "each lane takes whole float4 columns");
 static_assert(DS <= AVK_WARP && (DS & (DS - 1)) == 0, "lanes per row: a power of two within a warp");
+
+#ifndef AVK_TILED_ASYNC /* -DAVK_TILED_ASYNC=0 for comparisons */
+#if AVK_DTYPE == 0 && defined(AVK_MMA_SM80)
+#define AVK_TILED_ASYNC 1
+#else
+#define AVK_TILED_ASYNC 0
+#endif
+#endif
 
 struct avk_f4 {
     float x, y, z, w;
@@ -43,11 +54,27 @@ AVK_DEVICE avk_f4 avk_load4(const avk_elem *g)
 #endif
 }
 
+#if AVK_TILED_ASYNC
+/* Starts copying keys key0.. of K and V into stage buffers sK/sV; rows past kv_end become zeros. */
+AVK_DEVICE void avk_issue_tile(avk_f4 *sK, avk_f4 *sV, const avk_elem *K, const avk_elem *V, long long kv_ss,
+                               int key0, int kv_end)
+{
+    for (int u = threadIdx.x; u < BC * D4; u += NT) {
+        const int kr = u / D4, c4 = u % D4, key = key0 + kr;
+        const bool in = key < kv_end;
+        const long long off = in ? (long long)key * kv_ss + c4 * 4 : 0;
+        avk_cp_async16(avk_smem_addr(sK + u), K + off, in ? 16 : 0);
+        avk_cp_async16(avk_smem_addr(sV + u), V + off, in ? 16 : 0);
+    }
+    avk_cp_async_commit();
+}
+#endif
+
 AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_params p)
 {
     AVK_DYNAMIC_SMEM(smem_raw);
-    avk_f4 *sK = (avk_f4 *)smem_raw; /* BC x D/4: lanes of a row group read consecutive float4s */
-    avk_f4 *sV = sK + BC * D4;
+    /* per stage: K then V, BC x D/4 float4s each (lanes of a row group read consecutive ones) */
+    avk_f4 *const tiles = (avk_f4 *)smem_raw;
 
     const avk_work w = avk_locate(p, BR, BC);
     const avk_elem *Q = (const avk_elem *)p.q + w.q_off;
@@ -71,8 +98,23 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         l_run[m] = 0.f;
     }
 
+#if AVK_TILED_ASYNC
+    if (w.t_begin < w.t_end) avk_issue_tile(tiles, tiles + BC * D4, K, V, p.kv_ss, w.t_begin * BC, w.kv_end);
+#endif
     for (int t = w.t_begin; t < w.t_end; ++t) {
         const int key0 = t * BC;
+#if AVK_TILED_ASYNC
+        /* one barrier: tile t has landed, and every thread is done with tile
+         * t-1, whose stage now takes tile t+1 */
+        const int stage = (t - w.t_begin) & 1;
+        AVK_CP_ASYNC_WAIT(0);
+        __syncthreads();
+        if (t + 1 < w.t_end)
+            avk_issue_tile(tiles + (stage ^ 1) * 2 * BC * D4, tiles + (stage ^ 1) * 2 * BC * D4 + BC * D4, K, V, p.kv_ss,
+                           key0 + BC, w.kv_end);
+        const avk_f4 *sK = tiles + stage * 2 * BC * D4, *sV = sK + BC * D4;
+#else
+        avk_f4 *sK = tiles, *sV = tiles + BC * D4;
         __syncthreads(); /* the previous tile is fully consumed */
         for (int u = tid; u < BC * D4; u += NT) {
             const int kr = u / D4, c4 = u % D4, key = key0 + kr;
@@ -85,6 +127,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
             sV[u] = vv;
         }
         __syncthreads();
+#endif
 
         /* S = Q K^T over this lane's columns, then summed over the row group */
         const avk_f4 *k_lane = sK + lane_d, *v_lane = sV + lane_d;

@@ -94,8 +94,8 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
     size_t D = (size_t)c->head_dim;
     if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded) */
         return 1024u + ((size_t)c->br + 4u * (size_t)c->bc) * D * 2;
-    if (c->tiled) /* f32 K and V tiles; Q and O live in registers */
-        return 2u * (size_t)c->bc * D * 4;
+    if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
+        return (c->dtype == ATTNVK_F32 ? 4u : 2u) * (size_t)c->bc * D * 4;
     if (c->mma) /* Q + two stages of K and V, rows padded by 16 bytes */
         return ((size_t)c->br + 4u * (size_t)c->bc) * (D + 8) * 2;
     return ((size_t)c->br * (D + 1) + 2u * c->bc * (D + 1) + (size_t)c->br * (c->bc + 1) + 3u * c->br) * 4;

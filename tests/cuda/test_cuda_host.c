@@ -85,7 +85,7 @@ static void test_lookup(void)
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 1, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 16, 32),
           "H100 decode -> mma16 16x32, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "tiled", 128, 16) &&
-              c.threads == 256 && c.lanes_per_row == 8 && avk_cuda_config_smem(&c) == 2 * 16 * 128 * 4,
+              c.threads == 256 && c.lanes_per_row == 8 && avk_cuda_config_smem(&c) == 2 * 2 * 16 * 128 * 4,
           "f32 -> tiled 128x16, 256 threads, 8 lanes per row, got %s %dx%d %d %d", c.variant, c.br, c.bc, c.threads,
           c.lanes_per_row);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 80, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "tiled") == 0,
