@@ -29,26 +29,7 @@ emu_f emu_add(emu_f a, emu_f b);
 
 #include "flash_coopmat_body.glsl"
 
-emu_f emu_zero()
-{
-    emu_f m;
-    for (uint i = 0u; i < 64u; ++i) m.v[i] = 0.0;
-    return m;
-}
-
-float half_at(uint h) // h-th f16 of tile_sh
-{
-    uint word = tile_sh[h / 8u][(h % 8u) / 2u];
-    return unpackHalf2x16(word)[h % 2u];
-}
-
-// f16 matrices (A, B) from uvec4 memory: offset and stride in uvec4 units
-void emu_load(out emu_h m, uint off, uint stride, bool col_major)
-{
-    for (uint r = 0u; r < EMU; ++r)
-        for (uint c = 0u; c < EMU; ++c)
-            m.v[r * EMU + c] = col_major ? half_at((off + c * stride) * 8u + r) : half_at((off + r * stride) * 8u + c);
-}
+#include "flash_coopmat_emu_ops.glsl"
 
 // f32 matrices (accumulators): 4 floats per uvec4
 void emu_load(out emu_f m, uint off, uint stride, bool col_major)
@@ -68,17 +49,6 @@ void emu_store(emu_f m, uint off, uint stride)
             uint f = (off + r * stride) * 4u + c;
             tile_sh[f / 4u][f % 4u] = floatBitsToUint(m.v[r * EMU + c]);
         }
-}
-
-emu_f emu_mad(emu_h a, emu_h b, emu_f c)
-{
-    for (uint r = 0u; r < EMU; ++r)
-        for (uint n = 0u; n < EMU; ++n) {
-            float acc = c.v[r * EMU + n];
-            for (uint k = 0u; k < EMU; ++k) acc += a.v[r * EMU + k] * b.v[k * EMU + n];
-            c.v[r * EMU + n] = acc;
-        }
-    return c;
 }
 
 emu_f emu_add(emu_f a, emu_f b)

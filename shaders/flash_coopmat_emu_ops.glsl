@@ -1,0 +1,40 @@
+// Test-only emulated matrices shared by flash_coopmat_emu.comp and
+// flash_coopmat_rs_emu.comp: EMU x EMU arrays held whole by every invocation
+// (struct emu_h for f16 operands, emu_f for f32 accumulators, both declared by
+// the including file). Included after the flash body, whose tile_sh they read.
+#ifndef FLASH_COOPMAT_EMU_OPS_GLSL
+#define FLASH_COOPMAT_EMU_OPS_GLSL
+
+emu_f emu_zero()
+{
+    emu_f m;
+    for (uint i = 0u; i < EMU * EMU; ++i) m.v[i] = 0.0;
+    return m;
+}
+
+float half_at(uint h) // h-th f16 of tile_sh
+{
+    uint word = tile_sh[h / 8u][(h % 8u) / 2u];
+    return unpackHalf2x16(word)[h % 2u];
+}
+
+// f16 matrices (A, B) from uvec4 memory: offset and stride in uvec4 units
+void emu_load(out emu_h m, uint off, uint stride, bool col_major)
+{
+    for (uint r = 0u; r < EMU; ++r)
+        for (uint c = 0u; c < EMU; ++c)
+            m.v[r * EMU + c] = col_major ? half_at((off + c * stride) * 8u + r) : half_at((off + r * stride) * 8u + c);
+}
+
+emu_f emu_mad(emu_h a, emu_h b, emu_f c)
+{
+    for (uint r = 0u; r < EMU; ++r)
+        for (uint n = 0u; n < EMU; ++n) {
+            float acc = c.v[r * EMU + n];
+            for (uint k = 0u; k < EMU; ++k) acc += a.v[r * EMU + k] * b.v[k * EMU + n];
+            c.v[r * EMU + n] = acc;
+        }
+    return c;
+}
+
+#endif
