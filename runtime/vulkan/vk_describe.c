@@ -275,7 +275,17 @@ attnvk_status vk_describe(int device, attnvk_device_info *info)
 {
     if (device < 0 || device >= avk_vk.device_count)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "vulkan: no device %d", device);
-    const vk_caps *c = &avk_vk.devices[device];
+    vk_caps *c = &avk_vk.devices[device];
+    if (vk_rs_layout_applies(c) && !c->rs_layout) { /* the default pick depends on the layout probe */
+        avk_bdev *dev = NULL;
+        if (avk_vk_open(device, &dev) == ATTNVK_OK) avk_vk_close(dev);
+        if (!c->rs_layout) {
+            snprintf(c->rs_layout_why, sizeof c->rs_layout_why, "coopmat-nv-rs: no device for the layout probe: %s",
+                     attnvk_last_error());
+            c->rs_layout = -1;
+        }
+        avk_clear_error();
+    }
     *info = c->info;
     vk_default_variant(c, info->default_variant, sizeof info->default_variant);
     return ATTNVK_OK;

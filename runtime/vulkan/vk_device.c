@@ -230,6 +230,7 @@ static attnvk_status vk_open(int device, avk_bdev **out)
         return s;
     }
     vk_pipeline_cache_open(dev);
+    vk_rs_layout_probe(dev, &avk_vk.devices[device]); /* once per device: may coopmat-nv-rs run here? */
     *out = dev;
     return ATTNVK_OK;
 }

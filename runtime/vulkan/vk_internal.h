@@ -41,6 +41,8 @@ typedef struct vk_caps {
     int bf16_ext;                      /* VK_KHR_shader_bfloat16 present */
     int ext_sm_builtins, ext_amd_core;
     int pipeline_stats;                /* VK_KHR_pipeline_executable_properties (tuning aid) */
+    int rs_layout;                     /* coopmat-nv-rs layout probe: 0 not run, 1 matches, -1 not usable */
+    char rs_layout_why[192];           /* why not, when -1 */
     attnvk_device_info info;           /* what describe() reports (default_variant aside) */
 } vk_caps;
 
@@ -107,6 +109,15 @@ attnvk_status vk_submit_wait(avk_bdev *dev);
 attnvk_status vk_probe_caps(VkPhysicalDevice phys, vk_caps *caps);
 attnvk_status vk_describe(int device, attnvk_device_info *info);
 int vk_has_extension(VkPhysicalDevice phys, const char *name);
+
+/* vk_device.c, also used by vk_describe.c to run the layout probe */
+attnvk_status avk_vk_open(int device, avk_bdev **out);
+void avk_vk_close(avk_bdev *dev);
+
+/* vk_rs_layout.c: whether coopmat-nv-rs can apply here at all (NV 16x16x16, subgroups of 32),
+ * and the probe that checks its accumulator layout (once per device; verdict in caps) */
+int vk_rs_layout_applies(const vk_caps *c);
+void vk_rs_layout_probe(avk_bdev *dev, vk_caps *caps);
 
 /* vk_pipeline.c */
 attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_size, const char *name,

@@ -44,6 +44,10 @@ static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt)
     case VK_ALGO_COOPMAT_NV: return (spv_blob){avk_spv_flash_coopmat_nv, avk_spv_flash_coopmat_nv_size, "flash_coopmat_nv"};
     case VK_ALGO_COOPMAT_EMU:
         return (spv_blob){avk_spv_flash_coopmat_emu, avk_spv_flash_coopmat_emu_size, "flash_coopmat_emu"};
+    case VK_ALGO_COOPMAT_NV_RS:
+        return (spv_blob){avk_spv_flash_coopmat_nv_rs, avk_spv_flash_coopmat_nv_rs_size, "flash_coopmat_nv_rs"};
+    case VK_ALGO_COOPMAT_RS_EMU:
+        return (spv_blob){avk_spv_flash_coopmat_rs_emu, avk_spv_flash_coopmat_rs_emu_size, "flash_coopmat_rs_emu"};
 #ifdef ATTNVK_VK_KHR_COOPMAT_SHADER
     case VK_ALGO_COOPMAT_KHR:
         return (spv_blob){avk_spv_flash_coopmat_khr, avk_spv_flash_coopmat_khr_size, "flash_coopmat_khr"};
@@ -125,9 +129,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     const vk_config *cfg = &k->cfg;
     uint32_t D = (uint32_t)p->head_dim;
     if (s == ATTNVK_OK) {
-        if (cfg->algo >= VK_ALGO_COOPMAT_NV) {
+        if (cfg->algo >= VK_ALGO_COOPMAT_NV) { /* constant 9: S chains, or Q in shared memory (rs) */
             uint32_t spec[10] = {cfg->br, cfg->bc, D,       cfg->wg,        cfg->subgroup,
-                                 cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->s_chains};
+                                 cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
             s = build(dev, main_shader(cfg, p->dtype), spec, 10, cfg->required_subgroup, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
@@ -155,7 +159,11 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     info->workgroup_size = (int)cfg->wg;
     info->split_kv = (int)k->n_splits;
     info->workspace_bytes = k->ws_o ? k->ws_o->size + k->ws_ml->size : 0;
-    if (cfg->algo >= VK_ALGO_COOPMAT_NV)
+    if (vk_algo_is_rs(cfg->algo))
+        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u q_shared=%u shared=%u split_len=%u%s",
+                 cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->q_shared, cfg->shared_bytes, k->split_len,
+                 vk_pipeline_stats(dev, k->main));
+    else if (cfg->algo >= VK_ALGO_COOPMAT_NV)
         snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u s_chains=%u shared=%u split_len=%u%s",
                  cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->s_chains, cfg->shared_bytes, k->split_len,
                  vk_pipeline_stats(dev, k->main));

@@ -8,8 +8,9 @@
 #include <string.h>
 
 /* avk_tuning.extra[] slots: scalar shaders' subgroup reductions; coopmat K/V
- * stages and S accumulator chains (0 = automatic) */
-enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2 };
+ * stages and S accumulator chains (0 = automatic); register-softmax variants:
+ * Q in shared memory instead of registers */
+enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3 };
 
 #define F32 ATTNVK_F32
 #define F16 ATTNVK_F16
@@ -55,8 +56,12 @@ static const avk_tuning vk_table[] = {
     {NULL, NULL, NULL, -1, 1, 128, -1, "scalar", 16, 32, 128, {0}},
     {NULL, NULL, NULL, -1, 129, 256, -1, "scalar", 8, 16, 64, {0}},
     {NULL, NULL, NULL, -1, 257, 1024, -1, "scalar", 4, 8, 64, {0}},
-    /* test-only, never picked unless named: checks the coopmat algorithm on lavapipe */
+    /* register softmax on NV tensor cores: only where the layout probe passed */
+    {NULL, NULL, NULL, F16, 1, 128, 0, "coopmat-nv-rs", 64, 64, 128, {0, 0, 0, 0}},
+    {NULL, NULL, NULL, F16, 129, 256, 0, "coopmat-nv-rs", 64, 16, 128, {0, 0, 0, 0}},
+    /* test-only, never picked unless named: check the coopmat algorithms on lavapipe */
     {NULL, NULL, NULL, F16, 1, 256, -1, "coopmat-emu", 16, 16, 16, {0}},
+    {NULL, NULL, NULL, F16, 1, 256, -1, "coopmat-rs-emu", 16, 16, 16, {0, 2, 0, 0}},
 };
 
 static const struct {
@@ -68,6 +73,8 @@ static const struct {
     {"coopmat-nv", VK_ALGO_COOPMAT_NV},
     {"coopmat-khr", VK_ALGO_COOPMAT_KHR},
     {"coopmat-emu", VK_ALGO_COOPMAT_EMU},
+    {"coopmat-nv-rs", VK_ALGO_COOPMAT_NV_RS},
+    {"coopmat-rs-emu", VK_ALGO_COOPMAT_RS_EMU},
 };
 
 static int algo_of(const char *name, vk_algo *out)
@@ -109,8 +116,62 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
         if (!c->subgroup_shuffle || !c->subgroup_vote) return "needs subgroup shuffle and vote in compute shaders";
         if (p->head_dim % 16) return "head dim must be a multiple of 16";
         return "";
+    case VK_ALGO_COOPMAT_NV_RS:
+    case VK_ALGO_COOPMAT_RS_EMU:
+        if (p->dtype != ATTNVK_F16) return "cooperative-matrix variants run f16 problems only";
+        if (algo == VK_ALGO_COOPMAT_NV_RS) {
+            if (!vk_rs_layout_applies(c))
+                return "needs VK_NV_cooperative_matrix with a 16x16x16 f16->f32 subgroup shape, subgroups of 32, "
+                       "subgroup shuffle and vote";
+            if (c->rs_layout == 0) return "coopmat-nv-rs: the accumulator layout was not probed on this device";
+            if (c->rs_layout < 0) return c->rs_layout_why;
+        }
+        if (!c->subgroup_vote) return "needs subgroup vote in compute shaders";
+        if (p->head_dim % (algo == VK_ALGO_COOPMAT_NV_RS ? 16 : 8))
+            return algo == VK_ALGO_COOPMAT_NV_RS ? "head dim must be a multiple of 16" : "head dim must be a multiple of 8";
+        return "";
     }
     return "unknown variant";
+}
+
+/* Tuning aid (vk_perf sweeps): a 0/1/2 override from the environment, else -1. */
+static int env_choice(const char *name)
+{
+    const char *v = getenv(name);
+    return v && (!strcmp(v, "0") || !strcmp(v, "1") || !strcmp(v, "2")) ? atoi(v) : -1;
+}
+
+/* Register-softmax variants: square MS matrices, any rows per subgroup that is a
+ * multiple of MS; mirrors the shared memory of shaders/flash_coopmat_rs_body.glsl:
+ * [Q (q_shared)] | K x stages | V x stages, or the Q staging passes (Q in registers). */
+static const char *finish_rs_config(const vk_caps *c, uint32_t D, vk_config *cfg, const avk_tuning *e)
+{
+    static char why[160];
+    uint32_t ms = cfg->algo == VK_ALGO_COOPMAT_RS_EMU ? 8 : 16, sg = cfg->subgroup;
+    cfg->mm = cfg->mn = cfg->mk = ms;
+    if (c->size_control && c->require_size_compute && c->min_subgroup != c->max_subgroup) cfg->required_subgroup = sg;
+    if (cfg->wg % sg) return "workgroup size must be a multiple of the subgroup size";
+    uint32_t nsg = cfg->wg / sg;
+    if (cfg->br % nsg || (cfg->br / nsg) % ms) {
+        snprintf(why, sizeof why, "rows per subgroup (Br / %u subgroups) must be a multiple of %u", nsg, ms);
+        return why;
+    }
+    if (cfg->bc % ms || D % ms) {
+        snprintf(why, sizeof why, "tile Bc and the head dim must be multiples of %u", ms);
+        return why;
+    }
+    int q_env = env_choice("ATTNVK_VK_Q_SHARED"), stages_env = env_choice("ATTNVK_VK_KV_STAGES");
+    cfg->q_shared = q_env >= 0 ? (q_env != 0) : e->extra[X_Q_SHARED] != 0;
+    uint32_t max_stages = stages_env >= 1 ? (uint32_t)stages_env : e->extra[X_KV_STAGES] == 1 ? 1 : 2;
+    uint32_t ks = D / 8 + 1, q_stage = cfg->q_shared ? 0 : cfg->br * ((D % 32 == 0 ? 32 : 16) / 8 + 1);
+    for (cfg->kv_stages = max_stages; cfg->kv_stages >= 1; --cfg->kv_stages) { /* two stages whenever they fit */
+        uint32_t loop = (cfg->q_shared ? cfg->br * ks : 0) + 2 * cfg->kv_stages * cfg->bc * ks;
+        cfg->shared_bytes = (loop > q_stage ? loop : q_stage) * 16;
+        if (cfg->shared_bytes <= c->props.limits.maxComputeSharedMemorySize || cfg->kv_stages == 1) break;
+    }
+    cfg->s_chains = 1;
+    cfg->sg_reduce = 0;
+    return "";
 }
 
 /* Fills the derived fields and checks every limit; "" when cfg can run. */
@@ -133,6 +194,9 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
         uint32_t tpr = cfg->wg / cfg->br, d4 = D / 4, elem = cfg->algo == VK_ALGO_F16 ? 8u : 16u;
         cfg->sg_reduce = e->extra[X_SG_REDUCE] && c->subgroup_shuffle && tpr <= c->min_subgroup;
         cfg->shared_bytes = (cfg->br + cfg->bc) * (d4 + 1) * elem + cfg->br * (cfg->bc + 1) * 4 + 2 * cfg->br * tpr * 4;
+    } else if (vk_algo_is_rs(cfg->algo)) {
+        const char *rs_why = finish_rs_config(c, D, cfg, e);
+        if (*rs_why) return rs_why;
     } else {
         int emu = cfg->algo == VK_ALGO_COOPMAT_EMU; /* the emulation's matrices are 8x8 */
         cfg->mm = emu ? 8 : cfg->algo == VK_ALGO_COOPMAT_NV ? c->nv_m : c->khr_m;
@@ -194,7 +258,7 @@ static int entry_usable(const avk_tuning *e, const void *vctx)
     vk_algo algo;
     if (!algo_of(e->variant, &algo)) return 0;
     if (u->variant && strcmp(u->variant, e->variant) != 0) return 0;
-    if (!u->variant && algo == VK_ALGO_COOPMAT_EMU) return 0; /* only when asked for */
+    if (!u->variant && (algo == VK_ALGO_COOPMAT_EMU || algo == VK_ALGO_COOPMAT_RS_EMU)) return 0; /* only when asked for */
     if (*algo_blocker(u->caps, algo, u->p)) return 0;
     vk_config cfg = {.variant = e->variant, .algo = algo, .br = (uint32_t)e->tile_br, .bc = (uint32_t)e->tile_bc,
                      .wg = (uint32_t)e->workgroup_size};
@@ -216,7 +280,8 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     vk_algo algo = VK_ALGO_SCALAR;
     if (opts->variant && !algo_of(opts->variant, &algo))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                        "vulkan: unknown variant '%s' (scalar, f16, coopmat-nv, coopmat-khr)", opts->variant);
+                        "vulkan: unknown variant '%s' (scalar, f16, coopmat-nv, coopmat-nv-rs, coopmat-khr)",
+                        opts->variant);
     if (opts->variant && *algo_blocker(c, algo, p))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: variant %s on %s: %s", opts->variant, c->info.name,
                         algo_blocker(c, algo, p));

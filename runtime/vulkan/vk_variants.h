@@ -12,7 +12,12 @@ typedef enum vk_algo {
     VK_ALGO_COOPMAT_NV,   /* tensor cores through VK_NV_cooperative_matrix */
     VK_ALGO_COOPMAT_KHR,  /* matrix units through VK_KHR_cooperative_matrix (build-guarded) */
     VK_ALGO_COOPMAT_EMU,  /* test-only: the coopmat algorithm with emulated 8x8 matrices */
+    VK_ALGO_COOPMAT_NV_RS, /* tensor cores, softmax in registers (NVIDIA's accumulator layout, probed) */
+    VK_ALGO_COOPMAT_RS_EMU, /* test-only: the register-softmax algorithm with emulated 8x8 matrices */
 } vk_algo;
+
+/* The register-softmax variants (shaders/flash_coopmat_rs_body.glsl). */
+static inline int vk_algo_is_rs(vk_algo a) { return a == VK_ALGO_COOPMAT_NV_RS || a == VK_ALGO_COOPMAT_RS_EMU; }
 
 /* Everything a pipeline is specialised with. */
 typedef struct vk_config {
@@ -24,6 +29,7 @@ typedef struct vk_config {
     uint32_t mm, mn, mk;          /* matrix-unit shape (coopmat variants) */
     uint32_t kv_stages;           /* coopmat variants: 2 = double-buffered K/V tiles */
     uint32_t s_chains;            /* coopmat variants: independent accumulators per S tile */
+    uint32_t q_shared;            /* register-softmax variants: Q read from shared memory, not registers */
     uint32_t required_subgroup;   /* 0, or a size to request through subgroup size control */
     uint32_t shared_bytes;
 } vk_config;

@@ -1,7 +1,8 @@
 /* Vulkan backend against the float64 CPU reference: the shared feature matrix
  * for every variant the device runs, split-KV on/off, tile overrides, LSE,
  * q_begin/q_count, the deliberately wrong kernel, error statuses and the
- * on-disk pipeline cache. --quick runs a subset (used under validation). */
+ * on-disk pipeline cache. --quick runs a subset (used under validation);
+ * --only VARIANT runs one variant's cases (GPU sessions). */
 #include "test_util.h"
 #include "vk_test_cases.h"
 #include "vulkan/vk_validation.h"
@@ -19,9 +20,13 @@ static const variant_dtype all_variants[] = {
     {"scalar", ATTNVK_F32}, {"scalar", ATTNVK_F16}, {"scalar", ATTNVK_BF16},
     {"f16", ATTNVK_F16},    {"coopmat-nv", ATTNVK_F16}, {"coopmat-khr", ATTNVK_F16},
     {"coopmat-emu", ATTNVK_F16}, /* the coopmat algorithm with emulated matrices: slow, D <= 64 only */
+    {"coopmat-nv-rs", ATTNVK_F16},
+    {"coopmat-rs-emu", ATTNVK_F16}, /* register softmax with emulated matrices: every feature */
 };
 
 static int is_emulation(const variant_dtype *vd) { return strcmp(vd->variant, "coopmat-emu") == 0; }
+static int is_rs(const variant_dtype *vd) { return strstr(vd->variant, "-rs") != NULL; }
+static int is_rs_emulation(const variant_dtype *vd) { return strcmp(vd->variant, "coopmat-rs-emu") == 0; }
 
 static attnvk_problem shape(int b, int h, int hkv, int nq, int nk, int d, int causal, attnvk_dtype dt, int bshd)
 {
@@ -50,6 +55,7 @@ static void feature_matrix(vk_tally *t, attnvk_device *dev, const variant_dtype 
     for (int i = 0; i < n; ++i) {
         if (quick && i % 3) continue;
         if (is_emulation(vd) && (cases[i].head_dim > 64 || i % 2)) continue; /* slow emulation: a subset */
+        if (is_rs_emulation(vd) && quick && cases[i].head_dim > 128) continue;
         if (vd->dtype == ATTNVK_BF16 && i % 2) continue;                     /* storage-only difference */
         char label[64];
         snprintf(label, sizeof label, "%s/%s %s", vd->variant, attnvk_dtype_name(vd->dtype), labels[i]);
@@ -60,10 +66,11 @@ static void feature_matrix(vk_tally *t, attnvk_device *dev, const variant_dtype 
 /* Split-KV off, forced and automatic, on decode and prefill shapes. */
 static void split_kv_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
 {
-    /* the emulation stays under ~40 key tiles per workgroup: longer single dispatches
-     * of its very large shader came back incomplete on lavapipe */
-    attnvk_problem decode = is_emulation(vd) ? shape(1, 4, 2, 1, 600, 64, 0, vd->dtype, 0)
-                                             : shape(1, 4, 2, 1, 2049, 128, 0, vd->dtype, 0);
+    /* the emulations stay under ~40 key tiles per workgroup: lavapipe stops every loop
+     * of an invocation after 65535 iterations in all (its infinite-loop guard), and the
+     * emulated matrices' loops use that up on longer ones */
+    attnvk_problem decode = is_emulation(vd) || is_rs_emulation(vd) ? shape(1, 4, 2, 1, 600, 64, 0, vd->dtype, 0)
+                                                                    : shape(1, 4, 2, 1, 2049, 128, 0, vd->dtype, 0);
     attnvk_problem decode_causal = shape(2, 4, 1, 3, 700, 64, 1, vd->dtype, 1);
     attnvk_problem prefill = shape(1, 2, 2, 40, 300, 64, 1, vd->dtype, 0);
     const int splits[3] = {1, 3, 0};
@@ -85,10 +92,16 @@ static void tile_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
     static const int scalar_tiles[][2] = {{8, 16}, {32, 32}, {4, 8}};
     static const int coopmat_tiles[][2] = {{64, 16}, {64, 64}, {128, 32}};
     static const int emu_tiles[][2] = {{16, 8}, {16, 32}, {16, 24}};
+    static const int rs_emu_tiles[][2] = {{16, 8}, {32, 16}, {16, 24}}; /* 32 rows: two row tiles per subgroup */
+    static const int rs_tiles[][2] = {{128, 16}, {128, 64}, {256, 32}}; /* NVIDIA's table: 8 subgroups */
     int coopmat = strncmp(vd->variant, "coopmat", 7) == 0;
     for (int i = 0; i < 3; ++i) {
         if (is_emulation(vd) && i != 1) continue;
-        const int *tile = is_emulation(vd) ? emu_tiles[i] : coopmat ? coopmat_tiles[i] : scalar_tiles[i];
+        const int *tile = is_rs_emulation(vd) ? rs_emu_tiles[i]
+                          : is_rs(vd)         ? rs_tiles[i]
+                          : is_emulation(vd)  ? emu_tiles[i]
+                          : coopmat           ? coopmat_tiles[i]
+                                              : scalar_tiles[i];
         attnvk_kernel_options o = {.variant = vd->variant, .tile_br = tile[0], .tile_bc = tile[1]};
         attnvk_problem p = shape(1, 2, 1, 75, 133, 64, i == 1, vd->dtype, i == 2);
         char label[64];
@@ -119,6 +132,34 @@ static void special_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *
     vk_case(t, dev, &spread, &o, label, 1, 1);
 }
 
+/* Register-softmax variants under each shared-memory arrangement (K/V stages,
+ * Q in registers or shared memory) the tuning aids can select. */
+static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
+{
+    static const char *combos[][2] = {{"1", "0"}, {"1", "1"}, {"2", "1"}, {"2", "0"}}; /* stages, Q shared */
+    attnvk_problem cases[] = {
+        shape(1, 2, 2, 131, 131, 64, 1, vd->dtype, 0), shape(2, 8, 2, 50, 77, 64, 1, vd->dtype, 1),
+        shape(1, 2, 1, 70, 90, 80, 0, vd->dtype, 0),   shape(1, 2, 2, 40, 100, 128, 0, vd->dtype, 1),
+    };
+    /* each arrangement is a pipeline of its own, which lavapipe takes ~10 s to build for the
+     * emulation: there D = 64 and 80 only (80 has the odd Q staging passes) */
+    size_t n_cases = is_rs_emulation(vd) ? 3 : sizeof cases / sizeof *cases;
+    for (size_t c = 0; c < sizeof combos / sizeof *combos; ++c) {
+        setenv("ATTNVK_VK_KV_STAGES", combos[c][0], 1);
+        setenv("ATTNVK_VK_Q_SHARED", combos[c][1], 1);
+        for (size_t i = 0; i < n_cases; ++i) {
+            /* 128 x 16 fits every arrangement up to D = 128 in 48 KiB (Q in shared memory: 34 KiB) */
+            int tile_br = is_rs_emulation(vd) ? 0 : 128, tile_bc = is_rs_emulation(vd) ? 0 : 16;
+            attnvk_kernel_options o = {.variant = vd->variant, .write_lse = 1, .tile_br = tile_br, .tile_bc = tile_bc};
+            char label[64];
+            snprintf(label, sizeof label, "%s stages=%s q_shared=%s", vd->variant, combos[c][0], combos[c][1]);
+            vk_case(t, dev, &cases[i], &o, label, 1, 1);
+        }
+    }
+    unsetenv("ATTNVK_VK_KV_STAGES");
+    unsetenv("ATTNVK_VK_Q_SHARED");
+}
+
 static void status_cases(vk_tally *t, attnvk_device *dev)
 {
     attnvk_problem p = shape(1, 1, 1, 64, 64, 64, 0, ATTNVK_F32, 0);
@@ -146,7 +187,12 @@ static int cache_files(void)
 
 int main(int argc, char **argv)
 {
-    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int quick = 0;
+    const char *only = NULL;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    }
     vk_tally t = {0};
     t.seed = avk_test_seed();
     attnvk_context *ctx = NULL;
@@ -164,6 +210,7 @@ int main(int argc, char **argv)
            info->driver_version, info->api_version, info->default_variant, avk_vk_validation_enabled() ? "on" : "off");
     for (size_t i = 0; i < sizeof all_variants / sizeof *all_variants; ++i) {
         const variant_dtype *vd = &all_variants[i];
+        if (only && strcmp(only, vd->variant) != 0) continue;
         if (!runs_variant(dev, vd)) continue;
         feature_matrix(&t, dev, vd, quick);
         if (vd->dtype == ATTNVK_BF16) continue; /* storage-only difference from scalar/f16 */
@@ -171,6 +218,7 @@ int main(int argc, char **argv)
         if (quick) continue;
         tile_cases(&t, dev, vd);
         special_cases(&t, dev, vd);
+        if (is_rs(vd)) rs_config_cases(&t, dev, vd);
     }
     status_cases(&t, dev);
     attnvk_device_close(dev);

@@ -13,7 +13,7 @@ typedef struct vk_worst {
 
 typedef struct vk_tally {
     int passed, failed;
-    vk_worst worst[8];
+    vk_worst worst[12];
     int n_worst;
     uint64_t seed;
 } vk_tally;

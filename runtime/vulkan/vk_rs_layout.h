@@ -1,0 +1,31 @@
+/* The element layout coopmat-nv-rs assumes for a 16x16 f32 NV cooperative
+ * matrix (shaders/flash_coopmat_nv_rs.comp), and the check of what
+ * shaders/coopmat_nv_layout_probe.comp wrote on a device against it.
+ * No Vulkan types: the check is unit-tested without a device. */
+#ifndef ATTNVK_VK_RS_LAYOUT_H
+#define ATTNVK_VK_RS_LAYOUT_H
+
+#include <stddef.h>
+
+enum {
+    VK_RS_LANES = 32,                              /* subgroup size the layout is for */
+    VK_RS_LEN = 8,                                 /* elements per lane of a 16x16 f32 matrix */
+    VK_RS_PROBE_CAP = 64,                          /* elements per lane the probe records */
+    /* the probe's output, in floats (coopMatStoreNV wants 16-byte aligned offsets: the product first) */
+    VK_RS_PROBE_PRODUCT = 0,                       /* f16(m) x I, 16 x 16 row-major */
+    VK_RS_PROBE_LENGTH = 256,                      /* m.length() */
+    VK_RS_PROBE_ELEMS = 260,                       /* [lane * VK_RS_PROBE_CAP + i]: element i of lane */
+    VK_RS_PROBE_FLOATS = VK_RS_PROBE_ELEMS + VK_RS_LANES * VK_RS_PROBE_CAP
+};
+
+/* Row and column of element e of lane (the assumed layout). */
+void vk_rs_layout_position(unsigned lane, unsigned e, unsigned *row, unsigned *col);
+
+/* The probe's output on a device whose layout is the assumed one (tests). */
+void vk_rs_layout_expected(float *probe);
+
+/* 1 when the probe's output matches the assumed layout; else 0 and `why`
+ * says where it differs ("coopmat-nv-rs: accumulator layout differs ..."). */
+int vk_rs_layout_check(const float *probe, char *why, size_t why_size);
+
+#endif

@@ -1,0 +1,39 @@
+#version 450
+// Which element of a 16x16 f32 NV cooperative matrix each lane holds, for the
+// host to compare with the layout flash_coopmat_nv_rs.comp assumes
+// (runtime/vulkan/vk_rs_layout.c). Input (binding 0): the matrix with (r, c) =
+// r*16 + c; binding 1: the 16x16 f16 identity. Output (binding 3), offsets of
+// runtime/vulkan/vk_rs_layout.h:
+//   [r*16 + c]: f16(m) used as the A operand times the identity, so the
+//   f32 -> f16 conversion feeding P.V is checked too (first: coopMatStoreNV
+//   needs a 16-byte aligned offset);
+//   [LENGTH] m.length(); [ELEMS + lane*64 + i] element i of lane (i < 64).
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_NV_cooperative_matrix : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_shader_subgroup_basic : require
+
+layout(local_size_x = 32) in;
+layout(binding = 0) readonly buffer In { float in_f[]; };
+layout(binding = 1) readonly buffer Ident { uvec4 ident[]; };
+layout(binding = 3) writeonly buffer Out { float out_f[]; };
+
+const uint CAP = 64u;
+const uint LENGTH = 256u;
+const uint ELEMS = 260u;
+
+void main()
+{
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> m;
+    coopMatLoadNV(m, in_f, 0u, 16u, false);
+    uint lane = gl_SubgroupInvocationID;
+    if (lane == 0u) out_f[LENGTH] = float(m.length());
+    for (int i = 0; i < m.length() && i < int(CAP); ++i) out_f[ELEMS + lane * CAP + uint(i)] = m[i];
+
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a = fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>(m);
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b;
+    coopMatLoadNV(b, ident, 0u, 2u, false);
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> c = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    c = coopMatMulAddNV(a, b, c);
+    coopMatStoreNV(c, out_f, 0u, 16u, false);
+}

@@ -1,0 +1,281 @@
+// FlashAttention-2 forward on matrix units with the softmax in registers
+// ("register softmax"): S = Q.K^T stays in the f32 accumulators, each lane
+// works on the elements it holds, and P is converted to f16 in place and used
+// directly as the A operand of O += P.V. Nothing of S or P goes through shared
+// memory, which is left to K, V and (optionally) Q.
+//
+// Written once against macros that describe how an implementation spreads a
+// C (accumulator) matrix over the lanes of a subgroup; flash_coopmat_nv_rs.comp
+// gives NVIDIA's layout (checked by the host's probe before the variant is
+// used), flash_coopmat_rs_emu.comp an emulation where every lane holds all:
+//   CM_A, CM_B, CM_C            operand and accumulator types (MS x MS)
+//   CM_LOAD_ROW / CM_LOAD_COL   f16 loads from tile_sh (offset, stride in uvec4)
+//   CM_MAD(a, b, c), CM_C_ZERO, CM_A_FROM_C(c) (f32 -> f16, elementwise)
+//   CM_AT(m, e)                 element e of this lane's part of m
+//   CM_LEN                      elements per lane of a C matrix
+//   CM_SLOTS                    distinct rows a lane holds in one MS-row tile
+//   CM_SLOT(e)                  which of those rows element e is in
+//   CM_SLOT_ROW(lane, s)        row (0..MS-1) of slot s; CM_COL(lane, e): column
+//                               (CM_COL(lane, e + 1) == CM_COL(lane, e) + 1 for even e)
+//   CM_ROW_MAX(x), CM_ROW_SUM(x) reduce over the lanes that share a row
+//   CM_ROW_LEADER(lane)         one lane per row writes the row's statistics
+//   CM_WRITES(lane)             this lane writes its elements of O
+//   CM_ELEM_LOOP                loop attribute over a lane's elements ([[unroll]]
+//                               where elements live in registers)
+//
+// Workgroup: NSG subgroups, each owning RS = BR / NSG query rows (RT row tiles
+// of MS). Per key tile of BC keys, with K_{j+1} and V_{j+1} streamed through
+// registers while tile j is computed (KV_STAGES = 2: two K and two V buffers,
+// one barrier per tile; KV_STAGES = 1: one of each, two barriers per tile):
+//   1. S = Q.K^T (Q as A matrices from registers, or from shared memory when
+//      Q_SHARED, which frees registers);
+//   2. masks on edge tiles only, per element from its (row, column);
+//   3. row max per slot, reduced across the row's lanes; lazy rescale: the max
+//      moves only when it grows by more than RESCALE_LOG2, and then O is
+//      rescaled elementwise in registers;
+//   4. P = exp2(S * scale_log2 - m) elementwise; per-lane partial row sums
+//      (reduced across lanes once, at the end);
+//   5. O += P.V with P converted to f16 in registers.
+// The epilogue writes O / l straight from the accumulators (column pairs).
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_vote : require
+
+#include "flash_common.glsl"
+
+layout(constant_id = 0) const uint BR = 64;
+layout(constant_id = 1) const uint BC = 32;
+layout(constant_id = 2) const uint D = 128;
+layout(local_size_x_id = 3) in;
+layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
+layout(constant_id = 5) const uint MS = 16;      // square matrix shape: MS x MS x MS
+layout(constant_id = 8) const uint KV_STAGES = 1; // 2: double-buffered K and V, one barrier per tile
+layout(constant_id = 9) const uint Q_SHARED = 0;  // 1: Q stays in shared memory (fewer registers)
+
+const uint WG = gl_WorkGroupSize.x;
+const uint NSG = WG / SUBGROUP_SIZE;
+const uint RS = BR / NSG;                  // rows per subgroup
+const uint RT = RS / MS;                   // row tiles per subgroup
+const uint NT = BC / MS;                   // S (and P) tiles per row tile
+const uint DT = D / MS;                    // O column tiles, Q k-steps
+const uint D8 = D / 8;                     // uvec4 (8 halves) per row
+const uint KS = D8 + 1;                    // padded Q/K/V row in uvec4 (bank spread)
+const uint KTILE = BC * KS;                // uvec4 per K (or V) buffer
+const uint Q_WORDS = Q_SHARED != 0u ? BR * KS : 0u;
+const uint K_OFF = Q_WORDS;                // K buffers, then V buffers
+const uint V_OFF = K_OFF + KV_STAGES * KTILE;
+const uint LOOP_WORDS = V_OFF + KV_STAGES * KTILE;
+const uint QC = D % 32 == 0 ? 32 : 16;     // Q columns per staging pass (Q in registers)
+const uint QSW = QC / 8 + 1;
+const uint QSTAGE_WORDS = Q_SHARED != 0u ? 0u : BR * QSW;
+const uint SH_WORDS = LOOP_WORDS > QSTAGE_WORDS ? LOOP_WORDS : QSTAGE_WORDS;
+const uint LPT = (BC * D8 + WG - 1) / WG;  // uvec4 per thread per K (or V) tile
+const uint NSTAT = RT * CM_SLOTS;          // row statistics a lane keeps
+const float RESCALE_LOG2 = 8.0;
+
+layout(binding = 0) readonly buffer QB { uvec4 q_data[]; };
+layout(binding = 1) readonly buffer KB { uvec4 k_data[]; };
+layout(binding = 2) readonly buffer VB { uvec4 v_data[]; };
+layout(binding = 3) writeonly buffer OB { uint o_pairs[]; };   // f16 pairs
+layout(binding = 4) writeonly buffer LB { float lse_data[]; };
+layout(binding = 5) writeonly buffer WOB { vec2 ws_o[]; };
+layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
+
+// [Q (Q_SHARED)] | K x KV_STAGES | V x KV_STAGES; Q staging passes alias the start
+shared uvec4 tile_sh[SH_WORDS];
+
+uvec4 kv_pre[LPT]; // the next K (or V) tile on its way from global memory
+
+void prefetch(uint j0, uint kv_hi, uint kv_base, bool values)
+{
+    [[unroll]] for (uint x = 0u; x < LPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        uint c = e / D8, d8 = e % D8;
+        uint j = j0 + c;
+        bool ok = e < BC * D8 && j < kv_hi;
+        uint idx = (kv_base + j * pc.kv_stride_s) / 8u + d8;
+        kv_pre[x] = ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
+    }
+}
+
+void commit(uint base)
+{
+    [[unroll]] for (uint x = 0u; x < LPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        if (e < BC * D8) tile_sh[base + (e / D8) * KS + e % D8] = kv_pre[x];
+    }
+}
+
+void main()
+{
+    Work w = flash_work(BR, BC);
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = gl_SubgroupID;
+    uint lane = gl_SubgroupInvocationID;
+    uint row0 = w.i0 + sg * RS;                // first query row of this subgroup
+    int block_limit = flash_row_limit(w.i0);  // the block's first row sees the fewest keys
+
+    // Q: shared memory only, or global -> shared (QC columns per pass) -> A matrices in registers
+    CM_A qm[RT * DT]; // unused (and dropped by the compiler) when Q_SHARED
+    if (Q_SHARED != 0u) {
+        for (uint e = tid; e < BR * D8; e += WG) {
+            uint rr = e / D8, d8 = e % D8;
+            uint i = w.i0 + rr;
+            tile_sh[rr * KS + d8] = i < pc.q_end ? q_data[(w.q_base + i * pc.q_stride_s) / 8u + d8] : uvec4(0u);
+        }
+    } else {
+        [[unroll]] for (uint c0 = 0u; c0 < D; c0 += QC) {
+            for (uint e = tid; e < BR * (QC / 8u); e += WG) {
+                uint rr = e / (QC / 8u), d8 = e % (QC / 8u);
+                uint i = w.i0 + rr;
+                tile_sh[rr * QSW + d8] = i < pc.q_end ? q_data[(w.q_base + i * pc.q_stride_s + c0) / 8u + d8] : uvec4(0u);
+            }
+            barrier();
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                [[unroll]] for (uint k = 0u; k < QC / MS; ++k)
+                    CM_LOAD_ROW(qm[rt * DT + c0 / MS + k], tile_sh, (sg * RS + rt * MS) * QSW + k * MS / 8u, QSW);
+            barrier();
+        }
+    }
+
+    CM_C oacc[RT * DT];
+    [[unroll]] for (uint x = 0u; x < RT * DT; ++x) oacc[x] = CM_C_ZERO;
+    float m_i[NSTAT], l_i[NSTAT]; // running max (base 2, scaled) and this lane's part of the row sum
+    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
+        m_i[x] = NEG_INF;
+        l_i[x] = 0.0;
+    }
+
+    // tile 0 straight into buffer 0
+    if (w.ntiles > 0u) {
+        prefetch(w.kv_lo, w.kv_hi, w.kv_base, false);
+        commit(K_OFF);
+        prefetch(w.kv_lo, w.kv_hi, w.kv_base, true);
+        commit(V_OFF);
+    }
+    barrier();
+
+    for (uint tile = 0u; tile < w.ntiles; ++tile) {
+        uint j0 = w.kv_lo + tile * BC;
+        uint k_buf = K_OFF + (tile % KV_STAGES) * KTILE, v_buf = V_OFF + (tile % KV_STAGES) * KTILE;
+        uint next = (tile + 1u) % KV_STAGES;
+        bool more = tile + 1u < w.ntiles;
+        if (KV_STAGES > 1u) barrier(); // tile's K/V are in place; the other buffers' readers are done
+        if (more) prefetch(j0 + BC, w.kv_hi, w.kv_base, false);
+
+        // 1. S = Q.K^T: RT x NT accumulators
+        CM_C sacc[RT * NT];
+        [[unroll]] for (uint x = 0u; x < RT * NT; ++x) sacc[x] = CM_C_ZERO;
+        [[unroll]] for (uint k = 0u; k < DT; ++k) {
+            CM_A qa[RT];
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) {
+                if (Q_SHARED != 0u) CM_LOAD_ROW(qa[rt], tile_sh, (sg * RS + rt * MS) * KS + k * MS / 8u, KS);
+                else qa[rt] = qm[rt * DT + k];
+            }
+            [[unroll]] for (uint n = 0u; n < NT; ++n) {
+                CM_B kb;
+                CM_LOAD_COL(kb, tile_sh, k_buf + n * MS * KS + k * MS / 8u, KS);
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt * NT + n] = CM_MAD(qa[rt], kb, sacc[rt * NT + n]);
+            }
+        }
+        if (KV_STAGES == 1u) barrier(); // everyone is done reading this K
+        if (more) {
+            commit(K_OFF + next * KTILE);
+            prefetch(j0 + BC, w.kv_hi, w.kv_base, true); // lands during the softmax and P.V
+        }
+
+        // 2. masks: keys past the end, causal limit (edge tiles only)
+        bool edge = j0 + BC > w.kv_hi || int(j0 + BC - 1u) > block_limit;
+        if (edge) {
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                [[unroll]] for (uint n = 0u; n < NT; ++n)
+                    CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                        uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
+                        uint j = j0 + n * MS + CM_COL(lane, e);
+                        if (j >= w.kv_hi || int(j) > flash_row_limit(row)) CM_AT(sacc[rt * NT + n], e) = NEG_INF;
+                    }
+        }
+
+        // 3. row max per slot, lazily moved
+        float alpha[NSTAT], m_sub[NSTAT];
+        bool rescale = false;
+        [[unroll]] for (uint x = 0u; x < NSTAT; ++x) alpha[x] = NEG_INF; // tile max until reduced
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint n = 0u; n < NT; ++n)
+                CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                    uint x = rt * CM_SLOTS + CM_SLOT(e);
+                    alpha[x] = max(alpha[x], CM_AT(sacc[rt * NT + n], e));
+                }
+        [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
+            float tmax = CM_ROW_MAX(alpha[x]) * pc.scale_log2;
+            float m_new = tmax > m_i[x] + RESCALE_LOG2 ? tmax : m_i[x];
+            alpha[x] = m_new == m_i[x] ? 1.0 : exp2(m_i[x] - m_new);
+            rescale = rescale || (alpha[x] != 1.0 && m_i[x] != NEG_INF); // O is still 0 while m is -inf
+            m_sub[x] = m_new == NEG_INF ? 0.0 : m_new; // all masked so far: every p is 0
+            m_i[x] = m_new;
+        }
+        if (subgroupAny(rescale)) {
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                [[unroll]] for (uint n = 0u; n < DT; ++n)
+                    CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e)
+                        CM_AT(oacc[rt * DT + n], e) *= alpha[rt * CM_SLOTS + CM_SLOT(e)];
+        }
+
+        // 4. P = exp2(S * scale_log2 - m), in place; this lane's part of the row sums
+        float psum[NSTAT];
+        [[unroll]] for (uint x = 0u; x < NSTAT; ++x) psum[x] = 0.0;
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint n = 0u; n < NT; ++n)
+                CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                    uint x = rt * CM_SLOTS + CM_SLOT(e);
+                    float p = exp2(fma(CM_AT(sacc[rt * NT + n], e), pc.scale_log2, -m_sub[x]));
+                    CM_AT(sacc[rt * NT + n], e) = p;
+                    psum[x] += p;
+                }
+        [[unroll]] for (uint x = 0u; x < NSTAT; ++x) l_i[x] = l_i[x] * alpha[x] + psum[x];
+
+        // 5. O += P.V, P as f16 A matrices straight from the accumulators
+        [[unroll]] for (uint kc = 0u; kc < NT; ++kc) {
+            CM_A pa[RT];
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) pa[rt] = CM_A_FROM_C(sacc[rt * NT + kc]);
+            [[unroll]] for (uint n = 0u; n < DT; ++n) {
+                CM_B vb;
+                CM_LOAD_ROW(vb, tile_sh, v_buf + kc * MS * KS + n * MS / 8u, KS);
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt) oacc[rt * DT + n] = CM_MAD(pa[rt], vb, oacc[rt * DT + n]);
+            }
+        }
+        if (KV_STAGES == 1u) barrier(); // everyone is done reading this V (and the next K is in place)
+        if (more) commit(V_OFF + next * KTILE);
+    }
+
+    // epilogue: whole row sums, then O / l from the accumulators, two columns per store
+    float inv_l[NSTAT];
+    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
+        l_i[x] = CM_ROW_SUM(l_i[x]);
+        inv_l[x] = l_i[x] > 0.0 ? 1.0 / l_i[x] : 0.0;
+    }
+    bool split = (pc.flags & FLAG_SPLIT) != 0u;
+    if (CM_WRITES(lane)) {
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint n = 0u; n < DT; ++n)
+                CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; e += 2u) {
+                    uint x = rt * CM_SLOTS + CM_SLOT(e);
+                    uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
+                    uint col = n * MS + CM_COL(lane, e);
+                    if (row >= pc.q_end) continue;
+                    vec2 o = vec2(CM_AT(oacc[rt * DT + n], e), CM_AT(oacc[rt * DT + n], e + 1u)) * inv_l[x];
+                    if (split) ws_o[(flash_ws_row(w.split, w.b, w.h, row) * D + col) / 2u] = o;
+                    else o_pairs[(w.q_base + row * pc.q_stride_s + col) / 2u] = packHalf2x16(o);
+                }
+    }
+    if (!CM_ROW_LEADER(lane)) return;
+    [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+        [[unroll]] for (uint s = 0u; s < CM_SLOTS; ++s) {
+            uint x = rt * CM_SLOTS + s;
+            uint row = row0 + rt * MS + CM_SLOT_ROW(lane, s);
+            if (row >= pc.q_end) continue;
+            if (split) ws_ml[flash_ws_row(w.split, w.b, w.h, row)] = vec2(m_i[x], l_i[x]);
+            else if ((pc.flags & FLAG_WRITE_LSE) != 0u)
+                lse_data[flash_lse_index(w.b, w.h, row)] = l_i[x] > 0.0 ? (m_i[x] + log2(l_i[x])) * LN2 : NEG_INF;
+        }
+}
