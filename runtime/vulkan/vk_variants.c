@@ -20,8 +20,13 @@ enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3 };
  * Equal specificity: the first usable entry wins, so preferred entries come first. */
 static const avk_tuning vk_table[] = {
     /* NVIDIA: tensor cores for f16 prefill; 48 KiB shared memory, subgroup 32. Measured
-     * on H100 (bench/results/vulkan-h100-notes.md): 32 rows per subgroup and 16-key
-     * tiles win; at D=128 the 255-register limit wants one S chain and one K/V stage */
+     * on H100 (bench/results/vulkan-h100-notes.md). Softmax in registers where the
+     * layout probe passed: 8 subgroups, 32 rows each at D <= 64 (double-buffered K/V),
+     * 16 rows each and 64-key tiles (one K/V buffer) at D <= 128 */
+    {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv-rs", 256, 64, 256, {0, 2, 0, 0}},
+    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv-rs", 128, 64, 256, {0, 1, 0, 0}},
+    /* otherwise S/P through shared memory: 32 rows per subgroup and 16-key tiles win;
+     * at D=128 the 255-register limit wants one S chain and one K/V stage */
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv", 128, 16, 128, {0, 2, 2}},
     {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-nv", 64, 16, 128, {0, 1, 1}},
