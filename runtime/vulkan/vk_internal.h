@@ -97,6 +97,7 @@ struct avk_bbuf {
 
 /* vk_util.c */
 attnvk_status vk_status(VkResult r, const char *what);
+attnvk_status vk_bind_storage_buffers(avk_bdev *dev, avk_bbuf *const bufs[VK_BINDINGS], VkDescriptorSet *set);
 const char *vk_result_name(VkResult r);
 
 /* vk_device.c */

@@ -206,24 +206,9 @@ static vk_params make_params(const avk_bkernel *k, const avk_dispatch *a)
 
 static attnvk_status bind_buffers(avk_bdev *dev, const avk_bkernel *k, const avk_dispatch *a, VkDescriptorSet *set)
 {
-    VkResult r = dev->vk.vkResetDescriptorPool(dev->device, dev->descriptor_pool, 0);
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = dev->descriptor_pool, .descriptorSetCount = 1,
-                                      .pSetLayouts = &dev->set_layout};
-    if (r == VK_SUCCESS) r = dev->vk.vkAllocateDescriptorSets(dev->device, &ai, set);
-    if (r != VK_SUCCESS) return vk_status(r, "vkAllocateDescriptorSets");
-    avk_bbuf *bufs[VK_BINDINGS] = {a->q, a->k, a->v, a->o, a->lse ? a->lse : dev->dummy,
-                                   k->ws_o ? k->ws_o : dev->dummy, k->ws_ml ? k->ws_ml : dev->dummy};
-    VkDescriptorBufferInfo bi[VK_BINDINGS];
-    VkWriteDescriptorSet w[VK_BINDINGS];
-    for (uint32_t i = 0; i < VK_BINDINGS; ++i) {
-        bi[i] = (VkDescriptorBufferInfo){.buffer = bufs[i]->buffer, .offset = 0, .range = VK_WHOLE_SIZE};
-        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = *set, .dstBinding = i,
-                                      .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                      .pBufferInfo = &bi[i]};
-    }
-    dev->vk.vkUpdateDescriptorSets(dev->device, VK_BINDINGS, w, 0, NULL);
-    return ATTNVK_OK;
+    avk_bbuf *const bufs[VK_BINDINGS] = {a->q, a->k, a->v, a->o, a->lse ? a->lse : dev->dummy,
+                                         k->ws_o ? k->ws_o : dev->dummy, k->ws_ml ? k->ws_ml : dev->dummy};
+    return vk_bind_storage_buffers(dev, bufs, set);
 }
 
 static double host_ms(void)

@@ -41,3 +41,25 @@ attnvk_status vk_status(VkResult r, const char *what)
     default: return avk_fail(ATTNVK_ERROR_BACKEND, "vulkan: %s: %s (%d)", what, vk_result_name(r), (int)r);
     }
 }
+
+/* Allocates the device's one descriptor set (resetting the pool first: one
+ * dispatch at a time) and points its VK_BINDINGS storage-buffer bindings at bufs. */
+attnvk_status vk_bind_storage_buffers(avk_bdev *dev, avk_bbuf *const bufs[VK_BINDINGS], VkDescriptorSet *set)
+{
+    VkResult r = dev->vk.vkResetDescriptorPool(dev->device, dev->descriptor_pool, 0);
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = dev->descriptor_pool, .descriptorSetCount = 1,
+                                      .pSetLayouts = &dev->set_layout};
+    if (r == VK_SUCCESS) r = dev->vk.vkAllocateDescriptorSets(dev->device, &ai, set);
+    if (r != VK_SUCCESS) return vk_status(r, "vkAllocateDescriptorSets");
+    VkDescriptorBufferInfo bi[VK_BINDINGS];
+    VkWriteDescriptorSet w[VK_BINDINGS];
+    for (uint32_t i = 0; i < VK_BINDINGS; ++i) {
+        bi[i] = (VkDescriptorBufferInfo){.buffer = bufs[i]->buffer, .offset = 0, .range = VK_WHOLE_SIZE};
+        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = *set, .dstBinding = i,
+                                      .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                      .pBufferInfo = &bi[i]};
+    }
+    dev->vk.vkUpdateDescriptorSets(dev->device, VK_BINDINGS, w, 0, NULL);
+    return ATTNVK_OK;
+}
