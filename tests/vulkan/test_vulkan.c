@@ -2,7 +2,9 @@
  * for every variant the device runs, split-KV on/off, tile overrides, LSE,
  * q_begin/q_count, the deliberately wrong kernel, error statuses and the
  * on-disk pipeline cache. --quick runs a subset (used under validation);
- * --only VARIANT runs one variant's cases (GPU sessions). */
+ * --only VARIANT runs one variant's cases (GPU sessions); --skip VARIANT
+ * (repeatable) leaves one out, so ctest can run the slow emulations beside
+ * the rest. */
 #include "test_util.h"
 #include "vk_test_cases.h"
 #include "vulkan/vk_validation.h"
@@ -187,11 +189,16 @@ static int cache_files(void)
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
-    const char *only = NULL;
+    int quick = 0, nskip = 0;
+    const char *only = NULL, *skip[8];
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else if (strcmp(argv[i], "--skip") == 0 && i + 1 < argc && nskip < 8) skip[nskip++] = argv[++i];
+        else {
+            fprintf(stderr, "test_vulkan: unknown argument '%s' (--quick, --only VARIANT, --skip VARIANT)\n", argv[i]);
+            return 2;
+        }
     }
     vk_tally t = {0};
     t.seed = avk_test_seed();
@@ -211,6 +218,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof all_variants / sizeof *all_variants; ++i) {
         const variant_dtype *vd = &all_variants[i];
         if (only && strcmp(only, vd->variant) != 0) continue;
+        int skipped = 0;
+        for (int k = 0; k < nskip; ++k) skipped |= strcmp(skip[k], vd->variant) == 0;
+        if (skipped) continue;
         if (!runs_variant(dev, vd)) continue;
         feature_matrix(&t, dev, vd, quick);
         if (vd->dtype == ATTNVK_BF16) continue; /* storage-only difference from scalar/f16 */
