@@ -167,6 +167,7 @@ typedef struct usable_ctx {
     size_t smem_optin;
     attnvk_dtype dtype;
     int head_dim;
+    const char *variant; /* only this variant's entries, or NULL for any */
 } usable_ctx;
 
 static int usable(const avk_tuning *e, const void *ctx)
@@ -174,6 +175,7 @@ static int usable(const avk_tuning *e, const void *ctx)
     const usable_ctx *u = ctx;
     avk_cuda_config c;
     memset(&c, 0, sizeof c);
+    if (u->variant && strcmp(u->variant, e->variant) != 0) return 0;
     if (!avk_cuda_parse_variant(e->variant, &c)) return 0;
     c.dtype = u->dtype;
     c.head_dim = u->head_dim;
@@ -184,15 +186,15 @@ static int usable(const avk_tuning *e, const void *ctx)
     return avk_cuda_config_check(&c, u->cc_major, u->smem_optin) == ATTNVK_OK;
 }
 
-/* Default tiles for a variant named in the options but not chosen by the table. */
+/* Tiles for a variant named in the options that the table has no usable
+ * entry of for this device and shape (the check then says what is wrong). */
 static void variant_defaults(avk_cuda_config *c, int decode)
 {
-    if (c->tiled) { /* the table's NVIDIA entries */
-        const int D = c->head_dim;
-        c->lanes_per_row = decode ? 4 : D <= 64 ? 2 : D <= 96 ? 4 : D <= 128 ? 8 : 16;
-        c->threads = decode ? 64 : D == 128 ? 256 : 128;
-        c->br = c->threads / c->lanes_per_row * (decode ? 1 : D <= 96 ? 2 : 4); /* rows per lane */
-        c->bc = decode ? 32 : D > 128 ? 8 : 16;
+    if (c->tiled) {
+        c->lanes_per_row = 4;
+        c->threads = 128;
+        c->br = 32;
+        c->bc = 16;
     } else if (!c->mma) {
         c->br = 32;
         c->bc = 32;
@@ -204,6 +206,16 @@ static void variant_defaults(avk_cuda_config *c, int decode)
         c->br = c->rows_per_warp == 32 ? 128 : 64;
         c->bc = c->head_dim > 128 ? 32 : 64;
     }
+    if (decode && !c->tiled) c->br = c->wgmma ? 64 : c->mma ? c->rows_per_warp : 16;
+}
+
+static void take_entry(const avk_tuning *e, avk_cuda_config *cfg)
+{
+    avk_cuda_parse_variant(e->variant, cfg);
+    cfg->br = e->tile_br;
+    cfg->bc = e->tile_bc;
+    cfg->threads = e->workgroup_size;
+    cfg->lanes_per_row = e->extra[0];
 }
 
 attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
@@ -211,7 +223,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
                               avk_cuda_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim};
+    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim, NULL};
     avk_tuning_query q = {info, p->dtype, p->head_dim, decode, usable, &u};
     int count;
     const avk_tuning *table = avk_cuda_tuning_table(&count);
@@ -221,19 +233,16 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
                         p->head_dim);
     cfg->dtype = p->dtype;
     cfg->head_dim = p->head_dim;
-    if (e) {
-        avk_cuda_parse_variant(e->variant, cfg);
-        cfg->br = e->tile_br;
-        cfg->bc = e->tile_bc;
-        cfg->threads = e->workgroup_size;
-        cfg->lanes_per_row = e->extra[0];
-    }
+    if (e) take_entry(e, cfg);
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                             "unknown cuda variant '%s' (wgmma, mma16, mma16-qs, mma32, mma32-qs, tiled, simt)", o->variant);
-        variant_defaults(cfg, decode);
-        if (decode && !cfg->tiled) cfg->br = cfg->wgmma ? 64 : cfg->mma ? cfg->rows_per_warp : 16;
+        /* the table's tiles for the named variant where it has them */
+        u.variant = o->variant;
+        const avk_tuning *named = avk_tuning_lookup(table, count, &q);
+        if (named) take_entry(named, cfg);
+        else variant_defaults(cfg, decode);
     } else if (!e) {
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: no kernel configuration fits this device");
     }
