@@ -3,25 +3,20 @@
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_loader.h"
 #include "core/cache.h"
+#include "core/embedded.h"
 #include "core/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Embedded at build time (attnvk_embed_file). */
-extern const unsigned char avk_cuda_kernel_source[];
-extern const size_t avk_cuda_kernel_source_size;
-extern const unsigned char avk_cuda_portability_source[];
-extern const size_t avk_cuda_portability_source_size;
-extern const unsigned char avk_cuda_params_source[];
-extern const size_t avk_cuda_params_source_size;
-extern const unsigned char avk_cuda_sm90_source[];
-extern const size_t avk_cuda_sm90_source_size;
-extern const unsigned char avk_cuda_wgmma_source[];
-extern const size_t avk_cuda_wgmma_source_size;
-extern const unsigned char avk_cuda_tiled_source[];
-extern const size_t avk_cuda_tiled_source_size;
+/* Embedded at build time: the kernel source and the headers it includes. */
+AVK_EMBEDDED(avk_cuda_kernel_source)
+AVK_EMBEDDED(avk_cuda_portability_source)
+AVK_EMBEDDED(avk_cuda_params_source)
+AVK_EMBEDDED(avk_cuda_sm90_source)
+AVK_EMBEDDED(avk_cuda_wgmma_source)
+AVK_EMBEDDED(avk_cuda_tiled_source)
 
 /* The headers attn_fwd.cu includes, by the names it includes them by. */
 static const struct {
