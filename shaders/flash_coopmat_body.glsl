@@ -16,27 +16,15 @@
 // S, P and (at the end) O share one staging area per subgroup, so K, V and the
 // staging fit 48 KiB; at the end O goes through it BC columns at a time, where
 // each lane divides its row by the row sum and writes it out.
-#extension GL_EXT_control_flow_attributes : require
-#extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
-#extension GL_KHR_shader_subgroup_vote : require
+#include "flash_coopmat_common.glsl"
 
-#include "flash_common.glsl"
-
-layout(constant_id = 0) const uint BR = 64;
-layout(constant_id = 1) const uint BC = 32;
-layout(constant_id = 2) const uint D = 128;
-layout(local_size_x_id = 3) in;
-layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
 layout(constant_id = 5) const uint MM = 16;   // matrix unit shape: M x K times K x N
 layout(constant_id = 6) const uint MN = 16;
 layout(constant_id = 7) const uint MK = 16;
 layout(constant_id = 8) const uint KV_STAGES = 1; // 2: double-buffered K/V, one barrier per tile
 layout(constant_id = 9) const uint S_CHAINS = 1;  // 2: S sums even/odd head-dim steps apart (more MMAs in flight)
 
-const uint WG = gl_WorkGroupSize.x;
-const uint NSG = WG / SUBGROUP_SIZE;
-const uint RS = BR / NSG;                 // rows per subgroup
 const uint RT = RS / MM;                  // row tiles per subgroup
 const uint LPR = SUBGROUP_SIZE / RS;      // lanes per row in the softmax pass
 const uint CPL = BC / LPR;                // S columns per lane

@@ -37,24 +37,12 @@
 //      (reduced across lanes once, at the end);
 //   5. O += P.V with P converted to f16 in registers.
 // The epilogue writes O / l straight from the accumulators (column pairs).
-#extension GL_EXT_control_flow_attributes : require
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_vote : require
+#include "flash_coopmat_common.glsl"
 
-#include "flash_common.glsl"
-
-layout(constant_id = 0) const uint BR = 64;
-layout(constant_id = 1) const uint BC = 32;
-layout(constant_id = 2) const uint D = 128;
-layout(local_size_x_id = 3) in;
-layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
 layout(constant_id = 5) const uint MS = 16;      // square matrix shape: MS x MS x MS
 layout(constant_id = 8) const uint KV_STAGES = 1; // 2: double-buffered K and V, one barrier per tile
 layout(constant_id = 9) const uint Q_SHARED = 0;  // 1: Q stays in shared memory (fewer registers)
 
-const uint WG = gl_WorkGroupSize.x;
-const uint NSG = WG / SUBGROUP_SIZE;
-const uint RS = BR / NSG;                  // rows per subgroup
 const uint RT = RS / MS;                   // row tiles per subgroup
 const uint NT = BC / MS;                   // S (and P) tiles per row tile
 const uint DT = D / MS;                    // O column tiles, Q k-steps
