@@ -10,6 +10,12 @@
 #ifndef AVK_UNROLL
 #define AVK_UNROLL 1         /* 0: no forced unrolling (CPU runtimes build far faster) */
 #endif
+/* Written before a loop: unrolls it fully unless AVK_UNROLL is 0. */
+#if AVK_UNROLL
+#define AVK_PRAGMA_UNROLL _Pragma("unroll")
+#else
+#define AVK_PRAGMA_UNROLL
+#endif
 #ifndef AVK_NATIVE_EXP
 #define AVK_NATIVE_EXP 0     /* 1: native_exp2 (NVIDIA: ex2.approx, ~2 ulp) */
 #endif

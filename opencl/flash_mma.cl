@@ -62,9 +62,7 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
 
     /* Q fragments of rows g (qa) and g+8 (qb): .x = slots 2t.., .y = slots 2t+8.. */
     uint2 qa[AVK_KS], qb[AVK_KS];
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
     for (int ks = 0; ks < AVK_KS; ++ks) {
 #if AVK_ASYNC
         __global const ushort *pa = Qb + row_a * q_row_stride, *pb = Qb + row_b * q_row_stride;
@@ -81,9 +79,7 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
     }
 
     float oacc[AVK_DT][4];
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
     for (int dt = 0; dt < AVK_DT; ++dt) oacc[dt][0] = oacc[dt][1] = oacc[dt][2] = oacc[dt][3] = 0.0f;
     float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
 
@@ -141,15 +137,11 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
 
         /* S = Q K^T: n-tile nt covers keys kt + 8nt .. +7 */
         float s[AVK_NT][4];
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt) {
             s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
 #if AVK_ASYNC
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int ks = 0; ks + 1 < AVK_KS; ks += 2) {
                 uint kb[4];
                 avk_ldsm_k(kb, Ks, nt, ks, lane);
@@ -163,9 +155,7 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
                         AVK_EMU_ARG);
             }
 #else
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int ks = 0; ks < AVK_KS; ++ks) {
                 const uint2 kb = *(__local const uint2 *)(k_lane + nt * 8 * AVK_KW + ks * 8);
                 avk_mma(s[nt], qa[ks].x, qb[ks].x, qa[ks].y, qb[ks].y, kb.x, kb.y AVK_EMU_ARG);
@@ -182,13 +172,9 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
         const int lim_a = causal ? min(nk_loop, row_a + causal_off + 1) : nk_loop;
         const int lim_b = causal ? min(nk_loop, row_b + causal_off + 1) : nk_loop;
         float mx_a = m_a, mx_b = m_b;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt) {
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int r = 0; r < 4; ++r) {
                 s[nt][r] *= scale_log2;
                 if (!tile_full) {
@@ -209,9 +195,7 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
         m_a = mx_a;
         m_b = mx_b;
         float sum_a = 0.0f, sum_b = 0.0f;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt) {
             s[nt][0] = AVK_EXP2(s[nt][0] - base_a);
             s[nt][1] = AVK_EXP2(s[nt][1] - base_a);
@@ -223,9 +207,7 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
         /* per-lane partial sums; the 4 lanes of a row are added at the end */
         l_a = l_a * alpha_a + sum_a;
         l_b = l_b * alpha_b + sum_b;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int dt = 0; dt < AVK_DT; ++dt) {
             oacc[dt][0] *= alpha_a;
             oacc[dt][1] *= alpha_a;
@@ -239,18 +221,14 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
         barrier(CLK_LOCAL_MEM_FENCE);
 #endif
         /* O += P V: P's A fragment for keys 16kc.. is S n-tiles 2kc and 2kc+1 */
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int kc = 0; kc < AVK_KC; ++kc) {
             const uint p0 = avk_pack_f16x2(s[2 * kc][0], s[2 * kc][1]);
             const uint p1 = avk_pack_f16x2(s[2 * kc][2], s[2 * kc][3]);
             const uint p2 = avk_pack_f16x2(s[2 * kc + 1][0], s[2 * kc + 1][1]);
             const uint p3 = avk_pack_f16x2(s[2 * kc + 1][2], s[2 * kc + 1][3]);
 #if AVK_ASYNC
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int dt = 0; dt < AVK_DT; dt += 2) {
                 uint vb[4];
                 avk_ldsm_v(vb, Vs, kc, dt, lane);
@@ -258,9 +236,7 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
                 avk_mma(oacc[dt + 1], p0, p1, p2, p3, vb[2], vb[3] AVK_EMU_ARG);
             }
 #else
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int dt = 0; dt < AVK_DT; ++dt) {
                 const uint2 vb = *(__local const uint2 *)(v_lane + dt * 8 * AVK_VW + kc * 8);
                 avk_mma(oacc[dt], p0, p1, p2, p3, vb.x, vb.y AVK_EMU_ARG);
@@ -285,9 +261,7 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
         const long r = (long)split * n_bh + bh;
         __global float *oa = Opart + (r * Nq + row_a) * AVK_D + 2 * t;
         __global float *ob = Opart + (r * Nq + row_b) * AVK_D + 2 * t;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int dt = 0; dt < AVK_DT; ++dt) {
             if (row_a < q_end) vstore2((float2)(oacc[dt][0] * inv_a, oacc[dt][1] * inv_a), 0, oa + dt * 8);
             if (row_b < q_end) vstore2((float2)(oacc[dt][2] * inv_b, oacc[dt][3] * inv_b), 0, ob + dt * 8);
@@ -296,9 +270,7 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
         if (t == 0 && row_b < q_end) LSEpart[r * Nq + row_b] = lse_b;
     } else {
         __global ushort *Ob = O + b * q_batch_stride + h * q_head_stride;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int dt = 0; dt < AVK_DT; ++dt) {
             const uint wa = avk_pack_f16x2(oacc[dt][0] * inv_a, oacc[dt][1] * inv_a);
             const uint wb = avk_pack_f16x2(oacc[dt][2] * inv_b, oacc[dt][3] * inv_b);

@@ -105,14 +105,10 @@ void avk_flash_tiled(AVK_FLASH_KERNEL_ARGS(avk_elem))
     float4 q[AVK_TM][AVK_NC4];
     float4 o[AVK_TM][AVK_NC4];
     float m_run[AVK_TM], l_run[AVK_TM];
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
     for (int m = 0; m < AVK_TM; ++m) {
         const int row = row0 + rg + m * AVK_NRG;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int j = 0; j < AVK_NC4; ++j) {
             q[m][j] = row < q_end ? AVK_LOAD4(Qb, row * q_row_stride + (j * AVK_DS + lane_d) * 4) * scale_log2
                                   : (float4)(0.0f);
@@ -167,22 +163,14 @@ void avk_flash_tiled(AVK_FLASH_KERNEL_ARGS(avk_elem))
         __local const float4 *k_lane = Ks + cur + lane_d;
         __local const float4 *v_lane = Vs + cur + lane_d;
         float s[AVK_TM][AVK_BC];
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int k = 0; k < AVK_BC; ++k) {
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int m = 0; m < AVK_TM; ++m) s[m][k] = 0.0f;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int j = 0; j < AVK_NC4; ++j) {
                 const float4 kv = k_lane[k * AVK_D4 + j * AVK_DS];
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
                 for (int m = 0; m < AVK_TM; ++m)
                     s[m][k] = fma(q[m][j].x, kv.x, fma(q[m][j].y, kv.y, fma(q[m][j].z, kv.z, fma(q[m][j].w, kv.w, s[m][k]))));
             }
@@ -191,43 +179,27 @@ void avk_flash_tiled(AVK_FLASH_KERNEL_ARGS(avk_elem))
         /* sum the slices: every lane of a row group ends with identical scores */
 #if AVK_DS > 1
 #if AVK_REDUCE == AVK_RED_LOCAL
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int m = 0; m < AVK_TM; ++m)
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int k = 0; k < AVK_BC; ++k) partial[(tid * AVK_TM + m) * AVK_BC + k] = s[m][k];
         barrier(CLK_LOCAL_MEM_FENCE);
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int m = 0; m < AVK_TM; ++m)
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int k = 0; k < AVK_BC; ++k) {
                 float acc = 0.0f;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
                 for (int l = 0; l < AVK_DS; ++l) acc += partial[((rg * AVK_DS + l) * AVK_TM + m) * AVK_BC + k];
                 s[m][k] = acc;
             }
         /* the barrier at the top of the next tile orders reuse of `partial` */
 #else
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int m = 0; m < AVK_TM; ++m)
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int k = 0; k < AVK_BC; ++k)
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
                 for (int off = 1; off < AVK_DS; off <<= 1) s[m][k] += AVK_SHFL_XOR(s[m][k], off);
 #endif
 #endif
@@ -235,61 +207,43 @@ void avk_flash_tiled(AVK_FLASH_KERNEL_ARGS(avk_elem))
         /* masks: keys past the end (edge tile) and, causal, past the diagonal */
         const int tile_full = kt + AVK_BC <= nk_loop && (!causal || kt + AVK_BC - 1 <= row0 + causal_off);
         if (!tile_full) {
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int m = 0; m < AVK_TM; ++m) {
                 const int row = row0 + rg + m * AVK_NRG;
                 const int limit = causal ? min(nk_loop, row + causal_off + 1) : nk_loop;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
                 for (int k = 0; k < AVK_BC; ++k)
                     if (kt + k >= limit) s[m][k] = -INFINITY;
             }
         }
 
         /* online softmax (log2 domain); a row with nothing visible yet keeps m = -inf */
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int m = 0; m < AVK_TM; ++m) {
             float mx = m_run[m];
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int k = 0; k < AVK_BC; ++k) mx = fmax(mx, s[m][k]);
             const float base = mx == -INFINITY ? 0.0f : mx;
             const float alpha = AVK_EXP2(m_run[m] - base);
             m_run[m] = mx;
             float sum = 0.0f;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int k = 0; k < AVK_BC; ++k) {
                 s[m][k] = AVK_EXP2(s[m][k] - base);
                 sum += s[m][k];
             }
             l_run[m] = l_run[m] * alpha + sum;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int j = 0; j < AVK_NC4; ++j) o[m][j] *= alpha;
         }
 
         /* O += P V over this lane's columns */
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
         for (int k = 0; k < AVK_BC; ++k) {
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int j = 0; j < AVK_NC4; ++j) {
                 const float4 vv = v_lane[k * AVK_D4 + j * AVK_DS];
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
                 for (int m = 0; m < AVK_TM; ++m) o[m][j] = fma((float4)(s[m][k]), vv, o[m][j]);
             }
         }
@@ -299,9 +253,7 @@ void avk_flash_tiled(AVK_FLASH_KERNEL_ARGS(avk_elem))
     }
 
     const int n_bh = get_num_groups(1);
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
     for (int m = 0; m < AVK_TM; ++m) {
         const int row = row0 + rg + m * AVK_NRG;
         if (row >= q_end) continue;
@@ -309,16 +261,12 @@ void avk_flash_tiled(AVK_FLASH_KERNEL_ARGS(avk_elem))
         const float lse = l_run[m] > 0.0f ? (m_run[m] + log2(l_run[m])) * AVK_LN2 : -INFINITY;
         if (n_split > 1) {
             __global float *op = Opart + (((long)split * n_bh + bh) * Nq + row) * AVK_D;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int j = 0; j < AVK_NC4; ++j) vstore4(o[m][j] * inv, 0, op + (j * AVK_DS + lane_d) * 4);
             if (lane_d == 0) LSEpart[((long)split * n_bh + bh) * Nq + row] = lse;
         } else {
             __global avk_elem *ob = O + b * q_batch_stride + h * q_head_stride + row * q_row_stride;
-#if AVK_UNROLL
-#pragma unroll
-#endif
+AVK_PRAGMA_UNROLL
             for (int j = 0; j < AVK_NC4; ++j) AVK_STORE4(o[m][j] * inv, ob, (j * AVK_DS + lane_d) * 4);
             if (write_lse && lane_d == 0) LSE[(long)bh * Nq + row] = lse;
         }
