@@ -389,7 +389,8 @@ int history_list(history_db *h, FILE *f, const char *device_spec, const char *ca
         bool first = id != last_id; /* a run on several devices: id and date on its first line */
         runs += first;
         last_id = id;
-        snprintf(r->id, sizeof r->id, first ? "%lld" : "", id);
+        if (first) snprintf(r->id, sizeof r->id, "%lld", id);
+        else r->id[0] = '\0';
         snprintf(r->created, sizeof r->created, "%s", first ? col_text(st, 1) : "");
         snprintf(r->commit, sizeof r->commit, "%s", first ? col_text(st, 2) : "");
         snprintf(r->device, sizeof r->device, "%s", sqlite3_column_type(st, 3) == SQLITE_NULL ? "(no records)" : col_text(st, 3));

@@ -15,3 +15,7 @@ bash "$root/tools/build.sh" build
 bash "$root/tools/build.sh" build-asan -DATTNVK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs" --timeout 1200)
+
+# libFuzzer over the .npy reader, the results-JSON reader and the option parsers
+# (ASan+UBSan): the seed corpus replays issue #11's regressions, then 60 s each.
+bash "$root/tools/fuzz.sh" "${ATTNVK_FUZZ_SECONDS:-60}"
