@@ -16,9 +16,9 @@ done
 
 dir="$root/build-fuzz"
 # The harnesses need no GPU API: leave them out for a quick build.
-CC=clang bash "$root/tools/build.sh" "$dir" -DATTNVK_FUZZ=ON -DATTNVK_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DATTNVK_VULKAN=OFF -DATTNVK_OPENCL=OFF -DATTNVK_CUDA=OFF -DATTNVK_HIP=OFF > "$dir.log" 2>&1 ||
-  { cat "$dir.log"; exit 1; }
+built=$(CC=clang bash "$root/tools/build.sh" "$dir" -DATTNVK_FUZZ=ON -DATTNVK_SANITIZE=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVK_VULKAN=OFF -DATTNVK_OPENCL=OFF -DATTNVK_CUDA=OFF -DATTNVK_HIP=OFF) ||
+  { echo "$built"; exit 1; }
 
 # extra seed folders beside the committed corpus: the report tests' results files
 extra_seeds() { [ "$1" = results ] && echo "$root/tests/report/data"; true; }
