@@ -8,6 +8,7 @@
 #include "core/cache.h"
 #include "core/dynlib.h"
 #include "core/error.h"
+#include "core/split_plan.h"
 #include "core/tuning.h"
 
 #include <cublas_api.h>
@@ -283,7 +284,7 @@ attnvk_status avk_cublas_unfused_prepare(avk_cuda_device *dev, const attnvk_prob
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     k->problem = *p;
     k->scale = attnvk_problem_scale(p);
-    avk_tuning_query query = {&dev->info, p->dtype, p->head_dim, p->seq_q <= 16, NULL, NULL};
+    avk_tuning_query query = {&dev->info, p->dtype, p->head_dim, avk_is_decode(p), NULL, NULL};
     const avk_tuning *t = avk_tuning_lookup(softmax_tuning, (int)(sizeof softmax_tuning / sizeof *softmax_tuning),
                                             &query);
     k->threads = t->workgroup_size;

@@ -1,6 +1,7 @@
 /* The CUDA backend: the native flash kernel compiled per device with NVRTC
  * (cuda_compile.c), launched with cuLaunchKernel, timed with events; vendor
  * baselines go through cuda_vendor.h. Devices and buffers: cuda_device.c. */
+#include "core/split_plan.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_vendor.h"
@@ -97,24 +98,17 @@ static int cuda_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     return 1 + avk_cuda_vendor_implementations(dev, max > 1 ? out + 1 : NULL, max > 1 ? max - 1 : 0);
 }
 
-/* Split-KV: automatic for decode shapes (few CTAs otherwise), or as asked. */
+/* Split-KV as core plans it from this device's SM count. */
 static void plan_splits(const avk_cuda_device *dev, const attnvk_problem *p, const attnvk_kernel_options *o,
                         int decode, avk_bkernel *k)
 {
     const avk_cuda_config *c = &k->cfg;
-    int tiles = (k->kv_limit + c->bc - 1) / c->bc;
-    int splits = 1;
-    if (o->split_kv > 1) {
-        splits = o->split_kv;
-    } else if (o->split_kv == 0 && decode) {
-        long long ctas = (long long)((p->seq_q + c->br - 1) / c->br) * p->heads * p->batch;
-        long long want = (2LL * dev->sm_count + ctas - 1) / ctas;
-        splits = want > 256 ? 256 : (int)want;
-    }
-    if (splits > tiles) splits = tiles > 0 ? tiles : 1;
-    int per = tiles > 0 ? (tiles + splits - 1) / splits : 1;
-    k->tiles_per_split = per;
-    k->splits = tiles > 0 ? (tiles + per - 1) / per : 1;
+    avk_split_request r = {.kv_len = k->kv_limit, .kv_tile = c->bc,
+                           .workgroups = (int64_t)((p->seq_q + c->br - 1) / c->br) * p->heads * p->batch,
+                           .compute_units = dev->sm_count, .requested = o->split_kv, .decode = decode};
+    avk_split_plan plan = avk_plan_split_kv(&r);
+    k->splits = plan.splits;
+    k->tiles_per_split = plan.tiles_per_split;
 }
 
 static attnvk_status prepare_vendor(avk_cuda_device *dev, const attnvk_problem *p, const attnvk_kernel_options *o,
@@ -145,7 +139,7 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         return ATTNVK_OK;
     }
 
-    int decode = p->seq_q <= 16 && o->split_kv != 1;
+    int decode = avk_is_decode(p) && o->split_kv != 1;
     s = avk_cuda_select(&dev->info, dev->cc_major, dev->smem_optin, p, o, decode, &k->cfg);
     if (s != ATTNVK_OK) {
         free(k);

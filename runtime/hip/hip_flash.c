@@ -1,5 +1,6 @@
 /* The native flash kernel on AMD. Code objects hold many kernel instances
  * (hip_codegen.c); each is loaded once per device and kept until close. */
+#include "core/split_plan.h"
 #include "hip/hip_flash.h"
 #include "hip/hip_kernels.h"
 #include "hip/hip_modules.h"
@@ -116,24 +117,17 @@ static attnvk_status load_module(avk_hip_device *dev, const avk_hip_config *cfg,
     return ATTNVK_OK;
 }
 
-/* Split-KV: automatic for decode shapes (few workgroups otherwise), or as asked. */
+/* Split-KV as core plans it from this device's compute-unit count. */
 static void plan_splits(const avk_hip_device *dev, const attnvk_problem *p, const attnvk_kernel_options *o,
                         int decode, avk_hip_flash_kernel *k)
 {
     const avk_hip_config *c = &k->cfg;
-    int tiles = (k->kv_limit + c->bc - 1) / c->bc;
-    int splits = 1;
-    if (o->split_kv > 1) {
-        splits = o->split_kv;
-    } else if (o->split_kv == 0 && decode) {
-        long long groups = (long long)((p->seq_q + c->br - 1) / c->br) * p->heads * p->batch;
-        long long want = (2LL * (dev->info.compute_units > 0 ? dev->info.compute_units : 1) + groups - 1) / groups;
-        splits = want > 256 ? 256 : (int)want;
-    }
-    if (splits > tiles) splits = tiles > 0 ? tiles : 1;
-    int per = tiles > 0 ? (tiles + splits - 1) / splits : 1;
-    k->tiles_per_split = per;
-    k->splits = tiles > 0 ? (tiles + per - 1) / per : 1;
+    avk_split_request r = {.kv_len = k->kv_limit, .kv_tile = c->bc,
+                           .workgroups = (int64_t)((p->seq_q + c->br - 1) / c->br) * p->heads * p->batch,
+                           .compute_units = dev->info.compute_units, .requested = o->split_kv, .decode = decode};
+    avk_split_plan plan = avk_plan_split_kv(&r);
+    k->splits = plan.splits;
+    k->tiles_per_split = plan.tiles_per_split;
 }
 
 void avk_hip_flash_release(avk_hip_device *dev, avk_hip_flash_kernel *k)
@@ -151,7 +145,7 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     k->p = *p;
     /* decode shapes always run the split kernel (one split is a plain pass) */
-    int decode = p->seq_q <= 16 && o->split_kv != 1;
+    int decode = avk_is_decode(p) && o->split_kv != 1;
     attnvk_status s = avk_hip_select(&dev->info, p, o, decode, &k->cfg);
     if (s != ATTNVK_OK) {
         free(k);

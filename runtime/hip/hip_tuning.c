@@ -1,6 +1,7 @@
 /* The HIP backend's tuning table and the rules that keep a configuration
  * compilable on AMD: kernels are data, and this is where their numbers live.
  * Every gfx target has 64 KiB of LDS per workgroup. */
+#include "core/split_plan.h"
 #include "hip/hip_kernels.h"
 #include "core/error.h"
 
@@ -270,6 +271,6 @@ void avk_hip_default_variant(const attnvk_device_info *info, char *out, size_t n
 
 const avk_tuning *avk_hip_rocblas_tuning(const attnvk_device_info *info, const attnvk_problem *p)
 {
-    avk_tuning_query q = {info, p->dtype, p->head_dim, p->seq_q <= 16, NULL, NULL};
+    avk_tuning_query q = {info, p->dtype, p->head_dim, avk_is_decode(p), NULL, NULL};
     return avk_tuning_lookup(rocblas_table, (int)(sizeof rocblas_table / sizeof *rocblas_table), &q);
 }

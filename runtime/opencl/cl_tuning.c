@@ -4,6 +4,7 @@
 #include "opencl/cl_tuning.h"
 
 #include "core/error.h"
+#include "core/split_plan.h"
 #include "core/tuning.h"
 
 #include <stdio.h>
@@ -224,20 +225,15 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     return ATTNVK_OK;
 }
 
+/* Split-KV as core plans it from this device's compute-unit count. */
 static int pick_split(const avk_cl_caps *caps, const attnvk_problem *p, const attnvk_kernel_options *opts,
                       const avk_cl_config *cfg)
 {
-    const int tiles = (p->seq_kv + cfg->bc - 1) / cfg->bc;
-    if (opts->split_kv == 1) return 1;
-    if (opts->split_kv > 1) return opts->split_kv < tiles ? opts->split_kv : (tiles > 0 ? tiles : 1);
-    if (p->seq_q > 16) return 1;
-    /* decode: enough work-groups to fill the device twice, >= 2 tiles each */
-    long groups = (long)p->batch * p->heads * ((p->seq_q + cfg->br - 1) / cfg->br);
-    long want = (2L * (caps->compute_units > 0 ? caps->compute_units : 1) + groups - 1) / groups;
-    long most = tiles / 2 > 1 ? tiles / 2 : 1;
-    if (want > most) want = most;
-    if (want > 64) want = 64;
-    return want > 1 ? (int)want : 1;
+    avk_split_request r = {.kv_len = p->seq_kv, .kv_tile = cfg->bc,
+                           .workgroups = (int64_t)p->batch * p->heads * ((p->seq_q + cfg->br - 1) / cfg->br),
+                           .compute_units = caps->compute_units, .requested = opts->split_kv,
+                           .decode = avk_is_decode(p)};
+    return avk_plan_split_kv(&r).splits;
 }
 
 attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
@@ -266,7 +262,7 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
         if (!strcmp(family, "mma") && !avk_cl_has_mma(caps))
             return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma-f16 needs an NVIDIA GPU of compute capability >= 8.0");
     }
-    const int decode = p->seq_q <= 16;
+    const int decode = avk_is_decode(p);
     const avk_tuning *e = lookup(caps, info, p->dtype, p->head_dim, decode, family);
     if (!e && !family) e = lookup(caps, info, p->dtype, p->head_dim, decode, "tiled");
     if (!e) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "no OpenCL tuning entry fits this device and problem");

@@ -1,6 +1,7 @@
 /* prepare: variant and sizes from the table, pipelines, split-KV workspace.
  * dispatch: one flash dispatch (plus the split-KV reduce), timed with
  * device timestamps. */
+#include "core/split_plan.h"
 #include "vulkan/vk_internal.h"
 #include "vulkan/vk_shaders.h"
 #include "vulkan/vk_variants.h"
@@ -81,24 +82,17 @@ static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint
 
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
-/* Splits of the keys for small Nq, so one query row still fills the GPU. */
+/* Split-KV as core plans it from this device's compute-unit count. */
 static void choose_splits(const vk_caps *c, const attnvk_problem *p, const vk_config *cfg, int requested,
                           uint32_t *n_splits, uint32_t *split_len)
 {
-    uint32_t tiles = ceil_div((uint64_t)p->seq_kv, cfg->bc);
-    uint32_t n = 1;
-    if (requested > 1) n = (uint32_t)requested;
-    else if (requested == 0 && p->seq_q <= VK_DECODE_MAX_ROWS) {
-        uint64_t groups = (uint64_t)ceil_div((uint64_t)p->seq_q, cfg->br) * p->batch * p->heads;
-        uint64_t target = c->compute_units > 0 ? (uint64_t)c->compute_units * 4 : 64;
-        n = groups >= target ? 1 : ceil_div(target, groups);
-        uint32_t max_by_len = tiles / 2 > 1 ? tiles / 2 : 1; /* at least two tiles per split */
-        if (n > max_by_len) n = max_by_len;
-    }
-    if (n > tiles) n = tiles;
-    if (n < 1) n = 1;
-    *split_len = ceil_div(tiles, n) * cfg->bc;
-    *n_splits = ceil_div((uint64_t)p->seq_kv, *split_len);
+    avk_split_request r = {.kv_len = p->seq_kv, .kv_tile = (int)cfg->bc,
+                           .workgroups = (int64_t)ceil_div((uint64_t)p->seq_q, cfg->br) * p->batch * p->heads,
+                           .compute_units = (int)c->compute_units, .requested = requested,
+                           .decode = avk_is_decode(p)};
+    avk_split_plan plan = avk_plan_split_kv(&r);
+    *n_splits = (uint32_t)plan.splits;
+    *split_len = (uint32_t)plan.tiles_per_split * cfg->bc;
 }
 
 static void release_kernel(avk_bdev *dev, avk_bkernel *k)

@@ -1,6 +1,7 @@
 /* The Vulkan backend's tuning table and the checks that keep a variant on the
  * devices and shapes it can run (shared memory, workgroup and subgroup limits,
  * f16 and matrix-unit support). Kernels are data: sizes live here only. */
+#include "core/split_plan.h"
 #include "vulkan/vk_variants.h"
 
 #include <stdio.h>
@@ -292,7 +293,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
                         algo_blocker(c, algo, p));
     usable_ctx u = {c, p, opts->variant};
     avk_tuning_query q = {.device = &c->info, .dtype = p->dtype, .head_dim = p->head_dim,
-                          .decode = p->seq_q <= VK_DECODE_MAX_ROWS, .usable = entry_usable, .ctx = &u};
+                          .decode = avk_is_decode(p), .usable = entry_usable, .ctx = &u};
     const avk_tuning *e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
     if (!e && opts->variant && q.decode) { /* a named prefill-only variant on a decode shape */
         q.decode = 0;

@@ -34,7 +34,6 @@ typedef struct vk_config {
     uint32_t shared_bytes;
 } vk_config;
 
-enum { VK_DECODE_MAX_ROWS = 16 }; /* Nq up to this takes the decode (split-KV) entries */
 
 /* Picks the variant and sizes for p on c, honouring opts (variant, tiles).
  * UNSUPPORTED / INVALID_ARGUMENT with a reason when it cannot. */

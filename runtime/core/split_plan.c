@@ -1,0 +1,40 @@
+#include "core/split_plan.h"
+
+/* Automatic splits fill the device this many times over, so the tail of an
+ * uneven wave costs little; more splits only add combine traffic. */
+static const int64_t waves_to_fill = 2;
+/* Each split streams at least this many key tiles: shorter splits spend more on
+ * their (O, LSE) partials and the combine than they save. */
+static const int64_t min_tiles_per_split = 2;
+/* The combine reads every partial of a row: bound its cost. */
+static const int64_t max_splits = 256;
+/* Compute units assumed when a driver does not report them. */
+static const int64_t unknown_compute_units = 32;
+
+int avk_is_decode(const attnvk_problem *p) { return p->seq_q <= AVK_DECODE_MAX_ROWS; }
+
+avk_split_plan avk_plan_split_kv(const avk_split_request *r)
+{
+    avk_split_plan plan = {1, 1};
+    int64_t tile = r->kv_tile > 0 ? r->kv_tile : 1;
+    int64_t tiles = r->kv_len > 0 ? (r->kv_len + tile - 1) / tile : 0;
+    if (tiles <= 0) return plan; /* no keys: one split writes the empty rows */
+    int64_t splits = 1;
+    if (r->requested > 1) {
+        splits = r->requested;
+    } else if (r->requested == 0 && r->decode) {
+        int64_t units = r->compute_units > 0 ? r->compute_units : unknown_compute_units;
+        int64_t groups = r->workgroups > 0 ? r->workgroups : 1;
+        int64_t target = waves_to_fill * units;
+        splits = (target + groups - 1) / groups;
+        int64_t most = tiles / min_tiles_per_split;
+        if (splits > most) splits = most;
+        if (splits > max_splits) splits = max_splits;
+    }
+    if (splits > tiles) splits = tiles;
+    if (splits < 1) splits = 1;
+    int64_t per = (tiles + splits - 1) / splits;
+    plan.tiles_per_split = (int)per;
+    plan.splits = (int)((tiles + per - 1) / per); /* no empty trailing split */
+    return plan;
+}
