@@ -71,6 +71,13 @@ expect_usage "missing file" "no-such.npy: cannot open" $(run_with "$work/no-such
 expect_usage "not a npy file" "not a .npy file" $(run_with "$work/q_text.npy" "$good/k.npy" "$good/v.npy")
 expect_usage "truncated header" "truncated" $(run_with "$work/q_truncated_header.npy" "$good/k.npy" "$good/v.npy")
 expect_usage "truncated data" "truncated" $(run_with "$work/q_truncated_data.npy" "$good/k.npy" "$good/v.npy")
+# k.npy with header_len (bytes 8-9) set to 64: the header then ends right after the shape
+# tuple, and the reader used to take header padding as data (exit 0, --check passing)
+mut="$work/header-len-64"; mkdir -p "$mut"
+$tool make "$mut" 1 2 1 5 7 16 bhsd "$seed" && cp "$mut/k.npy" "$mut/k64.npy"
+printf '\100\000' | dd of="$mut/k64.npy" bs=1 seek=8 conv=notrunc status=none
+expect_usage "k.npy header_len 64" "k64.npy: malformed .npy header: no newline at its declared end" \
+  run --api cpu --q "$mut/q.npy" --k "$mut/k64.npy" --v "$mut/v.npy" --out "$mut/o.npy" --check
 expect_usage "float64 file" "unsupported dtype '<f8'" $(run_with "$good/q.npy" "$work/k_f8.npy" "$good/v.npy")
 expect_usage "int32 file" "unsupported dtype '<i4'" $(run_with "$good/q.npy" "$work/k_i4.npy" "$good/v.npy")
 expect_usage "Fortran order" "Fortran" $(run_with "$work/q_fortran.npy" "$good/k.npy" "$good/v.npy")
