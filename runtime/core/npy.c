@@ -1,4 +1,5 @@
 #include "core/npy.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 #include <ctype.h>
@@ -253,33 +254,34 @@ done:
 
 attnvk_status avk_npy_write(const char *path, const float *data, int ndim, const int64_t *shape)
 {
-    char dict[256];
-    int len = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    if (ndim < 0 || ndim > AVK_NPY_MAX_DIMS) /* bounds the header below */
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: cannot write %d dimensions", path, ndim);
+    /* magic, version 1.0, header length, dict, spaces up to 64-byte alignment, '\n' */
+    char header[320];
+    memcpy(header, npy_magic, 6);
+    header[6] = 1;
+    header[7] = 0;
+    size_t len = 10;
+    len += (size_t)snprintf(header + len, sizeof header - len, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
     size_t count = 1;
     for (int i = 0; i < ndim; ++i) {
-        len += snprintf(dict + len, sizeof dict - (size_t)len, "%lld%s", (long long)shape[i],
-                        (ndim == 1 || i + 1 < ndim) ? ", " : "");
+        len += (size_t)snprintf(header + len, sizeof header - len, "%lld%s", (long long)shape[i],
+                                (ndim == 1 || i + 1 < ndim) ? ", " : "");
         count *= (size_t)shape[i];
     }
-    len += snprintf(dict + len, sizeof dict - (size_t)len, "), }");
-    /* pad with spaces so the data starts 64-byte aligned, end with newline */
-    size_t total = 10 + (size_t)len + 1;
-    size_t padded = (total + 63) / 64 * 64;
-    unsigned char pre[10];
-    memcpy(pre, npy_magic, 6);
-    pre[6] = 1;
-    pre[7] = 0;
-    size_t hl = padded - 10;
-    pre[8] = (unsigned char)(hl & 0xff);
-    pre[9] = (unsigned char)(hl >> 8);
-    FILE *f = fopen(path, "wb");
-    if (!f) return avk_fail(ATTNVK_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
-    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)len, f) == (size_t)len;
-    for (size_t i = total - 1; ok && i < padded - 1; ++i) ok = fputc(' ', f) != EOF;
-    ok = ok && fputc('\n', f) != EOF;
-    ok = ok && fwrite(data, sizeof(float), count, f) == count; /* host is little-endian (x86-64/arm64) */
-    ok = (fclose(f) == 0) && ok;
-    return ok ? ATTNVK_OK : avk_fail(ATTNVK_ERROR_IO, "%s: write failed: %s", path, strerror(errno));
+    len += (size_t)snprintf(header + len, sizeof header - len, "), }");
+    size_t padded = (len + 1 + 63) / 64 * 64;
+    memset(header + len, ' ', padded - 1 - len);
+    header[padded - 1] = '\n';
+    header[8] = (char)((padded - 10) & 0xff);
+    header[9] = (char)((padded - 10) >> 8);
+    /* through a temporary file: a full disk or a crash leaves the previous output intact */
+    avk_atomic_file af;
+    attnvk_status s = avk_atomic_open(&af, path);
+    if (s != ATTNVK_OK) return s;
+    (void)fwrite(header, 1, padded, af.f); /* short writes set the error flag: commit reports them */
+    (void)fwrite(data, sizeof(float), count, af.f); /* host is little-endian (x86-64/arm64) */
+    return avk_atomic_commit(&af);
 }
 
 void avk_npy_free(avk_npy *npy)

@@ -2,6 +2,8 @@
 #include "test_util.h"
 #include "core/npy.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -164,6 +166,65 @@ static int huge_shapes(void)
     return passed;
 }
 
+static int same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    for (int ca = 0, cb = 0; same && ca != EOF;) {
+        ca = fgetc(fa);
+        cb = fgetc(fb);
+        same = ca == cb;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* Files in the current folder whose name starts with prefix (temporaries are <target>.XXXXXX). */
+static int files_starting(const char *prefix)
+{
+    DIR *d = opendir(".");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d) closedir(d);
+    return n;
+}
+
+/* A write that fails part-way (here: the file size limit, as a full disk would) leaves
+ * the previous file byte-for-byte and no temporary; the error names the file. */
+static int write_failure_keeps_old_file(void)
+{
+    int passed = 0;
+    float data[4096];
+    for (int i = 0; i < 4096; ++i) data[i] = (float)i;
+    int64_t small = 16, big = 4096;
+    EXPECT(avk_npy_write("keep.npy", data, 1, &small) == ATTNVK_OK, "first write: %s", attnvk_last_error());
+    EXPECT(avk_npy_write("keep-copy.npy", data, 1, &small) == ATTNVK_OK, "copy: %s", attnvk_last_error());
+    struct rlimit saved, capped;
+    EXPECT(getrlimit(RLIMIT_FSIZE, &saved) == 0, "getrlimit");
+    capped = saved;
+    capped.rlim_cur = 4096; /* the 16 KiB array does not fit */
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    int capped_ok = setrlimit(RLIMIT_FSIZE, &capped) == 0;
+    attnvk_status s = avk_npy_write("keep.npy", data, 1, &big);
+    if (capped_ok) setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, old_handler);
+    EXPECT(capped_ok, "setrlimit(RLIMIT_FSIZE)");
+    passed += capped_ok;
+    EXPECT(s == ATTNVK_ERROR_IO && strstr(attnvk_last_error(), "keep.npy: write failed: File too large"),
+           "status %d '%s'", s, attnvk_last_error());
+    passed += s == ATTNVK_ERROR_IO;
+    EXPECT(same_file("keep.npy", "keep-copy.npy"), "the old keep.npy is intact");
+    passed += same_file("keep.npy", "keep-copy.npy");
+    EXPECT(files_starting("keep.npy") == 1, "temporary files left: %d", files_starting("keep.npy") - 1);
+    passed += files_starting("keep.npy") == 1;
+    /* an unwritable destination changes nothing either */
+    EXPECT(avk_npy_write("no-such-dir/o.npy", data, 1, &small) == ATTNVK_ERROR_IO &&
+               strstr(attnvk_last_error(), "no-such-dir/o.npy: cannot create"),
+           "missing folder: '%s'", attnvk_last_error());
+    return passed + 1;
+}
+
 int main(void)
 {
     int passed = 0;
@@ -230,5 +291,6 @@ int main(void)
     passed += expect_error("version9.npy", "version 9");
     passed += header_mutants();
     passed += huge_shapes();
+    passed += write_failure_keeps_old_file();
     return avk_test_finish(passed, 0);
 }
