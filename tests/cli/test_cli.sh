@@ -91,6 +91,21 @@ expect_usage "unknown layout" "unknown layout" $(run_with "$good/q.npy" "$good/k
 expect_usage "bad scale" "--scale" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --scale abc
 expect_usage "unknown option" "unknown option '--frobnicate'" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --frobnicate
 expect_usage "missing --out" "--out is required" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy"
+expect_usage "--out not writable" "run: --out $work/no-such-dir/o.npy: cannot create" \
+  run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/no-such-dir/o.npy"
+expect_usage "--lse not writable" "run: --lse $work: not a regular file" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --lse "$work"
+
+# --out on a full disk (a file size limit stands in for it): exit 1 with one line, the
+# file that was there intact byte-for-byte, no temporary left beside it
+full="$work/full-disk"; mkdir -p "$full"
+cp "$good/q.npy" "$full/o.npy"; cp "$good/q.npy" "$full/o.before"
+err=$(trap '' XFSZ; ulimit -f 16
+      "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$full/o.npy" 2>&1 >/dev/null)
+rc=$?
+lines=$(printf '%s\n' "$err" | grep -c .) left=$(ls "$full" | tr '\n' ' ')
+if [ "$rc" = 1 ] && [ "$lines" = 1 ] && printf '%s' "$err" | grep -qF "o.npy: write failed: File too large" &&
+   cmp -s "$full/o.npy" "$full/o.before" && [ "$left" = "o.before o.npy " ]; then ok "--out on a full disk -> 1: $err"
+else bad "--out on a full disk: rc=$rc lines=$lines msg='$err' files: $left"; fi
 expect_usage "unknown api" "unknown API 'metal'" run --api metal --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy"
 expect_usage "unknown command" "unknown command" frobnicate
 expect_usage "devices bad option" "unknown option" devices --xml
