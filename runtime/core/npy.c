@@ -175,6 +175,7 @@ attnvk_status avk_npy_read(const char *path, avk_npy *out)
     void *raw = NULL;
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        /* the size must be known before anything is allocated: no pipes or devices */
         s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: not a regular file", path);
         goto done;
     }

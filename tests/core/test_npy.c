@@ -135,6 +135,14 @@ static int header_mutants(void)
  * allocation first would fail as "out of host memory" instead. (Sanitizers reserve
  * terabytes of address space, so there the cap is left off; ASan would abort on the
  * allocation itself.) */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
 static int huge_shapes(void)
 {
     int passed = 0;
@@ -143,7 +151,7 @@ static int huge_shapes(void)
         {"claims-2^40.npy", "(1048576, 1048576)", "truncated: 16 of 4398046511104 data bytes"},
         {"claims-2^40-f16.npy", "(1024, 1024, 1024, 1024)", "truncated: 16 of 2199023255552 data bytes"},
     };
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#ifndef UNDER_SANITIZER
     struct rlimit saved, capped;
     int have_cap = getrlimit(RLIMIT_AS, &saved) == 0;
     capped = saved;
@@ -158,7 +166,7 @@ static int huge_shapes(void)
         write_npy(cases[i].name, dict, 16);
         passed += expect_error(cases[i].name, cases[i].error);
     }
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#ifndef UNDER_SANITIZER
     if (have_cap) setrlimit(RLIMIT_AS, &saved);
 #endif
     write_npy("claims-over-2^40.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1048577, 1048576), }", 16);
@@ -260,6 +268,7 @@ int main(void)
     }
 
     passed += expect_error("missing-file.npy", "cannot open");
+    passed += expect_error("/dev/null", "not a regular file"); /* no size to check first */
     write_raw("bad-magic.npy", "PK\x03\x04hello world", 15);
     passed += expect_error("bad-magic.npy", "not a .npy file");
     write_raw("short.npy", "\x93NUMPY\x01\x00\x50", 9);
