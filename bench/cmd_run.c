@@ -1,5 +1,6 @@
 /* `attnvk run`: attention on .npy files through one chosen API. */
 #include "cli.h"
+#include "core/atomic_file.h"
 #include "core/npy.h"
 
 #include <stdlib.h>
@@ -67,6 +68,10 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         return cli_error(EXIT_USAGE, "run: unknown API '%s' (cpu, vulkan, opencl, cuda, hip)", a->api);
     if (!a->q || !a->k || !a->v) return cli_error(EXIT_USAGE, "run: --q, --k and --v are required");
     if (!a->out) return cli_error(EXIT_USAGE, "run: --out is required");
+    /* before the inputs are read and the kernel runs, not after */
+    if (avk_check_writable(a->out) != ATTNVK_OK) return cli_error(EXIT_USAGE, "run: --out %s", attnvk_last_error());
+    if (a->lse && avk_check_writable(a->lse) != ATTNVK_OK)
+        return cli_error(EXIT_USAGE, "run: --lse %s", attnvk_last_error());
     return 0;
 }
 

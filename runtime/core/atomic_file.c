@@ -75,7 +75,7 @@ attnvk_status avk_atomic_commit(avk_atomic_file *af)
         return avk_fail(ATTNVK_ERROR_IO, "atomic file used after failure");
     }
     int ok = !ferror(af->f);
-    int e = ok ? 0 : EIO;
+    int e = ok ? 0 : errno ? errno : EIO; /* a failed fwrite left its reason (ENOSPC, EFBIG) in errno */
     if (ok && fflush(af->f) != 0) ok = 0, e = errno;
     if (ok && fsync(fileno(af->f)) != 0) ok = 0, e = errno;
     if (fclose(af->f) != 0 && ok) ok = 0, e = errno;

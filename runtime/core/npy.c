@@ -1,4 +1,5 @@
 #include "core/npy.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 #include <ctype.h>
@@ -6,77 +7,162 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
-/* Finds 'key': in the header dict and returns a pointer past the colon. */
-static const char *dict_value(const char *header, const char *key)
+/* The element types a file may hold, and how each becomes float32. New types
+ * (e.g. '<i4' index tables) are one more row. */
+typedef struct npy_dtype {
+    const char *descr;
+    size_t item_size;
+    attnvk_dtype unpack_as; /* attnvk_unpack converts it to float32 */
+} npy_dtype;
+
+static const npy_dtype npy_dtypes[] = {
+    {"<f4", 4, ATTNVK_F32},
+    {"<f2", 2, ATTNVK_F16},
+};
+
+enum { NPY_MAX_HEADER = 1 << 20, NPY_MAX_ELEMENTS_LOG2 = 40 };
+
+/* A cursor over the header dict, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }.
+ * The grammar is the subset of Python literals that numpy writes and reads back. */
+typedef struct npy_parse {
+    const char *path;
+    const char *at, *end; /* the dict text, without the padding and the final newline */
+} npy_parse;
+
+static attnvk_status malformed(const npy_parse *ps, const char *what)
 {
-    char quoted[64];
-    for (int q = 0; q < 2; ++q) {
-        snprintf(quoted, sizeof quoted, q ? "\"%s\"" : "'%s'", key);
-        const char *at = strstr(header, quoted);
-        if (!at) continue;
-        at += strlen(quoted);
-        while (isspace((unsigned char)*at)) ++at;
-        if (*at != ':') return NULL;
-        ++at;
-        while (isspace((unsigned char)*at)) ++at;
-        return at;
-    }
-    return NULL;
+    return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header: %s", ps->path, what);
 }
 
-static attnvk_status parse_header(const char *path, const char *h, avk_npy *out)
+static void skip_spaces(npy_parse *ps)
 {
-    const char *descr = dict_value(h, "descr");
-    const char *order = dict_value(h, "fortran_order");
-    const char *shape = dict_value(h, "shape");
-    if (!descr || !order || !shape)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header (needs descr, fortran_order, shape)", path);
-    char dt[16] = "";
-    if (*descr != '\'' && *descr != '"')
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header (descr)", path);
-    size_t n = strcspn(descr + 1, "'\"");
-    if (n >= sizeof dt) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header (descr)", path);
-    memcpy(dt, descr + 1, n);
-    if (strcmp(dt, "<f4") == 0) out->stored_float16 = 0;
-    else if (strcmp(dt, "<f2") == 0) out->stored_float16 = 1;
-    else
+    while (ps->at < ps->end && (*ps->at == ' ' || *ps->at == '\t')) ++ps->at;
+}
+
+static int take(npy_parse *ps, char c)
+{
+    skip_spaces(ps);
+    if (ps->at == ps->end || *ps->at != c) return 0;
+    ++ps->at;
+    return 1;
+}
+
+static int take_word(npy_parse *ps, const char *word)
+{
+    size_t n = strlen(word);
+    skip_spaces(ps);
+    if ((size_t)(ps->end - ps->at) < n || memcmp(ps->at, word, n) != 0) return 0;
+    ps->at += n;
+    return 1;
+}
+
+/* A '...' or "..." string into out; 0 when there is none or it does not fit. */
+static int take_string(npy_parse *ps, char *out, size_t n)
+{
+    skip_spaces(ps);
+    if (ps->at == ps->end || (*ps->at != '\'' && *ps->at != '"')) return 0;
+    char quote = *ps->at++;
+    const char *close = memchr(ps->at, quote, (size_t)(ps->end - ps->at));
+    if (!close || (size_t)(close - ps->at) >= n || memchr(ps->at, '\\', (size_t)(close - ps->at))) return 0;
+    memcpy(out, ps->at, (size_t)(close - ps->at));
+    out[close - ps->at] = '\0';
+    ps->at = close + 1;
+    return 1;
+}
+
+static attnvk_status parse_descr(npy_parse *ps, const npy_dtype **dtype)
+{
+    char descr[32];
+    if (!take_string(ps, descr, sizeof descr))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                        "%s: unsupported dtype '%s' (need little-endian float32 '<f4' or float16 '<f2')", path, dt);
-    if (strncmp(order, "True", 4) == 0)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: Fortran-order arrays are not supported (save C order)", path);
-    if (strncmp(order, "False", 5) != 0)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header (fortran_order)", path);
-    if (*shape != '(') return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header (shape)", path);
-    const char *c = shape + 1;
-    out->ndim = 0;
+                        "%s: unsupported dtype (descr is not a simple type string; need '<f4' or '<f2')", ps->path);
+    for (size_t i = 0; i < sizeof npy_dtypes / sizeof *npy_dtypes; ++i)
+        if (strcmp(descr, npy_dtypes[i].descr) == 0) {
+            *dtype = &npy_dtypes[i];
+            return ATTNVK_OK;
+        }
+    return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                    "%s: unsupported dtype '%s' (need little-endian float32 '<f4' or float16 '<f2')", ps->path, descr);
+}
+
+static attnvk_status parse_fortran_order(npy_parse *ps)
+{
+    if (take_word(ps, "False")) return ATTNVK_OK;
+    if (take_word(ps, "True"))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: Fortran-order arrays are not supported (save C order)",
+                        ps->path);
+    return malformed(ps, "fortran_order is neither True nor False");
+}
+
+/* (d0, d1, ...): a tuple of non-negative integers; a single element needs its comma, as in Python. */
+static attnvk_status parse_shape(npy_parse *ps, avk_npy *out)
+{
+    if (!take(ps, '(')) return malformed(ps, "shape is not a tuple");
     size_t count = 1;
-    for (;;) {
-        while (isspace((unsigned char)*c)) ++c;
-        if (*c == ')') break;
-        if (!isdigit((unsigned char)*c))
-            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header (shape)", path);
+    int trailing_comma = 0;
+    out->ndim = 0;
+    while (!take(ps, ')')) {
+        skip_spaces(ps);
+        if (ps->at == ps->end || !isdigit((unsigned char)*ps->at)) return malformed(ps, "shape holds a non-integer");
         if (out->ndim == AVK_NPY_MAX_DIMS)
-            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: more than %d dimensions", path, AVK_NPY_MAX_DIMS);
-        errno = 0;
-        char *end;
-        long long d = strtoll(c, &end, 10);
-        if (errno || d < 0 || d > (1ll << 40))
-            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: bad dimension in shape", path);
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: more than %d dimensions", ps->path, AVK_NPY_MAX_DIMS);
+        long long d = 0;
+        for (; ps->at < ps->end && isdigit((unsigned char)*ps->at); ++ps->at) {
+            d = d * 10 + (*ps->at - '0');
+            if (d > (1ll << NPY_MAX_ELEMENTS_LOG2))
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: bad dimension in shape (over 2^%d)", ps->path,
+                                NPY_MAX_ELEMENTS_LOG2);
+        }
         out->shape[out->ndim++] = d;
-        if (d && count > ((size_t)1 << 40) / (size_t)d)
-            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: array too large", path);
+        if (d && count > ((size_t)1 << NPY_MAX_ELEMENTS_LOG2) / (size_t)d)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: array too large (over 2^%d elements)", ps->path,
+                            NPY_MAX_ELEMENTS_LOG2);
         count *= (size_t)d;
-        c = end;
-        while (isspace((unsigned char)*c)) ++c;
-        if (*c == ',') ++c;
-        else if (*c != ')') return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header (shape)", path);
+        trailing_comma = take(ps, ',');
+        skip_spaces(ps);
+        if (!trailing_comma && (ps->at == ps->end || *ps->at != ')'))
+            return malformed(ps, "shape is not a tuple of integers");
     }
+    if (out->ndim == 1 && !trailing_comma) return malformed(ps, "shape (n) is not a tuple (numpy writes (n,))");
     out->count = count;
     return ATTNVK_OK;
 }
+
+/* The whole dict: exactly the keys descr, fortran_order and shape, once each, in any order. */
+static attnvk_status parse_dict(npy_parse *ps, avk_npy *out, const npy_dtype **dtype)
+{
+    static const char *const keys[3] = {"descr", "fortran_order", "shape"};
+    int seen[3] = {0, 0, 0};
+    if (!take(ps, '{')) return malformed(ps, "does not start with '{'");
+    while (!take(ps, '}')) {
+        char key[32];
+        if (!take_string(ps, key, sizeof key)) return malformed(ps, "expected a quoted key");
+        int k = 0;
+        while (k < 3 && strcmp(key, keys[k]) != 0) ++k;
+        if (k == 3) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header: unknown key '%s'", ps->path, key);
+        if (seen[k]++) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header: key '%s' twice", ps->path, key);
+        if (!take(ps, ':')) return malformed(ps, "expected ':' after a key");
+        attnvk_status s = k == 0 ? parse_descr(ps, dtype) : k == 1 ? parse_fortran_order(ps) : parse_shape(ps, out);
+        if (s != ATTNVK_OK) return s;
+        if (!take(ps, ',')) {
+            if (!take(ps, '}')) return malformed(ps, "expected ',' or '}' after a value");
+            break;
+        }
+    }
+    skip_spaces(ps);
+    if (ps->at != ps->end) return malformed(ps, "text after the closing '}'");
+    for (int k = 0; k < 3; ++k)
+        if (!seen[k])
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "%s: malformed .npy header: no '%s' (needs descr, fortran_order, shape)", ps->path, keys[k]);
+    return ATTNVK_OK;
+}
+
+static int read_exactly(FILE *f, void *buf, size_t n) { return fread(buf, 1, n, f) == n; }
 
 attnvk_status avk_npy_read(const char *path, avk_npy *out)
 {
@@ -87,48 +173,75 @@ attnvk_status avk_npy_read(const char *path, avk_npy *out)
     unsigned char pre[12];
     char *header = NULL;
     void *raw = NULL;
-    if (fread(pre, 1, 8, f) != 8 || memcmp(pre, npy_magic, 6) != 0) {
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        /* the size must be known before anything is allocated: no pipes or devices */
+        s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: not a regular file", path);
+        goto done;
+    }
+    if (!read_exactly(f, pre, 8) || memcmp(pre, npy_magic, 6) != 0) {
         s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: not a .npy file (bad magic)", path);
         goto done;
     }
     int major = pre[6];
-    size_t header_len;
-    if (major == 1) {
-        if (fread(pre + 8, 1, 2, f) != 2) goto truncated;
-        header_len = pre[8] | (size_t)pre[9] << 8;
-    } else if (major == 2 || major == 3) {
-        if (fread(pre + 8, 1, 4, f) != 4) goto truncated;
-        header_len = pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
-    } else {
+    size_t len_bytes = major == 1 ? 2 : 4, header_len = 0;
+    if (major < 1 || major > 3) {
         s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: unsupported .npy version %d", path, major);
         goto done;
     }
-    if (header_len == 0 || header_len > (1u << 20)) {
+    if (!read_exactly(f, pre + 8, len_bytes)) goto truncated;
+    for (size_t i = len_bytes; i-- > 0;) header_len = header_len << 8 | pre[8 + i];
+    size_t data_offset = 8 + len_bytes + header_len;
+    if (header_len == 0 || header_len > NPY_MAX_HEADER) {
         s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: malformed .npy header length %zu", path, header_len);
         goto done;
     }
-    header = malloc(header_len + 1);
+    if ((uint64_t)st.st_size < data_offset) goto truncated;
+    header = malloc(header_len);
     if (!header) {
         s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "%s: out of host memory", path);
         goto done;
     }
-    if (fread(header, 1, header_len, f) != header_len) goto truncated;
-    header[header_len] = '\0';
-    s = parse_header(path, header, out);
+    if (!read_exactly(f, header, header_len)) goto truncated;
+    /* The spec: the header ends in '\n' at exactly its declared length (a length that is
+     * off, or bytes inserted, would otherwise start the data inside the header text) */
+    if (header[header_len - 1] != '\n') {
+        s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                     "%s: malformed .npy header: no newline at its declared end (header length %zu)", path, header_len);
+        goto done;
+    }
+    size_t dict_len = header_len - 1;
+    while (dict_len && header[dict_len - 1] == ' ') --dict_len; /* the alignment padding */
+    npy_parse ps = {.path = path, .at = header, .end = header + dict_len};
+    const npy_dtype *dtype = NULL;
+    s = parse_dict(&ps, out, &dtype);
     if (s != ATTNVK_OK) goto done;
-    size_t es = out->stored_float16 ? 2 : 4;
-    raw = malloc(out->count * es + 1);
+    out->stored_float16 = dtype->unpack_as == ATTNVK_F16;
+    /* the size is checked before anything that large is allocated */
+    uint64_t want = (uint64_t)out->count * dtype->item_size, have = (uint64_t)st.st_size - data_offset;
+    if (have < want) {
+        s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: truncated: %llu of %llu data bytes present", path,
+                     (unsigned long long)have, (unsigned long long)want);
+        goto done;
+    }
+    if (have > want) {
+        s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                     "%s: %llu bytes after the data (header + shape account for %llu of %llu bytes)", path,
+                     (unsigned long long)(have - want), (unsigned long long)(data_offset + want),
+                     (unsigned long long)st.st_size);
+        goto done;
+    }
+    raw = malloc(want + 1);
     out->data = malloc(out->count * sizeof(float) + 1);
     if (!raw || !out->data) {
         s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "%s: out of host memory for %zu elements", path, out->count);
         goto done;
     }
-    size_t got = fread(raw, es, out->count, f);
-    if (got != out->count) {
-        s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: truncated: %zu of %zu elements present", path, got, out->count);
+    if (!read_exactly(f, raw, want)) { /* the file shrank since fstat */
+        s = avk_fail(ATTNVK_ERROR_IO, "%s: read failed: %s", path, ferror(f) ? strerror(errno) : "file shrank");
         goto done;
     }
-    attnvk_unpack(out->stored_float16 ? ATTNVK_F16 : ATTNVK_F32, raw, out->data, out->count);
+    attnvk_unpack(dtype->unpack_as, raw, out->data, out->count);
     goto done;
 truncated:
     s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: truncated .npy header", path);
@@ -142,33 +255,34 @@ done:
 
 attnvk_status avk_npy_write(const char *path, const float *data, int ndim, const int64_t *shape)
 {
-    char dict[256];
-    int len = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    if (ndim < 0 || ndim > AVK_NPY_MAX_DIMS) /* bounds the header below */
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: cannot write %d dimensions", path, ndim);
+    /* magic, version 1.0, header length, dict, spaces up to 64-byte alignment, '\n' */
+    char header[320];
+    memcpy(header, npy_magic, 6);
+    header[6] = 1;
+    header[7] = 0;
+    size_t len = 10;
+    len += (size_t)snprintf(header + len, sizeof header - len, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
     size_t count = 1;
     for (int i = 0; i < ndim; ++i) {
-        len += snprintf(dict + len, sizeof dict - (size_t)len, "%lld%s", (long long)shape[i],
-                        (ndim == 1 || i + 1 < ndim) ? ", " : "");
+        len += (size_t)snprintf(header + len, sizeof header - len, "%lld%s", (long long)shape[i],
+                                (ndim == 1 || i + 1 < ndim) ? ", " : "");
         count *= (size_t)shape[i];
     }
-    len += snprintf(dict + len, sizeof dict - (size_t)len, "), }");
-    /* pad with spaces so the data starts 64-byte aligned, end with newline */
-    size_t total = 10 + (size_t)len + 1;
-    size_t padded = (total + 63) / 64 * 64;
-    unsigned char pre[10];
-    memcpy(pre, npy_magic, 6);
-    pre[6] = 1;
-    pre[7] = 0;
-    size_t hl = padded - 10;
-    pre[8] = (unsigned char)(hl & 0xff);
-    pre[9] = (unsigned char)(hl >> 8);
-    FILE *f = fopen(path, "wb");
-    if (!f) return avk_fail(ATTNVK_ERROR_IO, "%s: cannot create: %s", path, strerror(errno));
-    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)len, f) == (size_t)len;
-    for (size_t i = total - 1; ok && i < padded - 1; ++i) ok = fputc(' ', f) != EOF;
-    ok = ok && fputc('\n', f) != EOF;
-    ok = ok && fwrite(data, sizeof(float), count, f) == count; /* host is little-endian (x86-64/arm64) */
-    ok = (fclose(f) == 0) && ok;
-    return ok ? ATTNVK_OK : avk_fail(ATTNVK_ERROR_IO, "%s: write failed: %s", path, strerror(errno));
+    len += (size_t)snprintf(header + len, sizeof header - len, "), }");
+    size_t padded = (len + 1 + 63) / 64 * 64;
+    memset(header + len, ' ', padded - 1 - len);
+    header[padded - 1] = '\n';
+    header[8] = (char)((padded - 10) & 0xff);
+    header[9] = (char)((padded - 10) >> 8);
+    /* through a temporary file: a full disk or a crash leaves the previous output intact */
+    avk_atomic_file af;
+    attnvk_status s = avk_atomic_open(&af, path);
+    if (s != ATTNVK_OK) return s;
+    (void)fwrite(header, 1, padded, af.f); /* short writes set the error flag: commit reports them */
+    (void)fwrite(data, sizeof(float), count, af.f); /* host is little-endian (x86-64/arm64) */
+    return avk_atomic_commit(&af);
 }
 
 void avk_npy_free(avk_npy *npy)

@@ -214,7 +214,7 @@ static attnvk_status load_softmax(avk_cuda_device *dev, int threads, CUmodule *m
     char path[1024];
     int cached = avk_cache_path("cuda-softmax", key, "cubin", path, sizeof path);
     size_t size = 0;
-    void *cubin = cached ? avk_cache_load(path, &size) : NULL;
+    void *cubin = cached ? avk_cache_load(path, key, &size) : NULL;
     if (cubin && dev->cu->cuModuleLoadData(module, cubin) == CUDA_SUCCESS) {
         free(cubin);
         return ATTNVK_OK;
@@ -223,7 +223,7 @@ static attnvk_status load_softmax(avk_cuda_device *dev, int threads, CUmodule *m
     attnvk_status s = nvrtc_compile(arch, threads, &cubin, &size);
     if (s != ATTNVK_OK) return s;
     s = avk_cuda_check(dev, dev->cu->cuModuleLoadData(module, cubin), "cuModuleLoadData(softmax)");
-    if (s == ATTNVK_OK && cached) avk_cache_store(path, cubin, size);
+    if (s == ATTNVK_OK && cached) avk_cache_store(path, key, cubin, size);
     free(cubin);
     return s;
 }

@@ -68,11 +68,10 @@ attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int
     if (!rt) return ATTNVK_ERROR_UNAVAILABLE;
 
     char path[1024];
-    int cached = !extra_option &&
-                 avk_cache_path("cuda", avk_cuda_cache_key(cfg, arch, driver_version, rt->major * 1000 + rt->minor * 10),
-                                "cubin", path, sizeof path);
+    uint64_t key = avk_cuda_cache_key(cfg, arch, driver_version, rt->major * 1000 + rt->minor * 10);
+    int cached = !extra_option && avk_cache_path("cuda", key, "cubin", path, sizeof path);
     if (cached) {
-        *cubin = avk_cache_load(path, size);
+        *cubin = avk_cache_load(path, key, size);
         if (*cubin) {
             if (from_cache) *from_cache = 1;
             return ATTNVK_OK;
@@ -115,6 +114,6 @@ attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int
         *size = 0;
         return s;
     }
-    if (cached) avk_cache_store(path, *cubin, *size);
+    if (cached) avk_cache_store(path, key, *cubin, *size);
     return ATTNVK_OK;
 }

@@ -96,14 +96,15 @@ attnvk_status avk_hip_load_module(avk_hip_device *dev, const char *name, const a
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "no '%s' code object for %s is embedded", name ? name : "?",
                         dev->info.architecture);
     char path[1024];
-    int cached = avk_cache_path("hip", rtc_cache_key(dev, src), "co", path, sizeof path);
+    uint64_t key = rtc_cache_key(dev, src);
+    int cached = avk_cache_path("hip", key, "co", path, sizeof path);
     size_t size = 0;
-    void *code = cached ? avk_cache_load(path, &size) : NULL;
+    void *code = cached ? avk_cache_load(path, key, &size) : NULL;
     snprintf(origin, origin_size, "%s", code ? "cache (hipRTC)" : "hipRTC");
     if (!code) {
         attnvk_status s = avk_hip_rtc_compile(dev->info.architecture, src, &code, &size);
         if (s != ATTNVK_OK) return s;
-        if (cached) avk_cache_store(path, code, size);
+        if (cached) avk_cache_store(path, key, code, size);
     }
     attnvk_status s = avk_hip_check(dev, dev->hip->hipModuleLoadData(out, code), "hipModuleLoadData");
     free(code);

@@ -1,5 +1,6 @@
 #include "opencl/cl_program.h"
 
+#include "core/atomic_file.h"
 #include "core/cache.h"
 #include "core/error.h"
 
@@ -67,10 +68,10 @@ static void maybe_print_log(avk_bdev *dev, cl_program prog, const char *options,
     free(log);
 }
 
-static cl_program from_binary(avk_bdev *dev, const char *path, const char *options)
+static cl_program from_binary(avk_bdev *dev, const char *path, uint64_t key, const char *options)
 {
     size_t size = 0;
-    unsigned char *bin = avk_cache_load(path, &size);
+    unsigned char *bin = avk_cache_load(path, key, &size);
     if (!bin) return NULL;
     cl_int status = CL_SUCCESS, err = CL_SUCCESS;
     const unsigned char *bins[1] = {bin};
@@ -87,21 +88,24 @@ static cl_program from_binary(avk_bdev *dev, const char *path, const char *optio
     return prog;
 }
 
-static void store_binary(avk_bdev *dev, cl_program prog, const char *path)
+static void store_binary(avk_bdev *dev, cl_program prog, const char *path, uint64_t key)
 {
     size_t size = 0;
     if (avk_cl.GetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS || !size) return;
     unsigned char *bin = malloc(size);
     unsigned char *bins[1] = {bin};
     if (bin && avk_cl.GetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
-        avk_cache_store(path, bin, size);
+        avk_cache_store(path, key, bin, size);
     /* $ATTNVK_OPENCL_DUMP_DIR: keep a readable copy (PTX on NVIDIA) for inspection */
     const char *dump = getenv("ATTNVK_OPENCL_DUMP_DIR");
     if (bin && dump && *dump) {
         char dpath[2200];
         const char *slash = strrchr(path, '/');
         snprintf(dpath, sizeof dpath, "%s/%s", dump, slash ? slash + 1 : path);
-        avk_cache_store(dpath, bin, size);
+        if (avk_atomic_write(dpath, bin, size) != ATTNVK_OK) { /* the bare binary, no cache header */
+            fprintf(stderr, "[attnvk opencl] ATTNVK_OPENCL_DUMP_DIR: %s\n", attnvk_last_error());
+            avk_clear_error();
+        }
     }
     (void)dev;
     free(bin);
@@ -132,7 +136,7 @@ attnvk_status avk_cl_program(avk_bdev *dev, const avk_cl_source *sources, int co
 
     char path[1100];
     int cached = avk_cache_path("ocl", key, "bin", path, sizeof path);
-    cl_program prog = cached ? from_binary(dev, path, full_options) : NULL;
+    cl_program prog = cached ? from_binary(dev, path, key, full_options) : NULL;
     int from_cache = prog != NULL;
     if (!prog) {
         cl_int err = CL_SUCCESS;
@@ -146,7 +150,7 @@ attnvk_status avk_cl_program(avk_bdev *dev, const avk_cl_source *sources, int co
             avk_cl.ReleaseProgram(prog);
             return s;
         }
-        if (cached) store_binary(dev, prog, path);
+        if (cached) store_binary(dev, prog, path, key);
     }
     maybe_print_log(dev, prog, full_options, from_cache);
     if (dev->program_count == AVK_CL_MAX_PROGRAMS) { /* full: forget the oldest */

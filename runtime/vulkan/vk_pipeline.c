@@ -32,7 +32,7 @@ void vk_pipeline_cache_open(avk_bdev *dev)
     size_t size = 0;
     void *data = NULL;
     if (avk_cache_path("vkpipe", device_key(dev->caps), "bin", dev->cache_path, sizeof dev->cache_path)) {
-        data = avk_cache_load(dev->cache_path, &size);
+        data = avk_cache_load(dev->cache_path, device_key(dev->caps), &size);
         if (data && !header_matches(dev->caps, data, size)) {
             free(data);
             data = NULL;
@@ -60,7 +60,7 @@ void vk_pipeline_cache_save(avk_bdev *dev)
     if (dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, NULL) != VK_SUCCESS || !size) return;
     void *data = malloc(size);
     if (data && dev->vk.vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &size, data) == VK_SUCCESS)
-        avk_cache_store(dev->cache_path, data, size);
+        avk_cache_store(dev->cache_path, device_key(dev->caps), data, size);
     free(data);
     dev->cache_dirty = 0;
 }

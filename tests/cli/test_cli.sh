@@ -71,6 +71,13 @@ expect_usage "missing file" "no-such.npy: cannot open" $(run_with "$work/no-such
 expect_usage "not a npy file" "not a .npy file" $(run_with "$work/q_text.npy" "$good/k.npy" "$good/v.npy")
 expect_usage "truncated header" "truncated" $(run_with "$work/q_truncated_header.npy" "$good/k.npy" "$good/v.npy")
 expect_usage "truncated data" "truncated" $(run_with "$work/q_truncated_data.npy" "$good/k.npy" "$good/v.npy")
+# k.npy with header_len (bytes 8-9) set to 64: the header then ends right after the shape
+# tuple, and the reader used to take header padding as data (exit 0, --check passing)
+mut="$work/header-len-64"; mkdir -p "$mut"
+$tool make "$mut" 1 2 1 5 7 16 bhsd "$seed" && cp "$mut/k.npy" "$mut/k64.npy"
+printf '\100\000' | dd of="$mut/k64.npy" bs=1 seek=8 conv=notrunc status=none
+expect_usage "k.npy header_len 64" "k64.npy: malformed .npy header: no newline at its declared end" \
+  run --api cpu --q "$mut/q.npy" --k "$mut/k64.npy" --v "$mut/v.npy" --out "$mut/o.npy" --check
 expect_usage "float64 file" "unsupported dtype '<f8'" $(run_with "$good/q.npy" "$work/k_f8.npy" "$good/v.npy")
 expect_usage "int32 file" "unsupported dtype '<i4'" $(run_with "$good/q.npy" "$work/k_i4.npy" "$good/v.npy")
 expect_usage "Fortran order" "Fortran" $(run_with "$work/q_fortran.npy" "$good/k.npy" "$good/v.npy")
@@ -84,6 +91,21 @@ expect_usage "unknown layout" "unknown layout" $(run_with "$good/q.npy" "$good/k
 expect_usage "bad scale" "--scale" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --scale abc
 expect_usage "unknown option" "unknown option '--frobnicate'" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --frobnicate
 expect_usage "missing --out" "--out is required" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy"
+expect_usage "--out not writable" "run: --out $work/no-such-dir/o.npy: cannot create" \
+  run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/no-such-dir/o.npy"
+expect_usage "--lse not writable" "run: --lse $work: not a regular file" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --lse "$work"
+
+# --out on a full disk (a file size limit stands in for it): exit 1 with one line, the
+# file that was there intact byte-for-byte, no temporary left beside it
+full="$work/full-disk"; mkdir -p "$full"
+cp "$good/q.npy" "$full/o.npy"; cp "$good/q.npy" "$full/o.before"
+err=$(trap '' XFSZ; ulimit -f 16
+      "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$full/o.npy" 2>&1 >/dev/null)
+rc=$?
+lines=$(printf '%s\n' "$err" | grep -c .) left=$(ls "$full" | tr '\n' ' ')
+if [ "$rc" = 1 ] && [ "$lines" = 1 ] && printf '%s' "$err" | grep -qF "o.npy: write failed: File too large" &&
+   cmp -s "$full/o.npy" "$full/o.before" && [ "$left" = "o.before o.npy " ]; then ok "--out on a full disk -> 1: $err"
+else bad "--out on a full disk: rc=$rc lines=$lines msg='$err' files: $left"; fi
 expect_usage "unknown api" "unknown API 'metal'" run --api metal --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy"
 expect_usage "unknown command" "unknown command" frobnicate
 expect_usage "devices bad option" "unknown option" devices --xml

@@ -2,8 +2,11 @@
 #include "test_util.h"
 #include "core/npy.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static void write_raw(const char *path, const void *data, size_t n)
@@ -13,10 +16,12 @@ static void write_raw(const char *path, const void *data, size_t n)
     fclose(f);
 }
 
-/* A v1 header with the given dict, padded to 64 bytes, then `payload` bytes of data. */
-static void write_npy(const char *path, const char *dict, size_t payload)
+/* A v1 file in buf (4096 bytes): the dict padded to 64 bytes and ended by '\n', then
+ * `payload` bytes of data. Returns the file's length. */
+static size_t build_npy(unsigned char *buf, const char *dict, size_t payload)
 {
-    unsigned char buf[4096] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    static const unsigned char pre[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    memcpy(buf, pre, 8);
     size_t len = strlen(dict), total = (10 + len + 1 + 63) / 64 * 64;
     buf[8] = (unsigned char)((total - 10) & 0xff);
     buf[9] = (unsigned char)((total - 10) >> 8);
@@ -24,7 +29,13 @@ static void write_npy(const char *path, const char *dict, size_t payload)
     memset(buf + 10 + len, ' ', total - 11 - len);
     buf[total - 1] = '\n';
     for (size_t i = 0; i < payload; ++i) buf[total + i] = (unsigned char)(i * 7 + 1);
-    write_raw(path, buf, total + payload);
+    return total + payload;
+}
+
+static void write_npy(const char *path, const char *dict, size_t payload)
+{
+    unsigned char buf[4096];
+    write_raw(path, buf, build_npy(buf, dict, payload));
 }
 
 static int expect_error(const char *path, const char *fragment)
@@ -34,6 +45,192 @@ static int expect_error(const char *path, const char *fragment)
     int ok = s != ATTNVK_OK && strstr(attnvk_last_error(), fragment) && strstr(attnvk_last_error(), path);
     EXPECT(ok, "%s: expected error containing '%s', got status %d '%s'", path, fragment, s, attnvk_last_error());
     return ok;
+}
+
+/* Mutants of a valid file that the old reader took as (wrong) data: the header must end
+ * in '\n' at its declared length, the dict must be well formed, and header + data must
+ * be the whole file. */
+static int header_mutants(void)
+{
+    int passed = 0;
+    static const char dict[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 7, 16), }";
+    unsigned char buf[4096], mut[4096];
+    size_t n = build_npy(buf, dict, 7 * 16 * 4), newline = n - 7 * 16 * 4 - 1;
+    write_raw("valid.npy", buf, n);
+    avk_npy t;
+    EXPECT(avk_npy_read("valid.npy", &t) == ATTNVK_OK, "valid: %s", attnvk_last_error());
+    avk_npy_free(&t);
+
+    /* header_len 64 (bytes 8-9): the header ends right after the shape tuple, the data
+     * would start 54 bytes early inside the padding */
+    memcpy(mut, buf, n);
+    mut[8] = 64;
+    mut[9] = 0;
+    write_raw("short-header-len.npy", mut, n);
+    passed += expect_error("short-header-len.npy", "no newline at its declared end");
+    /* header_len one short: ends on the last padding space */
+    memcpy(mut, buf, n);
+    --mut[8];
+    write_raw("header-len-minus-1.npy", mut, n);
+    passed += expect_error("header-len-minus-1.npy", "no newline");
+    /* header_len one long: the newline is inside, the first data byte ends the header */
+    memcpy(mut, buf, n);
+    ++mut[8];
+    write_raw("header-len-plus-1.npy", mut, n);
+    passed += expect_error("header-len-plus-1.npy", "no newline");
+    /* two bytes inserted into the dict, header_len unchanged */
+    memcpy(mut, buf, 20);
+    memcpy(mut + 20, "  ", 2);
+    memcpy(mut + 22, buf + 20, n - 20);
+    write_raw("inserted-bytes.npy", mut, n + 2);
+    passed += expect_error("inserted-bytes.npy", "no newline");
+    /* the newline replaced by a space */
+    memcpy(mut, buf, n);
+    mut[newline] = ' ';
+    write_raw("no-newline.npy", mut, n);
+    passed += expect_error("no-newline.npy", "no newline");
+    /* four bytes more than header + shape account for */
+    memcpy(mut, buf, n);
+    memset(mut + n, 0, 4);
+    write_raw("trailing-bytes.npy", mut, n + 4);
+    passed += expect_error("trailing-bytes.npy", "4 bytes after the data");
+
+    /* dicts that are not well formed */
+    static const struct { const char *name, *dict, *error; } dicts[] = {
+        {"no-open-brace.npy", "'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", "does not start with '{'"},
+        {"no-close-brace.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), ", "expected a quoted key"},
+        {"text-after-dict.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), } x", "after the closing '}'"},
+        {"unknown-key.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", "unknown key 'x'"},
+        {"twice.npy", "{'descr': '<f4', 'shape': (2,), 'fortran_order': False, 'shape': (2,)}", "'shape' twice"},
+        {"no-comma.npy", "{'descr': '<f4' 'fortran_order': False, 'shape': (2,)}", "expected ',' or '}'"},
+        {"shape-int.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", "not a tuple"},
+        {"shape-open.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, }", "non-integer"},
+        {"descr-list.npy", "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,)}", "unsupported dtype"},
+        {"order-0.npy", "{'descr': '<f4', 'fortran_order': 0, 'shape': (2,)}", "neither True nor False"},
+    };
+    for (size_t i = 0; i < sizeof dicts / sizeof *dicts; ++i) {
+        write_npy(dicts[i].name, dicts[i].dict, 8);
+        passed += expect_error(dicts[i].name, dicts[i].error);
+    }
+    /* what numpy also accepts still reads: double quotes, no spaces, any key order, no
+     * trailing comma, a 0-d array */
+    static const char *const fine[] = {
+        "{\"descr\":\"<f4\",\"fortran_order\":False,\"shape\":(2,)}",
+        "{'shape': (1, 2), 'fortran_order': False, 'descr': '<f4'}",
+    };
+    for (size_t i = 0; i < 2; ++i) {
+        write_npy("fine.npy", fine[i], 8);
+        EXPECT(avk_npy_read("fine.npy", &t) == ATTNVK_OK && t.count == 2, "%s: %s", fine[i], attnvk_last_error());
+        avk_npy_free(&t);
+        ++passed;
+    }
+    write_npy("scalar.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': ()}", 4);
+    EXPECT(avk_npy_read("scalar.npy", &t) == ATTNVK_OK && t.ndim == 0 && t.count == 1, "0-d: %s", attnvk_last_error());
+    avk_npy_free(&t);
+    return passed + 1;
+}
+
+/* Headers claiming 2^33..2^40 elements in a small file fail on the size check, before
+ * anything that large is allocated: with the address space capped at 2 GiB an
+ * allocation first would fail as "out of host memory" instead. (Sanitizers reserve
+ * terabytes of address space, so there the cap is left off; ASan would abort on the
+ * allocation itself.) */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+static int huge_shapes(void)
+{
+    int passed = 0;
+    static const struct { const char *name, *shape, *error; } cases[] = {
+        {"claims-2^33.npy", "(8589934592,)", "truncated: 16 of 34359738368 data bytes"},
+        {"claims-2^40.npy", "(1048576, 1048576)", "truncated: 16 of 4398046511104 data bytes"},
+        {"claims-2^40-f16.npy", "(1024, 1024, 1024, 1024)", "truncated: 16 of 2199023255552 data bytes"},
+    };
+#ifndef UNDER_SANITIZER
+    struct rlimit saved, capped;
+    int have_cap = getrlimit(RLIMIT_AS, &saved) == 0;
+    capped = saved;
+    capped.rlim_cur = (rlim_t)2 << 30;
+    if (have_cap && (saved.rlim_cur == RLIM_INFINITY || saved.rlim_cur > capped.rlim_cur))
+        have_cap = setrlimit(RLIMIT_AS, &capped) == 0;
+#endif
+    for (int i = 0; i < 3; ++i) {
+        char dict[160];
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", i == 2 ? "<f2" : "<f4",
+                 cases[i].shape);
+        write_npy(cases[i].name, dict, 16);
+        passed += expect_error(cases[i].name, cases[i].error);
+    }
+#ifndef UNDER_SANITIZER
+    if (have_cap) setrlimit(RLIMIT_AS, &saved);
+#endif
+    write_npy("claims-over-2^40.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1048577, 1048576), }", 16);
+    passed += expect_error("claims-over-2^40.npy", "array too large");
+    return passed;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    for (int ca = 0, cb = 0; same && ca != EOF;) {
+        ca = fgetc(fa);
+        cb = fgetc(fb);
+        same = ca == cb;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* Files in the current folder whose name starts with prefix (temporaries are <target>.XXXXXX). */
+static int files_starting(const char *prefix)
+{
+    DIR *d = opendir(".");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d) closedir(d);
+    return n;
+}
+
+/* A write that fails part-way (here: the file size limit, as a full disk would) leaves
+ * the previous file byte-for-byte and no temporary; the error names the file. */
+static int write_failure_keeps_old_file(void)
+{
+    int passed = 0;
+    float data[4096];
+    for (int i = 0; i < 4096; ++i) data[i] = (float)i;
+    int64_t small = 16, big = 4096;
+    EXPECT(avk_npy_write("keep.npy", data, 1, &small) == ATTNVK_OK, "first write: %s", attnvk_last_error());
+    EXPECT(avk_npy_write("keep-copy.npy", data, 1, &small) == ATTNVK_OK, "copy: %s", attnvk_last_error());
+    struct rlimit saved, capped;
+    EXPECT(getrlimit(RLIMIT_FSIZE, &saved) == 0, "getrlimit");
+    capped = saved;
+    capped.rlim_cur = 4096; /* the 16 KiB array does not fit */
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    int capped_ok = setrlimit(RLIMIT_FSIZE, &capped) == 0;
+    attnvk_status s = avk_npy_write("keep.npy", data, 1, &big);
+    if (capped_ok) setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, old_handler);
+    EXPECT(capped_ok, "setrlimit(RLIMIT_FSIZE)");
+    passed += capped_ok;
+    EXPECT(s == ATTNVK_ERROR_IO && strstr(attnvk_last_error(), "keep.npy: write failed: File too large"),
+           "status %d '%s'", s, attnvk_last_error());
+    passed += s == ATTNVK_ERROR_IO;
+    EXPECT(same_file("keep.npy", "keep-copy.npy"), "the old keep.npy is intact");
+    passed += same_file("keep.npy", "keep-copy.npy");
+    EXPECT(files_starting("keep.npy") == 1, "temporary files left: %d", files_starting("keep.npy") - 1);
+    passed += files_starting("keep.npy") == 1;
+    /* an unwritable destination changes nothing either */
+    EXPECT(avk_npy_write("no-such-dir/o.npy", data, 1, &small) == ATTNVK_ERROR_IO &&
+               strstr(attnvk_last_error(), "no-such-dir/o.npy: cannot create"),
+           "missing folder: '%s'", attnvk_last_error());
+    return passed + 1;
 }
 
 int main(void)
@@ -71,6 +268,7 @@ int main(void)
     }
 
     passed += expect_error("missing-file.npy", "cannot open");
+    passed += expect_error("/dev/null", "not a regular file"); /* no size to check first */
     write_raw("bad-magic.npy", "PK\x03\x04hello world", 15);
     passed += expect_error("bad-magic.npy", "not a .npy file");
     write_raw("short.npy", "\x93NUMPY\x01\x00\x50", 9);
@@ -100,5 +298,8 @@ int main(void)
         fclose(f);
     }
     passed += expect_error("version9.npy", "version 9");
+    passed += header_mutants();
+    passed += huge_shapes();
+    passed += write_failure_keeps_old_file();
     return avk_test_finish(passed, 0);
 }
