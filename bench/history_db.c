@@ -1,6 +1,8 @@
 /* The results history in SQLite: schema, import, listing, lookup, checks. */
 #include "history_db.h"
 
+#include "core/atomic_file.h"
+
 #include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -12,6 +14,8 @@
 #include <unistd.h>
 
 enum { OK = 0, FAILED = 1, BAD_INPUT = 2 };
+/* How long one writer waits for another: SQLite's busy timeout, and the WAL switch's retries. */
+enum { BUSY_TIMEOUT_MS = 60000, RETRY_SLEEP_MS = 10 };
 
 struct history_db {
     sqlite3 *db;
@@ -105,26 +109,38 @@ static void sql_case_match(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_int(ctx, results_case_matches(text_arg(argv[0]), text_arg(argv[1])));
 }
 
-static int user_version(history_db *h, int *version)
+/* The schema version, and whether the file holds any table at all, from one snapshot:
+ * a first writer may commit its schema between two separate reads. */
+static int read_schema_state(history_db *h, int *version, int *tables)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) return -1;
+    static const char sql[] = "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)";
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
     int rc = sqlite3_step(st);
     *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    *tables = rc == SQLITE_ROW ? sqlite3_column_int(st, 1) : 0;
     sqlite3_finalize(st);
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+static int no_database(char *err, size_t n, const char *path)
+{
+    return fail(err, n, BAD_INPUT, "no history database at %s (store a run with: attnvk history --import RESULTS.json)", path);
+}
+
 static int ensure_schema(history_db *h, bool create, char *err, size_t n)
 {
-    int version;
-    if (user_version(h, &version) != 0)
+    int version, tables;
+    if (read_schema_state(h, &version, &tables) != 0)
         return fail(err, n, BAD_INPUT, "history %s: not a readable SQLite database: %s", h->path, sqlite3_errmsg(h->db));
     if (version > HISTORY_SCHEMA_VERSION)
         return fail(err, n, FAILED, "history %s: schema version %d is newer than this attnvk's (%d)", h->path, version,
                     HISTORY_SCHEMA_VERSION);
     if (version == HISTORY_SCHEMA_VERSION) return OK;
-    if (!create) return fail(err, n, BAD_INPUT, "history %s: not an attnvk history database (no schema)", h->path);
+    if (!create) {
+        if (tables == 0) return no_database(err, n, h->path); /* nothing stored yet, or its first writer not done */
+        return fail(err, n, BAD_INPUT, "history %s: not an attnvk history database (no schema)", h->path);
+    }
     /* Two first writers may race here: the transaction serializes them. */
     if (sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return db_fail(h, err, n, "cannot lock");
     if (sqlite3_exec(h->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
@@ -134,6 +150,88 @@ static int ensure_schema(history_db *h, bool create, char *err, size_t n)
         return rc;
     }
     return OK;
+}
+
+static bool is_busy(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Runs a journal_mode pragma; mode gets its answer ("wal", "delete", ...). */
+static int journal_mode(sqlite3 *db, const char *sql, char *mode, size_t n)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        snprintf(mode, n, "%s", (const char *)sqlite3_column_text(st, 0));
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* WAL (persistent, set by the writers): readers never wait for a writer, and a writer
+ * killed mid-transaction leaves only uncommitted frames, ignored on open. The switch
+ * upgrades a read lock to a write lock inside one statement, and SQLite answers BUSY at
+ * once there instead of calling the busy handler: so it is retried here, within the same
+ * timeout. A database already in WAL mode (every one but a legacy or hand-edited file) is
+ * only read. A file system without shared memory keeps its rollback journal, which is
+ * slower for readers but just as safe. */
+static int ensure_wal(history_db *h, char *err, size_t n)
+{
+    double deadline = now_ms() + BUSY_TIMEOUT_MS;
+    for (;;) {
+        char mode[32] = "";
+        int rc = journal_mode(h->db, "PRAGMA journal_mode", mode, sizeof mode);
+        if (rc == SQLITE_OK && strcmp(mode, "wal") == 0) return OK;
+        if (rc == SQLITE_OK) rc = journal_mode(h->db, "PRAGMA journal_mode=WAL", mode, sizeof mode);
+        if (rc == SQLITE_OK) return OK;
+        if (!is_busy(rc) || now_ms() > deadline) return db_fail(h, err, n, "cannot switch to WAL mode");
+        sqlite3_sleep(RETRY_SLEEP_MS);
+    }
+}
+
+/* A new database: WAL mode and the schema set up under a temporary name beside path, then
+ * hard-linked into place. Whoever opens path sees a complete database, never an empty or
+ * half-made one, and of several first writers exactly one link wins (the others get
+ * EEXIST and use the winner's). 0 when path exists now; -1 where the file system cannot
+ * link (the caller then creates the database in place); else the exit code, err set. */
+static int create_by_link(const char *path, char *err, size_t n)
+{
+    avk_atomic_file tmp;
+    if (avk_atomic_open(&tmp, path) != ATTNVK_OK)
+        return fail(err, n, FAILED, "history: cannot create the database: %s", attnvk_last_error());
+    fclose(tmp.f); /* SQLite opens the file itself; closing a second descriptor later would drop its locks */
+    tmp.f = NULL;
+    sqlite3 *db = NULL;
+    char mode[32];
+    int rc = sqlite3_open_v2(tmp.tmp_path, &db, SQLITE_OPEN_READWRITE, NULL);
+    if (rc == SQLITE_OK) rc = journal_mode(db, "PRAGMA journal_mode=WAL", mode, sizeof mode);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, schema_sql, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    int result = OK;
+    if (rc != SQLITE_OK)
+        result = fail(err, n, FAILED, "history: cannot create the database %s: %s", tmp.tmp_path, db ? sqlite3_errmsg(db) : "out of memory");
+    if (sqlite3_close(db) != SQLITE_OK && result == OK) /* the last close checkpoints and removes -wal and -shm */
+        result = fail(err, n, FAILED, "history: cannot create the database %s: %s", tmp.tmp_path, sqlite3_errmsg(db));
+    if (result == OK && link(tmp.tmp_path, path) != 0 && errno != EEXIST) {
+        if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP || errno == ENOSYS || errno == EMLINK) result = -1;
+        else result = fail(err, n, FAILED, "history: cannot create %s: %s", path, strerror(errno));
+    }
+    char side[1100];
+    for (int i = 0; i < 2; ++i) { /* normally gone already */
+        snprintf(side, sizeof side, "%s%s", tmp.tmp_path, i ? "-shm" : "-wal");
+        unlink(side);
+    }
+    avk_atomic_abort(&tmp); /* drops the temporary name; the linked name keeps the file */
+    return result;
 }
 
 int history_open(const char *path, bool create, history_db **out, char *err, size_t err_size)
@@ -147,32 +245,30 @@ int history_open(const char *path, bool create, history_db **out, char *err, siz
         return fail(err, err_size, BAD_INPUT, "history: neither XDG_DATA_HOME nor HOME is set; give --db PATH");
     }
     struct stat sb;
-    if (!create && stat(h->path, &sb) != 0) {
-        int rc = fail(err, err_size, BAD_INPUT, "no history database at %s (store a run with: attnvk history --import RESULTS.json)",
-                      h->path);
-        free(h);
-        return rc;
-    }
-    if (create && make_parent_dirs(h->path) != 0) {
-        int rc = fail(err, err_size, FAILED, "history: cannot create the folder of %s: %s", h->path, strerror(errno));
+    int rc = OK;
+    if (!create && stat(h->path, &sb) != 0) rc = no_database(err, err_size, h->path);
+    else if (create && make_parent_dirs(h->path) != 0)
+        rc = fail(err, err_size, FAILED, "history: cannot create the folder of %s: %s", h->path, strerror(errno));
+    else if (create && stat(h->path, &sb) != 0 && errno == ENOENT && (rc = create_by_link(h->path, err, err_size)) < 0)
+        rc = OK; /* no hard links here: created in place below */
+    if (rc != OK) {
         free(h);
         return rc;
     }
     int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(h->path, &h->db, flags, NULL) != SQLITE_OK) {
-        int rc = db_fail(h, err, err_size, "cannot open");
+        rc = db_fail(h, err, err_size, "cannot open");
         history_close(h);
         return rc;
     }
-    sqlite3_busy_timeout(h->db, 60000); /* concurrent writers wait their turn */
+    sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS); /* concurrent writers wait their turn */
     sqlite3_create_function(h->db, "avk_device_match", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_device_match, NULL, NULL);
     sqlite3_create_function(h->db, "avk_case_match", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_case_match, NULL, NULL);
-    int rc = ensure_schema(h, create, err, err_size);
-    /* WAL (persistent, set by the writers): readers never wait for a writer, and a
-     * writer killed mid-transaction leaves only uncommitted frames, ignored on open. */
-    if (rc == OK && create && sqlite3_exec(h->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
-        rc = db_fail(h, err, err_size, "cannot switch to WAL mode");
-    if (rc == OK && sqlite3_exec(h->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL) != SQLITE_OK)
+    /* writers switch to WAL before any schema work: the schema's own transaction then never
+     * meets a mode switch (readers leave the mode alone: they may lack write access) */
+    if (create) rc = ensure_wal(h, err, err_size);
+    if (rc == OK) rc = ensure_schema(h, create, err, err_size);
+    if (rc == OK && sqlite3_exec(h->db, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON", NULL, NULL, NULL) != SQLITE_OK)
         rc = db_fail(h, err, err_size, "cannot configure");
     if (rc != OK) {
         history_close(h);
