@@ -79,7 +79,7 @@ static int save_history(bench_session *s)
     char *text = bench_render(&s->res, BENCH_FMT_JSON);
     char err[512] = "";
     long long id = 0;
-    int rc = text ? history_save_results(s->o.db, text, &id, err, sizeof err) : 1;
+    int rc = text ? history_save_results(s->o.db, text, "the bench results", &id, err, sizeof err) : 1;
     free(text);
     if (rc != 0) return cli_error(EXIT_FAILED, "bench: cannot save to the history: %s", err[0] ? err : "out of memory");
     fprintf(stderr, "attnvk: saved as run #%lld in %s\n", id, s->o.db ? s->o.db : "the default history database");

@@ -30,7 +30,7 @@ static int import_files(const char *db_path, const char **files, int n)
     char err[1200];
     for (int i = 0; i < n; ++i) {
         long long id = 0;
-        int rc = history_save_results(db_path, files[i], &id, err, sizeof err);
+        int rc = history_import_file(db_path, files[i], &id, err, sizeof err);
         if (rc != 0) return cli_error(rc, "%s", err);
         char path[1024];
         if (db_path) snprintf(path, sizeof path, "%s", db_path);

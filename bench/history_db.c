@@ -409,25 +409,26 @@ int history_import(history_db *h, const char *raw_json, const results_run *run, 
     return OK;
 }
 
-int history_save_results(const char *db_path, const char *results, long long *run_id, char *err, size_t err_size)
+int history_save_results(const char *db_path, const char *json, const char *label, long long *run_id, char *err, size_t err_size)
 {
-    if (!results) return fail(err, err_size, BAD_INPUT, "history: no results to save");
-    const char *p = results;
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') ++p;
-    bool is_text = *p == '{';
-    char *owned = is_text ? NULL : results_read_file(results, err, err_size);
-    if (!is_text && !owned) return BAD_INPUT;
-    const char *text = is_text ? results : owned;
+    if (!json) return fail(err, err_size, BAD_INPUT, "history: no results to save");
     results_run run;
-    int rc = results_parse(text, is_text ? "results" : results, &run, err, err_size);
-    if (rc == OK) {
-        history_db *h;
-        rc = history_open(db_path, true, &h, err, err_size);
-        if (rc == OK) rc = history_import(h, text, &run, run_id, err, err_size);
-        history_close(h);
-        results_free(&run);
-    }
-    free(owned);
+    int rc = results_parse(json, label, &run, err, err_size);
+    if (rc != OK) return rc;
+    history_db *h;
+    rc = history_open(db_path, true, &h, err, err_size);
+    if (rc == OK) rc = history_import(h, json, &run, run_id, err, err_size);
+    history_close(h);
+    results_free(&run);
+    return rc;
+}
+
+int history_import_file(const char *db_path, const char *path, long long *run_id, char *err, size_t err_size)
+{
+    char *text = results_read_file(path, err, err_size);
+    if (!text) return BAD_INPUT;
+    int rc = history_save_results(db_path, text, path, run_id, err, err_size);
+    free(text);
     return rc;
 }
 

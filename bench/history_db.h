@@ -34,13 +34,15 @@ const char *history_path(const history_db *db);
 /* Stores one run: raw_json is kept verbatim; run is its parsed form. */
 int history_import(history_db *db, const char *raw_json, const results_run *run, long long *run_id, char *err, size_t err_size);
 
-/* For `attnvk bench --save [--db PATH]`: stores a results file in the history.
+/* Parses results JSON and stores it as one run (the text kept verbatim).
  *   db_path : NULL for the default database;
- *   results : the results JSON text itself (first non-blank character '{') or a path to it;
+ *   label   : names the results in messages (a path, or "the bench results");
  *   run_id  : receives the new run's id (may be NULL).
- * Returns 0 on success, 2 when the results are not valid format_version 1 JSON
- * or cannot be read, 1 when the database cannot be written; err gets one line. */
-int history_save_results(const char *db_path, const char *results, long long *run_id, char *err, size_t err_size);
+ * Returns 0 on success, 2 when the results are not valid format_version 1 JSON, 1 when
+ * the database cannot be written; err gets one line. */
+int history_save_results(const char *db_path, const char *json, const char *label, long long *run_id, char *err, size_t err_size);
+/* The same for a results file: path is always a path, whatever its first character. */
+int history_import_file(const char *db_path, const char *path, long long *run_id, char *err, size_t err_size);
 
 /* One line per stored run with at least one record matching both filters (NULL: all). */
 int history_list(history_db *db, FILE *f, const char *device_spec, const char *case_spec, char *err, size_t err_size);

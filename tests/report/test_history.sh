@@ -130,5 +130,11 @@ check "bench --save: one run, one record" [ "$(counts "$saved")" = "1 1" ]
 avk history --db "$saved"
 check "bench --save: history lists it" has "custom-d32-n64|1 run in"
 
+# a results path is a path, whatever its first character
+cp "$DATA/base.json" "$work/{run}.json"
+(cd "$work" && "$ATTNVK" history --db brace.db --import '{run}.json') >"$work/out" 2>"$work/err"
+check "import '{run}.json': a path, not JSON text" [ "$?" = 0 ]
+check "import '{run}.json': stored" [ "$(counts "$work/brace.db")" = "1 99" ]
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
