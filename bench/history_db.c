@@ -192,6 +192,8 @@ static int ensure_wal(history_db *h, char *err, size_t n)
         if (rc == SQLITE_OK && strcmp(mode, "wal") == 0) return OK;
         if (rc == SQLITE_OK) rc = journal_mode(h->db, "PRAGMA journal_mode=WAL", mode, sizeof mode);
         if (rc == SQLITE_OK) return OK;
+        if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+            return fail(err, n, BAD_INPUT, "history %s: not a readable SQLite database: %s", h->path, sqlite3_errmsg(h->db));
         if (!is_busy(rc) || now_ms() > deadline) return db_fail(h, err, n, "cannot switch to WAL mode");
         sqlite3_sleep(RETRY_SLEEP_MS);
     }
@@ -377,17 +379,18 @@ static int insert_records(history_db *h, const results_run *run, long long run_i
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* Lets the tests stop a writer between its rows and its COMMIT. */
-static void test_hook_before_commit(void)
+/* Lets the tests stop a writer between its rows and its COMMIT, or make the COMMIT fail. */
+static bool test_hook_before_commit(void)
 {
     const char *hook = getenv(HISTORY_TEST_HOOK_ENV);
-    if (!hook) return;
+    if (!hook) return true;
     if (strcmp(hook, "exit-before-commit") == 0) _exit(86);
     if (strcmp(hook, "pause-before-commit") == 0) {
         fprintf(stderr, "history: paused before commit\n");
         fflush(stderr);
         sleep(60);
     }
+    return strcmp(hook, "fail-commit") != 0;
 }
 
 int history_import(history_db *h, const char *raw_json, const results_run *run, long long *run_id, char *err, size_t err_size)
@@ -399,7 +402,10 @@ int history_import(history_db *h, const char *raw_json, const results_run *run, 
         sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
-    test_hook_before_commit();
+    if (!test_hook_before_commit()) {
+        sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+        return fail(err, err_size, FAILED, "history %s: cannot commit: failed by %s", h->path, HISTORY_TEST_HOOK_ENV);
+    }
     if (sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         int rc = db_fail(h, err, err_size, "cannot commit");
         sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
@@ -430,6 +436,43 @@ int history_import_file(const char *db_path, const char *path, long long *run_id
     int rc = history_save_results(db_path, text, path, run_id, err, err_size);
     free(text);
     return rc;
+}
+
+int history_save_or_keep(const char *db_path, const char *json, long long *run_id, char *err, size_t err_size)
+{
+    int rc = history_save_results(db_path, json, "the bench results", run_id, err, err_size);
+    if (rc == OK || !json) return rc;
+    char kept[1100];
+    size_t len = strlen(err);
+    if (results_keep_unsaved(json, kept, sizeof kept) == 0)
+        snprintf(err + len, err_size - len, "; the results are kept in %s (attnvk history --import %s stores them)", kept, kept);
+    else snprintf(err + len, err_size - len, "; and they could not be kept in a file either: %s", kept);
+    return rc;
+}
+
+int history_preflight(const char *db_path, char *err, size_t err_size)
+{
+    char path[1024];
+    if (db_path) snprintf(path, sizeof path, "%s", db_path);
+    else if (history_default_path(path, sizeof path) != 0)
+        return fail(err, err_size, BAD_INPUT, "history: neither XDG_DATA_HOME nor HOME is set; give --db PATH");
+    if (make_parent_dirs(path) != 0)
+        return fail(err, err_size, BAD_INPUT, "history: cannot create the folder of %s: %s", path, strerror(errno));
+    /* the folder too: SQLite creates PATH-wal and PATH-shm beside the database */
+    if (avk_check_writable(path) != ATTNVK_OK) {
+        if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+            return fail(err, err_size, BAD_INPUT, "history %s: the database file is read-only", path);
+        return fail(err, err_size, BAD_INPUT, "history %s: its folder is not writable (SQLite creates %s-wal and -shm there): %s", path,
+                    path, attnvk_last_error());
+    }
+    history_db *h;
+    int rc = history_open(path, true, &h, err, err_size);
+    if (rc != OK) return BAD_INPUT;
+    if (sqlite3_db_readonly(h->db, "main") == 1) rc = fail(err, err_size, BAD_INPUT, "history %s: the database is read-only", path);
+    else if (sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) rc = db_fail(h, err, err_size, "cannot write");
+    else if (sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK) rc = db_fail(h, err, err_size, "cannot write");
+    history_close(h);
+    return rc == OK ? OK : BAD_INPUT;
 }
 
 static const char *col_text(sqlite3_stmt *st, int i)

@@ -16,7 +16,8 @@
 
 /* Test hook: ATTNVK_HISTORY_TEST_HOOK=exit-before-commit makes an import _exit(86)
  * after writing its rows but before COMMIT; =pause-before-commit makes it print
- * "history: paused before commit" on stderr and sleep 60 s (for a kill -9). */
+ * "history: paused before commit" on stderr and sleep 60 s (for a kill -9);
+ * =fail-commit makes it roll back and fail as a COMMIT that went wrong would. */
 #define HISTORY_TEST_HOOK_ENV "ATTNVK_HISTORY_TEST_HOOK"
 
 typedef struct history_db history_db;
@@ -43,6 +44,16 @@ int history_import(history_db *db, const char *raw_json, const results_run *run,
 int history_save_results(const char *db_path, const char *json, const char *label, long long *run_id, char *err, size_t err_size);
 /* The same for a results file: path is always a path, whatever its first character. */
 int history_import_file(const char *db_path, const char *path, long long *run_id, char *err, size_t err_size);
+
+/* For `attnvk bench --save` at the end: history_save_results, and when that fails the
+ * JSON is kept in a file (results_keep_unsaved) whose path ends the message in err. */
+int history_save_or_keep(const char *db_path, const char *json, long long *run_id, char *err, size_t err_size);
+
+/* For `attnvk bench --save`, before any case runs: creates the database (NULL: the
+ * default) with its schema if needed, and proves a run could be stored: the file and its
+ * folder (for -wal and -shm) are writable and a write transaction starts (and is rolled
+ * back). 0, or 2 with a one-line reason naming the path in err. */
+int history_preflight(const char *db_path, char *err, size_t err_size);
 
 /* One line per stored run with at least one record matching both filters (NULL: all). */
 int history_list(history_db *db, FILE *f, const char *device_spec, const char *case_spec, char *err, size_t err_size);

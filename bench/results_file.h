@@ -70,6 +70,10 @@ char *results_read_file(const char *path, char *err, size_t err_size);
 /* results_read_file + results_parse; a missing file is bad input (2). */
 int results_load_file(const char *path, results_run *out, char *err, size_t err_size);
 void results_free(results_run *run);
+/* Writes results JSON that could not be stored elsewhere to a new file,
+ * ./attnvk-unsaved-<UTC time>-<pid>.json, else the same name in $TMPDIR (or /tmp).
+ * 0 with its path in `path`; -1 with the reason in `path` when neither is writable. */
+int results_keep_unsaved(const char *json, char *path, size_t n);
 
 const char *result_status_name(result_status s);
 bool results_same_case(const results_case *a, const results_case *b);
