@@ -4,6 +4,7 @@
 #include "core/atomic_file.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -516,13 +517,16 @@ int history_list(history_db *h, FILE *f, const char *device_spec, const char *ca
     bind_text(st, 1, device_spec);
     bind_text(st, 2, case_spec);
     list_row *rows = NULL;
-    int n = 0, cap = 0, runs = 0, rc;
+    size_t cap = 0;
+    int n = 0, runs = 0, rc;
     long long last_id = -1;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            list_row *bigger = realloc(rows, sizeof *rows * (size_t)(cap = cap ? cap * 2 : 64));
+        if ((size_t)n == cap) {
+            size_t bigger_cap = cap ? cap * 2 : 64;
+            list_row *bigger = n < INT_MAX ? realloc(rows, sizeof *rows * bigger_cap) : NULL;
             if (!bigger) break;
             rows = bigger;
+            cap = bigger_cap;
         }
         list_row *r = &rows[n++];
         long long id = sqlite3_column_int64(st, 0);

@@ -13,7 +13,7 @@ typedef enum result_status { RESULT_OK, RESULT_FAIL, RESULT_SKIPPED, RESULT_UNAV
 
 typedef struct results_case {
     char name[128];
-    long batch, heads, kv_heads, seq_q, seq_kv, head_dim;
+    long batch, heads, kv_heads, seq_q, seq_kv, head_dim; /* 1..RESULTS_MAX_SIZE */
     bool causal;
     char dtype[16], layout[16];
     double scale; /* NAN when absent */
@@ -62,8 +62,18 @@ typedef struct results_run {
     int record_count;
 } results_run;
 
-/* Parses results JSON. 0 on success; otherwise 2 (bad input) or 1 (out of memory)
- * with a one-line reason naming `label` in err. */
+/* What the reader accepts: case sizes are what attnvk_problem holds (int), so a product
+ * of two fits a long long; far more records than any suite has. */
+#define RESULTS_MAX_SIZE 2147483647L
+#define RESULTS_MAX_RECORDS 1000000
+
+/* Parses results JSON: len bytes of text (no NUL needed; only white space may follow the
+ * value). 0 on success; otherwise 2 (bad input: invalid JSON, a required field missing, a
+ * value of the wrong type or out of range — sizes 1..RESULTS_MAX_SIZE, times and counts
+ * finite and >= 0) or 1 (out of memory), with a one-line reason naming `label` and the
+ * value ("x.json: records[3].case.batch must be ...") in err. out is freed on failure. */
+int results_parse_buffer(const char *text, size_t len, const char *label, results_run *out, char *err, size_t err_size);
+/* The same for a NUL-terminated string. */
 int results_parse(const char *text, const char *label, results_run *out, char *err, size_t err_size);
 /* Reads a whole file (NUL-terminated, caller frees); NULL with the reason in err. */
 char *results_read_file(const char *path, char *err, size_t err_size);

@@ -46,6 +46,19 @@ assert page.count("hatched bars: the vendor-native kernel") == 2
 assert "fa-d128-n4096-b4-h16 attnvk/vulkan" in page  # the regression labelled in the ratio chart
 ' "$html"
 
+# sizes out of range are bad input, never an overflow in the charts (B*Nq under UBSan)
+"$PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["records"][5]["case"]["batch"] = 4 * 10**18
+json.dump(d, open(sys.argv[2], "w"))
+' "$DATA/base.json" "$work/huge_batch.json"
+"$ATTNVK" report "$work/huge_batch.json" -o "$work/huge.html" >"$work/out" 2>"$work/err"
+check "batch 4e18: exit 2" [ $? = 2 ]
+check "batch 4e18: one line naming the value" \
+    eval '[ "$(wc -l <"$work/err")" = 1 ] && grep -q "huge_batch.json: records\[5\]\.case\.batch must be an integer from 1 to 2147483647" "$work/err"'
+check "batch 4e18: no report" [ ! -e "$work/huge.html" ]
+
 "$ATTNVK" report "$DATA/base.json" "$work/none.json" -o "$work/x.html" 2>"$work/err"
 check "missing input: exit 2" [ $? = 2 ]
 "$ATTNVK" report 2>"$work/err"
