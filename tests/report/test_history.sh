@@ -69,7 +69,7 @@ avk compare --db "$db" --driver 550.54.15 --driver 999.9
 check "compare --driver unknown: exit 2" [ "$rc" = 2 ]
 check "compare --driver unknown: one line" [ "$(wc -l <"$work/err")" = 1 ]
 
-avk report --db "$db" --run 1 --run 2 -o "$work/stored.html"
+avk report --db "$db" --run 1 --run 2 --out "$work/stored.html"
 check "report from stored runs: exit 0" [ "$rc" = 0 ]
 check "report from stored runs: the comparison" grep -q 'Comparison: run #1 .* run #2' "$work/stored.html"
 
