@@ -16,6 +16,7 @@ static void usage(FILE *f)
           "  --db PATH        database (default $XDG_DATA_HOME/attnvk/history.db,\n"
           "                   i.e. ~/.local/share/attnvk/history.db)\n"
           "  --device SPEC    only runs with a device matching [API:]NAME-SUBSTRING|UUID-PREFIX\n"
+          "                   (exit 2 with the stored devices when none matches)\n"
           "  --case SPEC      only runs with a case whose name matches (glob or substring)\n"
           "  --import FILE    store a results file written by attnvk bench (one transaction per run)\n"
           "  --check          SQLite integrity check plus: every run holds all its records\n"

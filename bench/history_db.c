@@ -512,6 +512,8 @@ int history_list(history_db *h, FILE *f, const char *device_spec, const char *ca
         " AND avk_device_match(?1, x.api, x.device_name, x.device_uuid) AND avk_case_match(?2, x.case_name)"
         " WHERE x.run_id IS NOT NULL OR (?1 IS NULL AND ?2 IS NULL)"
         " GROUP BY r.id, x.device_name, x.driver_version ORDER BY r.created, r.id, min(x.seq)";
+    int checked = history_check_device(h, device_spec, err, err_size);
+    if (checked != OK) return checked;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(h, err, err_size, "cannot query");
     bind_text(st, 1, device_spec);
@@ -572,9 +574,39 @@ int history_load_run(history_db *h, long long id, results_run *out, char *err, s
     return rc;
 }
 
+/* The distinct values of a one-column query (?1 bound to spec) as a ", "-separated list. */
+static void list_values(history_db *h, const char *sql, const char *spec, char *out, size_t n)
+{
+    out[0] = '\0';
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return;
+    bind_text(st, 1, spec);
+    while (sqlite3_step(st) == SQLITE_ROW) results_list_add(out, n, col_text(st, 0));
+    sqlite3_finalize(st);
+    if (!out[0]) snprintf(out, n, "none");
+}
+
+int history_check_device(history_db *h, const char *device_spec, char *err, size_t err_size)
+{
+    if (!device_spec) return OK;
+    sqlite3_stmt *st;
+    static const char sql[] = "SELECT 1 FROM records WHERE avk_device_match(?1, api, device_name, device_uuid) LIMIT 1";
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(h, err, err_size, "cannot query");
+    bind_text(st, 1, device_spec);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return OK;
+    if (rc != SQLITE_DONE) return db_fail(h, err, err_size, "cannot query");
+    char devices[600];
+    list_values(h, "SELECT DISTINCT api || ':' || ifnull(device_name, '') FROM records ORDER BY 1", NULL, devices, sizeof devices);
+    return fail(err, err_size, BAD_INPUT, "history %s: no stored device matches '%s' (devices: %s)", h->path, device_spec, devices);
+}
+
 int history_find_driver_run(history_db *h, const char *driver, const char *device_spec, long long *run_id, char *err,
                             size_t err_size)
 {
+    int checked = history_check_device(h, device_spec, err, err_size);
+    if (checked != OK) return checked;
     static const char sql[] = "SELECT r.id FROM runs r WHERE EXISTS (SELECT 1 FROM records x WHERE x.run_id = r.id"
                               " AND x.driver_version = ?1 AND avk_device_match(?2, x.api, x.device_name, x.device_uuid))"
                               " ORDER BY r.created DESC, r.id DESC LIMIT 1";
@@ -587,8 +619,12 @@ int history_find_driver_run(history_db *h, const char *driver, const char *devic
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return OK;
     if (rc != SQLITE_DONE) return db_fail(h, err, err_size, "cannot query");
-    return fail(err, err_size, BAD_INPUT, "history %s: no run with driver version '%s'%s%s (see attnvk history)", h->path, driver,
-                device_spec ? " on a device matching " : "", device_spec ? device_spec : "");
+    char drivers[600];
+    list_values(h, "SELECT DISTINCT driver_version FROM records WHERE driver_version IS NOT NULL"
+                   " AND avk_device_match(?1, api, device_name, device_uuid) ORDER BY 1", device_spec, drivers, sizeof drivers);
+    return fail(err, err_size, BAD_INPUT, "history %s: no run with driver version '%s'%s%s (stored driver versions%s: %s)", h->path,
+                driver, device_spec ? " on a device matching " : "", device_spec ? device_spec : "",
+                device_spec ? " on those devices" : "", drivers);
 }
 
 /* Runs a checking query: clean is one "ok" row (expect_ok) or no row at all. */

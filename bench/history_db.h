@@ -55,14 +55,20 @@ int history_save_or_keep(const char *db_path, const char *json, long long *run_i
  * back). 0, or 2 with a one-line reason naming the path in err. */
 int history_preflight(const char *db_path, char *err, size_t err_size);
 
-/* One line per stored run with at least one record matching both filters (NULL: all). */
+/* 0 when device_spec is NULL or matches a stored record's device; else 2 with the stored
+ * devices listed in err ("cuda:NVIDIA H100 80GB HBM3, ..."). */
+int history_check_device(history_db *db, const char *device_spec, char *err, size_t err_size);
+
+/* One line per stored run with at least one record matching both filters (NULL: all);
+ * 2 when device_spec matches no stored device (history_check_device). */
 int history_list(history_db *db, FILE *f, const char *device_spec, const char *case_spec, char *err, size_t err_size);
 
 /* Loads a stored run (label "run #ID"). 0, or 2 when there is no such run. */
 int history_load_run(history_db *db, long long id, results_run *out, char *err, size_t err_size);
 
 /* The latest run (by created time, then id) holding a record whose driver_version
- * is exactly `driver` on a device matching device_spec (NULL: any). 0, or 2 if none. */
+ * is exactly `driver` on a device matching device_spec (NULL: any). 0, or 2 if none,
+ * with the stored devices or driver versions listed in err. */
 int history_find_driver_run(history_db *db, const char *driver, const char *device_spec, long long *run_id, char *err,
                             size_t err_size);
 

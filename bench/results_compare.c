@@ -98,6 +98,7 @@ static int match_rows(compare_result *r)
             if (!used[j] && results_same_key(row->base, &next->records[j])) {
                 used[j] = true;
                 row->next = &next->records[j];
+                ++r->matched;
                 break;
             }
     }

@@ -104,6 +104,13 @@ bool results_is_unfused(const results_record *r);
  * Case SPEC: a glob (fnmatch) on the case name when it has * ? or [, else a substring. */
 bool results_device_matches(const char *spec, const char *api, const char *name, const char *uuid);
 bool results_case_matches(const char *spec, const char *case_name);
+/* Whether any record's device matches spec. */
+bool results_run_has_device(const results_run *run, const char *spec);
+/* Appends "API:NAME" of every device with records to a ", "-separated list (a valid
+ * --device SPEC each), for the message that says which devices there are. */
+void results_list_devices(const results_run *run, char *out, size_t n);
+/* Appends item to a ", "-separated list unless listed already; ends it with "..." when full. */
+void results_list_add(char *out, size_t n, const char *item);
 /* Keeps the records for which keep() is true (in order). */
 void results_filter(results_run *run, bool (*keep)(const results_record *, void *), void *ctx);
 

@@ -47,7 +47,11 @@ check "history: total" has '^2 runs in '
 avk history --db "$db" --device opencl --case n1024
 check "history --device --case: filtered count" has '^1 +.*opencl +pocl 3\.1 +a1b2c3d4e5f6 +1$'
 avk history --db "$db" --device a100
-check "history --device: no match" has '^0 runs in '
+check "history --device matching no stored device: exit 2" [ "$rc" = 2 ]
+check "history --device matching no stored device: lists them" \
+    grep -q "no stored device matches 'a100' (devices: cuda:NVIDIA H100 80GB HBM3, opencl:cpu-haswell.*, vulkan:NVIDIA H100 80GB HBM3)$" "$work/err"
+avk history --db "$db" --device cuda --case no-such-case
+check "history --case matching nothing: 0 runs" has '^0 runs in '
 
 avk compare --db "$db" --run 1 --run 2
 check "compare --run 1 --run 2: exit 1" [ "$rc" = 1 ]
@@ -68,6 +72,15 @@ check "compare --run unknown: exit 2" [ "$rc" = 2 ]
 avk compare --db "$db" --driver 550.54.15 --driver 999.9
 check "compare --driver unknown: exit 2" [ "$rc" = 2 ]
 check "compare --driver unknown: one line" [ "$(wc -l <"$work/err")" = 1 ]
+check "compare --driver unknown: lists the stored driver versions" \
+    grep -q "no run with driver version '999.9' (stored driver versions: 550.54.15, 560.28.03, pocl 3.1)$" "$work/err"
+avk compare --db "$db" --driver 550.54.15 --driver 560.28.03 --device a100
+check "compare --driver --device unknown: exit 2" [ "$rc" = 2 ]
+check "compare --driver --device unknown: lists the stored devices" grep -q "no stored device matches 'a100' (devices: cuda:" "$work/err"
+avk compare --db "$db" --driver "pocl 3.1" --driver 560.28.03
+check "compare --driver of two devices with no case in common: exit 2" [ "$rc" = 2 ]
+check "compare --driver of two devices with no case in common: says so" \
+    grep -q "run #2 (driver pocl 3.1) and run #2 (driver 560.28.03) share no case (3 and 96 records" "$work/err"
 
 avk report --db "$db" --run 1 --run 2 --out "$work/stored.html"
 check "report from stored runs: exit 0" [ "$rc" = 0 ]
