@@ -79,6 +79,9 @@ static void bad(reader *rd, const char *where, const char *key, const char *prob
     vsnprintf(what, sizeof what, problem, ap);
     va_end(ap);
     rd->rc = fail(rd->err, rd->n, LOAD_BAD_INPUT, "%s: %s%s%s %s", rd->label, where, where[0] && key[0] ? "." : "", key, what);
+    /* one line, whatever the quoted value held ("\n" is a valid JSON string) */
+    for (char *p = rd->err; p && *p; ++p)
+        if ((unsigned char)*p < 0x20) *p = '?';
 }
 
 /* The value at key; NULL when absent or JSON null (the writer's "no value"). */

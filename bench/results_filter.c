@@ -46,8 +46,12 @@ bool results_case_matches(const char *spec, const char *case_name)
     return contains_nocase(case_name, spec);
 }
 
-void results_list_add(char *out, size_t n, const char *item)
+void results_list_add(char *out, size_t n, const char *text)
 {
+    char item[320]; /* the entry as it will read: one line */
+    snprintf(item, sizeof item, "%s", text);
+    for (char *p = item; *p; ++p)
+        if ((unsigned char)*p < 0x20) *p = '?';
     size_t len = strlen(out), k = strlen(item);
     if (n < 8 || (len >= 3 && strcmp(out + len - 3, "...") == 0)) return; /* full already */
     for (const char *p = out; (p = strstr(p, item)); p += k) /* already listed (as a whole entry) */

@@ -156,6 +156,7 @@ static bool rejected(const char *case_field, const char *record_field, const cha
 static void test_loader_values(void)
 {
     char err[512];
+    results_run run;
     EXPECT(parse_with("", "", NULL, err, sizeof err) == 0);
     EXPECT(rejected("\"scale\":\"0.1\"", "", NULL, "x.json: records[0].case.scale must be a finite number > 0"));
     EXPECT(rejected("", "", "\"heads\"", "x.json: records[0].case.heads is missing"));
@@ -165,6 +166,9 @@ static void test_loader_values(void)
     EXPECT(rejected("", "\"device_index\":1e300", NULL, "records[0].device_index must be an integer"));
     EXPECT(rejected("", "\"device_name\":5", NULL, "records[0].device_name must be a string"));
     EXPECT(rejected("", "\"fused\":1", NULL, "records[0].fused must be true or false"));
+    EXPECT(results_parse("{\"format_version\":1,\"records\":[{\"implementation\":\"a\",\"api\":\"cpu\",\"status\":\"o\\nk\"}]}",
+                         "x.json", &run, err, sizeof err) == 2);
+    EXPECT(strstr(err, "records[0].status is unknown: \"o?k\"") && !strchr(err, '\n')); /* one line */
     EXPECT(rejected("", "\"check\":[]", NULL, "records[0].check must be an object"));
     EXPECT(rejected("", "\"check\":{\"rel_l2\":-1}", NULL, "records[0].check.rel_l2 must be a finite number >= 0"));
     EXPECT(rejected("", "\"tflops\":1e999", NULL, "records[0].tflops must be a finite number >= 0")); /* inf */
@@ -181,7 +185,6 @@ static void test_loader_values(void)
         EXPECT(rejected(bad_sizes[i], "", key, message));
     }
     EXPECT(parse_with("\"batch\":2147483647", "", "\"batch\"", err, sizeof err) == 0);
-    results_run run;
     /* the stats: times are finite and >= 0 */
     EXPECT(results_parse("{\"format_version\":1,\"records\":[{\"implementation\":\"a\",\"api\":\"cpu\",\"status\":\"ok\","
                          "\"case\":{\"batch\":1,\"heads\":1,\"kv_heads\":1,\"seq_q\":1,\"seq_kv\":1,\"head_dim\":32,"
