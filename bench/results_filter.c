@@ -53,9 +53,9 @@ void results_list_add(char *out, size_t n, const char *text)
     for (char *p = item; *p; ++p)
         if ((unsigned char)*p < 0x20) *p = '?';
     size_t len = strlen(out), k = strlen(item);
-    if (n < 8 || (len >= 3 && strcmp(out + len - 3, "...") == 0)) return; /* full already */
+    if (k == 0 || n < 8 || (len >= 3 && strcmp(out + len - 3, "...") == 0)) return; /* nothing to add, or full already */
     for (const char *p = out; (p = strstr(p, item)); p += k) /* already listed (as a whole entry) */
-        if ((p == out || p[-1] == ' ') && (p[k] == ',' || p[k] == '\0')) return;
+        if ((p == out || (p - out >= 2 && p[-2] == ',' && p[-1] == ' ')) && (p[k] == ',' || p[k] == '\0')) return;
     if (len + (len ? 2 : 0) + k + 5 > n) { /* room for ", ..." at the end */
         snprintf(out + len, n - len, "%s...", len ? ", " : "");
         return;

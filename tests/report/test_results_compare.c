@@ -279,6 +279,21 @@ static void test_filters(void)
     EXPECT(results_case_matches("n4096", "fa-d128-n4096-b4"));
 }
 
+static void test_lists(void)
+{
+    char list[40] = "";
+    results_list_add(list, sizeof list, "pocl 3.1");
+    results_list_add(list, sizeof list, "3.1"); /* a tail of an entry is not that entry */
+    results_list_add(list, sizeof list, "pocl 3.1");
+    results_list_add(list, sizeof list, ""); /* nothing to add */
+    results_list_add(list, sizeof list, "a\nb");
+    EXPECT(strcmp(list, "pocl 3.1, 3.1, a?b") == 0);
+    results_list_add(list, sizeof list, "a long driver version string");
+    EXPECT(strcmp(list, "pocl 3.1, 3.1, a?b, ...") == 0); /* full: says there is more */
+    results_list_add(list, sizeof list, "x");
+    EXPECT(strcmp(list, "pocl 3.1, 3.1, a?b, ...") == 0);
+}
+
 static void test_html(void)
 {
     strbuf b = {0};
@@ -316,6 +331,7 @@ int main(void)
     test_loader_values();
     test_report_at_the_limits();
     test_filters();
+    test_lists();
     test_html();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
