@@ -77,9 +77,9 @@ static int save_history(bench_session *s)
 {
     bench_results_link(&s->res);
     char *text = bench_render(&s->res, BENCH_FMT_JSON);
-    char err[512] = "";
+    char err[2400] = "";
     long long id = 0;
-    int rc = text ? history_save_results(s->o.db, text, &id, err, sizeof err) : 1;
+    int rc = text ? history_save_or_keep(s->o.db, text, &id, err, sizeof err) : 1;
     free(text);
     if (rc != 0) return cli_error(EXIT_FAILED, "bench: cannot save to the history: %s", err[0] ? err : "out of memory");
     fprintf(stderr, "attnvk: saved as run #%lld in %s\n", id, s->o.db ? s->o.db : "the default history database");
@@ -218,7 +218,10 @@ int cmd_bench(int argc, char **argv)
     res->suite = s->o.suite;
     res->dtype = s->cases[0].p.dtype;
     utc_now(res->created, sizeof res->created);
-    rc = open_targets(s);
+    char db_err[1200];
+    if (s->o.save && history_preflight(s->o.db, db_err, sizeof db_err) != 0) /* before any work, like --out */
+        rc = cli_error(EXIT_USAGE, "bench: --save: %s", db_err);
+    if (rc == 0) rc = open_targets(s);
     if (rc == 0) {
         res->ctx = s->ctx;
         res->devices = s->targets;

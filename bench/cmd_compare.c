@@ -28,7 +28,8 @@ static void usage(FILE *f)
           "A case regresses when its new median is more than PCT% above the base median, above the\n"
           "base p95, and the runs' median ± 2 std bands do not overlap. Exit 1 on any regression,\n"
           "new failure (ok -> fail) or accuracy regression (rel_l2 grown more than 10x), else 0;\n"
-          "2 on bad input.\n",
+          "2 on bad input, two runs that share no case, or a --device or --driver that matches\n"
+          "nothing (the message lists what there is).\n",
           f);
 }
 
@@ -57,10 +58,10 @@ static int open_db(history_db **db, const char *path)
     return rc ? cli_error(rc, "%s", err) : EXIT_OK;
 }
 
-static int load_side(const side *s, history_db **db, const char *db_path, const filters *base_filters, results_run *out)
+/* Loads one side, unfiltered; f gets the side's filters (a --driver side keeps only that driver's records). */
+static int load_side(const side *s, history_db **db, const char *db_path, filters *f, results_run *out)
 {
     char err[1200];
-    filters f = *base_filters;
     int rc;
     if (s->kind == SIDE_FILE) {
         rc = results_load_file(s->value, out, err, sizeof err);
@@ -72,8 +73,8 @@ static int load_side(const side *s, history_db **db, const char *db_path, const 
             if (!cli_parse_int(s->value, 1, 1L << 62, &v)) return cli_error(EXIT_USAGE, "--run wants a run id, not '%s'", s->value);
             id = v;
         } else {
-            f.driver = s->value;
-            if ((rc = history_find_driver_run(*db, s->value, f.device, &id, err, sizeof err)) != 0) return cli_error(rc, "%s", err);
+            f->driver = s->value;
+            if ((rc = history_find_driver_run(*db, s->value, f->device, &id, err, sizeof err)) != 0) return cli_error(rc, "%s", err);
         }
         rc = history_load_run(*db, id, out, err, sizeof err);
         if (rc == 0 && s->kind == SIDE_DRIVER) {
@@ -81,9 +82,30 @@ static int load_side(const side *s, history_db **db, const char *db_path, const 
             snprintf(out->label + len, sizeof out->label - len, " (driver %s)", s->value);
         }
     }
-    if (rc != 0) return cli_error(rc, "%s", err);
-    results_filter(out, keep_record, &f);
-    return EXIT_OK;
+    return rc != 0 ? cli_error(rc, "%s", err) : EXIT_OK;
+}
+
+/* A --device that names no device of either run is a mistake, not "nothing changed". */
+static int check_device(const results_run *runs, const char *spec)
+{
+    if (!spec || results_run_has_device(&runs[0], spec) || results_run_has_device(&runs[1], spec)) return EXIT_OK;
+    char devices[600] = "";
+    results_list_devices(&runs[0], devices, sizeof devices);
+    results_list_devices(&runs[1], devices, sizeof devices);
+    return cli_error(EXIT_USAGE, "compare: no device matches --device '%s' (devices in these runs: %s)", spec,
+                     devices[0] ? devices : "none");
+}
+
+/* Two runs with no case in common have nothing to compare: every case would be
+ * "missing" and "new", which reads like a success. */
+static int check_shared(const compare_result *r, const filters *f)
+{
+    if (r->matched > 0) return EXIT_OK;
+    return cli_error(EXIT_USAGE, "compare: %s and %s share no case (%d and %d records%s%s%s%s%s; a case matches on implementation, API, "
+                                 "device and every case field)",
+                     r->base->label, r->next->label, r->base->record_count, r->next->record_count,
+                     f->device || f->kase ? " after" : "", f->device ? " --device " : "", f->device ? f->device : "",
+                     f->kase ? " --case " : "", f->kase ? f->kase : "");
 }
 
 static int parse_format(const char *s, compare_format *out)
@@ -166,16 +188,22 @@ int cmd_compare(int argc, char **argv)
     history_db *db = NULL;
     results_run runs[2];
     memset(runs, 0, sizeof runs);
-    int rc = load_side(&sides[0], &db, db_path, &f, &runs[0]);
-    if (rc == EXIT_OK) rc = load_side(&sides[1], &db, db_path, &f, &runs[1]);
+    filters side_filters[2] = {f, f};
+    int rc = load_side(&sides[0], &db, db_path, &side_filters[0], &runs[0]);
+    if (rc == EXIT_OK) rc = load_side(&sides[1], &db, db_path, &side_filters[1], &runs[1]);
     history_close(db);
+    if (rc == EXIT_OK) rc = check_device(runs, f.device);
     if (rc == EXIT_OK) {
+        results_filter(&runs[0], keep_record, &side_filters[0]);
+        results_filter(&runs[1], keep_record, &side_filters[1]);
         compare_result result;
         if (compare_runs(&runs[0], &runs[1], threshold, &result) != 0) {
             rc = cli_error(EXIT_FAILED, "compare: out of memory");
         } else {
-            if (compare_print(stdout, &result, format, all_rows) != 0) rc = cli_error(EXIT_FAILED, "compare: cannot print (out of memory)");
-            else rc = compare_failed(&result) ? EXIT_FAILED : EXIT_OK;
+            rc = check_shared(&result, &f);
+            if (rc == EXIT_OK && compare_print(stdout, &result, format, all_rows) != 0)
+                rc = cli_error(EXIT_FAILED, "compare: cannot print (out of memory)");
+            else if (rc == EXIT_OK) rc = compare_failed(&result) ? EXIT_FAILED : EXIT_OK;
             compare_free(&result);
         }
     }

@@ -16,6 +16,7 @@ static void usage(FILE *f)
           "  --db PATH        database (default $XDG_DATA_HOME/attnvk/history.db,\n"
           "                   i.e. ~/.local/share/attnvk/history.db)\n"
           "  --device SPEC    only runs with a device matching [API:]NAME-SUBSTRING|UUID-PREFIX\n"
+          "                   (exit 2 with the stored devices when none matches)\n"
           "  --case SPEC      only runs with a case whose name matches (glob or substring)\n"
           "  --import FILE    store a results file written by attnvk bench (one transaction per run)\n"
           "  --check          SQLite integrity check plus: every run holds all its records\n"
@@ -30,7 +31,7 @@ static int import_files(const char *db_path, const char **files, int n)
     char err[1200];
     for (int i = 0; i < n; ++i) {
         long long id = 0;
-        int rc = history_save_results(db_path, files[i], &id, err, sizeof err);
+        int rc = history_import_file(db_path, files[i], &id, err, sizeof err);
         if (rc != 0) return cli_error(rc, "%s", err);
         char path[1024];
         if (db_path) snprintf(path, sizeof path, "%s", db_path);

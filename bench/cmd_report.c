@@ -1,25 +1,35 @@
-/* `attnvk report RESULTS.json... -o report.html`: one self-contained HTML page. */
+/* `attnvk report RESULTS.json... --out report.html`: one self-contained HTML page. */
 #include "cli.h"
 #include "commands.h"
 #include "history_db.h"
 #include "report_html.h"
 
-#include <errno.h>
+#include "core/atomic_file.h"
+
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void usage(FILE *f)
 {
-    fputs("usage: attnvk report RESULTS.json... [-o report.html] [--threshold PCT]\n"
-          "       attnvk report [--db PATH] --run ID [--run ID ...] [-o report.html]\n"
+    fputs("usage: attnvk report RESULTS.json... [--out report.html] [--threshold PCT]\n"
+          "       attnvk report [--db PATH] --run ID [--run ID ...] [--out report.html]\n"
           "Writes one self-contained HTML page (inline CSS and SVG; works offline): per run and\n"
           "device, TFLOP/s per case with the vendor-native kernel marked, scaling over sequence\n"
           "length, speedup over the vendor kernel and device memory flash vs unfused; for each\n"
           "pair of consecutive runs, the compare verdicts (table and chart of time ratios).\n"
-          "  -o FILE          output (default attnvk-report.html)\n"
+          "  --out FILE       output (default attnvk-report.html), replaced whole or not at all\n"
+          "  -o FORMAT        html, the one format (-o FILE.html is still taken as --out FILE.html)\n"
           "  --threshold PCT  regression threshold of the comparisons (default 5)\n"
           "  --db PATH, --run ID   runs from the history database, in the order given\n",
           f);
+}
+
+/* -o is the format everywhere; a value ending in .html is the file, as before --out existed. */
+static bool is_html_path(const char *v)
+{
+    size_t n = strlen(v);
+    return n > 5 && strcasecmp(v + n - 5, ".html") == 0;
 }
 
 enum { MAX_RUNS = 32 };
@@ -41,9 +51,14 @@ int cmd_report(int argc, char **argv)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return EXIT_OK;
-        } else if ((m = cli_option(argc, argv, &i, "-o", &v)) || (m = cli_option(argc, argv, &i, "--output", &v))) {
-            if (m < 0) return cli_error(EXIT_USAGE, "-o wants a file name");
+        } else if ((m = cli_option(argc, argv, &i, "--out", &v)) || (m = cli_option(argc, argv, &i, "--output", &v))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "--out wants a file name");
             out_path = v;
+        } else if ((m = cli_option(argc, argv, &i, "-o", &v)) || (m = cli_option(argc, argv, &i, "--format", &v))) {
+            if (m < 0) return cli_error(EXIT_USAGE, "-o wants a format: html");
+            if (is_html_path(v)) out_path = v;
+            else if (strcmp(v, "html") != 0)
+                return cli_error(EXIT_USAGE, "report: unknown format '%s' (-o html is the one format; the file is --out FILE)", v);
         } else if ((m = cli_option(argc, argv, &i, "--threshold", &v))) {
             double pct;
             char buf[64];
@@ -65,6 +80,8 @@ int cmd_report(int argc, char **argv)
     if (n == 0) {
         return cli_error(EXIT_USAGE, "report wants at least one results file or --run ID");
     }
+    if (avk_check_writable(out_path) != ATTNVK_OK) /* before reading anything */
+        return cli_error(EXIT_USAGE, "report: cannot write the report: %s", attnvk_last_error());
 
     results_run *runs = calloc((size_t)n, sizeof *runs);
     if (!runs) return cli_error(EXIT_FAILED, "report: out of memory");
@@ -91,15 +108,10 @@ int cmd_report(int argc, char **argv)
         strbuf page = {0};
         if (report_render(&page, runs, n, threshold) != 0) {
             rc = cli_error(EXIT_FAILED, "report: out of memory");
+        } else if (avk_atomic_write(out_path, page.data, page.len) != ATTNVK_OK) { /* never a partial page */
+            rc = cli_error(EXIT_FAILED, "report: %s", attnvk_last_error());
         } else {
-            FILE *f = fopen(out_path, "wb");
-            if (!f) rc = cli_error(EXIT_FAILED, "cannot write %s: %s", out_path, strerror(errno));
-            else {
-                size_t written = fwrite(page.data, 1, page.len, f);
-                if (fclose(f) != 0 || written != page.len)
-                    rc = cli_error(EXIT_FAILED, "cannot write %s: %s", out_path, strerror(errno));
-                else printf("wrote %s (%d run%s)\n", out_path, n, n == 1 ? "" : "s");
-            }
+            printf("wrote %s (%d run%s)\n", out_path, n, n == 1 ? "" : "s");
         }
         sb_free(&page);
     }

@@ -1,7 +1,10 @@
 /* The results history in SQLite: schema, import, listing, lookup, checks. */
 #include "history_db.h"
 
+#include "core/atomic_file.h"
+
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -12,6 +15,8 @@
 #include <unistd.h>
 
 enum { OK = 0, FAILED = 1, BAD_INPUT = 2 };
+/* How long one writer waits for another: SQLite's busy timeout, and the WAL switch's retries. */
+enum { BUSY_TIMEOUT_MS = 60000, RETRY_SLEEP_MS = 10 };
 
 struct history_db {
     sqlite3 *db;
@@ -105,26 +110,38 @@ static void sql_case_match(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_int(ctx, results_case_matches(text_arg(argv[0]), text_arg(argv[1])));
 }
 
-static int user_version(history_db *h, int *version)
+/* The schema version, and whether the file holds any table at all, from one snapshot:
+ * a first writer may commit its schema between two separate reads. */
+static int read_schema_state(history_db *h, int *version, int *tables)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) return -1;
+    static const char sql[] = "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)";
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
     int rc = sqlite3_step(st);
     *version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    *tables = rc == SQLITE_ROW ? sqlite3_column_int(st, 1) : 0;
     sqlite3_finalize(st);
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+static int no_database(char *err, size_t n, const char *path)
+{
+    return fail(err, n, BAD_INPUT, "no history database at %s (store a run with: attnvk history --import RESULTS.json)", path);
+}
+
 static int ensure_schema(history_db *h, bool create, char *err, size_t n)
 {
-    int version;
-    if (user_version(h, &version) != 0)
+    int version, tables;
+    if (read_schema_state(h, &version, &tables) != 0)
         return fail(err, n, BAD_INPUT, "history %s: not a readable SQLite database: %s", h->path, sqlite3_errmsg(h->db));
     if (version > HISTORY_SCHEMA_VERSION)
         return fail(err, n, FAILED, "history %s: schema version %d is newer than this attnvk's (%d)", h->path, version,
                     HISTORY_SCHEMA_VERSION);
     if (version == HISTORY_SCHEMA_VERSION) return OK;
-    if (!create) return fail(err, n, BAD_INPUT, "history %s: not an attnvk history database (no schema)", h->path);
+    if (!create) {
+        if (tables == 0) return no_database(err, n, h->path); /* nothing stored yet, or its first writer not done */
+        return fail(err, n, BAD_INPUT, "history %s: not an attnvk history database (no schema)", h->path);
+    }
     /* Two first writers may race here: the transaction serializes them. */
     if (sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return db_fail(h, err, n, "cannot lock");
     if (sqlite3_exec(h->db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
@@ -134,6 +151,90 @@ static int ensure_schema(history_db *h, bool create, char *err, size_t n)
         return rc;
     }
     return OK;
+}
+
+static bool is_busy(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Runs a journal_mode pragma; mode gets its answer ("wal", "delete", ...). */
+static int journal_mode(sqlite3 *db, const char *sql, char *mode, size_t n)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        snprintf(mode, n, "%s", (const char *)sqlite3_column_text(st, 0));
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* WAL (persistent, set by the writers): readers never wait for a writer, and a writer
+ * killed mid-transaction leaves only uncommitted frames, ignored on open. The switch
+ * upgrades a read lock to a write lock inside one statement, and SQLite answers BUSY at
+ * once there instead of calling the busy handler: so it is retried here, within the same
+ * timeout. A database already in WAL mode (every one but a legacy or hand-edited file) is
+ * only read. A file system without shared memory keeps its rollback journal, which is
+ * slower for readers but just as safe. */
+static int ensure_wal(history_db *h, char *err, size_t n)
+{
+    double deadline = now_ms() + BUSY_TIMEOUT_MS;
+    for (;;) {
+        char mode[32] = "";
+        int rc = journal_mode(h->db, "PRAGMA journal_mode", mode, sizeof mode);
+        if (rc == SQLITE_OK && strcmp(mode, "wal") == 0) return OK;
+        if (rc == SQLITE_OK) rc = journal_mode(h->db, "PRAGMA journal_mode=WAL", mode, sizeof mode);
+        if (rc == SQLITE_OK) return OK;
+        if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+            return fail(err, n, BAD_INPUT, "history %s: not a readable SQLite database: %s", h->path, sqlite3_errmsg(h->db));
+        if (!is_busy(rc) || now_ms() > deadline) return db_fail(h, err, n, "cannot switch to WAL mode");
+        sqlite3_sleep(RETRY_SLEEP_MS);
+    }
+}
+
+/* A new database: WAL mode and the schema set up under a temporary name beside path, then
+ * hard-linked into place. Whoever opens path sees a complete database, never an empty or
+ * half-made one, and of several first writers exactly one link wins (the others get
+ * EEXIST and use the winner's). 0 when path exists now; -1 where the file system cannot
+ * link (the caller then creates the database in place); else the exit code, err set. */
+static int create_by_link(const char *path, char *err, size_t n)
+{
+    avk_atomic_file tmp;
+    if (avk_atomic_open(&tmp, path) != ATTNVK_OK)
+        return fail(err, n, FAILED, "history: cannot create the database: %s", attnvk_last_error());
+    fclose(tmp.f); /* SQLite opens the file itself; closing a second descriptor later would drop its locks */
+    tmp.f = NULL;
+    sqlite3 *db = NULL;
+    char mode[32];
+    int rc = sqlite3_open_v2(tmp.tmp_path, &db, SQLITE_OPEN_READWRITE, NULL);
+    if (rc == SQLITE_OK) rc = journal_mode(db, "PRAGMA journal_mode=WAL", mode, sizeof mode);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, schema_sql, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    int result = OK;
+    if (rc != SQLITE_OK)
+        result = fail(err, n, FAILED, "history: cannot create the database %s: %s", tmp.tmp_path, db ? sqlite3_errmsg(db) : "out of memory");
+    if (sqlite3_close(db) != SQLITE_OK && result == OK) /* the last close checkpoints and removes -wal and -shm */
+        result = fail(err, n, FAILED, "history: cannot create the database %s: %s", tmp.tmp_path, sqlite3_errmsg(db));
+    if (result == OK && link(tmp.tmp_path, path) != 0 && errno != EEXIST) {
+        if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP || errno == ENOSYS || errno == EMLINK) result = -1;
+        else result = fail(err, n, FAILED, "history: cannot create %s: %s", path, strerror(errno));
+    }
+    char side[1100];
+    for (int i = 0; i < 2; ++i) { /* normally gone already */
+        snprintf(side, sizeof side, "%s%s", tmp.tmp_path, i ? "-shm" : "-wal");
+        unlink(side);
+    }
+    avk_atomic_abort(&tmp); /* drops the temporary name; the linked name keeps the file */
+    return result;
 }
 
 int history_open(const char *path, bool create, history_db **out, char *err, size_t err_size)
@@ -147,32 +248,30 @@ int history_open(const char *path, bool create, history_db **out, char *err, siz
         return fail(err, err_size, BAD_INPUT, "history: neither XDG_DATA_HOME nor HOME is set; give --db PATH");
     }
     struct stat sb;
-    if (!create && stat(h->path, &sb) != 0) {
-        int rc = fail(err, err_size, BAD_INPUT, "no history database at %s (store a run with: attnvk history --import RESULTS.json)",
-                      h->path);
-        free(h);
-        return rc;
-    }
-    if (create && make_parent_dirs(h->path) != 0) {
-        int rc = fail(err, err_size, FAILED, "history: cannot create the folder of %s: %s", h->path, strerror(errno));
+    int rc = OK;
+    if (!create && stat(h->path, &sb) != 0) rc = no_database(err, err_size, h->path);
+    else if (create && make_parent_dirs(h->path) != 0)
+        rc = fail(err, err_size, FAILED, "history: cannot create the folder of %s: %s", h->path, strerror(errno));
+    else if (create && stat(h->path, &sb) != 0 && errno == ENOENT && (rc = create_by_link(h->path, err, err_size)) < 0)
+        rc = OK; /* no hard links here: created in place below */
+    if (rc != OK) {
         free(h);
         return rc;
     }
     int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(h->path, &h->db, flags, NULL) != SQLITE_OK) {
-        int rc = db_fail(h, err, err_size, "cannot open");
+        rc = db_fail(h, err, err_size, "cannot open");
         history_close(h);
         return rc;
     }
-    sqlite3_busy_timeout(h->db, 60000); /* concurrent writers wait their turn */
+    sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS); /* concurrent writers wait their turn */
     sqlite3_create_function(h->db, "avk_device_match", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_device_match, NULL, NULL);
     sqlite3_create_function(h->db, "avk_case_match", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_case_match, NULL, NULL);
-    int rc = ensure_schema(h, create, err, err_size);
-    /* WAL (persistent, set by the writers): readers never wait for a writer, and a
-     * writer killed mid-transaction leaves only uncommitted frames, ignored on open. */
-    if (rc == OK && create && sqlite3_exec(h->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
-        rc = db_fail(h, err, err_size, "cannot switch to WAL mode");
-    if (rc == OK && sqlite3_exec(h->db, "PRAGMA foreign_keys=ON", NULL, NULL, NULL) != SQLITE_OK)
+    /* writers switch to WAL before any schema work: the schema's own transaction then never
+     * meets a mode switch (readers leave the mode alone: they may lack write access) */
+    if (create) rc = ensure_wal(h, err, err_size);
+    if (rc == OK) rc = ensure_schema(h, create, err, err_size);
+    if (rc == OK && sqlite3_exec(h->db, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON", NULL, NULL, NULL) != SQLITE_OK)
         rc = db_fail(h, err, err_size, "cannot configure");
     if (rc != OK) {
         history_close(h);
@@ -281,17 +380,18 @@ static int insert_records(history_db *h, const results_run *run, long long run_i
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* Lets the tests stop a writer between its rows and its COMMIT. */
-static void test_hook_before_commit(void)
+/* Lets the tests stop a writer between its rows and its COMMIT, or make the COMMIT fail. */
+static bool test_hook_before_commit(void)
 {
     const char *hook = getenv(HISTORY_TEST_HOOK_ENV);
-    if (!hook) return;
+    if (!hook) return true;
     if (strcmp(hook, "exit-before-commit") == 0) _exit(86);
     if (strcmp(hook, "pause-before-commit") == 0) {
         fprintf(stderr, "history: paused before commit\n");
         fflush(stderr);
         sleep(60);
     }
+    return strcmp(hook, "fail-commit") != 0;
 }
 
 int history_import(history_db *h, const char *raw_json, const results_run *run, long long *run_id, char *err, size_t err_size)
@@ -303,7 +403,10 @@ int history_import(history_db *h, const char *raw_json, const results_run *run, 
         sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
-    test_hook_before_commit();
+    if (!test_hook_before_commit()) {
+        sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+        return fail(err, err_size, FAILED, "history %s: cannot commit: failed by %s", h->path, HISTORY_TEST_HOOK_ENV);
+    }
     if (sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         int rc = db_fail(h, err, err_size, "cannot commit");
         sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
@@ -313,26 +416,64 @@ int history_import(history_db *h, const char *raw_json, const results_run *run, 
     return OK;
 }
 
-int history_save_results(const char *db_path, const char *results, long long *run_id, char *err, size_t err_size)
+int history_save_results(const char *db_path, const char *json, const char *label, long long *run_id, char *err, size_t err_size)
 {
-    if (!results) return fail(err, err_size, BAD_INPUT, "history: no results to save");
-    const char *p = results;
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') ++p;
-    bool is_text = *p == '{';
-    char *owned = is_text ? NULL : results_read_file(results, err, err_size);
-    if (!is_text && !owned) return BAD_INPUT;
-    const char *text = is_text ? results : owned;
+    if (!json) return fail(err, err_size, BAD_INPUT, "history: no results to save");
     results_run run;
-    int rc = results_parse(text, is_text ? "results" : results, &run, err, err_size);
-    if (rc == OK) {
-        history_db *h;
-        rc = history_open(db_path, true, &h, err, err_size);
-        if (rc == OK) rc = history_import(h, text, &run, run_id, err, err_size);
-        history_close(h);
-        results_free(&run);
-    }
-    free(owned);
+    int rc = results_parse(json, label, &run, err, err_size);
+    if (rc != OK) return rc;
+    history_db *h;
+    rc = history_open(db_path, true, &h, err, err_size);
+    if (rc == OK) rc = history_import(h, json, &run, run_id, err, err_size);
+    history_close(h);
+    results_free(&run);
     return rc;
+}
+
+int history_import_file(const char *db_path, const char *path, long long *run_id, char *err, size_t err_size)
+{
+    char *text = results_read_file(path, err, err_size);
+    if (!text) return BAD_INPUT;
+    int rc = history_save_results(db_path, text, path, run_id, err, err_size);
+    free(text);
+    return rc;
+}
+
+int history_save_or_keep(const char *db_path, const char *json, long long *run_id, char *err, size_t err_size)
+{
+    int rc = history_save_results(db_path, json, "the bench results", run_id, err, err_size);
+    if (rc == OK || !json) return rc;
+    char kept[1100];
+    size_t len = strlen(err);
+    if (results_keep_unsaved(json, kept, sizeof kept) == 0)
+        snprintf(err + len, err_size - len, "; the results are kept in %s (attnvk history --import %s stores them)", kept, kept);
+    else snprintf(err + len, err_size - len, "; and they could not be kept in a file either: %s", kept);
+    return rc;
+}
+
+int history_preflight(const char *db_path, char *err, size_t err_size)
+{
+    char path[1024];
+    if (db_path) snprintf(path, sizeof path, "%s", db_path);
+    else if (history_default_path(path, sizeof path) != 0)
+        return fail(err, err_size, BAD_INPUT, "history: neither XDG_DATA_HOME nor HOME is set; give --db PATH");
+    if (make_parent_dirs(path) != 0)
+        return fail(err, err_size, BAD_INPUT, "history: cannot create the folder of %s: %s", path, strerror(errno));
+    /* the folder too: SQLite creates PATH-wal and PATH-shm beside the database */
+    if (avk_check_writable(path) != ATTNVK_OK) {
+        if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+            return fail(err, err_size, BAD_INPUT, "history %s: the database file is read-only", path);
+        return fail(err, err_size, BAD_INPUT, "history %s: its folder is not writable (SQLite creates %s-wal and -shm there): %s", path,
+                    path, attnvk_last_error());
+    }
+    history_db *h;
+    int rc = history_open(path, true, &h, err, err_size);
+    if (rc != OK) return BAD_INPUT;
+    if (sqlite3_db_readonly(h->db, "main") == 1) rc = fail(err, err_size, BAD_INPUT, "history %s: the database is read-only", path);
+    else if (sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) rc = db_fail(h, err, err_size, "cannot write");
+    else if (sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK) rc = db_fail(h, err, err_size, "cannot write");
+    history_close(h);
+    return rc == OK ? OK : BAD_INPUT;
 }
 
 static const char *col_text(sqlite3_stmt *st, int i)
@@ -371,18 +512,23 @@ int history_list(history_db *h, FILE *f, const char *device_spec, const char *ca
         " AND avk_device_match(?1, x.api, x.device_name, x.device_uuid) AND avk_case_match(?2, x.case_name)"
         " WHERE x.run_id IS NOT NULL OR (?1 IS NULL AND ?2 IS NULL)"
         " GROUP BY r.id, x.device_name, x.driver_version ORDER BY r.created, r.id, min(x.seq)";
+    int checked = history_check_device(h, device_spec, err, err_size);
+    if (checked != OK) return checked;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(h, err, err_size, "cannot query");
     bind_text(st, 1, device_spec);
     bind_text(st, 2, case_spec);
     list_row *rows = NULL;
-    int n = 0, cap = 0, runs = 0, rc;
+    size_t cap = 0;
+    int n = 0, runs = 0, rc;
     long long last_id = -1;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            list_row *bigger = realloc(rows, sizeof *rows * (size_t)(cap = cap ? cap * 2 : 64));
+        if ((size_t)n == cap) {
+            size_t bigger_cap = cap ? cap * 2 : 64;
+            list_row *bigger = n < INT_MAX ? realloc(rows, sizeof *rows * bigger_cap) : NULL;
             if (!bigger) break;
             rows = bigger;
+            cap = bigger_cap;
         }
         list_row *r = &rows[n++];
         long long id = sqlite3_column_int64(st, 0);
@@ -429,9 +575,39 @@ int history_load_run(history_db *h, long long id, results_run *out, char *err, s
     return rc;
 }
 
+/* The distinct values of a one-column query (?1 bound to spec) as a ", "-separated list. */
+static void list_values(history_db *h, const char *sql, const char *spec, char *out, size_t n)
+{
+    out[0] = '\0';
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return;
+    bind_text(st, 1, spec);
+    while (sqlite3_step(st) == SQLITE_ROW) results_list_add(out, n, col_text(st, 0));
+    sqlite3_finalize(st);
+    if (!out[0]) snprintf(out, n, "none");
+}
+
+int history_check_device(history_db *h, const char *device_spec, char *err, size_t err_size)
+{
+    if (!device_spec) return OK;
+    sqlite3_stmt *st;
+    static const char sql[] = "SELECT 1 FROM records WHERE avk_device_match(?1, api, device_name, device_uuid) LIMIT 1";
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(h, err, err_size, "cannot query");
+    bind_text(st, 1, device_spec);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW) return OK;
+    if (rc != SQLITE_DONE) return db_fail(h, err, err_size, "cannot query");
+    char devices[600];
+    list_values(h, "SELECT DISTINCT api || ':' || ifnull(device_name, '') FROM records ORDER BY 1", NULL, devices, sizeof devices);
+    return fail(err, err_size, BAD_INPUT, "history %s: no stored device matches '%s' (devices: %s)", h->path, device_spec, devices);
+}
+
 int history_find_driver_run(history_db *h, const char *driver, const char *device_spec, long long *run_id, char *err,
                             size_t err_size)
 {
+    int checked = history_check_device(h, device_spec, err, err_size);
+    if (checked != OK) return checked;
     static const char sql[] = "SELECT r.id FROM runs r WHERE EXISTS (SELECT 1 FROM records x WHERE x.run_id = r.id"
                               " AND x.driver_version = ?1 AND avk_device_match(?2, x.api, x.device_name, x.device_uuid))"
                               " ORDER BY r.created DESC, r.id DESC LIMIT 1";
@@ -444,8 +620,12 @@ int history_find_driver_run(history_db *h, const char *driver, const char *devic
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW) return OK;
     if (rc != SQLITE_DONE) return db_fail(h, err, err_size, "cannot query");
-    return fail(err, err_size, BAD_INPUT, "history %s: no run with driver version '%s'%s%s (see attnvk history)", h->path, driver,
-                device_spec ? " on a device matching " : "", device_spec ? device_spec : "");
+    char drivers[600];
+    list_values(h, "SELECT DISTINCT driver_version FROM records WHERE driver_version IS NOT NULL"
+                   " AND avk_device_match(?1, api, device_name, device_uuid) ORDER BY 1", device_spec, drivers, sizeof drivers);
+    return fail(err, err_size, BAD_INPUT, "history %s: no run with driver version '%s'%s%s (stored driver versions%s: %s)", h->path,
+                driver, device_spec ? " on a device matching " : "", device_spec ? device_spec : "",
+                device_spec ? " on those devices" : "", drivers);
 }
 
 /* Runs a checking query: clean is one "ok" row (expect_ok) or no row at all. */

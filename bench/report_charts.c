@@ -194,11 +194,14 @@ done:
 
 /* ---- families of cases that differ only in sequence length ---- */
 
+/* B*Nq: both at most RESULTS_MAX_SIZE (results_parse checks), so the product fits. */
+static long long tokens_of(const results_case *k) { return (long long)k->batch * (long long)k->seq_q; }
+
 /* The batch may change along a family when the token count B*Nq stays: the
  * FlashAttention papers' grid (and the fa-grid suite) holds B*N constant. */
 static bool same_batch_or_tokens(const results_case *a, const results_case *b)
 {
-    return a->batch == b->batch || a->batch * a->seq_q == b->batch * b->seq_q;
+    return a->batch == b->batch || tokens_of(a) == tokens_of(b);
 }
 
 static bool same_family(const results_case *a, const results_case *b)
@@ -216,7 +219,7 @@ static void family_label(const group_view *g, const results_case *k, char *out, 
     bool batch_varies = false;
     for (int i = 0; i < g->case_count; ++i)
         batch_varies |= same_family(g->cases[i], k) && g->cases[i]->batch != k->batch;
-    if (batch_varies) snprintf(b, sizeof b, "B\xc2\xb7N=%ld", k->batch * k->seq_q);
+    if (batch_varies) snprintf(b, sizeof b, "B\xc2\xb7N=%lld", tokens_of(k));
     else snprintf(b, sizeof b, "B=%ld", k->batch);
     snprintf(out, n, "D=%ld %s H=%ld/%ld %s%s %s%s", k->head_dim, b, k->heads, k->kv_heads, k->causal ? "causal " : "",
              k->dtype, k->layout, q);

@@ -61,7 +61,10 @@ static void linear_axis(axis *a, double lo, double hi)
 static void log_axis(axis *a, double lo, double hi, double base)
 {
     double lb = log(base);
-    int e0 = (int)floor(log(lo) / lb + 1e-9), e1 = (int)ceil(log(hi) / lb - 1e-9);
+    /* exponents of finite doubles lie within +-1100; clamped before the conversion to int,
+     * which has no defined result for a NaN or an infinity */
+    int e0 = (int)fmax(-1100.0, fmin(1100.0, floor(log(lo) / lb + 1e-9)));
+    int e1 = (int)fmax(-1100.0, fmin(1100.0, ceil(log(hi) / lb - 1e-9)));
     if (e1 <= e0) e1 = e0 + 1;
     int step = (e1 - e0 + 9) / 10;
     if (step < 1) step = 1;
@@ -94,7 +97,9 @@ static void format_tick(char *out, size_t n, double v, axis_format f, const axis
             snprintf(out, n, "%g%s", v, suffix);
             return;
         }
-        int decimals = a->step >= 1.0 ? 0 : (int)ceil(-log10(a->step) - 1e-9);
+        /* a step in (0, 1) needs decimals (at most 324 for the smallest double); a NaN step
+         * (an axis over an infinite range) must not reach the conversion to int */
+        int decimals = !(a->step > 0 && a->step < 1.0) ? 0 : (int)fmin(340.0, ceil(-log10(a->step) - 1e-9));
         snprintf(out, n, "%.*f%s", decimals, v, suffix);
         return;
     }

@@ -98,6 +98,7 @@ static int match_rows(compare_result *r)
             if (!used[j] && results_same_key(row->base, &next->records[j])) {
                 used[j] = true;
                 row->next = &next->records[j];
+                ++r->matched;
                 break;
             }
     }
@@ -149,9 +150,9 @@ static int summarize(compare_result *r)
 /* One line per (API, device) seen on either side: the drivers before and after. */
 static int collect_drivers(compare_result *r)
 {
-    int cap = r->base->record_count + r->next->record_count + 1;
-    r->drivers = calloc((size_t)cap, sizeof *r->drivers);
-    const results_record **ids = calloc((size_t)cap, sizeof *ids);
+    size_t cap = (size_t)r->base->record_count + (size_t)r->next->record_count + 1;
+    r->drivers = calloc(cap, sizeof *r->drivers);
+    const results_record **ids = calloc(cap, sizeof *ids);
     if (!r->drivers || !ids) {
         free(ids);
         return -1;

@@ -69,6 +69,7 @@ typedef struct compare_result {
     compare_driver *drivers;
     int driver_count;
     int counts[VERDICT_COUNT];
+    int matched;     /* rows found in both runs: 0 means the runs share no case */
     int regressions; /* time regressions, whatever the row shows */
 } compare_result;
 

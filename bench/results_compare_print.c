@@ -113,7 +113,7 @@ static int table_init(text_table *t, int columns, int rows, const char **headers
 {
     t->columns = columns;
     t->rows = 1;
-    t->cells = calloc((size_t)(rows + 1) * (size_t)columns, CELL);
+    t->cells = calloc(((size_t)rows + 1) * (size_t)columns, CELL);
     if (!t->cells) return -1;
     for (int c = 0; c < columns; ++c) snprintf(t->cells[c], CELL, "%s", headers[c]);
     return 0;
@@ -134,13 +134,13 @@ static void table_print(FILE *f, const text_table *t, bool markdown, const char 
     int width[MAX_COLUMNS] = {0};
     for (int r = 0; r < t->rows; ++r)
         for (int c = 0; c < t->columns; ++c) {
-            int w = text_width(t->cells[r * t->columns + c]);
+            int w = text_width(t->cells[(size_t)r * (size_t)t->columns + (size_t)c]);
             if (w > width[c]) width[c] = w;
         }
     for (int r = 0; r < t->rows; ++r) {
         fputs(indent, f);
         for (int c = 0; c < t->columns; ++c) {
-            const char *cell = t->cells[r * t->columns + c];
+            const char *cell = t->cells[(size_t)r * (size_t)t->columns + (size_t)c];
             if (markdown) {
                 fputs("| ", f);
                 for (const char *p = cell; *p; ++p) fputs(*p == '|' ? "\\|" : (char[]){*p, 0}, f);

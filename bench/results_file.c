@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,38 +60,103 @@ char *results_read_file(const char *path, char *err, size_t err_size)
     return buf;
 }
 
-static void copy_str(const cJSON *obj, const char *key, char *out, size_t n)
+/* The first problem met while reading, named by the path of the value
+ * ("x.json: records[3].case.batch must be an integer from 1 to 2147483647"). */
+typedef struct reader {
+    const char *label;
+    char *err;
+    size_t n;
+    int rc;
+} reader;
+
+static void bad(reader *rd, const char *where, const char *key, const char *problem, ...) __attribute__((format(printf, 4, 5)));
+static void bad(reader *rd, const char *where, const char *key, const char *problem, ...)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    snprintf(out, n, "%s", cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
+    if (rd->rc != LOAD_OK) return;
+    char what[160];
+    va_list ap;
+    va_start(ap, problem);
+    vsnprintf(what, sizeof what, problem, ap);
+    va_end(ap);
+    rd->rc = fail(rd->err, rd->n, LOAD_BAD_INPUT, "%s: %s%s%s %s", rd->label, where, where[0] && key[0] ? "." : "", key, what);
+    /* one line, whatever the quoted value held ("\n" is a valid JSON string) */
+    for (char *p = rd->err; p && *p; ++p)
+        if ((unsigned char)*p < 0x20) *p = '?';
 }
 
-static double get_num(const cJSON *obj, const char *key)
+/* The value at key; NULL when absent or JSON null (the writer's "no value"). */
+static const cJSON *field(const cJSON *obj, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    const cJSON *v = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+    return cJSON_IsNull(v) ? NULL : v;
 }
 
-static long get_long(const cJSON *obj, const char *key)
+static void text(reader *rd, const cJSON *obj, const char *where, const char *key, char *out, size_t n, bool required)
 {
-    double d = get_num(obj, key);
-    return isfinite(d) ? (long)d : 0;
+    const cJSON *v = field(obj, key);
+    out[0] = '\0';
+    if (!v && required) bad(rd, where, key, "is missing");
+    else if (v && !cJSON_IsString(v)) bad(rd, where, key, "must be a string");
+    else if (v) snprintf(out, n, "%s", v->valuestring);
 }
 
-static bool get_bool(const cJSON *obj, const char *key)
+/* A number >= 0 (> 0 when positive); NAN when absent or null. cJSON reads 1e999 as
+ * infinity: refused like any value a measurement cannot have. */
+static double number(reader *rd, const cJSON *obj, const char *where, const char *key, bool positive)
 {
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(obj, key));
+    const cJSON *v = field(obj, key);
+    if (!v) return NAN;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!isfinite(d) || d < 0 || (positive && d == 0)) {
+        bad(rd, where, key, "must be a finite number %s 0", positive ? ">" : ">=");
+        return NAN;
+    }
+    return d;
+}
+
+/* A whole number in [lo, hi]; fallback when absent and not required. Checked before
+ * any conversion: a double out of long's range has no defined conversion. */
+static long integer(reader *rd, const cJSON *obj, const char *where, const char *key, long lo, long hi, bool required, long fallback)
+{
+    const cJSON *v = field(obj, key);
+    if (!v) {
+        if (required) bad(rd, where, key, "is missing");
+        return fallback;
+    }
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= (double)lo && d <= (double)hi) || d != floor(d)) {
+        bad(rd, where, key, "must be an integer from %ld to %ld", lo, hi);
+        return fallback;
+    }
+    return (long)d;
+}
+
+static bool flag(reader *rd, const cJSON *obj, const char *where, const char *key, bool required)
+{
+    const cJSON *v = field(obj, key);
+    if (!v && required) bad(rd, where, key, "is missing");
+    else if (v && !cJSON_IsBool(v)) bad(rd, where, key, "must be true or false");
+    return cJSON_IsTrue(v);
+}
+
+/* An object member: NULL when absent or null (allowed unless required), else it must be an object. */
+static const cJSON *object(reader *rd, const cJSON *obj, const char *where, const char *key, bool required)
+{
+    const cJSON *v = field(obj, key);
+    if (!v && required) bad(rd, where, key, "is missing");
+    else if (v && !cJSON_IsObject(v)) bad(rd, where, key, "must be an object");
+    return cJSON_IsObject(v) ? v : NULL;
 }
 
 /* "line L column C" of the parse error, for a message a person can act on. */
-static void error_position(const char *text, const char *at, char *out, size_t n)
+static void error_position(const char *text, size_t len, const char *at, char *out, size_t n)
 {
-    if (!at || at < text) {
+    if (!at || at < text || at > text + len) {
         snprintf(out, n, "near the start");
         return;
     }
     long line = 1, col = 1;
-    for (const char *p = text; p < at && *p; ++p) {
+    for (const char *p = text; p < at; ++p) {
         if (*p == '\n') ++line, col = 1;
         else ++col;
     }
@@ -108,151 +174,191 @@ static int parse_status(const char *s, result_status *out)
     return 0;
 }
 
-static void parse_case(const cJSON *c, results_case *k)
+/* Sizes are what attnvk_problem holds (int): products of two of them fit a long long. */
+static void parse_case(reader *rd, const cJSON *c, const char *where, results_case *k)
 {
-    copy_str(c, "name", k->name, sizeof k->name);
-    k->batch = get_long(c, "batch");
-    k->heads = get_long(c, "heads");
-    k->kv_heads = get_long(c, "kv_heads");
-    k->seq_q = get_long(c, "seq_q");
-    k->seq_kv = get_long(c, "seq_kv");
-    k->head_dim = get_long(c, "head_dim");
-    k->causal = get_bool(c, "causal");
-    copy_str(c, "dtype", k->dtype, sizeof k->dtype);
-    copy_str(c, "layout", k->layout, sizeof k->layout);
-    k->scale = get_num(c, "scale");
+    text(rd, c, where, "name", k->name, sizeof k->name, false);
+    long *sizes[] = {&k->batch, &k->heads, &k->kv_heads, &k->seq_q, &k->seq_kv, &k->head_dim};
+    static const char *keys[] = {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim"};
+    for (int i = 0; i < 6; ++i) *sizes[i] = integer(rd, c, where, keys[i], 1, RESULTS_MAX_SIZE, true, 0);
+    k->causal = flag(rd, c, where, "causal", true);
+    text(rd, c, where, "dtype", k->dtype, sizeof k->dtype, true);
+    text(rd, c, where, "layout", k->layout, sizeof k->layout, true);
+    k->scale = number(rd, c, where, "scale", true);
 }
 
-static void parse_stats(const cJSON *s, results_stats *st)
+static void parse_stats(reader *rd, const cJSON *s, const char *where, results_stats *st)
 {
-    st->present = cJSON_IsObject(s);
-    st->min_ms = get_num(s, "min_ms");
-    st->median_ms = get_num(s, "median_ms");
-    st->mean_ms = get_num(s, "mean_ms");
-    st->std_ms = get_num(s, "std_ms");
-    st->p95_ms = get_num(s, "p95_ms");
-    st->p99_ms = get_num(s, "p99_ms");
-    st->cv = get_num(s, "cv");
+    st->present = s != NULL;
+    static const char *keys[] = {"min_ms", "median_ms", "mean_ms", "std_ms", "p95_ms", "p99_ms", "cv"};
+    double *values[] = {&st->min_ms, &st->median_ms, &st->mean_ms, &st->std_ms, &st->p95_ms, &st->p99_ms, &st->cv};
+    for (int i = 0; i < 7; ++i) *values[i] = number(rd, s, where, keys[i], false);
     if (st->present && !isfinite(st->median_ms)) st->present = false; /* no median, no timing */
 }
 
-static int parse_record(const cJSON *r, int i, const char *label, results_record *rec, char *err, size_t n)
+static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
 {
-    if (!cJSON_IsObject(r)) return fail(err, n, LOAD_BAD_INPUT, "%s: records[%d] is not an object", label, i);
-    static const char *required[] = {"implementation", "api", "status"};
-    for (int k = 0; k < 3; ++k)
-        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(r, required[k])))
-            return fail(err, n, LOAD_BAD_INPUT, "%s: records[%d] has no \"%s\" string", label, i, required[k]);
-    const cJSON *kase = cJSON_GetObjectItemCaseSensitive(r, "case");
-    if (!cJSON_IsObject(kase)) return fail(err, n, LOAD_BAD_INPUT, "%s: records[%d] has no \"case\" object", label, i);
-
+    char where[48], sub[64];
+    snprintf(where, sizeof where, "records[%d]", i);
     memset(rec, 0, sizeof *rec);
-    copy_str(r, "implementation", rec->implementation, sizeof rec->implementation);
-    copy_str(r, "api", rec->api, sizeof rec->api);
-    copy_str(r, "device_name", rec->device_name, sizeof rec->device_name);
-    copy_str(r, "device_uuid", rec->device_uuid, sizeof rec->device_uuid);
-    copy_str(r, "group", rec->group, sizeof rec->group);
+    if (!cJSON_IsObject(r)) {
+        bad(rd, where, "", "is not an object");
+        return;
+    }
+    text(rd, r, where, "implementation", rec->implementation, sizeof rec->implementation, true);
+    text(rd, r, where, "api", rec->api, sizeof rec->api, true);
+    char status[16];
+    text(rd, r, where, "status", status, sizeof status, true);
+    if (rd->rc == LOAD_OK && !parse_status(status, &rec->status)) bad(rd, where, "status", "is unknown: \"%.40s\"", status);
+    text(rd, r, where, "device_name", rec->device_name, sizeof rec->device_name, false);
+    text(rd, r, where, "device_uuid", rec->device_uuid, sizeof rec->device_uuid, false);
+    text(rd, r, where, "group", rec->group, sizeof rec->group, false);
     if (!rec->group[0]) snprintf(rec->group, sizeof rec->group, "%s", rec->device_uuid[0] ? rec->device_uuid : rec->device_name);
-    copy_str(r, "driver_version", rec->driver_version, sizeof rec->driver_version);
-    rec->device_index = (int)get_long(r, "device_index");
-    parse_case(kase, &rec->kase);
-    const char *status = cJSON_GetObjectItemCaseSensitive(r, "status")->valuestring;
-    if (!parse_status(status, &rec->status))
-        return fail(err, n, LOAD_BAD_INPUT, "%s: records[%d] has unknown status \"%.40s\"", label, i, status);
-    copy_str(r, "reason", rec->reason, sizeof rec->reason);
-    copy_str(r, "variant", rec->variant, sizeof rec->variant);
-    parse_stats(cJSON_GetObjectItemCaseSensitive(r, "stats"), &rec->stats);
-    rec->flops = get_num(r, "flops");
-    rec->tflops = get_num(r, "tflops");
-    rec->memory_bytes = get_num(r, "memory_bytes");
-    rec->speedup_vs_vendor = get_num(r, "speedup_vs_vendor");
-    copy_str(r, "vendor_reference", rec->vendor_reference, sizeof rec->vendor_reference);
-    const cJSON *fused = cJSON_GetObjectItemCaseSensitive(r, "fused");
-    rec->fused = cJSON_IsBool(fused) ? cJSON_IsTrue(fused) : -1;
-    const cJSON *check = cJSON_GetObjectItemCaseSensitive(r, "check");
-    rec->check.present = cJSON_IsObject(check);
-    rec->check.rel_l2 = get_num(check, "rel_l2");
-    rec->check.max_abs = get_num(check, "max_abs");
-    rec->check.tolerance = get_num(check, "tolerance");
-    rec->check.passed = get_bool(check, "passed");
+    text(rd, r, where, "driver_version", rec->driver_version, sizeof rec->driver_version, false);
+    rec->device_index = (int)integer(rd, r, where, "device_index", 0, INT_MAX, false, 0);
+    snprintf(sub, sizeof sub, "%s.case", where);
+    parse_case(rd, object(rd, r, where, "case", true), sub, &rec->kase);
+    text(rd, r, where, "reason", rec->reason, sizeof rec->reason, false);
+    text(rd, r, where, "variant", rec->variant, sizeof rec->variant, false);
+    snprintf(sub, sizeof sub, "%s.stats", where);
+    parse_stats(rd, object(rd, r, where, "stats", false), sub, &rec->stats);
+    rec->flops = number(rd, r, where, "flops", false);
+    rec->tflops = number(rd, r, where, "tflops", false);
+    rec->memory_bytes = number(rd, r, where, "memory_bytes", false);
+    rec->speedup_vs_vendor = number(rd, r, where, "speedup_vs_vendor", true);
+    text(rd, r, where, "vendor_reference", rec->vendor_reference, sizeof rec->vendor_reference, false);
+    rec->fused = field(r, "fused") ? flag(rd, r, where, "fused", false) : -1;
+    const cJSON *check = object(rd, r, where, "check", false);
+    snprintf(sub, sizeof sub, "%s.check", where);
+    rec->check.present = check != NULL;
+    rec->check.rel_l2 = number(rd, check, sub, "rel_l2", false);
+    rec->check.max_abs = number(rd, check, sub, "max_abs", false);
+    rec->check.tolerance = number(rd, check, sub, "tolerance", true);
+    rec->check.passed = flag(rd, check, sub, "passed", false);
     /* A failed record's time is not a result, whatever the writer put there. */
     if (rec->status == RESULT_FAIL) rec->tflops = NAN;
-    return LOAD_OK;
 }
 
-static void parse_device(const cJSON *d, results_device *dev)
+static void parse_device(reader *rd, const cJSON *d, int i, results_device *dev)
 {
+    char where[48];
+    snprintf(where, sizeof where, "devices[%d]", i);
     memset(dev, 0, sizeof *dev);
-    copy_str(d, "api", dev->api, sizeof dev->api);
-    copy_str(d, "name", dev->name, sizeof dev->name);
-    copy_str(d, "vendor", dev->vendor, sizeof dev->vendor);
-    copy_str(d, "driver_version", dev->driver_version, sizeof dev->driver_version);
-    copy_str(d, "api_version", dev->api_version, sizeof dev->api_version);
-    copy_str(d, "uuid", dev->uuid, sizeof dev->uuid);
-    copy_str(d, "group", dev->group, sizeof dev->group);
-    dev->index = (int)get_long(d, "index");
-    dev->memory_bytes = get_num(d, "memory_bytes");
+    if (!cJSON_IsObject(d)) {
+        bad(rd, where, "", "is not an object");
+        return;
+    }
+    text(rd, d, where, "api", dev->api, sizeof dev->api, false);
+    text(rd, d, where, "name", dev->name, sizeof dev->name, false);
+    text(rd, d, where, "vendor", dev->vendor, sizeof dev->vendor, false);
+    text(rd, d, where, "driver_version", dev->driver_version, sizeof dev->driver_version, false);
+    text(rd, d, where, "api_version", dev->api_version, sizeof dev->api_version, false);
+    text(rd, d, where, "uuid", dev->uuid, sizeof dev->uuid, false);
+    text(rd, d, where, "group", dev->group, sizeof dev->group, false);
+    dev->index = (int)integer(rd, d, where, "index", 0, INT_MAX, false, 0);
+    dev->memory_bytes = number(rd, d, where, "memory_bytes", false);
 }
 
-static int parse_root(const cJSON *root, const char *label, results_run *out, char *err, size_t n)
+/* An array member that may be absent (required: must be there); its length, within max. */
+static int array(reader *rd, const cJSON *root, const char *key, bool required, int max, const cJSON **out)
 {
-    if (!cJSON_IsObject(root)) return fail(err, n, LOAD_BAD_INPUT, "%s: not a results file (top level is not an object)", label);
+    const cJSON *v = field(root, key);
+    *out = NULL;
+    if (!v) {
+        if (required) rd->rc = fail(rd->err, rd->n, LOAD_BAD_INPUT, "%s: no \"%s\" array", rd->label, key);
+        return 0;
+    }
+    if (!cJSON_IsArray(v)) {
+        bad(rd, "", key, "must be an array");
+        return 0;
+    }
+    int count = cJSON_GetArraySize(v);
+    if (count > max) {
+        bad(rd, "", key, "has %d entries; at most %d are read", count, max);
+        return 0;
+    }
+    *out = v;
+    return count;
+}
+
+static int parse_root(const cJSON *root, reader *rd, results_run *out)
+{
+    const char *label = rd->label;
+    if (!cJSON_IsObject(root)) return fail(rd->err, rd->n, LOAD_BAD_INPUT, "%s: not a results file (top level is not an object)", label);
     const cJSON *fv = cJSON_GetObjectItemCaseSensitive(root, "format_version");
-    if (!cJSON_IsNumber(fv)) return fail(err, n, LOAD_BAD_INPUT, "%s: not a results file (no format_version)", label);
+    if (!cJSON_IsNumber(fv)) return fail(rd->err, rd->n, LOAD_BAD_INPUT, "%s: not a results file (no format_version)", label);
     if (fv->valuedouble != RESULTS_FORMAT_VERSION)
-        return fail(err, n, LOAD_BAD_INPUT, "%s: unknown format_version %g (this attnvk reads %d)", label, fv->valuedouble,
+        return fail(rd->err, rd->n, LOAD_BAD_INPUT, "%s: unknown format_version %g (this attnvk reads %d)", label, fv->valuedouble,
                     RESULTS_FORMAT_VERSION);
     out->format_version = RESULTS_FORMAT_VERSION;
-    const cJSON *records = cJSON_GetObjectItemCaseSensitive(root, "records");
-    if (!cJSON_IsArray(records)) return fail(err, n, LOAD_BAD_INPUT, "%s: no \"records\" array", label);
+    const cJSON *records, *devices;
+    int nr = array(rd, root, "records", true, RESULTS_MAX_RECORDS, &records);
+    int nd = array(rd, root, "devices", false, RESULTS_MAX_RECORDS, &devices);
 
-    copy_str(root, "attnvk_version", out->attnvk_version, sizeof out->attnvk_version);
-    copy_str(root, "git_commit", out->git_commit, sizeof out->git_commit);
-    copy_str(root, "created", out->created, sizeof out->created);
-    copy_str(root, "command", out->command, sizeof out->command);
-    const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
-    copy_str(host, "os", out->host_os, sizeof out->host_os);
-    copy_str(host, "hostname", out->hostname, sizeof out->hostname);
-    copy_str(host, "cpu", out->cpu, sizeof out->cpu);
-    const cJSON *settings = cJSON_GetObjectItemCaseSensitive(root, "settings");
-    copy_str(settings, "suite", out->suite, sizeof out->suite);
-    copy_str(settings, "dtype", out->dtype, sizeof out->dtype);
-    copy_str(settings, "layout", out->layout, sizeof out->layout);
+    text(rd, root, "", "attnvk_version", out->attnvk_version, sizeof out->attnvk_version, false);
+    text(rd, root, "", "git_commit", out->git_commit, sizeof out->git_commit, false);
+    text(rd, root, "", "created", out->created, sizeof out->created, false);
+    text(rd, root, "", "command", out->command, sizeof out->command, false);
+    const cJSON *host = object(rd, root, "", "host", false);
+    text(rd, host, "host", "os", out->host_os, sizeof out->host_os, false);
+    text(rd, host, "host", "hostname", out->hostname, sizeof out->hostname, false);
+    text(rd, host, "host", "cpu", out->cpu, sizeof out->cpu, false);
+    const cJSON *settings = object(rd, root, "", "settings", false);
+    text(rd, settings, "settings", "suite", out->suite, sizeof out->suite, false);
+    text(rd, settings, "settings", "dtype", out->dtype, sizeof out->dtype, false);
+    text(rd, settings, "settings", "layout", out->layout, sizeof out->layout, false);
+    if (rd->rc != LOAD_OK) return rd->rc;
 
-    const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
-    int nd = cJSON_IsArray(devices) ? cJSON_GetArraySize(devices) : 0;
     if (nd > 0 && !(out->devices = calloc((size_t)nd, sizeof *out->devices)))
-        return fail(err, n, LOAD_NO_MEMORY, "%s: out of memory", label);
-    for (int i = 0; i < nd; ++i) parse_device(cJSON_GetArrayItem(devices, i), &out->devices[out->device_count++]);
-
-    int nr = cJSON_GetArraySize(records);
-    if (nr > 0 && !(out->records = calloc((size_t)nr, sizeof *out->records)))
-        return fail(err, n, LOAD_NO_MEMORY, "%s: out of memory", label);
-    const cJSON *r;
-    cJSON_ArrayForEach(r, records)
+        return fail(rd->err, rd->n, LOAD_NO_MEMORY, "%s: out of memory", label);
+    const cJSON *item;
+    cJSON_ArrayForEach(item, devices)
     {
-        int rc = parse_record(r, out->record_count, label, &out->records[out->record_count], err, n);
-        if (rc != LOAD_OK) return rc;
+        parse_device(rd, item, out->device_count, &out->devices[out->device_count]);
+        if (rd->rc != LOAD_OK) return rd->rc;
+        ++out->device_count;
+    }
+    if (nr > 0 && !(out->records = calloc((size_t)nr, sizeof *out->records)))
+        return fail(rd->err, rd->n, LOAD_NO_MEMORY, "%s: out of memory", label);
+    cJSON_ArrayForEach(item, records)
+    {
+        parse_record(rd, item, out->record_count, &out->records[out->record_count]);
+        if (rd->rc != LOAD_OK) return rd->rc;
         ++out->record_count;
     }
     return LOAD_OK;
 }
 
-int results_parse(const char *text, const char *label, results_run *out, char *err, size_t err_size)
+int results_parse_buffer(const char *text, size_t len, const char *label, results_run *out, char *err, size_t err_size)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->label, sizeof out->label, "%s", label);
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    cJSON *root = text ? cJSON_ParseWithLengthOpts(text, len, &end, 0) : NULL;
+    if (root && end) { /* only white space may follow the value (a NUL byte may not) */
+        while (end < text + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) ++end;
+        if (end < text + len) {
+            cJSON_Delete(root);
+            root = NULL;
+        }
+    } else {
+        end = text && len ? cJSON_GetErrorPtr() : NULL; /* cJSON leaves it stale for no input */
+    }
     if (!root) {
         char where[64];
-        error_position(text, cJSON_GetErrorPtr(), where, sizeof where);
+        error_position(text, len, end, where, sizeof where);
         return fail(err, err_size, LOAD_BAD_INPUT, "%s: invalid JSON %s", label, where);
     }
-    int rc = parse_root(root, label, out, err, err_size);
+    reader rd = {label, err, err_size, LOAD_OK};
+    int rc = parse_root(root, &rd, out);
     cJSON_Delete(root);
     if (rc != LOAD_OK) results_free(out);
     return rc;
+}
+
+int results_parse(const char *text, const char *label, results_run *out, char *err, size_t err_size)
+{
+    return results_parse_buffer(text, text ? strlen(text) : 0, label, out, err, err_size);
 }
 
 int results_load_file(const char *path, results_run *out, char *err, size_t err_size)

@@ -13,7 +13,7 @@ typedef enum result_status { RESULT_OK, RESULT_FAIL, RESULT_SKIPPED, RESULT_UNAV
 
 typedef struct results_case {
     char name[128];
-    long batch, heads, kv_heads, seq_q, seq_kv, head_dim;
+    long batch, heads, kv_heads, seq_q, seq_kv, head_dim; /* 1..RESULTS_MAX_SIZE */
     bool causal;
     char dtype[16], layout[16];
     double scale; /* NAN when absent */
@@ -62,14 +62,28 @@ typedef struct results_run {
     int record_count;
 } results_run;
 
-/* Parses results JSON. 0 on success; otherwise 2 (bad input) or 1 (out of memory)
- * with a one-line reason naming `label` in err. */
+/* What the reader accepts: case sizes are what attnvk_problem holds (int), so a product
+ * of two fits a long long; far more records than any suite has. */
+#define RESULTS_MAX_SIZE 2147483647L
+#define RESULTS_MAX_RECORDS 1000000
+
+/* Parses results JSON: len bytes of text (no NUL needed; only white space may follow the
+ * value). 0 on success; otherwise 2 (bad input: invalid JSON, a required field missing, a
+ * value of the wrong type or out of range — sizes 1..RESULTS_MAX_SIZE, times and counts
+ * finite and >= 0) or 1 (out of memory), with a one-line reason naming `label` and the
+ * value ("x.json: records[3].case.batch must be ...") in err. out is freed on failure. */
+int results_parse_buffer(const char *text, size_t len, const char *label, results_run *out, char *err, size_t err_size);
+/* The same for a NUL-terminated string. */
 int results_parse(const char *text, const char *label, results_run *out, char *err, size_t err_size);
 /* Reads a whole file (NUL-terminated, caller frees); NULL with the reason in err. */
 char *results_read_file(const char *path, char *err, size_t err_size);
 /* results_read_file + results_parse; a missing file is bad input (2). */
 int results_load_file(const char *path, results_run *out, char *err, size_t err_size);
 void results_free(results_run *run);
+/* Writes results JSON that could not be stored elsewhere to a new file,
+ * ./attnvk-unsaved-<UTC time>-<pid>.json, else the same name in $TMPDIR (or /tmp).
+ * 0 with its path in `path`; -1 with the reason in `path` when neither is writable. */
+int results_keep_unsaved(const char *json, char *path, size_t n);
 
 const char *result_status_name(result_status s);
 bool results_same_case(const results_case *a, const results_case *b);
@@ -90,6 +104,13 @@ bool results_is_unfused(const results_record *r);
  * Case SPEC: a glob (fnmatch) on the case name when it has * ? or [, else a substring. */
 bool results_device_matches(const char *spec, const char *api, const char *name, const char *uuid);
 bool results_case_matches(const char *spec, const char *case_name);
+/* Whether any record's device matches spec. */
+bool results_run_has_device(const results_run *run, const char *spec);
+/* Appends "API:NAME" of every device with records to a ", "-separated list (a valid
+ * --device SPEC each), for the message that says which devices there are. */
+void results_list_devices(const results_run *run, char *out, size_t n);
+/* Appends item to a ", "-separated list unless listed already; ends it with "..." when full. */
+void results_list_add(char *out, size_t n, const char *item);
 /* Keeps the records for which keep() is true (in order). */
 void results_filter(results_run *run, bool (*keep)(const results_record *, void *), void *ctx);
 

@@ -17,6 +17,7 @@ compare() {
     rc=$?
 }
 has() { grep -Eq -- "$1" "$work/out"; }
+one_line() { [ "$(wc -l <"$work/err")" = 1 ] && grep -q -- "$1" "$work/err"; }
 base=$DATA/base.json
 
 compare "$base" "$DATA/new_slow30.json"
@@ -72,8 +73,30 @@ assert d["failed"] is True and len(bad) == 1 and bad[0]["case"] == "fa-d64-n1024
 assert d["counts"]["same"] > 90 and d["drivers"][0]["new_driver"] == "560.28.03"
 ' "$work/out"
 
+# two runs with no case in common (another GPU): nothing to compare is bad input, not "0 regressions"
+"$PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["records"]:
+    r["device_uuid"] = r["group"] = "0a0b0c0d-0000-4000-8000-000000000001"
+    r["device_name"] = "NVIDIA A100-SXM4-80GB"
+json.dump(d, open(sys.argv[2], "w"))
+' "$base" "$work/other_gpu.json"
+compare "$base" "$work/other_gpu.json"
+check "no shared case: exit 2" [ "$rc" = 2 ]
+check "no shared case: one line that says so" one_line 'base.json and .*other_gpu.json share no case (99 and 99 records'
+check "no shared case: no verdict table" [ ! -s "$work/out" ]
+compare "$base" "$base" --case 'no-such-case*'
+check "no case matches --case: exit 2" [ "$rc" = 2 ]
+check "no case matches --case: one line" one_line 'share no case (0 and 0 records after --case no-such-case\*'
+
+# a --device that names no device of either run: exit 2 with the devices there are
+compare "$base" "$DATA/new_slow30.json" --device a100
+check "unknown --device: exit 2" [ "$rc" = 2 ]
+check "unknown --device: lists the devices" \
+    one_line "no device matches --device 'a100' (devices in these runs: vulkan:NVIDIA H100 80GB HBM3, cuda:NVIDIA H100 80GB HBM3, opencl:cpu-haswell"
+
 # bad input: exit 2 and one line that names the problem
-one_line() { [ "$(wc -l <"$work/err")" = 1 ] && grep -q -- "$1" "$work/err"; }
 compare "$base" "$work/no-such.json"
 check "missing file: exit 2" [ "$rc" = 2 ]
 check "missing file: one line" one_line 'no-such.json: No such file'

@@ -15,9 +15,38 @@ check() {
 not() { ! "$@"; }
 html=$work/report.html
 
-"$ATTNVK" report "$DATA/base.json" "$DATA/new_slow30.json" -o "$html" >"$work/out" 2>"$work/err"
+"$ATTNVK" report "$DATA/base.json" "$DATA/new_slow30.json" --out "$html" >"$work/out" 2>"$work/err"
 check "report: exit 0" [ $? = 0 ]
 check "report: says where" grep -q "wrote $html (2 runs)" "$work/out"
+
+# -o is the format (html); -o FILE.html still names the file; anything else is refused
+"$ATTNVK" report "$DATA/base.json" -o "$work/compat.html" >"$work/out" 2>"$work/err"
+check "-o FILE.html: exit 0" [ $? = 0 ]
+check "-o FILE.html: written there" grep -q '</html>' "$work/compat.html"
+"$ATTNVK" report "$DATA/base.json" -o html --out "$work/format.html" >"$work/out" 2>"$work/err"
+check "-o html --out FILE: exit 0" [ $? = 0 ]
+check "-o html --out FILE: written there" grep -q '</html>' "$work/format.html"
+(cd "$work" && "$ATTNVK" report "$DATA/base.json" -o pdf) >"$work/out" 2>"$work/err" # a wrong -o writes nothing anywhere
+check "-o pdf: exit 2" [ $? = 2 ]
+check "-o pdf: one line naming it" eval '[ "$(wc -l <"$work/err")" = 1 ] && grep -q "unknown format .pdf." "$work/err"'
+check "-o pdf: no file named pdf" [ ! -e "$work/pdf" ]
+"$ATTNVK" report "$DATA/base.json" -o "$work/report.htm" >"$work/out" 2>"$work/err"
+check "-o FILE.htm: exit 2 (a format, not a file)" [ $? = 2 ]
+check "-o FILE.htm: nothing written" [ ! -e "$work/report.htm" ]
+"$ATTNVK" report "$DATA/base.json" --out "$work/no/such/folder/r.html" >"$work/out" 2>"$work/err"
+check "--out in a missing folder: exit 2" [ $? = 2 ]
+check "--out in a missing folder: one line naming it" \
+    eval '[ "$(wc -l <"$work/err")" = 1 ] && grep -q "$work/no/such/folder/r.html" "$work/err"'
+
+# a write that fails half-way (file size limit) leaves the old report whole and no temporary file
+printf 'the previous report\n' >"$work/kept.html"
+(trap '' XFSZ && ulimit -f 16 && exec "$ATTNVK" report "$DATA/base.json" "$DATA/new_slow30.json" -o "$work/kept.html") \
+    >"$work/out" 2>"$work/err"
+check "report past the file size limit: exit 1" [ $? = 1 ]
+check "report past the file size limit: one line naming the file" \
+    eval '[ "$(wc -l <"$work/err")" = 1 ] && grep -q "$work/kept.html: write failed" "$work/err"'
+check "report past the file size limit: the previous report is whole" [ "$(cat "$work/kept.html")" = "the previous report" ]
+check "report past the file size limit: no temporary file left" [ "$(ls "$work" | grep -c '^kept\.html')" = 1 ]
 
 # self-contained: nothing fetched (the svg xmlns is a name, not a fetch)
 check "no scripts, links, images, imports or remote urls" \
@@ -46,7 +75,20 @@ assert page.count("hatched bars: the vendor-native kernel") == 2
 assert "fa-d128-n4096-b4-h16 attnvk/vulkan" in page  # the regression labelled in the ratio chart
 ' "$html"
 
-"$ATTNVK" report "$DATA/base.json" "$work/none.json" -o "$work/x.html" 2>"$work/err"
+# sizes out of range are bad input, never an overflow in the charts (B*Nq under UBSan)
+"$PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["records"][5]["case"]["batch"] = 4 * 10**18
+json.dump(d, open(sys.argv[2], "w"))
+' "$DATA/base.json" "$work/huge_batch.json"
+"$ATTNVK" report "$work/huge_batch.json" --out "$work/huge.html" >"$work/out" 2>"$work/err"
+check "batch 4e18: exit 2" [ $? = 2 ]
+check "batch 4e18: one line naming the value" \
+    eval '[ "$(wc -l <"$work/err")" = 1 ] && grep -q "huge_batch.json: records\[5\]\.case\.batch must be an integer from 1 to 2147483647" "$work/err"'
+check "batch 4e18: no report" [ ! -e "$work/huge.html" ]
+
+"$ATTNVK" report "$DATA/base.json" "$work/none.json" --out "$work/x.html" 2>"$work/err"
 check "missing input: exit 2" [ $? = 2 ]
 "$ATTNVK" report 2>"$work/err"
 check "no input: exit 2" [ $? = 2 ]

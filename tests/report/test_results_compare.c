@@ -1,6 +1,7 @@
 /* Unit tests of the pieces behind compare/history/report: the regression rule,
  * the loader's errors, the filters, HTML escaping and the SVG charts. */
 #include "report_buf.h"
+#include "report_html.h"
 #include "report_svg.h"
 #include "results_compare.h"
 
@@ -121,6 +122,150 @@ static void test_loader_errors(void)
     results_free(&run);
 }
 
+/* One record whose case, stats or top level carries `field` (a "key":value pair, or
+ * "" for none); `drop` names a case key to leave out. */
+static int parse_with(const char *case_field, const char *record_field, const char *drop, char *err, size_t n)
+{
+    static const char *keys[] = {"\"batch\":2", "\"heads\":4", "\"kv_heads\":4", "\"seq_q\":64", "\"seq_kv\":64",
+                                 "\"head_dim\":64", "\"causal\":false", "\"dtype\":\"f16\"", "\"layout\":\"bhsd\""};
+    char kase[512] = "\"name\":\"c\"";
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; ++i)
+        if (!drop || !strstr(keys[i], drop)) snprintf(kase + strlen(kase), sizeof kase - strlen(kase), ",%s", keys[i]);
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"format_version\":1,\"records\":[{\"implementation\":\"attnvk\",\"api\":\"cpu\",\"status\":\"ok\","
+             "\"case\":{%s%s%s},\"stats\":{\"median_ms\":1.5,\"std_ms\":0.1}%s%s}]}",
+             kase, case_field[0] ? "," : "", case_field, record_field[0] ? "," : "", record_field);
+    results_run run;
+    int rc = results_parse(text, "x.json", &run, err, n);
+    if (rc == 0) results_free(&run);
+    return rc;
+}
+
+static bool rejected(const char *case_field, const char *record_field, const char *drop, const char *message)
+{
+    char err[512] = "";
+    int rc = parse_with(case_field, record_field, drop, err, sizeof err);
+    bool ok = rc == 2 && strstr(err, message) && !strchr(err, '\n');
+    if (!ok) printf("  expected exit 2 with \"%s\", got %d: %s\n", message, rc, err);
+    return ok;
+}
+
+/* Malformed values are bad input with a one-line reason naming the value, never a
+ * conversion or product out of range (what the fuzzer looks for under UBSan). */
+static void test_loader_values(void)
+{
+    char err[512];
+    results_run run;
+    EXPECT(parse_with("", "", NULL, err, sizeof err) == 0);
+    EXPECT(rejected("\"scale\":\"0.1\"", "", NULL, "x.json: records[0].case.scale must be a finite number > 0"));
+    EXPECT(rejected("", "", "\"heads\"", "x.json: records[0].case.heads is missing"));
+    EXPECT(rejected("", "", "\"causal\"", "records[0].case.causal is missing"));
+    EXPECT(rejected("", "", "\"dtype\"", "records[0].case.dtype is missing"));
+    EXPECT(rejected("", "\"device_index\":-1", NULL, "records[0].device_index must be an integer from 0 to 2147483647"));
+    EXPECT(rejected("", "\"device_index\":1e300", NULL, "records[0].device_index must be an integer"));
+    EXPECT(rejected("", "\"device_name\":5", NULL, "records[0].device_name must be a string"));
+    EXPECT(rejected("", "\"fused\":1", NULL, "records[0].fused must be true or false"));
+    EXPECT(results_parse("{\"format_version\":1,\"records\":[{\"implementation\":\"a\",\"api\":\"cpu\",\"status\":\"o\\nk\"}]}",
+                         "x.json", &run, err, sizeof err) == 2);
+    EXPECT(strstr(err, "records[0].status is unknown: \"o?k\"") && !strchr(err, '\n')); /* one line */
+    EXPECT(rejected("", "\"check\":[]", NULL, "records[0].check must be an object"));
+    EXPECT(rejected("", "\"check\":{\"rel_l2\":-1}", NULL, "records[0].check.rel_l2 must be a finite number >= 0"));
+    EXPECT(rejected("", "\"tflops\":1e999", NULL, "records[0].tflops must be a finite number >= 0")); /* inf */
+    EXPECT(rejected("", "\"memory_bytes\":-4096", NULL, "records[0].memory_bytes must be a finite number >= 0"));
+    EXPECT(rejected("", "\"speedup_vs_vendor\":0", NULL, "records[0].speedup_vs_vendor must be a finite number > 0"));
+    /* the sizes: the report multiplies them (B*Nq), so they stay within int like attnvk_problem */
+    const char *bad_sizes[] = {"\"batch\":\"4\"", "\"batch\":0", "\"seq_q\":-5", "\"head_dim\":64.5", "\"batch\":4e18",
+                               "\"seq_kv\":2147483648", "\"heads\":1e999", "\"kv_heads\":true", "\"seq_q\":-1e999"};
+    for (size_t i = 0; i < sizeof bad_sizes / sizeof *bad_sizes; ++i) {
+        char key[32];
+        snprintf(key, sizeof key, "%.*s", (int)(strchr(bad_sizes[i] + 1, '"') - bad_sizes[i] + 1), bad_sizes[i]);
+        char message[96];
+        snprintf(message, sizeof message, "records[0].case.%.*s must be an integer from 1 to 2147483647", (int)strlen(key) - 2, key + 1);
+        EXPECT(rejected(bad_sizes[i], "", key, message));
+    }
+    EXPECT(parse_with("\"batch\":2147483647", "", "\"batch\"", err, sizeof err) == 0);
+    /* the stats: times are finite and >= 0 */
+    EXPECT(results_parse("{\"format_version\":1,\"records\":[{\"implementation\":\"a\",\"api\":\"cpu\",\"status\":\"ok\","
+                         "\"case\":{\"batch\":1,\"heads\":1,\"kv_heads\":1,\"seq_q\":1,\"seq_kv\":1,\"head_dim\":32,"
+                         "\"causal\":true,\"dtype\":\"f32\",\"layout\":\"bhsd\"},\"stats\":{\"median_ms\":-2}}]}",
+                         "x.json", &run, err, sizeof err) == 2);
+    EXPECT(strstr(err, "records[0].stats.median_ms must be a finite number >= 0"));
+    /* structure */
+    EXPECT(results_parse("{\"format_version\":1,\"records\":{}}", "x.json", &run, err, sizeof err) == 2);
+    EXPECT(strstr(err, "x.json: records must be an array"));
+    EXPECT(results_parse("{\"format_version\":1,\"records\":[],\"devices\":[3]}", "x.json", &run, err, sizeof err) == 2);
+    EXPECT(strstr(err, "x.json: devices[0] is not an object"));
+    EXPECT(results_parse("{\"format_version\":1,\"records\":[],\"host\":\"box\"}", "x.json", &run, err, sizeof err) == 2);
+    EXPECT(strstr(err, "x.json: host must be an object"));
+    EXPECT(results_parse("{\"format_version\":1,\"records\":[],\"devices\":[{\"memory_bytes\":-1}]}", "x.json", &run, err,
+                         sizeof err) == 2);
+    EXPECT(strstr(err, "x.json: devices[0].memory_bytes must be a finite number >= 0"));
+    EXPECT(results_parse("{\"format_version\":1,\"records\":[]} x", "x.json", &run, err, sizeof err) == 2);
+    EXPECT(strstr(err, "x.json: invalid JSON"));
+    EXPECT(results_parse("", "x.json", &run, err, sizeof err) == 2);
+    EXPECT(strstr(err, "x.json: invalid JSON near the start"));
+    /* deep nesting: cJSON's limit, an error rather than a deep recursion */
+    size_t depth = 5000;
+    char *deep = malloc(2 * depth + 64);
+    if (deep) {
+        int k = snprintf(deep, 64, "{\"format_version\":1,\"records\":");
+        memset(deep + k, '[', depth);
+        memset(deep + k + depth, ']', depth);
+        strcpy(deep + k + 2 * depth, "}");
+        EXPECT(results_parse(deep, "x.json", &run, err, sizeof err) == 2 && strstr(err, "invalid JSON"));
+        free(deep);
+    }
+    /* a buffer of len bytes (the fuzz entry point): no NUL needed, and nothing but white space after the value */
+    const char buffer[] = "{\"format_version\":1,\"records\":[]}\n {garbage";
+    size_t len = strlen("{\"format_version\":1,\"records\":[]}\n ");
+    EXPECT(results_parse_buffer(buffer, len, "x.json", &run, err, sizeof err) == 0);
+    results_free(&run);
+    EXPECT(results_parse_buffer(buffer, len + 1, "x.json", &run, err, sizeof err) == 2);
+    const char with_nul[] = "{\"format_version\":1,\"records\":[]}\0{";
+    EXPECT(results_parse_buffer(with_nul, sizeof with_nul - 1, "x.json", &run, err, sizeof err) == 2);
+    EXPECT(results_parse_buffer(NULL, 0, "x.json", &run, err, sizeof err) == 2);
+}
+
+/* The largest sizes the reader accepts, through every chart: B*Nq and friends stay in range. */
+static void test_report_at_the_limits(void)
+{
+    static const char doc[] =
+        "{\"format_version\":1,\"records\":["
+        "{\"implementation\":\"attnvk\",\"api\":\"cuda\",\"device_name\":\"G\",\"status\":\"ok\",\"case\":{\"name\":\"a\","
+        "\"batch\":2147483647,\"heads\":2147483647,\"kv_heads\":2147483647,\"seq_q\":2147483647,\"seq_kv\":2147483647,"
+        "\"head_dim\":2147483647,\"causal\":false,\"dtype\":\"f16\",\"layout\":\"bhsd\"},\"stats\":{\"median_ms\":1e-300,"
+        "\"std_ms\":1e300,\"p95_ms\":1.7e308},\"flops\":1.7e308,\"memory_bytes\":1.7e308,\"speedup_vs_vendor\":1e-300},"
+        "{\"implementation\":\"attnvk\",\"api\":\"cuda\",\"device_name\":\"G\",\"status\":\"ok\",\"case\":{\"name\":\"b\","
+        "\"batch\":1,\"heads\":2147483647,\"kv_heads\":2147483647,\"seq_q\":1,\"seq_kv\":1,"
+        "\"head_dim\":2147483647,\"causal\":false,\"dtype\":\"f16\",\"layout\":\"bhsd\"},\"stats\":{\"median_ms\":1.7e308},"
+        "\"tflops\":1.7e308,\"memory_bytes\":5e-324,\"speedup_vs_vendor\":1.7e308},"
+        "{\"implementation\":\"cudnn\",\"api\":\"cuda\",\"device_name\":\"G\",\"status\":\"ok\",\"case\":{\"name\":\"b\","
+        "\"batch\":1,\"heads\":2147483647,\"kv_heads\":2147483647,\"seq_q\":1,\"seq_kv\":1,"
+        "\"head_dim\":2147483647,\"causal\":false,\"dtype\":\"f16\",\"layout\":\"bhsd\"},\"stats\":{\"median_ms\":0},"
+        "\"tflops\":0,\"memory_bytes\":0}]}";
+    results_run runs[2];
+    char err[512];
+    EXPECT(results_parse(doc, "max.json", &runs[0], err, sizeof err) == 0);
+    EXPECT(results_parse(doc, "max2.json", &runs[1], err, sizeof err) == 0);
+    if (runs[0].record_count != 3 || runs[1].record_count != 3) return;
+    runs[1].records[0].stats.median_ms = 1.7e308; /* a ratio of 1.7e608 */
+    strbuf page = {0};
+    EXPECT(report_render(&page, runs, 2, 0.05) == 0 && page.data && strstr(page.data, "</html>"));
+    sb_free(&page);
+    compare_result r;
+    EXPECT(compare_runs(&runs[0], &runs[1], 0.05, &r) == 0);
+    FILE *sink = fopen("/dev/null", "w");
+    if (sink) {
+        EXPECT(compare_print(sink, &r, COMPARE_TABLE, true) == 0);
+        EXPECT(compare_print(sink, &r, COMPARE_JSON, true) == 0);
+        fclose(sink);
+    }
+    compare_free(&r);
+    results_free(&runs[0]);
+    results_free(&runs[1]);
+}
+
 static void test_filters(void)
 {
     EXPECT(results_device_matches("h100", "cuda", "NVIDIA H100 80GB HBM3", ""));
@@ -132,6 +277,21 @@ static void test_filters(void)
     EXPECT(results_case_matches("fa-d128-*", "fa-d128-n4096"));
     EXPECT(!results_case_matches("fa-d64-*", "fa-d128-n4096"));
     EXPECT(results_case_matches("n4096", "fa-d128-n4096-b4"));
+}
+
+static void test_lists(void)
+{
+    char list[40] = "";
+    results_list_add(list, sizeof list, "pocl 3.1");
+    results_list_add(list, sizeof list, "3.1"); /* a tail of an entry is not that entry */
+    results_list_add(list, sizeof list, "pocl 3.1");
+    results_list_add(list, sizeof list, ""); /* nothing to add */
+    results_list_add(list, sizeof list, "a\nb");
+    EXPECT(strcmp(list, "pocl 3.1, 3.1, a?b") == 0);
+    results_list_add(list, sizeof list, "a long driver version string");
+    EXPECT(strcmp(list, "pocl 3.1, 3.1, a?b, ...") == 0); /* full: says there is more */
+    results_list_add(list, sizeof list, "x");
+    EXPECT(strcmp(list, "pocl 3.1, 3.1, a?b, ...") == 0);
 }
 
 static void test_html(void)
@@ -168,7 +328,10 @@ int main(void)
     test_rule();
     test_compare();
     test_loader_errors();
+    test_loader_values();
+    test_report_at_the_limits();
     test_filters();
+    test_lists();
     test_html();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
