@@ -107,8 +107,6 @@ if "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy"
   ok "run --check"; else bad "run --check"; fi
 n=$(ATTNVK_VISIBLE_DEVICES=cpu "$attnvk" devices --json | $python -c 'import json,sys; print(len(json.load(sys.stdin)["devices"]))')
 if [ "$n" = 1 ]; then ok "ATTNVK_VISIBLE_DEVICES=cpu keeps one device"; else bad "ATTNVK_VISIBLE_DEVICES: $n devices"; fi
-n=$(ATTNVK_VISIBLE_DEVICES=nothing-matches "$attnvk" devices --json | $python -c 'import json,sys; print(len(json.load(sys.stdin)["devices"]))')
-if [ "$n" = 0 ]; then ok "ATTNVK_VISIBLE_DEVICES filters everything out"; else bad "ATTNVK_VISIBLE_DEVICES none: $n"; fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
