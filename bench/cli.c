@@ -195,3 +195,16 @@ void cli_format_uuid(const attnvk_device_info *d, char *out, size_t n)
     snprintf(out, n, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
              u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
+
+#ifndef ATTNVK_GIT_COMMIT
+#define ATTNVK_GIT_COMMIT "unknown"
+#endif
+
+void cli_version_text(char *out, size_t n)
+{
+    size_t len = (size_t)snprintf(out, n, "attnvk %s (commit %s, APIs built:", ATTNVK_VERSION_STRING, ATTNVK_GIT_COMMIT);
+    for (int a = 0; a < ATTNVK_API_COUNT && len < n; ++a)
+        if (attnvk_api_compiled((attnvk_api)a))
+            len += (size_t)snprintf(out + len, n - len, " %s", attnvk_api_name((attnvk_api)a));
+    if (len < n) snprintf(out + len, n - len, ")");
+}

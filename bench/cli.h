@@ -57,4 +57,9 @@ int cli_option(int argc, char **argv, int *i, const char *name, const char **val
 /* The uuid as 8-4-4-4-12 hex, or "" when the API has none. */
 void cli_format_uuid(const attnvk_device_info *d, char *out, size_t n);
 
+/* "attnvk 0.1.0 (commit abc123, APIs built: cpu vulkan ...)" for --version. */
+void cli_version_text(char *out, size_t n);
+/* `attnvk help env`: every environment variable attnvk reads, one line each. */
+void cli_print_env_help(FILE *f);
+
 #endif

@@ -114,6 +114,27 @@ expect_usage "nan-inputs" "K ($work/k_nan.npy) holds 1 NaN and 1 Inf of" $(run_w
 expect_usage "nan-inputs-check" "holds 1 NaN and 1 Inf" $(run_with "$good/q.npy" "$work/k_nan.npy" "$good/v.npy") --check
 expect_usage "f16-overflow-inputs" "V ($work/v_big.npy) has 4 values beyond the range of f16" $(run_with "$good/q.npy" "$good/k.npy" "$work/v_big.npy") --dtype f16
 
+# --version and `version`: version, commit, the APIs built
+for v in --version version; do
+  out=$("$attnvk" $v); rc=$?
+  if [ "$rc" = 0 ] && printf '%s' "$out" | grep -qE '^attnvk [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{7,}|unknown), APIs built: cpu( [a-z]+)*\)$'; then
+    ok "$v: $out"; else bad "$v: rc=$rc '$out'"; fi
+done
+
+# every environment variable the sources read is in `attnvk help env`
+env_help=$("$attnvk" help env)
+root=$(cd "$here/../.." && pwd)
+read_vars=$(cd "$root" && { grep -rhoE 'getenv\("[A-Za-z_][A-Za-z0-9_]*"\)' runtime bench tests --include='*.c' --include='*.h' |
+  sed -E 's/getenv\("(.*)"\)/\1/'; grep -rhoE '"ATTNVK_[A-Z0-9_]+"' runtime bench tests --include='*.c' --include='*.h' | tr -d '"'; } | sort -u)
+# getenv(NAME) through a variable: only these, whose names are ATTNVK_ literals found above
+indirect=$(cd "$root" && grep -rnE 'getenv\([^")]' runtime bench tests --include='*.c' --include='*.h' |
+  grep -vE 'vk_variants\.c:.*getenv\(name\)|history_db\.c:.*getenv\(HISTORY_TEST_HOOK_ENV\)')
+missing=""
+for v in $read_vars; do printf '%s\n' "$env_help" | grep -qE "^  $v " || missing="$missing $v"; done
+n_vars=$(printf '%s\n' $read_vars | grep -c .)
+if [ -z "$missing" ] && [ -z "$indirect" ] && [ "$n_vars" -ge 20 ]; then ok "help env documents all $n_vars variables the sources read"
+else bad "help env: undocumented:$missing; unlisted getenv indirection: $indirect"; fi
+
 # --- devices --json is valid JSON and lists every API ---
 if "$attnvk" devices --json | $python -c '
 import json, sys
