@@ -35,7 +35,7 @@ static const char bench_usage[] =
 int bench_parse_api_list(const char *s, unsigned *mask, int *all)
 {
     char buf[128];
-    if (!s || !*s || strlen(s) >= sizeof buf) return 0;
+    if (!cli_list_well_formed(s) || strlen(s) >= sizeof buf) return 0;
     *mask = 0;
     *all = 0;
     if (strcmp(s, "all") == 0) {
@@ -115,12 +115,16 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
             return bad(name, "'all' or a comma list of cpu, vulkan, opencl, cuda, hip", val);
         o->api_text = val;
         return 0;
-    case OPT_DEVICE: o->device = val; return 0;
-    case OPT_IMPL:
-        if (!*val || strstr(val, ",,") || val[0] == ',' || val[strlen(val) - 1] == ',')
-            return bad(name, "a comma list of implementation names", val);
+    case OPT_DEVICE:
+        if (!cli_list_well_formed(val)) return bad(name, "a comma list of api, api:N, N or name substrings", val);
+        o->device = val;
+        return 0;
+    case OPT_IMPL: {
+        int rc = cli_check_impls("bench", val);
+        if (rc) return rc;
         o->impls = val;
         return 0;
+    }
     case OPT_SUITE:
         if (!bench_suite_find(val))
             return cli_error(EXIT_USAGE, "bench: unknown suite '%s' (quick, production, long, decode, models, fa-grid)",
@@ -141,7 +145,7 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         return 0;
     case OPT_SEQ:
         if (!(o->nseq = cli_parse_int_list(val, 1, 1l << 24, o->seq, BENCH_MAX_LIST)))
-            return bad(name, "a comma list of lengths like 512,1k,4k", val);
+            return bad(name, "a comma list of lengths in 1..16m like 512,1k,4k", val);
         o->shape_given = 1;
         return 0;
     case OPT_HEAD_DIM:
@@ -244,6 +248,10 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
     if (o->suite && o->shape_given)
         return cli_error(EXIT_USAGE, "bench: --suite and shape options (--seq, --heads, ...) are exclusive");
     if (o->iters && o->min_time_given) return cli_error(EXIT_USAGE, "bench: use either --iters or --min-time");
+    if (o->variant) {
+        int rc = cli_check_variant("bench", o->variant, o->api_mask);
+        if (rc) return rc;
+    }
     if (!o->suite && !o->shape_given) o->suite = "quick";
     if (o->heads && o->kv_heads && o->heads % o->kv_heads)
         return cli_error(EXIT_USAGE, "bench: --heads %ld is not a multiple of --kv-heads %ld", o->heads, o->kv_heads);

@@ -166,7 +166,9 @@ static void run_case(bench_session *s, const bench_case *c, const bench_run_conf
 
 static int open_targets(bench_session *s)
 {
-    if (attnvk_context_create(&s->ctx) != ATTNVK_OK) return cli_error(EXIT_FAILED, "%s", attnvk_last_error());
+    int rc = cli_context_create(&s->ctx);
+    if (rc == 0) rc = cli_check_device_spec(s->ctx, "bench", s->o.device);
+    if (rc) return rc;
     s->ntargets = bench_targets_open(s->ctx, s->o.api_mask, s->o.device, s->o.impls, s->targets, BENCH_MAX_DEVICES);
     for (int a = 0; a < ATTNVK_API_COUNT; ++a) {
         const char *reason;

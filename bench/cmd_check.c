@@ -4,6 +4,7 @@
 #include "bench_runner.h"
 #include "bench_suites.h"
 #include "cli.h"
+#include "cmd_args.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +15,10 @@ static const char check_usage[] =
     "Runs the feature sweep (shapes, GQA, MQA, causal incl. Nq<Nk and empty rows, decode, odd lengths,\n"
     "D 32..256, both layouts) in every dtype the device supports through every implementation, and\n"
     "checks each output in full against the float64 CPU reference. Prints one line per case and\n"
-    "'N passed, M failed, K skipped'; exits 1 on any failure. The seed is printed (--seed replays).";
+    "'N passed, M failed, K skipped'; exits 1 on any failure, and when nothing passed (everything\n"
+    "skipped: nothing was checked). The seed is printed (--seed replays).";
 
 enum { MAX_CHECK_CASES = 64 };
-
-typedef struct check_args {
-    unsigned api_mask;
-    int api_all;
-    const char *device, *impls;
-    attnvk_dtype dtypes[3];
-    int ndtypes;
-    uint64_t seed;
-    unsigned test_flags;
-} check_args;
 
 typedef struct check_counts {
     int passed, failed, skipped;
@@ -35,7 +27,7 @@ typedef struct check_counts {
 static int parse_dtypes(const char *s, check_args *a)
 {
     char buf[64];
-    if (strlen(s) >= sizeof buf) return 0;
+    if (!cli_list_well_formed(s) || strlen(s) >= sizeof buf) return 0;
     strcpy(buf, s);
     a->ndtypes = 0;
     char *save = NULL;
@@ -44,7 +36,7 @@ static int parse_dtypes(const char *s, check_args *a)
     return a->ndtypes > 0;
 }
 
-static int parse_check_args(int argc, char **argv, check_args *a)
+int check_parse_args(int argc, char **argv, check_args *a)
 {
     memset(a, 0, sizeof *a);
     bench_parse_api_list("all", &a->api_mask, &a->api_all);
@@ -68,21 +60,29 @@ static int parse_check_args(int argc, char **argv, check_args *a)
             if (m < 0) return cli_error(EXIT_USAGE, "check: %s needs a value", names[n]);
             if (m > 0) which = n;
         }
-        char *end;
+        int rc = 0;
         switch (which) {
         case 0:
             if (!bench_parse_api_list(val, &a->api_mask, &a->api_all))
                 return cli_error(EXIT_USAGE, "check: --api wants 'all' or a list of cpu, vulkan, opencl, cuda, hip, got '%s'",
                                  val);
             break;
-        case 1: a->device = val; break;
-        case 2: a->impls = val; break;
+        case 1:
+            if (!cli_list_well_formed(val))
+                return cli_error(EXIT_USAGE, "check: --device wants a comma list of api, api:N, N or name, got '%s'", val);
+            a->device = val;
+            break;
+        case 2:
+            rc = cli_check_impls("check", val);
+            if (rc) return rc;
+            a->impls = val;
+            break;
         case 3:
             if (!parse_dtypes(val, a)) return cli_error(EXIT_USAGE, "check: --dtype wants a list of f32, f16, bf16, got '%s'", val);
             break;
         case 4:
-            a->seed = strtoull(val, &end, 10);
-            if (!*val || *val == '-' || *end) return cli_error(EXIT_USAGE, "check: --seed wants a non-negative integer, got '%s'", val);
+            if (!cli_parse_u64(val, &a->seed))
+                return cli_error(EXIT_USAGE, "check: --seed wants an integer in 0..2^64-1, got '%s'", val);
             break;
         default: return cli_error(EXIT_USAGE, "check: unknown option '%s' (see attnvk check --help)", argv[i]);
         }
@@ -143,10 +143,15 @@ static void check_block(bench_target *t, int d, const attnvk_impl_info *impl, co
 int cmd_check(int argc, char **argv)
 {
     check_args a;
-    int rc = parse_check_args(argc, argv, &a);
+    int rc = check_parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? EXIT_OK : rc;
     attnvk_context *ctx;
-    if (attnvk_context_create(&ctx) != ATTNVK_OK) return cli_error(EXIT_FAILED, "%s", attnvk_last_error());
+    rc = cli_context_create(&ctx);
+    if (rc == 0) rc = cli_check_device_spec(ctx, "check", a.device);
+    if (rc) {
+        attnvk_context_destroy(ctx);
+        return rc;
+    }
     static bench_target targets[BENCH_MAX_DEVICES];
     int ntargets = bench_targets_open(ctx, a.api_mask, a.device, a.impls, targets, BENCH_MAX_DEVICES);
     if (ntargets == 0) {
@@ -180,5 +185,8 @@ int cmd_check(int argc, char **argv)
     attnvk_context_destroy(ctx);
     if (rc) return rc;
     printf("%d passed, %d failed, %d skipped\n", counts.passed, counts.failed, counts.skipped);
-    return counts.failed ? EXIT_FAILED : EXIT_OK;
+    if (counts.failed) return EXIT_FAILED;
+    /* a sweep where everything was skipped checked nothing: CI must not read it as a pass */
+    if (counts.passed == 0) return cli_error(EXIT_FAILED, "check: nothing was checked (%d skipped)", counts.skipped);
+    return EXIT_OK;
 }

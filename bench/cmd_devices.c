@@ -75,8 +75,8 @@ int cmd_devices(int argc, char **argv)
         } else return cli_error(EXIT_USAGE, "devices: unknown option '%s'", argv[i]);
     }
     attnvk_context *ctx;
-    if (attnvk_context_create(&ctx) != ATTNVK_OK) return cli_error(EXIT_FAILED, "%s", attnvk_last_error());
-    int rc = EXIT_OK;
+    int rc = cli_context_create(&ctx);
+    if (rc) return rc;
     if (json) rc = print_json(ctx);
     else print_table(ctx);
     attnvk_context_destroy(ctx);

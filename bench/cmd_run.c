@@ -1,8 +1,10 @@
 /* `attnvk run`: attention on .npy files through one chosen API. */
 #include "cli.h"
+#include "cmd_args.h"
 #include "core/atomic_file.h"
 #include "core/npy.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,15 +15,7 @@ static const char run_usage[] =
     "Shapes: bhsd Q [B,H,Nq,D], K/V [B,Hkv,Nk,D]; bshd Q [B,Nq,H,D], K/V [B,Nk,Hkv,D].\n"
     "O is written as float32 with Q's shape. --check compares with the float64 CPU reference.";
 
-typedef struct run_args {
-    const char *api, *device, *q, *k, *v, *out, *lse, *impl, *variant;
-    int causal, check, tile_br, tile_bc, split_kv;
-    double scale;
-    attnvk_dtype dtype;
-    attnvk_layout layout;
-} run_args;
-
-static int parse_run_args(int argc, char **argv, run_args *a)
+int run_parse_args(int argc, char **argv, run_args *a)
 {
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; ++i) {
@@ -44,7 +38,11 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         }
         if (which < 0) return cli_error(EXIT_USAGE, "run: unknown option '%s' (see attnvk run --help)", argv[i]);
         const char **slots[] = {&a->api, &a->device, &a->q, &a->k, &a->v, &a->out, &a->lse, &a->impl, &a->variant};
-        if (which < 9) { *slots[which] = val; continue; }
+        if (which < 9) {
+            if (!*val) return cli_error(EXIT_USAGE, "run: %s wants a value, got ''", names[which]);
+            *slots[which] = val;
+            continue;
+        }
         if (which == 9 && !cli_parse_double(val, 1e-30, 1e30, &a->scale))
             return cli_error(EXIT_USAGE, "run: --scale must be a positive number, got '%s'", val);
         if (which == 10 && !attnvk_dtype_from_name(val, &a->dtype))
@@ -58,7 +56,8 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             return cli_error(EXIT_USAGE, "run: --tile wants BRxBC, e.g. 64x64, got '%s'", val);
         long sk;
         if (which == 13) {
-            if (!cli_parse_int(val, 1, 4096, &sk)) return cli_error(EXIT_USAGE, "run: --split-kv wants 1..4096");
+            if (!cli_parse_int(val, 1, 4096, &sk))
+                return cli_error(EXIT_USAGE, "run: --split-kv wants 1..4096, got '%s'", val);
             a->split_kv = (int)sk;
         }
     }
@@ -66,6 +65,15 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     if (!a->api) return cli_error(EXIT_USAGE, "run: --api is required");
     if (!attnvk_api_from_name(a->api, &api))
         return cli_error(EXIT_USAGE, "run: unknown API '%s' (cpu, vulkan, opencl, cuda, hip)", a->api);
+    if (a->impl) {
+        if (strchr(a->impl, ',')) return cli_error(EXIT_USAGE, "run: --impl names one implementation, got '%s'", a->impl);
+        int rc = cli_check_impls("run", a->impl);
+        if (rc) return rc;
+    }
+    if (a->variant && (!a->impl || strcmp(a->impl, "attnvk") == 0)) {
+        int rc = cli_check_variant("run", a->variant, 1u << api);
+        if (rc) return rc;
+    }
     if (!a->q || !a->k || !a->v) return cli_error(EXIT_USAGE, "run: --q, --k and --v are required");
     if (!a->out) return cli_error(EXIT_USAGE, "run: --out is required");
     /* before the inputs are read and the kernel runs, not after */
@@ -117,10 +125,44 @@ static int load_problem(const run_args *a, avk_npy t[3], attnvk_problem *p)
     return 0;
 }
 
+static void count_nonfinite(const float *x, size_t n, size_t *nan, size_t *inf)
+{
+    *nan = *inf = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (isnan(x[i])) ++*nan;
+        else if (isinf(x[i])) ++*inf;
+    }
+}
+
+/* Attention of NaN/Inf inputs is undefined: the output (and any --check) would
+ * say nothing useful, so the input is refused, naming the tensor. Rounds the
+ * inputs to the compute dtype, where a large finite value can become Inf. */
+static int prepare_inputs(const run_args *a, const attnvk_problem *p, avk_npy t[3])
+{
+    static const char *const tensor[3] = {"Q", "K", "V"};
+    const char *paths[3] = {a->q, a->k, a->v};
+    size_t nan, inf;
+    for (int i = 0; i < 3; ++i) {
+        count_nonfinite(t[i].data, t[i].count, &nan, &inf);
+        if (nan || inf)
+            return cli_error(EXIT_USAGE, "run: %s (%s) holds %zu NaN and %zu Inf of %zu values; inputs must be finite",
+                             tensor[i], paths[i], nan, inf, t[i].count);
+    }
+    /* the reference and the device see the same (rounded) inputs */
+    for (int i = 0; i < 3; ++i) {
+        attnvk_round_to_dtype(p->dtype, t[i].data, t[i].count);
+        count_nonfinite(t[i].data, t[i].count, &nan, &inf);
+        if (inf)
+            return cli_error(EXIT_USAGE, "run: %s (%s) has %zu values beyond the range of %s (they round to Inf); "
+                             "use --dtype f32", tensor[i], paths[i], inf, attnvk_dtype_name(p->dtype));
+    }
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a;
-    int rc = parse_run_args(argc, argv, &a);
+    int rc = run_parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? EXIT_OK : rc;
     avk_npy t[3] = {{0}};
     attnvk_problem p;
@@ -128,11 +170,9 @@ int cmd_run(int argc, char **argv)
     attnvk_device *dev = NULL;
     float *o = NULL, *lse = NULL;
     rc = load_problem(&a, t, &p);
+    if (rc == 0) rc = prepare_inputs(&a, &p, t);
+    if (rc == 0) rc = cli_context_create(&ctx);
     if (rc) goto done;
-    if (attnvk_context_create(&ctx) != ATTNVK_OK) {
-        rc = cli_error(EXIT_FAILED, "%s", attnvk_last_error());
-        goto done;
-    }
     rc = cli_open_device(ctx, a.api, a.device, &dev);
     if (rc) goto done;
     size_t nrows = (size_t)p.batch * p.heads * p.seq_q;
@@ -142,8 +182,6 @@ int cmd_run(int argc, char **argv)
         rc = cli_error(EXIT_FAILED, "out of host memory");
         goto done;
     }
-    /* the reference and the device see the same (rounded) inputs */
-    for (int i = 0; i < 3; ++i) attnvk_round_to_dtype(p.dtype, t[i].data, t[i].count);
     attnvk_kernel_options opts = {.implementation = a.impl, .variant = a.variant, .tile_br = a.tile_br,
                                   .tile_bc = a.tile_bc, .split_kv = a.split_kv};
     attnvk_kernel_info info;

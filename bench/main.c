@@ -20,7 +20,39 @@ static void usage(FILE *f)
             ATTNVK_VERSION_STRING);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; ++i)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'attnvk COMMAND --help' describes a command.\n");
+    fprintf(f, "  %-9s %s\n", "version", "version, git commit and the APIs this binary was built with");
+    fprintf(f, "\n'attnvk COMMAND --help' (or 'attnvk help COMMAND') describes a command;\n"
+               "'attnvk help env' lists the environment variables attnvk reads.\n");
+}
+
+static const cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; ++i)
+        if (strcmp(name, commands[i].name) == 0) return &commands[i];
+    return NULL;
+}
+
+/* attnvk help [env | COMMAND] */
+static int help(int argc, char **argv)
+{
+    if (argc < 3) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (argc > 3) return cli_error(EXIT_USAGE, "help takes one topic, got %d", argc - 2);
+    if (strcmp(argv[2], "env") == 0) {
+        cli_print_env_help(stdout);
+        return EXIT_OK;
+    }
+    const cli_command *c = find_command(argv[2]);
+    if (!c) {
+        char topics[256] = "env";
+        for (size_t i = 0; i < sizeof commands / sizeof *commands; ++i)
+            snprintf(topics + strlen(topics), sizeof topics - strlen(topics), ", %s", commands[i].name);
+        return cli_error(EXIT_USAGE, "help: unknown topic '%s' (%s)", argv[2], topics);
+    }
+    char *sub[] = {argv[2], "--help", NULL};
+    return c->run(2, sub);
 }
 
 int main(int argc, char **argv)
@@ -29,15 +61,16 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
-        usage(stdout);
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0)
+        return help(argc, argv);
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        if (argc > 2) return cli_error(EXIT_USAGE, "%s takes no arguments", argv[1]);
+        char text[256];
+        cli_version_text(text, sizeof text);
+        puts(text);
         return EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf("attnvk %s\n", ATTNVK_VERSION_STRING);
-        return EXIT_OK;
-    }
-    for (size_t i = 0; i < sizeof commands / sizeof *commands; ++i)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    const cli_command *c = find_command(argv[1]);
+    if (c) return c->run(argc - 1, argv + 1);
     return cli_error(EXIT_USAGE, "unknown command '%s' (see attnvk --help)", argv[1]);
 }

@@ -43,6 +43,9 @@ typedef struct attnvk_backend {
     attnvk_status (*dispatch)(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *args, double *device_ms);
     void (*release_kernel)(avk_bdev *dev, avk_bkernel *k);
     void (*shutdown)(void); /* may be NULL */
+    /* The variant names prepare accepts for attnvk's kernel, NULL-terminated
+     * (the core answers "this API has no such variant" for any other name). */
+    const char *const *variants;
 } attnvk_backend;
 
 #endif

@@ -1,5 +1,6 @@
 /* The API-neutral front: loads each backend once, lists and selects devices,
  * and checks every argument before a backend sees it. */
+#include "core/names.h"
 #include "core/registry.h"
 #include "core/tuning.h"
 
@@ -12,6 +13,8 @@ typedef struct api_state {
     attnvk_status status;
     char reason[512];
 } api_state;
+
+enum { AVK_MAX_TILE = 4096, AVK_MAX_SPLIT_KV = 4096 };
 
 struct attnvk_context {
     api_state apis[ATTNVK_API_COUNT];
@@ -63,9 +66,11 @@ static int spec_matches(const attnvk_context *ctx, int position, const char *spe
     return avk_contains_nocase(d->name, spec);
 }
 
+enum { SPEC_MAX = 512 };
+
 static int matches_any(const attnvk_context *ctx, int position, const char *list)
 {
-    char buf[512];
+    char buf[SPEC_MAX];
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
@@ -81,16 +86,70 @@ int attnvk_device_select(const attnvk_context *ctx, const char *spec, int *out, 
     return n;
 }
 
-static void apply_visible_devices(attnvk_context *ctx)
+/* "0=cpu:0 'name', 1=vulkan:0 'name', ..." (positions as specs count them). */
+static void list_devices(const attnvk_context *ctx, char *out, size_t n)
+{
+    size_t len = (size_t)snprintf(out, n, "%s", ctx->device_count ? "" : "none");
+    for (int i = 0; i < ctx->device_count && len < n; ++i) {
+        const attnvk_device_info *d = &ctx->devices[i];
+        len += (size_t)snprintf(out + len, n - len, "%s%d=%s:%d '%.40s'", i ? ", " : "", i, attnvk_api_name(d->api),
+                                d->index, d->name);
+    }
+}
+
+/* INVALID_ARGUMENT naming the first item of spec that matches no device (what
+ * prefixes the message): a typo must not select nothing, or everything, silently. */
+static attnvk_status check_spec(const attnvk_context *ctx, const char *what, const char *spec)
+{
+    if (!spec || !*spec) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%sis empty", what);
+    if (strlen(spec) >= SPEC_MAX)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%sis longer than %d characters", what, SPEC_MAX - 1);
+    if (spec[0] == ',' || spec[strlen(spec) - 1] == ',' || strstr(spec, ",,"))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s'%s' has an empty item", what, spec);
+    char buf[SPEC_MAX];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = tok[strlen(tok) - 1] != ':'; /* "vulkan:" would match every vulkan device */
+        for (int i = 0; found && i < ctx->device_count && found < 2; ++i) found += spec_matches(ctx, i, tok);
+        if (found >= 2) continue;
+        char api_part[32] = "";
+        attnvk_api api;
+        sscanf(tok, "%31[^:]", api_part);
+        const char *why = "";
+        if (attnvk_api_from_name(api_part, &api) && ctx->apis[api].status != ATTNVK_OK) why = ctx->apis[api].reason;
+        if (*why)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s'%s' matches no device (%s unavailable: %s)", what, tok,
+                            attnvk_api_name(api), why);
+        char devices[1024];
+        list_devices(ctx, devices, sizeof devices);
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "%s'%s' matches no device (name one by api, api:N, list position or name substring: %s)", what,
+                        tok, devices);
+    }
+    return ATTNVK_OK;
+}
+
+attnvk_status attnvk_device_spec_check(const attnvk_context *ctx, const char *spec)
+{
+    return check_spec(ctx, "", spec);
+}
+
+/* ATTNVK_VISIBLE_DEVICES: unset or empty shows everything; otherwise every
+ * item must match a device, so a typo does not hide every device silently. */
+static attnvk_status apply_visible_devices(attnvk_context *ctx)
 {
     const char *visible = getenv("ATTNVK_VISIBLE_DEVICES");
-    if (!visible || !*visible) return;
+    if (!visible || !*visible) return ATTNVK_OK;
+    attnvk_status s = check_spec(ctx, "ATTNVK_VISIBLE_DEVICES: ", visible);
+    if (s != ATTNVK_OK) return s;
     int kept = 0;
     for (int i = 0; i < ctx->device_count; ++i) {
         /* position specs refer to the unfiltered list */
         if (matches_any(ctx, i, visible)) ctx->devices[kept++] = ctx->devices[i];
     }
     ctx->device_count = kept;
+    return ATTNVK_OK;
 }
 
 attnvk_status attnvk_context_create(attnvk_context **out)
@@ -131,8 +190,14 @@ attnvk_status attnvk_context_create(attnvk_context **out)
             ctx->devices[ctx->device_count++] = info;
         }
     }
-    apply_visible_devices(ctx);
     avk_clear_error();
+    attnvk_status s = apply_visible_devices(ctx);
+    if (s != ATTNVK_OK) {
+        char why[2048];
+        snprintf(why, sizeof why, "%s", attnvk_last_error());
+        attnvk_context_destroy(ctx);
+        return avk_fail(s, "%s", why);
+    }
     *out = ctx;
     return ATTNVK_OK;
 }
@@ -239,6 +304,26 @@ attnvk_status attnvk_buffer_read(attnvk_buffer *buf, size_t offset, void *dst, s
     return s != ATTNVK_OK ? s : buf->dev->backend->download(buf->dev->bdev, buf->bbuf, offset, dst, bytes);
 }
 
+/* A name no backend knows is a typo (invalid); a variant of another API's
+ * kernel is merely not runnable here (unsupported), so a bench over several
+ * APIs skips it where it does not apply. */
+static attnvk_status check_names(const attnvk_device *dev, const attnvk_kernel_options *opts)
+{
+    char names[512];
+    if (opts->implementation && !avk_name_in(attnvk_implementation_names(), opts->implementation)) {
+        avk_join_names(attnvk_implementation_names(), names, sizeof names);
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown implementation '%s' (%s)", opts->implementation, names);
+    }
+    int flash = !opts->implementation || strcmp(opts->implementation, "attnvk") == 0;
+    const char *const *variants = attnvk_api_variants(dev->info.api);
+    if (flash && opts->variant && !avk_name_in(variants, opts->variant)) {
+        avk_join_names(variants, names, sizeof names);
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s has no variant '%s' (%s)", attnvk_api_name(dev->info.api),
+                        opts->variant, names);
+    }
+    return ATTNVK_OK;
+}
+
 attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                     attnvk_kernel **out, attnvk_kernel_info *info)
 {
@@ -246,8 +331,13 @@ attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p,
     if (s != ATTNVK_OK) return s;
     attnvk_kernel_options defaults = {0};
     if (!opts) opts = &defaults;
-    if (opts->tile_br < 0 || opts->tile_bc < 0 || opts->split_kv < 0)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tile sizes and split count must be >= 0");
+    /* the kernels size shared memory and grids from these in 32-bit math */
+    if (opts->tile_br < 0 || opts->tile_bc < 0 || opts->split_kv < 0 || opts->tile_br > AVK_MAX_TILE ||
+        opts->tile_bc > AVK_MAX_TILE || opts->split_kv > AVK_MAX_SPLIT_KV)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tile sizes must be in 0..%d and the split count in 0..%d",
+                        AVK_MAX_TILE, AVK_MAX_SPLIT_KV);
+    s = check_names(dev, opts);
+    if (s != ATTNVK_OK) return s;
     attnvk_kernel_info local_info;
     if (!info) info = &local_info;
     memset(info, 0, sizeof *info);

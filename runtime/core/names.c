@@ -1,5 +1,7 @@
 #include "attnvk/attnvk.h"
+#include "core/names.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -50,4 +52,27 @@ const char *attnvk_device_type_name(attnvk_device_type t)
     case ATTNVK_DEVICE_OTHER: break;
     }
     return "other";
+}
+
+/* A backend that adds an implementation adds its name here, so that --impl
+ * can tell a typo from a library this machine lacks. */
+const char *const *attnvk_implementation_names(void)
+{
+    static const char *const names[] = {"attnvk", "cudnn", "cublas", "clblast", "rocblas", NULL};
+    return names;
+}
+
+int avk_name_in(const char *const *names, const char *name)
+{
+    for (int i = 0; names[i]; ++i)
+        if (strcmp(names[i], name) == 0) return 1;
+    return 0;
+}
+
+void avk_join_names(const char *const *names, char *out, size_t n)
+{
+    size_t len = 0;
+    if (n) out[0] = '\0';
+    for (int i = 0; names[i] && len < n; ++i)
+        len += (size_t)snprintf(out + len, n - len, "%s%s", i ? ", " : "", names[i]);
 }

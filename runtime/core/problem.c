@@ -1,9 +1,13 @@
 /* Shape rules shared by every backend, the CLI and the bench. */
 #include "attnvk/attnvk.h"
+#include "core/checked_math.h"
 #include "core/error.h"
 
 #include <math.h>
 #include <stdint.h>
+
+/* 2^30: leaves room for i + Nk and j + Bc in int32 (tiles are at most 4096). */
+enum { AVK_MAX_SEQ = 1 << 30 };
 
 attnvk_status attnvk_problem_validate(const attnvk_problem *p)
 {
@@ -24,12 +28,21 @@ attnvk_status attnvk_problem_validate(const attnvk_problem *p)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown layout %d", (int)p->layout);
     if (!isfinite(p->scale) || p->scale < 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "scale must be finite and >= 0 (0 = 1/sqrt(D))");
-    /* Element counts must fit the 32-bit indexing GPU kernels use per tensor. */
-    double q_elems = (double)p->batch * p->heads * p->seq_q * p->head_dim;
-    double kv_elems = (double)p->batch * p->kv_heads * p->seq_kv * p->head_dim;
-    if (q_elems > (double)INT32_MAX || kv_elems > (double)INT32_MAX)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tensor too large: %.0f query / %.0f key elements (limit %d)",
-                        q_elems, kv_elems, INT32_MAX);
+    /* Kernels index with 32-bit ints: a row index i + Nk - Nq (causal) and a
+     * tile end j + Bc must not wrap, nor may any per-tensor element offset. */
+    if (p->seq_q > AVK_MAX_SEQ || p->seq_kv > AVK_MAX_SEQ)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "sequence lengths must be at most %d (got Nq %d, Nk %d)",
+                        AVK_MAX_SEQ, p->seq_q, p->seq_kv);
+    int64_t q_elems, kv_elems;
+    const int64_t q_dims[4] = {p->batch, p->heads, p->seq_q, p->head_dim};
+    const int64_t kv_dims[4] = {p->batch, p->kv_heads, p->seq_kv, p->head_dim};
+    if (!avk_checked_product(&q_elems, 4, q_dims) || !avk_checked_product(&kv_elems, 4, kv_dims) ||
+        q_elems > INT32_MAX || kv_elems > INT32_MAX)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "tensor too large: B*H*Nq*D = %d*%d*%d*%d and B*Hkv*Nk*D = %d*%d*%d*%d must each be at most "
+                        "%d elements",
+                        p->batch, p->heads, p->seq_q, p->head_dim, p->batch, p->kv_heads, p->seq_kv, p->head_dim,
+                        INT32_MAX);
     return ATTNVK_OK;
 }
 

@@ -45,3 +45,17 @@ const attnvk_backend *avk_backend_for(attnvk_api api, const char **why_missing)
     *why_missing = "unknown API";
     return NULL;
 }
+
+int attnvk_api_compiled(attnvk_api api)
+{
+    const char *why;
+    return avk_backend_for(api, &why) != NULL;
+}
+
+const char *const *attnvk_api_variants(attnvk_api api)
+{
+    static const char *const none[] = {NULL};
+    const char *why;
+    const attnvk_backend *b = avk_backend_for(api, &why);
+    return b && b->variants ? b->variants : none;
+}

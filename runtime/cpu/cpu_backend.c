@@ -192,6 +192,8 @@ static void cpu_release_kernel(avk_bdev *dev, avk_bkernel *k)
     free(k);
 }
 
+static const char *const cpu_variants[] = {"reference-f64", NULL};
+
 const attnvk_backend attnvk_backend_cpu = {
     .api = ATTNVK_API_CPU,
     .init = cpu_init,
@@ -206,4 +208,5 @@ const attnvk_backend attnvk_backend_cpu = {
     .prepare = cpu_prepare,
     .dispatch = cpu_dispatch,
     .release_kernel = cpu_release_kernel,
+    .variants = cpu_variants,
 };

@@ -269,6 +269,9 @@ void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t 
         snprintf(out, n, "none");
 }
 
+/* what avk_cuda_parse_variant accepts */
+static const char *const cuda_variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "tiled", "simt", NULL};
+
 const attnvk_backend attnvk_backend_cuda = {
     .api = ATTNVK_API_CUDA,
     .init = avk_cuda_init,
@@ -283,4 +286,5 @@ const attnvk_backend attnvk_backend_cuda = {
     .prepare = cuda_prepare,
     .dispatch = cuda_dispatch,
     .release_kernel = cuda_release_kernel,
+    .variants = cuda_variants,
 };

@@ -2,6 +2,7 @@
  * error mapping and event timing. Kernels are in cuda_backend.c. */
 #include "cuda/cuda_internal.h"
 #include "cuda/cuda_device.h"
+#include "core/driver_version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 
 static const avk_cuda_driver *cu;
 static int device_count;
+/* the kernel driver (580.159.04), once per process: cuDriverGetVersion gives only the CUDA API level */
+static char kernel_driver[64];
 
 attnvk_status avk_cuda_check(avk_cuda_device *dev, CUresult r, const char *what)
 {
@@ -82,6 +85,8 @@ attnvk_status avk_cuda_init(int *count)
                         avk_cuda_result_text(cu, r, text, sizeof text));
     }
     if (device_count == 0) return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the CUDA driver reports no devices");
+    if (!kernel_driver[0] && !avk_nvidia_driver_version(&avk_driver_sources_system, kernel_driver, sizeof kernel_driver))
+        snprintf(kernel_driver, sizeof kernel_driver, "unknown"); /* neither NVML nor /proc/driver/nvidia */
     *count = device_count;
     return ATTNVK_OK;
 }
@@ -103,9 +108,8 @@ attnvk_status avk_cuda_describe(int ordinal, attnvk_device_info *info)
     info->type = attribute(d, CU_DEVICE_ATTRIBUTE_INTEGRATED) ? ATTNVK_DEVICE_INTEGRATED : ATTNVK_DEVICE_DISCRETE;
     int version = 0;
     cu->cuDriverGetVersion(&version);
-    snprintf(info->driver_version, sizeof info->driver_version, "%d.%d", version / 1000, version % 1000 / 10);
-    snprintf(info->api_version, sizeof info->api_version, "CUDA driver API %d.%d", version / 1000,
-             version % 1000 / 10);
+    snprintf(info->driver_version, sizeof info->driver_version, "%s", kernel_driver);
+    snprintf(info->api_version, sizeof info->api_version, "CUDA %d.%d", version / 1000, version % 1000 / 10);
     int major = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     int minor = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     snprintf(info->architecture, sizeof info->architecture, "sm_%d%d", major, minor);

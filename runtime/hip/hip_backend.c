@@ -51,6 +51,9 @@ static void hip_release_kernel(avk_bdev *dev, avk_bkernel *k)
     free(k);
 }
 
+/* what parse_variant in hip_tuning.c accepts */
+static const char *const hip_variants[] = {"mma16", "mma16-qs", "simt", NULL};
+
 const attnvk_backend attnvk_backend_hip = {
     .api = ATTNVK_API_HIP,
     .init = avk_hip_init,
@@ -66,4 +69,5 @@ const attnvk_backend attnvk_backend_hip = {
     .dispatch = hip_dispatch,
     .release_kernel = hip_release_kernel,
     .shutdown = avk_hip_shutdown,
+    .variants = hip_variants,
 };

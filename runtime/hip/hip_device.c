@@ -1,5 +1,6 @@
 /* HIP devices: loading the runtime, describing and opening devices, buffers,
  * error mapping and event timing. Kernels are in hip_flash.c / hip_rocblas.c. */
+#include "core/driver_version.h"
 #include "hip/hip_device.h"
 #include "hip/hip_flash.h"
 #include "hip/hip_kernels.h"
@@ -109,10 +110,8 @@ attnvk_status avk_hip_describe(int ordinal, attnvk_device_info *info)
     info->type = props.integrated ? ATTNVK_DEVICE_INTEGRATED : ATTNVK_DEVICE_DISCRETE;
     int version = 0;
     char text[32];
-    if (hip->hipDriverGetVersion(&version) == hipSuccess) {
-        format_hip_version(version, text, sizeof text);
-        snprintf(info->driver_version, sizeof info->driver_version, "%s", text);
-    }
+    /* the amdgpu kernel driver; hipDriverGetVersion is the HIP API level, like the runtime's */
+    avk_amdgpu_driver_version(&avk_driver_sources_system, info->driver_version, sizeof info->driver_version);
     if (hip->hipRuntimeGetVersion(&version) == hipSuccess) {
         format_hip_version(version, text, sizeof text);
         snprintf(info->api_version, sizeof info->api_version, "HIP %.16s (%.40s)", text, hip->library);

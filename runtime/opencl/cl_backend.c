@@ -163,6 +163,9 @@ static void cl_shutdown(void)
     /* libOpenCL stays loaded: ICDs register atexit handlers in the process */
 }
 
+/* the names avk_cl_configure accepts; mma-f16-emu emulates mma.sync (tests) */
+static const char *const cl_variants[] = {"tiled-f32", "tiled-f16", "mma-f16", "mma-f16-emu", NULL};
+
 const attnvk_backend attnvk_backend_opencl = {
     .api = ATTNVK_API_OPENCL,
     .init = cl_init,
@@ -178,4 +181,5 @@ const attnvk_backend attnvk_backend_opencl = {
     .dispatch = cl_dispatch,
     .release_kernel = cl_release_kernel,
     .shutdown = cl_shutdown,
+    .variants = cl_variants,
 };

@@ -29,6 +29,10 @@ static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     return 1;
 }
 
+/* vk_variant_names in vk_variants.c; the -emu ones emulate cooperative matrices (tests) */
+static const char *const vk_variants[] = {"scalar", "f16", "coopmat-nv", "coopmat-nv-rs", "coopmat-khr",
+                                          "coopmat-emu", "coopmat-rs-emu", NULL};
+
 const attnvk_backend attnvk_backend_vulkan = {
     .api = ATTNVK_API_VULKAN,
     .init = avk_vk_init,
@@ -44,4 +48,5 @@ const attnvk_backend attnvk_backend_vulkan = {
     .dispatch = avk_vk_dispatch,
     .release_kernel = avk_vk_release_kernel,
     .shutdown = avk_vk_shutdown,
+    .variants = vk_variants,
 };

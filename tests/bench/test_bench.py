@@ -131,15 +131,15 @@ def test_wrong_kernel():
 def test_skipped_and_unavailable():
     out = os.path.join(WORK, "skip.json")
     rc, _, _ = run("bench", "--api", "cpu", "--seq", "2k", "--heads", "4", "--head-dim", "64",
-                   "--max-memory", "1M", "--impl", "attnvk,nosuchlib", "-o", "json", "--out", out)
+                   "--max-memory", "1M", "--impl", "attnvk,cudnn", "-o", "json", "--out", out)
     expect(rc == 0, f"skipped/unavailable cases alone exit 0 (got {rc})")
     doc = load(out)
     valid(doc, "skipped/unavailable JSON")
     by_impl = {r["implementation"]: r for r in doc["records"]}
-    a, n = by_impl.get("attnvk"), by_impl.get("nosuchlib")
+    a, n = by_impl.get("attnvk"), by_impl.get("cudnn")
     expect(a is not None and a["status"] == "skipped" and "memory" in a["reason"] and a["stats"] is None,
            f"a case too large for the device memory is skipped: {a and a['reason']}")
-    expect(n is not None and n["status"] == "unavailable" and "nosuchlib" in n["reason"],
+    expect(n is not None and n["status"] == "unavailable" and "cudnn" in n["reason"],
            f"an implementation the device lacks is unavailable: {n and n['reason']}")
 
 

@@ -139,6 +139,15 @@ const char *attnvk_dtype_name(attnvk_dtype d);
 int attnvk_dtype_from_name(const char *name, attnvk_dtype *out);
 size_t attnvk_dtype_size(attnvk_dtype d);
 const char *attnvk_device_type_name(attnvk_device_type t);
+/* 1 when this build includes the API's backend (whether or not it loads here). */
+int attnvk_api_compiled(attnvk_api api);
+/* The variants of attnvk's kernel an API's backend knows (what
+ * attnvk_kernel_options.variant may name there), NULL-terminated; empty when
+ * the API is not compiled in. */
+const char *const *attnvk_api_variants(attnvk_api api);
+/* Every implementation name a backend may offer ("attnvk", "cudnn", ...),
+ * NULL-terminated; attnvk_device_implementations says what a device offers. */
+const char *const *attnvk_implementation_names(void);
 
 /* ---- context: loads every compiled-in API once ---- */
 attnvk_status attnvk_context_create(attnvk_context **out);
@@ -150,6 +159,10 @@ const attnvk_device_info *attnvk_device_info_at(const attnvk_context *ctx, int i
 /* Finds devices by "api", "api:index", "index" (global) or a name substring
  * (case-insensitive). Fills up to max indices into out; returns the count. */
 int attnvk_device_select(const attnvk_context *ctx, const char *spec, int *out, int max);
+/* ATTNVK_OK when spec is a non-empty comma list whose every item matches a
+ * visible device; else ATTNVK_ERROR_INVALID_ARGUMENT with a one-line reason
+ * naming the item and listing the visible devices. */
+attnvk_status attnvk_device_spec_check(const attnvk_context *ctx, const char *spec);
 
 /* ---- devices and buffers ---- */
 attnvk_status attnvk_device_open(attnvk_context *ctx, int i, attnvk_device **out);

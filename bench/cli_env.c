@@ -1,0 +1,67 @@
+/* `attnvk help env`: every environment variable the library, the command and
+ * the test programs read. tests/cli/test_cli.sh fails when the sources read one
+ * that is missing here. */
+#include "cli.h"
+
+typedef struct env_var {
+    const char *name, *effect, *unset; /* unset: what happens without it */
+} env_var;
+
+static const env_var user_vars[] = {
+    {"ATTNVK_VISIBLE_DEVICES", "devices to show, a comma list of api, api:N, N (list position) or name substring; "
+                               "an item that matches no device is an error (exit 2)", "every device"},
+    {"ATTNVK_CACHE_DIR", "folder for compiled kernels (Vulkan pipeline caches, OpenCL binaries, cubins); 'off' "
+                         "disables the cache", "$XDG_CACHE_HOME/attnvk, else ~/.cache/attnvk"},
+    {"XDG_CACHE_HOME", "base folder of the default kernel cache", "~/.cache"},
+    {"XDG_DATA_HOME", "base folder of the default history database (attnvk/history.db); absolute paths only",
+     "~/.local/share"},
+    {"HOME", "where ~ is, for the two defaults above", "no default cache; the history needs --db"},
+    {"ATTNVK_CPU_THREADS", "threads of the float64 CPU reference (1..256)", "one per online CPU core"},
+    {"ATTNVK_OPENCL_LIBRARY", "the OpenCL ICD loader to load", "libOpenCL.so.1"},
+    {"ATTNVK_CLBLAST_LIBRARY", "the CLBlast library to load", "libclblast.so.1"},
+    {"ATTNVK_VK_VALIDATION", "1: run Vulkan under VK_LAYER_KHRONOS_validation (it must be installed)", "off"},
+};
+
+/* Tuning and diagnosis aids (tools/h100, the perf programs): outputs are still
+ * checked, but timings taken with them are not the tuned defaults. */
+static const env_var developer_vars[] = {
+    {"ATTNVK_VK_WORKGROUP", "Vulkan workgroup size instead of the tuning table's", "the table"},
+    {"ATTNVK_VK_Q_SHARED", "0/1: Vulkan cooperative-matrix kernels keep Q in registers (0) or shared memory (1)",
+     "the table"},
+    {"ATTNVK_VK_KV_STAGES", "1/2: K/V shared-memory stages of the Vulkan cooperative-matrix kernels", "the table"},
+    {"ATTNVK_VK_S_CHAINS", "1/2: independent S accumulation chains in the Vulkan cooperative-matrix kernels",
+     "the table"},
+    {"ATTNVK_VK_PIPELINE_STATS", "1: add the driver's pipeline statistics (registers, spills) to the kernel params",
+     "off"},
+    {"ATTNVK_VK_RS_PROBE_DUMP", "any value: print what the coopmat-nv-rs accumulator-layout probe found", "off"},
+    {"ATTNVK_VK_RS_FORCE", "1: use coopmat-nv-rs where the layout probe disagrees (diagnosis only)", "off"},
+    {"ATTNVK_CUDA_DEFINES", "extra -D options for NVRTC, space-separated (part of the cache key)", "none"},
+    {"ATTNVK_OPENCL_TUNE", "ds=,tm=,wg=,bc=,br=,reduce=,maxreg=,nativeexp= over the OpenCL tuning table", "none"},
+    {"ATTNVK_OPENCL_BUILD_OPTIONS", "appended to the OpenCL build options (e.g. -cl-nv-verbose)", "none"},
+    {"ATTNVK_OPENCL_BUILD_LOG", "1: print every OpenCL build log on stderr", "off"},
+    {"ATTNVK_OPENCL_DUMP_DIR", "folder that gets a copy of every OpenCL program binary (PTX on NVIDIA)", "none"},
+    {"ATTNVK_OPENCL_MEM_LIMIT", "bytes: caps the memory attnvk assumes an OpenCL device has", "the device's"},
+    {"ATTNVK_CLBLAST_MAX_ELEMENTS", "the most score elements one CLBlast call may index, below 2^31", "2^31"},
+};
+
+static const env_var test_vars[] = {
+    {"ATTNVK_TEST_SEED", "seed of the test programs' random inputs (each prints its seed)", "the clock"},
+    {"ATTNVK_TEST_JOBS", "threads of test_cuda_nvrtc (1..16)", "2"},
+    {"ATTNVK_TEST_OPENCL_VARIANTS", "comma list: the OpenCL variants test_opencl_flash runs", "all"},
+    {"ATTNVK_HISTORY_TEST_HOOK", "exit-before-commit or pause-before-commit: stops a history save before its "
+                                 "COMMIT (tests/report)", "unset"},
+};
+
+static void print_group(FILE *f, const char *title, const env_var *v, size_t n)
+{
+    fprintf(f, "%s\n", title);
+    for (size_t i = 0; i < n; ++i) fprintf(f, "  %-28s %s (default: %s)\n", v[i].name, v[i].effect, v[i].unset);
+}
+
+void cli_print_env_help(FILE *f)
+{
+    print_group(f, "Environment variables read by attnvk:", user_vars, sizeof user_vars / sizeof *user_vars);
+    print_group(f, "Tuning and diagnosis aids (outputs are still checked; timings are not the tuned defaults):",
+                developer_vars, sizeof developer_vars / sizeof *developer_vars);
+    print_group(f, "Read by the test programs only:", test_vars, sizeof test_vars / sizeof *test_vars);
+}

@@ -1,0 +1,35 @@
+/* The command lines of `attnvk run` and `attnvk check`, parsed apart from the
+ * work they start, so tests/fuzz can call the parsers over and over: they
+ * allocate nothing, keep no state, never exit, and point into argv.
+ * Each returns 0 (parsed), -1 (help printed: exit 0) or the exit code after
+ * printing a one-line error. (`attnvk bench`: bench_parse_options.) */
+#ifndef ATTNVK_CMD_ARGS_H
+#define ATTNVK_CMD_ARGS_H
+
+#include "attnvk/attnvk.h"
+
+#include <stdint.h>
+
+typedef struct run_args {
+    const char *api, *device, *q, *k, *v, *out, *lse, *impl, *variant;
+    int causal, check, tile_br, tile_bc, split_kv;
+    double scale;
+    attnvk_dtype dtype;
+    attnvk_layout layout;
+} run_args;
+
+int run_parse_args(int argc, char **argv, run_args *a);
+
+typedef struct check_args {
+    unsigned api_mask;
+    int api_all;
+    const char *device, *impls;
+    attnvk_dtype dtypes[3];
+    int ndtypes;
+    uint64_t seed;
+    unsigned test_flags;
+} check_args;
+
+int check_parse_args(int argc, char **argv, check_args *a);
+
+#endif
