@@ -142,12 +142,11 @@ static void run_case(bench_session *s, const bench_case *c, const bench_run_conf
                 bench_record_set(&r, BENCH_SKIPPED,
                                  "%.0f GFLOP is too slow for the cpu reference under --api all; use --api cpu to run it",
                                  r.flops / 1e9);
-            } else if (!t->dev) {
-                bench_record_set(&r, BENCH_UNAVAILABLE, "cannot open device: %s", t->open_error);
-            } else if (!impl->available) {
-                bench_record_set(&r, BENCH_UNAVAILABLE, "%s", impl->reason[0] ? impl->reason : "not available");
             } else {
-                if (!have_workload && !workload_error[0]) {
+                /* the kernel, the memory checks and the device buffers come first: a case that
+                 * cannot run ends here, before any host input or reference is built */
+                bench_job *job = bench_job_begin(t, impl, cfg, &r);
+                if (job && !have_workload && !workload_error[0]) {
                     /* built on first use, shared by every later device and implementation */
                     uint64_t seed = bench_case_seed(s->o.seed, c->name);
                     if (bench_workload_create(&c->p, seed, bench_workload_wants_full(&c->p), &w) == ATTNVK_OK)
@@ -155,8 +154,12 @@ static void run_case(bench_session *s, const bench_case *c, const bench_run_conf
                     else
                         snprintf(workload_error, sizeof workload_error, "%s", attnvk_last_error());
                 }
-                if (have_workload) bench_run(t, impl, &w, cfg, &r);
-                else bench_record_set(&r, BENCH_SKIPPED, "host: %s", workload_error);
+                if (job && have_workload) {
+                    bench_job_finish(job, &w, cfg, &r);
+                } else if (job) {
+                    bench_job_abort(job);
+                    bench_record_set(&r, BENCH_SKIPPED, "host: %s", workload_error);
+                }
             }
             add_record(s, &r);
         }

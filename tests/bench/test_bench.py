@@ -143,6 +143,36 @@ def test_skipped_and_unavailable():
            f"an implementation the device lacks is unavailable: {n and n['reason']}")
 
 
+def test_too_large_skips_at_once():
+    """A case far too large for the device is skipped before any host input or reference is
+    built (it used to take a minute and gigabytes of host memory just to end `skipped`)."""
+    out = os.path.join(WORK, "too_large.json")
+    start = time.time()
+    try:
+        rc, _, stderr = run("bench", "--api", "all", "--seq-kv", "16M", "--heads", "1", "--head-dim", "32",
+                            "--max-memory", "64M", "-o", "json", "--out", out, timeout=20)
+    except subprocess.TimeoutExpired:
+        expect(False, "too_large_skips_at_once: a case over --max-memory ends within 20 s")
+        return
+    elapsed = time.time() - start
+    recs = load(out)["records"]
+    expect(rc == 0 and recs and all(r["status"] in ("skipped", "unavailable") for r in recs)
+           and all("--max-memory allows 64.0 MiB" in r["reason"] for r in recs if r["status"] == "skipped"),
+           f"too_large_skips_at_once: every record skipped for memory, exit {rc}")
+    expect(elapsed < 10, f"too_large_skips_at_once: over --max-memory, skipped in {elapsed:.1f} s (< 10 s)")
+    devices = json.loads(run("devices", "--json")[1])["devices"]
+    if any(d["api"] == "vulkan" for d in devices):
+        # within the device's memory but over its largest buffer (Vulkan's maxStorageBufferRange):
+        # found at kernel prepare, still before the inputs
+        start = time.time()
+        rc, _, _ = run("bench", "--api", "vulkan", "--seq-kv", "2M", "--heads", "1", "--head-dim", "128",
+                       "-o", "json", "--out", out, timeout=60)
+        elapsed = time.time() - start
+        r = load(out)["records"][0]
+        expect(rc == 0 and r["status"] == "skipped" and "maxStorageBufferRange" in r["reason"] and elapsed < 5,
+               f"too_large_skips_at_once: over a buffer limit, skipped in {elapsed:.1f} s: {r['reason']}")
+
+
 def test_exit_codes():
     bad = [["--seq", "0"], ["--tile", "64"], ["-o", "xml"], ["--suite", "nope"], ["--suite", "quick", "--seq", "64"],
            ["--iters", "3", "--min-time", "1"], ["--bogus"], ["--api", "metal"], ["--dtype", "f8"],
@@ -208,8 +238,8 @@ def test_interrupted():
     valid(doc, "interrupted run's JSON")
 
 
-for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_exit_codes, test_csv_md,
-             test_interrupted]:
+for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
+             test_exit_codes, test_csv_md, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
