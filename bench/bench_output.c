@@ -54,7 +54,7 @@ void bench_results_link(bench_results *res)
         const bench_record *best = NULL;
         for (int j = 0; j < res->nrecords; ++j) {
             const bench_record *v = &res->records[j];
-            if (v->status != BENCH_OK || !v->have_stats || strcmp(v->implementation, "attnvk") == 0) continue;
+            if (v->status != BENCH_OK || !v->have_stats || !bench_is_vendor(v->implementation)) continue;
             if (!same_case(&v->c, &r->c)) continue;
             if (strcmp(res->devices[v->device_index].group, res->devices[r->device_index].group) != 0) continue;
             /* a fused vendor kernel beats any unfused one as the reference */

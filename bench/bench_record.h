@@ -60,6 +60,9 @@ void bench_record_init(bench_record *r, const char *impl, int fused, int device_
 void bench_record_set(bench_record *r, bench_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void bench_record_free(bench_record *r);
 
+/* A vendor library's implementation: neither attnvk's kernel nor the cpu reference. */
+int bench_is_vendor(const char *implementation);
+
 /* "512 B", "64.0 MiB", "1.50 GiB". */
 void bench_format_bytes(double bytes, char *out, size_t n);
 

@@ -90,6 +90,9 @@ def test_quick_suite():
     cpu = [r for r in recs if r["api"] == "cpu"]
     expect(len(cpu) == 5 and all(r["status"] == "ok" and r["check"]["passed"] for r in cpu),
            "cpu reference runs every quick case and passes its check")
+    expect(all(r["implementation"] == "reference" for r in cpu)
+           and all(r["implementation"] != "reference" for r in recs if r["api"] != "cpu"),
+           "the cpu API's records are labelled 'reference', no other")
     ok = [r for r in recs if r["status"] == "ok"]
     expect(all(r["tflops"] > 0 and r["stats"]["median_ms"] > 0 and len(r["samples_ms"]) >= 3 for r in ok),
            "ok records carry samples, stats and TFLOP/s")
@@ -116,8 +119,8 @@ def test_wrong_kernel():
     rc, _, _ = run("bench", "--api", "all", "--seq", "96", "--heads", "2", "--head-dim", "32", "--dtype", "f32",
                    "--iters", "2", "--warmup", "0", "--test-wrong-kernel", "-o", "json", "--out", out)
     recs = load(out)["records"]
-    ours = [r for r in recs if r["implementation"] == "attnvk" and r["status"] != "skipped"]
-    vendor = [r for r in recs if r["implementation"] != "attnvk"]
+    ours = [r for r in recs if r["implementation"] in ("attnvk", "reference") and r["status"] != "skipped"]
+    vendor = [r for r in recs if r["implementation"] not in ("attnvk", "reference")]
     expect(rc == 1 and ours and all(r["status"] == "fail" for r in ours)
            and all(r["status"] != "fail" for r in vendor),
            "wrong kernel caught on every API: " + ", ".join(f"{r['api']}:{r['implementation']}:{r['status']}"
@@ -131,12 +134,12 @@ def test_wrong_kernel():
 def test_skipped_and_unavailable():
     out = os.path.join(WORK, "skip.json")
     rc, _, _ = run("bench", "--api", "cpu", "--seq", "2k", "--heads", "4", "--head-dim", "64",
-                   "--max-memory", "1M", "--impl", "attnvk,nosuchlib", "-o", "json", "--out", out)
+                   "--max-memory", "1M", "--impl", "reference,nosuchlib", "-o", "json", "--out", out)
     expect(rc == 0, f"skipped/unavailable cases alone exit 0 (got {rc})")
     doc = load(out)
     valid(doc, "skipped/unavailable JSON")
     by_impl = {r["implementation"]: r for r in doc["records"]}
-    a, n = by_impl.get("attnvk"), by_impl.get("nosuchlib")
+    a, n = by_impl.get("reference"), by_impl.get("nosuchlib")
     expect(a is not None and a["status"] == "skipped" and "memory" in a["reason"] and a["stats"] is None,
            f"a case too large for the device memory is skipped: {a and a['reason']}")
     expect(n is not None and n["status"] == "unavailable" and "nosuchlib" in n["reason"],
