@@ -11,7 +11,7 @@ static const char bench_usage[] =
     "usage: attnvk bench [--api vulkan|opencl|cuda|hip|cpu|all] [--device SPEC] [--impl LIST]\n"
     "                    [--suite NAME | --batch B --heads H --kv-heads HKV --seq LIST --seq-kv N --head-dim LIST]\n"
     "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
-    "                    [--iters N | --min-time S] [--warmup N] [--cooldown S] [--max-memory BYTES]\n"
+    "                    [-r N | --min-time S] [--warmup N] [--cooldown S] [--max-memory BYTES]\n"
     "                    [-o table|json|csv|md] [--out FILE] [--save [--db PATH]] [--seed N] [--variant V]\n"
     "                    [--tile BRxBC] [--split-kv N]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
@@ -23,6 +23,7 @@ static const char bench_usage[] =
     "  --impl LIST    implementations, e.g. attnvk,cudnn (default: every one the device lists)\n"
     "  --seq LIST     query (and key) lengths, e.g. 512,1k,4k; --seq-kv sets a different key length\n"
     "  --causal       causal masking (with --suite: only the suite's causal cases)\n"
+    "  -r N, --iters N  exactly N timed repetitions per implementation and case (else calibrated)\n"
     "  --min-time S   timing budget per implementation and case (suite default, 0.5 s; quick 0.05 s)\n"
     "  --max-memory B device memory a case may use (e.g. 8G); larger cases are skipped\n"
     "  -o FORMAT      table (default), json, csv or md; with --out the file gets FORMAT and stdout the table\n"
@@ -90,13 +91,13 @@ static int parse_seed(const char *s, uint64_t *out)
 
 typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
-    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_MIN_TIME, OPT_WARMUP, OPT_COOLDOWN, OPT_FORMAT,
+    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_COOLDOWN, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
-    "--head-dim", "--dtype", "--layout", "--iters", "--min-time", "--warmup", "--cooldown", "-o",
+    "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--cooldown", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db"};
 
 static int bad(const char *opt, const char *want, const char *val)
@@ -159,6 +160,7 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         else return bad(name, "bhsd or bshd", val);
         return 0;
     case OPT_ITERS:
+    case OPT_REPETITIONS:
         if (!cli_parse_int(val, 1, 1000000, &o->iters)) return bad(name, "an integer in 1..1000000", val);
         return 0;
     case OPT_MIN_TIME:
@@ -243,7 +245,7 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
     }
     if (o->suite && o->shape_given)
         return cli_error(EXIT_USAGE, "bench: --suite and shape options (--seq, --heads, ...) are exclusive");
-    if (o->iters && o->min_time_given) return cli_error(EXIT_USAGE, "bench: use either --iters or --min-time");
+    if (o->iters && o->min_time_given) return cli_error(EXIT_USAGE, "bench: use either --iters (-r) or --min-time");
     if (!o->suite && !o->shape_given) o->suite = "quick";
     if (o->heads && o->kv_heads && o->heads % o->kv_heads)
         return cli_error(EXIT_USAGE, "bench: --heads %ld is not a multiple of --kv-heads %ld", o->heads, o->kv_heads);

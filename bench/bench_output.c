@@ -168,8 +168,8 @@ static cJSON *stats_json(const bench_stats *s)
     cJSON_AddNumberToObject(o, "median_ms", s->median_ms);
     cJSON_AddNumberToObject(o, "mean_ms", s->mean_ms);
     cJSON_AddNumberToObject(o, "std_ms", s->std_ms);
-    cJSON_AddNumberToObject(o, "p95_ms", s->p95_ms);
-    cJSON_AddNumberToObject(o, "p99_ms", s->p99_ms);
+    add_number_or_null(o, "p95_ms", s->p95_ms); /* null below 20 samples */
+    add_number_or_null(o, "p99_ms", s->p99_ms);
     cJSON_AddNumberToObject(o, "cv", s->cv);
     return o;
 }

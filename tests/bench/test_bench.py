@@ -176,6 +176,30 @@ def test_too_large_skips_at_once():
                f"too_large_skips_at_once: over a buffer limit, skipped in {elapsed:.1f} s: {r['reason']}")
 
 
+def test_variance():
+    """-r N is a fixed repetition count; p95/p99 are null (JSON) or empty (CSV) below 20 samples."""
+    shape = ["--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "--warmup", "0"]
+    out = os.path.join(WORK, "r5.json")
+    rc, _, _ = run("bench", *shape, "-r", "5", "-o", "json", "--out", out)
+    doc = load(out)
+    r = doc["records"][0]
+    expect(rc == 0 and len(r["samples_ms"]) == 5 and doc["settings"]["iters"] == 5,
+           f"variance: -r 5 runs exactly 5 repetitions (exit {rc})")
+    expect(r["stats"]["p95_ms"] is None and r["stats"]["p99_ms"] is None and r["stats"]["std_ms"] >= 0,
+           "variance: p95/p99 are null from 5 samples, std is a number")
+    valid(doc, "variance -r 5 JSON")
+    rc, _, _ = run("bench", *shape, "-r", "25", "-o", "json", "--out", out)
+    st = load(out)["records"][0]["stats"]
+    expect(rc == 0 and st["p95_ms"] >= st["median_ms"] and st["p99_ms"] >= st["p95_ms"],
+           "variance: p95/p99 are numbers from 25 samples")
+    rc, stdout, _ = run("bench", *shape, "-r", "5", "-o", "csv")
+    row = next(csv.DictReader(io.StringIO(stdout)))
+    expect(rc == 0 and row["samples"] == "5" and row["p95_ms"] == "" and row["p99_ms"] == ""
+           and float(row["std_ms"]) >= 0, "variance: CSV leaves p95/p99 empty from 5 samples")
+    rc, _, stderr = run("bench", *shape, "-r", "3", "--min-time", "1")
+    expect(rc == 2 and "-r" in stderr, f"variance: -r with --min-time is refused: {stderr.strip()}")
+
+
 def test_exit_codes():
     bad = [["--seq", "0"], ["--tile", "64"], ["-o", "xml"], ["--suite", "nope"], ["--suite", "quick", "--seq", "64"],
            ["--iters", "3", "--min-time", "1"], ["--bogus"], ["--api", "metal"], ["--dtype", "f8"],
@@ -242,7 +266,7 @@ def test_interrupted():
 
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
-             test_exit_codes, test_csv_md, test_interrupted]:
+             test_variance, test_exit_codes, test_csv_md, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
