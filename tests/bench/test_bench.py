@@ -85,10 +85,19 @@ def test_quick_suite():
     expect(rc == (1 if fails else 0), f"quick suite exit status {rc} matches {len(fails)} failed records")
     expect(stdout.splitlines()[0].split()[:5] == ["API", "DEVICE", "IMPL", "CASE", "STATUS"],
            "quick suite prints the table on stdout when --out is given")
-    cases = {r["case"]["name"] for r in recs}
-    expect(len(cases) == 5 and all(r["case"]["dtype"] == "f16" for r in recs), "quick suite: 5 f16 cases")
+    cases = {r["case"]["name"]: r["case"]["dtype"] for r in recs}
+    expect(len(cases) == 6 and sorted(cases.values()) == ["f16"] * 5 + ["f32"], f"quick suite: 5 f16 cases and 1 f32")
+    # a CPU-only machine compares with a vendor kernel too: CLBlast (f32 only) on PoCL
+    clblast_ok = [r for r in recs if r["implementation"] == "clblast" and r["status"] == "ok"]
+    compared = [r for r in recs if r["implementation"] == "attnvk" and r["speedup_vs_vendor"] is not None]
+    if any(r["implementation"] == "clblast" and "cannot load" not in r["reason"] for r in recs):
+        expect(clblast_ok and compared and all(r["case"]["dtype"] == "f32" for r in clblast_ok),
+               "quick suite: the f32 case compares attnvk with CLBlast: "
+               + ", ".join(f"{r['api']} {r['speedup_vs_vendor']:.2f}x" for r in compared))
+    else:
+        print("     note: no CLBlast here: the quick suite's vendor comparison is not checked")
     cpu = [r for r in recs if r["api"] == "cpu"]
-    expect(len(cpu) == 5 and all(r["status"] == "ok" and r["check"]["passed"] for r in cpu),
+    expect(len(cpu) == len(cases) and all(r["status"] == "ok" and r["check"]["passed"] for r in cpu),
            "cpu reference runs every quick case and passes its check")
     expect(all(r["implementation"] == "reference" for r in cpu)
            and all(r["implementation"] != "reference" for r in recs if r["api"] != "cpu"),
