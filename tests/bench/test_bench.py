@@ -39,6 +39,23 @@ def run(*args, timeout=240):
     return p.returncode, p.stdout, p.stderr
 
 
+def no_columns_env():
+    """The environment without COLUMNS: widths then come from the options alone."""
+    return {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+
+
+def run_plain(*args, timeout=240, columns=None):
+    env = no_columns_env()
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    p = subprocess.run([ATTNVK, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def widest(text):
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
 def load_validator():
     try:
         import jsonschema
@@ -250,6 +267,20 @@ def test_csv_md():
            "Markdown: header, separator and 2 rows with equal cell counts")
 
 
+def test_devices_layout():
+    """`attnvk devices` fits 120 columns (80 with --compact or COLUMNS=80) and cuts no field."""
+    devices = json.loads(run("devices", "--json")[1])["devices"]
+    for args, columns, limit in [([], None, 120), (["--compact"], None, 80), ([], 80, 80)]:
+        rc, text, _ = run_plain("devices", *args, columns=columns)
+        flat = " ".join(text.split())
+        fields = [str(d[k]) for d in devices for k in ("name", "driver_version", "api_version", "default_variant")]
+        fields += [d["uuid"] for d in devices if d["uuid"]]
+        missing = [f for f in fields if " ".join(f.split()) not in flat]
+        expect(rc == 0 and widest(text) <= limit and not missing,
+               f"devices_layout: {' '.join(args) or 'default'}{' COLUMNS=80' if columns else ''}: {len(devices)} "
+               f"devices in {widest(text)} columns (<= {limit}), every field whole (missing: {missing[:2]})")
+
+
 def test_interrupted():
     out = os.path.join(WORK, "interrupted.json")
     if os.path.exists(out):
@@ -275,7 +306,7 @@ def test_interrupted():
 
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
-             test_variance, test_exit_codes, test_csv_md, test_interrupted]:
+             test_variance, test_exit_codes, test_csv_md, test_devices_layout, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
