@@ -12,8 +12,8 @@ static const char bench_usage[] =
     "                    [--suite NAME | --batch B --heads H --kv-heads HKV --seq LIST --seq-kv N --head-dim LIST]\n"
     "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
     "                    [-r N | --min-time S] [--warmup N] [--cooldown S] [--max-memory BYTES]\n"
-    "                    [-o table|json|csv|md] [--out FILE] [--save [--db PATH]] [--seed N] [--variant V]\n"
-    "                    [--tile BRxBC] [--split-kv N]\n"
+    "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
+    "                    [--variant V] [--tile BRxBC] [--split-kv N]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
     "output against the float64 CPU reference and times it with device timestamps.\n"
     "  --api LIST     APIs to run (comma list or 'all', the default). Under 'all' the cpu API (the reference\n"
@@ -26,7 +26,10 @@ static const char bench_usage[] =
     "  -r N, --iters N  exactly N timed repetitions per implementation and case (else calibrated)\n"
     "  --min-time S   timing budget per implementation and case (suite default, 0.5 s; quick 0.05 s)\n"
     "  --max-memory B device memory a case may use (e.g. 8G); larger cases are skipped\n"
-    "  -o FORMAT      table (default), json, csv or md; with --out the file gets FORMAT and stdout the table\n"
+    "  -o FORMAT      the format of stdout and of --out alike: table (default), md, csv or jsonl print each\n"
+    "                 row as its record finishes; json is one document, printed at the end\n"
+    "  --out FILE     also write the results to FILE (rewritten whole after every record)\n"
+    "  --compact      the table in 80 columns (also when COLUMNS or the terminal is narrower than 120)\n"
     "  --save         store the run in the results history (SQLite; $XDG_DATA_HOME/attnvk/history.db,\n"
     "                 or --db PATH); see attnvk history and attnvk compare --db\n"
     "  --variant, --tile, --split-kv apply to the attnvk kernel only.\n"
@@ -176,13 +179,13 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         return 0;
     case OPT_FORMAT:
     case OPT_FORMAT_LONG: {
-        static const char *const formats[] = {"table", "json", "csv", "md"};
-        for (int f = 0; f < 4; ++f)
+        static const char *const formats[] = {"table", "json", "csv", "md", "jsonl"};
+        for (int f = 0; f < 5; ++f)
             if (strcmp(val, formats[f]) == 0) {
                 o->format = (bench_format)f;
                 return 0;
             }
-        return bad(name, "table, json, csv or md", val);
+        return bad(name, "table, md, csv, jsonl or json", val);
     }
     case OPT_OUT:
         if (!*val) return bad(name, "a file name", val);
@@ -229,6 +232,7 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
         }
         if (strcmp(a, "--causal") == 0) { o->causal = 1; continue; }
         if (strcmp(a, "--save") == 0) { o->save = 1; continue; }
+        if (strcmp(a, "--compact") == 0) { o->compact = 1; continue; }
         /* hidden: a deliberately wrong kernel, so tests can show the check catches it */
         if (strcmp(a, "--test-wrong-kernel") == 0) { o->test_flags |= ATTNVK_TEST_SKIP_LAST_KV_TILE; continue; }
         int matched = 0;

@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """`attnvk bench` and `attnvk check` end to end: the quick suite's JSON against the
 documented schema, a deliberately wrong kernel caught as `fail` (exit 1), impossible
-cases `skipped`/`unavailable` with reasons, exit codes 0/1/2, CSV and Markdown that
-parse, and a killed run that leaves a valid results file.
+cases `skipped`/`unavailable` with reasons (at once, before any host work), exit codes
+0/1/2, every format (table, md, csv, jsonl, json) on stdout and in --out alike, rows
+printed as records finish, tables within 120/80 columns, the progress line on a
+terminal, and a killed run that leaves a valid results file.
 
 usage: test_bench.py ATTNVK SCHEMA WORKDIR"""
 import csv
+import fcntl
 import io
 import json
 import os
+import pty
 import re
+import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 
 ATTNVK, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -34,8 +41,9 @@ def expect(cond, what):
     return cond
 
 
-def run(*args, timeout=240):
-    p = subprocess.run([ATTNVK, *args], capture_output=True, text=True, timeout=timeout)
+def run(*args, timeout=240, env=None):
+    p = subprocess.run([ATTNVK, *args], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout, p.stderr
 
 
@@ -100,8 +108,7 @@ def test_quick_suite():
     for r in fails:
         print(f"     fail: {r['api']} {r['implementation']} {r['case']['name']}: {r['reason']}")
     expect(rc == (1 if fails else 0), f"quick suite exit status {rc} matches {len(fails)} failed records")
-    expect(stdout.splitlines()[0].split()[:5] == ["API", "DEVICE", "IMPL", "CASE", "STATUS"],
-           "quick suite prints the table on stdout when --out is given")
+    expect(json.loads(stdout) == doc, "quick suite: -o json prints the same document on stdout as in --out")
     cases = {r["case"]["name"]: r["case"]["dtype"] for r in recs}
     expect(len(cases) == 6 and sorted(cases.values()) == ["f16"] * 5 + ["f32"], f"quick suite: 5 f16 cases and 1 f32")
     # a CPU-only machine compares with a vendor kernel too: CLBlast (f32 only) on PoCL
@@ -255,16 +262,93 @@ def test_csv_md():
     numeric = ["median_ms", "tflops", "rel_l2", "seq_q", "tolerance"]
     expect(all(float(r[k]) >= 0 for r in rows for k in numeric), "CSV: numeric columns parse")
     expect({r["case"] for r in rows} == {"custom-d32-n64-b1-h2", "custom-d32-n128-b1-h2"}, "CSV: case names")
-    out = os.path.join(WORK, "two.csv")
-    rc, stdout, _ = run("bench", *two, "-o", "csv", "--out", out)
-    with open(out, newline="") as f:
-        expect(len(list(csv.DictReader(f))) == 2 and stdout.startswith("API"), "CSV --out file parses, table on stdout")
     rc, stdout, _ = run("bench", *two, "-o", "md")
-    lines = stdout.strip().splitlines()
+    lines = [line for line in stdout.splitlines() if line.startswith("|")]
     cells = [len(re.split(r"(?<!\\)\|", line)) for line in lines]
     expect(rc == 0 and len(lines) == 4 and all(l.startswith("|") and l.endswith("|") for l in lines)
            and len(set(cells)) == 1 and re.fullmatch(r"\|(-+:?\|)+", lines[1].replace("---:", "---")) is not None,
            "Markdown: header, separator and 2 rows with equal cell counts")
+    expect(all(re.search(r"\| [\d.]+ ± [\d.]+ \|", line) for line in lines[2:]), "Markdown: median ± std")
+    rc, stdout, _ = run("bench", "--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "-r", "2",
+                        "--warmup", "0", "--max-memory", "1K", "--impl", "reference,nosuchlib", "-o", "md")
+    notes = re.findall(r"^\[\^(\d+)\]: (.+)$", stdout, re.M)
+    rows = [line for line in stdout.splitlines() if line.startswith("| ") and "[^" in line]
+    expect(rc == 0 and len(rows) == 2 and len(notes) == 2 and widest("\n".join(rows)) <= 120
+           and any("--max-memory" in n for _, n in notes) and any("nosuchlib" in n for _, n in notes),
+           "Markdown: reasons of rows that did not run are footnotes, the rows stay narrow")
+
+
+
+def test_format_everywhere():
+    """-o is the format of stdout and of --out alike; jsonl is one record per line."""
+    two = ["--api", "cpu", "--seq", "64,96", "--heads", "2", "--head-dim", "32", "-r", "2", "--warmup", "0"]
+    for fmt in ["table", "md", "csv", "jsonl", "json"]:
+        out = os.path.join(WORK, f"everywhere.{fmt}")
+        rc, stdout, _ = run("bench", *two, "-o", fmt, "--out", out)
+        with open(out) as f:
+            text = f.read()
+        expect(rc == 0 and stdout == text, f"format_everywhere: -o {fmt} --out: stdout and the file are the same text")
+    lines = text.splitlines()
+    rc, stdout, _ = run("bench", *two, "-o", "jsonl")
+    recs = [json.loads(line) for line in stdout.splitlines()]
+    expect(rc == 0 and len(recs) == 2 and all(r["implementation"] == "reference" and r["stats"] for r in recs)
+           and [r["case"]["name"] for r in recs] == ["custom-d32-n64-b1-h2", "custom-d32-n96-b1-h2"],
+           "format_everywhere: jsonl holds one JSON record per line")
+    expect(len(lines) > 10 and json.loads(text)["records"][0]["implementation"] == "reference",
+           "format_everywhere: json is one document")
+    rc, stdout, stderr = run("bench", *two, "-o", "csv", "--out", os.path.join(WORK, "x.csv"))
+    expect(rc == 0 and stdout.startswith("implementation,"), "format_everywhere: -o csv --out prints CSV, not a table")
+
+
+def first_row_before_exit(fmt, row_start):
+    """Starts a run of 2 records (25 fixed repetitions each, about 0.5 s and 1 s: a slower machine only
+    makes them longer), reads stdout until the first record's row; returns (the process was still
+    running then, the row)."""
+    p = subprocess.Popen([ATTNVK, "bench", "--api", "cpu", "--seq", "384,512", "--heads", "2", "--head-dim", "32",
+                          "-r", "25", "--warmup", "0", "-o", fmt], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=no_columns_env())
+    row, running = None, False
+    for line in p.stdout:
+        if line.startswith(row_start):
+            row, running = line, p.poll() is None
+            break
+    rest, stderr = p.communicate(timeout=60)
+    return running and p.returncode == 0 and "ETA" not in stderr, row
+
+
+def test_rows_as_they_finish():
+    """Without a terminal, every streaming format prints each row when its record finishes."""
+    for fmt, start in [("table", "reference "), ("md", "| reference |"), ("csv", "reference,"), ("jsonl", "{")]:
+        ok, row = first_row_before_exit(fmt, start)
+        expect(ok, f"rows_as_they_finish: -o {fmt}: the first row is out while the run goes on: {row and row[:60]!r}")
+
+
+def test_table_widths():
+    """Tables fit 120 columns, 80 with --compact or a narrower COLUMNS, for every suite."""
+    suites = ["quick", "production", "long", "decode", "models", "fa-grid"]
+    for suite in suites:
+        # --max-memory 1K: every record is decided at once, with the longest lines (wrapped reasons)
+        base = ["bench", "--suite", suite, "--max-memory", "1K"]
+        rc, wide, _ = run_plain(*base)
+        rc2, compact, _ = run_plain(*base, "--compact")
+        rc3, narrow, _ = run_plain(*base, columns=100)
+        rc4, md, _ = run_plain(*base, "-o", "md")
+        md_rows = [line for line in md.splitlines() if line.startswith("|")]
+        n = len(json.loads(run_plain(*base, "-o", "json")[1])["records"])
+        expect(rc == rc2 == rc3 == rc4 == 0 and f"{n} records:" in wide and f"{n} records:" in compact
+               and widest(wide) <= 120 and widest(compact) <= 80 and widest(narrow) <= 80
+               and widest("\n".join(md_rows)) <= 120 and len(md_rows) == n + 2,
+               f"table_widths: suite {suite}, {n} records: {widest(wide)} columns, --compact {widest(compact)}, "
+               f"COLUMNS=100 {widest(narrow)}, md rows {widest(chr(10).join(md_rows))}")
+    # rows that ran, with the quick suite's longest case name
+    rc, wide, _ = run_plain("bench", "--suite", "quick", "-r", "2", "--warmup", "0")
+    rc2, compact, _ = run_plain("bench", "--suite", "quick", "-r", "2", "--warmup", "0", "--compact")
+    ok_rows = [line for line in wide.splitlines() if re.search(r" ok \d", line)]
+    expect(rc == rc2 == 0 and len(ok_rows) >= 6 and widest(wide) <= 120 and widest(compact) <= 80
+           and "quick-d32-nq64-nk256-b2-h2-kv1-causal" in wide,
+           f"table_widths: the quick suite's rows that ran: {widest(wide)} columns, --compact {widest(compact)}")
+    rc, stdout, _ = run_plain("bench", "--help")
+    expect(rc == 0 and widest(stdout) <= 120, f"table_widths: bench --help fits 120 columns ({widest(stdout)})")
 
 
 def test_devices_layout():
@@ -280,6 +364,113 @@ def test_devices_layout():
                f"devices_layout: {' '.join(args) or 'default'}{' COLUMNS=80' if columns else ''}: {len(devices)} "
                f"devices in {widest(text)} columns (<= {limit}), every field whole (missing: {missing[:2]})")
 
+
+def test_reference_and_units():
+    """The cpu API's row says 'reference' in every format; slow devices read in GFLOP/s, not 0.00x TFLOP/s."""
+    one = ["--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "-r", "3", "--warmup", "0"]
+    rc, table, _ = run_plain("bench", *one)
+    row = next((line for line in table.splitlines() if re.match(r"(reference|attnvk) +\w+:\d", line)), "")
+    m = re.search(r" ([\d.]+) ([kMGT])FLOP/s ", row)
+    expect(rc == 0 and row.startswith("reference ") and " cpu:0 " in row and m is not None and float(m.group(1)) >= 1
+           and m.group(2) != "T", f"reference_and_units: table row {row.strip()!r}")
+    expect(re.search(r" [\d.]+ \xb1 [\d.]+ ", row) is not None, "reference_and_units: the table shows median \xb1 std")
+    for fmt, pattern in [("md", r"^\| reference \| cpu:0 \|"), ("csv", r"^reference,"), ("jsonl", r'^\{"implementation":"reference"')]:
+        rc, text, _ = run_plain("bench", *one, "-o", fmt)
+        expect(rc == 0 and re.search(pattern, text, re.M) is not None and "attnvk," not in text
+               and "| attnvk |" not in text, f"reference_and_units: -o {fmt} labels the cpu row 'reference'")
+
+
+class Screen:
+    """Just enough of a terminal: 80 columns, CR, LF, erase-to-end-of-line, autowrap."""
+
+    def __init__(self, cols):
+        self.cols, self.lines, self.line, self.x = cols, [], [], 0
+
+    def feed(self, text):
+        i = 0
+        while i < len(text):
+            ch = text[i]
+            if text.startswith("\x1b[K", i):
+                del self.line[self.x:]
+                i += 3
+                continue
+            if ch == "\r":
+                self.x = 0
+            elif ch == "\n":
+                self.lines.append("".join(self.line))
+                self.line, self.x = [], 0
+            else:
+                if self.x == self.cols:  # autowrap
+                    self.lines.append("".join(self.line))
+                    self.line, self.x = [], 0
+                if self.x < len(self.line):
+                    self.line[self.x] = ch
+                else:
+                    self.line.append(ch)
+                self.x += 1
+            i += 1
+
+    def final(self):
+        return self.lines + ["".join(self.line)]
+
+
+def run_on_terminal(args, cols=80, timeout=60):
+    """Runs attnvk with stdout and stderr on one pseudo-terminal of cols columns; returns (rc, the bytes shown)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    env = dict(no_columns_env(), COLUMNS=str(cols))
+    p = subprocess.Popen([ATTNVK, *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    chunks, deadline = [], time.time() + timeout
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if not ready:
+            if p.poll() is not None:
+                break
+            continue
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    try:
+        rc = p.wait(timeout=max(1, deadline - time.time()))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+    return rc, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_progress():
+    """On a terminal: a progress line that advances within a record, fits 80 columns and leaves
+    no debris; its ETA leaves out records skipped up front."""
+    # Nq 8192 and 4096 are skipped at once (--max-memory), then 512 runs 12 repetitions (about 2 s);
+    # the long case names make a progress line wider than 80 columns unless it is cut
+    rc, shown = run_on_terminal(["bench", "--api", "cpu", "--seq", "8192,4096,512", "--seq-kv", "4096", "--heads", "2",
+                                 "--kv-heads", "1", "--head-dim", "32", "--causal", "-r", "12", "--warmup", "0",
+                                 "--max-memory", "1M"])
+    segments = [s.replace("\x1b[K", "") for s in re.split(r"\r\n|\r|\n", shown)]
+    bars = [s for s in segments if s.startswith("[") and " ETA " in s]
+    timing = {m.group(1) for s in bars for m in [re.search(r"timing (\d+/\d+)", s)] if m}
+    expect(rc == 0 and bars and max(len(s) for s in bars) <= 79,
+           f"progress: {len(bars)} progress lines, the widest {max((len(s) for s in bars), default=0)} columns (<= 79)")
+    expect(len(timing) >= 5, f"progress: advances within the record ({len(timing)} distinct 'timing k/n')")
+    etas = []
+    for s in bars:
+        m = re.search(r"\] 2/3 ETA (\d+)s", s)
+        if m:
+            etas.append(int(m.group(1)))
+    expect(etas and max(etas) >= 1,
+           f"progress: the ETA of the one record that runs is not shrunk by the two skipped ones: {sorted(set(etas))}")
+    screen = Screen(80)
+    screen.feed(shown)
+    debris = [line for line in screen.final() if " ETA " in line]
+    expect(not debris, f"progress: no progress debris left on an 80-column screen: {debris[:1]}")
+    expect(any(line.startswith("  reference cpu:0") for line in screen.final()),
+           "progress: the rows are on the screen (compact table at 80 columns)")
 
 def test_interrupted():
     out = os.path.join(WORK, "interrupted.json")
@@ -306,7 +497,8 @@ def test_interrupted():
 
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
-             test_variance, test_exit_codes, test_csv_md, test_devices_layout, test_interrupted]:
+             test_variance, test_exit_codes, test_csv_md, test_format_everywhere, test_rows_as_they_finish,
+             test_table_widths, test_devices_layout, test_reference_and_units, test_progress, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
