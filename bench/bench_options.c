@@ -33,6 +33,8 @@ static const char bench_usage[] =
     "  --save         store the run in the results history (SQLite; $XDG_DATA_HOME/attnvk/history.db,\n"
     "                 or --db PATH); see attnvk history and attnvk compare --db\n"
     "  --variant, --tile, --split-kv apply to the attnvk kernel only.\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops after the current dispatch: the finished records are printed and\n"
+    "in --out, exit status 130 (143 for SIGTERM).\n"
     "Exit status: 0 every case ran and passed (skipped/unavailable allowed), 1 a correctness or run failure,\n"
     "2 a usage error. Suites:\n";
 

@@ -1,6 +1,7 @@
 /* `attnvk bench`: every case on every selected device and implementation, with
  * identical inputs, each output checked, then timed with device timestamps. Rows
- * are printed, and --out rewritten, as records finish. */
+ * are printed, and --out rewritten, as records finish; SIGINT/SIGTERM stop after
+ * the current dispatch with what finished printed and saved. */
 #include "bench_options.h"
 #include "bench_output.h"
 #include "bench_progress.h"
@@ -11,6 +12,7 @@
 #include "history_db.h"
 #include "text_layout.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,6 +51,24 @@ typedef struct bench_session {
     int noisy_cpu_records;     /* cv warnings on CPU-type devices, summed up at the end */
 } bench_session;
 
+/* The signal that asked the run to stop; the runner checks it before every dispatch. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+static void catch_stop_signals(struct sigaction *old_int, struct sigaction *old_term)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    /* a second Ctrl-C ends the process at once; drivers' own system calls are restarted */
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, old_int);
+    sigaction(SIGTERM, &sa, old_term);
+}
+
 static cpu_rule cpu_rule_for(const bench_session *s, const bench_target *t, const bench_case *c)
 {
     if (t->info.api != ATTNVK_API_CPU || !s->o.api_all || s->o.device) return CPU_RUN;
@@ -65,6 +85,7 @@ static void utc_now(char *out, size_t n)
     strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Returns early (EINTR) when a stop signal arrives. */
 static void sleep_s(double s)
 {
     if (s <= 0) return;
@@ -228,6 +249,10 @@ static void run_unit(bench_session *s, const bench_unit *u, const bench_run_conf
             bench_record_set(&r, BENCH_SKIPPED, "host: %s", s->workload_error);
         }
     }
+    if (r.interrupted) { /* cut short by a stop signal: not a result */
+        bench_record_free(&r);
+        return;
+    }
     add_record(s, &r);
 }
 
@@ -251,14 +276,17 @@ static int open_targets(bench_session *s)
     return 0;
 }
 
-/* Every unit in order. */
+/* Every unit in order; returns at the first stop signal. */
 static void run_all(bench_session *s, const bench_run_config *cfg)
 {
     int ran_to = 0;
     for (int u = 0; u < s->nunits; ++u) if (s->units[u].may_run) ++ran_to;
     bench_progress_start(&s->progress, s->nunits, ran_to);
-    for (int u = 0; u < s->nunits; ++u) {
-        if (u > 0 && s->units[u].c != s->units[u - 1].c) sleep_s(s->o.cooldown_s);
+    for (int u = 0; u < s->nunits && !stop_signal; ++u) {
+        if (u > 0 && s->units[u].c != s->units[u - 1].c) {
+            sleep_s(s->o.cooldown_s);
+            if (stop_signal) break;
+        }
         run_unit(s, &s->units[u], cfg);
     }
     bench_progress_finish(&s->progress);
@@ -270,11 +298,19 @@ static void run_all(bench_session *s, const bench_run_config *cfg)
 static int finish(bench_session *s)
 {
     bench_results *res = &s->res;
+    res->stopped_by = stop_signal;
     print_part(s, bench_render_tail(res, s->o.format));
     write_out(s, 1);
     if (s->noisy_cpu_records)
         fprintf(stderr, "attnvk: warning: %d record(s) on CPU devices had a run-to-run spread (cv) above %.0f%%\n",
                 s->noisy_cpu_records, cv_warning * 100);
+    if (res->stopped_by) {
+        fprintf(stderr, "attnvk: stopped by %s: %d of %d records finished%s%s%s\n",
+                res->stopped_by == SIGINT ? "SIGINT" : "SIGTERM", res->nrecords, res->planned,
+                s->o.out && !s->write_failed ? "; they are in " : "", s->o.out && !s->write_failed ? s->o.out : "",
+                s->o.save ? "; not saved to the history (the run is incomplete)" : "");
+        return 128 + res->stopped_by;
+    }
     int rc = s->print_failed || s->write_failed ? EXIT_FAILED : EXIT_OK;
     for (int i = 0; i < res->nrecords && rc == EXIT_OK; ++i)
         if (res->records[i].status == BENCH_FAIL) rc = EXIT_FAILED;
@@ -306,7 +342,7 @@ static int bench_session_run(bench_session *s)
         .variant = s->o.variant, .tile_br = s->o.tile_br, .tile_bc = s->o.tile_bc, .split_kv = s->o.split_kv,
         .test_flags = s->o.test_flags, .max_memory = s->o.max_memory,
         .fused_only_suite = suite && suite->fused_only ? suite->name : NULL,
-        .on_progress = progress_hook, .progress_ctx = &s->progress,
+        .stop = &stop_signal, .on_progress = progress_hook, .progress_ctx = &s->progress,
     };
     if ((rc = plan_units(s, &cfg)) != 0) return rc;
     res->planned = s->nunits;
@@ -333,7 +369,11 @@ int cmd_bench(int argc, char **argv)
         free(s);
         return EXIT_USAGE;
     }
+    struct sigaction old_int, old_term;
+    catch_stop_signals(&old_int, &old_term);
     rc = bench_session_run(s);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     bench_results_free(&s->res);
     bench_targets_close(s->targets, s->ntargets);
     attnvk_context_destroy(s->ctx);

@@ -4,7 +4,7 @@ documented schema, a deliberately wrong kernel caught as `fail` (exit 1), imposs
 cases `skipped`/`unavailable` with reasons (at once, before any host work), exit codes
 0/1/2, every format (table, md, csv, jsonl, json) on stdout and in --out alike, rows
 printed as records finish, tables within 120/80 columns, the progress line on a
-terminal, and a killed run that leaves a valid results file.
+terminal, a run stopped by SIGINT, and a killed run that leaves a valid results file.
 
 usage: test_bench.py ATTNVK SCHEMA WORKDIR"""
 import csv
@@ -380,6 +380,51 @@ def test_reference_and_units():
                and "| attnvk |" not in text, f"reference_and_units: -o {fmt} labels the cpu row 'reference'")
 
 
+def test_interrupt():
+    """SIGINT stops after the current dispatch: the finished rows and the summary are printed,
+    --out holds them as a valid file, stderr says where, exit 130."""
+    out = os.path.join(WORK, "sigint.json")
+    if os.path.exists(out):
+        os.remove(out)
+    args = ["bench", "--api", "cpu", "--suite", "quick", "--min-time", "0.5", "-o", "json", "--out", out]
+    p = subprocess.Popen([ATTNVK, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline, seen = time.time() + 60, 0
+    while time.time() < deadline and p.poll() is None and seen < 1:
+        try:
+            seen = len(load(out)["records"])
+        except (OSError, ValueError):
+            seen = 0
+        time.sleep(0.02)
+    still_running = p.poll() is None
+    start = time.time()
+    p.send_signal(signal.SIGINT)
+    try:
+        stdout, stderr = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        stdout, stderr = p.communicate()
+    stopped_in = time.time() - start
+    doc = load(out)
+    n = len(doc["records"])
+    expect(still_running and p.returncode == 130 and 1 <= n < 6,
+           f"interrupt: SIGINT after {seen} record(s): exit {p.returncode} in {stopped_in:.1f} s, {n} in the file")
+    valid(doc, "interrupt: the stopped run's JSON")
+    expect(stdout and json.loads(stdout)["records"] == doc["records"], "interrupt: stdout has the same document")
+    expect(f"stopped by SIGINT: {n} of" in stderr and out in stderr, f"interrupt: stderr says where: {stderr.strip()!r}")
+    # the table: rows, then the summary saying it was stopped
+    p = subprocess.Popen([ATTNVK, "bench", "--api", "cpu", "--suite", "quick", "--min-time", "0.5"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=no_columns_env())
+    first = ""
+    for line in p.stdout:
+        if line.startswith("reference "):
+            first = line
+            break
+    p.send_signal(signal.SIGINT)
+    rest, _ = p.communicate(timeout=30)
+    expect(first and p.returncode == 130 and re.search(r"^\d+ records?: .* stopped by SIGINT after \d+ of \d+", rest, re.M),
+           f"interrupt: the table ends with the summary of what finished (exit {p.returncode})")
+
+
 class Screen:
     """Just enough of a terminal: 80 columns, CR, LF, erase-to-end-of-line, autowrap."""
 
@@ -498,7 +543,7 @@ def test_interrupted():
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
              test_variance, test_exit_codes, test_csv_md, test_format_everywhere, test_rows_as_they_finish,
-             test_table_widths, test_devices_layout, test_reference_and_units, test_progress, test_interrupted]:
+             test_table_widths, test_devices_layout, test_reference_and_units, test_interrupt, test_progress, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
