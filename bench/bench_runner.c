@@ -25,6 +25,7 @@ typedef struct io_set {
     attnvk_buffer *q, *k, *v, *o;
 } io_set;
 
+/* One record's run on a device: the kernel, its buffers, the dispatch plan. */
 struct bench_job {
     bench_target *t;
     const bench_run_config *cfg;
@@ -40,7 +41,6 @@ struct bench_job {
     const char *phase;         /* for progress reports */
     long samples_done, samples_expected;
 };
-typedef struct bench_job run_state;
 
 /* Maps a library status to the record's status; DEVICE_LOST marks the device. */
 static void record_status(bench_record *r, bench_target *t, attnvk_status s, const char *stage)
@@ -63,7 +63,8 @@ static double row_flops(const attnvk_problem *p, int i)
     return 4.0 * p->head_dim * p->batch * p->heads * (seen > 0 ? seen : 1); /* empty rows still cost a little */
 }
 
-static void report(run_state *st, const char *phase, long chunks_done)
+/* Tells cfg->on_progress the phase (NULL: unchanged) and the dispatches done of those expected. */
+static void report_progress(bench_job *st, const char *phase, long chunks_done)
 {
     if (phase) st->phase = phase;
     if (!st->cfg->on_progress) return;
@@ -73,13 +74,13 @@ static void report(run_state *st, const char *phase, long chunks_done)
 }
 
 /* A stop request is honoured between dispatches, never inside one. */
-static int stop_requested(run_state *st)
+static int stop_requested(bench_job *st)
 {
     if (!st->stopped && st->cfg->stop && *st->cfg->stop) st->stopped = 1;
     return st->stopped;
 }
 
-static attnvk_status run_chunk(run_state *st, io_set *s, int begin, int count, double *ms)
+static attnvk_status run_chunk(bench_job *st, io_set *s, int begin, int count, double *ms)
 {
     *ms = 0;
     if (stop_requested(st)) return ATTNVK_OK;
@@ -88,7 +89,7 @@ static attnvk_status run_chunk(run_state *st, io_set *s, int begin, int count, d
 }
 
 /* One sample: every chunk of the plan on one input set, device times summed. */
-static attnvk_status run_sample(run_state *st, io_set *s, double *total_ms)
+static attnvk_status run_sample(bench_job *st, io_set *s, double *total_ms)
 {
     *total_ms = 0;
     for (int c = 0; c < st->nchunks && !st->stopped; ++c) {
@@ -96,14 +97,14 @@ static attnvk_status run_sample(run_state *st, io_set *s, double *total_ms)
         attnvk_status rc = run_chunk(st, s, st->chunk_begin[c], st->chunk_count[c], &ms);
         if (rc != ATTNVK_OK) return rc;
         *total_ms += ms;
-        if (st->nchunks > 1) report(st, NULL, c + 1);
+        if (st->nchunks > 1) report_progress(st, NULL, c + 1);
     }
     if (!st->stopped) ++st->samples_done;
-    report(st, NULL, 0);
+    report_progress(st, NULL, 0);
     return ATTNVK_OK;
 }
 
-static attnvk_status set_plan(run_state *st, int n)
+static attnvk_status set_plan(bench_job *st, int n)
 {
     free(st->chunk_begin);
     free(st->chunk_count);
@@ -117,7 +118,7 @@ static attnvk_status set_plan(run_state *st, int n)
 /* Splits the query rows so no dispatch should exceed the budget, from the
  * rate measured on growing probes of the first rows. Small cases and vendor
  * kernels: one chunk. */
-static attnvk_status plan_chunks(run_state *st)
+static attnvk_status plan_chunks(bench_job *st)
 {
     const attnvk_problem *p = &st->p;
     if (!st->splittable || attnvk_problem_flops(p) <= probe_flops || p->seq_q == 1) {
@@ -163,7 +164,7 @@ static attnvk_status plan_chunks(run_state *st)
 }
 
 /* Packs f32 host values to the dtype piece by piece and writes them to every set. */
-static attnvk_status upload(run_state *st, const float *src, size_t n, int which)
+static attnvk_status upload(bench_job *st, const float *src, size_t n, int which)
 {
     attnvk_dtype dt = st->p.dtype;
     size_t es = attnvk_dtype_size(dt), piece = n < TRANSFER_ELEMENTS ? n : TRANSFER_ELEMENTS;
@@ -183,7 +184,7 @@ static attnvk_status upload(run_state *st, const float *src, size_t n, int which
 }
 
 /* NaN in every element of O, so whatever the kernel fails to write shows. */
-static attnvk_status poison_output(run_state *st)
+static attnvk_status poison_output(bench_job *st)
 {
     attnvk_dtype dt = st->p.dtype;
     size_t n = attnvk_q_elements(&st->p), es = attnvk_dtype_size(dt);
@@ -206,7 +207,7 @@ static attnvk_status poison_output(run_state *st)
 }
 
 /* The checked rows of set 0's O as f32, in the workload's row order. */
-static attnvk_status read_checked_rows(run_state *st, float *o_rows)
+static attnvk_status read_checked_rows(bench_job *st, float *o_rows)
 {
     const attnvk_problem *p = &st->w->p;
     size_t D = (size_t)p->head_dim, es = attnvk_dtype_size(p->dtype), nq = attnvk_q_elements(p);
@@ -236,7 +237,7 @@ static attnvk_status read_checked_rows(run_state *st, float *o_rows)
     return s;
 }
 
-static attnvk_status checked_run(run_state *st, bench_record *r, double *ms)
+static attnvk_status checked_run(bench_job *st, bench_record *r, double *ms)
 {
     attnvk_status s = poison_output(st);
     if (s == ATTNVK_OK) s = run_sample(st, &st->sets[0], ms);
@@ -265,7 +266,7 @@ static int compare_ms(const void *a, const void *b)
 }
 
 /* Warm-up, then as many samples as fit the time budget (or --iters), rotating input sets. */
-static attnvk_status timed_runs(run_state *st, const bench_run_config *cfg, double check_ms, bench_record *r)
+static attnvk_status timed_runs(bench_job *st, const bench_run_config *cfg, double check_ms, bench_record *r)
 {
     double budget_ms = cfg->min_time_s * 1e3, est = check_ms > 0 ? check_ms : 1e-3;
     long warm = cfg->warmup;
@@ -277,7 +278,7 @@ static attnvk_status timed_runs(run_state *st, const bench_run_config *cfg, doub
     if (!warm_ms) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     attnvk_status s = ATTNVK_OK;
     st->samples_expected = st->samples_done + warm + (cfg->iters > 0 ? cfg->iters : MIN_SAMPLES);
-    report(st, "warm-up", 0);
+    report_progress(st, "warm-up", 0);
     for (long i = 0; i < warm && s == ATTNVK_OK && !st->stopped; ++i)
         s = run_sample(st, &st->sets[st->next_set++ % st->nsets], &warm_ms[i]);
     if (s != ATTNVK_OK || st->stopped) {
@@ -299,7 +300,7 @@ static attnvk_status timed_runs(run_state *st, const bench_run_config *cfg, doub
     r->samples_ms = malloc(sizeof(double) * (size_t)n);
     if (!r->samples_ms) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     st->samples_expected = st->samples_done + n;
-    report(st, "timing", 0);
+    report_progress(st, "timing", 0);
     for (long i = 0; i < n && s == ATTNVK_OK && !st->stopped; ++i) {
         s = run_sample(st, &st->sets[st->next_set++ % st->nsets], &r->samples_ms[i]);
         if (s == ATTNVK_OK && !st->stopped) r->nsamples = (int)i + 1;
@@ -389,7 +390,7 @@ int bench_precheck(const bench_target *t, const attnvk_impl_info *impl, const be
 }
 
 /* Prepares the kernel and decides the input sets; 0 when the record is already final. */
-static int prepare(run_state *st, const attnvk_impl_info *impl, const bench_run_config *cfg, bench_record *r)
+static int prepare(bench_job *st, const attnvk_impl_info *impl, const bench_run_config *cfg, bench_record *r)
 {
     const attnvk_problem *p = &st->p;
     const attnvk_device_info *d = &st->t->info;
@@ -405,7 +406,7 @@ static int prepare(run_state *st, const attnvk_impl_info *impl, const bench_run_
         opts.tile_br = cfg->tile_br, opts.tile_bc = cfg->tile_bc;
         opts.split_kv = (int)cfg->split_kv;
     }
-    report(st, "prepare", 0);
+    report_progress(st, "prepare", 0);
     attnvk_status s = attnvk_kernel_prepare(st->t->dev, p, &opts, &st->kernel, &r->kernel);
     if (s != ATTNVK_OK) {
         st->kernel = NULL;
@@ -423,7 +424,7 @@ static int prepare(run_state *st, const attnvk_impl_info *impl, const bench_run_
     return 1;
 }
 
-static attnvk_status allocate_sets(run_state *st)
+static attnvk_status allocate_sets(bench_job *st)
 {
     const attnvk_problem *p = &st->p;
     size_t es = attnvk_dtype_size(p->dtype);
@@ -480,6 +481,7 @@ bench_job *bench_job_begin(bench_target *t, const attnvk_impl_info *impl, const 
     }
     st->t = t;
     st->cfg = cfg;
+    st->phase = "";
     st->p = r->c.p;
     st->samples_expected = 1; /* the checked run */
     if (!prepare(st, impl, cfg, r)) {
@@ -487,7 +489,7 @@ bench_job *bench_job_begin(bench_target *t, const attnvk_impl_info *impl, const 
         drop_partial(r);
         return NULL;
     }
-    report(st, "allocation", 0);
+    report_progress(st, "allocation", 0);
     attnvk_status s = allocate_sets(st);
     if (s != ATTNVK_OK) {
         record_status(r, t, s, "allocation");
@@ -502,13 +504,13 @@ void bench_job_finish(bench_job *st, const bench_workload *w, const bench_run_co
 {
     st->w = w;
     const char *stage = "upload";
-    report(st, "upload", 0);
+    report_progress(st, "upload", 0);
     attnvk_status s = upload(st, w->q, attnvk_q_elements(&w->p), 0);
     if (s == ATTNVK_OK) s = upload(st, w->k, attnvk_kv_elements(&w->p), 1);
     if (s == ATTNVK_OK) s = upload(st, w->v, attnvk_kv_elements(&w->p), 2);
     if (s == ATTNVK_OK) {
         stage = "the probe run";
-        report(st, "probe", 0);
+        report_progress(st, "probe", 0);
         s = plan_chunks(st);
     }
     r->input_sets = st->nsets;
@@ -516,7 +518,7 @@ void bench_job_finish(bench_job *st, const bench_workload *w, const bench_run_co
     double check_ms = 0;
     if (s == ATTNVK_OK && !st->stopped) {
         stage = "the checked run";
-        report(st, "check", 0);
+        report_progress(st, "check", 0);
         s = checked_run(st, r, &check_ms);
     }
     if (s == ATTNVK_OK && cfg->timed && !st->stopped) {

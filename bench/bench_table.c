@@ -7,6 +7,7 @@
 #include "text_layout.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -178,7 +179,7 @@ static void counts_summary(const bench_results *res, strbuf *b)
     sb_printf(b, "%d record%s: %d ok, %d failed, %d skipped, %d unavailable", res->nrecords,
               res->nrecords == 1 ? "" : "s", n[BENCH_OK], n[BENCH_FAIL], n[BENCH_SKIPPED], n[BENCH_UNAVAILABLE]);
     if (res->stopped_by)
-        sb_printf(b, "; stopped by %s after %d of %d", res->stopped_by == 2 ? "SIGINT" : "SIGTERM", res->nrecords,
+        sb_printf(b, "; stopped by %s after %d of %d", res->stopped_by == SIGINT ? "SIGINT" : "SIGTERM", res->nrecords,
                   res->planned);
 }
 
