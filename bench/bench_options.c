@@ -11,9 +11,9 @@ static const char bench_usage[] =
     "usage: attnvk bench [--api vulkan|opencl|cuda|hip|cpu|all] [--device SPEC] [--impl LIST]\n"
     "                    [--suite NAME | --batch B --heads H --kv-heads HKV --seq LIST --seq-kv N --head-dim LIST]\n"
     "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
-    "                    [--iters N | --min-time S] [--warmup N] [--cooldown S] [--max-memory BYTES]\n"
-    "                    [-o table|json|csv|md] [--out FILE] [--save [--db PATH]] [--seed N] [--variant V]\n"
-    "                    [--tile BRxBC] [--split-kv N]\n"
+    "                    [-r N | --min-time S] [--warmup N] [--cooldown S] [--max-memory BYTES]\n"
+    "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
+    "                    [--variant V] [--tile BRxBC] [--split-kv N]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
     "output against the float64 CPU reference and times it with device timestamps.\n"
     "  --api LIST     APIs to run (comma list or 'all', the default). Under 'all' the cpu API (the reference\n"
@@ -23,12 +23,18 @@ static const char bench_usage[] =
     "  --impl LIST    implementations, e.g. attnvk,cudnn (default: every one the device lists)\n"
     "  --seq LIST     query (and key) lengths, e.g. 512,1k,4k; --seq-kv sets a different key length\n"
     "  --causal       causal masking (with --suite: only the suite's causal cases)\n"
+    "  -r N, --iters N  exactly N timed repetitions per implementation and case (else calibrated)\n"
     "  --min-time S   timing budget per implementation and case (suite default, 0.5 s; quick 0.05 s)\n"
     "  --max-memory B device memory a case may use (e.g. 8G); larger cases are skipped\n"
-    "  -o FORMAT      table (default), json, csv or md; with --out the file gets FORMAT and stdout the table\n"
+    "  -o FORMAT      the format of stdout and of --out alike: table (default), md, csv or jsonl print each\n"
+    "                 row as its record finishes; json is one document, printed at the end\n"
+    "  --out FILE     also write the results to FILE (rewritten whole after every record)\n"
+    "  --compact      the table in 80 columns (also when COLUMNS or the terminal is narrower than 120)\n"
     "  --save         store the run in the results history (SQLite; $XDG_DATA_HOME/attnvk/history.db,\n"
     "                 or --db PATH); see attnvk history and attnvk compare --db\n"
     "  --variant, --tile, --split-kv apply to the attnvk kernel only.\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops after the current dispatch: the finished records are printed and\n"
+    "in --out, exit status 130 (143 for SIGTERM).\n"
     "Exit status: 0 every case ran and passed (skipped/unavailable allowed), 1 a correctness or run failure,\n"
     "2 a usage error. Suites:\n";
 
@@ -90,13 +96,13 @@ static int parse_seed(const char *s, uint64_t *out)
 
 typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
-    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_MIN_TIME, OPT_WARMUP, OPT_COOLDOWN, OPT_FORMAT,
+    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_COOLDOWN, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
-    "--head-dim", "--dtype", "--layout", "--iters", "--min-time", "--warmup", "--cooldown", "-o",
+    "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--cooldown", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db"};
 
 static int bad(const char *opt, const char *want, const char *val)
@@ -163,6 +169,7 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         else return bad(name, "bhsd or bshd", val);
         return 0;
     case OPT_ITERS:
+    case OPT_REPETITIONS:
         if (!cli_parse_int(val, 1, 1000000, &o->iters)) return bad(name, "an integer in 1..1000000", val);
         return 0;
     case OPT_MIN_TIME:
@@ -178,13 +185,13 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         return 0;
     case OPT_FORMAT:
     case OPT_FORMAT_LONG: {
-        static const char *const formats[] = {"table", "json", "csv", "md"};
-        for (int f = 0; f < 4; ++f)
+        static const char *const formats[] = {"table", "json", "csv", "md", "jsonl"};
+        for (int f = 0; f < 5; ++f)
             if (strcmp(val, formats[f]) == 0) {
                 o->format = (bench_format)f;
                 return 0;
             }
-        return bad(name, "table, json, csv or md", val);
+        return bad(name, "table, md, csv, jsonl or json", val);
     }
     case OPT_OUT:
         if (!*val) return bad(name, "a file name", val);
@@ -231,6 +238,7 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
         }
         if (strcmp(a, "--causal") == 0) { o->causal = 1; continue; }
         if (strcmp(a, "--save") == 0) { o->save = 1; continue; }
+        if (strcmp(a, "--compact") == 0) { o->compact = 1; continue; }
         /* hidden: a deliberately wrong kernel, so tests can show the check catches it */
         if (strcmp(a, "--test-wrong-kernel") == 0) { o->test_flags |= ATTNVK_TEST_SKIP_LAST_KV_TILE; continue; }
         int matched = 0;
@@ -247,7 +255,7 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
     }
     if (o->suite && o->shape_given)
         return cli_error(EXIT_USAGE, "bench: --suite and shape options (--seq, --heads, ...) are exclusive");
-    if (o->iters && o->min_time_given) return cli_error(EXIT_USAGE, "bench: use either --iters or --min-time");
+    if (o->iters && o->min_time_given) return cli_error(EXIT_USAGE, "bench: use either --iters (-r) or --min-time");
     if (o->variant) {
         int rc = cli_check_variant("bench", o->variant, o->api_mask);
         if (rc) return rc;

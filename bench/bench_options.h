@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-typedef enum bench_format { BENCH_FMT_TABLE = 0, BENCH_FMT_JSON, BENCH_FMT_CSV, BENCH_FMT_MD } bench_format;
+typedef enum bench_format { BENCH_FMT_TABLE = 0, BENCH_FMT_JSON, BENCH_FMT_CSV, BENCH_FMT_MD, BENCH_FMT_JSONL } bench_format;
 
 enum { BENCH_MAX_LIST = 32 };
 
@@ -34,7 +34,8 @@ typedef struct bench_options {
     long warmup;
     int warmup_given;
     double cooldown_s;
-    bench_format format;
+    bench_format format;         /* -o: stdout and --out alike */
+    int compact;                 /* --compact: the table in 80 columns */
     const char *out;
     uint64_t seed;
     const char *variant;

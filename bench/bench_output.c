@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "cli_json.h"
+#include "bench_formats.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -50,11 +51,12 @@ void bench_results_link(bench_results *res)
         bench_record *r = &res->records[i];
         r->speedup_vs_vendor = NAN;
         r->vendor_reference[0] = '\0';
-        if (r->status != BENCH_OK || !r->have_stats) continue;
+        /* the float64 reference is the oracle, not a contender */
+        if (r->status != BENCH_OK || !r->have_stats || strcmp(r->implementation, "reference") == 0) continue;
         const bench_record *best = NULL;
         for (int j = 0; j < res->nrecords; ++j) {
             const bench_record *v = &res->records[j];
-            if (v->status != BENCH_OK || !v->have_stats || strcmp(v->implementation, "attnvk") == 0) continue;
+            if (v->status != BENCH_OK || !v->have_stats || !bench_is_vendor(v->implementation)) continue;
             if (!same_case(&v->c, &r->c)) continue;
             if (strcmp(res->devices[v->device_index].group, res->devices[r->device_index].group) != 0) continue;
             /* a fused vendor kernel beats any unfused one as the reference */
@@ -168,8 +170,8 @@ static cJSON *stats_json(const bench_stats *s)
     cJSON_AddNumberToObject(o, "median_ms", s->median_ms);
     cJSON_AddNumberToObject(o, "mean_ms", s->mean_ms);
     cJSON_AddNumberToObject(o, "std_ms", s->std_ms);
-    cJSON_AddNumberToObject(o, "p95_ms", s->p95_ms);
-    cJSON_AddNumberToObject(o, "p99_ms", s->p99_ms);
+    add_number_or_null(o, "p95_ms", s->p95_ms); /* null below 20 samples */
+    add_number_or_null(o, "p99_ms", s->p99_ms);
     cJSON_AddNumberToObject(o, "cv", s->cv);
     return o;
 }
@@ -242,7 +244,7 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     return o;
 }
 
-char *bench_render_json(const bench_results *res)
+static cJSON *document_json(const bench_results *res)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "format_version", BENCH_FORMAT_VERSION);
@@ -266,42 +268,69 @@ char *bench_render_json(const bench_results *res)
     for (int i = 0; i < res->ndevices; ++i) cJSON_AddItemToArray(devs, device_json(&res->devices[i]));
     cJSON *recs = cJSON_AddArrayToObject(root, "records");
     for (int i = 0; i < res->nrecords; ++i) cJSON_AddItemToArray(recs, record_json(res, &res->records[i]));
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return NULL;
-    /* one trailing newline, from the same allocator the caller frees with */
-    size_t n = strlen(text);
-    char *out = malloc(n + 2);
-    if (out) memcpy(out, text, n), out[n] = '\n', out[n + 1] = '\0';
+    return root;
+}
+
+/* cJSON's text plus a newline, from the allocator the caller frees with. */
+static void put_json(strbuf *b, cJSON *item, int formatted)
+{
+    char *text = item ? (formatted ? cJSON_Print(item) : cJSON_PrintUnformatted(item)) : NULL;
+    if (text) sb_printf(b, "%s\n", text);
+    else b->failed = true;
     cJSON_free(text);
-    return out;
+    cJSON_Delete(item);
 }
 
-char *bench_render(const bench_results *res, bench_format f)
+/* The strbuf's text as a malloc'd string ("" when empty), or NULL when an allocation failed. */
+static char *take(strbuf *b)
 {
-    switch (f) {
-    case BENCH_FMT_JSON: return bench_render_json(res);
-    case BENCH_FMT_CSV: return bench_render_csv(res);
-    case BENCH_FMT_MD: return bench_render_md(res);
-    case BENCH_FMT_TABLE: break;
+    if (!b->failed && !b->data) sb_puts(b, "");
+    if (b->failed) {
+        sb_free(b);
+        return NULL;
     }
-    return bench_render_table(res);
+    return b->data;
 }
 
-int bench_write_atomic(const char *path, const char *text)
+char *bench_render_head(const bench_results *res, bench_format f)
 {
-    char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return -1;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return -1;
-    size_t n = strlen(text);
-    int ok = fwrite(text, 1, n, f) == n;
-    ok &= fflush(f) == 0;
-    ok &= fsync(fileno(f)) == 0;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return -1;
+    strbuf b = {0};
+    if (f == BENCH_FMT_TABLE) bench_table_head(&b, res);
+    else if (f == BENCH_FMT_MD) bench_md_head(&b, res);
+    else if (f == BENCH_FMT_CSV) bench_csv_head(&b);
+    return take(&b);
+}
+
+char *bench_render_row(const bench_results *res, int i, bench_format f)
+{
+    strbuf b = {0};
+    if (f == BENCH_FMT_TABLE) bench_table_row(&b, res, i);
+    else if (f == BENCH_FMT_MD) bench_md_row(&b, res, i);
+    else if (f == BENCH_FMT_CSV) bench_csv_row(&b, res, i);
+    else if (f == BENCH_FMT_JSONL) put_json(&b, record_json(res, &res->records[i]), 0);
+    return take(&b);
+}
+
+char *bench_render_tail(const bench_results *res, bench_format f)
+{
+    strbuf b = {0};
+    if (f == BENCH_FMT_TABLE) bench_table_tail(&b, res);
+    else if (f == BENCH_FMT_MD) bench_md_tail(&b, res);
+    else if (f == BENCH_FMT_JSON) put_json(&b, document_json(res), 1);
+    return take(&b);
+}
+
+char *bench_render(const bench_results *res, bench_format f, int final)
+{
+    strbuf b = {0};
+    int with_tail = final || f == BENCH_FMT_JSON; /* the one document is whole at every step */
+    for (int i = -1; i < res->nrecords + with_tail && !b.failed; ++i) {
+        char *part = i < 0 ? bench_render_head(res, f)
+                   : i < res->nrecords ? bench_render_row(res, i, f)
+                                       : bench_render_tail(res, f);
+        if (part) sb_puts(&b, part);
+        else b.failed = true;
+        free(part);
     }
-    return 0;
+    return take(&b);
 }

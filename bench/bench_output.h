@@ -1,5 +1,6 @@
 /* The results of a run and every way of writing them: JSON (format_version 1,
- * bench/SCHEMA.md), an aligned table, CSV and Markdown. */
+ * bench/SCHEMA.md), JSON lines, an aligned table, CSV and Markdown. Every format
+ * but JSON (one document) is written row by row as records finish. */
 #ifndef ATTNVK_BENCH_OUTPUT_H
 #define ATTNVK_BENCH_OUTPUT_H
 
@@ -17,6 +18,11 @@ typedef struct bench_results {
     char created[32];            /* UTC, ISO 8601 */
     const bench_target *devices;
     int ndevices;
+    const bench_case *cases;     /* every case of the run (the table sizes its case column from them) */
+    int ncases;
+    int width;                   /* table: TEXT_WIDE or TEXT_COMPACT columns */
+    int planned;                 /* records the run will write when it is not stopped */
+    int stopped_by;              /* the signal that stopped the run, or 0 */
     bench_record *records;
     int nrecords, capacity;
 } bench_results;
@@ -28,14 +34,14 @@ void bench_results_free(bench_results *res);
  * the same device group and case: fused kernels first, else unfused. */
 void bench_results_link(bench_results *res);
 
-/* Text of the whole results in a format; malloc'd, NULL when out of memory. */
-char *bench_render(const bench_results *res, bench_format f);
-char *bench_render_json(const bench_results *res);
-char *bench_render_table(const bench_results *res);
-char *bench_render_csv(const bench_results *res);
-char *bench_render_md(const bench_results *res);
-
-/* Writes path.tmp and renames it over path, so readers only see whole files. 0 on success. */
-int bench_write_atomic(const char *path, const char *text);
+/* A format in three parts: the head (table and md: title, devices, column header; csv:
+ * its header line), the row of records[i], and the tail (table and md: the summary; md
+ * also the footnotes with the reasons; json: the whole document). malloc'd text, "" when
+ * the part is empty; NULL when out of memory. */
+char *bench_render_head(const bench_results *res, bench_format f);
+char *bench_render_row(const bench_results *res, int i, bench_format f);
+char *bench_render_tail(const bench_results *res, bench_format f);
+/* The whole text: head, every row and, when final, the tail (json: always the document). */
+char *bench_render(const bench_results *res, bench_format f, int final);
 
 #endif

@@ -46,6 +46,11 @@ void bench_record_free(bench_record *r)
     r->nsamples = 0;
 }
 
+int bench_is_vendor(const char *implementation)
+{
+    return strcmp(implementation, "attnvk") != 0 && strcmp(implementation, "reference") != 0;
+}
+
 void bench_format_bytes(double bytes, char *out, size_t n)
 {
     if (bytes < 1024) snprintf(out, n, "%.0f B", bytes);

@@ -47,6 +47,7 @@ typedef struct bench_record {
     int chunks;                  /* dispatches per sample (q_begin/q_count split) */
     int input_sets;              /* rotated copies of Q, K, V, O */
     int warmup_runs;
+    int interrupted;             /* a stop request cut it short: not a finished record */
 
     /* filled when the results are linked (bench_results_link) */
     double speedup_vs_vendor;    /* NAN: none */
@@ -58,6 +59,9 @@ void bench_record_init(bench_record *r, const char *impl, int fused, int device_
 /* Marks the record with status and a one-line reason. */
 void bench_record_set(bench_record *r, bench_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void bench_record_free(bench_record *r);
+
+/* A vendor library's implementation: neither attnvk's kernel nor the cpu reference. */
+int bench_is_vendor(const char *implementation);
 
 /* "512 B", "64.0 MiB", "1.50 GiB". */
 void bench_format_bytes(double bytes, char *out, size_t n);

@@ -5,6 +5,7 @@
 #include "core/layout.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,16 +25,22 @@ typedef struct io_set {
     attnvk_buffer *q, *k, *v, *o;
 } io_set;
 
-typedef struct run_state {
+/* One record's run on a device: the kernel, its buffers, the dispatch plan. */
+struct bench_job {
     bench_target *t;
-    const bench_workload *w;
+    const bench_run_config *cfg;
+    attnvk_problem p;
+    const bench_workload *w;   /* set by bench_job_finish */
     attnvk_kernel *kernel;
     io_set sets[MAX_INPUT_SETS];
     int nsets, next_set;
     int *chunk_begin, *chunk_count;
     int nchunks;
     int splittable;            /* attnvk's kernel honours q_begin/q_count; vendor libraries take the whole problem */
-} run_state;
+    int stopped;               /* cfg->stop was seen: no further dispatch */
+    const char *phase;         /* for progress reports */
+    long samples_done, samples_expected;
+};
 
 /* Maps a library status to the record's status; DEVICE_LOST marks the device. */
 static void record_status(bench_record *r, bench_target *t, attnvk_status s, const char *stage)
@@ -56,26 +63,48 @@ static double row_flops(const attnvk_problem *p, int i)
     return 4.0 * p->head_dim * p->batch * p->heads * (seen > 0 ? seen : 1); /* empty rows still cost a little */
 }
 
-static attnvk_status run_chunk(run_state *st, io_set *s, int begin, int count, double *ms)
+/* Tells cfg->on_progress the phase (NULL: unchanged) and the dispatches done of those expected. */
+static void report_progress(bench_job *st, const char *phase, long chunks_done)
 {
-    if (begin == 0 && count == st->w->p.seq_q) count = 0; /* the plain whole-problem dispatch */
+    if (phase) st->phase = phase;
+    if (!st->cfg->on_progress) return;
+    long per = st->nchunks > 0 ? st->nchunks : 1;
+    st->cfg->on_progress(st->cfg->progress_ctx, st->phase, st->samples_done * per + chunks_done,
+                         (st->samples_expected > st->samples_done ? st->samples_expected : st->samples_done + 1) * per);
+}
+
+/* A stop request is honoured between dispatches, never inside one. */
+static int stop_requested(bench_job *st)
+{
+    if (!st->stopped && st->cfg->stop && *st->cfg->stop) st->stopped = 1;
+    return st->stopped;
+}
+
+static attnvk_status run_chunk(bench_job *st, io_set *s, int begin, int count, double *ms)
+{
+    *ms = 0;
+    if (stop_requested(st)) return ATTNVK_OK;
+    if (begin == 0 && count == st->p.seq_q) count = 0; /* the plain whole-problem dispatch */
     return attnvk_kernel_run(st->kernel, s->q, s->k, s->v, s->o, NULL, begin, count, ms);
 }
 
 /* One sample: every chunk of the plan on one input set, device times summed. */
-static attnvk_status run_sample(run_state *st, io_set *s, double *total_ms)
+static attnvk_status run_sample(bench_job *st, io_set *s, double *total_ms)
 {
     *total_ms = 0;
-    for (int c = 0; c < st->nchunks; ++c) {
+    for (int c = 0; c < st->nchunks && !st->stopped; ++c) {
         double ms = 0;
         attnvk_status rc = run_chunk(st, s, st->chunk_begin[c], st->chunk_count[c], &ms);
         if (rc != ATTNVK_OK) return rc;
         *total_ms += ms;
+        if (st->nchunks > 1) report_progress(st, NULL, c + 1);
     }
+    if (!st->stopped) ++st->samples_done;
+    report_progress(st, NULL, 0);
     return ATTNVK_OK;
 }
 
-static attnvk_status set_plan(run_state *st, int n)
+static attnvk_status set_plan(bench_job *st, int n)
 {
     free(st->chunk_begin);
     free(st->chunk_count);
@@ -89,9 +118,9 @@ static attnvk_status set_plan(run_state *st, int n)
 /* Splits the query rows so no dispatch should exceed the budget, from the
  * rate measured on growing probes of the first rows. Small cases and vendor
  * kernels: one chunk. */
-static attnvk_status plan_chunks(run_state *st)
+static attnvk_status plan_chunks(bench_job *st)
 {
-    const attnvk_problem *p = &st->w->p;
+    const attnvk_problem *p = &st->p;
     if (!st->splittable || attnvk_problem_flops(p) <= probe_flops || p->seq_q == 1) {
         attnvk_status s = set_plan(st, 1);
         if (s == ATTNVK_OK) st->chunk_begin[0] = 0, st->chunk_count[0] = p->seq_q;
@@ -104,7 +133,7 @@ static attnvk_status plan_chunks(run_state *st)
         while (rows < p->seq_q && work < target) work += row_flops(p, rows++);
         double ms = 0;
         attnvk_status s = run_chunk(st, &st->sets[0], 0, rows, &ms);
-        if (s != ATTNVK_OK) return s;
+        if (s != ATTNVK_OK || st->stopped) return s;
         rate = work / (ms > 1e-6 ? ms : 1e-6);
         if (ms >= probe_enough_ms || rows == p->seq_q) break;
         double grow = 2 * probe_enough_ms / (ms > 0.01 ? ms : 0.01);
@@ -135,9 +164,9 @@ static attnvk_status plan_chunks(run_state *st)
 }
 
 /* Packs f32 host values to the dtype piece by piece and writes them to every set. */
-static attnvk_status upload(run_state *st, const float *src, size_t n, int which)
+static attnvk_status upload(bench_job *st, const float *src, size_t n, int which)
 {
-    attnvk_dtype dt = st->w->p.dtype;
+    attnvk_dtype dt = st->p.dtype;
     size_t es = attnvk_dtype_size(dt), piece = n < TRANSFER_ELEMENTS ? n : TRANSFER_ELEMENTS;
     unsigned char *staging = malloc(piece * es);
     if (!staging) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -155,10 +184,10 @@ static attnvk_status upload(run_state *st, const float *src, size_t n, int which
 }
 
 /* NaN in every element of O, so whatever the kernel fails to write shows. */
-static attnvk_status poison_output(run_state *st)
+static attnvk_status poison_output(bench_job *st)
 {
-    attnvk_dtype dt = st->w->p.dtype;
-    size_t n = attnvk_q_elements(&st->w->p), es = attnvk_dtype_size(dt);
+    attnvk_dtype dt = st->p.dtype;
+    size_t n = attnvk_q_elements(&st->p), es = attnvk_dtype_size(dt);
     size_t piece = n < TRANSFER_ELEMENTS ? n : TRANSFER_ELEMENTS;
     unsigned char *nan_bytes = malloc(piece * es);
     if (!nan_bytes) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -178,7 +207,7 @@ static attnvk_status poison_output(run_state *st)
 }
 
 /* The checked rows of set 0's O as f32, in the workload's row order. */
-static attnvk_status read_checked_rows(run_state *st, float *o_rows)
+static attnvk_status read_checked_rows(bench_job *st, float *o_rows)
 {
     const attnvk_problem *p = &st->w->p;
     size_t D = (size_t)p->head_dim, es = attnvk_dtype_size(p->dtype), nq = attnvk_q_elements(p);
@@ -208,11 +237,11 @@ static attnvk_status read_checked_rows(run_state *st, float *o_rows)
     return s;
 }
 
-static attnvk_status checked_run(run_state *st, bench_record *r, double *ms)
+static attnvk_status checked_run(bench_job *st, bench_record *r, double *ms)
 {
     attnvk_status s = poison_output(st);
     if (s == ATTNVK_OK) s = run_sample(st, &st->sets[0], ms);
-    if (s != ATTNVK_OK) return s;
+    if (s != ATTNVK_OK || st->stopped) return s;
     float *o_rows = malloc(sizeof(float) * st->w->nrows * (size_t)st->w->p.head_dim);
     if (!o_rows) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     s = read_checked_rows(st, o_rows);
@@ -237,7 +266,7 @@ static int compare_ms(const void *a, const void *b)
 }
 
 /* Warm-up, then as many samples as fit the time budget (or --iters), rotating input sets. */
-static attnvk_status timed_runs(run_state *st, const bench_run_config *cfg, double check_ms, bench_record *r)
+static attnvk_status timed_runs(bench_job *st, const bench_run_config *cfg, double check_ms, bench_record *r)
 {
     double budget_ms = cfg->min_time_s * 1e3, est = check_ms > 0 ? check_ms : 1e-3;
     long warm = cfg->warmup;
@@ -248,9 +277,15 @@ static attnvk_status timed_runs(run_state *st, const bench_run_config *cfg, doub
     double *warm_ms = malloc(sizeof(double) * (size_t)(warm > 0 ? warm : 1));
     if (!warm_ms) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     attnvk_status s = ATTNVK_OK;
-    for (long i = 0; i < warm && s == ATTNVK_OK; ++i)
+    st->samples_expected = st->samples_done + warm + (cfg->iters > 0 ? cfg->iters : MIN_SAMPLES);
+    report_progress(st, "warm-up", 0);
+    for (long i = 0; i < warm && s == ATTNVK_OK && !st->stopped; ++i)
         s = run_sample(st, &st->sets[st->next_set++ % st->nsets], &warm_ms[i]);
-    if (s == ATTNVK_OK && warm > 0) {
+    if (s != ATTNVK_OK || st->stopped) {
+        free(warm_ms);
+        return s;
+    }
+    if (warm > 0) {
         qsort(warm_ms, (size_t)warm, sizeof(double), compare_ms);
         est = warm_ms[warm / 2] > 1e-6 ? warm_ms[warm / 2] : 1e-6;
     }
@@ -264,9 +299,11 @@ static attnvk_status timed_runs(run_state *st, const bench_run_config *cfg, doub
     }
     r->samples_ms = malloc(sizeof(double) * (size_t)n);
     if (!r->samples_ms) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (long i = 0; i < n && s == ATTNVK_OK; ++i) {
+    st->samples_expected = st->samples_done + n;
+    report_progress(st, "timing", 0);
+    for (long i = 0; i < n && s == ATTNVK_OK && !st->stopped; ++i) {
         s = run_sample(st, &st->sets[st->next_set++ % st->nsets], &r->samples_ms[i]);
-        if (s == ATTNVK_OK) r->nsamples = (int)i + 1;
+        if (s == ATTNVK_OK && !st->stopped) r->nsamples = (int)i + 1;
     }
     if (r->nsamples > 0) {
         bench_stats_compute(r->samples_ms, r->nsamples, &r->stats);
@@ -292,29 +329,84 @@ static int dtype_supported(const attnvk_device_info *d, attnvk_dtype dt)
     return dt == ATTNVK_F32 || (dt == ATTNVK_F16 && d->fp16) || (dt == ATTNVK_BF16 && d->bf16);
 }
 
-/* Prepares the kernel and decides the input sets; 0 when the record is already final. */
-static int prepare(run_state *st, const attnvk_impl_info *impl, const bench_run_config *cfg, bench_record *r)
+static double score_bytes(const attnvk_problem *p)
 {
-    const attnvk_problem *p = &st->w->p;
-    const attnvk_device_info *d = &st->t->info;
-    double es = (double)attnvk_dtype_size(p->dtype);
-    double io = bench_io_bytes(p), scores = es * p->batch * p->heads * (double)p->seq_q * p->seq_kv;
+    return (double)attnvk_dtype_size(p->dtype) * p->batch * p->heads * (double)p->seq_q * p->seq_kv;
+}
+
+/* 1 (and r skipped) when io + workspace exceeds --max-memory or the device's memory. */
+static int over_memory(const bench_target *t, const bench_run_config *cfg, double workspace, bench_record *r)
+{
+    double io = bench_io_bytes(&r->c.p);
+    double limit = cfg->max_memory ? (double)cfg->max_memory : (double)t->info.memory_bytes;
+    if (!(limit > 0 && io + workspace > limit)) return 0;
+    char need[32], qkvo[32], ws[32], have[32], parts[96];
+    bench_format_bytes(io + workspace, need, sizeof need);
+    bench_format_bytes(io, qkvo, sizeof qkvo);
+    bench_format_bytes(workspace, ws, sizeof ws);
+    bench_format_bytes(limit, have, sizeof have);
+    if (workspace > 0) snprintf(parts, sizeof parts, "Q,K,V,O %s + workspace %s", qkvo, ws);
+    else snprintf(parts, sizeof parts, "Q,K,V,O");
+    bench_record_set(r, BENCH_SKIPPED, "needs %s of device memory (%s), %s %s", need, parts,
+                     cfg->max_memory ? "--max-memory allows" : "the device has", have);
+    return 1;
+}
+
+int bench_precheck(const bench_target *t, const attnvk_impl_info *impl, const bench_run_config *cfg, bench_record *r)
+{
+    const attnvk_problem *p = &r->c.p;
+    if (!impl->available) {
+        bench_record_set(r, BENCH_UNAVAILABLE, "%s", impl->reason[0] ? impl->reason : "not available");
+        return 1;
+    }
+    if (!t->dev) {
+        bench_record_set(r, BENCH_UNAVAILABLE, "cannot open device: %s", t->open_error);
+        return 1;
+    }
+    if (t->lost) {
+        bench_record_set(r, BENCH_SKIPPED, "device lost earlier in this run");
+        return 1;
+    }
+    if (!dtype_supported(&t->info, p->dtype)) {
+        bench_record_set(r, BENCH_SKIPPED, "%s device has no %s support", attnvk_api_name(t->info.api),
+                         attnvk_dtype_name(p->dtype));
+        return 1;
+    }
     if (!impl->fused && cfg->fused_only_suite) {
         char need[32];
-        bench_format_bytes(scores, need, sizeof need);
+        bench_format_bytes(score_bytes(p), need, sizeof need);
         bench_record_set(r, BENCH_SKIPPED, "unfused baseline left out of suite '%s': its Nq x Nk scores need %s",
                          cfg->fused_only_suite, need);
-        return 0;
+        return 1;
     }
-    int is_attnvk = strcmp(impl->name, "attnvk") == 0;
-    attnvk_kernel_options opts = {.implementation = impl->name};
-    st->splittable = is_attnvk;
-    if (is_attnvk) { /* kernel options are attnvk's; vendor libraries reject them */
+    /* what any kernel of this kind needs at least; the kernel's own workspace is checked after prepare */
+    if (over_memory(t, cfg, impl->fused ? 0 : score_bytes(p), r)) return 1;
+    char why[160];
+    if (!bench_workload_fits_host(p, bench_workload_wants_full(p), why, sizeof why)) {
+        bench_record_set(r, BENCH_SKIPPED, "host: %s", why);
+        return 1;
+    }
+    return 0;
+}
+
+/* Prepares the kernel and decides the input sets; 0 when the record is already final. */
+static int prepare(bench_job *st, const attnvk_impl_info *impl, const bench_run_config *cfg, bench_record *r)
+{
+    const attnvk_problem *p = &st->p;
+    const attnvk_device_info *d = &st->t->info;
+    double io = bench_io_bytes(p);
+    /* the flash kernel: attnvk's, or the cpu API's float64 reference; kernel options are theirs,
+     * vendor libraries reject them */
+    int own_kernel = strcmp(impl->name, "attnvk") == 0 || strcmp(impl->name, "reference") == 0;
+    attnvk_kernel_options opts = {.implementation = own_kernel ? NULL : impl->name};
+    st->splittable = own_kernel;
+    if (own_kernel) {
         opts.test_flags = cfg->test_flags;
         opts.variant = cfg->variant;
         opts.tile_br = cfg->tile_br, opts.tile_bc = cfg->tile_bc;
         opts.split_kv = (int)cfg->split_kv;
     }
+    report_progress(st, "prepare", 0);
     attnvk_status s = attnvk_kernel_prepare(st->t->dev, p, &opts, &st->kernel, &r->kernel);
     if (s != ATTNVK_OK) {
         st->kernel = NULL;
@@ -323,27 +415,18 @@ static int prepare(run_state *st, const attnvk_impl_info *impl, const bench_run_
     }
     r->have_kernel = 1;
     double workspace = (double)r->kernel.workspace_bytes;
-    if (!impl->fused && workspace < scores) workspace = scores; /* in case the backend leaves it out */
+    if (!impl->fused && workspace < score_bytes(p)) workspace = score_bytes(p); /* in case the backend leaves it out */
     r->memory_bytes = (uint64_t)(io + workspace);
+    if (over_memory(st->t, cfg, workspace, r)) return 0;
     double limit = cfg->max_memory ? (double)cfg->max_memory : (double)d->memory_bytes;
-    if (limit > 0 && io + workspace > limit) {
-        char need[32], qkvo[32], ws[32], have[32];
-        bench_format_bytes(io + workspace, need, sizeof need);
-        bench_format_bytes(io, qkvo, sizeof qkvo);
-        bench_format_bytes(workspace, ws, sizeof ws);
-        bench_format_bytes(limit, have, sizeof have);
-        bench_record_set(r, BENCH_SKIPPED, "needs %s of device memory (Q,K,V,O %s + workspace %s), %s %s", need, qkvo,
-                         ws, cfg->max_memory ? "--max-memory allows" : "the device has", have);
-        return 0;
-    }
     st->nsets = io < rotate_below_bytes ? MAX_INPUT_SETS : 1;
     while (st->nsets > 1 && limit > 0 && st->nsets * io + workspace > 0.5 * limit) --st->nsets;
     return 1;
 }
 
-static attnvk_status allocate_sets(run_state *st)
+static attnvk_status allocate_sets(bench_job *st)
 {
-    const attnvk_problem *p = &st->w->p;
+    const attnvk_problem *p = &st->p;
     size_t es = attnvk_dtype_size(p->dtype);
     size_t qb = attnvk_q_elements(p) * es, kvb = attnvk_kv_elements(p) * es;
     for (int i = 0; i < st->nsets; ++i) {
@@ -364,8 +447,9 @@ static attnvk_status allocate_sets(run_state *st)
     return ATTNVK_OK;
 }
 
-static void release(run_state *st)
+void bench_job_abort(bench_job *st)
 {
+    if (!st) return;
     for (int i = 0; i < MAX_INPUT_SETS; ++i) {
         attnvk_buffer_destroy(st->sets[i].q);
         attnvk_buffer_destroy(st->sets[i].k);
@@ -375,61 +459,82 @@ static void release(run_state *st)
     attnvk_kernel_destroy(st->kernel);
     free(st->chunk_begin);
     free(st->chunk_count);
+    free(st);
+}
+
+/* A record that did not run keeps no partial results. */
+static void drop_partial(bench_record *r)
+{
+    if (r->status != BENCH_SKIPPED && r->status != BENCH_UNAVAILABLE) return;
+    bench_record_free(r);
+    r->have_stats = r->have_check = 0;
+}
+
+bench_job *bench_job_begin(bench_target *t, const attnvk_impl_info *impl, const bench_run_config *cfg,
+                           bench_record *r)
+{
+    if (bench_precheck(t, impl, cfg, r)) return NULL;
+    bench_job *st = calloc(1, sizeof *st);
+    if (!st) {
+        bench_record_set(r, BENCH_SKIPPED, "out of host memory");
+        return NULL;
+    }
+    st->t = t;
+    st->cfg = cfg;
+    st->phase = "";
+    st->p = r->c.p;
+    st->samples_expected = 1; /* the checked run */
+    if (!prepare(st, impl, cfg, r)) {
+        bench_job_abort(st);
+        drop_partial(r);
+        return NULL;
+    }
+    report_progress(st, "allocation", 0);
+    attnvk_status s = allocate_sets(st);
+    if (s != ATTNVK_OK) {
+        record_status(r, t, s, "allocation");
+        bench_job_abort(st);
+        drop_partial(r);
+        return NULL;
+    }
+    return st;
+}
+
+void bench_job_finish(bench_job *st, const bench_workload *w, const bench_run_config *cfg, bench_record *r)
+{
+    st->w = w;
+    const char *stage = "upload";
+    report_progress(st, "upload", 0);
+    attnvk_status s = upload(st, w->q, attnvk_q_elements(&w->p), 0);
+    if (s == ATTNVK_OK) s = upload(st, w->k, attnvk_kv_elements(&w->p), 1);
+    if (s == ATTNVK_OK) s = upload(st, w->v, attnvk_kv_elements(&w->p), 2);
+    if (s == ATTNVK_OK) {
+        stage = "the probe run";
+        report_progress(st, "probe", 0);
+        s = plan_chunks(st);
+    }
+    r->input_sets = st->nsets;
+    r->chunks = st->nchunks;
+    double check_ms = 0;
+    if (s == ATTNVK_OK && !st->stopped) {
+        stage = "the checked run";
+        report_progress(st, "check", 0);
+        s = checked_run(st, r, &check_ms);
+    }
+    if (s == ATTNVK_OK && cfg->timed && !st->stopped) {
+        stage = "the timed runs";
+        s = timed_runs(st, cfg, check_ms, r);
+    }
+    if (s != ATTNVK_OK) record_status(r, st->t, s, stage);
+    r->interrupted = st->stopped;
+    drop_partial(r);
+    derive_metrics(st->t, r);
+    bench_job_abort(st);
 }
 
 void bench_run(bench_target *t, const attnvk_impl_info *impl, const bench_workload *w, const bench_run_config *cfg,
                bench_record *r)
 {
-    if (!impl->available) {
-        bench_record_set(r, BENCH_UNAVAILABLE, "%s", impl->reason[0] ? impl->reason : "not available");
-        return;
-    }
-    if (!t->dev) {
-        bench_record_set(r, BENCH_UNAVAILABLE, "cannot open device: %s", t->open_error);
-        return;
-    }
-    if (t->lost) {
-        bench_record_set(r, BENCH_SKIPPED, "device lost earlier in this run");
-        return;
-    }
-    if (!dtype_supported(&t->info, w->p.dtype)) {
-        bench_record_set(r, BENCH_SKIPPED, "%s device has no %s support", attnvk_api_name(t->info.api),
-                         attnvk_dtype_name(w->p.dtype));
-        return;
-    }
-    run_state st = {.t = t, .w = w};
-    if (!prepare(&st, impl, cfg, r)) {
-        release(&st);
-        return;
-    }
-    const char *stage = "allocation";
-    attnvk_status s = allocate_sets(&st);
-    if (s == ATTNVK_OK) {
-        stage = "upload";
-        s = upload(&st, w->q, attnvk_q_elements(&w->p), 0);
-        if (s == ATTNVK_OK) s = upload(&st, w->k, attnvk_kv_elements(&w->p), 1);
-        if (s == ATTNVK_OK) s = upload(&st, w->v, attnvk_kv_elements(&w->p), 2);
-    }
-    if (s == ATTNVK_OK) {
-        stage = "the probe run";
-        s = plan_chunks(&st);
-    }
-    r->input_sets = st.nsets;
-    r->chunks = st.nchunks;
-    double check_ms = 0;
-    if (s == ATTNVK_OK) {
-        stage = "the checked run";
-        s = checked_run(&st, r, &check_ms);
-    }
-    if (s == ATTNVK_OK && cfg->timed) {
-        stage = "the timed runs";
-        s = timed_runs(&st, cfg, check_ms, r);
-    }
-    if (s != ATTNVK_OK) record_status(r, t, s, stage);
-    if (r->status == BENCH_SKIPPED || r->status == BENCH_UNAVAILABLE) { /* did not run: no partial results */
-        bench_record_free(r);
-        r->have_stats = r->have_check = 0;
-    }
-    derive_metrics(t, r);
-    release(&st);
+    bench_job *job = bench_job_begin(t, impl, cfg, r);
+    if (job) bench_job_finish(job, w, cfg, r);
 }

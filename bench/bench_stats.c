@@ -35,8 +35,8 @@ void bench_stats_compute(const double *samples, int n, bench_stats *out)
     out->median_ms = percentile(sorted, n, 0.5);
     out->mean_ms = mean;
     out->std_ms = n > 1 ? sqrt(var / (n - 1)) : 0;
-    out->p95_ms = percentile(sorted, n, 0.95);
-    out->p99_ms = percentile(sorted, n, 0.99);
+    out->p95_ms = n >= BENCH_MIN_SAMPLES_FOR_TAIL ? percentile(sorted, n, 0.95) : NAN;
+    out->p99_ms = n >= BENCH_MIN_SAMPLES_FOR_TAIL ? percentile(sorted, n, 0.99) : NAN;
     out->cv = mean > 0 ? out->std_ms / mean : 0;
     free(sorted);
 }

@@ -4,7 +4,10 @@
 
 #include "bench_record.h"
 
-/* min, median, mean ± std (sample), p95, p99 (linear interpolation), cv = std/mean. */
+enum { BENCH_MIN_SAMPLES_FOR_TAIL = 20 }; /* fewer samples cannot tell a p95 or p99 from the maximum */
+
+/* min, median, mean ± std (sample), p95, p99 (linear interpolation; NAN below
+ * BENCH_MIN_SAMPLES_FOR_TAIL samples), cv = std/mean. */
 void bench_stats_compute(const double *samples, int n, bench_stats *out);
 
 /* Dense peak TFLOP/s of a known device for dtype, or 0 when unknown. */

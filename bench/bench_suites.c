@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* name, B, H, H_kv, Nq, Nk, D, causal, note */
+/* name, B, H, H_kv, Nq, Nk, D, causal, note. A name with a dtype in it ("-f32-") runs in that dtype. */
 static const bench_suite_case quick_cases[] = {
     {"quick-d64-n256-b1-h4", 1, 4, 4, 256, 256, 64, 0, NULL},
+    /* every machine gets a vendor comparison: CLBlast (f32 only) runs on any OpenCL device, PoCL included */
+    {"quick-f32-d64-n256-b1-h4", 1, 4, 4, 256, 256, 64, 0, "f32, so CLBlast's unfused baseline runs beside attnvk"},
     {"quick-d128-n384-b1-h2-causal", 1, 2, 2, 384, 384, 128, 1, NULL},
     {"quick-d64-nq200-nk333-b1-h8-kv2", 1, 8, 2, 200, 333, 64, 0, "odd lengths, GQA 8:2"},
     {"quick-d32-nq64-nk256-b2-h2-kv1-causal", 2, 2, 1, 64, 256, 32, 1, "MQA, causal with Nq < Nk"},
@@ -149,15 +151,33 @@ static void fill_problem(attnvk_problem *p, int b, int h, int hkv, int nq, int n
     p->layout = layout;
 }
 
+/* A dtype between dashes in a case name ("quick-f32-d64-..."). */
+static int named_dtype(const char *name, attnvk_dtype *out)
+{
+    static const char *const tokens[] = {"-f32-", "-f16-", "-bf16-"};
+    static const attnvk_dtype dtypes[] = {ATTNVK_F32, ATTNVK_F16, ATTNVK_BF16};
+    for (int i = 0; i < 3; ++i)
+        if (strstr(name, tokens[i])) {
+            *out = dtypes[i];
+            return 1;
+        }
+    return 0;
+}
+
 static int suite_cases(const bench_options *o, const bench_suite *s, bench_case **out)
 {
     bench_case *cases = calloc((size_t)s->ncases, sizeof *cases);
     if (!cases) return cli_error(EXIT_FAILED, "out of host memory"), -1;
-    attnvk_dtype dtype = o->dtype_given ? o->dtype : s->dtype;
     int n = 0;
     for (int i = 0; i < s->ncases; ++i) {
         const bench_suite_case *c = &s->cases[i];
         if (o->causal && !c->causal) continue; /* --causal keeps the suite's causal cases */
+        attnvk_dtype dtype = o->dtype_given ? o->dtype : s->dtype;
+        attnvk_dtype fixed;
+        if (named_dtype(c->name, &fixed)) { /* a case named for its dtype keeps it; --dtype keeps the matching ones */
+            if (o->dtype_given && fixed != o->dtype) continue;
+            dtype = fixed;
+        }
         bench_case *bc = &cases[n++];
         snprintf(bc->name, sizeof bc->name, "%s", c->name);
         fill_problem(&bc->p, c->batch, c->heads, c->kv_heads, c->seq_q, c->seq_kv, c->head_dim, c->causal, dtype,

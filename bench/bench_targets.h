@@ -23,7 +23,8 @@ typedef struct bench_target {
 void bench_group_id(const attnvk_device_info *d, char *out, size_t n);
 
 /* Selects the devices of api_mask matching device_spec (NULL: all), opens them
- * and lists their implementations, filtered by impl_list (NULL: all; a name
+ * and lists their implementations (the cpu API's is named "reference": it is the
+ * float64 oracle, not attnvk's kernel), filtered by impl_list (NULL: all; a name
  * no selected device offers becomes an unavailable entry on each). Returns the count. */
 int bench_targets_open(attnvk_context *ctx, unsigned api_mask, const char *device_spec, const char *impl_list,
                        bench_target *out, int max);

@@ -3,6 +3,7 @@
 #include "core/error.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,17 +83,31 @@ static double host_memory_bytes(void)
     return pages > 0 && page > 0 ? (double)pages * (double)page : 0;
 }
 
+/* f32 Q, K, V, and the float64 reference of every row when checked in full. */
+static double host_bytes(const attnvk_problem *p, int full)
+{
+    double nq = (double)attnvk_q_elements(p), nkv = (double)attnvk_kv_elements(p);
+    return 4.0 * (nq + 2.0 * nkv) + (full ? 8.0 * nq : 0);
+}
+
+int bench_workload_fits_host(const attnvk_problem *p, int full, char *why, size_t n)
+{
+    double need = host_bytes(p, full), have = host_memory_bytes();
+    if (!(have > 0 && need > 0.8 * have)) return 1;
+    snprintf(why, n, "the inputs need %.1f GiB of host memory, the host has %.1f GiB", need / 1073741824.0,
+             have / 1073741824.0);
+    return 0;
+}
+
 attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int full, bench_workload *w)
 {
     memset(w, 0, sizeof *w);
     w->p = *p;
     size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
     size_t total_rows = (size_t)p->batch * p->heads * p->seq_q;
-    double need = 4.0 * ((double)nq + 2.0 * (double)nkv) + (full ? 8.0 * (double)nq : 0);
-    double have = host_memory_bytes();
-    if (have > 0 && need > 0.8 * have)
-        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "the inputs need %.1f GiB of host memory, the host has %.1f GiB",
-                        need / 1073741824.0, have / 1073741824.0);
+    double need = host_bytes(p, full);
+    char why[160];
+    if (!bench_workload_fits_host(p, full, why, sizeof why)) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "%s", why);
     w->full = full;
     w->nrows = full ? total_rows : BENCH_SAMPLED_ROWS;
     w->q = malloc(nq * sizeof(float));

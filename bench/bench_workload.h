@@ -28,6 +28,10 @@ uint64_t bench_case_seed(uint64_t seed, const char *case_name);
 attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int full, bench_workload *w);
 void bench_workload_destroy(bench_workload *w);
 
+/* Host bytes bench_workload_create needs, and whether the host has them (within 80%
+ * of its memory); 0 with the one-line reason in why when it does not. */
+int bench_workload_fits_host(const attnvk_problem *p, int full, char *why, size_t n);
+
 /* Whether a case is small enough for a full check. */
 int bench_workload_wants_full(const attnvk_problem *p);
 

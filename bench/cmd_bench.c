@@ -1,13 +1,18 @@
 /* `attnvk bench`: every case on every selected device and implementation, with
- * identical inputs, each output checked, then timed with device timestamps. */
+ * identical inputs, each output checked, then timed with device timestamps. Rows
+ * are printed, and --out rewritten, as records finish; SIGINT/SIGTERM stop after
+ * the current dispatch with what finished printed and saved. */
 #include "bench_options.h"
 #include "bench_output.h"
 #include "bench_progress.h"
 #include "bench_runner.h"
 #include "bench_suites.h"
 #include "cli.h"
+#include "core/atomic_file.h"
 #include "history_db.h"
+#include "text_layout.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +25,12 @@ static const double cv_warning = 0.05;
 
 typedef enum cpu_rule { CPU_RUN, CPU_OMIT, CPU_SKIP } cpu_rule;
 
+/* One record to write: case, device, implementation. */
+typedef struct bench_unit {
+    int c, d, i;
+    int may_run; /* not ruled out by the checks that need no work (the progress ETA counts these) */
+} bench_unit;
+
 typedef struct bench_session {
     bench_options o;
     attnvk_context *ctx;
@@ -28,11 +39,35 @@ typedef struct bench_session {
     int cpu_alone;             /* no device of another API */
     bench_case *cases;
     int ncases;
+    bench_unit *units;
+    int nunits;
+    bench_workload workload;   /* of the case running now, built on first use */
+    int workload_case;         /* -1: none */
+    int have_workload;
+    char workload_error[512];
     bench_results res;
     bench_progress progress;
-    int write_failed;
+    int write_failed, print_failed;
     int noisy_cpu_records;     /* cv warnings on CPU-type devices, summed up at the end */
 } bench_session;
+
+/* The signal that asked the run to stop; the runner checks it before every dispatch. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+static void catch_stop_signals(struct sigaction *old_int, struct sigaction *old_term)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    /* a second Ctrl-C ends the process at once; drivers' own system calls are restarted */
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, old_int);
+    sigaction(SIGTERM, &sa, old_term);
+}
 
 static cpu_rule cpu_rule_for(const bench_session *s, const bench_target *t, const bench_case *c)
 {
@@ -50,6 +85,7 @@ static void utc_now(char *out, size_t n)
     strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Returns early (EINTR) when a stop signal arrives. */
 static void sleep_s(double s)
 {
     if (s <= 0) return;
@@ -57,27 +93,41 @@ static void sleep_s(double s)
     nanosleep(&ts, NULL);
 }
 
-static int write_out(bench_session *s)
+/* Prints a part of the output (takes text), on a line the progress bar has left. */
+static void print_part(bench_session *s, char *text)
 {
-    if (!s->o.out || s->write_failed) return 0;
-    bench_results_link(&s->res);
-    char *text = bench_render(&s->res, s->o.format);
-    int rc = text ? bench_write_atomic(s->o.out, text) : -1;
-    free(text);
-    if (rc) {
-        s->write_failed = 1;
-        bench_progress_clear(&s->progress);
-        cli_error(EXIT_FAILED, "bench: cannot write '%s'", s->o.out);
+    if (!text) {
+        if (!s->print_failed) cli_error(EXIT_FAILED, "bench: out of host memory for the output");
+        s->print_failed = 1;
+        return;
     }
-    return rc;
+    if (*text) {
+        bench_progress_clear(&s->progress);
+        fputs(text, stdout);
+        fflush(stdout);
+    }
+    free(text);
+}
+
+/* The whole --out file again, atomically, so it is valid at every moment. */
+static void write_out(bench_session *s, int final)
+{
+    if (!s->o.out || s->write_failed) return;
+    char *text = bench_render(&s->res, s->o.format, final);
+    attnvk_status st = text ? avk_atomic_write(s->o.out, text, strlen(text)) : ATTNVK_ERROR_OUT_OF_MEMORY;
+    free(text);
+    if (st == ATTNVK_OK) return;
+    s->write_failed = 1;
+    bench_progress_clear(&s->progress);
+    cli_error(EXIT_FAILED, "bench: cannot write the results: %s",
+              st == ATTNVK_ERROR_OUT_OF_MEMORY ? "out of host memory" : attnvk_last_error());
 }
 
 /* --save: the same JSON the results file gets, stored as one transaction. */
 static int save_history(bench_session *s)
 {
-    bench_results_link(&s->res);
-    char *text = bench_render(&s->res, BENCH_FMT_JSON);
-    char err[2400] = "";
+    char *text = bench_render(&s->res, BENCH_FMT_JSON, 1);
+    char err[512] = "";
     long long id = 0;
     int rc = text ? history_save_or_keep(s->o.db, text, &id, err, sizeof err) : 1;
     free(text);
@@ -99,69 +149,111 @@ static void warn_spread(bench_session *s, const bench_record *r)
             attnvk_api_name(t->info.api), t->info.name, r->c.name, r->stats.cv * 100, cv_warning * 100);
 }
 
-static int count_units(const bench_session *s)
+/* Within a case: vendor kernels first (fused, then unfused), then attnvk's kernels and the
+ * reference, so each attnvk row is printed with its speedup over a vendor kernel that already ran. */
+static int run_pass(const attnvk_impl_info *impl)
 {
-    int n = 0;
+    if (!bench_is_vendor(impl->name)) return 2;
+    return impl->fused ? 0 : 1;
+}
+
+static int plan_units(bench_session *s, const bench_run_config *cfg)
+{
+    int per_case = 0;
+    for (int d = 0; d < s->ntargets; ++d) per_case += s->targets[d].nimpls;
+    s->units = calloc((size_t)(s->ncases * per_case) + 1, sizeof *s->units);
+    if (!s->units) return cli_error(EXIT_FAILED, "out of host memory");
+    s->nunits = 0;
     for (int c = 0; c < s->ncases; ++c)
-        for (int d = 0; d < s->ntargets; ++d)
-            if (cpu_rule_for(s, &s->targets[d], &s->cases[c]) != CPU_OMIT) n += s->targets[d].nimpls;
-    return n;
+        for (int pass = 0; pass < 3; ++pass)
+            for (int d = 0; d < s->ntargets; ++d) {
+                cpu_rule rule = cpu_rule_for(s, &s->targets[d], &s->cases[c]);
+                if (rule == CPU_OMIT) continue;
+                for (int i = 0; i < s->targets[d].nimpls; ++i) {
+                    const attnvk_impl_info *impl = &s->targets[d].impls[i];
+                    if (run_pass(impl) != pass) continue;
+                    bench_record scratch;
+                    bench_record_init(&scratch, impl->name, impl->fused, d, &s->cases[c]);
+                    int may_run = rule == CPU_RUN && !bench_precheck(&s->targets[d], impl, cfg, &scratch);
+                    s->units[s->nunits++] = (bench_unit){c, d, i, may_run};
+                }
+            }
+    return 0;
+}
+
+static void progress_hook(void *ctx, const char *phase, long done, long expected)
+{
+    bench_progress_within(ctx, phase, done, expected);
+}
+
+/* The case's inputs and reference rows, built once and shared by every later record of the case. */
+static const bench_workload *case_workload(bench_session *s, int c)
+{
+    if (s->workload_case != c) {
+        if (s->have_workload) bench_workload_destroy(&s->workload);
+        s->have_workload = 0;
+        s->workload_error[0] = '\0';
+        s->workload_case = c;
+    }
+    if (!s->have_workload && !s->workload_error[0]) {
+        const bench_case *bc = &s->cases[c];
+        bench_progress_within(&s->progress, "inputs and reference", 0, 0);
+        if (bench_workload_create(&bc->p, bench_case_seed(s->o.seed, bc->name), bench_workload_wants_full(&bc->p),
+                                  &s->workload) == ATTNVK_OK)
+            s->have_workload = 1;
+        else
+            snprintf(s->workload_error, sizeof s->workload_error, "%s", attnvk_last_error());
+    }
+    return s->have_workload ? &s->workload : NULL;
 }
 
 static void add_record(bench_session *s, bench_record *r)
 {
+    int ran = r->status == BENCH_OK || r->status == BENCH_FAIL;
     warn_spread(s, r);
+    bench_progress_step(&s->progress, ran);
     if (bench_results_add(&s->res, r) != 0) {
         bench_record_free(r);
         bench_progress_clear(&s->progress);
         cli_error(EXIT_FAILED, "bench: out of host memory for the results");
         return;
     }
-    write_out(s);
-    bench_progress_step(&s->progress);
+    bench_results_link(&s->res);
+    print_part(s, bench_render_row(&s->res, s->res.nrecords - 1, s->o.format));
+    write_out(s, 0);
 }
 
-static void run_case(bench_session *s, const bench_case *c, const bench_run_config *cfg)
+static void run_unit(bench_session *s, const bench_unit *u, const bench_run_config *cfg)
 {
-    bench_workload w;
-    int have_workload = 0;
-    char workload_error[512] = "";
-    for (int d = 0; d < s->ntargets; ++d) {
-        bench_target *t = &s->targets[d];
-        cpu_rule rule = cpu_rule_for(s, t, c);
-        if (rule == CPU_OMIT) continue;
-        for (int i = 0; i < t->nimpls; ++i) {
-            const attnvk_impl_info *impl = &t->impls[i];
-            char what[256];
-            snprintf(what, sizeof what, "%s on %s:%d %s", c->name, attnvk_api_name(t->info.api), t->info.index,
-                     impl->name);
-            bench_progress_update(&s->progress, what);
-            bench_record r;
-            bench_record_init(&r, impl->name, impl->fused, d, c);
-            if (rule == CPU_SKIP) {
-                bench_record_set(&r, BENCH_SKIPPED,
-                                 "%.0f GFLOP is too slow for the cpu reference under --api all; use --api cpu to run it",
-                                 r.flops / 1e9);
-            } else if (!t->dev) {
-                bench_record_set(&r, BENCH_UNAVAILABLE, "cannot open device: %s", t->open_error);
-            } else if (!impl->available) {
-                bench_record_set(&r, BENCH_UNAVAILABLE, "%s", impl->reason[0] ? impl->reason : "not available");
-            } else {
-                if (!have_workload && !workload_error[0]) {
-                    /* built on first use, shared by every later device and implementation */
-                    uint64_t seed = bench_case_seed(s->o.seed, c->name);
-                    if (bench_workload_create(&c->p, seed, bench_workload_wants_full(&c->p), &w) == ATTNVK_OK)
-                        have_workload = 1;
-                    else
-                        snprintf(workload_error, sizeof workload_error, "%s", attnvk_last_error());
-                }
-                if (have_workload) bench_run(t, impl, &w, cfg, &r);
-                else bench_record_set(&r, BENCH_SKIPPED, "host: %s", workload_error);
-            }
-            add_record(s, &r);
+    bench_target *t = &s->targets[u->d];
+    const attnvk_impl_info *impl = &t->impls[u->i];
+    const bench_case *c = &s->cases[u->c];
+    char what[256];
+    snprintf(what, sizeof what, "%s %s:%d %s", c->name, attnvk_api_name(t->info.api), t->info.index, impl->name);
+    bench_progress_record(&s->progress, what, u->may_run);
+    bench_record r;
+    bench_record_init(&r, impl->name, impl->fused, u->d, c);
+    if (cpu_rule_for(s, t, c) == CPU_SKIP) {
+        bench_record_set(&r, BENCH_SKIPPED,
+                         "%.0f GFLOP is too slow for the cpu reference under --api all; use --api cpu to run it",
+                         r.flops / 1e9);
+    } else {
+        /* the kernel, the memory checks and the device buffers come first: a case that
+         * cannot run ends here, before any host input or reference is built */
+        bench_job *job = bench_job_begin(t, impl, cfg, &r);
+        const bench_workload *w = job ? case_workload(s, u->c) : NULL;
+        if (w) {
+            bench_job_finish(job, w, cfg, &r);
+        } else if (job) {
+            bench_job_abort(job);
+            bench_record_set(&r, BENCH_SKIPPED, "host: %s", s->workload_error);
         }
     }
-    if (have_workload) bench_workload_destroy(&w);
+    if (r.interrupted) { /* cut short by a stop signal: not a result */
+        bench_record_free(&r);
+        return;
+    }
+    add_record(s, &r);
 }
 
 static int open_targets(bench_session *s)
@@ -186,22 +278,90 @@ static int open_targets(bench_session *s)
     return 0;
 }
 
-static int print_results(bench_session *s)
+/* Every unit in order; returns at the first stop signal. */
+static void run_all(bench_session *s, const bench_run_config *cfg)
 {
-    bench_results_link(&s->res);
-    bench_format stdout_format = s->o.out ? BENCH_FMT_TABLE : s->o.format;
-    char *text = bench_render(&s->res, stdout_format);
-    if (!text) return cli_error(EXIT_FAILED, "bench: out of host memory");
-    fputs(text, stdout);
-    fflush(stdout);
-    free(text);
-    return 0;
+    int ran_to = 0;
+    for (int u = 0; u < s->nunits; ++u) if (s->units[u].may_run) ++ran_to;
+    bench_progress_start(&s->progress, s->nunits, ran_to);
+    for (int u = 0; u < s->nunits && !stop_signal; ++u) {
+        if (u > 0 && s->units[u].c != s->units[u - 1].c) {
+            sleep_s(s->o.cooldown_s);
+            if (stop_signal) break;
+        }
+        run_unit(s, &s->units[u], cfg);
+    }
+    bench_progress_finish(&s->progress);
+    if (s->have_workload) bench_workload_destroy(&s->workload);
+    s->have_workload = 0;
+}
+
+/* The tail, the final --out, the closing messages; the exit status. */
+static int finish(bench_session *s)
+{
+    bench_results *res = &s->res;
+    res->stopped_by = stop_signal;
+    print_part(s, bench_render_tail(res, s->o.format));
+    write_out(s, 1);
+    if (s->noisy_cpu_records)
+        fprintf(stderr, "attnvk: warning: %d record(s) on CPU devices had a run-to-run spread (cv) above %.0f%%\n",
+                s->noisy_cpu_records, cv_warning * 100);
+    if (res->stopped_by) {
+        fprintf(stderr, "attnvk: stopped by %s: %d of %d records finished%s%s%s\n",
+                res->stopped_by == SIGINT ? "SIGINT" : "SIGTERM", res->nrecords, res->planned,
+                s->o.out && !s->write_failed ? "; they are in " : "", s->o.out && !s->write_failed ? s->o.out : "",
+                s->o.save ? "; not saved to the history (the run is incomplete)" : "");
+        return 128 + res->stopped_by;
+    }
+    int rc = s->print_failed || s->write_failed ? EXIT_FAILED : EXIT_OK;
+    for (int i = 0; i < res->nrecords && rc == EXIT_OK; ++i)
+        if (res->records[i].status == BENCH_FAIL) rc = EXIT_FAILED;
+    if (s->o.save && save_history(s) != 0 && rc == EXIT_OK) rc = EXIT_FAILED;
+    return rc;
+}
+
+static int bench_session_run(bench_session *s)
+{
+    const bench_suite *suite = s->o.suite ? bench_suite_find(s->o.suite) : NULL;
+    bench_results *res = &s->res;
+    res->opts = &s->o;
+    res->suite = s->o.suite;
+    res->dtype = suite && !s->o.dtype_given ? suite->dtype : s->o.dtype;
+    res->cases = s->cases;
+    res->ncases = s->ncases;
+    res->width = text_table_width(s->o.compact);
+    utc_now(res->created, sizeof res->created);
+    /* an unwritable --out is caught before any work */
+    if (s->o.out && avk_check_writable(s->o.out) != ATTNVK_OK)
+        return cli_error(EXIT_USAGE, "bench: cannot write --out: %s", attnvk_last_error());
+    char db_err[1200];
+    if (s->o.save && history_preflight(s->o.db, db_err, sizeof db_err) != 0) /* before any work, like --out */
+        return cli_error(EXIT_USAGE, "bench: --save: %s", db_err);
+    int rc = open_targets(s);
+    if (rc) return rc;
+    res->ctx = s->ctx;
+    res->devices = s->targets;
+    res->ndevices = s->ntargets;
+    bench_run_config cfg = {
+        .timed = 1, .iters = s->o.iters, .min_time_s = s->o.min_time_s, .warmup = s->o.warmup,
+        .variant = s->o.variant, .tile_br = s->o.tile_br, .tile_bc = s->o.tile_bc, .split_kv = s->o.split_kv,
+        .test_flags = s->o.test_flags, .max_memory = s->o.max_memory,
+        .fused_only_suite = suite && suite->fused_only ? suite->name : NULL,
+        .stop = &stop_signal, .on_progress = progress_hook, .progress_ctx = &s->progress,
+    };
+    if ((rc = plan_units(s, &cfg)) != 0) return rc;
+    res->planned = s->nunits;
+    print_part(s, bench_render_head(res, s->o.format));
+    write_out(s, 0);
+    run_all(s, &cfg);
+    return finish(s);
 }
 
 int cmd_bench(int argc, char **argv)
 {
     bench_session *s = calloc(1, sizeof *s);
     if (!s) return cli_error(EXIT_FAILED, "out of host memory");
+    s->workload_case = -1;
     int rc = bench_parse_options(argc, argv, &s->o);
     if (rc) {
         free(s);
@@ -209,52 +369,20 @@ int cmd_bench(int argc, char **argv)
     }
     s->ncases = bench_build_cases(&s->o, &s->cases);
     if (s->ncases <= 0) {
-        if (s->ncases == 0) cli_error(EXIT_USAGE, "bench: suite '%s' has no causal cases", s->o.suite);
+        if (s->ncases == 0) cli_error(EXIT_USAGE, "bench: suite '%s' has no case left after --causal/--dtype", s->o.suite);
         free(s->cases);
         free(s);
         return EXIT_USAGE;
     }
-    const bench_suite *suite = s->o.suite ? bench_suite_find(s->o.suite) : NULL;
-    bench_results *res = &s->res;
-    res->opts = &s->o;
-    res->suite = s->o.suite;
-    res->dtype = s->cases[0].p.dtype;
-    utc_now(res->created, sizeof res->created);
-    char db_err[1200];
-    if (s->o.save && history_preflight(s->o.db, db_err, sizeof db_err) != 0) /* before any work, like --out */
-        rc = cli_error(EXIT_USAGE, "bench: --save: %s", db_err);
-    if (rc == 0) rc = open_targets(s);
-    if (rc == 0) {
-        res->ctx = s->ctx;
-        res->devices = s->targets;
-        res->ndevices = s->ntargets;
-        if (s->o.out && write_out(s) != 0) rc = EXIT_USAGE; /* an unwritable --out is caught before any work */
-    }
-    if (rc == 0) {
-        bench_run_config cfg = {
-            .timed = 1, .iters = s->o.iters, .min_time_s = s->o.min_time_s, .warmup = s->o.warmup,
-            .variant = s->o.variant, .tile_br = s->o.tile_br, .tile_bc = s->o.tile_bc, .split_kv = s->o.split_kv,
-            .test_flags = s->o.test_flags, .max_memory = s->o.max_memory,
-            .fused_only_suite = suite && suite->fused_only ? suite->name : NULL,
-        };
-        bench_progress_start(&s->progress, count_units(s));
-        for (int c = 0; c < s->ncases; ++c) {
-            if (c > 0) sleep_s(s->o.cooldown_s);
-            run_case(s, &s->cases[c], &cfg);
-        }
-        bench_progress_finish(&s->progress);
-        rc = print_results(s);
-        if (s->noisy_cpu_records)
-            fprintf(stderr, "attnvk: warning: %d record(s) on CPU devices had a run-to-run spread (cv) above %.0f%%\n",
-                    s->noisy_cpu_records, cv_warning * 100);
-        for (int i = 0; i < res->nrecords && rc == 0; ++i)
-            if (res->records[i].status == BENCH_FAIL) rc = EXIT_FAILED;
-        if (rc == 0 && s->write_failed) rc = EXIT_FAILED;
-        if (s->o.save && save_history(s) != 0 && rc == 0) rc = EXIT_FAILED;
-    }
-    bench_results_free(res);
+    struct sigaction old_int, old_term;
+    catch_stop_signals(&old_int, &old_term);
+    rc = bench_session_run(s);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    bench_results_free(&s->res);
     bench_targets_close(s->targets, s->ntargets);
     attnvk_context_destroy(s->ctx);
+    free(s->units);
     free(s->cases);
     free(s);
     return rc;

@@ -1,6 +1,7 @@
 /* `attnvk devices [--json]`: every (API, device) pair, and why missing APIs are missing. */
 #include "cli.h"
 #include "cli_json.h"
+#include "text_layout.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -38,47 +39,78 @@ static int print_json(const attnvk_context *ctx)
     return ok ? EXIT_OK : EXIT_FAILED;
 }
 
-static void print_table(const attnvk_context *ctx)
+/* One row of the main facts per device, its name last (in 80 columns: on the next line), then
+ * the rest as labelled details on indented lines. Nothing is cut: long driver strings wrap. */
+static void device_text(strbuf *b, int i, const attnvk_device_info *d, int width)
 {
-    printf("%-3s %-7s %-3s %-36s %-10s %-9s %-22s %-14s %9s %4s %-7s %7s %-12s %-22s %s\n", "#", "API", "IDX", "NAME",
-           "VENDOR", "TYPE", "DRIVER", "API VERSION", "MEMORY", "CU", "SUBGRP", "SHARED", "FP16/BF16/MM", "DEFAULT VARIANT",
-           "UUID");
-    for (int i = 0; i < attnvk_device_count(ctx); ++i) {
-        const attnvk_device_info *d = attnvk_device_info_at(ctx, i);
-        char sg[32], uuid[40], mem[32], shared[32], feats[16];
-        subgroups_text(d, sg, sizeof sg);
-        cli_format_uuid(d, uuid, sizeof uuid);
-        snprintf(mem, sizeof mem, "%.1f GiB", d->memory_bytes / 1073741824.0);
-        snprintf(shared, sizeof shared, "%llu K", (unsigned long long)(d->shared_memory_per_group / 1024));
-        snprintf(feats, sizeof feats, "%s/%s/%s", d->fp16 ? "y" : "n", d->bf16 ? "y" : "n", d->cooperative_matrix ? "y" : "n");
-        printf("%-3d %-7s %-3d %-36.36s %-10.10s %-9s %-22.22s %-14.14s %9s %4d %-7s %7s %-12s %-22.22s %s\n", i,
-               attnvk_api_name(d->api), d->index, d->name, d->vendor, attnvk_device_type_name(d->type),
-               d->driver_version, d->api_version, mem, d->compute_units, sg, shared, feats, d->default_variant,
-               d->has_uuid ? uuid : "-");
+    char id[48], mem[32], row[160];
+    snprintf(id, sizeof id, "%s:%d", attnvk_api_name(d->api), d->index);
+    snprintf(mem, sizeof mem, "%.1f GiB", d->memory_bytes / 1073741824.0);
+    snprintf(row, sizeof row, "%2d  %-9s %-10s %9s %4d  %-4s %-4s %-6s", i, id, attnvk_device_type_name(d->type), mem,
+             d->compute_units, d->fp16 ? "yes" : "no", d->bf16 ? "yes" : "no", d->cooperative_matrix ? "yes" : "no");
+    if (width < TEXT_WIDE) /* the name goes below: no padding at the end of the line */
+        for (size_t n = strlen(row); n > 0 && row[n - 1] == ' '; --n) row[n - 1] = '\0';
+    sb_puts(b, row);
+    if (width >= TEXT_WIDE) {
+        sb_puts(b, " ");
+        text_wrap(b, d->name, (int)strlen(row) + 1, (int)strlen(row) + 1, width);
+    } else {
+        sb_puts(b, "\n    ");
+        text_wrap(b, d->name, 4, 4, width);
     }
+    char sg[32], uuid[40];
+    subgroups_text(d, sg, sizeof sg);
+    cli_format_uuid(d, uuid, sizeof uuid);
+    strbuf details = {0};
+    sb_printf(&details, "vendor %s", d->vendor);
+    if (d->vendor_id) sb_printf(&details, " (0x%04x)", d->vendor_id);
+    sb_printf(&details, ", driver %s, API %s", d->driver_version, d->api_version);
+    if (d->architecture[0]) sb_printf(&details, ", architecture %s", d->architecture);
+    sb_printf(&details, ", subgroups %s, shared memory %llu KiB per workgroup, max workgroup %d, default variant %s, "
+                        "uuid %s",
+              sg, (unsigned long long)(d->shared_memory_per_group / 1024), d->max_workgroup_size, d->default_variant,
+              d->has_uuid ? uuid : "none");
+    sb_puts(b, "    ");
+    text_wrap(b, details.data ? details.data : "", 4, 4, width);
+    b->failed = b->failed || details.failed;
+    sb_free(&details);
+}
+
+static int print_table(const attnvk_context *ctx, int width)
+{
+    strbuf b = {0};
+    sb_printf(&b, " #  DEVICE    TYPE          MEMORY   CU  FP16 BF16 MATRIX%s\n", width >= TEXT_WIDE ? " NAME" : "");
+    for (int i = 0; i < attnvk_device_count(ctx); ++i) device_text(&b, i, attnvk_device_info_at(ctx, i), width);
     for (int a = 0; a < ATTNVK_API_COUNT; ++a) {
         const char *reason;
-        if (attnvk_api_status(ctx, (attnvk_api)a, &reason) != ATTNVK_OK)
-            printf("%-7s unavailable: %s\n", attnvk_api_name((attnvk_api)a), reason);
+        if (attnvk_api_status(ctx, (attnvk_api)a, &reason) == ATTNVK_OK) continue;
+        strbuf line = {0};
+        sb_printf(&line, "%s unavailable: %s", attnvk_api_name((attnvk_api)a), reason);
+        text_wrap(&b, line.data ? line.data : "", 0, 4, width);
+        sb_free(&line);
     }
+    int ok = !b.failed && b.data && fputs(b.data, stdout) >= 0;
+    sb_free(&b);
+    return ok ? EXIT_OK : cli_error(EXIT_FAILED, "devices: out of host memory");
 }
 
 int cmd_devices(int argc, char **argv)
 {
-    int json = 0;
+    int json = 0, compact = 0;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "--compact") == 0) compact = 1;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            puts("usage: attnvk devices [--json]\n"
-                 "Lists every device of every API; ATTNVK_VISIBLE_DEVICES (e.g. 'vulkan:0,cuda') filters them.");
+            puts("usage: attnvk devices [--json] [--compact]\n"
+                 "Lists every device of every API; ATTNVK_VISIBLE_DEVICES (e.g. 'vulkan:0,cuda') filters them.\n"
+                 "The table fits 120 columns, 80 with --compact or on a narrower terminal (COLUMNS).");
             return EXIT_OK;
         } else return cli_error(EXIT_USAGE, "devices: unknown option '%s'", argv[i]);
     }
     attnvk_context *ctx;
     int rc = cli_context_create(&ctx);
     if (rc) return rc;
-    if (json) rc = print_json(ctx);
-    else print_table(ctx);
+    rc = json ? print_json(ctx) : print_table(ctx, text_table_width(compact));
     attnvk_context_destroy(ctx);
     return rc;
 }

@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """`attnvk bench` and `attnvk check` end to end: the quick suite's JSON against the
 documented schema, a deliberately wrong kernel caught as `fail` (exit 1), impossible
-cases `skipped`/`unavailable` with reasons, exit codes 0/1/2, CSV and Markdown that
-parse, and a killed run that leaves a valid results file.
+cases `skipped`/`unavailable` with reasons (at once, before any host work), exit codes
+0/1/2, every format (table, md, csv, jsonl, json) on stdout and in --out alike, rows
+printed as records finish, tables within 120/80 columns, the progress line on a
+terminal, a run stopped by SIGINT, and a killed run that leaves a valid results file.
 
 usage: test_bench.py ATTNVK SCHEMA WORKDIR"""
 import csv
+import fcntl
 import io
 import json
 import os
+import pty
 import re
+import select
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 
 ATTNVK, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -34,9 +41,27 @@ def expect(cond, what):
     return cond
 
 
-def run(*args, timeout=240):
-    p = subprocess.run([ATTNVK, *args], capture_output=True, text=True, timeout=timeout)
+def run(*args, timeout=240, env=None):
+    p = subprocess.run([ATTNVK, *args], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout, p.stderr
+
+
+def no_columns_env():
+    """The environment without COLUMNS: widths then come from the options alone."""
+    return {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+
+
+def run_plain(*args, timeout=240, columns=None):
+    env = no_columns_env()
+    if columns is not None:
+        env["COLUMNS"] = str(columns)
+    p = subprocess.run([ATTNVK, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def widest(text):
+    return max((len(line) for line in text.splitlines()), default=0)
 
 
 def load_validator():
@@ -83,13 +108,24 @@ def test_quick_suite():
     for r in fails:
         print(f"     fail: {r['api']} {r['implementation']} {r['case']['name']}: {r['reason']}")
     expect(rc == (1 if fails else 0), f"quick suite exit status {rc} matches {len(fails)} failed records")
-    expect(stdout.splitlines()[0].split()[:5] == ["API", "DEVICE", "IMPL", "CASE", "STATUS"],
-           "quick suite prints the table on stdout when --out is given")
-    cases = {r["case"]["name"] for r in recs}
-    expect(len(cases) == 5 and all(r["case"]["dtype"] == "f16" for r in recs), "quick suite: 5 f16 cases")
+    expect(json.loads(stdout) == doc, "quick suite: -o json prints the same document on stdout as in --out")
+    cases = {r["case"]["name"]: r["case"]["dtype"] for r in recs}
+    expect(len(cases) == 6 and sorted(cases.values()) == ["f16"] * 5 + ["f32"], f"quick suite: 5 f16 cases and 1 f32")
+    # a CPU-only machine compares with a vendor kernel too: CLBlast (f32 only) on PoCL
+    clblast_ok = [r for r in recs if r["implementation"] == "clblast" and r["status"] == "ok"]
+    compared = [r for r in recs if r["implementation"] == "attnvk" and r["speedup_vs_vendor"] is not None]
+    if any(r["implementation"] == "clblast" and "cannot load" not in r["reason"] for r in recs):
+        expect(clblast_ok and compared and all(r["case"]["dtype"] == "f32" for r in clblast_ok),
+               "quick suite: the f32 case compares attnvk with CLBlast: "
+               + ", ".join(f"{r['api']} {r['speedup_vs_vendor']:.2f}x" for r in compared))
+    else:
+        print("     note: no CLBlast here: the quick suite's vendor comparison is not checked")
     cpu = [r for r in recs if r["api"] == "cpu"]
-    expect(len(cpu) == 5 and all(r["status"] == "ok" and r["check"]["passed"] for r in cpu),
+    expect(len(cpu) == len(cases) and all(r["status"] == "ok" and r["check"]["passed"] for r in cpu),
            "cpu reference runs every quick case and passes its check")
+    expect(all(r["implementation"] == "reference" for r in cpu)
+           and all(r["implementation"] != "reference" for r in recs if r["api"] != "cpu"),
+           "the cpu API's records are labelled 'reference', no other")
     ok = [r for r in recs if r["status"] == "ok"]
     expect(all(r["tflops"] > 0 and r["stats"]["median_ms"] > 0 and len(r["samples_ms"]) >= 3 for r in ok),
            "ok records carry samples, stats and TFLOP/s")
@@ -116,8 +152,8 @@ def test_wrong_kernel():
     rc, _, _ = run("bench", "--api", "all", "--seq", "96", "--heads", "2", "--head-dim", "32", "--dtype", "f32",
                    "--iters", "2", "--warmup", "0", "--test-wrong-kernel", "-o", "json", "--out", out)
     recs = load(out)["records"]
-    ours = [r for r in recs if r["implementation"] == "attnvk" and r["status"] != "skipped"]
-    vendor = [r for r in recs if r["implementation"] != "attnvk"]
+    ours = [r for r in recs if r["implementation"] in ("attnvk", "reference") and r["status"] != "skipped"]
+    vendor = [r for r in recs if r["implementation"] not in ("attnvk", "reference")]
     expect(rc == 1 and ours and all(r["status"] == "fail" for r in ours)
            and all(r["status"] != "fail" for r in vendor),
            "wrong kernel caught on every API: " + ", ".join(f"{r['api']}:{r['implementation']}:{r['status']}"
@@ -131,16 +167,70 @@ def test_wrong_kernel():
 def test_skipped_and_unavailable():
     out = os.path.join(WORK, "skip.json")
     rc, _, _ = run("bench", "--api", "cpu", "--seq", "2k", "--heads", "4", "--head-dim", "64",
-                   "--max-memory", "1M", "--impl", "attnvk,cudnn", "-o", "json", "--out", out)
+                   "--max-memory", "1M", "--impl", "reference,cudnn", "-o", "json", "--out", out)
     expect(rc == 0, f"skipped/unavailable cases alone exit 0 (got {rc})")
     doc = load(out)
     valid(doc, "skipped/unavailable JSON")
     by_impl = {r["implementation"]: r for r in doc["records"]}
-    a, n = by_impl.get("attnvk"), by_impl.get("cudnn")
+    a, n = by_impl.get("reference"), by_impl.get("cudnn")
     expect(a is not None and a["status"] == "skipped" and "memory" in a["reason"] and a["stats"] is None,
            f"a case too large for the device memory is skipped: {a and a['reason']}")
     expect(n is not None and n["status"] == "unavailable" and "cudnn" in n["reason"],
            f"an implementation the device lacks is unavailable: {n and n['reason']}")
+
+
+def test_too_large_skips_at_once():
+    """A case far too large for the device is skipped before any host input or reference is
+    built (it used to take a minute and gigabytes of host memory just to end `skipped`)."""
+    out = os.path.join(WORK, "too_large.json")
+    start = time.time()
+    try:
+        rc, _, stderr = run("bench", "--api", "all", "--seq-kv", "16M", "--heads", "1", "--head-dim", "32",
+                            "--max-memory", "64M", "-o", "json", "--out", out, timeout=20)
+    except subprocess.TimeoutExpired:
+        expect(False, "too_large_skips_at_once: a case over --max-memory ends within 20 s")
+        return
+    elapsed = time.time() - start
+    recs = load(out)["records"]
+    expect(rc == 0 and recs and all(r["status"] in ("skipped", "unavailable") for r in recs)
+           and all("--max-memory allows 64.0 MiB" in r["reason"] for r in recs if r["status"] == "skipped"),
+           f"too_large_skips_at_once: every record skipped for memory, exit {rc}")
+    expect(elapsed < 10, f"too_large_skips_at_once: over --max-memory, skipped in {elapsed:.1f} s (< 10 s)")
+    devices = json.loads(run("devices", "--json")[1])["devices"]
+    if any(d["api"] == "vulkan" for d in devices):
+        # within the device's memory but over its largest buffer (Vulkan's maxStorageBufferRange):
+        # found at kernel prepare, still before the inputs
+        start = time.time()
+        rc, _, _ = run("bench", "--api", "vulkan", "--seq-kv", "2M", "--heads", "1", "--head-dim", "128",
+                       "-o", "json", "--out", out, timeout=60)
+        elapsed = time.time() - start
+        r = load(out)["records"][0]
+        expect(rc == 0 and r["status"] == "skipped" and "maxStorageBufferRange" in r["reason"] and elapsed < 5,
+               f"too_large_skips_at_once: over a buffer limit, skipped in {elapsed:.1f} s: {r['reason']}")
+
+
+def test_variance():
+    """-r N is a fixed repetition count; p95/p99 are null (JSON) or empty (CSV) below 20 samples."""
+    shape = ["--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "--warmup", "0"]
+    out = os.path.join(WORK, "r5.json")
+    rc, _, _ = run("bench", *shape, "-r", "5", "-o", "json", "--out", out)
+    doc = load(out)
+    r = doc["records"][0]
+    expect(rc == 0 and len(r["samples_ms"]) == 5 and doc["settings"]["iters"] == 5,
+           f"variance: -r 5 runs exactly 5 repetitions (exit {rc})")
+    expect(r["stats"]["p95_ms"] is None and r["stats"]["p99_ms"] is None and r["stats"]["std_ms"] >= 0,
+           "variance: p95/p99 are null from 5 samples, std is a number")
+    valid(doc, "variance -r 5 JSON")
+    rc, _, _ = run("bench", *shape, "-r", "25", "-o", "json", "--out", out)
+    st = load(out)["records"][0]["stats"]
+    expect(rc == 0 and st["p95_ms"] >= st["median_ms"] and st["p99_ms"] >= st["p95_ms"],
+           "variance: p95/p99 are numbers from 25 samples")
+    rc, stdout, _ = run("bench", *shape, "-r", "5", "-o", "csv")
+    row = next(csv.DictReader(io.StringIO(stdout)))
+    expect(rc == 0 and row["samples"] == "5" and row["p95_ms"] == "" and row["p99_ms"] == ""
+           and float(row["std_ms"]) >= 0, "variance: CSV leaves p95/p99 empty from 5 samples")
+    rc, _, stderr = run("bench", *shape, "-r", "3", "--min-time", "1")
+    expect(rc == 2 and "-r" in stderr, f"variance: -r with --min-time is refused: {stderr.strip()}")
 
 
 def test_exit_codes():
@@ -172,17 +262,260 @@ def test_csv_md():
     numeric = ["median_ms", "tflops", "rel_l2", "seq_q", "tolerance"]
     expect(all(float(r[k]) >= 0 for r in rows for k in numeric), "CSV: numeric columns parse")
     expect({r["case"] for r in rows} == {"custom-d32-n64-b1-h2", "custom-d32-n128-b1-h2"}, "CSV: case names")
-    out = os.path.join(WORK, "two.csv")
-    rc, stdout, _ = run("bench", *two, "-o", "csv", "--out", out)
-    with open(out, newline="") as f:
-        expect(len(list(csv.DictReader(f))) == 2 and stdout.startswith("API"), "CSV --out file parses, table on stdout")
     rc, stdout, _ = run("bench", *two, "-o", "md")
-    lines = stdout.strip().splitlines()
+    lines = [line for line in stdout.splitlines() if line.startswith("|")]
     cells = [len(re.split(r"(?<!\\)\|", line)) for line in lines]
     expect(rc == 0 and len(lines) == 4 and all(l.startswith("|") and l.endswith("|") for l in lines)
            and len(set(cells)) == 1 and re.fullmatch(r"\|(-+:?\|)+", lines[1].replace("---:", "---")) is not None,
            "Markdown: header, separator and 2 rows with equal cell counts")
+    expect(all(re.search(r"\| [\d.]+ ± [\d.]+ \|", line) for line in lines[2:]), "Markdown: median ± std")
+    rc, stdout, _ = run("bench", "--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "-r", "2",
+                        "--warmup", "0", "--max-memory", "1K", "--impl", "reference,nosuchlib", "-o", "md")
+    notes = re.findall(r"^\[\^(\d+)\]: (.+)$", stdout, re.M)
+    rows = [line for line in stdout.splitlines() if line.startswith("| ") and "[^" in line]
+    expect(rc == 0 and len(rows) == 2 and len(notes) == 2 and widest("\n".join(rows)) <= 120
+           and any("--max-memory" in n for _, n in notes) and any("nosuchlib" in n for _, n in notes),
+           "Markdown: reasons of rows that did not run are footnotes, the rows stay narrow")
 
+
+
+def test_format_everywhere():
+    """-o is the format of stdout and of --out alike; jsonl is one record per line."""
+    two = ["--api", "cpu", "--seq", "64,96", "--heads", "2", "--head-dim", "32", "-r", "2", "--warmup", "0"]
+    for fmt in ["table", "md", "csv", "jsonl", "json"]:
+        out = os.path.join(WORK, f"everywhere.{fmt}")
+        rc, stdout, _ = run("bench", *two, "-o", fmt, "--out", out)
+        with open(out) as f:
+            text = f.read()
+        expect(rc == 0 and stdout == text, f"format_everywhere: -o {fmt} --out: stdout and the file are the same text")
+    lines = text.splitlines()
+    rc, stdout, _ = run("bench", *two, "-o", "jsonl")
+    recs = [json.loads(line) for line in stdout.splitlines()]
+    expect(rc == 0 and len(recs) == 2 and all(r["implementation"] == "reference" and r["stats"] for r in recs)
+           and [r["case"]["name"] for r in recs] == ["custom-d32-n64-b1-h2", "custom-d32-n96-b1-h2"],
+           "format_everywhere: jsonl holds one JSON record per line")
+    expect(len(lines) > 10 and json.loads(text)["records"][0]["implementation"] == "reference",
+           "format_everywhere: json is one document")
+    rc, stdout, stderr = run("bench", *two, "-o", "csv", "--out", os.path.join(WORK, "x.csv"))
+    expect(rc == 0 and stdout.startswith("implementation,"), "format_everywhere: -o csv --out prints CSV, not a table")
+
+
+def first_row_before_exit(fmt, row_start):
+    """Starts a run of 2 records (25 fixed repetitions each, about 0.5 s and 1 s: a slower machine only
+    makes them longer), reads stdout until the first record's row; returns (the process was still
+    running then, the row)."""
+    p = subprocess.Popen([ATTNVK, "bench", "--api", "cpu", "--seq", "384,512", "--heads", "2", "--head-dim", "32",
+                          "-r", "25", "--warmup", "0", "-o", fmt], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=no_columns_env())
+    row, running = None, False
+    for line in p.stdout:
+        if line.startswith(row_start):
+            row, running = line, p.poll() is None
+            break
+    rest, stderr = p.communicate(timeout=60)
+    return running and p.returncode == 0 and "ETA" not in stderr, row
+
+
+def test_rows_as_they_finish():
+    """Without a terminal, every streaming format prints each row when its record finishes."""
+    for fmt, start in [("table", "reference "), ("md", "| reference |"), ("csv", "reference,"), ("jsonl", "{")]:
+        ok, row = first_row_before_exit(fmt, start)
+        expect(ok, f"rows_as_they_finish: -o {fmt}: the first row is out while the run goes on: {row and row[:60]!r}")
+
+
+def test_table_widths():
+    """Tables fit 120 columns, 80 with --compact or a narrower COLUMNS, for every suite."""
+    suites = ["quick", "production", "long", "decode", "models", "fa-grid"]
+    for suite in suites:
+        # --max-memory 1K: every record is decided at once, with the longest lines (wrapped reasons)
+        base = ["bench", "--suite", suite, "--max-memory", "1K"]
+        rc, wide, _ = run_plain(*base)
+        rc2, compact, _ = run_plain(*base, "--compact")
+        rc3, narrow, _ = run_plain(*base, columns=100)
+        rc4, md, _ = run_plain(*base, "-o", "md")
+        md_rows = [line for line in md.splitlines() if line.startswith("|")]
+        n = len(json.loads(run_plain(*base, "-o", "json")[1])["records"])
+        expect(rc == rc2 == rc3 == rc4 == 0 and f"{n} records:" in wide and f"{n} records:" in compact
+               and widest(wide) <= 120 and widest(compact) <= 80 and widest(narrow) <= 80
+               and widest("\n".join(md_rows)) <= 120 and len(md_rows) == n + 2,
+               f"table_widths: suite {suite}, {n} records: {widest(wide)} columns, --compact {widest(compact)}, "
+               f"COLUMNS=100 {widest(narrow)}, md rows {widest(chr(10).join(md_rows))}")
+    # rows that ran, with the quick suite's longest case name
+    rc, wide, _ = run_plain("bench", "--suite", "quick", "-r", "2", "--warmup", "0")
+    rc2, compact, _ = run_plain("bench", "--suite", "quick", "-r", "2", "--warmup", "0", "--compact")
+    ok_rows = [line for line in wide.splitlines() if re.search(r" ok \d", line)]
+    expect(rc == rc2 == 0 and len(ok_rows) >= 6 and widest(wide) <= 120 and widest(compact) <= 80
+           and "quick-d32-nq64-nk256-b2-h2-kv1-causal" in wide,
+           f"table_widths: the quick suite's rows that ran: {widest(wide)} columns, --compact {widest(compact)}")
+    rc, stdout, _ = run_plain("bench", "--help")
+    expect(rc == 0 and widest(stdout) <= 120, f"table_widths: bench --help fits 120 columns ({widest(stdout)})")
+
+
+def test_devices_layout():
+    """`attnvk devices` fits 120 columns (80 with --compact or COLUMNS=80) and cuts no field."""
+    devices = json.loads(run("devices", "--json")[1])["devices"]
+    for args, columns, limit in [([], None, 120), (["--compact"], None, 80), ([], 80, 80)]:
+        rc, text, _ = run_plain("devices", *args, columns=columns)
+        flat = " ".join(text.split())
+        fields = [str(d[k]) for d in devices for k in ("name", "driver_version", "api_version", "default_variant")]
+        fields += [d["uuid"] for d in devices if d["uuid"]]
+        missing = [f for f in fields if " ".join(f.split()) not in flat]
+        expect(rc == 0 and widest(text) <= limit and not missing,
+               f"devices_layout: {' '.join(args) or 'default'}{' COLUMNS=80' if columns else ''}: {len(devices)} "
+               f"devices in {widest(text)} columns (<= {limit}), every field whole (missing: {missing[:2]})")
+
+
+def test_reference_and_units():
+    """The cpu API's row says 'reference' in every format; slow devices read in GFLOP/s, not 0.00x TFLOP/s."""
+    one = ["--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "-r", "3", "--warmup", "0"]
+    rc, table, _ = run_plain("bench", *one)
+    row = next((line for line in table.splitlines() if re.match(r"(reference|attnvk) +\w+:\d", line)), "")
+    m = re.search(r" ([\d.]+) ([kMGT])FLOP/s ", row)
+    expect(rc == 0 and row.startswith("reference ") and " cpu:0 " in row and m is not None and float(m.group(1)) >= 1
+           and m.group(2) != "T", f"reference_and_units: table row {row.strip()!r}")
+    expect(re.search(r" [\d.]+ \xb1 [\d.]+ ", row) is not None, "reference_and_units: the table shows median \xb1 std")
+    for fmt, pattern in [("md", r"^\| reference \| cpu:0 \|"), ("csv", r"^reference,"), ("jsonl", r'^\{"implementation":"reference"')]:
+        rc, text, _ = run_plain("bench", *one, "-o", fmt)
+        expect(rc == 0 and re.search(pattern, text, re.M) is not None and "attnvk," not in text
+               and "| attnvk |" not in text, f"reference_and_units: -o {fmt} labels the cpu row 'reference'")
+
+
+def test_interrupt():
+    """SIGINT stops after the current dispatch: the finished rows and the summary are printed,
+    --out holds them as a valid file, stderr says where, exit 130."""
+    out = os.path.join(WORK, "sigint.json")
+    if os.path.exists(out):
+        os.remove(out)
+    args = ["bench", "--api", "cpu", "--suite", "quick", "--min-time", "0.5", "-o", "json", "--out", out]
+    p = subprocess.Popen([ATTNVK, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline, seen = time.time() + 60, 0
+    while time.time() < deadline and p.poll() is None and seen < 1:
+        try:
+            seen = len(load(out)["records"])
+        except (OSError, ValueError):
+            seen = 0
+        time.sleep(0.02)
+    still_running = p.poll() is None
+    start = time.time()
+    p.send_signal(signal.SIGINT)
+    try:
+        stdout, stderr = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        stdout, stderr = p.communicate()
+    stopped_in = time.time() - start
+    doc = load(out)
+    n = len(doc["records"])
+    expect(still_running and p.returncode == 130 and 1 <= n < 6,
+           f"interrupt: SIGINT after {seen} record(s): exit {p.returncode} in {stopped_in:.1f} s, {n} in the file")
+    valid(doc, "interrupt: the stopped run's JSON")
+    expect(stdout and json.loads(stdout)["records"] == doc["records"], "interrupt: stdout has the same document")
+    expect(f"stopped by SIGINT: {n} of" in stderr and out in stderr, f"interrupt: stderr says where: {stderr.strip()!r}")
+    # the table: rows, then the summary saying it was stopped
+    p = subprocess.Popen([ATTNVK, "bench", "--api", "cpu", "--suite", "quick", "--min-time", "0.5"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=no_columns_env())
+    first = ""
+    for line in p.stdout:
+        if line.startswith("reference "):
+            first = line
+            break
+    p.send_signal(signal.SIGINT)
+    rest, _ = p.communicate(timeout=30)
+    expect(first and p.returncode == 130 and re.search(r"^\d+ records?: .* stopped by SIGINT after \d+ of \d+", rest, re.M),
+           f"interrupt: the table ends with the summary of what finished (exit {p.returncode})")
+
+
+class Screen:
+    """Just enough of a terminal: 80 columns, CR, LF, erase-to-end-of-line, autowrap."""
+
+    def __init__(self, cols):
+        self.cols, self.lines, self.line, self.x = cols, [], [], 0
+
+    def feed(self, text):
+        i = 0
+        while i < len(text):
+            ch = text[i]
+            if text.startswith("\x1b[K", i):
+                del self.line[self.x:]
+                i += 3
+                continue
+            if ch == "\r":
+                self.x = 0
+            elif ch == "\n":
+                self.lines.append("".join(self.line))
+                self.line, self.x = [], 0
+            else:
+                if self.x == self.cols:  # autowrap
+                    self.lines.append("".join(self.line))
+                    self.line, self.x = [], 0
+                if self.x < len(self.line):
+                    self.line[self.x] = ch
+                else:
+                    self.line.append(ch)
+                self.x += 1
+            i += 1
+
+    def final(self):
+        return self.lines + ["".join(self.line)]
+
+
+def run_on_terminal(args, cols=80, timeout=60):
+    """Runs attnvk with stdout and stderr on one pseudo-terminal of cols columns; returns (rc, the bytes shown)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    env = dict(no_columns_env(), COLUMNS=str(cols))
+    p = subprocess.Popen([ATTNVK, *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    chunks, deadline = [], time.time() + timeout
+    while time.time() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if not ready:
+            if p.poll() is not None:
+                break
+            continue
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    try:
+        rc = p.wait(timeout=max(1, deadline - time.time()))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+    return rc, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_progress():
+    """On a terminal: a progress line that advances within a record, fits 80 columns and leaves
+    no debris; its ETA leaves out records skipped up front."""
+    # Nq 8192 and 4096 are skipped at once (--max-memory), then 512 runs 12 repetitions (about 2 s);
+    # the long case names make a progress line wider than 80 columns unless it is cut
+    rc, shown = run_on_terminal(["bench", "--api", "cpu", "--seq", "8192,4096,512", "--seq-kv", "4096", "--heads", "2",
+                                 "--kv-heads", "1", "--head-dim", "32", "--causal", "-r", "12", "--warmup", "0",
+                                 "--max-memory", "1M"])
+    segments = [s.replace("\x1b[K", "") for s in re.split(r"\r\n|\r|\n", shown)]
+    bars = [s for s in segments if s.startswith("[") and " ETA " in s]
+    timing = {m.group(1) for s in bars for m in [re.search(r"timing (\d+/\d+)", s)] if m}
+    expect(rc == 0 and bars and max(len(s) for s in bars) <= 79,
+           f"progress: {len(bars)} progress lines, the widest {max((len(s) for s in bars), default=0)} columns (<= 79)")
+    expect(len(timing) >= 5, f"progress: advances within the record ({len(timing)} distinct 'timing k/n')")
+    etas = []
+    for s in bars:
+        m = re.search(r"\] 2/3 ETA (\d+)s", s)
+        if m:
+            etas.append(int(m.group(1)))
+    expect(etas and max(etas) >= 1,
+           f"progress: the ETA of the one record that runs is not shrunk by the two skipped ones: {sorted(set(etas))}")
+    screen = Screen(80)
+    screen.feed(shown)
+    debris = [line for line in screen.final() if " ETA " in line]
+    expect(not debris, f"progress: no progress debris left on an 80-column screen: {debris[:1]}")
+    expect(any(line.startswith("  reference cpu:0") for line in screen.final()),
+           "progress: the rows are on the screen (compact table at 80 columns)")
 
 def test_interrupted():
     out = os.path.join(WORK, "interrupted.json")
@@ -208,8 +541,9 @@ def test_interrupted():
     valid(doc, "interrupted run's JSON")
 
 
-for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_exit_codes, test_csv_md,
-             test_interrupted]:
+for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
+             test_variance, test_exit_codes, test_csv_md, test_format_everywhere, test_rows_as_they_finish,
+             test_table_widths, test_devices_layout, test_reference_and_units, test_interrupt, test_progress, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
