@@ -20,6 +20,9 @@ static const env_var user_vars[] = {
     {"ATTNVK_OPENCL_LIBRARY", "the OpenCL ICD loader to load", "libOpenCL.so.1"},
     {"ATTNVK_CLBLAST_LIBRARY", "the CLBlast library to load", "libclblast.so.1"},
     {"ATTNVK_VK_VALIDATION", "1: run Vulkan under VK_LAYER_KHRONOS_validation (it must be installed)", "off"},
+    {"COLUMNS", "terminal width: below 120, bench and devices tables take their compact 80-column form",
+     "120 (--compact: 80)"},
+    {"TMPDIR", "where bench keeps its JSON when a --save fails and the current folder is not writable", "/tmp"},
 };
 
 /* Tuning and diagnosis aids (tools/h100, the perf programs): outputs are still
@@ -48,8 +51,8 @@ static const env_var test_vars[] = {
     {"ATTNVK_TEST_SEED", "seed of the test programs' random inputs (each prints its seed)", "the clock"},
     {"ATTNVK_TEST_JOBS", "threads of test_cuda_nvrtc (1..16)", "2"},
     {"ATTNVK_TEST_OPENCL_VARIANTS", "comma list: the OpenCL variants test_opencl_flash runs", "all"},
-    {"ATTNVK_HISTORY_TEST_HOOK", "exit-before-commit or pause-before-commit: stops a history save before its "
-                                 "COMMIT (tests/report)", "unset"},
+    {"ATTNVK_HISTORY_TEST_HOOK", "exit-before-commit, pause-before-commit or fail-commit: stops or fails a "
+                                 "history save at its COMMIT (tests/report)", "unset"},
 };
 
 static void print_group(FILE *f, const char *title, const env_var *v, size_t n)

@@ -317,9 +317,12 @@ static attnvk_status check_names(const attnvk_device *dev, const attnvk_kernel_o
     int flash = !opts->implementation || strcmp(opts->implementation, "attnvk") == 0;
     const char *const *variants = attnvk_api_variants(dev->info.api);
     if (flash && opts->variant && !avk_name_in(variants, opts->variant)) {
+        int elsewhere = 0;
+        for (int a = 0; a < ATTNVK_API_COUNT && !elsewhere; ++a)
+            elsewhere = avk_name_in(attnvk_api_variants((attnvk_api)a), opts->variant);
         avk_join_names(variants, names, sizeof names);
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s has no variant '%s' (%s)", attnvk_api_name(dev->info.api),
-                        opts->variant, names);
+        return avk_fail(elsewhere ? ATTNVK_ERROR_UNSUPPORTED : ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "%s has no variant '%s' (%s)", attnvk_api_name(dev->info.api), opts->variant, names);
     }
     return ATTNVK_OK;
 }

@@ -114,7 +114,7 @@ expect_usage "devices bad option" "unknown option" devices --xml
 expect_usage "seq-overflow-suffix" "got '18014398509481985k'" bench --seq 18014398509481985k
 expect_usage "split-kv-overflow-suffix" "--split-kv wants 1..4096" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --split-kv 18014398509481985k
 expect_usage "tensor-too-large" "tensor too large" bench --batch 1m --heads 1m --seq 16m --head-dim 1024
-expect_usage "check-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn, cublas, clblast, rocblas)" check --impl bogus
+expect_usage "check-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn, cublas, clblast, rocblas, reference)" check --impl bogus
 expect_usage "bench-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn" bench --impl attnvk,bogus
 expect_usage "run-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --impl bogus
 expect_usage "bench-variant-typo" "unknown variant 'bogus' (cpu: reference-f64" bench --variant bogus

@@ -37,7 +37,7 @@ flip_byte() {
 apis=0
 for spec in vulkan:vkpipe opencl:ocl; do
   api=${spec%%:*} kind=${spec#*:}
-  if ! "$attnvk" devices 2>/dev/null | grep -q "^[0-9]* *$api "; then echo "skip $api: no device"; continue; fi
+  if ! ATTNVK_VISIBLE_DEVICES=$api "$attnvk" devices >/dev/null 2>&1; then echo "skip $api: no device"; continue; fi
   apis=$((apis + 1))
   cache="$work/cache-$api"
   run_checked "$api" "$cache" "$api cold" || continue

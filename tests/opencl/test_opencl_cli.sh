@@ -8,7 +8,7 @@ work=${1:?work dir}
 here=$(cd "$(dirname "$0")" && pwd)
 tool="${PYTHON:-python3} $here/npy_plain.py"
 rm -rf "$work" && mkdir -p "$work"
-if ! "$attnvk" devices 2>/dev/null | grep -q "^[0-9]* *opencl "; then
+if ! ATTNVK_VISIBLE_DEVICES=opencl "$attnvk" devices >/dev/null 2>&1; then  # exit 2: no OpenCL device
   echo "no OpenCL device: skipped"; echo "0 passed, 0 failed"; exit 77
 fi
 passed=0 failed=0

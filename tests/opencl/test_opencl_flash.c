@@ -165,7 +165,7 @@ int main(void)
     tally(avk_cl_expect_status(dev, &p, &none, ATTNVK_ERROR_UNSUPPORTED, "bf16", "bf16 refused"));
     p.dtype = ATTNVK_F32;
     attnvk_kernel_options bad = {.variant = "no-such-variant"};
-    tally(avk_cl_expect_status(dev, &p, &bad, ATTNVK_ERROR_INVALID_ARGUMENT, "unknown OpenCL variant", "unknown variant"));
+    tally(avk_cl_expect_status(dev, &p, &bad, ATTNVK_ERROR_INVALID_ARGUMENT, "has no variant 'no-such-variant'", "unknown variant"));
     bad.variant = "tiled-f16";
     tally(avk_cl_expect_status(dev, &p, &bad, ATTNVK_ERROR_INVALID_ARGUMENT, "runs f16", "variant/dtype mismatch"));
     p.head_dim = 30;
