@@ -208,6 +208,7 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     else cJSON_AddNullToObject(o, "device_uuid");
     cJSON_AddStringToObject(o, "group", t->group);
     cJSON_AddStringToObject(o, "driver_version", t->info.driver_version);
+    cJSON_AddStringToObject(o, "api_version", t->info.api_version);
     cJSON_AddItemToObject(o, "case", case_json(&r->c));
     cJSON_AddStringToObject(o, "status", bench_status_name(r->status));
     cJSON_AddStringToObject(o, "reason", r->status == BENCH_OK ? "" : r->reason);

@@ -167,9 +167,21 @@ for a in apis.values():
     assert a["status"] == "available" or a["reason"], a
 assert any(x["api"] == "cpu" for x in d["devices"])
 for x in d["devices"]:
-    for key in ("name", "vendor", "type", "driver_version", "memory_bytes", "subgroup_sizes", "uuid"):
+    for key in ("name", "vendor", "type", "driver_version", "api_version", "memory_bytes", "subgroup_sizes", "uuid"):
         assert key in x, key
 '; then ok "devices --json is valid and complete"; else bad "devices --json"; fi
+
+# --- bench records carry the device's api_version beside driver_version ---
+if "$attnvk" bench --api cpu --seq 64 --heads 1 --head-dim 32 --iters 1 --warmup 0 -o json --out "$work/rec.json" > /dev/null 2>&1 &&
+   $python -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = {(x["api"], x["index"]): x for x in d["devices"]}
+assert d["records"]
+for r in d["records"]:
+    x = d["devices"][r["device_index"]]
+    assert r["api_version"] == x["api_version"] and r["driver_version"] == x["driver_version"], r
+' "$work/rec.json"; then ok "records-api-version"; else bad "records-api-version"; fi
 
 # --- --check prints a passing comparison; ATTNVK_VISIBLE_DEVICES hides devices (a typo is an error, above) ---
 if "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy" --check | grep -q "pass"; then
