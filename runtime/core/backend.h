@@ -14,6 +14,7 @@ typedef struct avk_bkernel avk_bkernel; /* a prepared kernel, backend-defined */
 typedef struct avk_dispatch {
     avk_bbuf *q, *k, *v, *o;
     avk_bbuf *lse;        /* NULL unless the kernel was prepared with write_lse */
+    avk_bbuf *block_table, *seq_lens, *kv_scales; /* NULL unless the problem needs them */
     int q_begin, q_count; /* query rows [q_begin, q_begin + q_count) of every (b, h) */
 } avk_dispatch;
 
@@ -32,7 +33,9 @@ typedef struct attnvk_backend {
     attnvk_status (*upload)(avk_bdev *dev, avk_bbuf *buf, size_t offset, const void *src, size_t bytes);
     attnvk_status (*download)(avk_bdev *dev, avk_bbuf *buf, size_t offset, void *dst, size_t bytes);
 
-    /* attnvk's flash kernel first ("attnvk"), then vendor baselines. */
+    /* attnvk's flash kernel first ("attnvk"), then vendor baselines, each
+     * with the ATTNVK_FEATURE_* bits it runs (the core refuses the rest
+     * before prepare is called). */
     int (*implementations)(avk_bdev *dev, attnvk_impl_info *out, int max);
     /* Compiles (or fetches from cache) what the problem needs. The problem is
      * already validated; options are never NULL. UNSUPPORTED for shapes the

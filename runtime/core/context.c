@@ -1,5 +1,6 @@
 /* The API-neutral front: loads each backend once, lists and selects devices,
  * and checks every argument before a backend sees it. */
+#include "core/kv_cache.h"
 #include "core/names.h"
 #include "core/registry.h"
 #include "core/tuning.h"
@@ -327,6 +328,24 @@ static attnvk_status check_names(const attnvk_device *dev, const attnvk_kernel_o
     return ATTNVK_OK;
 }
 
+/* Refuses, once and here, what the chosen implementation does not declare. */
+static attnvk_status check_features(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts)
+{
+    const unsigned need = avk_problem_features(p);
+    if (!need) return ATTNVK_OK;
+    const char *name = opts->implementation ? opts->implementation : "attnvk";
+    attnvk_impl_info impls[16];
+    int n = dev->backend->implementations(dev->bdev, impls, 16);
+    for (int i = 0; i < n; ++i) {
+        if (strcmp(impls[i].name, name) != 0) continue;
+        const unsigned missing = need & ~impls[i].features;
+        if (!missing) return ATTNVK_OK;
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s on %s does not support %s", name,
+                        attnvk_api_name(dev->info.api), avk_feature_name(missing));
+    }
+    return ATTNVK_OK; /* not offered here: prepare says why */
+}
+
 attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                     attnvk_kernel **out, attnvk_kernel_info *info)
 {
@@ -340,6 +359,7 @@ attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p,
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tile sizes must be in 0..%d and the split count in 0..%d",
                         AVK_MAX_TILE, AVK_MAX_SPLIT_KV);
     s = check_names(dev, opts);
+    if (s == ATTNVK_OK) s = check_features(dev, p, opts);
     if (s != ATTNVK_OK) return s;
     attnvk_kernel_info local_info;
     if (!info) info = &local_info;
@@ -364,25 +384,56 @@ attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p,
 attnvk_status attnvk_kernel_run(attnvk_kernel *k, attnvk_buffer *q, attnvk_buffer *kb, attnvk_buffer *v,
                                 attnvk_buffer *o, attnvk_buffer *lse, int q_begin, int q_count, double *device_ms)
 {
+    const attnvk_tensors t = {.q = q, .k = kb, .v = v, .o = o, .lse = lse};
+    return attnvk_kernel_run_tensors(k, &t, q_begin, q_count, device_ms);
+}
+
+static attnvk_status need_buffer(const attnvk_buffer *b, size_t bytes, const char *what)
+{
+    if (!b) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "this problem needs a %s buffer (%zu bytes)", what, bytes);
+    if (b->size < bytes)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "the %s buffer holds %zu bytes; it needs %zu", what, b->size,
+                        bytes);
+    return ATTNVK_OK;
+}
+
+attnvk_status attnvk_kernel_run_tensors(attnvk_kernel *k, const attnvk_tensors *t, int q_begin, int q_count,
+                                        double *device_ms)
+{
+    if (!k || !t) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no kernel or tensors given");
     const attnvk_problem *p = &k->problem;
-    size_t es = attnvk_dtype_size(p->dtype);
-    size_t q_bytes = attnvk_q_elements(p) * es, kv_bytes = attnvk_kv_elements(p) * es;
-    if (!q || !kb || !v || !o) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "Q, K, V and O buffers are required");
-    if (q->size < q_bytes || o->size < q_bytes)
+    size_t q_bytes = attnvk_q_elements(p) * attnvk_dtype_size(p->dtype), kv_bytes = attnvk_kv_bytes(p);
+    if (!t->q || !t->k || !t->v || !t->o)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "Q, K, V and O buffers are required");
+    if (t->q->size < q_bytes || t->o->size < q_bytes)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "Q/O buffers need %zu bytes", q_bytes);
-    if (kb->size < kv_bytes || v->size < kv_bytes)
+    if (t->k->size < kv_bytes || t->v->size < kv_bytes)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "K/V buffers need %zu bytes", kv_bytes);
-    if (k->write_lse && (!lse || lse->size < (size_t)p->batch * p->heads * p->seq_q * sizeof(float)))
+    if (k->write_lse && (!t->lse || t->lse->size < (size_t)p->batch * p->heads * p->seq_q * sizeof(float)))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "kernel writes LSE: an LSE buffer of B*H*Nq floats is required");
+    attnvk_status s = ATTNVK_OK;
+    if (p->page_size > 0)
+        s = need_buffer(t->block_table, (size_t)p->batch * p->max_pages * sizeof(int32_t), "block table");
+    if (s == ATTNVK_OK && avk_problem_has_seq_lens(p))
+        s = need_buffer(t->seq_lens, (size_t)p->batch * sizeof(int32_t), "seq_lens");
+    if (s == ATTNVK_OK && p->kv_format == ATTNVK_KV_FP8)
+        s = need_buffer(t->kv_scales, 2 * (size_t)p->kv_heads * sizeof(float), "kv scales");
+    if (s != ATTNVK_OK) return s;
     if (q_count == 0 && q_begin == 0) q_count = p->seq_q;
     if (q_begin < 0 || q_count < 1 || q_begin > p->seq_q - q_count)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "query rows %d+%d outside 0..%d", q_begin, q_count, p->seq_q);
-    for (attnvk_buffer *b2[] = {q, kb, v, o, lse}, **it = b2; it < b2 + 5; ++it)
-        if (*it && (*it)->dev != k->dev)
+    const attnvk_buffer *all[] = {t->q, t->k, t->v, t->o, t->lse, t->block_table, t->seq_lens, t->kv_scales};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+        if (all[i] && all[i]->dev != k->dev)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "buffer belongs to another device");
-    avk_dispatch args = {q->bbuf, kb->bbuf, v->bbuf, o->bbuf, k->write_lse && lse ? lse->bbuf : NULL, q_begin, q_count};
+#define BBUF(x) ((x) ? (x)->bbuf : NULL)
+    avk_dispatch args = {t->q->bbuf, t->k->bbuf, t->v->bbuf, t->o->bbuf, k->write_lse ? BBUF(t->lse) : NULL,
+                         p->page_size > 0 ? BBUF(t->block_table) : NULL,
+                         avk_problem_has_seq_lens(p) ? BBUF(t->seq_lens) : NULL,
+                         p->kv_format == ATTNVK_KV_FP8 ? BBUF(t->kv_scales) : NULL, q_begin, q_count};
+#undef BBUF
     double ms = 0;
-    attnvk_status s = k->dev->backend->dispatch(k->dev->bdev, k->bkernel, &args, &ms);
+    s = k->dev->backend->dispatch(k->dev->bdev, k->bkernel, &args, &ms);
     if (device_ms) *device_ms = ms;
     return s;
 }

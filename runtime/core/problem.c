@@ -2,6 +2,7 @@
 #include "attnvk/attnvk.h"
 #include "core/checked_math.h"
 #include "core/error.h"
+#include "core/kv_cache.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -43,7 +44,7 @@ attnvk_status attnvk_problem_validate(const attnvk_problem *p)
                         "%d elements",
                         p->batch, p->heads, p->seq_q, p->head_dim, p->batch, p->kv_heads, p->seq_kv, p->head_dim,
                         INT32_MAX);
-    return ATTNVK_OK;
+    return avk_kv_cache_validate(p);
 }
 
 float attnvk_problem_scale(const attnvk_problem *p)

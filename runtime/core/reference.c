@@ -25,7 +25,7 @@ static void attend_row(const avk_reference_job *job, size_t slot, size_t row, do
     const int b = (int)(row / ((size_t)p->seq_q * p->heads));
     const int g = h / (p->heads / p->kv_heads);
     const double scale = attnvk_problem_scale(p);
-    int n = avk_visible_keys(p, i);
+    int n = avk_visible_keys_of(p, i, avk_seq_len(p, job->kv_lens, b));
     if (job->drop_keys > 0) n = n > job->drop_keys ? n - job->drop_keys : 0;
 
     const float *qr = job->q + avk_q_offset(p, b, h, i);
@@ -118,5 +118,14 @@ void attnvk_reference_rows(const attnvk_problem *p, const float *q, const float 
 {
     avk_reference_job job = {.p = p, .q = q, .k = k, .v = v, .rows = rows, .nrows = nrows,
                              .out_f64 = out, .lse_f64 = lse};
+    avk_reference_run(&job);
+}
+
+void attnvk_reference_ragged(const attnvk_problem *p, const float *q, const float *k, const float *v,
+                             const int32_t *kv_lens, float *o, float *lse)
+{
+    avk_reference_job job = {.p = p, .q = q, .k = k, .v = v, .kv_lens = kv_lens,
+                             .nrows = (size_t)p->batch * p->heads * p->seq_q,
+                             .out_f32 = o, .lse_f32 = lse};
     avk_reference_run(&job);
 }

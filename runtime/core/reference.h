@@ -10,6 +10,7 @@
 typedef struct avk_reference_job {
     const attnvk_problem *p;
     const float *q, *k, *v;
+    const int32_t *kv_lens; /* [B] keys per sequence, NULL: Nk */
     const size_t *rows; /* NULL: rows 0..nrows-1 */
     size_t nrows;
     int drop_keys;

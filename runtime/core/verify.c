@@ -1,6 +1,7 @@
 /* One tolerance table and one comparison, used by every test and bench check. */
 #include "attnvk/attnvk.h"
 #include "core/layout.h"
+#include "core/reference.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,6 +18,12 @@ double attnvk_tolerance(attnvk_dtype d)
 
 attnvk_check attnvk_check_output(const attnvk_problem *p, const float *q, const float *k, const float *v,
                                  const float *o, const size_t *rows, size_t nrows)
+{
+    return attnvk_check_output_ragged(p, q, k, v, NULL, o, rows, nrows);
+}
+
+attnvk_check attnvk_check_output_ragged(const attnvk_problem *p, const float *q, const float *k, const float *v,
+                                        const int32_t *kv_lens, const float *o, const size_t *rows, size_t nrows)
 {
     attnvk_check c = {.tolerance = attnvk_tolerance(p->dtype)};
     size_t total_rows = (size_t)p->batch * p->heads * p->seq_q;
@@ -35,7 +42,9 @@ attnvk_check attnvk_check_output(const attnvk_problem *p, const float *q, const 
         c.rel_l2 = INFINITY; /* can't check: never a pass */
         return c;
     }
-    attnvk_reference_rows(p, q, k, v, rows, nrows, ref, NULL);
+    avk_reference_job job = {.p = p, .q = q, .k = k, .v = v, .kv_lens = kv_lens, .rows = rows, .nrows = nrows,
+                             .out_f64 = ref};
+    avk_reference_run(&job);
     double diff2 = 0, ref2 = 0;
     for (size_t s = 0; s < nrows; ++s) {
         size_t row = rows[s];

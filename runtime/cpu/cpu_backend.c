@@ -114,6 +114,8 @@ static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     snprintf(out->name, sizeof out->name, "attnvk");
     out->fused = 1;
     out->available = 1;
+    out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
+                    ATTNVK_FEATURE_KV_FP8;
     return 1;
 }
 
@@ -154,13 +156,29 @@ static float *to_f32(attnvk_dtype dt, const avk_bbuf *b, size_t n)
     return f;
 }
 
+/* K or V as the reference reads it: contiguous f32, whatever the cache's
+ * paging and format (the same decode the GPU kernels do). */
+static float *kv_to_f32(const attnvk_problem *p, const avk_dispatch *a, const avk_bbuf *b, int which)
+{
+    float *f = malloc(attnvk_kv_elements(p) * sizeof(float));
+    if (!f) return NULL;
+    attnvk_status s = attnvk_kv_gather(p, b->data, a->block_table ? (const int32_t *)a->block_table->data : NULL,
+                                       a->seq_lens ? (const int32_t *)a->seq_lens->data : NULL,
+                                       a->kv_scales ? (const float *)a->kv_scales->data : NULL, which, f);
+    if (s != ATTNVK_OK) {
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
 static attnvk_status cpu_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
 {
     (void)dev;
     const attnvk_problem *p = &k->p;
-    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
+    size_t nq = attnvk_q_elements(p);
     double t0 = now_ms();
-    float *q = to_f32(p->dtype, a->q, nq), *kk = to_f32(p->dtype, a->k, nkv), *v = to_f32(p->dtype, a->v, nkv);
+    float *q = to_f32(p->dtype, a->q, nq), *kk = kv_to_f32(p, a, a->k, 0), *v = kv_to_f32(p, a, a->v, 1);
     float *o = to_f32(p->dtype, a->o, nq); /* keeps rows outside the range */
     size_t nrows = (size_t)p->batch * p->heads * (size_t)a->q_count;
     size_t *rows = malloc(sizeof(size_t) * nrows);
@@ -172,6 +190,7 @@ static attnvk_status cpu_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispa
         for (size_t bh = 0; bh < (size_t)p->batch * p->heads; ++bh)
             for (int i = a->q_begin; i < a->q_begin + a->q_count; ++i) rows[r++] = bh * p->seq_q + i;
         avk_reference_job job = {.p = p, .q = q, .k = kk, .v = v, .rows = rows, .nrows = nrows,
+                                 .kv_lens = a->seq_lens ? (const int32_t *)a->seq_lens->data : NULL,
                                  .drop_keys = k->drop_keys, .out_f32 = o,
                                  .lse_f32 = a->lse ? (float *)a->lse->data : NULL};
         avk_reference_run(&job);

@@ -8,7 +8,7 @@
 
 static attnvk_problem make(int b, int h, int hkv, int nq, int nk, int d, int causal)
 {
-    attnvk_problem p = {b, h, hkv, nq, nk, d, causal, 0, ATTNVK_F32, ATTNVK_LAYOUT_BHSD};
+    attnvk_problem p = {.batch = b, .heads = h, .kv_heads = hkv, .seq_q = nq, .seq_kv = nk, .head_dim = d, .causal = causal, .scale = 0, .dtype = ATTNVK_F32, .layout = ATTNVK_LAYOUT_BHSD};
     return p;
 }
 

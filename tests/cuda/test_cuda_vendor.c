@@ -110,8 +110,8 @@ static int all_cases(attnvk_dtype dtype, attnvk_problem *out, const char **label
 {
     int n = avk_test_feature_cases(dtype, out, labels, max - 2);
     static const attnvk_problem extra[] = {
-        {3, 6, 2, 40, 72, 64, 0, 0, ATTNVK_F32, ATTNVK_LAYOUT_BSHD},  /* per head, batched over b */
-        {2, 8, 4, 33, 47, 32, 1, 0, ATTNVK_F32, ATTNVK_LAYOUT_BSHD},  /* per (b, r), batched over g */
+        {.batch = 3, .heads = 6, .kv_heads = 2, .seq_q = 40, .seq_kv = 72, .head_dim = 64, .causal = 0, .scale = 0, .dtype = ATTNVK_F32, .layout = ATTNVK_LAYOUT_BSHD},  /* per head, batched over b */
+        {.batch = 2, .heads = 8, .kv_heads = 4, .seq_q = 33, .seq_kv = 47, .head_dim = 32, .causal = 1, .scale = 0, .dtype = ATTNVK_F32, .layout = ATTNVK_LAYOUT_BSHD},  /* per (b, r), batched over g */
     };
     for (int i = 0; i < 2 && n < max; ++i, ++n) {
         out[n] = extra[i];
@@ -208,7 +208,7 @@ static void device_checks(attnvk_device *dev, uint64_t seed)
     }
     if (have_cublas) {
         /* valid shape whose 4.4 TB of scores can't fit: UNSUPPORTED with the bytes, never a crash */
-        attnvk_problem huge = {1, 64, 64, 131072, 131072, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD};
+        attnvk_problem huge = {.batch = 1, .heads = 64, .kv_heads = 64, .seq_q = 131072, .seq_kv = 131072, .head_dim = 128, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD};
         attnvk_kernel_options o = {.implementation = "cublas"};
         attnvk_kernel *k = NULL;
         attnvk_status s = attnvk_kernel_prepare(dev, &huge, &o, &k, NULL);
@@ -302,15 +302,15 @@ static void perf(attnvk_device *dev, uint64_t seed)
 {
     /* B*N = 16k tokens, H*D = 2048 (the anchors' shapes), then layout/GQA/bf16 variants */
     static const attnvk_problem big[] = {
-        {4, 16, 16, 4096, 4096, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD},
-        {4, 16, 16, 4096, 4096, 128, 1, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD},
-        {4, 32, 32, 4096, 4096, 64, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD},
-        {4, 32, 32, 4096, 4096, 64, 1, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD},
-        {16, 16, 16, 1024, 1024, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD},
-        {2, 16, 16, 8192, 8192, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD},
-        {4, 16, 16, 4096, 4096, 128, 0, 0, ATTNVK_BF16, ATTNVK_LAYOUT_BHSD},
-        {4, 16, 16, 4096, 4096, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BSHD},
-        {4, 16, 4, 4096, 4096, 128, 1, 0, ATTNVK_BF16, ATTNVK_LAYOUT_BSHD},
+        {.batch = 4, .heads = 16, .kv_heads = 16, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD},
+        {.batch = 4, .heads = 16, .kv_heads = 16, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128, .causal = 1, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD},
+        {.batch = 4, .heads = 32, .kv_heads = 32, .seq_q = 4096, .seq_kv = 4096, .head_dim = 64, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD},
+        {.batch = 4, .heads = 32, .kv_heads = 32, .seq_q = 4096, .seq_kv = 4096, .head_dim = 64, .causal = 1, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD},
+        {.batch = 16, .heads = 16, .kv_heads = 16, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD},
+        {.batch = 2, .heads = 16, .kv_heads = 16, .seq_q = 8192, .seq_kv = 8192, .head_dim = 128, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD},
+        {.batch = 4, .heads = 16, .kv_heads = 16, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128, .causal = 0, .scale = 0, .dtype = ATTNVK_BF16, .layout = ATTNVK_LAYOUT_BHSD},
+        {.batch = 4, .heads = 16, .kv_heads = 16, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BSHD},
+        {.batch = 4, .heads = 16, .kv_heads = 4, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128, .causal = 1, .scale = 0, .dtype = ATTNVK_BF16, .layout = ATTNVK_LAYOUT_BSHD},
     };
     for (size_t i = 0; i < sizeof big / sizeof *big; ++i) perf_case(dev, &big[i], seed + i);
 }

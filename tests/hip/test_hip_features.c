@@ -27,7 +27,7 @@ static void feature_matrix(attnvk_device *dev, attnvk_dtype dt, const attnvk_ker
 
 static void skip_tile_case(attnvk_device *dev, const char *impl)
 {
-    attnvk_problem p = {1, 2, 2, 96, 200, 64, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD};
+    attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 2, .seq_q = 96, .seq_kv = 200, .head_dim = 64, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD};
     float *q, *k, *v;
     avk_test_inputs(&p, seed + 303, &q, &k, &v);
     float *o = malloc(attnvk_q_elements(&p) * sizeof *o);

@@ -145,7 +145,7 @@ static void check_lookup(void)
         const pick_case *t = &cases[i];
         attnvk_device_info info;
         avk_hip_synthetic_device(t->arch, &info);
-        attnvk_problem p = {1, 8, 8, t->seq_q, 1024, t->head_dim, 0, 0, t->dtype, ATTNVK_LAYOUT_BHSD};
+        attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = t->seq_q, .seq_kv = 1024, .head_dim = t->head_dim, .causal = 0, .scale = 0, .dtype = t->dtype, .layout = ATTNVK_LAYOUT_BHSD};
         avk_hip_config c;
         int decode = p.seq_q <= 16;
         attnvk_status s = avk_hip_select(&info, &p, &none, decode, &c);
@@ -161,7 +161,7 @@ static void check_lookup(void)
     /* options override the table; rules are checked */
     attnvk_device_info info;
     avk_hip_synthetic_device("gfx1030", &info);
-    attnvk_problem p = {1, 8, 8, 256, 256, 128, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD};
+    attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 256, .seq_kv = 256, .head_dim = 128, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD};
     attnvk_kernel_options o = none;
     o.variant = "mma16";
     avk_hip_config c;
@@ -212,7 +212,7 @@ static void check_unavailable(void)
     attnvk_context_destroy(ctx);
 
     /* rocBLAS unfused workspace: f32 scores + dtype probabilities per pair */
-    attnvk_problem p = {2, 4, 4, 100, 300, 64, 0, 0, ATTNVK_F16, ATTNVK_LAYOUT_BHSD};
+    attnvk_problem p = {.batch = 2, .heads = 4, .kv_heads = 4, .seq_q = 100, .seq_kv = 300, .head_dim = 64, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD};
     CHECK(avk_hip_rocblas_workspace_bytes(&p) == 2ull * 4 * 100 * 300 * 6, "rocblas workspace bytes");
     /* without librocblas the baseline is listed, unavailable, with the reason */
     avk_hip_device none;

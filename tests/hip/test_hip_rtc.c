@@ -37,7 +37,7 @@ static void flash_case(const char *arch, const char *variant, int br, int bc, at
 {
     attnvk_device_info info;
     avk_hip_synthetic_device(arch, &info);
-    attnvk_problem p = {1, 4, 4, 256, 256, d, 0, 0, dt, ATTNVK_LAYOUT_BSHD};
+    attnvk_problem p = {.batch = 1, .heads = 4, .kv_heads = 4, .seq_q = 256, .seq_kv = 256, .head_dim = d, .causal = 0, .scale = 0, .dtype = dt, .layout = ATTNVK_LAYOUT_BSHD};
     attnvk_kernel_options o = {.variant = variant, .tile_br = br, .tile_bc = bc};
     avk_hip_config c;
     attnvk_status s = avk_hip_select(&info, &p, &o, 0, &c);

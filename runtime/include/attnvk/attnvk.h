@@ -11,6 +11,16 @@
  *     BSHD stores Q as [B][Nq][H][D], K/V as [B][Nk][H_kv][D]. O has Q's shape.
  *   - dtype is the storage and compute precision of Q, K, V and O on the
  *     device; softmax statistics are always kept in f32 or better.
+ *   - KV caches (decode and prefill alike):
+ *     - kv_format stores K and V quantized (attnvk_kv_format); Q and O keep
+ *       dtype, and the kernel computes in dtype on the dequantized values.
+ *     - page_size > 0 makes K and V paged: [num_pages][page_size][H_kv][D]
+ *       rows, a block table int32 [B][max_pages] naming each sequence's
+ *       pages in order, and seq_lens int32 [B] each sequence's key count
+ *       (<= Nk, which bounds them). ragged = 1 takes seq_lens with a
+ *       contiguous cache too. Causal stays bottom-right per sequence: key j
+ *       is visible to query i of sequence b iff j <= i + seq_lens[b] - Nq.
+ *       Table entries past a sequence's last page are never read.
  *
  * Every call returns an attnvk_status; attnvk_last_error() gives the
  * one-line message for the calling thread's last failure.
@@ -50,6 +60,19 @@ typedef enum attnvk_api {
 
 typedef enum attnvk_dtype { ATTNVK_F32 = 0, ATTNVK_F16, ATTNVK_BF16 } attnvk_dtype;
 typedef enum attnvk_layout { ATTNVK_LAYOUT_BHSD = 0, ATTNVK_LAYOUT_BSHD } attnvk_layout;
+/* How K and V are stored. A "row" is the D values of one (key, kv head).
+ * Q8_0 and Q4_0 are ggml's blocks along D (bit-compatible with llama.cpp):
+ * every 32 values are one f16 scale d and 32 int8 q (x = d * q), or d and 16
+ * bytes of nibbles (values 0..15 in the low nibbles, 16..31 in the high
+ * ones, x = d * (q - 8)). FP8 is OCP e4m3 with one f32 scale per kv head for
+ * K and one for V (x = scale * e4m3), read from the kv_scales buffer. */
+typedef enum attnvk_kv_format {
+    ATTNVK_KV_DTYPE = 0, /* the problem's dtype */
+    ATTNVK_KV_Q8_0,
+    ATTNVK_KV_Q4_0,
+    ATTNVK_KV_FP8,
+    ATTNVK_KV_FORMAT_COUNT
+} attnvk_kv_format;
 typedef enum attnvk_device_type {
     ATTNVK_DEVICE_OTHER = 0,
     ATTNVK_DEVICE_DISCRETE,
@@ -67,7 +90,12 @@ typedef struct attnvk_problem {
     int causal;      /* bottom-right aligned */
     float scale;     /* 0 -> 1/sqrt(D) */
     attnvk_dtype dtype;
-    attnvk_layout layout;
+    attnvk_layout layout;     /* of Q and O, and of K and V unless paged */
+    attnvk_kv_format kv_format;
+    int page_size;            /* 0: contiguous K/V; else tokens per page */
+    int num_pages;            /* paged: pages in K and in V */
+    int max_pages;            /* paged: block table width */
+    int ragged;               /* contiguous K/V with seq_lens (paged always has them) */
 } attnvk_problem;
 
 enum { ATTNVK_UUID_SIZE = 16, ATTNVK_MAX_SUBGROUP_SIZES = 4 };
@@ -97,11 +125,20 @@ typedef struct attnvk_device_info {
 
 /* One way of computing attention on a device: attnvk's flash kernel
  * ("attnvk") or a vendor-native baseline ("cudnn", "cublas", "clblast"). */
+/* What an implementation can run beyond plain attention (a bit set). */
+enum {
+    ATTNVK_FEATURE_PAGED = 1u << 0,   /* page_size > 0 */
+    ATTNVK_FEATURE_RAGGED = 1u << 1,  /* seq_lens with a contiguous cache */
+    ATTNVK_FEATURE_KV_Q8_0 = 1u << 2,
+    ATTNVK_FEATURE_KV_Q4_0 = 1u << 3,
+    ATTNVK_FEATURE_KV_FP8 = 1u << 4,
+};
 typedef struct attnvk_impl_info {
     char name[32];
     int fused;                   /* 1: O(N) memory; 0: materialises Nq x Nk scores */
     int available;
     char reason[256];            /* why not available */
+    unsigned features;           /* ATTNVK_FEATURE_* */
 } attnvk_impl_info;
 
 enum { ATTNVK_TEST_SKIP_LAST_KV_TILE = 1u << 0 }; /* deliberately wrong, for tests */
@@ -195,6 +232,38 @@ attnvk_status attnvk_kernel_run(attnvk_kernel *k, attnvk_buffer *q, attnvk_buffe
                                 int q_begin, int q_count, double *device_ms);
 void attnvk_kernel_destroy(attnvk_kernel *k);
 
+/* Every buffer a run may read or write; the KV-cache extras are NULL unless
+ * the problem needs them. */
+typedef struct attnvk_tensors {
+    attnvk_buffer *q, *k, *v, *o;
+    attnvk_buffer *lse;          /* f32 [B][H][Nq] (when write_lse) */
+    attnvk_buffer *block_table;  /* int32 [B][max_pages], paged */
+    attnvk_buffer *seq_lens;     /* int32 [B], paged or ragged */
+    attnvk_buffer *kv_scales;    /* f32 [2][H_kv]: K's then V's, FP8 */
+} attnvk_tensors;
+/* attnvk_kernel_run for any problem. Lengths past Nk are clamped to Nk and
+ * page indices into 0..num_pages-1, so bad table contents never fault. */
+attnvk_status attnvk_kernel_run_tensors(attnvk_kernel *k, const attnvk_tensors *t, int q_begin, int q_count,
+                                        double *device_ms);
+
+/* ---- KV caches on the host ---- */
+const char *attnvk_kv_format_name(attnvk_kv_format f); /* "dtype", "q8_0", "q4_0", "fp8" */
+int attnvk_kv_format_from_name(const char *name, attnvk_kv_format *out);
+/* Bytes of one K or V row (D values) in the problem's kv format. */
+size_t attnvk_kv_row_bytes(const attnvk_problem *p);
+size_t attnvk_kv_rows(const attnvk_problem *p);       /* rows in K (= in V) */
+size_t attnvk_kv_bytes(const attnvk_problem *p);      /* = rows * row bytes */
+/* Encodes n rows of D floats into the kv format (not ATTNVK_KV_DTYPE);
+ * fp8 divides by scale first. decode is the exact inverse map (what the
+ * kernel reads), into f32. */
+void attnvk_kv_encode(attnvk_kv_format f, int head_dim, const float *src, void *dst, size_t rows, float scale);
+void attnvk_kv_decode(attnvk_kv_format f, int head_dim, const void *src, float *dst, size_t rows, float scale);
+/* fp8 scale for values whose largest magnitude is amax (amax / 448; 1 for 0). */
+float attnvk_fp8_scale(float amax);
+/* Checks host block table and lengths against the problem: one-line error
+ * (INVALID_ARGUMENT) naming the first bad entry. table may be NULL unless paged. */
+attnvk_status attnvk_kv_tables_check(const attnvk_problem *p, const int32_t *block_table, const int32_t *seq_lens);
+
 /* Convenience: host f32 arrays in p->layout in, f32 O (and optional LSE) out;
  * converts to p->dtype, uploads, runs, downloads, frees. */
 attnvk_status attnvk_attention_host(attnvk_device *dev, const attnvk_problem *p,
@@ -211,6 +280,17 @@ void attnvk_reference(const attnvk_problem *p, const float *q, const float *k,
 void attnvk_reference_rows(const attnvk_problem *p, const float *q, const float *k,
                            const float *v, const size_t *rows, size_t nrows,
                            double *out, double *lse);
+/* With per-sequence key counts (kv_lens [B], NULL = Nk for all): K and V are
+ * contiguous f32 in p->layout with Nk keys, of which sequence b uses its
+ * first kv_lens[b]; p's paging and kv format are ignored (gather and decode
+ * the cache first: attnvk_kv_gather). */
+void attnvk_reference_ragged(const attnvk_problem *p, const float *q, const float *k,
+                             const float *v, const int32_t *kv_lens, float *o, float *lse);
+/* A paged or quantized cache as the reference reads it: K/V bytes in p's kv
+ * format and paging into f32 [B][H_kv][Nk][D]-shaped in p->layout (keys past
+ * a sequence's length are zero). kv_scales as in attnvk_tensors (fp8). */
+attnvk_status attnvk_kv_gather(const attnvk_problem *p, const void *kv_bytes, const int32_t *block_table,
+                               const int32_t *seq_lens, const float *kv_scales, int which, float *out);
 
 /* ---- verification: one tolerance table by dtype ---- */
 typedef struct attnvk_check {
@@ -227,6 +307,10 @@ double attnvk_tolerance(attnvk_dtype d); /* relative L2: f32 1e-5, f16/bf16 5e-3
 attnvk_check attnvk_check_output(const attnvk_problem *p, const float *q, const float *k,
                                  const float *v, const float *o, const size_t *rows,
                                  size_t nrows);
+/* The same with per-sequence key counts (see attnvk_reference_ragged). */
+attnvk_check attnvk_check_output_ragged(const attnvk_problem *p, const float *q, const float *k,
+                                        const float *v, const int32_t *kv_lens, const float *o,
+                                        const size_t *rows, size_t nrows);
 
 /* ---- numeric helpers ---- */
 uint16_t attnvk_f32_to_f16(float f);

@@ -1,0 +1,19 @@
+/* Flag bits of kernel_args.def's `flags`, and the kv format codes kernels
+ * are compiled for (AVK_KV_FORMAT), in plain #defines every kernel language
+ * (C, CUDA/HIP, OpenCL C, GLSL) reads alike. */
+#ifndef AVK_KERNEL_FLAGS_H
+#define AVK_KERNEL_FLAGS_H
+
+#define AVK_FLAG_CAUSAL 1u          /* bottom-right: key j visible to row i iff j <= i + len - Nq */
+#define AVK_FLAG_WRITE_LSE 2u       /* write f32 LSE [B][H][Nq] */
+#define AVK_FLAG_SEQ_LENS 4u        /* per-sequence key counts from seq_lens, clamped to 0..seq_kv */
+#define AVK_FLAG_SPLIT 8u           /* write f32 partials (O, LSE) per split for the merge */
+#define AVK_FLAG_SKIP_LAST_TILE 16u /* ATTNVK_TEST_SKIP_LAST_KV_TILE: deliberately wrong */
+
+/* AVK_KV_FORMAT values (= attnvk_kv_format) */
+#define AVK_KV_DTYPE 0
+#define AVK_KV_Q8_0 1
+#define AVK_KV_Q4_0 2
+#define AVK_KV_FP8 3
+
+#endif

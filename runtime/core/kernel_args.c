@@ -1,0 +1,64 @@
+/* Fills the kernel contract's arguments from a problem (see kernel_args.h). */
+#include "core/kernel_args.h"
+#include "core/kv_cache.h"
+#include "core/split_plan.h"
+
+#include <string.h>
+
+int avk_gqa_pack(const attnvk_problem *p, int q_count, int max_rows)
+{
+    const int group = p->heads / p->kv_heads;
+    if (group <= 1 || !avk_is_decode(p)) return 1;
+    int pack = group;
+    /* the largest divisor of group whose rows fit the cap (never below 1) */
+    while (max_rows > 0 && pack > 1 && (int64_t)pack * q_count > max_rows) {
+        do --pack;
+        while (group % pack);
+    }
+    return pack;
+}
+
+void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_begin, int q_count, int pack,
+                          int write_lse)
+{
+    memset(a, 0, sizeof *a);
+    const uint32_t D = (uint32_t)p->head_dim;
+    a->batch = (U32)p->batch;
+    a->heads = (U32)p->heads;
+    a->kv_heads = (U32)p->kv_heads;
+    a->group = (U32)(p->heads / p->kv_heads);
+    a->pack = (U32)pack;
+    a->seq_q = (U32)p->seq_q;
+    a->seq_kv = (U32)p->seq_kv;
+    a->q_begin = (U32)q_begin;
+    a->q_count = (U32)q_count;
+    if (p->layout == ATTNVK_LAYOUT_BHSD) {
+        a->q_sb = (U32)p->heads * p->seq_q * D, a->q_sh = (U32)p->seq_q * D, a->q_ss = D;
+        a->kv_sb = (U32)p->kv_heads * p->seq_kv, a->kv_sh = (U32)p->seq_kv, a->kv_ss = 1;
+    } else {
+        a->q_sb = (U32)p->seq_q * p->heads * D, a->q_sh = D, a->q_ss = (U32)p->heads * D;
+        a->kv_sb = (U32)p->seq_kv * p->kv_heads, a->kv_sh = 1, a->kv_ss = (U32)p->kv_heads;
+    }
+    a->page_size = (U32)p->page_size;
+    a->max_pages = (U32)p->max_pages;
+    a->num_pages = (U32)p->num_pages;
+    a->flags = (p->causal ? AVK_FLAG_CAUSAL : 0u) | (write_lse ? AVK_FLAG_WRITE_LSE : 0u) |
+               (avk_problem_has_seq_lens(p) ? AVK_FLAG_SEQ_LENS : 0u);
+    a->splits = 1;
+    a->split_keys = (U32)p->seq_kv;
+    a->scale_log2 = attnvk_problem_scale(p) * 1.4426950408889634f;
+}
+
+int avk_kernel_args_split(avk_kernel_args *a, const attnvk_problem *p, int br, int bc, int compute_units,
+                          int requested)
+{
+    const int64_t units = (int64_t)p->batch * (p->heads / (int)a->pack) * avk_row_blocks((int)a->pack, (int)a->q_count, br);
+    avk_split_request r = {.kv_len = p->seq_kv, .kv_tile = bc, .workgroups = units,
+                           .compute_units = compute_units, .requested = requested, .decode = avk_is_decode(p)};
+    avk_split_plan plan = avk_plan_split_kv(&r);
+    a->splits = (U32)plan.splits;
+    a->split_keys = (U32)((int64_t)plan.tiles_per_split * bc);
+    if (plan.splits > 1) a->flags |= AVK_FLAG_SPLIT;
+    else a->split_keys = (U32)p->seq_kv;
+    return plan.splits;
+}

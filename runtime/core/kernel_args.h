@@ -1,0 +1,40 @@
+/* The host side of the kernel contract (runtime/contract/kernel_args.def):
+ * the C struct every backend fills the same way, and the policies that
+ * decide its values (GQA packing, splits), so backends supply numbers only. */
+#ifndef ATTNVK_KERNEL_ARGS_H
+#define ATTNVK_KERNEL_ARGS_H
+
+#include "attnvk/attnvk.h"
+#include "contract/kernel_flags.h"
+
+#include <stdint.h>
+
+typedef uint32_t U32;
+typedef int32_t I32;
+typedef float F32;
+
+typedef struct avk_kernel_args {
+#define AVK_ARG(type, name) type name;
+#include "contract/kernel_args.def"
+#undef AVK_ARG
+} avk_kernel_args;
+
+/* Query heads a workgroup serves together: all of a kv head's group for a
+ * decode shape (each K/V byte then leaves memory once per kv head), else 1.
+ * max_rows caps pack * Nq where a kernel's row tile is small (0: no cap);
+ * the result always divides group. */
+int avk_gqa_pack(const attnvk_problem *p, int q_count, int max_rows);
+
+/* Row units of one (b, grid y): pack * q_count packed rows, in blocks of br. */
+static inline int64_t avk_row_blocks(int pack, int q_count, int br) { return ((int64_t)pack * q_count + br - 1) / br; }
+
+/* Everything but the split fields; flags from the problem and write_lse. */
+void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_begin, int q_count, int pack,
+                          int write_lse);
+/* Plans split-KV for a kernel with key tile bc and row tile br on a device of
+ * compute_units (requested: --split-kv) and sets splits, split_keys and the
+ * split flag. Returns the split count. */
+int avk_kernel_args_split(avk_kernel_args *a, const attnvk_problem *p, int br, int bc, int compute_units,
+                          int requested);
+
+#endif

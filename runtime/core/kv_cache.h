@@ -1,0 +1,25 @@
+/* KV-cache shapes shared by the core and the backends: quantized row sizes,
+ * paging, and the checks problem validation runs. */
+#ifndef ATTNVK_KV_CACHE_H
+#define ATTNVK_KV_CACHE_H
+
+#include "attnvk/attnvk.h"
+
+enum {
+    AVK_QBLOCK = 32,          /* values per q8_0 / q4_0 block */
+    AVK_Q8_0_BLOCK_BYTES = 34, /* f16 d + 32 int8 */
+    AVK_Q4_0_BLOCK_BYTES = 18, /* f16 d + 16 bytes of nibbles */
+    AVK_MAX_PAGE_SIZE = 4096,
+};
+#define AVK_FP8_MAX 448.0f /* largest finite e4m3 */
+
+/* Paged, quantized and ragged rules (called by attnvk_problem_validate). */
+attnvk_status avk_kv_cache_validate(const attnvk_problem *p);
+/* The ATTNVK_FEATURE_* bits a problem needs. */
+unsigned avk_problem_features(const attnvk_problem *p);
+/* "paged KV cache", "q8_0 KV cache", ... for the first bit of missing. */
+const char *avk_feature_name(unsigned missing);
+/* 1 when the problem reads seq_lens. */
+static inline int avk_problem_has_seq_lens(const attnvk_problem *p) { return p->page_size > 0 || p->ragged; }
+
+#endif
