@@ -63,67 +63,99 @@ AVK_DEVICE float avk_to_f32(avk_elem x) { return avk_bf16_to_f32(x); }
 AVK_DEVICE avk_elem avk_from_f32(float x) { return avk_f32_to_bf16(x); }
 #endif
 
-/* ---- where one CTA works ---- */
+/* ---- the kernel contract's hooks (docs/kernel-contract.md) ---- */
+#include "attn_contract.h"
+
+/* ---- where one CTA works ----
+ * Rows are packed (GQA): row R of a CTA at grid y is query R / pack of head
+ * y * pack + R % pack, so with pack = 1 a row is a query index. */
 struct avk_work {
-    int b, h, split;
-    int r0, r_end;       /* query rows [r0, r_end) of this CTA */
+    int b, h, g, split;  /* h: the first head of the CTA's group (y * pack); g: its kv head */
+    int r0, r_end;       /* packed rows [r0, r_end) of this CTA */
+    int seq_len;         /* keys of this sequence */
+    int kv_limit;        /* keys [0, kv_limit) exist (fewer only for the test-only skip) */
     int t_begin, t_end;  /* K/V tiles [t_begin, t_end) */
     int kv_end;          /* keys [0, kv_end) may be visible to some row of the CTA */
     long long q_off;     /* element offset of row 0 of (b, h) in Q and O */
-    long long kv_off;    /* of key 0 of (b, kv head) in K and V */
+    long long kv_off;    /* contiguous caches: element offset of key 0 of (b, g) in K and V */
 };
 
 AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
 {
     avk_work w;
+    const int pack = (int)p.pack;
     w.b = blockIdx.z / p.splits;
     w.split = blockIdx.z % p.splits;
-    w.h = blockIdx.y;
+    w.h = blockIdx.y * pack;
+    w.g = w.h / (int)p.group;
     /* causal: the longest rows first, so the short ones fill the tail */
-    int blk = p.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
-    w.r0 = p.q_begin + blk * br;
-    w.r_end = min(w.r0 + br, p.q_begin + p.q_count);
-    int kv_end = p.kv_limit;
-    if (p.causal) kv_end = min(kv_end, max(0, w.r_end + p.seq_kv - p.seq_q));
-    w.kv_end = kv_end;
-    int tiles = (kv_end + bc - 1) / bc;
-    w.t_begin = min(tiles, w.split * p.tiles_per_split);
-    w.t_end = min(tiles, w.t_begin + p.tiles_per_split);
+    int blk = avk_causal(p) ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+    w.r0 = (int)p.q_begin * pack + blk * br;
+    w.r_end = min(w.r0 + br, (int)(p.q_begin + p.q_count) * pack);
+    w.seq_len = avk_seq_len(p, w.b);
+    w.kv_limit = (p.flags & AVK_FLAG_SKIP_LAST_TILE) ? (w.seq_len > 0 ? (w.seq_len - 1) / bc * bc : 0) : w.seq_len;
+    w.kv_end = min(w.kv_limit, avk_key_end(p, w.seq_len, (w.r_end - 1) / pack));
+    int tiles = (w.kv_end + bc - 1) / bc;
+    int tiles_per_split = (int)p.split_keys / bc;
+    w.t_begin = min(tiles, w.split * tiles_per_split);
+    w.t_end = min(tiles, w.t_begin + tiles_per_split);
     if (p.splits == 1) w.t_end = tiles;
     w.q_off = (long long)w.b * p.q_sb + (long long)w.h * p.q_sh;
-    w.kv_off = (long long)w.b * p.kv_sb + (long long)(w.h / p.group) * p.kv_sh;
+    w.kv_off = ((long long)w.b * p.kv_sb + (long long)w.g * p.kv_sh) * AVK_D;
     return w;
 }
 
-/* Key j is visible to row i. */
-AVK_DEVICE bool avk_visible(const avk_attn_params &p, int i, int j)
+/* Element stride between keys of a contiguous K/V in the dtype format (the
+ * bodies that run only such caches: tiled, sm90). */
+AVK_DEVICE long long avk_kv_es(const avk_attn_params &p) { return (long long)p.kv_ss * AVK_D; }
+
+/* Element offset of packed row R in Q and O. */
+AVK_DEVICE long long avk_q_row(const avk_attn_params &p, const avk_work &w, int R)
 {
-    return j < p.kv_limit && (!p.causal || j <= i + p.seq_kv - p.seq_q);
+    return w.q_off + (long long)(R % (int)p.pack) * p.q_sh + (long long)(R / (int)p.pack) * p.q_ss;
 }
 
-/* Writes the finished row i: o_norm values d0, d0+1 (already divided by l). */
-AVK_DEVICE void avk_store_pair(const avk_attn_params &p, const avk_work &w, int i, int d0, float x0, float x1)
+/* Key j is visible to packed row R. */
+AVK_DEVICE bool avk_visible(const avk_attn_params &p, const avk_work &w, int R, int j)
+{
+    return j < w.kv_limit && j < avk_key_end(p, w.seq_len, R / (int)p.pack);
+}
+
+/* Keys [0, end) row R may see: the tile loop's mask and skip bounds. */
+AVK_DEVICE int avk_row_key_end(const avk_attn_params &p, const avk_work &w, int R)
+{
+    return min(w.kv_limit, avk_key_end(p, w.seq_len, R / (int)p.pack));
+}
+
+/* Index of packed row R in LSE and the split partials ([b][h][Nq] rows). */
+AVK_DEVICE long long avk_lse_row(const avk_attn_params &p, const avk_work &w, int R)
+{
+    return ((long long)w.b * p.heads + w.h + R % (int)p.pack) * p.seq_q + R / (int)p.pack;
+}
+
+/* Writes the finished row R: o_norm values d0, d0+1 (already divided by l). */
+AVK_DEVICE void avk_store_pair(const avk_attn_params &p, const avk_work &w, int R, int d0, float x0, float x1)
 {
 #if AVK_SPLIT
     float *po = (float *)p.part_o +
-                ((((long long)w.split * p.batch + w.b) * p.heads + w.h) * p.seq_q + i) * AVK_D + d0;
+                ((long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, R)) * AVK_D + d0;
     po[0] = x0;
     po[1] = x1;
 #else
-    avk_elem *o = (avk_elem *)p.o + w.q_off + (long long)i * p.q_ss + d0;
+    avk_elem *o = (avk_elem *)p.o + avk_q_row(p, w, R) + d0;
     o[0] = avk_from_f32(x0);
     o[1] = avk_from_f32(x1);
 #endif
 }
 
 /* lse_log2 = m + log2(l) in the scaled log2 domain, or -inf for an empty row. */
-AVK_DEVICE void avk_store_lse(const avk_attn_params &p, const avk_work &w, int i, float lse_log2)
+AVK_DEVICE void avk_store_lse(const avk_attn_params &p, const avk_work &w, int R, float lse_log2)
 {
     float lse = lse_log2 == AVK_NEG_INF ? AVK_NEG_INF : lse_log2 * AVK_LN2;
 #if AVK_SPLIT
-    ((float *)p.part_lse)[(((long long)w.split * p.batch + w.b) * p.heads + w.h) * p.seq_q + i] = lse;
+    ((float *)p.part_lse)[(long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, R)] = lse;
 #else
-    if (p.lse) ((float *)p.lse)[((long long)w.b * p.heads + w.h) * p.seq_q + i] = lse;
+    if (p.flags & AVK_FLAG_WRITE_LSE) ((float *)p.lse)[avk_lse_row(p, w, R)] = lse;
 #endif
 }
 
@@ -152,7 +184,7 @@ AVK_DEVICE void avk_store_lse(const avk_attn_params &p, const avk_work &w, int i
 
 /* -inf where key j is not visible to row i; row0/col0: this thread's first row and column. */
 template <int WM, int NS>
-AVK_DEVICE void avk_mask_tile(const avk_attn_params &p, float (&s)[WM][NS][4], int row0, int col0)
+AVK_DEVICE void avk_mask_tile(const avk_attn_params &p, const avk_work &w, float (&s)[WM][NS][4], int row0, int col0)
 {
 #pragma unroll
     for (int mi = 0; mi < WM; ++mi)
@@ -160,7 +192,7 @@ AVK_DEVICE void avk_mask_tile(const avk_attn_params &p, float (&s)[WM][NS][4], i
         for (int n = 0; n < NS; ++n)
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                if (!avk_visible(p, row0 + mi * 16 + (e / 2) * 8, col0 + n * 8 + (e % 2))) s[mi][n][e] = AVK_NEG_INF;
+                if (!avk_visible(p, w, row0 + mi * 16 + (e / 2) * 8, col0 + n * 8 + (e % 2))) s[mi][n][e] = AVK_NEG_INF;
 }
 
 /* Online softmax of one S tile: the running max (row_max, scaled log2 domain)
@@ -264,6 +296,88 @@ AVK_DEVICE void avk_load_tile(avk_u32 smem, const avk_elem *g, long long row_str
     }
 }
 
+
+/* Q rows [r0, r0 + ROWS) of the CTA (packed: each row its own head and query). */
+template <int ROWS, int D_, int NT_, bool SW128>
+AVK_DEVICE void avk_load_q_tile(avk_u32 smem, const avk_attn_params &p, const avk_work &w)
+{
+    if (p.pack == 1) {
+        avk_load_tile<ROWS, D_, NT_, SW128>(smem, (const avk_elem *)p.q + w.q_off + (long long)w.r0 * p.q_ss, p.q_ss,
+                                            w.r_end - w.r0);
+        return;
+    }
+    enum { CH_ = D_ / 8 };
+    for (int c = threadIdx.x; c < ROWS * CH_; c += NT_) {
+        const int r = c / CH_, k = c % CH_;
+        const bool in = w.r0 + r < w.r_end;
+        const avk_elem *src = (const avk_elem *)p.q + (in ? avk_q_row(p, w, w.r0 + r) + k * 8 : 0);
+        avk_cp_async16(smem + avk_tile_offset<ROWS, D_, SW128>(r, k), src, in ? 16 : 0);
+    }
+}
+
+/* K or V keys [key0, key0 + ROWS) in the problem's dtype: one stride when
+ * contiguous, each row's address from the block table when paged. */
+template <int ROWS, int D_, int NT_, bool SW128>
+AVK_DEVICE void avk_load_kv_tile(avk_u32 smem, const avk_attn_params &p, const avk_work &w, unsigned long long base,
+                                 int key0, int valid)
+{
+    const avk_elem *g = (const avk_elem *)base;
+    if (p.page_size == 0) {
+        const long long stride = (long long)p.kv_ss * D_;
+        avk_load_tile<ROWS, D_, NT_, SW128>(smem, g + w.kv_off + (long long)key0 * stride, stride, valid);
+        return;
+    }
+    enum { CH_ = D_ / 8 };
+    for (int c = threadIdx.x; c < ROWS * CH_; c += NT_) {
+        const int r = c / CH_, k = c % CH_;
+        const bool in = r < valid;
+        const avk_elem *src = in ? g + avk_kv_row(p, w.b, w.g, key0 + r) * D_ + k * 8 : g;
+        avk_cp_async16(smem + avk_tile_offset<ROWS, D_, SW128>(r, k), src, in ? 16 : 0);
+    }
+}
+
+#if AVK_KV_QUANT
+/* Quantized K/V: raw row bytes are copied into shared memory (the widest
+ * copy the row size allows), then dequantized into the tile the MMAs read. */
+enum { AVK_RAW_GRAIN = AVK_KV_ROW_BYTES % 16 == 0 ? 16 : AVK_KV_ROW_BYTES % 8 == 0 ? 8 : AVK_KV_ROW_BYTES % 4 == 0 ? 4 : 2 };
+
+template <int ROWS, int NT_>
+AVK_DEVICE void avk_load_raw_tile(unsigned char *sraw, const avk_attn_params &p, const avk_work &w,
+                                  unsigned long long base, int key0, int valid)
+{
+    enum { G = AVK_RAW_GRAIN, PER_ROW = AVK_KV_ROW_BYTES / G };
+    const unsigned char *g = (const unsigned char *)base;
+    for (int c = threadIdx.x; c < ROWS * PER_ROW; c += NT_) {
+        const int r = c / PER_ROW, k = c % PER_ROW;
+        const bool in = r < valid;
+        const unsigned char *src = in ? g + avk_kv_row(p, w.b, w.g, key0 + r) * AVK_KV_ROW_BYTES + k * G : g;
+        unsigned char *dst = sraw + r * AVK_KV_ROW_BYTES + k * G;
+        if (G == 16) avk_cp_async16(avk_smem_addr(dst), src, in ? 16 : 0);
+        else if (G == 8) avk_cp_async8(avk_smem_addr(dst), src, in ? 8 : 0);
+        else if (G == 4) avk_cp_async4(avk_smem_addr(dst), src, in ? 4 : 0);
+        else *(avk_u16 *)dst = in ? *(const avk_u16 *)src : (avk_u16)0;
+    }
+}
+
+/* raw rows -> ROWS x D_ tile of the compute type, rows padded to D_ + 8 */
+template <int ROWS, int D_, int NT_>
+AVK_DEVICE void avk_dequant_tile(avk_elem *tile, const unsigned char *sraw)
+{
+    enum { CH_ = D_ / 8 };
+    for (int c = threadIdx.x; c < ROWS * CH_; c += NT_) {
+        const int r = c / CH_, k = c % CH_;
+        float x[8];
+        avk_kv_value8(sraw + r * AVK_KV_ROW_BYTES, k * 8, x);
+        uint4 v;
+        v.x = avk_pack2(x[0], x[1]);
+        v.y = avk_pack2(x[2], x[3]);
+        v.z = avk_pack2(x[4], x[5]);
+        v.w = avk_pack2(x[6], x[7]);
+        *(uint4 *)(tile + r * (D_ + 8) + k * 8) = v;
+    }
+}
+#endif
+
 #if AVK_WGMMA
 #include "attn_sm90.h"
 #else
@@ -291,17 +405,28 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int quad_row = lane / 4, quad_col = lane % 4;
 
     const avk_work w = avk_locate(p, BR, BC);
-    const avk_elem *Q = (const avk_elem *)p.q + w.q_off;
-    const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
-    const avk_elem *V = (const avk_elem *)p.v + w.kv_off;
-    const int warp_r0 = w.r0 + warp * WM * 16; /* first query row of this warp */
+    const int warp_r0 = w.r0 + warp * WM * 16; /* first packed row of this warp */
     const int warp_last_row = min(warp_r0 + WM * 16, w.r_end) - 1;
+    /* keys every row of the warp sees (no mask below it) and any row sees (nothing past it) */
+    const int warp_min_end = avk_row_key_end(p, w, min(warp_r0, warp_last_row));
+    const int warp_max_end = avk_row_key_end(p, w, warp_last_row);
+    const float scale_log2 = p.scale_log2 * avk_kv_scale(p, 0, w.g); /* fp8: K's scale folds into S */
+#if AVK_KV_QUANT
+    /* raw K/V rows, two stages; the dequantized tile is single-staged (stage 0 of sK/sV) */
+    unsigned char *sRaw = (unsigned char *)(sV + 2 * BC * RS);
+    enum { RAW_TILE = BC * AVK_KV_ROW_BYTES };
+#endif
 
     /* ---- prologue: Q and the first K and V tiles ---- */
-    avk_load_tile<BR, D, NT, false>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
+    avk_load_q_tile<BR, D, NT, false>(aQ, p, w);
     if (w.t_begin < w.t_end) {
-        avk_load_tile<BC, D, NT, false>(aK, K + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
-        avk_load_tile<BC, D, NT, false>(aV, V + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
+#if AVK_KV_QUANT
+        avk_load_raw_tile<BC, NT>(sRaw, p, w, p.k, w.t_begin * BC, w.kv_end - w.t_begin * BC);
+        avk_load_raw_tile<BC, NT>(sRaw + RAW_TILE, p, w, p.v, w.t_begin * BC, w.kv_end - w.t_begin * BC);
+#else
+        avk_load_kv_tile<BC, D, NT, false>(aK, p, w, p.k, w.t_begin * BC, w.kv_end - w.t_begin * BC);
+        avk_load_kv_tile<BC, D, NT, false>(aV, p, w, p.v, w.t_begin * BC, w.kv_end - w.t_begin * BC);
+#endif
     }
     avk_cp_async_commit();
 
@@ -332,10 +457,26 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     }
 
     for (int t = w.t_begin; t < w.t_end; ++t) {
-        const int stage = (t - w.t_begin) & 1;
         const int key0 = t * BC;
         const bool more = t + 1 < w.t_end;
-
+#if AVK_KV_QUANT
+        /* raw tile t has landed and every warp is done with the previous
+         * dequantized tile: dequantize t, start raw t+1, then one more barrier */
+        const int stage = 0;
+        const int raw_stage = (t - w.t_begin) & 1;
+        AVK_CP_ASYNC_WAIT(0);
+        __syncthreads();
+        avk_dequant_tile<BC, D, NT>(sK, sRaw + raw_stage * 2 * RAW_TILE);
+        avk_dequant_tile<BC, D, NT>(sV, sRaw + raw_stage * 2 * RAW_TILE + RAW_TILE);
+        if (more) {
+            unsigned char *next = sRaw + (raw_stage ^ 1) * 2 * RAW_TILE;
+            avk_load_raw_tile<BC, NT>(next, p, w, p.k, key0 + BC, w.kv_end - key0 - BC);
+            avk_load_raw_tile<BC, NT>(next + RAW_TILE, p, w, p.v, key0 + BC, w.kv_end - key0 - BC);
+        }
+        avk_cp_async_commit();
+        __syncthreads();
+#else
+        const int stage = (t - w.t_begin) & 1;
         /* One barrier per tile: K[t] and V[t] have landed for every warp, and
          * every warp is done with tile t-1, whose stage now takes tile t+1
          * (in flight during all of this tile's work). No barrier between the
@@ -343,13 +484,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         AVK_CP_ASYNC_WAIT(0);
         __syncthreads();
         if (more) {
-            const long long next = (long long)(key0 + BC) * p.kv_ss;
-            avk_load_tile<BC, D, NT, false>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), K + next, p.kv_ss, w.kv_end - key0 - BC);
-            avk_load_tile<BC, D, NT, false>(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), V + next, p.kv_ss, w.kv_end - key0 - BC);
+            avk_load_kv_tile<BC, D, NT, false>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), p, w, p.k, key0 + BC, w.kv_end - key0 - BC);
+            avk_load_kv_tile<BC, D, NT, false>(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), p, w, p.v, key0 + BC, w.kv_end - key0 - BC);
         }
         avk_cp_async_commit();
-        /* causal: a tile wholly right of this warp's diagonal changes nothing */
-        if (p.causal && key0 > warp_last_row + p.seq_kv - p.seq_q) continue;
+#endif
+        /* a tile wholly past every row's last visible key changes nothing */
+        if (key0 >= warp_max_end) continue;
 
         /* ---- S = Q K^T (16 x BC per m-tile, f32) ---- */
         float s[WM][NS][4];
@@ -383,9 +524,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         }
 
         /* ---- mask (only tiles that cross the sequence end or the diagonal), online softmax ---- */
-        if (key0 + BC > p.kv_limit || (p.causal && key0 + BC - 1 > warp_r0 + p.seq_kv - p.seq_q))
-            avk_mask_tile<WM, NS>(p, s, warp_r0 + quad_row, key0 + quad_col * 2);
-        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, p.scale_log2);
+        if (key0 + BC > warp_min_end) avk_mask_tile<WM, NS>(p, w, s, warp_r0 + quad_row, key0 + quad_col * 2);
+        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, scale_log2);
 
         /* ---- O += P V: P's accumulator layout is already the A-fragment layout ---- */
         const avk_u32 v_lane = aV + (avk_u32)((stage * BC * RS + bv_row * RS + bv_col) * 2);
@@ -408,6 +548,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     AVK_CP_ASYNC_WAIT(0);
 
     /* ---- epilogue: O = acc / l, written once; LSE ---- */
+    const float v_scale = avk_kv_scale(p, 1, w.g); /* fp8: V's scale, applied once per row */
 #pragma unroll
     for (int mi = 0; mi < WM; ++mi)
 #pragma unroll
@@ -416,7 +557,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             l += avk_shfl_xor(l, 1);
             l += avk_shfl_xor(l, 2);
             const int i = warp_r0 + mi * 16 + quad_row + half * 8;
-            const float inv = l > 0.f ? 1.f / l : 0.f;
+            const float inv = l > 0.f ? v_scale / l : 0.f;
 #if AVK_SPLIT
             if (i >= w.r_end) continue;
 #pragma unroll
@@ -437,12 +578,12 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #if !AVK_SPLIT
     /* 16-byte coalesced stores of the warp's rows */
     avk_syncwarp();
-    avk_elem *O = (avk_elem *)p.o + w.q_off;
+    avk_elem *O = (avk_elem *)p.o;
 #pragma unroll
     for (int c = lane; c < WM * 16 * CH; c += 32) {
         const int r = c / CH, k = c % CH, i = warp_r0 + r;
         if (i < w.r_end)
-            *(uint4 *)(O + (long long)i * p.q_ss + k * 8) = *(const uint4 *)(sQ + (warp * WM * 16 + r) * RS + k * 8);
+            *(uint4 *)(O + avk_q_row(p, w, i) + k * 8) = *(const uint4 *)(sQ + (warp * WM * 16 + r) * RS + k * 8);
     }
 #endif
 }
@@ -463,11 +604,30 @@ enum {
 static_assert(NT % BC == 0 && BR % (NT / BC) == 0, "S tile must divide evenly among threads");
 static_assert((BR * D) % NT == 0, "O tile must divide evenly among threads");
 
-AVK_DEVICE void avk_load_rows(float *dst, const avk_elem *g, long long row_stride, int rows, int valid)
+/* the CTA's Q rows as f32 (packed: each row its own head and query) */
+AVK_DEVICE void avk_load_q_rows(float *dst, const avk_attn_params &p, const avk_work &w)
 {
-    for (int e = threadIdx.x; e < rows * D; e += NT) {
+    for (int e = threadIdx.x; e < BR * D; e += NT) {
         int r = e / D, d = e % D;
-        dst[r * DS + d] = r < valid ? avk_to_f32(g[(long long)r * row_stride + d]) : 0.f;
+        dst[r * DS + d] = w.r0 + r < w.r_end ? avk_to_f32(((const avk_elem *)p.q)[avk_q_row(p, w, w.r0 + r) + d]) : 0.f;
+    }
+}
+
+/* keys [key0, key0 + BC) of K or V as f32, decoded from the kv format
+ * (fp8 scaled); rows at or past valid are zero */
+AVK_DEVICE void avk_load_kv_rows(float *dst, const avk_attn_params &p, const avk_work &w, unsigned long long base,
+                                 int which, int key0, int valid)
+{
+    const float scale = avk_kv_scale(p, which, w.g);
+    for (int e = threadIdx.x; e < BC * D; e += NT) {
+        int r = e / D, d = e % D;
+        float x = 0.f;
+        if (r < valid) {
+            const unsigned char *row =
+                (const unsigned char *)base + avk_kv_row(p, w.b, w.g, key0 + r) * AVK_KV_ROW_BYTES;
+            x = avk_kv_value(row, d) * scale;
+        }
+        dst[r * DS + d] = x;
     }
 }
 
@@ -481,12 +641,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     float *sMax = sS + BR * SS, *sSum = sMax + BR, *sAlpha = sSum + BR;
 
     const avk_work w = avk_locate(p, BR, BC);
-    const avk_elem *Q = (const avk_elem *)p.q + w.q_off;
-    const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
-    const avk_elem *V = (const avk_elem *)p.v + w.kv_off;
     const int tid = threadIdx.x, warp = tid / AVK_WARP, lane = tid % AVK_WARP;
 
-    avk_load_rows(sQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, BR, w.r_end - w.r0);
+    avk_load_q_rows(sQ, p, w);
     for (int r = tid; r < BR; r += NT) {
         sMax[r] = AVK_NEG_INF;
         sSum[r] = 0.f;
@@ -498,8 +655,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     for (int t = w.t_begin; t < w.t_end; ++t) {
         const int key0 = t * BC;
         __syncthreads(); /* previous tile fully consumed */
-        avk_load_rows(sK, K + (long long)key0 * p.kv_ss, p.kv_ss, BC, w.kv_end - key0);
-        avk_load_rows(sV, V + (long long)key0 * p.kv_ss, p.kv_ss, BC, w.kv_end - key0);
+        avk_load_kv_rows(sK, p, w, p.k, 0, key0, w.kv_end - key0);
+        avk_load_kv_rows(sV, p, w, p.v, 1, key0, w.kv_end - key0);
         __syncthreads();
 
         /* S = Q K^T: thread owns key column tid % BC and rows tid / BC + k * (NT / BC) */
@@ -524,7 +681,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
             const int i = w.r0 + r;
             float mx = AVK_NEG_INF;
             for (int c = lane; c < BC; c += AVK_WARP) {
-                float v = avk_visible(p, i, key0 + c) ? sS[r * SS + c] * p.scale_log2 : AVK_NEG_INF;
+                float v = avk_visible(p, w, i, key0 + c) ? sS[r * SS + c] * p.scale_log2 : AVK_NEG_INF;
                 sS[r * SS + c] = v;
                 mx = avk_max(mx, v);
             }
@@ -567,10 +724,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         const float l = sSum[r];
         const float inv = l > 0.f ? 1.f / l : 0.f;
 #if AVK_SPLIT
-        ((float *)p.part_o)[((((long long)w.split * p.batch + w.b) * p.heads + w.h) * p.seq_q + i) * AVK_D + d] =
+        ((float *)p.part_o)[((long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, i)) * AVK_D + d] =
             acc[e] * inv;
 #else
-        ((avk_elem *)p.o)[w.q_off + (long long)i * p.q_ss + d] = avk_from_f32(acc[e] * inv);
+        ((avk_elem *)p.o)[avk_q_row(p, w, i) + d] = avk_from_f32(acc[e] * inv);
 #endif
     }
     for (int r = tid; r < BR; r += NT) {
@@ -607,5 +764,5 @@ AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
     const float out = wsum > 0.f ? o / wsum : 0.f;
     const long long q_off = (long long)b * p.q_sb + (long long)h * p.q_sh + (long long)i * p.q_ss;
     ((avk_elem *)p.o)[q_off + d] = avk_from_f32(out);
-    if (d == 0 && p.lse) ((float *)p.lse)[row] = wsum > 0.f ? mx + logf(wsum) : AVK_NEG_INF;
+    if (d == 0 && (p.flags & AVK_FLAG_WRITE_LSE)) ((float *)p.lse)[row] = wsum > 0.f ? mx + logf(wsum) : AVK_NEG_INF;
 }

@@ -1,24 +1,28 @@
 /* Arguments of the native flash-attention kernels, shared by the host (C17)
- * and the kernel source (CUDA/HIP C++): fixed-width members only, so both
- * sides agree on the layout. Passed by value as the kernel's one argument. */
+ * and the kernel source (CUDA/HIP C++): the device addresses, then the kernel
+ * contract's scalars expanded from runtime/contract/kernel_args.def, so both
+ * sides (and every other API's kernels) agree on one list. Fixed-width
+ * members only; passed by value as the kernel's one argument. */
 #ifndef ATTNVK_ATTN_PARAMS_H
 #define ATTNVK_ATTN_PARAMS_H
 
+#include "contract/kernel_flags.h"
+
+#define AVK_ARG_U32 unsigned int
+#define AVK_ARG_I32 int
+#define AVK_ARG_F32 float
+
 typedef struct avk_attn_params {
-    unsigned long long q, k, v, o;   /* device addresses, dtype storage */
+    unsigned long long q, k, v, o;   /* Q, O: dtype storage; K, V: rows in the kv format */
     unsigned long long lse;          /* f32 [B][H][Nq], or 0 */
     unsigned long long part_o;       /* split-KV: f32 [splits][B][H][Nq][D] */
     unsigned long long part_lse;     /* split-KV: f32 [splits][B][H][Nq] */
-    long long q_sb, q_sh, q_ss;      /* element strides of Q and O: batch, head, row */
-    long long kv_sb, kv_sh, kv_ss;   /* of K and V */
-    int batch, heads, kv_heads, seq_q, seq_kv;
-    int group;                       /* heads / kv_heads */
-    int kv_limit;                    /* keys [0, kv_limit) exist (fewer only for the test-only skip) */
-    int q_begin, q_count;            /* the query rows of this dispatch */
-    int causal;                      /* bottom-right: key j visible to row i iff j <= i + Nk - Nq */
-    int splits, tiles_per_split;     /* split-KV: blockIdx.z = b * splits + split */
-    float scale_log2;                /* scale * log2(e) */
-    int pad_;
+    unsigned long long block_table;  /* int32 [B][max_pages] (paged) */
+    unsigned long long seq_lens;     /* int32 [B] (flags & AVK_FLAG_SEQ_LENS) */
+    unsigned long long kv_scales;    /* f32 [2][H_kv] (fp8) */
+#define AVK_ARG(type, name) AVK_ARG_##type name;
+#include "contract/kernel_args.def"
+#undef AVK_ARG
 } avk_attn_params;
 
 #endif

@@ -145,6 +145,17 @@ AVK_DEVICE void avk_cp_async16(avk_u32 smem, const void *gmem, int src_bytes)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(src_bytes));
 }
 
+/* 8- and 4-byte copies (cp.async.ca): raw rows of quantized K/V are only
+ * 8- or 4-byte aligned (a q8_0 row of D=128 is 136 bytes) */
+AVK_DEVICE void avk_cp_async8(avk_u32 smem, const void *gmem, int src_bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(smem), "l"(gmem), "r"(src_bytes));
+}
+AVK_DEVICE void avk_cp_async4(avk_u32 smem, const void *gmem, int src_bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem), "l"(gmem), "r"(src_bytes));
+}
+
 AVK_DEVICE void avk_cp_async_commit(void) { asm volatile("cp.async.commit_group;"); }
 #define AVK_CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n))
 

@@ -85,8 +85,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
     if (w.t_begin < w.t_end) {
-        avk_load_tile<BC, D, NT, true>(aK, K + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
-        avk_load_tile<BC, D, NT, true>(aV, V + (long long)w.t_begin * BC * p.kv_ss, p.kv_ss, w.kv_end - w.t_begin * BC);
+        avk_load_tile<BC, D, NT, true>(aK, K + (long long)w.t_begin * BC * avk_kv_es(p), avk_kv_es(p), w.kv_end - w.t_begin * BC);
+        avk_load_tile<BC, D, NT, true>(aV, V + (long long)w.t_begin * BC * avk_kv_es(p), avk_kv_es(p), w.kv_end - w.t_begin * BC);
     }
     avk_cp_async_commit();
 
@@ -108,13 +108,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_fence_proxy_async();
         __syncthreads();
         if (t + 1 < w.t_end) {
-            const long long next = (long long)(key0 + BC) * p.kv_ss;
-            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * KV_BYTES, K + next, p.kv_ss, w.kv_end - key0 - BC);
-            avk_load_tile<BC, D, NT, true>(aV + (stage ^ 1) * KV_BYTES, V + next, p.kv_ss, w.kv_end - key0 - BC);
+            const long long next = (long long)(key0 + BC) * avk_kv_es(p);
+            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * KV_BYTES, K + next, avk_kv_es(p), w.kv_end - key0 - BC);
+            avk_load_tile<BC, D, NT, true>(aV + (stage ^ 1) * KV_BYTES, V + next, avk_kv_es(p), w.kv_end - key0 - BC);
         }
         avk_cp_async_commit();
         /* causal: a tile wholly right of this warpgroup's diagonal changes nothing */
-        if (p.causal && key0 > wg_last_row + p.seq_kv - p.seq_q) continue;
+        if (avk_causal(p) && key0 > wg_last_row + ((int)p.seq_kv - (int)p.seq_q)) continue;
         const avk_u32 k_tile = aK + stage * KV_BYTES, v_tile = aV + stage * KV_BYTES;
 
         /* ---- S = Q K^T: both K-major; a k-step is 32 bytes along a swizzled row ---- */
@@ -131,8 +131,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_reg_fence<NS * 4>(&s[0][0][0]);
 
         /* ---- mask (edge tiles only), online softmax ---- */
-        if (key0 + BC > p.kv_limit || (p.causal && key0 + BC - 1 > warp_r0 + p.seq_kv - p.seq_q))
-            avk_mask_tile<1, NS>(p, s, warp_r0 + quad_row, key0 + quad_col * 2);
+        if (key0 + BC > w.kv_limit || (avk_causal(p) && key0 + BC - 1 > warp_r0 + ((int)p.seq_kv - (int)p.seq_q)))
+            avk_mask_tile<1, NS>(p, w, s, warp_r0 + quad_row, key0 + quad_col * 2);
         avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, p.scale_log2);
 
         /* ---- O += P V: V is MN-major (keys x D, D contiguous): column blocks

@@ -99,7 +99,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     }
 
 #if AVK_TILED_ASYNC
-    if (w.t_begin < w.t_end) avk_issue_tile(tiles, tiles + BC * D4, K, V, p.kv_ss, w.t_begin * BC, w.kv_end);
+    if (w.t_begin < w.t_end) avk_issue_tile(tiles, tiles + BC * D4, K, V, avk_kv_es(p), w.t_begin * BC, w.kv_end);
 #endif
     for (int t = w.t_begin; t < w.t_end; ++t) {
         const int key0 = t * BC;
@@ -110,7 +110,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         AVK_CP_ASYNC_WAIT(0);
         __syncthreads();
         if (t + 1 < w.t_end)
-            avk_issue_tile(tiles + (stage ^ 1) * 2 * BC * D4, tiles + (stage ^ 1) * 2 * BC * D4 + BC * D4, K, V, p.kv_ss,
+            avk_issue_tile(tiles + (stage ^ 1) * 2 * BC * D4, tiles + (stage ^ 1) * 2 * BC * D4 + BC * D4, K, V, avk_kv_es(p),
                            key0 + BC, w.kv_end);
         const avk_f4 *sK = tiles + stage * 2 * BC * D4, *sV = sK + BC * D4;
 #else
@@ -120,8 +120,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
             const int kr = u / D4, c4 = u % D4, key = key0 + kr;
             avk_f4 kv = {0.f, 0.f, 0.f, 0.f}, vv = kv;
             if (key < w.kv_end) {
-                kv = avk_load4(K + (long long)key * p.kv_ss + c4 * 4);
-                vv = avk_load4(V + (long long)key * p.kv_ss + c4 * 4);
+                kv = avk_load4(K + (long long)key * avk_kv_es(p) + c4 * 4);
+                vv = avk_load4(V + (long long)key * avk_kv_es(p) + c4 * 4);
             }
             sK[u] = kv;
             sV[u] = vv;
@@ -150,12 +150,12 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         }
 
         /* masks on tiles that cross the sequence end or the diagonal */
-        if (key0 + BC > p.kv_limit || (p.causal && key0 + BC - 1 > w.r0 + p.seq_kv - p.seq_q)) {
+        if (key0 + BC > w.kv_limit || (avk_causal(p) && key0 + BC - 1 > w.r0 + ((int)p.seq_kv - (int)p.seq_q))) {
 #pragma unroll
             for (int m = 0; m < TM; ++m)
 #pragma unroll
                 for (int k = 0; k < BC; ++k)
-                    if (!avk_visible(p, w.r0 + rg + m * RG, key0 + k)) s[m][k] = AVK_NEG_INF;
+                    if (!avk_visible(p, w, w.r0 + rg + m * RG, key0 + k)) s[m][k] = AVK_NEG_INF;
         }
 
         /* online softmax (log2 domain); a row with nothing visible yet keeps m = -inf */

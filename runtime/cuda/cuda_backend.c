@@ -1,6 +1,7 @@
 /* The CUDA backend: the native flash kernel compiled per device with NVRTC
  * (cuda_compile.c), launched with cuLaunchKernel, timed with events; vendor
  * baselines go through cuda_vendor.h. Devices and buffers: cuda_device.c. */
+#include "core/kernel_args.h"
 #include "core/split_plan.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_kernels.h"
@@ -27,7 +28,7 @@ struct avk_bkernel {
     avk_cuda_config cfg;
     const avk_cuda_module *mod;
     size_t smem;
-    int splits, tiles_per_split, kv_limit;
+    avk_kernel_args args;       /* the contract's scalars; rows and splits planned at prepare */
     CUdeviceptr workspace;      /* split-KV partials: O then LSE */
     size_t part_o_bytes;
 };
@@ -93,22 +94,11 @@ static int cuda_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         out->fused = 1;
         const avk_nvrtc *rt = avk_nvrtc_load();
         out->available = rt != NULL;
+        out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 |
+                        ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8;
         if (!rt) snprintf(out->reason, sizeof out->reason, "%s", avk_nvrtc_reason());
     }
     return 1 + avk_cuda_vendor_implementations(dev, max > 1 ? out + 1 : NULL, max > 1 ? max - 1 : 0);
-}
-
-/* Split-KV as core plans it from this device's SM count. */
-static void plan_splits(const avk_cuda_device *dev, const attnvk_problem *p, const attnvk_kernel_options *o,
-                        int decode, avk_bkernel *k)
-{
-    const avk_cuda_config *c = &k->cfg;
-    avk_split_request r = {.kv_len = k->kv_limit, .kv_tile = c->bc,
-                           .workgroups = (int64_t)((p->seq_q + c->br - 1) / c->br) * p->heads * p->batch,
-                           .compute_units = dev->sm_count, .requested = o->split_kv, .decode = decode};
-    avk_split_plan plan = avk_plan_split_kv(&r);
-    k->splits = plan.splits;
-    k->tiles_per_split = plan.tiles_per_split;
 }
 
 static attnvk_status prepare_vendor(avk_cuda_device *dev, const attnvk_problem *p, const attnvk_kernel_options *o,
@@ -140,17 +130,19 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     }
 
     int decode = avk_is_decode(p) && o->split_kv != 1;
-    s = avk_cuda_select(&dev->info, dev->cc_major, dev->smem_optin, p, o, decode, &k->cfg);
+    const int pack = avk_gqa_pack(p, p->seq_q, 0);
+    s = avk_cuda_select(&dev->info, dev->cc_major, dev->smem_optin, p, o, decode, pack, &k->cfg);
     if (s != ATTNVK_OK) {
         free(k);
         return s;
     }
     const int bc = k->cfg.bc;
-    k->kv_limit = (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) ? (p->seq_kv - 1) / bc * bc : p->seq_kv;
-    plan_splits(dev, p, o, decode, k);
-    k->cfg.split = k->splits > 1;
-    if ((long long)p->batch * k->splits > 65535 || p->heads > 65535) {
-        long long z = (long long)p->batch * k->splits;
+    avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, o->write_lse);
+    if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
+    const int splits = avk_kernel_args_split(&k->args, p, k->cfg.br, bc, dev->sm_count, o->split_kv);
+    k->cfg.split = splits > 1;
+    if ((long long)p->batch * splits > 65535 || p->heads / pack > 65535) {
+        long long z = (long long)p->batch * splits;
         free(k);
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: grid too large (B*splits %lld, H %d; at most 65535 each)", z,
                         p->heads);
@@ -163,8 +155,8 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         return s;
     }
     s = load_module(dev, &k->cfg, &k->mod);
-    if (s == ATTNVK_OK && k->splits > 1) {
-        size_t rows = (size_t)k->splits * p->batch * p->heads * p->seq_q;
+    if (s == ATTNVK_OK && splits > 1) {
+        size_t rows = (size_t)splits * p->batch * p->heads * p->seq_q;
         k->part_o_bytes = rows * (size_t)p->head_dim * sizeof(float);
         s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->workspace, k->part_o_bytes + rows * sizeof(float)),
                            "cuMemAlloc(split-KV workspace)");
@@ -181,10 +173,11 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     info->tile_br = k->cfg.br;
     info->tile_bc = bc;
     info->workgroup_size = k->cfg.threads;
-    info->split_kv = k->splits;
+    info->split_kv = splits;
     info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)p->head_dim : 0;
-    snprintf(info->params, sizeof info->params, "arch=%s regs=%d local=%d smem=%zu tiles_per_split=%d cubin=%s", arch,
-             k->mod->registers, k->mod->local_bytes, k->smem, k->tiles_per_split,
+    snprintf(info->params, sizeof info->params,
+             "arch=%s regs=%d local=%d smem=%zu pack=%d split_keys=%u kv=%s cubin=%s", arch, k->mod->registers,
+             k->mod->local_bytes, k->smem, pack, k->args.split_keys, attnvk_kv_format_name(p->kv_format),
              k->mod->from_cache ? "cached" : "nvrtc");
     *out = k;
     return ATTNVK_OK;
@@ -192,21 +185,23 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
 
 static void fill_params(const avk_bkernel *k, const avk_dispatch *a, avk_attn_params *P)
 {
-    const attnvk_problem *p = &k->p;
     memset(P, 0, sizeof *P);
     P->q = avk_cuda_ptr(a->q);
     P->k = avk_cuda_ptr(a->k);
     P->v = avk_cuda_ptr(a->v);
     P->o = avk_cuda_ptr(a->o);
     P->lse = avk_cuda_ptr(a->lse);
+    P->block_table = avk_cuda_ptr(a->block_table);
+    P->seq_lens = avk_cuda_ptr(a->seq_lens);
+    P->kv_scales = avk_cuda_ptr(a->kv_scales);
     if (k->workspace) {
         P->part_o = k->workspace;
         P->part_lse = k->workspace + k->part_o_bytes;
     }
-    avk_attn_params_set_shape(P, p, a->q_begin, a->q_count);
-    P->kv_limit = k->kv_limit;
-    P->splits = k->splits;
-    P->tiles_per_split = k->tiles_per_split;
+    avk_kernel_args args = k->args;
+    args.q_begin = (U32)a->q_begin;
+    args.q_count = (U32)a->q_count;
+    avk_attn_params_set_args(P, &args);
 }
 
 static attnvk_status launch(avk_cuda_device *dev, avk_bkernel *k, const avk_dispatch *a)
@@ -217,13 +212,14 @@ static attnvk_status launch(avk_cuda_device *dev, avk_bkernel *k, const avk_disp
     avk_attn_params P;
     fill_params(k, a, &P);
     void *args[] = {&P};
-    unsigned blocks = (unsigned)((a->q_count + k->cfg.br - 1) / k->cfg.br);
+    const int pack = (int)k->args.pack, splits = (int)k->args.splits;
+    unsigned blocks = (unsigned)avk_row_blocks(pack, a->q_count, k->cfg.br);
     attnvk_status s = avk_cuda_check(
         dev,
-        dev->cu->cuLaunchKernel(k->mod->fwd, blocks, (unsigned)k->p.heads, (unsigned)(k->p.batch * k->splits),
+        dev->cu->cuLaunchKernel(k->mod->fwd, blocks, (unsigned)(k->p.heads / pack), (unsigned)(k->p.batch * splits),
                                 (unsigned)k->cfg.threads, 1, 1, (unsigned)k->smem, dev->stream, args, NULL),
         "cuLaunchKernel(avk_attn_fwd)");
-    if (s == ATTNVK_OK && k->splits > 1)
+    if (s == ATTNVK_OK && splits > 1)
         s = avk_cuda_check(dev,
                            dev->cu->cuLaunchKernel(k->mod->reduce, (unsigned)a->q_count, (unsigned)k->p.heads,
                                                    (unsigned)k->p.batch, (unsigned)k->p.head_dim, 1, 1, 0,
@@ -263,7 +259,7 @@ void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t 
                         .dtype = info->fp16 ? ATTNVK_F16 : ATTNVK_F32};
     attnvk_kernel_options o = {0};
     avk_cuda_config c;
-    if (avk_cuda_select(info, major, info->shared_memory_per_group, &p, &o, 0, &c) == ATTNVK_OK)
+    if (avk_cuda_select(info, major, info->shared_memory_per_group, &p, &o, 0, 1, &c) == ATTNVK_OK)
         snprintf(out, n, "%s %dx%d", c.variant, c.br, c.bc);
     else
         snprintf(out, n, "none");

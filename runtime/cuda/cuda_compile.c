@@ -14,6 +14,9 @@
 AVK_EMBEDDED(avk_cuda_kernel_source)
 AVK_EMBEDDED(avk_cuda_portability_source)
 AVK_EMBEDDED(avk_cuda_params_source)
+AVK_EMBEDDED(avk_cuda_args_source)
+AVK_EMBEDDED(avk_cuda_flags_source)
+AVK_EMBEDDED(avk_cuda_contract_source)
 AVK_EMBEDDED(avk_cuda_sm90_source)
 AVK_EMBEDDED(avk_cuda_wgmma_source)
 AVK_EMBEDDED(avk_cuda_tiled_source)
@@ -26,6 +29,9 @@ static const struct {
 } kernel_headers[] = {
     {"attn_portability.h", avk_cuda_portability_source, &avk_cuda_portability_source_size},
     {"attn_params.h", avk_cuda_params_source, &avk_cuda_params_source_size},
+    {"contract/kernel_args.def", avk_cuda_args_source, &avk_cuda_args_source_size},
+    {"contract/kernel_flags.h", avk_cuda_flags_source, &avk_cuda_flags_source_size},
+    {"attn_contract.h", avk_cuda_contract_source, &avk_cuda_contract_source_size},
     {"attn_sm90.h", avk_cuda_sm90_source, &avk_cuda_sm90_source_size},
     {"sm90_wgmma_ops.h", avk_cuda_wgmma_source, &avk_cuda_wgmma_source_size},
     {"attn_tiled.h", avk_cuda_tiled_source, &avk_cuda_tiled_source_size},

@@ -31,6 +31,10 @@ typedef struct avk_cuda_config {
     int br, bc;         /* query rows per CTA, keys per K/V tile */
     int threads;        /* per CTA */
     int split;          /* compiled to write split-KV partials */
+    attnvk_kv_format kv_format; /* how K/V rows are stored (AVK_KV_FORMAT) */
+    int contract;       /* the problem needs GQA packing, paging, seq_lens or a
+                         * quantized cache: only the mma (not wgmma) and simt
+                         * bodies implement those */
 } avk_cuda_config;
 
 /* Fills the variant fields of cfg from a name; 0 for an unknown name. */
@@ -45,9 +49,10 @@ size_t avk_cuda_config_smem(const avk_cuda_config *cfg);
 const avk_tuning *avk_cuda_tuning_table(int *count);
 
 /* What the device runs for p: the table's entry (skipping entries the device
- * can't run), then the options' variant and tiles. decode: split-KV shape. */
+ * can't run, and bodies that lack a feature p needs), then the options'
+ * variant and tiles. decode: split-KV shape; pack: GQA packing planned. */
 attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
-                              const attnvk_problem *p, const attnvk_kernel_options *o, int decode,
+                              const attnvk_problem *p, const attnvk_kernel_options *o, int decode, int pack,
                               avk_cuda_config *cfg);
 
 /* NVRTC architecture for a compute capability: sm_90a on Hopper (wgmma-capable

@@ -89,6 +89,13 @@ int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
     return 1;
 }
 
+/* bytes of one K/V row as stored (see core/kv_cache.c) */
+static size_t kv_row_bytes(const avk_cuda_config *c)
+{
+    attnvk_problem p = {.head_dim = c->head_dim, .dtype = c->dtype, .kv_format = c->kv_format};
+    return attnvk_kv_row_bytes(&p);
+}
+
 size_t avk_cuda_config_smem(const avk_cuda_config *c)
 {
     size_t D = (size_t)c->head_dim;
@@ -96,8 +103,9 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
         return 1024u + ((size_t)c->br + 4u * (size_t)c->bc) * D * 2;
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
         return (c->dtype == ATTNVK_F32 ? 4u : 2u) * (size_t)c->bc * D * 4;
-    if (c->mma) /* Q + two stages of K and V, rows padded by 16 bytes */
-        return ((size_t)c->br + 4u * (size_t)c->bc) * (D + 8) * 2;
+    if (c->mma) /* Q + two stages of K and V, rows padded by 16 bytes (+ two raw stages of a quantized K/V) */
+        return ((size_t)c->br + 4u * (size_t)c->bc) * (D + 8) * 2 +
+               (c->kv_format != ATTNVK_KV_DTYPE ? 4u * (size_t)c->bc * kv_row_bytes(c) : 0);
     return ((size_t)c->br * (D + 1) + 2u * c->bc * (D + 1) + (size_t)c->br * (c->bc + 1) + 3u * c->br) * 4;
 }
 
@@ -109,6 +117,11 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: head_dim %d not supported (32, 64, 80, 96, 128, 256)",
                         c->head_dim);
     if (c->br < 1 || c->bc < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: tiles must be positive");
+    if (c->contract && (c->wgmma || c->tiled))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "cuda: variant %s runs contiguous caches one head per CTA; GQA-packed decode, paged, ragged "
+                        "and quantized caches run on mma16, mma16-qs, mma32, mma32-qs or simt",
+                        c->variant);
     if (c->mma) {
         if (c->dtype == ATTNVK_F32)
             return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: variant %s takes f16/bf16 (f32 runs 'simt')", c->variant);
@@ -167,6 +180,8 @@ typedef struct usable_ctx {
     size_t smem_optin;
     attnvk_dtype dtype;
     int head_dim;
+    attnvk_kv_format kv_format;
+    int contract;
     const char *variant; /* only this variant's entries, or NULL for any */
 } usable_ctx;
 
@@ -179,6 +194,8 @@ static int usable(const avk_tuning *e, const void *ctx)
     if (!avk_cuda_parse_variant(e->variant, &c)) return 0;
     c.dtype = u->dtype;
     c.head_dim = u->head_dim;
+    c.kv_format = u->kv_format;
+    c.contract = u->contract;
     c.br = e->tile_br;
     c.bc = e->tile_bc;
     c.threads = e->workgroup_size;
@@ -219,11 +236,12 @@ static void take_entry(const avk_tuning *e, avk_cuda_config *cfg)
 }
 
 attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
-                              const attnvk_problem *p, const attnvk_kernel_options *o, int decode,
+                              const attnvk_problem *p, const attnvk_kernel_options *o, int decode, int pack,
                               avk_cuda_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim, NULL};
+    const int contract = pack > 1 || p->page_size > 0 || p->ragged || p->kv_format != ATTNVK_KV_DTYPE;
+    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim, p->kv_format, contract, NULL};
     avk_tuning_query q = {info, p->dtype, p->head_dim, decode, usable, &u};
     int count;
     const avk_tuning *table = avk_cuda_tuning_table(&count);
@@ -233,6 +251,8 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
                         p->head_dim);
     cfg->dtype = p->dtype;
     cfg->head_dim = p->head_dim;
+    cfg->kv_format = p->kv_format;
+    cfg->contract = contract;
     if (e) take_entry(e, cfg);
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))
@@ -274,6 +294,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WM=%d", c->mma ? c->rows_per_warp / 16 : 0);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_QREG=%d", c->qreg);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_FORMAT=%d", (int)c->kv_format);
     /* Developer knob for tuning sweeps: extra -D options (in the cache key too). */
     const char *extra = getenv("ATTNVK_CUDA_DEFINES");
     char copy[512];

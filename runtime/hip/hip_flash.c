@@ -5,6 +5,7 @@
 #include "hip/hip_kernels.h"
 #include "hip/hip_modules.h"
 #include "../../native/attn_params_host.h"
+#include "core/kernel_args.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,9 @@ extern const unsigned char avk_hip_attn_source[];
 extern const unsigned char avk_hip_portability_source[];
 extern const unsigned char avk_hip_params_source[];
 extern const unsigned char avk_hip_amd_portability_source[];
+extern const unsigned char avk_hip_contract_source[];
+extern const unsigned char avk_hip_args_source[];
+extern const unsigned char avk_hip_flags_source[];
 extern const unsigned char avk_hip_amd_matrix_source[];
 extern const unsigned char avk_hip_amd_fragments_source[];
 
@@ -30,7 +34,8 @@ struct avk_hip_flash_kernel {
     avk_hip_config cfg;
     hipFunction_t fwd, reduce;
     size_t lds;          /* dynamic LDS bytes */
-    int splits, tiles_per_split, kv_limit;
+    int splits;
+    avk_kernel_args args;       /* the contract's scalars, planned at prepare */
     void *workspace;     /* split-KV partials: O then LSE */
     size_t part_o_bytes;
 };
@@ -63,15 +68,19 @@ void avk_hip_flash_describe(avk_hip_device *dev, attnvk_impl_info *out)
 
 void avk_hip_flash_source(const char *defines, avk_hip_source *out)
 {
-    static const char *const header_names[] = {"attn_portability.h", "attn_params.h", "amd_portability.h",
-                                               "amd_matrix.h", "amd_fragments.h"};
-    static const char *headers[5];
+    static const char *const header_names[] = {"attn_portability.h", "attn_params.h",          "amd_portability.h",
+                                               "amd_matrix.h",       "amd_fragments.h",        "attn_contract.h",
+                                               "contract/kernel_args.def", "contract/kernel_flags.h"};
+    static const char *headers[8];
     headers[0] = (const char *)avk_hip_portability_source;
     headers[1] = (const char *)avk_hip_params_source;
     headers[2] = (const char *)avk_hip_amd_portability_source;
     headers[3] = (const char *)avk_hip_amd_matrix_source;
     headers[4] = (const char *)avk_hip_amd_fragments_source;
-    const avk_hip_source src = {"attn_fwd.cu", (const char *)avk_hip_attn_source, defines, headers, header_names, 5};
+    headers[5] = (const char *)avk_hip_contract_source;
+    headers[6] = (const char *)avk_hip_args_source;
+    headers[7] = (const char *)avk_hip_flags_source;
+    const avk_hip_source src = {"attn_fwd.cu", (const char *)avk_hip_attn_source, defines, headers, header_names, 8};
     *out = src;
 }
 
@@ -117,19 +126,6 @@ static attnvk_status load_module(avk_hip_device *dev, const avk_hip_config *cfg,
     return ATTNVK_OK;
 }
 
-/* Split-KV as core plans it from this device's compute-unit count. */
-static void plan_splits(const avk_hip_device *dev, const attnvk_problem *p, const attnvk_kernel_options *o,
-                        int decode, avk_hip_flash_kernel *k)
-{
-    const avk_hip_config *c = &k->cfg;
-    avk_split_request r = {.kv_len = k->kv_limit, .kv_tile = c->bc,
-                           .workgroups = (int64_t)((p->seq_q + c->br - 1) / c->br) * p->heads * p->batch,
-                           .compute_units = dev->info.compute_units, .requested = o->split_kv, .decode = decode};
-    avk_split_plan plan = avk_plan_split_kv(&r);
-    k->splits = plan.splits;
-    k->tiles_per_split = plan.tiles_per_split;
-}
-
 void avk_hip_flash_release(avk_hip_device *dev, avk_hip_flash_kernel *k)
 {
     if (!k) return;
@@ -152,8 +148,11 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
         return s;
     }
     const int bc = k->cfg.bc;
-    k->kv_limit = (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) ? (p->seq_kv - 1) / bc * bc : p->seq_kv;
-    plan_splits(dev, p, o, decode, k);
+    /* HIP runs one head per workgroup over contiguous caches (no GQA packing
+     * yet: its features are none, so core refuses the rest) */
+    avk_kernel_args_fill(&k->args, p, 0, p->seq_q, 1, o->write_lse);
+    if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
+    k->splits = avk_kernel_args_split(&k->args, p, k->cfg.br, bc, dev->info.compute_units, o->split_kv);
     if (k->splits > 1 && !k->cfg.split) k->cfg.split = 1; /* split_kv > 1 asked on a prefill shape */
     if ((long long)p->batch * k->splits > 65535 || p->heads > 65535) {
         long long z = (long long)p->batch * k->splits;
@@ -185,15 +184,14 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
     info->workgroup_size = k->cfg.threads;
     info->split_kv = k->splits;
     info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)p->head_dim : 0;
-    snprintf(info->params, sizeof info->params, "arch=%.16s lds=%zu tiles_per_split=%d kernel=%.80s code=%.60s",
-             dev->info.architecture, k->lds, k->tiles_per_split, fwd, m->origin);
+    snprintf(info->params, sizeof info->params, "arch=%.16s lds=%zu split_keys=%u kernel=%.80s code=%.60s",
+             dev->info.architecture, k->lds, k->args.split_keys, fwd, m->origin);
     *out = k;
     return ATTNVK_OK;
 }
 
 static void fill_params(const avk_hip_flash_kernel *k, const avk_dispatch *a, avk_attn_params *P)
 {
-    const attnvk_problem *p = &k->p;
     memset(P, 0, sizeof *P);
     P->q = (unsigned long long)(size_t)a->q->ptr;
     P->k = (unsigned long long)(size_t)a->k->ptr;
@@ -204,10 +202,10 @@ static void fill_params(const avk_hip_flash_kernel *k, const avk_dispatch *a, av
         P->part_o = (unsigned long long)(size_t)k->workspace;
         P->part_lse = P->part_o + k->part_o_bytes;
     }
-    avk_attn_params_set_shape(P, p, a->q_begin, a->q_count);
-    P->kv_limit = k->kv_limit;
-    P->splits = k->splits;
-    P->tiles_per_split = k->tiles_per_split;
+    avk_kernel_args args = k->args;
+    args.q_begin = (U32)a->q_begin;
+    args.q_count = (U32)a->q_count;
+    avk_attn_params_set_args(P, &args);
 }
 
 attnvk_status avk_hip_flash_dispatch(avk_hip_device *dev, avk_hip_flash_kernel *k, const avk_dispatch *a,

@@ -180,6 +180,21 @@ int main(void)
     feature_matrix(dev, ATTNVK_BF16, &defaults, "bf16", 0);
     feature_matrix(dev, ATTNVK_F32, &defaults, "f32", 0);
 
+    /* KV caches (#12): GQA packing, paged + ragged, q8_0 / q4_0 / fp8, every
+     * dtype, the table's choice and the bodies that implement the contract */
+    {
+        avk_cache_case cc[32];
+        static const char *const contract_variants[] = {NULL, "mma16", "mma32-qs", "simt"};
+        for (int dt = ATTNVK_F32; dt <= ATTNVK_BF16; ++dt)
+            for (size_t v = 0; v < sizeof contract_variants / sizeof *contract_variants; ++v) {
+                if (dt == ATTNVK_F32 && contract_variants[v] && strcmp(contract_variants[v], "simt") != 0) continue;
+                attnvk_kernel_options o = {.variant = contract_variants[v]};
+                int n = avk_test_cache_cases((attnvk_dtype)dt, cc, 32);
+                for (int i = 0; i < n; ++i)
+                    avk_test_run_cache_case(dev, &cc[i], &o, seed + 1000 + i, 0) ? ++passed : ++failed;
+            }
+    }
+
     static const char *const variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "tiled", "simt"};
     for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i) {
         attnvk_kernel_options o = {.variant = variants[i]};

@@ -34,7 +34,7 @@ static attnvk_status pick(const char *arch, int cc, size_t smem, attnvk_dtype dt
     attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = decode ? 1 : 1024, .seq_kv = 1024,
                         .head_dim = d, .dtype = dt};
     attnvk_kernel_options o = {.variant = variant, .tile_br = br, .tile_bc = bc};
-    return avk_cuda_select(&info, cc, smem, &p, &o, decode, c);
+    return avk_cuda_select(&info, cc, smem, &p, &o, decode, 1, c);
 }
 
 static int is(const avk_cuda_config *c, const char *variant, int br, int bc)

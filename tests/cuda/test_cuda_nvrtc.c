@@ -124,7 +124,7 @@ int main(void)
                                         .seq_kv = 512, .head_dim = dims[di], .dtype = (attnvk_dtype)dt};
                     attnvk_kernel_options o = {0};
                     avk_cuda_config cfg;
-                    if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, mode > 0, &cfg) != ATTNVK_OK) {
+                    if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, mode > 0, 1, &cfg) != ATTNVK_OK) {
                         EXPECT(0, "%s: no configuration for D=%d %s: %s", t->arch, dims[di],
                                attnvk_dtype_name((attnvk_dtype)dt), attnvk_last_error());
                         continue;
@@ -132,12 +132,36 @@ int main(void)
                     cfg.split = mode == 2;
                     add_job(t, &cfg);
                 }
+        /* the kernel contract's features: GQA-packed decode (split and not) and
+         * prefill, each kv format, over a paged cache (paging and packing are
+         * run-time arguments; the kv format is compiled in) */
+        static const int contract_dims[] = {32, 64, 128, 256};
+        for (int dt = ATTNVK_F32; dt <= ATTNVK_BF16; ++dt)
+            for (size_t di = 0; di < sizeof contract_dims / sizeof *contract_dims; ++di)
+                for (int f = ATTNVK_KV_DTYPE; f < ATTNVK_KV_FORMAT_COUNT; ++f)
+                    for (int mode = 0; mode < 3; ++mode) {
+                        attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = mode ? 4 : 512,
+                                            .seq_kv = 512, .head_dim = contract_dims[di], .dtype = (attnvk_dtype)dt,
+                                            .kv_format = (attnvk_kv_format)f, .page_size = 16, .num_pages = 32,
+                                            .max_pages = 32};
+                        attnvk_kernel_options o = {0};
+                        avk_cuda_config cfg;
+                        if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, mode > 0, mode ? 4 : 1, &cfg) !=
+                            ATTNVK_OK) {
+                            EXPECT(0, "%s: no contract configuration for D=%d %s kv=%s: %s", t->arch, contract_dims[di],
+                                   attnvk_dtype_name((attnvk_dtype)dt), attnvk_kv_format_name((attnvk_kv_format)f),
+                                   attnvk_last_error());
+                            continue;
+                        }
+                        cfg.split = mode == 2;
+                        add_job(t, &cfg);
+                    }
         for (size_t v = 0; v < sizeof variants / sizeof *variants; ++v) {
             attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 512, .seq_kv = 512, .head_dim = 128,
                                 .dtype = strcmp(variants[v], "simt") ? ATTNVK_F16 : ATTNVK_BF16};
             attnvk_kernel_options o = {.variant = variants[v]};
             avk_cuda_config cfg;
-            if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, 0, &cfg) == ATTNVK_OK) add_job(t, &cfg);
+            if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, 0, 1, &cfg) == ATTNVK_OK) add_job(t, &cfg);
             else EXPECT(0, "%s: variant %s: %s", t->arch, variants[v], attnvk_last_error());
         }
     }

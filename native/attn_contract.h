@@ -1,0 +1,121 @@
+/* The kernel contract's hooks for the native kernels (CUDA and HIP alike;
+ * docs/kernel-contract.md): sequence lengths, visible key ranges, where a
+ * K/V row lives (contiguous or paged) and how its bytes decode (the kv
+ * format, AVK_KV_FORMAT). Included by attn_fwd.cu after the storage type. */
+/* No include guard: HIP builds several instances of attn_fwd.cu into one
+ * object, each in its own namespace, and each needs these. */
+#ifndef AVK_KV_FORMAT
+#define AVK_KV_FORMAT AVK_KV_DTYPE
+#endif
+#undef AVK_KV_ROW_BYTES
+#undef AVK_KV_QUANT
+/* bytes of one K/V row (D values) */
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+#define AVK_KV_ROW_BYTES (AVK_D / 32 * 34)
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+#define AVK_KV_ROW_BYTES (AVK_D / 32 * 18)
+#elif AVK_KV_FORMAT == AVK_KV_FP8
+#define AVK_KV_ROW_BYTES AVK_D
+#else
+#define AVK_KV_ROW_BYTES (AVK_D * (int)sizeof(avk_elem))
+#endif
+#define AVK_KV_QUANT (AVK_KV_FORMAT != AVK_KV_DTYPE)
+
+AVK_DEVICE bool avk_causal(const avk_attn_params &p) { return (p.flags & AVK_FLAG_CAUSAL) != 0; }
+
+/* keys of sequence b */
+AVK_DEVICE int avk_seq_len(const avk_attn_params &p, int b)
+{
+    if (!(p.flags & AVK_FLAG_SEQ_LENS)) return (int)p.seq_kv;
+    const int n = ((const int *)p.seq_lens)[b];
+    return n < 0 ? 0 : min(n, (int)p.seq_kv);
+}
+
+/* exclusive end of the keys query i sees in a sequence of len keys */
+AVK_DEVICE int avk_key_end(const avk_attn_params &p, int len, int i)
+{
+    if (!avk_causal(p)) return len;
+    return max(0, min(len, i + len - (int)p.seq_q + 1));
+}
+
+/* the K/V row holding key j of (b, g): contiguous strides, or the block table
+ * (indices clamped so bad table contents never fault) */
+AVK_DEVICE long long avk_kv_row(const avk_attn_params &p, int b, int g, int j)
+{
+    if (p.page_size == 0) return (long long)b * p.kv_sb + (long long)g * p.kv_sh + (long long)j * p.kv_ss;
+    int page = ((const int *)p.block_table)[(long long)b * p.max_pages + j / (int)p.page_size];
+    page = min(max(page, 0), (int)p.num_pages - 1);
+    return ((long long)page * p.page_size + j % (int)p.page_size) * p.kv_heads + g;
+}
+
+/* fp8: the per-kv-head scale of K (which 0) or V (1); 1 for other formats */
+AVK_DEVICE float avk_kv_scale(const avk_attn_params &p, int which, int g)
+{
+#if AVK_KV_FORMAT == AVK_KV_FP8
+    return ((const float *)p.kv_scales)[which * (int)p.kv_heads + g];
+#else
+    (void)p, (void)which, (void)g;
+    return 1.f;
+#endif
+}
+
+/* e4m3 -> f32, exactly: its bits placed in an f16 are the value / 256 */
+AVK_DEVICE float avk_fp8_to_f32(unsigned int c)
+{
+    const avk_u16 h = (avk_u16)(((c & 0x80u) << 8) | ((c & 0x7fu) << 7));
+    return avk_f16_to_f32(h) * 256.f;
+}
+
+/* Value d of a K/V row in the kv format, as f32 (fp8 without its scale). */
+AVK_DEVICE float avk_kv_value(const unsigned char *row, int d)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    const unsigned char *blk = row + (d / 32) * 34;
+    const float scale = avk_f16_to_f32((avk_u16)(blk[0] | blk[1] << 8));
+    return scale * (float)(signed char)blk[2 + d % 32];
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    const unsigned char *blk = row + (d / 32) * 18;
+    const float scale = avk_f16_to_f32((avk_u16)(blk[0] | blk[1] << 8));
+    const int k = d % 32;
+    const int q = k < 16 ? (blk[2 + k] & 15) : (blk[2 + k - 16] >> 4);
+    return scale * (float)(q - 8);
+#elif AVK_KV_FORMAT == AVK_KV_FP8
+    return avk_fp8_to_f32(row[d]);
+#else
+    return avk_to_f32(((const avk_elem *)row)[d]);
+#endif
+}
+
+/* Eight consecutive values d0 .. d0+7 (d0 % 8 == 0) of a row of raw kv bytes
+ * in shared or global memory, as f32 (fp8 without its scale): the dequant
+ * step of the tensor-core kernel's quantized tile loads. */
+AVK_DEVICE void avk_kv_value8(const unsigned char *row, int d0, float (&x)[8])
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    const unsigned char *blk = row + (d0 / 32) * 34;
+    const float scale = avk_f16_to_f32(*(const avk_u16 *)blk);
+    const avk_u16 *q = (const avk_u16 *)(blk + 2 + d0 % 32); /* 2-byte aligned */
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        x[2 * e] = scale * (float)(signed char)(q[e] & 0xff);
+        x[2 * e + 1] = scale * (float)(signed char)(q[e] >> 8);
+    }
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    const unsigned char *blk = row + (d0 / 32) * 18;
+    const float scale = avk_f16_to_f32(*(const avk_u16 *)blk);
+    const int k = d0 % 32, shift = k < 16 ? 0 : 4;
+    const avk_u16 *q = (const avk_u16 *)(blk + 2 + k % 16);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        x[2 * e] = scale * (float)((int)((q[e] >> shift) & 15) - 8);
+        x[2 * e + 1] = scale * (float)((int)((q[e] >> (8 + shift)) & 15) - 8);
+    }
+#elif AVK_KV_FORMAT == AVK_KV_FP8
+    const avk_u32 *q = (const avk_u32 *)(row + d0);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) x[e] = avk_fp8_to_f32((q[e / 4] >> (8 * (e % 4))) & 0xffu);
+#else
+#pragma unroll
+    for (int e = 0; e < 8; ++e) x[e] = avk_to_f32(((const avk_elem *)row)[d0 + e]);
+#endif
+}
