@@ -13,7 +13,7 @@ static const char bench_usage[] =
     "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
     "                    [-r N | --min-time S] [--warmup N] [--cooldown S] [--max-memory BYTES]\n"
     "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
-    "                    [--variant V] [--tile BRxBC] [--split-kv N]\n"
+    "                    [--variant V] [--tile BRxBC] [--split-kv N] [--kv-dtype q8_0|q4_0|fp8] [--page-size N]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
     "output against the float64 CPU reference and times it with device timestamps.\n"
     "  --api LIST     APIs to run (comma list or 'all', the default). Under 'all' the cpu API (the reference\n"
@@ -33,6 +33,9 @@ static const char bench_usage[] =
     "  --save         store the run in the results history (SQLite; $XDG_DATA_HOME/attnvk/history.db,\n"
     "                 or --db PATH); see attnvk history and attnvk compare --db\n"
     "  --variant, --tile, --split-kv apply to the attnvk kernel only.\n"
+    "  --kv-dtype F   store K and V as q8_0, q4_0 (ggml blocks) or fp8 (e4m3, a scale per kv head), quantized on\n"
+    "                 the host; checked against the reference on the dequantized K/V (quant_error: vs the inputs)\n"
+    "  --page-size N  also run every case through a paged KV cache of N-token pages in shuffled order\n"
     "Ctrl-C (SIGINT) or SIGTERM stops after the current dispatch: the finished records are printed and\n"
     "in --out, exit status 130 (143 for SIGTERM).\n"
     "Exit status: 0 every case ran and passed (skipped/unavailable allowed), 1 a correctness or run failure,\n"
@@ -97,13 +100,15 @@ static int parse_seed(const char *s, uint64_t *out)
 typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_COOLDOWN, OPT_FORMAT,
-    OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_COUNT
+    OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
+    OPT_PAGE_SIZE, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
     "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--cooldown", "-o",
-    "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db"};
+    "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
+    "--page-size"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -209,6 +214,13 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         return 0;
     case OPT_MAX_MEMORY:
         if (!parse_bytes(val, &o->max_memory)) return bad(name, "a size like 512M or 8G", val);
+        return 0;
+    case OPT_KV_DTYPE:
+        if (!attnvk_kv_format_from_name(val, &o->kv_format))
+            return cli_error(EXIT_USAGE, "bench: unknown kv dtype '%s' (dtype, q8_0, q4_0, fp8)", val);
+        return 0;
+    case OPT_PAGE_SIZE:
+        if (!cli_parse_int(val, 1, 4096, &o->page_size)) return bad(name, "an integer in 1..4096", val);
         return 0;
     case OPT_DB:
         if (!*val) return bad(name, "a database file name", val);

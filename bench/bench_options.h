@@ -41,6 +41,8 @@ typedef struct bench_options {
     const char *variant;
     int tile_br, tile_bc;
     long split_kv;
+    attnvk_kv_format kv_format;  /* --kv-dtype */
+    long page_size;              /* --page-size: 0 none; else a paged twin of every case */
     uint64_t max_memory;         /* 0: each device's own memory */
     unsigned test_flags;         /* --test-wrong-kernel */
     int save;                    /* --save: store the run in the history database */

@@ -159,6 +159,8 @@ static cJSON *case_json(const bench_case *c)
     cJSON_AddStringToObject(o, "dtype", attnvk_dtype_name(p->dtype));
     cJSON_AddStringToObject(o, "layout", layout_name(p->layout));
     cJSON_AddNumberToObject(o, "scale", attnvk_problem_scale(p));
+    cJSON_AddStringToObject(o, "kv_format", attnvk_kv_format_name(p->kv_format));
+    cJSON_AddNumberToObject(o, "page_size", p->page_size);
     if (c->note) cJSON_AddStringToObject(o, "note", c->note);
     return o;
 }
@@ -240,6 +242,7 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     add_int_or_null(o, "input_sets", r->input_sets > 0, r->input_sets);
     add_int_or_null(o, "warmup_runs", r->have_stats, r->warmup_runs);
     add_number_or_null(o, "speedup_vs_vendor", r->speedup_vs_vendor);
+    if (!isnan(r->quant_error)) cJSON_AddNumberToObject(o, "quant_error", r->quant_error);
     if (r->vendor_reference[0]) cJSON_AddStringToObject(o, "vendor_reference", r->vendor_reference);
     else cJSON_AddNullToObject(o, "vendor_reference");
     return o;

@@ -28,6 +28,7 @@ void bench_record_init(bench_record *r, const char *impl, int fused, int device_
     r->flops = attnvk_problem_flops(&c->p);
     r->tflops = r->tokens_per_s = r->gbytes_per_s = r->peak_fraction = NAN;
     r->speedup_vs_vendor = NAN;
+    r->quant_error = NAN;
 }
 
 void bench_record_set(bench_record *r, bench_status s, const char *fmt, ...)
@@ -59,8 +60,11 @@ void bench_format_bytes(double bytes, char *out, size_t n)
     else snprintf(out, n, "%.2f GiB", bytes / 1073741824.0);
 }
 
+/* Bytes a kernel must move at least: Q and O, K and V as stored (quantized
+ * rows, every page), and the tables of a paged cache. */
 double bench_io_bytes(const attnvk_problem *p)
 {
     double es = (double)attnvk_dtype_size(p->dtype);
-    return es * (2.0 * (double)attnvk_q_elements(p) + 2.0 * (double)attnvk_kv_elements(p));
+    double tables = p->page_size > 0 ? 4.0 * p->batch * (p->max_pages + 1.0) : 0;
+    return es * 2.0 * (double)attnvk_q_elements(p) + 2.0 * (double)attnvk_kv_bytes(p) + tables;
 }

@@ -29,6 +29,7 @@ typedef struct bench_record {
     bench_status status;
     char reason[512];            /* empty when ok */
 
+    double quant_error;          /* quantized K/V: output rel-L2 vs the reference on the unquantized inputs, else NAN */
     int have_kernel;             /* prepare succeeded: kernel describes what ran */
     attnvk_kernel_info kernel;
 

@@ -25,6 +25,11 @@ typedef struct io_set {
     attnvk_buffer *q, *k, *v, *o;
 } io_set;
 
+/* A paged or quantized case's tables, shared by every input set. */
+typedef struct cache_tables {
+    attnvk_buffer *block_table, *seq_lens, *kv_scales;
+} cache_tables;
+
 /* One record's run on a device: the kernel, its buffers, the dispatch plan. */
 struct bench_job {
     bench_target *t;
@@ -33,6 +38,7 @@ struct bench_job {
     const bench_workload *w;   /* set by bench_job_finish */
     attnvk_kernel *kernel;
     io_set sets[MAX_INPUT_SETS];
+    cache_tables tables;
     int nsets, next_set;
     int *chunk_begin, *chunk_count;
     int nchunks;
@@ -85,7 +91,9 @@ static attnvk_status run_chunk(bench_job *st, io_set *s, int begin, int count, d
     *ms = 0;
     if (stop_requested(st)) return ATTNVK_OK;
     if (begin == 0 && count == st->p.seq_q) count = 0; /* the plain whole-problem dispatch */
-    return attnvk_kernel_run(st->kernel, s->q, s->k, s->v, s->o, NULL, begin, count, ms);
+    const attnvk_tensors t = {.q = s->q, .k = s->k, .v = s->v, .o = s->o, .block_table = st->tables.block_table,
+                              .seq_lens = st->tables.seq_lens, .kv_scales = st->tables.kv_scales};
+    return attnvk_kernel_run_tensors(st->kernel, &t, begin, count, ms);
 }
 
 /* One sample: every chunk of the plan on one input set, device times summed. */
@@ -183,6 +191,31 @@ static attnvk_status upload(bench_job *st, const float *src, size_t n, int which
     return s;
 }
 
+static attnvk_status new_buffer(bench_job *st, const void *src, size_t bytes, attnvk_buffer **out)
+{
+    attnvk_status s = attnvk_buffer_create(st->t->dev, bytes, out);
+    return s == ATTNVK_OK ? attnvk_buffer_write(*out, 0, src, bytes) : s;
+}
+
+/* The cache as built on the host (quantized, paged) into every set, and its tables. */
+static attnvk_status upload_cache(bench_job *st, const bench_workload *w)
+{
+    const attnvk_problem *p = &w->p;
+    attnvk_status s = ATTNVK_OK;
+    for (int i = 0; i < st->nsets && s == ATTNVK_OK; ++i) {
+        s = attnvk_buffer_write(st->sets[i].k, 0, w->cache.k, w->cache.bytes);
+        if (s == ATTNVK_OK) s = attnvk_buffer_write(st->sets[i].v, 0, w->cache.v, w->cache.bytes);
+    }
+    if (s == ATTNVK_OK && w->cache.block_table)
+        s = new_buffer(st, w->cache.block_table, sizeof(int32_t) * (size_t)p->batch * p->max_pages,
+                       &st->tables.block_table);
+    if (s == ATTNVK_OK && w->cache.seq_lens)
+        s = new_buffer(st, w->cache.seq_lens, sizeof(int32_t) * (size_t)p->batch, &st->tables.seq_lens);
+    if (s == ATTNVK_OK && w->cache.kv_scales)
+        s = new_buffer(st, w->cache.kv_scales, sizeof(float) * 2 * (size_t)p->kv_heads, &st->tables.kv_scales);
+    return s;
+}
+
 /* NaN in every element of O, so whatever the kernel fails to write shows. */
 static attnvk_status poison_output(bench_job *st)
 {
@@ -248,6 +281,7 @@ static attnvk_status checked_run(bench_job *st, bench_record *r, double *ms)
     if (s == ATTNVK_OK) {
         r->check = bench_workload_compare(st->w, o_rows);
         r->have_check = 1;
+        if (st->w->ref_inputs) r->quant_error = bench_workload_compare_to(st->w, st->w->ref_inputs, o_rows).rel_l2;
         if (r->check.nonfinite)
             bench_record_set(r, BENCH_FAIL, "wrong result: %zu non-finite values in %zu checked rows",
                              r->check.nonfinite, r->check.rows_checked);
@@ -428,7 +462,7 @@ static attnvk_status allocate_sets(bench_job *st)
 {
     const attnvk_problem *p = &st->p;
     size_t es = attnvk_dtype_size(p->dtype);
-    size_t qb = attnvk_q_elements(p) * es, kvb = attnvk_kv_elements(p) * es;
+    size_t qb = attnvk_q_elements(p) * es, kvb = attnvk_kv_bytes(p);
     for (int i = 0; i < st->nsets; ++i) {
         io_set *x = &st->sets[i];
         attnvk_status s = attnvk_buffer_create(st->t->dev, qb, &x->q);
@@ -456,6 +490,9 @@ void bench_job_abort(bench_job *st)
         attnvk_buffer_destroy(st->sets[i].v);
         attnvk_buffer_destroy(st->sets[i].o);
     }
+    attnvk_buffer_destroy(st->tables.block_table);
+    attnvk_buffer_destroy(st->tables.seq_lens);
+    attnvk_buffer_destroy(st->tables.kv_scales);
     attnvk_kernel_destroy(st->kernel);
     free(st->chunk_begin);
     free(st->chunk_count);
@@ -506,8 +543,11 @@ void bench_job_finish(bench_job *st, const bench_workload *w, const bench_run_co
     const char *stage = "upload";
     report_progress(st, "upload", 0);
     attnvk_status s = upload(st, w->q, attnvk_q_elements(&w->p), 0);
-    if (s == ATTNVK_OK) s = upload(st, w->k, attnvk_kv_elements(&w->p), 1);
-    if (s == ATTNVK_OK) s = upload(st, w->v, attnvk_kv_elements(&w->p), 2);
+    if (s == ATTNVK_OK && w->has_cache) s = upload_cache(st, w);
+    else {
+        if (s == ATTNVK_OK) s = upload(st, w->k, attnvk_kv_elements(&w->p), 1);
+        if (s == ATTNVK_OK) s = upload(st, w->v, attnvk_kv_elements(&w->p), 2);
+    }
     if (s == ATTNVK_OK) {
         stage = "the probe run";
         report_progress(st, "probe", 0);

@@ -218,11 +218,53 @@ static int shape_cases(const bench_options *o, bench_case **out)
     return n;
 }
 
+/* --kv-dtype renames and requantizes every case; --page-size adds a paged
+ * twin of each (every sequence full, its pages shuffled by the workload). */
+static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
+{
+    if (n <= 0 || (!o->kv_format && !o->page_size)) return n;
+    const int twins = o->page_size ? 2 : 1;
+    bench_case *all = calloc((size_t)n * twins, sizeof *all);
+    if (!all) {
+        free(*cases);
+        return cli_error(EXIT_FAILED, "out of host memory"), -1;
+    }
+    for (int i = 0; i < n; ++i)
+        for (int t = 0; t < twins; ++t) {
+            bench_case *c = &all[i * twins + t];
+            *c = (*cases)[i];
+            char suffix[48] = "";
+            if (o->kv_format) {
+                c->p.kv_format = o->kv_format;
+                snprintf(suffix, sizeof suffix, "-%s", attnvk_kv_format_name(o->kv_format));
+            }
+            if (t == 1) {
+                c->p.page_size = (int)o->page_size;
+                c->p.max_pages = (int)((c->p.seq_kv + o->page_size - 1) / o->page_size);
+                c->p.num_pages = c->p.batch * c->p.max_pages;
+                snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), "-page%ld", o->page_size);
+            }
+            snprintf(c->name, sizeof c->name, "%s%s", (*cases)[i].name, suffix);
+            if (attnvk_problem_validate(&c->p) != ATTNVK_OK) {
+                free(all);
+                free(*cases);
+                return cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error()), -1;
+            }
+        }
+    free(*cases);
+    *cases = all;
+    return n * twins;
+}
+
 int bench_build_cases(const bench_options *o, bench_case **out)
 {
-    if (!o->suite) return shape_cases(o, out);
-    const bench_suite *s = bench_suite_find(o->suite);
-    return s ? suite_cases(o, s, out) : -1;
+    int n;
+    if (!o->suite) n = shape_cases(o, out);
+    else {
+        const bench_suite *s = bench_suite_find(o->suite);
+        n = s ? suite_cases(o, s, out) : -1;
+    }
+    return kv_cache_cases(o, out, n);
 }
 
 int bench_check_cases(attnvk_dtype dtype, bench_case *out, int max)

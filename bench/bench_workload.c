@@ -99,6 +99,22 @@ int bench_workload_fits_host(const attnvk_problem *p, int full, char *why, size_
     return 0;
 }
 
+/* The cache the kernel reads (quantized, paged with shuffled pages); K and V
+ * become its decoded values after the reference on the inputs is kept. */
+static attnvk_status build_cache(bench_workload *w, uint64_t seed)
+{
+    const attnvk_problem *p = &w->p;
+    attnvk_status s = avk_kv_build(p, w->k, w->v, NULL, seed ^ 0x9a9e5, &w->cache);
+    if (s != ATTNVK_OK) return s;
+    w->has_cache = 1;
+    if (p->kv_format != ATTNVK_KV_DTYPE) {
+        w->ref_inputs = malloc(sizeof(double) * w->nrows * (size_t)p->head_dim);
+        if (!w->ref_inputs) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference rows");
+        attnvk_reference_rows(p, w->q, w->k, w->v, w->rows, w->nrows, w->ref_inputs, NULL);
+    }
+    return avk_kv_host_decoded(p, &w->cache, w->k, w->v);
+}
+
 attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int full, bench_workload *w)
 {
     memset(w, 0, sizeof *w);
@@ -134,6 +150,13 @@ attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int 
         bench_workload_destroy(w);
         return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference rows");
     }
+    if (p->kv_format != ATTNVK_KV_DTYPE || p->page_size > 0) {
+        attnvk_status s = build_cache(w, seed);
+        if (s != ATTNVK_OK) {
+            bench_workload_destroy(w);
+            return s;
+        }
+    }
     attnvk_reference_rows(p, w->q, w->k, w->v, w->rows, w->nrows, w->ref, NULL);
     return ATTNVK_OK;
 }
@@ -145,17 +168,24 @@ void bench_workload_destroy(bench_workload *w)
     free(w->v);
     free(w->rows);
     free(w->ref);
+    free(w->ref_inputs);
+    if (w->has_cache) avk_kv_host_free(&w->cache);
     memset(w, 0, sizeof *w);
 }
 
 /* Same measure as attnvk_check_output, against the cached reference rows. */
 attnvk_check bench_workload_compare(const bench_workload *w, const float *o_rows)
 {
+    return bench_workload_compare_to(w, w->ref, o_rows);
+}
+
+attnvk_check bench_workload_compare_to(const bench_workload *w, const double *ref, const float *o_rows)
+{
     attnvk_check c = {.tolerance = attnvk_tolerance(w->p.dtype)};
     size_t D = (size_t)w->p.head_dim;
     double diff2 = 0, ref2 = 0;
     for (size_t s = 0; s < w->nrows * D; ++s) {
-        double r = w->ref[s], x = o_rows[s];
+        double r = ref[s], x = o_rows[s];
         if (!isfinite(x)) {
             ++c.nonfinite;
             continue;

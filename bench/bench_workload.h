@@ -5,6 +5,7 @@
 #define ATTNVK_BENCH_WORKLOAD_H
 
 #include "attnvk/attnvk.h"
+#include "core/kv_build.h"
 
 #include <stdint.h>
 
@@ -17,6 +18,12 @@ typedef struct bench_workload {
     size_t nrows;
     int full;           /* every row is checked */
     double *ref;        /* nrows x D */
+    /* A quantized or paged problem: the cache as uploaded (k, v above then
+     * hold what it decodes to, which ref is computed on) and the reference
+     * on the unquantized inputs, for quant_error (NULL when not quantized). */
+    int has_cache;
+    avk_kv_host cache;
+    double *ref_inputs;
 } bench_workload;
 
 /* Same inputs for the same case name and seed, whatever else runs. */
@@ -37,5 +44,7 @@ int bench_workload_wants_full(const attnvk_problem *p);
 
 /* Compares o_rows (nrows x D floats, in w->rows order) with the cached reference. */
 attnvk_check bench_workload_compare(const bench_workload *w, const float *o_rows);
+/* The same against other reference rows (ref_inputs: the quantization's total error). */
+attnvk_check bench_workload_compare_to(const bench_workload *w, const double *ref, const float *o_rows);
 
 #endif
