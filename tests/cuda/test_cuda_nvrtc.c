@@ -140,7 +140,8 @@ int main(void)
             for (size_t di = 0; di < sizeof contract_dims / sizeof *contract_dims; ++di)
                 for (int f = ATTNVK_KV_DTYPE; f < ATTNVK_KV_FORMAT_COUNT; ++f)
                     for (int mode = 0; mode < 3; ++mode) {
-                        attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = mode ? 4 : 512,
+                        attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 2,
+                                            .seq_q = mode == 2 ? 16 : mode ? 4 : 512, /* packed rows 16 and 64 */
                                             .seq_kv = 512, .head_dim = contract_dims[di], .dtype = (attnvk_dtype)dt,
                                             .kv_format = (attnvk_kv_format)f, .page_size = 16, .num_pages = 32,
                                             .max_pages = 32};
