@@ -244,11 +244,15 @@ static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
                 c->p.num_pages = c->p.batch * c->p.max_pages;
                 snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), "-page%ld", o->page_size);
             }
-            snprintf(c->name, sizeof c->name, "%s%s", (*cases)[i].name, suffix);
-            if (attnvk_problem_validate(&c->p) != ATTNVK_OK) {
+            int rc = 0;
+            if (snprintf(c->name, sizeof c->name, "%s%s", (*cases)[i].name, suffix) >= (int)sizeof c->name)
+                rc = cli_error(EXIT_USAGE, "bench: case name %s%s is too long", (*cases)[i].name, suffix);
+            else if (attnvk_problem_validate(&c->p) != ATTNVK_OK)
+                rc = cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error());
+            if (rc) {
                 free(all);
                 free(*cases);
-                return cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error()), -1;
+                return -1;
             }
         }
     free(*cases);
