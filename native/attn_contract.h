@@ -86,6 +86,111 @@ AVK_DEVICE float avk_kv_value(const unsigned char *row, int d)
 #endif
 }
 
+/* Values d and d + 1 (d even) of a row of raw kv bytes, as f32 (fp8 without
+ * its scale): two values per 16-bit read, the dequant of the decode body's
+ * K fragments. Bit-exact with avk_kv_value. */
+AVK_DEVICE void avk_kv_pair(const unsigned char *row, int d, float &x0, float &x1)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    const unsigned char *blk = row + (d / 32) * 34;
+    const float scale = avk_f16_to_f32(*(const avk_u16 *)blk);
+    const avk_u16 q = *(const avk_u16 *)(blk + 2 + d % 32);
+    x0 = scale * (float)(signed char)(q & 0xff);
+    x1 = scale * (float)(signed char)(q >> 8);
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    const unsigned char *blk = row + (d / 32) * 18;
+    const float scale = avk_f16_to_f32(*(const avk_u16 *)blk);
+    const int k = d % 32, shift = k < 16 ? 0 : 4;
+    const avk_u16 q = *(const avk_u16 *)(blk + 2 + k % 16);
+    x0 = scale * (float)((int)((q >> shift) & 15) - 8);
+    x1 = scale * (float)((int)((q >> (8 + shift)) & 15) - 8);
+#elif AVK_KV_FORMAT == AVK_KV_FP8
+    const avk_u16 q = *(const avk_u16 *)(row + d);
+    x0 = avk_fp8_to_f32(q & 0xffu);
+    x1 = avk_fp8_to_f32(q >> 8);
+#else
+    x0 = avk_to_f32(((const avk_elem *)row)[d]);
+    x1 = avk_to_f32(((const avk_elem *)row)[d + 1]);
+#endif
+}
+
+/* ---- raw codes for the f16 decode kernel (attn_decode.h) ----
+ * A quantized value is code * scale. The codes (q8_0's int8, q4_0's nibble
+ * - 8, e4m3 / 256) are exact in f16, so the kernel turns two codes into an
+ * f16x2 with integer tricks, multiplies by the tensor cores unscaled, and
+ * applies the per-block scales to S (K) and to P (V) in f32 instead.
+ * AVK_KV_BLOCK_SCALED: a scale per 32-value block of a row (q8_0, q4_0);
+ * AVK_KV_CODE_UNIT: what a code of 1 is worth (e4m3 codes are value / 256). */
+#undef AVK_KV_BLOCK_SCALED
+#undef AVK_KV_CODE_UNIT
+#define AVK_KV_BLOCK_SCALED (AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0)
+#define AVK_KV_CODE_UNIT (AVK_KV_FORMAT == AVK_KV_FP8 ? 256.f : 1.f)
+
+/* the scale of the 32-value block holding value d of a row (1 without blocks) */
+AVK_DEVICE float avk_kv_block_scale(const unsigned char *row, int d)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    return avk_f16_to_f32(*(const avk_u16 *)(row + (d / 32) * 34));
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    return avk_f16_to_f32(*(const avk_u16 *)(row + (d / 32) * 18));
+#else
+    (void)row, (void)d;
+    return 1.f;
+#endif
+}
+
+/* the raw byte of value d of a row, and the code bits in it (byte, or one nibble) */
+AVK_DEVICE avk_u32 avk_kv_code(const unsigned char *row, int d)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    return row[(d / 32) * 34 + 2 + d % 32];
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    const int k = d % 32;
+    return (avk_u32)(row[(d / 32) * 18 + 2 + k % 16] >> (k < 16 ? 0 : 4)) & 15u;
+#else
+    return row[d];
+#endif
+}
+
+#if defined(AVK_TARGET_CUDA) && AVK_DTYPE == 1
+/* two codes (lo, hi: 8 bits each, q4_0 already a nibble) as an f16x2 of their values */
+AVK_DEVICE avk_u32 avk_kv_codes_f16x2(avk_u32 lo, avk_u32 hi)
+{
+#if AVK_KV_FORMAT == AVK_KV_FP8
+    /* e4m3 bits placed in an f16 (sign to bit 15, exponent and mantissa
+     * from bit 7) read as value / 256: exact, subnormals included */
+    const avk_u32 x = lo | hi << 16;
+    return ((x & 0x007f007fu) << 7) | ((x & 0x00800080u) << 8);
+#else
+    /* 1024 + u as an f16 is 0x6400 | u for u < 1024; subtracting the bias exactly */
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    const avk_u32 x = ((lo ^ 0x80u) | (hi ^ 0x80u) << 16) | 0x64006400u, bias = 0x64806480u; /* 1152: int8 + 128 */
+#else
+    const avk_u32 x = (lo | hi << 16) | 0x64006400u, bias = 0x64086408u; /* 1032: nibble - 8 */
+#endif
+    avk_u32 r;
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(bias));
+    return r;
+#endif
+}
+
+/* values d, d + 1 (d even) of a row as an f16x2 of their codes */
+AVK_DEVICE avk_u32 avk_kv_code_pair(const unsigned char *row, int d)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    const avk_u32 q = *(const avk_u16 *)(row + (d / 32) * 34 + 2 + d % 32);
+    return avk_kv_codes_f16x2(q & 0xffu, q >> 8);
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    const int k = d % 32;
+    const avk_u32 q = (avk_u32)*(const avk_u16 *)(row + (d / 32) * 18 + 2 + k % 16) >> (k < 16 ? 0 : 4);
+    return avk_kv_codes_f16x2(q & 15u, (q >> 8) & 15u);
+#else
+    const avk_u32 q = *(const avk_u16 *)(row + d);
+    return avk_kv_codes_f16x2(q & 0xffu, q >> 8);
+#endif
+}
+#endif
+
 /* Eight consecutive values d0 .. d0+7 (d0 % 8 == 0) of a row of raw kv bytes
  * in shared or global memory, as f32 (fp8 without its scale): the dequant
  * step of the tensor-core kernel's quantized tile loads. */

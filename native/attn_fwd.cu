@@ -12,6 +12,9 @@
  *                0: the portable f32 kernel (any dtype, any target)
  *   AVK_WGMMA    1 (with AVK_MMA): the Hopper kernel (attn_sm90.h, sm_90a):
  *                wgmma with one warpgroup per 64 query rows, swizzled tiles
+ *   AVK_KEY_WARPS  > 0 (with AVK_MMA): the decode kernel (attn_decode.h): one
+ *                16-row m-tile, that many warps splitting the keys, each
+ *                with AVK_KV_STAGES raw K/V stages in flight
  *   AVK_TILED    1 (with AVK_MMA=0): the register-tiled f32 kernel
  *                (attn_tiled.h), AVK_DS lanes splitting D per row group
  *   AVK_SPLIT    1: write f32 partial O and LSE per KV split (decode), merged
@@ -40,6 +43,12 @@
 #endif
 #ifndef AVK_TILED
 #define AVK_TILED 0
+#endif
+#ifndef AVK_KEY_WARPS
+#define AVK_KEY_WARPS 0 /* > 0 (with AVK_MMA): the decode body, warps splitting keys */
+#endif
+#ifndef AVK_KV_STAGES
+#define AVK_KV_STAGES 2
 #endif
 #ifndef AVK_RESCALE_SLACK
 #define AVK_RESCALE_SLACK 8.0f /* log2 units the running max may lag: P <= 2^8 */
@@ -380,6 +389,8 @@ AVK_DEVICE void avk_dequant_tile(avk_elem *tile, const unsigned char *sraw)
 
 #if AVK_WGMMA
 #include "attn_sm90.h"
+#elif AVK_KEY_WARPS
+#include "attn_decode.h"
 #else
 enum {
     D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS, WM = AVK_WM,

@@ -139,7 +139,9 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     const int bc = k->cfg.bc;
     avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, o->write_lse);
     if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
-    const int splits = avk_kernel_args_split(&k->args, p, k->cfg.br, bc, dev->sm_count, o->split_kv);
+    /* mma-decode: a CTA's warps take key_warps tiles per round; a split is whole rounds */
+    const int round = bc * (k->cfg.key_warps > 0 ? k->cfg.key_warps : 1);
+    const int splits = avk_kernel_args_split(&k->args, p, k->cfg.br, round, dev->sm_count, o->split_kv);
     k->cfg.split = splits > 1;
     if ((long long)p->batch * splits > 65535 || p->heads / pack > 65535) {
         long long z = (long long)p->batch * splits;
@@ -176,8 +178,8 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     info->split_kv = splits;
     info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)p->head_dim : 0;
     snprintf(info->params, sizeof info->params,
-             "arch=%s regs=%d local=%d smem=%zu pack=%d split_keys=%u kv=%s cubin=%s", arch, k->mod->registers,
-             k->mod->local_bytes, k->smem, pack, k->args.split_keys, attnvk_kv_format_name(p->kv_format),
+             "arch=%s regs=%d local=%d smem=%zu pack=%d key_warps=%d stages=%d split_keys=%u kv=%s cubin=%s", arch,
+             k->mod->registers, k->mod->local_bytes, k->smem, pack, k->cfg.key_warps, k->cfg.kv_stages, k->args.split_keys, attnvk_kv_format_name(p->kv_format),
              k->mod->from_cache ? "cached" : "nvrtc");
     *out = k;
     return ATTNVK_OK;
@@ -266,7 +268,7 @@ void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t 
 }
 
 /* what avk_cuda_parse_variant accepts */
-static const char *const cuda_variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "tiled", "simt", NULL};
+static const char *const cuda_variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "mma-decode", "tiled", "simt", NULL};
 
 const attnvk_backend attnvk_backend_cuda = {
     .api = ATTNVK_API_CUDA,

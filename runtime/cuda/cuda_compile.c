@@ -20,6 +20,7 @@ AVK_EMBEDDED(avk_cuda_contract_source)
 AVK_EMBEDDED(avk_cuda_sm90_source)
 AVK_EMBEDDED(avk_cuda_wgmma_source)
 AVK_EMBEDDED(avk_cuda_tiled_source)
+AVK_EMBEDDED(avk_cuda_decode_source)
 
 /* The headers attn_fwd.cu includes, by the names it includes them by. */
 static const struct {
@@ -35,6 +36,7 @@ static const struct {
     {"attn_sm90.h", avk_cuda_sm90_source, &avk_cuda_sm90_source_size},
     {"sm90_wgmma_ops.h", avk_cuda_wgmma_source, &avk_cuda_wgmma_source_size},
     {"attn_tiled.h", avk_cuda_tiled_source, &avk_cuda_tiled_source_size},
+    {"attn_decode.h", avk_cuda_decode_source, &avk_cuda_decode_source_size},
 };
 enum { KERNEL_HEADERS = sizeof kernel_headers / sizeof *kernel_headers };
 

@@ -13,6 +13,10 @@
 /* Variants: "mma16"   tensor cores, 16 query rows per warp, Q in registers
  *           "mma16-qs" the same with Q re-read from shared memory
  *           "mma32", "mma32-qs"  32 rows per warp (two m-tiles)
+ *           "mma-decode" tensor cores, one 16-row m-tile shared by
+ *                     key_warps warps that split the keys, each streaming
+ *                     raw K/V through kv_stages stages (GQA-packed decode;
+ *                     quantized caches dequantize in registers)
  *           "wgmma"   Hopper (sm_90a) warpgroup MMAs, 64 query rows per
  *                     warpgroup, swizzled shared-memory tiles (D 64/128/256)
  *           "tiled"   register-tiled f32 arithmetic (lanes of a row group split
@@ -26,6 +30,9 @@ typedef struct avk_cuda_config {
     int lanes_per_row;  /* tiled: lanes splitting D per row group */
     int rows_per_warp;  /* mma: 16 or 32 */
     int qreg;           /* mma: Q fragments kept in registers */
+    int key_warps;      /* mma-decode: warps splitting a CTA's keys (0: other variants) */
+    int kv_stages;      /* mma-decode: raw K/V stages in flight per warp */
+    int min_ctas;       /* CTAs per SM the register budget must allow (__launch_bounds__; 0: 1) */
     attnvk_dtype dtype;
     int head_dim;
     int br, bc;         /* query rows per CTA, keys per K/V tile */

@@ -54,14 +54,30 @@ static const avk_tuning cuda_table[] = {
     {NULL, NULL, NULL, ANY, 160, 256, ANY, "simt", 16, 16, 128, {0}}, /* 64 KiB devices */
 };
 
-/* GQA-packed decode on the tensor-core kernel: the row tile follows the
+/* GQA-packed decode on tensor cores: the kernel and its tiles follow the
  * packed rows (pack * Nq), so every kv head's K/V is streamed by one row
- * block. Measured on the H100 (B=8, H=32, H_kv=8, D=128, f16): Nq=1 (4 rows)
- * reads 2.63 TB/s at 16x32 (16x64 2.53, 64x64 2.15); Nq=16 (64 rows) takes
- * 0.49 ms at 64x64, 0.54 at 64x32 and 0.97 at 16x32. */
+ * block. Up to 16 rows of a quantized cache, mma-decode: one m-tile whose
+ * keys key_warps warps split, kv_stages raw stages each; of an f16/bf16
+ * cache, mma16 16x32. Above, mma16 with 64x64 tiles.
+ * Measured on the H100 (B=8, H=32, H_kv=8, D=128, f16, Nk=64k unless said):
+ * - f16 at Nk=16k: mma16 16x32 2645 GB/s; mma-decode 16x16 w4s3 2433,
+ *   w8s2 2612, w2s2 2524 (one-warp CTAs already keep enough bytes in flight).
+ * - q8_0: mma16 2.72 ms (dequantized tile in shared memory); mma-decode
+ *   (per-value dequant) 16x16 w4s3 1.22, w8s3 1.07, w4s4 1.24, 16x32 w4s2 0.76;
+ *   with codes in the fragments and scales in f32 (attn_decode.h), 16x32:
+ *   w4s2 0.646, w8s2 0.590, w4s3 0.657, w2s3 0.785, w4s2 at 3 CTAs per SM
+ *   (167 registers) 0.574. q4_0: w4s2 0.508, w8s2 0.487. f16: 0.758.
+ * - Nq=16 (64 rows) at Nk=32k: 0.49 ms at 64x64, 0.54 at 64x32, 0.97 at 16x32. */
 static const struct {
-    int max_rows, br, bc;
-} packed_decode_tiles[] = {{16, 16, 32}, {1 << 30, 64, 64}};
+    int max_rows;
+    int quantized; /* 1: quantized caches only, 0: any */
+    const char *variant;
+    int br, bc, key_warps, kv_stages, min_ctas;
+} packed_decode_tiles[] = {
+    {16, 1, "mma-decode", 16, 32, 4, 2, 3},
+    {16, 0, "mma16", 16, 32, 0, 0, 0},
+    {1 << 30, 0, "mma16", 64, 64, 0, 0, 0},
+};
 
 const avk_tuning *avk_cuda_tuning_table(int *count)
 {
@@ -69,11 +85,22 @@ const avk_tuning *avk_cuda_tuning_table(int *count)
     return cuda_table;
 }
 
+/* mma-decode's warps and stages when no table entry names them */
+enum { DEFAULT_KEY_WARPS = 4, DEFAULT_KV_STAGES = 2 };
+
 int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
 {
     cfg->wgmma = 0;
     cfg->tiled = 0;
-    if (strcmp(name, "simt") == 0 || strcmp(name, "tiled") == 0) {
+    cfg->key_warps = 0;
+    cfg->kv_stages = 0;
+    if (strcmp(name, "mma-decode") == 0) {
+        cfg->mma = 1;
+        cfg->rows_per_warp = 16;
+        cfg->qreg = 1;
+        cfg->key_warps = DEFAULT_KEY_WARPS;
+        cfg->kv_stages = DEFAULT_KV_STAGES;
+    } else if (strcmp(name, "simt") == 0 || strcmp(name, "tiled") == 0) {
         cfg->tiled = name[0] == 't';
         cfg->mma = 0;
         cfg->rows_per_warp = 0;
@@ -112,6 +139,12 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
         return 1024u + ((size_t)c->br + 4u * (size_t)c->bc) * D * 2;
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
         return (c->dtype == ATTNVK_F32 ? 4u : 2u) * (size_t)c->bc * D * 4;
+    if (c->key_warps) { /* Q, then per warp its raw K/V stages; the warps' merge reuses them */
+        size_t rows = kv_row_bytes(c) % 32 == 0 ? kv_row_bytes(c) + 16 : kv_row_bytes(c); /* attn_decode.h's RAW_ROW */
+        size_t rings = (size_t)c->key_warps * (size_t)c->kv_stages * 2u * (size_t)c->bc * rows;
+        size_t merge = (size_t)c->key_warps * 16u * (D + 2) * 4;
+        return 16u * (D + 8) * 2 + (rings > merge ? rings : merge);
+    }
     if (c->mma) /* Q + two stages of K and V, rows padded by 16 bytes (+ two raw stages of a quantized K/V) */
         return ((size_t)c->br + 4u * (size_t)c->bc) * (D + 8) * 2 +
                (c->kv_format != ATTNVK_KV_DTYPE ? 4u * (size_t)c->bc * kv_row_bytes(c) : 0);
@@ -148,6 +181,17 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
                                 "cuda: wgmma needs tile_br 64, 128 or 192 and tile_bc 64, 128 or 256 (got %dx%d)",
                                 c->br, c->bc);
             c->threads = c->br / 64 * 128;
+        } else if (c->key_warps) {
+            if (c->br != 16 || (c->bc != 16 && c->bc != 32))
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: mma-decode needs tile_br 16 and tile_bc 16 or 32 (got %dx%d)",
+                                c->br, c->bc);
+            if (c->head_dim > 128)
+                return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: mma-decode takes head_dim up to 128 (got %d)",
+                                c->head_dim);
+            if (c->key_warps < 1 || c->key_warps > 8 || c->kv_stages < 2 || c->kv_stages > 4)
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                                "cuda: mma-decode needs 1-8 key warps and 2-4 stages (got %d, %d)", c->key_warps,
+                                c->kv_stages);
         } else if (c->br % c->rows_per_warp || c->br / c->rows_per_warp > 16)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                             "cuda: %s needs tile_br a multiple of %d, at most %d (got %d)", c->variant,
@@ -155,7 +199,8 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
         if (c->bc % 16 || c->bc > 256)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: %s needs tile_bc a multiple of 16, <= 256 (got %d)",
                             c->variant, c->bc);
-        if (!c->wgmma) c->threads = c->br / c->rows_per_warp * 32;
+        if (c->key_warps) c->threads = 32 * c->key_warps;
+        else if (!c->wgmma) c->threads = c->br / c->rows_per_warp * 32;
     } else if (c->tiled) {
         int ds = c->lanes_per_row;
         if (c->threads <= 0 || c->threads > 1024 || c->threads % 32)
@@ -209,6 +254,7 @@ static int usable(const avk_tuning *e, const void *ctx)
     c.bc = e->tile_bc;
     c.threads = e->workgroup_size;
     c.lanes_per_row = e->extra[0];
+    if (c.key_warps && e->extra[0]) c.key_warps = e->extra[0], c.kv_stages = e->extra[1];
     return avk_cuda_config_check(&c, u->cc_major, u->smem_optin) == ATTNVK_OK;
 }
 
@@ -225,6 +271,9 @@ static void variant_defaults(avk_cuda_config *c, int decode)
         c->br = 32;
         c->bc = 32;
         c->threads = 128;
+    } else if (c->key_warps) {
+        c->br = 16;
+        c->bc = 32;
     } else if (c->wgmma) {
         c->br = 128;
         c->bc = c->head_dim > 128 ? 64 : 128;
@@ -232,7 +281,7 @@ static void variant_defaults(avk_cuda_config *c, int decode)
         c->br = c->rows_per_warp == 32 ? 128 : 64;
         c->bc = c->head_dim > 128 ? 32 : 64;
     }
-    if (decode && !c->tiled) c->br = c->wgmma ? 64 : c->mma ? c->rows_per_warp : 16;
+    if (decode && !c->tiled && !c->key_warps) c->br = c->wgmma ? 64 : c->mma ? c->rows_per_warp : 16;
 }
 
 static void take_entry(const avk_tuning *e, avk_cuda_config *cfg)
@@ -242,6 +291,29 @@ static void take_entry(const avk_tuning *e, avk_cuda_config *cfg)
     cfg->bc = e->tile_bc;
     cfg->threads = e->workgroup_size;
     cfg->lanes_per_row = e->extra[0];
+    if (cfg->key_warps && e->extra[0]) cfg->key_warps = e->extra[0], cfg->kv_stages = e->extra[1];
+}
+
+/* Developer knob for sweeps: $ATTNVK_CUDA_TUNE "key_warps=N,stages=M,min_ctas=C" over
+ * the mma-decode configuration (either may be left out). */
+static attnvk_status tune_from_env(avk_cuda_config *cfg)
+{
+    const char *env = getenv("ATTNVK_CUDA_TUNE");
+    if (!env || !*env || !cfg->key_warps) return ATTNVK_OK;
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", env);
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int value = 0, used = 0;
+        if (sscanf(tok, "key_warps=%d%n", &value, &used) == 1 && !tok[used]) cfg->key_warps = value;
+        else if (sscanf(tok, "stages=%d%n", &value, &used) == 1 && !tok[used]) cfg->kv_stages = value;
+        else if (sscanf(tok, "min_ctas=%d%n", &value, &used) == 1 && !tok[used] && value >= 0 && value <= 32)
+            cfg->min_ctas = value;
+        else
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "ATTNVK_CUDA_TUNE: '%s' is not key_warps=N, stages=N or min_ctas=N", tok);
+    }
+    return ATTNVK_OK;
 }
 
 attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
@@ -266,7 +338,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "unknown cuda variant '%s' (wgmma, mma16, mma16-qs, mma32, mma32-qs, tiled, simt)", o->variant);
+                            "unknown cuda variant '%s' (wgmma, mma16, mma16-qs, mma32, mma32-qs, mma-decode, tiled, simt)", o->variant);
         /* the table's tiles for the named variant where it has them */
         u.variant = o->variant;
         const avk_tuning *named = avk_tuning_lookup(table, count, &q);
@@ -275,18 +347,28 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     } else if (!e) {
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: no kernel configuration fits this device");
     }
-    if (decode && pack > 1 && cfg->mma && !cfg->wgmma && cfg->rows_per_warp == 16)
+    if (decode && cfg->mma && !cfg->wgmma && cfg->rows_per_warp == 16)
         for (size_t i = 0; i < sizeof packed_decode_tiles / sizeof *packed_decode_tiles; ++i)
-            if ((int64_t)pack * p->seq_q <= packed_decode_tiles[i].max_rows) {
+            if ((int64_t)pack * p->seq_q <= packed_decode_tiles[i].max_rows &&
+                (!packed_decode_tiles[i].quantized || p->kv_format != ATTNVK_KV_DTYPE)) {
+                /* a variant named in the options keeps its kernel; only its tiles follow the rows */
+                if (o->variant && strcmp(o->variant, packed_decode_tiles[i].variant) != 0) break;
                 avk_cuda_config packed = *cfg;
+                avk_cuda_parse_variant(packed_decode_tiles[i].variant, &packed);
                 packed.br = packed_decode_tiles[i].br;
                 packed.bc = packed_decode_tiles[i].bc;
+                if (packed.key_warps) {
+                    packed.key_warps = packed_decode_tiles[i].key_warps;
+                    packed.kv_stages = packed_decode_tiles[i].kv_stages;
+                    packed.min_ctas = packed_decode_tiles[i].min_ctas;
+                }
                 if (avk_cuda_config_check(&packed, cc_major, smem_optin) == ATTNVK_OK) *cfg = packed;
                 break;
             }
     if (o->tile_br) cfg->br = o->tile_br;
     if (o->tile_bc) cfg->bc = o->tile_bc;
-    return avk_cuda_config_check(cfg, cc_major, smem_optin);
+    attnvk_status s = tune_from_env(cfg);
+    return s != ATTNVK_OK ? s : avk_cuda_config_check(cfg, cc_major, smem_optin);
 }
 
 void avk_cuda_arch_name(int cc_major, int cc_minor, char *out, size_t n)
@@ -313,6 +395,9 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_QREG=%d", c->qreg);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_FORMAT=%d", (int)c->kv_format);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KEY_WARPS=%d", c->key_warps);
+    if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
+    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
     /* Developer knob for tuning sweeps: extra -D options (in the cache key too). */
     const char *extra = getenv("ATTNVK_CUDA_DEFINES");
     char copy[512];

@@ -1,0 +1,331 @@
+/* GQA-packed decode on tensor cores (mma.sync, sm_80+): the "mma-decode"
+ * variant, included by attn_fwd.cu when AVK_KEY_WARPS > 0.
+ *
+ * Decode has at most 16 packed rows per CTA (one m-tile), so a CTA of one
+ * warp keeps too few bytes in flight and, for a quantized cache, spends its
+ * time dequantizing with nothing to hide the latency. Here KEY_WARPS warps
+ * share the CTA's rows and split its keys: tile t of the CTA's range goes to
+ * warp (t - t_begin) % KEY_WARPS, which streams it through a private ring of
+ * AVK_KV_STAGES raw stages (cp.async, no CTA barrier in the loop) and builds
+ * its K and V fragments straight from the raw rows: ldmatrix for the dtype
+ * format, in-register dequantization for q8_0 / q4_0 / fp8 (no dequantized
+ * tile in shared memory). At the end the warps' (max, sum, O) merge through
+ * shared memory, exactly as split-KV partials do.
+ *
+ * With f16 compute and a quantized cache (AVK_DECODE_CODES) the fragments
+ * hold the codes (attn_contract.h: exact in f16, two per integer trick), the
+ * tensor cores multiply them unscaled, and the scales are applied in f32:
+ * K's per block to each block's partial S, V's per block to P. Other dtypes
+ * dequantize each value (avk_kv_pair / avk_kv_value).
+ *
+ * Shared memory: Q (16 rows), then per warp STAGES x (K, V) raw tiles of BC
+ * rows; the merge reuses the rings (avk_cuda_config_smem sizes both). */
+enum {
+    D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS, KW = AVK_KEY_WARPS, STAGES = AVK_KV_STAGES,
+    RS = D + 8, /* Q rows (elements), padded for ldmatrix */
+    KD = D / 16, ND = D / 8, NS = BC / 8, KS = BC / 16,
+    /* raw K/V rows as stored, padded by 16 bytes where the row is a multiple
+     * of 32 bytes (the dtype format, fp8) so the 8 rows a fragment read
+     * touches fall on distinct banks (q8_0's 136 and q4_0's 72 already do) */
+    RAW_ROW = AVK_KV_ROW_BYTES % 32 == 0 ? AVK_KV_ROW_BYTES + 16 : AVK_KV_ROW_BYTES,
+    RAW_TILE = BC * RAW_ROW,
+    WARP_RING = STAGES * 2 * RAW_TILE,
+    GRAIN = AVK_KV_ROW_BYTES % 16 == 0 ? 16 : AVK_KV_ROW_BYTES % 8 == 0 ? 8 : AVK_KV_ROW_BYTES % 4 == 0 ? 4 : 2,
+    CHUNKS = AVK_KV_ROW_BYTES / GRAIN, /* copies per row */
+};
+#define AVK_DECODE_CODES (AVK_KV_QUANT && AVK_DTYPE == 1)
+static_assert(BR == 16 && NT == 32 * KW, "mma-decode: one 16-row m-tile, KEY_WARPS warps");
+static_assert(BC % 16 == 0 && BC <= 32 && STAGES >= 2, "mma-decode: BC 16 or 32 keys per warp tile, 2+ stages");
+
+/* Keys [key0, key0 + BC) of K or V, raw, into a warp's stage: lane r finds
+ * key r's row once (one block-table read per key, not per copy), and the
+ * copies ask it by shuffle. Rows at or past valid are zero-filled. */
+AVK_DEVICE void avk_decode_load(unsigned char *dst, const avk_attn_params &p, const avk_work &w,
+                                unsigned long long base, int key0, int valid, int lane)
+{
+    const long long my_row = lane < BC && lane < valid ? avk_kv_row(p, w.b, w.g, key0 + lane) : 0;
+    const unsigned char *g = (const unsigned char *)base;
+    /* whole-warp trip count: every lane reaches every shuffle */
+#pragma unroll 4
+    for (int c0 = 0; c0 < BC * CHUNKS; c0 += 32) {
+        const int c = c0 + lane;
+        const int r = c < BC * CHUNKS ? c / CHUNKS : 0, k = c % CHUNKS;
+        const long long row = __shfl_sync(0xffffffffu, my_row, r);
+        if (c >= BC * CHUNKS) continue;
+        const bool in = r < valid;
+        const unsigned char *src = g + row * AVK_KV_ROW_BYTES + k * GRAIN;
+        unsigned char *to = dst + r * RAW_ROW + k * GRAIN;
+        if (GRAIN == 16) avk_cp_async16(avk_smem_addr(to), src, in ? 16 : 0);
+        else if (GRAIN == 8) avk_cp_async8(avk_smem_addr(to), src, in ? 8 : 0);
+        else if (GRAIN == 4) avk_cp_async4(avk_smem_addr(to), src, in ? 4 : 0);
+        else *(avk_u16 *)to = in ? *(const avk_u16 *)src : (avk_u16)0;
+    }
+}
+
+/* B fragments of n-tiles n, n+1 (keys) and k-step kk (D) for S = Q K^T,
+ * in ldmatrix_x4's order: b[0..1] n-tile n, b[2..3] n-tile n + 1. */
+AVK_DEVICE void avk_decode_k_frag(avk_u32 (&b)[4], const unsigned char *k_tile, int n, int kk, int lane)
+{
+#if AVK_DECODE_CODES
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+        const unsigned char *row = k_tile + ((n + t) * 8 + lane / 4) * RAW_ROW;
+        const int d0 = kk * 16 + (lane % 4) * 2;
+        b[2 * t] = avk_kv_code_pair(row, d0);
+        b[2 * t + 1] = avk_kv_code_pair(row, d0 + 8);
+    }
+#elif AVK_KV_QUANT
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+        const unsigned char *row = k_tile + ((n + t) * 8 + lane / 4) * RAW_ROW;
+        const int d0 = kk * 16 + (lane % 4) * 2;
+        float x0, x1, x2, x3;
+        avk_kv_pair(row, d0, x0, x1);
+        avk_kv_pair(row, d0 + 8, x2, x3);
+        b[2 * t] = avk_pack2(x0, x1);
+        b[2 * t + 1] = avk_pack2(x2, x3);
+    }
+#else
+    const int r = (lane / 16) * 8 + lane % 8, c = ((lane / 8) % 2) * 8;
+    avk_ldmatrix_x4(b, avk_smem_addr(k_tile + (n * 8 + r) * RAW_ROW + (kk * 16 + c) * (int)sizeof(avk_elem)));
+#endif
+}
+
+/* B fragments of k-step kk (keys) and n-tiles n, n+1 (D) for O += P V, in
+ * ldmatrix_x4_trans's order: b[0..1] n-tile n (keys +0, +8), b[2..3] n + 1. */
+AVK_DEVICE void avk_decode_v_frag(avk_u32 (&b)[4], const unsigned char *v_tile, int kk, int n, int lane)
+{
+#if AVK_DECODE_CODES
+    const int k0 = kk * 16 + (lane % 4) * 2;
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+        const int d = (n + t) * 8 + lane / 4;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const unsigned char *row = v_tile + (k0 + 8 * h) * RAW_ROW;
+            b[2 * t + h] = avk_kv_codes_f16x2(avk_kv_code(row, d), avk_kv_code(row + RAW_ROW, d));
+        }
+    }
+#elif AVK_KV_QUANT
+    const int k0 = kk * 16 + (lane % 4) * 2;
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+        const int d = (n + t) * 8 + lane / 4;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const unsigned char *row = v_tile + (k0 + 8 * h) * RAW_ROW;
+            b[2 * t + h] = avk_pack2(avk_kv_value(row, d), avk_kv_value(row + RAW_ROW, d));
+        }
+    }
+#else
+    const int r = ((lane / 8) % 2) * 8 + lane % 8, c = (lane / 16) * 8;
+    avk_ldmatrix_x4_trans(b, avk_smem_addr(v_tile + (kk * 16 + r) * RAW_ROW + (n * 8 + c) * (int)sizeof(avk_elem)));
+#endif
+}
+
+AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
+{
+    AVK_DYNAMIC_SMEM(smem_raw);
+    avk_elem *sQ = (avk_elem *)smem_raw;
+    unsigned char *rings = smem_raw + BR * RS * sizeof(avk_elem);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int quad_row = lane / 4, quad_col = lane % 4;
+    unsigned char *ring = rings + warp * WARP_RING;
+
+    const avk_work w = avk_locate(p, BR, BC);
+    const int min_end = avk_row_key_end(p, w, w.r0);         /* every row sees keys below this */
+    const int max_end = avk_row_key_end(p, w, w.r_end - 1);  /* no row sees keys past this */
+#if AVK_DECODE_CODES
+    const float code_unit = AVK_KV_CODE_UNIT; /* fp8 codes are value / 256 */
+#else
+    const float code_unit = 1.f;
+#endif
+    const float scale_log2 = p.scale_log2 * avk_kv_scale(p, 0, w.g) * code_unit; /* fp8: K's scale folds into S */
+
+    /* Q, then each warp's first STAGES - 1 tiles, one commit group each */
+    avk_load_q_tile<BR, D, NT, false>(avk_smem_addr(sQ), p, w);
+    avk_cp_async_commit();
+    const int t_first = w.t_begin + warp;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        const int t = t_first + s * KW;
+        if (t < w.t_end) {
+            unsigned char *stage = ring + s * 2 * RAW_TILE;
+            avk_decode_load(stage, p, w, p.k, t * BC, w.kv_end - t * BC, lane);
+            avk_decode_load(stage + RAW_TILE, p, w, p.v, t * BC, w.kv_end - t * BC, lane);
+        }
+        avk_cp_async_commit();
+    }
+    AVK_CP_ASYNC_WAIT(STAGES - 1); /* Q (the oldest group) has landed */
+    __syncthreads();
+    avk_u32 qf[KD][4];
+    {
+        const avk_u32 q_lane = avk_smem_addr(sQ) + (avk_u32)(((lane % 16) * RS + (lane / 16) * 8) * 2);
+#pragma unroll
+        for (int kk = 0; kk < KD; ++kk) avk_ldmatrix_x4(qf[kk], q_lane + (avk_u32)(kk * 16 * 2));
+    }
+
+    float acc[1][ND][4];
+    float row_max[1][2] = {{AVK_NEG_INF, AVK_NEG_INF}}, row_sum[1][2] = {{0.f, 0.f}};
+#pragma unroll
+    for (int n = 0; n < ND; ++n) acc[0][n][0] = acc[0][n][1] = acc[0][n][2] = acc[0][n][3] = 0.f;
+
+    for (int i = 0, t = t_first; t < w.t_end; ++i, t += KW) {
+        /* this lane's copies of tile i have landed; the warp barrier makes
+         * every lane's visible and says the stage read last iteration is free */
+        AVK_CP_ASYNC_WAIT(STAGES - 2);
+        avk_syncwarp();
+        {
+            const int tn = t + (STAGES - 1) * KW;
+            if (tn < w.t_end) {
+                unsigned char *stage = ring + ((i + STAGES - 1) % STAGES) * 2 * RAW_TILE;
+                avk_decode_load(stage, p, w, p.k, tn * BC, w.kv_end - tn * BC, lane);
+                avk_decode_load(stage + RAW_TILE, p, w, p.v, tn * BC, w.kv_end - tn * BC, lane);
+            }
+            avk_cp_async_commit();
+        }
+        const int key0 = t * BC;
+        if (key0 >= max_end) continue;
+        const unsigned char *k_tile = ring + (i % STAGES) * 2 * RAW_TILE;
+        const unsigned char *v_tile = k_tile + RAW_TILE;
+
+        float s[1][NS][4];
+#if AVK_DECODE_CODES && AVK_KV_BLOCK_SCALED
+        /* S = sum over 32-value blocks of d_K[key][block] * (Q_block . codes_block) */
+#pragma unroll
+        for (int n = 0; n < NS; n += 2) {
+#pragma unroll
+            for (int blk = 0; blk < D / 32; ++blk) {
+                float sb[2][4];
+#pragma unroll
+                for (int kk = 2 * blk; kk < 2 * blk + 2; ++kk) {
+                    avk_u32 b[4];
+                    avk_decode_k_frag(b, k_tile, n, kk, lane);
+                    if (kk == 2 * blk) {
+                        avk_mma_zc(sb[0], qf[kk], b);
+                        avk_mma_zc(sb[1], qf[kk], b + 2);
+                    } else {
+                        avk_mma(sb[0], qf[kk], b);
+                        avk_mma(sb[1], qf[kk], b + 2);
+                    }
+                }
+#pragma unroll
+                for (int t = 0; t < 2; ++t)
+#pragma unroll
+                    for (int c = 0; c < 2; ++c) { /* this thread's keys: columns quad_col * 2 + c */
+                        const float dk = avk_kv_block_scale(k_tile + ((n + t) * 8 + quad_col * 2 + c) * RAW_ROW, blk * 32);
+                        if (blk == 0) {
+                            s[0][n + t][c] = sb[t][c] * dk;
+                            s[0][n + t][c + 2] = sb[t][c + 2] * dk;
+                        } else {
+                            s[0][n + t][c] += sb[t][c] * dk;
+                            s[0][n + t][c + 2] += sb[t][c + 2] * dk;
+                        }
+                    }
+            }
+        }
+#else
+#pragma unroll
+        for (int kk = 0; kk < KD; ++kk)
+#pragma unroll
+            for (int n = 0; n < NS; n += 2) {
+                avk_u32 b[4];
+                avk_decode_k_frag(b, k_tile, n, kk, lane);
+                if (kk == 0) {
+                    avk_mma_zc(s[0][n], qf[kk], b);
+                    avk_mma_zc(s[0][n + 1], qf[kk], b + 2);
+                } else {
+                    avk_mma(s[0][n], qf[kk], b);
+                    avk_mma(s[0][n + 1], qf[kk], b + 2);
+                }
+            }
+#endif
+        if (key0 + BC > min_end) avk_mask_tile<1, NS>(p, w, s, w.r0 + quad_row, key0 + quad_col * 2);
+        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, scale_log2);
+#if AVK_DECODE_CODES && AVK_KV_BLOCK_SCALED
+        /* O += (P * d_V[key][block]) . codes: P scaled per block of D */
+#pragma unroll
+        for (int kk = 0; kk < KS; ++kk) {
+            avk_u32 pa[D / 32][4];
+            const int k0 = kk * 16 + quad_col * 2;
+#pragma unroll
+            for (int blk = 0; blk < D / 32; ++blk) {
+                float dv[4];
+#pragma unroll
+                for (int c = 0; c < 4; ++c) dv[c] = avk_kv_block_scale(v_tile + (k0 + (c / 2) * 8 + c % 2) * RAW_ROW, blk * 32);
+                pa[blk][0] = avk_pack2(s[0][2 * kk][0] * dv[0], s[0][2 * kk][1] * dv[1]);
+                pa[blk][1] = avk_pack2(s[0][2 * kk][2] * dv[0], s[0][2 * kk][3] * dv[1]);
+                pa[blk][2] = avk_pack2(s[0][2 * kk + 1][0] * dv[2], s[0][2 * kk + 1][1] * dv[3]);
+                pa[blk][3] = avk_pack2(s[0][2 * kk + 1][2] * dv[2], s[0][2 * kk + 1][3] * dv[3]);
+            }
+#pragma unroll
+            for (int n = 0; n < ND; n += 2) {
+                avk_u32 b[4];
+                avk_decode_v_frag(b, v_tile, kk, n, lane);
+                avk_mma(acc[0][n], pa[n / 4], b); /* n-tiles n, n + 1 share block n / 4 */
+                avk_mma(acc[0][n + 1], pa[n / 4], b + 2);
+            }
+        }
+#else
+#pragma unroll
+        for (int kk = 0; kk < KS; ++kk) {
+            avk_u32 pa[1][4];
+            avk_pack_p<1, NS>(s, kk, pa);
+#pragma unroll
+            for (int n = 0; n < ND; n += 2) {
+                avk_u32 b[4];
+                avk_decode_v_frag(b, v_tile, kk, n, lane);
+                avk_mma(acc[0][n], pa[0], b);
+                avk_mma(acc[0][n + 1], pa[0], b + 2);
+            }
+        }
+#endif
+    }
+    AVK_CP_ASYNC_WAIT(0);
+    __syncthreads(); /* every ring is free: the merge reuses them */
+
+    /* ---- merge the warps: per warp m[16], l[16] and O[16][D] (f32, unnormalized) ---- */
+    float *m_all = (float *)rings, *l_all = m_all + KW * 16, *o_all = l_all + KW * 16;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        float l = row_sum[0][half];
+        l += avk_shfl_xor(l, 1);
+        l += avk_shfl_xor(l, 2);
+        const int r = quad_row + half * 8;
+        if (quad_col == 0) {
+            m_all[warp * 16 + r] = row_max[0][half];
+            l_all[warp * 16 + r] = l;
+        }
+        float *o = o_all + (warp * 16 + r) * D + quad_col * 2;
+#pragma unroll
+        for (int n = 0; n < ND; ++n) {
+            o[n * 8] = acc[0][n][2 * half];
+            o[n * 8 + 1] = acc[0][n][2 * half + 1];
+        }
+    }
+    __syncthreads();
+    const float v_scale = avk_kv_scale(p, 1, w.g) * code_unit; /* fp8: V's scale, applied once per row */
+    for (int e = threadIdx.x; e < BR * D; e += NT) {
+        const int r = e / D, d = e % D, R = w.r0 + r;
+        if (R >= w.r_end) continue;
+        float mx = AVK_NEG_INF;
+#pragma unroll
+        for (int k = 0; k < KW; ++k) mx = avk_max(mx, m_all[k * 16 + r]);
+        float l = 0.f, o = 0.f;
+        if (mx != AVK_NEG_INF)
+#pragma unroll
+            for (int k = 0; k < KW; ++k) {
+                const float m = m_all[k * 16 + r];
+                const float f = m == AVK_NEG_INF ? 0.f : avk_exp2(m - mx);
+                l += f * l_all[k * 16 + r];
+                o += f * o_all[(k * 16 + r) * D + d];
+            }
+        const float x = l > 0.f ? o * (v_scale / l) : 0.f;
+#if AVK_SPLIT
+        ((float *)p.part_o)[((long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, R)) * D + d] = x;
+#else
+        ((avk_elem *)p.o)[avk_q_row(p, w, R) + d] = avk_from_f32(x);
+#endif
+        if (d == 0) avk_store_lse(p, w, R, l > 0.f ? mx + log2f(l) : AVK_NEG_INF);
+    }
+}
