@@ -90,6 +90,29 @@ static void run_variant(attnvk_device *dev, const char *variant, attnvk_dtype dt
     tally(avk_cl_check_skip_tile_fails(dev, decode, &o, "skip last kv tile, split", seed + 701));
 }
 
+/* The KV-cache cases every API passes (tests/common/test_cache.c): GQA
+ * packing, paged and ragged caches, q8_0/q4_0/fp8; decode shapes also with
+ * split-KV forced on. */
+static void run_cache(attnvk_device *dev, const char *variant, attnvk_dtype dtype, uint64_t seed)
+{
+    avk_cache_case cases[32];
+    int n = avk_test_cache_cases(dtype, cases, 32);
+    attnvk_kernel_options opts = {.variant = variant};
+    printf("-- %s, KV-cache cases\n", variant);
+    for (int i = 0; i < n; ++i) {
+        tally(avk_test_run_cache_case(dev, &cases[i], &opts, seed + (uint64_t)i, 0));
+        if (cases[i].p.seq_q <= 16) {
+            attnvk_kernel_options o = opts;
+            o.split_kv = 3;
+            avk_cache_case c = cases[i];
+            char label[96];
+            snprintf(label, sizeof label, "%s, split 3", c.label);
+            c.label = label;
+            tally(avk_test_run_cache_case(dev, &c, &o, seed + 100 + (uint64_t)i, 0));
+        }
+    }
+}
+
 /* The asynchronous tile pipeline (cp.async/ldmatrix on NVIDIA, the same
  * control flow with plain copies elsewhere) on the shapes that stress it. */
 static void run_async(attnvk_device *dev, const char *variant, attnvk_dtype dtype, uint64_t seed)
@@ -146,6 +169,7 @@ int main(void)
             continue;
         }
         run_variant(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i);
+        run_cache(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i + 700);
         if (variants[i].dtype == ATTNVK_F32 || variants[i].needs_mma || !strcmp(variants[i].variant, "mma-f16-emu"))
             run_async(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i + 500);
     }
