@@ -174,8 +174,20 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     if ((cfg->reduce == AVK_RED_INTEL && !caps->intel_subgroups) ||
         (cfg->reduce == AVK_RED_KHR && !caps->khr_subgroup_shuffle))
         cfg->reduce = AVK_RED_LOCAL;
+    /* shuffles reach only lanes of one sub-group: the ds lanes of a row must
+     * fit one of a size the device reports (8, 16, 32, 64); else local memory */
+    if ((cfg->reduce == AVK_RED_INTEL || cfg->reduce == AVK_RED_KHR) &&
+        (caps->subgroup_size <= 0 || cfg->ds > caps->subgroup_size))
+        cfg->reduce = AVK_RED_LOCAL;
     /* async copies move f32 rows as they are: not for f16 storage */
     cfg->async = cfg->async && !cfg->f16 && cfg->kv_format == ATTNVK_KV_DTYPE ? (avk_cl_has_mma(caps) ? 1 : 2) : 0;
+    /* small local memories (32 KiB): halve the table's key tile until it
+     * fits (a tile the options name is kept, and refused below if too big) */
+    for (;;) {
+        uint64_t reduce = cfg->reduce == AVK_RED_LOCAL && cfg->ds > 1 ? (uint64_t)cfg->wg * cfg->tm * cfg->bc * 4 : 0;
+        if (opts->tile_bc || cfg->bc <= 4 || (uint64_t)2 * cfg->bc * d * 4 + reduce <= caps->local_mem) break;
+        cfg->bc /= 2;
+    }
     uint64_t reduce_bytes = cfg->reduce == AVK_RED_LOCAL && cfg->ds > 1 ? (uint64_t)cfg->wg * cfg->tm * cfg->bc * 4 : 0;
     if (cfg->async && (uint64_t)4 * cfg->bc * d * 4 + reduce_bytes > caps->local_mem) cfg->async = 0;
     uint64_t local = (uint64_t)(cfg->async ? 4 : 2) * cfg->bc * d * 4 + reduce_bytes;

@@ -1,7 +1,8 @@
 /* attnvk's OpenCL flash kernels against the float64 CPU reference: every
  * feature case for every variant the device runs (split-KV on and off),
  * tile overrides, LSE, query-row ranges, and the deliberately wrong kernel.
- * $ATTNVK_TEST_OPENCL_VARIANTS (comma list) narrows the variants. */
+ * $ATTNVK_TEST_OPENCL_VARIANTS (comma list) narrows the variants
+ * (local-32k: the 32 KiB local-memory configuration). */
 #include "cl_checks.h"
 
 #include <stdlib.h>
@@ -113,6 +114,34 @@ static void run_cache(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
     }
 }
 
+/* Devices with 32 KiB of local memory (configured through the test knob
+ * ATTNVK_OPENCL_LOCAL_MEM on a second handle): the portable decode bodies
+ * must shrink their key tiles, not refuse, and stay correct. */
+static void run_small_local(attnvk_context *ctx, uint64_t seed)
+{
+    setenv("ATTNVK_OPENCL_LOCAL_MEM", "32768", 1);
+    attnvk_device *dev = avk_test_open_api(ctx, ATTNVK_API_OPENCL);
+    unsetenv("ATTNVK_OPENCL_LOCAL_MEM");
+    if (!dev) {
+        tally(0);
+        return;
+    }
+    /* a 64-key tile (as GPU table entries ask) must shrink to fit */
+    setenv("ATTNVK_OPENCL_TUNE", "bc=64", 1);
+    printf("-- 32 KiB local memory, 64-key tiles asked: decode KV-cache cases\n");
+    static const struct { const char *variant; attnvk_dtype dtype; } variants[] = {{"tiled-f32", ATTNVK_F32},
+                                                                                   {"tiled-f16", ATTNVK_F16}};
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; ++v) {
+        avk_cache_case cases[32];
+        int n = avk_test_cache_cases(variants[v].dtype, cases, 32);
+        attnvk_kernel_options opts = {.variant = variants[v].variant};
+        for (int i = 0; i < n; ++i)
+            if (cases[i].p.seq_q == 1) tally(avk_test_run_cache_case(dev, &cases[i], &opts, seed + 50 * v + i, 0));
+    }
+    unsetenv("ATTNVK_OPENCL_TUNE");
+    attnvk_device_close(dev);
+}
+
 /* The asynchronous tile pipeline (cp.async/ldmatrix on NVIDIA, the same
  * control flow with plain copies elsewhere) on the shapes that stress it. */
 static void run_async(attnvk_device *dev, const char *variant, attnvk_dtype dtype, uint64_t seed)
@@ -173,6 +202,8 @@ int main(void)
         if (variants[i].dtype == ATTNVK_F32 || variants[i].needs_mma || !strcmp(variants[i].variant, "mma-f16-emu"))
             run_async(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i + 500);
     }
+
+    if (wanted("local-32k")) run_small_local(ctx, seed + 8000);
 
     /* defaults (no variant) pick from the tuning table */
     attnvk_problem cases[64];
