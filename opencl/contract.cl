@@ -135,32 +135,49 @@ inline float avk_fp8_to_f32(uint c)
     return (c & 0x80u) ? -v : v;
 }
 
-/* the f16 scale d of a ggml block (2-byte aligned, little-endian) */
-inline float avk_block_scale(__global const uchar *blk) { return vload_half(0, (__global const half *)blk); }
+/* Values d0 .. d0+3 (d0 % 4 == 0) of the K/V row at r (address space AS),
+ * decoded to f32 and multiplied by scale (fp8's; 1 otherwise). One body for
+ * global rows (avk_kv_load4) and rows staged raw in local memory. */
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+#define AVK_KV_DECODE4(AS, r, d0, scale)                                                        \
+    {                                                                                           \
+        AS const uchar *blk_ = (r) + ((d0) / 32) * 34; /* f16 d, then 32 x int8 */              \
+        const char4 q_ = as_char4(vload2(0, (AS const ushort *)(blk_ + 2 + (d0) % 32)));        \
+        return convert_float4(q_) * vload_half(0, (AS const half *)blk_);                       \
+    }
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+/* byte k holds value k (low nibble) and value k + 16 (high nibble) */
+#define AVK_KV_DECODE4(AS, r, d0, scale)                                                        \
+    {                                                                                           \
+        AS const uchar *blk_ = (r) + ((d0) / 32) * 18;                                          \
+        const int k_ = (d0) % 32;                                                               \
+        const uchar4 b_ = as_uchar4(vload2(0, (AS const ushort *)(blk_ + 2 + k_ % 16)));        \
+        const uchar4 n_ = k_ < 16 ? (b_ & (uchar4)(15)) : (b_ >> (uchar4)(4));                 \
+        return (convert_float4(n_) - 8.0f) * vload_half(0, (AS const half *)blk_);              \
+    }
+#elif AVK_KV_FORMAT == AVK_KV_FP8
+#define AVK_KV_DECODE4(AS, r, d0, scale)                                                        \
+    {                                                                                           \
+        const uchar4 c_ = vload4(0, (r) + (d0));                                                \
+        return (float4)(avk_fp8_to_f32(c_.x), avk_fp8_to_f32(c_.y), avk_fp8_to_f32(c_.z),       \
+                        avk_fp8_to_f32(c_.w)) * (scale);                                        \
+    }
+#endif
 
-/* Values d0 .. d0+3 (d0 % 4 == 0) of K/V row `row`, decoded to f32 and
- * multiplied by scale (fp8's; 1 otherwise). */
 inline float4 avk_kv_load4(__global const uchar *buf, long row, int d0, float scale)
 {
     __global const uchar *r = buf + row * AVK_KV_ROW_BYTES;
-#if AVK_KV_FORMAT == AVK_KV_Q8_0
-    __global const uchar *blk = r + (d0 / 32) * 34;
-    const char4 q = as_char4(vload2(0, (__global const ushort *)(blk + 2 + d0 % 32)));
-    return convert_float4(q) * avk_block_scale(blk);
-#elif AVK_KV_FORMAT == AVK_KV_Q4_0
-    __global const uchar *blk = r + (d0 / 32) * 18;
-    const int k = d0 % 32;
-    const uchar4 b = as_uchar4(vload2(0, (__global const ushort *)(blk + 2 + k % 16)));
-    const uchar4 nib = k < 16 ? (b & (uchar4)(15)) : (b >> (uchar4)(4));
-    return (convert_float4(nib) - 8.0f) * avk_block_scale(blk);
-#elif AVK_KV_FORMAT == AVK_KV_FP8
-    const uchar4 c = vload4(0, r + d0);
-    return (float4)(avk_fp8_to_f32(c.x), avk_fp8_to_f32(c.y), avk_fp8_to_f32(c.z), avk_fp8_to_f32(c.w)) * scale;
+#if AVK_KV_QUANT
+    AVK_KV_DECODE4(__global, r, d0, scale)
 #else
     (void)scale;
     return AVK_LOAD4((__global const avk_elem *)r, d0);
 #endif
 }
+
+#if AVK_KV_QUANT
+inline float4 avk_kv_load4_local(__local const uchar *r, int d0, float scale) AVK_KV_DECODE4(__local, r, d0, scale)
+#endif
 
 /* Values d0 .. d0+7 (d0 % 8 == 0) of a quantized K/V row as f32 (times
  * scale): the dequant step of the tensor-core kernel's tile loads. */

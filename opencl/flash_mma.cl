@@ -14,12 +14,86 @@
  *    stored transposed, keys permuted the same way.
  *  - AVK_ASYNC>0: K and V rows arrive by cp.async (K for the next tile
  *    while softmax and P V run, V while the next S runs) and fragments come
- *    from ldmatrix (.trans for V); natural k order. f16 caches only.
+ *    from ldmatrix (.trans for V); natural k order. Quantized caches
+ *    arrive raw and are decoded into the f16 tile in local memory.
  * Rows are the contract's packed rows (GQA), K/V rows come from avk_kv_row
  * (contiguous or paged), and quantized caches are decoded to f16 as the
- * tiles are loaded (the plain-load path). */
+ * tiles are filled. */
 #if AVK_ASYNC && AVK_KV_QUANT
-#error "the cp.async tile copies move f16 rows as they are; quantized caches take the plain loads"
+/* Quantized caches on the async path: raw rows are copied by cp.async into
+ * local memory in the widest pieces the row size allows (q8_0 rows of D=128
+ * are 136 bytes: 8-byte pieces), then decoded into one f16 tile (K, later
+ * V) that ldmatrix reads as for f16 caches. */
+#if AVK_KV_ROW_BYTES % 16 == 0
+#define AVK_RAW_GRAN 16
+#elif AVK_KV_ROW_BYTES % 8 == 0
+#define AVK_RAW_GRAN 8
+#else
+#define AVK_RAW_GRAN 4
+#endif
+#define AVK_RAW_CHUNKS (AVK_KV_ROW_BYTES / AVK_RAW_GRAN)
+#define AVK_RAW_TILE16 ((AVK_BC * AVK_KV_ROW_BYTES + 15) / 16)
+
+inline void avk_cp_raw(__local uchar *dst, __global const uchar *src, int valid)
+{
+#if AVK_ASYNC == 1
+#if AVK_RAW_GRAN == 16
+    AVK_ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(valid ? 16 : 0)
+            : "memory");
+#else
+    AVK_ASM("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"((uint)(size_t)dst), "l"(src), "n"(AVK_RAW_GRAN),
+            "r"(valid ? AVK_RAW_GRAN : 0)
+            : "memory");
+#endif
+#else
+    for (int i = 0; i < AVK_RAW_GRAN; i += 4)
+        *(__local uint *)(dst + i) = valid ? *(__global const uint *)(src + i) : 0u;
+#endif
+}
+
+/* Starts the copy of the raw rows of keys kt.. (zeros past the visible keys). */
+inline void avk_issue_raw(__local uint4 *dst, __global const uchar *src, const avk_kernel_args *a,
+                          __global const int *block_table, const avk_work *w, int kt, int tid)
+{
+    __local uchar *d = (__local uchar *)dst;
+    for (int u = tid; u < AVK_BC * AVK_RAW_CHUNKS; u += AVK_WG) {
+        const int kr = u / AVK_RAW_CHUNKS, c = u - kr * AVK_RAW_CHUNKS, key = kt + kr, valid = key < w->kv_end;
+        const long row = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0);
+        avk_cp_raw(d + kr * AVK_KV_ROW_BYTES + c * AVK_RAW_GRAN, src + row * AVK_KV_ROW_BYTES + c * AVK_RAW_GRAN, valid);
+    }
+    avk_cp_commit();
+}
+
+/* Decodes a landed raw tile into the f16 rows of AVK_KROW halves ldmatrix reads. */
+inline void avk_decode_tile(__local uint4 *dst, __local const uint4 *raw, float scale, int tid)
+{
+    __local const uchar *r = (__local const uchar *)raw;
+    for (int u = tid; u < AVK_BC * (AVK_D / 8); u += AVK_WG) {
+        const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8);
+        const float4 lo = avk_kv_load4_local(r + kr * AVK_KV_ROW_BYTES, c8 * 8, scale);
+        const float4 hi = avk_kv_load4_local(r + kr * AVK_KV_ROW_BYTES, c8 * 8 + 4, scale);
+        dst[kr * (AVK_KROW / 8) + c8] = (uint4)(avk_pack_f16x2(lo.x, lo.y), avk_pack_f16x2(lo.z, lo.w),
+                                                avk_pack_f16x2(hi.x, hi.y), avk_pack_f16x2(hi.z, hi.w));
+    }
+}
+#define AVK_ISSUE_K(kt) avk_issue_raw(Kraw, K, a, block_table, &w, (kt), tid)
+#define AVK_ISSUE_V(kt) avk_issue_raw(Vraw, V, a, block_table, &w, (kt), tid)
+/* after a tile's raw rows landed (and a barrier): decode, and let every lane see it */
+#define AVK_DECODE_K()                                 \
+    do {                                               \
+        avk_decode_tile(Kbuf, Kraw, k_scale, tid);     \
+        barrier(CLK_LOCAL_MEM_FENCE);                  \
+    } while (0)
+#define AVK_DECODE_V()                                 \
+    do {                                               \
+        avk_decode_tile(Vbuf, Vraw, v_scale, tid);     \
+        barrier(CLK_LOCAL_MEM_FENCE);                  \
+    } while (0)
+#elif AVK_ASYNC
+#define AVK_ISSUE_K(kt) avk_issue_rows(Kbuf, K, a, block_table, &w, (kt), tid)
+#define AVK_ISSUE_V(kt) avk_issue_rows(Vbuf, V, a, block_table, &w, (kt), tid)
+#define AVK_DECODE_K() ((void)0)
+#define AVK_DECODE_V() ((void)0)
 #endif
 
 /* Eight values d0 .. d0+7 of a K/V row as f16 pairs: a 16-byte load of an
@@ -62,7 +136,13 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     const int in_a = row_a < w.r_end, in_b = row_b < w.r_end;
     const long qoff_a = avk_q_row(a, &w, row_a), qoff_b = avk_q_row(a, &w, row_b);
 
-#if AVK_ASYNC
+#if AVK_ASYNC && AVK_KV_QUANT
+    __local uint4 Kraw[AVK_RAW_TILE16], Vraw[AVK_RAW_TILE16];
+    __local uint4 Tbuf[AVK_BC * AVK_KROW / 8]; /* decoded [key][D + 8 halves]: K, then V of a tile */
+    __local uint4 *Kbuf = Tbuf, *Vbuf = Tbuf;
+    __local const ushort *Ks = (__local const ushort *)Tbuf;
+    __local const ushort *Vs = (__local const ushort *)Tbuf;
+#elif AVK_ASYNC
     __local uint4 Kbuf[AVK_BC * AVK_KROW / 8], Vbuf[AVK_BC * AVK_KROW / 8]; /* [key][D + 8 halves] */
     __local const ushort *Ks = (__local const ushort *)Kbuf;
     __local const ushort *Vs = (__local const ushort *)Vbuf;
@@ -105,8 +185,8 @@ AVK_PRAGMA_UNROLL
 
 #if AVK_ASYNC
     if (w.t_begin < w.t_end) {
-        avk_issue_rows(Kbuf, K, a, block_table, &w, w.t_begin * AVK_BC, tid);
-        avk_issue_rows(Vbuf, V, a, block_table, &w, w.t_begin * AVK_BC, tid);
+        AVK_ISSUE_K(w.t_begin * AVK_BC);
+        AVK_ISSUE_V(w.t_begin * AVK_BC);
     }
 #endif
     for (int tile = w.t_begin; tile < w.t_end; ++tile) {
@@ -114,6 +194,7 @@ AVK_PRAGMA_UNROLL
 #if AVK_ASYNC
         avk_cp_wait_all_but_one(); /* K(tile) has landed; V(tile) may be in flight */
         barrier(CLK_LOCAL_MEM_FENCE);
+        AVK_DECODE_K();
 #else
         barrier(CLK_LOCAL_MEM_FENCE);
         /* K tile, 16-byte chunks, consecutive lanes along a row */
@@ -180,7 +261,7 @@ AVK_PRAGMA_UNROLL
         }
 #if AVK_ASYNC
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with K(tile) */
-        if (tile + 1 < w.t_end) avk_issue_rows(Kbuf, K, a, block_table, &w, kt + AVK_BC, tid);
+        if (tile + 1 < w.t_end) AVK_ISSUE_K(kt + AVK_BC);
 #endif
 
         /* scale into the log2 domain, mask keys past each row's visible end */
@@ -233,6 +314,7 @@ AVK_PRAGMA_UNROLL
         if (tile + 1 < w.t_end) avk_cp_wait_all_but_one(); /* V(tile) has landed */
         else avk_cp_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE);
+        AVK_DECODE_V(); /* into the tile K used: S is done with it */
 #endif
         /* O += P V: P's A fragment for keys 16kc.. is S n-tiles 2kc and 2kc+1 */
 AVK_PRAGMA_UNROLL
@@ -259,7 +341,7 @@ AVK_PRAGMA_UNROLL
         }
 #if AVK_ASYNC
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with V(tile) */
-        if (tile + 1 < w.t_end) avk_issue_rows(Vbuf, V, a, block_table, &w, kt + AVK_BC, tid);
+        if (tile + 1 < w.t_end) AVK_ISSUE_V(kt + AVK_BC);
 #endif
     }
 

@@ -198,6 +198,16 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     return ATTNVK_OK;
 }
 
+/* bytes of one K/V row of D values in a quantized format (contract.cl) */
+static uint64_t kv_row_bytes(int kv_format, int d)
+{
+    switch (kv_format) {
+    case ATTNVK_KV_Q8_0: return (uint64_t)d / 32 * 34;
+    case ATTNVK_KV_Q4_0: return (uint64_t)d / 32 * 18;
+    default: return (uint64_t)d;
+    }
+}
+
 static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e, const attnvk_problem *p,
                                    const attnvk_kernel_options *opts, avk_cl_config *cfg)
 {
@@ -226,10 +236,13 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     if ((size_t)cfg->wg > (caps->max_workgroup ? caps->max_workgroup : 256))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mma: %d warps exceed the device's work-group limit", cfg->br / 16);
     /* async: cp.async + ldmatrix in PTX, or emulated along with the mma;
-     * quantized caches are decoded on the plain-load path */
-    cfg->async = cfg->async && cfg->kv_format == ATTNVK_KV_DTYPE ? (cfg->emulate ? 2 : 1) : 0;
+     * quantized caches: raw K and V tiles plus one decoded f16 tile */
+    cfg->async = cfg->async ? (cfg->emulate ? 2 : 1) : 0;
     int kw = d / 2 + (24 - (d / 2) % 16) % 16, vw = cfg->bc / 2 + (24 - (cfg->bc / 2) % 16) % 16;
-    uint64_t local = cfg->async ? (uint64_t)2 * cfg->bc * (d + 8) * 2 : (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4;
+    const uint64_t raw_tile = ((uint64_t)cfg->bc * kv_row_bytes(cfg->kv_format, d) + 15) / 16 * 16;
+    uint64_t local = !cfg->async ? (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4
+                     : cfg->kv_format != ATTNVK_KV_DTYPE ? 2 * raw_tile + (uint64_t)cfg->bc * (d + 8) * 2
+                                                         : (uint64_t)2 * cfg->bc * (d + 8) * 2;
     if (cfg->emulate) local += (uint64_t)(cfg->br / 16) * (256 + 128) * 4 + (uint64_t)cfg->wg * 4;
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
@@ -243,7 +256,7 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
  * rows up to max_rows -> br x bc (br a multiple of 16). */
 static const struct {
     int max_rows, br, bc;
-} packed_decode_mma[] = {{16, 16, 64}, {1 << 30, 64, 64}};
+} packed_decode_mma[] = {{16, 16, 32}, {1 << 30, 64, 64}};
 
 attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
                                const attnvk_kernel_options *opts, int pack, avk_cl_config *cfg)

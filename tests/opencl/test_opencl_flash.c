@@ -166,6 +166,16 @@ static void run_async(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
                             seed + 50, 0));
     tally(avk_cl_check_row_range(dev, find_case(cases, labels, n, "odd lengths causal"), &opts, 37, 50,
                                  "rows 37+50, async", seed + 51));
+    /* paged rows and raw quantized rows through the async copies */
+    avk_cache_case cc[32];
+    int nc = avk_test_cache_cases(dtype, cc, 32);
+    for (int i = 0; i < nc; ++i) {
+        if (!cc[i].p.page_size && cc[i].p.kv_format == ATTNVK_KV_DTYPE) continue;
+        char clabel[96];
+        snprintf(clabel, sizeof clabel, "%s, async", cc[i].label);
+        cc[i].label = clabel;
+        tally(avk_test_run_cache_case(dev, &cc[i], &opts, seed + 60 + (uint64_t)i, 0));
+    }
     unsetenv("ATTNVK_OPENCL_TUNE");
 }
 
