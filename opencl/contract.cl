@@ -111,9 +111,17 @@ inline long avk_split_base(const avk_kernel_args *a, const avk_work *w)
 inline long avk_kv_row(const avk_kernel_args *a, __global const int *block_table, int b, int g, int j)
 {
     if (a->page_size == 0) return (long)b * a->kv_sb + (long)g * a->kv_sh + (long)j * a->kv_ss;
-    const int ps = (int)a->page_size;
-    const int page = clamp(block_table[(long)b * a->max_pages + j / ps], 0, (int)a->num_pages - 1);
-    return ((long)page * ps + j % ps) * a->kv_heads + g;
+    const uint ps = a->page_size;
+    uint slot, in_page;
+    if ((ps & (ps - 1u)) == 0u) { /* the usual power-of-two pages: shifts, not divisions, per key */
+        slot = (uint)j >> popcount(ps - 1u);
+        in_page = (uint)j & (ps - 1u);
+    } else {
+        slot = (uint)j / ps;
+        in_page = (uint)j - slot * ps;
+    }
+    const int page = clamp(block_table[(long)b * a->max_pages + slot], 0, (int)a->num_pages - 1);
+    return ((long)page * ps + in_page) * a->kv_heads + g;
 }
 
 /* fp8: the per-kv-head scale of K (which 0) or V (1); 1 for other formats */

@@ -41,3 +41,4 @@ OVL float vload_half(size_t i, __local const half *p)
     __asm__("{ .reg .b16 h; ld.shared.b16 h, [%1]; cvt.f32.f16 %0, h; }" : "=f"(r) : "r"((uint)(size_t)((__local const ushort *)p + i)));
     return r;
 }
+OVL uint popcount(uint x) { return (uint)__builtin_popcount(x); }

@@ -111,6 +111,14 @@ static void run_cache(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
             c.label = label;
             tally(avk_test_run_cache_case(dev, &c, &o, seed + 100 + (uint64_t)i, 0));
         }
+        if (cases[i].p.page_size == 16) { /* pages of a size that is no power of two: the division path */
+            avk_cache_case c = cases[i];
+            char label[96];
+            snprintf(label, sizeof label, "%s, pages of 12", c.label);
+            c.label = label;
+            c.p.page_size = 12;
+            tally(avk_test_run_cache_case(dev, &c, &opts, seed + 200 + (uint64_t)i, 0));
+        }
     }
 }
 
