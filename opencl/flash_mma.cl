@@ -32,6 +32,8 @@
 #define AVK_RAW_GRAN 4
 #endif
 #define AVK_RAW_CHUNKS (AVK_KV_ROW_BYTES / AVK_RAW_GRAN)
+#define AVK_STR_(x) #x
+#define AVK_STR(x) AVK_STR_(x)
 #define AVK_RAW_TILE16 ((AVK_BC * AVK_KV_ROW_BYTES + 15) / 16)
 
 inline void avk_cp_raw(__local uchar *dst, __global const uchar *src, int valid)
@@ -41,7 +43,7 @@ inline void avk_cp_raw(__local uchar *dst, __global const uchar *src, int valid)
     AVK_ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(valid ? 16 : 0)
             : "memory");
 #else
-    AVK_ASM("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"((uint)(size_t)dst), "l"(src), "n"(AVK_RAW_GRAN),
+    AVK_ASM("cp.async.ca.shared.global [%0], [%1], " AVK_STR(AVK_RAW_GRAN) ", %2;" ::"r"((uint)(size_t)dst), "l"(src),
             "r"(valid ? AVK_RAW_GRAN : 0)
             : "memory");
 #endif
