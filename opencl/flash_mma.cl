@@ -167,11 +167,11 @@ AVK_PRAGMA_UNROLL
 #if AVK_ASYNC
         __global const ushort *pa = Q + qoff_a, *pb = Q + qoff_b;
         qa[ks] = in_a ? (uint2)(*(__global const uint *)(pa + AVK_QCOL(ks, t, 0)),
-                                         *(__global const uint *)(pa + AVK_QCOL(ks, t, 1)))
-                               : (uint2)(0u);
+                                *(__global const uint *)(pa + AVK_QCOL(ks, t, 1)))
+                      : (uint2)(0u);
         qb[ks] = in_b ? (uint2)(*(__global const uint *)(pb + AVK_QCOL(ks, t, 0)),
-                                         *(__global const uint *)(pb + AVK_QCOL(ks, t, 1)))
-                               : (uint2)(0u);
+                                *(__global const uint *)(pb + AVK_QCOL(ks, t, 1)))
+                      : (uint2)(0u);
 #else
         qa[ks] = in_a ? *(__global const uint2 *)(Q + qoff_a + ks * 16 + 4 * t) : (uint2)(0u);
         qb[ks] = in_b ? *(__global const uint2 *)(Q + qoff_b + ks * 16 + 4 * t) : (uint2)(0u);
@@ -203,8 +203,9 @@ AVK_PRAGMA_UNROLL
         for (int u = tid; u < AVK_BC * (AVK_D / 8); u += AVK_WG) {
             const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8);
             const int key = kt + kr;
-            const uint4 kw = key < w.kv_end ? avk_kv_load8_f16(K, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, k_scale)
-                                            : (uint4)(0u);
+            const uint4 kw = key < w.kv_end
+                                 ? avk_kv_load8_f16(K, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, k_scale)
+                                 : (uint4)(0u);
             *(__local uint4 *)(Ks + kr * AVK_KW + c8 * 4) = kw;
         }
         /* V tile transposed: a lane takes a key pair and 8 columns, and writes
@@ -212,8 +213,9 @@ AVK_PRAGMA_UNROLL
         for (int u = tid; u < (AVK_BC / 2) * (AVK_D / 8); u += AVK_WG) {
             const int kp = u % (AVK_BC / 2), c8 = u / (AVK_BC / 2);
             const int kl = 2 * kp, key = kt + kl;
-            const uint4 v0 = key < w.kv_end ? avk_kv_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, v_scale)
-                                            : (uint4)(0u);
+            const uint4 v0 = key < w.kv_end
+                                 ? avk_kv_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, v_scale)
+                                 : (uint4)(0u);
             const uint4 v1 = key + 1 < w.kv_end
                                  ? avk_kv_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key + 1), c8 * 8, v_scale)
                                  : (uint4)(0u);
