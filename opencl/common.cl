@@ -79,14 +79,3 @@ inline void avk_cp_commit(void) {}
 inline void avk_cp_wait_all(void) {}
 inline void avk_cp_wait_all_but_one(void) {}
 #endif
-
-/* The flash kernels' arguments, in the order cl_flash.c sets them; one list so
- * the tiled and the mma kernel cannot drift apart. ELEM is the storage type. */
-#define AVK_FLASH_KERNEL_ARGS(ELEM)                                                            \
-    __global const ELEM *Q, __global const ELEM *K, __global const ELEM *V, __global ELEM *O, \
-        __global float *LSE, __global float *Opart, __global float *LSEpart, const int Nq,     \
-        const int Nk, const int H, const int group, const int q_row_stride,                    \
-        const int kv_row_stride, const long q_batch_stride, const long q_head_stride,          \
-        const long kv_batch_stride, const long kv_head_stride, const float scale_log2,         \
-        const int q_begin, const int q_count, const int nk_loop, const int causal,             \
-        const int n_split, const int write_lse

@@ -14,7 +14,105 @@
  *    stored transposed, keys permuted the same way.
  *  - AVK_ASYNC>0: K and V rows arrive by cp.async (K for the next tile
  *    while softmax and P V run, V while the next S runs) and fragments come
- *    from ldmatrix (.trans for V); natural k order. */
+ *    from ldmatrix (.trans for V); natural k order. Quantized caches
+ *    arrive raw and are decoded into the f16 tile in local memory.
+ * Rows are the contract's packed rows (GQA), K/V rows come from avk_kv_row
+ * (contiguous or paged), and quantized caches are decoded to f16 as the
+ * tiles are filled. */
+#if AVK_ASYNC && AVK_KV_QUANT
+/* Quantized caches on the async path: raw rows are copied by cp.async into
+ * local memory in the widest pieces the row size allows (q8_0 rows of D=128
+ * are 136 bytes: 8-byte pieces), then decoded into one f16 tile (K, later
+ * V) that ldmatrix reads as for f16 caches. */
+#if AVK_KV_ROW_BYTES % 16 == 0
+#define AVK_RAW_GRAN 16
+#elif AVK_KV_ROW_BYTES % 8 == 0
+#define AVK_RAW_GRAN 8
+#else
+#define AVK_RAW_GRAN 4
+#endif
+#define AVK_RAW_CHUNKS (AVK_KV_ROW_BYTES / AVK_RAW_GRAN)
+#define AVK_STR_(x) #x
+#define AVK_STR(x) AVK_STR_(x)
+#define AVK_RAW_TILE16 ((AVK_BC * AVK_KV_ROW_BYTES + 15) / 16)
+
+inline void avk_cp_raw(__local uchar *dst, __global const uchar *src, int valid)
+{
+#if AVK_ASYNC == 1
+#if AVK_RAW_GRAN == 16
+    AVK_ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(valid ? 16 : 0)
+            : "memory");
+#else
+    AVK_ASM("cp.async.ca.shared.global [%0], [%1], " AVK_STR(AVK_RAW_GRAN) ", %2;" ::"r"((uint)(size_t)dst), "l"(src),
+            "r"(valid ? AVK_RAW_GRAN : 0)
+            : "memory");
+#endif
+#else
+    for (int i = 0; i < AVK_RAW_GRAN; i += 4)
+        *(__local uint *)(dst + i) = valid ? *(__global const uint *)(src + i) : 0u;
+#endif
+}
+
+/* Starts the copy of the raw rows of keys kt.. (zeros past the visible keys). */
+inline void avk_issue_raw(__local uint4 *dst, __global const uchar *src, const avk_kernel_args *a,
+                          __global const int *block_table, const avk_work *w, int kt, int tid)
+{
+    __local uchar *d = (__local uchar *)dst;
+    for (int u = tid; u < AVK_BC * AVK_RAW_CHUNKS; u += AVK_WG) {
+        const int kr = u / AVK_RAW_CHUNKS, c = u - kr * AVK_RAW_CHUNKS, key = kt + kr, valid = key < w->kv_end;
+        const long row = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0);
+        avk_cp_raw(d + kr * AVK_KV_ROW_BYTES + c * AVK_RAW_GRAN, src + row * AVK_KV_ROW_BYTES + c * AVK_RAW_GRAN, valid);
+    }
+    avk_cp_commit();
+}
+
+/* Decodes a landed raw tile into the f16 rows of AVK_KROW halves ldmatrix reads. */
+inline void avk_decode_tile(__local uint4 *dst, __local const uint4 *raw, float scale, int tid)
+{
+    __local const uchar *r = (__local const uchar *)raw;
+    for (int u = tid; u < AVK_BC * (AVK_D / 8); u += AVK_WG) {
+        const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8);
+        const float4 lo = avk_kv_load4_local(r + kr * AVK_KV_ROW_BYTES, c8 * 8, scale);
+        const float4 hi = avk_kv_load4_local(r + kr * AVK_KV_ROW_BYTES, c8 * 8 + 4, scale);
+        dst[kr * (AVK_KROW / 8) + c8] = (uint4)(avk_pack_f16x2(lo.x, lo.y), avk_pack_f16x2(lo.z, lo.w),
+                                                avk_pack_f16x2(hi.x, hi.y), avk_pack_f16x2(hi.z, hi.w));
+    }
+}
+#define AVK_ISSUE_K(kt) avk_issue_raw(Kraw, K, a, block_table, &w, (kt), tid)
+#define AVK_ISSUE_V(kt) avk_issue_raw(Vraw, V, a, block_table, &w, (kt), tid)
+/* after a tile's raw rows landed (and a barrier): decode, and let every lane see it */
+#define AVK_DECODE_K()                                 \
+    do {                                               \
+        avk_decode_tile(Kbuf, Kraw, k_scale, tid);     \
+        barrier(CLK_LOCAL_MEM_FENCE);                  \
+    } while (0)
+#define AVK_DECODE_V()                                 \
+    do {                                               \
+        avk_decode_tile(Vbuf, Vraw, v_scale, tid);     \
+        barrier(CLK_LOCAL_MEM_FENCE);                  \
+    } while (0)
+#elif AVK_ASYNC
+#define AVK_ISSUE_K(kt) avk_issue_rows(Kbuf, K, a, block_table, &w, (kt), tid)
+#define AVK_ISSUE_V(kt) avk_issue_rows(Vbuf, V, a, block_table, &w, (kt), tid)
+#define AVK_DECODE_K() ((void)0)
+#define AVK_DECODE_V() ((void)0)
+#endif
+
+/* Eight values d0 .. d0+7 of a K/V row as f16 pairs: a 16-byte load of an
+ * f16 cache, or decoded and rounded from a quantized one. */
+inline uint4 avk_kv_load8_f16(__global const uchar *buf, long row, int d0, float scale)
+{
+#if AVK_KV_QUANT
+    float x[8];
+    avk_kv_load8(buf, row, d0, scale, x);
+    return (uint4)(avk_pack_f16x2(x[0], x[1]), avk_pack_f16x2(x[2], x[3]), avk_pack_f16x2(x[4], x[5]),
+                   avk_pack_f16x2(x[6], x[7]));
+#else
+    (void)scale;
+    return *(__global const uint4 *)(buf + row * AVK_KV_ROW_BYTES + d0 * 2);
+#endif
+}
+
 #if AVK_ASYNC
 /* natural order: columns 2t, 2t+1 and 2t+8, 2t+9 of step ks */
 #define AVK_QCOL(ks, t, half) ((ks) * 16 + 2 * (t) + 8 * (half))
@@ -28,23 +126,25 @@
 #endif
 
 __kernel __attribute__((reqd_work_group_size(AVK_WG, 1, 1)))
-void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
+void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
 {
+    const avk_kernel_args *a = &args;
     const int tid = get_local_id(0);
     const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const int bh = get_group_id(1);
-    const int b = bh / H, h = bh - b * H, kvh = h / group;
-    const int split = get_group_id(2);
-    const int row0 = q_begin + (int)get_group_id(0) * AVK_BR;
-    const int q_end = q_begin + q_count;
-    const int causal_off = Nk - Nq;
-    const int row_a = row0 + warp * 16 + g, row_b = row_a + 8;
+    const avk_work w = avk_locate(a, seq_lens, AVK_BR, AVK_BC);
+    const float k_scale = avk_kv_scale(a, kv_scales, 0, w.g), v_scale = avk_kv_scale(a, kv_scales, 1, w.g);
+    /* packed rows g and g+8 of this warp's 16 */
+    const int row_a = w.r0 + warp * 16 + g, row_b = row_a + 8;
+    const int in_a = row_a < w.r_end, in_b = row_b < w.r_end;
+    const long qoff_a = avk_q_row(a, &w, row_a), qoff_b = avk_q_row(a, &w, row_b);
 
-    __global const ushort *Qb = Q + b * q_batch_stride + h * q_head_stride;
-    __global const ushort *Kb = K + b * kv_batch_stride + kvh * kv_head_stride;
-    __global const ushort *Vb = V + b * kv_batch_stride + kvh * kv_head_stride;
-
-#if AVK_ASYNC
+#if AVK_ASYNC && AVK_KV_QUANT
+    __local uint4 Kraw[AVK_RAW_TILE16], Vraw[AVK_RAW_TILE16];
+    __local uint4 Tbuf[AVK_BC * AVK_KROW / 8]; /* decoded [key][D + 8 halves]: K, then V of a tile */
+    __local uint4 *Kbuf = Tbuf, *Vbuf = Tbuf;
+    __local const ushort *Ks = (__local const ushort *)Tbuf;
+    __local const ushort *Vs = (__local const ushort *)Tbuf;
+#elif AVK_ASYNC
     __local uint4 Kbuf[AVK_BC * AVK_KROW / 8], Vbuf[AVK_BC * AVK_KROW / 8]; /* [key][D + 8 halves] */
     __local const ushort *Ks = (__local const ushort *)Kbuf;
     __local const ushort *Vs = (__local const ushort *)Vbuf;
@@ -65,16 +165,16 @@ void avk_flash_mma(AVK_FLASH_KERNEL_ARGS(ushort))
 AVK_PRAGMA_UNROLL
     for (int ks = 0; ks < AVK_KS; ++ks) {
 #if AVK_ASYNC
-        __global const ushort *pa = Qb + row_a * q_row_stride, *pb = Qb + row_b * q_row_stride;
-        qa[ks] = row_a < q_end ? (uint2)(*(__global const uint *)(pa + AVK_QCOL(ks, t, 0)),
-                                         *(__global const uint *)(pa + AVK_QCOL(ks, t, 1)))
-                               : (uint2)(0u);
-        qb[ks] = row_b < q_end ? (uint2)(*(__global const uint *)(pb + AVK_QCOL(ks, t, 0)),
-                                         *(__global const uint *)(pb + AVK_QCOL(ks, t, 1)))
-                               : (uint2)(0u);
+        __global const ushort *pa = Q + qoff_a, *pb = Q + qoff_b;
+        qa[ks] = in_a ? (uint2)(*(__global const uint *)(pa + AVK_QCOL(ks, t, 0)),
+                                *(__global const uint *)(pa + AVK_QCOL(ks, t, 1)))
+                      : (uint2)(0u);
+        qb[ks] = in_b ? (uint2)(*(__global const uint *)(pb + AVK_QCOL(ks, t, 0)),
+                                *(__global const uint *)(pb + AVK_QCOL(ks, t, 1)))
+                      : (uint2)(0u);
 #else
-        qa[ks] = row_a < q_end ? *(__global const uint2 *)(Qb + row_a * q_row_stride + ks * 16 + 4 * t) : (uint2)(0u);
-        qb[ks] = row_b < q_end ? *(__global const uint2 *)(Qb + row_b * q_row_stride + ks * 16 + 4 * t) : (uint2)(0u);
+        qa[ks] = in_a ? *(__global const uint2 *)(Q + qoff_a + ks * 16 + 4 * t) : (uint2)(0u);
+        qb[ks] = in_b ? *(__global const uint2 *)(Q + qoff_b + ks * 16 + 4 * t) : (uint2)(0u);
 #endif
     }
 
@@ -83,41 +183,42 @@ AVK_PRAGMA_UNROLL
     for (int dt = 0; dt < AVK_DT; ++dt) oacc[dt][0] = oacc[dt][1] = oacc[dt][2] = oacc[dt][3] = 0.0f;
     float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
 
-    const int last_row = min(row0 + AVK_BR, q_end) - 1;
-    const int k_end = causal ? min(nk_loop, last_row + causal_off + 1) : nk_loop;
-    const int tiles = k_end > 0 ? (k_end + AVK_BC - 1) / AVK_BC : 0;
-    const int per_split = (tiles + n_split - 1) / n_split;
-    const int t_begin = split * per_split;
-    const int t_end = min(tiles, t_begin + per_split);
+    const int lim_a = avk_row_key_end(a, &w, row_a), lim_b = avk_row_key_end(a, &w, row_b);
 
 #if AVK_ASYNC
-    if (t_begin < t_end) {
-        avk_issue_rows(Kbuf, Kb, t_begin * AVK_BC, Nk, kv_row_stride, tid);
-        avk_issue_rows(Vbuf, Vb, t_begin * AVK_BC, Nk, kv_row_stride, tid);
+    if (w.t_begin < w.t_end) {
+        AVK_ISSUE_K(w.t_begin * AVK_BC);
+        AVK_ISSUE_V(w.t_begin * AVK_BC);
     }
 #endif
-    for (int tile = t_begin; tile < t_end; ++tile) {
+    for (int tile = w.t_begin; tile < w.t_end; ++tile) {
         const int kt = tile * AVK_BC;
 #if AVK_ASYNC
         avk_cp_wait_all_but_one(); /* K(tile) has landed; V(tile) may be in flight */
         barrier(CLK_LOCAL_MEM_FENCE);
+        AVK_DECODE_K();
 #else
         barrier(CLK_LOCAL_MEM_FENCE);
         /* K tile, 16-byte chunks, consecutive lanes along a row */
         for (int u = tid; u < AVK_BC * (AVK_D / 8); u += AVK_WG) {
             const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8);
             const int key = kt + kr;
-            const uint4 w = key < Nk ? *(__global const uint4 *)(Kb + key * kv_row_stride + c8 * 8) : (uint4)(0u);
-            *(__local uint4 *)(Ks + kr * AVK_KW + c8 * 4) = w;
+            const uint4 kw = key < w.kv_end
+                                 ? avk_kv_load8_f16(K, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, k_scale)
+                                 : (uint4)(0u);
+            *(__local uint4 *)(Ks + kr * AVK_KW + c8 * 4) = kw;
         }
         /* V tile transposed: a lane takes a key pair and 8 columns, and writes
          * one word (both keys) per column at the pair's permuted position */
         for (int u = tid; u < (AVK_BC / 2) * (AVK_D / 8); u += AVK_WG) {
             const int kp = u % (AVK_BC / 2), c8 = u / (AVK_BC / 2);
             const int kl = 2 * kp, key = kt + kl;
-            const uint4 v0 = key < Nk ? *(__global const uint4 *)(Vb + key * kv_row_stride + c8 * 8) : (uint4)(0u);
-            const uint4 v1 = key + 1 < Nk ? *(__global const uint4 *)(Vb + (key + 1) * kv_row_stride + c8 * 8)
-                                          : (uint4)(0u);
+            const uint4 v0 = key < w.kv_end
+                                 ? avk_kv_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, v_scale)
+                                 : (uint4)(0u);
+            const uint4 v1 = key + 1 < w.kv_end
+                                 ? avk_kv_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key + 1), c8 * 8, v_scale)
+                                 : (uint4)(0u);
             const int word = (kl >> 4) * 8 + ((kl & 7) >> 1) * 2 + ((kl >> 3) & 1);
             __local uint *dst = Vt + (c8 * 8) * AVK_VW + word;
             dst[0 * AVK_VW] = (v0.x & 0xffffu) | (v1.x << 16);
@@ -164,19 +265,17 @@ AVK_PRAGMA_UNROLL
         }
 #if AVK_ASYNC
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with K(tile) */
-        if (tile + 1 < t_end) avk_issue_rows(Kbuf, Kb, kt + AVK_BC, Nk, kv_row_stride, tid);
+        if (tile + 1 < w.t_end) AVK_ISSUE_K(kt + AVK_BC);
 #endif
 
-        /* scale into the log2 domain, mask edges and the causal diagonal */
-        const int tile_full = kt + AVK_BC <= nk_loop && (!causal || kt + AVK_BC - 1 <= row0 + causal_off);
-        const int lim_a = causal ? min(nk_loop, row_a + causal_off + 1) : nk_loop;
-        const int lim_b = causal ? min(nk_loop, row_b + causal_off + 1) : nk_loop;
+        /* scale into the log2 domain, mask keys past each row's visible end */
+        const int tile_full = kt + AVK_BC <= w.kv_full;
         float mx_a = m_a, mx_b = m_b;
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt) {
 AVK_PRAGMA_UNROLL
             for (int r = 0; r < 4; ++r) {
-                s[nt][r] *= scale_log2;
+                s[nt][r] *= args.scale_log2;
                 if (!tile_full) {
                     const int key = kt + nt * 8 + 2 * t + (r & 1);
                     if (key >= (r < 2 ? lim_a : lim_b)) s[nt][r] = -INFINITY;
@@ -216,9 +315,10 @@ AVK_PRAGMA_UNROLL
         }
 
 #if AVK_ASYNC
-        if (tile + 1 < t_end) avk_cp_wait_all_but_one(); /* V(tile) has landed */
+        if (tile + 1 < w.t_end) avk_cp_wait_all_but_one(); /* V(tile) has landed */
         else avk_cp_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE);
+        AVK_DECODE_V(); /* into the tile K used: S is done with it */
 #endif
         /* O += P V: P's A fragment for keys 16kc.. is S n-tiles 2kc and 2kc+1 */
 AVK_PRAGMA_UNROLL
@@ -245,7 +345,7 @@ AVK_PRAGMA_UNROLL
         }
 #if AVK_ASYNC
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with V(tile) */
-        if (tile + 1 < t_end) avk_issue_rows(Vbuf, Vb, kt + AVK_BC, Nk, kv_row_stride, tid);
+        if (tile + 1 < w.t_end) AVK_ISSUE_V(kt + AVK_BC);
 #endif
     }
 
@@ -256,28 +356,28 @@ AVK_PRAGMA_UNROLL
     const float inv_a = l_a > 0.0f ? 1.0f / l_a : 0.0f, inv_b = l_b > 0.0f ? 1.0f / l_b : 0.0f;
     const float lse_a = l_a > 0.0f ? (m_a + log2(l_a)) * AVK_LN2 : -INFINITY;
     const float lse_b = l_b > 0.0f ? (m_b + log2(l_b)) * AVK_LN2 : -INFINITY;
-    const int n_bh = get_num_groups(1);
-    if (n_split > 1) {
-        const long r = (long)split * n_bh + bh;
-        __global float *oa = Opart + (r * Nq + row_a) * AVK_D + 2 * t;
-        __global float *ob = Opart + (r * Nq + row_b) * AVK_D + 2 * t;
+    if (args.flags & AVK_FLAG_SPLIT) {
+        const long base = avk_split_base(a, &w);
+        const long pa = base + avk_lse_row(a, &w, row_a), pb = base + avk_lse_row(a, &w, row_b);
+        __global float *oa = part_O + pa * AVK_D + 2 * t;
+        __global float *ob = part_O + pb * AVK_D + 2 * t;
 AVK_PRAGMA_UNROLL
         for (int dt = 0; dt < AVK_DT; ++dt) {
-            if (row_a < q_end) vstore2((float2)(oacc[dt][0] * inv_a, oacc[dt][1] * inv_a), 0, oa + dt * 8);
-            if (row_b < q_end) vstore2((float2)(oacc[dt][2] * inv_b, oacc[dt][3] * inv_b), 0, ob + dt * 8);
+            if (in_a) vstore2((float2)(oacc[dt][0] * inv_a, oacc[dt][1] * inv_a), 0, oa + dt * 8);
+            if (in_b) vstore2((float2)(oacc[dt][2] * inv_b, oacc[dt][3] * inv_b), 0, ob + dt * 8);
         }
-        if (t == 0 && row_a < q_end) LSEpart[r * Nq + row_a] = lse_a;
-        if (t == 0 && row_b < q_end) LSEpart[r * Nq + row_b] = lse_b;
+        if (t == 0 && in_a) part_LSE[pa] = lse_a;
+        if (t == 0 && in_b) part_LSE[pb] = lse_b;
     } else {
-        __global ushort *Ob = O + b * q_batch_stride + h * q_head_stride;
 AVK_PRAGMA_UNROLL
         for (int dt = 0; dt < AVK_DT; ++dt) {
             const uint wa = avk_pack_f16x2(oacc[dt][0] * inv_a, oacc[dt][1] * inv_a);
             const uint wb = avk_pack_f16x2(oacc[dt][2] * inv_b, oacc[dt][3] * inv_b);
-            if (row_a < q_end) *(__global uint *)(Ob + row_a * q_row_stride + dt * 8 + 2 * t) = wa;
-            if (row_b < q_end) *(__global uint *)(Ob + row_b * q_row_stride + dt * 8 + 2 * t) = wb;
+            if (in_a) *(__global uint *)(O + qoff_a + dt * 8 + 2 * t) = wa;
+            if (in_b) *(__global uint *)(O + qoff_b + dt * 8 + 2 * t) = wb;
         }
-        if (write_lse && t == 0 && row_a < q_end) LSE[(long)bh * Nq + row_a] = lse_a;
-        if (write_lse && t == 0 && row_b < q_end) LSE[(long)bh * Nq + row_b] = lse_b;
+        const int write_lse = (args.flags & AVK_FLAG_WRITE_LSE) && t == 0;
+        if (write_lse && in_a) LSE[avk_lse_row(a, &w, row_a)] = lse_a;
+        if (write_lse && in_b) LSE[avk_lse_row(a, &w, row_b)] = lse_b;
     }
 }

@@ -10,7 +10,9 @@
  * chip and is written once; with split-KV each split writes a normalised
  * partial O and its log-sum-exp for avk_split_reduce. With AVK_ASYNC (f32
  * storage) two tile buffers alternate and the next tile is copied in while
- * the current one is computed. */
+ * the current one is computed. Rows are the contract's packed rows (GQA:
+ * the heads of a kv group share each K/V tile), K/V rows come from
+ * avk_kv_row (contiguous or paged) and decode through avk_kv_load4. */
 #ifndef AVK_WG
 #define AVK_WG 64
 #endif
@@ -35,19 +37,20 @@
 #define AVK_TILE4 (AVK_BC * AVK_D4)   /* float4s per K or V tile */
 
 #if AVK_ASYNC
-#if AVK_F16
-#error "AVK_ASYNC copies f32 tiles as they are; f16 storage converts on load"
+#if AVK_F16 || AVK_KV_QUANT
+#error "AVK_ASYNC copies f32 tiles as they are; f16 storage and quantized caches convert on load"
 #endif
-/* Starts the copy of keys kt .. kt+BC-1 of K and V; rows past Nk become zeros. */
-inline void avk_issue_tile(__local float4 *ks, __local float4 *vs, __global const float *kb, __global const float *vb,
-                           int kt, int Nk, int row_stride, int tid)
+/* Starts the copy of keys kt .. kt+BC-1 of K and V; keys past kv_end become zeros. */
+inline void avk_issue_tile(__local float4 *ks, __local float4 *vs, __global const uchar *K, __global const uchar *V,
+                           const avk_kernel_args *a, __global const int *block_table, const avk_work *w, int kt,
+                           int tid)
 {
     for (int u = tid; u < AVK_TILE4; u += AVK_WG) {
         const int kr = u / AVK_D4, c4 = u - kr * AVK_D4, key = kt + kr;
-        const int valid = key < Nk;
-        const int off = (valid ? key : 0) * row_stride + c4 * 4;
-        avk_cp16(ks + u, kb + off, valid);
-        avk_cp16(vs + u, vb + off, valid);
+        const int valid = key < w->kv_end;
+        const long off = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0) * AVK_KV_ROW_BYTES + c4 * 16;
+        avk_cp16(ks + u, K + off, valid);
+        avk_cp16(vs + u, V + off, valid);
     }
     avk_cp_commit();
 }
@@ -79,21 +82,14 @@ inline float avk_shfl_xor(float v, int m)
 #endif
 
 __kernel __attribute__((reqd_work_group_size(AVK_WG, 1, 1)))
-void avk_flash_tiled(AVK_FLASH_KERNEL_ARGS(avk_elem))
+void avk_flash_tiled(AVK_CONTRACT_ARGS(avk_elem))
 {
+    const avk_kernel_args *a = &args;
     const int tid = get_local_id(0);
     const int lane_d = tid % AVK_DS;
     const int rg = tid / AVK_DS;
-    const int bh = get_group_id(1);
-    const int b = bh / H, h = bh - b * H, kvh = h / group;
-    const int split = get_group_id(2);
-    const int row0 = q_begin + (int)get_group_id(0) * AVK_BR;
-    const int q_end = q_begin + q_count;
-    const int causal_off = Nk - Nq;
-
-    __global const avk_elem *Qb = Q + b * q_batch_stride + h * q_head_stride;
-    __global const avk_elem *Kb = K + b * kv_batch_stride + kvh * kv_head_stride;
-    __global const avk_elem *Vb = V + b * kv_batch_stride + kvh * kv_head_stride;
+    const avk_work w = avk_locate(a, seq_lens, AVK_BR, AVK_BC);
+    const float k_scale = avk_kv_scale(a, kv_scales, 0, w.g), v_scale = avk_kv_scale(a, kv_scales, 1, w.g);
 
     __local float4 Ks[AVK_TILE_BUFFERS * AVK_TILE4];
     __local float4 Vs[AVK_TILE_BUFFERS * AVK_TILE4];
@@ -105,37 +101,31 @@ void avk_flash_tiled(AVK_FLASH_KERNEL_ARGS(avk_elem))
     float4 q[AVK_TM][AVK_NC4];
     float4 o[AVK_TM][AVK_NC4];
     float m_run[AVK_TM], l_run[AVK_TM];
+    int key_end[AVK_TM];
 AVK_PRAGMA_UNROLL
     for (int m = 0; m < AVK_TM; ++m) {
-        const int row = row0 + rg + m * AVK_NRG;
+        const int R = w.r0 + rg + m * AVK_NRG;
+        const long qo = avk_q_row(a, &w, R);
 AVK_PRAGMA_UNROLL
         for (int j = 0; j < AVK_NC4; ++j) {
-            q[m][j] = row < q_end ? AVK_LOAD4(Qb, row * q_row_stride + (j * AVK_DS + lane_d) * 4) * scale_log2
-                                  : (float4)(0.0f);
+            q[m][j] = R < w.r_end ? AVK_LOAD4(Q, qo + (j * AVK_DS + lane_d) * 4) * args.scale_log2 : (float4)(0.0f);
             o[m][j] = (float4)(0.0f);
         }
         m_run[m] = -INFINITY;
         l_run[m] = 0.0f;
+        key_end[m] = avk_row_key_end(a, &w, R);
     }
 
-    /* keys this work-group can see, then this split's share of its tiles */
-    const int last_row = min(row0 + AVK_BR, q_end) - 1;
-    const int k_end = causal ? min(nk_loop, last_row + causal_off + 1) : nk_loop;
-    const int tiles = k_end > 0 ? (k_end + AVK_BC - 1) / AVK_BC : 0;
-    const int per_split = (tiles + n_split - 1) / n_split;
-    const int t_begin = split * per_split;
-    const int t_end = min(tiles, t_begin + per_split);
-
 #if AVK_ASYNC
-    if (t_begin < t_end) avk_issue_tile(Ks, Vs, Kb, Vb, t_begin * AVK_BC, Nk, kv_row_stride, tid);
+    if (w.t_begin < w.t_end) avk_issue_tile(Ks, Vs, K, V, a, block_table, &w, w.t_begin * AVK_BC, tid);
 #endif
-    for (int t = t_begin; t < t_end; ++t) {
+    for (int t = w.t_begin; t < w.t_end; ++t) {
         const int kt = t * AVK_BC;
 #if AVK_ASYNC
-        const int cur = ((t - t_begin) & 1) * AVK_TILE4;
-        if (t + 1 < t_end) {
+        const int cur = ((t - w.t_begin) & 1) * AVK_TILE4;
+        if (t + 1 < w.t_end) {
             const int next = AVK_TILE4 - cur;
-            avk_issue_tile(Ks + next, Vs + next, Kb, Vb, kt + AVK_BC, Nk, kv_row_stride, tid);
+            avk_issue_tile(Ks + next, Vs + next, K, V, a, block_table, &w, kt + AVK_BC, tid);
             avk_cp_wait_all_but_one();
         } else {
             avk_cp_wait_all();
@@ -148,9 +138,10 @@ AVK_PRAGMA_UNROLL
             const int kr = u / AVK_D4, c4 = u - kr * AVK_D4;
             const int key = kt + kr;
             float4 kv = (float4)(0.0f), vv = (float4)(0.0f);
-            if (key < Nk) {
-                kv = AVK_LOAD4(Kb, key * kv_row_stride + c4 * 4);
-                vv = AVK_LOAD4(Vb, key * kv_row_stride + c4 * 4);
+            if (key < w.kv_end) {
+                const long row = avk_kv_row(a, block_table, w.b, w.g, key);
+                kv = avk_kv_load4(K, row, c4 * 4, k_scale);
+                vv = avk_kv_load4(V, row, c4 * 4, v_scale);
             }
             Ks[u] = kv;
             Vs[u] = vv;
@@ -204,17 +195,14 @@ AVK_PRAGMA_UNROLL
 #endif
 #endif
 
-        /* masks: keys past the end (edge tile) and, causal, past the diagonal */
-        const int tile_full = kt + AVK_BC <= nk_loop && (!causal || kt + AVK_BC - 1 <= row0 + causal_off);
-        if (!tile_full) {
+        /* masks: keys past the end of each row's visible range (edge tile,
+         * causal diagonal, ragged lengths) */
+        if (kt + AVK_BC > w.kv_full) {
 AVK_PRAGMA_UNROLL
-            for (int m = 0; m < AVK_TM; ++m) {
-                const int row = row0 + rg + m * AVK_NRG;
-                const int limit = causal ? min(nk_loop, row + causal_off + 1) : nk_loop;
+            for (int m = 0; m < AVK_TM; ++m)
 AVK_PRAGMA_UNROLL
                 for (int k = 0; k < AVK_BC; ++k)
-                    if (kt + k >= limit) s[m][k] = -INFINITY;
-            }
+                    if (kt + k >= key_end[m]) s[m][k] = -INFINITY;
         }
 
         /* online softmax (log2 domain); a row with nothing visible yet keeps m = -inf */
@@ -252,23 +240,24 @@ AVK_PRAGMA_UNROLL
 #endif
     }
 
-    const int n_bh = get_num_groups(1);
 AVK_PRAGMA_UNROLL
     for (int m = 0; m < AVK_TM; ++m) {
-        const int row = row0 + rg + m * AVK_NRG;
-        if (row >= q_end) continue;
+        const int R = w.r0 + rg + m * AVK_NRG;
+        if (R >= w.r_end) continue;
         const float inv = l_run[m] > 0.0f ? 1.0f / l_run[m] : 0.0f;
         const float lse = l_run[m] > 0.0f ? (m_run[m] + log2(l_run[m])) * AVK_LN2 : -INFINITY;
-        if (n_split > 1) {
-            __global float *op = Opart + (((long)split * n_bh + bh) * Nq + row) * AVK_D;
+        const long lrow = avk_lse_row(a, &w, R);
+        if (args.flags & AVK_FLAG_SPLIT) {
+            const long prow = avk_split_base(a, &w) + lrow;
+            __global float *op = part_O + prow * AVK_D;
 AVK_PRAGMA_UNROLL
             for (int j = 0; j < AVK_NC4; ++j) vstore4(o[m][j] * inv, 0, op + (j * AVK_DS + lane_d) * 4);
-            if (lane_d == 0) LSEpart[((long)split * n_bh + bh) * Nq + row] = lse;
+            if (lane_d == 0) part_LSE[prow] = lse;
         } else {
-            __global avk_elem *ob = O + b * q_batch_stride + h * q_head_stride + row * q_row_stride;
+            __global avk_elem *ob = O + avk_q_row(a, &w, R);
 AVK_PRAGMA_UNROLL
             for (int j = 0; j < AVK_NC4; ++j) AVK_STORE4(o[m][j] * inv, ob, (j * AVK_DS + lane_d) * 4);
-            if (write_lse && lane_d == 0) LSE[(long)bh * Nq + row] = lse;
+            if ((args.flags & AVK_FLAG_WRITE_LSE) && lane_d == 0) LSE[lrow] = lse;
         }
     }
 }

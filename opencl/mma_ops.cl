@@ -158,12 +158,15 @@ inline void avk_ldsm_v(uint r[4], __local const ushort *vs_tile, int kc, int dt,
             : "r"((uint)(size_t)p));
 #endif
 }
-/* Copies keys kt.. of a K or V tile into rows of AVK_KROW halves (zeros past Nk). */
-inline void avk_issue_rows(__local uint4 *dst, __global const ushort *src, int kt, int Nk, int row_stride, int tid)
+/* Copies keys kt.. of a K or V tile (f16 rows, contiguous or paged) into
+ * rows of AVK_KROW halves (zeros past the work-group's visible keys). */
+inline void avk_issue_rows(__local uint4 *dst, __global const uchar *src, const avk_kernel_args *a,
+                           __global const int *block_table, const avk_work *w, int kt, int tid)
 {
     for (int u = tid; u < AVK_BC * (AVK_D / 8); u += AVK_WG) {
-        const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8), key = kt + kr, valid = key < Nk;
-        avk_cp16(dst + kr * (AVK_KROW / 8) + c8, src + (valid ? key : 0) * row_stride + c8 * 8, valid);
+        const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8), key = kt + kr, valid = key < w->kv_end;
+        const long row = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0);
+        avk_cp16(dst + kr * (AVK_KROW / 8) + c8, src + row * AVK_KV_ROW_BYTES + c8 * 16, valid);
     }
     avk_cp_commit();
 }

@@ -1,32 +1,32 @@
 /* Split-KV combine: each split wrote a normalised partial O and its
- * log-sum-exp; O = sum_s exp(lse_s - lse) O_s with lse = log sum_s exp(lse_s).
- * One work-item per (column, row, batch*head). */
-__kernel void avk_split_reduce(__global const float *Opart, __global const float *LSEpart,
-                               __global avk_elem *O, __global float *LSE,
-                               const int Nq, const int H, const int n_split,
-                               const int q_row_stride, const long q_batch_stride, const long q_head_stride,
-                               const int q_begin, const int write_lse)
+ * log-sum-exp at part_O[((split*B + b)*H + h)*Nq + i][D] (the contract's
+ * layout); O = sum_s exp(lse_s - lse) O_s with lse = log sum_s exp(lse_s).
+ * One work-item per (column, query row, batch*head). */
+__kernel void avk_split_reduce(__global const float *part_O, __global const float *part_LSE, __global avk_elem *O,
+                               __global float *LSE, const avk_kernel_args args)
 {
     const int d = get_global_id(0);
-    const int row = q_begin + (int)get_global_id(1);
+    const int i = (int)args.q_begin + (int)get_global_id(1);
     const int bh = get_global_id(2);
-    const int n_bh = get_global_size(2);
     if (d >= AVK_D) return;
+    const long row = (long)bh * args.seq_q + i;
+    const long split_stride = (long)args.batch * args.heads * args.seq_q;
     float mx = -INFINITY;
-    for (int s = 0; s < n_split; ++s) mx = fmax(mx, LSEpart[((long)s * n_bh + bh) * Nq + row]);
+    for (int s = 0; s < (int)args.splits; ++s) mx = fmax(mx, part_LSE[s * split_stride + row]);
     float out = 0.0f, lse = -INFINITY;
     if (mx != -INFINITY) {
         float wsum = 0.0f, acc = 0.0f;
-        for (int s = 0; s < n_split; ++s) {
-            const long r = (long)s * n_bh + bh;
-            const float w = exp(LSEpart[r * Nq + row] - mx);
+        for (int s = 0; s < (int)args.splits; ++s) {
+            const float ls = part_LSE[s * split_stride + row];
+            if (ls == -INFINITY) continue; /* an empty split */
+            const float w = exp(ls - mx);
             wsum += w;
-            acc = fma(w, Opart[(r * Nq + row) * AVK_D + d], acc);
+            acc = fma(w, part_O[(s * split_stride + row) * AVK_D + d], acc);
         }
         out = acc / wsum;
         lse = mx + log(wsum);
     }
-    const int b = bh / H, h = bh - b * H;
-    AVK_STORE1(out, O + b * q_batch_stride + h * q_head_stride + row * q_row_stride, d);
-    if (write_lse && d == 0) LSE[(long)bh * Nq + row] = lse;
+    const int b = bh / (int)args.heads, h = bh - b * (int)args.heads;
+    AVK_STORE1(out, O + (long)b * args.q_sb + (long)h * args.q_sh + (long)i * args.q_ss, d);
+    if ((args.flags & AVK_FLAG_WRITE_LSE) && d == 0) LSE[row] = lse;
 }

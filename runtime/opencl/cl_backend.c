@@ -104,6 +104,9 @@ static int cl_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         strcpy(out[0].name, "attnvk");
         out[0].fused = 1;
         out[0].available = 1;
+        /* every body (tiled, mma) runs them all through the contract's hooks */
+        out[0].features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 |
+                          ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8;
     }
     if (max >= 2) {
         const char *why = "";

@@ -113,6 +113,12 @@ void avk_cl_query_caps(cl_device_id dev, avk_cl_caps *c)
     }
     free(ext);
 
+    /* test knob: configure as for a device with this much local memory (32768: many mobile GPUs) */
+    const char *local_limit = getenv("ATTNVK_OPENCL_LOCAL_MEM");
+    if (local_limit && *local_limit) {
+        uint64_t cap = strtoull(local_limit, NULL, 10);
+        if (cap && cap < c->local_mem) c->local_mem = cap;
+    }
     const char *limit = getenv("ATTNVK_OPENCL_MEM_LIMIT");
     if (limit && *limit) {
         uint64_t cap = strtoull(limit, NULL, 10);

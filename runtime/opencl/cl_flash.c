@@ -3,6 +3,7 @@
 #include "opencl/cl_program.h"
 
 #include "core/error.h"
+#include "core/split_plan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -60,15 +61,22 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
                                    avk_bkernel *k, attnvk_kernel_info *info)
 {
     avk_cl_config *cfg = &k->cfg;
-    attnvk_status s = avk_cl_configure(&dev->caps, &dev->info, p, opts, cfg);
+    const int pack = avk_gqa_pack(p, p->seq_q, 0);
+    attnvk_status s = avk_cl_configure(&dev->caps, &dev->info, p, opts, pack, cfg);
     if (s != ATTNVK_OK) return s;
+    /* the contract's arguments; core plans the splits from this kernel's tiles */
+    avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, opts->write_lse);
+    if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
+    cfg->split = avk_kernel_args_split(&k->args, p, cfg->br, cfg->bc, (int)dev->caps.compute_units, opts->split_kv);
     char options[512];
     avk_cl_build_options(cfg, options, sizeof options);
-    const avk_cl_source tiled[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_FLASH_TILED, AVK_CL_SRC_SPLIT_REDUCE};
-    const avk_cl_source mma[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_MMA_OPS, AVK_CL_SRC_FLASH_MMA, AVK_CL_SRC_SPLIT_REDUCE};
+    const avk_cl_source tiled[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_CONTRACT, AVK_CL_SRC_FLASH_TILED,
+                                   AVK_CL_SRC_SPLIT_REDUCE};
+    const avk_cl_source mma[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_CONTRACT, AVK_CL_SRC_MMA_OPS, AVK_CL_SRC_FLASH_MMA,
+                                 AVK_CL_SRC_SPLIT_REDUCE};
     cl_program prog;
-    if (cfg->family == AVK_CL_TILED) s = avk_cl_program(dev, tiled, 3, options, &prog);
-    else s = avk_cl_program(dev, mma, 4, options, &prog);
+    if (cfg->family == AVK_CL_TILED) s = avk_cl_program(dev, tiled, 4, options, &prog);
+    else s = avk_cl_program(dev, mma, 5, options, &prog);
     if (s != ATTNVK_OK) return s;
     s = avk_cl_kernel(dev, prog, cfg->family == AVK_CL_TILED ? "avk_flash_tiled" : "avk_flash_mma", (size_t)cfg->wg,
                       &k->main);
@@ -84,8 +92,6 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
         if (s != ATTNVK_OK) return s;
         workspace = (uint64_t)rows * (p->head_dim + 1) * sizeof(float);
     }
-    k->nk_loop = p->seq_kv;
-    if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->nk_loop = ((p->seq_kv - 1) / cfg->bc) * cfg->bc;
     snprintf(info->variant, sizeof info->variant, "%s", cfg->variant);
     info->tile_br = cfg->br;
     info->tile_bc = cfg->bc;
@@ -93,14 +99,16 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
     info->split_kv = cfg->split;
     info->workspace_bytes = workspace;
     if (cfg->family == AVK_CL_TILED)
-        snprintf(info->params, sizeof info->params, "lanes_per_row=%d rows_per_lane=%d reduce=%s exp2=%s copy=%s%s",
-                 cfg->ds, cfg->tm, reduce_name(cfg->reduce), cfg->native_exp ? "native" : "full",
-                 cfg->async == 1 ? "cp.async" : cfg->async == 2 ? "async-emulated" : "sync",
-                 dev->caps.khr_fp16 ? " cl_khr_fp16=1" : "");
+        snprintf(info->params, sizeof info->params,
+                 "lanes_per_row=%d rows_per_lane=%d reduce=%s exp2=%s copy=%s pack=%d split_keys=%u kv=%s%s", cfg->ds,
+                 cfg->tm, reduce_name(cfg->reduce), cfg->native_exp ? "native" : "full",
+                 cfg->async == 1 ? "cp.async" : cfg->async == 2 ? "async-emulated" : "sync", pack, k->args.split_keys,
+                 attnvk_kv_format_name(p->kv_format), dev->caps.khr_fp16 ? " cl_khr_fp16=1" : "");
     else
-        snprintf(info->params, sizeof info->params, "warps=%d mma=m16n8k16%s exp2=%s copy=%s", cfg->br / 16,
-                 cfg->emulate ? " (emulated)" : " (ptx)", cfg->native_exp ? "native" : "full",
-                 cfg->async == 1 ? "cp.async+ldmatrix" : cfg->async == 2 ? "async-emulated" : "sync");
+        snprintf(info->params, sizeof info->params, "warps=%d mma=m16n8k16%s exp2=%s copy=%s pack=%d split_keys=%u kv=%s",
+                 cfg->br / 16, cfg->emulate ? " (emulated)" : " (ptx)", cfg->native_exp ? "native" : "full",
+                 cfg->async == 1 ? "cp.async+ldmatrix" : cfg->async == 2 ? "async-emulated" : "sync", pack,
+                 k->args.split_keys, attnvk_kv_format_name(p->kv_format));
     return ATTNVK_OK;
 }
 
@@ -114,61 +122,34 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
 {
     const attnvk_problem *p = &k->p;
     const avk_cl_config *cfg = &k->cfg;
-    const avk_cl_strides st = avk_cl_layout_strides(p);
     const cl_mem lse = a->lse ? a->lse->mem : k->dummy;
     const cl_mem opart = k->opart ? k->opart : k->dummy, lsepart = k->lsepart ? k->lsepart : k->dummy;
-    const cl_int nq = p->seq_q, nk = p->seq_kv, heads = p->heads, group = p->heads / p->kv_heads;
-    const cl_int q_row = st.q_row, kv_row = st.kv_row;
-    const cl_long q_batch = st.q_batch, q_head = st.q_head, kv_batch = st.kv_batch, kv_head = st.kv_head;
-    const cl_float scale_log2 = (cl_float)(attnvk_problem_scale(p) * 1.4426950408889634);
-    const cl_int q_begin = a->q_begin, q_count = a->q_count, nk_loop = k->nk_loop, causal = p->causal;
-    const cl_int n_split = cfg->split, write_lse = a->lse != NULL;
+    const cl_mem table = a->block_table ? a->block_table->mem : k->dummy;
+    const cl_mem lens = a->seq_lens ? a->seq_lens->mem : k->dummy;
+    const cl_mem scales = a->kv_scales ? a->kv_scales->mem : k->dummy;
+    avk_kernel_args args = k->args;
+    args.q_begin = (U32)a->q_begin;
+    args.q_count = (U32)a->q_count;
+    args.flags = (args.flags & ~AVK_FLAG_WRITE_LSE) | (a->lse ? AVK_FLAG_WRITE_LSE : 0u);
+    const cl_mem buffers[] = {a->q->mem, a->k->mem, a->v->mem, a->o->mem, lse, opart, lsepart, table, lens, scales};
     cl_kernel m = k->main;
-    SET_ARG(m, 0, a->q->mem);
-    SET_ARG(m, 1, a->k->mem);
-    SET_ARG(m, 2, a->v->mem);
-    SET_ARG(m, 3, a->o->mem);
-    SET_ARG(m, 4, lse);
-    SET_ARG(m, 5, opart);
-    SET_ARG(m, 6, lsepart);
-    SET_ARG(m, 7, nq);
-    SET_ARG(m, 8, nk);
-    SET_ARG(m, 9, heads);
-    SET_ARG(m, 10, group);
-    SET_ARG(m, 11, q_row);
-    SET_ARG(m, 12, kv_row);
-    SET_ARG(m, 13, q_batch);
-    SET_ARG(m, 14, q_head);
-    SET_ARG(m, 15, kv_batch);
-    SET_ARG(m, 16, kv_head);
-    SET_ARG(m, 17, scale_log2);
-    SET_ARG(m, 18, q_begin);
-    SET_ARG(m, 19, q_count);
-    SET_ARG(m, 20, nk_loop);
-    SET_ARG(m, 21, causal);
-    SET_ARG(m, 22, n_split);
-    SET_ARG(m, 23, write_lse);
-    const size_t blocks = (size_t)(q_count + cfg->br - 1) / cfg->br;
-    const size_t global[3] = {blocks * cfg->wg, (size_t)p->batch * p->heads, (size_t)cfg->split};
+    for (size_t i = 0; i < sizeof buffers / sizeof *buffers; ++i) SET_ARG(m, i, buffers[i]);
+    SET_ARG(m, 10, args);
+    const int pack = (int)args.pack, splits = (int)args.splits;
+    const size_t blocks = (size_t)avk_row_blocks(pack, a->q_count, cfg->br);
+    const size_t global[3] = {blocks * cfg->wg, (size_t)(p->heads / pack), (size_t)p->batch * splits};
     const size_t local[3] = {(size_t)cfg->wg, 1, 1};
     cl_event first = NULL, last = NULL;
     cl_int err = avk_cl.EnqueueNDRangeKernel(dev->queue, m, 3, NULL, global, local, 0, NULL, &first);
     if (err != CL_SUCCESS) return avk_cl_fail(err, "enqueue flash kernel");
-    if (cfg->split > 1) {
+    if (splits > 1) {
         cl_kernel r = k->reduce;
         SET_ARG(r, 0, opart);
         SET_ARG(r, 1, lsepart);
         SET_ARG(r, 2, a->o->mem);
         SET_ARG(r, 3, lse);
-        SET_ARG(r, 4, nq);
-        SET_ARG(r, 5, heads);
-        SET_ARG(r, 6, n_split);
-        SET_ARG(r, 7, q_row);
-        SET_ARG(r, 8, q_batch);
-        SET_ARG(r, 9, q_head);
-        SET_ARG(r, 10, q_begin);
-        SET_ARG(r, 11, write_lse);
-        const size_t rglobal[3] = {(size_t)(p->head_dim + 31) / 32 * 32, (size_t)q_count, (size_t)p->batch * p->heads};
+        SET_ARG(r, 4, args);
+        const size_t rglobal[3] = {(size_t)(p->head_dim + 31) / 32 * 32, (size_t)a->q_count, (size_t)p->batch * p->heads};
         const size_t rlocal[3] = {32, 1, 1};
         err = avk_cl.EnqueueNDRangeKernel(dev->queue, r, 3, NULL, rglobal, rlocal, 0, NULL, &last);
         if (err != CL_SUCCESS) {

@@ -4,6 +4,7 @@
 #define ATTNVK_CL_KERNELS_H
 
 #include "core/backend.h"
+#include "core/kernel_args.h"
 #include "opencl/cl_device.h"
 #include "opencl/cl_tuning.h"
 
@@ -11,7 +12,8 @@ struct avk_bkernel {
     int is_clblast;
     attnvk_problem p;
     int write_lse;
-    int nk_loop;         /* keys processed: Nk, less with ATTNVK_TEST_SKIP_LAST_KV_TILE */
+    int nk_loop;         /* CLBlast: keys processed: Nk, less with ATTNVK_TEST_SKIP_LAST_KV_TILE */
+    avk_kernel_args args; /* the contract's arguments (q_begin, q_count and the LSE flag set per dispatch) */
     avk_cl_config cfg;   /* flash kernel */
     cl_kernel main, reduce;
     cl_mem opart, lsepart; /* split-KV partials */

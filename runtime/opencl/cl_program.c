@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+extern const unsigned char avk_cl_src_kernel_flags[], avk_cl_src_kernel_args[], avk_cl_src_contract[];
+extern const size_t avk_cl_src_kernel_flags_size, avk_cl_src_kernel_args_size, avk_cl_src_contract_size;
 extern const unsigned char avk_cl_src_common[], avk_cl_src_flash_tiled[], avk_cl_src_mma_ops[], avk_cl_src_flash_mma[],
     avk_cl_src_split_reduce[], avk_cl_src_softmax[];
 extern const size_t avk_cl_src_common_size, avk_cl_src_flash_tiled_size, avk_cl_src_mma_ops_size, avk_cl_src_flash_mma_size,
@@ -17,6 +19,7 @@ static void source_text(avk_cl_source s, const char **text, size_t *size)
 {
     switch (s) {
     case AVK_CL_SRC_COMMON: *text = (const char *)avk_cl_src_common; *size = avk_cl_src_common_size; return;
+    case AVK_CL_SRC_CONTRACT: *text = (const char *)avk_cl_src_contract; *size = avk_cl_src_contract_size; return;
     case AVK_CL_SRC_FLASH_TILED: *text = (const char *)avk_cl_src_flash_tiled; *size = avk_cl_src_flash_tiled_size; return;
     case AVK_CL_SRC_MMA_OPS: *text = (const char *)avk_cl_src_mma_ops; *size = avk_cl_src_mma_ops_size; return;
     case AVK_CL_SRC_FLASH_MMA: *text = (const char *)avk_cl_src_flash_mma; *size = avk_cl_src_flash_mma_size; return;
@@ -26,6 +29,23 @@ static void source_text(avk_cl_source s, const char **text, size_t *size)
     }
     *text = "";
     *size = 0;
+}
+
+/* What every program starts with: the contract's flags and its argument
+ * struct, one list for the host (core/kernel_args.h) and the kernels. */
+static const char args_begin[] = "\n#define U32 uint\n#define I32 int\n#define F32 float\n"
+                                 "typedef struct avk_kernel_args {\n#define AVK_ARG(type, name) type name;\n";
+static const char args_end[] = "\n#undef AVK_ARG\n} avk_kernel_args;\n";
+enum { PRELUDE_PARTS = 4 };
+
+static void prelude_text(int part, const char **text, size_t *size)
+{
+    switch (part) {
+    case 0: *text = (const char *)avk_cl_src_kernel_flags; *size = avk_cl_src_kernel_flags_size; return;
+    case 1: *text = args_begin; *size = sizeof args_begin - 1; return;
+    case 2: *text = (const char *)avk_cl_src_kernel_args; *size = avk_cl_src_kernel_args_size; return;
+    default: *text = args_end; *size = sizeof args_end - 1; return;
+    }
 }
 
 static char *build_log(avk_bdev *dev, cl_program prog)
@@ -117,17 +137,17 @@ attnvk_status avk_cl_program(avk_bdev *dev, const avk_cl_source *sources, int co
     char full_options[1024];
     const char *extra = getenv("ATTNVK_OPENCL_BUILD_OPTIONS");
     snprintf(full_options, sizeof full_options, "%s%s%s", options, extra && *extra ? " " : "", extra ? extra : "");
-    const char *texts[8];
-    size_t sizes[8];
+    const char *texts[8 + PRELUDE_PARTS];
+    size_t sizes[8 + PRELUDE_PARTS];
     if (count > 8) count = 8;
     uint64_t key = avk_hash_str(full_options, 0x6f70656e636cull);
     key = avk_hash_str(dev->caps.name, key);
     key = avk_hash_str(dev->caps.driver, key);
     key = avk_hash_str(dev->caps.version, key);
-    for (int i = 0; i < count; ++i) {
-        source_text(sources[i], &texts[i], &sizes[i]);
-        key = avk_hash(texts[i], sizes[i], key);
-    }
+    for (int i = 0; i < PRELUDE_PARTS; ++i) prelude_text(i, &texts[i], &sizes[i]);
+    for (int i = 0; i < count; ++i) source_text(sources[i], &texts[PRELUDE_PARTS + i], &sizes[PRELUDE_PARTS + i]);
+    count += PRELUDE_PARTS;
+    for (int i = 0; i < count; ++i) key = avk_hash(texts[i], sizes[i], key);
     for (int i = 0; i < dev->program_count; ++i)
         if (dev->programs[i].key == key) {
             *out = dev->programs[i].program;

@@ -9,6 +9,7 @@
 /* Embedded kernel sources: the .cl files under opencl/ (runtime/opencl/CMakeLists.txt). */
 typedef enum avk_cl_source {
     AVK_CL_SRC_COMMON = 0,
+    AVK_CL_SRC_CONTRACT,
     AVK_CL_SRC_FLASH_TILED,
     AVK_CL_SRC_MMA_OPS,
     AVK_CL_SRC_FLASH_MMA,
@@ -17,7 +18,9 @@ typedef enum avk_cl_source {
     AVK_CL_SRC_COUNT
 } avk_cl_source;
 
-/* Builds (or fetches) the program made of the given sources, in order.
+/* Builds (or fetches) the program made of the given sources, in order,
+ * after the contract prelude (kernel_flags.h and the avk_kernel_args struct
+ * expanded from kernel_args.def).
  * The program stays owned by dev. COMPILE with the build log on failure.
  * $ATTNVK_OPENCL_BUILD_OPTIONS is appended to the options (for example
  * -cl-nv-verbose) and $ATTNVK_OPENCL_BUILD_LOG=1 prints every build log. */

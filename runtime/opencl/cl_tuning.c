@@ -4,7 +4,7 @@
 #include "opencl/cl_tuning.h"
 
 #include "core/error.h"
-#include "core/split_plan.h"
+#include "core/split_plan.h" /* avk_is_decode */
 #include "core/tuning.h"
 
 #include <stdio.h>
@@ -174,8 +174,20 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     if ((cfg->reduce == AVK_RED_INTEL && !caps->intel_subgroups) ||
         (cfg->reduce == AVK_RED_KHR && !caps->khr_subgroup_shuffle))
         cfg->reduce = AVK_RED_LOCAL;
+    /* shuffles reach only lanes of one sub-group: the ds lanes of a row must
+     * fit one of a size the device reports (8, 16, 32, 64); else local memory */
+    if ((cfg->reduce == AVK_RED_INTEL || cfg->reduce == AVK_RED_KHR) &&
+        (caps->subgroup_size <= 0 || cfg->ds > caps->subgroup_size))
+        cfg->reduce = AVK_RED_LOCAL;
     /* async copies move f32 rows as they are: not for f16 storage */
-    cfg->async = cfg->async && !cfg->f16 ? (avk_cl_has_mma(caps) ? 1 : 2) : 0;
+    cfg->async = cfg->async && !cfg->f16 && cfg->kv_format == ATTNVK_KV_DTYPE ? (avk_cl_has_mma(caps) ? 1 : 2) : 0;
+    /* small local memories (32 KiB): halve the table's key tile until it
+     * fits (a tile the options name is kept, and refused below if too big) */
+    for (;;) {
+        uint64_t reduce = cfg->reduce == AVK_RED_LOCAL && cfg->ds > 1 ? (uint64_t)cfg->wg * cfg->tm * cfg->bc * 4 : 0;
+        if (opts->tile_bc || cfg->bc <= 4 || (uint64_t)2 * cfg->bc * d * 4 + reduce <= caps->local_mem) break;
+        cfg->bc /= 2;
+    }
     uint64_t reduce_bytes = cfg->reduce == AVK_RED_LOCAL && cfg->ds > 1 ? (uint64_t)cfg->wg * cfg->tm * cfg->bc * 4 : 0;
     if (cfg->async && (uint64_t)4 * cfg->bc * d * 4 + reduce_bytes > caps->local_mem) cfg->async = 0;
     uint64_t local = (uint64_t)(cfg->async ? 4 : 2) * cfg->bc * d * 4 + reduce_bytes;
@@ -184,6 +196,16 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
                         cfg->br, cfg->bc, d, (unsigned long long)local, (unsigned long long)caps->local_mem);
     snprintf(cfg->variant, sizeof cfg->variant, "tiled-%s", cfg->f16 ? "f16" : "f32");
     return ATTNVK_OK;
+}
+
+/* bytes of one K/V row of D values in a quantized format (contract.cl) */
+static uint64_t kv_row_bytes(int kv_format, int d)
+{
+    switch (kv_format) {
+    case ATTNVK_KV_Q8_0: return (uint64_t)d / 32 * 34;
+    case ATTNVK_KV_Q4_0: return (uint64_t)d / 32 * 18;
+    default: return (uint64_t)d;
+    }
 }
 
 static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e, const attnvk_problem *p,
@@ -213,10 +235,14 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     cfg->ds = cfg->tm = 1;
     if ((size_t)cfg->wg > (caps->max_workgroup ? caps->max_workgroup : 256))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mma: %d warps exceed the device's work-group limit", cfg->br / 16);
-    /* async: cp.async + ldmatrix in PTX, or emulated along with the mma */
+    /* async: cp.async + ldmatrix in PTX, or emulated along with the mma;
+     * quantized caches: raw K and V tiles plus one decoded f16 tile */
     cfg->async = cfg->async ? (cfg->emulate ? 2 : 1) : 0;
     int kw = d / 2 + (24 - (d / 2) % 16) % 16, vw = cfg->bc / 2 + (24 - (cfg->bc / 2) % 16) % 16;
-    uint64_t local = cfg->async ? (uint64_t)2 * cfg->bc * (d + 8) * 2 : (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4;
+    const uint64_t raw_tile = ((uint64_t)cfg->bc * kv_row_bytes(cfg->kv_format, d) + 15) / 16 * 16;
+    uint64_t local = !cfg->async ? (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4
+                     : cfg->kv_format != ATTNVK_KV_DTYPE ? 2 * raw_tile + (uint64_t)cfg->bc * (d + 8) * 2
+                                                         : (uint64_t)2 * cfg->bc * (d + 8) * 2;
     if (cfg->emulate) local += (uint64_t)(cfg->br / 16) * (256 + 128) * 4 + (uint64_t)cfg->wg * 4;
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
@@ -225,21 +251,18 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     return ATTNVK_OK;
 }
 
-/* Split-KV as core plans it from this device's compute-unit count. */
-static int pick_split(const avk_cl_caps *caps, const attnvk_problem *p, const attnvk_kernel_options *opts,
-                      const avk_cl_config *cfg)
-{
-    avk_split_request r = {.kv_len = p->seq_kv, .kv_tile = cfg->bc,
-                           .workgroups = (int64_t)p->batch * p->heads * ((p->seq_q + cfg->br - 1) / cfg->br),
-                           .compute_units = caps->compute_units, .requested = opts->split_kv,
-                           .decode = avk_is_decode(p)};
-    return avk_plan_split_kv(&r).splits;
-}
+/* Decode with GQA packing: the row tile follows the packed rows (pack * Nq),
+ * not Nq, so a kv head's whole group shares each K/V tile. mma bodies:
+ * rows up to max_rows -> br x bc (br a multiple of 16). */
+static const struct {
+    int max_rows, br, bc;
+} packed_decode_mma[] = {{16, 16, 32}, {1 << 30, 64, 64}};
 
 attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
-                               const attnvk_kernel_options *opts, avk_cl_config *cfg)
+                               const attnvk_kernel_options *opts, int pack, avk_cl_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->kv_format = (int)p->kv_format;
     if (p->dtype == ATTNVK_BF16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the OpenCL backend has no bf16 kernels");
     cfg->head_dim = p->head_dim;
     cfg->f16 = p->dtype == ATTNVK_F16;
@@ -274,11 +297,17 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
     } else {
         cfg->family = AVK_CL_MMA;
         cfg->emulate = !strcmp(e->variant, "mma-emu");
-        s = configure_mma(caps, e, p, opts, cfg);
+        avk_tuning packed = *e;
+        if (decode && pack > 1 && !cfg->emulate)
+            for (size_t i = 0; i < sizeof packed_decode_mma / sizeof *packed_decode_mma; ++i)
+                if ((int64_t)pack * p->seq_q <= packed_decode_mma[i].max_rows) {
+                    packed.tile_br = packed_decode_mma[i].br;
+                    packed.tile_bc = packed_decode_mma[i].bc;
+                    break;
+                }
+        s = configure_mma(caps, &packed, p, opts, cfg);
     }
-    if (s != ATTNVK_OK) return s;
-    cfg->split = pick_split(caps, p, opts, cfg);
-    return ATTNVK_OK;
+    return s;
 }
 
 void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
@@ -286,13 +315,14 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
     int len;
     if (cfg->family == AVK_CL_TILED)
         len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=%d -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_ASYNC=%d "
-                               "-DAVK_WG=%d -DAVK_DS=%d -DAVK_TM=%d -DAVK_BC=%d -DAVK_REDUCE=%d",
+                               "-DAVK_WG=%d -DAVK_DS=%d -DAVK_TM=%d -DAVK_BC=%d -DAVK_REDUCE=%d -DAVK_KV_FORMAT=%d",
                        cfg->head_dim, cfg->f16, cfg->native_exp, cfg->unroll, cfg->async, cfg->wg, cfg->ds, cfg->tm,
-                       cfg->bc, cfg->reduce);
+                       cfg->bc, cfg->reduce, cfg->kv_format);
     else
         len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=1 -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_ASYNC=%d "
-                               "-DAVK_NW=%d -DAVK_BC=%d -DAVK_EMULATE=%d",
-                       cfg->head_dim, cfg->native_exp, cfg->unroll, cfg->async, cfg->br / 16, cfg->bc, cfg->emulate);
+                               "-DAVK_NW=%d -DAVK_BC=%d -DAVK_EMULATE=%d -DAVK_KV_FORMAT=%d",
+                       cfg->head_dim, cfg->native_exp, cfg->unroll, cfg->async, cfg->br / 16, cfg->bc, cfg->emulate,
+                       cfg->kv_format);
     if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
     if (cfg->opt_disable && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " -cl-opt-disable");

@@ -26,13 +26,16 @@ typedef struct avk_cl_config {
     int async;        /* 1: cp.async tile pipeline (NVIDIA sm_80+), 2: same pipeline, plain copies */
     int opt_disable;  /* -cl-opt-disable: the test-only emulation builds in a third of the time */
     int max_registers; /* NVIDIA: -cl-nv-maxrregcount, 0 = compiler's choice */
-    int split;        /* key/value splits (1 = none) */
+    int kv_format;    /* attnvk_kv_format of K/V: -DAVK_KV_FORMAT */
+    int split;        /* split-KV partitions, as core planned them (1 = none) */
 } avk_cl_config;
 
-/* Picks and validates a configuration; UNSUPPORTED / INVALID_ARGUMENT with
- * the reason when the device or the options cannot have one. */
+/* Picks and validates a configuration for rows packed pack query heads at
+ * a time (GQA packing; tiles follow pack * Nq for decode); UNSUPPORTED /
+ * INVALID_ARGUMENT with the reason when the device or the options cannot
+ * have one. Splits are planned by core afterwards (cl_flash.c). */
 attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
-                               const attnvk_kernel_options *opts, avk_cl_config *cfg);
+                               const attnvk_kernel_options *opts, int pack, avk_cl_config *cfg);
 /* The -D options for cfg (one program per distinct string). */
 void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n);
 const char *avk_cl_default_variant(const avk_cl_caps *caps, const attnvk_device_info *info);

@@ -22,3 +22,23 @@ OVL int min(int a, int b) { return a < b ? a : b; }
 OVL int clamp(int x, int a, int b) { return x < a ? a : (x > b ? b : x); }
 OVL void vstore4(float4 v, size_t i, __global float *p) { *(__global float4 *)(p + 4 * i) = v; }
 OVL void vstore2(float2 v, size_t i, __global float *p) { p[2 * i] = v.x; p[2 * i + 1] = v.y; }
+/* the contract's K/V decoders (contract.cl) */
+OVL ushort2 vload2(size_t i, __global const ushort *p) { return (ushort2)(p[2 * i], p[2 * i + 1]); }
+OVL uchar4 vload4(size_t i, __global const uchar *p) { return (uchar4)(p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]); }
+OVL float vload_half(size_t i, __global const half *p)
+{
+    float r;
+    __asm__("{ .reg .b16 h; ld.global.b16 h, [%1]; cvt.f32.f16 %0, h; }" : "=f"(r) : "l"((__global const ushort *)p + i));
+    return r;
+}
+OVL float4 convert_float4(char4 v) { return (float4)((float)v.x, (float)v.y, (float)v.z, (float)v.w); }
+OVL float4 convert_float4(uchar4 v) { return (float4)((float)v.x, (float)v.y, (float)v.z, (float)v.w); }
+OVL ushort2 vload2(size_t i, __local const ushort *p) { return (ushort2)(p[2 * i], p[2 * i + 1]); }
+OVL uchar4 vload4(size_t i, __local const uchar *p) { return (uchar4)(p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]); }
+OVL float vload_half(size_t i, __local const half *p)
+{
+    float r;
+    __asm__("{ .reg .b16 h; ld.shared.b16 h, [%1]; cvt.f32.f16 %0, h; }" : "=f"(r) : "r"((uint)(size_t)((__local const ushort *)p + i)));
+    return r;
+}
+OVL uint popcount(uint x) { return (uint)__builtin_popcount(x); }

@@ -12,7 +12,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ "$which" = mma ]; then files="$kernels/mma_ops.cl $kernels/flash_mma.cl"; else files="$kernels/flash_$which.cl"; fi
 # shellcheck disable=SC2086
-cat "$here/nv_shim.cl" "$kernels/common.cl" $files > "$work/k.cl"
+contract=$here/../../runtime/contract
+# the program prelude cl_program.c builds: flags, then the argument struct from kernel_args.def
+{
+  cat "$here/nv_shim.cl" "$contract/kernel_flags.h"
+  printf '\n#define U32 uint\n#define I32 int\n#define F32 float\ntypedef struct avk_kernel_args {\n#define AVK_ARG(type, name) type name;\n'
+  cat "$contract/kernel_args.def"
+  printf '\n#undef AVK_ARG\n} avk_kernel_args;\n'
+  cat "$kernels/common.cl" "$kernels/contract.cl" $files
+} > "$work/k.cl"
 "$clang" -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -target nvptx64-nvidia-nvcl -march=sm_80 ${OPT:--O3} \
   -S -o "$work/k.ptx" "$work/k.cl" ${CLANG_EXTRA:-} '-DAVK_ASM=__asm__ volatile' -DAVK_NATIVE_EXP=1 "$@"
 sed -i 's/^\.target sm_80/.target sm_90/; s/^\.version .*/.version 8.0/' "$work/k.ptx"

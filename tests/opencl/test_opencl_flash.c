@@ -1,7 +1,8 @@
 /* attnvk's OpenCL flash kernels against the float64 CPU reference: every
  * feature case for every variant the device runs (split-KV on and off),
  * tile overrides, LSE, query-row ranges, and the deliberately wrong kernel.
- * $ATTNVK_TEST_OPENCL_VARIANTS (comma list) narrows the variants. */
+ * $ATTNVK_TEST_OPENCL_VARIANTS (comma list) narrows the variants
+ * (local-32k: the 32 KiB local-memory configuration). */
 #include "cl_checks.h"
 
 #include <stdlib.h>
@@ -90,6 +91,65 @@ static void run_variant(attnvk_device *dev, const char *variant, attnvk_dtype dt
     tally(avk_cl_check_skip_tile_fails(dev, decode, &o, "skip last kv tile, split", seed + 701));
 }
 
+/* The KV-cache cases every API passes (tests/common/test_cache.c): GQA
+ * packing, paged and ragged caches, q8_0/q4_0/fp8; decode shapes also with
+ * split-KV forced on. */
+static void run_cache(attnvk_device *dev, const char *variant, attnvk_dtype dtype, uint64_t seed)
+{
+    avk_cache_case cases[32];
+    int n = avk_test_cache_cases(dtype, cases, 32);
+    attnvk_kernel_options opts = {.variant = variant};
+    printf("-- %s, KV-cache cases\n", variant);
+    for (int i = 0; i < n; ++i) {
+        tally(avk_test_run_cache_case(dev, &cases[i], &opts, seed + (uint64_t)i, 0));
+        if (cases[i].p.seq_q <= 16) {
+            attnvk_kernel_options o = opts;
+            o.split_kv = 3;
+            avk_cache_case c = cases[i];
+            char label[96];
+            snprintf(label, sizeof label, "%s, split 3", c.label);
+            c.label = label;
+            tally(avk_test_run_cache_case(dev, &c, &o, seed + 100 + (uint64_t)i, 0));
+        }
+        if (cases[i].p.page_size == 16) { /* pages of a size that is no power of two: the division path */
+            avk_cache_case c = cases[i];
+            char label[96];
+            snprintf(label, sizeof label, "%s, pages of 12", c.label);
+            c.label = label;
+            c.p.page_size = 12;
+            tally(avk_test_run_cache_case(dev, &c, &opts, seed + 200 + (uint64_t)i, 0));
+        }
+    }
+}
+
+/* Devices with 32 KiB of local memory (configured through the test knob
+ * ATTNVK_OPENCL_LOCAL_MEM on a second handle): the portable decode bodies
+ * must shrink their key tiles, not refuse, and stay correct. */
+static void run_small_local(attnvk_context *ctx, uint64_t seed)
+{
+    setenv("ATTNVK_OPENCL_LOCAL_MEM", "32768", 1);
+    attnvk_device *dev = avk_test_open_api(ctx, ATTNVK_API_OPENCL);
+    unsetenv("ATTNVK_OPENCL_LOCAL_MEM");
+    if (!dev) {
+        tally(0);
+        return;
+    }
+    /* a 64-key tile (as GPU table entries ask) must shrink to fit */
+    setenv("ATTNVK_OPENCL_TUNE", "bc=64", 1);
+    printf("-- 32 KiB local memory, 64-key tiles asked: decode KV-cache cases\n");
+    static const struct { const char *variant; attnvk_dtype dtype; } variants[] = {{"tiled-f32", ATTNVK_F32},
+                                                                                   {"tiled-f16", ATTNVK_F16}};
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; ++v) {
+        avk_cache_case cases[32];
+        int n = avk_test_cache_cases(variants[v].dtype, cases, 32);
+        attnvk_kernel_options opts = {.variant = variants[v].variant};
+        for (int i = 0; i < n; ++i)
+            if (cases[i].p.seq_q == 1) tally(avk_test_run_cache_case(dev, &cases[i], &opts, seed + 50 * v + i, 0));
+    }
+    unsetenv("ATTNVK_OPENCL_TUNE");
+    attnvk_device_close(dev);
+}
+
 /* The asynchronous tile pipeline (cp.async/ldmatrix on NVIDIA, the same
  * control flow with plain copies elsewhere) on the shapes that stress it. */
 static void run_async(attnvk_device *dev, const char *variant, attnvk_dtype dtype, uint64_t seed)
@@ -114,6 +174,16 @@ static void run_async(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
                             seed + 50, 0));
     tally(avk_cl_check_row_range(dev, find_case(cases, labels, n, "odd lengths causal"), &opts, 37, 50,
                                  "rows 37+50, async", seed + 51));
+    /* paged rows and raw quantized rows through the async copies */
+    avk_cache_case cc[32];
+    int nc = avk_test_cache_cases(dtype, cc, 32);
+    for (int i = 0; i < nc; ++i) {
+        if (!cc[i].p.page_size && cc[i].p.kv_format == ATTNVK_KV_DTYPE) continue;
+        char clabel[96];
+        snprintf(clabel, sizeof clabel, "%s, async", cc[i].label);
+        cc[i].label = clabel;
+        tally(avk_test_run_cache_case(dev, &cc[i], &opts, seed + 60 + (uint64_t)i, 0));
+    }
     unsetenv("ATTNVK_OPENCL_TUNE");
 }
 
@@ -146,9 +216,12 @@ int main(void)
             continue;
         }
         run_variant(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i);
+        run_cache(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i + 700);
         if (variants[i].dtype == ATTNVK_F32 || variants[i].needs_mma || !strcmp(variants[i].variant, "mma-f16-emu"))
             run_async(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i + 500);
     }
+
+    if (wanted("local-32k")) run_small_local(ctx, seed + 8000);
 
     /* defaults (no variant) pick from the tuning table */
     attnvk_problem cases[64];

@@ -1,0 +1,199 @@
+/* The kernel contract's hooks for attnvk's OpenCL kernels
+ * (docs/kernel-contract.md): where a work-group works (packed GQA rows,
+ * split-KV), sequence lengths and visible keys, where a K/V row lives
+ * (contiguous or paged) and how its bytes decode (AVK_KV_FORMAT). The
+ * program source starts with runtime/contract/kernel_flags.h and the
+ * avk_kernel_args struct expanded from kernel_args.def (cl_program.c),
+ * then common.cl, then this file. */
+#ifndef AVK_KV_FORMAT
+#define AVK_KV_FORMAT AVK_KV_DTYPE
+#endif
+#define AVK_KV_QUANT (AVK_KV_FORMAT != AVK_KV_DTYPE)
+/* bytes of one K/V row (D values) */
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+#define AVK_KV_ROW_BYTES (AVK_D / 32 * 34)
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+#define AVK_KV_ROW_BYTES (AVK_D / 32 * 18)
+#elif AVK_KV_FORMAT == AVK_KV_FP8
+#define AVK_KV_ROW_BYTES AVK_D
+#else
+#define AVK_KV_ROW_BYTES (AVK_D * (int)sizeof(avk_elem))
+#endif
+
+/* Buffers in the contract's order, then the scalar arguments by value. K
+ * and V are raw bytes in the kv format; unused buffers are any valid one. */
+#define AVK_CONTRACT_ARGS(ELEM)                                                                              \
+    __global const ELEM *Q, __global const uchar *K, __global const uchar *V, __global ELEM *O,              \
+        __global float *LSE, __global float *part_O, __global float *part_LSE,                               \
+        __global const int *block_table, __global const int *seq_lens, __global const float *kv_scales,     \
+        const avk_kernel_args args
+
+/* keys of sequence b */
+inline int avk_seq_len(const avk_kernel_args *a, __global const int *seq_lens, int b)
+{
+    if (!(a->flags & AVK_FLAG_SEQ_LENS)) return (int)a->seq_kv;
+    return clamp(seq_lens[b], 0, (int)a->seq_kv);
+}
+
+/* exclusive end of the keys query i sees in a sequence of len keys */
+inline int avk_key_end(const avk_kernel_args *a, int len, int i)
+{
+    if (!(a->flags & AVK_FLAG_CAUSAL)) return len;
+    return clamp(i + len - (int)a->seq_q + 1, 0, len);
+}
+
+/* Where one work-group works. Packed row R (GQA packing) is query R / pack
+ * of head h + R % pack; with pack = 1 a row is a query index. */
+typedef struct avk_work {
+    int b, h, g, split; /* h: the first head of the group (grid y * pack); g: its kv head */
+    int r0, r_end;      /* packed rows [r0, r_end) */
+    int seq_len;        /* keys of this sequence */
+    int kv_limit;       /* keys [0, kv_limit) exist (fewer only for the test-only skip) */
+    int kv_end;         /* keys [0, kv_end) may be visible to some row */
+    int kv_full;        /* keys [0, kv_full) are visible to every row: tiles below need no mask */
+    int t_begin, t_end; /* this split's K/V tiles */
+} avk_work;
+
+inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_lens, int br, int bc)
+{
+    avk_work w;
+    const int pack = (int)a->pack;
+    w.b = (int)get_group_id(2) / (int)a->splits;
+    w.split = (int)get_group_id(2) % (int)a->splits;
+    w.h = (int)get_group_id(1) * pack;
+    w.g = w.h / (int)a->group;
+    w.r0 = (int)a->q_begin * pack + (int)get_group_id(0) * br;
+    w.r_end = min(w.r0 + br, (int)(a->q_begin + a->q_count) * pack);
+    w.seq_len = avk_seq_len(a, seq_lens, w.b);
+    w.kv_limit = (a->flags & AVK_FLAG_SKIP_LAST_TILE) ? (w.seq_len > 0 ? (w.seq_len - 1) / bc * bc : 0) : w.seq_len;
+    w.kv_end = min(w.kv_limit, avk_key_end(a, w.seq_len, (w.r_end - 1) / pack));
+    w.kv_full = min(w.kv_limit, avk_key_end(a, w.seq_len, w.r0 / pack));
+    const int tiles = (w.kv_end + bc - 1) / bc;
+    if (a->splits > 1) {
+        const int per_split = (int)a->split_keys / bc;
+        w.t_begin = min(tiles, w.split * per_split);
+        w.t_end = min(tiles, w.t_begin + per_split);
+    } else {
+        w.t_begin = 0;
+        w.t_end = tiles;
+    }
+    return w;
+}
+
+/* keys [0, end) packed row R sees */
+inline int avk_row_key_end(const avk_kernel_args *a, const avk_work *w, int R)
+{
+    return min(w->kv_limit, avk_key_end(a, w->seq_len, R / (int)a->pack));
+}
+
+/* element offset of packed row R in Q and O */
+inline long avk_q_row(const avk_kernel_args *a, const avk_work *w, int R)
+{
+    const int pack = (int)a->pack;
+    return (long)w->b * a->q_sb + (long)(w->h + R % pack) * a->q_sh + (long)(R / pack) * a->q_ss;
+}
+
+/* index of packed row R in LSE and in one split's partials ([b][h][Nq]) */
+inline long avk_lse_row(const avk_kernel_args *a, const avk_work *w, int R)
+{
+    const int pack = (int)a->pack;
+    return ((long)w->b * a->heads + w->h + R % pack) * a->seq_q + R / pack;
+}
+
+/* first partial row of this split: part_O[((split*B + b)*H + h)*Nq + i] */
+inline long avk_split_base(const avk_kernel_args *a, const avk_work *w)
+{
+    return (long)w->split * a->batch * a->heads * a->seq_q;
+}
+
+/* The K/V row holding key j of (b, g): contiguous strides, or the block
+ * table (clamped so bad table contents never fault). */
+inline long avk_kv_row(const avk_kernel_args *a, __global const int *block_table, int b, int g, int j)
+{
+    if (a->page_size == 0) return (long)b * a->kv_sb + (long)g * a->kv_sh + (long)j * a->kv_ss;
+    const uint ps = a->page_size;
+    uint slot, in_page;
+    if ((ps & (ps - 1u)) == 0u) { /* the usual power-of-two pages: shifts, not divisions, per key */
+        slot = (uint)j >> popcount(ps - 1u);
+        in_page = (uint)j & (ps - 1u);
+    } else {
+        slot = (uint)j / ps;
+        in_page = (uint)j - slot * ps;
+    }
+    const int page = clamp(block_table[(long)b * a->max_pages + slot], 0, (int)a->num_pages - 1);
+    return ((long)page * ps + in_page) * a->kv_heads + g;
+}
+
+/* fp8: the per-kv-head scale of K (which 0) or V (1); 1 for other formats */
+inline float avk_kv_scale(const avk_kernel_args *a, __global const float *kv_scales, int which, int g)
+{
+#if AVK_KV_FORMAT == AVK_KV_FP8
+    return kv_scales[which * (int)a->kv_heads + g];
+#else
+    return 1.0f;
+#endif
+}
+
+/* e4m3 (bias 7, no infinities, 0x7f NaN) -> f32, as core/kv_cache.c decodes */
+inline float avk_fp8_to_f32(uint c)
+{
+    const uint e = (c >> 3) & 15u, m = c & 7u;
+    float v = e == 0 ? (float)m * 0x1p-9f : as_float(((e + 120u) << 23) | (m << 20));
+    if (e == 15u && m == 7u) v = NAN;
+    return (c & 0x80u) ? -v : v;
+}
+
+/* Values d0 .. d0+3 (d0 % 4 == 0) of the K/V row at r (address space AS),
+ * decoded to f32 and multiplied by scale (fp8's; 1 otherwise). One body for
+ * global rows (avk_kv_load4) and rows staged raw in local memory. */
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+#define AVK_KV_DECODE4(AS, r, d0, scale)                                                        \
+    {                                                                                           \
+        AS const uchar *blk_ = (r) + ((d0) / 32) * 34; /* f16 d, then 32 x int8 */              \
+        const char4 q_ = as_char4(vload2(0, (AS const ushort *)(blk_ + 2 + (d0) % 32)));        \
+        return convert_float4(q_) * vload_half(0, (AS const half *)blk_);                       \
+    }
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+/* byte k holds value k (low nibble) and value k + 16 (high nibble) */
+#define AVK_KV_DECODE4(AS, r, d0, scale)                                                        \
+    {                                                                                           \
+        AS const uchar *blk_ = (r) + ((d0) / 32) * 18;                                          \
+        const int k_ = (d0) % 32;                                                               \
+        const uchar4 b_ = as_uchar4(vload2(0, (AS const ushort *)(blk_ + 2 + k_ % 16)));        \
+        const uchar4 n_ = k_ < 16 ? (b_ & (uchar4)(15)) : (b_ >> (uchar4)(4));                 \
+        return (convert_float4(n_) - 8.0f) * vload_half(0, (AS const half *)blk_);              \
+    }
+#elif AVK_KV_FORMAT == AVK_KV_FP8
+#define AVK_KV_DECODE4(AS, r, d0, scale)                                                        \
+    {                                                                                           \
+        const uchar4 c_ = vload4(0, (r) + (d0));                                                \
+        return (float4)(avk_fp8_to_f32(c_.x), avk_fp8_to_f32(c_.y), avk_fp8_to_f32(c_.z),       \
+                        avk_fp8_to_f32(c_.w)) * (scale);                                        \
+    }
+#endif
+
+inline float4 avk_kv_load4(__global const uchar *buf, long row, int d0, float scale)
+{
+    __global const uchar *r = buf + row * AVK_KV_ROW_BYTES;
+#if AVK_KV_QUANT
+    AVK_KV_DECODE4(__global, r, d0, scale)
+#else
+    (void)scale;
+    return AVK_LOAD4((__global const avk_elem *)r, d0);
+#endif
+}
+
+#if AVK_KV_QUANT
+inline float4 avk_kv_load4_local(__local const uchar *r, int d0, float scale) AVK_KV_DECODE4(__local, r, d0, scale)
+#endif
+
+/* Values d0 .. d0+7 (d0 % 8 == 0) of a quantized K/V row as f32 (times
+ * scale): the dequant step of the tensor-core kernel's tile loads. */
+#if AVK_KV_QUANT
+inline void avk_kv_load8(__global const uchar *buf, long row, int d0, float scale, float x[8])
+{
+    const float4 lo = avk_kv_load4(buf, row, d0, scale), hi = avk_kv_load4(buf, row, d0 + 4, scale);
+    x[0] = lo.x, x[1] = lo.y, x[2] = lo.z, x[3] = lo.w;
+    x[4] = hi.x, x[5] = hi.y, x[6] = hi.z, x[7] = hi.w;
+}
+#endif

@@ -1,0 +1,183 @@
+/* The OpenCL configurations devices we do not have would get (H100,
+ * sub-groups of 8, 16 and 64, 32 KiB of local memory, no matrix units):
+ * avk_cl_configure on described devices must pick a body that runs the
+ * feature, fit local memory, and use shuffles only within a sub-group. Then
+ * the portable shapes they chose run on this machine's device (PoCL in CI)
+ * with local-memory reductions, against the reference. */
+#include "test_util.h"
+
+#include "core/error.h"
+#include "core/kernel_args.h"
+#include "opencl/cl_tuning.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { SKIP = 77 };
+
+static int passed, failed;
+
+static void expect(int ok, const char *what)
+{
+    ok ? ++passed : ++failed;
+    printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+}
+
+typedef struct fake_device {
+    const char *label, *vendor, *arch;
+    int nvidia_cc, intel_subgroups, khr_shuffle, subgroup_size;
+    uint64_t local_mem;
+} fake_device;
+
+static void describe(const fake_device *f, avk_cl_caps *caps, attnvk_device_info *info)
+{
+    memset(caps, 0, sizeof *caps);
+    memset(info, 0, sizeof *info);
+    snprintf(caps->name, sizeof caps->name, "%s", f->label);
+    snprintf(caps->vendor, sizeof caps->vendor, "%s", f->vendor);
+    caps->type = CL_DEVICE_TYPE_GPU;
+    caps->is_nvidia = f->nvidia_cc > 0;
+    caps->nv_cc_major = f->nvidia_cc / 10;
+    caps->nv_cc_minor = f->nvidia_cc % 10;
+    caps->intel_subgroups = f->intel_subgroups;
+    caps->khr_subgroup_shuffle = f->khr_shuffle;
+    caps->subgroup_size = f->subgroup_size;
+    caps->local_mem = f->local_mem;
+    caps->max_workgroup = 1024;
+    caps->compute_units = 64;
+    caps->global_mem = caps->max_alloc = 1ull << 34;
+    snprintf(info->name, sizeof info->name, "%s", f->label);
+    snprintf(info->vendor, sizeof info->vendor, "%s", f->vendor);
+    snprintf(info->architecture, sizeof info->architecture, "%s", f->arch);
+    info->compute_units = 64;
+}
+
+/* Local memory the tiled kernel declares (flash_tiled.cl) */
+static uint64_t tiled_local_bytes(const avk_cl_config *c)
+{
+    uint64_t reduce = c->reduce == AVK_RED_LOCAL && c->ds > 1 ? (uint64_t)c->wg * c->tm * c->bc * 4 : 0;
+    return (uint64_t)(c->async ? 4 : 2) * c->bc * c->head_dim * 4 + reduce;
+}
+
+static attnvk_problem decode_problem(attnvk_dtype dtype, int d, int nq, attnvk_kv_format kv)
+{
+    attnvk_problem p = {0};
+    p.batch = 8, p.heads = 32, p.kv_heads = 8, p.seq_q = nq, p.seq_kv = 16384, p.head_dim = d;
+    p.dtype = dtype, p.layout = ATTNVK_LAYOUT_BHSD, p.kv_format = kv;
+    return p;
+}
+
+static avk_cl_config configure(const fake_device *f, const attnvk_problem *p, int *ok)
+{
+    avk_cl_caps caps;
+    attnvk_device_info info;
+    describe(f, &caps, &info);
+    attnvk_kernel_options opts = {0};
+    avk_cl_config cfg;
+    *ok = avk_cl_configure(&caps, &info, p, &opts, avk_gqa_pack(p, p->seq_q, 0), &cfg) == ATTNVK_OK;
+    if (!*ok) printf("     %s: %s\n", f->label, attnvk_last_error());
+    avk_clear_error();
+    return cfg;
+}
+
+/* The shapes chosen for described devices, collected to run here. */
+typedef struct shape {
+    char label[96];
+    int d, wg, ds, tm, bc;
+} shape;
+static shape shapes[16];
+static int nshapes;
+
+static void check_tiled(const fake_device *f, int d, int want_shuffle)
+{
+    char what[160];
+    const attnvk_problem p = decode_problem(ATTNVK_F16, d, 1, ATTNVK_KV_Q8_0);
+    int ok = 0;
+    avk_cl_config c = configure(f, &p, &ok);
+    const int shuffle = c.reduce == AVK_RED_INTEL || c.reduce == AVK_RED_KHR || c.reduce == AVK_RED_NV;
+    snprintf(what, sizeof what, "%-28s D=%-3d q8_0 decode: %s %dx%d wg %d, %d lanes/row, reduce %d, %llu B local",
+             f->label, d, c.variant, c.br, c.bc, c.wg, c.ds, c.reduce, (unsigned long long)tiled_local_bytes(&c));
+    expect(ok && c.family == AVK_CL_TILED && tiled_local_bytes(&c) <= f->local_mem && shuffle == want_shuffle &&
+               (!shuffle || c.reduce == AVK_RED_NV || c.ds <= f->subgroup_size),
+           what);
+    if (ok && nshapes < 16) {
+        shape *s = &shapes[nshapes++];
+        snprintf(s->label, sizeof s->label, "%s D=%d", f->label, d);
+        s->d = d, s->wg = c.wg, s->ds = c.ds, s->tm = c.tm, s->bc = c.bc;
+    }
+}
+
+static void check_h100(void)
+{
+    const fake_device h100 = {"NVIDIA H100 (described)", "NVIDIA Corporation", "sm_90", 90, 0, 0, 32, 48 * 1024};
+    static const struct { int nq, br, bc; } packed[] = {{1, 16, 32}, {4, 16, 32}, {16, 64, 64}};
+    char what[160];
+    for (size_t i = 0; i < sizeof packed / sizeof *packed; ++i)
+        for (int kv = ATTNVK_KV_DTYPE; kv <= ATTNVK_KV_FP8; ++kv) {
+            const attnvk_problem p = decode_problem(ATTNVK_F16, 128, packed[i].nq, (attnvk_kv_format)kv);
+            int ok = 0;
+            avk_cl_config c = configure(&h100, &p, &ok);
+            snprintf(what, sizeof what, "H100 f16 decode Nq=%-2d kv=%-5s: %s %dx%d copy %d", packed[i].nq,
+                     attnvk_kv_format_name((attnvk_kv_format)kv), c.variant, c.br, c.bc, c.async);
+            expect(ok && c.family == AVK_CL_MMA && !c.emulate && c.br == packed[i].br && c.bc == packed[i].bc &&
+                       c.async == 1 && c.kv_format == kv,
+                   what);
+        }
+    const attnvk_problem f32 = decode_problem(ATTNVK_F32, 128, 1, ATTNVK_KV_DTYPE);
+    int ok = 0;
+    avk_cl_config c = configure(&h100, &f32, &ok);
+    snprintf(what, sizeof what, "H100 f32 decode: %s %dx%d reduce %d", c.variant, c.br, c.bc, c.reduce);
+    expect(ok && c.family == AVK_CL_TILED && c.reduce == AVK_RED_NV, what);
+}
+
+int main(void)
+{
+    static const fake_device devices[] = {
+        /* label, vendor, architecture, nvidia cc, intel sub-groups, khr shuffle, sub-group size, local memory */
+        {"Intel GPU, sub-group 8", "Intel(R) Corporation", "", 0, 1, 1, 8, 64 * 1024},
+        {"Intel GPU, sub-group 16", "Intel(R) Corporation", "", 0, 1, 1, 16, 64 * 1024},
+        {"AMD GPU, wave64", "Advanced Micro Devices, Inc.", "gfx90a", 0, 0, 1, 64, 64 * 1024},
+        {"GPU, no sub-group size", "Example", "", 0, 0, 1, 0, 48 * 1024},
+        {"GPU, 32 KiB local memory", "Example", "", 0, 0, 0, 0, 32 * 1024},
+    };
+    check_h100();
+    /* shuffles where a row's lanes fit a reported sub-group, else local memory */
+    check_tiled(&devices[0], 128, 1);
+    check_tiled(&devices[0], 256, 0);
+    check_tiled(&devices[1], 256, 1);
+    check_tiled(&devices[2], 128, 1);
+    check_tiled(&devices[3], 128, 0);
+    check_tiled(&devices[4], 128, 0);
+    check_tiled(&devices[4], 256, 0);
+
+    /* the shapes those devices chose, on this machine's device with
+     * local-memory reductions (the sub-group-free path every device has) */
+    attnvk_context *ctx = NULL;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) return 1;
+    attnvk_device *dev = avk_test_open_api(ctx, ATTNVK_API_OPENCL);
+    if (dev) {
+        avk_cache_case cases[32];
+        uint64_t seed = avk_test_seed();
+        for (int s = 0; s < nshapes; ++s) {
+            char tune[128];
+            snprintf(tune, sizeof tune, "ds=%d,wg=%d,tm=%d,bc=%d,reduce=%d", shapes[s].ds, shapes[s].wg, shapes[s].tm,
+                     shapes[s].bc, AVK_RED_LOCAL);
+            setenv("ATTNVK_OPENCL_TUNE", tune, 1);
+            printf("-- %s: %s\n", shapes[s].label, tune);
+            for (int dt = 0; dt < 2; ++dt) {
+                const attnvk_dtype dtype = dt ? ATTNVK_F16 : ATTNVK_F32;
+                attnvk_kernel_options opts = {.variant = dt ? "tiled-f16" : "tiled-f32"};
+                int n = avk_test_cache_cases(dtype, cases, 32);
+                for (int i = 0; i < n; ++i)
+                    if (cases[i].p.seq_q == 1 && cases[i].p.head_dim == shapes[s].d &&
+                        (dt == 0 || cases[i].p.kv_format != ATTNVK_KV_DTYPE))
+                        avk_test_run_cache_case(dev, &cases[i], &opts, seed + (uint64_t)(100 * s + i), 0) ? ++passed
+                                                                                                       : ++failed;
+            }
+        }
+        unsetenv("ATTNVK_OPENCL_TUNE");
+        attnvk_device_close(dev);
+    }
+    attnvk_context_destroy(ctx);
+    return avk_test_finish(passed, failed);
+}
