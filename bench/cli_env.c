@@ -44,6 +44,7 @@ static const env_var developer_vars[] = {
     {"ATTNVK_OPENCL_BUILD_OPTIONS", "appended to the OpenCL build options (e.g. -cl-nv-verbose)", "none"},
     {"ATTNVK_OPENCL_BUILD_LOG", "1: print every OpenCL build log on stderr", "off"},
     {"ATTNVK_OPENCL_DUMP_DIR", "folder that gets a copy of every OpenCL program binary (PTX on NVIDIA)", "none"},
+    {"ATTNVK_OPENCL_LOCAL_MEM", "bytes: configure OpenCL kernels as for a device with this much local memory (tests)", "the device's"},
     {"ATTNVK_OPENCL_MEM_LIMIT", "bytes: caps the memory attnvk assumes an OpenCL device has", "the device's"},
     {"ATTNVK_CLBLAST_MAX_ELEMENTS", "the most score elements one CLBlast call may index, below 2^31", "2^31"},
 };
