@@ -129,6 +129,12 @@ out=$("$attnvk" check --api cpu --impl cudnn --dtype f32 2>&1); rc=$?
 if [ "$rc" = 1 ] && printf '%s' "$out" | grep -q "check: nothing was checked"; then ok "check-nothing-checked -> 1"
 else bad "check-nothing-checked: rc=$rc $(printf '%s' "$out" | tail -2)"; fi
 
+# check runs the shared KV-cache table (paged, ragged, q8_0/q4_0/fp8) on every device it checks
+out=$("$attnvk" check --api cpu --dtype f32 --seed "$seed" 2>&1); rc=$?
+n_kv=$(printf '%s\n' "$out" | grep -E '^ok +cpu:0 .*kv=(q8_0|q4_0|fp8|dtype) page=' | grep -c .)
+if [ "$rc" = 0 ] && [ "$n_kv" -ge 19 ] && printf '%s\n' "$out" | grep -q "paged 16 ragged .*kv=dtype page=16"; then
+  ok "check covers the KV-cache cases ($n_kv on cpu)"; else bad "check kv-cache cases: rc=$rc n=$n_kv"; fi
+
 # non-finite inputs: refused with the tensor and the count, --check or not
 py "import numpy as np; k = np.load('$good/k.npy'); k[0, 1, 3, 5] = np.nan; k[1, 0, 0, 0] = np.inf; np.save('$work/k_nan.npy', k)"
 py "import numpy as np; v = np.load('$good/v.npy'); v[0, 0, 0, :4] = 1e5; np.save('$work/v_big.npy', v)"
