@@ -201,7 +201,9 @@ int cmd_check(int argc, char **argv)
     int ntargets = bench_targets_open(ctx, a.api_mask, a.device, a.impls, targets, BENCH_MAX_DEVICES);
     if (ntargets == 0) {
         attnvk_context_destroy(ctx);
-        return cli_error(EXIT_FAILED, "check: no visible device matches the --api/--device given");
+        /* a --device that selects nothing among the APIs asked for is a usage error */
+        return cli_error(a.device ? EXIT_USAGE : EXIT_FAILED, "check: no visible device matches the --api%s%s given",
+                         a.device ? " and --device " : "", a.device ? a.device : "");
     }
     printf("attnvk check: %d device(s), seed %llu\n", ntargets, (unsigned long long)a.seed);
     for (int api = 0; api < ATTNVK_API_COUNT; ++api) {

@@ -135,6 +135,11 @@ n_kv=$(printf '%s\n' "$out" | grep -E '^ok +cpu:0 .*kv=(q8_0|q4_0|fp8|dtype) pag
 if [ "$rc" = 0 ] && [ "$n_kv" -ge 19 ] && printf '%s\n' "$out" | grep -q "paged 16 ragged .*kv=dtype page=16"; then
   ok "check covers the KV-cache cases ($n_kv on cpu)"; else bad "check kv-cache cases: rc=$rc n=$n_kv"; fi
 
+expect_usage "bench-device-selects-nothing" "bench: no visible device matches --api vulkan --device cpu" bench --api vulkan --device cpu --seq 64 --heads 1 --head-dim 32 --iters 1
+expect_usage "check-device-selects-nothing" "check: no visible device matches the --api and --device cpu given" check --api vulkan --device cpu
+ATTNVK_CPU_THREADS=abc expect_usage "cpu-threads-garbage" "ATTNVK_CPU_THREADS: 'abc' is not an integer in 1..256" check --api cpu
+ATTNVK_CPU_THREADS=0 expect_usage "cpu-threads-zero" "ATTNVK_CPU_THREADS: '0' is not an integer" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy")
+
 # non-finite inputs: refused with the tensor and the count, --check or not
 py "import numpy as np; k = np.load('$good/k.npy'); k[0, 1, 3, 5] = np.nan; k[1, 0, 0, 0] = np.inf; np.save('$work/k_nan.npy', k)"
 py "import numpy as np; v = np.load('$good/v.npy'); v[0, 0, 0, :4] = 1e5; np.save('$work/v_big.npy', v)"
