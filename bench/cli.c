@@ -154,6 +154,11 @@ int cli_exit_for(attnvk_status s)
 int cli_context_create(attnvk_context **out)
 {
     *out = NULL;
+    /* the reference library clamps what it reads; the command refuses garbage outright */
+    const char *threads = getenv("ATTNVK_CPU_THREADS");
+    long n;
+    if (threads && !cli_parse_int(threads, 1, 256, &n))
+        return cli_error(EXIT_USAGE, "ATTNVK_CPU_THREADS: '%s' is not an integer in 1..256", threads);
     attnvk_status s = attnvk_context_create(out);
     return s == ATTNVK_OK ? EXIT_OK : cli_error(cli_exit_for(s), "%s", attnvk_last_error());
 }

@@ -12,6 +12,8 @@
 
 typedef struct run_args {
     const char *api, *device, *q, *k, *v, *out, *lse, *impl, *variant;
+    const char *block_table, *seq_lens; /* paged K/V: both or neither */
+    attnvk_kv_format kv_format;         /* --kv-dtype: quantized on the host */
     int causal, check, tile_br, tile_bc, split_kv;
     double scale;
     attnvk_dtype dtype;

@@ -269,7 +269,7 @@ static int open_targets(bench_session *s)
             fprintf(stderr, "attnvk: note: %s unavailable: %s\n", attnvk_api_name((attnvk_api)a), reason);
     }
     if (s->ntargets == 0)
-        return cli_error(EXIT_FAILED, "bench: no visible device matches --api %s%s%s", s->o.api_text,
+        return cli_error(s->o.device ? EXIT_USAGE : EXIT_FAILED, "bench: no visible device matches --api %s%s%s", s->o.api_text,
                          s->o.device ? " --device " : "",
                          s->o.device ? s->o.device : "");
     s->cpu_alone = 1;

@@ -5,6 +5,8 @@
 #include "bench_suites.h"
 #include "cli.h"
 #include "cmd_args.h"
+#include "bench_workload.h"
+#include "core/cache_cases.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,8 @@ static const char check_usage[] =
     "usage: attnvk check [--api LIST|all] [--device SPEC] [--impl LIST] [--dtype LIST] [--seed N]\n"
     "Runs the feature sweep (shapes, GQA, MQA, causal incl. Nq<Nk and empty rows, decode, odd lengths,\n"
     "D 32..256, both layouts) in every dtype the device supports through every implementation, and\n"
+    "the KV-cache cases (GQA group ratios 1..128, Nq 1/4/16, paged caches with ragged lengths, q8_0,\n"
+    "q4_0, fp8) through attnvk's own kernel, and\n"
     "checks each output in full against the float64 CPU reference. Prints one line per case and\n"
     "'N passed, M failed, K skipped'; exits 1 on any failure, and when nothing passed (everything\n"
     "skipped: nothing was checked). The seed is printed (--seed replays).";
@@ -140,6 +144,47 @@ static void check_block(bench_target *t, int d, const attnvk_impl_info *impl, co
     }
 }
 
+/* The KV-cache cases (core/cache_cases.c, the table every API's tests run) through
+ * attnvk's own kernel ("reference" on the cpu API); other implementations take
+ * no cache. A feature the device lacks (UNSUPPORTED) prints as skipped, with why. */
+static void check_cache_block(bench_target *t, const attnvk_impl_info *impl, attnvk_dtype dt,
+                              const check_args *a, check_counts *counts)
+{
+    if (strcmp(impl->name, "attnvk") != 0 && strcmp(impl->name, "reference") != 0) return;
+    avk_cache_case cases[MAX_CHECK_CASES];
+    const int ncases = avk_cache_cases(dt, cases, MAX_CHECK_CASES);
+    char dev[48], why[512];
+    snprintf(dev, sizeof dev, "%s:%d", attnvk_api_name(t->info.api), t->info.index);
+    if (blanket_reason(t, impl, dt, why, sizeof why)) {
+        printf("skip %-9s %-8s all %d %s kv-cache cases: %s\n", dev, impl->name, ncases, attnvk_dtype_name(dt), why);
+        counts->skipped += ncases;
+        return;
+    }
+    const attnvk_kernel_options opts = {.implementation = NULL, .test_flags = a->test_flags}; /* attnvk's kernel */
+    for (int c = 0; c < ncases; ++c) {
+        if (t->lost) {
+            printf("skip %-9s %-8s %-24s (device lost earlier)\n", dev, impl->name, cases[c].label);
+            ++counts->skipped;
+            continue;
+        }
+        avk_cache_result r;
+        attnvk_status s = avk_cache_case_run(t->dev, &cases[c], &opts, bench_case_seed(a->seed, cases[c].label), &r);
+        const int passed = s == ATTNVK_OK && r.check.passed, skipped = s == ATTNVK_ERROR_UNSUPPORTED;
+        printf("%s %-9s %-8s %-24s %-40s", passed ? "ok  " : skipped ? "skip" : "FAIL", dev, impl->name, cases[c].label,
+               r.shape);
+        if (s == ATTNVK_OK)
+            printf(" rel_l2 %.2e max_abs %.2e tol %.0e %s%s", r.check.rel_l2, r.check.max_abs, r.check.tolerance,
+                   r.info.variant, r.check.nonfinite ? " (non-finite output)" : "");
+        else printf("  (%s%s%s)", skipped ? "" : attnvk_status_name(s), skipped ? "" : ": ", r.message);
+        printf("\n");
+        fflush(stdout);
+        if (s == ATTNVK_ERROR_DEVICE_LOST) t->lost = 1;
+        if (passed) ++counts->passed;
+        else if (skipped) ++counts->skipped;
+        else ++counts->failed;
+    }
+}
+
 int cmd_check(int argc, char **argv)
 {
     check_args a;
@@ -156,7 +201,9 @@ int cmd_check(int argc, char **argv)
     int ntargets = bench_targets_open(ctx, a.api_mask, a.device, a.impls, targets, BENCH_MAX_DEVICES);
     if (ntargets == 0) {
         attnvk_context_destroy(ctx);
-        return cli_error(EXIT_FAILED, "check: no visible device matches the --api/--device given");
+        /* a --device that selects nothing among the APIs asked for is a usage error */
+        return cli_error(a.device ? EXIT_USAGE : EXIT_FAILED, "check: no visible device matches the --api%s%s given",
+                         a.device ? " and --device " : "", a.device ? a.device : "");
     }
     printf("attnvk check: %d device(s), seed %llu\n", ntargets, (unsigned long long)a.seed);
     for (int api = 0; api < ATTNVK_API_COUNT; ++api) {
@@ -177,8 +224,10 @@ int cmd_check(int argc, char **argv)
                 break;
             }
         for (int d = 0; d < ntargets && rc == 0; ++d)
-            for (int i = 0; i < targets[d].nimpls; ++i)
+            for (int i = 0; i < targets[d].nimpls; ++i) {
                 check_block(&targets[d], d, &targets[d].impls[i], cases, workloads, ncases, &cfg, &counts);
+                check_cache_block(&targets[d], &targets[d].impls[i], a.dtypes[di], &a, &counts);
+            }
         for (int c = 0; c < built; ++c) bench_workload_destroy(&workloads[c]);
     }
     bench_targets_close(targets, ntargets);

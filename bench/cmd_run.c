@@ -3,6 +3,7 @@
 #include "cmd_args.h"
 #include "core/atomic_file.h"
 #include "core/npy.h"
+#include "run_cache.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,8 +13,13 @@ static const char run_usage[] =
     "usage: attnvk run --api API [--device N|NAME] --q Q.npy --k K.npy --v V.npy --out O.npy\n"
     "                  [--causal] [--scale S] [--dtype f32|f16|bf16] [--layout bhsd|bshd]\n"
     "                  [--impl NAME] [--variant NAME] [--tile BRxBC] [--split-kv N] [--lse LSE.npy] [--check]\n"
+    "                  [--block-table T.npy --seq-lens L.npy] [--kv-dtype q8_0|q4_0|fp8]\n"
     "Shapes: bhsd Q [B,H,Nq,D], K/V [B,Hkv,Nk,D]; bshd Q [B,Nq,H,D], K/V [B,Nk,Hkv,D].\n"
-    "O is written as float32 with Q's shape. --check compares with the float64 CPU reference.";
+    "Paged: K/V are pages [num_pages,page_size,Hkv,D], the block table int32 [B,max_pages] names each\n"
+    "sequence's pages in order, seq_lens int32 [B] its key count (Nk = the longest).\n"
+    "--kv-dtype stores K/V quantized (encoded here from the f32/f16 values given).\n"
+    "O is written as float32 with Q's shape. --check compares with the float64 CPU reference\n"
+    "(on the cache as the kernel reads it: gathered and decoded).";
 
 int run_parse_args(int argc, char **argv, run_args *a)
 {
@@ -29,7 +35,7 @@ int run_parse_args(int argc, char **argv, run_args *a)
         if (strcmp(argv[i], "--check") == 0) { a->check = 1; continue; }
         static const char *const names[] = {"--api", "--device", "--q", "--k", "--v", "--out", "--lse",
                                             "--impl", "--variant", "--scale", "--dtype", "--layout", "--tile",
-                                            "--split-kv"};
+                                            "--split-kv", "--block-table", "--seq-lens", "--kv-dtype"};
         int which = -1;
         for (int n = 0; n < (int)(sizeof names / sizeof *names) && which < 0; ++n) {
             m = cli_option(argc, argv, &i, names[n], &val);
@@ -54,6 +60,12 @@ int run_parse_args(int argc, char **argv, run_args *a)
         }
         if (which == 12 && !cli_parse_tile(val, &a->tile_br, &a->tile_bc))
             return cli_error(EXIT_USAGE, "run: --tile wants BRxBC, e.g. 64x64, got '%s'", val);
+        if (which == 14 || which == 15) {
+            if (!*val) return cli_error(EXIT_USAGE, "run: %s wants a value, got ''", names[which]);
+            *(which == 14 ? &a->block_table : &a->seq_lens) = val;
+        }
+        if (which == 16 && (!attnvk_kv_format_from_name(val, &a->kv_format)))
+            return cli_error(EXIT_USAGE, "run: unknown kv dtype '%s' (q8_0, q4_0, fp8)", val);
         long sk;
         if (which == 13) {
             if (!cli_parse_int(val, 1, 4096, &sk))
@@ -76,6 +88,9 @@ int run_parse_args(int argc, char **argv, run_args *a)
     }
     if (!a->q || !a->k || !a->v) return cli_error(EXIT_USAGE, "run: --q, --k and --v are required");
     if (!a->out) return cli_error(EXIT_USAGE, "run: --out is required");
+    if (!a->block_table != !a->seq_lens)
+        return cli_error(EXIT_USAGE, "run: %s needs %s too (a paged cache takes both)",
+                         a->block_table ? "--block-table" : "--seq-lens", a->block_table ? "--seq-lens" : "--block-table");
     /* before the inputs are read and the kernel runs, not after */
     if (avk_check_writable(a->out) != ATTNVK_OK) return cli_error(EXIT_USAGE, "run: --out %s", attnvk_last_error());
     if (a->lse && avk_check_writable(a->lse) != ATTNVK_OK)
@@ -118,6 +133,7 @@ static int load_problem(const run_args *a, avk_npy t[3], attnvk_problem *p)
     p->scale = (float)a->scale;
     p->dtype = a->dtype;
     p->layout = a->layout;
+    p->kv_format = a->kv_format;
     if (p->heads % p->kv_heads)
         return cli_error(EXIT_USAGE, "shape mismatch: Q heads (%d) is not a multiple of K/V heads (%d)", p->heads,
                          p->kv_heads);
@@ -164,12 +180,12 @@ int cmd_run(int argc, char **argv)
     run_args a;
     int rc = run_parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? EXIT_OK : rc;
-    avk_npy t[3] = {{0}};
+    avk_npy t[3] = {{0}}, tables[2] = {{0}};
     attnvk_problem p;
     attnvk_context *ctx = NULL;
     attnvk_device *dev = NULL;
     float *o = NULL, *lse = NULL;
-    rc = load_problem(&a, t, &p);
+    rc = a.block_table ? run_load_paged(&a, t, tables, &p) : load_problem(&a, t, &p);
     if (rc == 0) rc = prepare_inputs(&a, &p, t);
     if (rc == 0) rc = cli_context_create(&ctx);
     if (rc) goto done;
@@ -186,7 +202,10 @@ int cmd_run(int argc, char **argv)
                                   .tile_bc = a.tile_bc, .split_kv = a.split_kv};
     attnvk_kernel_info info;
     double ms = 0;
-    attnvk_status s = attnvk_attention_host(dev, &p, &opts, t[0].data, t[1].data, t[2].data, o, lse, &info, &ms);
+    attnvk_check c = {0};
+    attnvk_status s = run_uses_cache(&a)
+        ? run_cache_attention(dev, &p, &opts, t, tables, o, lse, &info, &ms, a.check ? &c : NULL)
+        : attnvk_attention_host(dev, &p, &opts, t[0].data, t[1].data, t[2].data, o, lse, &info, &ms);
     if (s != ATTNVK_OK) {
         rc = cli_error(cli_exit_for(s), "%s: %s", attnvk_status_name(s), attnvk_last_error());
         goto done;
@@ -206,7 +225,7 @@ int cmd_run(int argc, char **argv)
     printf("%s %s on %s: variant %s tile %dx%d, %.3f ms", info.implementation, attnvk_api_name(d->api), d->name,
            info.variant, info.tile_br, info.tile_bc, ms);
     if (a.check) {
-        attnvk_check c = attnvk_check_output(&p, t[0].data, t[1].data, t[2].data, o, NULL, 0);
+        if (!run_uses_cache(&a)) c = attnvk_check_output(&p, t[0].data, t[1].data, t[2].data, o, NULL, 0);
         printf(", rel_l2 %.3e max_abs %.3e (tolerance %.0e): %s", c.rel_l2, c.max_abs, c.tolerance,
                c.passed ? "pass" : "FAIL");
         if (!c.passed) rc = EXIT_FAILED;
@@ -214,6 +233,7 @@ int cmd_run(int argc, char **argv)
     printf("\n");
 done:
     for (int i = 0; i < 3; ++i) avk_npy_free(&t[i]);
+    for (int i = 0; i < 2; ++i) avk_npy_free(&tables[i]);
     free(o);
     free(lse);
     attnvk_device_close(dev);

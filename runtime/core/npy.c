@@ -11,17 +11,19 @@
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
-/* The element types a file may hold, and how each becomes float32. New types
- * (e.g. '<i4' index tables) are one more row. */
+/* The element types a file may hold, and how each becomes float32 (floats)
+ * or stays int32 (index tables: a float would round indices past 2^24). */
 typedef struct npy_dtype {
     const char *descr;
     size_t item_size;
-    attnvk_dtype unpack_as; /* attnvk_unpack converts it to float32 */
+    int is_int32;
+    attnvk_dtype unpack_as; /* floats: attnvk_unpack converts it to float32 */
 } npy_dtype;
 
 static const npy_dtype npy_dtypes[] = {
-    {"<f4", 4, ATTNVK_F32},
-    {"<f2", 2, ATTNVK_F16},
+    {"<f4", 4, 0, ATTNVK_F32},
+    {"<f2", 2, 0, ATTNVK_F16},
+    {"<i4", 4, 1, ATTNVK_F32},
 };
 
 enum { NPY_MAX_HEADER = 1 << 20, NPY_MAX_ELEMENTS_LOG2 = 40 };
@@ -30,6 +32,7 @@ enum { NPY_MAX_HEADER = 1 << 20, NPY_MAX_ELEMENTS_LOG2 = 40 };
  * The grammar is the subset of Python literals that numpy writes and reads back. */
 typedef struct npy_parse {
     const char *path;
+    const char *int32_what; /* NULL: a float tensor is wanted; else an int32 table of this name */
     const char *at, *end; /* the dict text, without the padding and the final newline */
 } npy_parse;
 
@@ -77,16 +80,26 @@ static int take_string(npy_parse *ps, char *out, size_t n)
 static attnvk_status parse_descr(npy_parse *ps, const npy_dtype **dtype)
 {
     char descr[32];
+    const char *need = ps->int32_what ? "int32 '<i4'" : "little-endian float32 '<f4' or float16 '<f2'";
     if (!take_string(ps, descr, sizeof descr))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                        "%s: unsupported dtype (descr is not a simple type string; need '<f4' or '<f2')", ps->path);
+                        "%s: unsupported dtype (descr is not a simple type string; need %s)", ps->path, need);
     for (size_t i = 0; i < sizeof npy_dtypes / sizeof *npy_dtypes; ++i)
         if (strcmp(descr, npy_dtypes[i].descr) == 0) {
+            if (npy_dtypes[i].is_int32 && !ps->int32_what)
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                                "%s: unsupported dtype '<i4' for a tensor (int32 is only for --block-table and "
+                                "--seq-lens; tensors need float32 '<f4' or float16 '<f2')", ps->path);
+            if (!npy_dtypes[i].is_int32 && ps->int32_what)
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: %s has dtype '%s'; it must be int32 '<i4'",
+                                ps->path, ps->int32_what, descr);
             *dtype = &npy_dtypes[i];
             return ATTNVK_OK;
         }
-    return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                    "%s: unsupported dtype '%s' (need little-endian float32 '<f4' or float16 '<f2')", ps->path, descr);
+    if (ps->int32_what)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: %s has dtype '%s'; it must be int32 '<i4'", ps->path,
+                        ps->int32_what, descr);
+    return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: unsupported dtype '%s' (need %s)", ps->path, descr, need);
 }
 
 static attnvk_status parse_fortran_order(npy_parse *ps)
@@ -164,7 +177,7 @@ static attnvk_status parse_dict(npy_parse *ps, avk_npy *out, const npy_dtype **d
 
 static int read_exactly(FILE *f, void *buf, size_t n) { return fread(buf, 1, n, f) == n; }
 
-attnvk_status avk_npy_read(const char *path, avk_npy *out)
+static attnvk_status npy_read(const char *path, const char *int32_what, avk_npy *out)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
@@ -212,11 +225,11 @@ attnvk_status avk_npy_read(const char *path, avk_npy *out)
     }
     size_t dict_len = header_len - 1;
     while (dict_len && header[dict_len - 1] == ' ') --dict_len; /* the alignment padding */
-    npy_parse ps = {.path = path, .at = header, .end = header + dict_len};
+    npy_parse ps = {.path = path, .int32_what = int32_what, .at = header, .end = header + dict_len};
     const npy_dtype *dtype = NULL;
     s = parse_dict(&ps, out, &dtype);
     if (s != ATTNVK_OK) goto done;
-    out->stored_float16 = dtype->unpack_as == ATTNVK_F16;
+    out->stored_float16 = !dtype->is_int32 && dtype->unpack_as == ATTNVK_F16;
     /* the size is checked before anything that large is allocated */
     uint64_t want = (uint64_t)out->count * dtype->item_size, have = (uint64_t)st.st_size - data_offset;
     if (have < want) {
@@ -232,8 +245,9 @@ attnvk_status avk_npy_read(const char *path, avk_npy *out)
         goto done;
     }
     raw = malloc(want + 1);
-    out->data = malloc(out->count * sizeof(float) + 1);
-    if (!raw || !out->data) {
+    if (dtype->is_int32) out->ints = malloc(out->count * sizeof(int32_t) + 1);
+    else out->data = malloc(out->count * sizeof(float) + 1);
+    if (!raw || (!out->data && !out->ints)) {
         s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "%s: out of host memory for %zu elements", path, out->count);
         goto done;
     }
@@ -241,7 +255,8 @@ attnvk_status avk_npy_read(const char *path, avk_npy *out)
         s = avk_fail(ATTNVK_ERROR_IO, "%s: read failed: %s", path, ferror(f) ? strerror(errno) : "file shrank");
         goto done;
     }
-    attnvk_unpack(dtype->unpack_as, raw, out->data, out->count);
+    if (dtype->is_int32) memcpy(out->ints, raw, want); /* host is little-endian (x86-64/arm64) */
+    else attnvk_unpack(dtype->unpack_as, raw, out->data, out->count);
     goto done;
 truncated:
     s = avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: truncated .npy header", path);
@@ -251,6 +266,13 @@ done:
     free(raw);
     if (s != ATTNVK_OK) avk_npy_free(out);
     return s;
+}
+
+attnvk_status avk_npy_read(const char *path, avk_npy *out) { return npy_read(path, NULL, out); }
+
+attnvk_status avk_npy_read_int32(const char *path, const char *what, avk_npy *out)
+{
+    return npy_read(path, what ? what : "an index table", out);
 }
 
 attnvk_status avk_npy_write(const char *path, const float *data, int ndim, const int64_t *shape)
@@ -288,5 +310,7 @@ attnvk_status avk_npy_write(const char *path, const float *data, int ndim, const
 void avk_npy_free(avk_npy *npy)
 {
     free(npy->data);
+    free(npy->ints);
     npy->data = NULL;
+    npy->ints = NULL;
 }

@@ -1,4 +1,5 @@
-/* NumPy .npy files: little-endian float32/float16, C order, versions 1-3. */
+/* NumPy .npy files: little-endian float32/float16 (tensors) or int32 (block
+ * tables and lengths), C order, versions 1-3. */
 #ifndef ATTNVK_NPY_H
 #define ATTNVK_NPY_H
 
@@ -11,11 +12,15 @@ typedef struct avk_npy {
     int64_t shape[AVK_NPY_MAX_DIMS];
     int stored_float16; /* the file held float16 (converted on read) */
     size_t count;
-    float *data;        /* malloc'd, converted to float32 */
+    float *data;        /* malloc'd, converted to float32 (avk_npy_read) */
+    int32_t *ints;      /* malloc'd int32 (avk_npy_read_int32) */
 } avk_npy;
 
 /* Errors name the file and the problem: "Q.npy: truncated: ..." */
 attnvk_status avk_npy_read(const char *path, avk_npy *out);
+/* An int32 ('<i4') array into out->ints; any other dtype is an error naming
+ * the file. what ("block table", "seq_lens") words the error. */
+attnvk_status avk_npy_read_int32(const char *path, const char *what, avk_npy *out);
 attnvk_status avk_npy_write(const char *path, const float *data, int ndim, const int64_t *shape);
 void avk_npy_free(avk_npy *npy);
 

@@ -4,6 +4,11 @@ independent float64 attention written with numpy.
 
   npy_tool.py make DIR B H HKV NQ NK D LAYOUT SEED [f16]
   npy_tool.py check DIR LAYOUT CAUSAL SCALE   -> prints rel_l2, exits 1 above 1e-6
+  npy_tool.py paged DIR B H HKV NQ D LAYOUT PAGE LENS SEED
+      (LENS comma-separated, one per sequence: q.npy, pages kp.npy/vp.npy
+       [num_pages,page,Hkv,D] in shuffled order, table.npy int32 [B,max_pages]
+       with garbage past each sequence's pages, lens.npy int32 [B])
+  npy_tool.py checkpaged DIR LAYOUT CAUSAL TOL -> rel_l2 against the gathered pages
 """
 import sys
 import numpy as np
@@ -37,6 +42,57 @@ def attention(q, k, v, causal, scale):
     return np.divide(o, denom, out=np.zeros_like(o), where=denom > 0)
 
 
+def paged(d, b, h, hkv, nq, dim, layout, page, lens, seed):
+    rng = np.random.default_rng(int(seed))
+    lens = [int(x) for x in lens.split(",")]
+    assert len(lens) == b
+    max_pages = max(1, (max(lens) + page - 1) // page) + 1  # a garbage column past every sequence
+    used = [(n + page - 1) // page for n in lens]
+    num_pages = sum(used) + 2  # spare pages nobody owns
+    order = rng.permutation(num_pages)
+    table = rng.integers(-1000, 1000, size=(b, max_pages)).astype(np.int32)
+    nxt = 0
+    for i in range(b):
+        table[i, : used[i]] = order[nxt : nxt + used[i]]
+        nxt += used[i]
+    shape_q = (b, h, nq, dim) if layout == "bhsd" else (b, nq, h, dim)
+    np.save(f"{d}/q.npy", rng.standard_normal(shape_q).astype(np.float32))
+    for name in ("kp", "vp"):
+        np.save(f"{d}/{name}.npy", rng.standard_normal((num_pages, page, hkv, dim)).astype(np.float32))
+    np.save(f"{d}/table.npy", table)
+    np.save(f"{d}/lens.npy", np.array(lens, dtype=np.int32))
+
+
+def check_paged(d, layout, causal, tol):
+    q = np.load(f"{d}/q.npy").astype(np.float64)
+    kp, vp = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in ("kp", "vp"))
+    table, lens = np.load(f"{d}/table.npy"), np.load(f"{d}/lens.npy")
+    out = np.load(f"{d}/o.npy")
+    if out.dtype != np.float32 or out.shape != q.shape:
+        print(f"bad output: {out.dtype} {out.shape}, expected float32 {q.shape}")
+        return 1
+    if layout == "bshd":
+        q = q.transpose(0, 2, 1, 3)
+    page = kp.shape[1]
+    ref = np.zeros_like(q)
+    for b, n in enumerate(lens):
+        if n == 0:  # no keys: the output row is zero
+            continue
+        rows = [table[b, j // page] * page + j % page for j in range(n)]
+        # one sequence at a time: [1,Hkv,n,D] from the flattened pages
+        k = kp.reshape(-1, kp.shape[2], kp.shape[3])[rows].transpose(1, 0, 2)[None]
+        v = vp.reshape(-1, vp.shape[2], vp.shape[3])[rows].transpose(1, 0, 2)[None]
+        ref[b : b + 1] = attention(q[b : b + 1], k, v, causal == "1", 1.0 / np.sqrt(q.shape[-1]))
+    if layout == "bshd":
+        ref = ref.transpose(0, 2, 1, 3)
+    if not np.all(np.isfinite(out)):
+        print("non-finite output")
+        return 1
+    rel = np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-300)
+    print(f"rel_l2 {rel:.3e}")
+    return 0 if rel <= float(tol) else 1
+
+
 def check(d, layout, causal, scale):
     q, k, v = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in "qkv")
     out = np.load(f"{d}/o.npy")
@@ -62,4 +118,9 @@ if __name__ == "__main__":
     if a[1] == "make":
         make(a[2], *map(int, a[3:9]), a[9], a[10], *(a[11:12]))
         sys.exit(0)
+    if a[1] == "paged":
+        paged(a[2], *map(int, a[3:8]), a[8], int(a[9]), a[10], a[11])
+        sys.exit(0)
+    if a[1] == "checkpaged":
+        sys.exit(check_paged(a[2], a[3], a[4], a[5]))
     sys.exit(check(a[2], a[3], a[4], a[5]))

@@ -129,12 +129,67 @@ out=$("$attnvk" check --api cpu --impl cudnn --dtype f32 2>&1); rc=$?
 if [ "$rc" = 1 ] && printf '%s' "$out" | grep -q "check: nothing was checked"; then ok "check-nothing-checked -> 1"
 else bad "check-nothing-checked: rc=$rc $(printf '%s' "$out" | tail -2)"; fi
 
+# check runs the shared KV-cache table (paged, ragged, q8_0/q4_0/fp8) on every device it checks
+out=$("$attnvk" check --api cpu --dtype f32 --seed "$seed" 2>&1); rc=$?
+n_kv=$(printf '%s\n' "$out" | grep -E '^ok +cpu:0 .*kv=(q8_0|q4_0|fp8|dtype) page=' | grep -c .)
+if [ "$rc" = 0 ] && [ "$n_kv" -ge 19 ] && printf '%s\n' "$out" | grep -q "paged 16 ragged .*kv=dtype page=16"; then
+  ok "check covers the KV-cache cases ($n_kv on cpu)"; else bad "check kv-cache cases: rc=$rc n=$n_kv"; fi
+
+expect_usage "bench-device-selects-nothing" "bench: no visible device matches --api vulkan --device cpu" bench --api vulkan --device cpu --seq 64 --heads 1 --head-dim 32 --iters 1
+expect_usage "check-device-selects-nothing" "check: no visible device matches the --api and --device cpu given" check --api vulkan --device cpu
+ATTNVK_CPU_THREADS=abc expect_usage "cpu-threads-garbage" "ATTNVK_CPU_THREADS: 'abc' is not an integer in 1..256" check --api cpu
+ATTNVK_CPU_THREADS=0 expect_usage "cpu-threads-zero" "ATTNVK_CPU_THREADS: '0' is not an integer" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy")
+
 # non-finite inputs: refused with the tensor and the count, --check or not
 py "import numpy as np; k = np.load('$good/k.npy'); k[0, 1, 3, 5] = np.nan; k[1, 0, 0, 0] = np.inf; np.save('$work/k_nan.npy', k)"
 py "import numpy as np; v = np.load('$good/v.npy'); v[0, 0, 0, :4] = 1e5; np.save('$work/v_big.npy', v)"
 expect_usage "nan-inputs" "K ($work/k_nan.npy) holds 1 NaN and 1 Inf of" $(run_with "$good/q.npy" "$work/k_nan.npy" "$good/v.npy")
 expect_usage "nan-inputs-check" "holds 1 NaN and 1 Inf" $(run_with "$good/q.npy" "$work/k_nan.npy" "$good/v.npy") --check
 expect_usage "f16-overflow-inputs" "V ($work/v_big.npy) has 4 values beyond the range of f16" $(run_with "$good/q.npy" "$good/k.npy" "$work/v_big.npy") --dtype f16
+
+# --- paged K/V (block table + seq_lens, int32) against numpy on the gathered pages ---
+while read -r name b h hkv nq d layout page lens causal; do
+  dir="$work/$name"; mkdir -p "$dir"
+  $tool paged "$dir" "$b" "$h" "$hkv" "$nq" "$d" "$layout" "$page" "$lens" "$((seed + passed + failed))" || { bad "$name: make"; continue; }
+  flags=(--api cpu --q "$dir/q.npy" --k "$dir/kp.npy" --v "$dir/vp.npy" --block-table "$dir/table.npy"
+         --seq-lens "$dir/lens.npy" --out "$dir/o.npy" --layout "$layout")
+  [ "$causal" = 1 ] && flags+=(--causal)
+  if ! "$attnvk" run "${flags[@]}" > "$dir/log" 2>&1; then bad "$name: run failed: $(cat "$dir/log")"; continue; fi
+  if res=$($tool checkpaged "$dir" "$layout" "$causal" 1e-6); then ok "$name $res"; else bad "$name $res"; fi
+done <<'CASES'
+paged-ragged-16     4 8 2 1 64 bhsd 16 0,1,15,17 0
+paged-causal-bshd   3 4 1 4 128 bshd 32 31,33,64 1
+CASES
+pg="$work/paged-ragged-16"
+pflags=(--q "$pg/q.npy" --k "$pg/kp.npy" --v "$pg/vp.npy" --block-table "$pg/table.npy" --seq-lens "$pg/lens.npy" --out "$work/o.npy")
+out=$("$attnvk" run --api cpu "${pflags[@]}" --kv-dtype q8_0 --check 2>&1); rc=$?
+if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q ": pass"; then ok "paged q8_0 --check: $out"; else bad "paged q8_0 --check: rc=$rc $out"; fi
+out=$("$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy" --kv-dtype fp8 --check 2>&1); rc=$?
+if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q ": pass"; then ok "contiguous fp8 --check"; else bad "contiguous fp8 --check: rc=$rc $out"; fi
+py "np.save('$work/table_f32.npy', np.load('$pg/table.npy').astype(np.float32))"
+py "np.save('$work/table_i64.npy', np.load('$pg/table.npy').astype(np.int64))"
+py "np.save('$work/lens_f32.npy', np.load('$pg/lens.npy').astype(np.float32))"
+py "t = np.load('$pg/table.npy'); t[3, 0] = 999; np.save('$work/table_oob.npy', t)"
+py "t = np.load('$pg/table.npy'); np.save('$work/lens_long.npy', np.array([0, 1, 15, t.shape[1] * 16 + 1], dtype=np.int32))"
+py "np.save('$work/lens_neg.npy', np.array([0, -1, 15, 17], dtype=np.int32))"
+py "np.save('$work/lens_b3.npy', np.array([0, 1, 15], dtype=np.int32))"
+py "np.save('$work/q_i4.npy', np.ones((4,8,1,64), dtype=np.int32))"
+py "np.save('$work/kp_d32.npy', np.load('$pg/kp.npy')[..., :32].copy())"
+py "np.save('$work/table_1d.npy', np.load('$pg/table.npy')[0].copy())"
+prun() { echo run --api cpu --q "$pg/q.npy" --k "$pg/kp.npy" --v "$pg/vp.npy" --out "$work/o.npy" --block-table "$1" --seq-lens "$2"; }
+expect_usage "table-f32" "table_f32.npy: the block table has dtype '<f4'; it must be int32 '<i4'" $(prun "$work/table_f32.npy" "$pg/lens.npy")
+expect_usage "table-i64" "table_i64.npy: the block table has dtype '<i8'; it must be int32" $(prun "$work/table_i64.npy" "$pg/lens.npy")
+expect_usage "lens-f32" "lens_f32.npy: seq_lens has dtype '<f4'" $(prun "$pg/table.npy" "$work/lens_f32.npy")
+expect_usage "q-int32" "q_i4.npy: unsupported dtype '<i4' for a tensor" run --api cpu --q "$work/q_i4.npy" --k "$pg/kp.npy" --v "$pg/vp.npy" --out "$work/o.npy" --block-table "$pg/table.npy" --seq-lens "$pg/lens.npy"
+expect_usage "page-out-of-range" "block_table[3][0] = 999 is out of range" $(prun "$work/table_oob.npy" "$pg/lens.npy")
+expect_usage "seq-len-past-table" "seq_lens[3] = 49 exceeds max_pages x page_size = 3 x 16" $(prun "$pg/table.npy" "$work/lens_long.npy")
+expect_usage "seq-len-negative" "seq_lens[1] = -1 is negative" $(prun "$pg/table.npy" "$work/lens_neg.npy")
+expect_usage "seq-lens-batch" "batch 4 in Q, 4 in the block table, 3 in seq_lens" $(prun "$pg/table.npy" "$work/lens_b3.npy")
+expect_usage "table-1d" "the block table needs 2 dimensions" $(prun "$work/table_1d.npy" "$pg/lens.npy")
+expect_usage "pages-head-dim" "head dim 64 in Q, 32 in the K/V pages" run --api cpu --q "$pg/q.npy" --k "$work/kp_d32.npy" --v "$work/kp_d32.npy" --out "$work/o.npy" --block-table "$pg/table.npy" --seq-lens "$pg/lens.npy"
+expect_usage "unknown-kv-dtype" "unknown kv dtype 'q5_1'" $(prun "$pg/table.npy" "$pg/lens.npy") --kv-dtype q5_1
+expect_usage "table-without-lens" "--block-table needs --seq-lens too" run --api cpu --q "$pg/q.npy" --k "$pg/kp.npy" --v "$pg/vp.npy" --out "$work/o.npy" --block-table "$pg/table.npy"
+expect_usage "lens-without-table" "--seq-lens needs --block-table too" run --api cpu --q "$pg/q.npy" --k "$pg/kp.npy" --v "$pg/vp.npy" --out "$work/o.npy" --seq-lens "$pg/lens.npy"
 
 # --version and `version`: version, commit, the APIs built
 for v in --version version; do

@@ -1,140 +1,29 @@
-/* KV-cache test cases shared by every API's tests (see test_util.h). */
+/* KV-cache test cases shared by every API's tests (see test_util.h): the
+ * table and runner live in core/cache_cases.c, where `attnvk check` uses
+ * them too. */
 #include "test_util.h"
-#include "core/kv_build.h"
 
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stdio.h>
 
-int avk_test_cache_cases(attnvk_dtype dtype, avk_cache_case *out, int max)
-{
-    enum { D8 = ATTNVK_KV_DTYPE, Q8 = ATTNVK_KV_Q8_0, Q4 = ATTNVK_KV_Q4_0, F8 = ATTNVK_KV_FP8 };
-    static const struct {
-        const char *label;
-        int b, h, hkv, nq, nk, d, causal, bshd, page, ragged, fmt;
-        int32_t lens[8];
-        int nlens;
-    } cases[] = {
-        {"gqa 1 decode", 2, 4, 4, 1, 300, 64, 0, 0, 0, 0, D8, {0}, 0},
-        {"gqa 5 Nq4 causal", 1, 10, 2, 4, 257, 64, 1, 0, 0, 0, D8, {0}, 0},
-        {"gqa 8 Nq16 causal bshd", 2, 16, 2, 16, 200, 128, 1, 1, 0, 0, D8, {0}, 0},
-        {"gqa 32 decode", 1, 32, 1, 1, 520, 64, 0, 0, 0, 0, D8, {0}, 0},
-        {"gqa 128 Nq4 causal", 1, 128, 1, 4, 130, 32, 1, 0, 0, 0, D8, {0}, 0},
-        {"paged 16 ragged", 6, 8, 2, 1, 70, 64, 0, 0, 16, 0, D8, {0, 1, 15, 17, 70, 33}, 6},
-        {"paged 32 Nq4 causal bshd", 5, 4, 1, 4, 100, 128, 1, 1, 32, 0, D8, {31, 33, 1, 100, 0}, 5},
-        {"paged 256 prefill causal", 2, 4, 2, 70, 300, 64, 1, 0, 256, 0, D8, {255, 300}, 2},
-        {"ragged contiguous", 3, 4, 2, 2, 150, 64, 0, 0, 0, 1, D8, {0, 150, 77}, 3},
-        {"q8_0 decode", 2, 8, 2, 1, 400, 128, 0, 0, 0, 0, Q8, {0}, 0},
-        {"q4_0 gqa 5 Nq4 causal", 1, 10, 2, 4, 333, 64, 1, 0, 0, 0, Q4, {0}, 0},
-        {"fp8 decode bshd", 2, 8, 4, 1, 260, 128, 0, 1, 0, 0, F8, {0}, 0},
-        {"q8_0 prefill causal", 1, 4, 2, 96, 96, 64, 1, 0, 0, 0, Q8, {0}, 0},
-        {"q4_0 prefill bshd", 1, 2, 1, 50, 120, 128, 0, 1, 0, 0, Q4, {0}, 0},
-        {"fp8 prefill causal", 1, 4, 2, 64, 130, 64, 1, 0, 0, 0, F8, {0}, 0},
-        {"paged 16 q8_0 ragged", 4, 8, 2, 1, 90, 128, 0, 0, 16, 0, Q8, {0, 1, 17, 90}, 4},
-        {"paged 32 q4_0 Nq16 causal", 2, 16, 2, 16, 64, 64, 1, 0, 32, 0, Q4, {64, 47}, 2},
-        {"paged 16 fp8 gqa 8", 3, 16, 2, 1, 50, 128, 0, 0, 16, 0, F8, {15, 50, 1}, 3},
-        {"paged 64 q8_0 D=256", 1, 2, 1, 1, 100, 256, 0, 0, 64, 0, Q8, {100}, 1},
-    };
-    int n = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof *cases && n < max; ++i, ++n) {
-        avk_cache_case *c = &out[n];
-        memset(c, 0, sizeof *c);
-        c->label = cases[i].label;
-        c->p.batch = cases[i].b;
-        c->p.heads = cases[i].h;
-        c->p.kv_heads = cases[i].hkv;
-        c->p.seq_q = cases[i].nq;
-        c->p.seq_kv = cases[i].nk;
-        c->p.head_dim = cases[i].d;
-        c->p.causal = cases[i].causal;
-        c->p.layout = cases[i].bshd ? ATTNVK_LAYOUT_BSHD : ATTNVK_LAYOUT_BHSD;
-        c->p.dtype = dtype;
-        c->p.page_size = cases[i].page;
-        c->p.ragged = cases[i].ragged;
-        c->p.kv_format = (attnvk_kv_format)cases[i].fmt;
-        memcpy(c->lens, cases[i].lens, sizeof c->lens);
-        c->nlens = cases[i].nlens;
-    }
-    return n;
-}
-
-static attnvk_status upload(attnvk_device *dev, const void *src, size_t bytes, attnvk_buffer **out)
-{
-    attnvk_status s = attnvk_buffer_create(dev, bytes ? bytes : 4, out);
-    if (s == ATTNVK_OK && src && bytes) s = attnvk_buffer_write(*out, 0, src, bytes);
-    return s;
-}
+int avk_test_cache_cases(attnvk_dtype dtype, avk_cache_case *out, int max) { return avk_cache_cases(dtype, out, max); }
 
 int avk_test_run_cache_case(attnvk_device *dev, const avk_cache_case *c, const attnvk_kernel_options *opts,
                             uint64_t seed, int allow_unsupported)
 {
-    attnvk_problem p = c->p;
-    int32_t *lens = NULL;
-    if (c->nlens > 0) {
-        lens = malloc(sizeof(int32_t) * (size_t)p.batch);
-        for (int b = 0; b < p.batch; ++b) lens[b] = c->lens[b % c->nlens];
-    }
-    if (p.page_size > 0) {
-        p.max_pages = (p.seq_kv + p.page_size - 1) / p.page_size + 1; /* a garbage column past every sequence */
-        p.num_pages = 0;
-        p.num_pages = avk_kv_pages_needed(&p, lens) + 3; /* spare pages nobody owns */
-    }
-    char shape[200];
-    snprintf(shape, sizeof shape, "B%d H%d/%d Nq%d Nk%d D%d %s %s%s kv=%s page=%d", p.batch, p.heads, p.kv_heads,
-             p.seq_q, p.seq_kv, p.head_dim, attnvk_dtype_name(p.dtype), p.layout == ATTNVK_LAYOUT_BHSD ? "bhsd" : "bshd",
-             p.causal ? " causal" : "", attnvk_kv_format_name(p.kv_format), p.page_size);
-    float *q, *k, *v;
-    avk_test_inputs(&p, seed, &q, &k, &v);
-    const size_t nq = attnvk_q_elements(&p), nkv = attnvk_kv_elements(&p), es = attnvk_dtype_size(p.dtype);
-    float *kd = malloc(nkv * sizeof(float)), *vd = malloc(nkv * sizeof(float)), *o = malloc(nq * sizeof(float));
-    void *qraw = malloc(nq * es), *oraw = malloc(nq * es);
-    avk_kv_host cache;
-    attnvk_buffer *bq = NULL, *bk = NULL, *bv = NULL, *bo = NULL, *bt = NULL, *bl = NULL, *bs = NULL;
-    attnvk_kernel *kern = NULL;
-    attnvk_kernel_info info;
-    memset(&info, 0, sizeof info);
-    attnvk_status s = attnvk_problem_validate(&p);
-    if (s == ATTNVK_OK) s = avk_kv_build(&p, k, v, lens, seed ^ 0x5eed, &cache);
-    int built = s == ATTNVK_OK, ok = 0;
-    if (s == ATTNVK_OK) s = avk_kv_host_decoded(&p, &cache, kd, vd);
-    if (s == ATTNVK_OK) s = attnvk_kernel_prepare(dev, &p, opts, &kern, &info);
-    if (s == ATTNVK_OK) {
-        attnvk_pack(p.dtype, q, qraw, nq);
-        memset(oraw, 0xff, nq * es); /* NaN in every dtype: rows left unwritten cannot pass */
-        s = upload(dev, qraw, nq * es, &bq);
-        if (s == ATTNVK_OK) s = upload(dev, cache.k, cache.bytes, &bk);
-        if (s == ATTNVK_OK) s = upload(dev, cache.v, cache.bytes, &bv);
-        if (s == ATTNVK_OK) s = upload(dev, oraw, nq * es, &bo);
-        if (s == ATTNVK_OK && cache.block_table)
-            s = upload(dev, cache.block_table, sizeof(int32_t) * (size_t)p.batch * p.max_pages, &bt);
-        if (s == ATTNVK_OK && cache.seq_lens) s = upload(dev, cache.seq_lens, sizeof(int32_t) * (size_t)p.batch, &bl);
-        if (s == ATTNVK_OK && cache.kv_scales) s = upload(dev, cache.kv_scales, sizeof(float) * 2 * p.kv_heads, &bs);
-        if (s == ATTNVK_OK) {
-            attnvk_tensors t = {.q = bq, .k = bk, .v = bv, .o = bo, .block_table = bt, .seq_lens = bl, .kv_scales = bs};
-            double ms;
-            s = attnvk_kernel_run_tensors(kern, &t, 0, 0, &ms);
-        }
-        if (s == ATTNVK_OK) s = attnvk_buffer_read(bo, 0, oraw, nq * es);
-    }
+    avk_cache_result r;
+    attnvk_status s = avk_cache_case_run(dev, c, opts, seed, &r);
+    int ok = 0;
     if (s == ATTNVK_ERROR_UNSUPPORTED && allow_unsupported) {
-        printf("skip %-28s %s: %s\n", c->label, shape, attnvk_last_error());
+        printf("skip %-28s %s: %s\n", c->label, r.shape, r.message);
         ok = 1;
     } else if (s != ATTNVK_OK) {
-        printf("FAIL %-28s %s: %s: %s\n", c->label, shape, attnvk_status_name(s), attnvk_last_error());
+        printf("FAIL %-28s %s: %s: %s\n", c->label, r.shape, attnvk_status_name(s), r.message);
     } else {
-        attnvk_unpack(p.dtype, oraw, o, nq);
-        attnvk_check ch = attnvk_check_output_ragged(&p, q, kd, vd, cache.seq_lens, o, NULL, 0);
-        ok = ch.passed;
+        ok = r.check.passed;
         printf("%s %-28s %s: %s %dx%d split %d rel_l2 %.2e max_abs %.2e nonfinite %zu\n", ok ? "ok  " : "FAIL",
-               c->label, shape, info.variant, info.tile_br, info.tile_bc, info.split_kv, ch.rel_l2, ch.max_abs,
-               ch.nonfinite);
+               c->label, r.shape, r.info.variant, r.info.tile_br, r.info.tile_bc, r.info.split_kv, r.check.rel_l2,
+               r.check.max_abs, r.check.nonfinite);
     }
     fflush(stdout);
-    attnvk_kernel_destroy(kern);
-    attnvk_buffer *bufs[] = {bq, bk, bv, bo, bt, bl, bs};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i) attnvk_buffer_destroy(bufs[i]);
-    if (built) avk_kv_host_free(&cache);
-    free(lens);
-    free(q), free(k), free(v), free(kd), free(vd), free(o), free(qraw), free(oraw);
     return ok;
 }

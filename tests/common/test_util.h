@@ -4,6 +4,7 @@
 #define ATTNVK_TEST_UTIL_H
 
 #include "attnvk/attnvk.h"
+#include "core/cache_cases.h"
 
 #include <stdio.h>
 
@@ -37,15 +38,7 @@ int avk_test_run_case(attnvk_device *dev, const attnvk_problem *p, const attnvk_
  * dtype and layout of each case are filled from the arguments. */
 int avk_test_feature_cases(attnvk_dtype dtype, attnvk_problem *out, const char **labels, int max);
 
-/* KV-cache cases (#12): GQA packing over group ratios 1..128, Nq 1/4/16,
- * paged caches with ragged lengths (0, 1, page_size +- 1), contiguous
- * ragged, and q8_0 / q4_0 / fp8 for decode and prefill. */
-typedef struct avk_cache_case {
-    const char *label;
-    attnvk_problem p;       /* dtype filled from the argument; num_pages/max_pages by the runner */
-    int32_t lens[8];        /* seq_lens cycled over the batch (paged or ragged) */
-    int nlens;
-} avk_cache_case;
+/* KV-cache cases (#12): the shared table in core/cache_cases.h. */
 int avk_test_cache_cases(attnvk_dtype dtype, avk_cache_case *out, int max);
 
 /* Builds the case's cache (shuffled pages, garbage past each sequence's
