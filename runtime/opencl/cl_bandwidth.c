@@ -22,14 +22,14 @@ static size_t buffer_bytes(const avk_cl_caps *caps)
     return (size_t)bytes & ~(size_t)0xffff;
 }
 
-static attnvk_status build(avk_bdev *dev, cl_program *program, cl_kernel *kernel)
+static attnvk_status build(avk_bdev *dev, int contiguous, cl_program *program, cl_kernel *kernel)
 {
     const char *text = (const char *)avk_cl_src_read_bandwidth;
     size_t length = avk_cl_src_read_bandwidth_size;
     cl_int err = CL_SUCCESS;
     *program = avk_cl.CreateProgramWithSource(dev->context, 1, &text, &length, &err);
     if (!*program || err != CL_SUCCESS) return avk_cl_fail(err, "clCreateProgramWithSource(read bandwidth)");
-    err = avk_cl.BuildProgram(*program, 1, &dev->device, "", NULL, NULL);
+    err = avk_cl.BuildProgram(*program, 1, &dev->device, contiguous ? "-DAVK_CONTIGUOUS" : "", NULL, NULL);
     if (err != CL_SUCCESS) {
         char log[1024] = "";
         avk_cl.GetProgramBuildInfo(*program, dev->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
@@ -67,7 +67,7 @@ attnvk_status avk_cl_read_bandwidth(avk_bdev *dev, double *gbps)
     cl_program program = NULL;
     cl_kernel kernel = NULL;
     cl_mem src = NULL, out = NULL;
-    attnvk_status s = build(dev, &program, &kernel);
+    attnvk_status s = build(dev, is_cpu, &program, &kernel);
     if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, bytes, "read-bandwidth buffer", &src);
     if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, groups * sizeof(cl_uint), "read-bandwidth output", &out);
     if (s == ATTNVK_OK) {

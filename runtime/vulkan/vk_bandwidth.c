@@ -76,9 +76,12 @@ attnvk_status avk_vk_read_bandwidth(avk_bdev *dev, double *gbps)
     if (!words) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     memcpy(words, avk_spv_read_bandwidth, avk_spv_read_bandwidth_size);
     VkPipeline pipeline;
-    uint32_t no_spec = 0;
+    /* spec constant 0, SLICE_LANES: on CPU devices a subgroup streams one contiguous slice */
+    uint32_t slice_lanes = 0;
+    if (c->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+        slice_lanes = c->subgroup_size >= 1 && c->subgroup_size <= BW_LOCAL ? c->subgroup_size : 1;
     attnvk_status s =
-        vk_pipeline_get(dev, words, avk_spv_read_bandwidth_size, "read_bandwidth", &no_spec, 0, 0, &pipeline);
+        vk_pipeline_get(dev, words, avk_spv_read_bandwidth_size, "read_bandwidth", &slice_lanes, 1, 0, &pipeline);
     free(words);
     avk_bbuf *src = NULL, *out = NULL;
     if (s == ATTNVK_OK) s = vk_buffer_new(dev, bytes, 0, &src);
