@@ -30,8 +30,12 @@ static device_bandwidth *read_bandwidths(attnvk_context *ctx, int measure)
     int n = attnvk_device_count(ctx);
     device_bandwidth *bw = calloc((size_t)(n > 0 ? n : 1), sizeof *bw);
     for (int i = 0; bw && i < n; ++i) {
+        if (attnvk_cached_read_bandwidth(attnvk_device_info_at(ctx, i), &bw[i].gbps) == ATTNVK_OK) {
+            bw[i].cached = 1; /* no need to open the device */
+            continue;
+        }
         attnvk_device *dev = NULL;
-        attnvk_status s = attnvk_device_open(ctx, i, &dev);
+        attnvk_status s = measure ? attnvk_device_open(ctx, i, &dev) : ATTNVK_ERROR_UNAVAILABLE;
         if (s == ATTNVK_OK) s = attnvk_device_read_bandwidth(dev, measure, &bw[i].gbps, &bw[i].cached);
         if (s != ATTNVK_OK) {
             bw[i].gbps = 0;

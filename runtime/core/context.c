@@ -264,6 +264,12 @@ static attnvk_status measure_device_bandwidth(void *dev, double *gbps)
     return d->backend->read_bandwidth(d->bdev, gbps);
 }
 
+attnvk_status attnvk_cached_read_bandwidth(const attnvk_device_info *info, double *gbps)
+{
+    if (!info || !gbps) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "read bandwidth: NULL device info or output");
+    return avk_bandwidth_lookup(info, 0, NULL, NULL, gbps, NULL);
+}
+
 attnvk_status attnvk_device_read_bandwidth(attnvk_device *dev, int allow_measure, double *gbps, int *cached)
 {
     if (!dev || !gbps) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "read bandwidth: NULL device or output");

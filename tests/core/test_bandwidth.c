@@ -82,6 +82,9 @@ int main(void)
     EXPECT(m.calls == 3 && g == 640.0 && cached == 0, "corrupt file measured again: calls %d, %g", m.calls, g);
     EXPECT(avk_bandwidth_lookup(&a, 0, fake_measure, &m, &g, &cached) == ATTNVK_OK && g == 640.0 && cached == 1,
            "the rewritten file hits: %g, cached %d", g, cached);
+    double public_gbps = 0;
+    EXPECT(attnvk_cached_read_bandwidth(&a, &public_gbps) == ATTNVK_OK && public_gbps == 640.0,
+           "attnvk_cached_read_bandwidth reads the same cache without a device: %g", public_gbps);
 
     m.value = -1.0; /* a broken measurement is an error, never cached */
     attnvk_device_info d = a;
