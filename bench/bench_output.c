@@ -235,6 +235,10 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     add_number_or_null(o, "tokens_per_s", r->tokens_per_s);
     add_number_or_null(o, "gbytes_per_s", r->gbytes_per_s);
     add_number_or_null(o, "peak_fraction", r->peak_fraction);
+    if (bench_memory_bound(&r->c.p)) {
+        add_number_or_null(o, "read_bandwidth_gbps", r->read_bandwidth_gbps);
+        add_number_or_null(o, "bandwidth_fraction", r->bandwidth_fraction);
+    }
     add_int_or_null(o, "memory_bytes", r->memory_bytes > 0, (double)r->memory_bytes);
     if (r->have_check) cJSON_AddItemToObject(o, "check", check_json(&r->check));
     else cJSON_AddNullToObject(o, "check");

@@ -29,7 +29,10 @@ void bench_record_init(bench_record *r, const char *impl, int fused, int device_
     r->tflops = r->tokens_per_s = r->gbytes_per_s = r->peak_fraction = NAN;
     r->speedup_vs_vendor = NAN;
     r->quant_error = NAN;
+    r->read_bandwidth_gbps = r->bandwidth_fraction = NAN;
 }
+
+int bench_memory_bound(const attnvk_problem *p) { return p->seq_q <= 16; }
 
 void bench_record_set(bench_record *r, bench_status s, const char *fmt, ...)
 {

@@ -40,6 +40,9 @@ typedef struct bench_record {
 
     double flops;
     double tflops, tokens_per_s, gbytes_per_s, peak_fraction; /* NAN: null (not a result) */
+    /* memory-bound cases (bench_memory_bound): the device's measured read bandwidth
+     * and gbytes_per_s as a fraction of it; NAN: null */
+    double read_bandwidth_gbps, bandwidth_fraction;
     uint64_t memory_bytes;       /* Q+K+V+O(+LSE)+workspace of one input set; 0 unknown */
 
     int have_check;
@@ -66,6 +69,10 @@ int bench_is_vendor(const char *implementation);
 
 /* "512 B", "64.0 MiB", "1.50 GiB". */
 void bench_format_bytes(double bytes, char *out, size_t n);
+
+/* Decode (Nq <= 16 query rows): bound by reading K and V, so rated in GB/s
+ * against the device's measured read bandwidth rather than in FLOP/s. */
+int bench_memory_bound(const attnvk_problem *p);
 
 /* Bytes of Q, K, V (read) and O (written) once. */
 double bench_io_bytes(const attnvk_problem *p);

@@ -346,9 +346,13 @@ static attnvk_status timed_runs(bench_job *st, const bench_run_config *cfg, doub
     return s;
 }
 
-static void derive_metrics(const bench_target *t, bench_record *r)
+static void derive_metrics(bench_target *t, bench_record *r)
 {
     const attnvk_problem *p = &r->c.p;
+    if (bench_memory_bound(p) && r->status == BENCH_OK && r->have_stats && !r->interrupted) {
+        double read = bench_target_read_bandwidth(t);
+        r->read_bandwidth_gbps = read > 0 ? read : NAN;
+    }
     double seconds = r->stats.median_ms * 1e-3;
     if (r->status != BENCH_OK || !r->have_stats || !(seconds > 0)) return;
     r->tflops = r->flops / seconds / 1e12;
@@ -356,6 +360,7 @@ static void derive_metrics(const bench_target *t, bench_record *r)
     r->gbytes_per_s = bench_io_bytes(p) / seconds / 1e9;
     double peak = bench_peak_tflops(t->info.name, p->dtype);
     r->peak_fraction = peak > 0 ? r->tflops / peak : NAN;
+    r->bandwidth_fraction = r->read_bandwidth_gbps > 0 ? r->gbytes_per_s / r->read_bandwidth_gbps : NAN;
 }
 
 static int dtype_supported(const attnvk_device_info *d, attnvk_dtype dt)

@@ -84,9 +84,25 @@ static void time_cell(const bench_record *r, char *out, size_t n)
     else snprintf(out, n, "%.*f", decimals, m);
 }
 
-/* FLOP/s with the unit chosen per row, so a CPU's GFLOP/s reads as plainly as a GPU's TFLOP/s. */
+/* Memory-bound rows: "812 GB/s 87%" (the % of the device's measured read
+ * bandwidth, when known), "2.9 TB/s 86%" where GB/s would not fit the column. */
+static void bandwidth_cell(const bench_record *r, char *out, size_t n)
+{
+    double g = r->gbytes_per_s, f = r->bandwidth_fraction;
+    char pct[16] = "";
+    if (isfinite(f)) snprintf(pct, sizeof pct, " %.0f%%", 100 * f);
+    snprintf(out, n, g >= 100 ? "%.0f GB/s%s" : g >= 10 ? "%.1f GB/s%s" : "%.2f GB/s%s", g, pct);
+    if ((int)strlen(out) > RATE_W && g >= 1000) snprintf(out, n, "%.1f TB/s%s", g / 1000, pct);
+}
+
+/* FLOP/s with the unit chosen per row, so a CPU's GFLOP/s reads as plainly as a GPU's TFLOP/s;
+ * memory-bound (decode) rows in GB/s instead. */
 static void rate_cell(const bench_record *r, char *out, size_t n)
 {
+    if (bench_memory_bound(&r->c.p) && isfinite(r->gbytes_per_s)) {
+        bandwidth_cell(r, out, n);
+        return;
+    }
     double v = r->tflops * 1e12;
     const char *unit = "TFLOP/s";
     if (v < 1e6) v /= 1e3, unit = "kFLOP/s";
@@ -185,7 +201,8 @@ static void counts_summary(const bench_results *res, strbuf *b)
 
 static const char column_key[] =
     "MEDIAN \xc2\xb1 STD: device time of one run in ms and its sample standard deviation; THROUGHPUT: "
-    "4*B*H*Nq*Nk*D FLOP (halved for causal) / median; VS VENDOR: the median of the fastest vendor kernel on "
+    "4*B*H*Nq*Nk*D FLOP (halved for causal) / median, except for decode (Nq <= 16): bytes of Q, K, V and O / "
+    "median in GB/s, and its % of the device's measured read bandwidth (attnvk devices); VS VENDOR: the median of the fastest vendor kernel on "
     "the same device / this median (> 1: faster); CHECK: relative L2 error against the float64 reference.";
 
 /* Wraps the text built in tmp, then empties it. */

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 void bench_group_id(const attnvk_device_info *d, char *out, size_t n)
@@ -110,6 +111,18 @@ int bench_targets_open(attnvk_context *ctx, unsigned api_mask, const char *devic
     }
     if (impl_list) add_missing(out, n, impl_list);
     return n;
+}
+
+double bench_target_read_bandwidth(bench_target *t)
+{
+    if (!t->read_bandwidth_asked && t->dev && !t->lost) {
+        t->read_bandwidth_asked = 1;
+        const char *env = getenv("ATTNVK_MEASURE_BANDWIDTH");
+        double gbps = 0;
+        if (attnvk_device_read_bandwidth(t->dev, !(env && strcmp(env, "0") == 0), &gbps, NULL) == ATTNVK_OK)
+            t->read_bandwidth_gbps = gbps;
+    }
+    return t->read_bandwidth_gbps;
 }
 
 void bench_targets_close(bench_target *t, int n)

@@ -16,6 +16,8 @@ typedef struct bench_target {
     attnvk_impl_info impls[BENCH_MAX_IMPLS];
     int nimpls;
     int lost;                    /* the device reported DEVICE_LOST: later cases are skipped */
+    double read_bandwidth_gbps;  /* measured read bandwidth (bench_target_read_bandwidth); 0 unknown */
+    int read_bandwidth_asked;
 } bench_target;
 
 /* Group id: every CPU-type device is the host processor ("host-cpu"); else the
@@ -29,5 +31,10 @@ void bench_group_id(const attnvk_device_info *d, char *out, size_t n);
 int bench_targets_open(attnvk_context *ctx, unsigned api_mask, const char *device_spec, const char *impl_list,
                        bench_target *out, int max);
 void bench_targets_close(bench_target *t, int n);
+
+/* The device's measured read bandwidth in GB/s, 0 when unknown: asked of the
+ * library on first use (a cached number, else measured once unless
+ * ATTNVK_MEASURE_BANDWIDTH=0), then kept in t. */
+double bench_target_read_bandwidth(bench_target *t);
 
 #endif

@@ -16,6 +16,8 @@ static const env_var user_vars[] = {
     {"XDG_DATA_HOME", "base folder of the default history database (attnvk/history.db); absolute paths only",
      "~/.local/share"},
     {"HOME", "where ~ is, for the two defaults above", "no default cache; the history needs --db"},
+    {"ATTNVK_MEASURE_BANDWIDTH", "0: `attnvk devices` and the bench show only cached read bandwidths, never measure",
+     "measure once per device and driver"},
     {"ATTNVK_CPU_THREADS", "threads of the float64 CPU reference (1..256; anything else is an error, exit 2)",
      "one per online CPU core"},
     {"ATTNVK_OPENCL_LIBRARY", "the OpenCL ICD loader to load", "libOpenCL.so.1"},

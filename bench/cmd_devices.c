@@ -1,4 +1,5 @@
-/* `attnvk devices [--json]`: every (API, device) pair, and why missing APIs are missing. */
+/* `attnvk devices [--json]`: every (API, device) pair, its measured read bandwidth,
+ * and why missing APIs are missing. */
 #include "cli.h"
 #include "cli_json.h"
 #include "text_layout.h"
@@ -16,7 +17,37 @@ static void subgroups_text(const attnvk_device_info *d, char *out, size_t n)
     if (!out[0]) snprintf(out, n, "-");
 }
 
-static int print_json(const attnvk_context *ctx)
+/* Each device's read bandwidth: measured once per device and driver (core/bandwidth.h),
+ * then read from the cache; with measuring off only cached numbers show. */
+typedef struct device_bandwidth {
+    double gbps; /* 0: unknown */
+    int cached;
+    char why[160]; /* when unknown */
+} device_bandwidth;
+
+static device_bandwidth *read_bandwidths(attnvk_context *ctx, int measure)
+{
+    int n = attnvk_device_count(ctx);
+    device_bandwidth *bw = calloc((size_t)(n > 0 ? n : 1), sizeof *bw);
+    for (int i = 0; bw && i < n; ++i) {
+        if (attnvk_cached_read_bandwidth(attnvk_device_info_at(ctx, i), &bw[i].gbps) == ATTNVK_OK) {
+            bw[i].cached = 1; /* no need to open the device */
+            continue;
+        }
+        attnvk_device *dev = NULL;
+        attnvk_status s = measure ? attnvk_device_open(ctx, i, &dev) : ATTNVK_ERROR_UNAVAILABLE;
+        if (s == ATTNVK_OK) s = attnvk_device_read_bandwidth(dev, measure, &bw[i].gbps, &bw[i].cached);
+        if (s != ATTNVK_OK) {
+            bw[i].gbps = 0;
+            snprintf(bw[i].why, sizeof bw[i].why, "%s", s == ATTNVK_ERROR_UNAVAILABLE && !measure ? "not measured yet"
+                                                                                              : attnvk_last_error());
+        }
+        if (dev) attnvk_device_close(dev);
+    }
+    return bw;
+}
+
+static int print_json(const attnvk_context *ctx, const device_bandwidth *bw)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "attnvk_version", ATTNVK_VERSION_STRING);
@@ -31,7 +62,12 @@ static int print_json(const attnvk_context *ctx)
         cJSON_AddItemToArray(apis, o);
     }
     cJSON *devs = cJSON_AddArrayToObject(root, "devices");
-    for (int i = 0; i < attnvk_device_count(ctx); ++i) cJSON_AddItemToArray(devs, cli_device_json(attnvk_device_info_at(ctx, i)));
+    for (int i = 0; i < attnvk_device_count(ctx); ++i) {
+        cJSON *d = cli_device_json(attnvk_device_info_at(ctx, i));
+        if (bw[i].gbps > 0) cJSON_AddNumberToObject(d, "read_bandwidth_gbps", bw[i].gbps);
+        else cJSON_AddNullToObject(d, "read_bandwidth_gbps");
+        cJSON_AddItemToArray(devs, d);
+    }
     char *text = cJSON_Print(root);
     int ok = text && puts(text) >= 0;
     free(text);
@@ -41,7 +77,7 @@ static int print_json(const attnvk_context *ctx)
 
 /* One row of the main facts per device, its name last (in 80 columns: on the next line), then
  * the rest as labelled details on indented lines. Nothing is cut: long driver strings wrap. */
-static void device_text(strbuf *b, int i, const attnvk_device_info *d, int width)
+static void device_text(strbuf *b, int i, const attnvk_device_info *d, const device_bandwidth *bw, int width)
 {
     char id[48], mem[32], row[160];
     snprintf(id, sizeof id, "%s:%d", attnvk_api_name(d->api), d->index);
@@ -70,17 +106,19 @@ static void device_text(strbuf *b, int i, const attnvk_device_info *d, int width
                         "uuid %s",
               sg, (unsigned long long)(d->shared_memory_per_group / 1024), d->max_workgroup_size, d->default_variant,
               d->has_uuid ? uuid : "none");
+    if (bw->gbps > 0) sb_printf(&details, ", read bandwidth %.1f GB/s (%s)", bw->gbps, bw->cached ? "cached" : "measured now");
+    else sb_printf(&details, ", read bandwidth unknown (%s)", bw->why);
     sb_puts(b, "    ");
     text_wrap(b, details.data ? details.data : "", 4, 4, width);
     b->failed = b->failed || details.failed;
     sb_free(&details);
 }
 
-static int print_table(const attnvk_context *ctx, int width)
+static int print_table(const attnvk_context *ctx, const device_bandwidth *bw, int width)
 {
     strbuf b = {0};
     sb_printf(&b, " #  DEVICE    TYPE          MEMORY   CU  FP16 BF16 MATRIX%s\n", width >= TEXT_WIDE ? " NAME" : "");
-    for (int i = 0; i < attnvk_device_count(ctx); ++i) device_text(&b, i, attnvk_device_info_at(ctx, i), width);
+    for (int i = 0; i < attnvk_device_count(ctx); ++i) device_text(&b, i, attnvk_device_info_at(ctx, i), &bw[i], width);
     for (int a = 0; a < ATTNVK_API_COUNT; ++a) {
         const char *reason;
         if (attnvk_api_status(ctx, (attnvk_api)a, &reason) == ATTNVK_OK) continue;
@@ -97,12 +135,17 @@ static int print_table(const attnvk_context *ctx, int width)
 int cmd_devices(int argc, char **argv)
 {
     int json = 0, compact = 0;
+    const char *measure_env = getenv("ATTNVK_MEASURE_BANDWIDTH");
+    int measure = !(measure_env && strcmp(measure_env, "0") == 0);
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (strcmp(argv[i], "--compact") == 0) compact = 1;
+        else if (strcmp(argv[i], "--no-measure") == 0) measure = 0;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            puts("usage: attnvk devices [--json] [--compact]\n"
+            puts("usage: attnvk devices [--json] [--compact] [--no-measure]\n"
                  "Lists every device of every API; ATTNVK_VISIBLE_DEVICES (e.g. 'vulkan:0,cuda') filters them.\n"
+                 "Each device's read bandwidth is measured once (a streaming read kernel, about a second) and\n"
+                 "cached per device and driver; --no-measure (or ATTNVK_MEASURE_BANDWIDTH=0) shows cached ones only.\n"
                  "The table fits 120 columns, 80 with --compact or on a narrower terminal (COLUMNS).");
             return EXIT_OK;
         } else return cli_error(EXIT_USAGE, "devices: unknown option '%s'", argv[i]);
@@ -110,7 +153,10 @@ int cmd_devices(int argc, char **argv)
     attnvk_context *ctx;
     int rc = cli_context_create(&ctx);
     if (rc) return rc;
-    rc = json ? print_json(ctx) : print_table(ctx, text_table_width(compact));
+    device_bandwidth *bw = read_bandwidths(ctx, measure);
+    if (!bw) rc = cli_error(EXIT_FAILED, "devices: out of host memory");
+    else rc = json ? print_json(ctx, bw) : print_table(ctx, bw, text_table_width(compact));
+    free(bw);
     attnvk_context_destroy(ctx);
     return rc;
 }

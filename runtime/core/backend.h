@@ -49,6 +49,10 @@ typedef struct attnvk_backend {
     /* The variant names prepare accepts for attnvk's kernel, NULL-terminated
      * (the core answers "this API has no such variant" for any other name). */
     const char *const *variants;
+    /* Measures the device's achievable read bandwidth (a streaming read of a
+     * buffer much larger than the last-level cache), in 1e9 bytes/s. May be
+     * NULL; the core caches the answer per device and driver (core/bandwidth.h). */
+    attnvk_status (*read_bandwidth)(avk_bdev *dev, double *gbps);
 } attnvk_backend;
 
 #endif

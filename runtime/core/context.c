@@ -1,5 +1,6 @@
 /* The API-neutral front: loads each backend once, lists and selects devices,
  * and checks every argument before a backend sees it. */
+#include "core/bandwidth.h"
 #include "core/kv_cache.h"
 #include "core/names.h"
 #include "core/registry.h"
@@ -256,6 +257,25 @@ void attnvk_device_close(attnvk_device *dev)
 }
 
 const attnvk_device_info *attnvk_device_info_of(const attnvk_device *dev) { return &dev->info; }
+
+static attnvk_status measure_device_bandwidth(void *dev, double *gbps)
+{
+    attnvk_device *d = dev;
+    return d->backend->read_bandwidth(d->bdev, gbps);
+}
+
+attnvk_status attnvk_cached_read_bandwidth(const attnvk_device_info *info, double *gbps)
+{
+    if (!info || !gbps) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "read bandwidth: NULL device info or output");
+    return avk_bandwidth_lookup(info, 0, NULL, NULL, gbps, NULL);
+}
+
+attnvk_status attnvk_device_read_bandwidth(attnvk_device *dev, int allow_measure, double *gbps, int *cached)
+{
+    if (!dev || !gbps) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "read bandwidth: NULL device or output");
+    return avk_bandwidth_lookup(&dev->info, allow_measure, dev->backend->read_bandwidth ? measure_device_bandwidth : NULL,
+                                dev, gbps, cached);
+}
 
 int attnvk_device_implementations(attnvk_device *dev, attnvk_impl_info *out, int max)
 {

@@ -1,6 +1,7 @@
 /* The CPU "device": host memory and the float64 reference as its kernel, so
  * the bench and tests run the same way on a machine with no GPU at all. */
 #include "core/backend.h"
+#include "core/bandwidth.h"
 #include "core/reference.h"
 
 #include <stdio.h>
@@ -211,6 +212,13 @@ static void cpu_release_kernel(avk_bdev *dev, avk_bkernel *k)
     free(k);
 }
 
+/* 256 MiB: past any host's last-level cache, and read 5 times in well under a second. */
+static attnvk_status cpu_read_bandwidth(avk_bdev *dev, double *gbps)
+{
+    (void)dev;
+    return avk_host_read_bandwidth((size_t)256 << 20, gbps);
+}
+
 static const char *const cpu_variants[] = {"reference-f64", NULL};
 
 const attnvk_backend attnvk_backend_cpu = {
@@ -228,4 +236,5 @@ const attnvk_backend attnvk_backend_cpu = {
     .dispatch = cpu_dispatch,
     .release_kernel = cpu_release_kernel,
     .variants = cpu_variants,
+    .read_bandwidth = cpu_read_bandwidth,
 };

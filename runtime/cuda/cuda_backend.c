@@ -3,6 +3,7 @@
  * baselines go through cuda_vendor.h. Devices and buffers: cuda_device.c. */
 #include "core/kernel_args.h"
 #include "core/split_plan.h"
+#include "cuda/cuda_bandwidth.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_vendor.h"
@@ -285,4 +286,5 @@ const attnvk_backend attnvk_backend_cuda = {
     .dispatch = cuda_dispatch,
     .release_kernel = cuda_release_kernel,
     .variants = cuda_variants,
+    .read_bandwidth = avk_cuda_read_bandwidth,
 };

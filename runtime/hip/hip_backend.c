@@ -4,6 +4,8 @@
 #include "hip/hip_flash.h"
 #include "hip/hip_rocblas.h"
 
+attnvk_status avk_hip_read_bandwidth(avk_bdev *dev, double *gbps); /* hip_bandwidth.c */
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,4 +72,5 @@ const attnvk_backend attnvk_backend_hip = {
     .release_kernel = hip_release_kernel,
     .shutdown = avk_hip_shutdown,
     .variants = hip_variants,
+    .read_bandwidth = avk_hip_read_bandwidth,
 };

@@ -2,6 +2,7 @@
  * devices, kernels built per device at run time (see cl_flash.c) and the
  * CLBlast baseline (cl_clblast.c). */
 #include "core/backend.h"
+#include "opencl/cl_bandwidth.h"
 #include "opencl/cl_kernels.h"
 #include "opencl/cl_program.h"
 
@@ -185,4 +186,5 @@ const attnvk_backend attnvk_backend_opencl = {
     .release_kernel = cl_release_kernel,
     .shutdown = cl_shutdown,
     .variants = cl_variants,
+    .read_bandwidth = avk_cl_read_bandwidth,
 };

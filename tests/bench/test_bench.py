@@ -380,6 +380,37 @@ def test_reference_and_units():
                and "| attnvk |" not in text, f"reference_and_units: -o {fmt} labels the cpu row 'reference'")
 
 
+def test_decode_bandwidth():
+    """Decode (Nq <= 16) records carry the device's measured read bandwidth and the fraction of it
+    reached; the table shows "GB/s x%" there; with measuring off and nothing cached, both are null."""
+    case = ["--api", "cpu", "--seq", "1,64", "--seq-kv", "512", "--heads", "2", "--head-dim", "32", "-r", "3",
+            "--warmup", "0"]
+    out = os.path.join(WORK, "decode.json")
+    env = {"ATTNVK_CACHE_DIR": os.path.join(WORK, "bandwidth-cache")}
+    rc, table, _ = run("bench", *case, "--out", out, "-o", "json", env=env)
+    doc = load(out)
+    valid(doc, "decode bandwidth JSON")
+    dec = [r for r in doc["records"] if r["case"]["seq_q"] == 1]
+    pre = [r for r in doc["records"] if r["case"]["seq_q"] == 64]
+    expect(rc == 0 and dec and all(r["read_bandwidth_gbps"] > 0 and r["bandwidth_fraction"] > 0 for r in dec)
+           and all(abs(r["bandwidth_fraction"] * r["read_bandwidth_gbps"] - r["gbytes_per_s"]) < 1e-6 * r["gbytes_per_s"]
+                   for r in dec),
+           "decode records carry read_bandwidth_gbps and bandwidth_fraction = gbytes_per_s / it")
+    expect(pre and all("read_bandwidth_gbps" not in r and "bandwidth_fraction" not in r for r in pre),
+           "prefill records carry no bandwidth fields")
+    rc, table, _ = run("bench", *case, env=env)
+    rows = [line for line in table.splitlines() if line.startswith("reference ")]
+    expect(len(rows) == 2 and re.search(r" [\d.]+ GB/s \d+% ", rows[0]) and "FLOP/s" in rows[1],
+           f"the table rates decode in GB/s with the % of measured: {rows[:1]!r}")
+    env = {"ATTNVK_CACHE_DIR": os.path.join(WORK, "bandwidth-cache-empty"), "ATTNVK_MEASURE_BANDWIDTH": "0"}
+    rc, _, _ = run("bench", *case, "--out", out, "-o", "json", env=env)
+    doc = load(out)
+    valid(doc, "decode bandwidth JSON, measuring off")
+    dec = [r for r in doc["records"] if r["case"]["seq_q"] == 1]
+    expect(rc == 0 and dec and all(r["read_bandwidth_gbps"] is None and r["bandwidth_fraction"] is None for r in dec),
+           "ATTNVK_MEASURE_BANDWIDTH=0 with an empty cache: the bandwidth fields are null")
+
+
 def test_interrupt():
     """SIGINT stops after the current dispatch: the finished rows and the summary are printed,
     --out holds them as a valid file, stderr says where, exit 130."""
@@ -543,7 +574,7 @@ def test_interrupted():
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
              test_variance, test_exit_codes, test_csv_md, test_format_everywhere, test_rows_as_they_finish,
-             test_table_widths, test_devices_layout, test_reference_and_units, test_interrupt, test_progress, test_interrupted]:
+             test_table_widths, test_devices_layout, test_reference_and_units, test_decode_bandwidth, test_interrupt, test_progress, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run

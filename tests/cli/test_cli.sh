@@ -226,6 +226,26 @@ for x in d["devices"]:
         assert key in x, key
 '; then ok "devices --json is valid and complete"; else bad "devices --json"; fi
 
+# --- devices measures each device's read bandwidth once, then reads it from the cache ---
+bw_cache="$work/bandwidth-cache"
+rm -rf "$bw_cache"
+first=$(ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices 2>&1)
+second=$(ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices --json 2>&1)
+unmeasured=$(ATTNVK_CACHE_DIR="$work/bandwidth-empty" "$attnvk" devices --no-measure 2>&1)
+if echo "$first" | grep -q "read bandwidth [0-9.]* GB/s (measured now)" &&
+   ! echo "$first" | grep -q "read bandwidth unknown" &&
+   echo "$second" | $python -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["devices"] and all(x["read_bandwidth_gbps"] > 0 for x in d["devices"]), d["devices"]
+' && ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices | grep -q "GB/s (cached)" &&
+   ! ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices | grep -q "measured now" &&
+   echo "$unmeasured" | grep -q "read bandwidth unknown (not measured yet)" &&
+   ! echo "$unmeasured" | grep -q "GB/s"; then
+    ok "devices: read bandwidth measured once per device, then cached; --no-measure shows cached only:" \
+       $(echo "$first" | grep -o "read bandwidth [0-9.]* GB/s" | tr '\n' ' ')
+else bad "devices read bandwidth: $first"; fi
+
 # --- bench records carry the device's api_version beside driver_version ---
 if "$attnvk" bench --api cpu --seq 64 --heads 1 --head-dim 32 --iters 1 --warmup 0 -o json --out "$work/rec.json" > /dev/null 2>&1 &&
    $python -c '

@@ -206,6 +206,15 @@ attnvk_status attnvk_device_open(attnvk_context *ctx, int i, attnvk_device **out
 void attnvk_device_close(attnvk_device *dev);
 const attnvk_device_info *attnvk_device_info_of(const attnvk_device *dev);
 int attnvk_device_implementations(attnvk_device *dev, attnvk_impl_info *out, int max);
+/* The device's achievable read bandwidth in GB/s (1e9 bytes/s), from a large
+ * streaming read kernel, measured once and cached per API, device and driver.
+ * allow_measure = 0 answers only from the cache (ATTNVK_ERROR_UNAVAILABLE on a
+ * miss). *cached (may be NULL) says whether the value came from the cache.
+ * ATTNVK_ERROR_UNSUPPORTED when the API cannot measure it. */
+attnvk_status attnvk_device_read_bandwidth(attnvk_device *dev, int allow_measure, double *gbps, int *cached);
+/* The cached read bandwidth of a listed device without opening it;
+ * ATTNVK_ERROR_UNAVAILABLE when it has not been measured under this driver. */
+attnvk_status attnvk_cached_read_bandwidth(const attnvk_device_info *info, double *gbps);
 
 attnvk_status attnvk_buffer_create(attnvk_device *dev, size_t bytes, attnvk_buffer **out);
 void attnvk_buffer_destroy(attnvk_buffer *buf);
