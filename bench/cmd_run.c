@@ -99,6 +99,19 @@ int run_parse_args(int argc, char **argv, run_args *a)
 }
 
 /* Reads the three tensors and derives the problem from their shapes. */
+int run_problem_from_options(const run_args *a, attnvk_problem *p)
+{
+    p->causal = a->causal;
+    p->scale = (float)a->scale;
+    p->dtype = a->dtype;
+    p->layout = a->layout;
+    p->kv_format = a->kv_format;
+    if (p->heads % p->kv_heads)
+        return cli_error(EXIT_USAGE, "shape mismatch: Q heads (%d) is not a multiple of K/V heads (%d)", p->heads,
+                         p->kv_heads);
+    return 0;
+}
+
 static int load_problem(const run_args *a, avk_npy t[3], attnvk_problem *p)
 {
     const char *paths[3] = {a->q, a->k, a->v};
@@ -129,14 +142,8 @@ static int load_problem(const run_args *a, avk_npy t[3], attnvk_problem *p)
     p->kv_heads = (int)t[1].shape[h_axis];
     p->seq_kv = (int)t[1].shape[s_axis];
     p->head_dim = (int)t[0].shape[3];
-    p->causal = a->causal;
-    p->scale = (float)a->scale;
-    p->dtype = a->dtype;
-    p->layout = a->layout;
-    p->kv_format = a->kv_format;
-    if (p->heads % p->kv_heads)
-        return cli_error(EXIT_USAGE, "shape mismatch: Q heads (%d) is not a multiple of K/V heads (%d)", p->heads,
-                         p->kv_heads);
+    int rc = run_problem_from_options(a, p);
+    if (rc) return rc;
     if (attnvk_problem_validate(p) != ATTNVK_OK) return cli_error(EXIT_USAGE, "%s", attnvk_last_error());
     return 0;
 }

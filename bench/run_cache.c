@@ -58,14 +58,8 @@ int run_load_paged(const run_args *a, avk_npy t[3], avk_npy tables[2], attnvk_pr
     p->page_size = (int)t[1].shape[1];
     p->kv_heads = (int)t[1].shape[2];
     p->max_pages = (int)tables[0].shape[1];
-    p->causal = a->causal;
-    p->scale = (float)a->scale;
-    p->dtype = a->dtype;
-    p->layout = a->layout;
-    p->kv_format = a->kv_format;
-    if (p->heads % p->kv_heads)
-        return cli_error(EXIT_USAGE, "shape mismatch: Q heads (%d) is not a multiple of K/V heads (%d)", p->heads,
-                         p->kv_heads);
+    int rc = run_problem_from_options(a, p);
+    if (rc) return rc;
     /* Nk = the longest sequence; each length is checked against the table's reach first */
     int64_t reach = (int64_t)p->max_pages * p->page_size, longest = 1;
     for (int b = 0; b < p->batch; ++b) {

@@ -9,6 +9,10 @@
 /* 1 when the run goes through the cache path. */
 static inline int run_uses_cache(const run_args *a) { return a->block_table || a->kv_format != ATTNVK_KV_DTYPE; }
 
+/* The fields of p that come from the options (causal, scale, dtype, layout,
+ * kv format), then the heads check: 0, or a one-line error and EXIT_USAGE. */
+int run_problem_from_options(const run_args *a, attnvk_problem *p);
+
 /* Reads Q, the K/V pages, the block table and the lengths (tables[0], [1])
  * and derives the problem: one-line error and EXIT_USAGE on bad input. */
 int run_load_paged(const run_args *a, avk_npy t[3], avk_npy tables[2], attnvk_problem *p);

@@ -66,24 +66,21 @@ AVK_DEVICE void avk_decode_load(unsigned char *dst, const avk_attn_params &p, co
  * in ldmatrix_x4's order: b[0..1] n-tile n, b[2..3] n-tile n + 1. */
 AVK_DEVICE void avk_decode_k_frag(avk_u32 (&b)[4], const unsigned char *k_tile, int n, int kk, int lane)
 {
+#if AVK_KV_QUANT
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+        const unsigned char *row = k_tile + ((n + t) * 8 + lane / 4) * RAW_ROW;
+        const int d0 = kk * 16 + (lane % 4) * 2;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) { /* values d0 + 8h and the next */
 #if AVK_DECODE_CODES
-#pragma unroll
-    for (int t = 0; t < 2; ++t) {
-        const unsigned char *row = k_tile + ((n + t) * 8 + lane / 4) * RAW_ROW;
-        const int d0 = kk * 16 + (lane % 4) * 2;
-        b[2 * t] = avk_kv_code_pair(row, d0);
-        b[2 * t + 1] = avk_kv_code_pair(row, d0 + 8);
-    }
-#elif AVK_KV_QUANT
-#pragma unroll
-    for (int t = 0; t < 2; ++t) {
-        const unsigned char *row = k_tile + ((n + t) * 8 + lane / 4) * RAW_ROW;
-        const int d0 = kk * 16 + (lane % 4) * 2;
-        float x0, x1, x2, x3;
-        avk_kv_pair(row, d0, x0, x1);
-        avk_kv_pair(row, d0 + 8, x2, x3);
-        b[2 * t] = avk_pack2(x0, x1);
-        b[2 * t + 1] = avk_pack2(x2, x3);
+            b[2 * t + h] = avk_kv_code_pair(row, d0 + 8 * h);
+#else
+            float x0, x1;
+            avk_kv_pair(row, d0 + 8 * h, x0, x1);
+            b[2 * t + h] = avk_pack2(x0, x1);
+#endif
+        }
     }
 #else
     const int r = (lane / 16) * 8 + lane % 8, c = ((lane / 8) % 2) * 8;
@@ -95,26 +92,19 @@ AVK_DEVICE void avk_decode_k_frag(avk_u32 (&b)[4], const unsigned char *k_tile, 
  * ldmatrix_x4_trans's order: b[0..1] n-tile n (keys +0, +8), b[2..3] n + 1. */
 AVK_DEVICE void avk_decode_v_frag(avk_u32 (&b)[4], const unsigned char *v_tile, int kk, int n, int lane)
 {
+#if AVK_KV_QUANT
+    const int k0 = kk * 16 + (lane % 4) * 2;
+#pragma unroll
+    for (int t = 0; t < 2; ++t) {
+        const int d = (n + t) * 8 + lane / 4;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const unsigned char *row = v_tile + (k0 + 8 * h) * RAW_ROW; /* keys k0 + 8h and the next */
 #if AVK_DECODE_CODES
-    const int k0 = kk * 16 + (lane % 4) * 2;
-#pragma unroll
-    for (int t = 0; t < 2; ++t) {
-        const int d = (n + t) * 8 + lane / 4;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const unsigned char *row = v_tile + (k0 + 8 * h) * RAW_ROW;
             b[2 * t + h] = avk_kv_codes_f16x2(avk_kv_code(row, d), avk_kv_code(row + RAW_ROW, d));
-        }
-    }
-#elif AVK_KV_QUANT
-    const int k0 = kk * 16 + (lane % 4) * 2;
-#pragma unroll
-    for (int t = 0; t < 2; ++t) {
-        const int d = (n + t) * 8 + lane / 4;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const unsigned char *row = v_tile + (k0 + 8 * h) * RAW_ROW;
+#else
             b[2 * t + h] = avk_pack2(avk_kv_value(row, d), avk_kv_value(row + RAW_ROW, d));
+#endif
         }
     }
 #else

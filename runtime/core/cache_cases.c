@@ -65,8 +65,7 @@ static attnvk_status upload(attnvk_device *dev, const void *src, size_t bytes, a
     return s;
 }
 
-/* Fresh inputs in the compute dtype (the seeds the tests have always used). */
-static int make_inputs(const attnvk_problem *p, uint64_t seed, float **q, float **k, float **v)
+int avk_random_inputs(const attnvk_problem *p, uint64_t seed, float **q, float **k, float **v)
 {
     const size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
     *q = malloc(nq * sizeof(float) + 1);
@@ -103,7 +102,7 @@ attnvk_status avk_cache_case_run(attnvk_device *dev, const avk_cache_case *c, co
              p.causal ? " causal" : "", attnvk_kv_format_name(p.kv_format), p.page_size);
     float *q = NULL, *k = NULL, *v = NULL;
     const size_t nq = attnvk_q_elements(&p), nkv = attnvk_kv_elements(&p), es = attnvk_dtype_size(p.dtype);
-    const int have_inputs = make_inputs(&p, seed, &q, &k, &v);
+    const int have_inputs = avk_random_inputs(&p, seed, &q, &k, &v);
     float *kd = malloc(nkv * sizeof(float) + 1), *vd = malloc(nkv * sizeof(float) + 1), *o = malloc(nq * sizeof(float) + 1);
     void *qraw = malloc(nq * es + 1), *oraw = malloc(nq * es + 1);
     avk_kv_host cache;

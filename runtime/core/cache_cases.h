@@ -28,6 +28,10 @@ typedef struct avk_cache_result {
     attnvk_check check;
 } avk_cache_result;
 
+/* Fresh normal inputs for p, rounded to p->dtype (the seeds every test has
+ * always used), malloc'd with a spare element; 0 when out of host memory. */
+int avk_random_inputs(const attnvk_problem *p, uint64_t seed, float **q, float **k, float **v);
+
 /* Builds the case's cache (fresh random inputs from seed, shuffled pages,
  * garbage past each sequence's pages, quantized on the host), runs it through
  * attnvk_kernel_run_tensors with O poisoned, and checks every row against the

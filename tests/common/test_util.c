@@ -17,20 +17,10 @@ uint64_t avk_test_seed(void)
 
 void avk_test_inputs(const attnvk_problem *p, uint64_t seed, float **q, float **k, float **v)
 {
-    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
-    *q = malloc(nq * sizeof(float));
-    *k = malloc(nkv * sizeof(float));
-    *v = malloc(nkv * sizeof(float));
-    if (!*q || !*k || !*v) {
+    if (!avk_random_inputs(p, seed, q, k, v)) {
         fprintf(stderr, "out of host memory\n");
         exit(1);
     }
-    attnvk_fill_random(*q, nq, seed * 3 + 1);
-    attnvk_fill_random(*k, nkv, seed * 3 + 2);
-    attnvk_fill_random(*v, nkv, seed * 3 + 3);
-    attnvk_round_to_dtype(p->dtype, *q, nq);
-    attnvk_round_to_dtype(p->dtype, *k, nkv);
-    attnvk_round_to_dtype(p->dtype, *v, nkv);
 }
 
 int avk_test_run_case(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
