@@ -26,6 +26,9 @@ static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     snprintf(out->name, sizeof out->name, "attnvk");
     out->fused = 1;
     out->available = 1;
+    /* every body reads K/V through the prelude's hooks (shaders/flash_common.glsl) */
+    out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
+                    ATTNVK_FEATURE_KV_FP8; /* quantized: the scalar body (vk_variants.c routes them) */
     return 1;
 }
 

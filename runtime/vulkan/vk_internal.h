@@ -64,7 +64,7 @@ typedef struct vk_pipeline_entry {
     char stats[96];                    /* " regs=.. ..." with ATTNVK_VK_PIPELINE_STATS=1, else "" */
 } vk_pipeline_entry;
 
-enum { VK_MAX_PIPELINES = 256, VK_BINDINGS = 7 };
+enum { VK_MAX_PIPELINES = 256, VK_BINDINGS = 10 };
 
 struct avk_bdev {
     const vk_caps *caps;

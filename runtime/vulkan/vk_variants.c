@@ -98,6 +98,8 @@ static int pow2(uint32_t x) { return x && !(x & (x - 1)); }
 /* Why c cannot run algo on p at all ("" when it can). */
 static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_problem *p)
 {
+    if (algo != VK_ALGO_SCALAR && p->kv_format != ATTNVK_KV_DTYPE)
+        return "quantized K/V (q8_0, q4_0, fp8) runs on the scalar variant only";
     switch (algo) {
     case VK_ALGO_SCALAR:
         if (p->head_dim % 4) return "head dim must be a multiple of 4";

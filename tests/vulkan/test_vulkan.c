@@ -134,6 +134,25 @@ static void special_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *
     vk_case(t, dev, &spread, &o, label, 1, 1);
 }
 
+/* The KV-cache cases every API runs (tests/common/test_cache.c): GQA packing,
+ * paged and ragged caches, quantized K/V (refused until a body decodes them),
+ * once as planned and once with split-KV forced. */
+static void cache_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd, int quick)
+{
+    avk_cache_case cc[32];
+    int n = avk_test_cache_cases(vd->dtype, cc, 32);
+    static const int splits[] = {0, 3};
+    for (int sp = 0; sp < (quick ? 1 : 2); ++sp)
+        for (int i = 0; i < n; ++i) {
+            attnvk_kernel_options o = {.variant = vd->variant, .split_kv = splits[sp]};
+            /* quantized K/V runs on the scalar variant only; the emulated bodies take D <= 64 only */
+            int may_refuse = (cc[i].p.kv_format != ATTNVK_KV_DTYPE && strcmp(vd->variant, "scalar") != 0) ||
+                             is_emulation(vd) || is_rs_emulation(vd);
+            avk_test_run_cache_case(dev, &cc[i], &o, t->seed + 7000 + (uint64_t)(sp * 100 + i), may_refuse) ? ++t->passed
+                                                                                                     : ++t->failed;
+        }
+}
+
 /* Register-softmax variants under each shared-memory arrangement (K/V stages,
  * Q in registers or shared memory) the tuning aids can select. */
 static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
@@ -223,6 +242,7 @@ int main(int argc, char **argv)
         if (skipped) continue;
         if (!runs_variant(dev, vd)) continue;
         feature_matrix(&t, dev, vd, quick);
+        cache_cases(&t, dev, vd, quick);
         if (vd->dtype == ATTNVK_BF16) continue; /* storage-only difference from scalar/f16 */
         split_kv_cases(&t, dev, vd);
         if (quick) continue;
