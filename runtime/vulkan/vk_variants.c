@@ -1,6 +1,7 @@
 /* The Vulkan backend's tuning table and the checks that keep a variant on the
  * devices and shapes it can run (shared memory, workgroup and subgroup limits,
  * f16 and matrix-unit support). Kernels are data: sizes live here only. */
+#include "core/kernel_args.h"
 #include "core/split_plan.h"
 #include "vulkan/vk_variants.h"
 
@@ -281,6 +282,28 @@ static const avk_tuning *fallback_entry(const char *variant)
     return NULL;
 }
 
+/* Packed decode rows (GQA): the scalar bodies' row tile grows to cover a kv
+ * head's pack * Nq rows (up to VK_PACKED_ROWS_MAX), so each K/V tile is read
+ * once per kv head rather than once per row block; the largest tile that fits
+ * the device wins, else the table's own. */
+enum { VK_PACKED_ROWS_MAX = 32 };
+static void grow_packed_rows(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
+{
+    if (!avk_is_decode(p) || (cfg->algo != VK_ALGO_SCALAR && cfg->algo != VK_ALGO_F16)) return;
+    uint32_t rows = (uint32_t)(avk_gqa_pack(p, p->seq_q, 0) * p->seq_q), want = cfg->br;
+    while (want < rows && want < VK_PACKED_ROWS_MAX) want *= 2;
+    for (; want > cfg->br; want /= 2) {
+        vk_config grown = *cfg;
+        grown.br = want;
+        if (grown.br > grown.wg) grown.wg = grown.br;
+        if (!pow2(grown.wg / grown.br)) continue;
+        if (*finish_config(c, p, &grown, e) == '\0') {
+            *cfg = grown;
+            return;
+        }
+    }
+}
+
 attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                vk_config *cfg)
 {
@@ -317,6 +340,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     if (wg_env && atoi(wg_env) > 0) cfg->wg = (uint32_t)atoi(wg_env);
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
+    if (!opts->tile_br) grow_packed_rows(c, p, cfg, e);
     const char *why = finish_config(c, p, cfg, e);
     if (*why)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,

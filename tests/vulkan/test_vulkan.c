@@ -144,6 +144,8 @@ static void cache_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
     static const int splits[] = {0, 3};
     for (int sp = 0; sp < (quick ? 1 : 2); ++sp)
         for (int i = 0; i < n; ++i) {
+            /* the emulated matrices run for minutes on lavapipe at D > 64 */
+            if ((is_emulation(vd) || is_rs_emulation(vd)) && cc[i].p.head_dim > 64) continue;
             attnvk_kernel_options o = {.variant = vd->variant, .split_kv = splits[sp]};
             /* quantized K/V runs on the scalar variant only; the emulated bodies take D <= 64 only */
             int may_refuse = (cc[i].p.kv_format != ATTNVK_KV_DTYPE && strcmp(vd->variant, "scalar") != 0) ||
