@@ -33,7 +33,7 @@ static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
 }
 
 /* vk_variant_names in vk_variants.c; the -emu ones emulate cooperative matrices (tests) */
-static const char *const vk_variants[] = {"scalar", "f16", "coopmat-nv", "coopmat-nv-rs", "coopmat-khr",
+static const char *const vk_variants[] = {"scalar", "f16", "decode", "coopmat-nv", "coopmat-nv-rs", "coopmat-khr",
                                           "coopmat-emu", "coopmat-rs-emu", NULL};
 
 const attnvk_backend attnvk_backend_vulkan = {

@@ -27,15 +27,28 @@ typedef struct spv_blob {
     const char *name;
 } spv_blob;
 
-#define SCALAR_BLOB(sym) {avk_spv_##sym, avk_spv_##sym##_size, #sym}
+#define SPV_BLOB(sym) {avk_spv_##sym, avk_spv_##sym##_size, #sym}
 /* The scalar body per storage type (f32, f16, bf16) and kv format (dtype, q8_0, q4_0, fp8). */
 static spv_blob scalar_shader(attnvk_dtype dt, attnvk_kv_format kv)
 {
     const spv_blob table[4][3] = {
-        {SCALAR_BLOB(flash_scalar_f32), SCALAR_BLOB(flash_scalar_f16), SCALAR_BLOB(flash_scalar_bf16)},
-        {SCALAR_BLOB(flash_scalar_f32_q8_0), SCALAR_BLOB(flash_scalar_f16_q8_0), SCALAR_BLOB(flash_scalar_bf16_q8_0)},
-        {SCALAR_BLOB(flash_scalar_f32_q4_0), SCALAR_BLOB(flash_scalar_f16_q4_0), SCALAR_BLOB(flash_scalar_bf16_q4_0)},
-        {SCALAR_BLOB(flash_scalar_f32_fp8), SCALAR_BLOB(flash_scalar_f16_fp8), SCALAR_BLOB(flash_scalar_bf16_fp8)},
+        {SPV_BLOB(flash_scalar_f32), SPV_BLOB(flash_scalar_f16), SPV_BLOB(flash_scalar_bf16)},
+        {SPV_BLOB(flash_scalar_f32_q8_0), SPV_BLOB(flash_scalar_f16_q8_0), SPV_BLOB(flash_scalar_bf16_q8_0)},
+        {SPV_BLOB(flash_scalar_f32_q4_0), SPV_BLOB(flash_scalar_f16_q4_0), SPV_BLOB(flash_scalar_bf16_q4_0)},
+        {SPV_BLOB(flash_scalar_f32_fp8), SPV_BLOB(flash_scalar_f16_fp8), SPV_BLOB(flash_scalar_bf16_fp8)},
+    };
+    int e = dt == ATTNVK_F16 ? 1 : dt == ATTNVK_BF16 ? 2 : 0;
+    return table[kv >= 0 && kv < 4 ? kv : 0][e];
+}
+
+/* The decode body per storage type and kv format. */
+static spv_blob decode_shader(attnvk_dtype dt, attnvk_kv_format kv)
+{
+    const spv_blob table[4][3] = {
+        {SPV_BLOB(flash_decode_f32), SPV_BLOB(flash_decode_f16), SPV_BLOB(flash_decode_bf16)},
+        {SPV_BLOB(flash_decode_f32_q8_0), SPV_BLOB(flash_decode_f16_q8_0), SPV_BLOB(flash_decode_bf16_q8_0)},
+        {SPV_BLOB(flash_decode_f32_q4_0), SPV_BLOB(flash_decode_f16_q4_0), SPV_BLOB(flash_decode_bf16_q4_0)},
+        {SPV_BLOB(flash_decode_f32_fp8), SPV_BLOB(flash_decode_f16_fp8), SPV_BLOB(flash_decode_bf16_fp8)},
     };
     int e = dt == ATTNVK_F16 ? 1 : dt == ATTNVK_BF16 ? 2 : 0;
     return table[kv >= 0 && kv < 4 ? kv : 0][e];
@@ -44,6 +57,7 @@ static spv_blob scalar_shader(attnvk_dtype dt, attnvk_kv_format kv)
 static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_format kv)
 {
     switch (cfg->algo) {
+    case VK_ALGO_DECODE: return decode_shader(dt, kv);
     case VK_ALGO_F16: return (spv_blob){avk_spv_flash_f16, avk_spv_flash_f16_size, "flash_f16"};
     case VK_ALGO_COOPMAT_NV: return (spv_blob){avk_spv_flash_coopmat_nv, avk_spv_flash_coopmat_nv_size, "flash_coopmat_nv"};
     case VK_ALGO_COOPMAT_EMU:
@@ -108,9 +122,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     attnvk_status s = vk_choose_config(c, p, opts, &k->cfg);
     const vk_config *cfg = &k->cfg;
     if (s == ATTNVK_OK) {
-        /* GQA packing in the scalar bodies (their rows are mapped one by one); the
+        /* GQA packing in the scalar and decode bodies (their rows are mapped one by one); the
          * matrix bodies keep one head per workgroup */
-        int pack = cfg->algo <= VK_ALGO_F16 ? avk_gqa_pack(p, p->seq_q, 0) : 1;
+        int pack = cfg->algo <= VK_ALGO_DECODE ? avk_gqa_pack(p, p->seq_q, 0) : 1;
         avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, opts->write_lse);
         if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
         k->n_splits = (uint32_t)avk_kernel_args_split(&k->args, p, (int)cfg->br, (int)cfg->bc, c->compute_units,
@@ -122,6 +136,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
             uint32_t spec[10] = {cfg->br, cfg->bc, D,       cfg->wg,        cfg->subgroup,
                                  cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
             s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 10, cfg->required_subgroup, &k->main);
+        } else if (cfg->algo == VK_ALGO_DECODE) {
+            uint32_t spec[5] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup};
+            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 5, 0, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
             s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 6, 0, &k->main);
