@@ -1,7 +1,7 @@
 #version 450
 // Decode body (few packed rows, long K/V): a workgroup serves BR packed rows
 // (GQA: the heads of one kv head x the queries) of one (batch, head group,
-// split). Its subgroups stream alternate keys; each lane holds a slice of the
+// split). Its subgroups stream alternate groups of four keys; each lane holds a slice of the
 // head dim, so one key's K and V rows are read by a whole subgroup in one
 // coalesced pass and every K/V byte leaves memory once per kv head. Scores
 // are subgroup sums, the softmax is online per key in registers, and the
@@ -75,26 +75,39 @@ void main()
         l[r] = 0.0;
     }
 
+    // four keys per step: their loads are in flight together, and one vec4
+    // subgroup sum yields all four scores of a row
     uint key_hi = min(w.kv_hi, w.kv_lo + w.ntiles * BC); // ntiles honours the test-only skip
-    for (uint j = w.kv_lo + sg; j < key_hi; j += nsg) {
-        uint row = avk_kv_row(w.b, w.g, j);
-        vec4 kk[VPL], vv[VPL];
-        [[unroll]] for (uint k = 0u; k < VPL; ++k) {
-            uint d4 = lane + k * sgs;
-            kk[k] = d4 < D4 ? kv_load(false, row, d4, w.g) : vec4(0.0);
-            vv[k] = d4 < D4 ? kv_load(true, row, d4, w.g) : vec4(0.0);
+    for (uint j0 = w.kv_lo + sg * 4u; j0 < key_hi; j0 += nsg * 4u) {
+        vec4 kk[4][VPL], vv[4][VPL];
+        [[unroll]] for (uint u = 0u; u < 4u; ++u) {
+            uint j = j0 + u;
+            bool key_ok = j < key_hi;
+            uint row = key_ok ? avk_kv_row(w.b, w.g, j) : 0u;
+            [[unroll]] for (uint k = 0u; k < VPL; ++k) {
+                uint d4 = lane + k * sgs;
+                bool ok = key_ok && d4 < D4;
+                kk[u][k] = ok ? kv_load(false, row, d4, w.g) : vec4(0.0);
+                vv[u][k] = ok ? kv_load(true, row, d4, w.g) : vec4(0.0);
+            }
         }
         [[unroll]] for (uint r = 0u; r < BR; ++r) {
-            float s = 0.0;
-            [[unroll]] for (uint k = 0u; k < VPL; ++k) s += dot(q[r][k], kk[k]);
-            s = subgroupAdd(s);
-            if (j < kend[r]) { // uniform in the subgroup
-                float m_new = max(m[r], s);
-                float alpha = exp2(m[r] - m_new), p = exp2(s - m_new);
-                l[r] = l[r] * alpha + p;
-                [[unroll]] for (uint k = 0u; k < VPL; ++k) o[r][k] = o[r][k] * alpha + p * vv[k];
-                m[r] = m_new;
-            }
+            vec4 s4 = vec4(0.0);
+            [[unroll]] for (uint k = 0u; k < VPL; ++k)
+                s4 += vec4(dot(q[r][k], kk[0][k]), dot(q[r][k], kk[1][k]), dot(q[r][k], kk[2][k]), dot(q[r][k], kk[3][k]));
+            s4 = subgroupAdd(s4);
+            uint visible = kend[r] > j0 ? min(kend[r] - j0, 4u) : 0u; // uniform in the subgroup
+            visible = min(visible, key_hi - j0);
+            if (visible == 0u) continue;
+            bvec4 vis = lessThan(uvec4(0u, 1u, 2u, 3u), uvec4(visible));
+            s4 = mix(vec4(NEG_INF), s4, vis);
+            float m_new = max(max(m[r], max(s4.x, s4.y)), max(s4.z, s4.w));
+            float alpha = exp2(m[r] - m_new);
+            vec4 p4 = mix(vec4(0.0), exp2(s4 - m_new), vis);
+            l[r] = l[r] * alpha + (p4.x + p4.y + p4.z + p4.w);
+            [[unroll]] for (uint k = 0u; k < VPL; ++k)
+                o[r][k] = o[r][k] * alpha + p4.x * vv[0][k] + p4.y * vv[1][k] + p4.z * vv[2][k] + p4.w * vv[3][k];
+            m[r] = m_new;
         }
     }
 
