@@ -306,8 +306,8 @@ enum { VK_PACKED_ROWS_MAX = 32 };
 static void grow_packed_rows(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     if (!avk_is_decode(p) || cfg->algo > VK_ALGO_DECODE) return;
-    /* the decode body keeps each row's O slice in registers: 16 rows at most */
-    uint32_t cap = cfg->algo == VK_ALGO_DECODE ? 16 : VK_PACKED_ROWS_MAX;
+    /* the decode body keeps each row's Q and O slices in registers: 16 rows at most, 8 past D=128 */
+    uint32_t cap = cfg->algo != VK_ALGO_DECODE ? VK_PACKED_ROWS_MAX : p->head_dim > 128 ? 8 : 16;
     uint32_t rows = (uint32_t)(avk_gqa_pack(p, p->seq_q, 0) * p->seq_q), want = cfg->br;
     while (want < rows && want < cap) want *= 2;
     for (; want > cfg->br; want /= 2) {
