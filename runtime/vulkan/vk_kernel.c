@@ -111,7 +111,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     if (opts->implementation && strcmp(opts->implementation, "attnvk") != 0)
         return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the vulkan API has no '%s' implementation", opts->implementation);
     size_t es = attnvk_dtype_size(p->dtype);
-    uint64_t q_bytes = attnvk_q_elements(p) * es, kv_bytes = attnvk_kv_elements(p) * es;
+    uint64_t q_bytes = attnvk_q_elements(p) * es, kv_bytes = (uint64_t)attnvk_kv_rows(p) * attnvk_kv_row_bytes(p);
     uint64_t range = c->props.limits.maxStorageBufferRange;
     if (q_bytes > range || kv_bytes > range)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: tensors of %llu / %llu bytes exceed maxStorageBufferRange %llu",
@@ -171,8 +171,8 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                  cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->s_chains, cfg->shared_bytes, k->args.split_keys,
                  vk_pipeline_stats(dev, k->main));
     else
-        snprintf(info->params, sizeof info->params, "subgroup=%u sg_reduce=%u shared=%u split_len=%u%s", cfg->subgroup,
-                 cfg->sg_reduce, cfg->shared_bytes, k->args.split_keys, vk_pipeline_stats(dev, k->main));
+        snprintf(info->params, sizeof info->params, "subgroup=%u sg_reduce=%u pack=%u shared=%u split_len=%u%s",
+                 cfg->subgroup, cfg->sg_reduce, k->args.pack, cfg->shared_bytes, k->args.split_keys, vk_pipeline_stats(dev, k->main));
     *out = k;
     return ATTNVK_OK;
 }
