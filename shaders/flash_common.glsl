@@ -1,80 +1,171 @@
-// Interface shared by every attnvk flash shader: bindings, push constants
-// and the row/key ranges a workgroup owns. Included, never compiled alone.
+// The kernel contract in GLSL (docs/kernel-contract.md): the push-constant
+// block expanded from runtime/contract/kernel_args.def, the flags, the
+// cache-table bindings and the hooks every attnvk flash body calls, so a
+// feature (paged, ragged, GQA packing) is written here once. Included, never
+// compiled alone.
 #ifndef FLASH_COMMON_GLSL
 #define FLASH_COMMON_GLSL
 
-// Push constants (must match vk_params in runtime/vulkan/vk_kernel.h).
-layout(push_constant) uniform Params {
-    uint batch, heads, kv_group;          // kv_group = H / H_kv
-    uint seq_q, seq_kv;
-    uint q_stride_s, q_stride_h, q_stride_b;    // elements; D is contiguous
-    uint kv_stride_s, kv_stride_h, kv_stride_b;
-    float scale_log2;                     // scale * log2(e): softmax runs in base 2
-    int causal_shift;                     // Nk - Nq: key j visible to row i iff j <= i + shift
-    uint causal;
-    uint q_begin, q_end;                  // query rows [q_begin, q_end) of every (b, h)
-    uint flags;                           // FLAG_*
-    uint n_splits, split_len;             // split-KV: keys per split (multiple of BC)
-} pc;
+#include "contract/kernel_flags.h"
 
-const uint FLAG_WRITE_LSE = 1u;
-const uint FLAG_SKIP_LAST_TILE = 2u;      // ATTNVK_TEST_SKIP_LAST_KV_TILE
-const uint FLAG_SPLIT = 4u;               // write partials to the workspace
+#define U32 uint
+#define I32 int
+#define F32 float
+#define AVK_ARG(type, name) type name;
+layout(push_constant) uniform Params {
+#include "contract/kernel_args.def"
+} pc;
+#undef AVK_ARG
+
+// Cache tables: bound to a dummy buffer where the problem has none (never read then).
+layout(binding = 7) readonly buffer BlockTableB { int block_table[]; };
+layout(binding = 8) readonly buffer SeqLensB { int seq_lens[]; };
+layout(binding = 9) readonly buffer KvScalesB { float kv_scales[]; };
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 const float LN2 = 0.69314718055994530942;
 
-// Which (batch, head, split, rows, keys) this workgroup owns; grid is
-// x = query blocks of BR rows, y = heads, z = batch * n_splits.
+uint avk_q_end() { return pc.q_begin + pc.q_count; }
+
+// Keys of sequence b.
+uint avk_seq_len(uint b)
+{
+    if ((pc.flags & AVK_FLAG_SEQ_LENS) == 0u) return pc.seq_kv;
+    return uint(clamp(seq_lens[b], 0, int(pc.seq_kv)));
+}
+
+// Exclusive end of the keys query i of sequence b (len keys) sees.
+uint avk_key_end(uint len, uint i)
+{
+    if ((pc.flags & AVK_FLAG_CAUSAL) == 0u) return len;
+    return uint(clamp(int(i) + int(len) - int(pc.seq_q) + 1, 0, int(len)));
+}
+
+// Index of the K/V row (D values) holding key j of (b, kv head g); j < avk_seq_len(b).
+uint avk_kv_row(uint b, uint g, uint j)
+{
+    if (pc.page_size == 0u) return b * pc.kv_sb + g * pc.kv_sh + j * pc.kv_ss;
+    int page = block_table[b * pc.max_pages + j / pc.page_size];
+    uint p = uint(clamp(page, 0, int(pc.num_pages) - 1));
+    return (p * pc.page_size + j % pc.page_size) * pc.kv_heads + g;
+}
+
+// K/V in a quantized format (AVK_KV_FORMAT, a build define): bindings 1 and 2
+// are read as uint words and decoded exactly as runtime/core/kv_cache.c does.
+#ifndef AVK_KV_FORMAT
+#define AVK_KV_FORMAT AVK_KV_DTYPE
+#endif
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+layout(binding = 1) readonly buffer KWordsB { uint k_words[]; };
+layout(binding = 2) readonly buffer VWordsB { uint v_words[]; };
+
+// The 4 bytes at byte offset off (even: q8_0/q4_0 blocks are 2-byte aligned), little-endian.
+uint avk_kv_bytes4(bool values, uint off)
+{
+    uint wi = off >> 2u, sh = (off & 3u) * 8u;
+    uint w0 = values ? v_words[wi] : k_words[wi];
+    if (sh == 0u) return w0;
+    uint w1 = values ? v_words[wi + 1u] : k_words[wi + 1u];
+    return (w0 >> sh) | (w1 << (32u - sh));
+}
+
+// f16 at an even byte offset.
+float avk_kv_half(bool values, uint off)
+{
+    uint wi = off >> 2u;
+    uint w = values ? v_words[wi] : k_words[wi];
+    return unpackHalf2x16(w >> ((off & 2u) * 8u)).x;
+}
+
+float avk_fp8_decode(uint c)
+{
+    uint e = (c >> 3u) & 15u, m = c & 7u;
+    float v = e == 0u ? float(m) * (1.0 / 512.0) : (1.0 + float(m) / 8.0) * exp2(float(int(e) - 7));
+    if (e == 15u && m == 7u) v = uintBitsToFloat(0x7fc00000u);
+    return (c & 0x80u) != 0u ? -v : v;
+}
+
+// Values d0 .. d0+3 (d0 a multiple of 4) of K/V row `row` of kv head g; which: false K, true V.
+vec4 avk_kv_load4(bool values, uint row, uint d0, uint g, uint D)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    uint blk = row * (D / 32u * 34u) + (d0 / 32u) * 34u;
+    uint q = avk_kv_bytes4(values, blk + 2u + d0 % 32u);
+    ivec4 b = ivec4(int(q << 24u) >> 24, int(q << 16u) >> 24, int(q << 8u) >> 24, int(q) >> 24);
+    return avk_kv_half(values, blk) * vec4(b);
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    uint blk = row * (D / 32u * 18u) + (d0 / 32u) * 18u;
+    uint k = d0 % 32u;
+    uint q = avk_kv_bytes4(values, blk + 2u + k % 16u);
+    uint sh = k >= 16u ? 4u : 0u;
+    uvec4 n = (uvec4(q, q >> 8u, q >> 16u, q >> 24u) >> sh) & 15u;
+    return avk_kv_half(values, blk) * (vec4(n) - 8.0);
+#elif AVK_KV_FORMAT == AVK_KV_FP8
+    uint q = avk_kv_bytes4(values, row * D + d0);
+    vec4 v = vec4(avk_fp8_decode(q & 255u), avk_fp8_decode((q >> 8u) & 255u), avk_fp8_decode((q >> 16u) & 255u),
+                  avk_fp8_decode(q >> 24u));
+    return v * kv_scales[(values ? pc.kv_heads : 0u) + g];
+#else
+#error "unknown AVK_KV_FORMAT"
+#endif
+}
+#endif
+
+// Which (batch, head group, split, rows, keys) this workgroup owns; grid is
+// x = row blocks of BR packed rows, y = head groups H / pack, z = B * splits.
 struct Work {
-    uint b, h, split;
-    uint i0;          // first query row of the block
-    uint q_base;      // element offset of row 0 of (b, h) in Q/O
-    uint kv_base;     // element offset of key 0 of (b, kv head) in K/V
+    uint b, y, split, g;
+    uint r0;          // first packed row of the block
+    uint rows;        // packed rows of (b, y): pack * q_count
+    uint len;         // keys of sequence b
+    uint h, i0;       // with pack = 1: the head, and the block's first query
+    uint q_base;      // with pack = 1: element offset of row 0 of (b, h) in Q/O
     uint kv_lo, kv_hi;
     uint ntiles;      // key tiles of BC keys to stream
 };
 
+// Head (x) and query (y) of packed row r of a workgroup at grid y.
+uvec2 avk_q_row(Work w, uint r) { return uvec2(w.y * pc.pack + r % pc.pack, pc.q_begin + r / pc.pack); }
+
+// Element offset of row (h, i) of sequence b in Q and O (D contiguous).
+uint avk_q_offset(uint b, uvec2 hi) { return b * pc.q_sb + hi.x * pc.q_sh + hi.y * pc.q_ss; }
+
 Work flash_work(uint br, uint bc)
 {
     Work w;
-    w.h = gl_WorkGroupID.y;
-    w.b = gl_WorkGroupID.z / pc.n_splits;
-    w.split = gl_WorkGroupID.z % pc.n_splits;
-    w.i0 = pc.q_begin + gl_WorkGroupID.x * br;
-    uint g = w.h / pc.kv_group;
-    w.q_base = w.b * pc.q_stride_b + w.h * pc.q_stride_h;
-    w.kv_base = w.b * pc.kv_stride_b + g * pc.kv_stride_h;
-    w.kv_lo = w.split * pc.split_len;
-    w.kv_hi = min(pc.seq_kv, w.kv_lo + pc.split_len);
-    if (pc.causal != 0u) {
-        // the block's last real row sees keys up to last + shift
-        int last_row = int(min(w.i0 + br, pc.q_end)) - 1;
-        int limit = last_row + pc.causal_shift + 1;
-        w.kv_hi = uint(clamp(limit, int(w.kv_lo), int(w.kv_hi)));
-    }
+    w.y = gl_WorkGroupID.y;
+    w.b = gl_WorkGroupID.z / pc.splits;
+    w.split = gl_WorkGroupID.z % pc.splits;
+    w.h = w.y * pc.pack;
+    w.g = w.h / pc.group;
+    w.r0 = gl_WorkGroupID.x * br;
+    w.rows = pc.pack * pc.q_count;
+    w.i0 = pc.q_begin + w.r0;
+    w.q_base = w.b * pc.q_sb + w.h * pc.q_sh;
+    w.len = avk_seq_len(w.b);
+    w.kv_lo = w.split * pc.split_keys;
+    w.kv_hi = min(w.len, w.kv_lo + pc.split_keys);
+    // the block's last real row sees the most keys
+    uint last = avk_q_row(w, min(w.r0 + br, w.rows) - 1u).y;
+    w.kv_hi = min(w.kv_hi, avk_key_end(w.len, last));
     w.ntiles = w.kv_hi > w.kv_lo ? (w.kv_hi - w.kv_lo + bc - 1u) / bc : 0u;
-    if ((pc.flags & FLAG_SKIP_LAST_TILE) != 0u && w.ntiles > 0u) w.ntiles -= 1u;
+    if ((pc.flags & AVK_FLAG_SKIP_LAST_TILE) != 0u && w.ntiles > 0u) w.ntiles -= 1u;
     return w;
 }
 
-// Last key index row i may see (inclusive), as int; huge when not causal.
-int flash_row_limit(uint i)
-{
-    return pc.causal != 0u ? int(i) + pc.causal_shift : 0x7fffffff;
-}
+// Last key index query i may see (inclusive), as int; -1 when none.
+int flash_row_limit(Work w, uint i) { return int(avk_key_end(w.len, i)) - 1; }
 
-// Workspace row of (split, b, h, i) for split-KV partials: [split][b][h][q_end - q_begin].
+// Partials row of (split, b, h, i): [split][b][h][q_count].
 uint flash_ws_row(uint split, uint b, uint h, uint i)
 {
-    uint rows = pc.q_end - pc.q_begin;
-    return ((split * pc.batch + b) * pc.heads + h) * rows + (i - pc.q_begin);
+    return ((split * pc.batch + b) * pc.heads + h) * pc.q_count + (i - pc.q_begin);
 }
 
 // LSE is [B][H][Nq] f32.
-uint flash_lse_index(uint b, uint h, uint i)
-{
-    return (b * pc.heads + h) * pc.seq_q + i;
-}
+uint flash_lse_index(uint b, uint h, uint i) { return (b * pc.heads + h) * pc.seq_q + i; }
+
+// Natural-log LSE from base-2 running max and sum; -inf for no key.
+float flash_lse(float m, float l) { return l > 0.0 ? (m + log2(l)) * LN2 : NEG_INF; }
 
 #endif

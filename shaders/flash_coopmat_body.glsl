@@ -56,14 +56,14 @@ shared uvec4 tile_sh[SH_WORDS];
 
 uvec4 k_pre[LPT], v_pre[LPT];
 
-void prefetch(uint j0, uint kv_hi, uint kv_base)
+void prefetch(uint j0, Work w)
 {
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
         uint c = e / D8, d8 = e % D8;
         uint j = j0 + c;
-        bool ok = e < BC * D8 && j < kv_hi;
-        uint idx = (kv_base + j * pc.kv_stride_s) / 8u + d8;
+        bool ok = e < BC * D8 && j < w.kv_hi;
+        uint idx = ok ? avk_kv_row(w.b, w.g, j) * (D / 8u) + d8 : 0u;
         k_pre[x] = ok ? k_data[idx] : uvec4(0u);
         v_pre[x] = ok ? v_data[idx] : uvec4(0u);
     }
@@ -107,8 +107,8 @@ void main()
     uint lane = tid % SUBGROUP_SIZE;
     uint lr = lane / LPR, part = lane % LPR;   // softmax pass: row and column slice
     uint row = w.i0 + sg * RS + lr;
-    int row_limit = flash_row_limit(row);
-    int block_limit = flash_row_limit(w.i0); // the block's first row sees the fewest keys
+    int row_limit = flash_row_limit(w, row);
+    int block_limit = flash_row_limit(w, w.i0); // the block's first row sees the fewest keys
     uint s_base = S_OFF + sg * RS * SSW;      // this subgroup's staging rows
     uint my_row = s_base + lr * SSW;
 
@@ -118,7 +118,7 @@ void main()
         for (uint e = tid; e < BR * (QC / 8u); e += WG) {
             uint rr = e / (QC / 8u), d8 = e % (QC / 8u);
             uint i = w.i0 + rr;
-            tile_sh[rr * QSW + d8] = i < pc.q_end ? q_data[(w.q_base + i * pc.q_stride_s + c0) / 8u + d8] : uvec4(0u);
+            tile_sh[rr * QSW + d8] = i < avk_q_end() ? q_data[(w.q_base + i * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
         }
         barrier();
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
@@ -131,11 +131,11 @@ void main()
     [[unroll]] for (uint x = 0u; x < RT * (D / MN); ++x) oacc[x] = CM_C_ZERO;
     float m_i = NEG_INF, l_i = 0.0;
 
-    if (w.ntiles > 0u) prefetch(w.kv_lo, w.kv_hi, w.kv_base);
+    if (w.ntiles > 0u) prefetch(w.kv_lo, w);
     if (KV_STAGES > 1u && w.ntiles > 0u) {
         barrier(); // Q passes are done with the shared memory
         commit_prefetch(0u);
-        if (w.ntiles > 1u) prefetch(w.kv_lo + BC, w.kv_hi, w.kv_base);
+        if (w.ntiles > 1u) prefetch(w.kv_lo + BC, w);
     }
     for (uint tile = 0u; tile < w.ntiles; ++tile) {
         uint j0 = w.kv_lo + tile * BC;
@@ -143,11 +143,11 @@ void main()
         if (KV_STAGES > 1u) {
             barrier(); // tile's K/V are in place; everyone is done with the other stage
             if (tile + 1u < w.ntiles) commit_prefetch(((tile + 1u) % KV_STAGES) * 2u * KTILE);
-            if (tile + 2u < w.ntiles) prefetch(j0 + 2u * BC, w.kv_hi, w.kv_base);
+            if (tile + 2u < w.ntiles) prefetch(j0 + 2u * BC, w);
         } else {
             barrier(); // Q reads / previous tile's K, V reads are done
             commit_prefetch(0u);
-            if (tile + 1u < w.ntiles) prefetch(j0 + BC, w.kv_hi, w.kv_base); // in flight across the barrier
+            if (tile + 1u < w.ntiles) prefetch(j0 + BC, w); // in flight across the barrier
             barrier();
         }
 
@@ -247,9 +247,9 @@ void main()
     }
 
     // epilogue: O / l through shared memory, BC columns at a time
-    bool row_ok = row < pc.q_end;
+    bool row_ok = row < avk_q_end();
     float inv_l = l_i > 0.0 ? 1.0 / l_i : 0.0;
-    bool split = (pc.flags & FLAG_SPLIT) != 0u;
+    bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
     uint wrow = split ? flash_ws_row(w.split, w.b, w.h, row) : 0u;
     [[unroll]] for (uint n0 = 0u; n0 < D / MN; n0 += BC / MN) {
         subgroup_sync();
@@ -268,7 +268,7 @@ void main()
                 ws_o[wrow * (D / 4u) + col / 4u] = vec4(o[0], o[1], o[2], o[3]);
                 ws_o[wrow * (D / 4u) + col / 4u + 1u] = vec4(o[4], o[5], o[6], o[7]);
             } else {
-                o_data[(w.q_base + row * pc.q_stride_s + col) / 8u] =
+                o_data[(w.q_base + row * pc.q_ss + col) / 8u] =
                     uvec4(packHalf2x16(vec2(o[0], o[1])), packHalf2x16(vec2(o[2], o[3])),
                           packHalf2x16(vec2(o[4], o[5])), packHalf2x16(vec2(o[6], o[7])));
             }
@@ -276,6 +276,6 @@ void main()
     }
     if (!row_ok || part != 0u) return;
     if (split) ws_ml[wrow] = vec2(m_i, l_i);
-    else if ((pc.flags & FLAG_WRITE_LSE) != 0u)
+    else if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u)
         lse_data[flash_lse_index(w.b, w.h, row)] = l_i > 0.0 ? (m_i + log2(l_i)) * LN2 : NEG_INF;
 }

@@ -74,14 +74,14 @@ shared uvec4 tile_sh[SH_WORDS];
 
 uvec4 kv_pre[LPT]; // the next K (or V) tile on its way from global memory
 
-void prefetch(uint j0, uint kv_hi, uint kv_base, bool values)
+void prefetch(uint j0, Work w, bool values)
 {
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
         uint c = e / D8, d8 = e % D8;
         uint j = j0 + c;
-        bool ok = e < BC * D8 && j < kv_hi;
-        uint idx = (kv_base + j * pc.kv_stride_s) / 8u + d8;
+        bool ok = e < BC * D8 && j < w.kv_hi;
+        uint idx = ok ? avk_kv_row(w.b, w.g, j) * (D / 8u) + d8 : 0u;
         kv_pre[x] = ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
     }
 }
@@ -101,7 +101,7 @@ void main()
     uint sg = gl_SubgroupID;
     uint lane = gl_SubgroupInvocationID;
     uint row0 = w.i0 + sg * RS;                // first query row of this subgroup
-    int block_limit = flash_row_limit(w.i0);  // the block's first row sees the fewest keys
+    int block_limit = flash_row_limit(w, w.i0);  // the block's first row sees the fewest keys
 
     // Q: shared memory only, or global -> shared (QC columns per pass) -> A matrices in registers
     CM_A qm[RT * DT]; // unused (and dropped by the compiler) when Q_SHARED
@@ -109,14 +109,14 @@ void main()
         for (uint e = tid; e < BR * D8; e += WG) {
             uint rr = e / D8, d8 = e % D8;
             uint i = w.i0 + rr;
-            tile_sh[rr * KS + d8] = i < pc.q_end ? q_data[(w.q_base + i * pc.q_stride_s) / 8u + d8] : uvec4(0u);
+            tile_sh[rr * KS + d8] = i < avk_q_end() ? q_data[(w.q_base + i * pc.q_ss) / 8u + d8] : uvec4(0u);
         }
     } else {
         [[unroll]] for (uint c0 = 0u; c0 < D; c0 += QC) {
             for (uint e = tid; e < BR * (QC / 8u); e += WG) {
                 uint rr = e / (QC / 8u), d8 = e % (QC / 8u);
                 uint i = w.i0 + rr;
-                tile_sh[rr * QSW + d8] = i < pc.q_end ? q_data[(w.q_base + i * pc.q_stride_s + c0) / 8u + d8] : uvec4(0u);
+                tile_sh[rr * QSW + d8] = i < avk_q_end() ? q_data[(w.q_base + i * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
             }
             barrier();
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
@@ -136,9 +136,9 @@ void main()
 
     // tile 0 straight into buffer 0
     if (w.ntiles > 0u) {
-        prefetch(w.kv_lo, w.kv_hi, w.kv_base, false);
+        prefetch(w.kv_lo, w, false);
         commit(K_OFF);
-        prefetch(w.kv_lo, w.kv_hi, w.kv_base, true);
+        prefetch(w.kv_lo, w, true);
         commit(V_OFF);
     }
     barrier();
@@ -149,7 +149,7 @@ void main()
         uint next = (tile + 1u) % KV_STAGES;
         bool more = tile + 1u < w.ntiles;
         if (KV_STAGES > 1u) barrier(); // tile's K/V are in place; the other buffers' readers are done
-        if (more) prefetch(j0 + BC, w.kv_hi, w.kv_base, false);
+        if (more) prefetch(j0 + BC, w, false);
 
         // 1. S = Q.K^T: RT x NT accumulators
         CM_C sacc[RT * NT];
@@ -169,7 +169,7 @@ void main()
         if (KV_STAGES == 1u) barrier(); // everyone is done reading this K
         if (more) {
             commit(K_OFF + next * KTILE);
-            prefetch(j0 + BC, w.kv_hi, w.kv_base, true); // lands during the softmax and P.V
+            prefetch(j0 + BC, w, true); // lands during the softmax and P.V
         }
 
         // 2. masks: keys past the end, causal limit (edge tiles only)
@@ -180,7 +180,7 @@ void main()
                     CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
                         uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
                         uint j = j0 + n * MS + CM_COL(lane, e);
-                        if (j >= w.kv_hi || int(j) > flash_row_limit(row)) CM_AT(sacc[rt * NT + n], e) = NEG_INF;
+                        if (j >= w.kv_hi || int(j) > flash_row_limit(w, row)) CM_AT(sacc[rt * NT + n], e) = NEG_INF;
                     }
         }
 
@@ -242,7 +242,7 @@ void main()
         l_i[x] = CM_ROW_SUM(l_i[x]);
         inv_l[x] = l_i[x] > 0.0 ? 1.0 / l_i[x] : 0.0;
     }
-    bool split = (pc.flags & FLAG_SPLIT) != 0u;
+    bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
     if (CM_WRITES(lane)) {
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
             [[unroll]] for (uint n = 0u; n < DT; ++n)
@@ -250,10 +250,10 @@ void main()
                     uint x = rt * CM_SLOTS + CM_SLOT(e);
                     uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
                     uint col = n * MS + CM_COL(lane, e);
-                    if (row >= pc.q_end) continue;
+                    if (row >= avk_q_end()) continue;
                     vec2 o = vec2(CM_AT(oacc[rt * DT + n], e), CM_AT(oacc[rt * DT + n], e + 1u)) * inv_l[x];
                     if (split) ws_o[(flash_ws_row(w.split, w.b, w.h, row) * D + col) / 2u] = o;
-                    else o_pairs[(w.q_base + row * pc.q_stride_s + col) / 2u] = packHalf2x16(o);
+                    else o_pairs[(w.q_base + row * pc.q_ss + col) / 2u] = packHalf2x16(o);
                 }
     }
     if (!CM_ROW_LEADER(lane)) return;
@@ -261,9 +261,9 @@ void main()
         [[unroll]] for (uint s = 0u; s < CM_SLOTS; ++s) {
             uint x = rt * CM_SLOTS + s;
             uint row = row0 + rt * MS + CM_SLOT_ROW(lane, s);
-            if (row >= pc.q_end) continue;
+            if (row >= avk_q_end()) continue;
             if (split) ws_ml[flash_ws_row(w.split, w.b, w.h, row)] = vec2(m_i[x], l_i[x]);
-            else if ((pc.flags & FLAG_WRITE_LSE) != 0u)
+            else if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u)
                 lse_data[flash_lse_index(w.b, w.h, row)] = l_i[x] > 0.0 ? (m_i[x] + log2(l_i[x])) * LN2 : NEG_INF;
         }
 }

@@ -1,6 +1,6 @@
 #version 450
 // FlashAttention-2 forward, portable version for any Vulkan 1.1 device.
-// A workgroup owns BR query rows of one (batch, head); TPR = WG/BR threads
+// A workgroup owns BR packed rows (GQA: pack heads x queries) of one (batch, head group); TPR = WG/BR threads
 // share a row. Per key tile: S = Q.K^T (each thread a few columns), online
 // softmax in base 2 with f32 statistics, O += P.V (each thread a few vec4 of
 // the head dim). K and V take turns in one shared buffer.
@@ -49,8 +49,10 @@ float tdot(f16vec4 a, f16vec4 b) { return dot(vec4(a), vec4(b)); }
 #define TVEC vec4
 #include "flash_storage.glsl"
 layout(binding = 0) readonly buffer QB { ELEM4 q_data[]; };
+#if AVK_KV_FORMAT == AVK_KV_DTYPE
 layout(binding = 1) readonly buffer KB { ELEM4 k_data[]; };
 layout(binding = 2) readonly buffer VB { ELEM4 v_data[]; };
+#endif
 layout(binding = 3) writeonly buffer OB { ELEM4 o_data[]; };
 vec4 load4(ELEM4 v) { return elem_to_vec4(v); }
 ELEM4 store4(vec4 v) { return vec4_to_elem(v); }
@@ -84,18 +86,22 @@ float row_reduce(float x, uint r, uint t, uint slot, bool is_max)
     return acc;
 }
 
-void load_tile(uint j0, uint kv_hi, uint kv_base, bool values)
+void load_tile(uint j0, Work w, bool values)
 {
     for (uint e = gl_LocalInvocationID.x; e < BC * D4; e += WG) {
         uint c = e / D4, d4 = e % D4;
         uint j = j0 + c;
         TVEC v = TVEC(0);
-        if (j < kv_hi) {
-            uint idx = (kv_base + j * pc.kv_stride_s) / 4u + d4;
+        if (j < w.kv_hi) {
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+            v = avk_kv_load4(values, avk_kv_row(w.b, w.g, j), d4 * 4u, w.g, D);
+#else
+            uint idx = avk_kv_row(w.b, w.g, j) * D4 + d4;
 #ifdef MATH_F16
             v = values ? v_data[idx] : k_data[idx];
 #else
             v = values ? load4(v_data[idx]) : load4(k_data[idx]);
+#endif
 #endif
         }
         kv_sh[c * TSTRIDE + d4] = v;
@@ -107,19 +113,22 @@ void main()
     Work w = flash_work(BR, BC);
     uint tid = gl_LocalInvocationID.x;
     uint r = tid / TPR, t = tid % TPR;
-    uint row = w.i0 + r;
-    bool row_ok = row < pc.q_end;
-    int row_limit = flash_row_limit(row);
+    uint prow = w.r0 + r;                 // this thread's packed row
+    bool row_ok = prow < w.rows;
+    uvec2 hi = avk_q_row(w, row_ok ? prow : 0u);
+    uint head = hi.x, row = hi.y;
+    int row_limit = flash_row_limit(w, row);
 
     for (uint e = tid; e < BR * D4; e += WG) {
         uint rr = e / D4, d4 = e % D4;
-        uint i = w.i0 + rr;
+        uint pr = w.r0 + rr;
         TVEC v = TVEC(0);
-        if (i < pc.q_end) {
+        if (pr < w.rows) {
+            uint qi = avk_q_offset(w.b, avk_q_row(w, pr)) / 4u + d4;
 #ifdef MATH_F16
-            v = q_data[(w.q_base + i * pc.q_stride_s) / 4u + d4];
+            v = q_data[qi];
 #else
-            v = load4(q_data[(w.q_base + i * pc.q_stride_s) / 4u + d4]);
+            v = load4(q_data[qi]);
 #endif
         }
         q_sh[rr * TSTRIDE + d4] = v;
@@ -132,7 +141,7 @@ void main()
     for (uint tile = 0u; tile < w.ntiles; ++tile) {
         uint j0 = w.kv_lo + tile * BC;
         barrier(); // previous tile's P.V reads are done
-        load_tile(j0, w.kv_hi, w.kv_base, false);
+        load_tile(j0, w, false);
         barrier();
 
         float s[CPT];
@@ -155,7 +164,7 @@ void main()
         tmax = row_reduce(tmax, r, t, 0u, true);
         barrier(); // every thread is done reading K
 
-        load_tile(j0, w.kv_hi, w.kv_base, true);
+        load_tile(j0, w, true);
         float m_new = max(m_i, tmax);
         float alpha = m_new == m_i ? 1.0 : exp2(m_i - m_new);
         float psum = 0.0;
@@ -186,8 +195,8 @@ void main()
 
     if (!row_ok) return; // no barriers follow
     float inv_l = l_i > 0.0 ? 1.0 / l_i : 0.0;
-    if ((pc.flags & FLAG_SPLIT) != 0u) {
-        uint wrow = flash_ws_row(w.split, w.b, w.h, row);
+    if ((pc.flags & AVK_FLAG_SPLIT) != 0u) {
+        uint wrow = flash_ws_row(w.split, w.b, head, row);
         [[unroll]] for (uint q = 0u; q < QPT; ++q) {
             uint d4 = t + q * TPR;
             if (d4 < D4) ws_o[wrow * D4 + d4] = o_acc[q] * inv_l;
@@ -197,8 +206,7 @@ void main()
     }
     [[unroll]] for (uint q = 0u; q < QPT; ++q) {
         uint d4 = t + q * TPR;
-        if (d4 < D4) o_data[(w.q_base + row * pc.q_stride_s) / 4u + d4] = store4(o_acc[q] * inv_l);
+        if (d4 < D4) o_data[avk_q_offset(w.b, hi) / 4u + d4] = store4(o_acc[q] * inv_l);
     }
-    if ((pc.flags & FLAG_WRITE_LSE) != 0u && t == 0u)
-        lse_data[flash_lse_index(w.b, w.h, row)] = l_i > 0.0 ? (m_i + log2(l_i)) * LN2 : NEG_INF;
+    if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u && t == 0u) lse_data[flash_lse_index(w.b, head, row)] = flash_lse(m_i, l_i);
 }

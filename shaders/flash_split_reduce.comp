@@ -18,7 +18,7 @@ layout(binding = 6) readonly buffer WMB { vec2 ws_ml[]; };
 void main()
 {
     uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    uint qn = pc.q_end - pc.q_begin;
+    uint qn = pc.q_count;
     uint rows = pc.batch * pc.heads * qn;
     uint row = gid / D4, d4 = gid % D4;
     if (row >= rows) return;
@@ -27,11 +27,11 @@ void main()
     uint b = bh / pc.heads, h = bh % pc.heads;
 
     float m = NEG_INF;
-    for (uint s = 0u; s < pc.n_splits; ++s) m = max(m, ws_ml[flash_ws_row(s, b, h, i)].x);
+    for (uint s = 0u; s < pc.splits; ++s) m = max(m, ws_ml[flash_ws_row(s, b, h, i)].x);
     vec4 acc = vec4(0.0);
     float total = 0.0;
     if (m != NEG_INF) {
-        for (uint s = 0u; s < pc.n_splits; ++s) {
+        for (uint s = 0u; s < pc.splits; ++s) {
             uint wrow = flash_ws_row(s, b, h, i);
             vec2 ml = ws_ml[wrow];
             float weight = ml.y > 0.0 ? ml.y * exp2(ml.x - m) : 0.0;
@@ -40,7 +40,7 @@ void main()
         }
     }
     vec4 o = total > 0.0 ? acc / total : vec4(0.0);
-    o_data[(b * pc.q_stride_b + h * pc.q_stride_h + i * pc.q_stride_s) / 4u + d4] = vec4_to_elem(o);
-    if ((pc.flags & FLAG_WRITE_LSE) != 0u && d4 == 0u)
+    o_data[avk_q_offset(b, uvec2(h, i)) / 4u + d4] = vec4_to_elem(o);
+    if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u && d4 == 0u)
         lse_data[flash_lse_index(b, h, i)] = total > 0.0 ? (m + log2(total)) * LN2 : NEG_INF;
 }

@@ -27,11 +27,14 @@ static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     snprintf(out->name, sizeof out->name, "attnvk");
     out->fused = 1;
     out->available = 1;
+    /* every body reads K/V through the prelude's hooks (shaders/flash_common.glsl) */
+    out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
+                    ATTNVK_FEATURE_KV_FP8; /* quantized: the scalar body (vk_variants.c routes them) */
     return 1;
 }
 
 /* vk_variant_names in vk_variants.c; the -emu ones emulate cooperative matrices (tests) */
-static const char *const vk_variants[] = {"scalar", "f16", "coopmat-nv", "coopmat-nv-rs", "coopmat-khr",
+static const char *const vk_variants[] = {"scalar", "f16", "decode", "coopmat-nv", "coopmat-nv-rs", "coopmat-khr",
                                           "coopmat-emu", "coopmat-rs-emu", NULL};
 
 const attnvk_backend attnvk_backend_vulkan = {

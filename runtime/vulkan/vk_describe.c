@@ -160,6 +160,7 @@ static void probe_properties(vk_caps *c, uint32_t api)
     int compute = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
     c->subgroup_shuffle = compute && (sg.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
     c->subgroup_vote = compute && (sg.supportedOperations & VK_SUBGROUP_FEATURE_VOTE_BIT);
+    c->subgroup_arith = compute && (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
     if (has_sgc && sgc.minSubgroupSize && sgc.maxSubgroupSize) {
         c->min_subgroup = sgc.minSubgroupSize;
         c->max_subgroup = sgc.maxSubgroupSize;

@@ -23,7 +23,7 @@ typedef struct vk_caps {
     int compute_units;                 /* 0 when the API does not say */
     /* subgroups */
     uint32_t subgroup_size, min_subgroup, max_subgroup;
-    int subgroup_shuffle, subgroup_vote;
+    int subgroup_shuffle, subgroup_vote, subgroup_arith;
     int size_control;                  /* VK_EXT_subgroup_size_control usable for compute */
     int size_control_ext;              /* enable the extension (pre-1.3 devices) */
     int full_subgroups;                /* computeFullSubgroups */
@@ -64,7 +64,7 @@ typedef struct vk_pipeline_entry {
     char stats[96];                    /* " regs=.. ..." with ATTNVK_VK_PIPELINE_STATS=1, else "" */
 } vk_pipeline_entry;
 
-enum { VK_MAX_PIPELINES = 256, VK_BINDINGS = 7 };
+enum { VK_MAX_PIPELINES = 256, VK_BINDINGS = 10 };
 
 struct avk_bdev {
     const vk_caps *caps;

@@ -1,7 +1,7 @@
 /* prepare: variant and sizes from the table, pipelines, split-KV workspace.
  * dispatch: one flash dispatch (plus the split-KV reduce), timed with
  * device timestamps. */
-#include "core/split_plan.h"
+#include "core/kernel_args.h"
 #include "vulkan/vk_internal.h"
 #include "vulkan/vk_shaders.h"
 #include "vulkan/vk_variants.h"
@@ -12,24 +12,13 @@
 #include <string.h>
 #include <time.h>
 
-/* Push constants; the layout of Params in shaders/flash_common.glsl. */
-typedef struct vk_params {
-    uint32_t batch, heads, kv_group, seq_q, seq_kv;
-    uint32_t q_stride_s, q_stride_h, q_stride_b, kv_stride_s, kv_stride_h, kv_stride_b;
-    float scale_log2;
-    int32_t causal_shift;
-    uint32_t causal, q_begin, q_end, flags, n_splits, split_len;
-} vk_params;
-
-enum { FLAG_WRITE_LSE = 1, FLAG_SKIP_LAST_TILE = 2, FLAG_SPLIT = 4 };
-
 struct avk_bkernel {
     attnvk_problem p;
     vk_config cfg;
     VkPipeline main, reduce;
-    uint32_t n_splits, split_len;
+    avk_kernel_args args;  /* the contract's arguments as prepared (whole Nq); dispatch sets the rows */
+    uint32_t n_splits;
     avk_bbuf *ws_o, *ws_ml;
-    uint32_t flags;
 };
 
 typedef struct spv_blob {
@@ -38,9 +27,37 @@ typedef struct spv_blob {
     const char *name;
 } spv_blob;
 
-static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt)
+#define SPV_BLOB(sym) {avk_spv_##sym, avk_spv_##sym##_size, #sym}
+/* The scalar body per storage type (f32, f16, bf16) and kv format (dtype, q8_0, q4_0, fp8). */
+static spv_blob scalar_shader(attnvk_dtype dt, attnvk_kv_format kv)
+{
+    const spv_blob table[4][3] = {
+        {SPV_BLOB(flash_scalar_f32), SPV_BLOB(flash_scalar_f16), SPV_BLOB(flash_scalar_bf16)},
+        {SPV_BLOB(flash_scalar_f32_q8_0), SPV_BLOB(flash_scalar_f16_q8_0), SPV_BLOB(flash_scalar_bf16_q8_0)},
+        {SPV_BLOB(flash_scalar_f32_q4_0), SPV_BLOB(flash_scalar_f16_q4_0), SPV_BLOB(flash_scalar_bf16_q4_0)},
+        {SPV_BLOB(flash_scalar_f32_fp8), SPV_BLOB(flash_scalar_f16_fp8), SPV_BLOB(flash_scalar_bf16_fp8)},
+    };
+    int e = dt == ATTNVK_F16 ? 1 : dt == ATTNVK_BF16 ? 2 : 0;
+    return table[kv >= 0 && kv < 4 ? kv : 0][e];
+}
+
+/* The decode body per storage type and kv format. */
+static spv_blob decode_shader(attnvk_dtype dt, attnvk_kv_format kv)
+{
+    const spv_blob table[4][3] = {
+        {SPV_BLOB(flash_decode_f32), SPV_BLOB(flash_decode_f16), SPV_BLOB(flash_decode_bf16)},
+        {SPV_BLOB(flash_decode_f32_q8_0), SPV_BLOB(flash_decode_f16_q8_0), SPV_BLOB(flash_decode_bf16_q8_0)},
+        {SPV_BLOB(flash_decode_f32_q4_0), SPV_BLOB(flash_decode_f16_q4_0), SPV_BLOB(flash_decode_bf16_q4_0)},
+        {SPV_BLOB(flash_decode_f32_fp8), SPV_BLOB(flash_decode_f16_fp8), SPV_BLOB(flash_decode_bf16_fp8)},
+    };
+    int e = dt == ATTNVK_F16 ? 1 : dt == ATTNVK_BF16 ? 2 : 0;
+    return table[kv >= 0 && kv < 4 ? kv : 0][e];
+}
+
+static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_format kv)
 {
     switch (cfg->algo) {
+    case VK_ALGO_DECODE: return decode_shader(dt, kv);
     case VK_ALGO_F16: return (spv_blob){avk_spv_flash_f16, avk_spv_flash_f16_size, "flash_f16"};
     case VK_ALGO_COOPMAT_NV: return (spv_blob){avk_spv_flash_coopmat_nv, avk_spv_flash_coopmat_nv_size, "flash_coopmat_nv"};
     case VK_ALGO_COOPMAT_EMU:
@@ -55,10 +72,7 @@ static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt)
 #endif
     default: break;
     }
-    if (dt == ATTNVK_F16) return (spv_blob){avk_spv_flash_scalar_f16, avk_spv_flash_scalar_f16_size, "flash_scalar_f16"};
-    if (dt == ATTNVK_BF16)
-        return (spv_blob){avk_spv_flash_scalar_bf16, avk_spv_flash_scalar_bf16_size, "flash_scalar_bf16"};
-    return (spv_blob){avk_spv_flash_scalar_f32, avk_spv_flash_scalar_f32_size, "flash_scalar_f32"};
+    return scalar_shader(dt, kv);
 }
 
 static spv_blob reduce_shader(attnvk_dtype dt)
@@ -82,19 +96,6 @@ static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint
 
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
-/* Split-KV as core plans it from this device's compute-unit count. */
-static void choose_splits(const vk_caps *c, const attnvk_problem *p, const vk_config *cfg, int requested,
-                          uint32_t *n_splits, uint32_t *split_len)
-{
-    avk_split_request r = {.kv_len = p->seq_kv, .kv_tile = (int)cfg->bc,
-                           .workgroups = (int64_t)ceil_div((uint64_t)p->seq_q, cfg->br) * p->batch * p->heads,
-                           .compute_units = (int)c->compute_units, .requested = requested,
-                           .decode = avk_is_decode(p)};
-    avk_split_plan plan = avk_plan_split_kv(&r);
-    *n_splits = (uint32_t)plan.splits;
-    *split_len = (uint32_t)plan.tiles_per_split * cfg->bc;
-}
-
 static void release_kernel(avk_bdev *dev, avk_bkernel *k)
 {
     if (!k) return;
@@ -110,7 +111,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     if (opts->implementation && strcmp(opts->implementation, "attnvk") != 0)
         return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the vulkan API has no '%s' implementation", opts->implementation);
     size_t es = attnvk_dtype_size(p->dtype);
-    uint64_t q_bytes = attnvk_q_elements(p) * es, kv_bytes = attnvk_kv_elements(p) * es;
+    uint64_t q_bytes = attnvk_q_elements(p) * es, kv_bytes = (uint64_t)attnvk_kv_rows(p) * attnvk_kv_row_bytes(p);
     uint64_t range = c->props.limits.maxStorageBufferRange;
     if (q_bytes > range || kv_bytes > range)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: tensors of %llu / %llu bytes exceed maxStorageBufferRange %llu",
@@ -119,17 +120,28 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     k->p = *p;
     attnvk_status s = vk_choose_config(c, p, opts, &k->cfg);
-    if (s == ATTNVK_OK) choose_splits(c, p, &k->cfg, opts->split_kv, &k->n_splits, &k->split_len);
     const vk_config *cfg = &k->cfg;
+    if (s == ATTNVK_OK) {
+        /* GQA packing in the scalar and decode bodies (their rows are mapped one by one); the
+         * matrix bodies keep one head per workgroup */
+        int pack = cfg->algo <= VK_ALGO_DECODE ? avk_gqa_pack(p, p->seq_q, 0) : 1;
+        avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, opts->write_lse);
+        if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
+        k->n_splits = (uint32_t)avk_kernel_args_split(&k->args, p, (int)cfg->br, (int)cfg->bc, c->compute_units,
+                                                      opts->split_kv);
+    }
     uint32_t D = (uint32_t)p->head_dim;
     if (s == ATTNVK_OK) {
         if (cfg->algo >= VK_ALGO_COOPMAT_NV) { /* constant 9: S chains, or Q in shared memory (rs) */
             uint32_t spec[10] = {cfg->br, cfg->bc, D,       cfg->wg,        cfg->subgroup,
                                  cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
-            s = build(dev, main_shader(cfg, p->dtype), spec, 10, cfg->required_subgroup, &k->main);
+            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 10, cfg->required_subgroup, &k->main);
+        } else if (cfg->algo == VK_ALGO_DECODE) {
+            uint32_t spec[5] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup};
+            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 5, 0, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
-            s = build(dev, main_shader(cfg, p->dtype), spec, 6, 0, &k->main);
+            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 6, 0, &k->main);
         }
     }
     if (s == ATTNVK_OK && k->n_splits > 1) {
@@ -143,9 +155,6 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
         release_kernel(dev, k);
         return s;
     }
-    k->flags = (opts->write_lse ? FLAG_WRITE_LSE : 0) |
-               ((opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) ? FLAG_SKIP_LAST_TILE : 0) |
-               (k->n_splits > 1 ? FLAG_SPLIT : 0);
     snprintf(info->implementation, sizeof info->implementation, "attnvk");
     snprintf(info->variant, sizeof info->variant, "%s", cfg->variant);
     info->tile_br = (int)cfg->br;
@@ -155,53 +164,36 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     info->workspace_bytes = k->ws_o ? k->ws_o->size + k->ws_ml->size : 0;
     if (vk_algo_is_rs(cfg->algo))
         snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u q_shared=%u shared=%u split_len=%u%s",
-                 cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->q_shared, cfg->shared_bytes, k->split_len,
+                 cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->q_shared, cfg->shared_bytes, k->args.split_keys,
                  vk_pipeline_stats(dev, k->main));
     else if (cfg->algo >= VK_ALGO_COOPMAT_NV)
         snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u s_chains=%u shared=%u split_len=%u%s",
-                 cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->s_chains, cfg->shared_bytes, k->split_len,
+                 cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->s_chains, cfg->shared_bytes, k->args.split_keys,
                  vk_pipeline_stats(dev, k->main));
     else
-        snprintf(info->params, sizeof info->params, "subgroup=%u sg_reduce=%u shared=%u split_len=%u%s", cfg->subgroup,
-                 cfg->sg_reduce, cfg->shared_bytes, k->split_len, vk_pipeline_stats(dev, k->main));
+        snprintf(info->params, sizeof info->params, "subgroup=%u sg_reduce=%u pack=%u shared=%u split_len=%u%s",
+                 cfg->subgroup, cfg->sg_reduce, k->args.pack, cfg->shared_bytes, k->args.split_keys, vk_pipeline_stats(dev, k->main));
     *out = k;
     return ATTNVK_OK;
 }
 
-static vk_params make_params(const avk_bkernel *k, const avk_dispatch *a)
+/* The prepared arguments with this dispatch's rows. */
+static avk_kernel_args dispatch_args(const avk_bkernel *k, const avk_dispatch *a)
 {
-    const attnvk_problem *p = &k->p;
-    uint32_t D = (uint32_t)p->head_dim;
-    vk_params pc = {.batch = (uint32_t)p->batch, .heads = (uint32_t)p->heads,
-                    .kv_group = (uint32_t)(p->heads / p->kv_heads), .seq_q = (uint32_t)p->seq_q,
-                    .seq_kv = (uint32_t)p->seq_kv,
-                    .scale_log2 = (float)(attnvk_problem_scale(p) * 1.4426950408889634),
-                    .causal_shift = p->seq_kv - p->seq_q, .causal = (uint32_t)(p->causal != 0),
-                    .q_begin = (uint32_t)a->q_begin, .q_end = (uint32_t)(a->q_begin + a->q_count),
-                    .flags = k->flags, .n_splits = k->n_splits, .split_len = k->split_len};
-    if (p->layout == ATTNVK_LAYOUT_BHSD) {
-        pc.q_stride_s = D;
-        pc.q_stride_h = (uint32_t)p->seq_q * D;
-        pc.q_stride_b = (uint32_t)p->heads * pc.q_stride_h;
-        pc.kv_stride_s = D;
-        pc.kv_stride_h = (uint32_t)p->seq_kv * D;
-        pc.kv_stride_b = (uint32_t)p->kv_heads * pc.kv_stride_h;
-    } else {
-        pc.q_stride_s = (uint32_t)p->heads * D;
-        pc.q_stride_h = D;
-        pc.q_stride_b = (uint32_t)p->seq_q * pc.q_stride_s;
-        pc.kv_stride_s = (uint32_t)p->kv_heads * D;
-        pc.kv_stride_h = D;
-        pc.kv_stride_b = (uint32_t)p->seq_kv * pc.kv_stride_s;
-    }
-    if (!a->lse) pc.flags &= ~(uint32_t)FLAG_WRITE_LSE;
-    return pc;
+    avk_kernel_args args = k->args;
+    args.q_begin = (U32)a->q_begin;
+    args.q_count = (U32)a->q_count;
+    if (!a->lse) args.flags &= ~(U32)AVK_FLAG_WRITE_LSE;
+    return args;
 }
 
 static attnvk_status bind_buffers(avk_bdev *dev, const avk_bkernel *k, const avk_dispatch *a, VkDescriptorSet *set)
 {
     avk_bbuf *const bufs[VK_BINDINGS] = {a->q, a->k, a->v, a->o, a->lse ? a->lse : dev->dummy,
-                                         k->ws_o ? k->ws_o : dev->dummy, k->ws_ml ? k->ws_ml : dev->dummy};
+                                         k->ws_o ? k->ws_o : dev->dummy, k->ws_ml ? k->ws_ml : dev->dummy,
+                                         a->block_table ? a->block_table : dev->dummy,
+                                         a->seq_lens ? a->seq_lens : dev->dummy,
+                                         a->kv_scales ? a->kv_scales : dev->dummy};
     return vk_bind_storage_buffers(dev, bufs, set);
 }
 
@@ -215,8 +207,8 @@ static double host_ms(void)
 static attnvk_status dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
 {
     const VkPhysicalDeviceLimits *lim = &dev->caps->props.limits;
-    vk_params pc = make_params(k, a);
-    uint32_t gx = ceil_div((uint64_t)a->q_count, k->cfg.br), gy = (uint32_t)k->p.heads,
+    avk_kernel_args pc = dispatch_args(k, a);
+    uint32_t gx = (uint32_t)avk_row_blocks((int)pc.pack, a->q_count, (int)k->cfg.br), gy = (uint32_t)k->p.heads / pc.pack,
              gz = (uint32_t)k->p.batch * k->n_splits;
     if (gx > lim->maxComputeWorkGroupCount[0] || gy > lim->maxComputeWorkGroupCount[1] ||
         gz > lim->maxComputeWorkGroupCount[2])

@@ -78,7 +78,7 @@ int vk_rs_layout_applies(const vk_caps *c)
 
 static attnvk_status bind_probe_buffers(avk_bdev *dev, avk_bbuf *in, avk_bbuf *ident, avk_bbuf *out, VkDescriptorSet *set)
 {
-    avk_bbuf *const bufs[VK_BINDINGS] = {in, ident, dev->dummy, out, dev->dummy, dev->dummy, dev->dummy};
+    avk_bbuf *const bufs[VK_BINDINGS] = {in, ident, dev->dummy, out, dev->dummy, dev->dummy, dev->dummy, dev->dummy, dev->dummy, dev->dummy};
     return vk_bind_storage_buffers(dev, bufs, set);
 }
 

@@ -1,6 +1,7 @@
 /* The Vulkan backend's tuning table and the checks that keep a variant on the
  * devices and shapes it can run (shared memory, workgroup and subgroup limits,
  * f16 and matrix-unit support). Kernels are data: sizes live here only. */
+#include "core/kernel_args.h"
 #include "core/split_plan.h"
 #include "vulkan/vk_variants.h"
 
@@ -31,6 +32,7 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv", 128, 16, 128, {0, 2, 2}},
     {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-nv", 64, 16, 128, {0, 1, 1}},
+    {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "scalar", 4, 64, 128, {1}},
@@ -38,6 +40,7 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, -1, 129, 256, -1, "scalar", 8, 32, 128, {1}},
     /* AMD: wave32/64; matrix units (RDNA3 WMMA, CDNA MFMA) through the KHR extension */
     {"AMD", NULL, NULL, F16, 1, 128, 0, "coopmat-khr", 64, 32, 256, {0}},
+    {"AMD", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0}},
     {"AMD", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"AMD", NULL, NULL, F16, 1, 128, -1, "f16", 32, 32, 256, {1}},
     {"AMD", NULL, NULL, -1, 1, 128, -1, "scalar", 32, 32, 256, {1}},
@@ -55,6 +58,7 @@ static const avk_tuning vk_table[] = {
     {NULL, NULL, "llvmpipe", -1, 1, 128, -1, "scalar", 16, 32, 64, {0}},
     /* any Vulkan 1.1 device */
     {NULL, NULL, NULL, F16, 1, 128, 0, "coopmat-khr", 64, 32, 128, {0}},
+    {NULL, NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0}},
     {NULL, NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {0}},
     {NULL, NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {0}},
     {NULL, NULL, NULL, F16, 129, 256, -1, "f16", 8, 32, 64, {0}},
@@ -76,6 +80,7 @@ static const struct {
 } vk_variant_names[] = {
     {"scalar", VK_ALGO_SCALAR},
     {"f16", VK_ALGO_F16},
+    {"decode", VK_ALGO_DECODE},
     {"coopmat-nv", VK_ALGO_COOPMAT_NV},
     {"coopmat-khr", VK_ALGO_COOPMAT_KHR},
     {"coopmat-emu", VK_ALGO_COOPMAT_EMU},
@@ -98,7 +103,13 @@ static int pow2(uint32_t x) { return x && !(x & (x - 1)); }
 /* Why c cannot run algo on p at all ("" when it can). */
 static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_problem *p)
 {
+    if (algo != VK_ALGO_SCALAR && algo != VK_ALGO_DECODE && p->kv_format != ATTNVK_KV_DTYPE)
+        return "quantized K/V (q8_0, q4_0, fp8) runs on the scalar and decode variants only";
     switch (algo) {
+    case VK_ALGO_DECODE:
+        if (p->head_dim % 4) return "head dim must be a multiple of 4";
+        if (!c->subgroup_arith) return "needs subgroup arithmetic in compute shaders";
+        return "";
     case VK_ALGO_SCALAR:
         if (p->head_dim % 4) return "head dim must be a multiple of 4";
         return "";
@@ -194,7 +205,15 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
     }
     cfg->subgroup = c->subgroup_size;
     cfg->required_subgroup = 0;
-    if (cfg->algo == VK_ALGO_SCALAR || cfg->algo == VK_ALGO_F16) {
+    if (cfg->algo == VK_ALGO_DECODE) {
+        /* mirrors shaders/flash_decode.comp: per-subgroup (max, sum) per row, and O per row */
+        uint32_t min_sg = c->min_subgroup ? c->min_subgroup : c->subgroup_size;
+        uint32_t max_sg = c->max_subgroup ? c->max_subgroup : c->subgroup_size;
+        if (cfg->br > 32) return "the decode variant serves at most 32 rows per workgroup";
+        if (cfg->wg % max_sg || cfg->wg % min_sg) return "workgroup size must be a multiple of the subgroup sizes";
+        cfg->subgroup = min_sg;
+        cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (D / 4) * 16;
+    } else if (cfg->algo == VK_ALGO_SCALAR || cfg->algo == VK_ALGO_F16) {
         if (cfg->wg % cfg->br || !pow2(cfg->wg / cfg->br))
             return "workgroup size / tile Br must be a power of two (threads per query row)";
         uint32_t tpr = cfg->wg / cfg->br, d4 = D / 4, elem = cfg->algo == VK_ALGO_F16 ? 8u : 16u;
@@ -279,6 +298,30 @@ static const avk_tuning *fallback_entry(const char *variant)
     return NULL;
 }
 
+/* Packed decode rows (GQA): the scalar bodies' row tile grows to cover a kv
+ * head's pack * Nq rows (up to VK_PACKED_ROWS_MAX), so each K/V tile is read
+ * once per kv head rather than once per row block; the largest tile that fits
+ * the device wins, else the table's own. */
+enum { VK_PACKED_ROWS_MAX = 32 };
+static void grow_packed_rows(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
+{
+    if (!avk_is_decode(p) || cfg->algo > VK_ALGO_DECODE) return;
+    /* the decode body keeps each row's Q and O slices in registers: 16 rows at most, 8 past D=128 */
+    uint32_t cap = cfg->algo != VK_ALGO_DECODE ? VK_PACKED_ROWS_MAX : p->head_dim > 128 ? 8 : 16;
+    uint32_t rows = (uint32_t)(avk_gqa_pack(p, p->seq_q, 0) * p->seq_q), want = cfg->br;
+    while (want < rows && want < cap) want *= 2;
+    for (; want > cfg->br; want /= 2) {
+        vk_config grown = *cfg;
+        grown.br = want;
+        if (grown.algo != VK_ALGO_DECODE && grown.br > grown.wg) grown.wg = grown.br;
+        if (grown.algo != VK_ALGO_DECODE && !pow2(grown.wg / grown.br)) continue;
+        if (*finish_config(c, p, &grown, e) == '\0') {
+            *cfg = grown;
+            return;
+        }
+    }
+}
+
 attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                vk_config *cfg)
 {
@@ -286,7 +329,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     vk_algo algo = VK_ALGO_SCALAR;
     if (opts->variant && !algo_of(opts->variant, &algo))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                        "vulkan: unknown variant '%s' (scalar, f16, coopmat-nv, coopmat-nv-rs, coopmat-khr)",
+                        "vulkan: unknown variant '%s' (scalar, f16, decode, coopmat-nv, coopmat-nv-rs, coopmat-khr)",
                         opts->variant);
     if (opts->variant && *algo_blocker(c, algo, p))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: variant %s on %s: %s", opts->variant, c->info.name,
@@ -295,8 +338,8 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     avk_tuning_query q = {.device = &c->info, .dtype = p->dtype, .head_dim = p->head_dim,
                           .decode = avk_is_decode(p), .usable = entry_usable, .ctx = &u};
     const avk_tuning *e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
-    if (!e && opts->variant && q.decode) { /* a named prefill-only variant on a decode shape */
-        q.decode = 0;
+    if (!e && opts->variant) { /* a named variant on the other kind of shape (prefill-only, or decode-only) */
+        q.decode = !q.decode;
         e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
     }
     if (!e && opts->variant && (opts->tile_br || opts->tile_bc)) e = fallback_entry(opts->variant);
@@ -315,6 +358,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     if (wg_env && atoi(wg_env) > 0) cfg->wg = (uint32_t)atoi(wg_env);
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
+    if (!opts->tile_br) grow_packed_rows(c, p, cfg, e);
     const char *why = finish_config(c, p, cfg, e);
     if (*why)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,

@@ -9,6 +9,7 @@
 typedef enum vk_algo {
     VK_ALGO_SCALAR = 0,   /* f32 arithmetic, f32/f16/bf16 storage: any Vulkan 1.1 device */
     VK_ALGO_F16,          /* f16 storage and dot products, f32 softmax statistics */
+    VK_ALGO_DECODE,       /* decode body: packed rows, keys over subgroups, subgroup sums (any matrix-less device) */
     VK_ALGO_COOPMAT_NV,   /* tensor cores through VK_NV_cooperative_matrix */
     VK_ALGO_COOPMAT_KHR,  /* matrix units through VK_KHR_cooperative_matrix (build-guarded) */
     VK_ALGO_COOPMAT_EMU,  /* test-only: the coopmat algorithm with emulated 8x8 matrices */

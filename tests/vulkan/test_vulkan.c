@@ -20,7 +20,8 @@ typedef struct variant_dtype {
 
 static const variant_dtype all_variants[] = {
     {"scalar", ATTNVK_F32}, {"scalar", ATTNVK_F16}, {"scalar", ATTNVK_BF16},
-    {"f16", ATTNVK_F16},    {"coopmat-nv", ATTNVK_F16}, {"coopmat-khr", ATTNVK_F16},
+    {"f16", ATTNVK_F16},    {"decode", ATTNVK_F32}, {"decode", ATTNVK_F16}, {"decode", ATTNVK_BF16},
+    {"coopmat-nv", ATTNVK_F16}, {"coopmat-khr", ATTNVK_F16},
     {"coopmat-emu", ATTNVK_F16}, /* the coopmat algorithm with emulated matrices: slow, D <= 64 only */
     {"coopmat-nv-rs", ATTNVK_F16},
     {"coopmat-rs-emu", ATTNVK_F16}, /* register softmax with emulated matrices: every feature */
@@ -134,6 +135,32 @@ static void special_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *
     vk_case(t, dev, &spread, &o, label, 1, 1);
 }
 
+/* The KV-cache cases every API runs (tests/common/test_cache.c): GQA packing,
+ * paged and ragged caches, quantized K/V (refused until a body decodes them),
+ * once as planned and once with split-KV forced. */
+static void cache_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd, int quick)
+{
+    avk_cache_case cc[32];
+    int n = avk_test_cache_cases(vd->dtype, cc, 32);
+    static const int splits[] = {0, 3, 0};
+    /* pass 2: the decode tile of the NVIDIA/AMD tables (4x64), packed rows spread over row blocks */
+    int scalar_body = strcmp(vd->variant, "scalar") == 0 || strcmp(vd->variant, "f16") == 0 ||
+                      strcmp(vd->variant, "decode") == 0;
+    for (int sp = 0; sp < (quick ? 1 : scalar_body ? 3 : 2); ++sp)
+        for (int i = 0; i < n; ++i) {
+            /* the emulated matrices run for minutes on lavapipe at D > 64 */
+            if ((is_emulation(vd) || is_rs_emulation(vd)) && cc[i].p.head_dim > 64) continue;
+            attnvk_kernel_options o = {.variant = vd->variant, .split_kv = splits[sp]};
+            if (sp == 2) o.tile_br = 4, o.tile_bc = 64;
+            /* quantized K/V runs on the scalar variant only; the emulated bodies take D <= 64 only */
+            int quant_body = strcmp(vd->variant, "scalar") == 0 || strcmp(vd->variant, "decode") == 0;
+            int may_refuse = (cc[i].p.kv_format != ATTNVK_KV_DTYPE && !quant_body) ||
+                             is_emulation(vd) || is_rs_emulation(vd) || sp == 2; /* 4x64 outgrows 32 KiB at D >= 128 */
+            avk_test_run_cache_case(dev, &cc[i], &o, t->seed + 7000 + (uint64_t)(sp * 100 + i), may_refuse) ? ++t->passed
+                                                                                                     : ++t->failed;
+        }
+}
+
 /* Register-softmax variants under each shared-memory arrangement (K/V stages,
  * Q in registers or shared memory) the tuning aids can select. */
 static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
@@ -223,6 +250,7 @@ int main(int argc, char **argv)
         if (skipped) continue;
         if (!runs_variant(dev, vd)) continue;
         feature_matrix(&t, dev, vd, quick);
+        cache_cases(&t, dev, vd, quick);
         if (vd->dtype == ATTNVK_BF16) continue; /* storage-only difference from scalar/f16 */
         split_kv_cases(&t, dev, vd);
         if (quick) continue;
