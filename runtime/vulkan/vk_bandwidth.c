@@ -100,7 +100,10 @@ attnvk_status avk_vk_read_bandwidth(avk_bdev *dev, double *gbps)
     if (s == ATTNVK_OK) s = vk_buffer_new(dev, groups * sizeof(uint32_t), 0, &out);
     VkDescriptorSet set = VK_NULL_HANDLE;
     if (s == ATTNVK_OK) {
-        avk_bbuf *const bufs[VK_BINDINGS] = {src, out, dev->dummy, dev->dummy, dev->dummy, dev->dummy, dev->dummy};
+        avk_bbuf *bufs[VK_BINDINGS];
+        for (int i = 0; i < VK_BINDINGS; ++i) bufs[i] = dev->dummy; /* every binding valid, only 0 and 1 read */
+        bufs[0] = src;
+        bufs[1] = out;
         s = vk_bind_storage_buffers(dev, bufs, &set);
     }
     double best_ms = 0;
