@@ -29,7 +29,8 @@ void bench_csv_head(strbuf *b)
     sb_puts(b, "implementation,fused,api,device_index,device_name,group,case,batch,heads,kv_heads,seq_q,seq_kv,"
                "head_dim,causal,dtype,layout,status,reason,variant,tile_br,tile_bc,median_ms,min_ms,mean_ms,std_ms,"
                "p95_ms,p99_ms,cv,samples,tflops,tokens_per_s,gbytes_per_s,peak_fraction,memory_bytes,rel_l2,max_abs,"
-               "tolerance,passed,speedup_vs_vendor,vendor_reference\n");
+               "tolerance,passed,speedup_vs_vendor,vendor_reference,kv_format,page_size,read_bandwidth_gbps,"
+               "bandwidth_fraction\n");
 }
 
 void bench_csv_row(strbuf *b, const bench_results *res, int i)
@@ -69,5 +70,11 @@ void bench_csv_row(strbuf *b, const bench_results *res, int i)
     csv_number(b, r->speedup_vs_vendor);
     sb_puts(b, ",");
     csv_text(b, r->vendor_reference);
+    /* appended columns: readers by position keep working */
+    sb_printf(b, ",%s,%d,", attnvk_kv_format_name(p->kv_format), p->page_size);
+    const int memory_bound = bench_memory_bound(p);
+    csv_number(b, memory_bound ? r->read_bandwidth_gbps : nan);
+    sb_puts(b, ",");
+    csv_number(b, memory_bound ? r->bandwidth_fraction : nan);
     sb_puts(b, "\n");
 }

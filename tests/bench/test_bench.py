@@ -398,6 +398,12 @@ def test_decode_bandwidth():
            "decode records carry read_bandwidth_gbps and bandwidth_fraction = gbytes_per_s / it")
     expect(pre and all("read_bandwidth_gbps" not in r and "bandwidth_fraction" not in r for r in pre),
            "prefill records carry no bandwidth fields")
+    rc, text, _ = run("bench", *case, "-o", "csv", env=env)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    expect(rc == 0 and len(rows) == 2 and float(rows[0]["read_bandwidth_gbps"]) > 0
+           and float(rows[0]["bandwidth_fraction"]) > 0 and rows[1]["read_bandwidth_gbps"] == ""
+           and all(r["kv_format"] == "dtype" and r["page_size"] == "0" for r in rows),
+           "CSV: kv_format, page_size, and the bandwidth columns on the decode row only")
     rc, table, _ = run("bench", *case, env=env)
     rows = [line for line in table.splitlines() if line.startswith("reference ")]
     expect(len(rows) == 2 and re.search(r" [\d.]+ GB/s \d+% ", rows[0]) and "FLOP/s" in rows[1],

@@ -2,7 +2,9 @@
 # Issue #12's decode measurements on the H100 (device tool; carry .gpu and a
 # staged build, see stage.sh): f16 GQA decode beside cuDNN, Nq 1/4/16, the
 # quantized and paged caches, a split-KV sweep and the models' decode shapes.
-#     BUILD=build-h100 APIS=cuda bash tools/h100/decode.sh
+#     BUILD=build-h100 APIS=cuda,opencl,vulkan bash tools/h100/decode.sh
+# Host-side input building is single-threaded and slow at Nk=64k (a paged
+# twin doubles it): CASE_TIMEOUT defaults to 300 s per run.
 # Writes $OUT/decode-*.json and prints one line per record.
 set -u
 out=${OUT:-/tmp/decode-out}
@@ -29,13 +31,15 @@ PY
 }
 run() { # name, extra args
   local name=$1; shift
-  timeout 150 $avk bench --api "$apis" --min-time "$t" -o json --out "$out/decode-$name.json" "$@" >/dev/null 2>"$out/decode-$name.err"
+  timeout ${CASE_TIMEOUT:-300} $avk bench --api "$apis" --min-time "$t" -o json --out "$out/decode-$name.json" "$@" >/dev/null 2>"$out/decode-$name.err"
   echo "$name exit $?" >>"$out/decode.log"
 }
 run f16 $shape --seq 1 --seq-kv 16384 --impl attnvk,cudnn
 run f16-64k $shape --seq 1 --seq-kv 65536 --impl attnvk,cudnn
 run nq $shape --seq 1,4,16 --seq-kv 32768 --impl attnvk,cudnn
-run q8 $shape --seq 1 --seq-kv 65536 --impl attnvk --kv-dtype q8_0 --page-size 16
+run q8 $shape --seq 1 --seq-kv 65536 --impl attnvk --kv-dtype q8_0
+run paged $shape --seq 1 --seq-kv 32768 --impl attnvk --kv-dtype q8_0 --page-size 16
+run paged-f16 $shape --seq 1 --seq-kv 32768 --impl attnvk --page-size 16
 run q4 $shape --seq 1 --seq-kv 65536 --impl attnvk --kv-dtype q4_0
 run fp8 $shape --seq 1 --seq-kv 65536 --impl attnvk --kv-dtype fp8
 run models --batch 8 --heads 64 --kv-heads 8 --head-dim 128 --dtype f16 --seq 1 --seq-kv 32768 --impl attnvk,cudnn
