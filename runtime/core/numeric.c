@@ -1,4 +1,5 @@
 /* f16/bf16 conversion (round to nearest even), packing, seeded normal inputs. */
+#include "core/parallel.h"
 #include "attnvk/attnvk.h"
 
 #include <math.h>
@@ -102,15 +103,31 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-void attnvk_fill_random(float *x, size_t n, uint64_t seed)
+typedef struct random_job {
+    float *x;
+    size_t n;
+    uint64_t s0;
+} random_job;
+
+/* Values [begin, end) (begin even): the splitmix64 state only advances by a
+ * constant, so a slice starts from s0 + begin steps and the whole array is
+ * the same on any number of threads. */
+static void fill_random_slice(void *ctx, size_t begin, size_t end)
 {
-    uint64_t s = seed * 0x2545f4914f6cdd1dull + 1;
+    const random_job *j = ctx;
+    uint64_t s = j->s0 + (uint64_t)begin * 0x9e3779b97f4a7c15ull;
     const double two_pi = 6.283185307179586;
-    for (size_t i = 0; i < n; i += 2) {
+    for (size_t i = begin; i < end; i += 2) {
         double u1 = ((splitmix64(&s) >> 11) + 1.0) * (1.0 / 9007199254740993.0); /* (0, 1] */
         double u2 = (splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
         double r = sqrt(-2.0 * log(u1));
-        x[i] = (float)(r * cos(two_pi * u2));
-        if (i + 1 < n) x[i + 1] = (float)(r * sin(two_pi * u2));
+        j->x[i] = (float)(r * cos(two_pi * u2));
+        if (i + 1 < j->n) j->x[i + 1] = (float)(r * sin(two_pi * u2));
     }
+}
+
+void attnvk_fill_random(float *x, size_t n, uint64_t seed)
+{
+    random_job j = {x, n, seed * 0x2545f4914f6cdd1dull + 1};
+    avk_parallel_for(n, (size_t)1 << 18, 2, fill_random_slice, &j);
 }

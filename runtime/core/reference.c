@@ -1,9 +1,9 @@
 /* The oracle: plain attention, float64 accumulation, rows split over threads. */
+#include "core/parallel.h"
 #include "core/reference.h"
 #include "core/layout.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -57,51 +57,25 @@ static void attend_row(const avk_reference_job *job, size_t slot, size_t row, do
     if (job->lse_f64) job->lse_f64[slot] = lse;
 }
 
-typedef struct worker {
-    const avk_reference_job *job;
-    size_t begin, end;
-} worker;
-
-static void *work(void *arg)
+/* Rows [begin, end) of the job, with this slice's own scratch. */
+static void work(void *ctx, size_t begin, size_t end)
 {
-    worker *w = arg;
-    const attnvk_problem *p = w->job->p;
+    const avk_reference_job *job = ctx;
+    const attnvk_problem *p = job->p;
     double *scores = malloc(sizeof(double) * (size_t)p->seq_kv);
     double *acc = malloc(sizeof(double) * (size_t)p->head_dim);
     if (scores && acc)
-        for (size_t s = w->begin; s < w->end; ++s)
-            attend_row(w->job, s, w->job->rows ? w->job->rows[s] : s, scores, acc);
+        for (size_t s = begin; s < end; ++s) attend_row(job, s, job->rows ? job->rows[s] : s, scores, acc);
     free(scores);
     free(acc);
-    return (scores && acc) ? NULL : (void *)1;
 }
 
 void avk_reference_run(const avk_reference_job *job)
 {
-    int threads = avk_cpu_threads();
-    /* small jobs aren't worth a thread each */
+    /* small jobs aren't worth a thread each: about 64k multiply-adds a slice at least */
     size_t work_per_row = (size_t)job->p->seq_kv * job->p->head_dim;
-    size_t max_useful = (job->nrows * work_per_row) / 65536 + 1;
-    if ((size_t)threads > max_useful) threads = (int)max_useful;
-    if ((size_t)threads > job->nrows) threads = job->nrows ? (int)job->nrows : 1;
-    worker ws[256];
-    pthread_t tids[256];
-    int started = 0;
-    for (int t = 0; t < threads; ++t) {
-        ws[t].job = job;
-        ws[t].begin = job->nrows * t / threads;
-        ws[t].end = job->nrows * (t + 1) / threads;
-        if (t == 0) continue; /* the calling thread takes slice 0 */
-        if (pthread_create(&tids[t], NULL, work, &ws[t]) == 0) ++started;
-        else { /* no thread: do it inline */
-            work(&ws[t]);
-            tids[t] = 0;
-        }
-    }
-    work(&ws[0]);
-    for (int t = 1; t < threads; ++t)
-        if (tids[t]) pthread_join(tids[t], NULL);
-    (void)started;
+    size_t min_rows = work_per_row ? 65536 / work_per_row + 1 : 1;
+    avk_parallel_for(job->nrows, min_rows, 1, work, (void *)job);
 }
 
 void attnvk_reference(const attnvk_problem *p, const float *q, const float *k, const float *v, float *o,
