@@ -7,7 +7,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 AVK_EMBEDDED(avk_spv_read_bandwidth)
 
@@ -23,41 +22,18 @@ static VkDeviceSize buffer_bytes(const vk_caps *c)
     return bytes & ~(VkDeviceSize)0xffff;
 }
 
-static double host_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* One timed dispatch: device timestamps where the queue has them, else the wall clock. */
 static attnvk_status timed_dispatch(avk_bdev *dev, VkPipeline pipeline, VkDescriptorSet set, uint32_t vectors,
                                     uint32_t groups, double *ms)
 {
-    attnvk_status s = vk_begin(dev);
+    attnvk_status s = vk_begin_timed(dev);
     if (s != ATTNVK_OK) return s;
     VkCommandBuffer cmd = dev->cmd;
-    if (dev->timestamps) {
-        dev->vk.vkCmdResetQueryPool(cmd, dev->timestamps, 0, 2);
-        dev->vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, dev->timestamps, 0);
-    }
     dev->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipeline_layout, 0, 1, &set, 0, NULL);
     dev->vk.vkCmdPushConstants(cmd, dev->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof vectors, &vectors);
     dev->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     dev->vk.vkCmdDispatch(cmd, groups, 1, 1);
-    if (dev->timestamps) dev->vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->timestamps, 1);
-    double t0 = host_ms();
-    s = vk_submit_wait(dev);
-    *ms = host_ms() - t0;
-    if (s != ATTNVK_OK || !dev->timestamps) return s;
-    uint64_t ts[2];
-    VkResult r = dev->vk.vkGetQueryPoolResults(dev->device, dev->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0],
-                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (r != VK_SUCCESS) return vk_status(r, "vkGetQueryPoolResults");
-    uint32_t bits = dev->caps->timestamp_valid_bits;
-    uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
-    *ms = (double)((ts[1] - ts[0]) & mask) * dev->caps->props.limits.timestampPeriod / 1e6;
-    return ATTNVK_OK;
+    return vk_submit_timed(dev, ms);
 }
 
 /* Writes the buffer once: a CPU driver's never-written memory is the kernel's

@@ -105,6 +105,10 @@ attnvk_status vk_buffer_new(avk_bdev *dev, VkDeviceSize bytes, int host_visible,
 void vk_buffer_free(avk_bdev *dev, avk_bbuf *buf);
 attnvk_status vk_begin(avk_bdev *dev);
 attnvk_status vk_submit_wait(avk_bdev *dev);
+/* vk_begin with a start timestamp; vk_submit_timed ends it, submits, waits and
+ * gives the device time (the wall time where the queue has no timestamps). */
+attnvk_status vk_begin_timed(avk_bdev *dev);
+attnvk_status vk_submit_timed(avk_bdev *dev, double *ms);
 
 /* vk_describe.c */
 attnvk_status vk_probe_caps(VkPhysicalDevice phys, vk_caps *caps);

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct avk_bkernel {
     attnvk_problem p;
@@ -197,13 +196,6 @@ static attnvk_status bind_buffers(avk_bdev *dev, const avk_bkernel *k, const avk
     return vk_bind_storage_buffers(dev, bufs, set);
 }
 
-static double host_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static attnvk_status dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
 {
     const VkPhysicalDeviceLimits *lim = &dev->caps->props.limits;
@@ -216,13 +208,9 @@ static attnvk_status dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch 
                         gx, gy, gz);
     VkDescriptorSet set;
     attnvk_status s = bind_buffers(dev, k, a, &set);
-    if (s == ATTNVK_OK) s = vk_begin(dev);
+    if (s == ATTNVK_OK) s = vk_begin_timed(dev);
     if (s != ATTNVK_OK) return s;
     VkCommandBuffer cmd = dev->cmd;
-    if (dev->timestamps) {
-        dev->vk.vkCmdResetQueryPool(cmd, dev->timestamps, 0, 2);
-        dev->vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, dev->timestamps, 0);
-    }
     dev->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipeline_layout, 0, 1, &set, 0, NULL);
     dev->vk.vkCmdPushConstants(cmd, dev->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
     dev->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->main);
@@ -239,22 +227,7 @@ static attnvk_status dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch 
         dev->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->reduce);
         dev->vk.vkCmdDispatch(cmd, rx, ry, 1);
     }
-    if (dev->timestamps) dev->vk.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->timestamps, 1);
-    double t0 = host_ms();
-    s = vk_submit_wait(dev);
-    double wall = host_ms() - t0;
-    if (s != ATTNVK_OK) return s;
-    *device_ms = wall;
-    if (dev->timestamps) {
-        uint64_t ts[2];
-        VkResult r = dev->vk.vkGetQueryPoolResults(dev->device, dev->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0],
-                                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-        if (r != VK_SUCCESS) return vk_status(r, "vkGetQueryPoolResults");
-        uint32_t bits = dev->caps->timestamp_valid_bits;
-        uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
-        *device_ms = (double)((ts[1] - ts[0]) & mask) * dev->caps->props.limits.timestampPeriod / 1e6;
-    }
-    return ATTNVK_OK;
+    return vk_submit_timed(dev, device_ms);
 }
 
 /* gathered in vk_backend.c */

@@ -1,5 +1,7 @@
-/* VkResult -> attnvk_status, with a one-line message. */
+/* VkResult -> attnvk_status with a one-line message, descriptor binding, timed submits. */
 #include "vulkan/vk_internal.h"
+
+#include <time.h>
 
 const char *vk_result_name(VkResult r)
 {
@@ -61,5 +63,42 @@ attnvk_status vk_bind_storage_buffers(avk_bdev *dev, avk_bbuf *const bufs[VK_BIN
                                       .pBufferInfo = &bi[i]};
     }
     dev->vk.vkUpdateDescriptorSets(dev->device, VK_BINDINGS, w, 0, NULL);
+    return ATTNVK_OK;
+}
+
+/* Opens the command buffer with a start timestamp (where the queue has them). */
+attnvk_status vk_begin_timed(avk_bdev *dev)
+{
+    attnvk_status s = vk_begin(dev);
+    if (s == ATTNVK_OK && dev->timestamps) {
+        dev->vk.vkCmdResetQueryPool(dev->cmd, dev->timestamps, 0, 2);
+        dev->vk.vkCmdWriteTimestamp(dev->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, dev->timestamps, 0);
+    }
+    return s;
+}
+
+static double host_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Ends the timestamp, submits and waits: *ms is the device time between the
+ * timestamps, or the host's wall time where the queue has none. */
+attnvk_status vk_submit_timed(avk_bdev *dev, double *ms)
+{
+    if (dev->timestamps) dev->vk.vkCmdWriteTimestamp(dev->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->timestamps, 1);
+    double t0 = host_ms();
+    attnvk_status s = vk_submit_wait(dev);
+    *ms = host_ms() - t0;
+    if (s != ATTNVK_OK || !dev->timestamps) return s;
+    uint64_t ts[2];
+    VkResult r = dev->vk.vkGetQueryPoolResults(dev->device, dev->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0],
+                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) return vk_status(r, "vkGetQueryPoolResults");
+    uint32_t bits = dev->caps->timestamp_valid_bits;
+    uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    *ms = (double)((ts[1] - ts[0]) & mask) * dev->caps->props.limits.timestampPeriod / 1e6;
     return ATTNVK_OK;
 }
