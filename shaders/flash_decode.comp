@@ -1,53 +1,83 @@
 #version 450
 // Decode body (few packed rows, long K/V): a workgroup serves BR packed rows
 // (GQA: the heads of one kv head x the queries) of one (batch, head group,
-// split). Its subgroups stream alternate groups of four keys; each lane holds a slice of the
-// head dim, so one key's K and V rows are read by a whole subgroup in one
-// coalesced pass and every K/V byte leaves memory once per kv head. Scores
-// are subgroup sums, the softmax is online per key in registers, and the
-// subgroups' (max, sum, O) merge through shared memory at the end. Any
-// subgroup size: slices are sized for the smallest (MIN_SUBGROUP).
+// split), so every K/V byte leaves memory once per kv head.
+//
+// A key is read by KEY_LANES lanes of a subgroup, each holding a slice of
+// D / KEY_LANES values, so a subgroup reads sgs / KEY_LANES keys side by side
+// in one coalesced pass (16-byte loads where the slice allows). Each lane
+// group streams KEYS_PER_STEP keys per step: their loads are in flight
+// together, the scores are reduced across the group's lanes with log2
+// (KEY_LANES) shuffles, and the softmax is online per group in registers.
+// At the end the groups of a subgroup merge (max, sum, O) by shuffles and the
+// subgroups through shared memory. Sizes are the host's (vk_variants.c).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 
 #include "flash_common.glsl"
 #include "flash_storage.glsl"
 
-layout(constant_id = 0) const uint BR = 8;          // packed rows per workgroup
-layout(constant_id = 1) const uint BC = 64;         // key granule (split_keys is a multiple)
-layout(constant_id = 2) const uint D = 128;         // head dim (multiple of 4)
+layout(constant_id = 0) const uint BR = 4;            // packed rows per workgroup
+layout(constant_id = 1) const uint BC = 64;           // key granule (split_keys is a multiple)
+layout(constant_id = 2) const uint D = 128;           // head dim (multiple of 4 * KEY_LANES)
 layout(local_size_x_id = 3) in;
-layout(constant_id = 4) const uint MIN_SUBGROUP = 32;
+layout(constant_id = 4) const uint MAX_SUBGROUPS = 4; // workgroup / smallest subgroup
+layout(constant_id = 5) const uint KEY_LANES = 16;    // lanes per key (a power of two <= subgroup)
+layout(constant_id = 6) const uint KEYS_PER_STEP = 4; // keys per lane group per step (1..4)
 
 const uint WG = gl_WorkGroupSize.x;
 const uint D4 = D / 4;
-const uint VPL = (D4 + MIN_SUBGROUP - 1) / MIN_SUBGROUP; // vec4s of a row per lane
-const uint MAX_SG = WG / MIN_SUBGROUP;
+const uint SLICE = D / KEY_LANES;  // values of a row per lane
+const uint NV = SLICE / 4;         // vec4s per lane
+const uint U = KEYS_PER_STEP;
 
 layout(binding = 0) readonly buffer QB { ELEM4 q_data[]; };
 #if AVK_KV_FORMAT == AVK_KV_DTYPE
 layout(binding = 1) readonly buffer KB { ELEM4 k_data[]; };
 layout(binding = 2) readonly buffer VB { ELEM4 v_data[]; };
+#if !defined(ELEM_F32)
+// 16-bit storage: eight values per 16-byte load where a slice is a multiple of 8
+layout(binding = 1) readonly buffer KB8 { uvec4 k_data8[]; };
+layout(binding = 2) readonly buffer VB8 { uvec4 v_data8[]; };
+#endif
 #endif
 layout(binding = 3) writeonly buffer OB { ELEM4 o_data[]; };
 layout(binding = 4) writeonly buffer LB { float lse_data[]; };
 layout(binding = 5) writeonly buffer WOB { vec4 ws_o[]; };
 layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
 
-shared float m_sh[MAX_SG * BR];
-shared float l_sh[MAX_SG * BR];
+shared float m_sh[MAX_SUBGROUPS * BR];
+shared float l_sh[MAX_SUBGROUPS * BR];
 shared vec4 o_sh[BR * D4];
 
-vec4 kv_load(bool values, uint row, uint d4, uint g)
+// Values e0 .. e0+3 of a K (values false) or V row, as f32.
+vec4 kv_load(bool values, uint row, uint e0, uint g)
 {
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-    return avk_kv_load4(values, row, d4 * 4u, g, D);
+    return avk_kv_load4(values, row, e0, g, D);
 #else
-    uint idx = row * D4 + d4;
+    uint idx = (row * D + e0) / 4u;
     return elem_to_vec4(values ? v_data[idx] : k_data[idx]);
 #endif
+}
+
+// A lane's slice (values e0 .. e0 + SLICE) of a K or V row.
+void load_slice(bool values, uint row, uint e0, uint g, out vec4 x[NV])
+{
+#if AVK_KV_FORMAT == AVK_KV_DTYPE && !defined(ELEM_F32)
+    if (SLICE % 8u == 0u) {
+        [[unroll]] for (uint k = 0u; k < NV; k += 2u) {
+            uint idx = (row * D + e0) / 8u + k / 2u;
+            uvec4 w = values ? v_data8[idx] : k_data8[idx];
+            x[k] = elem_to_vec4(w.xy);
+            x[k + 1u] = elem_to_vec4(w.zw);
+        }
+        return;
+    }
+#endif
+    [[unroll]] for (uint k = 0u; k < NV; ++k) x[k] = kv_load(values, row, e0 + 4u * k, g);
 }
 
 void main()
@@ -55,8 +85,13 @@ void main()
     Work w = flash_work(BR, BC);
     uint tid = gl_LocalInvocationID.x;
     uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize, sg = gl_SubgroupID, nsg = gl_NumSubgroups;
+    uint part = lane % KEY_LANES;                  // which slice of D
+    uint groups_per_sg = sgs / KEY_LANES;
+    uint group = sg * groups_per_sg + lane / KEY_LANES;
+    uint n_groups = nsg * groups_per_sg;
+    uint e0 = part * SLICE;
 
-    vec4 q[BR][VPL], o[BR][VPL];
+    vec4 q[BR][NV], o[BR][NV];
     float m[BR], l[BR];
     uint kend[BR];
     [[unroll]] for (uint r = 0u; r < BR; ++r) {
@@ -64,54 +99,77 @@ void main()
         bool valid = pr < w.rows;
         uvec2 hi = avk_q_row(w, valid ? pr : 0u);
         kend[r] = valid ? avk_key_end(w.len, hi.y) : 0u;
-        uint qbase = avk_q_offset(w.b, hi) / 4u;
-        [[unroll]] for (uint k = 0u; k < VPL; ++k) {
-            uint d4 = lane + k * sgs;
+        uint qbase = avk_q_offset(w.b, hi) / 4u + e0 / 4u;
+        [[unroll]] for (uint k = 0u; k < NV; ++k) {
             // the scale folded into Q: scores come out in base-2 units
-            q[r][k] = valid && d4 < D4 ? elem_to_vec4(q_data[qbase + d4]) * pc.scale_log2 : vec4(0.0);
+            q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * pc.scale_log2 : vec4(0.0);
             o[r][k] = vec4(0.0);
         }
         m[r] = NEG_INF;
         l[r] = 0.0;
     }
 
-    // four keys per step: their loads are in flight together, and one vec4
-    // subgroup sum yields all four scores of a row
+    // group `group` takes keys [j0, j0 + U) of every n_groups * U; the lane
+    // groups of a subgroup take neighbouring keys, so each load instruction
+    // reads sgs / KEY_LANES consecutive rows
     uint key_hi = min(w.kv_hi, w.kv_lo + w.ntiles * BC); // ntiles honours the test-only skip
-    for (uint j0 = w.kv_lo + sg * 4u; j0 < key_hi; j0 += nsg * 4u) {
-        vec4 kk[4][VPL], vv[4][VPL];
-        [[unroll]] for (uint u = 0u; u < 4u; ++u) {
-            uint j = j0 + u;
-            bool key_ok = j < key_hi;
-            uint row = key_ok ? avk_kv_row(w.b, w.g, j) : 0u;
-            [[unroll]] for (uint k = 0u; k < VPL; ++k) {
-                uint d4 = lane + k * sgs;
-                bool ok = key_ok && d4 < D4;
-                kk[u][k] = ok ? kv_load(false, row, d4, w.g) : vec4(0.0);
-                vv[u][k] = ok ? kv_load(true, row, d4, w.g) : vec4(0.0);
-            }
+    uint stride = n_groups * U;
+    uint trips = key_hi > w.kv_lo ? (key_hi - w.kv_lo + stride - 1u) / stride : 0u; // uniform
+    for (uint t = 0u; t < trips; ++t) {
+        uint base = w.kv_lo + t * stride + sg * groups_per_sg * U + lane / KEY_LANES;
+        vec4 kk[4][NV], vv[4][NV]; // U <= 4 used (glslang bounds-checks spec-sized arrays as size 1)
+        bool key_ok[4];
+        [[unroll]] for (uint u = 0u; u < U; ++u) {
+            uint j = base + u * groups_per_sg;
+            key_ok[u] = j < key_hi;
+            uint row = key_ok[u] ? avk_kv_row(w.b, w.g, j) : 0u;
+            load_slice(false, row, e0, w.g, kk[u]);
+            load_slice(true, row, e0, w.g, vv[u]);
+            if (!key_ok[u]) // V of a key past the range must not reach O, whatever the row holds
+                [[unroll]] for (uint k = 0u; k < NV; ++k) vv[u][k] = vec4(0.0);
         }
         [[unroll]] for (uint r = 0u; r < BR; ++r) {
             vec4 s4 = vec4(0.0);
-            [[unroll]] for (uint k = 0u; k < VPL; ++k)
-                s4 += vec4(dot(q[r][k], kk[0][k]), dot(q[r][k], kk[1][k]), dot(q[r][k], kk[2][k]), dot(q[r][k], kk[3][k]));
-            s4 = subgroupAdd(s4);
-            uint visible = kend[r] > j0 ? min(kend[r] - j0, 4u) : 0u; // uniform in the subgroup
-            visible = min(visible, key_hi - j0);
-            if (visible == 0u) continue;
-            bvec4 vis = lessThan(uvec4(0u, 1u, 2u, 3u), uvec4(visible));
+            [[unroll]] for (uint k = 0u; k < NV; ++k) {
+                s4.x += dot(q[r][k], kk[0][k]);
+                if (U > 1u) s4.y += dot(q[r][k], kk[1][k]);
+                if (U > 2u) s4.z += dot(q[r][k], kk[2][k]);
+                if (U > 3u) s4.w += dot(q[r][k], kk[3][k]);
+            }
+            [[unroll]] for (uint x = 1u; x < KEY_LANES; x <<= 1u) s4 += subgroupShuffleXor(s4, x);
+            bvec4 vis;
+            [[unroll]] for (uint u = 0u; u < 4u; ++u) vis[u] = u < U && key_ok[u] && base + u * groups_per_sg < kend[r];
             s4 = mix(vec4(NEG_INF), s4, vis);
-            float m_new = max(max(m[r], max(s4.x, s4.y)), max(s4.z, s4.w));
-            float alpha = exp2(m[r] - m_new);
-            vec4 p4 = mix(vec4(0.0), exp2(s4 - m_new), vis);
+            float m_new = max(m[r], max(max(s4.x, s4.y), max(s4.z, s4.w)));
+            bool none = m_new == NEG_INF; // nothing visible to this group yet: the state stays
+            float alpha = none ? 1.0 : exp2(m[r] - m_new);
+            vec4 p4 = none ? vec4(0.0) : mix(vec4(0.0), exp2(s4 - m_new), vis);
             l[r] = l[r] * alpha + (p4.x + p4.y + p4.z + p4.w);
-            [[unroll]] for (uint k = 0u; k < VPL; ++k)
-                o[r][k] = o[r][k] * alpha + p4.x * vv[0][k] + p4.y * vv[1][k] + p4.z * vv[2][k] + p4.w * vv[3][k];
+            [[unroll]] for (uint k = 0u; k < NV; ++k) {
+                vec4 acc = o[r][k] * alpha + p4.x * vv[0][k];
+                if (U > 1u) acc += p4.y * vv[1][k];
+                if (U > 2u) acc += p4.z * vv[2][k];
+                if (U > 3u) acc += p4.w * vv[3][k];
+                o[r][k] = acc;
+            }
             m[r] = m_new;
         }
     }
 
+    // merge the lane groups of the subgroup: lanes of equal `part` pair up
+    for (uint x = KEY_LANES; x < sgs; x <<= 1u) {
+        [[unroll]] for (uint r = 0u; r < BR; ++r) {
+            float m_o = subgroupShuffleXor(m[r], x), l_o = subgroupShuffleXor(l[r], x);
+            float mx = max(m[r], m_o);
+            float a = m[r] == NEG_INF ? 0.0 : exp2(m[r] - mx), b = m_o == NEG_INF ? 0.0 : exp2(m_o - mx);
+            [[unroll]] for (uint k = 0u; k < NV; ++k) o[r][k] = o[r][k] * a + subgroupShuffleXor(o[r][k], x) * b;
+            l[r] = l[r] * a + l_o * b;
+            m[r] = mx;
+        }
+    }
+
     // merge the subgroups: common max per row, O summed in shared memory
+    bool leader = lane < KEY_LANES; // group 0 of the subgroup holds its merged state
     if (lane == 0u) {
         [[unroll]] for (uint r = 0u; r < BR; ++r) {
             m_sh[sg * BR + r] = m[r];
@@ -124,15 +182,12 @@ void main()
         float mx = NEG_INF;
         for (uint s = 0u; s < nsg; ++s) mx = max(mx, m_sh[s * BR + r]);
         float a = m[r] == NEG_INF ? 0.0 : exp2(m[r] - mx);
-        [[unroll]] for (uint k = 0u; k < VPL; ++k) o[r][k] *= a;
+        [[unroll]] for (uint k = 0u; k < NV; ++k) o[r][k] *= a;
     }
     for (uint s = 0u; s < nsg; ++s) {
-        if (sg == s) {
+        if (sg == s && leader) {
             [[unroll]] for (uint r = 0u; r < BR; ++r)
-                [[unroll]] for (uint k = 0u; k < VPL; ++k) {
-                    uint d4 = lane + k * sgs;
-                    if (d4 < D4) o_sh[r * D4 + d4] += o[r][k];
-                }
+                [[unroll]] for (uint k = 0u; k < NV; ++k) o_sh[r * D4 + e0 / 4u + k] += o[r][k];
         }
         barrier();
     }

@@ -11,8 +11,9 @@
 
 /* avk_tuning.extra[] slots: scalar shaders' subgroup reductions; coopmat K/V
  * stages and S accumulator chains (0 = automatic); register-softmax variants:
- * Q in shared memory instead of registers */
-enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3 };
+ * Q in shared memory instead of registers; decode: lanes per key and keys per
+ * step (0 = automatic) */
+enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3, X_KEY_LANES = 0, X_KEYS_PER_STEP = 1 };
 
 #define F32 ATTNVK_F32
 #define F16 ATTNVK_F16
@@ -108,7 +109,7 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
     switch (algo) {
     case VK_ALGO_DECODE:
         if (p->head_dim % 4) return "head dim must be a multiple of 4";
-        if (!c->subgroup_arith) return "needs subgroup arithmetic in compute shaders";
+        if (!c->subgroup_shuffle) return "needs subgroup shuffles in compute shaders";
         return "";
     case VK_ALGO_SCALAR:
         if (p->head_dim % 4) return "head dim must be a multiple of 4";
@@ -191,6 +192,63 @@ static const char *finish_rs_config(const vk_caps *c, uint32_t D, vk_config *cfg
     return "";
 }
 
+/* Registers per lane for each of Q and O in the decode body: the most it
+ * accepts, and the most grown packed rows take (more spills on NVIDIA). */
+enum { VK_DECODE_MAX_REGS = 128, VK_DECODE_GROWN_REGS = 64 };
+
+/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U overrides the decode body's
+ * lanes per key and keys per step (0 or absent: the table's, else automatic). */
+static void decode_env(uint32_t *lanes, uint32_t *keys)
+{
+    const char *v = getenv("ATTNVK_VK_DECODE");
+    if (!v) return;
+    const char *l = strstr(v, "lanes="), *k = strstr(v, "keys=");
+    if (l && atoi(l + 6) > 0) *lanes = (uint32_t)atoi(l + 6);
+    if (k && atoi(k + 5) > 0) *keys = (uint32_t)atoi(k + 5);
+}
+
+/* The decode body (shaders/flash_decode.comp): KEY_LANES lanes share a key,
+ * each holding D / KEY_LANES values; the widest slice a 16-byte load fills
+ * when nothing says otherwise. Q and O of BR rows live in registers. */
+static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
+{
+    static char why[160];
+    uint32_t D = (uint32_t)p->head_dim;
+    uint32_t min_sg = c->min_subgroup ? c->min_subgroup : c->subgroup_size;
+    uint32_t max_sg = c->max_subgroup ? c->max_subgroup : c->subgroup_size;
+    if (cfg->wg % max_sg || cfg->wg % min_sg) return "workgroup size must be a multiple of the subgroup sizes";
+    /* one subgroup size across the dispatch: lane groups are numbered by subgroup */
+    if (c->size_control && c->require_size_compute && min_sg != max_sg) cfg->required_subgroup = min_sg;
+    cfg->subgroup = min_sg;
+    uint32_t lanes = e->extra[X_KEY_LANES] > 0 ? (uint32_t)e->extra[X_KEY_LANES] : 0;
+    uint32_t keys = e->extra[X_KEYS_PER_STEP] > 0 ? (uint32_t)e->extra[X_KEYS_PER_STEP] : 0;
+    decode_env(&lanes, &keys);
+    if (!lanes) { /* a 16-byte load per lane: 8 values of 16-bit storage, 4 otherwise */
+        uint32_t vec = p->kv_format == ATTNVK_KV_DTYPE && p->dtype != ATTNVK_F32 ? 8 : 4;
+        lanes = 1;
+        while (lanes * 2 <= min_sg && D % (lanes * 2 * vec) == 0) lanes *= 2;
+        while (lanes * 2 <= min_sg && D % (lanes * 2 * 4) == 0 && D / lanes > 16) lanes *= 2;
+    }
+    if (!pow2(lanes) || lanes > min_sg || D % (lanes * 4)) {
+        snprintf(why, sizeof why, "decode: %u lanes per key must be a power of two <= the subgroup (%u) with D %% (4 x lanes) == 0",
+                 lanes, min_sg);
+        return why;
+    }
+    uint32_t slice = D / lanes;
+    if (!keys) keys = slice <= 8 ? 4 : slice <= 16 ? 2 : 1;
+    if (keys > 4) return "decode: at most 4 keys per step";
+    /* Q and O of every row in registers: at most 128 floats of each per lane */
+    if (cfg->br * slice > VK_DECODE_MAX_REGS) {
+        snprintf(why, sizeof why, "decode: %u rows x %u values per lane exceed the %d registers kept for Q (and O)",
+                 cfg->br, slice, VK_DECODE_MAX_REGS);
+        return why;
+    }
+    cfg->key_lanes = lanes;
+    cfg->keys_per_step = keys;
+    cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (D / 4) * 16;
+    return "";
+}
+
 /* Fills the derived fields and checks every limit; "" when cfg can run. */
 static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
@@ -206,13 +264,8 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
     cfg->subgroup = c->subgroup_size;
     cfg->required_subgroup = 0;
     if (cfg->algo == VK_ALGO_DECODE) {
-        /* mirrors shaders/flash_decode.comp: per-subgroup (max, sum) per row, and O per row */
-        uint32_t min_sg = c->min_subgroup ? c->min_subgroup : c->subgroup_size;
-        uint32_t max_sg = c->max_subgroup ? c->max_subgroup : c->subgroup_size;
-        if (cfg->br > 32) return "the decode variant serves at most 32 rows per workgroup";
-        if (cfg->wg % max_sg || cfg->wg % min_sg) return "workgroup size must be a multiple of the subgroup sizes";
-        cfg->subgroup = min_sg;
-        cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (D / 4) * 16;
+        const char *decode_why = finish_decode_config(c, p, cfg, e);
+        if (*decode_why) return decode_why;
     } else if (cfg->algo == VK_ALGO_SCALAR || cfg->algo == VK_ALGO_F16) {
         if (cfg->wg % cfg->br || !pow2(cfg->wg / cfg->br))
             return "workgroup size / tile Br must be a power of two (threads per query row)";
@@ -306,8 +359,8 @@ enum { VK_PACKED_ROWS_MAX = 32 };
 static void grow_packed_rows(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     if (!avk_is_decode(p) || cfg->algo > VK_ALGO_DECODE) return;
-    /* the decode body keeps each row's Q and O slices in registers: 16 rows at most, 8 past D=128 */
-    uint32_t cap = cfg->algo != VK_ALGO_DECODE ? VK_PACKED_ROWS_MAX : p->head_dim > 128 ? 8 : 16;
+    /* the decode body keeps each row's Q and O slices in registers (finish_decode_config bounds them) */
+    uint32_t cap = cfg->algo != VK_ALGO_DECODE ? VK_PACKED_ROWS_MAX : 16;
     uint32_t rows = (uint32_t)(avk_gqa_pack(p, p->seq_q, 0) * p->seq_q), want = cfg->br;
     while (want < rows && want < cap) want *= 2;
     for (; want > cfg->br; want /= 2) {
@@ -315,7 +368,8 @@ static void grow_packed_rows(const vk_caps *c, const attnvk_problem *p, vk_confi
         grown.br = want;
         if (grown.algo != VK_ALGO_DECODE && grown.br > grown.wg) grown.wg = grown.br;
         if (grown.algo != VK_ALGO_DECODE && !pow2(grown.wg / grown.br)) continue;
-        if (*finish_config(c, p, &grown, e) == '\0') {
+        if (*finish_config(c, p, &grown, e) == '\0' &&
+            (grown.algo != VK_ALGO_DECODE || grown.br * (uint32_t)p->head_dim / grown.key_lanes <= VK_DECODE_GROWN_REGS)) {
             *cfg = grown;
             return;
         }

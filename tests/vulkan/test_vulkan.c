@@ -93,6 +93,7 @@ static void split_kv_cases(vk_tally *t, attnvk_device *dev, const variant_dtype 
 static void tile_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
 {
     static const int scalar_tiles[][2] = {{8, 16}, {32, 32}, {4, 8}};
+    static const int decode_tiles[][2] = {{8, 16}, {16, 32}, {4, 8}}; /* Q and O of its rows live in registers */
     static const int coopmat_tiles[][2] = {{64, 16}, {64, 64}, {128, 32}};
     static const int emu_tiles[][2] = {{16, 8}, {16, 32}, {16, 24}};
     static const int rs_emu_tiles[][2] = {{16, 8}, {32, 16}, {16, 24}}; /* 32 rows: two row tiles per subgroup */
@@ -104,6 +105,7 @@ static void tile_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
                           : is_rs(vd)         ? rs_tiles[i]
                           : is_emulation(vd)  ? emu_tiles[i]
                           : coopmat           ? coopmat_tiles[i]
+                          : strcmp(vd->variant, "decode") == 0 ? decode_tiles[i]
                                               : scalar_tiles[i];
         attnvk_kernel_options o = {.variant = vd->variant, .tile_br = tile[0], .tile_bc = tile[1]};
         attnvk_problem p = shape(1, 2, 1, 75, 133, 64, i == 1, vd->dtype, i == 2);

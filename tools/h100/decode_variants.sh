@@ -4,7 +4,7 @@
 # checks every output against the float64 reference) and prints GB/s.
 #     BUILD=build-h100 bash tools/h100/decode_variants.sh [SWEEP_FILE]
 # SWEEP_FILE lines: name | environment (VAR=value ..., or -) | bench arguments
-# (after the shared shape). Without
+# (after the shared shape; --api cuda unless they name one; # starts a comment). Without
 # one, the default sweep below. Writes $OUT/variants.txt and the JSON (tar).
 set -u
 out=${OUT:-/tmp/variants-out}
@@ -13,7 +13,7 @@ mkdir -p "$out/json"
 source .gpu/gpu-env.sh
 export ATTNVK_CACHE_DIR=${ATTNVK_CACHE_DIR:-/tmp/attnvk-cache}
 avk=./$build/attnvk
-shape="--api cuda --batch 8 --heads 32 --kv-heads 8 --head-dim 128 --dtype f16 --seq 1 --min-time ${MIN_TIME:-0.1}"
+shape="--batch 8 --heads 32 --kv-heads 8 --head-dim 128 --dtype f16 --seq 1 --min-time ${MIN_TIME:-0.1}"
 default_sweep() {
   cat <<'S'
 f16-16k-mma16 | - | --seq-kv 16384 --impl attnvk,cudnn --variant mma16
@@ -34,6 +34,8 @@ sweep=${1:-}
   envs=$(echo $envs)
   [ "$envs" = - ] && envs=
   [ -z "$name" ] && continue
+  case "$name" in \#*) continue;; esac
+  case "$args" in *--api*) ;; *) args="--api cuda $args";; esac
   timeout ${CASE_TIMEOUT:-90} env $envs $avk bench $shape $args -o json --out "$out/json/$name.json" >/dev/null 2>"$out/json/$name.err"
   rc=$?
   python3 - "$out/json/$name.json" "$name" "$rc" <<'PY' | tee -a "$out/variants.txt"
