@@ -336,21 +336,28 @@ static attnvk_status configure_tensor(const avk_cl_caps *caps, const avk_tuning 
  * device, wins; a variant named in the options keeps its kernel and takes
  * the tiles of its entries. Local memory caps mma-decode at 48 KiB on
  * NVIDIA (no opt-in from OpenCL): q8_0 D=128 rows are 136 bytes, so 4 warps
- * x 2 stages fit 16-key tiles; q4_0's 72-byte rows fit 32.
- * H100 (B=8, H=32, H_kv=8, D=128, Nq=1; before mma-decode): mma-f16 16x32
- * f16 1905 GB/s at Nk=16k; q8_0 2.82 ms, q4_0 2.64 ms at Nk=64k. */
+ * x 2 stages fit 16-key tiles; q4_0's 72-byte rows fit 32. An f16 cache
+ * takes one warp with two 32-key stages: CUDA's mma16 16x32 (2832 GB/s,
+ * 0.93x cuDNN) is that pipeline, K and V of the next tile in flight during
+ * the whole tile, where mma-f16 copies K and V single-buffered, between
+ * barriers. 4 warps x 168 registers: 3 work-groups per SM; one warp needs no cap.
+ * H100 (B=8, H=32, H_kv=8, D=128, Nq=1; before mma-decode, to be remeasured
+ * with tools/h100/sweep-cl6.txt): mma-f16 16x32 f16 1905 GB/s at Nk=16k;
+ * q8_0 2.82 ms, q4_0 2.64 ms at Nk=64k; paged f16 (16, shuffled) 2.1x contiguous. */
 static const struct {
     int max_rows;
     int kv_format; /* -1: any */
     int packed_only; /* 1: GQA-packed rows only (pack > 1) */
     const char *family;
     int br, bc, key_warps, stages;
+    int max_registers; /* -1: the tuning entry's */
 } packed_decode[] = {
-    {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2},
-    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2},
-    {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2},
-    {16, -1, 1, "mma", 16, 32, 0, 0},
-    {1 << 30, -1, 1, "mma", 64, 64, 0, 0},
+    {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2, 168},
+    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168},
+    {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2, 168},
+    {16, ATTNVK_KV_DTYPE, 1, "mma-decode", 16, 32, 1, 2, 0},
+    {16, -1, 1, "mma", 16, 32, 0, 0, -1},
+    {1 << 30, -1, 1, "mma", 64, 64, 0, 0, -1},
 };
 
 /* 1 when a packed_decode entry configured cfg */
@@ -371,6 +378,7 @@ static int route_packed_decode(const avk_cl_caps *caps, const attnvk_device_info
             packed.extra[1] = packed_decode[i].key_warps;
             packed.extra[2] = packed_decode[i].stages;
         }
+        if (packed_decode[i].max_registers >= 0) packed.extra[0] = packed_decode[i].max_registers;
         avk_cl_config trial = *cfg;
         if (configure_tensor(caps, &packed, p, opts, &trial) == ATTNVK_OK) {
             *cfg = trial;

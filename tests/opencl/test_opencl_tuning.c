@@ -117,8 +117,8 @@ static void check_h100(void)
             const attnvk_problem p = decode_problem(ATTNVK_F16, 128, packed[i].nq, (attnvk_kv_format)kv);
             int ok = 0;
             avk_cl_config c = configure(&h100, &p, &ok);
-            /* up to 16 packed rows of a quantized cache: mma-decode, within 48 KiB */
-            const int dec = packed[i].br == 16 && kv != ATTNVK_KV_DTYPE;
+            /* up to 16 packed rows: mma-decode, within 48 KiB */
+            const int dec = packed[i].br == 16;
             const uint64_t local = c.key_warps ? avk_cl_decode_local_bytes(&c) : 0;
             snprintf(what, sizeof what, "H100 f16 decode Nq=%-2d kv=%-5s: %s %dx%d copy %d warps %d stages %d, %llu B",
                      packed[i].nq, attnvk_kv_format_name((attnvk_kv_format)kv), c.variant, c.br, c.bc, c.async,
