@@ -165,6 +165,20 @@ static void run_decode(attnvk_device *dev, const char *variant, uint64_t seed)
         }
     }
     unsetenv("ATTNVK_OPENCL_TUNE");
+
+    /* the warps' merge writes LSE (and split partials), row ranges, and the wrong kernel is caught */
+    attnvk_problem fc[64];
+    const char *fl[64];
+    int nf = avk_test_feature_cases(ATTNVK_F16, fc, fl, 64);
+    const attnvk_problem *decode = find_case(fc, fl, nf, "decode Nq=4 GQA");
+    attnvk_kernel_options split = opts;
+    split.split_kv = 3;
+    tally(avk_cl_check_lse(dev, decode, &opts, "lse, decode", seed + 300));
+    tally(avk_cl_check_lse(dev, decode, &split, "lse, decode split 3", seed + 301));
+    tally(avk_cl_check_lse(dev, find_case(fc, fl, nf, "causal Nq>Nk (empty rows)"), &opts, "lse, empty rows",
+                           seed + 302));
+    tally(avk_cl_check_row_range(dev, decode, &split, 1, 2, "rows 1+2 split 3", seed + 303));
+    tally(avk_cl_check_skip_tile_fails(dev, decode, &opts, "skip last kv tile", seed + 304));
 }
 
 /* Devices with 32 KiB of local memory (configured through the test knob
