@@ -481,8 +481,8 @@ AVK_PRAGMA_UNROLL
 AVK_PRAGMA_UNROLL
         for (int kc = 0; kc < AVK_KC; ++kc) {
 #if DEC_BLOCK_SCALED
-            /* O += (P * d_V[key][block]) . codes: P scaled per 32-value block of D */
-            uint pa[AVK_D / 32][4];
+            /* O += (P * d_V[key][block]) . codes: P scaled per 32-value block
+             * of D, which is n-tiles 4 blk .. 4 blk + 3 of O */
             const int k0 = kc * 16 + 2 * t;
 AVK_PRAGMA_UNROLL
             for (int blk = 0; blk < AVK_D / 32; ++blk) {
@@ -490,18 +490,17 @@ AVK_PRAGMA_UNROLL
 AVK_PRAGMA_UNROLL
                 for (int c = 0; c < 4; ++c)
                     dv[c] = avk_dec_block_scale(v_tile + (k0 + (c / 2) * 8 + c % 2) * DEC_RAW_ROW, blk * 32);
-                pa[blk][0] = avk_pack_f16x2(s[2 * kc][0] * dv[0], s[2 * kc][1] * dv[1]);
-                pa[blk][1] = avk_pack_f16x2(s[2 * kc][2] * dv[0], s[2 * kc][3] * dv[1]);
-                pa[blk][2] = avk_pack_f16x2(s[2 * kc + 1][0] * dv[2], s[2 * kc + 1][1] * dv[3]);
-                pa[blk][3] = avk_pack_f16x2(s[2 * kc + 1][2] * dv[2], s[2 * kc + 1][3] * dv[3]);
-            }
+                const uint p0 = avk_pack_f16x2(s[2 * kc][0] * dv[0], s[2 * kc][1] * dv[1]);
+                const uint p1 = avk_pack_f16x2(s[2 * kc][2] * dv[0], s[2 * kc][3] * dv[1]);
+                const uint p2 = avk_pack_f16x2(s[2 * kc + 1][0] * dv[2], s[2 * kc + 1][1] * dv[3]);
+                const uint p3 = avk_pack_f16x2(s[2 * kc + 1][2] * dv[2], s[2 * kc + 1][3] * dv[3]);
 AVK_PRAGMA_UNROLL
-            for (int n = 0; n < AVK_DT; n += 2) {
-                uint b[4];
-                avk_dec_v_frag(b, v_tile, kc, n, lane);
-                __private const uint *p = pa[n / 4]; /* n-tiles n, n + 1 share block n / 4 */
-                avk_mma(oacc[n], p[0], p[1], p[2], p[3], b[0], b[1] AVK_EMU_ARG);
-                avk_mma(oacc[n + 1], p[0], p[1], p[2], p[3], b[2], b[3] AVK_EMU_ARG);
+                for (int n = 4 * blk; n < 4 * blk + 4; n += 2) {
+                    uint b[4];
+                    avk_dec_v_frag(b, v_tile, kc, n, lane);
+                    avk_mma(oacc[n], p0, p1, p2, p3, b[0], b[1] AVK_EMU_ARG);
+                    avk_mma(oacc[n + 1], p0, p1, p2, p3, b[2], b[3] AVK_EMU_ARG);
+                }
             }
 #else
             const uint p0 = avk_pack_f16x2(s[2 * kc][0], s[2 * kc][1]);
