@@ -29,4 +29,5 @@ contract=$here/../../runtime/contract
 "$clang" -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -target nvptx64-nvidia-nvcl -march=sm_80 ${OPT:--O3} \
   -S -o "$work/k.ptx" "$work/k.cl" ${CLANG_EXTRA:-} '-DAVK_ASM=__asm__ volatile' -DAVK_NATIVE_EXP=1 "$@"
 sed -i 's/^\.target sm_80/.target sm_90/; s/^\.version .*/.version 8.0/' "$work/k.ptx"
+[ -n "${PTX_OUT:-}" ] && cp "$work/k.ptx" "$PTX_OUT"
 "$ptxas" -arch=sm_90 -v ${PTXAS_EXTRA:-} "$work/k.ptx" -o "$work/k.cubin"
