@@ -140,6 +140,22 @@ static void check_h100(void)
              n.key_warps, n.stages, ok ? (unsigned long long)avk_cl_decode_local_bytes(&n) : 0ull);
     expect(ok && n.key_warps >= 1 && avk_cl_decode_local_bytes(&n) <= h100.local_mem, what);
     avk_clear_error();
+    /* a named mma-f16 keeps its kernel (sweeps compare it), with the packed tiles */
+    named.variant = "mma-f16";
+    ok = avk_cl_configure(&caps, &info, &f16, &named, 4, &n) == ATTNVK_OK;
+    snprintf(what, sizeof what, "H100 f16 decode, mma-f16 named: %s %dx%d warps %d", n.variant, n.br, n.bc, n.key_warps);
+    expect(ok && n.key_warps == 0 && n.br == 16 && n.bc == 32, what);
+    avk_clear_error();
+    /* the sweep knob, out of range: refused with the reason */
+    setenv("ATTNVK_OPENCL_TUNE", "key_warps=9", 1);
+    const attnvk_problem q8 = decode_problem(ATTNVK_F16, 128, 1, ATTNVK_KV_Q8_0);
+    named.variant = "mma-decode";
+    ok = avk_cl_configure(&caps, &info, &q8, &named, 4, &n) == ATTNVK_ERROR_INVALID_ARGUMENT &&
+         strstr(attnvk_last_error(), "1-8 key warps") != NULL;
+    snprintf(what, sizeof what, "H100 mma-decode key_warps=9 refused: %s", attnvk_last_error());
+    expect(ok, what);
+    unsetenv("ATTNVK_OPENCL_TUNE");
+    avk_clear_error();
     const attnvk_problem wide = decode_problem(ATTNVK_F16, 256, 1, ATTNVK_KV_Q8_0);
     avk_cl_config c = configure(&h100, &wide, &ok);
     snprintf(what, sizeof what, "H100 q8_0 decode D=256: %s %dx%d (mma-decode stops at D=128)", c.variant, c.br, c.bc);
