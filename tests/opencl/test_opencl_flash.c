@@ -124,24 +124,25 @@ static void run_cache(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
 
 /* The mma-decode body (flash_decode.cl; emulated on PoCL): every KV-cache
  * case at the table's shape (2 warps, 3 stages of 32 keys for the
- * emulation), decode cases also split and at a second shape (3 warps, 2
- * stages of 16 keys: an odd warp count, the shorter ring); head dims above
- * 128 must be refused with a reason. */
+ * emulation), decode cases also split and at other shapes (3 warps, 2
+ * stages of 16 keys: an odd warp count, the shorter ring; 1 warp, 4 stages
+ * of 32 keys, single-query cases); head dims above 128 must be refused. */
 static void run_decode(attnvk_device *dev, const char *variant, uint64_t seed)
 {
     avk_cache_case cases[32];
     int n = avk_test_cache_cases(ATTNVK_F16, cases, 32);
     attnvk_kernel_options opts = {.variant = variant};
     printf("-- %s, KV-cache cases\n", variant);
-    for (int pass = 0; pass < 2; ++pass) {
+    static const char *const shapes[] = {NULL, "key_warps=3,stages=2,bc=16", "key_warps=1,stages=4,bc=32"};
+    for (int pass = 0; pass < 3; ++pass) {
         if (pass) {
-            setenv("ATTNVK_OPENCL_TUNE", "key_warps=3,stages=2,bc=16", 1);
-            printf("-- %s, key_warps=3 stages=2 bc=16: decode cases\n", variant);
+            setenv("ATTNVK_OPENCL_TUNE", shapes[pass], 1);
+            printf("-- %s, %s: decode cases\n", variant, shapes[pass]);
         }
         for (int i = 0; i < n; ++i) {
             avk_cache_case c = cases[i];
             char label[96];
-            if (pass && c.p.seq_q > 16) continue;
+            if (pass && c.p.seq_q > (pass == 1 ? 16 : 1)) continue;
             if (c.p.head_dim > 128) {
                 attnvk_problem wide = c.p;
                 wide.page_size = 0; /* the refusal, not the paging, is under test */
@@ -151,7 +152,7 @@ static void run_decode(attnvk_device *dev, const char *variant, uint64_t seed)
                 continue;
             }
             if (pass) {
-                snprintf(label, sizeof label, "%s, w3s2", c.label);
+                snprintf(label, sizeof label, "%s, %s", c.label, pass == 1 ? "w3s2" : "w1s4");
                 c.label = label;
             }
             tally(avk_test_run_cache_case(dev, &c, &opts, seed + 50 * (uint64_t)pass + (uint64_t)i, 0));
