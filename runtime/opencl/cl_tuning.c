@@ -156,6 +156,7 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     cfg->unroll = !(e->extra[3] & FLAG_NO_UNROLL);
     cfg->async = (e->extra[3] & FLAG_ASYNC) != 0;
     apply_tune_env(cfg, &tm_fixed);
+    cfg->key_warps = cfg->stages = 0;
     if (cfg->ds < 1 || d % (4 * cfg->ds))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: %d lanes per row do not split D=%d into float4s", cfg->ds, d);
     if (cfg->wg < cfg->ds || cfg->wg % cfg->ds)
@@ -240,6 +241,7 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     cfg->opt_disable = (e->extra[3] & FLAG_OPT_DISABLE) && (caps->type & CL_DEVICE_TYPE_CPU);
     cfg->async = (e->extra[3] & FLAG_ASYNC) != 0;
     apply_tune_env(cfg, &tm_unused);
+    cfg->key_warps = cfg->stages = 0; /* mma-decode knobs: not this body */
     if (opts->tile_br) cfg->br = opts->tile_br;
     if (opts->tile_bc) cfg->bc = opts->tile_bc;
     if (cfg->br < 16 || cfg->br > 256 || cfg->br % 16)
@@ -258,6 +260,7 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     uint64_t local = !cfg->async ? (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4
                      : cfg->kv_format != ATTNVK_KV_DTYPE ? 2 * raw_tile + (uint64_t)cfg->bc * (d + 8) * 2
                                                          : (uint64_t)2 * cfg->bc * (d + 8) * 2;
+    if (cfg->async) local += (uint64_t)2 * cfg->bc * 4; /* the K/V rows of two tiles (mma_ops.cl avk_read_rows) */
     if (cfg->emulate) local += (uint64_t)(cfg->br / 16) * (256 + 128) * 4 + (uint64_t)cfg->wg * 4;
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma %dx%d at D=%d needs %llu bytes of local memory, device has %llu",

@@ -154,6 +154,10 @@ static void check_h100(void)
          strstr(attnvk_last_error(), "1-8 key warps") != NULL;
     snprintf(what, sizeof what, "H100 mma-decode key_warps=9 refused: %s", attnvk_last_error());
     expect(ok, what);
+    /* ... and leaves the other bodies alone */
+    named.variant = "mma-f16";
+    ok = avk_cl_configure(&caps, &info, &q8, &named, 4, &n) == ATTNVK_OK && n.key_warps == 0;
+    expect(ok, "H100 mma-f16 ignores key_warps=9");
     unsetenv("ATTNVK_OPENCL_TUNE");
     avk_clear_error();
     const attnvk_problem wide = decode_problem(ATTNVK_F16, 256, 1, ATTNVK_KV_Q8_0);
