@@ -112,8 +112,8 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
                  attnvk_kv_format_name(p->kv_format), dev->caps.khr_fp16 ? " cl_khr_fp16=1" : "");
     else if (cfg->key_warps)
         snprintf(info->params, sizeof info->params,
-                 "key_warps=%d stages=%d mma=m16n8k16%s exp2=%s copy=%s pack=%d split_keys=%u kv=%s%s", cfg->key_warps,
-                 cfg->stages, cfg->emulate ? " (emulated)" : " (ptx)", cfg->native_exp ? "native" : "full",
+                 "key_warps=%d stages=%d maxreg=%d mma=m16n8k16%s exp2=%s copy=%s pack=%d split_keys=%u kv=%s%s",
+                 cfg->key_warps, cfg->stages, cfg->max_registers, cfg->emulate ? " (emulated)" : " (ptx)", cfg->native_exp ? "native" : "full",
                  cfg->emulate ? "emulated" : "cp.async ring", pack, k->args.split_keys,
                  attnvk_kv_format_name(p->kv_format), p->kv_format != ATTNVK_KV_DTYPE ? " fragments=codes" : "");
     else
