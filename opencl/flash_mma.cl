@@ -53,15 +53,16 @@ inline void avk_cp_raw(__local uchar *dst, __global const uchar *src, int valid)
 #endif
 }
 
-/* Starts the copy of the raw rows of keys kt.. (zeros past the visible keys). */
-inline void avk_issue_raw(__local uint4 *dst, __global const uchar *src, const avk_kernel_args *a,
-                          __global const int *block_table, const avk_work *w, int kt, int tid)
+/* Starts the copy of the raw rows of keys kt.. (rows[], mma_ops.cl; zeros
+ * past the visible keys). */
+inline void avk_issue_raw(__local uint4 *dst, __global const uchar *src, __local const uint *rows, const avk_work *w,
+                          int kt, int tid)
 {
     __local uchar *d = (__local uchar *)dst;
     for (int u = tid; u < AVK_BC * AVK_RAW_CHUNKS; u += AVK_WG) {
-        const int kr = u / AVK_RAW_CHUNKS, c = u - kr * AVK_RAW_CHUNKS, key = kt + kr, valid = key < w->kv_end;
-        const long row = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0);
-        avk_cp_raw(d + kr * AVK_KV_ROW_BYTES + c * AVK_RAW_GRAN, src + row * AVK_KV_ROW_BYTES + c * AVK_RAW_GRAN, valid);
+        const int kr = u / AVK_RAW_CHUNKS, c = u - kr * AVK_RAW_CHUNKS, valid = kt + kr < w->kv_end;
+        avk_cp_raw(d + kr * AVK_KV_ROW_BYTES + c * AVK_RAW_GRAN,
+                   src + (ulong)rows[kr] * AVK_KV_ROW_BYTES + c * AVK_RAW_GRAN, valid);
     }
     avk_cp_commit();
 }
@@ -78,8 +79,8 @@ inline void avk_decode_tile(__local uint4 *dst, __local const uint4 *raw, float 
                                                 avk_pack_f16x2(hi.x, hi.y), avk_pack_f16x2(hi.z, hi.w));
     }
 }
-#define AVK_ISSUE_K(kt) avk_issue_raw(Kraw, K, a, block_table, &w, (kt), tid)
-#define AVK_ISSUE_V(kt) avk_issue_raw(Vraw, V, a, block_table, &w, (kt), tid)
+#define AVK_ISSUE_K(kt) avk_issue_raw(Kraw, K, AVK_TILE_ROWS(kt), &w, (kt), tid)
+#define AVK_ISSUE_V(kt) avk_issue_raw(Vraw, V, AVK_TILE_ROWS(kt), &w, (kt), tid)
 /* after a tile's raw rows landed (and a barrier): decode, and let every lane see it */
 #define AVK_DECODE_K()                                 \
     do {                                               \
@@ -92,8 +93,8 @@ inline void avk_decode_tile(__local uint4 *dst, __local const uint4 *raw, float 
         barrier(CLK_LOCAL_MEM_FENCE);                  \
     } while (0)
 #elif AVK_ASYNC
-#define AVK_ISSUE_K(kt) avk_issue_rows(Kbuf, K, a, block_table, &w, (kt), tid)
-#define AVK_ISSUE_V(kt) avk_issue_rows(Vbuf, V, a, block_table, &w, (kt), tid)
+#define AVK_ISSUE_K(kt) avk_issue_rows(Kbuf, K, AVK_TILE_ROWS(kt), &w, (kt), tid)
+#define AVK_ISSUE_V(kt) avk_issue_rows(Vbuf, V, AVK_TILE_ROWS(kt), &w, (kt), tid)
 #define AVK_DECODE_K() ((void)0)
 #define AVK_DECODE_V() ((void)0)
 #endif
@@ -114,6 +115,8 @@ inline uint4 avk_kv_load8_f16(__global const uchar *buf, long row, int d0, float
 }
 
 #if AVK_ASYNC
+/* the K/V rows of the tile at key kt: two buffers, by tile parity */
+#define AVK_TILE_ROWS(kt) (kv_rows + (((kt) / AVK_BC) & 1) * AVK_BC)
 /* natural order: columns 2t, 2t+1 and 2t+8, 2t+9 of step ks */
 #define AVK_QCOL(ks, t, half) ((ks) * 16 + 2 * (t) + 8 * (half))
 #else
@@ -159,6 +162,10 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     __local float emu_a[AVK_NW * 256], emu_b[AVK_NW * 128], emu_x[AVK_WG];
     const avk_emu emu = {emu_a, emu_b, emu_x, warp, lane};
 #endif
+#if AVK_ASYNC
+    __local uint kv_rows[2 * AVK_BC]; /* K/V rows of the tiles in flight (avk_read_rows) */
+    uint pend[AVK_ROWS_PER_ITEM];
+#endif
 
     /* Q fragments of rows g (qa) and g+8 (qb): .x = slots 2t.., .y = slots 2t+8.. */
     uint2 qa[AVK_KS], qb[AVK_KS];
@@ -186,7 +193,12 @@ AVK_PRAGMA_UNROLL
     const int lim_a = avk_row_key_end(a, &w, row_a), lim_b = avk_row_key_end(a, &w, row_b);
 
 #if AVK_ASYNC
-    if (w.t_begin < w.t_end) {
+    if (w.t_begin < w.t_end) { /* rows of the first two tiles, then the first tile's copies */
+        avk_read_rows(pend, a, block_table, &w, w.t_begin * AVK_BC, tid);
+        avk_store_rows(AVK_TILE_ROWS(w.t_begin * AVK_BC), pend, tid);
+        avk_read_rows(pend, a, block_table, &w, (w.t_begin + 1) * AVK_BC, tid);
+        avk_store_rows(AVK_TILE_ROWS((w.t_begin + 1) * AVK_BC), pend, tid);
+        barrier(CLK_LOCAL_MEM_FENCE);
         AVK_ISSUE_K(w.t_begin * AVK_BC);
         AVK_ISSUE_V(w.t_begin * AVK_BC);
     }
@@ -266,6 +278,7 @@ AVK_PRAGMA_UNROLL
 #if AVK_ASYNC
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with K(tile) */
         if (tile + 1 < w.t_end) AVK_ISSUE_K(kt + AVK_BC);
+        avk_read_rows(pend, a, block_table, &w, kt + 2 * AVK_BC, tid); /* stored after V's copies */
 #endif
 
         /* scale into the log2 domain, mask keys past each row's visible end */
@@ -346,6 +359,8 @@ AVK_PRAGMA_UNROLL
 #if AVK_ASYNC
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with V(tile) */
         if (tile + 1 < w.t_end) AVK_ISSUE_V(kt + AVK_BC);
+        /* tile's rows are no longer read (its copies were issued last round): tile + 2's take them */
+        avk_store_rows(AVK_TILE_ROWS(kt), pend, tid);
 #endif
     }
 

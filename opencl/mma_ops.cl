@@ -158,15 +158,33 @@ inline void avk_ldsm_v(uint r[4], __local const ushort *vs_tile, int kc, int dt,
             : "r"((uint)(size_t)p));
 #endif
 }
-/* Copies keys kt.. of a K or V tile (f16 rows, contiguous or paged) into
- * rows of AVK_KROW halves (zeros past the work-group's visible keys). */
-inline void avk_issue_rows(__local uint4 *dst, __global const uchar *src, const avk_kernel_args *a,
-                           __global const int *block_table, const avk_work *w, int kt, int tid)
+/* The K/V rows of a tile's keys are found once per key, not per copy: a
+ * work-group reads the rows of tile t + 2 (block-table reads in flight
+ * while tile t computes) into registers, stores them to local memory after
+ * its last copy of tile t + 1 (avk_store_rows), and the copies of tile t + 2
+ * find them there, a barrier later. */
+#define AVK_ROWS_PER_ITEM ((AVK_BC + AVK_WG - 1) / AVK_WG)
+inline void avk_read_rows(uint pend[AVK_ROWS_PER_ITEM], const avk_kernel_args *a, __global const int *block_table,
+                          const avk_work *w, int kt, int tid)
+{
+    for (int j = 0; j < AVK_ROWS_PER_ITEM; ++j) {
+        const int r = tid + j * AVK_WG, key = kt + r;
+        pend[j] = r < AVK_BC && key < w->kv_end ? (uint)avk_kv_row(a, block_table, w->b, w->g, key) : 0u;
+    }
+}
+inline void avk_store_rows(__local uint *rows, const uint pend[AVK_ROWS_PER_ITEM], int tid)
+{
+    for (int j = 0; j < AVK_ROWS_PER_ITEM; ++j)
+        if (tid + j * AVK_WG < AVK_BC) rows[tid + j * AVK_WG] = pend[j];
+}
+/* Copies keys kt.. of a K or V tile (f16 rows at rows[], contiguous or
+ * paged) into rows of AVK_KROW halves (zeros past the visible keys). */
+inline void avk_issue_rows(__local uint4 *dst, __global const uchar *src, __local const uint *rows, const avk_work *w,
+                           int kt, int tid)
 {
     for (int u = tid; u < AVK_BC * (AVK_D / 8); u += AVK_WG) {
-        const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8), key = kt + kr, valid = key < w->kv_end;
-        const long row = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0);
-        avk_cp16(dst + kr * (AVK_KROW / 8) + c8, src + row * AVK_KV_ROW_BYTES + c8 * 16, valid);
+        const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8), valid = kt + kr < w->kv_end;
+        avk_cp16(dst + kr * (AVK_KROW / 8) + c8, src + (ulong)rows[kr] * AVK_KV_ROW_BYTES + c8 * 16, valid);
     }
     avk_cp_commit();
 }

@@ -167,8 +167,9 @@ static void cl_shutdown(void)
     /* libOpenCL stays loaded: ICDs register atexit handlers in the process */
 }
 
-/* the names avk_cl_configure accepts; mma-f16-emu emulates mma.sync (tests) */
-static const char *const cl_variants[] = {"tiled-f32", "tiled-f16", "mma-f16", "mma-f16-emu", NULL};
+/* the names avk_cl_configure accepts; the -emu ones emulate mma.sync (tests) */
+static const char *const cl_variants[] = {"tiled-f32",  "tiled-f16",      "mma-f16", "mma-f16-emu",
+                                          "mma-decode", "mma-decode-emu", NULL};
 
 const attnvk_backend attnvk_backend_opencl = {
     .api = ATTNVK_API_OPENCL,

@@ -67,19 +67,25 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
     /* the contract's arguments; core plans the splits from this kernel's tiles */
     avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, opts->write_lse);
     if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
-    cfg->split = avk_kernel_args_split(&k->args, p, cfg->br, cfg->bc, (int)dev->caps.compute_units, opts->split_kv);
+    /* mma-decode: a work-group's warps take key_warps tiles per round; a split is whole rounds */
+    const int round = cfg->bc * (cfg->key_warps > 0 ? cfg->key_warps : 1);
+    cfg->split = avk_kernel_args_split(&k->args, p, cfg->br, round, (int)dev->caps.compute_units, opts->split_kv);
     char options[512];
     avk_cl_build_options(cfg, options, sizeof options);
     const avk_cl_source tiled[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_CONTRACT, AVK_CL_SRC_FLASH_TILED,
                                    AVK_CL_SRC_SPLIT_REDUCE};
     const avk_cl_source mma[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_CONTRACT, AVK_CL_SRC_MMA_OPS, AVK_CL_SRC_FLASH_MMA,
                                  AVK_CL_SRC_SPLIT_REDUCE};
+    const avk_cl_source decode[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_CONTRACT, AVK_CL_SRC_MMA_OPS, AVK_CL_SRC_FLASH_DECODE,
+                                    AVK_CL_SRC_SPLIT_REDUCE};
     cl_program prog;
     if (cfg->family == AVK_CL_TILED) s = avk_cl_program(dev, tiled, 4, options, &prog);
-    else s = avk_cl_program(dev, mma, 5, options, &prog);
+    else s = avk_cl_program(dev, cfg->key_warps ? decode : mma, 5, options, &prog);
     if (s != ATTNVK_OK) return s;
-    s = avk_cl_kernel(dev, prog, cfg->family == AVK_CL_TILED ? "avk_flash_tiled" : "avk_flash_mma", (size_t)cfg->wg,
-                      &k->main);
+    const char *entry = cfg->family == AVK_CL_TILED ? "avk_flash_tiled"
+                        : cfg->key_warps            ? "avk_flash_decode"
+                                                    : "avk_flash_mma";
+    s = avk_cl_kernel(dev, prog, entry, (size_t)cfg->wg, &k->main);
     if (s != ATTNVK_OK) return s;
     s = avk_cl_create_buffer(dev, 4, "placeholder", &k->dummy);
     if (s != ATTNVK_OK) return s;
@@ -104,6 +110,12 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
                  cfg->tm, reduce_name(cfg->reduce), cfg->native_exp ? "native" : "full",
                  cfg->async == 1 ? "cp.async" : cfg->async == 2 ? "async-emulated" : "sync", pack, k->args.split_keys,
                  attnvk_kv_format_name(p->kv_format), dev->caps.khr_fp16 ? " cl_khr_fp16=1" : "");
+    else if (cfg->key_warps)
+        snprintf(info->params, sizeof info->params,
+                 "key_warps=%d stages=%d maxreg=%d mma=m16n8k16%s exp2=%s copy=%s pack=%d split_keys=%u kv=%s%s",
+                 cfg->key_warps, cfg->stages, cfg->max_registers, cfg->emulate ? " (emulated)" : " (ptx)", cfg->native_exp ? "native" : "full",
+                 cfg->emulate ? "emulated" : "cp.async ring", pack, k->args.split_keys,
+                 attnvk_kv_format_name(p->kv_format), p->kv_format != ATTNVK_KV_DTYPE ? " fragments=codes" : "");
     else
         snprintf(info->params, sizeof info->params, "warps=%d mma=m16n8k16%s exp2=%s copy=%s pack=%d split_keys=%u kv=%s",
                  cfg->br / 16, cfg->emulate ? " (emulated)" : " (ptx)", cfg->native_exp ? "native" : "full",

@@ -12,7 +12,8 @@
 #include <string.h>
 
 /* extra[] per family -- tiled: {max head-dim columns per lane, reduction,
- * rows per lane, flags}; mma and mma-emu: {register cap, 0, 0, flags}. */
+ * rows per lane, flags}; mma and mma-emu: {register cap, 0, 0, flags};
+ * mma-decode and mma-decode-emu: {register cap, key warps, stages, flags}. */
 enum { FLAG_NATIVE_EXP = 1, FLAG_NO_UNROLL = 2, FLAG_OPT_DISABLE = 4, FLAG_ASYNC = 8 };
 
 static const avk_tuning cl_table[] = {
@@ -22,6 +23,8 @@ static const avk_tuning cl_table[] = {
     {NULL, NULL, NULL, -1, 0, 0, 1, "tiled", 0, 32, 64, {32, AVK_RED_AUTO, 1, 0}},
     /* mma data flow on portable code: tests only, never picked by default */
     {NULL, NULL, NULL, ATTNVK_F16, 0, 0, -1, "mma-emu", 32, 16, 0, {0, 0, 0, FLAG_NO_UNROLL | FLAG_OPT_DISABLE}},
+    /* mma-decode's data flow on portable code: 2 warps, 3 stages (ring wrap-around, warp merge) */
+    {NULL, NULL, NULL, ATTNVK_F16, 0, 0, -1, "mma-decode-emu", 16, 32, 0, {0, 2, 3, FLAG_NO_UNROLL | FLAG_OPT_DISABLE}},
     /* CPU runtimes (PoCL): LLVM builds at run time, so small unrolled bodies */
     {NULL, "cpu", NULL, -1, 0, 0, -1, "tiled", 0, 8, 64, {32, AVK_RED_LOCAL, 1, FLAG_NO_UNROLL}},
     /* NVIDIA: tensor cores (cc >= 8) for f16; shuffles through PTX for the rest.
@@ -30,6 +33,11 @@ static const avk_tuning cl_table[] = {
     {"nvidia", NULL, NULL, ATTNVK_F16, 1, 128, 0, "mma", 64, 64, 0, {0, 0, 0, FLAG_NATIVE_EXP | FLAG_ASYNC}},
     {"nvidia", NULL, NULL, ATTNVK_F16, 1, 128, 1, "mma", 16, 64, 0, {0, 0, 0, FLAG_NATIVE_EXP | FLAG_ASYNC}},
     {"nvidia", NULL, NULL, ATTNVK_F16, 129, 256, -1, "mma", 64, 32, 0, {0, 0, 0, FLAG_NATIVE_EXP | FLAG_ASYNC}},
+    /* mma-decode (flash_decode.cl): picked by packed_decode below, or by name
+     * (2 warps x 2 stages of 16 keys: 34 KiB for f16 D=128, within 48). 168
+     * registers: 3 work-groups of 4 warps per SM (ptxas, sm_90, D=128 4 warps
+     * uncapped: q8_0 247, f16 228, q4_0 223, fp8 173; at 168 q8_0 spills 108 B) */
+    {"nvidia", NULL, NULL, ATTNVK_F16, 0, 0, -1, "mma-decode", 16, 16, 0, {168, 2, 2, FLAG_NATIVE_EXP | FLAG_ASYNC}},
     /* tiled f32 (lanes per row from the column cap, rows per lane, cp.async tiles):
      * D=64: 2 lanes x 2 rows 35.2 (4 x 4: 32.2); D=128: 8 x 4, 256 items 29.9 (128 items 28.9,
      * 8 x 2 25.1, 4 x 2 26.6, no cp.async -7%); D=256: 16 x 4, 8-key tiles 26.4 */
@@ -53,8 +61,12 @@ typedef struct usable_ctx {
 static int entry_usable(const avk_tuning *e, const void *ctx_)
 {
     const usable_ctx *ctx = ctx_;
-    if (ctx->family ? strcmp(e->variant, ctx->family) != 0 : strcmp(e->variant, "mma-emu") == 0) return 0;
-    if (strcmp(e->variant, "mma") == 0 && !avk_cl_has_mma(ctx->caps)) return 0;
+    /* by default only tiled and mma: the emulations are for tests, and
+     * mma-decode is chosen by packed_decode (or named) */
+    if (ctx->family ? strcmp(e->variant, ctx->family) != 0
+                    : strcmp(e->variant, "tiled") != 0 && strcmp(e->variant, "mma") != 0)
+        return 0;
+    if ((strcmp(e->variant, "mma") == 0 || strcmp(e->variant, "mma-decode") == 0) && !avk_cl_has_mma(ctx->caps)) return 0;
     if (strcmp(e->variant, "tiled") == 0) {
         if (e->extra[1] == AVK_RED_NV && !ctx->caps->is_nvidia) return 0;
         if (e->extra[1] == AVK_RED_INTEL && !ctx->caps->intel_subgroups) return 0;
@@ -77,8 +89,9 @@ const char *avk_cl_default_variant(const avk_cl_caps *caps, const attnvk_device_
     return e && strcmp(e->variant, "mma") == 0 ? "mma-f16" : "tiled-f16";
 }
 
-/* ATTNVK_OPENCL_TUNE="ds=8,tm=2,wg=128,bc=16,reduce=1,maxreg=168": a
- * developer knob for tuning sweeps; it wins over the table, not the options. */
+/* ATTNVK_OPENCL_TUNE="ds=8,tm=2,wg=128,bc=16,reduce=1,maxreg=168" (and for
+ * mma-decode "key_warps=4,stages=3,bc=32"): a developer knob for tuning
+ * sweeps; it wins over the table, not the options. */
 static void apply_tune_env(avk_cl_config *cfg, int *tm_fixed)
 {
     const char *env = getenv("ATTNVK_OPENCL_TUNE");
@@ -101,6 +114,8 @@ static void apply_tune_env(avk_cl_config *cfg, int *tm_fixed)
         else if (!strcmp(tok, "nativeexp")) cfg->native_exp = v;
         else if (!strcmp(tok, "unroll")) cfg->unroll = v;
         else if (!strcmp(tok, "async")) cfg->async = v;
+        else if (!strcmp(tok, "key_warps")) cfg->key_warps = v;
+        else if (!strcmp(tok, "stages")) cfg->stages = v;
     }
 }
 
@@ -141,6 +156,7 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     cfg->unroll = !(e->extra[3] & FLAG_NO_UNROLL);
     cfg->async = (e->extra[3] & FLAG_ASYNC) != 0;
     apply_tune_env(cfg, &tm_fixed);
+    cfg->key_warps = cfg->stages = 0;
     if (cfg->ds < 1 || d % (4 * cfg->ds))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: %d lanes per row do not split D=%d into float4s", cfg->ds, d);
     if (cfg->wg < cfg->ds || cfg->wg % cfg->ds)
@@ -225,6 +241,7 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     cfg->opt_disable = (e->extra[3] & FLAG_OPT_DISABLE) && (caps->type & CL_DEVICE_TYPE_CPU);
     cfg->async = (e->extra[3] & FLAG_ASYNC) != 0;
     apply_tune_env(cfg, &tm_unused);
+    cfg->key_warps = cfg->stages = 0; /* mma-decode knobs: not this body */
     if (opts->tile_br) cfg->br = opts->tile_br;
     if (opts->tile_bc) cfg->bc = opts->tile_bc;
     if (cfg->br < 16 || cfg->br > 256 || cfg->br % 16)
@@ -243,6 +260,7 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     uint64_t local = !cfg->async ? (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4
                      : cfg->kv_format != ATTNVK_KV_DTYPE ? 2 * raw_tile + (uint64_t)cfg->bc * (d + 8) * 2
                                                          : (uint64_t)2 * cfg->bc * (d + 8) * 2;
+    if (cfg->async) local += (uint64_t)2 * cfg->bc * 4; /* the K/V rows of two tiles (mma_ops.cl avk_read_rows) */
     if (cfg->emulate) local += (uint64_t)(cfg->br / 16) * (256 + 128) * 4 + (uint64_t)cfg->wg * 4;
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
@@ -251,12 +269,128 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     return ATTNVK_OK;
 }
 
+/* mma-decode: local memory of flash_decode.cl (its rings, or the warps'
+ * merge that reuses them, plus the emulation's scratch) */
+uint64_t avk_cl_decode_local_bytes(const avk_cl_config *c)
+{
+    const uint64_t row = c->kv_format != ATTNVK_KV_DTYPE ? kv_row_bytes(c->kv_format, c->head_dim) : (uint64_t)c->head_dim * 2;
+    const uint64_t raw_row = row % 32 == 0 ? row + 16 : row; /* DEC_RAW_ROW */
+    const uint64_t rings = (uint64_t)c->key_warps * c->stages * 2 * c->bc * raw_row;
+    const uint64_t merge = (uint64_t)c->key_warps * 16 * (c->head_dim + 2) * 4;
+    uint64_t local = rings > merge ? rings : merge; /* both multiples of 16: the kernel's uint4 array */
+    if (c->emulate) local += (uint64_t)c->key_warps * (256 + 128) * 4 + (uint64_t)c->wg * 8;
+    return local;
+}
+
+static attnvk_status configure_decode(const avk_cl_caps *caps, const avk_tuning *e, const attnvk_problem *p,
+                                      const attnvk_kernel_options *opts, avk_cl_config *cfg)
+{
+    const int d = p->head_dim;
+    if (!cfg->f16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the mma-decode variant runs f16 data only");
+    if (d % 16 || d > 128)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma-decode takes head dims that are multiples of 16 up to 128 (got %d)", d);
+    int tm_unused = 0;
+    cfg->br = 16;
+    cfg->bc = e->tile_bc;
+    cfg->key_warps = e->extra[1] > 0 ? e->extra[1] : 4;
+    cfg->stages = e->extra[2] > 0 ? e->extra[2] : 2;
+    cfg->max_registers = e->extra[0];
+    cfg->native_exp = (e->extra[3] & FLAG_NATIVE_EXP) != 0;
+    cfg->unroll = !(e->extra[3] & FLAG_NO_UNROLL) && !cfg->emulate;
+    cfg->opt_disable = (e->extra[3] & FLAG_OPT_DISABLE) && (caps->type & CL_DEVICE_TYPE_CPU);
+    apply_tune_env(cfg, &tm_unused);
+    if (opts->tile_br) cfg->br = opts->tile_br;
+    if (opts->tile_bc) cfg->bc = opts->tile_bc;
+    if (cfg->br != 16 || (cfg->bc != 16 && cfg->bc != 32))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mma-decode needs tile_br 16 and tile_bc 16 or 32 (got %dx%d)",
+                        cfg->br, cfg->bc);
+    if (cfg->key_warps < 1 || cfg->key_warps > 8 || cfg->stages < 2 || cfg->stages > 6)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mma-decode needs 1-8 key warps and 2-6 stages (got %d, %d)",
+                        cfg->key_warps, cfg->stages);
+    cfg->wg = 32 * cfg->key_warps;
+    cfg->ds = cfg->tm = 1;
+    cfg->async = cfg->emulate ? 2 : 1;
+    if ((size_t)cfg->wg > (caps->max_workgroup ? caps->max_workgroup : 256))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mma-decode: %d warps exceed the device's work-group limit",
+                        cfg->key_warps);
+    const uint64_t local = avk_cl_decode_local_bytes(cfg);
+    if (local > caps->local_mem)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "mma-decode 16x%d, %d warps x %d stages at D=%d (%s) needs %llu bytes of local memory, device "
+                        "has %llu",
+                        cfg->bc, cfg->key_warps, cfg->stages, d, attnvk_kv_format_name(p->kv_format),
+                        (unsigned long long)local, (unsigned long long)caps->local_mem);
+    snprintf(cfg->variant, sizeof cfg->variant, cfg->emulate ? "mma-decode-emu" : "mma-decode");
+    return ATTNVK_OK;
+}
+
+static attnvk_status configure_tensor(const avk_cl_caps *caps, const avk_tuning *e, const attnvk_problem *p,
+                                      const attnvk_kernel_options *opts, avk_cl_config *cfg)
+{
+    cfg->family = AVK_CL_MMA;
+    cfg->emulate = !strcmp(e->variant, "mma-emu") || !strcmp(e->variant, "mma-decode-emu");
+    return !strncmp(e->variant, "mma-decode", 10) ? configure_decode(caps, e, p, opts, cfg)
+                                                   : configure_mma(caps, e, p, opts, cfg);
+}
+
 /* Decode with GQA packing: the row tile follows the packed rows (pack * Nq),
- * not Nq, so a kv head's whole group shares each K/V tile. mma bodies:
- * rows up to max_rows -> br x bc (br a multiple of 16). */
+ * not Nq, so a kv head's whole group shares each K/V tile. The first entry
+ * that fits the rows and the kv format, and whose kernel builds on the
+ * device, wins; a variant named in the options keeps its kernel and takes
+ * the tiles of its entries. Local memory caps mma-decode at 48 KiB on
+ * NVIDIA (no opt-in from OpenCL): q8_0 D=128 rows are 136 bytes, so 4 warps
+ * x 2 stages fit 16-key tiles; q4_0's 72-byte rows fit 32. An f16 cache
+ * takes one warp with two 32-key stages: CUDA's mma16 16x32 (2832 GB/s,
+ * 0.93x cuDNN) is that pipeline, K and V of the next tile in flight during
+ * the whole tile, where mma-f16 copies K and V single-buffered, between
+ * barriers. 4 warps x 168 registers: 3 work-groups per SM; one warp needs no cap.
+ * H100 (B=8, H=32, H_kv=8, D=128, Nq=1; before mma-decode, to be remeasured
+ * with tools/h100/sweep-cl6.txt): mma-f16 16x32 f16 1905 GB/s at Nk=16k;
+ * q8_0 2.82 ms, q4_0 2.64 ms at Nk=64k; paged f16 (16, shuffled) 2.1x contiguous. */
 static const struct {
-    int max_rows, br, bc;
-} packed_decode_mma[] = {{16, 16, 32}, {1 << 30, 64, 64}};
+    int max_rows;
+    int kv_format; /* -1: any */
+    int packed_only; /* 1: GQA-packed rows only (pack > 1) */
+    const char *family;
+    int br, bc, key_warps, stages;
+    int max_registers; /* -1: the tuning entry's */
+} packed_decode[] = {
+    {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2, 168},
+    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168},
+    {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2, 168},
+    {16, ATTNVK_KV_DTYPE, 1, "mma-decode", 16, 32, 1, 2, 0},
+    {16, -1, 1, "mma", 16, 32, 0, 0, -1},
+    {1 << 30, -1, 1, "mma", 64, 64, 0, 0, -1},
+};
+
+/* 1 when a packed_decode entry configured cfg */
+static int route_packed_decode(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
+                               const attnvk_kernel_options *opts, int pack, const char *family, avk_cl_config *cfg)
+{
+    const int64_t rows = (int64_t)pack * p->seq_q;
+    for (size_t i = 0; i < sizeof packed_decode / sizeof *packed_decode; ++i) {
+        const int fmt = packed_decode[i].kv_format;
+        if (rows > packed_decode[i].max_rows || (fmt >= 0 && fmt != (int)p->kv_format)) continue;
+        if ((packed_decode[i].packed_only && pack <= 1) || (family && strcmp(family, packed_decode[i].family))) continue;
+        const avk_tuning *e = lookup(caps, info, p->dtype, p->head_dim, 1, packed_decode[i].family);
+        if (!e) continue;
+        avk_tuning packed = *e;
+        packed.tile_br = packed_decode[i].br;
+        packed.tile_bc = packed_decode[i].bc;
+        if (packed_decode[i].key_warps) {
+            packed.extra[1] = packed_decode[i].key_warps;
+            packed.extra[2] = packed_decode[i].stages;
+        }
+        if (packed_decode[i].max_registers >= 0) packed.extra[0] = packed_decode[i].max_registers;
+        avk_cl_config trial = *cfg;
+        if (configure_tensor(caps, &packed, p, opts, &trial) == ATTNVK_OK) {
+            *cfg = trial;
+            return 1;
+        }
+        avk_clear_error(); /* say D=256 for mma-decode: the next entry */
+    }
+    return 0;
+}
 
 attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
                                const attnvk_kernel_options *opts, int pack, avk_cl_config *cfg)
@@ -269,8 +403,9 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
     const char *family = NULL;
     if (opts->variant) {
         static const struct { const char *name, *family; int f16, emulate; } names[] = {
-            {"tiled-f32", "tiled", 0, 0}, {"tiled-f16", "tiled", 1, 0},
-            {"mma-f16", "mma", 1, 0},     {"mma-f16-emu", "mma-emu", 1, 1}};
+            {"tiled-f32", "tiled", 0, 0},         {"tiled-f16", "tiled", 1, 0},
+            {"mma-f16", "mma", 1, 0},             {"mma-f16-emu", "mma-emu", 1, 1},
+            {"mma-decode", "mma-decode", 1, 0}, {"mma-decode-emu", "mma-decode-emu", 1, 1}};
         for (size_t i = 0; i < sizeof names / sizeof *names && !family; ++i) {
             if (strcmp(opts->variant, names[i].name)) continue;
             if (names[i].f16 != cfg->f16)
@@ -281,33 +416,25 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
         }
         if (!family)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "unknown OpenCL variant '%s' (tiled-f32, tiled-f16, mma-f16, mma-f16-emu)", opts->variant);
-        if (!strcmp(family, "mma") && !avk_cl_has_mma(caps))
-            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma-f16 needs an NVIDIA GPU of compute capability >= 8.0");
+                            "unknown OpenCL variant '%s' (tiled-f32, tiled-f16, mma-f16, mma-f16-emu, mma-decode, "
+                            "mma-decode-emu)",
+                            opts->variant);
+        if ((!strcmp(family, "mma") || !strcmp(family, "mma-decode")) && !avk_cl_has_mma(caps))
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s needs an NVIDIA GPU of compute capability >= 8.0",
+                            opts->variant);
     }
     const int decode = avk_is_decode(p);
     const avk_tuning *e = lookup(caps, info, p->dtype, p->head_dim, decode, family);
     if (!e && !family) e = lookup(caps, info, p->dtype, p->head_dim, decode, "tiled");
     if (!e) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "no OpenCL tuning entry fits this device and problem");
     if (!strcmp(e->variant, "mma") && p->head_dim % 16) e = lookup(caps, info, p->dtype, p->head_dim, decode, "tiled");
-    attnvk_status s;
     if (!strcmp(e->variant, "tiled")) {
         cfg->family = AVK_CL_TILED;
-        s = configure_tiled(caps, e, p, opts, cfg);
-    } else {
-        cfg->family = AVK_CL_MMA;
-        cfg->emulate = !strcmp(e->variant, "mma-emu");
-        avk_tuning packed = *e;
-        if (decode && pack > 1 && !cfg->emulate)
-            for (size_t i = 0; i < sizeof packed_decode_mma / sizeof *packed_decode_mma; ++i)
-                if ((int64_t)pack * p->seq_q <= packed_decode_mma[i].max_rows) {
-                    packed.tile_br = packed_decode_mma[i].br;
-                    packed.tile_bc = packed_decode_mma[i].bc;
-                    break;
-                }
-        s = configure_mma(caps, &packed, p, opts, cfg);
+        return configure_tiled(caps, e, p, opts, cfg);
     }
-    return s;
+    const int emulated = !strcmp(e->variant, "mma-emu") || !strcmp(e->variant, "mma-decode-emu");
+    if (decode && !emulated && route_packed_decode(caps, info, p, opts, pack, family, cfg)) return ATTNVK_OK;
+    return configure_tensor(caps, e, p, opts, cfg);
 }
 
 void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
@@ -320,9 +447,11 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
                        cfg->bc, cfg->reduce, cfg->kv_format);
     else
         len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=1 -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_ASYNC=%d "
-                               "-DAVK_NW=%d -DAVK_BC=%d -DAVK_EMULATE=%d -DAVK_KV_FORMAT=%d",
-                       cfg->head_dim, cfg->native_exp, cfg->unroll, cfg->async, cfg->br / 16, cfg->bc, cfg->emulate,
-                       cfg->kv_format);
+                               "-DAVK_NW=%d -DAVK_BC=%d -DAVK_EMULATE=%d -DAVK_KV_FORMAT=%d -DAVK_KEY_WARPS=%d "
+                               "-DAVK_STAGES=%d",
+                       cfg->head_dim, cfg->native_exp, cfg->unroll, cfg->async,
+                       cfg->key_warps ? cfg->key_warps : cfg->br / 16, cfg->bc, cfg->emulate, cfg->kv_format,
+                       cfg->key_warps, cfg->stages);
     if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
     if (cfg->opt_disable && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " -cl-opt-disable");

@@ -28,6 +28,8 @@ typedef struct avk_cl_config {
     int max_registers; /* NVIDIA: -cl-nv-maxrregcount, 0 = compiler's choice */
     int kv_format;    /* attnvk_kv_format of K/V: -DAVK_KV_FORMAT */
     int split;        /* split-KV partitions, as core planned them (1 = none) */
+    int key_warps;    /* mma-decode (flash_decode.cl): warps sharing one 16-row tile, splitting its keys; 0 otherwise */
+    int stages;       /* mma-decode: raw K/V stages in each warp's cp.async ring */
 } avk_cl_config;
 
 /* Picks and validates a configuration for rows packed pack query heads at
@@ -38,6 +40,8 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
                                const attnvk_kernel_options *opts, int pack, avk_cl_config *cfg);
 /* The -D options for cfg (one program per distinct string). */
 void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n);
+/* Local memory the mma-decode body (flash_decode.cl) declares for cfg. */
+uint64_t avk_cl_decode_local_bytes(const avk_cl_config *cfg);
 const char *avk_cl_default_variant(const avk_cl_caps *caps, const attnvk_device_info *info);
 
 #endif

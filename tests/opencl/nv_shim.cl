@@ -41,4 +41,13 @@ OVL float vload_half(size_t i, __local const half *p)
     __asm__("{ .reg .b16 h; ld.shared.b16 h, [%1]; cvt.f32.f16 %0, h; }" : "=f"(r) : "r"((uint)(size_t)((__local const ushort *)p + i)));
     return r;
 }
+OVL float4 vload_half4(size_t i, __global const half *p)
+{
+    return (float4)(vload_half(4 * i, p), vload_half(4 * i + 1, p), vload_half(4 * i + 2, p), vload_half(4 * i + 3, p));
+}
+OVL void vstore_half_rte(float v, size_t i, __global half *p)
+{
+    __asm__ volatile("{ .reg .b16 h; cvt.rn.f16.f32 h, %0; st.global.b16 [%1], h; }" ::"f"(v), "l"((__global ushort *)p + i));
+}
+OVL int max(int a, int b) { return a > b ? a : b; }
 OVL uint popcount(uint x) { return (uint)__builtin_popcount(x); }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lowers an attnvk OpenCL kernel to PTX with clang (nvptx64-nvidia-nvcl and
 # tests/opencl/nv_shim.cl) and assembles it with ptxas for sm_90: checks the
-# inline PTX and prints registers/spills. Usage: ptx_check.sh tiled|mma -DAVK_D=128 ...
+# inline PTX and prints registers/spills. Usage: ptx_check.sh tiled|mma|decode -DAVK_D=128 ...
+# (decode: flash_decode.cl, say -DAVK_F16=1 -DAVK_ASYNC=1 -DAVK_KV_FORMAT=1 -DAVK_KEY_WARPS=4 -DAVK_STAGES=2 -DAVK_BC=16)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 kernels=$here/../../opencl
@@ -10,7 +11,11 @@ clang=${CLANG:-clang-15}
 ptxas=${PTXAS:-/usr/local/cuda/bin/ptxas}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if [ "$which" = mma ]; then files="$kernels/mma_ops.cl $kernels/flash_mma.cl"; else files="$kernels/flash_$which.cl"; fi
+case $which in
+  mma) files="$kernels/mma_ops.cl $kernels/flash_mma.cl" ;;
+  decode) files="$kernels/mma_ops.cl $kernels/flash_decode.cl" ;;
+  *) files="$kernels/flash_$which.cl" ;;
+esac
 # shellcheck disable=SC2086
 contract=$here/../../runtime/contract
 # the program prelude cl_program.c builds: flags, then the argument struct from kernel_args.def
@@ -24,4 +29,5 @@ contract=$here/../../runtime/contract
 "$clang" -x cl -cl-std=CL1.2 -Xclang -finclude-default-header -target nvptx64-nvidia-nvcl -march=sm_80 ${OPT:--O3} \
   -S -o "$work/k.ptx" "$work/k.cl" ${CLANG_EXTRA:-} '-DAVK_ASM=__asm__ volatile' -DAVK_NATIVE_EXP=1 "$@"
 sed -i 's/^\.target sm_80/.target sm_90/; s/^\.version .*/.version 8.0/' "$work/k.ptx"
-"$ptxas" -arch=sm_90 -v "$work/k.ptx" -o "$work/k.cubin"
+[ -n "${PTX_OUT:-}" ] && cp "$work/k.ptx" "$PTX_OUT"
+"$ptxas" -arch=sm_90 -v ${PTXAS_EXTRA:-} "$work/k.ptx" -o "$work/k.cubin"

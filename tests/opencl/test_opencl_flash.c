@@ -122,6 +122,66 @@ static void run_cache(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
     }
 }
 
+/* The mma-decode body (flash_decode.cl; emulated on PoCL): every KV-cache
+ * case at the table's shape (2 warps, 3 stages of 32 keys for the
+ * emulation), decode cases also split and at other shapes (3 warps, 2
+ * stages of 16 keys: an odd warp count, the shorter ring; 1 warp, 4 stages
+ * of 32 keys, single-query cases); head dims above 128 must be refused. */
+static void run_decode(attnvk_device *dev, const char *variant, uint64_t seed)
+{
+    avk_cache_case cases[32];
+    int n = avk_test_cache_cases(ATTNVK_F16, cases, 32);
+    attnvk_kernel_options opts = {.variant = variant};
+    printf("-- %s, KV-cache cases\n", variant);
+    static const char *const shapes[] = {NULL, "key_warps=3,stages=2,bc=16", "key_warps=1,stages=4,bc=32"};
+    for (int pass = 0; pass < 3; ++pass) {
+        if (pass) {
+            setenv("ATTNVK_OPENCL_TUNE", shapes[pass], 1);
+            printf("-- %s, %s: decode cases\n", variant, shapes[pass]);
+        }
+        for (int i = 0; i < n; ++i) {
+            avk_cache_case c = cases[i];
+            char label[96];
+            if (pass && c.p.seq_q > (pass == 1 ? 16 : 1)) continue;
+            if (c.p.head_dim > 128) {
+                attnvk_problem wide = c.p;
+                wide.page_size = 0; /* the refusal, not the paging, is under test */
+                if (!pass)
+                    tally(avk_cl_expect_status(dev, &wide, &opts, ATTNVK_ERROR_UNSUPPORTED, "up to 128",
+                                               "mma-decode refuses D=256"));
+                continue;
+            }
+            if (pass) {
+                snprintf(label, sizeof label, "%s, %s", c.label, pass == 1 ? "w3s2" : "w1s4");
+                c.label = label;
+            }
+            tally(avk_test_run_cache_case(dev, &c, &opts, seed + 50 * (uint64_t)pass + (uint64_t)i, 0));
+            if (!pass && c.p.seq_q <= 16) {
+                attnvk_kernel_options o = opts;
+                o.split_kv = 3;
+                snprintf(label, sizeof label, "%s, split 3", c.label);
+                c.label = label;
+                tally(avk_test_run_cache_case(dev, &c, &o, seed + 100 + (uint64_t)i, 0));
+            }
+        }
+    }
+    unsetenv("ATTNVK_OPENCL_TUNE");
+
+    /* the warps' merge writes LSE (and split partials), row ranges, and the wrong kernel is caught */
+    attnvk_problem fc[64];
+    const char *fl[64];
+    int nf = avk_test_feature_cases(ATTNVK_F16, fc, fl, 64);
+    const attnvk_problem *decode = find_case(fc, fl, nf, "decode Nq=4 GQA");
+    attnvk_kernel_options split = opts;
+    split.split_kv = 3;
+    tally(avk_cl_check_lse(dev, decode, &opts, "lse, decode", seed + 300));
+    tally(avk_cl_check_lse(dev, decode, &split, "lse, decode split 3", seed + 301));
+    tally(avk_cl_check_lse(dev, find_case(fc, fl, nf, "causal Nq>Nk (empty rows)"), &opts, "lse, empty rows",
+                           seed + 302));
+    tally(avk_cl_check_row_range(dev, decode, &split, 1, 2, "rows 1+2 split 3", seed + 303));
+    tally(avk_cl_check_skip_tile_fails(dev, decode, &opts, "skip last kv tile", seed + 304));
+}
+
 /* Devices with 32 KiB of local memory (configured through the test knob
  * ATTNVK_OPENCL_LOCAL_MEM on a second handle): the portable decode bodies
  * must shrink their key tiles, not refuse, and stay correct. */
@@ -208,11 +268,17 @@ int main(void)
         {"tiled-f16", ATTNVK_F16, 0},
         {"mma-f16", ATTNVK_F16, 1},
         {"mma-f16-emu", ATTNVK_F16, 0},
+        {"mma-decode", ATTNVK_F16, 1},
+        {"mma-decode-emu", ATTNVK_F16, 0},
     };
     for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i) {
         if (!wanted(variants[i].variant)) continue;
         if (variants[i].needs_mma && !info->cooperative_matrix) {
             printf("-- %s: not on this device (needs NVIDIA compute capability >= 8.0)\n", variants[i].variant);
+            continue;
+        }
+        if (!strncmp(variants[i].variant, "mma-decode", 10)) {
+            run_decode(dev, variants[i].variant, seed + 1000 * i);
             continue;
         }
         run_variant(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i);

@@ -117,15 +117,55 @@ static void check_h100(void)
             const attnvk_problem p = decode_problem(ATTNVK_F16, 128, packed[i].nq, (attnvk_kv_format)kv);
             int ok = 0;
             avk_cl_config c = configure(&h100, &p, &ok);
-            snprintf(what, sizeof what, "H100 f16 decode Nq=%-2d kv=%-5s: %s %dx%d copy %d", packed[i].nq,
-                     attnvk_kv_format_name((attnvk_kv_format)kv), c.variant, c.br, c.bc, c.async);
-            expect(ok && c.family == AVK_CL_MMA && !c.emulate && c.br == packed[i].br && c.bc == packed[i].bc &&
-                       c.async == 1 && c.kv_format == kv,
+            /* up to 16 packed rows: mma-decode, within 48 KiB */
+            const int dec = packed[i].br == 16;
+            const uint64_t local = c.key_warps ? avk_cl_decode_local_bytes(&c) : 0;
+            snprintf(what, sizeof what, "H100 f16 decode Nq=%-2d kv=%-5s: %s %dx%d copy %d warps %d stages %d, %llu B",
+                     packed[i].nq, attnvk_kv_format_name((attnvk_kv_format)kv), c.variant, c.br, c.bc, c.async,
+                     c.key_warps, c.stages, (unsigned long long)local);
+            expect(ok && c.family == AVK_CL_MMA && !c.emulate && c.br == packed[i].br && c.async == 1 &&
+                       c.kv_format == kv && (dec ? c.key_warps >= 1 && local <= h100.local_mem
+                                                 : c.key_warps == 0 && c.bc == packed[i].bc),
                    what);
         }
+    /* named mma-decode on an f16 cache, and the D=256 quantized cache it cannot take */
+    attnvk_problem f16 = decode_problem(ATTNVK_F16, 128, 1, ATTNVK_KV_DTYPE);
+    avk_cl_caps caps;
+    attnvk_device_info info;
+    describe(&h100, &caps, &info);
+    attnvk_kernel_options named = {.variant = "mma-decode"};
+    avk_cl_config n;
+    int ok = avk_cl_configure(&caps, &info, &f16, &named, 4, &n) == ATTNVK_OK;
+    snprintf(what, sizeof what, "H100 f16 decode, mma-decode named: 16x%d warps %d stages %d, %llu B", n.bc,
+             n.key_warps, n.stages, ok ? (unsigned long long)avk_cl_decode_local_bytes(&n) : 0ull);
+    expect(ok && n.key_warps >= 1 && avk_cl_decode_local_bytes(&n) <= h100.local_mem, what);
+    avk_clear_error();
+    /* a named mma-f16 keeps its kernel (sweeps compare it), with the packed tiles */
+    named.variant = "mma-f16";
+    ok = avk_cl_configure(&caps, &info, &f16, &named, 4, &n) == ATTNVK_OK;
+    snprintf(what, sizeof what, "H100 f16 decode, mma-f16 named: %s %dx%d warps %d", n.variant, n.br, n.bc, n.key_warps);
+    expect(ok && n.key_warps == 0 && n.br == 16 && n.bc == 32, what);
+    avk_clear_error();
+    /* the sweep knob, out of range: refused with the reason */
+    setenv("ATTNVK_OPENCL_TUNE", "key_warps=9", 1);
+    const attnvk_problem q8 = decode_problem(ATTNVK_F16, 128, 1, ATTNVK_KV_Q8_0);
+    named.variant = "mma-decode";
+    ok = avk_cl_configure(&caps, &info, &q8, &named, 4, &n) == ATTNVK_ERROR_INVALID_ARGUMENT &&
+         strstr(attnvk_last_error(), "1-8 key warps") != NULL;
+    snprintf(what, sizeof what, "H100 mma-decode key_warps=9 refused: %s", attnvk_last_error());
+    expect(ok, what);
+    /* ... and leaves the other bodies alone */
+    named.variant = "mma-f16";
+    ok = avk_cl_configure(&caps, &info, &q8, &named, 4, &n) == ATTNVK_OK && n.key_warps == 0;
+    expect(ok, "H100 mma-f16 ignores key_warps=9");
+    unsetenv("ATTNVK_OPENCL_TUNE");
+    avk_clear_error();
+    const attnvk_problem wide = decode_problem(ATTNVK_F16, 256, 1, ATTNVK_KV_Q8_0);
+    avk_cl_config c = configure(&h100, &wide, &ok);
+    snprintf(what, sizeof what, "H100 q8_0 decode D=256: %s %dx%d (mma-decode stops at D=128)", c.variant, c.br, c.bc);
+    expect(ok && c.family == AVK_CL_MMA && c.key_warps == 0, what);
     const attnvk_problem f32 = decode_problem(ATTNVK_F32, 128, 1, ATTNVK_KV_DTYPE);
-    int ok = 0;
-    avk_cl_config c = configure(&h100, &f32, &ok);
+    c = configure(&h100, &f32, &ok);
     snprintf(what, sizeof what, "H100 f32 decode: %s %dx%d reduce %d", c.variant, c.br, c.bc, c.reduce);
     expect(ok && c.family == AVK_CL_TILED && c.reduce == AVK_RED_NV, what);
 }
