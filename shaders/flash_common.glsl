@@ -59,24 +59,6 @@ uint avk_kv_row(uint b, uint g, uint j)
 layout(binding = 1) readonly buffer KWordsB { uint k_words[]; };
 layout(binding = 2) readonly buffer VWordsB { uint v_words[]; };
 
-// The 4 bytes at byte offset off (even: q8_0/q4_0 blocks are 2-byte aligned), little-endian.
-uint avk_kv_bytes4(bool values, uint off)
-{
-    uint wi = off >> 2u, sh = (off & 3u) * 8u;
-    uint w0 = values ? v_words[wi] : k_words[wi];
-    if (sh == 0u) return w0;
-    uint w1 = values ? v_words[wi + 1u] : k_words[wi + 1u];
-    return (w0 >> sh) | (w1 << (32u - sh));
-}
-
-// f16 at an even byte offset.
-float avk_kv_half(bool values, uint off)
-{
-    uint wi = off >> 2u;
-    uint w = values ? v_words[wi] : k_words[wi];
-    return unpackHalf2x16(w >> ((off & 2u) * 8u)).x;
-}
-
 float avk_fp8_decode(uint c)
 {
     uint e = (c >> 3u) & 15u, m = c & 7u;
@@ -85,29 +67,54 @@ float avk_fp8_decode(uint c)
     return (c & 0x80u) != 0u ? -v : v;
 }
 
-// Values d0 .. d0+3 (d0 a multiple of 4) of K/V row `row` of kv head g; which: false K, true V.
-vec4 avk_kv_load4(bool values, uint row, uint d0, uint g, uint D)
+// Values d0 .. d0+3 (d0 a multiple of 4) of K/V row `row` of kv head g, in
+// two halves so a body can issue the loads early and decode later: raw holds
+// the words (two code words, the scale's word) and, in w, the byte shifts.
+uvec4 avk_kv_raw4(bool values, uint row, uint d0, uint D)
 {
-#if AVK_KV_FORMAT == AVK_KV_Q8_0
-    uint blk = row * (D / 32u * 34u) + (d0 / 32u) * 34u;
-    uint q = avk_kv_bytes4(values, blk + 2u + d0 % 32u);
-    ivec4 b = ivec4(int(q << 24u) >> 24, int(q << 16u) >> 24, int(q << 8u) >> 24, int(q) >> 24);
-    return avk_kv_half(values, blk) * vec4(b);
-#elif AVK_KV_FORMAT == AVK_KV_Q4_0
-    uint blk = row * (D / 32u * 18u) + (d0 / 32u) * 18u;
-    uint k = d0 % 32u;
-    uint q = avk_kv_bytes4(values, blk + 2u + k % 16u);
-    uint sh = k >= 16u ? 4u : 0u;
-    uvec4 n = (uvec4(q, q >> 8u, q >> 16u, q >> 24u) >> sh) & 15u;
-    return avk_kv_half(values, blk) * (vec4(n) - 8.0);
+#if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
+    const uint block_bytes = AVK_KV_FORMAT == AVK_KV_Q8_0 ? 34u : 18u;
+    uint blk = row * (D / 32u * block_bytes) + (d0 / 32u) * block_bytes, k = d0 % 32u;
+    uint off = blk + 2u + (AVK_KV_FORMAT == AVK_KV_Q8_0 ? k : k % 16u);
+    uint nibble = AVK_KV_FORMAT == AVK_KV_Q4_0 && k >= 16u ? 1u : 0u;
+    uint scale_word = values ? v_words[blk >> 2u] : k_words[blk >> 2u];
+    uint meta = (off & 3u) | ((blk & 2u) << 7u) | (nibble << 9u);
 #elif AVK_KV_FORMAT == AVK_KV_FP8
-    uint q = avk_kv_bytes4(values, row * D + d0);
+    uint off = row * D + d0; // 4-byte aligned: D and d0 are multiples of 4
+    uint scale_word = 0u, meta = 0u;
+#endif
+    uint wi = off >> 2u;
+    uint w0 = values ? v_words[wi] : k_words[wi];
+    // the next word only when the bytes straddle (never past the buffer's end)
+    uint w1 = (off & 3u) == 0u ? 0u : values ? v_words[wi + 1u] : k_words[wi + 1u];
+    return uvec4(w0, w1, scale_word, meta);
+}
+
+vec4 avk_kv_decode4(bool values, uvec4 raw, uint g)
+{
+    uint sh = (raw.w & 3u) * 8u;
+    uint q = sh == 0u ? raw.x : (raw.x >> sh) | (raw.y << (32u - sh));
+#if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
+    float scale = unpackHalf2x16((raw.w & 0x100u) != 0u ? raw.z >> 16u : raw.z).x;
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    ivec4 b = ivec4(int(q << 24u) >> 24, int(q << 16u) >> 24, int(q << 8u) >> 24, int(q) >> 24);
+    return scale * vec4(b);
+#else
+    uvec4 n = (uvec4(q, q >> 8u, q >> 16u, q >> 24u) >> ((raw.w >> 9u) * 4u)) & 15u;
+    return scale * (vec4(n) - 8.0);
+#endif
+#elif AVK_KV_FORMAT == AVK_KV_FP8
     vec4 v = vec4(avk_fp8_decode(q & 255u), avk_fp8_decode((q >> 8u) & 255u), avk_fp8_decode((q >> 16u) & 255u),
                   avk_fp8_decode(q >> 24u));
     return v * kv_scales[(values ? pc.kv_heads : 0u) + g];
 #else
 #error "unknown AVK_KV_FORMAT"
 #endif
+}
+
+vec4 avk_kv_load4(bool values, uint row, uint d0, uint g, uint D)
+{
+    return avk_kv_decode4(values, avk_kv_raw4(values, row, d0, D), g);
 }
 #endif
 

@@ -37,11 +37,9 @@ layout(binding = 0) readonly buffer QB { ELEM4 q_data[]; };
 #if AVK_KV_FORMAT == AVK_KV_DTYPE
 layout(binding = 1) readonly buffer KB { ELEM4 k_data[]; };
 layout(binding = 2) readonly buffer VB { ELEM4 v_data[]; };
-#if !defined(ELEM_F32)
-// 16-bit storage: eight values per 16-byte load where a slice is a multiple of 8
-layout(binding = 1) readonly buffer KB8 { uvec4 k_data8[]; };
-layout(binding = 2) readonly buffer VB8 { uvec4 v_data8[]; };
-#endif
+// 16 bytes per load where the slice allows: 8 values of 16-bit storage, 4 of f32
+layout(binding = 1) readonly buffer KB16 { uvec4 k_data16[]; };
+layout(binding = 2) readonly buffer VB16 { uvec4 v_data16[]; };
 #endif
 layout(binding = 3) writeonly buffer OB { ELEM4 o_data[]; };
 layout(binding = 4) writeonly buffer LB { float lse_data[]; };
@@ -52,32 +50,50 @@ shared float m_sh[MAX_SUBGROUPS * BR];
 shared float l_sh[MAX_SUBGROUPS * BR];
 shared vec4 o_sh[BR * D4];
 
-// Values e0 .. e0+3 of a K (values false) or V row, as f32.
-vec4 kv_load(bool values, uint row, uint e0, uint g)
-{
-#if AVK_KV_FORMAT != AVK_KV_DTYPE
-    return avk_kv_load4(values, row, e0, g, D);
+// A lane's slice of a K/V row is NR raw words (uvec4), loaded a step ahead
+// of their use and decoded then: RAW_VALUES values each.
+#if AVK_KV_FORMAT == AVK_KV_DTYPE && defined(ELEM_F32)
+const uint RAW_VALUES = 4u;
+#elif AVK_KV_FORMAT == AVK_KV_DTYPE
+const bool WIDE = SLICE % 8u == 0u;
+const uint RAW_VALUES = WIDE ? 8u : 4u;
 #else
-    uint idx = (row * D + e0) / 4u;
-    return elem_to_vec4(values ? v_data[idx] : k_data[idx]);
+const uint RAW_VALUES = 4u;
+#endif
+const uint NR = SLICE / RAW_VALUES;
+
+// Raw word r of the lane's slice (values e0 ..) of a K (values false) or V row.
+uvec4 raw_load(bool values, uint row, uint e0, uint r)
+{
+    uint e = e0 + r * RAW_VALUES;
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+    return avk_kv_raw4(values, row, e, D);
+#elif defined(ELEM_F32)
+    uint idx = (row * D + e) / 4u;
+    return values ? v_data16[idx] : k_data16[idx];
+#else
+    if (WIDE) {
+        uint idx = (row * D + e) / 8u;
+        return values ? v_data16[idx] : k_data16[idx];
+    }
+    uint idx = (row * D + e) / 4u;
+    return uvec4(values ? v_data[idx] : k_data[idx], 0u, 0u);
 #endif
 }
 
-// A lane's slice (values e0 .. e0 + SLICE) of a K or V row.
-void load_slice(bool values, uint row, uint e0, uint g, out vec4 x[NV])
+// The lane's slice as f32, from its raw words.
+void raw_decode(bool values, uvec4 raw[NR], uint g, out vec4 x[NV])
 {
-#if AVK_KV_FORMAT == AVK_KV_DTYPE && !defined(ELEM_F32)
-    if (SLICE % 8u == 0u) {
-        [[unroll]] for (uint k = 0u; k < NV; k += 2u) {
-            uint idx = (row * D + e0) / 8u + k / 2u;
-            uvec4 w = values ? v_data8[idx] : k_data8[idx];
-            x[k] = elem_to_vec4(w.xy);
-            x[k + 1u] = elem_to_vec4(w.zw);
-        }
-        return;
-    }
+    [[unroll]] for (uint r = 0u; r < NR; ++r) {
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+        x[r] = avk_kv_decode4(values, raw[r], g);
+#elif defined(ELEM_F32)
+        x[r] = uintBitsToFloat(raw[r]);
+#else
+        x[r * (RAW_VALUES / 4u)] = elem_to_vec4(raw[r].xy);
+        if (WIDE) x[r * 2u + 1u] = elem_to_vec4(raw[r].zw);
 #endif
-    [[unroll]] for (uint k = 0u; k < NV; ++k) x[k] = kv_load(values, row, e0 + 4u * k, g);
+    }
 }
 
 void main()
@@ -87,7 +103,6 @@ void main()
     uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize, sg = gl_SubgroupID, nsg = gl_NumSubgroups;
     uint part = lane % KEY_LANES;                  // which slice of D
     uint groups_per_sg = sgs / KEY_LANES;
-    uint group = sg * groups_per_sg + lane / KEY_LANES;
     uint n_groups = nsg * groups_per_sg;
     uint e0 = part * SLICE;
 
@@ -115,18 +130,47 @@ void main()
     uint key_hi = min(w.kv_hi, w.kv_lo + w.ntiles * BC); // ntiles honours the test-only skip
     uint stride = n_groups * U;
     uint trips = key_hi > w.kv_lo ? (key_hi - w.kv_lo + stride - 1u) / stride : 0u; // uniform
+    // software pipeline: step t + 1's loads are issued before step t's math,
+    // and step t + 2's rows are looked up then (a paged cache's block-table
+    // read is a load of its own: it never delays the K/V loads)
+    uvec4 rk[4][NR], rv[4][NR]; // U <= 4 used (glslang bounds-checks spec-sized arrays as size 1)
+    bool next_ok[4];
+    uint ahead_row[4];
+    uint first = w.kv_lo + sg * groups_per_sg * U + lane / KEY_LANES;
+    [[unroll]] for (uint u = 0u; u < U; ++u) {
+        uint j = first + u * groups_per_sg;
+        next_ok[u] = trips > 0u && j < key_hi;
+        uint row = next_ok[u] ? avk_kv_row(w.b, w.g, j) : 0u;
+        [[unroll]] for (uint r = 0u; r < NR; ++r) {
+            rk[u][r] = raw_load(false, row, e0, r);
+            rv[u][r] = raw_load(true, row, e0, r);
+        }
+        j += stride;
+        ahead_row[u] = trips > 1u && j < key_hi ? avk_kv_row(w.b, w.g, j) : 0u;
+    }
     for (uint t = 0u; t < trips; ++t) {
-        uint base = w.kv_lo + t * stride + sg * groups_per_sg * U + lane / KEY_LANES;
-        vec4 kk[4][NV], vv[4][NV]; // U <= 4 used (glslang bounds-checks spec-sized arrays as size 1)
+        uint base = first + t * stride;
+        vec4 kk[4][NV], vv[4][NV];
         bool key_ok[4];
         [[unroll]] for (uint u = 0u; u < U; ++u) {
-            uint j = base + u * groups_per_sg;
-            key_ok[u] = j < key_hi;
-            uint row = key_ok[u] ? avk_kv_row(w.b, w.g, j) : 0u;
-            load_slice(false, row, e0, w.g, kk[u]);
-            load_slice(true, row, e0, w.g, vv[u]);
+            key_ok[u] = next_ok[u];
+            raw_decode(false, rk[u], w.g, kk[u]);
+            raw_decode(true, rv[u], w.g, vv[u]);
             if (!key_ok[u]) // V of a key past the range must not reach O, whatever the row holds
                 [[unroll]] for (uint k = 0u; k < NV; ++k) vv[u][k] = vec4(0.0);
+        }
+        if (t + 1u < trips) {
+            [[unroll]] for (uint u = 0u; u < U; ++u) {
+                uint j = base + stride + u * groups_per_sg;
+                next_ok[u] = j < key_hi;
+                uint row = ahead_row[u];
+                [[unroll]] for (uint r = 0u; r < NR; ++r) {
+                    rk[u][r] = raw_load(false, row, e0, r);
+                    rv[u][r] = raw_load(true, row, e0, r);
+                }
+                j += stride;
+                ahead_row[u] = j < key_hi ? avk_kv_row(w.b, w.g, j) : 0u;
+            }
         }
         [[unroll]] for (uint r = 0u; r < BR; ++r) {
             vec4 s4 = vec4(0.0);
