@@ -32,9 +32,10 @@ static inline int64_t avk_row_blocks(int pack, int q_count, int br) { return ((i
 void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_begin, int q_count, int pack,
                           int write_lse);
 /* Plans split-KV for a kernel with key tile bc and row tile br on a device of
- * compute_units (requested: --split-kv) and sets splits, split_keys and the
+ * compute_units, each running `resident` of its workgroups at once (0 or 1
+ * when unknown; requested: --split-kv) and sets splits, split_keys and the
  * split flag. Returns the split count. */
 int avk_kernel_args_split(avk_kernel_args *a, const attnvk_problem *p, int br, int bc, int compute_units,
-                          int requested);
+                          int resident, int requested);
 
 #endif

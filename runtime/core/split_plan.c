@@ -1,7 +1,8 @@
 #include "core/split_plan.h"
 
-/* Automatic splits fill the device this many times over, so the tail of an
- * uneven wave costs little; more splits only add combine traffic. */
+/* Automatic splits fill the device this many times over (times the
+ * workgroups a unit holds at once), so the tail of an uneven wave costs
+ * little; more splits only add combine traffic. */
 static const int64_t waves_to_fill = 2;
 /* Each split streams at least this many key tiles: shorter splits spend more on
  * their (O, LSE) partials and the combine than they save. */
@@ -25,7 +26,7 @@ avk_split_plan avk_plan_split_kv(const avk_split_request *r)
     } else if (r->requested == 0 && r->decode) {
         int64_t units = r->compute_units > 0 ? r->compute_units : unknown_compute_units;
         int64_t groups = r->workgroups > 0 ? r->workgroups : 1;
-        int64_t target = waves_to_fill * units;
+        int64_t target = waves_to_fill * units * (r->resident > 1 ? r->resident : 1);
         splits = (target + groups - 1) / groups;
         int64_t most = tiles / min_tiles_per_split;
         if (splits > most) splits = most;

@@ -20,6 +20,7 @@ typedef struct avk_split_request {
     int compute_units;   /* of the device; 0 when unknown */
     int requested;       /* --split-kv: 0 automatic, 1 never, N exactly N (capped by the tiles) */
     int decode;          /* automatic splitting applies to decode shapes only */
+    int resident;        /* workgroups of this kernel one unit runs at once (occupancy); 0 = 1 */
 } avk_split_request;
 
 typedef struct avk_split_plan {

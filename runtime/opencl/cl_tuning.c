@@ -344,9 +344,10 @@ static attnvk_status configure_tensor(const avk_cl_caps *caps, const avk_tuning 
  * 0.93x cuDNN) is that pipeline, K and V of the next tile in flight during
  * the whole tile, where mma-f16 copies K and V single-buffered, between
  * barriers. 4 warps x 168 registers: 3 work-groups per SM; one warp needs no cap.
- * H100 (B=8, H=32, H_kv=8, D=128, Nq=1; before mma-decode, to be remeasured
- * with tools/h100/sweep-cl6.txt): mma-f16 16x32 f16 1905 GB/s at Nk=16k;
- * q8_0 2.82 ms, q4_0 2.64 ms at Nk=64k; paged f16 (16, shuffled) 2.1x contiguous. */
+ * H100 (B=8, H=32, H_kv=8, D=128, Nq=1, bench/results/decode-2026-11-24): f16
+ * at Nk=16k mma-decode 1x2 2603 GB/s (mma-f16 16x32 2395; cuDNN 2833); q8_0 at
+ * 64k 0.564 ms with 5 splits, 0.468 with 10 (resident 2 plans 9), q4_0 0.419,
+ * fp8 0.438; paged f16 (16, shuffled) 0.395 ms vs 0.387 contiguous. */
 static const struct {
     int max_rows;
     int kv_format; /* -1: any */
@@ -354,13 +355,14 @@ static const struct {
     const char *family;
     int br, bc, key_warps, stages;
     int max_registers; /* -1: the tuning entry's */
+    int resident;      /* work-groups per SM the split plan fills: 168 registers x 4 warps run 3 */
 } packed_decode[] = {
-    {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2, 168},
-    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168},
-    {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2, 168},
-    {16, ATTNVK_KV_DTYPE, 1, "mma-decode", 16, 32, 1, 2, 0},
-    {16, -1, 1, "mma", 16, 32, 0, 0, -1},
-    {1 << 30, -1, 1, "mma", 64, 64, 0, 0, -1},
+    {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2, 168, 2},
+    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168, 2},
+    {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2, 168, 2},
+    {16, ATTNVK_KV_DTYPE, 1, "mma-decode", 16, 32, 1, 2, 0, 1},
+    {16, -1, 1, "mma", 16, 32, 0, 0, -1, 1},
+    {1 << 30, -1, 1, "mma", 64, 64, 0, 0, -1, 1},
 };
 
 /* 1 when a packed_decode entry configured cfg */
@@ -385,6 +387,7 @@ static int route_packed_decode(const avk_cl_caps *caps, const attnvk_device_info
         avk_cl_config trial = *cfg;
         if (configure_tensor(caps, &packed, p, opts, &trial) == ATTNVK_OK) {
             *cfg = trial;
+            cfg->resident = packed_decode[i].resident;
             return 1;
         }
         avk_clear_error(); /* say D=256 for mma-decode: the next entry */

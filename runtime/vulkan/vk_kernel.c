@@ -127,7 +127,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
         avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, opts->write_lse);
         if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
         k->n_splits = (uint32_t)avk_kernel_args_split(&k->args, p, (int)cfg->br, (int)cfg->bc, c->compute_units,
-                                                      opts->split_kv);
+                                                      (int)cfg->resident, opts->split_kv);
     }
     uint32_t D = (uint32_t)p->head_dim;
     if (s == ATTNVK_OK) {
