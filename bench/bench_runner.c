@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum {
     MAX_INPUT_SETS = 4,
@@ -19,17 +18,6 @@ enum {
 };
 static const double rotate_below_bytes = 256.0 * 1048576.0; /* around last-level cache sizes: rotate sets */
 static const double dispatch_budget_ms = 400.0;             /* keep each dispatch under ~0.5 s */
-/* A GPU left idle (input building, checks) drops to idle clocks: 3 short warm-up
- * runs of a 0.2 ms decode leave the H100 at 345 MHz and its first timed record
- * 4x slow. The warm-up therefore also lasts this long in wall time. */
-static const double warmup_min_ms = 250.0;
-
-static double wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
 static const double probe_flops = 1e9;                       /* cases above this are probed and split */
 static const double probe_enough_ms = 50.0;
 
@@ -320,21 +308,13 @@ static attnvk_status timed_runs(bench_job *st, const bench_run_config *cfg, doub
         long fit = (long)ceil(budget_ms / est);
         warm = warm < fit ? warm : (fit > 1 ? fit : 1);
     }
-    /* short runs: keep warming until warmup_min_ms of wall time (clocks ramp up) */
-    double warm_wall = warm > 0 && est * 4 <= warmup_min_ms ? fmin(warmup_min_ms, budget_ms) : 0;
-    long warm_cap = warm_wall > 0 ? (warm > MAX_SAMPLES ? warm : MAX_SAMPLES) : warm;
-    double *warm_ms = malloc(sizeof(double) * (size_t)(warm_cap > 0 ? warm_cap : 1));
+    double *warm_ms = malloc(sizeof(double) * (size_t)(warm > 0 ? warm : 1));
     if (!warm_ms) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     attnvk_status s = ATTNVK_OK;
     st->samples_expected = st->samples_done + warm + (cfg->iters > 0 ? cfg->iters : MIN_SAMPLES);
     report_progress(st, "warm-up", 0);
-    double t0 = wall_ms();
-    long done = 0;
-    for (; done < warm_cap && s == ATTNVK_OK && !st->stopped; ++done) {
-        if (done >= warm && wall_ms() - t0 >= warm_wall) break;
-        s = run_sample(st, &st->sets[st->next_set++ % st->nsets], &warm_ms[done]);
-    }
-    warm = done;
+    for (long i = 0; i < warm && s == ATTNVK_OK && !st->stopped; ++i)
+        s = run_sample(st, &st->sets[st->next_set++ % st->nsets], &warm_ms[i]);
     if (s != ATTNVK_OK || st->stopped) {
         free(warm_ms);
         return s;
