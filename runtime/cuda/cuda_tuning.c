@@ -67,17 +67,30 @@ static const avk_tuning cuda_table[] = {
  *   with codes in the fragments and scales in f32 (attn_decode.h), 16x32:
  *   w4s2 0.646, w8s2 0.590, w4s3 0.657, w2s3 0.785, w4s2 at 3 CTAs per SM
  *   (167 registers) 0.574. q4_0: w4s2 0.508, w8s2 0.487. f16: 0.758.
- * - Nq=16 (64 rows) at Nk=32k: 0.49 ms at 64x64, 0.54 at 64x32, 0.97 at 16x32. */
+ * - Nq=16 (64 rows) at Nk=32k: 0.49 ms at 64x64, 0.54 at 64x32, 0.97 at 16x32.
+ * - paged f16 (page 16, shuffled) at Nk=32k against contiguous: mma16 16x32
+ *   1.326 vs 0.391 ms (each row waits on its own block-table load);
+ *   mma-decode 16x32 w2s2 0.408 vs 0.402, w4s2 0.419 vs 0.397, w1s2 0.454
+ *   vs 0.392 (one table read per key a tile ahead). Contiguous f16 stays on
+ *   mma16: mma-decode w1s2 reads 2569 GB/s at 16k (mma16 2644), 2844 at 64k. */
+enum { KV_ANY, KV_QUANTIZED, KV_PAGED };
 static const struct {
     int max_rows;
-    int quantized; /* 1: quantized caches only, 0: any */
+    int kv; /* KV_QUANTIZED: quantized caches only; KV_PAGED: paged caches only */
     const char *variant;
     int br, bc, key_warps, kv_stages, min_ctas;
 } packed_decode_tiles[] = {
-    {16, 1, "mma-decode", 16, 32, 4, 2, 3},
-    {16, 0, "mma16", 16, 32, 0, 0, 0},
-    {1 << 30, 0, "mma16", 64, 64, 0, 0, 0},
+    {16, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3},
+    {16, KV_PAGED, "mma-decode", 16, 32, 2, 2, 0},
+    {16, KV_ANY, "mma16", 16, 32, 0, 0, 0},
+    {1 << 30, KV_ANY, "mma16", 64, 64, 0, 0, 0},
 };
+
+static int packed_entry_fits(int kv, const attnvk_problem *p)
+{
+    return kv == KV_ANY || (kv == KV_QUANTIZED && p->kv_format != ATTNVK_KV_DTYPE) ||
+           (kv == KV_PAGED && p->page_size > 0);
+}
 
 const avk_tuning *avk_cuda_tuning_table(int *count)
 {
@@ -350,9 +363,9 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (decode && cfg->mma && !cfg->wgmma && cfg->rows_per_warp == 16)
         for (size_t i = 0; i < sizeof packed_decode_tiles / sizeof *packed_decode_tiles; ++i)
             if ((int64_t)pack * p->seq_q <= packed_decode_tiles[i].max_rows &&
-                (!packed_decode_tiles[i].quantized || p->kv_format != ATTNVK_KV_DTYPE)) {
+                packed_entry_fits(packed_decode_tiles[i].kv, p)) {
                 /* a variant named in the options keeps its kernel; only its tiles follow the rows */
-                if (o->variant && strcmp(o->variant, packed_decode_tiles[i].variant) != 0) break;
+                if (o->variant && strcmp(o->variant, packed_decode_tiles[i].variant) != 0) continue;
                 avk_cuda_config packed = *cfg;
                 avk_cuda_parse_variant(packed_decode_tiles[i].variant, &packed);
                 packed.br = packed_decode_tiles[i].br;
@@ -362,7 +375,9 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
                     packed.kv_stages = packed_decode_tiles[i].kv_stages;
                     packed.min_ctas = packed_decode_tiles[i].min_ctas;
                 }
-                if (avk_cuda_config_check(&packed, cc_major, smem_optin) == ATTNVK_OK) *cfg = packed;
+                /* an entry this problem or device does not fit (mma-decode past D=128) gives way to the next */
+                if (avk_cuda_config_check(&packed, cc_major, smem_optin) != ATTNVK_OK) continue;
+                *cfg = packed;
                 break;
             }
     if (o->tile_br) cfg->br = o->tile_br;

@@ -37,6 +37,16 @@ static attnvk_status pick(const char *arch, int cc, size_t smem, attnvk_dtype dt
     return avk_cuda_select(&info, cc, smem, &p, &o, decode, 1, c);
 }
 
+/* decode of one query row over a paged cache (page 16) */
+static attnvk_status pick_paged(int d, attnvk_kv_format kv, const char *variant, avk_cuda_config *c)
+{
+    attnvk_device_info info = fake_device("sm_90");
+    attnvk_problem p = {.batch = 1, .heads = 4, .kv_heads = 1, .seq_q = 1, .seq_kv = 1024, .head_dim = d,
+                        .dtype = ATTNVK_F16, .kv_format = kv, .page_size = 16, .num_pages = 64, .max_pages = 64};
+    attnvk_kernel_options o = {.variant = variant};
+    return avk_cuda_select(&info, 9, 232448, &p, &o, 1, 4, c);
+}
+
 static int is(const avk_cuda_config *c, const char *variant, int br, int bc)
 {
     return strcmp(c->variant, variant) == 0 && c->br == br && c->bc == bc;
@@ -84,6 +94,16 @@ static void test_lookup(void)
           "wgmma after Hopper unsupported (sm_100+ has no wgmma)");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 1, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma16", 16, 32),
           "H100 decode -> mma16 16x32, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick_paged(128, ATTNVK_KV_DTYPE, NULL, &c) == ATTNVK_OK && is(&c, "mma-decode", 16, 32) &&
+              c.key_warps == 2 && c.kv_stages == 2,
+          "H100 paged f16 decode -> mma-decode 16x32 w2s2, got %s %dx%d w%d s%d", c.variant, c.br, c.bc, c.key_warps,
+          c.kv_stages);
+    CHECK(pick_paged(256, ATTNVK_KV_DTYPE, NULL, &c) == ATTNVK_OK && is(&c, "mma16", 16, 32),
+          "H100 paged f16 decode at D=256 (past mma-decode) -> mma16 16x32, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick_paged(128, ATTNVK_KV_Q8_0, NULL, &c) == ATTNVK_OK && is(&c, "mma-decode", 16, 32) && c.key_warps == 4,
+          "H100 paged q8_0 decode -> mma-decode 16x32 w4, got %s %dx%d w%d", c.variant, c.br, c.bc, c.key_warps);
+    CHECK(pick_paged(128, ATTNVK_KV_DTYPE, "mma16", &c) == ATTNVK_OK && is(&c, "mma16", 16, 32),
+          "a named mma16 keeps its kernel on paged decode, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F32, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "tiled", 128, 16) &&
               c.threads == 256 && c.lanes_per_row == 8 && avk_cuda_config_smem(&c) == 2 * 2 * 16 * 128 * 4,
           "f32 -> tiled 128x16, 256 threads, 8 lanes per row, got %s %dx%d %d %d", c.variant, c.br, c.bc, c.threads,
