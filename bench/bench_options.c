@@ -11,7 +11,7 @@ static const char bench_usage[] =
     "usage: attnvk bench [--api vulkan|opencl|cuda|hip|cpu|all] [--device SPEC] [--impl LIST]\n"
     "                    [--suite NAME | --batch B --heads H --kv-heads HKV --seq LIST --seq-kv N --head-dim LIST]\n"
     "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
-    "                    [-r N | --min-time S] [--warmup N] [--cooldown S] [--max-memory BYTES]\n"
+    "                    [-r N | --min-time S] [--warmup N] [--launches N|auto] [--cooldown S] [--max-memory BYTES]\n"
     "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
     "                    [--variant V] [--tile BRxBC] [--split-kv N] [--kv-dtype q8_0|q4_0|fp8] [--page-size N]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
@@ -25,6 +25,9 @@ static const char bench_usage[] =
     "  --causal       causal masking (with --suite: only the suite's causal cases)\n"
     "  -r N, --iters N  exactly N timed repetitions per implementation and case (else calibrated)\n"
     "  --min-time S   timing budget per implementation and case (suite default, 0.5 s; quick 0.05 s)\n"
+    "  --launches N   back-to-back launches per timed sample, one wait (1..1000); 'auto' (the default) launches\n"
+    "                 short kernels over one input set until a sample lasts about 2 ms, so the time is the\n"
+    "                 kernel's, not the host's round trip or the driver's idle clocks; the record says how many\n"
     "  --max-memory B device memory a case may use (e.g. 8G); larger cases are skipped\n"
     "  -o FORMAT      the format of stdout and of --out alike: table (default), md, csv or jsonl print each\n"
     "                 row as its record finishes; json is one document, printed at the end\n"
@@ -99,14 +102,14 @@ static int parse_seed(const char *s, uint64_t *out)
 
 typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
-    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_COOLDOWN, OPT_FORMAT,
+    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_LAUNCHES, OPT_COOLDOWN, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
     OPT_PAGE_SIZE, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
-    "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--cooldown", "-o",
+    "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--launches", "--cooldown", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
     "--page-size"};
 
@@ -184,6 +187,11 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
     case OPT_WARMUP:
         if (!cli_parse_int(val, 0, 10000, &o->warmup)) return bad(name, "an integer in 0..10000", val);
         o->warmup_given = 1;
+        return 0;
+    case OPT_LAUNCHES:
+        if (strcmp(val, "auto") == 0) o->launches = 0;
+        else if (!cli_parse_int(val, 1, ATTNVK_MAX_LAUNCHES, &o->launches))
+            return bad(name, "'auto' or an integer in 1..1000", val);
         return 0;
     case OPT_COOLDOWN:
         if (!cli_parse_double(val, 0, 3600, &o->cooldown_s)) return bad(name, "seconds in 0..3600", val);

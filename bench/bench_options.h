@@ -33,6 +33,7 @@ typedef struct bench_options {
     int min_time_given;
     long warmup;
     int warmup_given;
+    long launches;               /* --launches: 0 auto */
     double cooldown_s;
     bench_format format;         /* -o: stdout and --out alike */
     int compact;                 /* --compact: the table in 80 columns */

@@ -124,6 +124,8 @@ static cJSON *settings_json(const bench_results *res)
     cJSON_AddStringToObject(s, "layout", layout_name(o->layout));
     cJSON_AddBoolToObject(s, "causal", o->causal);
     cJSON_AddNumberToObject(s, "warmup", (double)o->warmup);
+    if (o->launches) cJSON_AddNumberToObject(s, "launches", (double)o->launches);
+    else cJSON_AddStringToObject(s, "launches", "auto");
     if (o->iters) cJSON_AddNumberToObject(s, "iters", (double)o->iters);
     else cJSON_AddNullToObject(s, "iters");
     if (o->iters) cJSON_AddNullToObject(s, "min_time_s");
@@ -245,6 +247,7 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     add_int_or_null(o, "chunks", r->chunks > 0, r->chunks);
     add_int_or_null(o, "input_sets", r->input_sets > 0, r->input_sets);
     add_int_or_null(o, "warmup_runs", r->have_stats, r->warmup_runs);
+    add_int_or_null(o, "launches", r->have_stats, r->launches);
     add_number_or_null(o, "speedup_vs_vendor", r->speedup_vs_vendor);
     if (!isnan(r->quant_error)) cJSON_AddNumberToObject(o, "quant_error", r->quant_error);
     if (r->vendor_reference[0]) cJSON_AddStringToObject(o, "vendor_reference", r->vendor_reference);

@@ -51,6 +51,7 @@ typedef struct bench_record {
     int chunks;                  /* dispatches per sample (q_begin/q_count split) */
     int input_sets;              /* rotated copies of Q, K, V, O */
     int warmup_runs;
+    int launches;                /* back-to-back launches per timed sample */
     int interrupted;             /* a stop request cut it short: not a finished record */
 
     /* filled when the results are linked (bench_results_link) */

@@ -16,6 +16,7 @@ typedef struct avk_dispatch {
     avk_bbuf *lse;        /* NULL unless the kernel was prepared with write_lse */
     avk_bbuf *block_table, *seq_lens, *kv_scales; /* NULL unless the problem needs them */
     int q_begin, q_count; /* query rows [q_begin, q_begin + q_count) of every (b, h) */
+    int launches;         /* >= 1: the kernel runs this many times back to back, one wait */
 } avk_dispatch;
 
 typedef struct attnvk_backend {
@@ -42,7 +43,9 @@ typedef struct attnvk_backend {
      * implementation can't run, with the reason. */
     attnvk_status (*prepare)(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                              avk_bkernel **out, attnvk_kernel_info *info);
-    /* Runs once, waits, and returns the device-timestamp time in ms. */
+    /* Runs args->launches times back to back (one submission where the API
+     * allows: no host round trip between launches), waits once, and returns
+     * the device-timestamp time per launch in ms. */
     attnvk_status (*dispatch)(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *args, double *device_ms);
     void (*release_kernel)(avk_bdev *dev, avk_bkernel *k);
     void (*shutdown)(void); /* may be NULL */

@@ -420,7 +420,15 @@ static attnvk_status need_buffer(const attnvk_buffer *b, size_t bytes, const cha
 attnvk_status attnvk_kernel_run_tensors(attnvk_kernel *k, const attnvk_tensors *t, int q_begin, int q_count,
                                         double *device_ms)
 {
+    return attnvk_kernel_run_repeated(k, t, q_begin, q_count, 1, device_ms);
+}
+
+attnvk_status attnvk_kernel_run_repeated(attnvk_kernel *k, const attnvk_tensors *t, int q_begin, int q_count,
+                                         int launches, double *mean_ms)
+{
     if (!k || !t) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no kernel or tensors given");
+    if (launches < 1 || launches > ATTNVK_MAX_LAUNCHES)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "launches %d outside 1..%d", launches, ATTNVK_MAX_LAUNCHES);
     const attnvk_problem *p = &k->problem;
     size_t q_bytes = attnvk_q_elements(p) * attnvk_dtype_size(p->dtype), kv_bytes = attnvk_kv_bytes(p);
     if (!t->q || !t->k || !t->v || !t->o)
@@ -450,11 +458,11 @@ attnvk_status attnvk_kernel_run_tensors(attnvk_kernel *k, const attnvk_tensors *
     avk_dispatch args = {t->q->bbuf, t->k->bbuf, t->v->bbuf, t->o->bbuf, k->write_lse ? BBUF(t->lse) : NULL,
                          p->page_size > 0 ? BBUF(t->block_table) : NULL,
                          avk_problem_has_seq_lens(p) ? BBUF(t->seq_lens) : NULL,
-                         p->kv_format == ATTNVK_KV_FP8 ? BBUF(t->kv_scales) : NULL, q_begin, q_count};
+                         p->kv_format == ATTNVK_KV_FP8 ? BBUF(t->kv_scales) : NULL, q_begin, q_count, launches};
 #undef BBUF
     double ms = 0;
     s = k->dev->backend->dispatch(k->dev->bdev, k->bkernel, &args, &ms);
-    if (device_ms) *device_ms = ms;
+    if (mean_ms) *mean_ms = ms;
     return s;
 }
 

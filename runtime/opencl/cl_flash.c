@@ -152,26 +152,33 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
     const size_t blocks = (size_t)avk_row_blocks(pack, a->q_count, cfg->br);
     const size_t global[3] = {blocks * cfg->wg, (size_t)(p->heads / pack), (size_t)p->batch * splits};
     const size_t local[3] = {(size_t)cfg->wg, 1, 1};
-    cl_event first = NULL, last = NULL;
-    cl_int err = avk_cl.EnqueueNDRangeKernel(dev->queue, m, 3, NULL, global, local, 0, NULL, &first);
-    if (err != CL_SUCCESS) return avk_cl_fail(err, "enqueue flash kernel");
+    cl_kernel r = k->reduce;
     if (splits > 1) {
-        cl_kernel r = k->reduce;
         SET_ARG(r, 0, opart);
         SET_ARG(r, 1, lsepart);
         SET_ARG(r, 2, a->o->mem);
         SET_ARG(r, 3, lse);
         SET_ARG(r, 4, args);
-        const size_t rglobal[3] = {(size_t)(p->head_dim + 31) / 32 * 32, (size_t)a->q_count, (size_t)p->batch * p->heads};
-        const size_t rlocal[3] = {32, 1, 1};
-        err = avk_cl.EnqueueNDRangeKernel(dev->queue, r, 3, NULL, rglobal, rlocal, 0, NULL, &last);
+    }
+    const size_t rglobal[3] = {(size_t)(p->head_dim + 31) / 32 * 32, (size_t)a->q_count, (size_t)p->batch * p->heads};
+    const size_t rlocal[3] = {32, 1, 1};
+    cl_event first = NULL, last = NULL;
+    for (int i = 0; i < a->launches; ++i) {
+        /* events from the first launch's kernel and the last launch's last kernel only */
+        cl_event *begin = i == 0 ? &first : NULL, *end = i == a->launches - 1 ? &last : NULL;
+        cl_int err = avk_cl.EnqueueNDRangeKernel(dev->queue, m, 3, NULL, global, local, 0, NULL,
+                                                 splits > 1 ? begin : (begin ? begin : end));
+        if (err == CL_SUCCESS && splits > 1)
+            err = avk_cl.EnqueueNDRangeKernel(dev->queue, r, 3, NULL, rglobal, rlocal, 0, NULL, end);
         if (err != CL_SUCCESS) {
             avk_cl.Finish(dev->queue);
-            avk_cl.ReleaseEvent(first);
-            return avk_cl_fail(err, "enqueue split-KV reduce");
+            if (first) avk_cl.ReleaseEvent(first);
+            if (last) avk_cl.ReleaseEvent(last);
+            return avk_cl_fail(err, splits > 1 ? "enqueue flash kernel or split-KV reduce" : "enqueue flash kernel");
         }
     }
     attnvk_status s = avk_cl_wait_timed(dev, first, last ? last : first, ms);
+    if (s == ATTNVK_OK) *ms /= a->launches;
     avk_cl.ReleaseEvent(first);
     if (last) avk_cl.ReleaseEvent(last);
     return s;

@@ -236,7 +236,8 @@ def test_variance():
 def test_exit_codes():
     bad = [["--seq", "0"], ["--tile", "64"], ["-o", "xml"], ["--suite", "nope"], ["--suite", "quick", "--seq", "64"],
            ["--iters", "3", "--min-time", "1"], ["--bogus"], ["--api", "metal"], ["--dtype", "f8"],
-           ["--heads", "6", "--kv-heads", "4"], ["--seq"], ["--out", os.path.join(WORK, "no", "such", "dir.json")]]
+           ["--heads", "6", "--kv-heads", "4"], ["--seq"], ["--out", os.path.join(WORK, "no", "such", "dir.json")],
+           ["--launches", "0"], ["--launches", "1001"], ["--launches", "many"]]
     for args in bad:
         rc, stdout, stderr = run("bench", *args)
         lines = stderr.strip().splitlines()
@@ -417,6 +418,28 @@ def test_decode_bandwidth():
            "ATTNVK_MEASURE_BANDWIDTH=0 with an empty cache: the bandwidth fields are null")
 
 
+def test_launches():
+    """--launches N times N back-to-back launches per sample on every API (split-KV decode: the
+    reduce and the next launch share the workspace); the output they leave is checked as well.
+    auto stays at one launch where input sets rotate (small cases)."""
+    out = os.path.join(WORK, "launches.json")
+    rc, _, _ = run("bench", "--api", "all", "--seq", "1", "--seq-kv", "2048", "--heads", "4", "--kv-heads", "2",
+                   "--head-dim", "32", "--dtype", "f32", "--split-kv", "3", "--launches", "3", "-r", "2",
+                   "--warmup", "0", "-o", "json", "--out", out)
+    doc = load(out)
+    valid(doc, "--launches 3 JSON")
+    ran = [r for r in doc["records"] if r["status"] not in ("skipped", "unavailable")]
+    expect(rc == 0 and ran and all(r["status"] == "ok" and r["launches"] == 3 for r in ran)
+           and doc["settings"]["launches"] == 3,
+           "--launches 3: " + ", ".join(f"{r['api']}:{r['implementation']}:{r['status']}:{r.get('launches')}"
+                                        for r in doc["records"]))
+    rc, _, _ = run("bench", *TINY, "-o", "json", "--out", out)
+    doc = load(out)
+    expect(rc == 0 and doc["settings"]["launches"] == "auto"
+           and all(r["launches"] == 1 and r["input_sets"] > 1 for r in doc["records"]),
+           "--launches auto: one launch per sample where input sets rotate")
+
+
 def test_interrupt():
     """SIGINT stops after the current dispatch: the finished rows and the summary are printed,
     --out holds them as a valid file, stderr says where, exit 130."""
@@ -580,7 +603,7 @@ def test_interrupted():
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
              test_variance, test_exit_codes, test_csv_md, test_format_everywhere, test_rows_as_they_finish,
-             test_table_widths, test_devices_layout, test_reference_and_units, test_decode_bandwidth, test_interrupt, test_progress, test_interrupted]:
+             test_table_widths, test_devices_layout, test_reference_and_units, test_decode_bandwidth, test_launches, test_interrupt, test_progress, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run

@@ -254,6 +254,14 @@ typedef struct attnvk_tensors {
  * page indices into 0..num_pages-1, so bad table contents never fault. */
 attnvk_status attnvk_kernel_run_tensors(attnvk_kernel *k, const attnvk_tensors *t, int q_begin, int q_count,
                                         double *device_ms);
+/* attnvk_kernel_run_tensors `launches` times (1..ATTNVK_MAX_LAUNCHES) back to
+ * back: one submission where the API allows, one wait; *mean_ms is the device
+ * time per launch. A sub-millisecond kernel timed one launch per wait also
+ * measures the host's gap and how the driver clocks an idle GPU; back-to-back
+ * launches measure the kernel as a model's layers run it. */
+#define ATTNVK_MAX_LAUNCHES 1000
+attnvk_status attnvk_kernel_run_repeated(attnvk_kernel *k, const attnvk_tensors *t, int q_begin, int q_count,
+                                         int launches, double *mean_ms);
 
 /* ---- KV caches on the host ---- */
 const char *attnvk_kv_format_name(attnvk_kv_format f); /* "dtype", "q8_0", "q4_0", "fp8" */
