@@ -11,7 +11,8 @@ static const char bench_usage[] =
     "usage: attnvk bench [--api vulkan|opencl|cuda|hip|cpu|all] [--device SPEC] [--impl LIST]\n"
     "                    [--suite NAME | --batch B --heads H --kv-heads HKV --seq LIST --seq-kv N --head-dim LIST]\n"
     "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
-    "                    [-r N | --min-time S] [--warmup N] [--launches N|auto] [--cooldown S] [--max-memory BYTES]\n"
+    "                    [-r N | --min-time S] [--warmup N] [--warmup-time S] [--launches N|auto]\n"
+    "                    [--cooldown S] [--max-memory BYTES]\n"
     "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
     "                    [--variant V] [--tile BRxBC] [--split-kv N] [--kv-dtype q8_0|q4_0|fp8] [--page-size N]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
@@ -25,6 +26,9 @@ static const char bench_usage[] =
     "  --causal       causal masking (with --suite: only the suite's causal cases)\n"
     "  -r N, --iters N  exactly N timed repetitions per implementation and case (else calibrated)\n"
     "  --min-time S   timing budget per implementation and case (suite default, 0.5 s; quick 0.05 s)\n"
+    "  --warmup N     warm-up runs before timing (suite default; 3); 0 turns the warm-up off\n"
+    "  --warmup-time S  on GPUs the warm-up also lasts at least S seconds of wall time (default 1): an idle\n"
+    "                 GPU's clocks need busy time to come up (0 turns this off)\n"
     "  --launches N   back-to-back launches per timed sample, one wait (1..1000); 'auto' (the default) launches\n"
     "                 short kernels over one input set until a sample lasts about 2 ms, so the time is the\n"
     "                 kernel's, not the host's round trip or the driver's idle clocks; the record says how many\n"
@@ -102,14 +106,14 @@ static int parse_seed(const char *s, uint64_t *out)
 
 typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
-    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_LAUNCHES, OPT_COOLDOWN, OPT_FORMAT,
+    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
     OPT_PAGE_SIZE, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
-    "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--launches", "--cooldown", "-o",
+    "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
     "--page-size"};
 
@@ -188,6 +192,9 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         if (!cli_parse_int(val, 0, 10000, &o->warmup)) return bad(name, "an integer in 0..10000", val);
         o->warmup_given = 1;
         return 0;
+    case OPT_WARMUP_TIME:
+        if (!cli_parse_double(val, 0, 60, &o->warmup_s)) return bad(name, "seconds in 0..60", val);
+        return 0;
     case OPT_LAUNCHES:
         if (strcmp(val, "auto") == 0) o->launches = 0;
         else if (!cli_parse_int(val, 1, ATTNVK_MAX_LAUNCHES, &o->launches))
@@ -248,6 +255,7 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
     o->api_text = "all";
     o->dtype = ATTNVK_F16;
     o->seed = 1;
+    o->warmup_s = 1.0;
     bench_command_line("attnvk bench", argc, argv, o->command, sizeof o->command);
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];

@@ -33,6 +33,7 @@ typedef struct bench_options {
     int min_time_given;
     long warmup;
     int warmup_given;
+    double warmup_s;             /* --warmup-time: wall-time floor of a GPU's warm-up */
     long launches;               /* --launches: 0 auto */
     double cooldown_s;
     bench_format format;         /* -o: stdout and --out alike */

@@ -124,6 +124,7 @@ static cJSON *settings_json(const bench_results *res)
     cJSON_AddStringToObject(s, "layout", layout_name(o->layout));
     cJSON_AddBoolToObject(s, "causal", o->causal);
     cJSON_AddNumberToObject(s, "warmup", (double)o->warmup);
+    cJSON_AddNumberToObject(s, "warmup_s", o->warmup_s);
     if (o->launches) cJSON_AddNumberToObject(s, "launches", (double)o->launches);
     else cJSON_AddStringToObject(s, "launches", "auto");
     if (o->iters) cJSON_AddNumberToObject(s, "iters", (double)o->iters);

@@ -19,6 +19,7 @@ typedef struct bench_run_config {
     long iters;                  /* > 0: exactly this many samples */
     double min_time_s;           /* else: samples until this much device time */
     long warmup;
+    double warmup_s;             /* on GPUs, a warm-up (warmup > 0) lasts at least this long */
     long launches;               /* back-to-back launches per sample; 0: auto (short kernels, one input set) */
     const char *variant;         /* for the attnvk kernel only */
     int tile_br, tile_bc;

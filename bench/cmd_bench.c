@@ -344,6 +344,7 @@ static int bench_session_run(bench_session *s)
     res->ndevices = s->ntargets;
     bench_run_config cfg = {
         .timed = 1, .iters = s->o.iters, .min_time_s = s->o.min_time_s, .warmup = s->o.warmup, .launches = s->o.launches,
+        .warmup_s = s->o.warmup_s,
         .variant = s->o.variant, .tile_br = s->o.tile_br, .tile_bc = s->o.tile_bc, .split_kv = s->o.split_kv,
         .test_flags = s->o.test_flags, .max_memory = s->o.max_memory,
         .fused_only_suite = suite && suite->fused_only ? suite->name : NULL,

@@ -142,7 +142,8 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
     /* mma-decode: a CTA's warps take key_warps tiles per round; a split is whole rounds */
     const int round = bc * (k->cfg.key_warps > 0 ? k->cfg.key_warps : 1);
-    const int splits = avk_kernel_args_split(&k->args, p, k->cfg.br, round, dev->sm_count, 1, o->split_kv);
+    const int splits = avk_kernel_args_split(&k->args, p, k->cfg.br, round, dev->sm_count,
+                                             k->cfg.resident > 0 ? k->cfg.resident : 1, o->split_kv);
     k->cfg.split = splits > 1;
     if ((long long)p->batch * splits > 65535 || p->heads / pack > 65535) {
         long long z = (long long)p->batch * splits;

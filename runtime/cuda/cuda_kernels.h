@@ -33,6 +33,7 @@ typedef struct avk_cuda_config {
     int key_warps;      /* mma-decode: warps splitting a CTA's keys (0: other variants) */
     int kv_stages;      /* mma-decode: raw K/V stages in flight per warp */
     int min_ctas;       /* CTAs per SM the register budget must allow (__launch_bounds__; 0: 1) */
+    int resident;       /* CTAs per SM the split planner fills the device with (0: 1) */
     attnvk_dtype dtype;
     int head_dim;
     int br, bc;         /* query rows per CTA, keys per K/V tile */

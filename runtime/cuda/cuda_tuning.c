@@ -72,18 +72,22 @@ static const avk_tuning cuda_table[] = {
  *   1.326 vs 0.391 ms (each row waits on its own block-table load);
  *   mma-decode 16x32 w2s2 0.408 vs 0.402, w4s2 0.419 vs 0.397, w1s2 0.454
  *   vs 0.392 (one table read per key a tile ahead). Contiguous f16 stays on
- *   mma16: mma-decode w1s2 reads 2569 GB/s at 16k (mma16 2644), 2844 at 64k. */
+ *   mma16: mma-decode w1s2 reads 2569 GB/s at 16k (mma16 2644), 2844 at 64k.
+ * - Session 8 (warm clocks, back-to-back launches): quantized 16x32 w4s2 with
+ *   9 splits (2 resident CTAs per SM in the split plan) against 5 (1 resident):
+ *   q8_0 0.539 vs 0.571 ms, q4_0 0.433 vs 0.462; 16x16 with 9 splits is slower
+ *   (q8_0 0.753). f16 at 16k: mma16 16x32 with 5 splits 0.200 ms, 9 0.206, 3 0.262. */
 enum { KV_ANY, KV_QUANTIZED, KV_PAGED };
 static const struct {
     int max_rows;
     int kv; /* KV_QUANTIZED: quantized caches only; KV_PAGED: paged caches only */
     const char *variant;
-    int br, bc, key_warps, kv_stages, min_ctas;
+    int br, bc, key_warps, kv_stages, min_ctas, resident;
 } packed_decode_tiles[] = {
-    {16, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3},
-    {16, KV_PAGED, "mma-decode", 16, 32, 2, 2, 0},
-    {16, KV_ANY, "mma16", 16, 32, 0, 0, 0},
-    {1 << 30, KV_ANY, "mma16", 64, 64, 0, 0, 0},
+    {16, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3, 2},
+    {16, KV_PAGED, "mma-decode", 16, 32, 2, 2, 0, 0},
+    {16, KV_ANY, "mma16", 16, 32, 0, 0, 0, 0},
+    {1 << 30, KV_ANY, "mma16", 64, 64, 0, 0, 0, 0},
 };
 
 static int packed_entry_fits(int kv, const attnvk_problem *p)
@@ -370,6 +374,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
                 avk_cuda_parse_variant(packed_decode_tiles[i].variant, &packed);
                 packed.br = packed_decode_tiles[i].br;
                 packed.bc = packed_decode_tiles[i].bc;
+                packed.resident = packed_decode_tiles[i].resident;
                 if (packed.key_warps) {
                     packed.key_warps = packed_decode_tiles[i].key_warps;
                     packed.kv_stages = packed_decode_tiles[i].kv_stages;

@@ -12,8 +12,10 @@
 /* avk_tuning.extra[] slots: scalar shaders' subgroup reductions; coopmat K/V
  * stages and S accumulator chains (0 = automatic); register-softmax variants:
  * Q in shared memory instead of registers; decode: lanes per key, keys per
- * step (0 = automatic) and workgroups per compute unit for the split plan */
-enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3, X_KEY_LANES = 0, X_KEYS_PER_STEP = 1, X_RESIDENT = 2 };
+ * step (0 = automatic), workgroups per compute unit for the split plan and
+ * values of a row per lane (0 = a 16-byte load's) */
+enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3, X_KEY_LANES = 0, X_KEYS_PER_STEP = 1, X_RESIDENT = 2,
+       X_SLICE = 3 };
 
 #define F32 ATTNVK_F32
 #define F16 ATTNVK_F16
@@ -33,9 +35,11 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv", 128, 16, 128, {0, 2, 2}},
     {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-nv", 64, 16, 128, {0, 1, 1}},
-    /* decode: ~166 registers x 128 lanes, 3 workgroups per SM; f16 Nk=16k 4 keys per step
-     * 1762 GB/s (5 splits) and 2350 (20 splits), 2 keys 2420 (5 splits; cuDNN 2839) */
-    {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 2}},
+    /* decode, 16 values of a row per lane, 4 resident workgroups in the split plan.
+     * H100, f16 Nk=16k, warm clocks (session 8; session 7's sizes were timed on a cold
+     * GPU): 16 lanes x 2 keys 2057 GB/s with 9 splits, 2371 with 18; 8 lanes x 2 keys
+     * 2368 (9 splits); 16 x 1 1778, 16 x 4 2125, 32 x 2 2032, 8 x 4 1253; cuDNN 2905 */
+    {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "scalar", 4, 64, 128, {1}},
@@ -225,6 +229,12 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     uint32_t lanes = e->extra[X_KEY_LANES] > 0 ? (uint32_t)e->extra[X_KEY_LANES] : 0;
     uint32_t keys = e->extra[X_KEYS_PER_STEP] > 0 ? (uint32_t)e->extra[X_KEYS_PER_STEP] : 0;
     decode_env(&lanes, &keys);
+    /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
+    if (!lanes && e->extra[X_SLICE] > 0 && cfg->br * (uint32_t)e->extra[X_SLICE] <= VK_DECODE_GROWN_REGS) {
+        lanes = 1;
+        while (lanes * 2 <= min_sg && D % (lanes * 2 * 4) == 0 && D / (lanes * 2) >= (uint32_t)e->extra[X_SLICE])
+            lanes *= 2;
+    }
     if (!lanes) { /* a 16-byte load per lane: 8 values of 16-bit storage, 4 otherwise */
         uint32_t vec = p->kv_format == ATTNVK_KV_DTYPE && p->dtype != ATTNVK_F32 ? 8 : 4;
         lanes = 1;

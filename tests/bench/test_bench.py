@@ -237,7 +237,8 @@ def test_exit_codes():
     bad = [["--seq", "0"], ["--tile", "64"], ["-o", "xml"], ["--suite", "nope"], ["--suite", "quick", "--seq", "64"],
            ["--iters", "3", "--min-time", "1"], ["--bogus"], ["--api", "metal"], ["--dtype", "f8"],
            ["--heads", "6", "--kv-heads", "4"], ["--seq"], ["--out", os.path.join(WORK, "no", "such", "dir.json")],
-           ["--launches", "0"], ["--launches", "1001"], ["--launches", "many"]]
+           ["--launches", "0"], ["--launches", "1001"], ["--launches", "many"], ["--warmup-time", "-1"],
+           ["--warmup-time", "61"]]
     for args in bad:
         rc, stdout, stderr = run("bench", *args)
         lines = stderr.strip().splitlines()
