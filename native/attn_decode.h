@@ -318,5 +318,4 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #endif
         if (d == 0) avk_store_lse(p, w, R, l > 0.f ? mx + log2f(l) : AVK_NEG_INF);
     }
-    AVK_SPLIT_COMBINE(p, w);
 }

@@ -18,8 +18,7 @@
  *   AVK_TILED    1 (with AVK_MMA=0): the register-tiled f32 kernel
  *                (attn_tiled.h), AVK_DS lanes splitting D per row group
  *   AVK_SPLIT    1: write f32 partial O and LSE per KV split (decode), merged
- *                by avk_attn_reduce; 2: merged in the kernel by the last CTA
- *                of each row block (avk_split_combine: no second launch)
+ *                by avk_attn_reduce
  *   AVK_MINB     CTAs per SM for __launch_bounds__ (register budget)
  *   AVK_RESCALE_SLACK  how far (log2) the running max may lag before O is rescaled
  * Kernels: avk_attn_fwd (one CTA per BR query rows of one (b, h, split)) and
@@ -168,51 +167,6 @@ AVK_DEVICE void avk_store_lse(const avk_attn_params &p, const avk_work &w, int R
     if (p.flags & AVK_FLAG_WRITE_LSE) ((float *)p.lse)[avk_lse_row(p, w, R)] = lse;
 #endif
 }
-
-#if AVK_SPLIT == 2
-/* The split-KV merge inside the kernel, called last by every CTA: each counts
- * itself in its row block's split_count once its partials are out; the last
- * merges all splits' partials of its rows into O (and LSE) and resets the
- * count for the next launch. Saves the combine kernel's launch and the gap
- * between the two (a few microseconds of a 0.2 ms decode). */
-AVK_DEVICE void avk_split_combine(const avk_attn_params &p, const avk_work &w)
-{
-    __shared__ int avk_last_split;
-    unsigned *done = (unsigned *)p.split_count + blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * (unsigned)w.b);
-    __threadfence(); /* this CTA's partials, device-wide, before it counts */
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned before = atomicAdd(done, 1u);
-        avk_last_split = before == (unsigned)p.splits - 1u;
-        if (avk_last_split) *done = 0u;
-    }
-    __syncthreads();
-    if (!avk_last_split) return;
-    __threadfence();
-    const long long stride = (long long)p.batch * p.heads * p.seq_q;
-    const float *plse = (const float *)p.part_lse, *po = (const float *)p.part_o;
-    for (int e = threadIdx.x; e < (w.r_end - w.r0) * AVK_D; e += blockDim.x) {
-        const int R = w.r0 + e / AVK_D, d = e % AVK_D;
-        const long long row = avk_lse_row(p, w, R);
-        float mx = AVK_NEG_INF;
-        for (int s = 0; s < (int)p.splits; ++s) mx = avk_max(mx, __ldcg(plse + s * stride + row));
-        float wsum = 0.f, o = 0.f;
-        if (mx != AVK_NEG_INF)
-            for (int s = 0; s < (int)p.splits; ++s) {
-                const float ls = __ldcg(plse + s * stride + row); /* L2: other CTAs wrote it */
-                if (ls == AVK_NEG_INF) continue;
-                const float wgt = avk_exp2((ls - mx) * 1.4426950408889634f);
-                wsum += wgt;
-                o += wgt * __ldcg(po + (s * stride + row) * AVK_D + d);
-            }
-        ((avk_elem *)p.o)[avk_q_row(p, w, R) + d] = avk_from_f32(wsum > 0.f ? o / wsum : 0.f);
-        if (d == 0 && (p.flags & AVK_FLAG_WRITE_LSE)) ((float *)p.lse)[row] = wsum > 0.f ? mx + logf(wsum) : AVK_NEG_INF;
-    }
-}
-#define AVK_SPLIT_COMBINE(p, w) avk_split_combine(p, w)
-#else
-#define AVK_SPLIT_COMBINE(p, w) ((void)0)
-#endif
 
 #if AVK_MMA
 #if !defined(AVK_MMA_SM80)
@@ -643,7 +597,6 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             *(uint4 *)(O + avk_q_row(p, w, i) + k * 8) = *(const uint4 *)(sQ + (warp * WM * 16 + r) * RS + k * 8);
     }
 #endif
-    AVK_SPLIT_COMBINE(p, w);
 }
 #endif /* AVK_WGMMA */
 
@@ -794,7 +747,6 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         const float l = sSum[r];
         avk_store_lse(p, w, i, l > 0.f ? sMax[r] + log2f(l) : AVK_NEG_INF);
     }
-    AVK_SPLIT_COMBINE(p, w);
 }
 #endif /* AVK_MMA */
 

@@ -17,7 +17,6 @@ typedef struct avk_attn_params {
     unsigned long long lse;          /* f32 [B][H][Nq], or 0 */
     unsigned long long part_o;       /* split-KV: f32 [splits][B][H][Nq][D] */
     unsigned long long part_lse;     /* split-KV: f32 [splits][B][H][Nq] */
-    unsigned long long split_count;  /* AVK_SPLIT 2: u32 per row block, the splits done (0 between launches) */
     unsigned long long block_table;  /* int32 [B][max_pages] (paged) */
     unsigned long long seq_lens;     /* int32 [B] (flags & AVK_FLAG_SEQ_LENS) */
     unsigned long long kv_scales;    /* f32 [2][H_kv] (fp8) */

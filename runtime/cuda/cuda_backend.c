@@ -30,8 +30,8 @@ struct avk_bkernel {
     const avk_cuda_module *mod;
     size_t smem;
     avk_kernel_args args;       /* the contract's scalars; rows and splits planned at prepare */
-    CUdeviceptr workspace;      /* split-KV partials: O, then LSE, then (AVK_SPLIT 2) the counts */
-    size_t part_o_bytes, part_lse_bytes, count_bytes;
+    CUdeviceptr workspace;      /* split-KV partials: O then LSE */
+    size_t part_o_bytes;
 };
 
 void avk_cuda_modules_release(avk_cuda_device *dev)
@@ -144,7 +144,7 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     const int round = bc * (k->cfg.key_warps > 0 ? k->cfg.key_warps : 1);
     const int splits = avk_kernel_args_split(&k->args, p, k->cfg.br, round, dev->sm_count,
                                              k->cfg.resident > 0 ? k->cfg.resident : 1, o->split_kv);
-    k->cfg.split = avk_cuda_split_mode(&k->cfg, splits);
+    k->cfg.split = splits > 1;
     if ((long long)p->batch * splits > 65535 || p->heads / pack > 65535) {
         long long z = (long long)p->batch * splits;
         free(k);
@@ -162,17 +162,8 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     if (s == ATTNVK_OK && splits > 1) {
         size_t rows = (size_t)splits * p->batch * p->heads * p->seq_q;
         k->part_o_bytes = rows * (size_t)p->head_dim * sizeof(float);
-        k->part_lse_bytes = rows * sizeof(float);
-        if (k->cfg.split == 2) /* one count per CTA row block of a whole-problem launch */
-            k->count_bytes = (size_t)avk_row_blocks(pack, p->seq_q, k->cfg.br) * (size_t)(p->heads / pack) *
-                             (size_t)p->batch * sizeof(unsigned);
-        s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->workspace, k->part_o_bytes + k->part_lse_bytes + k->count_bytes),
+        s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->workspace, k->part_o_bytes + rows * sizeof(float)),
                            "cuMemAlloc(split-KV workspace)");
-        if (s == ATTNVK_OK && k->count_bytes) /* zero once; each launch's last CTAs leave them zero */
-            s = avk_cuda_check(dev,
-                               dev->cu->cuMemsetD8Async(k->workspace + k->part_o_bytes + k->part_lse_bytes, 0,
-                                                        k->count_bytes, dev->stream),
-                               "cuMemsetD8Async(split-KV counts)");
     }
     avk_cuda_pop(dev);
     if (s != ATTNVK_OK) {
@@ -187,12 +178,10 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     info->tile_bc = bc;
     info->workgroup_size = k->cfg.threads;
     info->split_kv = splits;
-    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_lse_bytes + k->count_bytes : 0;
+    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)p->head_dim : 0;
     snprintf(info->params, sizeof info->params,
-             "arch=%s regs=%d local=%d smem=%zu pack=%d key_warps=%d stages=%d split_keys=%u combine=%s kv=%s cubin=%s",
-             arch, k->mod->registers, k->mod->local_bytes, k->smem, pack, k->cfg.key_warps, k->cfg.kv_stages,
-             k->args.split_keys, k->cfg.split == 2 ? "in-kernel" : k->cfg.split ? "reduce" : "none",
-             attnvk_kv_format_name(p->kv_format),
+             "arch=%s regs=%d local=%d smem=%zu pack=%d key_warps=%d stages=%d split_keys=%u kv=%s cubin=%s", arch,
+             k->mod->registers, k->mod->local_bytes, k->smem, pack, k->cfg.key_warps, k->cfg.kv_stages, k->args.split_keys, attnvk_kv_format_name(p->kv_format),
              k->mod->from_cache ? "cached" : "nvrtc");
     *out = k;
     return ATTNVK_OK;
@@ -212,7 +201,6 @@ static void fill_params(const avk_bkernel *k, const avk_dispatch *a, avk_attn_pa
     if (k->workspace) {
         P->part_o = k->workspace;
         P->part_lse = k->workspace + k->part_o_bytes;
-        if (k->count_bytes) P->split_count = k->workspace + k->part_o_bytes + k->part_lse_bytes;
     }
     avk_kernel_args args = k->args;
     args.q_begin = (U32)a->q_begin;
@@ -235,7 +223,7 @@ static attnvk_status launch(avk_cuda_device *dev, avk_bkernel *k, const avk_disp
         dev->cu->cuLaunchKernel(k->mod->fwd, blocks, (unsigned)(k->p.heads / pack), (unsigned)(k->p.batch * splits),
                                 (unsigned)k->cfg.threads, 1, 1, (unsigned)k->smem, dev->stream, args, NULL),
         "cuLaunchKernel(avk_attn_fwd)");
-    if (s == ATTNVK_OK && k->cfg.split == 1)
+    if (s == ATTNVK_OK && splits > 1)
         s = avk_cuda_check(dev,
                            dev->cu->cuLaunchKernel(k->mod->reduce, (unsigned)a->q_count, (unsigned)k->p.heads,
                                                    (unsigned)k->p.batch, (unsigned)k->p.head_dim, 1, 1, 0,

@@ -52,9 +52,6 @@ int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg);
  * (smem_limit 0: unchecked). UNSUPPORTED / INVALID_ARGUMENT with the reason. */
 attnvk_status avk_cuda_config_check(avk_cuda_config *cfg, int cc_major, size_t smem_limit);
 size_t avk_cuda_config_smem(const avk_cuda_config *cfg);
-/* The config's AVK_SPLIT with `splits` key splits: 0 none; 2 where the body merges
- * the splits itself (mma, mma-decode, simt); 1 (the avk_attn_reduce kernel) else. */
-int avk_cuda_split_mode(const avk_cuda_config *cfg, int splits);
 
 /* The tuning table (vendor -> architecture -> device -> default). */
 const avk_tuning *avk_cuda_tuning_table(int *count);

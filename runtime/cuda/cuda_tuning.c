@@ -396,12 +396,6 @@ void avk_cuda_arch_name(int cc_major, int cc_minor, char *out, size_t n)
     snprintf(out, n, "sm_%d%d%s", cc_major, cc_minor, cc_major == 9 ? "a" : "");
 }
 
-int avk_cuda_split_mode(const avk_cuda_config *cfg, int splits)
-{
-    if (splits <= 1) return 0;
-    return (cfg->mma ? !cfg->wgmma : !cfg->tiled) ? 2 : 1;
-}
-
 int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
                            char s[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts)
 {

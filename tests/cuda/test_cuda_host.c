@@ -188,21 +188,7 @@ static void test_options_and_keys(void)
     CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "dtype in the key");
     d = c;
     d.split = 1;
-    uint64_t k_reduce = avk_cuda_cache_key(&d, "sm_90a", 13000, 13000);
-    CHECK(k0 != k_reduce, "split-KV in the key");
-    d.split = 2;
-    CHECK(k_reduce != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "the in-kernel split merge in the key");
-    /* which bodies merge their splits themselves */
-    avk_cuda_config m = {.mma = 1};
-    CHECK(avk_cuda_split_mode(&m, 1) == 0 && avk_cuda_split_mode(&m, 5) == 2, "mma: in-kernel merge, none unsplit");
-    m.key_warps = 4;
-    CHECK(avk_cuda_split_mode(&m, 9) == 2, "mma-decode: in-kernel merge");
-    m = (avk_cuda_config){.mma = 1, .wgmma = 1};
-    CHECK(avk_cuda_split_mode(&m, 5) == 1, "wgmma: the reduce kernel");
-    m = (avk_cuda_config){.tiled = 1};
-    CHECK(avk_cuda_split_mode(&m, 5) == 1, "tiled: the reduce kernel");
-    m = (avk_cuda_config){0};
-    CHECK(avk_cuda_split_mode(&m, 5) == 2, "simt: in-kernel merge");
+    CHECK(k0 != avk_cuda_cache_key(&d, "sm_90a", 13000, 13000), "split-KV in the key");
     d = c;
     d.tiled = 1;
     d.lanes_per_row = 4;

@@ -129,7 +129,7 @@ int main(void)
                                attnvk_dtype_name((attnvk_dtype)dt), attnvk_last_error());
                         continue;
                     }
-                    cfg.split = avk_cuda_split_mode(&cfg, mode == 2 ? 4 : 1);
+                    cfg.split = mode == 2;
                     add_job(t, &cfg);
                 }
         /* the kernel contract's features: GQA-packed decode (split and not) and
@@ -156,8 +156,7 @@ int main(void)
                         }
                         /* 16 packed rows (mma-decode for paged or quantized caches): split for the
                          * quantized formats, whole for the dtype's; 64 rows: split */
-                        int split = mode == 2 || (mode == 1 && f != ATTNVK_KV_DTYPE);
-                        cfg.split = avk_cuda_split_mode(&cfg, split ? 4 : 1);
+                        cfg.split = mode == 2 || (mode == 1 && f != ATTNVK_KV_DTYPE);
                         add_job(t, &cfg);
                     }
         for (size_t v = 0; v < sizeof variants / sizeof *variants; ++v) {
