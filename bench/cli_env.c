@@ -37,7 +37,7 @@ static const env_var developer_vars[] = {
     {"ATTNVK_VK_KV_STAGES", "1/2: K/V shared-memory stages of the Vulkan cooperative-matrix kernels", "the table"},
     {"ATTNVK_VK_S_CHAINS", "1/2: independent S accumulation chains in the Vulkan cooperative-matrix kernels",
      "the table"},
-    {"ATTNVK_VK_DECODE", "lanes=L,keys=U: lanes sharing a key and keys per step of the Vulkan decode body",
+    {"ATTNVK_VK_DECODE", "lanes=L,keys=U,runs=R: lanes sharing a key, keys per step and (runs=0) 4-value quantized loads of the Vulkan decode body",
      "the table"},
     {"ATTNVK_VK_PIPELINE_STATS", "1: add the driver's pipeline statistics (registers, spills) to the kernel params",
      "off"},

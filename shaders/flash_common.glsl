@@ -116,6 +116,61 @@ vec4 avk_kv_load4(bool values, uint row, uint d0, uint g, uint D)
 {
     return avk_kv_decode4(values, avk_kv_raw4(values, row, d0, D), g);
 }
+
+// Runs of codes, for a body that loads a lane's whole slice of a row at once
+// and applies the scale to a dot product or a probability instead of to every
+// value. A run is n values d0 .. d0+n-1 (n in 4, 8, 16, n | d0) inside one
+// 32-value block: n consecutive bytes from avk_kv_code_byte (q4_0: one nibble
+// of each), which may start 2 bytes into a word.
+uint avk_kv_code_byte(uint row, uint d0, uint D)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
+    const uint block_bytes = AVK_KV_FORMAT == AVK_KV_Q8_0 ? 34u : 18u;
+    uint blk = row * (D / 32u * block_bytes) + (d0 / 32u) * block_bytes;
+    return blk + 2u + (AVK_KV_FORMAT == AVK_KV_Q8_0 ? d0 % 32u : d0 % 16u);
+#else
+    return row * D + d0;
+#endif
+}
+
+uint avk_kv_word(bool values, uint i) { return values ? v_words[i] : k_words[i]; }
+
+// The word holding the f16 scale of value d0's block (q8_0, q4_0; fp8: 0, unused).
+uint avk_kv_scale_word(bool values, uint row, uint d0, uint D)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
+    const uint block_bytes = AVK_KV_FORMAT == AVK_KV_Q8_0 ? 34u : 18u;
+    return avk_kv_word(values, (row * (D / 32u * block_bytes) + (d0 / 32u) * block_bytes) >> 2u);
+#else
+    return 0u;
+#endif
+}
+
+// The scale of the run (its block's, from its scale word; fp8: kv head g's).
+float avk_kv_run_scale(bool values, uint scale_word, uint code_byte, uint g)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
+    // the block starts 2 + a multiple of 4 bytes before the run: its f16 scale is
+    // the scale word's high half when the block starts 2 bytes into a word
+    return unpackHalf2x16(((code_byte - 2u) & 2u) != 0u ? scale_word >> 16u : scale_word).x;
+#else
+    return kv_scales[(values ? pc.kv_heads : 0u) + g];
+#endif
+}
+
+// Values d0 .. d0+3 of a run, unscaled, from the word holding their bytes (realigned).
+vec4 avk_kv_codes4(uint c, uint d0)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    return vec4(ivec4(int(c << 24u) >> 24, int(c << 16u) >> 24, int(c << 8u) >> 24, int(c) >> 24));
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    uvec4 n = (uvec4(c, c >> 8u, c >> 16u, c >> 24u) >> ((d0 % 32u) >= 16u ? 4u : 0u)) & 15u;
+    return vec4(n) - 8.0;
+#else
+    return vec4(avk_fp8_decode(c & 255u), avk_fp8_decode((c >> 8u) & 255u), avk_fp8_decode((c >> 16u) & 255u),
+                avk_fp8_decode(c >> 24u));
+#endif
+}
 #endif
 
 // Which (batch, head group, split, rows, keys) this workgroup owns; grid is

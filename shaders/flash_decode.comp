@@ -26,6 +26,7 @@ layout(local_size_x_id = 3) in;
 layout(constant_id = 4) const uint MAX_SUBGROUPS = 4; // workgroup / smallest subgroup
 layout(constant_id = 5) const uint KEY_LANES = 16;    // lanes per key (a power of two <= subgroup)
 layout(constant_id = 6) const uint KEYS_PER_STEP = 4; // keys per lane group per step (1..4)
+layout(constant_id = 7) const uint RUNS = 1;          // quantized slices of <= 16 values load as runs
 
 const uint WG = gl_WorkGroupSize.x;
 const uint D4 = D / 4;
@@ -62,6 +63,18 @@ const uint RAW_VALUES = 4u;
 #endif
 const uint NR = SLICE / RAW_VALUES;
 
+// Quantized slices of 4, 8 or 16 values load as runs (the contract's
+// avk_kv_code_byte): SLICE bytes in SLICE / 4 + 1 words and one scale word per
+// key, the scale applied once to the lane's partial score (K) and to its
+// probability (V) rather than to every value; longer slices take raw_load's
+// 4-value words.
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+const bool RUN = RUNS != 0u && SLICE <= 16u;
+#else
+const bool RUN = false;
+#endif
+const uint RUN_WORDS = SLICE / 4u + 1u;
+
 // Raw word r of the lane's slice (values e0 ..) of a K (values false) or V row.
 uvec4 raw_load(bool values, uint row, uint e0, uint r)
 {
@@ -95,6 +108,30 @@ void raw_decode(bool values, uvec4 raw[NR], uint g, out vec4 x[NV])
 #endif
     }
 }
+
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+// The run of the lane's slice (values e0 ..) of a K or V row: its words, its
+// scale word and the byte it starts at.
+void run_load(bool values, uint row, uint e0, out uint words[RUN_WORDS], out uint scale_word, out uint code_byte)
+{
+    code_byte = avk_kv_code_byte(row, e0, D);
+    uint wi = code_byte >> 2u;
+    [[unroll]] for (uint i = 0u; i < RUN_WORDS; ++i) // the last word only when the bytes straddle one
+        words[i] = i + 1u < RUN_WORDS || (code_byte & 3u) != 0u ? avk_kv_word(values, wi + i) : 0u;
+    scale_word = avk_kv_scale_word(values, row, e0, D);
+}
+
+// The run's codes as f32, unscaled; returns its scale.
+float run_decode(bool values, uint words[RUN_WORDS], uint scale_word, uint code_byte, uint e0, uint g, out vec4 x[NV])
+{
+    uint sh = (code_byte & 3u) * 8u;
+    [[unroll]] for (uint k = 0u; k < NV; ++k) {
+        uint c = sh == 0u ? words[k] : (words[k] >> sh) | (words[k + 1u] << (32u - sh));
+        x[k] = avk_kv_codes4(c, e0 + 4u * k);
+    }
+    return avk_kv_run_scale(values, scale_word, code_byte, g);
+}
+#endif
 
 void main()
 {
@@ -134,6 +171,9 @@ void main()
     // and step t + 2's rows are looked up then (a paged cache's block-table
     // read is a load of its own: it never delays the K/V loads)
     uvec4 rk[4][NR], rv[4][NR]; // U <= 4 used (glslang bounds-checks spec-sized arrays as size 1)
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+    uint wk[4][RUN_WORDS], wv[4][RUN_WORDS], sk[4], sv[4], bk[4], bv[4]; // runs: words, scale words, first bytes
+#endif
     bool next_ok[4];
     uint ahead_row[4];
     uint first = w.kv_lo + sg * groups_per_sg * U + lane / KEY_LANES;
@@ -141,10 +181,16 @@ void main()
         uint j = first + u * groups_per_sg;
         next_ok[u] = trips > 0u && j < key_hi;
         uint row = next_ok[u] ? avk_kv_row(w.b, w.g, j) : 0u;
-        [[unroll]] for (uint r = 0u; r < NR; ++r) {
-            rk[u][r] = raw_load(false, row, e0, r);
-            rv[u][r] = raw_load(true, row, e0, r);
-        }
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+        if (RUN) {
+            run_load(false, row, e0, wk[u], sk[u], bk[u]);
+            run_load(true, row, e0, wv[u], sv[u], bv[u]);
+        } else
+#endif
+            [[unroll]] for (uint r = 0u; r < NR; ++r) {
+                rk[u][r] = raw_load(false, row, e0, r);
+                rv[u][r] = raw_load(true, row, e0, r);
+            }
         j += stride;
         ahead_row[u] = trips > 1u && j < key_hi ? avk_kv_row(w.b, w.g, j) : 0u;
     }
@@ -152,22 +198,39 @@ void main()
         uint base = first + t * stride;
         vec4 kk[4][NV], vv[4][NV];
         bool key_ok[4];
+        float ks[4] = float[4](1.0, 1.0, 1.0, 1.0), vs[4] = float[4](1.0, 1.0, 1.0, 1.0); // run scales
         [[unroll]] for (uint u = 0u; u < U; ++u) {
             key_ok[u] = next_ok[u];
-            raw_decode(false, rk[u], w.g, kk[u]);
-            raw_decode(true, rv[u], w.g, vv[u]);
-            if (!key_ok[u]) // V of a key past the range must not reach O, whatever the row holds
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+            if (RUN) {
+                ks[u] = run_decode(false, wk[u], sk[u], bk[u], e0, w.g, kk[u]);
+                vs[u] = run_decode(true, wv[u], sv[u], bv[u], e0, w.g, vv[u]);
+            } else
+#endif
+            {
+                raw_decode(false, rk[u], w.g, kk[u]);
+                raw_decode(true, rv[u], w.g, vv[u]);
+            }
+            if (!key_ok[u]) { // V of a key past the range must not reach O, whatever the row holds
                 [[unroll]] for (uint k = 0u; k < NV; ++k) vv[u][k] = vec4(0.0);
+                vs[u] = 0.0;
+            }
         }
         if (t + 1u < trips) {
             [[unroll]] for (uint u = 0u; u < U; ++u) {
                 uint j = base + stride + u * groups_per_sg;
                 next_ok[u] = j < key_hi;
                 uint row = ahead_row[u];
-                [[unroll]] for (uint r = 0u; r < NR; ++r) {
-                    rk[u][r] = raw_load(false, row, e0, r);
-                    rv[u][r] = raw_load(true, row, e0, r);
-                }
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+                if (RUN) {
+                    run_load(false, row, e0, wk[u], sk[u], bk[u]);
+                    run_load(true, row, e0, wv[u], sv[u], bv[u]);
+                } else
+#endif
+                    [[unroll]] for (uint r = 0u; r < NR; ++r) {
+                        rk[u][r] = raw_load(false, row, e0, r);
+                        rv[u][r] = raw_load(true, row, e0, r);
+                    }
                 j += stride;
                 ahead_row[u] = j < key_hi ? avk_kv_row(w.b, w.g, j) : 0u;
             }
@@ -180,6 +243,7 @@ void main()
                 if (U > 2u) s4.z += dot(q[r][k], kk[2][k]);
                 if (U > 3u) s4.w += dot(q[r][k], kk[3][k]);
             }
+            s4 *= vec4(ks[0], ks[1], ks[2], ks[3]); // each lane's own block scale, before the lanes add up
             [[unroll]] for (uint x = 1u; x < KEY_LANES; x <<= 1u) s4 += subgroupShuffleXor(s4, x);
             bvec4 vis;
             [[unroll]] for (uint u = 0u; u < 4u; ++u) vis[u] = u < U && key_ok[u] && base + u * groups_per_sg < kend[r];
@@ -189,11 +253,12 @@ void main()
             float alpha = none ? 1.0 : exp2(m[r] - m_new);
             vec4 p4 = none ? vec4(0.0) : mix(vec4(0.0), exp2(s4 - m_new), vis);
             l[r] = l[r] * alpha + (p4.x + p4.y + p4.z + p4.w);
+            vec4 pv = p4 * vec4(vs[0], vs[1], vs[2], vs[3]);
             [[unroll]] for (uint k = 0u; k < NV; ++k) {
-                vec4 acc = o[r][k] * alpha + p4.x * vv[0][k];
-                if (U > 1u) acc += p4.y * vv[1][k];
-                if (U > 2u) acc += p4.z * vv[2][k];
-                if (U > 3u) acc += p4.w * vv[3][k];
+                vec4 acc = o[r][k] * alpha + pv.x * vv[0][k];
+                if (U > 1u) acc += pv.y * vv[1][k];
+                if (U > 2u) acc += pv.z * vv[2][k];
+                if (U > 3u) acc += pv.w * vv[3][k];
                 o[r][k] = acc;
             }
             m[r] = m_new;

@@ -202,15 +202,17 @@ static const char *finish_rs_config(const vk_caps *c, uint32_t D, vk_config *cfg
  * accepts, and the most grown packed rows take (more spills on NVIDIA). */
 enum { VK_DECODE_MAX_REGS = 128, VK_DECODE_GROWN_REGS = 64 };
 
-/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U overrides the decode body's
- * lanes per key and keys per step (0 or absent: the table's, else automatic). */
-static void decode_env(uint32_t *lanes, uint32_t *keys)
+/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R overrides the decode body's
+ * lanes per key and keys per step (0 or absent: the table's, else automatic) and,
+ * with runs=0, loads quantized slices 4 values at a time as before runs existed. */
+static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs)
 {
     const char *v = getenv("ATTNVK_VK_DECODE");
     if (!v) return;
-    const char *l = strstr(v, "lanes="), *k = strstr(v, "keys=");
+    const char *l = strstr(v, "lanes="), *k = strstr(v, "keys="), *r = strstr(v, "runs=");
     if (l && atoi(l + 6) > 0) *lanes = (uint32_t)atoi(l + 6);
     if (k && atoi(k + 5) > 0) *keys = (uint32_t)atoi(k + 5);
+    if (r) *runs = atoi(r + 5) != 0;
 }
 
 /* The decode body (shaders/flash_decode.comp): KEY_LANES lanes share a key,
@@ -228,7 +230,8 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     cfg->subgroup = min_sg;
     uint32_t lanes = e->extra[X_KEY_LANES] > 0 ? (uint32_t)e->extra[X_KEY_LANES] : 0;
     uint32_t keys = e->extra[X_KEYS_PER_STEP] > 0 ? (uint32_t)e->extra[X_KEYS_PER_STEP] : 0;
-    decode_env(&lanes, &keys);
+    uint32_t runs = 1;
+    decode_env(&lanes, &keys, &runs);
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
     if (!lanes && e->extra[X_SLICE] > 0 && cfg->br * (uint32_t)e->extra[X_SLICE] <= VK_DECODE_GROWN_REGS) {
         lanes = 1;
@@ -258,6 +261,8 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     }
     cfg->key_lanes = lanes;
     cfg->keys_per_step = keys;
+    /* a run stays inside one 32-value block: slices of 4, 8 or 16 values */
+    cfg->runs = runs && p->kv_format != ATTNVK_KV_DTYPE && slice <= 16;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
     cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (D / 4) * 16;
     return "";
