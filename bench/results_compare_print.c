@@ -80,7 +80,10 @@ static void fmt_note(char *out, const compare_row *row)
     default:
         fmt_spread(sb, sizeof sb, b);
         fmt_spread(sn, sizeof sn, n);
-        snprintf(out, CELL, "spread %s -> %s", sb, sn);
+        if (b->launches != n->launches) /* the ratio includes a change of timing method */
+            snprintf(out, CELL, "spread %s -> %s; launches %d -> %d", sb, sn, b->launches, n->launches);
+        else
+            snprintf(out, CELL, "spread %s -> %s", sb, sn);
     }
 }
 
@@ -265,6 +268,7 @@ static cJSON *side_json(const results_record *r)
     add_num(o, "std_ms", r->stats.present ? r->stats.std_ms : NAN);
     add_num(o, "p95_ms", r->stats.present ? r->stats.p95_ms : NAN);
     add_num(o, "tflops", r->tflops);
+    cJSON_AddNumberToObject(o, "launches", r->launches);
     add_num(o, "rel_l2", r->check.present ? r->check.rel_l2 : NAN);
     if (r->reason[0]) cJSON_AddStringToObject(o, "reason", r->reason);
     return o;

@@ -228,6 +228,8 @@ static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
     rec->speedup_vs_vendor = number(rd, r, where, "speedup_vs_vendor", true);
     text(rd, r, where, "vendor_reference", rec->vendor_reference, sizeof rec->vendor_reference, false);
     rec->fused = field(r, "fused") ? flag(rd, r, where, "fused", false) : -1;
+    const cJSON *launches = field(r, "launches");
+    rec->launches = launches && !cJSON_IsNull(launches) ? (int)integer(rd, r, where, "launches", 1, 1000, false, 1) : 1;
     const cJSON *check = object(rd, r, where, "check", false);
     snprintf(sub, sizeof sub, "%s.check", where);
     rec->check.present = check != NULL;

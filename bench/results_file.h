@@ -40,6 +40,7 @@ typedef struct results_record {
     results_stats stats;
     double flops, tflops, memory_bytes, speedup_vs_vendor; /* NAN when null or absent */
     int fused; /* the writer's "fused" flag: 1, 0, or -1 when absent */
+    int launches; /* back-to-back launches per timed sample (1 when absent or null: files before --launches) */
     char vendor_reference[32];
     results_check check;
 } results_record;

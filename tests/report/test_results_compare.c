@@ -57,6 +57,35 @@ static int make(results_run *run, const char *uuid, const char *driver, const ch
     return results_parse(text, "test", run, err, sizeof err);
 }
 
+/* make(), with "launches": n in the record (0: absent) */
+static int make_launches(results_run *run, double median, int launches)
+{
+    char text[2048], err[256], with[2100];
+    snprintf(text, sizeof text, doc_template, "\"u1\"", "550", "ok", median, median * 1.001, 1e-4);
+    const char *stats = strstr(text, "\"stats\"");
+    snprintf(with, sizeof with, "%.*s\"launches\":%d,%s", (int)(stats - text), text, launches, stats);
+    return results_parse(launches ? with : text, "test", run, err, sizeof err);
+}
+
+static void test_launches(void)
+{
+    results_run a, b;
+    compare_result r;
+    EXPECT(make_launches(&a, 1.0, 0) == 0 && a.records[0].launches == 1); /* older files: one launch */
+    EXPECT(make_launches(&b, 0.9, 8) == 0 && b.records[0].launches == 8);
+    EXPECT(compare_runs(&a, &b, 0.05, &r) == 0 && r.row_count == 1);
+    char out[4096] = "";
+    FILE *f = fmemopen(out, sizeof out - 1, "w");
+    EXPECT(f && compare_print(f, &r, COMPARE_TABLE, true) == 0);
+    if (f) fclose(f);
+    EXPECT(strstr(out, "launches 1 -> 8") != NULL); /* the note says the timing method changed */
+    compare_free(&r);
+    results_free(&b);
+    results_run bad;
+    EXPECT(make_launches(&bad, 1.0, 1001) == 2);
+    results_free(&a);
+}
+
 static void test_compare(void)
 {
     results_run a, b;
@@ -327,6 +356,7 @@ int main(void)
 {
     test_rule();
     test_compare();
+    test_launches();
     test_loader_errors();
     test_loader_values();
     test_report_at_the_limits();
