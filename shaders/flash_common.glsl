@@ -67,48 +67,75 @@ float avk_fp8_decode(uint c)
     return (c & 0x80u) != 0u ? -v : v;
 }
 
-// Values d0 .. d0+3 (d0 a multiple of 4) of K/V row `row` of kv head g, in
-// two halves so a body can issue the loads early and decode later: raw holds
-// the words (two code words, the scale's word) and, in w, the byte shifts.
-uvec4 avk_kv_raw4(bool values, uint row, uint d0, uint D)
+uint avk_kv_word(bool values, uint i) { return values ? v_words[i] : k_words[i]; }
+
+#if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
+const uint AVK_KV_BLOCK_BYTES = AVK_KV_FORMAT == AVK_KV_Q8_0 ? 34u : 18u;
+// First byte (the f16 scale) of the 32-value block holding value d0 of row `row`.
+uint avk_kv_block_byte(uint row, uint d0, uint D)
+{
+    return row * (D / 32u * AVK_KV_BLOCK_BYTES) + (d0 / 32u) * AVK_KV_BLOCK_BYTES;
+}
+// The f16 scale of a block starting at byte blk, from the word holding it.
+float avk_kv_block_scale(uint scale_word, uint blk)
+{
+    return unpackHalf2x16((blk & 2u) != 0u ? scale_word >> 16u : scale_word).x;
+}
+#endif
+
+// Byte of value d0 of K/V row `row` (d0 a multiple of 4; q4_0: the byte holding
+// it, whose low nibble serves d0 % 32 < 16).
+uint avk_kv_code_byte(uint row, uint d0, uint D)
 {
 #if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
-    const uint block_bytes = AVK_KV_FORMAT == AVK_KV_Q8_0 ? 34u : 18u;
-    uint blk = row * (D / 32u * block_bytes) + (d0 / 32u) * block_bytes, k = d0 % 32u;
-    uint off = blk + 2u + (AVK_KV_FORMAT == AVK_KV_Q8_0 ? k : k % 16u);
-    uint nibble = AVK_KV_FORMAT == AVK_KV_Q4_0 && k >= 16u ? 1u : 0u;
-    uint scale_word = values ? v_words[blk >> 2u] : k_words[blk >> 2u];
-    uint meta = (off & 3u) | ((blk & 2u) << 7u) | (nibble << 9u);
-#elif AVK_KV_FORMAT == AVK_KV_FP8
-    uint off = row * D + d0; // 4-byte aligned: D and d0 are multiples of 4
-    uint scale_word = 0u, meta = 0u;
+    return avk_kv_block_byte(row, d0, D) + 2u + (AVK_KV_FORMAT == AVK_KV_Q8_0 ? d0 % 32u : d0 % 16u);
+#else
+    return row * D + d0;
+#endif
+}
+
+// Values d0 .. d0+3, unscaled, from the word holding their bytes (realigned).
+vec4 avk_kv_codes4(uint c, uint d0)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    return vec4(ivec4(int(c << 24u) >> 24, int(c << 16u) >> 24, int(c << 8u) >> 24, int(c) >> 24));
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    uvec4 n = (uvec4(c, c >> 8u, c >> 16u, c >> 24u) >> ((d0 % 32u) >= 16u ? 4u : 0u)) & 15u;
+    return vec4(n) - 8.0;
+#else
+    return vec4(avk_fp8_decode(c & 255u), avk_fp8_decode((c >> 8u) & 255u), avk_fp8_decode((c >> 16u) & 255u),
+                avk_fp8_decode(c >> 24u));
+#endif
+}
+
+// Values d0 .. d0+3 (d0 a multiple of 4) of K/V row `row` of kv head g, in
+// two halves so a body can issue the loads early and decode later: raw holds
+// the words (two code words, the scale's word) and, in w, the byte shift, the
+// scale's half and the value's q4_0 half.
+uvec4 avk_kv_raw4(bool values, uint row, uint d0, uint D)
+{
+    uint off = avk_kv_code_byte(row, d0, D);
+#if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
+    uint blk = avk_kv_block_byte(row, d0, D);
+    uint scale_word = avk_kv_word(values, blk >> 2u);
+    uint meta = (off & 3u) | ((blk & 2u) << 7u) | ((d0 % 32u) >= 16u ? 1u << 9u : 0u);
+#else
+    uint scale_word = 0u, meta = 0u; // fp8: 4-byte aligned, D and d0 being multiples of 4
 #endif
     uint wi = off >> 2u;
-    uint w0 = values ? v_words[wi] : k_words[wi];
     // the next word only when the bytes straddle (never past the buffer's end)
-    uint w1 = (off & 3u) == 0u ? 0u : values ? v_words[wi + 1u] : k_words[wi + 1u];
-    return uvec4(w0, w1, scale_word, meta);
+    return uvec4(avk_kv_word(values, wi), (off & 3u) == 0u ? 0u : avk_kv_word(values, wi + 1u), scale_word, meta);
 }
 
 vec4 avk_kv_decode4(bool values, uvec4 raw, uint g)
 {
     uint sh = (raw.w & 3u) * 8u;
     uint q = sh == 0u ? raw.x : (raw.x >> sh) | (raw.y << (32u - sh));
+    vec4 codes = avk_kv_codes4(q, (raw.w >> 9u) * 16u); // bit 9: q4_0's high nibbles
 #if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
-    float scale = unpackHalf2x16((raw.w & 0x100u) != 0u ? raw.z >> 16u : raw.z).x;
-#if AVK_KV_FORMAT == AVK_KV_Q8_0
-    ivec4 b = ivec4(int(q << 24u) >> 24, int(q << 16u) >> 24, int(q << 8u) >> 24, int(q) >> 24);
-    return scale * vec4(b);
+    return avk_kv_block_scale(raw.z, (raw.w >> 7u) & 2u) * codes;
 #else
-    uvec4 n = (uvec4(q, q >> 8u, q >> 16u, q >> 24u) >> ((raw.w >> 9u) * 4u)) & 15u;
-    return scale * (vec4(n) - 8.0);
-#endif
-#elif AVK_KV_FORMAT == AVK_KV_FP8
-    vec4 v = vec4(avk_fp8_decode(q & 255u), avk_fp8_decode((q >> 8u) & 255u), avk_fp8_decode((q >> 16u) & 255u),
-                  avk_fp8_decode(q >> 24u));
-    return v * kv_scales[(values ? pc.kv_heads : 0u) + g];
-#else
-#error "unknown AVK_KV_FORMAT"
+    return codes * kv_scales[(values ? pc.kv_heads : 0u) + g];
 #endif
 }
 
@@ -121,54 +148,26 @@ vec4 avk_kv_load4(bool values, uint row, uint d0, uint g, uint D)
 // and applies the scale to a dot product or a probability instead of to every
 // value. A run is n values d0 .. d0+n-1 (n in 4, 8, 16, n | d0) inside one
 // 32-value block: n consecutive bytes from avk_kv_code_byte (q4_0: one nibble
-// of each), which may start 2 bytes into a word.
-uint avk_kv_code_byte(uint row, uint d0, uint D)
-{
-#if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
-    const uint block_bytes = AVK_KV_FORMAT == AVK_KV_Q8_0 ? 34u : 18u;
-    uint blk = row * (D / 32u * block_bytes) + (d0 / 32u) * block_bytes;
-    return blk + 2u + (AVK_KV_FORMAT == AVK_KV_Q8_0 ? d0 % 32u : d0 % 16u);
-#else
-    return row * D + d0;
-#endif
-}
-
-uint avk_kv_word(bool values, uint i) { return values ? v_words[i] : k_words[i]; }
+// of each), which may start 2 bytes into a word, decoded by avk_kv_codes4.
 
 // The word holding the f16 scale of value d0's block (q8_0, q4_0; fp8: 0, unused).
 uint avk_kv_scale_word(bool values, uint row, uint d0, uint D)
 {
 #if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
-    const uint block_bytes = AVK_KV_FORMAT == AVK_KV_Q8_0 ? 34u : 18u;
-    return avk_kv_word(values, (row * (D / 32u * block_bytes) + (d0 / 32u) * block_bytes) >> 2u);
+    return avk_kv_word(values, avk_kv_block_byte(row, d0, D) >> 2u);
 #else
     return 0u;
 #endif
 }
 
-// The scale of the run (its block's, from its scale word; fp8: kv head g's).
+// The scale of the run starting at code_byte (its block's; fp8: kv head g's).
 float avk_kv_run_scale(bool values, uint scale_word, uint code_byte, uint g)
 {
 #if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
-    // the block starts 2 + a multiple of 4 bytes before the run: its f16 scale is
-    // the scale word's high half when the block starts 2 bytes into a word
-    return unpackHalf2x16(((code_byte - 2u) & 2u) != 0u ? scale_word >> 16u : scale_word).x;
+    // the block starts 2 + a multiple of 4 bytes before the run
+    return avk_kv_block_scale(scale_word, code_byte - 2u);
 #else
     return kv_scales[(values ? pc.kv_heads : 0u) + g];
-#endif
-}
-
-// Values d0 .. d0+3 of a run, unscaled, from the word holding their bytes (realigned).
-vec4 avk_kv_codes4(uint c, uint d0)
-{
-#if AVK_KV_FORMAT == AVK_KV_Q8_0
-    return vec4(ivec4(int(c << 24u) >> 24, int(c << 16u) >> 24, int(c << 8u) >> 24, int(c) >> 24));
-#elif AVK_KV_FORMAT == AVK_KV_Q4_0
-    uvec4 n = (uvec4(c, c >> 8u, c >> 16u, c >> 24u) >> ((d0 % 32u) >= 16u ? 4u : 0u)) & 15u;
-    return vec4(n) - 8.0;
-#else
-    return vec4(avk_fp8_decode(c & 255u), avk_fp8_decode((c >> 8u) & 255u), avk_fp8_decode((c >> 16u) & 255u),
-                avk_fp8_decode(c >> 24u));
 #endif
 }
 #endif
