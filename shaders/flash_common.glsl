@@ -59,13 +59,8 @@ uint avk_kv_row(uint b, uint g, uint j)
 layout(binding = 1) readonly buffer KWordsB { uint k_words[]; };
 layout(binding = 2) readonly buffer VWordsB { uint v_words[]; };
 
-float avk_fp8_decode(uint c)
-{
-    uint e = (c >> 3u) & 15u, m = c & 7u;
-    float v = e == 0u ? float(m) * (1.0 / 512.0) : (1.0 + float(m) / 8.0) * exp2(float(int(e) - 7));
-    if (e == 15u && m == 7u) v = uintBitsToFloat(0x7fc00000u);
-    return (c & 0x80u) != 0u ? -v : v;
-}
+// What a code of 1 is worth: e4m3 codes decode as value / 256 (avk_kv_codes4).
+const float AVK_KV_CODE_UNIT = AVK_KV_FORMAT == AVK_KV_FP8 ? 256.0 : 1.0;
 
 uint avk_kv_word(bool values, uint i) { return values ? v_words[i] : k_words[i]; }
 
@@ -94,17 +89,23 @@ uint avk_kv_code_byte(uint row, uint d0, uint D)
 #endif
 }
 
-// Values d0 .. d0+3, unscaled, from the word holding their bytes (realigned).
+// Values d0 .. d0+3, unscaled (fp8: / 256), from the word holding their bytes (realigned).
 vec4 avk_kv_codes4(uint c, uint d0)
 {
+    // integer tricks, not int -> float conversions (a quarter of the FMA rate on
+    // NVIDIA): a byte u in the low mantissa bits of 2^23 reads as 2^23 + u
 #if AVK_KV_FORMAT == AVK_KV_Q8_0
-    return vec4(ivec4(int(c << 24u) >> 24, int(c << 16u) >> 24, int(c << 8u) >> 24, int(c) >> 24));
+    uvec4 u = (uvec4(c ^ 0x80808080u) >> uvec4(0u, 8u, 16u, 24u)) & 0xffu; // int8 + 128
+    return uintBitsToFloat(u | 0x4b000000u) - 8388736.0;
 #elif AVK_KV_FORMAT == AVK_KV_Q4_0
-    uvec4 n = (uvec4(c, c >> 8u, c >> 16u, c >> 24u) >> ((d0 % 32u) >= 16u ? 4u : 0u)) & 15u;
-    return vec4(n) - 8.0;
+    uvec4 u = (uvec4(c >> ((d0 % 32u) >= 16u ? 4u : 0u)) >> uvec4(0u, 8u, 16u, 24u)) & 15u;
+    return uintBitsToFloat(u | 0x4b000000u) - 8388616.0; // nibble - 8
 #else
-    return vec4(avk_fp8_decode(c & 255u), avk_fp8_decode((c >> 8u) & 255u), avk_fp8_decode((c >> 16u) & 255u),
-                avk_fp8_decode(c >> 24u));
+    // e4m3 bits placed in an f16 (sign to bit 15, exponent and mantissa from
+    // bit 7) read as value / 256, subnormals included (AVK_KV_CODE_UNIT)
+    uint lo = (c & 0xffu) | ((c & 0xff00u) << 8u), hi = ((c >> 16u) & 0xffu) | ((c >> 8u) & 0xff0000u);
+    uvec2 h = ((uvec2(lo, hi) & 0x007f007fu) << 7u) | ((uvec2(lo, hi) & 0x00800080u) << 8u);
+    return vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));
 #endif
 }
 
@@ -135,7 +136,7 @@ vec4 avk_kv_decode4(bool values, uvec4 raw, uint g)
 #if AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0
     return avk_kv_block_scale(raw.z, (raw.w >> 7u) & 2u) * codes;
 #else
-    return codes * kv_scales[(values ? pc.kv_heads : 0u) + g];
+    return codes * (kv_scales[(values ? pc.kv_heads : 0u) + g] * AVK_KV_CODE_UNIT);
 #endif
 }
 
@@ -167,7 +168,7 @@ float avk_kv_run_scale(bool values, uint scale_word, uint code_byte, uint g)
     // the block starts 2 + a multiple of 4 bytes before the run
     return avk_kv_block_scale(scale_word, code_byte - 2u);
 #else
-    return kv_scales[(values ? pc.kv_heads : 0u) + g];
+    return kv_scales[(values ? pc.kv_heads : 0u) + g] * AVK_KV_CODE_UNIT;
 #endif
 }
 #endif
