@@ -29,13 +29,13 @@ static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     out->available = 1;
     /* every body reads K/V through the prelude's hooks (shaders/flash_common.glsl) */
     out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
-                    ATTNVK_FEATURE_KV_FP8; /* quantized: the scalar body (vk_variants.c routes them) */
+                    ATTNVK_FEATURE_KV_FP8; /* quantized: the scalar and decode bodies (vk_variants.c routes them) */
     return 1;
 }
 
 /* vk_variant_names in vk_variants.c; the -emu ones emulate cooperative matrices (tests) */
-static const char *const vk_variants[] = {"scalar", "f16", "decode", "coopmat-nv", "coopmat-nv-rs", "coopmat-khr",
-                                          "coopmat-emu", "coopmat-rs-emu", NULL};
+static const char *const vk_variants[] = {"scalar", "f16", "decode", "decode-nv-rs", "coopmat-nv", "coopmat-nv-rs",
+                                          "coopmat-khr", "coopmat-emu", "coopmat-rs-emu", "decode-rs-emu", NULL};
 
 const attnvk_backend attnvk_backend_vulkan = {
     .api = ATTNVK_API_VULKAN,

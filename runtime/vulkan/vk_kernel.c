@@ -53,9 +53,23 @@ static spv_blob decode_shader(attnvk_dtype dt, attnvk_kv_format kv)
     return table[kv >= 0 && kv < 4 ? kv : 0][e];
 }
 
+/* The matrix decode body per kv format: NVIDIA's layout, or the emulation. */
+static spv_blob decode_mma_shader(int emulated, attnvk_kv_format kv)
+{
+    const spv_blob table[4][2] = {
+        {SPV_BLOB(flash_decode_nv_rs), SPV_BLOB(flash_decode_rs_emu)},
+        {SPV_BLOB(flash_decode_nv_rs_q8_0), SPV_BLOB(flash_decode_rs_emu_q8_0)},
+        {SPV_BLOB(flash_decode_nv_rs_q4_0), SPV_BLOB(flash_decode_rs_emu_q4_0)},
+        {SPV_BLOB(flash_decode_nv_rs_fp8), SPV_BLOB(flash_decode_rs_emu_fp8)},
+    };
+    return table[kv >= 0 && kv < 4 ? kv : 0][emulated != 0];
+}
+
 static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_format kv)
 {
     switch (cfg->algo) {
+    case VK_ALGO_DECODE_NV_RS: return decode_mma_shader(0, kv);
+    case VK_ALGO_DECODE_RS_EMU: return decode_mma_shader(1, kv);
     case VK_ALGO_DECODE: return decode_shader(dt, kv);
     case VK_ALGO_F16: return (spv_blob){avk_spv_flash_f16, avk_spv_flash_f16_size, "flash_f16"};
     case VK_ALGO_COOPMAT_NV: return (spv_blob){avk_spv_flash_coopmat_nv, avk_spv_flash_coopmat_nv_size, "flash_coopmat_nv"};
@@ -122,16 +136,21 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     const vk_config *cfg = &k->cfg;
     if (s == ATTNVK_OK) {
         /* GQA packing in the scalar and decode bodies (their rows are mapped one by one); the
-         * matrix bodies keep one head per workgroup */
-        int pack = cfg->algo <= VK_ALGO_DECODE ? avk_gqa_pack(p, p->seq_q, 0) : 1;
+         * prefill matrix bodies keep one head per workgroup */
+        int pack = vk_algo_packs_rows(cfg->algo) ? avk_gqa_pack(p, p->seq_q, 0) : 1;
         avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, opts->write_lse);
         if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
-        k->n_splits = (uint32_t)avk_kernel_args_split(&k->args, p, (int)cfg->br, (int)cfg->bc, c->compute_units,
+        /* the matrix decode body steps over key_groups tiles at once */
+        uint32_t step = vk_algo_is_decode_mma(cfg->algo) ? cfg->bc * cfg->key_groups : cfg->bc;
+        k->n_splits = (uint32_t)avk_kernel_args_split(&k->args, p, (int)cfg->br, (int)step, c->compute_units,
                                                       (int)cfg->resident, opts->split_kv);
     }
     uint32_t D = (uint32_t)p->head_dim;
     if (s == ATTNVK_OK) {
-        if (cfg->algo >= VK_ALGO_COOPMAT_NV) { /* constant 9: S chains, or Q in shared memory (rs) */
+        if (vk_algo_is_decode_mma(cfg->algo)) {
+            uint32_t spec[7] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->mm, cfg->key_groups};
+            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 7, cfg->required_subgroup, &k->main);
+        } else if (cfg->algo >= VK_ALGO_COOPMAT_NV) { /* constant 9: S chains, or Q in shared memory (rs) */
             uint32_t spec[10] = {cfg->br, cfg->bc, D,       cfg->wg,        cfg->subgroup,
                                  cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
             s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 10, cfg->required_subgroup, &k->main);
@@ -162,7 +181,11 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     info->workgroup_size = (int)cfg->wg;
     info->split_kv = (int)k->n_splits;
     info->workspace_bytes = k->ws_o ? k->ws_o->size + k->ws_ml->size : 0;
-    if (vk_algo_is_rs(cfg->algo))
+    if (vk_algo_is_decode_mma(cfg->algo))
+        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u key_groups=%u pack=%u shared=%u split_len=%u%s",
+                 cfg->subgroup, cfg->mm, cfg->mm, cfg->mm, cfg->key_groups, k->args.pack, cfg->shared_bytes,
+                 k->args.split_keys, vk_pipeline_stats(dev, k->main));
+    else if (vk_algo_is_rs(cfg->algo))
         snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u q_shared=%u shared=%u split_len=%u%s",
                  cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->q_shared, cfg->shared_bytes, k->args.split_keys,
                  vk_pipeline_stats(dev, k->main));

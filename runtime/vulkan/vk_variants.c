@@ -39,6 +39,9 @@ static const avk_tuning vk_table[] = {
      * H100, f16 Nk=16k, warm clocks (session 8; session 7's sizes were timed on a cold
      * GPU): 16 lanes x 2 keys 2057 GB/s with 9 splits, 2371 with 18; 8 lanes x 2 keys
      * 2368 (9 splits); 16 x 1 1778, 16 x 4 2125, 32 x 2 2032, 8 x 4 1253; cuDNN 2905 */
+    /* f16 Q/O decode on tensor cores where the layout probe passed: Br from the packed rows,
+     * 4 subgroups as row groups x key groups of 16-key tiles */
+    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 16, 128, {0, 0, 2}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
@@ -79,6 +82,7 @@ static const avk_tuning vk_table[] = {
     /* test-only, never picked unless named: check the coopmat algorithms on lavapipe */
     {NULL, NULL, NULL, F16, 1, 256, -1, "coopmat-emu", 16, 16, 16, {0}},
     {NULL, NULL, NULL, F16, 1, 256, -1, "coopmat-rs-emu", 16, 16, 16, {0, 2, 0, 0}},
+    {NULL, NULL, NULL, F16, 8, 256, -1, "decode-rs-emu", 0, 8, 32, {0}},
 };
 
 static const struct {
@@ -93,6 +97,8 @@ static const struct {
     {"coopmat-emu", VK_ALGO_COOPMAT_EMU},
     {"coopmat-nv-rs", VK_ALGO_COOPMAT_NV_RS},
     {"coopmat-rs-emu", VK_ALGO_COOPMAT_RS_EMU},
+    {"decode-nv-rs", VK_ALGO_DECODE_NV_RS},
+    {"decode-rs-emu", VK_ALGO_DECODE_RS_EMU},
 };
 
 static int algo_of(const char *name, vk_algo *out)
@@ -110,7 +116,7 @@ static int pow2(uint32_t x) { return x && !(x & (x - 1)); }
 /* Why c cannot run algo on p at all ("" when it can). */
 static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_problem *p)
 {
-    if (algo != VK_ALGO_SCALAR && algo != VK_ALGO_DECODE && p->kv_format != ATTNVK_KV_DTYPE)
+    if (algo != VK_ALGO_SCALAR && algo != VK_ALGO_DECODE && !vk_algo_is_decode_mma(algo) && p->kv_format != ATTNVK_KV_DTYPE)
         return "quantized K/V (q8_0, q4_0, fp8) runs on the scalar and decode variants only";
     switch (algo) {
     case VK_ALGO_DECODE:
@@ -142,18 +148,21 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
         return "";
     case VK_ALGO_COOPMAT_NV_RS:
     case VK_ALGO_COOPMAT_RS_EMU:
+    case VK_ALGO_DECODE_NV_RS:
+    case VK_ALGO_DECODE_RS_EMU: {
+        int nv = algo == VK_ALGO_COOPMAT_NV_RS || algo == VK_ALGO_DECODE_NV_RS;
         if (p->dtype != ATTNVK_F16) return "cooperative-matrix variants run f16 problems only";
-        if (algo == VK_ALGO_COOPMAT_NV_RS) {
+        if (nv) {
             if (!vk_rs_layout_applies(c))
                 return "needs VK_NV_cooperative_matrix with a 16x16x16 f16->f32 subgroup shape, subgroups of 32, "
                        "subgroup shuffle and vote";
-            if (c->rs_layout == 0) return "coopmat-nv-rs: the accumulator layout was not probed on this device";
+            if (c->rs_layout == 0) return "the accumulator layout was not probed on this device";
             if (c->rs_layout < 0) return c->rs_layout_why;
         }
         if (!c->subgroup_vote) return "needs subgroup vote in compute shaders";
-        if (p->head_dim % (algo == VK_ALGO_COOPMAT_NV_RS ? 16 : 8))
-            return algo == VK_ALGO_COOPMAT_NV_RS ? "head dim must be a multiple of 16" : "head dim must be a multiple of 8";
+        if (p->head_dim % (nv ? 16 : 8)) return nv ? "head dim must be a multiple of 16" : "head dim must be a multiple of 8";
         return "";
+    }
     }
     return "unknown variant";
 }
@@ -268,13 +277,49 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     return "";
 }
 
+/* The matrix decode body (shaders/flash_decode_mma_body.glsl): square MS
+ * matrices; the subgroups form row groups (one MS-row tile each, as many as
+ * the packed rows fill, up to all of them) x key groups. Br 0 takes it from
+ * the packed rows. Mirrors the body's shared memory: the step's K and V (or
+ * the Q staging, or the key groups' O for the merge) and a (max, sum) pair per
+ * row and key group. */
+static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
+{
+    static char why[160];
+    uint32_t D = (uint32_t)p->head_dim, ms = cfg->algo == VK_ALGO_DECODE_RS_EMU ? 8 : 16, sg = cfg->subgroup;
+    cfg->mm = cfg->mn = cfg->mk = ms;
+    if (c->size_control && c->require_size_compute && c->min_subgroup != c->max_subgroup) cfg->required_subgroup = sg;
+    if (cfg->wg % sg || !pow2(cfg->wg / sg)) return "workgroup size must be a power-of-two number of subgroups";
+    uint32_t nsg = cfg->wg / sg;
+    if (!cfg->br) {
+        uint64_t rows = (uint64_t)avk_gqa_pack(p, p->seq_q, 0) * (uint64_t)p->seq_q, groups = 1;
+        while (groups < nsg && groups * ms < rows) groups *= 2;
+        cfg->br = (uint32_t)groups * ms;
+    }
+    uint32_t tiles = cfg->br / ms, row_groups = tiles < nsg ? tiles : nsg;
+    if (cfg->br % ms || nsg % row_groups || tiles % row_groups) {
+        snprintf(why, sizeof why, "tile Br must be a multiple of %u whose %u-row tiles split evenly with %u subgroups", ms, ms, nsg);
+        return why;
+    }
+    if (cfg->bc % ms || D % ms) {
+        snprintf(why, sizeof why, "tile Bc and the head dim must be multiples of %u", ms);
+        return why;
+    }
+    cfg->key_groups = nsg / row_groups;
+    uint32_t ks = D / 8 + 1, kv = 2 * cfg->key_groups * cfg->bc * ks, q = cfg->br * ks;
+    uint32_t merge = (cfg->key_groups - 1) * cfg->br * D / 4, words = kv > q ? kv : q;
+    cfg->shared_bytes = (words > merge ? words : merge) * 16 + cfg->key_groups * cfg->br * 8;
+    cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
+    return "";
+}
+
 /* Fills the derived fields and checks every limit; "" when cfg can run. */
 static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     const VkPhysicalDeviceLimits *lim = &c->props.limits;
     uint32_t D = (uint32_t)p->head_dim;
     static char why[160];
-    if (!cfg->br || !cfg->bc || !cfg->wg) return "tile and workgroup sizes must be > 0";
+    if ((!cfg->br && !vk_algo_is_decode_mma(cfg->algo)) || !cfg->bc || !cfg->wg) return "tile and workgroup sizes must be > 0";
     if (cfg->wg > lim->maxComputeWorkGroupInvocations || cfg->wg > lim->maxComputeWorkGroupSize[0]) {
         snprintf(why, sizeof why, "workgroup of %u exceeds the device limit %u", cfg->wg,
                  lim->maxComputeWorkGroupInvocations);
@@ -291,6 +336,9 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
         uint32_t tpr = cfg->wg / cfg->br, d4 = D / 4, elem = cfg->algo == VK_ALGO_F16 ? 8u : 16u;
         cfg->sg_reduce = e->extra[X_SG_REDUCE] && c->subgroup_shuffle && tpr <= c->min_subgroup;
         cfg->shared_bytes = (cfg->br + cfg->bc) * (d4 + 1) * elem + cfg->br * (cfg->bc + 1) * 4 + 2 * cfg->br * tpr * 4;
+    } else if (vk_algo_is_decode_mma(cfg->algo)) {
+        const char *mma_why = finish_decode_mma_config(c, p, cfg, e);
+        if (*mma_why) return mma_why;
     } else if (vk_algo_is_rs(cfg->algo)) {
         const char *rs_why = finish_rs_config(c, D, cfg, e);
         if (*rs_why) return rs_why;
@@ -355,7 +403,8 @@ static int entry_usable(const avk_tuning *e, const void *vctx)
     vk_algo algo;
     if (!algo_of(e->variant, &algo)) return 0;
     if (u->variant && strcmp(u->variant, e->variant) != 0) return 0;
-    if (!u->variant && (algo == VK_ALGO_COOPMAT_EMU || algo == VK_ALGO_COOPMAT_RS_EMU)) return 0; /* only when asked for */
+    if (!u->variant && (algo == VK_ALGO_COOPMAT_EMU || algo == VK_ALGO_COOPMAT_RS_EMU || algo == VK_ALGO_DECODE_RS_EMU))
+        return 0; /* only when asked for */
     if (*algo_blocker(u->caps, algo, u->p)) return 0;
     vk_config cfg = {.variant = e->variant, .algo = algo, .br = (uint32_t)e->tile_br, .bc = (uint32_t)e->tile_bc,
                      .wg = (uint32_t)e->workgroup_size};
@@ -402,7 +451,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     vk_algo algo = VK_ALGO_SCALAR;
     if (opts->variant && !algo_of(opts->variant, &algo))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                        "vulkan: unknown variant '%s' (scalar, f16, decode, coopmat-nv, coopmat-nv-rs, coopmat-khr)",
+                        "vulkan: unknown variant '%s' (scalar, f16, decode, decode-nv-rs, coopmat-nv, coopmat-nv-rs, coopmat-khr)",
                         opts->variant);
     if (opts->variant && *algo_blocker(c, algo, p))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: variant %s on %s: %s", opts->variant, c->info.name,

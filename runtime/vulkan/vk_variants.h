@@ -15,10 +15,16 @@ typedef enum vk_algo {
     VK_ALGO_COOPMAT_EMU,  /* test-only: the coopmat algorithm with emulated 8x8 matrices */
     VK_ALGO_COOPMAT_NV_RS, /* tensor cores, softmax in registers (NVIDIA's accumulator layout, probed) */
     VK_ALGO_COOPMAT_RS_EMU, /* test-only: the register-softmax algorithm with emulated 8x8 matrices */
+    VK_ALGO_DECODE_NV_RS,  /* decode on tensor cores: packed rows, key groups, quantized tiles decoded to f16 */
+    VK_ALGO_DECODE_RS_EMU, /* test-only: that decode body with emulated 8x8 matrices */
 } vk_algo;
 
 /* The register-softmax variants (shaders/flash_coopmat_rs_body.glsl). */
 static inline int vk_algo_is_rs(vk_algo a) { return a == VK_ALGO_COOPMAT_NV_RS || a == VK_ALGO_COOPMAT_RS_EMU; }
+/* The matrix decode body (shaders/flash_decode_mma_body.glsl). */
+static inline int vk_algo_is_decode_mma(vk_algo a) { return a == VK_ALGO_DECODE_NV_RS || a == VK_ALGO_DECODE_RS_EMU; }
+/* The bodies that map packed GQA rows one by one (the others keep one head per workgroup). */
+static inline int vk_algo_packs_rows(vk_algo a) { return a <= VK_ALGO_DECODE || vk_algo_is_decode_mma(a); }
 
 /* Everything a pipeline is specialised with. */
 typedef struct vk_config {
@@ -35,6 +41,7 @@ typedef struct vk_config {
     uint32_t keys_per_step;       /* decode: keys each lane group loads together (1..4) */
     uint32_t runs;                /* decode, quantized K/V: a lane's slice loads as one run (avk_kv_code_byte) */
     uint32_t resident;            /* workgroups a compute unit runs at once, for the split plan (0: unknown) */
+    uint32_t key_groups;          /* matrix decode: subgroups that take different keys (bc keys each per step) */
     uint32_t required_subgroup;   /* 0, or a size to request through subgroup size control */
     uint32_t shared_bytes;
 } vk_config;

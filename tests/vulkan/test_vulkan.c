@@ -25,11 +25,18 @@ static const variant_dtype all_variants[] = {
     {"coopmat-emu", ATTNVK_F16}, /* the coopmat algorithm with emulated matrices: slow, D <= 64 only */
     {"coopmat-nv-rs", ATTNVK_F16},
     {"coopmat-rs-emu", ATTNVK_F16}, /* register softmax with emulated matrices: every feature */
+    {"decode-nv-rs", ATTNVK_F16},
+    {"decode-rs-emu", ATTNVK_F16}, /* the matrix decode body with emulated matrices: every feature */
 };
 
 static int is_emulation(const variant_dtype *vd) { return strcmp(vd->variant, "coopmat-emu") == 0; }
-static int is_rs(const variant_dtype *vd) { return strstr(vd->variant, "-rs") != NULL; }
-static int is_rs_emulation(const variant_dtype *vd) { return strcmp(vd->variant, "coopmat-rs-emu") == 0; }
+static int is_decode_mma(const variant_dtype *vd) { return strncmp(vd->variant, "decode-", 7) == 0; }
+static int is_rs(const variant_dtype *vd) { return strstr(vd->variant, "-rs") != NULL && !is_decode_mma(vd); }
+/* the emulations of the register-softmax layouts: slow, every feature at D <= 64 (more where noted) */
+static int is_rs_emulation(const variant_dtype *vd)
+{
+    return strcmp(vd->variant, "coopmat-rs-emu") == 0 || strcmp(vd->variant, "decode-rs-emu") == 0;
+}
 
 static attnvk_problem shape(int b, int h, int hkv, int nq, int nk, int d, int causal, attnvk_dtype dt, int bshd)
 {
@@ -98,10 +105,15 @@ static void tile_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
     static const int emu_tiles[][2] = {{16, 8}, {16, 32}, {16, 24}};
     static const int rs_emu_tiles[][2] = {{16, 8}, {32, 16}, {16, 24}}; /* 32 rows: two row tiles per subgroup */
     static const int rs_tiles[][2] = {{128, 16}, {128, 64}, {256, 32}}; /* NVIDIA's table: 8 subgroups */
+    /* matrix decode (4 subgroups): 1, 2 and 4 row groups, so 4, 2 and 1 key groups */
+    static const int decode_mma_tiles[][2] = {{16, 16}, {32, 32}, {64, 16}};
+    static const int decode_emu_tiles[][2] = {{8, 8}, {16, 16}, {32, 8}};
     int coopmat = strncmp(vd->variant, "coopmat", 7) == 0;
     for (int i = 0; i < 3; ++i) {
         if (is_emulation(vd) && i != 1) continue;
-        const int *tile = is_rs_emulation(vd) ? rs_emu_tiles[i]
+        const int *tile = strcmp(vd->variant, "decode-rs-emu") == 0 ? decode_emu_tiles[i]
+                          : is_decode_mma(vd)                   ? decode_mma_tiles[i]
+                          : is_rs_emulation(vd) ? rs_emu_tiles[i]
                           : is_rs(vd)         ? rs_tiles[i]
                           : is_emulation(vd)  ? emu_tiles[i]
                           : coopmat           ? coopmat_tiles[i]
@@ -155,7 +167,7 @@ static void cache_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
             attnvk_kernel_options o = {.variant = vd->variant, .split_kv = splits[sp]};
             if (sp == 2) o.tile_br = 4, o.tile_bc = 64;
             /* quantized K/V runs on the scalar variant only; the emulated bodies take D <= 64 only */
-            int quant_body = strcmp(vd->variant, "scalar") == 0 || strcmp(vd->variant, "decode") == 0;
+            int quant_body = strcmp(vd->variant, "scalar") == 0 || strcmp(vd->variant, "decode") == 0 || is_decode_mma(vd);
             int may_refuse = (cc[i].p.kv_format != ATTNVK_KV_DTYPE && !quant_body) ||
                              is_emulation(vd) || is_rs_emulation(vd) || sp == 2; /* 4x64 outgrows 32 KiB at D >= 128 */
             avk_test_run_cache_case(dev, &cc[i], &o, t->seed + 7000 + (uint64_t)(sp * 100 + i), may_refuse) ? ++t->passed

@@ -1,0 +1,293 @@
+// Decode on matrix units: few packed rows (GQA: the heads of one kv head x the
+// queries, as in flash_decode.comp) against a long K/V, with the softmax in
+// registers. Written against the layout macros of flash_coopmat_rs_body.glsl
+// (cm_layout_nv.glsl, cm_layout_emu.glsl).
+//
+// A workgroup serves BR packed rows of one (batch, head group, split). Its
+// subgroups form KEY_GROUPS x ROW_GROUPS: subgroup (kg, rg) owns rows
+// rg * ROWS .. and, of every step of KEY_GROUPS * BC keys, the BC keys of tile
+// kg. With few rows (one head group's GQA rows, Nq = 1) every subgroup takes
+// other keys, so the tensor cores see long K/V streams however few rows
+// there are; with more rows (Nq = 4 .. 16, wide groups) the row groups share
+// each K/V tile. Per step:
+//   - the workgroup brings the step's K, then V, into shared memory through
+//     registers (the next step's K is in flight during S = Q.K^T, its V during
+//     the softmax and P.V). Quantized formats (q8_0, q4_0, fp8) are decoded to
+//     f16 on the way, 8 values per load from the contract's runs, so the
+//     matrix units only ever see f16;
+//   - S = Q.K^T, masks on edge steps only, a lazily moved row max, P = exp2(S
+//     - m) in place and O += P.V with P converted to f16 in registers.
+// At the end the key groups merge (max, sum, O) through shared memory and key
+// group 0 writes O / l (or the split's partial O and (m, l)).
+#include "flash_coopmat_common.glsl"
+
+layout(constant_id = 5) const uint MS = 16;         // square matrix shape: MS x MS x MS
+layout(constant_id = 6) const uint KEY_GROUPS = 4;  // subgroups that take different keys
+
+const uint ROW_GROUPS = NSG / KEY_GROUPS;
+const uint ROWS = BR / ROW_GROUPS;          // packed rows per subgroup
+const uint RT = ROWS / MS;                  // row tiles per subgroup
+const uint NT = BC / MS;                    // S (and P) tiles per row tile
+const uint DT = D / MS;                     // O column tiles, Q k-steps
+const uint D8 = D / 8;                      // 8-value chunks (one uvec4 of f16) per row
+const uint KS = D8 + 1;                     // padded row in uvec4 (bank spread)
+const uint STEP = KEY_GROUPS * BC;          // keys per workgroup step
+const uint KTILE = STEP * KS;               // uvec4 of the step's K (or V)
+const uint LPT = (STEP * D8 + WG - 1) / WG; // chunks per thread per K (or V)
+const uint NSTAT = RT * CM_SLOTS;           // row statistics a lane keeps
+const float RESCALE_LOG2 = 8.0;
+// shared memory: the step's K | V; Q staging before the loop; the key groups' O after it
+const uint MERGE_WORDS = (KEY_GROUPS - 1u) * BR * D / 4u;
+const uint SH_A = 2u * KTILE > BR * KS ? 2u * KTILE : BR * KS;
+const uint SH_WORDS = SH_A > MERGE_WORDS ? SH_A : MERGE_WORDS;
+
+layout(binding = 0) readonly buffer QB { uvec4 q_data[]; };
+#if AVK_KV_FORMAT == AVK_KV_DTYPE
+layout(binding = 1) readonly buffer KB { uvec4 k_data[]; };
+layout(binding = 2) readonly buffer VB { uvec4 v_data[]; };
+#endif
+layout(binding = 3) writeonly buffer OB { uint o_pairs[]; }; // f16 pairs
+layout(binding = 4) writeonly buffer LB { float lse_data[]; };
+layout(binding = 5) writeonly buffer WOB { vec2 ws_o[]; };
+layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
+
+shared uvec4 tile_sh[SH_WORDS];
+shared vec2 ml_sh[KEY_GROUPS * BR]; // each key group's (max, sum) per row
+
+// The next K (or V) chunks on their way from global memory: f16 words, or a
+// quantized run's code words and scale word with the run's first byte.
+uvec4 pre[LPT];
+uint pre_byte[LPT];
+
+void prefetch(uint j0, Work w, bool values)
+{
+    [[unroll]] for (uint x = 0u; x < LPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        uint j = j0 + e / D8, d0 = (e % D8) * 8u;
+        bool ok = e < STEP * D8 && j < w.kv_hi;
+        uint row = ok ? avk_kv_row(w.b, w.g, j) : 0u;
+#if AVK_KV_FORMAT == AVK_KV_DTYPE
+        uint idx = row * D8 + d0 / 8u;
+        pre[x] = ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
+        pre_byte[x] = 0u;
+#else
+        uint code_byte = avk_kv_code_byte(row, d0, D), wi = code_byte >> 2u;
+        pre[x] = uvec4(avk_kv_word(values, wi), avk_kv_word(values, wi + 1u),
+                       (code_byte & 3u) != 0u ? avk_kv_word(values, wi + 2u) : 0u, // only when the run straddles
+                       avk_kv_scale_word(values, row, d0, D));
+        pre_byte[x] = code_byte;
+#endif
+    }
+}
+
+// The chunks as f16 into the step's K (or V) rows at base.
+void commit(uint base, uint g, bool values)
+{
+    [[unroll]] for (uint x = 0u; x < LPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        if (e >= STEP * D8) continue;
+        uvec4 h = pre[x];
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+        uint sh = (pre_byte[x] & 3u) * 8u, d0 = (e % D8) * 8u;
+        uint c0 = sh == 0u ? h.x : (h.x >> sh) | (h.y << (32u - sh));
+        uint c1 = sh == 0u ? h.y : (h.y >> sh) | (h.z << (32u - sh));
+        float s = avk_kv_run_scale(values, h.w, pre_byte[x], g);
+        vec4 lo = avk_kv_codes4(c0, d0) * s, hi = avk_kv_codes4(c1, d0 + 4u) * s;
+        h = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+#endif
+        tile_sh[base + (e / D8) * KS + e % D8] = h;
+    }
+}
+
+void main()
+{
+    Work w = flash_work(BR, STEP);
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+    uint kg = sg % KEY_GROUPS, rg = sg / KEY_GROUPS;
+    uint row0 = rg * ROWS; // first row (of the block) of this subgroup
+    // the block's first row has the lowest query: it sees the fewest keys
+    int block_limit = flash_row_limit(w, avk_q_row(w, w.r0).y);
+
+    // Q of the block's packed rows: global -> shared -> A matrices in registers
+    for (uint e = tid; e < BR * D8; e += WG) {
+        uint r = e / D8, pr = w.r0 + r;
+        tile_sh[r * KS + e % D8] =
+            pr < w.rows ? q_data[avk_q_offset(w.b, avk_q_row(w, pr)) / 8u + e % D8] : uvec4(0u);
+    }
+    barrier();
+    CM_A qm[RT * DT];
+    [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+        [[unroll]] for (uint k = 0u; k < DT; ++k)
+            CM_LOAD_ROW(qm[rt * DT + k], tile_sh, (row0 + rt * MS) * KS + k * MS / 8u, KS);
+    barrier();
+
+    CM_C oacc[RT * DT];
+    [[unroll]] for (uint x = 0u; x < RT * DT; ++x) oacc[x] = CM_C_ZERO;
+    float m_i[NSTAT], l_i[NSTAT]; // running max (base 2, scaled) and this lane's part of the row sum
+    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
+        m_i[x] = NEG_INF;
+        l_i[x] = 0.0;
+    }
+
+    if (w.ntiles > 0u) {
+        prefetch(w.kv_lo, w, false);
+        commit(0u, w.g, false);
+        prefetch(w.kv_lo, w, true);
+        commit(KTILE, w.g, true);
+    }
+    barrier();
+
+    uint k_off = kg * BC * KS, v_off = KTILE + kg * BC * KS; // this key group's tile
+    for (uint step = 0u; step < w.ntiles; ++step) {
+        uint j0 = w.kv_lo + step * STEP, jt = j0 + kg * BC;
+        bool more = step + 1u < w.ntiles;
+        if (more) prefetch(j0 + STEP, w, false);
+
+        // S = Q.K^T
+        CM_C sacc[RT * NT];
+        [[unroll]] for (uint x = 0u; x < RT * NT; ++x) sacc[x] = CM_C_ZERO;
+        [[unroll]] for (uint k = 0u; k < DT; ++k)
+            [[unroll]] for (uint n = 0u; n < NT; ++n) {
+                CM_B kb;
+                CM_LOAD_COL(kb, tile_sh, k_off + n * MS * KS + k * MS / 8u, KS);
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt * NT + n] = CM_MAD(qm[rt * DT + k], kb, sacc[rt * NT + n]);
+            }
+        barrier(); // everyone is done reading this K
+        if (more) {
+            commit(0u, w.g, false);
+            prefetch(j0 + STEP, w, true); // lands during the softmax and P.V
+        }
+
+        // masks: keys past the end, causal limits (edge steps only)
+        if (j0 + STEP > w.kv_hi || int(j0 + STEP - 1u) > block_limit) {
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                [[unroll]] for (uint n = 0u; n < NT; ++n)
+                    CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                        uint pr = w.r0 + row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
+                        uint j = jt + n * MS + CM_COL(lane, e);
+                        if (j >= w.kv_hi || int(j) > flash_row_limit(w, avk_q_row(w, pr).y))
+                            CM_AT(sacc[rt * NT + n], e) = NEG_INF;
+                    }
+        }
+
+        // row max per slot, lazily moved; O rescaled in registers when it moves
+        float alpha[NSTAT], m_sub[NSTAT];
+        bool rescale = false;
+        [[unroll]] for (uint x = 0u; x < NSTAT; ++x) alpha[x] = NEG_INF; // tile max until reduced
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint n = 0u; n < NT; ++n)
+                CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                    uint x = rt * CM_SLOTS + CM_SLOT(e);
+                    alpha[x] = max(alpha[x], CM_AT(sacc[rt * NT + n], e));
+                }
+        [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
+            float tmax = CM_ROW_MAX(alpha[x]) * pc.scale_log2;
+            float m_new = tmax > m_i[x] + RESCALE_LOG2 ? tmax : m_i[x];
+            alpha[x] = m_new == m_i[x] ? 1.0 : exp2(m_i[x] - m_new);
+            rescale = rescale || (alpha[x] != 1.0 && m_i[x] != NEG_INF); // O is still 0 while m is -inf
+            m_sub[x] = m_new == NEG_INF ? 0.0 : m_new; // all masked so far: every p is 0
+            m_i[x] = m_new;
+        }
+        if (subgroupAny(rescale)) {
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                [[unroll]] for (uint n = 0u; n < DT; ++n)
+                    CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e)
+                        CM_AT(oacc[rt * DT + n], e) *= alpha[rt * CM_SLOTS + CM_SLOT(e)];
+        }
+
+        // P = exp2(S * scale_log2 - m) in place; this lane's part of the row sums
+        float psum[NSTAT];
+        [[unroll]] for (uint x = 0u; x < NSTAT; ++x) psum[x] = 0.0;
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint n = 0u; n < NT; ++n)
+                CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                    uint x = rt * CM_SLOTS + CM_SLOT(e);
+                    float p = exp2(fma(CM_AT(sacc[rt * NT + n], e), pc.scale_log2, -m_sub[x]));
+                    CM_AT(sacc[rt * NT + n], e) = p;
+                    psum[x] += p;
+                }
+        [[unroll]] for (uint x = 0u; x < NSTAT; ++x) l_i[x] = l_i[x] * alpha[x] + psum[x];
+
+        // O += P.V, P as f16 A matrices straight from the accumulators
+        [[unroll]] for (uint kc = 0u; kc < NT; ++kc) {
+            CM_A pa[RT];
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) pa[rt] = CM_A_FROM_C(sacc[rt * NT + kc]);
+            [[unroll]] for (uint n = 0u; n < DT; ++n) {
+                CM_B vb;
+                CM_LOAD_ROW(vb, tile_sh, v_off + kc * MS * KS + n * MS / 8u, KS);
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt) oacc[rt * DT + n] = CM_MAD(pa[rt], vb, oacc[rt * DT + n]);
+            }
+        }
+        barrier(); // everyone is done reading this V (and the next K is in place)
+        if (more) commit(KTILE, w.g, true);
+        barrier(); // the next V is in place
+    }
+
+    // merge the key groups: whole row sums, each group's (m, l) through shared memory
+    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) l_i[x] = CM_ROW_SUM(l_i[x]);
+    if (CM_ROW_LEADER(lane)) {
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint s = 0u; s < CM_SLOTS; ++s) {
+                uint x = rt * CM_SLOTS + s;
+                ml_sh[kg * BR + row0 + rt * MS + CM_SLOT_ROW(lane, s)] = vec2(m_i[x], l_i[x]);
+            }
+    }
+    barrier();
+    float m_all[NSTAT], l_all[NSTAT], own[NSTAT]; // the rows' merged max and sum; this group's weight
+    [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+        [[unroll]] for (uint s = 0u; s < CM_SLOTS; ++s) {
+            uint x = rt * CM_SLOTS + s, row = row0 + rt * MS + CM_SLOT_ROW(lane, s);
+            float mx = NEG_INF, sum = 0.0;
+            for (uint k = 0u; k < KEY_GROUPS; ++k) mx = max(mx, ml_sh[k * BR + row].x);
+            for (uint k = 0u; k < KEY_GROUPS; ++k) {
+                vec2 ml = ml_sh[k * BR + row];
+                if (ml.x != NEG_INF) sum += ml.y * exp2(ml.x - mx);
+            }
+            m_all[x] = mx;
+            l_all[x] = sum;
+            own[x] = m_i[x] == NEG_INF ? 0.0 : exp2(m_i[x] - mx);
+        }
+    // key groups 1.. leave their weighted O in shared memory (over the K/V tiles), group 0 adds them
+    if (kg > 0u && CM_WRITES(lane)) {
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint n = 0u; n < DT; ++n)
+                CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                    uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e)), col = n * MS + CM_COL(lane, e);
+                    uint f = ((kg - 1u) * BR + row) * D + col;
+                    tile_sh[f / 4u][f % 4u] = floatBitsToUint(CM_AT(oacc[rt * DT + n], e) * own[rt * CM_SLOTS + CM_SLOT(e)]);
+                }
+    }
+    barrier();
+    if (kg > 0u) return;
+
+    bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
+    if (CM_WRITES(lane)) {
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint n = 0u; n < DT; ++n)
+                CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; e += 2u) {
+                    uint x = rt * CM_SLOTS + CM_SLOT(e);
+                    uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e)), col = n * MS + CM_COL(lane, e);
+                    uint pr = w.r0 + row;
+                    if (pr >= w.rows) continue;
+                    vec2 o = vec2(CM_AT(oacc[rt * DT + n], e), CM_AT(oacc[rt * DT + n], e + 1u)) * own[x];
+                    for (uint k = 1u; k < KEY_GROUPS; ++k) {
+                        uint f = ((k - 1u) * BR + row) * D + col;
+                        o += uintBitsToFloat(uvec2(tile_sh[f / 4u][f % 4u], tile_sh[(f + 1u) / 4u][(f + 1u) % 4u]));
+                    }
+                    o *= l_all[x] > 0.0 ? 1.0 / l_all[x] : 0.0;
+                    uvec2 hi = avk_q_row(w, pr);
+                    if (split) ws_o[(flash_ws_row(w.split, w.b, hi.x, hi.y) * D + col) / 2u] = o;
+                    else o_pairs[(avk_q_offset(w.b, hi) + col) / 2u] = packHalf2x16(o);
+                }
+    }
+    if (!CM_ROW_LEADER(lane)) return;
+    [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+        [[unroll]] for (uint s = 0u; s < CM_SLOTS; ++s) {
+            uint x = rt * CM_SLOTS + s, pr = w.r0 + row0 + rt * MS + CM_SLOT_ROW(lane, s);
+            if (pr >= w.rows) continue;
+            uvec2 hi = avk_q_row(w, pr);
+            if (split) ws_ml[flash_ws_row(w.split, w.b, hi.x, hi.y)] = vec2(m_all[x], l_all[x]);
+            else if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u) lse_data[flash_lse_index(w.b, hi.x, hi.y)] = flash_lse(m_all[x], l_all[x]);
+        }
+}
