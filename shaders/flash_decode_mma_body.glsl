@@ -10,9 +10,9 @@
 // other keys, so the tensor cores see long K/V streams however few rows
 // there are; with more rows (Nq = 4 .. 16, wide groups) the row groups share
 // each K/V tile. Per step:
-//   - the workgroup brings the step's K, then V, into shared memory through
-//     registers (the next step's K is in flight during S = Q.K^T, its V during
-//     the softmax and P.V). Quantized formats (q8_0, q4_0, fp8) are decoded to
+//   - the workgroup brings the step's K and V into shared memory through
+//     registers: the next step's are in flight while this one computes (all
+//     of a step's bytes at once, so few workgroups keep enough in flight). Quantized formats (q8_0, q4_0, fp8) are decoded to
 //     f16 on the way, 8 values per load from the contract's runs, so the
 //     matrix units only ever see f16;
 //   - S = Q.K^T, masks on edge steps only, a lazily moved row max, P = exp2(S
@@ -54,48 +54,53 @@ layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
 shared uvec4 tile_sh[SH_WORDS];
 shared vec2 ml_sh[KEY_GROUPS * BR]; // each key group's (max, sum) per row
 
-// The next K (or V) chunks on their way from global memory: f16 words, or a
-// quantized run's code words and scale word with the run's first byte.
-uvec4 pre[LPT];
-uint pre_byte[LPT];
+// The next step's K and V chunks on their way from global memory: f16 words,
+// or a quantized run's code words and scale word with the run's first byte.
+uvec4 pre[2][LPT];
+uint pre_byte[2][LPT];
 
-void prefetch(uint j0, Work w, bool values)
+void prefetch(uint j0, Work w)
 {
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
         uint j = j0 + e / D8, d0 = (e % D8) * 8u;
         bool ok = e < STEP * D8 && j < w.kv_hi;
         uint row = ok ? avk_kv_row(w.b, w.g, j) : 0u;
+        [[unroll]] for (uint v = 0u; v < 2u; ++v) {
+            bool values = v != 0u;
 #if AVK_KV_FORMAT == AVK_KV_DTYPE
-        uint idx = row * D8 + d0 / 8u;
-        pre[x] = ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
-        pre_byte[x] = 0u;
+            uint idx = row * D8 + d0 / 8u;
+            pre[v][x] = ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
+            pre_byte[v][x] = 0u;
 #else
-        uint code_byte = avk_kv_code_byte(row, d0, D), wi = code_byte >> 2u;
-        pre[x] = uvec4(avk_kv_word(values, wi), avk_kv_word(values, wi + 1u),
-                       (code_byte & 3u) != 0u ? avk_kv_word(values, wi + 2u) : 0u, // only when the run straddles
-                       avk_kv_scale_word(values, row, d0, D));
-        pre_byte[x] = code_byte;
+            uint code_byte = avk_kv_code_byte(row, d0, D), wi = code_byte >> 2u;
+            pre[v][x] = uvec4(avk_kv_word(values, wi), avk_kv_word(values, wi + 1u),
+                              (code_byte & 3u) != 0u ? avk_kv_word(values, wi + 2u) : 0u, // only when the run straddles
+                              avk_kv_scale_word(values, row, d0, D));
+            pre_byte[v][x] = code_byte;
 #endif
+        }
     }
 }
 
-// The chunks as f16 into the step's K (or V) rows at base.
-void commit(uint base, uint g, bool values)
+// The chunks as f16 into the step's K and V rows.
+void commit(uint g)
 {
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
         if (e >= STEP * D8) continue;
-        uvec4 h = pre[x];
+        [[unroll]] for (uint v = 0u; v < 2u; ++v) {
+            uvec4 h = pre[v][x];
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-        uint sh = (pre_byte[x] & 3u) * 8u, d0 = (e % D8) * 8u;
-        uint c0 = sh == 0u ? h.x : (h.x >> sh) | (h.y << (32u - sh));
-        uint c1 = sh == 0u ? h.y : (h.y >> sh) | (h.z << (32u - sh));
-        float s = avk_kv_run_scale(values, h.w, pre_byte[x], g);
-        vec4 lo = avk_kv_codes4(c0, d0) * s, hi = avk_kv_codes4(c1, d0 + 4u) * s;
-        h = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+            uint sh = (pre_byte[v][x] & 3u) * 8u, d0 = (e % D8) * 8u;
+            uint c0 = sh == 0u ? h.x : (h.x >> sh) | (h.y << (32u - sh));
+            uint c1 = sh == 0u ? h.y : (h.y >> sh) | (h.z << (32u - sh));
+            float s = avk_kv_run_scale(v != 0u, h.w, pre_byte[v][x], g);
+            vec4 lo = avk_kv_codes4(c0, d0) * s, hi = avk_kv_codes4(c1, d0 + 4u) * s;
+            h = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
 #endif
-        tile_sh[base + (e / D8) * KS + e % D8] = h;
+            tile_sh[v * KTILE + (e / D8) * KS + e % D8] = h;
+        }
     }
 }
 
@@ -131,10 +136,8 @@ void main()
     }
 
     if (w.ntiles > 0u) {
-        prefetch(w.kv_lo, w, false);
-        commit(0u, w.g, false);
-        prefetch(w.kv_lo, w, true);
-        commit(KTILE, w.g, true);
+        prefetch(w.kv_lo, w);
+        commit(w.g);
     }
     barrier();
 
@@ -142,7 +145,7 @@ void main()
     for (uint step = 0u; step < w.ntiles; ++step) {
         uint j0 = w.kv_lo + step * STEP, jt = j0 + kg * BC;
         bool more = step + 1u < w.ntiles;
-        if (more) prefetch(j0 + STEP, w, false);
+        if (more) prefetch(j0 + STEP, w); // lands while this step computes
 
         // S = Q.K^T
         CM_C sacc[RT * NT];
@@ -153,11 +156,6 @@ void main()
                 CM_LOAD_COL(kb, tile_sh, k_off + n * MS * KS + k * MS / 8u, KS);
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt * NT + n] = CM_MAD(qm[rt * DT + k], kb, sacc[rt * NT + n]);
             }
-        barrier(); // everyone is done reading this K
-        if (more) {
-            commit(0u, w.g, false);
-            prefetch(j0 + STEP, w, true); // lands during the softmax and P.V
-        }
 
         // masks: keys past the end, causal limits (edge steps only)
         if (j0 + STEP > w.kv_hi || int(j0 + STEP - 1u) > block_limit) {
@@ -219,9 +217,9 @@ void main()
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt) oacc[rt * DT + n] = CM_MAD(pa[rt], vb, oacc[rt * DT + n]);
             }
         }
-        barrier(); // everyone is done reading this V (and the next K is in place)
-        if (more) commit(KTILE, w.g, true);
-        barrier(); // the next V is in place
+        barrier(); // everyone is done reading this K and V
+        if (more) commit(w.g);
+        barrier(); // the next K and V are in place
     }
 
     // merge the key groups: whole row sums, each group's (m, l) through shared memory

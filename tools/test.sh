@@ -17,7 +17,7 @@ bash "$root/tools/build.sh" build
 # paths as the tests that stay, at 5-10x the time, so they run in the plain pass only.
 bash "$root/tools/build.sh" build-asan -DATTNVK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --output-on-failure -j "$jobs" --timeout 1200 -E '^(vulkan_correctness_coopmat-(rs-)?emu|test_cuda_nvrtc)$')
+  ctest --output-on-failure -j "$jobs" --timeout 1200 -E '^(vulkan_correctness_(coopmat-(rs-)?|decode-rs-)emu|test_cuda_nvrtc)$')
 
 # libFuzzer over the .npy reader, the results-JSON reader and the option parsers
 # (ASan+UBSan): the seed corpus replays issue #11's regressions, then 60 s each.

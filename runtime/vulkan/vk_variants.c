@@ -13,9 +13,10 @@
  * stages and S accumulator chains (0 = automatic); register-softmax variants:
  * Q in shared memory instead of registers; decode: lanes per key, keys per
  * step (0 = automatic), workgroups per compute unit for the split plan and
- * values of a row per lane (0 = a 16-byte load's) */
+ * values of a row per lane (0 = a 16-byte load's); matrix decode: the fewest
+ * packed rows it is picked for unless named, and resident workgroups */
 enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3, X_KEY_LANES = 0, X_KEYS_PER_STEP = 1, X_RESIDENT = 2,
-       X_SLICE = 3 };
+       X_SLICE = 3, X_MIN_ROWS = 0 };
 
 #define F32 ATTNVK_F32
 #define F16 ATTNVK_F16
@@ -39,9 +40,12 @@ static const avk_tuning vk_table[] = {
      * H100, f16 Nk=16k, warm clocks (session 8; session 7's sizes were timed on a cold
      * GPU): 16 lanes x 2 keys 2057 GB/s with 9 splits, 2371 with 18; 8 lanes x 2 keys
      * 2368 (9 splits); 16 x 1 1778, 16 x 4 2125, 32 x 2 2032, 8 x 4 1253; cuDNN 2905 */
-    /* f16 Q/O decode on tensor cores where the layout probe passed: Br from the packed rows,
-     * 4 subgroups as row groups x key groups of 16-key tiles */
-    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 16, 128, {0, 0, 2}},
+    /* f16 Q/O decode on tensor cores where the layout probe passed, from 8 packed rows: Br
+     * from the rows, 4 subgroups as row groups x key groups of 16-key tiles. H100 (session 9,
+     * bench/results/decode-2026-11-25-s9), B=8 H=32/8: Nq=1 (4 rows) f16 16k 2122 GB/s here
+     * and 2617 in the decode body, 64k 2680 (8 splits) and 2739, q8_0 64k 1.53 ms and
+     * 0.75 ms; Nq=16 (64 rows) 32k 0.77 ms here, about 5 ms in the decode body */
+    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 16, 128, {8, 0, 2}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
@@ -76,7 +80,9 @@ static const avk_tuning vk_table[] = {
     {NULL, NULL, NULL, -1, 1, 128, -1, "scalar", 16, 32, 128, {0}},
     {NULL, NULL, NULL, -1, 129, 256, -1, "scalar", 8, 16, 64, {0}},
     {NULL, NULL, NULL, -1, 257, 1024, -1, "scalar", 4, 8, 64, {0}},
-    /* register softmax on NV tensor cores: only where the layout probe passed */
+    /* register softmax on NV tensor cores: only where the layout probe passed (decode: D > 128
+     * with 2 subgroups, so a step's K/V fit 48 KiB) */
+    {NULL, NULL, NULL, F16, 16, 256, 1, "decode-nv-rs", 0, 16, 64, {0}},
     {NULL, NULL, NULL, F16, 1, 128, 0, "coopmat-nv-rs", 64, 64, 128, {0, 0, 0, 0}},
     {NULL, NULL, NULL, F16, 129, 256, 0, "coopmat-nv-rs", 64, 16, 128, {0, 0, 0, 0}},
     /* test-only, never picked unless named: check the coopmat algorithms on lavapipe */
@@ -406,6 +412,9 @@ static int entry_usable(const avk_tuning *e, const void *vctx)
     if (!u->variant && (algo == VK_ALGO_COOPMAT_EMU || algo == VK_ALGO_COOPMAT_RS_EMU || algo == VK_ALGO_DECODE_RS_EMU))
         return 0; /* only when asked for */
     if (*algo_blocker(u->caps, algo, u->p)) return 0;
+    if (!u->variant && vk_algo_is_decode_mma(algo) &&
+        (int64_t)avk_gqa_pack(u->p, u->p->seq_q, 0) * u->p->seq_q < e->extra[X_MIN_ROWS])
+        return 0; /* too few packed rows: the decode body is faster */
     vk_config cfg = {.variant = e->variant, .algo = algo, .br = (uint32_t)e->tile_br, .bc = (uint32_t)e->tile_bc,
                      .wg = (uint32_t)e->workgroup_size};
     return *finish_config(u->caps, u->p, &cfg, e) == '\0';
