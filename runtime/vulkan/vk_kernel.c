@@ -177,7 +177,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     snprintf(info->implementation, sizeof info->implementation, "attnvk");
     snprintf(info->variant, sizeof info->variant, "%s", cfg->variant);
     info->tile_br = (int)cfg->br;
-    info->tile_bc = (int)cfg->bc;
+    info->tile_bc = (int)(vk_algo_is_decode_mma(cfg->algo) ? cfg->bc * cfg->key_groups : cfg->bc); /* the step */
     info->workgroup_size = (int)cfg->wg;
     info->split_kv = (int)k->n_splits;
     info->workspace_bytes = k->ws_o ? k->ws_o->size + k->ws_ml->size : 0;

@@ -45,7 +45,7 @@ static const avk_tuning vk_table[] = {
      * bench/results/decode-2026-11-25-s9), B=8 H=32/8: Nq=1 (4 rows) f16 16k 2122 GB/s here
      * and 2617 in the decode body, 64k 2680 (8 splits) and 2739, q8_0 64k 1.53 ms and
      * 0.75 ms; Nq=16 (64 rows) 32k 0.77 ms here, about 5 ms in the decode body */
-    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 16, 128, {8, 0, 2}},
+    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 128, {8, 0, 2}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
@@ -82,13 +82,13 @@ static const avk_tuning vk_table[] = {
     {NULL, NULL, NULL, -1, 257, 1024, -1, "scalar", 4, 8, 64, {0}},
     /* register softmax on NV tensor cores: only where the layout probe passed (decode: D > 128
      * with 2 subgroups, so a step's K/V fit 48 KiB) */
-    {NULL, NULL, NULL, F16, 16, 256, 1, "decode-nv-rs", 0, 16, 64, {0}},
+    {NULL, NULL, NULL, F16, 16, 256, 1, "decode-nv-rs", 0, 0, 64, {0}},
     {NULL, NULL, NULL, F16, 1, 128, 0, "coopmat-nv-rs", 64, 64, 128, {0, 0, 0, 0}},
     {NULL, NULL, NULL, F16, 129, 256, 0, "coopmat-nv-rs", 64, 16, 128, {0, 0, 0, 0}},
     /* test-only, never picked unless named: check the coopmat algorithms on lavapipe */
     {NULL, NULL, NULL, F16, 1, 256, -1, "coopmat-emu", 16, 16, 16, {0}},
     {NULL, NULL, NULL, F16, 1, 256, -1, "coopmat-rs-emu", 16, 16, 16, {0, 2, 0, 0}},
-    {NULL, NULL, NULL, F16, 8, 256, -1, "decode-rs-emu", 0, 8, 32, {0}},
+    {NULL, NULL, NULL, F16, 8, 256, -1, "decode-rs-emu", 0, 0, 32, {0}},
 };
 
 static const struct {
@@ -283,10 +283,14 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     return "";
 }
 
+/* Keys per workgroup step of the matrix decode body when the table leaves Bc 0:
+ * 32 KiB of K and V in flight per step at D = 128 */
+enum { VK_DECODE_MMA_STEP = 64 };
+
 /* The matrix decode body (shaders/flash_decode_mma_body.glsl): square MS
  * matrices; the subgroups form row groups (one MS-row tile each, as many as
  * the packed rows fill, up to all of them) x key groups. Br 0 takes it from
- * the packed rows. Mirrors the body's shared memory: the step's K and V (or
+ * the packed rows, Bc 0 from VK_DECODE_MMA_STEP. Mirrors the body's shared memory: the step's K and V (or
  * the Q staging, or the key groups' O for the merge) and a (max, sum) pair per
  * row and key group. */
 static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
@@ -307,14 +311,26 @@ static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_probl
         snprintf(why, sizeof why, "tile Br must be a multiple of %u whose %u-row tiles split evenly with %u subgroups", ms, ms, nsg);
         return why;
     }
-    if (cfg->bc % ms || D % ms) {
-        snprintf(why, sizeof why, "tile Bc and the head dim must be multiples of %u", ms);
+    cfg->key_groups = nsg / row_groups;
+    /* Bc is the workgroup's step: each key group takes Bc / key groups of its keys. Bc 0:
+     * VK_DECODE_MMA_STEP keys, halved while the step's K/V outgrow shared memory */
+    int automatic = cfg->bc == 0;
+    if (automatic) cfg->bc = VK_DECODE_MMA_STEP > cfg->key_groups * ms ? VK_DECODE_MMA_STEP : cfg->key_groups * ms;
+    if (cfg->bc % (cfg->key_groups * ms) || D % ms) {
+        snprintf(why, sizeof why, "tile Bc (keys per step) must be a multiple of %u x %u key groups, the head dim of %u", ms,
+                 cfg->key_groups, ms);
         return why;
     }
-    cfg->key_groups = nsg / row_groups;
-    uint32_t ks = D / 8 + 1, kv = 2 * cfg->key_groups * cfg->bc * ks, q = cfg->br * ks;
-    uint32_t merge = (cfg->key_groups - 1) * cfg->br * D / 4, words = kv > q ? kv : q;
-    cfg->shared_bytes = (words > merge ? words : merge) * 16 + cfg->key_groups * cfg->br * 8;
+    for (;;) {
+        uint32_t ks = D / 8 + 1, kv = 2 * cfg->bc * ks, q = cfg->br * ks;
+        uint32_t merge = (cfg->key_groups - 1) * cfg->br * D / 4, words = kv > q ? kv : q;
+        cfg->shared_bytes = (words > merge ? words : merge) * 16 + cfg->key_groups * cfg->br * 8;
+        if (!automatic || cfg->shared_bytes <= c->props.limits.maxComputeSharedMemorySize ||
+            cfg->bc == cfg->key_groups * ms)
+            break;
+        cfg->bc /= 2;
+    }
+    cfg->bc /= cfg->key_groups;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
     return "";
 }
@@ -325,7 +341,7 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
     const VkPhysicalDeviceLimits *lim = &c->props.limits;
     uint32_t D = (uint32_t)p->head_dim;
     static char why[160];
-    if ((!cfg->br && !vk_algo_is_decode_mma(cfg->algo)) || !cfg->bc || !cfg->wg) return "tile and workgroup sizes must be > 0";
+    if (((!cfg->br || !cfg->bc) && !vk_algo_is_decode_mma(cfg->algo)) || !cfg->wg) return "tile and workgroup sizes must be > 0";
     if (cfg->wg > lim->maxComputeWorkGroupInvocations || cfg->wg > lim->maxComputeWorkGroupSize[0]) {
         snprintf(why, sizeof why, "workgroup of %u exceeds the device limit %u", cfg->wg,
                  lim->maxComputeWorkGroupInvocations);
