@@ -44,8 +44,10 @@ static const avk_tuning vk_table[] = {
      * from the rows, 4 subgroups as row groups x key groups of 16-key tiles. H100 (session 9,
      * bench/results/decode-2026-11-25-s9), B=8 H=32/8: Nq=1 (4 rows) f16 16k 2122 GB/s here
      * and 2617 in the decode body, 64k 2680 (8 splits) and 2739, q8_0 64k 1.53 ms and
-     * 0.75 ms; Nq=16 (64 rows) 32k 0.77 ms here, about 5 ms in the decode body */
-    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 128, {8, 0, 2}},
+     * 0.75 ms; Nq=16 (64 rows) 32k 0.77 ms here, about 5 ms in the decode body. One resident
+     * workgroup in the split plan: 70b 4 splits 2519 GB/s, 8 2451, 9 (2 resident) 2232; 405b
+     * 8 splits 2613, 16 2552, 17 2208 */
+    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 128, {8, 0, 1}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
