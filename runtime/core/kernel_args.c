@@ -50,11 +50,11 @@ void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_beg
 }
 
 int avk_kernel_args_split(avk_kernel_args *a, const attnvk_problem *p, int br, int bc, int compute_units,
-                          int resident, int requested)
+                          int resident, int whole_waves, int requested)
 {
     const int64_t units = (int64_t)p->batch * (p->heads / (int)a->pack) * avk_row_blocks((int)a->pack, (int)a->q_count, br);
     avk_split_request r = {.kv_len = p->seq_kv, .kv_tile = bc, .workgroups = units,
-                           .compute_units = compute_units, .resident = resident, .requested = requested, .decode = avk_is_decode(p)};
+                           .compute_units = compute_units, .resident = resident, .whole_waves = whole_waves, .requested = requested, .decode = avk_is_decode(p)};
     avk_split_plan plan = avk_plan_split_kv(&r);
     a->splits = (U32)plan.splits;
     a->split_keys = (U32)((int64_t)plan.tiles_per_split * bc);

@@ -33,9 +33,9 @@ void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_beg
                           int write_lse);
 /* Plans split-KV for a kernel with key tile bc and row tile br on a device of
  * compute_units, each running `resident` of its workgroups at once (0 or 1
- * when unknown; requested: --split-kv) and sets splits, split_keys and the
+ * when unknown; whole_waves: see avk_split_request; requested: --split-kv) and sets splits, split_keys and the
  * split flag. Returns the split count. */
 int avk_kernel_args_split(avk_kernel_args *a, const attnvk_problem *p, int br, int bc, int compute_units,
-                          int resident, int requested);
+                          int resident, int whole_waves, int requested);
 
 #endif

@@ -31,6 +31,16 @@ avk_split_plan avk_plan_split_kv(const avk_split_request *r)
         int64_t most = tiles / min_tiles_per_split;
         if (splits > most) splits = most;
         if (splits > max_splits) splits = max_splits;
+        if (r->whole_waves) { /* the count up to the planned one whose last wave is fullest (ties: more) */
+            int64_t slots = units * (r->resident > 1 ? r->resident : 1), best = splits;
+            double best_fill = 0.0;
+            for (int64_t s = splits; s >= 1; --s) {
+                int64_t total = groups * s, waves = (total + slots - 1) / slots;
+                double fill = (double)total / (double)(waves * slots);
+                if (fill > best_fill + 1e-9) best = s, best_fill = fill;
+            }
+            splits = best;
+        }
     }
     if (splits > tiles) splits = tiles;
     if (splits < 1) splits = 1;

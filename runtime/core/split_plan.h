@@ -21,6 +21,8 @@ typedef struct avk_split_request {
     int requested;       /* --split-kv: 0 automatic, 1 never, N exactly N (capped by the tiles) */
     int decode;          /* automatic splitting applies to decode shapes only */
     int resident;        /* workgroups of this kernel one unit runs at once (occupancy); 0 = 1 */
+    int whole_waves;     /* automatic splits round down to whole waves of units x resident (a kernel
+                            whose every workgroup streams alike, so a partial last wave is pure tail) */
 } avk_split_request;
 
 typedef struct avk_split_plan {

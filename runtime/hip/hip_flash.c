@@ -152,7 +152,7 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
      * yet: its features are none, so core refuses the rest) */
     avk_kernel_args_fill(&k->args, p, 0, p->seq_q, 1, o->write_lse);
     if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
-    k->splits = avk_kernel_args_split(&k->args, p, k->cfg.br, bc, dev->info.compute_units, 1, o->split_kv);
+    k->splits = avk_kernel_args_split(&k->args, p, k->cfg.br, bc, dev->info.compute_units, 1, 0, o->split_kv);
     if (k->splits > 1 && !k->cfg.split) k->cfg.split = 1; /* split_kv > 1 asked on a prefill shape */
     if ((long long)p->batch * k->splits > 65535 || p->heads > 65535) {
         long long z = (long long)p->batch * k->splits;

@@ -143,7 +143,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
         /* the matrix decode body steps over key_groups tiles at once */
         uint32_t step = vk_algo_is_decode_mma(cfg->algo) ? cfg->bc * cfg->key_groups : cfg->bc;
         k->n_splits = (uint32_t)avk_kernel_args_split(&k->args, p, (int)cfg->br, (int)step, c->compute_units,
-                                                      (int)cfg->resident, opts->split_kv);
+                                                      (int)cfg->resident, (int)cfg->whole_waves, opts->split_kv);
     }
     uint32_t D = (uint32_t)p->head_dim;
     if (s == ATTNVK_OK) {

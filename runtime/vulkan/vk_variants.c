@@ -14,9 +14,10 @@
  * Q in shared memory instead of registers; decode: lanes per key, keys per
  * step (0 = automatic), workgroups per compute unit for the split plan and
  * values of a row per lane (0 = a 16-byte load's); matrix decode: the fewest
- * packed rows it is picked for unless named, and resident workgroups */
+ * packed rows it is picked for unless named, splits in whole waves (1) and
+ * resident workgroups */
 enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3, X_KEY_LANES = 0, X_KEYS_PER_STEP = 1, X_RESIDENT = 2,
-       X_SLICE = 3, X_MIN_ROWS = 0 };
+       X_SLICE = 3, X_MIN_ROWS = 0, X_WHOLE_WAVES = 1 };
 
 #define F32 ATTNVK_F32
 #define F16 ATTNVK_F16
@@ -45,9 +46,10 @@ static const avk_tuning vk_table[] = {
      * bench/results/decode-2026-11-25-s9), B=8 H=32/8: Nq=1 (4 rows) f16 16k 2122 GB/s here
      * and 2617 in the decode body, 64k 2680 (8 splits) and 2739, q8_0 64k 1.53 ms and
      * 0.75 ms; Nq=16 (64 rows) 32k 0.77 ms here, about 5 ms in the decode body. One resident
-     * workgroup in the split plan: 70b 4 splits 2519 GB/s, 8 2451, 9 (2 resident) 2232; 405b
-     * 8 splits 2613, 16 2552, 17 2208 */
-    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 128, {8, 0, 1}},
+     * H100 runs 2 at once, and a partial last wave is pure tail: 70b 4 splits (256 workgroups,
+     * one wave) 2519 GB/s, 5 2179, 8 2451, 9 2232; 405b 8 splits 2613, 9 1964, 16 2552, 17
+     * 2208. So the plan rounds down to whole waves */
+    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 128, {8, 1, 2}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
@@ -334,6 +336,7 @@ static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_probl
     }
     cfg->bc /= cfg->key_groups;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
+    cfg->whole_waves = e->extra[X_WHOLE_WAVES] != 0;
     return "";
 }
 

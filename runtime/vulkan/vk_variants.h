@@ -41,6 +41,7 @@ typedef struct vk_config {
     uint32_t keys_per_step;       /* decode: keys each lane group loads together (1..4) */
     uint32_t runs;                /* decode, quantized K/V: a lane's slice loads as one run (avk_kv_code_byte) */
     uint32_t resident;            /* workgroups a compute unit runs at once, for the split plan (0: unknown) */
+    uint32_t whole_waves;         /* split plan in whole waves of compute units x resident */
     uint32_t key_groups;          /* matrix decode: subgroups that take different keys (bc keys each per step) */
     uint32_t required_subgroup;   /* 0, or a size to request through subgroup size control */
     uint32_t shared_bytes;

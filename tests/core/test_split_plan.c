@@ -23,7 +23,7 @@ int main(void)
                 for (int cu = 0; cu <= 132; cu += 33)
                     for (int req = 0; req <= 9; ++req)
                         for (int decode = 0; decode < 2; ++decode) {
-                            avk_split_request r = {kv, tile, groups, cu, req, decode, (int)(groups % 4)};
+                            avk_split_request r = {kv, tile, groups, cu, req, decode, (int)(groups % 4), (int)(groups % 3 == 0)};
                             avk_split_plan p = avk_plan_split_kv(&r);
                             int64_t tiles = (kv + tile - 1) / tile;
                             all_cover &= covers(&r, p);
@@ -42,32 +42,43 @@ int main(void)
 
     /* H100 decode, B=8 H=32 Nq=1, one row block per head: 256 workgroups against
      * 132 SMs already fill two waves minus a little -> 2 splits */
-    avk_split_request h100 = {65536, 32, 8 * 32, 132, 0, 1, 1};
+    avk_split_request h100 = {65536, 32, 8 * 32, 132, 0, 1, 1, 0};
     avk_split_plan p = avk_plan_split_kv(&h100);
     EXPECT(p.splits == 2 && p.tiles_per_split == 1024, "H100 decode B=8 H=32: %d x %d", p.splits, p.tiles_per_split);
     passed += p.splits == 2;
     /* one sequence, 8 heads: 8 workgroups -> 33 splits to fill 264 slots */
-    avk_split_request single = {65536, 32, 8, 132, 0, 1, 1};
+    avk_split_request single = {65536, 32, 8, 132, 0, 1, 1, 0};
     p = avk_plan_split_kv(&single);
     EXPECT(p.splits == 33, "B=1 H=8 decode: %d splits", p.splits);
     passed += p.splits == 33;
     /* a short cache caps the splits at two tiles each */
-    avk_split_request short_kv = {200, 32, 1, 132, 0, 1, 1};
+    avk_split_request short_kv = {200, 32, 1, 132, 0, 1, 1, 0};
     p = avk_plan_split_kv(&short_kv);
     EXPECT(p.splits == 3 && p.tiles_per_split == 3, "Nk=200 tile 32: %d x %d", p.splits, p.tiles_per_split);
     passed += p.splits == 3;
     /* GQA-packed decode (64 workgroups) of a kernel an SM runs 2 of at once: 528 slots -> 9 splits */
-    avk_split_request resident = {65536, 32, 64, 132, 0, 1, 2};
+    avk_split_request resident = {65536, 32, 64, 132, 0, 1, 2, 0};
     p = avk_plan_split_kv(&resident);
     EXPECT(p.splits == 9, "64 workgroups, 2 resident per SM: %d splits", p.splits);
     passed += p.splits == 9;
+    /* the same in whole waves (a kernel whose partial last wave is pure tail): of 1..9 splits,
+     * 8 (512 workgroups in 2 waves of 264) fills its last wave best */
+    avk_split_request waves = {65536, 32, 64, 132, 0, 1, 2, 1};
+    p = avk_plan_split_kv(&waves);
+    EXPECT(p.splits == 8, "64 workgroups, 2 resident, whole waves: %d splits", p.splits);
+    passed += p.splits == 8;
+    /* 300 workgroups: 2 splits fill 3 waves to 76%, 1 split 2 waves to 57% */
+    avk_split_request few = {65536, 32, 300, 132, 0, 1, 2, 1};
+    p = avk_plan_split_kv(&few);
+    EXPECT(p.splits == 2, "300 workgroups, whole waves: %d splits", p.splits);
+    passed += p.splits == 2;
     /* the combine's bound */
-    avk_split_request huge = {1 << 24, 16, 1, 4096, 0, 1, 1};
+    avk_split_request huge = {1 << 24, 16, 1, 4096, 0, 1, 1, 0};
     p = avk_plan_split_kv(&huge);
     EXPECT(p.splits == 256, "split cap: %d", p.splits);
     passed += p.splits == 256;
     /* an explicit request larger than the tiles */
-    avk_split_request asked = {100, 64, 1, 8, 9, 0, 1};
+    avk_split_request asked = {100, 64, 1, 8, 9, 0, 1, 0};
     p = avk_plan_split_kv(&asked);
     EXPECT(p.splits == 2 && p.tiles_per_split == 1, "--split-kv 9 over 2 tiles: %d x %d", p.splits, p.tiles_per_split);
     passed += p.splits == 2;
