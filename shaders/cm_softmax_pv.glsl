@@ -1,0 +1,56 @@
+// One key tile's online softmax and P.V for the register-softmax bodies
+// (flash_coopmat_rs_body.glsl, flash_decode_mma_body.glsl), included inside
+// their key loops once S = Q.K^T is in sacc and the masks are applied. Uses
+// the including body's sacc, oacc, m_i, l_i, lane, tile_sh and constants (RT,
+// NT, DT, MS, KS, NSTAT, RESCALE_LOG2) and v_tile, the uvec4 offset of the
+// tile's V rows in tile_sh. Never compiled alone.
+{
+    // row max per slot, lazily moved
+    float alpha[NSTAT], m_sub[NSTAT];
+    bool rescale = false;
+    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) alpha[x] = NEG_INF; // tile max until reduced
+    [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+        [[unroll]] for (uint n = 0u; n < NT; ++n)
+            CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                uint x = rt * CM_SLOTS + CM_SLOT(e);
+                alpha[x] = max(alpha[x], CM_AT(sacc[rt * NT + n], e));
+            }
+    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
+        float tmax = CM_ROW_MAX(alpha[x]) * pc.scale_log2;
+        float m_new = tmax > m_i[x] + RESCALE_LOG2 ? tmax : m_i[x];
+        alpha[x] = m_new == m_i[x] ? 1.0 : exp2(m_i[x] - m_new);
+        rescale = rescale || (alpha[x] != 1.0 && m_i[x] != NEG_INF); // O is still 0 while m is -inf
+        m_sub[x] = m_new == NEG_INF ? 0.0 : m_new; // all masked so far: every p is 0
+        m_i[x] = m_new;
+    }
+    if (subgroupAny(rescale)) {
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint n = 0u; n < DT; ++n)
+                CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e)
+                    CM_AT(oacc[rt * DT + n], e) *= alpha[rt * CM_SLOTS + CM_SLOT(e)];
+    }
+
+    // P = exp2(S * scale_log2 - m), in place; this lane's part of the row sums
+    float psum[NSTAT];
+    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) psum[x] = 0.0;
+    [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+        [[unroll]] for (uint n = 0u; n < NT; ++n)
+            CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                uint x = rt * CM_SLOTS + CM_SLOT(e);
+                float p = exp2(fma(CM_AT(sacc[rt * NT + n], e), pc.scale_log2, -m_sub[x]));
+                CM_AT(sacc[rt * NT + n], e) = p;
+                psum[x] += p;
+            }
+    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) l_i[x] = l_i[x] * alpha[x] + psum[x];
+
+    // O += P.V, P as f16 A matrices straight from the accumulators
+    [[unroll]] for (uint kc = 0u; kc < NT; ++kc) {
+        CM_A pa[RT];
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt) pa[rt] = CM_A_FROM_C(sacc[rt * NT + kc]);
+        [[unroll]] for (uint n = 0u; n < DT; ++n) {
+            CM_B vb;
+            CM_LOAD_ROW(vb, tile_sh, v_tile + kc * MS * KS + n * MS / 8u, KS);
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) oacc[rt * DT + n] = CM_MAD(pa[rt], vb, oacc[rt * DT + n]);
+        }
+    }
+}
