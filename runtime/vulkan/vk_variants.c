@@ -42,14 +42,14 @@ static const avk_tuning vk_table[] = {
      * GPU): 16 lanes x 2 keys 2057 GB/s with 9 splits, 2371 with 18; 8 lanes x 2 keys
      * 2368 (9 splits); 16 x 1 1778, 16 x 4 2125, 32 x 2 2032, 8 x 4 1253; cuDNN 2905 */
     /* f16 Q/O decode on tensor cores where the layout probe passed, from 8 packed rows: Br
-     * from the rows, 4 subgroups as row groups x key groups of 16-key tiles. H100 (session 9,
-     * bench/results/decode-2026-11-25-s9), B=8 H=32/8: Nq=1 (4 rows) f16 16k 2122 GB/s here
-     * and 2617 in the decode body, 64k 2680 (8 splits) and 2739, q8_0 64k 1.53 ms and
-     * 0.75 ms; Nq=16 (64 rows) 32k 0.77 ms here, about 5 ms in the decode body. One resident
-     * H100 runs 2 at once, and a partial last wave is pure tail: 70b 4 splits (256 workgroups,
-     * one wave) 2519 GB/s, 5 2179, 8 2451, 9 2232; 405b 8 splits 2613, 9 1964, 16 2552, 17
-     * 2208. So the plan rounds down to whole waves */
-    /* from 32 rows 8 subgroups (row groups x 2 key groups): Nq=16 0.592 ms, 0.699 with 4 */
+     * from the rows, subgroups as row groups x key groups sharing 64-key steps. H100
+     * (session 9, bench/results/decode-2026-11-25-s9), B=8 H=32/8: Nq=1 (4 rows) f16 16k
+     * 2122 GB/s here and 2617 in the decode body, 64k 2680 (8 splits) and 2739, q8_0 64k
+     * 1.53 ms and 0.75 ms: fewer rows stay there. Nq=16 (64 rows) 32k 0.77 ms here, about
+     * 5 ms in the decode body. The H100 runs 2 of these workgroups per SM and a partial last
+     * wave is pure tail, so splits come in whole waves: 70b 4 splits (256 workgroups, one
+     * wave) 2519 GB/s, 5 2179, 8 2451, 9 2232; 405b 8 splits 2613, 9 1964, 16 2552, 17 2208.
+     * From 32 rows 8 subgroups (row groups x 2 key groups): Nq=16 0.592 ms, 0.699 with 4 */
     {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 256, {32, 1, 2}},
     {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 128, {8, 1, 2}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
@@ -296,9 +296,9 @@ enum { VK_DECODE_MMA_STEP = 64 };
 /* The matrix decode body (shaders/flash_decode_mma_body.glsl): square MS
  * matrices; the subgroups form row groups (one MS-row tile each, as many as
  * the packed rows fill, up to all of them) x key groups. Br 0 takes it from
- * the packed rows, Bc 0 from VK_DECODE_MMA_STEP. Mirrors the body's shared memory: the step's K and V (or
- * the Q staging, or the key groups' O for the merge) and a (max, sum) pair per
- * row and key group. */
+ * the packed rows, Bc 0 from VK_DECODE_MMA_STEP. Mirrors the body's shared
+ * memory: the step's K and V (or the Q staging, or the key groups' O for the
+ * merge) and a (max, sum) pair per row and key group. */
 static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     static char why[160];
@@ -313,7 +313,7 @@ static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_probl
         cfg->br = (uint32_t)groups * ms;
     }
     uint32_t tiles = cfg->br / ms, row_groups = tiles < nsg ? tiles : nsg;
-    if (cfg->br % ms || nsg % row_groups || tiles % row_groups) {
+    if (!tiles || cfg->br % ms || nsg % row_groups || tiles % row_groups) {
         snprintf(why, sizeof why, "tile Br must be a multiple of %u whose %u-row tiles split evenly with %u subgroups", ms, ms, nsg);
         return why;
     }
@@ -323,7 +323,7 @@ static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_probl
     int automatic = cfg->bc == 0;
     if (automatic) cfg->bc = VK_DECODE_MMA_STEP > cfg->key_groups * ms ? VK_DECODE_MMA_STEP : cfg->key_groups * ms;
     if (cfg->bc % (cfg->key_groups * ms) || D % ms) {
-        snprintf(why, sizeof why, "tile Bc (keys per step) must be a multiple of %u x %u key groups, the head dim of %u", ms,
+        snprintf(why, sizeof why, "tile Bc (keys per step) must be a multiple of %u x %u key groups, and the head dim of %u", ms,
                  cfg->key_groups, ms);
         return why;
     }

@@ -214,6 +214,11 @@ static void status_cases(vk_tally *t, attnvk_device *dev)
     vk_expect_status(t, dev, &p, &f16_on_f32, ATTNVK_ERROR_UNSUPPORTED, "f16 variant on f32 problem");
     attnvk_kernel_options impl = {.implementation = "cudnn"};
     vk_expect_status(t, dev, &p, &impl, ATTNVK_ERROR_UNAVAILABLE, "foreign implementation");
+    attnvk_problem packed = shape(1, 8, 2, 1, 64, 64, 0, ATTNVK_F16, 0);
+    attnvk_kernel_options thin = {.variant = "decode-rs-emu", .tile_br = 4, .tile_bc = 64};
+    vk_expect_status(t, dev, &packed, &thin, ATTNVK_ERROR_UNSUPPORTED, "matrix decode Br below one matrix");
+    attnvk_kernel_options odd_step = {.variant = "decode-rs-emu", .tile_br = 8, .tile_bc = 12};
+    vk_expect_status(t, dev, &packed, &odd_step, ATTNVK_ERROR_UNSUPPORTED, "matrix decode step not in matrices");
     attnvk_problem odd = shape(1, 1, 1, 8, 8, 6, 0, ATTNVK_F32, 0);
     vk_expect_status(t, dev, &odd, NULL, ATTNVK_ERROR_UNSUPPORTED, "head dim 6");
 }
