@@ -12,9 +12,9 @@
 // each K/V tile. Per step:
 //   - the workgroup brings the step's K and V into shared memory through
 //     registers: the next step's are in flight while this one computes (all
-//     of a step's bytes at once, so few workgroups keep enough in flight). Quantized formats (q8_0, q4_0, fp8) are decoded to
-//     f16 on the way, 8 values per load from the contract's runs, so the
-//     matrix units only ever see f16;
+//     of a step's bytes at once, so few workgroups keep enough in flight).
+//     Quantized formats (q8_0, q4_0, fp8) are decoded to scaled f16 on the
+//     way, a whole block per thread, so the matrix units only ever see f16;
 //   - S = Q.K^T, masks on edge steps only, a lazily moved row max, P = exp2(S
 //     - m) in place and O += P.V with P converted to f16 in registers.
 // At the end the key groups merge (max, sum, O) through shared memory and key
@@ -54,54 +54,94 @@ layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
 shared uvec4 tile_sh[SH_WORDS];
 shared vec2 ml_sh[KEY_GROUPS * BR]; // each key group's (max, sum) per row
 
-// The next step's K and V chunks on their way from global memory: f16 words,
-// or a quantized run's code words and scale word with the run's first byte.
+#if AVK_KV_FORMAT == AVK_KV_DTYPE
+// The next step's K and V on their way from global memory: 16-byte loads of
+// 8 f16 values.
+const uint UNIT = 8u; // values per load unit
 uvec4 pre[2][LPT];
-uint pre_byte[2][LPT];
+#else
+// The next step's K and V on their way from global memory, a unit per thread
+// at a time: a whole 32-value block of q8_0 (34 bytes: 9 words) or q4_0 (18
+// bytes: 5 words), whose scale and codes start 0 or 2 bytes into the first
+// word, or 8 fp8 codes (2 words), so that few wide-apart loads bring a step.
+const uint UNIT = AVK_KV_FORMAT == AVK_KV_FP8 ? 8u : 32u;
+const uint UNIT_WORDS = AVK_KV_FORMAT == AVK_KV_Q8_0 ? 9u : AVK_KV_FORMAT == AVK_KV_Q4_0 ? 5u : 2u;
+const uint QPT = (STEP * (D / UNIT) + WG - 1) / WG; // units per thread per K (or V)
+uint qpre[2][QPT][UNIT_WORDS];
+bool qodd[2][QPT]; // the unit starts 2 bytes into its first word
+#endif
+const uint UNITS = STEP * (D / UNIT); // load units of a step's K (or V)
 
 void prefetch(uint j0, Work w)
 {
+#if AVK_KV_FORMAT == AVK_KV_DTYPE
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
-        uint j = j0 + e / D8, d0 = (e % D8) * 8u;
-        bool ok = e < STEP * D8 && j < w.kv_hi;
-        uint row = ok ? avk_kv_row(w.b, w.g, j) : 0u;
-        [[unroll]] for (uint v = 0u; v < 2u; ++v) {
-            bool values = v != 0u;
-#if AVK_KV_FORMAT == AVK_KV_DTYPE
-            uint idx = row * D8 + d0 / 8u;
-            pre[v][x] = ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
-            pre_byte[v][x] = 0u;
+        uint j = j0 + e / D8;
+        bool ok = e < UNITS && j < w.kv_hi;
+        uint idx = (ok ? avk_kv_row(w.b, w.g, j) : 0u) * D8 + e % D8;
+        pre[0][x] = ok ? k_data[idx] : uvec4(0u);
+        pre[1][x] = ok ? v_data[idx] : uvec4(0u);
+    }
 #else
-            uint code_byte = avk_kv_code_byte(row, d0, D), wi = code_byte >> 2u;
-            pre[v][x] = uvec4(avk_kv_word(values, wi), avk_kv_word(values, wi + 1u),
-                              (code_byte & 3u) != 0u ? avk_kv_word(values, wi + 2u) : 0u, // only when the run straddles
-                              avk_kv_scale_word(values, row, d0, D));
-            pre_byte[v][x] = code_byte;
+    [[unroll]] for (uint x = 0u; x < QPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        uint j = j0 + e / (D / UNIT), d0 = (e % (D / UNIT)) * UNIT;
+        bool ok = e < UNITS && j < w.kv_hi;
+        uint row = ok ? avk_kv_row(w.b, w.g, j) : 0u;
+#if AVK_KV_FORMAT == AVK_KV_FP8
+        uint first = avk_kv_code_byte(row, d0, D);
+#else
+        uint first = avk_kv_block_byte(row, d0, D);
 #endif
+        [[unroll]] for (uint v = 0u; v < 2u; ++v) {
+            [[unroll]] for (uint i = 0u; i < UNIT_WORDS; ++i) qpre[v][x][i] = ok ? avk_kv_word(v != 0u, (first >> 2u) + i) : 0u;
+            qodd[v][x] = (first & 2u) != 0u;
         }
     }
+#endif
 }
 
-// The chunks as f16 into the step's K and V rows.
+// The step's K and V as f16 into shared memory (quantized: scaled, decoded).
 void commit(uint g)
 {
+#if AVK_KV_FORMAT == AVK_KV_DTYPE
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
-        if (e >= STEP * D8) continue;
+        if (e >= UNITS) continue;
+        [[unroll]] for (uint v = 0u; v < 2u; ++v) tile_sh[v * KTILE + (e / D8) * KS + e % D8] = pre[v][x];
+    }
+#else
+    [[unroll]] for (uint x = 0u; x < QPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        if (e >= UNITS) continue;
+        uint key = e / (D / UNIT), d0 = (e % (D / UNIT)) * UNIT;
         [[unroll]] for (uint v = 0u; v < 2u; ++v) {
-            uvec4 h = pre[v][x];
-#if AVK_KV_FORMAT != AVK_KV_DTYPE
-            uint sh = (pre_byte[v][x] & 3u) * 8u, d0 = (e % D8) * 8u;
-            uint c0 = sh == 0u ? h.x : (h.x >> sh) | (h.y << (32u - sh));
-            uint c1 = sh == 0u ? h.y : (h.y >> sh) | (h.z << (32u - sh));
-            float s = avk_kv_run_scale(v != 0u, h.w, pre_byte[v][x], g);
-            vec4 lo = avk_kv_codes4(c0, d0) * s, hi = avk_kv_codes4(c1, d0 + 4u) * s;
-            h = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+            bool odd = qodd[v][x];
+#if AVK_KV_FORMAT == AVK_KV_FP8
+            float s = avk_kv_run_scale(v != 0u, 0u, 0u, g);
+#else
+            float s = avk_kv_block_scale(qpre[v][x][0], odd ? 2u : 0u);
 #endif
-            tile_sh[v * KTILE + (e / D8) * KS + e % D8] = h;
+            [[unroll]] for (uint h = 0u; h < UNIT / 8u; ++h) {
+                vec4 f[2];
+                [[unroll]] for (uint q = 0u; q < 2u; ++q) {
+                    uint k = 2u * h + q; // values d0 + 4k ..
+#if AVK_KV_FORMAT == AVK_KV_FP8
+                    uint c = qpre[v][x][k];
+#else
+                    // codes start 2 bytes after the scale: word-aligned when the block is not
+                    uint kk = AVK_KV_FORMAT == AVK_KV_Q4_0 ? k % 4u : k; // q4_0: nibbles of bytes 4 (k % 4) ..
+                    uint c = odd ? qpre[v][x][kk + 1u] : (qpre[v][x][kk] >> 16u) | (qpre[v][x][kk + 1u] << 16u);
+#endif
+                    f[q] = avk_kv_codes4(c, d0 + 4u * k) * s;
+                }
+                tile_sh[v * KTILE + key * KS + d0 / 8u + h] =
+                    uvec4(packHalf2x16(f[0].xy), packHalf2x16(f[0].zw), packHalf2x16(f[1].xy), packHalf2x16(f[1].zw));
+            }
         }
     }
+#endif
 }
 
 void main()

@@ -105,8 +105,9 @@ static void tile_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
     static const int emu_tiles[][2] = {{16, 8}, {16, 32}, {16, 24}};
     static const int rs_emu_tiles[][2] = {{16, 8}, {32, 16}, {16, 24}}; /* 32 rows: two row tiles per subgroup */
     static const int rs_tiles[][2] = {{128, 16}, {128, 64}, {256, 32}}; /* NVIDIA's table: 8 subgroups */
-    /* matrix decode (4 subgroups, Bc keys per step): 1, 2 and 4 row groups, so 4, 2 and 1 key groups */
-    static const int decode_mma_tiles[][2] = {{16, 64}, {32, 64}, {64, 16}};
+    /* matrix decode (Bc keys per step): 1, 2 and 4 row groups, steps that split over the key
+     * groups of 4 subgroups and of NVIDIA's 8 (which a named variant gets first) */
+    static const int decode_mma_tiles[][2] = {{16, 128}, {32, 64}, {64, 32}};
     static const int decode_emu_tiles[][2] = {{8, 32}, {16, 16}, {32, 8}};
     int coopmat = strncmp(vd->variant, "coopmat", 7) == 0;
     for (int i = 0; i < 3; ++i) {
