@@ -126,13 +126,7 @@ void main()
         }
     }
 
-    CM_C oacc[RT * DT];
-    [[unroll]] for (uint x = 0u; x < RT * DT; ++x) oacc[x] = CM_C_ZERO;
-    float m_i[NSTAT], l_i[NSTAT]; // running max (base 2, scaled) and this lane's part of the row sum
-    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
-        m_i[x] = NEG_INF;
-        l_i[x] = 0.0;
-    }
+#include "cm_softmax_state.glsl"
 
     // tile 0 straight into buffer 0
     if (w.ntiles > 0u) {

@@ -167,13 +167,7 @@ void main()
             CM_LOAD_ROW(qm[rt * DT + k], tile_sh, (row0 + rt * MS) * KS + k * MS / 8u, KS);
     barrier();
 
-    CM_C oacc[RT * DT];
-    [[unroll]] for (uint x = 0u; x < RT * DT; ++x) oacc[x] = CM_C_ZERO;
-    float m_i[NSTAT], l_i[NSTAT]; // running max (base 2, scaled) and this lane's part of the row sum
-    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
-        m_i[x] = NEG_INF;
-        l_i[x] = 0.0;
-    }
+#include "cm_softmax_state.glsl"
 
     if (w.ntiles > 0u) {
         prefetch(w.kv_lo, w);
