@@ -14,11 +14,13 @@
 //     registers: the next step's are in flight while this one computes (all
 //     of a step's bytes at once, so few workgroups keep enough in flight).
 //     Quantized formats (q8_0, q4_0, fp8) are decoded to scaled f16 on the
-//     way, a whole block per thread, so the matrix units only ever see f16;
+//     way, a whole block per thread, in f16 arithmetic, so the matrix units
+//     only ever see f16;
 //   - S = Q.K^T, masks on edge steps only, a lazily moved row max, P = exp2(S
 //     - m) in place and O += P.V with P converted to f16 in registers.
 // At the end the key groups merge (max, sum, O) through shared memory and key
 // group 0 writes O / l (or the split's partial O and (m, l)).
+#define AVK_KV_F16_MATH // quantized K/V decode to f16 in f16 arithmetic (avk_kv_codes4_f16)
 #include "flash_coopmat_common.glsl"
 
 layout(constant_id = 5) const uint MS = 16;         // square matrix shape: MS x MS x MS
@@ -119,12 +121,13 @@ void commit(uint g)
         [[unroll]] for (uint v = 0u; v < 2u; ++v) {
             bool odd = qodd[v][x];
 #if AVK_KV_FORMAT == AVK_KV_FP8
-            float s = avk_kv_run_scale(v != 0u, 0u, 0u, g);
+            f16vec2 s = f16vec2(float16_t(avk_kv_run_scale(v != 0u, 0u, 0u, g)));
 #else
-            float s = avk_kv_block_scale(qpre[v][x][0], odd ? 2u : 0u);
+            uint sw = qpre[v][x][0];
+            f16vec2 s = unpackFloat2x16(odd ? (sw >> 16u) * 0x10001u : (sw & 0xffffu) * 0x10001u);
 #endif
             [[unroll]] for (uint h = 0u; h < UNIT / 8u; ++h) {
-                vec4 f[2];
+                uvec2 f[2];
                 [[unroll]] for (uint q = 0u; q < 2u; ++q) {
                     uint k = 2u * h + q; // values d0 + 4k ..
 #if AVK_KV_FORMAT == AVK_KV_FP8
@@ -134,10 +137,9 @@ void commit(uint g)
                     uint kk = AVK_KV_FORMAT == AVK_KV_Q4_0 ? k % 4u : k; // q4_0: nibbles of bytes 4 (k % 4) ..
                     uint c = odd ? qpre[v][x][kk + 1u] : (qpre[v][x][kk] >> 16u) | (qpre[v][x][kk + 1u] << 16u);
 #endif
-                    f[q] = avk_kv_codes4(c, d0 + 4u * k) * s;
+                    f[q] = avk_kv_codes4_f16(c, d0 + 4u * k, s);
                 }
-                tile_sh[v * KTILE + key * KS + d0 / 8u + h] =
-                    uvec4(packHalf2x16(f[0].xy), packHalf2x16(f[0].zw), packHalf2x16(f[1].xy), packHalf2x16(f[1].zw));
+                tile_sh[v * KTILE + key * KS + d0 / 8u + h] = uvec4(f[0], f[1]);
             }
         }
     }

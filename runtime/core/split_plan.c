@@ -9,6 +9,8 @@ static const int64_t waves_to_fill = 2;
 static const int64_t min_tiles_per_split = 2;
 /* The combine reads every partial of a row: bound its cost. */
 static const int64_t max_splits = 256;
+/* Whole-wave plans: last waves this much less full than the fullest count as full. */
+static const double whole_wave_slack = 0.05;
 /* Compute units assumed when a driver does not report them. */
 static const int64_t unknown_compute_units = 32;
 
@@ -31,14 +33,20 @@ avk_split_plan avk_plan_split_kv(const avk_split_request *r)
         int64_t most = tiles / min_tiles_per_split;
         if (splits > most) splits = most;
         if (splits > max_splits) splits = max_splits;
-        if (r->whole_waves) { /* the count up to the planned one whose last wave is fullest (ties: more) */
+        if (r->whole_waves) {
+            /* the fewest splits, up to the planned count, whose last wave is about as full as
+             * the fullest (fewer splits: less combine traffic). H100, 64 workgroups a split,
+             * 264 slots: 4 splits beat 8 on CUDA, OpenCL and Vulkan alike
+             * (bench/results/decode-2026-11-25-s10) */
             int64_t slots = units * (r->resident > 1 ? r->resident : 1), best = splits;
             double best_fill = 0.0;
-            for (int64_t s = splits; s >= 1; --s) {
-                int64_t total = groups * s, waves = (total + slots - 1) / slots;
-                double fill = (double)total / (double)(waves * slots);
-                if (fill > best_fill + 1e-9) best = s, best_fill = fill;
-            }
+            for (int pass = 0; pass < 2; ++pass)
+                for (int64_t s = splits; s >= 1; --s) {
+                    int64_t total = groups * s, waves = (total + slots - 1) / slots;
+                    double fill = (double)total / (double)(waves * slots);
+                    if (pass == 0 && fill > best_fill) best_fill = fill;
+                    if (pass == 1 && fill >= best_fill - whole_wave_slack) best = s;
+                }
             splits = best;
         }
     }

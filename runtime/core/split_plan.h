@@ -22,7 +22,8 @@ typedef struct avk_split_request {
     int decode;          /* automatic splitting applies to decode shapes only */
     int resident;        /* workgroups of this kernel one unit runs at once (occupancy); 0 = 1 */
     int whole_waves;     /* automatic splits round down to whole waves of units x resident (a kernel
-                            whose every workgroup streams alike, so a partial last wave is pure tail) */
+                            whose every workgroup streams alike, so a partial last wave is pure tail);
+                            of about equally full last waves, the fewest splits */
 } avk_split_request;
 
 typedef struct avk_split_plan {

@@ -143,7 +143,8 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     /* mma-decode: a CTA's warps take key_warps tiles per round; a split is whole rounds */
     const int round = bc * (k->cfg.key_warps > 0 ? k->cfg.key_warps : 1);
     const int splits = avk_kernel_args_split(&k->args, p, k->cfg.br, round, dev->sm_count,
-                                             k->cfg.resident > 0 ? k->cfg.resident : 1, 0, o->split_kv);
+                                             avk_cuda_resident(&k->cfg, dev->smem_per_sm), k->cfg.whole_waves,
+                                             o->split_kv);
     k->cfg.split = splits > 1;
     if ((long long)p->batch * splits > 65535 || p->heads / pack > 65535) {
         long long z = (long long)p->batch * splits;

@@ -177,6 +177,7 @@ attnvk_status avk_cuda_open(int ordinal, avk_bdev **out)
     dev->cc_minor = attribute(dev->device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     dev->sm_count = attribute(dev->device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     dev->smem_optin = (size_t)attribute(dev->device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    dev->smem_per_sm = (size_t)attribute(dev->device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
     cu->cuDriverGetVersion(&dev->driver_version);
     *out = dev;
     return ATTNVK_OK;

@@ -19,6 +19,7 @@ typedef struct avk_bdev {
     int cc_major, cc_minor;     /* compute capability */
     int sm_count;
     size_t smem_optin;          /* max dynamic shared memory per block (opt-in) */
+    size_t smem_per_sm;         /* shared memory an SM holds, for all its resident blocks */
     int driver_version;         /* cuDriverGetVersion, e.g. 13000 */
     int lost;                   /* an illegal access happened: the context is unusable */
     attnvk_device_info info;    /* as described to the core */

@@ -34,6 +34,7 @@ typedef struct avk_cuda_config {
     int kv_stages;      /* mma-decode: raw K/V stages in flight per warp */
     int min_ctas;       /* CTAs per SM the register budget must allow (__launch_bounds__; 0: 1) */
     int resident;       /* CTAs per SM the split planner fills the device with (0: 1) */
+    int whole_waves;    /* splits in whole waves of SMs x resident (avk_split_request) */
     attnvk_dtype dtype;
     int head_dim;
     int br, bc;         /* query rows per CTA, keys per K/V tile */
@@ -52,6 +53,8 @@ int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg);
  * (smem_limit 0: unchecked). UNSUPPORTED / INVALID_ARGUMENT with the reason. */
 attnvk_status avk_cuda_config_check(avk_cuda_config *cfg, int cc_major, size_t smem_limit);
 size_t avk_cuda_config_smem(const avk_cuda_config *cfg);
+/* CTAs per SM for the split plan: the config's resident, as many as the SM's shared memory holds */
+int avk_cuda_resident(const avk_cuda_config *cfg, size_t smem_per_sm);
 
 /* The tuning table (vendor -> architecture -> device -> default). */
 const avk_tuning *avk_cuda_tuning_table(int *count);

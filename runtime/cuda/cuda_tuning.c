@@ -77,17 +77,21 @@ static const avk_tuning cuda_table[] = {
  *   9 splits (2 resident CTAs per SM in the split plan) against 5 (1 resident):
  *   q8_0 0.539 vs 0.571 ms, q4_0 0.433 vs 0.462; 16x16 with 9 splits is slower
  *   (q8_0 0.753). f16 at 16k: mma16 16x32 with 5 splits 0.200 ms, 9 0.206, 3 0.262. */
+/* - Session 10, splits in whole waves (2 resident CTAs: 264 slots, 64 CTAs a
+ *   split): Nq=16 64x64 at 32k 4 splits 0.401 ms, 8 0.408, 5 (one resident)
+ *   0.489; f16 Nq=1 mma16 16x32 (5 fit an SM) 16k 8 splits 0.196 ms, 5 0.201,
+ *   4 0.222; 64k 8 0.751, 5 0.756, 16 0.774, 4 0.850. */
 enum { KV_ANY, KV_QUANTIZED, KV_PAGED };
 static const struct {
     int max_rows;
     int kv; /* KV_QUANTIZED: quantized caches only; KV_PAGED: paged caches only */
     const char *variant;
-    int br, bc, key_warps, kv_stages, min_ctas, resident;
+    int br, bc, key_warps, kv_stages, min_ctas, resident, whole_waves;
 } packed_decode_tiles[] = {
-    {16, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3, 2},
-    {16, KV_PAGED, "mma-decode", 16, 32, 2, 2, 0, 0},
-    {16, KV_ANY, "mma16", 16, 32, 0, 0, 0, 0},
-    {1 << 30, KV_ANY, "mma16", 64, 64, 0, 0, 0, 0},
+    {16, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3, 2, 0},
+    {16, KV_PAGED, "mma-decode", 16, 32, 2, 2, 0, 0, 0},
+    {16, KV_ANY, "mma16", 16, 32, 0, 0, 0, 4, 1},
+    {1 << 30, KV_ANY, "mma16", 64, 64, 0, 0, 0, 2, 1},
 };
 
 static int packed_entry_fits(int kv, const attnvk_problem *p)
@@ -166,6 +170,15 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
         return ((size_t)c->br + 4u * (size_t)c->bc) * (D + 8) * 2 +
                (c->kv_format != ATTNVK_KV_DTYPE ? 4u * (size_t)c->bc * kv_row_bytes(c) : 0);
     return ((size_t)c->br * (D + 1) + 2u * c->bc * (D + 1) + (size_t)c->br * (c->bc + 1) + 3u * c->br) * 4;
+}
+
+int avk_cuda_resident(const avk_cuda_config *c, size_t smem_per_sm)
+{
+    int resident = c->resident > 0 ? c->resident : 1;
+    /* each resident block also reserves 1 KiB of the SM's shared memory */
+    size_t fit = smem_per_sm / (avk_cuda_config_smem(c) + 1024u);
+    if (smem_per_sm > 0 && fit >= 1 && (size_t)resident > fit) resident = (int)fit;
+    return resident;
 }
 
 static int is_head_dim(int d) { return d == 32 || d == 64 || d == 80 || d == 96 || d == 128 || d == 256; }
@@ -375,6 +388,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
                 packed.br = packed_decode_tiles[i].br;
                 packed.bc = packed_decode_tiles[i].bc;
                 packed.resident = packed_decode_tiles[i].resident;
+                packed.whole_waves = packed_decode_tiles[i].whole_waves;
                 if (packed.key_warps) {
                     packed.key_warps = packed_decode_tiles[i].key_warps;
                     packed.kv_stages = packed_decode_tiles[i].kv_stages;

@@ -69,8 +69,8 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
     if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
     /* mma-decode: a work-group's warps take key_warps tiles per round; a split is whole rounds */
     const int round = cfg->bc * (cfg->key_warps > 0 ? cfg->key_warps : 1);
-    cfg->split = avk_kernel_args_split(&k->args, p, cfg->br, round, (int)dev->caps.compute_units, cfg->resident, 0,
-                                       opts->split_kv);
+    cfg->split = avk_kernel_args_split(&k->args, p, cfg->br, round, (int)dev->caps.compute_units, cfg->resident,
+                                       cfg->whole_waves, opts->split_kv);
     char options[512];
     avk_cl_build_options(cfg, options, sizeof options);
     const avk_cl_source tiled[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_CONTRACT, AVK_CL_SRC_FLASH_TILED,

@@ -347,7 +347,9 @@ static attnvk_status configure_tensor(const avk_cl_caps *caps, const avk_tuning 
  * H100 (B=8, H=32, H_kv=8, D=128, Nq=1, bench/results/decode-2026-11-24): f16
  * at Nk=16k mma-decode 1x2 2603 GB/s (mma-f16 16x32 2395; cuDNN 2833); q8_0 at
  * 64k 0.564 ms with 5 splits, 0.468 with 10 (resident 2 plans 9), q4_0 0.419,
- * fp8 0.438; paged f16 (16, shuffled) 0.395 ms vs 0.387 contiguous. */
+ * fp8 0.438; paged f16 (16, shuffled) 0.395 ms vs 0.387 contiguous. Session 10,
+ * Nq=16 at 32k (64 rows, mma-f16 64x64, 2 work-groups per SM): 4 splits
+ * 0.424 ms, 8 0.434, 5 (one resident, not whole waves) 0.600. */
 static const struct {
     int max_rows;
     int kv_format; /* -1: any */
@@ -356,13 +358,14 @@ static const struct {
     int br, bc, key_warps, stages;
     int max_registers; /* -1: the tuning entry's */
     int resident;      /* work-groups per SM the split plan fills: 168 registers x 4 warps run 3 */
+    int whole_waves;   /* splits in whole waves (a partial last wave is pure tail) */
 } packed_decode[] = {
-    {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2, 168, 2},
-    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168, 2},
-    {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2, 168, 2},
-    {16, ATTNVK_KV_DTYPE, 1, "mma-decode", 16, 32, 1, 2, 0, 1},
-    {16, -1, 1, "mma", 16, 32, 0, 0, -1, 1},
-    {1 << 30, -1, 1, "mma", 64, 64, 0, 0, -1, 1},
+    {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2, 168, 2, 0},
+    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168, 2, 0},
+    {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2, 168, 2, 0},
+    {16, ATTNVK_KV_DTYPE, 1, "mma-decode", 16, 32, 1, 2, 0, 1, 0},
+    {16, -1, 1, "mma", 16, 32, 0, 0, -1, 1, 0},
+    {1 << 30, -1, 1, "mma", 64, 64, 0, 0, -1, 2, 1},
 };
 
 /* 1 when a packed_decode entry configured cfg */
@@ -388,6 +391,7 @@ static int route_packed_decode(const avk_cl_caps *caps, const attnvk_device_info
         if (configure_tensor(caps, &packed, p, opts, &trial) == ATTNVK_OK) {
             *cfg = trial;
             cfg->resident = packed_decode[i].resident;
+            cfg->whole_waves = packed_decode[i].whole_waves;
             return 1;
         }
         avk_clear_error(); /* say D=256 for mma-decode: the next entry */

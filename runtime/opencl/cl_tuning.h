@@ -29,6 +29,7 @@ typedef struct avk_cl_config {
     int kv_format;    /* attnvk_kv_format of K/V: -DAVK_KV_FORMAT */
     int split;        /* split-KV partitions, as core planned them (1 = none) */
     int resident;     /* work-groups an SM/CU runs at once, for the split plan (0: unknown) */
+    int whole_waves;  /* splits in whole waves of CUs x resident (avk_split_request) */
     int key_warps;    /* mma-decode (flash_decode.cl): warps sharing one 16-row tile, splitting its keys; 0 otherwise */
     int stages;       /* mma-decode: raw K/V stages in each warp's cp.async ring */
 } avk_cl_config;

@@ -172,6 +172,7 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
             if (c->rs_layout < 0) return c->rs_layout_why;
         }
         if (!c->subgroup_vote) return "needs subgroup vote in compute shaders";
+        if (algo == VK_ALGO_DECODE_RS_EMU && !c->shader_f16) return "needs shaderFloat16";
         if (p->head_dim % (nv ? 16 : 8)) return nv ? "head dim must be a multiple of 16" : "head dim must be a multiple of 8";
         return "";
     }

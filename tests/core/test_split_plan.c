@@ -62,11 +62,22 @@ int main(void)
     EXPECT(p.splits == 9, "64 workgroups, 2 resident per SM: %d splits", p.splits);
     passed += p.splits == 9;
     /* the same in whole waves (a kernel whose partial last wave is pure tail): of 1..9 splits,
-     * 8 (512 workgroups in 2 waves of 264) fills its last wave best */
+     * 4 (256 workgroups in one wave of 264) and 8 (512 in two) fill their last wave best;
+     * the fewer wins */
     avk_split_request waves = {65536, 32, 64, 132, 0, 1, 2, 1};
     p = avk_plan_split_kv(&waves);
-    EXPECT(p.splits == 8, "64 workgroups, 2 resident, whole waves: %d splits", p.splits);
+    EXPECT(p.splits == 4, "64 workgroups, 2 resident, whole waves: %d splits", p.splits);
+    passed += p.splits == 4;
+    /* 32 workgroups (405b at B=4): 8 splits, one wave of 256 */
+    avk_split_request narrow = {131072, 64, 32, 132, 0, 1, 2, 1};
+    p = avk_plan_split_kv(&narrow);
+    EXPECT(p.splits == 8, "32 workgroups, 2 resident, whole waves: %d splits", p.splits);
     passed += p.splits == 8;
+    /* 4 resident (528 slots): 33 splits fill a wave exactly, 16 to 97%: close enough, fewer */
+    avk_split_request close = {131072, 64, 32, 132, 0, 1, 4, 1};
+    p = avk_plan_split_kv(&close);
+    EXPECT(p.splits == 16, "32 workgroups, 4 resident, whole waves: %d splits", p.splits);
+    passed += p.splits == 16;
     /* 300 workgroups: 2 splits fill 3 waves to 76%, 1 split 2 waves to 57% */
     avk_split_request few = {65536, 32, 300, 132, 0, 1, 2, 1};
     p = avk_plan_split_kv(&few);
