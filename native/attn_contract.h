@@ -174,6 +174,32 @@ AVK_DEVICE avk_u32 avk_kv_codes_f16x2(avk_u32 lo, avk_u32 hi)
 #endif
 }
 
+/* Quads (AVK_DECODE_QUADS in attn_decode.h): which value of a 32-value block
+ * byte e of column g's quad is, and the quad: the four codes of block t of
+ * a row (byte codes 4g .. 4g+3; q4_0 the two nibbles of bytes 2g, 2g+1), one
+ * per byte, in one or two loads instead of one per value. */
+AVK_DEVICE int avk_kv_quad_value(int g, int e)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q4_0
+    return 2 * g + (e & 1) + (e & 2) * 8;
+#else
+    return 4 * g + e;
+#endif
+}
+
+AVK_DEVICE avk_u32 avk_kv_code_quad(const unsigned char *row, int t, int g)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    const avk_u16 *q = (const avk_u16 *)(row + t * 34 + 2 + 4 * g); /* 2-byte aligned */
+    return (avk_u32)q[0] | (avk_u32)q[1] << 16;
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    const avk_u32 q = *(const avk_u16 *)(row + t * 18 + 2 + 2 * g);
+    return (q & 0x0f0fu) | (q & 0xf0f0u) << 12; /* low nibbles to bytes 0, 1; high to 2, 3 */
+#else
+    return *(const avk_u32 *)(row + t * 32 + 4 * g);
+#endif
+}
+
 /* values d, d + 1 (d even) of a row as an f16x2 of their codes */
 AVK_DEVICE avk_u32 avk_kv_code_pair(const unsigned char *row, int d)
 {

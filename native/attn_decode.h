@@ -34,6 +34,11 @@ enum {
     CHUNKS = AVK_KV_ROW_BYTES / GRAIN, /* copies per row */
 };
 #define AVK_DECODE_CODES (AVK_KV_QUANT && AVK_DTYPE == 1)
+/* V's code fragments by quads: O's n-tiles 4t .. 4t+3 are value block t and
+ * column g of n-tile 4t + e holds value 32t + avk_kv_quad_value(g, e), so a
+ * lane reads a key's four values of a block in one or two loads; the merge
+ * stores O back in value order */
+#define AVK_DECODE_QUADS (AVK_DECODE_CODES && D % 32 == 0)
 static_assert(BR == 16 && NT == 32 * KW, "mma-decode: one 16-row m-tile, KEY_WARPS warps");
 static_assert(BC % 16 == 0 && BC <= 32 && STAGES >= 2, "mma-decode: BC 16 or 32 keys per warp tile, 2+ stages");
 
@@ -112,6 +117,22 @@ AVK_DEVICE void avk_decode_v_frag(avk_u32 (&b)[4], const unsigned char *v_tile, 
     avk_ldmatrix_x4_trans(b, avk_smem_addr(v_tile + (kk * 16 + r) * RAW_ROW + (n * 8 + c) * (int)sizeof(avk_elem)));
 #endif
 }
+
+#if AVK_DECODE_QUADS
+/* B fragments of k-step kk (keys) for O += P V over n-tiles 4t .. 4t+3 (block
+ * t): b[e][h] n-tile 4t + e, keys kk*16 + 8h + 2(lane%4), +1 */
+AVK_DEVICE void avk_decode_v_frag_quad(avk_u32 (&b)[4][2], const unsigned char *v_tile, int kk, int t, int lane)
+{
+    const int k0 = kk * 16 + (lane % 4) * 2, g = lane / 4;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const unsigned char *row = v_tile + (k0 + 8 * h) * RAW_ROW;
+        const avk_u32 lo = avk_kv_code_quad(row, t, g), hi = avk_kv_code_quad(row + RAW_ROW, t, g);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) b[e][h] = avk_kv_codes_f16x2((lo >> 8 * e) & 0xffu, (hi >> 8 * e) & 0xffu);
+    }
+}
+#endif
 
 AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
 {
@@ -249,11 +270,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 pa[blk][3] = avk_pack2(s[0][2 * kk + 1][2] * dv[2], s[0][2 * kk + 1][3] * dv[3]);
             }
 #pragma unroll
-            for (int n = 0; n < ND; n += 2) {
-                avk_u32 b[4];
-                avk_decode_v_frag(b, v_tile, kk, n, lane);
-                avk_mma(acc[0][n], pa[n / 4], b); /* n-tiles n, n + 1 share block n / 4 */
-                avk_mma(acc[0][n + 1], pa[n / 4], b + 2);
+            for (int t = 0; t < D / 32; ++t) { /* n-tiles 4t .. 4t+3 are block t */
+                avk_u32 b[4][2];
+                avk_decode_v_frag_quad(b, v_tile, kk, t, lane);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) avk_mma(acc[0][4 * t + e], pa[t], b[e]);
             }
         }
 #else
@@ -261,6 +282,15 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         for (int kk = 0; kk < KS; ++kk) {
             avk_u32 pa[1][4];
             avk_pack_p<1, NS>(s, kk, pa);
+#if AVK_DECODE_QUADS
+#pragma unroll
+            for (int t = 0; t < D / 32; ++t) {
+                avk_u32 b[4][2];
+                avk_decode_v_frag_quad(b, v_tile, kk, t, lane);
+#pragma unroll
+                for (int e = 0; e < 4; ++e) avk_mma(acc[0][4 * t + e], pa[0], b[e]);
+            }
+#else
 #pragma unroll
             for (int n = 0; n < ND; n += 2) {
                 avk_u32 b[4];
@@ -268,6 +298,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 avk_mma(acc[0][n], pa[0], b);
                 avk_mma(acc[0][n + 1], pa[0], b + 2);
             }
+#endif
         }
 #endif
     }
@@ -286,12 +317,17 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             m_all[warp * 16 + r] = row_max[0][half];
             l_all[warp * 16 + r] = l;
         }
-        float *o = o_all + (warp * 16 + r) * D + quad_col * 2;
+        float *o = o_all + (warp * 16 + r) * D;
 #pragma unroll
-        for (int n = 0; n < ND; ++n) {
-            o[n * 8] = acc[0][n][2 * half];
-            o[n * 8 + 1] = acc[0][n][2 * half + 1];
-        }
+        for (int n = 0; n < ND; ++n)
+#pragma unroll
+            for (int j = 0; j < 2; ++j) { /* n-tile n's column 2 quad_col + j */
+#if AVK_DECODE_QUADS
+                o[(n / 4) * 32 + avk_kv_quad_value(2 * quad_col + j, n % 4)] = acc[0][n][2 * half + j];
+#else
+                o[n * 8 + 2 * quad_col + j] = acc[0][n][2 * half + j];
+#endif
+            }
     }
     __syncthreads();
     const float v_scale = avk_kv_scale(p, 1, w.g) * code_unit; /* fp8: V's scale, applied once per row */

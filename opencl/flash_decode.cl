@@ -64,6 +64,8 @@
 #define DEC_MERGE_BYTES (DEC_KW * 16 * (AVK_D + 2) * 4)
 #define DEC_LOCAL_BYTES (DEC_RING_BYTES > DEC_MERGE_BYTES ? DEC_RING_BYTES : DEC_MERGE_BYTES)
 #define DEC_BLOCK_SCALED (AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0)
+/* quantized V fragments read a key's codes four at a time (avk_dec_v_frag_quad) */
+#define DEC_QUADS (AVK_KV_QUANT && AVK_D % 32 == 0)
 #if AVK_KV_FORMAT == AVK_KV_Q8_0
 #define DEC_BLOCK_BYTES 34
 #else
@@ -215,6 +217,48 @@ inline uint avk_dec_code_pair(__local const uchar *row, int d)
     const uint q = *(__local const ushort *)(row + d);
     return avk_dec_codes_f16x2(q & 0xffu, q >> 8);
 #endif
+}
+#endif
+
+#if DEC_QUADS
+/* Quantized V in quads: O's n-tiles 4t .. 4t+3 are value block t (32 values)
+ * and column g of n-tile 4t + e holds value 32t + avk_dec_quad_value(g, e),
+ * so lane 4g+. reads a key's four values of a block with one or two loads
+ * (byte codes: 4g .. 4g+3; q4_0: the two nibbles of bytes 2g, 2g+1), not a
+ * load per value. The merge stores O back in value order. */
+inline int avk_dec_quad_value(int g, int e)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q4_0
+    return 2 * g + (e & 1) + (e & 2) * 8;
+#else
+    return 4 * g + e;
+#endif
+}
+
+/* the four codes of block t of a raw row that column g reads, byte e = quad value e */
+inline uint avk_dec_code_quad(__local const uchar *row, int t, int g)
+{
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    __local const ushort *q = (__local const ushort *)(row + t * 34 + 2 + 4 * g); /* 2-byte aligned */
+    return (uint)q[0] | (uint)q[1] << 16;
+#elif AVK_KV_FORMAT == AVK_KV_Q4_0
+    const uint q = *(__local const ushort *)(row + t * 18 + 2 + 2 * g);
+    return (q & 0x0f0fu) | (q & 0xf0f0u) << 12; /* low nibbles to bytes 0, 1; high to 2, 3 */
+#else
+    return *(__local const uint *)(row + t * 32 + 4 * g);
+#endif
+}
+
+/* B fragments of k-step kk (keys) for O += P V over n-tiles 4t .. 4t+3:
+ * b[2e + h] n-tile 4t + e, keys kk*16 + 8h + 2(lane%4), +1 */
+inline void avk_dec_v_frag_quad(uint b[8], __local const uchar *v_tile, int kk, int t, int lane)
+{
+    const int k0 = kk * 16 + (lane % 4) * 2, g = lane / 4;
+    for (int h = 0; h < 2; ++h) {
+        __local const uchar *row = v_tile + (k0 + 8 * h) * DEC_RAW_ROW;
+        const uint lo = avk_dec_code_quad(row, t, g), hi = avk_dec_code_quad(row + DEC_RAW_ROW, t, g);
+        for (int e = 0; e < 4; ++e) b[2 * e + h] = avk_dec_codes_f16x2((lo >> 8 * e) & 0xffu, (hi >> 8 * e) & 0xffu);
+    }
 }
 #endif
 
@@ -494,19 +538,25 @@ AVK_PRAGMA_UNROLL
                 const uint p1 = avk_pack_f16x2(s[2 * kc][2] * dv[0], s[2 * kc][3] * dv[1]);
                 const uint p2 = avk_pack_f16x2(s[2 * kc + 1][0] * dv[2], s[2 * kc + 1][1] * dv[3]);
                 const uint p3 = avk_pack_f16x2(s[2 * kc + 1][2] * dv[2], s[2 * kc + 1][3] * dv[3]);
+                uint b[8];
+                avk_dec_v_frag_quad(b, v_tile, kc, blk, lane);
 AVK_PRAGMA_UNROLL
-                for (int n = 4 * blk; n < 4 * blk + 4; n += 2) {
-                    uint b[4];
-                    avk_dec_v_frag(b, v_tile, kc, n, lane);
-                    avk_mma(oacc[n], p0, p1, p2, p3, b[0], b[1] AVK_EMU_ARG);
-                    avk_mma(oacc[n + 1], p0, p1, p2, p3, b[2], b[3] AVK_EMU_ARG);
-                }
+                for (int e = 0; e < 4; ++e) avk_mma(oacc[4 * blk + e], p0, p1, p2, p3, b[2 * e], b[2 * e + 1] AVK_EMU_ARG);
             }
 #else
             const uint p0 = avk_pack_f16x2(s[2 * kc][0], s[2 * kc][1]);
             const uint p1 = avk_pack_f16x2(s[2 * kc][2], s[2 * kc][3]);
             const uint p2 = avk_pack_f16x2(s[2 * kc + 1][0], s[2 * kc + 1][1]);
             const uint p3 = avk_pack_f16x2(s[2 * kc + 1][2], s[2 * kc + 1][3]);
+#if DEC_QUADS
+AVK_PRAGMA_UNROLL
+            for (int blk = 0; blk < AVK_D / 32; ++blk) {
+                uint b[8];
+                avk_dec_v_frag_quad(b, v_tile, kc, blk, lane);
+AVK_PRAGMA_UNROLL
+                for (int e = 0; e < 4; ++e) avk_mma(oacc[4 * blk + e], p0, p1, p2, p3, b[2 * e], b[2 * e + 1] AVK_EMU_ARG);
+            }
+#else
 AVK_PRAGMA_UNROLL
             for (int n = 0; n < AVK_DT; n += 2) {
                 uint b[4];
@@ -514,6 +564,7 @@ AVK_PRAGMA_UNROLL
                 avk_mma(oacc[n], p0, p1, p2, p3, b[0], b[1] AVK_EMU_ARG);
                 avk_mma(oacc[n + 1], p0, p1, p2, p3, b[2], b[3] AVK_EMU_ARG);
             }
+#endif
 #endif
         }
     }
@@ -533,14 +584,18 @@ AVK_PRAGMA_UNROLL
         l_all[warp * 16 + g + 8] = l_b;
     }
     {
-        __local float *oa = o_all + (warp * 16 + g) * AVK_D + 2 * t, *ob = oa + 8 * AVK_D;
+        __local float *oa = o_all + (warp * 16 + g) * AVK_D, *ob = oa + 8 * AVK_D;
 AVK_PRAGMA_UNROLL
-        for (int dt = 0; dt < AVK_DT; ++dt) {
-            oa[dt * 8] = oacc[dt][0];
-            oa[dt * 8 + 1] = oacc[dt][1];
-            ob[dt * 8] = oacc[dt][2];
-            ob[dt * 8 + 1] = oacc[dt][3];
-        }
+        for (int dt = 0; dt < AVK_DT; ++dt)
+            for (int j = 0; j < 2; ++j) {
+#if DEC_QUADS
+                const int d = (dt / 4) * 32 + avk_dec_quad_value(2 * t + j, dt % 4); /* n-tile dt's column 2t + j */
+#else
+                const int d = dt * 8 + 2 * t + j;
+#endif
+                oa[d] = oacc[dt][j];
+                ob[d] = oacc[dt][2 + j];
+            }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const float v_scale = avk_kv_scale(a, kv_scales, 1, w.g) * code_unit; /* fp8: V's scale, once per row */
