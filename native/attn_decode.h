@@ -37,8 +37,10 @@ enum {
 /* V's code fragments by quads: O's n-tiles 4t .. 4t+3 are value block t and
  * column g of n-tile 4t + e holds value 32t + avk_kv_quad_value(g, e), so a
  * lane reads a key's four values of a block in one or two loads; the merge
- * stores O back in value order */
-#define AVK_DECODE_QUADS (AVK_DECODE_CODES && D % 32 == 0)
+ * stores O back in value order. H100 64k (sweep-25 against sweep-24): fp8
+ * 0.475 -> 0.455 ms, q4_0 0.436 -> 0.431; q8_0 0.542 -> 0.560 (two 16-bit
+ * loads a quad, its blocks being 2-byte aligned), so q8_0 keeps a load per value. */
+#define AVK_DECODE_QUADS (AVK_DECODE_CODES && D % 32 == 0 && AVK_KV_FORMAT != AVK_KV_Q8_0)
 static_assert(BR == 16 && NT == 32 * KW, "mma-decode: one 16-row m-tile, KEY_WARPS warps");
 static_assert(BC % 16 == 0 && BC <= 32 && STAGES >= 2, "mma-decode: BC 16 or 32 keys per warp tile, 2+ stages");
 
@@ -269,6 +271,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 pa[blk][2] = avk_pack2(s[0][2 * kk + 1][0] * dv[2], s[0][2 * kk + 1][1] * dv[3]);
                 pa[blk][3] = avk_pack2(s[0][2 * kk + 1][2] * dv[2], s[0][2 * kk + 1][3] * dv[3]);
             }
+#if AVK_DECODE_QUADS
 #pragma unroll
             for (int t = 0; t < D / 32; ++t) { /* n-tiles 4t .. 4t+3 are block t */
                 avk_u32 b[4][2];
@@ -276,6 +279,15 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
                 for (int e = 0; e < 4; ++e) avk_mma(acc[0][4 * t + e], pa[t], b[e]);
             }
+#else
+#pragma unroll
+            for (int n = 0; n < ND; n += 2) {
+                avk_u32 b[4];
+                avk_decode_v_frag(b, v_tile, kk, n, lane);
+                avk_mma(acc[0][n], pa[n / 4], b); /* n-tiles n, n + 1 share block n / 4 */
+                avk_mma(acc[0][n + 1], pa[n / 4], b + 2);
+            }
+#endif
         }
 #else
 #pragma unroll

@@ -64,8 +64,10 @@
 #define DEC_MERGE_BYTES (DEC_KW * 16 * (AVK_D + 2) * 4)
 #define DEC_LOCAL_BYTES (DEC_RING_BYTES > DEC_MERGE_BYTES ? DEC_RING_BYTES : DEC_MERGE_BYTES)
 #define DEC_BLOCK_SCALED (AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0)
-/* quantized V fragments read a key's codes four at a time (avk_dec_v_frag_quad) */
-#define DEC_QUADS (AVK_KV_QUANT && AVK_D % 32 == 0)
+/* quantized V fragments read a key's codes four at a time (avk_dec_v_frag_quad).
+ * H100 64k (sweep-25 against sweep-24): fp8 0.468 -> 0.435 ms, q4_0 0.383 ->
+ * 0.382; q8_0 0.511 -> 0.522 (two 16-bit loads a quad), so q8_0 keeps a load per value */
+#define DEC_QUADS (AVK_KV_QUANT && AVK_D % 32 == 0 && AVK_KV_FORMAT != AVK_KV_Q8_0)
 #if AVK_KV_FORMAT == AVK_KV_Q8_0
 #define DEC_BLOCK_BYTES 34
 #else
@@ -538,10 +540,20 @@ AVK_PRAGMA_UNROLL
                 const uint p1 = avk_pack_f16x2(s[2 * kc][2] * dv[0], s[2 * kc][3] * dv[1]);
                 const uint p2 = avk_pack_f16x2(s[2 * kc + 1][0] * dv[2], s[2 * kc + 1][1] * dv[3]);
                 const uint p3 = avk_pack_f16x2(s[2 * kc + 1][2] * dv[2], s[2 * kc + 1][3] * dv[3]);
+#if DEC_QUADS
                 uint b[8];
                 avk_dec_v_frag_quad(b, v_tile, kc, blk, lane);
 AVK_PRAGMA_UNROLL
                 for (int e = 0; e < 4; ++e) avk_mma(oacc[4 * blk + e], p0, p1, p2, p3, b[2 * e], b[2 * e + 1] AVK_EMU_ARG);
+#else
+AVK_PRAGMA_UNROLL
+                for (int n = 4 * blk; n < 4 * blk + 4; n += 2) {
+                    uint b[4];
+                    avk_dec_v_frag(b, v_tile, kc, n, lane);
+                    avk_mma(oacc[n], p0, p1, p2, p3, b[0], b[1] AVK_EMU_ARG);
+                    avk_mma(oacc[n + 1], p0, p1, p2, p3, b[2], b[3] AVK_EMU_ARG);
+                }
+#endif
             }
 #else
             const uint p0 = avk_pack_f16x2(s[2 * kc][0], s[2 * kc][1]);
