@@ -69,7 +69,9 @@ static void record_status(bench_record *r, bench_target *t, attnvk_status s, con
 
 static double row_flops(const attnvk_problem *p, int i)
 {
-    int seen = avk_visible_keys(p, i);
+    int lo, hi;
+    avk_visible_range(p, i, p->seq_kv, &lo, &hi);
+    const int seen = hi - lo;
     return 4.0 * p->head_dim * p->batch * p->heads * (seen > 0 ? seen : 1); /* empty rows still cost a little */
 }
 

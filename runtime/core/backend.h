@@ -17,6 +17,7 @@ typedef struct avk_dispatch {
     avk_bbuf *block_table, *seq_lens, *kv_scales; /* NULL unless the problem needs them */
     int q_begin, q_count; /* query rows [q_begin, q_begin + q_count) of every (b, h) */
     int launches;         /* >= 1: the kernel runs this many times back to back, one wait */
+    avk_bbuf *mask, *sinks, *alibi_slopes; /* NULL unless the problem asks for them */
 } avk_dispatch;
 
 typedef struct attnvk_backend {

@@ -446,11 +446,18 @@ attnvk_status attnvk_kernel_run_repeated(attnvk_kernel *k, const attnvk_tensors 
         s = need_buffer(t->seq_lens, (size_t)p->batch * sizeof(int32_t), "seq_lens");
     if (s == ATTNVK_OK && p->kv_format == ATTNVK_KV_FP8)
         s = need_buffer(t->kv_scales, 2 * (size_t)p->kv_heads * sizeof(float), "kv scales");
+    if (s == ATTNVK_OK && p->mask)
+        s = need_buffer(t->mask,
+                        (size_t)p->mask_batch * p->mask_heads * p->seq_q * p->seq_kv * attnvk_dtype_size(p->mask_dtype),
+                        "mask");
+    if (s == ATTNVK_OK && p->sinks) s = need_buffer(t->sinks, (size_t)p->heads * sizeof(float), "sinks");
+    if (s == ATTNVK_OK && p->alibi) s = need_buffer(t->alibi_slopes, (size_t)p->heads * sizeof(float), "ALiBi slopes");
     if (s != ATTNVK_OK) return s;
     if (q_count == 0 && q_begin == 0) q_count = p->seq_q;
     if (q_begin < 0 || q_count < 1 || q_begin > p->seq_q - q_count)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "query rows %d+%d outside 0..%d", q_begin, q_count, p->seq_q);
-    const attnvk_buffer *all[] = {t->q, t->k, t->v, t->o, t->lse, t->block_table, t->seq_lens, t->kv_scales};
+    const attnvk_buffer *all[] = {t->q,        t->k,        t->v,    t->o,    t->lse,         t->block_table,
+                                  t->seq_lens, t->kv_scales, t->mask, t->sinks, t->alibi_slopes};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
         if (all[i] && all[i]->dev != k->dev)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "buffer belongs to another device");
@@ -458,7 +465,9 @@ attnvk_status attnvk_kernel_run_repeated(attnvk_kernel *k, const attnvk_tensors 
     avk_dispatch args = {t->q->bbuf, t->k->bbuf, t->v->bbuf, t->o->bbuf, k->write_lse ? BBUF(t->lse) : NULL,
                          p->page_size > 0 ? BBUF(t->block_table) : NULL,
                          avk_problem_has_seq_lens(p) ? BBUF(t->seq_lens) : NULL,
-                         p->kv_format == ATTNVK_KV_FP8 ? BBUF(t->kv_scales) : NULL, q_begin, q_count, launches};
+                         p->kv_format == ATTNVK_KV_FP8 ? BBUF(t->kv_scales) : NULL, q_begin, q_count, launches,
+                         p->mask ? BBUF(t->mask) : NULL, p->sinks ? BBUF(t->sinks) : NULL,
+                         p->alibi ? BBUF(t->alibi_slopes) : NULL};
 #undef BBUF
     double ms = 0;
     s = k->dev->backend->dispatch(k->dev->bdev, k->bkernel, &args, &ms);

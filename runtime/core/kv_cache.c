@@ -93,6 +93,13 @@ unsigned avk_problem_features(const attnvk_problem *p)
     if (p->kv_format == ATTNVK_KV_Q8_0) f |= ATTNVK_FEATURE_KV_Q8_0;
     if (p->kv_format == ATTNVK_KV_Q4_0) f |= ATTNVK_FEATURE_KV_Q4_0;
     if (p->kv_format == ATTNVK_KV_FP8) f |= ATTNVK_FEATURE_KV_FP8;
+    if (p->softcap > 0) f |= ATTNVK_FEATURE_SOFTCAP;
+    if (p->window && (p->window_left >= 0 || p->window_right >= 0)) f |= ATTNVK_FEATURE_WINDOW;
+    if (p->alibi) f |= ATTNVK_FEATURE_ALIBI;
+    if (p->sinks) f |= ATTNVK_FEATURE_SINKS;
+    if (p->mask) f |= ATTNVK_FEATURE_MASK;
+    if (p->align == ATTNVK_ALIGN_TOP_LEFT && (p->causal || (f & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI))))
+        f |= ATTNVK_FEATURE_TOP_LEFT;
     return f;
 }
 
@@ -103,6 +110,12 @@ const char *avk_feature_name(unsigned missing)
     if (missing & ATTNVK_FEATURE_KV_Q8_0) return "q8_0 KV caches";
     if (missing & ATTNVK_FEATURE_KV_Q4_0) return "q4_0 KV caches";
     if (missing & ATTNVK_FEATURE_KV_FP8) return "fp8 KV caches";
+    if (missing & ATTNVK_FEATURE_SOFTCAP) return "logit softcap";
+    if (missing & ATTNVK_FEATURE_WINDOW) return "sliding windows";
+    if (missing & ATTNVK_FEATURE_ALIBI) return "ALiBi";
+    if (missing & ATTNVK_FEATURE_SINKS) return "attention sinks";
+    if (missing & ATTNVK_FEATURE_MASK) return "additive masks";
+    if (missing & ATTNVK_FEATURE_TOP_LEFT) return "top-left causal alignment";
     return "this feature";
 }
 

@@ -24,18 +24,25 @@ static inline size_t avk_kv_offset(const attnvk_problem *p, int b, int g, int j)
     return avk_row_offset(p, b, g, j, p->kv_heads, p->seq_kv);
 }
 
-/* Number of keys query row i may see in a sequence of len keys (bottom-right causal), 0..len. */
-static inline int avk_visible_keys_of(const attnvk_problem *p, int i, int len)
+/* i' of query row i in a sequence of len keys (attnvk_causal_align). */
+static inline long long avk_row_position(const attnvk_problem *p, int i, int len)
 {
-    if (!p->causal) return len;
-    long long seen = (long long)i + len - p->seq_q + 1;
-    return seen < 0 ? 0 : (seen > len ? len : (int)seen);
+    return p->align == ATTNVK_ALIGN_TOP_LEFT ? (long long)i : (long long)i + len - p->seq_q;
 }
 
-/* Number of keys query row i may see (bottom-right causal), 0..Nk. */
-static inline int avk_visible_keys(const attnvk_problem *p, int i)
+/* Keys [*lo, *hi) that query row i may see in a sequence of len keys: the
+ * causal bound and the window's sides (attnvk_problem); empty: *lo == *hi. */
+static inline void avk_visible_range(const attnvk_problem *p, int i, int len, int *lo, int *hi)
 {
-    return avk_visible_keys_of(p, i, p->seq_kv);
+    const long long pos = avk_row_position(p, i, len);
+    long long a = 0, b = len;
+    if (p->causal && pos + 1 < b) b = pos + 1;
+    if (p->window && p->window_right >= 0 && pos + p->window_right + 1 < b) b = pos + p->window_right + 1;
+    if (p->window && p->window_left >= 0 && pos - p->window_left > a) a = pos - p->window_left;
+    if (b < 0) b = 0;
+    if (a > b) a = b;
+    *lo = (int)a;
+    *hi = (int)b;
 }
 
 /* Sequence b's key count: kv_lens[b] clamped to 0..Nk (what every kernel does), or Nk. */

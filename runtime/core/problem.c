@@ -3,12 +3,41 @@
 #include "core/checked_math.h"
 #include "core/error.h"
 #include "core/kv_cache.h"
+#include "core/layout.h"
 
 #include <math.h>
 #include <stdint.h>
 
 /* 2^30: leaves room for i + Nk and j + Bc in int32 (tiles are at most 4096). */
 enum { AVK_MAX_SEQ = 1 << 30 };
+
+/* The score modifications and visibility bounds (attnvk.h): one-line errors. */
+static attnvk_status avk_problem_validate_scores(const attnvk_problem *p)
+{
+    if (p->align != ATTNVK_ALIGN_BOTTOM_RIGHT && p->align != ATTNVK_ALIGN_TOP_LEFT)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown causal alignment %d (bottom-right or top-left)",
+                        (int)p->align);
+    if (p->window && (p->window_left < -1 || p->window_right < -1))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "window sides must be >= -1 (-1: unbounded), got %d,%d",
+                        p->window_left, p->window_right);
+    if (!isfinite(p->softcap) || p->softcap < 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "softcap must be finite and >= 0 (0: off)");
+    if (!p->mask) return ATTNVK_OK;
+    if (p->mask_batch != 1 && p->mask_batch != p->batch)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mask batch dimension %d does not broadcast to B=%d (1 or B)",
+                        p->mask_batch, p->batch);
+    if (p->mask_heads != 1 && p->mask_heads != p->heads)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mask head dimension %d does not broadcast to H=%d (1 or H)",
+                        p->mask_heads, p->heads);
+    if (p->mask_dtype != ATTNVK_F32 && p->mask_dtype != ATTNVK_F16)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mask dtype must be f32 or f16");
+    int64_t elems;
+    const int64_t dims[4] = {p->mask_batch, p->mask_heads, p->seq_q, p->seq_kv};
+    if (!avk_checked_product(&elems, 4, dims) || elems > INT32_MAX)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mask too large: %d*%d*%d*%d must be at most %d elements",
+                        p->mask_batch, p->mask_heads, p->seq_q, p->seq_kv, INT32_MAX);
+    return ATTNVK_OK;
+}
 
 attnvk_status attnvk_problem_validate(const attnvk_problem *p)
 {
@@ -29,6 +58,8 @@ attnvk_status attnvk_problem_validate(const attnvk_problem *p)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown layout %d", (int)p->layout);
     if (!isfinite(p->scale) || p->scale < 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "scale must be finite and >= 0 (0 = 1/sqrt(D))");
+    attnvk_status s = avk_problem_validate_scores(p);
+    if (s != ATTNVK_OK) return s;
     /* Kernels index with 32-bit ints: a row index i + Nk - Nq (causal) and a
      * tile end j + Bc must not wrap, nor may any per-tensor element offset. */
     if (p->seq_q > AVK_MAX_SEQ || p->seq_kv > AVK_MAX_SEQ)
@@ -67,13 +98,15 @@ double attnvk_problem_flops(const attnvk_problem *p)
     double per_pair = 4.0 * p->head_dim;
     double bh = (double)p->batch * p->heads;
     double nq = p->seq_q, nk = p->seq_kv;
-    if (!p->causal) return per_pair * bh * nq * nk;
-    if (p->seq_q == p->seq_kv) return per_pair * bh * nq * nk / 2.0; /* FlashAttention convention */
-    /* visible pairs: row i sees min(Nk, max(0, i + Nk - Nq + 1)) keys */
+    const int windowed = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0;
+    if (!p->causal && !windowed) return per_pair * bh * nq * nk;
+    if (!windowed && p->seq_q == p->seq_kv) return per_pair * bh * nq * nk / 2.0; /* FlashAttention convention */
+    /* visible pairs, row by row (causal bound and window) */
     double pairs = 0;
     for (int i = 0; i < p->seq_q; ++i) {
-        double seen = (double)i + nk - nq + 1;
-        pairs += seen < 0 ? 0 : (seen > nk ? nk : seen);
+        int lo, hi;
+        avk_visible_range(p, i, p->seq_kv, &lo, &hi);
+        pairs += hi - lo;
     }
     return per_pair * bh * pairs;
 }

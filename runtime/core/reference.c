@@ -16,6 +16,17 @@ int avk_cpu_threads(void)
     return (int)n;
 }
 
+/* Score of key j for row i (attnvk.h's order: scale, softcap, ALiBi, mask). */
+static double score(const attnvk_problem *p, double dot, double scale, double slope, long long pos, const float *mask_row,
+                    int j)
+{
+    double s = dot * scale;
+    if (p->softcap > 0) s = p->softcap * tanh(s / p->softcap);
+    if (p->alibi) s += slope * (double)(j - pos);
+    if (mask_row) s += mask_row[j];
+    return s;
+}
+
 static void attend_row(const avk_reference_job *job, size_t slot, size_t row, double *scores, double *acc)
 {
     const attnvk_problem *p = job->p;
@@ -25,28 +36,40 @@ static void attend_row(const avk_reference_job *job, size_t slot, size_t row, do
     const int b = (int)(row / ((size_t)p->seq_q * p->heads));
     const int g = h / (p->heads / p->kv_heads);
     const double scale = attnvk_problem_scale(p);
-    int n = avk_visible_keys_of(p, i, avk_seq_len(p, job->kv_lens, b));
-    if (job->drop_keys > 0) n = n > job->drop_keys ? n - job->drop_keys : 0;
+    const int len = avk_seq_len(p, job->kv_lens, b);
+    int lo, hi;
+    avk_visible_range(p, i, len, &lo, &hi);
+    if (job->drop_keys > 0) hi = hi - lo > job->drop_keys ? hi - job->drop_keys : lo;
+    const long long pos = avk_row_position(p, i, len);
+    const double slope = p->alibi ? job->alibi_slopes[h] : 0.0;
+    const float *mask_row = NULL;
+    if (p->mask) {
+        size_t mb = p->mask_batch > 1 ? (size_t)b : 0, mh = p->mask_heads > 1 ? (size_t)h : 0;
+        mask_row = job->mask + ((mb * p->mask_heads + mh) * p->seq_q + i) * (size_t)p->seq_kv;
+    }
 
     const float *qr = job->q + avk_q_offset(p, b, h, i);
-    double m = -INFINITY;
-    for (int j = 0; j < n; ++j) {
+    double m = p->sinks ? (double)job->sinks[h] : -INFINITY;
+    for (int j = lo; j < hi; ++j) {
         const float *kr = job->k + avk_kv_offset(p, b, g, j);
-        double s = 0;
-        for (int d = 0; d < D; ++d) s += (double)qr[d] * kr[d];
-        scores[j] = s * scale;
-        if (scores[j] > m) m = scores[j];
+        double dot = 0;
+        for (int d = 0; d < D; ++d) dot += (double)qr[d] * kr[d];
+        scores[j - lo] = score(p, dot, scale, slope, pos, mask_row, j);
+        if (scores[j - lo] > m) m = scores[j - lo];
     }
     for (int d = 0; d < D; ++d) acc[d] = 0;
     double sum = 0;
-    for (int j = 0; j < n; ++j) {
-        double e = exp(scores[j] - m);
-        sum += e;
-        const float *vr = job->v + avk_kv_offset(p, b, g, j);
-        for (int d = 0; d < D; ++d) acc[d] += e * vr[d];
+    if (m != -INFINITY) { /* else no visible key (or all masked) and no sink: zeros */
+        sum = p->sinks ? exp((double)job->sinks[h] - m) : 0.0;
+        for (int j = lo; j < hi; ++j) {
+            double e = exp(scores[j - lo] - m);
+            sum += e;
+            const float *vr = job->v + avk_kv_offset(p, b, g, j);
+            for (int d = 0; d < D; ++d) acc[d] += e * vr[d];
+        }
     }
-    double inv = n > 0 ? 1.0 / sum : 0.0;
-    double lse = n > 0 ? m + log(sum) : -INFINITY;
+    double inv = sum > 0 ? 1.0 / sum : 0.0;
+    double lse = sum > 0 ? m + log(sum) : -INFINITY;
     if (job->out_f32) {
         float *orow = job->out_f32 + avk_q_offset(p, b, h, i);
         for (int d = 0; d < D; ++d) orow[d] = (float)(acc[d] * inv);
@@ -102,4 +125,21 @@ void attnvk_reference_ragged(const attnvk_problem *p, const float *q, const floa
                              .nrows = (size_t)p->batch * p->heads * p->seq_q,
                              .out_f32 = o, .lse_f32 = lse};
     avk_reference_run(&job);
+}
+
+void attnvk_reference_inputs(const attnvk_problem *p, const attnvk_host_inputs *in, float *o, float *lse)
+{
+    avk_reference_job job = {.p = p, .q = in->q, .k = in->k, .v = in->v, .kv_lens = in->kv_lens,
+                             .mask = in->mask, .sinks = in->sinks, .alibi_slopes = in->alibi_slopes,
+                             .nrows = (size_t)p->batch * p->heads * p->seq_q,
+                             .out_f32 = o, .lse_f32 = lse};
+    avk_reference_run(&job);
+}
+
+void attnvk_alibi_slopes(int heads, float *out)
+{
+    int n = 1;
+    while (n * 2 <= heads) n *= 2;
+    const double m0 = pow(2.0, -8.0 / n), m1 = pow(2.0, -4.0 / n);
+    for (int h = 0; h < heads; ++h) out[h] = (float)(h < n ? pow(m0, h + 1) : pow(m1, 2 * (h - n) + 1));
 }

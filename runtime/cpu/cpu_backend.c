@@ -116,7 +116,8 @@ static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     out->fused = 1;
     out->available = 1;
     out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
-                    ATTNVK_FEATURE_KV_FP8;
+                    ATTNVK_FEATURE_KV_FP8 | ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
+                    ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT;
     return 1;
 }
 
@@ -180,10 +181,13 @@ static attnvk_status run_once(avk_bkernel *k, const avk_dispatch *a, double *dev
     double t0 = now_ms();
     float *q = to_f32(p->dtype, a->q, nq), *kk = kv_to_f32(p, a, a->k, 0), *v = kv_to_f32(p, a, a->v, 1);
     float *o = to_f32(p->dtype, a->o, nq); /* keeps rows outside the range */
+    float *mask = p->mask ? to_f32(p->mask_dtype, a->mask,
+                                   (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv)
+                          : NULL;
     size_t nrows = (size_t)p->batch * p->heads * (size_t)a->q_count;
     size_t *rows = malloc(sizeof(size_t) * nrows);
     attnvk_status s = ATTNVK_OK;
-    if (!q || !kk || !v || !o || !rows) {
+    if (!q || !kk || !v || !o || !rows || (p->mask && !mask)) {
         s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     } else {
         size_t r = 0;
@@ -191,6 +195,8 @@ static attnvk_status run_once(avk_bkernel *k, const avk_dispatch *a, double *dev
             for (int i = a->q_begin; i < a->q_begin + a->q_count; ++i) rows[r++] = bh * p->seq_q + i;
         avk_reference_job job = {.p = p, .q = q, .k = kk, .v = v, .rows = rows, .nrows = nrows,
                                  .kv_lens = a->seq_lens ? (const int32_t *)a->seq_lens->data : NULL,
+                                 .mask = mask, .sinks = a->sinks ? (const float *)a->sinks->data : NULL,
+                                 .alibi_slopes = a->alibi_slopes ? (const float *)a->alibi_slopes->data : NULL,
                                  .drop_keys = k->drop_keys, .out_f32 = o,
                                  .lse_f32 = a->lse ? (float *)a->lse->data : NULL};
         avk_reference_run(&job);
@@ -201,6 +207,7 @@ static attnvk_status run_once(avk_bkernel *k, const avk_dispatch *a, double *dev
     free(kk);
     free(v);
     free(o);
+    free(mask);
     free(rows);
     return s;
 }

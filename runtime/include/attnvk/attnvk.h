@@ -80,6 +80,19 @@ typedef enum attnvk_device_type {
     ATTNVK_DEVICE_CPU,
 } attnvk_device_type;
 
+/* Where query row i sits among a sequence's len keys, for causal masks,
+ * windows and ALiBi: i' = i + len - Nq (bottom-right, the default, as in
+ * decode) or i' = i (top-left, PyTorch's is_causal). */
+typedef enum attnvk_causal_align { ATTNVK_ALIGN_BOTTOM_RIGHT = 0, ATTNVK_ALIGN_TOP_LEFT } attnvk_causal_align;
+
+/* Attention with score modifications and visibility bounds, in this order:
+ *   s = scale * q_i . k_j; softcap > 0: s = softcap * tanh(s / softcap);
+ *   alibi: s += slope[h] * (j - i'); mask: s += mask[b][h][i][j];
+ *   key j visible iff (window_left < 0 or j >= i' - window_left) and
+ *   (window_right < 0 or j <= i' + window_right) and (!causal or j <= i');
+ *   p_ij = exp(s_ij - m) / (exp(sink_h - m) + sum_j exp(s_ij - m)), with
+ *   m = max(sink_h, max_j s_ij) when sinks are given;
+ *   a row with no visible key and no sink outputs zeros; the LSE includes the sink. */
 typedef struct attnvk_problem {
     int batch;       /* B */
     int heads;       /* H, query heads */
@@ -96,6 +109,15 @@ typedef struct attnvk_problem {
     int num_pages;            /* paged: pages in K and in V */
     int max_pages;            /* paged: block table width */
     int ragged;               /* contiguous K/V with seq_lens (paged always has them) */
+    attnvk_causal_align align; /* i' for causal, windows and ALiBi */
+    int window;               /* 1: window_left / window_right bound each row's keys */
+    int window_left, window_right; /* with window: keys i' - left .. i' + right; -1: unbounded that side */
+    float softcap;            /* > 0: scores pass through softcap * tanh(s / softcap) */
+    int alibi;                /* 1: s += slope[h] * (j - i'); slopes: f32 [H] input */
+    int sinks;                /* 1: a sink logit per head (f32 [H] input) in every row's softmax */
+    int mask;                 /* 1: an additive mask [mask_batch][mask_heads][Nq][Nk] input (-inf allowed) */
+    int mask_batch, mask_heads; /* with mask: 1 or B, 1 or H (broadcast) */
+    attnvk_dtype mask_dtype;  /* with mask: its storage on the device, f32 or f16 */
 } attnvk_problem;
 
 enum { ATTNVK_UUID_SIZE = 16, ATTNVK_MAX_SUBGROUP_SIZES = 4 };
@@ -132,6 +154,12 @@ enum {
     ATTNVK_FEATURE_KV_Q8_0 = 1u << 2,
     ATTNVK_FEATURE_KV_Q4_0 = 1u << 3,
     ATTNVK_FEATURE_KV_FP8 = 1u << 4,
+    ATTNVK_FEATURE_SOFTCAP = 1u << 5,
+    ATTNVK_FEATURE_WINDOW = 1u << 6,
+    ATTNVK_FEATURE_ALIBI = 1u << 7,
+    ATTNVK_FEATURE_SINKS = 1u << 8,
+    ATTNVK_FEATURE_MASK = 1u << 9,
+    ATTNVK_FEATURE_TOP_LEFT = 1u << 10, /* top-left alignment where it matters (causal, window, ALiBi) */
 };
 typedef struct attnvk_impl_info {
     char name[32];
@@ -249,6 +277,9 @@ typedef struct attnvk_tensors {
     attnvk_buffer *block_table;  /* int32 [B][max_pages], paged */
     attnvk_buffer *seq_lens;     /* int32 [B], paged or ragged */
     attnvk_buffer *kv_scales;    /* f32 [2][H_kv]: K's then V's, FP8 */
+    attnvk_buffer *mask;         /* mask_dtype [mask_batch][mask_heads][Nq][Nk], with mask */
+    attnvk_buffer *sinks;        /* f32 [H], with sinks */
+    attnvk_buffer *alibi_slopes; /* f32 [H], with alibi */
 } attnvk_tensors;
 /* attnvk_kernel_run for any problem. Lengths past Nk are clamped to Nk and
  * page indices into 0..num_pages-1, so bad table contents never fault. */
@@ -303,6 +334,21 @@ void attnvk_reference_rows(const attnvk_problem *p, const float *q, const float 
  * the cache first: attnvk_kv_gather). */
 void attnvk_reference_ragged(const attnvk_problem *p, const float *q, const float *k,
                              const float *v, const int32_t *kv_lens, float *o, float *lse);
+/* Everything the reference reads, as host f32 (int32 lengths): Q, K, V in
+ * p->layout (K and V contiguous with Nk keys: gather a cache first),
+ * kv_lens [B] (NULL: Nk each), and the score inputs the problem asks for. */
+typedef struct attnvk_host_inputs {
+    const float *q, *k, *v;
+    const int32_t *kv_lens;
+    const float *mask;           /* [mask_batch][mask_heads][Nq][Nk], with p->mask */
+    const float *sinks;          /* [H], with p->sinks */
+    const float *alibi_slopes;   /* [H], with p->alibi */
+} attnvk_host_inputs;
+/* Full output of any problem: O as f32 in p->layout; lse may be NULL. */
+void attnvk_reference_inputs(const attnvk_problem *p, const attnvk_host_inputs *in, float *o, float *lse);
+/* ALiBi slopes as ggml makes them (max_bias 8): n = 2^floor(log2 H), m0 =
+ * 2^(-8/n), m1 = 2^(-4/n); slope h = m0^(h+1) for h < n, else m1^(2(h-n)+1). */
+void attnvk_alibi_slopes(int heads, float *out);
 /* A paged or quantized cache as the reference reads it: K/V bytes in p's kv
  * format and paging into f32 [B][H_kv][Nk][D]-shaped in p->layout (keys past
  * a sequence's length are zero). kv_scales as in attnvk_tensors (fp8). */
