@@ -18,6 +18,12 @@ typedef struct run_args {
     double scale;
     attnvk_dtype dtype;
     attnvk_layout layout;
+    /* score modifications and visibility (attnvk_problem) */
+    const char *mask, *sinks, *alibi_slopes; /* .npy files */
+    int alibi;                               /* --alibi: ggml's slopes */
+    double softcap;
+    int window, window_left, window_right;
+    attnvk_causal_align align;
 } run_args;
 
 int run_parse_args(int argc, char **argv, run_args *a);

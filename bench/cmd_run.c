@@ -4,6 +4,7 @@
 #include "core/atomic_file.h"
 #include "core/npy.h"
 #include "run_cache.h"
+#include "run_scores.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,10 +15,15 @@ static const char run_usage[] =
     "                  [--causal] [--scale S] [--dtype f32|f16|bf16] [--layout bhsd|bshd]\n"
     "                  [--impl NAME] [--variant NAME] [--tile BRxBC] [--split-kv N] [--lse LSE.npy] [--check]\n"
     "                  [--block-table T.npy --seq-lens L.npy] [--kv-dtype q8_0|q4_0|fp8]\n"
+    "                  [--mask M.npy] [--window LEFT,RIGHT] [--causal-align top-left|bottom-right]\n"
+    "                  [--alibi | --alibi-slopes S.npy] [--softcap C] [--sinks S.npy]\n"
     "Shapes: bhsd Q [B,H,Nq,D], K/V [B,Hkv,Nk,D]; bshd Q [B,Nq,H,D], K/V [B,Nk,Hkv,D].\n"
     "Paged: K/V are pages [num_pages,page_size,Hkv,D], the block table int32 [B,max_pages] names each\n"
     "sequence's pages in order, seq_lens int32 [B] its key count (Nk = the longest).\n"
     "--kv-dtype stores K/V quantized (encoded here from the f32/f16 values given).\n"
+    "Scores: s = scale*q.k, softcap*tanh(s/softcap), + slope[h]*(j-i'), + mask; key j is visible in the\n"
+    "window i'-LEFT .. i'+RIGHT (-1: unbounded) and, causal, up to i' (i' = i + Nk - Nq bottom-right,\n"
+    "or i top-left); sinks [H] join each row's softmax. The mask is f32 or f16, [Nq,Nk] or [1|B,1|H,Nq,Nk].\n"
     "O is written as float32 with Q's shape. --check compares with the float64 CPU reference\n"
     "(on the cache as the kernel reads it: gathered and decoded).";
 
@@ -33,9 +39,12 @@ int run_parse_args(int argc, char **argv, run_args *a)
         }
         if (strcmp(argv[i], "--causal") == 0) { a->causal = 1; continue; }
         if (strcmp(argv[i], "--check") == 0) { a->check = 1; continue; }
+        if (strcmp(argv[i], "--alibi") == 0) { a->alibi = 1; continue; }
         static const char *const names[] = {"--api", "--device", "--q", "--k", "--v", "--out", "--lse",
                                             "--impl", "--variant", "--scale", "--dtype", "--layout", "--tile",
-                                            "--split-kv", "--block-table", "--seq-lens", "--kv-dtype"};
+                                            "--split-kv", "--block-table", "--seq-lens", "--kv-dtype",
+                                            "--mask", "--sinks", "--alibi-slopes", "--window", "--causal-align",
+                                            "--softcap"};
         int which = -1;
         for (int n = 0; n < (int)(sizeof names / sizeof *names) && which < 0; ++n) {
             m = cli_option(argc, argv, &i, names[n], &val);
@@ -66,6 +75,31 @@ int run_parse_args(int argc, char **argv, run_args *a)
         }
         if (which == 16 && (!attnvk_kv_format_from_name(val, &a->kv_format)))
             return cli_error(EXIT_USAGE, "run: unknown kv dtype '%s' (q8_0, q4_0, fp8)", val);
+        if (which >= 17 && which <= 19) {
+            if (!*val) return cli_error(EXIT_USAGE, "run: %s wants a file, got ''", names[which]);
+            *(which == 17 ? &a->mask : which == 18 ? &a->sinks : &a->alibi_slopes) = val;
+        }
+        if (which == 20) {
+            char *end;
+            long l = strtol(val, &end, 10), r = 0;
+            int ok = end != val && *end == ',';
+            if (ok) {
+                const char *rs = end + 1;
+                r = strtol(rs, &end, 10);
+                ok = end != rs && !*end && l >= -1 && r >= -1 && l <= (1l << 30) && r <= (1l << 30);
+            }
+            if (!ok)
+                return cli_error(EXIT_USAGE, "run: --window wants LEFT,RIGHT (integers >= -1; -1 unbounded), got '%s'",
+                                 val);
+            a->window = 1, a->window_left = (int)l, a->window_right = (int)r;
+        }
+        if (which == 21) {
+            if (strcmp(val, "top-left") == 0) a->align = ATTNVK_ALIGN_TOP_LEFT;
+            else if (strcmp(val, "bottom-right") == 0) a->align = ATTNVK_ALIGN_BOTTOM_RIGHT;
+            else return cli_error(EXIT_USAGE, "run: --causal-align wants top-left or bottom-right, got '%s'", val);
+        }
+        if (which == 22 && !cli_parse_double(val, 1e-30, 1e30, &a->softcap))
+            return cli_error(EXIT_USAGE, "run: --softcap must be a positive number, got '%s'", val);
         long sk;
         if (which == 13) {
             if (!cli_parse_int(val, 1, 4096, &sk))
@@ -88,6 +122,11 @@ int run_parse_args(int argc, char **argv, run_args *a)
     }
     if (!a->q || !a->k || !a->v) return cli_error(EXIT_USAGE, "run: --q, --k and --v are required");
     if (!a->out) return cli_error(EXIT_USAGE, "run: --out is required");
+    if (a->alibi && a->alibi_slopes)
+        return cli_error(EXIT_USAGE, "run: --alibi makes ggml's slopes; --alibi-slopes reads them: give one");
+    if (run_uses_cache(a) && (a->mask || a->sinks || a->alibi || a->alibi_slopes))
+        return cli_error(EXIT_USAGE, "run: --mask, --sinks and ALiBi take a contiguous f32/f16 K/V here "
+                                     "(not yet with --block-table or --kv-dtype)");
     if (!a->block_table != !a->seq_lens)
         return cli_error(EXIT_USAGE, "run: %s needs %s too (a paged cache takes both)",
                          a->block_table ? "--block-table" : "--seq-lens", a->block_table ? "--seq-lens" : "--block-table");
@@ -106,6 +145,13 @@ int run_problem_from_options(const run_args *a, attnvk_problem *p)
     p->dtype = a->dtype;
     p->layout = a->layout;
     p->kv_format = a->kv_format;
+    p->softcap = (float)a->softcap;
+    p->window = a->window;
+    p->window_left = a->window_left;
+    p->window_right = a->window_right;
+    p->align = a->align;
+    p->alibi = a->alibi || a->alibi_slopes;
+    p->sinks = a->sinks != NULL;
     if (p->heads % p->kv_heads)
         return cli_error(EXIT_USAGE, "shape mismatch: Q heads (%d) is not a multiple of K/V heads (%d)", p->heads,
                          p->kv_heads);
@@ -188,11 +234,13 @@ int cmd_run(int argc, char **argv)
     int rc = run_parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? EXIT_OK : rc;
     avk_npy t[3] = {{0}}, tables[2] = {{0}};
+    run_scores scores = {.made_slopes = NULL};
     attnvk_problem p;
     attnvk_context *ctx = NULL;
     attnvk_device *dev = NULL;
     float *o = NULL, *lse = NULL;
     rc = a.block_table ? run_load_paged(&a, t, tables, &p) : load_problem(&a, t, &p);
+    if (rc == 0) rc = run_load_scores(&a, &p, &scores);
     if (rc == 0) rc = prepare_inputs(&a, &p, t);
     if (rc == 0) rc = cli_context_create(&ctx);
     if (rc) goto done;
@@ -210,9 +258,11 @@ int cmd_run(int argc, char **argv)
     attnvk_kernel_info info;
     double ms = 0;
     attnvk_check c = {0};
+    attnvk_host_inputs in = {.q = t[0].data, .k = t[1].data, .v = t[2].data};
+    run_scores_inputs(&scores, &in);
     attnvk_status s = run_uses_cache(&a)
         ? run_cache_attention(dev, &p, &opts, t, tables, o, lse, &info, &ms, a.check ? &c : NULL)
-        : attnvk_attention_host(dev, &p, &opts, t[0].data, t[1].data, t[2].data, o, lse, &info, &ms);
+        : attnvk_attention_host_inputs(dev, &p, &opts, &in, o, lse, &info, &ms);
     if (s != ATTNVK_OK) {
         rc = cli_error(cli_exit_for(s), "%s: %s", attnvk_status_name(s), attnvk_last_error());
         goto done;
@@ -232,7 +282,7 @@ int cmd_run(int argc, char **argv)
     printf("%s %s on %s: variant %s tile %dx%d, %.3f ms", info.implementation, attnvk_api_name(d->api), d->name,
            info.variant, info.tile_br, info.tile_bc, ms);
     if (a.check) {
-        if (!run_uses_cache(&a)) c = attnvk_check_output(&p, t[0].data, t[1].data, t[2].data, o, NULL, 0);
+        if (!run_uses_cache(&a)) c = attnvk_check_output_inputs(&p, &in, o, NULL, 0);
         printf(", rel_l2 %.3e max_abs %.3e (tolerance %.0e): %s", c.rel_l2, c.max_abs, c.tolerance,
                c.passed ? "pass" : "FAIL");
         if (!c.passed) rc = EXIT_FAILED;
@@ -241,6 +291,7 @@ int cmd_run(int argc, char **argv)
 done:
     for (int i = 0; i < 3; ++i) avk_npy_free(&t[i]);
     for (int i = 0; i < 2; ++i) avk_npy_free(&tables[i]);
+    run_scores_free(&scores);
     free(o);
     free(lse);
     attnvk_device_close(dev);

@@ -41,40 +41,66 @@ attnvk_status attnvk_attention_host(attnvk_device *dev, const attnvk_problem *p,
                                     const float *q, const float *k, const float *v, float *o, float *lse,
                                     attnvk_kernel_info *info, double *device_ms)
 {
+    const attnvk_host_inputs in = {.q = q, .k = k, .v = v};
+    return attnvk_attention_host_inputs(dev, p, opts, &in, o, lse, info, device_ms);
+}
+
+static attnvk_status upload_bytes(attnvk_device *dev, const void *src, size_t bytes, attnvk_buffer **out)
+{
+    attnvk_status s = attnvk_buffer_create(dev, bytes, out);
+    return s == ATTNVK_OK ? attnvk_buffer_write(*out, 0, src, bytes) : s;
+}
+
+attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_problem *p,
+                                           const attnvk_kernel_options *opts, const attnvk_host_inputs *in,
+                                           float *o, float *lse, attnvk_kernel_info *info, double *device_ms)
+{
     attnvk_status s = attnvk_problem_validate(p);
     if (s != ATTNVK_OK) return s;
+    if (p->page_size > 0 || p->kv_format != ATTNVK_KV_DTYPE)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "a paged or quantized cache takes attnvk_kernel_run_tensors");
+    if ((p->ragged && !in->kv_lens) || (p->mask && !in->mask) || (p->sinks && !in->sinks) ||
+        (p->alibi && !in->alibi_slopes))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "the problem asks for %s, and none was given",
+                        p->ragged && !in->kv_lens ? "sequence lengths"
+                        : p->mask && !in->mask    ? "a mask"
+                        : p->sinks && !in->sinks  ? "sinks"
+                                                  : "ALiBi slopes");
     attnvk_kernel_options local = {0};
     if (opts) local = *opts;
     if (lse) local.write_lse = 1;
     size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
     size_t nlse = (size_t)p->batch * p->heads * p->seq_q;
-    attnvk_buffer *bq = NULL, *bk = NULL, *bv = NULL, *bo = NULL, *bl = NULL;
+    size_t nmask = p->mask ? (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv : 0;
+    attnvk_tensors t = {0};
     attnvk_kernel *kern = NULL;
     void *packed_o = NULL;
 
     s = attnvk_kernel_prepare(dev, p, &local, &kern, info);
-    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, q, nq, &bq);
-    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, k, nkv, &bk);
-    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, v, nkv, &bv);
-    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, nq * attnvk_dtype_size(p->dtype), &bo);
-    if (s == ATTNVK_OK) s = poison(bo, p->dtype, nq);
-    if (s == ATTNVK_OK && lse) s = attnvk_buffer_create(dev, nlse * sizeof(float), &bl);
-    if (s == ATTNVK_OK && lse) s = poison(bl, ATTNVK_F32, nlse);
-    if (s == ATTNVK_OK) s = attnvk_kernel_run(kern, bq, bk, bv, bo, bl, 0, 0, device_ms);
+    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->q, nq, &t.q);
+    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->k, nkv, &t.k);
+    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->v, nkv, &t.v);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, nq * attnvk_dtype_size(p->dtype), &t.o);
+    if (s == ATTNVK_OK) s = poison(t.o, p->dtype, nq);
+    if (s == ATTNVK_OK && lse) s = attnvk_buffer_create(dev, nlse * sizeof(float), &t.lse);
+    if (s == ATTNVK_OK && lse) s = poison(t.lse, ATTNVK_F32, nlse);
+    if (s == ATTNVK_OK && p->ragged) s = upload_bytes(dev, in->kv_lens, sizeof(int32_t) * p->batch, &t.seq_lens);
+    if (s == ATTNVK_OK && p->mask) s = upload_tensor(dev, p->mask_dtype, in->mask, nmask, &t.mask);
+    if (s == ATTNVK_OK && p->sinks) s = upload_bytes(dev, in->sinks, sizeof(float) * p->heads, &t.sinks);
+    if (s == ATTNVK_OK && p->alibi)
+        s = upload_bytes(dev, in->alibi_slopes, sizeof(float) * p->heads, &t.alibi_slopes);
+    if (s == ATTNVK_OK) s = attnvk_kernel_run_tensors(kern, &t, 0, 0, device_ms);
     if (s == ATTNVK_OK) {
         packed_o = malloc(nq * attnvk_dtype_size(p->dtype));
         if (!packed_o) s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
-    if (s == ATTNVK_OK) s = attnvk_buffer_read(bo, 0, packed_o, nq * attnvk_dtype_size(p->dtype));
+    if (s == ATTNVK_OK) s = attnvk_buffer_read(t.o, 0, packed_o, nq * attnvk_dtype_size(p->dtype));
     if (s == ATTNVK_OK) attnvk_unpack(p->dtype, packed_o, o, nq);
-    if (s == ATTNVK_OK && lse) s = attnvk_buffer_read(bl, 0, lse, nlse * sizeof(float));
+    if (s == ATTNVK_OK && lse) s = attnvk_buffer_read(t.lse, 0, lse, nlse * sizeof(float));
 
     free(packed_o);
     attnvk_kernel_destroy(kern);
-    attnvk_buffer_destroy(bq);
-    attnvk_buffer_destroy(bk);
-    attnvk_buffer_destroy(bv);
-    attnvk_buffer_destroy(bo);
-    attnvk_buffer_destroy(bl);
+    attnvk_buffer *all[] = {t.q, t.k, t.v, t.o, t.lse, t.seq_lens, t.mask, t.sinks, t.alibi_slopes};
+    for (size_t i = 0; i < sizeof all / sizeof *all; ++i) attnvk_buffer_destroy(all[i]);
     return s;
 }

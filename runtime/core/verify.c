@@ -25,6 +25,13 @@ attnvk_check attnvk_check_output(const attnvk_problem *p, const float *q, const 
 attnvk_check attnvk_check_output_ragged(const attnvk_problem *p, const float *q, const float *k, const float *v,
                                         const int32_t *kv_lens, const float *o, const size_t *rows, size_t nrows)
 {
+    const attnvk_host_inputs in = {.q = q, .k = k, .v = v, .kv_lens = kv_lens};
+    return attnvk_check_output_inputs(p, &in, o, rows, nrows);
+}
+
+attnvk_check attnvk_check_output_inputs(const attnvk_problem *p, const attnvk_host_inputs *in, const float *o,
+                                        const size_t *rows, size_t nrows)
+{
     attnvk_check c = {.tolerance = attnvk_tolerance(p->dtype)};
     size_t total_rows = (size_t)p->batch * p->heads * p->seq_q;
     if (!rows) nrows = total_rows;
@@ -42,8 +49,9 @@ attnvk_check attnvk_check_output_ragged(const attnvk_problem *p, const float *q,
         c.rel_l2 = INFINITY; /* can't check: never a pass */
         return c;
     }
-    avk_reference_job job = {.p = p, .q = q, .k = k, .v = v, .kv_lens = kv_lens, .rows = rows, .nrows = nrows,
-                             .out_f64 = ref};
+    avk_reference_job job = {.p = p, .q = in->q, .k = in->k, .v = in->v, .kv_lens = in->kv_lens,
+                             .mask = in->mask, .sinks = in->sinks, .alibi_slopes = in->alibi_slopes,
+                             .rows = rows, .nrows = nrows, .out_f64 = ref};
     avk_reference_run(&job);
     double diff2 = 0, ref2 = 0;
     for (size_t s = 0; s < nrows; ++s) {

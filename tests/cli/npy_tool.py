@@ -9,6 +9,9 @@ independent float64 attention written with numpy.
        [num_pages,page,Hkv,D] in shuffled order, table.npy int32 [B,max_pages]
        with garbage past each sequence's pages, lens.npy int32 [B])
   npy_tool.py checkpaged DIR LAYOUT CAUSAL TOL -> rel_l2 against the gathered pages
+  npy_tool.py checkscores DIR CAUSAL ALIGN WINDOW SOFTCAP MASK SINKS ALIBI
+      (bhsd, default scale; WINDOW "L,R" or -, MASK/SINKS file names in DIR or -,
+       ALIBI 1 for ggml's slopes) -> rel_l2 against numpy, exits 1 above 1e-6
 """
 import sys
 import numpy as np
@@ -113,6 +116,54 @@ def check(d, layout, causal, scale):
     return 0 if rel <= 1e-6 else 1
 
 
+def alibi_slopes(h):
+    n = 2 ** int(np.floor(np.log2(h)))
+    m0, m1 = 2.0 ** (-8.0 / n), 2.0 ** (-4.0 / n)
+    return np.array([m0 ** (i + 1) if i < n else m1 ** (2 * (i - n) + 1) for i in range(h)])
+
+
+def check_scores(d, causal, align, window, softcap, mask, sinks, alibi):
+    q, k, v = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in "qkv")
+    out = np.load(f"{d}/o.npy")
+    b, h, nq, dim = q.shape
+    hkv, nk = k.shape[1], k.shape[2]
+    k, v = np.repeat(k, h // hkv, axis=1), np.repeat(v, h // hkv, axis=1)
+    s = np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(dim)
+    if float(softcap) > 0:
+        s = float(softcap) * np.tanh(s / float(softcap))
+    i = np.arange(nq)[:, None] + (0 if align == "top-left" else nk - nq)
+    j = np.arange(nk)[None, :]
+    if alibi == "1":
+        s = s + alibi_slopes(h)[None, :, None, None] * (j - i)[None, None]
+    if mask != "-":
+        s = s + np.load(f"{d}/{mask}").astype(np.float64)  # broadcasts [Nq,Nk] or [1|B,1|H,Nq,Nk]
+    visible = np.ones((nq, nk), dtype=bool)
+    if causal == "1":
+        visible &= j <= i
+    if window != "-":
+        left, right = (int(x) for x in window.split(","))
+        if left >= 0:
+            visible &= j >= i - left
+        if right >= 0:
+            visible &= j <= i + right
+    s = np.where(visible[None, None], s, -np.inf)
+    sink = np.load(f"{d}/{sinks}").astype(np.float64)[None, :, None, None] if sinks != "-" else None
+    m = s.max(axis=-1, keepdims=True)
+    if sink is not None:
+        m = np.maximum(m, sink)
+    m = np.where(np.isfinite(m), m, 0.0)
+    p = np.exp(s - m)
+    denom = p.sum(axis=-1, keepdims=True) + (np.exp(sink - m) if sink is not None else 0.0)
+    o = np.einsum("bhij,bhjd->bhid", p, v)
+    ref = np.divide(o, denom, out=np.zeros_like(o), where=denom > 0)
+    if out.shape != ref.shape or not np.all(np.isfinite(out)):
+        print(f"bad output: {out.shape}, finite {np.all(np.isfinite(out))}")
+        return 1
+    rel = np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-300)
+    print(f"rel_l2 {rel:.3e}")
+    return 0 if rel <= 1e-6 else 1
+
+
 if __name__ == "__main__":
     a = sys.argv
     if a[1] == "make":
@@ -121,6 +172,8 @@ if __name__ == "__main__":
     if a[1] == "paged":
         paged(a[2], *map(int, a[3:8]), a[8], int(a[9]), a[10], a[11])
         sys.exit(0)
+    if a[1] == "checkscores":
+        sys.exit(check_scores(*a[2:10]))
     if a[1] == "checkpaged":
         sys.exit(check_paged(a[2], a[3], a[4], a[5]))
     sys.exit(check(a[2], a[3], a[4], a[5]))

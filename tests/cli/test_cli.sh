@@ -258,6 +258,62 @@ for r in d["records"]:
     assert r["api_version"] == x["api_version"] and r["driver_version"] == x["driver_version"], r
 ' "$work/rec.json"; then ok "records-api-version"; else bad "records-api-version"; fi
 
+# --- score modifications and visibility (issue #13) on the CPU, against numpy ---
+sa="$work/scores-a"; sb="$work/scores-b"; mkdir -p "$sa" "$sb"
+$tool make "$sa" 2 4 2 9 14 16 bhsd "$seed"   # Nq < Nk
+$tool make "$sb" 1 4 4 14 9 16 bhsd "$seed"   # Nq > Nk
+for d in "$sa" "$sb"; do
+  py "
+rng = np.random.default_rng($seed)
+q = np.load('$d/q.npy'); b, h, nq = q.shape[:3]; nk = np.load('$d/k.npy').shape[2]
+m = rng.standard_normal((b, 1, nq, nk)); m[rng.random(m.shape) < 0.1] = -np.inf
+np.save('$d/mask.npy', m.astype(np.float32))
+np.save('$d/mask2d.npy', rng.standard_normal((nq, nk)).astype(np.float16))
+np.save('$d/sinks.npy', rng.standard_normal(h).astype(np.float32))"
+done
+while read -r name dir causal align window softcap mask sinks alibi; do
+  d="$work/$dir"
+  flags=(--api cpu --q "$d/q.npy" --k "$d/k.npy" --v "$d/v.npy" --out "$d/o.npy" --causal-align "$align")
+  [ "$causal" = 1 ] && flags+=(--causal)
+  [ "$window" != - ] && flags+=(--window "$window")
+  [ "$softcap" != 0 ] && flags+=(--softcap "$softcap")
+  [ "$mask" != - ] && flags+=(--mask "$d/$mask")
+  [ "$sinks" != - ] && flags+=(--sinks "$d/$sinks")
+  [ "$alibi" = 1 ] && flags+=(--alibi)
+  if ! "$attnvk" run "${flags[@]}" --check > "$d/log" 2>&1; then bad "$name: $(cat "$d/log")"; continue; fi
+  if res=$($tool checkscores "$d" "$causal" "$align" "$window" "$softcap" "$mask" "$sinks" "$alibi"); then ok "$name $res"
+  else bad "$name $res"; fi
+done <<'CASES'
+softcap-window-sinks   scores-a 1 bottom-right 4,-1 5 -          sinks.npy 0
+mask-alibi             scores-a 0 bottom-right -    0 mask.npy   -         1
+top-left-nq-lt-nk      scores-a 1 top-left     -    0 -          -         0
+top-left-nq-gt-nk      scores-b 1 top-left     -    0 -          -         0
+window-both-f16-mask   scores-b 0 top-left     2,3  0 mask2d.npy sinks.npy 1
+all-of-them            scores-b 1 bottom-right 3,-1 2 mask2d.npy sinks.npy 1
+CASES
+srun() { echo run --api cpu --q "$sa/q.npy" --k "$sa/k.npy" --v "$sa/v.npy" --out "$work/o.npy"; }
+py "np.save('$work/mask_bad_nk.npy', np.zeros((9, 13), np.float32))"
+py "np.save('$work/mask_bad_b.npy', np.zeros((3, 1, 9, 14), np.float32))"
+py "np.save('$work/mask_3d.npy', np.zeros((1, 9, 14), np.float32))"
+py "np.save('$work/mask_nan.npy', np.full((9, 14), np.nan, np.float32))"
+py "np.save('$work/sinks3.npy', np.zeros(3, np.float32))"
+expect_usage "window-below-minus-one" "--window wants LEFT,RIGHT" $(srun) --window -2,3
+expect_usage "window-one-side" "--window wants LEFT,RIGHT" $(srun) --window 4
+expect_usage "causal-align-name" "--causal-align wants top-left or bottom-right" $(srun) --causal-align left
+expect_usage "softcap-zero" "--softcap must be a positive number" $(srun) --softcap 0
+expect_usage "alibi-twice" "--alibi makes ggml's slopes" $(srun) --alibi --alibi-slopes "$sa/sinks.npy"
+expect_usage "mask-nk" "the mask's last dimensions are [9,13], the scores' [Nq,Nk] = [9,14]" $(srun) --mask "$work/mask_bad_nk.npy"
+expect_usage "mask-batch" "mask batch dimension 3 does not broadcast to B=2" $(srun) --mask "$work/mask_bad_b.npy"
+expect_usage "mask-3d" "the mask needs shape [Nq,Nk] or [1|B,1|H,Nq,Nk], got 3 dimensions" $(srun) --mask "$work/mask_3d.npy"
+expect_usage "mask-nan" "the mask holds 126 NaN/+Inf values" $(srun) --mask "$work/mask_nan.npy"
+expect_usage "sinks-length" "sinks need shape [H] = [4]" $(srun) --sinks "$work/sinks3.npy"
+expect_usage "mask-paged" "--mask, --sinks and ALiBi take a contiguous" $(srun) --mask "$sa/mask.npy" --kv-dtype q8_0
+# a GPU kernel that does not declare a feature refuses it, naming it (exit 2)
+if "$attnvk" devices 2>/dev/null | grep -q "vulkan:0"; then
+  expect_usage "softcap-on-vulkan" "attnvk on vulkan does not support logit softcap" \
+    run --api vulkan --q "$sa/q.npy" --k "$sa/k.npy" --v "$sa/v.npy" --out "$work/o.npy" --softcap 5
+fi
+
 # --- --check prints a passing comparison; ATTNVK_VISIBLE_DEVICES hides devices (a typo is an error, above) ---
 if "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy" --check | grep -q "pass"; then
   ok "run --check"; else bad "run --check"; fi

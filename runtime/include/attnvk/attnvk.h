@@ -313,7 +313,12 @@ float attnvk_fp8_scale(float amax);
 attnvk_status attnvk_kv_tables_check(const attnvk_problem *p, const int32_t *block_table, const int32_t *seq_lens);
 
 /* Convenience: host f32 arrays in p->layout in, f32 O (and optional LSE) out;
- * converts to p->dtype, uploads, runs, downloads, frees. */
+ * converts to p->dtype, uploads, runs, downloads, frees. attnvk_host_inputs
+ * is declared with the reference below. */
+typedef struct attnvk_host_inputs attnvk_host_inputs;
+attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_problem *p,
+                                           const attnvk_kernel_options *opts, const attnvk_host_inputs *in,
+                                           float *o, float *lse, attnvk_kernel_info *info, double *device_ms);
 attnvk_status attnvk_attention_host(attnvk_device *dev, const attnvk_problem *p,
                                     const attnvk_kernel_options *opts,
                                     const float *q, const float *k, const float *v,
@@ -337,13 +342,13 @@ void attnvk_reference_ragged(const attnvk_problem *p, const float *q, const floa
 /* Everything the reference reads, as host f32 (int32 lengths): Q, K, V in
  * p->layout (K and V contiguous with Nk keys: gather a cache first),
  * kv_lens [B] (NULL: Nk each), and the score inputs the problem asks for. */
-typedef struct attnvk_host_inputs {
+struct attnvk_host_inputs {
     const float *q, *k, *v;
     const int32_t *kv_lens;
     const float *mask;           /* [mask_batch][mask_heads][Nq][Nk], with p->mask */
     const float *sinks;          /* [H], with p->sinks */
     const float *alibi_slopes;   /* [H], with p->alibi */
-} attnvk_host_inputs;
+};
 /* Full output of any problem: O as f32 in p->layout; lse may be NULL. */
 void attnvk_reference_inputs(const attnvk_problem *p, const attnvk_host_inputs *in, float *o, float *lse);
 /* ALiBi slopes as ggml makes them (max_bias 8): n = 2^floor(log2 H), m0 =
@@ -373,6 +378,9 @@ attnvk_check attnvk_check_output(const attnvk_problem *p, const float *q, const 
 /* The same with per-sequence key counts (see attnvk_reference_ragged). */
 attnvk_check attnvk_check_output_ragged(const attnvk_problem *p, const float *q, const float *k,
                                         const float *v, const int32_t *kv_lens, const float *o,
+                                        const size_t *rows, size_t nrows);
+/* The same for any problem (attnvk_host_inputs: lengths, mask, sinks, ALiBi). */
+attnvk_check attnvk_check_output_inputs(const attnvk_problem *p, const attnvk_host_inputs *in, const float *o,
                                         const size_t *rows, size_t nrows);
 
 /* ---- numeric helpers ---- */
