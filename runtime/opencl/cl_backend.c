@@ -115,6 +115,9 @@ static int cl_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         strcpy(out[1].name, "clblast");
         out[1].fused = 0;
         out[1].available = avk_clblast_available(&why);
+        /* the unfused softmax (opencl/softmax.cl) applies every score modification */
+        out[1].features = ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
+                          ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT;
         strncpy(out[1].reason, why, sizeof out[1].reason - 1);
     }
     return 2;

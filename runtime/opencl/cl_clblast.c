@@ -201,6 +201,30 @@ attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
     SET_ARG(k->main, 5, causal);
     SET_ARG(k->main, 6, nk_loop);
     SET_ARG(k->main, 7, write_lse);
+    {
+        /* attnvk.h's score modifications; absent inputs are null buffers */
+        const cl_int heads = p->heads, window_left = p->window ? p->window_left : -1,
+                     window_right = p->window ? p->window_right : -1;
+        const cl_int flags = (p->alibi ? 1 : 0) | (p->sinks ? 2 : 0) | (p->mask ? 4 : 0) |
+                             (p->mask && p->mask_dtype == ATTNVK_F16 ? 8 : 0) |
+                             (p->align == ATTNVK_ALIGN_TOP_LEFT ? 16 : 0);
+        const cl_float softcap = p->softcap;
+        const cl_mem slopes = a->alibi_slopes ? a->alibi_slopes->mem : NULL, sinks = a->sinks ? a->sinks->mem : NULL,
+                     mask = a->mask ? a->mask->mem : NULL;
+        const cl_long mask_pair = (cl_long)p->seq_q * p->seq_kv;
+        const cl_long mask_b = p->mask && p->mask_batch > 1 ? mask_pair * p->mask_heads : 0,
+                      mask_h = p->mask && p->mask_heads > 1 ? mask_pair : 0;
+        SET_ARG(k->main, 9, heads);
+        SET_ARG(k->main, 10, flags);
+        SET_ARG(k->main, 11, window_left);
+        SET_ARG(k->main, 12, window_right);
+        SET_ARG(k->main, 13, softcap);
+        SET_ARG(k->main, 14, slopes);
+        SET_ARG(k->main, 15, sinks);
+        SET_ARG(k->main, 16, mask);
+        SET_ARG(k->main, 17, mask_b);
+        SET_ARG(k->main, 18, mask_h);
+    }
     for (int rep = 0; rep < a->launches; ++rep) {
         for (size_t c0 = 0; c0 < nbh; c0 += (size_t)k->chunk_heads) {
             const size_t cn = nbh - c0 < (size_t)k->chunk_heads ? nbh - c0 : (size_t)k->chunk_heads;

@@ -271,18 +271,24 @@ np.save('$d/mask.npy', m.astype(np.float32))
 np.save('$d/mask2d.npy', rng.standard_normal((nq, nk)).astype(np.float16))
 np.save('$d/sinks.npy', rng.standard_normal(h).astype(np.float32))"
 done
+# the unfused CLBlast baseline applies them too, where OpenCL and CLBlast load
+apis=(cpu)
+"$attnvk" run --api opencl --impl clblast --q "$sa/q.npy" --k "$sa/k.npy" --v "$sa/v.npy" --out "$work/o.npy" \
+  > /dev/null 2>&1 && apis+=(clblast)
+for api in "${apis[@]}"; do
 while read -r name dir causal align window softcap mask sinks alibi; do
   d="$work/$dir"
   flags=(--api cpu --q "$d/q.npy" --k "$d/k.npy" --v "$d/v.npy" --out "$d/o.npy" --causal-align "$align")
+  [ "$api" = clblast ] && flags=(--api opencl --impl clblast "${flags[@]:2}")
   [ "$causal" = 1 ] && flags+=(--causal)
   [ "$window" != - ] && flags+=(--window "$window")
   [ "$softcap" != 0 ] && flags+=(--softcap "$softcap")
   [ "$mask" != - ] && flags+=(--mask "$d/$mask")
   [ "$sinks" != - ] && flags+=(--sinks "$d/$sinks")
   [ "$alibi" = 1 ] && flags+=(--alibi)
-  if ! "$attnvk" run "${flags[@]}" --check > "$d/log" 2>&1; then bad "$name: $(cat "$d/log")"; continue; fi
-  if res=$($tool checkscores "$d" "$causal" "$align" "$window" "$softcap" "$mask" "$sinks" "$alibi"); then ok "$name $res"
-  else bad "$name $res"; fi
+  if ! "$attnvk" run "${flags[@]}" --check > "$d/log" 2>&1; then bad "$api $name: $(cat "$d/log")"; continue; fi
+  if res=$($tool checkscores "$d" "$causal" "$align" "$window" "$softcap" "$mask" "$sinks" "$alibi"); then ok "$api $name $res"
+  else bad "$api $name $res"; fi
 done <<'CASES'
 softcap-window-sinks   scores-a 1 bottom-right 4,-1 5 -          sinks.npy 0
 mask-alibi             scores-a 0 bottom-right -    0 mask.npy   -         1
@@ -291,6 +297,7 @@ top-left-nq-gt-nk      scores-b 1 top-left     -    0 -          -         0
 window-both-f16-mask   scores-b 0 top-left     2,3  0 mask2d.npy sinks.npy 1
 all-of-them            scores-b 1 bottom-right 3,-1 2 mask2d.npy sinks.npy 1
 CASES
+done
 srun() { echo run --api cpu --q "$sa/q.npy" --k "$sa/k.npy" --v "$sa/v.npy" --out "$work/o.npy"; }
 py "np.save('$work/mask_bad_nk.npy', np.zeros((9, 13), np.float32))"
 py "np.save('$work/mask_bad_b.npy', np.zeros((3, 1, 9, 14), np.float32))"
