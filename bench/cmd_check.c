@@ -4,6 +4,7 @@
 #include "bench_runner.h"
 #include "bench_suites.h"
 #include "cli.h"
+#include "core/score_cases.h"
 #include "cmd_args.h"
 #include "bench_workload.h"
 #include "core/cache_cases.h"
@@ -17,7 +18,8 @@ static const char check_usage[] =
     "Runs the feature sweep (shapes, GQA, MQA, causal incl. Nq<Nk and empty rows, decode, odd lengths,\n"
     "D 32..256, both layouts) in every dtype the device supports through every implementation, and\n"
     "the KV-cache cases (GQA group ratios 1..128, Nq 1/4/16, paged caches with ragged lengths, q8_0,\n"
-    "q4_0, fp8) through attnvk's own kernel, and\n"
+    "q4_0, fp8) through attnvk's own kernel, and the score cases (softcap, windows, ALiBi, sinks,\n"
+    "masks, top-left alignment; an implementation that lacks one skips it, naming it), and\n"
     "checks each output in full against the float64 CPU reference. Prints one line per case and\n"
     "'N passed, M failed, K skipped'; exits 1 on any failure, and when nothing passed (everything\n"
     "skipped: nothing was checked). The seed is printed (--seed replays).";
@@ -144,6 +146,26 @@ static void check_block(bench_target *t, int d, const attnvk_impl_info *impl, co
     }
 }
 
+/* One line for a case run outside the bench (cache and score cases), and its count:
+ * a feature the implementation does not declare (UNSUPPORTED) is a skip with why. */
+static void report_case(bench_target *t, const char *dev, const attnvk_impl_info *impl, const char *label,
+                        const char *shape, attnvk_status s, const attnvk_check *check, const char *variant,
+                        const char *message, check_counts *counts)
+{
+    const int passed = s == ATTNVK_OK && check->passed, skipped = s == ATTNVK_ERROR_UNSUPPORTED;
+    printf("%s %-9s %-8s %-24s %-40s", passed ? "ok  " : skipped ? "skip" : "FAIL", dev, impl->name, label, shape);
+    if (s == ATTNVK_OK)
+        printf(" rel_l2 %.2e max_abs %.2e tol %.0e %s%s", check->rel_l2, check->max_abs, check->tolerance, variant,
+               check->nonfinite ? " (non-finite output)" : "");
+    else printf("  (%s%s%s)", skipped ? "" : attnvk_status_name(s), skipped ? "" : ": ", message);
+    printf("\n");
+    fflush(stdout);
+    if (s == ATTNVK_ERROR_DEVICE_LOST) t->lost = 1;
+    if (passed) ++counts->passed;
+    else if (skipped) ++counts->skipped;
+    else ++counts->failed;
+}
+
 /* The KV-cache cases (core/cache_cases.c, the table every API's tests run) through
  * attnvk's own kernel ("reference" on the cpu API); other implementations take
  * no cache. A feature the device lacks (UNSUPPORTED) prints as skipped, with why. */
@@ -169,19 +191,37 @@ static void check_cache_block(bench_target *t, const attnvk_impl_info *impl, att
         }
         avk_cache_result r;
         attnvk_status s = avk_cache_case_run(t->dev, &cases[c], &opts, bench_case_seed(a->seed, cases[c].label), &r);
-        const int passed = s == ATTNVK_OK && r.check.passed, skipped = s == ATTNVK_ERROR_UNSUPPORTED;
-        printf("%s %-9s %-8s %-24s %-40s", passed ? "ok  " : skipped ? "skip" : "FAIL", dev, impl->name, cases[c].label,
-               r.shape);
-        if (s == ATTNVK_OK)
-            printf(" rel_l2 %.2e max_abs %.2e tol %.0e %s%s", r.check.rel_l2, r.check.max_abs, r.check.tolerance,
-                   r.info.variant, r.check.nonfinite ? " (non-finite output)" : "");
-        else printf("  (%s%s%s)", skipped ? "" : attnvk_status_name(s), skipped ? "" : ": ", r.message);
-        printf("\n");
-        fflush(stdout);
-        if (s == ATTNVK_ERROR_DEVICE_LOST) t->lost = 1;
-        if (passed) ++counts->passed;
-        else if (skipped) ++counts->skipped;
-        else ++counts->failed;
+        report_case(t, dev, impl, cases[c].label, r.shape, s, &r.check, r.info.variant, r.message, counts);
+    }
+}
+
+/* The score-modification cases (core/score_cases.c) through every
+ * implementation; one that does not declare a case's features prints it as
+ * skipped with the feature's name. */
+static void check_score_block(bench_target *t, const attnvk_impl_info *impl, attnvk_dtype dt, const check_args *a,
+                              check_counts *counts)
+{
+    avk_score_case cases[MAX_CHECK_CASES];
+    const int ncases = avk_score_cases(dt, cases, MAX_CHECK_CASES);
+    char dev[48], why[512];
+    snprintf(dev, sizeof dev, "%s:%d", attnvk_api_name(t->info.api), t->info.index);
+    if (blanket_reason(t, impl, dt, why, sizeof why)) {
+        printf("skip %-9s %-8s all %d %s score cases: %s\n", dev, impl->name, ncases, attnvk_dtype_name(dt), why);
+        counts->skipped += ncases;
+        return;
+    }
+    /* "reference" is the cpu API's attnvk kernel */
+    const int own = strcmp(impl->name, "attnvk") == 0 || strcmp(impl->name, "reference") == 0;
+    const attnvk_kernel_options opts = {.implementation = own ? NULL : impl->name, .test_flags = a->test_flags};
+    for (int c = 0; c < ncases; ++c) {
+        if (t->lost) {
+            printf("skip %-9s %-8s %-24s (device lost earlier)\n", dev, impl->name, cases[c].label);
+            ++counts->skipped;
+            continue;
+        }
+        avk_score_result r;
+        attnvk_status s = avk_score_case_run(t->dev, &cases[c], &opts, bench_case_seed(a->seed, cases[c].label), &r);
+        report_case(t, dev, impl, cases[c].label, r.shape, s, &r.check, r.info.variant, r.message, counts);
     }
 }
 
@@ -227,6 +267,7 @@ int cmd_check(int argc, char **argv)
             for (int i = 0; i < targets[d].nimpls; ++i) {
                 check_block(&targets[d], d, &targets[d].impls[i], cases, workloads, ncases, &cfg, &counts);
                 check_cache_block(&targets[d], &targets[d].impls[i], a.dtypes[di], &a, &counts);
+                check_score_block(&targets[d], &targets[d].impls[i], a.dtypes[di], &a, &counts);
             }
         for (int c = 0; c < built; ++c) bench_workload_destroy(&workloads[c]);
     }

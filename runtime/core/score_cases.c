@@ -1,0 +1,102 @@
+/* The score-modification cases and their runner (see score_cases.h). */
+#include "core/score_cases.h"
+#include "core/cache_cases.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TL = 1, SOFTCAP = 2, WINDOW = 4, ALIBI = 8, SINKS = 16, MASK = 32, MASK_F16 = 64, MASK_FULL = 128 };
+
+int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max)
+{
+    static const struct {
+        const char *label;
+        int b, h, hkv, nq, nk, d, causal, what, left, right;
+        float softcap;
+    } cases[] = {
+        {"softcap window sinks", 2, 4, 2, 40, 70, 64, 1, SOFTCAP | WINDOW | SINKS, 16, -1, 5.f},
+        {"mask alibi", 2, 4, 2, 33, 50, 64, 0, MASK | ALIBI, -1, -1, 0.f},
+        {"mask per head f16", 2, 4, 4, 20, 37, 32, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f},
+        {"top-left Nq>Nk", 1, 4, 1, 50, 20, 64, 1, TL, -1, -1, 0.f},
+        {"top-left Nq<Nk window", 1, 4, 2, 20, 90, 64, 1, TL | WINDOW, 8, -1, 0.f},
+        {"window both sides", 1, 2, 2, 64, 64, 128, 0, WINDOW | SINKS, 5, 3, 0.f},
+        {"decode window sinks", 4, 8, 2, 1, 300, 64, 1, WINDOW | SINKS | SOFTCAP, 128, -1, 30.f},
+        {"all of them", 2, 4, 2, 24, 48, 64, 1, SOFTCAP | WINDOW | ALIBI | SINKS | MASK, 12, -1, 20.f},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases && n < max; ++i, ++n) {
+        avk_score_case *c = &out[n];
+        memset(c, 0, sizeof *c);
+        attnvk_problem *p = &c->p;
+        const int what = cases[i].what;
+        c->label = cases[i].label;
+        p->batch = cases[i].b, p->heads = cases[i].h, p->kv_heads = cases[i].hkv;
+        p->seq_q = cases[i].nq, p->seq_kv = cases[i].nk, p->head_dim = cases[i].d;
+        p->causal = cases[i].causal;
+        p->dtype = dtype;
+        p->align = (what & TL) ? ATTNVK_ALIGN_TOP_LEFT : ATTNVK_ALIGN_BOTTOM_RIGHT;
+        p->softcap = (what & SOFTCAP) ? cases[i].softcap : 0.f;
+        p->window = (what & WINDOW) != 0;
+        p->window_left = cases[i].left, p->window_right = cases[i].right;
+        p->alibi = (what & ALIBI) != 0;
+        p->sinks = (what & SINKS) != 0;
+        p->mask = (what & MASK) != 0;
+        p->mask_batch = (what & MASK_FULL) ? p->batch : 1;
+        p->mask_heads = (what & MASK_FULL) ? p->heads : 1;
+        p->mask_dtype = (what & MASK_F16) ? ATTNVK_F16 : ATTNVK_F32;
+    }
+    return n;
+}
+
+static void describe(const attnvk_problem *p, char *out, size_t n)
+{
+    int len = snprintf(out, n, "B%d H%d/%d Nq%d Nk%d D%d %s%s%s", p->batch, p->heads, p->kv_heads, p->seq_q,
+                       p->seq_kv, p->head_dim, attnvk_dtype_name(p->dtype), p->causal ? " causal" : "",
+                       p->align == ATTNVK_ALIGN_TOP_LEFT ? " top-left" : "");
+    if (p->softcap > 0 && len < (int)n) len += snprintf(out + len, n - len, " softcap=%g", p->softcap);
+    if (p->window && len < (int)n) len += snprintf(out + len, n - len, " window=%d,%d", p->window_left, p->window_right);
+    if (p->alibi && len < (int)n) len += snprintf(out + len, n - len, " alibi");
+    if (p->sinks && len < (int)n) len += snprintf(out + len, n - len, " sinks");
+    if (p->mask && len < (int)n)
+        snprintf(out + len, n - len, " mask=%dx%d %s", p->mask_batch, p->mask_heads, attnvk_dtype_name(p->mask_dtype));
+}
+
+attnvk_status avk_score_case_run(attnvk_device *dev, const avk_score_case *c, const attnvk_kernel_options *opts,
+                                 uint64_t seed, avk_score_result *r)
+{
+    const attnvk_problem *p = &c->p;
+    memset(r, 0, sizeof *r);
+    describe(p, r->shape, sizeof r->shape);
+    float *q = NULL, *k = NULL, *v = NULL, *mask = NULL, *sinks = NULL, *slopes = NULL, *o = NULL;
+    const size_t nmask = p->mask ? (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv : 0;
+    int ok = avk_random_inputs(p, seed, &q, &k, &v);
+    o = malloc(sizeof(float) * attnvk_q_elements(p));
+    mask = malloc(sizeof(float) * (nmask + 1));
+    sinks = malloc(sizeof(float) * p->heads);
+    slopes = malloc(sizeof(float) * p->heads);
+    attnvk_status s = ATTNVK_OK;
+    if (!ok || !o || !mask || !sinks || !slopes) {
+        s = ATTNVK_ERROR_OUT_OF_MEMORY;
+        snprintf(r->message, sizeof r->message, "out of host memory");
+    } else {
+        attnvk_fill_random(mask, nmask, seed ^ 0x6d61736bu);
+        uint64_t st = seed | 1;
+        for (size_t i = 0; i < nmask; ++i) { /* 10% -inf, the rest as the mask's dtype holds it */
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            if ((st >> 33) % 10 == 0) mask[i] = -INFINITY;
+        }
+        attnvk_round_to_dtype(p->mask_dtype, mask, nmask);
+        attnvk_fill_random(sinks, (size_t)p->heads, seed ^ 0x73696e6bu);
+        attnvk_alibi_slopes(p->heads, slopes);
+        attnvk_host_inputs in = {.q = q, .k = k, .v = v, .mask = p->mask ? mask : NULL,
+                                 .sinks = p->sinks ? sinks : NULL, .alibi_slopes = p->alibi ? slopes : NULL};
+        double ms = 0;
+        s = attnvk_attention_host_inputs(dev, p, opts, &in, o, NULL, &r->info, &ms);
+        if (s == ATTNVK_OK) r->check = attnvk_check_output_inputs(p, &in, o, NULL, 0);
+        else snprintf(r->message, sizeof r->message, "%s", attnvk_last_error());
+    }
+    free(q), free(k), free(v), free(mask), free(sinks), free(slopes), free(o);
+    return s;
+}

@@ -1,0 +1,34 @@
+/* The score-modification cases (#13) and their runner, for `attnvk check`
+ * and the tests: softcap, windows, ALiBi, sinks, masks (f32/f16, broadcast,
+ * with -inf) and top-left alignment with Nq above and below Nk, alone and
+ * together. Each implementation that does not declare a case's features
+ * answers UNSUPPORTED with the feature's name. */
+#ifndef ATTNVK_SCORE_CASES_H
+#define ATTNVK_SCORE_CASES_H
+
+#include "attnvk/attnvk.h"
+
+#include <stdint.h>
+
+typedef struct avk_score_case {
+    const char *label;
+    attnvk_problem p; /* dtype filled from the argument */
+} avk_score_case;
+
+/* Fills up to max cases in dtype; returns the count. */
+int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max);
+
+typedef struct avk_score_result {
+    char shape[160];    /* "B2 H4/2 Nq9 Nk14 D64 f32 softcap window=4,-1 sinks" */
+    char message[512];  /* why, when the run did not return OK */
+    attnvk_kernel_info info;
+    attnvk_check check;
+} avk_score_result;
+
+/* Fresh random inputs from seed (a mask with 10% -inf, sinks, ggml's ALiBi
+ * slopes), run through attnvk_attention_host_inputs (O poisoned) with opts,
+ * every row checked against the float64 reference on the same inputs. */
+attnvk_status avk_score_case_run(attnvk_device *dev, const avk_score_case *c, const attnvk_kernel_options *opts,
+                                 uint64_t seed, avk_score_result *r);
+
+#endif
