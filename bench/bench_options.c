@@ -43,6 +43,9 @@ static const char bench_usage[] =
     "  --kv-dtype F   store K and V as q8_0, q4_0 (ggml blocks) or fp8 (e4m3, a scale per kv head), quantized on\n"
     "                 the host; checked against the reference on the dequantized K/V (quant_error: vs the inputs)\n"
     "  --page-size N  also run every case through a paged KV cache of N-token pages in shuffled order\n"
+    "  --softcap C, --window LEFT,RIGHT, --causal-align top-left|bottom-right, --alibi, --sinks random,\n"
+    "  --mask random  score modifications on every case (as in attnvk run; the mask is [Nq,Nk] with 10% -inf,\n"
+    "                 f16 for f16/bf16 cases); TFLOP/s count a window's visible pairs\n"
     "Ctrl-C (SIGINT) or SIGTERM stops after the current dispatch: the finished records are printed and\n"
     "in --out, exit status 130 (143 for SIGTERM).\n"
     "Exit status: 0 every case ran and passed (skipped/unavailable allowed), 1 a correctness or run failure,\n"
@@ -108,14 +111,14 @@ typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
-    OPT_PAGE_SIZE, OPT_COUNT
+    OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
     "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
-    "--page-size"};
+    "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -237,6 +240,23 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
     case OPT_PAGE_SIZE:
         if (!cli_parse_int(val, 1, 4096, &o->page_size)) return bad(name, "an integer in 1..4096", val);
         return 0;
+    case OPT_SOFTCAP:
+        if (!cli_parse_double(val, 1e-30, 1e30, &o->softcap)) return bad(name, "a positive number", val);
+        return 0;
+    case OPT_WINDOW:
+        if (!cli_parse_window(val, &o->window_left, &o->window_right))
+            return bad(name, "LEFT,RIGHT (integers >= -1; -1 unbounded)", val);
+        o->window = 1;
+        return 0;
+    case OPT_CAUSAL_ALIGN:
+        if (strcmp(val, "top-left") && strcmp(val, "bottom-right")) return bad(name, "top-left or bottom-right", val);
+        o->align = val[0] == 't' ? ATTNVK_ALIGN_TOP_LEFT : ATTNVK_ALIGN_BOTTOM_RIGHT;
+        return 0;
+    case OPT_MASK:
+    case OPT_SINKS:
+        if (strcmp(val, "random")) return bad(name, "'random' (the bench generates its inputs)", val);
+        *(id == OPT_MASK ? &o->mask : &o->sinks) = 1;
+        return 0;
     case OPT_DB:
         if (!*val) return bad(name, "a database file name", val);
         o->db = val;
@@ -267,6 +287,7 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
         if (strcmp(a, "--causal") == 0) { o->causal = 1; continue; }
         if (strcmp(a, "--save") == 0) { o->save = 1; continue; }
         if (strcmp(a, "--compact") == 0) { o->compact = 1; continue; }
+        if (strcmp(a, "--alibi") == 0) { o->alibi = 1; continue; }
         /* hidden: a deliberately wrong kernel, so tests can show the check catches it */
         if (strcmp(a, "--test-wrong-kernel") == 0) { o->test_flags |= ATTNVK_TEST_SKIP_LAST_KV_TILE; continue; }
         int matched = 0;

@@ -44,6 +44,11 @@ typedef struct bench_options {
     int tile_br, tile_bc;
     long split_kv;
     attnvk_kv_format kv_format;  /* --kv-dtype */
+    /* score modifications and visibility applied to every case (attnvk_problem) */
+    double softcap;
+    int window, window_left, window_right;
+    attnvk_causal_align align;
+    int alibi, sinks, mask;      /* --alibi, --sinks random, --mask random (10% -inf) */
     long page_size;              /* --page-size: 0 none; else a paged twin of every case */
     uint64_t max_memory;         /* 0: each device's own memory */
     unsigned test_flags;         /* --test-wrong-kernel */

@@ -164,6 +164,16 @@ static cJSON *case_json(const bench_case *c)
     cJSON_AddNumberToObject(o, "scale", attnvk_problem_scale(p));
     cJSON_AddStringToObject(o, "kv_format", attnvk_kv_format_name(p->kv_format));
     cJSON_AddNumberToObject(o, "page_size", p->page_size);
+    /* score modifications: present only where a case has them */
+    if (p->softcap > 0) cJSON_AddNumberToObject(o, "softcap", p->softcap);
+    if (p->window) {
+        cJSON_AddNumberToObject(o, "window_left", p->window_left);
+        cJSON_AddNumberToObject(o, "window_right", p->window_right);
+    }
+    if (p->align == ATTNVK_ALIGN_TOP_LEFT) cJSON_AddStringToObject(o, "causal_align", "top-left");
+    if (p->alibi) cJSON_AddBoolToObject(o, "alibi", 1);
+    if (p->sinks) cJSON_AddBoolToObject(o, "sinks", 1);
+    if (p->mask) cJSON_AddStringToObject(o, "mask", "random");
     if (c->note) cJSON_AddStringToObject(o, "note", c->note);
     return o;
 }

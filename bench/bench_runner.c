@@ -28,9 +28,10 @@ typedef struct io_set {
     attnvk_buffer *q, *k, *v, *o;
 } io_set;
 
-/* A paged or quantized case's tables, shared by every input set. */
+/* A paged or quantized case's tables and the score inputs, shared by every input set. */
 typedef struct cache_tables {
     attnvk_buffer *block_table, *seq_lens, *kv_scales;
+    attnvk_buffer *mask, *sinks, *slopes;
 } cache_tables;
 
 /* One record's run on a device: the kernel, its buffers, the dispatch plan. */
@@ -98,7 +99,8 @@ static attnvk_status run_chunk(bench_job *st, io_set *s, int begin, int count, d
     if (stop_requested(st)) return ATTNVK_OK;
     if (begin == 0 && count == st->p.seq_q) count = 0; /* the plain whole-problem dispatch */
     const attnvk_tensors t = {.q = s->q, .k = s->k, .v = s->v, .o = s->o, .block_table = st->tables.block_table,
-                              .seq_lens = st->tables.seq_lens, .kv_scales = st->tables.kv_scales};
+                              .seq_lens = st->tables.seq_lens, .kv_scales = st->tables.kv_scales,
+                              .mask = st->tables.mask, .sinks = st->tables.sinks, .alibi_slopes = st->tables.slopes};
     return attnvk_kernel_run_repeated(st->kernel, &t, begin, count, st->launches > 0 ? st->launches : 1, ms);
 }
 
@@ -219,6 +221,24 @@ static attnvk_status upload_cache(bench_job *st, const bench_workload *w)
         s = new_buffer(st, w->cache.seq_lens, sizeof(int32_t) * (size_t)p->batch, &st->tables.seq_lens);
     if (s == ATTNVK_OK && w->cache.kv_scales)
         s = new_buffer(st, w->cache.kv_scales, sizeof(float) * 2 * (size_t)p->kv_heads, &st->tables.kv_scales);
+    return s;
+}
+
+/* The mask (in its dtype), sinks and ALiBi slopes the problem asks for. */
+static attnvk_status upload_scores(bench_job *st, const bench_workload *w)
+{
+    const attnvk_problem *p = &w->p;
+    attnvk_status s = ATTNVK_OK;
+    if (w->mask) {
+        const size_t bytes = w->nmask * attnvk_dtype_size(p->mask_dtype);
+        void *packed = malloc(bytes);
+        if (!packed) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the mask");
+        attnvk_pack(p->mask_dtype, w->mask, packed, w->nmask);
+        s = new_buffer(st, packed, bytes, &st->tables.mask);
+        free(packed);
+    }
+    if (s == ATTNVK_OK && w->sinks) s = new_buffer(st, w->sinks, sizeof(float) * p->heads, &st->tables.sinks);
+    if (s == ATTNVK_OK && w->slopes) s = new_buffer(st, w->slopes, sizeof(float) * p->heads, &st->tables.slopes);
     return s;
 }
 
@@ -540,6 +560,9 @@ void bench_job_abort(bench_job *st)
     attnvk_buffer_destroy(st->tables.block_table);
     attnvk_buffer_destroy(st->tables.seq_lens);
     attnvk_buffer_destroy(st->tables.kv_scales);
+    attnvk_buffer_destroy(st->tables.mask);
+    attnvk_buffer_destroy(st->tables.sinks);
+    attnvk_buffer_destroy(st->tables.slopes);
     attnvk_kernel_destroy(st->kernel);
     free(st->chunk_begin);
     free(st->chunk_count);
@@ -595,6 +618,7 @@ void bench_job_finish(bench_job *st, const bench_workload *w, const bench_run_co
         if (s == ATTNVK_OK) s = upload(st, w->k, attnvk_kv_elements(&w->p), 1);
         if (s == ATTNVK_OK) s = upload(st, w->v, attnvk_kv_elements(&w->p), 2);
     }
+    if (s == ATTNVK_OK) s = upload_scores(st, w);
     if (s == ATTNVK_OK) {
         stage = "the probe run";
         report_progress(st, "probe", 0);

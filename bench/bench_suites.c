@@ -260,6 +260,39 @@ static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
     return n * twins;
 }
 
+/* --softcap, --window, --causal-align, --alibi, --sinks, --mask apply to every
+ * case; the name says which ("-softcap50-w4096_-1-tl-alibi-sinks-mask"). */
+static int score_cases(const bench_options *o, bench_case *cases, int n)
+{
+    if (n <= 0 || !(o->softcap > 0 || o->window || o->align || o->alibi || o->sinks || o->mask)) return n;
+    for (int i = 0; i < n; ++i) {
+        bench_case *c = &cases[i];
+        attnvk_problem *p = &c->p;
+        p->softcap = (float)o->softcap;
+        p->window = o->window, p->window_left = o->window_left, p->window_right = o->window_right;
+        p->align = o->align;
+        p->alibi = o->alibi, p->sinks = o->sinks, p->mask = o->mask;
+        p->mask_batch = p->mask_heads = 1;
+        p->mask_dtype = p->dtype == ATTNVK_F32 ? ATTNVK_F32 : ATTNVK_F16;
+        char suffix[96] = "";
+        size_t len = 0;
+        if (o->softcap > 0) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-softcap%g", o->softcap);
+        if (o->window && len < sizeof suffix)
+            len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-w%d_%d", o->window_left, o->window_right);
+        if (o->align && len < sizeof suffix) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-tl");
+        if (o->alibi && len < sizeof suffix) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-alibi");
+        if (o->sinks && len < sizeof suffix) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-sinks");
+        if (o->mask && len < sizeof suffix) snprintf(suffix + len, sizeof suffix - len, "-mask");
+        char base[sizeof c->name];
+        snprintf(base, sizeof base, "%s", c->name);
+        if (snprintf(c->name, sizeof c->name, "%s%s", base, suffix) >= (int)sizeof c->name)
+            return cli_error(EXIT_USAGE, "bench: case name %s%s is too long", base, suffix), free(cases), -1;
+        if (attnvk_problem_validate(p) != ATTNVK_OK)
+            return cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error()), free(cases), -1;
+    }
+    return n;
+}
+
 int bench_build_cases(const bench_options *o, bench_case **out)
 {
     int n;
@@ -268,7 +301,8 @@ int bench_build_cases(const bench_options *o, bench_case **out)
         const bench_suite *s = bench_suite_find(o->suite);
         n = s ? suite_cases(o, s, out) : -1;
     }
-    return kv_cache_cases(o, out, n);
+    n = kv_cache_cases(o, out, n);
+    return score_cases(o, n > 0 ? *out : NULL, n);
 }
 
 int bench_check_cases(attnvk_dtype dtype, bench_case *out, int max)

@@ -1,6 +1,7 @@
 #include "bench_workload.h"
 
 #include "core/error.h"
+#include "core/reference.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -83,11 +84,49 @@ static double host_memory_bytes(void)
     return pages > 0 && page > 0 ? (double)pages * (double)page : 0;
 }
 
-/* f32 Q, K, V, and the float64 reference of every row when checked in full. */
+static size_t mask_elements(const attnvk_problem *p)
+{
+    return p->mask ? (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv : 0;
+}
+
+/* f32 Q, K, V, a mask, and the float64 reference of every row when checked in full. */
 static double host_bytes(const attnvk_problem *p, int full)
 {
     double nq = (double)attnvk_q_elements(p), nkv = (double)attnvk_kv_elements(p);
-    return 4.0 * (nq + 2.0 * nkv) + (full ? 8.0 * nq : 0);
+    return 4.0 * (nq + 2.0 * nkv + (double)mask_elements(p)) + (full ? 8.0 * nq : 0);
+}
+
+/* The reference of the checked rows, with the problem's score inputs. */
+static void reference_rows(const bench_workload *w, const float *k, const float *v, double *out)
+{
+    avk_reference_job job = {.p = &w->p, .q = w->q, .k = k, .v = v, .mask = w->mask, .sinks = w->sinks,
+                             .alibi_slopes = w->slopes, .rows = w->rows, .nrows = w->nrows, .out_f64 = out};
+    avk_reference_run(&job);
+}
+
+/* Seeded score inputs: a mask with 10% -inf (the rest normal, as its dtype
+ * holds them), normal sinks, ggml's ALiBi slopes. */
+static attnvk_status score_inputs(bench_workload *w, uint64_t seed)
+{
+    const attnvk_problem *p = &w->p;
+    w->nmask = mask_elements(p);
+    if (p->mask) w->mask = malloc(sizeof(float) * w->nmask);
+    if (p->sinks) w->sinks = malloc(sizeof(float) * p->heads);
+    if (p->alibi) w->slopes = malloc(sizeof(float) * p->heads);
+    if ((p->mask && !w->mask) || (p->sinks && !w->sinks) || (p->alibi && !w->slopes))
+        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the score inputs");
+    if (w->mask) {
+        attnvk_fill_random(w->mask, w->nmask, seed * 3 + 4);
+        uint64_t s = seed;
+        for (size_t i = 0; i < w->nmask; ++i) {
+            s = mix64(s);
+            if (s % 10 == 0) w->mask[i] = -INFINITY;
+        }
+        attnvk_round_to_dtype(p->mask_dtype, w->mask, w->nmask);
+    }
+    if (w->sinks) attnvk_fill_random(w->sinks, (size_t)p->heads, seed * 3 + 5);
+    if (w->slopes) attnvk_alibi_slopes(p->heads, w->slopes);
+    return ATTNVK_OK;
 }
 
 int bench_workload_fits_host(const attnvk_problem *p, int full, char *why, size_t n)
@@ -110,7 +149,7 @@ static attnvk_status build_cache(bench_workload *w, uint64_t seed)
     if (p->kv_format != ATTNVK_KV_DTYPE) {
         w->ref_inputs = malloc(sizeof(double) * w->nrows * (size_t)p->head_dim);
         if (!w->ref_inputs) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference rows");
-        attnvk_reference_rows(p, w->q, w->k, w->v, w->rows, w->nrows, w->ref_inputs, NULL);
+        reference_rows(w, w->k, w->v, w->ref_inputs);
     }
     return avk_kv_host_decoded(p, &w->cache, w->k, w->v);
 }
@@ -146,7 +185,7 @@ attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int 
     else
         w->nrows = sample_rows(p, seed, w->rows);
     w->ref = malloc(sizeof(double) * w->nrows * (size_t)p->head_dim);
-    if (!w->ref) {
+    if (!w->ref || score_inputs(w, seed) != ATTNVK_OK) {
         bench_workload_destroy(w);
         return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference rows");
     }
@@ -157,7 +196,7 @@ attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int 
             return s;
         }
     }
-    attnvk_reference_rows(p, w->q, w->k, w->v, w->rows, w->nrows, w->ref, NULL);
+    reference_rows(w, w->k, w->v, w->ref);
     return ATTNVK_OK;
 }
 
@@ -169,6 +208,9 @@ void bench_workload_destroy(bench_workload *w)
     free(w->rows);
     free(w->ref);
     free(w->ref_inputs);
+    free(w->mask);
+    free(w->sinks);
+    free(w->slopes);
     if (w->has_cache) avk_kv_host_free(&w->cache);
     memset(w, 0, sizeof *w);
 }

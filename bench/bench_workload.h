@@ -24,6 +24,9 @@ typedef struct bench_workload {
     int has_cache;
     avk_kv_host cache;
     double *ref_inputs;
+    /* the score inputs the problem asks for (mask: 10% -inf), else NULL */
+    float *mask, *sinks, *slopes;
+    size_t nmask;
 } bench_workload;
 
 /* Same inputs for the same case name and seed, whatever else runs. */

@@ -63,6 +63,19 @@ int cli_parse_double(const char *s, double lo, double hi, double *out)
     return 1;
 }
 
+int cli_parse_window(const char *s, int *left, int *right)
+{
+    char *end;
+    long l = strtol(s, &end, 10), r = 0;
+    if (end == s || *end != ',') return 0;
+    const char *rs = end + 1;
+    r = strtol(rs, &end, 10);
+    if (end == rs || *end || l < -1 || r < -1 || l > (1l << 30) || r > (1l << 30)) return 0;
+    *left = (int)l;
+    *right = (int)r;
+    return 1;
+}
+
 int cli_parse_tile(const char *s, int *br, int *bc)
 {
     char buf[64];

@@ -26,6 +26,8 @@ int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 /* "BRxBC" -> two ints. */
 int cli_parse_tile(const char *s, int *br, int *bc);
+/* "LEFT,RIGHT", each an integer in -1..2^30 (-1: unbounded): 1 on success. */
+int cli_parse_window(const char *s, int *left, int *right);
 /* Comma-separated positive ints; returns the count (0 on error). */
 int cli_parse_int_list(const char *s, long lo, long hi, long *out, int max);
 /* A non-empty comma list without empty items (",a", "a,,b", "a," are not). */

@@ -80,18 +80,10 @@ int run_parse_args(int argc, char **argv, run_args *a)
             *(which == 17 ? &a->mask : which == 18 ? &a->sinks : &a->alibi_slopes) = val;
         }
         if (which == 20) {
-            char *end;
-            long l = strtol(val, &end, 10), r = 0;
-            int ok = end != val && *end == ',';
-            if (ok) {
-                const char *rs = end + 1;
-                r = strtol(rs, &end, 10);
-                ok = end != rs && !*end && l >= -1 && r >= -1 && l <= (1l << 30) && r <= (1l << 30);
-            }
-            if (!ok)
+            if (!cli_parse_window(val, &a->window_left, &a->window_right))
                 return cli_error(EXIT_USAGE, "run: --window wants LEFT,RIGHT (integers >= -1; -1 unbounded), got '%s'",
                                  val);
-            a->window = 1, a->window_left = (int)l, a->window_right = (int)r;
+            a->window = 1;
         }
         if (which == 21) {
             if (strcmp(val, "top-left") == 0) a->align = ATTNVK_ALIGN_TOP_LEFT;

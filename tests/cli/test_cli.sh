@@ -321,6 +321,22 @@ if "$attnvk" devices 2>/dev/null | grep -q "vulkan:0"; then
     run --api vulkan --q "$sa/q.npy" --k "$sa/k.npy" --v "$sa/v.npy" --out "$work/o.npy" --softcap 5
 fi
 
+# the bench takes the same modifications on generated inputs, names them and records them
+if "$attnvk" bench --api cpu --batch 1 --heads 2 --seq 40 --seq-kv 70 --head-dim 16 --dtype f32 --causal --softcap 20 \
+     --window 8,-1 --causal-align top-left --alibi --sinks random --mask random -r 1 --warmup 0 -o json \
+     --out "$work/scores.json" > /dev/null 2>&1 &&
+   $python -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["records"][0]
+c = r["case"]
+assert r["status"] == "ok", r
+assert c["name"].endswith("-softcap20-w8_-1-tl-alibi-sinks-mask"), c["name"]
+assert (c["softcap"], c["window_left"], c["window_right"], c["causal_align"], c["alibi"], c["sinks"], c["mask"]) == \
+    (20, 8, -1, "top-left", True, True, "random"), c
+' "$work/scores.json"; then ok "bench score modifications"; else bad "bench score modifications"; fi
+expect_usage "bench-mask-file" "bench: --mask wants 'random'" bench --api cpu --mask m.npy
+expect_usage "bench-window" "bench: --window wants LEFT,RIGHT" bench --api cpu --window 3
+
 # --- --check prints a passing comparison; ATTNVK_VISIBLE_DEVICES hides devices (a typo is an error, above) ---
 if "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy" --check | grep -q "pass"; then
   ok "run --check"; else bad "run --check"; fi
