@@ -26,6 +26,7 @@
     __global const ELEM *Q, __global const uchar *K, __global const uchar *V, __global ELEM *O,              \
         __global float *LSE, __global float *part_O, __global float *part_LSE,                               \
         __global const int *block_table, __global const int *seq_lens, __global const float *kv_scales,     \
+        __global const float *alibi_slopes, __global const float *sinks, __global const uchar *mask,         \
         const avk_kernel_args args
 
 /* keys of sequence b */
@@ -35,12 +36,51 @@ inline int avk_seq_len(const avk_kernel_args *a, __global const int *seq_lens, i
     return clamp(seq_lens[b], 0, (int)a->seq_kv);
 }
 
-/* exclusive end of the keys query i sees in a sequence of len keys */
+/* i' of query i in a sequence of len keys: where causal masks, windows and ALiBi put it */
+inline long avk_row_pos(const avk_kernel_args *a, int len, int i)
+{
+    return (a->flags & AVK_FLAG_TOP_LEFT) ? (long)i : (long)i + len - (long)a->seq_q;
+}
+
+/* exclusive end of the keys query i sees in a sequence of len keys (causal, window) */
 inline int avk_key_end(const avk_kernel_args *a, int len, int i)
 {
-    if (!(a->flags & AVK_FLAG_CAUSAL)) return len;
-    return clamp(i + len - (int)a->seq_q + 1, 0, len);
+    const long pos = avk_row_pos(a, len, i);
+    long end = len;
+    if (a->flags & AVK_FLAG_CAUSAL) end = min(end, pos + 1);
+    if ((a->flags & AVK_FLAG_WINDOW) && a->window_right >= 0) end = min(end, pos + a->window_right + 1);
+    return (int)clamp(end, 0L, (long)len);
 }
+
+/* first key query i sees (the window's left side) */
+inline int avk_key_begin(const avk_kernel_args *a, int len, int i)
+{
+    if (!(a->flags & AVK_FLAG_WINDOW) || a->window_left < 0) return 0;
+    return (int)clamp(avk_row_pos(a, len, i) - a->window_left, 0L, (long)len);
+}
+
+/* Score modifications (attnvk.h's order after the scale), on a score s in the
+ * log2 domain (scale * log2(e) * q.k) for key j of a row at i' = pos, head h,
+ * with that row's mask row (NULL-safe: only read with AVK_FLAG_MASK). */
+inline float avk_score_mod(const avk_kernel_args *a, float s, int j, long pos, float slope, __global const uchar *mask,
+                           long mask_row)
+{
+    const float log2e = 1.4426950408889634f;
+    if (a->softcap > 0.0f) s = a->softcap * tanh(s * (0.6931471805599453f / a->softcap)) * log2e;
+    if (a->flags & AVK_FLAG_ALIBI) s += slope * (float)(j - pos) * log2e;
+    if (a->flags & AVK_FLAG_MASK)
+        s += ((a->flags & AVK_FLAG_MASK_F16) ? vload_half(mask_row + j, (__global const half *)mask)
+                                             : ((__global const float *)mask)[mask_row + j]) * log2e;
+    return s;
+}
+
+/* element offset of query i's row in the mask ([b][h][i][j] with broadcast strides) */
+inline long avk_mask_row(const avk_kernel_args *a, int b, int h, int i)
+{
+    return (long)b * a->mask_sb + (long)h * a->mask_sh + (long)i * a->seq_kv;
+}
+
+#define AVK_SCORE_MODS (AVK_FLAG_ALIBI | AVK_FLAG_MASK)
 
 /* Where one work-group works. Packed row R (GQA packing) is query R / pack
  * of head h + R % pack; with pack = 1 a row is a query index. */
@@ -50,7 +90,9 @@ typedef struct avk_work {
     int seq_len;        /* keys of this sequence */
     int kv_limit;       /* keys [0, kv_limit) exist (fewer only for the test-only skip) */
     int kv_end;         /* keys [0, kv_end) may be visible to some row */
-    int kv_full;        /* keys [0, kv_full) are visible to every row: tiles below need no mask */
+    int kv_full;        /* keys [kv_full_begin, kv_full) are visible to every row: tiles within need no mask */
+    int kv_begin;       /* no row sees keys below this (a window's left side) */
+    int kv_full_begin;
     int t_begin, t_end; /* this split's K/V tiles */
 } avk_work;
 
@@ -68,6 +110,8 @@ inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_len
     w.kv_limit = (a->flags & AVK_FLAG_SKIP_LAST_TILE) ? (w.seq_len > 0 ? (w.seq_len - 1) / bc * bc : 0) : w.seq_len;
     w.kv_end = min(w.kv_limit, avk_key_end(a, w.seq_len, (w.r_end - 1) / pack));
     w.kv_full = min(w.kv_limit, avk_key_end(a, w.seq_len, w.r0 / pack));
+    w.kv_begin = avk_key_begin(a, w.seq_len, w.r0 / pack);
+    w.kv_full_begin = avk_key_begin(a, w.seq_len, (w.r_end - 1) / pack);
     const int tiles = (w.kv_end + bc - 1) / bc;
     if (a->splits > 1) {
         const int per_split = (int)a->split_keys / bc;
@@ -78,6 +122,12 @@ inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_len
         w.t_end = tiles;
     }
     return w;
+}
+
+/* the first key packed row R sees */
+inline int avk_row_key_begin(const avk_kernel_args *a, const avk_work *w, int R)
+{
+    return avk_key_begin(a, w->seq_len, R / (int)a->pack);
 }
 
 /* keys [0, end) packed row R sees */

@@ -101,7 +101,9 @@ void avk_flash_tiled(AVK_CONTRACT_ARGS(avk_elem))
     float4 q[AVK_TM][AVK_NC4];
     float4 o[AVK_TM][AVK_NC4];
     float m_run[AVK_TM], l_run[AVK_TM];
-    int key_end[AVK_TM];
+    int key_end[AVK_TM], key_begin[AVK_TM];
+    long pos[AVK_TM], mask_row[AVK_TM]; /* i', and the row's mask offset */
+    float slope[AVK_TM];
 AVK_PRAGMA_UNROLL
     for (int m = 0; m < AVK_TM; ++m) {
         const int R = w.r0 + rg + m * AVK_NRG;
@@ -114,15 +116,22 @@ AVK_PRAGMA_UNROLL
         m_run[m] = -INFINITY;
         l_run[m] = 0.0f;
         key_end[m] = avk_row_key_end(a, &w, R);
+        key_begin[m] = avk_row_key_begin(a, &w, R);
+        const int Rv = min(R, w.r_end - 1), pack = (int)a->pack; /* rows past the end read a real row */
+        pos[m] = avk_row_pos(a, w.seq_len, Rv / pack);
+        slope[m] = (args.flags & AVK_FLAG_ALIBI) ? alibi_slopes[w.h + Rv % pack] : 0.0f;
+        mask_row[m] = avk_mask_row(a, w.b, w.h + Rv % pack, Rv / pack);
     }
+    /* tiles below every row's window are skipped */
+    const int t_first = max(w.t_begin, w.kv_begin / AVK_BC);
 
 #if AVK_ASYNC
-    if (w.t_begin < w.t_end) avk_issue_tile(Ks, Vs, K, V, a, block_table, &w, w.t_begin * AVK_BC, tid);
+    if (t_first < w.t_end) avk_issue_tile(Ks, Vs, K, V, a, block_table, &w, t_first * AVK_BC, tid);
 #endif
-    for (int t = w.t_begin; t < w.t_end; ++t) {
+    for (int t = t_first; t < w.t_end; ++t) {
         const int kt = t * AVK_BC;
 #if AVK_ASYNC
-        const int cur = ((t - w.t_begin) & 1) * AVK_TILE4;
+        const int cur = ((t - t_first) & 1) * AVK_TILE4;
         if (t + 1 < w.t_end) {
             const int next = AVK_TILE4 - cur;
             avk_issue_tile(Ks + next, Vs + next, K, V, a, block_table, &w, kt + AVK_BC, tid);
@@ -195,14 +204,24 @@ AVK_PRAGMA_UNROLL
 #endif
 #endif
 
-        /* masks: keys past the end of each row's visible range (edge tile,
-         * causal diagonal, ragged lengths) */
-        if (kt + AVK_BC > w.kv_full) {
+        /* softcap, ALiBi, mask (the contract's score hook), on visible keys only */
+        if ((args.flags & AVK_SCORE_MODS) || args.softcap > 0.0f) {
 AVK_PRAGMA_UNROLL
             for (int m = 0; m < AVK_TM; ++m)
 AVK_PRAGMA_UNROLL
                 for (int k = 0; k < AVK_BC; ++k)
-                    if (kt + k >= key_end[m]) s[m][k] = -INFINITY;
+                    if (kt + k < key_end[m] && kt + k >= key_begin[m])
+                        s[m][k] = avk_score_mod(a, s[m][k], kt + k, pos[m], slope[m], mask, mask_row[m]);
+        }
+
+        /* masks: keys outside each row's visible range (edge tile, causal
+         * diagonal, ragged lengths, windows) */
+        if (kt + AVK_BC > w.kv_full || kt < w.kv_full_begin) {
+AVK_PRAGMA_UNROLL
+            for (int m = 0; m < AVK_TM; ++m)
+AVK_PRAGMA_UNROLL
+                for (int k = 0; k < AVK_BC; ++k)
+                    if (kt + k >= key_end[m] || kt + k < key_begin[m]) s[m][k] = -INFINITY;
         }
 
         /* online softmax (log2 domain); a row with nothing visible yet keeps m = -inf */
@@ -244,6 +263,15 @@ AVK_PRAGMA_UNROLL
     for (int m = 0; m < AVK_TM; ++m) {
         const int R = w.r0 + rg + m * AVK_NRG;
         if (R >= w.r_end) continue;
+        if ((args.flags & AVK_FLAG_SINKS) && !(args.flags & AVK_FLAG_SPLIT)) {
+            /* the sink joins the denominator (split partials leave it to the merge) */
+            const float sink = sinks[w.h + R % (int)a->pack] * 1.4426950408889634f;
+            const float mx = fmax(m_run[m], sink), keep = m_run[m] == -INFINITY ? 0.0f : AVK_EXP2(m_run[m] - mx);
+AVK_PRAGMA_UNROLL
+            for (int j = 0; j < AVK_NC4; ++j) o[m][j] *= keep;
+            l_run[m] = l_run[m] * keep + AVK_EXP2(sink - mx);
+            m_run[m] = mx;
+        }
         const float inv = l_run[m] > 0.0f ? 1.0f / l_run[m] : 0.0f;
         const float lse = l_run[m] > 0.0f ? (m_run[m] + log2(l_run[m])) * AVK_LN2 : -INFINITY;
         const long lrow = avk_lse_row(a, &w, R);

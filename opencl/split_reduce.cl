@@ -3,7 +3,7 @@
  * layout); O = sum_s exp(lse_s - lse) O_s with lse = log sum_s exp(lse_s).
  * One work-item per (column, query row, batch*head). */
 __kernel void avk_split_reduce(__global const float *part_O, __global const float *part_LSE, __global avk_elem *O,
-                               __global float *LSE, const avk_kernel_args args)
+                               __global float *LSE, __global const float *sinks, const avk_kernel_args args)
 {
     const int d = get_global_id(0);
     const int i = (int)args.q_begin + (int)get_global_id(1);
@@ -11,11 +11,14 @@ __kernel void avk_split_reduce(__global const float *part_O, __global const floa
     if (d >= AVK_D) return;
     const long row = (long)bh * args.seq_q + i;
     const long split_stride = (long)args.batch * args.heads * args.seq_q;
-    float mx = -INFINITY;
+    const int b = bh / (int)args.heads, h = bh - b * (int)args.heads;
+    /* a sink joins once, here: a logit with no value */
+    const float sink = (args.flags & AVK_FLAG_SINKS) ? sinks[h] : -INFINITY;
+    float mx = sink;
     for (int s = 0; s < (int)args.splits; ++s) mx = fmax(mx, part_LSE[s * split_stride + row]);
     float out = 0.0f, lse = -INFINITY;
     if (mx != -INFINITY) {
-        float wsum = 0.0f, acc = 0.0f;
+        float wsum = sink == -INFINITY ? 0.0f : exp(sink - mx), acc = 0.0f;
         for (int s = 0; s < (int)args.splits; ++s) {
             const float ls = part_LSE[s * split_stride + row];
             if (ls == -INFINITY) continue; /* an empty split */
@@ -26,7 +29,6 @@ __kernel void avk_split_reduce(__global const float *part_O, __global const floa
         out = acc / wsum;
         lse = mx + log(wsum);
     }
-    const int b = bh / (int)args.heads, h = bh - b * (int)args.heads;
     AVK_STORE1(out, O + (long)b * args.q_sb + (long)h * args.q_sh + (long)i * args.q_ss, d);
     if ((args.flags & AVK_FLAG_WRITE_LSE) && d == 0) LSE[row] = lse;
 }

@@ -9,6 +9,13 @@
 #define AVK_FLAG_SEQ_LENS 4u        /* per-sequence key counts from seq_lens, clamped to 0..seq_kv */
 #define AVK_FLAG_SPLIT 8u           /* write f32 partials (O, LSE) per split for the merge */
 #define AVK_FLAG_SKIP_LAST_TILE 16u /* ATTNVK_TEST_SKIP_LAST_KV_TILE: deliberately wrong */
+/* score modifications and visibility (attnvk.h; kernel_args.def's window_*, softcap, mask_*) */
+#define AVK_FLAG_TOP_LEFT 32u       /* i' = i, else i + len - Nq: for causal, windows and ALiBi */
+#define AVK_FLAG_WINDOW 64u         /* keys i' - window_left .. i' + window_right (-1: unbounded that side) */
+#define AVK_FLAG_ALIBI 128u         /* s += alibi_slopes[h] * (j - i') */
+#define AVK_FLAG_SINKS 256u         /* sinks[h] joins each row's softmax (in the split merge when split) */
+#define AVK_FLAG_MASK 512u          /* s += mask[b * mask_sb + h * mask_sh + i * seq_kv + j] */
+#define AVK_FLAG_MASK_F16 1024u     /* the mask holds f16 (else f32) */
 
 /* AVK_KV_FORMAT values (= attnvk_kv_format) */
 #define AVK_KV_DTYPE 0

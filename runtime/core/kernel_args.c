@@ -47,6 +47,19 @@ void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_beg
     a->splits = 1;
     a->split_keys = (U32)p->seq_kv;
     a->scale_log2 = attnvk_problem_scale(p) * 1.4426950408889634f;
+    const unsigned f = avk_problem_features(p);
+    a->flags |= ((f & ATTNVK_FEATURE_TOP_LEFT) ? AVK_FLAG_TOP_LEFT : 0u) |
+                ((f & ATTNVK_FEATURE_WINDOW) ? AVK_FLAG_WINDOW : 0u) | (p->alibi ? AVK_FLAG_ALIBI : 0u) |
+                (p->sinks ? AVK_FLAG_SINKS : 0u) | (p->mask ? AVK_FLAG_MASK : 0u) |
+                (p->mask && p->mask_dtype == ATTNVK_F16 ? AVK_FLAG_MASK_F16 : 0u);
+    a->window_left = (f & ATTNVK_FEATURE_WINDOW) ? p->window_left : -1;
+    a->window_right = (f & ATTNVK_FEATURE_WINDOW) ? p->window_right : -1;
+    a->softcap = p->softcap;
+    if (p->mask) {
+        const uint32_t pair = (uint32_t)p->seq_q * (uint32_t)p->seq_kv;
+        a->mask_sb = p->mask_batch > 1 ? pair * (uint32_t)p->mask_heads : 0u;
+        a->mask_sh = p->mask_heads > 1 ? pair : 0u;
+    }
 }
 
 int avk_kernel_args_split(avk_kernel_args *a, const attnvk_problem *p, int br, int bc, int compute_units,

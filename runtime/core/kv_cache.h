@@ -17,6 +17,10 @@ enum {
 attnvk_status avk_kv_cache_validate(const attnvk_problem *p);
 /* The ATTNVK_FEATURE_* bits a problem needs. */
 unsigned avk_problem_features(const attnvk_problem *p);
+/* The score modifications and visibility bounds among them (#13). */
+#define AVK_SCORE_FEATURES                                                                                     \
+    (ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI | ATTNVK_FEATURE_SINKS |             \
+     ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT)
 /* "paged KV cache", "q8_0 KV cache", ... for the first bit of missing. */
 const char *avk_feature_name(unsigned missing);
 /* 1 when the problem reads seq_lens. */

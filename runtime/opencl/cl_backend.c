@@ -2,6 +2,7 @@
  * devices, kernels built per device at run time (see cl_flash.c) and the
  * CLBlast baseline (cl_clblast.c). */
 #include "core/backend.h"
+#include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 #include "opencl/cl_bandwidth.h"
 #include "opencl/cl_kernels.h"
 #include "opencl/cl_program.h"
@@ -107,7 +108,8 @@ static int cl_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         out[0].available = 1;
         /* every body (tiled, mma) runs them all through the contract's hooks */
         out[0].features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 |
-                          ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8;
+                          ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 |
+                          AVK_SCORE_FEATURES; /* through the tiled bodies (avk_cl_configure routes them) */
     }
     if (max >= 2) {
         const char *why = "";

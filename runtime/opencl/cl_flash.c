@@ -144,10 +144,13 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
     args.q_begin = (U32)a->q_begin;
     args.q_count = (U32)a->q_count;
     args.flags = (args.flags & ~AVK_FLAG_WRITE_LSE) | (a->lse ? AVK_FLAG_WRITE_LSE : 0u);
-    const cl_mem buffers[] = {a->q->mem, a->k->mem, a->v->mem, a->o->mem, lse, opart, lsepart, table, lens, scales};
+    const cl_mem slopes = a->alibi_slopes ? a->alibi_slopes->mem : k->dummy;
+    const cl_mem sinks = a->sinks ? a->sinks->mem : k->dummy, mask = a->mask ? a->mask->mem : k->dummy;
+    const cl_mem buffers[] = {a->q->mem, a->k->mem, a->v->mem, a->o->mem, lse, opart, lsepart, table, lens, scales,
+                              slopes, sinks, mask};
     cl_kernel m = k->main;
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; ++i) SET_ARG(m, i, buffers[i]);
-    SET_ARG(m, 10, args);
+    SET_ARG(m, sizeof buffers / sizeof *buffers, args);
     const int pack = (int)args.pack, splits = (int)args.splits;
     const size_t blocks = (size_t)avk_row_blocks(pack, a->q_count, cfg->br);
     const size_t global[3] = {blocks * cfg->wg, (size_t)(p->heads / pack), (size_t)p->batch * splits};
@@ -158,7 +161,8 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
         SET_ARG(r, 1, lsepart);
         SET_ARG(r, 2, a->o->mem);
         SET_ARG(r, 3, lse);
-        SET_ARG(r, 4, args);
+        SET_ARG(r, 4, sinks);
+        SET_ARG(r, 5, args);
     }
     const size_t rglobal[3] = {(size_t)(p->head_dim + 31) / 32 * 32, (size_t)a->q_count, (size_t)p->batch * p->heads};
     const size_t rlocal[3] = {32, 1, 1};

@@ -4,6 +4,7 @@
 #include "opencl/cl_tuning.h"
 
 #include "core/error.h"
+#include "core/kv_cache.h" /* avk_problem_features */
 #include "core/split_plan.h" /* avk_is_decode */
 #include "core/tuning.h"
 
@@ -430,6 +431,12 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
             return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s needs an NVIDIA GPU of compute capability >= 8.0",
                             opts->variant);
     }
+    /* score modifications: the tiled bodies implement the contract's hooks, the mma bodies not yet */
+    const unsigned scored = avk_problem_features(p) & AVK_SCORE_FEATURES;
+    if (scored && family && strcmp(family, "tiled"))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "variant %s does not implement %s yet (tiled-f32 and tiled-f16 do)",
+                        opts->variant, avk_feature_name(scored));
+    if (scored) family = "tiled";
     const int decode = avk_is_decode(p);
     const avk_tuning *e = lookup(caps, info, p->dtype, p->head_dim, decode, family);
     if (!e && !family) e = lookup(caps, info, p->dtype, p->head_dim, decode, "tiled");

@@ -271,8 +271,11 @@ np.save('$d/mask.npy', m.astype(np.float32))
 np.save('$d/mask2d.npy', rng.standard_normal((nq, nk)).astype(np.float16))
 np.save('$d/sinks.npy', rng.standard_normal(h).astype(np.float32))"
 done
-# the unfused CLBlast baseline applies them too, where OpenCL and CLBlast load
+# attnvk's OpenCL kernels (the tiled bodies) and the unfused CLBlast baseline
+# apply them too, where OpenCL and CLBlast load (PoCL in CI)
 apis=(cpu)
+"$attnvk" run --api opencl --q "$sa/q.npy" --k "$sa/k.npy" --v "$sa/v.npy" --out "$work/o.npy" \
+  > /dev/null 2>&1 && apis+=(opencl)
 "$attnvk" run --api opencl --impl clblast --q "$sa/q.npy" --k "$sa/k.npy" --v "$sa/v.npy" --out "$work/o.npy" \
   > /dev/null 2>&1 && apis+=(clblast)
 for api in "${apis[@]}"; do
@@ -280,6 +283,7 @@ while read -r name dir causal align window softcap mask sinks alibi; do
   d="$work/$dir"
   flags=(--api cpu --q "$d/q.npy" --k "$d/k.npy" --v "$d/v.npy" --out "$d/o.npy" --causal-align "$align")
   [ "$api" = clblast ] && flags=(--api opencl --impl clblast "${flags[@]:2}")
+  [ "$api" = opencl ] && flags=(--api opencl "${flags[@]:2}")
   [ "$causal" = 1 ] && flags+=(--causal)
   [ "$window" != - ] && flags+=(--window "$window")
   [ "$softcap" != 0 ] && flags+=(--softcap "$softcap")
