@@ -13,6 +13,14 @@ static int covers(const avk_split_request *r, avk_split_plan p)
     return (int64_t)p.splits * p.tiles_per_split >= tiles && (int64_t)(p.splits - 1) * p.tiles_per_split < tiles;
 }
 
+/* 1 when the plan for r has want splits; else an expectation failure naming what */
+static int expect_splits(avk_split_request r, int want, const char *what)
+{
+    avk_split_plan p = avk_plan_split_kv(&r);
+    EXPECT(p.splits == want, "%s: %d splits, want %d", what, p.splits, want);
+    return p.splits == want;
+}
+
 int main(void)
 {
     int passed = 0;
@@ -57,32 +65,17 @@ int main(void)
     EXPECT(p.splits == 3 && p.tiles_per_split == 3, "Nk=200 tile 32: %d x %d", p.splits, p.tiles_per_split);
     passed += p.splits == 3;
     /* GQA-packed decode (64 workgroups) of a kernel an SM runs 2 of at once: 528 slots -> 9 splits */
-    avk_split_request resident = {65536, 32, 64, 132, 0, 1, 2, 0};
-    p = avk_plan_split_kv(&resident);
-    EXPECT(p.splits == 9, "64 workgroups, 2 resident per SM: %d splits", p.splits);
-    passed += p.splits == 9;
+    passed += expect_splits((avk_split_request){65536, 32, 64, 132, 0, 1, 2, 0}, 9, "64 workgroups, 2 resident per SM");
     /* the same in whole waves (a kernel whose partial last wave is pure tail): of 1..9 splits,
      * 4 (256 workgroups in one wave of 264) and 8 (512 in two) fill their last wave best;
      * the fewer wins */
-    avk_split_request waves = {65536, 32, 64, 132, 0, 1, 2, 1};
-    p = avk_plan_split_kv(&waves);
-    EXPECT(p.splits == 4, "64 workgroups, 2 resident, whole waves: %d splits", p.splits);
-    passed += p.splits == 4;
+    passed += expect_splits((avk_split_request){65536, 32, 64, 132, 0, 1, 2, 1}, 4, "64 workgroups, 2 resident, whole waves");
     /* 32 workgroups (405b at B=4): 8 splits, one wave of 256 */
-    avk_split_request narrow = {131072, 64, 32, 132, 0, 1, 2, 1};
-    p = avk_plan_split_kv(&narrow);
-    EXPECT(p.splits == 8, "32 workgroups, 2 resident, whole waves: %d splits", p.splits);
-    passed += p.splits == 8;
+    passed += expect_splits((avk_split_request){131072, 64, 32, 132, 0, 1, 2, 1}, 8, "32 workgroups, 2 resident, whole waves");
     /* 4 resident (528 slots): 33 splits fill a wave exactly, 16 to 97%: close enough, fewer */
-    avk_split_request close = {131072, 64, 32, 132, 0, 1, 4, 1};
-    p = avk_plan_split_kv(&close);
-    EXPECT(p.splits == 16, "32 workgroups, 4 resident, whole waves: %d splits", p.splits);
-    passed += p.splits == 16;
+    passed += expect_splits((avk_split_request){131072, 64, 32, 132, 0, 1, 4, 1}, 16, "32 workgroups, 4 resident, whole waves");
     /* 300 workgroups: 2 splits fill 3 waves to 76%, 1 split 2 waves to 57% */
-    avk_split_request few = {65536, 32, 300, 132, 0, 1, 2, 1};
-    p = avk_plan_split_kv(&few);
-    EXPECT(p.splits == 2, "300 workgroups, whole waves: %d splits", p.splits);
-    passed += p.splits == 2;
+    passed += expect_splits((avk_split_request){65536, 32, 300, 132, 0, 1, 2, 1}, 2, "300 workgroups, whole waves");
     /* the combine's bound */
     avk_split_request huge = {1 << 24, 16, 1, 4096, 0, 1, 1, 0};
     p = avk_plan_split_kv(&huge);
