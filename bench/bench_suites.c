@@ -227,6 +227,7 @@ static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
     bench_case *all = calloc((size_t)n * twins, sizeof *all);
     if (!all) {
         free(*cases);
+        *cases = NULL; /* the caller frees what *cases holds */
         return cli_error(EXIT_FAILED, "out of host memory"), -1;
     }
     for (int i = 0; i < n; ++i)
@@ -252,6 +253,7 @@ static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
             if (rc) {
                 free(all);
                 free(*cases);
+                *cases = NULL;
                 return -1;
             }
         }
@@ -262,8 +264,9 @@ static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
 
 /* --softcap, --window, --causal-align, --alibi, --sinks, --mask apply to every
  * case; the name says which ("-softcap50-w4096_-1-tl-alibi-sinks-mask"). */
-static int score_cases(const bench_options *o, bench_case *cases, int n)
+static int score_cases(const bench_options *o, bench_case **all, int n)
 {
+    bench_case *cases = n > 0 ? *all : NULL;
     if (n <= 0 || !(o->softcap > 0 || o->window || o->align || o->alibi || o->sinks || o->mask)) return n;
     for (int i = 0; i < n; ++i) {
         bench_case *c = &cases[i];
@@ -285,10 +288,16 @@ static int score_cases(const bench_options *o, bench_case *cases, int n)
         if (o->mask && len < sizeof suffix) snprintf(suffix + len, sizeof suffix - len, "-mask");
         char base[sizeof c->name];
         snprintf(base, sizeof base, "%s", c->name);
+        int rc = 0;
         if (snprintf(c->name, sizeof c->name, "%s%s", base, suffix) >= (int)sizeof c->name)
-            return cli_error(EXIT_USAGE, "bench: case name %s%s is too long", base, suffix), free(cases), -1;
-        if (attnvk_problem_validate(p) != ATTNVK_OK)
-            return cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error()), free(cases), -1;
+            rc = cli_error(EXIT_USAGE, "bench: case name %s%s is too long", base, suffix);
+        else if (attnvk_problem_validate(p) != ATTNVK_OK)
+            rc = cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error());
+        if (rc) {
+            free(*all);
+            *all = NULL; /* the caller frees what *all holds */
+            return -1;
+        }
     }
     return n;
 }
@@ -302,7 +311,7 @@ int bench_build_cases(const bench_options *o, bench_case **out)
         n = s ? suite_cases(o, s, out) : -1;
     }
     n = kv_cache_cases(o, out, n);
-    return score_cases(o, n > 0 ? *out : NULL, n);
+    return score_cases(o, out, n);
 }
 
 int bench_check_cases(attnvk_dtype dtype, bench_case *out, int max)

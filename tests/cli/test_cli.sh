@@ -340,6 +340,9 @@ assert (c["softcap"], c["window_left"], c["window_right"], c["causal_align"], c[
 ' "$work/scores.json"; then ok "bench score modifications"; else bad "bench score modifications"; fi
 expect_usage "bench-mask-file" "bench: --mask wants 'random'" bench --api cpu --mask m.npy
 expect_usage "bench-window" "bench: --window wants LEFT,RIGHT" bench --api cpu --window 3
+# a case the modifiers make invalid is refused once, without a crash (double free, seen before)
+expect_usage "bench-mask-too-large" "mask too large: 1*1*65536*65536" bench --api cpu --seq 65536 --heads 1 --head-dim 16 --mask random
+expect_usage "bench-kv-dtype-head-dim" "kv format q8_0 needs a head dim that is a multiple of 32" bench --api cpu --seq 64 --heads 1 --head-dim 16 --kv-dtype q8_0
 
 # --- --check prints a passing comparison; ATTNVK_VISIBLE_DEVICES hides devices (a typo is an error, above) ---
 if "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy" --check | grep -q "pass"; then
