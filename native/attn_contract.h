@@ -31,11 +31,67 @@ AVK_DEVICE int avk_seq_len(const avk_attn_params &p, int b)
     return n < 0 ? 0 : min(n, (int)p.seq_kv);
 }
 
-/* exclusive end of the keys query i sees in a sequence of len keys */
+/* i' of query i in a sequence of len keys: where causal masks, windows and ALiBi put it */
+AVK_DEVICE int avk_row_pos(const avk_attn_params &p, int len, int i)
+{
+    return (p.flags & AVK_FLAG_TOP_LEFT) ? i : i + len - (int)p.seq_q;
+}
+
+/* exclusive end of the keys query i sees in a sequence of len keys (causal, window) */
 AVK_DEVICE int avk_key_end(const avk_attn_params &p, int len, int i)
 {
-    if (!avk_causal(p)) return len;
-    return max(0, min(len, i + len - (int)p.seq_q + 1));
+    if (!(p.flags & (AVK_FLAG_CAUSAL | AVK_FLAG_WINDOW))) return len;
+    const long long pos = avk_row_pos(p, len, i);
+    long long end = len;
+    if (avk_causal(p)) end = min(end, pos + 1);
+    if ((p.flags & AVK_FLAG_WINDOW) && p.window_right >= 0) end = min(end, pos + p.window_right + 1);
+    return (int)max(0ll, end);
+}
+
+/* first key query i sees (the window's left side), clamped into 0..len */
+AVK_DEVICE int avk_key_begin(const avk_attn_params &p, int len, int i)
+{
+    if (!(p.flags & AVK_FLAG_WINDOW) || p.window_left < 0) return 0;
+    return (int)min((long long)len, max(0ll, (long long)avk_row_pos(p, len, i) - p.window_left));
+}
+
+/* Score modifications (attnvk.h's order after the scale) on x, a score in the
+ * scaled log2 domain (scale * log2(e) * q.k), for key j of a row at i' = pos
+ * with that row's ALiBi slope and mask row offset. Compiled in with
+ * AVK_SCORE_MOD (softcap, ALiBi or a mask); only for visible keys. */
+AVK_DEVICE float avk_score_mod(const avk_attn_params &p, float x, int j, int pos, float slope, long long mask_row)
+{
+    const float log2e = 1.4426950408889634f, ln2 = 0.69314718055994530942f;
+    if (p.softcap > 0.f) x = p.softcap * tanhf(x * (ln2 / p.softcap)) * log2e;
+    if (p.flags & AVK_FLAG_ALIBI) x += slope * (float)(j - pos) * log2e;
+    if (p.flags & AVK_FLAG_MASK)
+        x += ((p.flags & AVK_FLAG_MASK_F16) ? avk_f16_to_f32(((const avk_u16 *)p.mask)[mask_row + j])
+                                            : ((const float *)p.mask)[mask_row + j]) * log2e;
+    return x;
+}
+
+/* element offset of query i's row of head h in the mask ([b][h][i][j] with broadcast strides) */
+AVK_DEVICE long long avk_mask_row(const avk_attn_params &p, int b, int h, int i)
+{
+    return (long long)b * p.mask_sb + (long long)h * p.mask_sh + (long long)i * p.seq_kv;
+}
+
+/* The sink of head h joins a finished row's softmax (m: its max in the scaled
+ * log2 domain, l: its sum): m and l take it in, and the factor O must be
+ * multiplied by is returned. Split partials leave it to the merge. */
+AVK_DEVICE float avk_fold_sink(const avk_attn_params &p, int h, float &m, float &l)
+{
+#if AVK_SPLIT
+    (void)p, (void)h, (void)m, (void)l;
+    return 1.f;
+#else
+    if (!(p.flags & AVK_FLAG_SINKS)) return 1.f;
+    const float sink = ((const float *)p.sinks)[h] * 1.4426950408889634f;
+    const float mx = avk_max(m, sink), keep = l > 0.f ? avk_exp2(m - mx) : 0.f;
+    l = l * keep + avk_exp2(sink - mx);
+    m = mx;
+    return keep;
+#endif
 }
 
 /* the K/V row holding key j of (b, g): contiguous strides, or the block table

@@ -146,8 +146,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     unsigned char *ring = rings + warp * WARP_RING;
 
     const avk_work w = avk_locate(p, BR, BC);
-    const int min_end = avk_row_key_end(p, w, w.r0);         /* every row sees keys below this */
-    const int max_end = avk_row_key_end(p, w, w.r_end - 1);  /* no row sees keys past this */
+    /* every row sees keys [max_begin, min_end); none sees keys outside [min_begin, max_end) */
+    const int min_end = avk_row_key_end(p, w, w.r0), max_end = avk_row_key_end(p, w, w.r_end - 1);
+    const int min_begin = avk_row_key_begin(p, w, w.r0), max_begin = avk_row_key_begin(p, w, w.r_end - 1);
 #if AVK_DECODE_CODES
     const float code_unit = AVK_KV_CODE_UNIT; /* fp8 codes are value / 256 */
 #else
@@ -198,7 +199,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_cp_async_commit();
         }
         const int key0 = t * BC;
-        if (key0 >= max_end) continue;
+        if (avk_tile_invisible(key0, BC, min_begin, max_end)) continue;
         const unsigned char *k_tile = ring + (i % STAGES) * 2 * RAW_TILE;
         const unsigned char *v_tile = k_tile + RAW_TILE;
 
@@ -253,8 +254,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 }
             }
 #endif
-        if (key0 + BC > min_end) avk_mask_tile<1, NS>(p, w, s, w.r0 + quad_row, key0 + quad_col * 2);
-        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, scale_log2);
+        if (avk_tile_needs_work(key0, BC, max_begin, min_end))
+            avk_mask_tile<1, NS>(p, w, s, w.r0 + quad_row, key0 + quad_col * 2, scale_log2);
+        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_softmax_scale(scale_log2));
 #if AVK_DECODE_CODES && AVK_KV_BLOCK_SCALED
         /* O += (P * d_V[key][block]) . codes: P scaled per block of D */
 #pragma unroll
@@ -358,7 +360,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 l += f * l_all[k * 16 + r];
                 o += f * o_all[(k * 16 + r) * D + d];
             }
-        const float x = l > 0.f ? o * (v_scale / l) : 0.f;
+        const float keep = avk_fold_sink(p, w.h + R % (int)p.pack, mx, l);
+        const float x = l > 0.f ? o * (v_scale * keep / l) : 0.f;
 #if AVK_SPLIT
         ((float *)p.part_o)[((long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, R)) * D + d] = x;
 #else

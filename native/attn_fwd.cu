@@ -21,6 +21,9 @@
  *                by avk_attn_reduce
  *   AVK_MINB     CTAs per SM for __launch_bounds__ (register budget)
  *   AVK_RESCALE_SLACK  how far (log2) the running max may lag before O is rescaled
+ *   AVK_SCORE_MOD  1: softcap, ALiBi or a mask: every S tile goes through
+ *                avk_score_mod (windows, sinks and top-left need no build of
+ *                their own: they are ranges and the epilogue)
  * Kernels: avk_attn_fwd (one CTA per BR query rows of one (b, h, split)) and
  * avk_attn_reduce (the split-KV merge). */
 #include "attn_portability.h"
@@ -49,6 +52,9 @@
 #endif
 #ifndef AVK_KV_STAGES
 #define AVK_KV_STAGES 2
+#endif
+#ifndef AVK_SCORE_MOD
+#define AVK_SCORE_MOD 0
 #endif
 #ifndef AVK_RESCALE_SLACK
 #define AVK_RESCALE_SLACK 8.0f /* log2 units the running max may lag: P <= 2^8 */
@@ -85,6 +91,7 @@ struct avk_work {
     int kv_limit;        /* keys [0, kv_limit) exist (fewer only for the test-only skip) */
     int t_begin, t_end;  /* K/V tiles [t_begin, t_end) */
     int kv_end;          /* keys [0, kv_end) may be visible to some row of the CTA */
+    int kv_begin;        /* no row of the CTA sees keys below this (a window's left side) */
     long long q_off;     /* element offset of row 0 of (b, h) in Q and O */
     long long kv_off;    /* contiguous caches: element offset of key 0 of (b, g) in K and V */
 };
@@ -104,11 +111,14 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     w.seq_len = avk_seq_len(p, w.b);
     w.kv_limit = (p.flags & AVK_FLAG_SKIP_LAST_TILE) ? (w.seq_len > 0 ? (w.seq_len - 1) / bc * bc : 0) : w.seq_len;
     w.kv_end = min(w.kv_limit, avk_key_end(p, w.seq_len, (w.r_end - 1) / pack));
+    w.kv_begin = avk_key_begin(p, w.seq_len, w.r0 / pack);
     int tiles = (w.kv_end + bc - 1) / bc;
     int tiles_per_split = (int)p.split_keys / bc;
     w.t_begin = min(tiles, w.split * tiles_per_split);
     w.t_end = min(tiles, w.t_begin + tiles_per_split);
     if (p.splits == 1) w.t_end = tiles;
+    /* tiles below every row's window are never loaded */
+    w.t_begin = max(w.t_begin, min(w.t_end, w.kv_begin / bc));
     w.q_off = (long long)w.b * p.q_sb + (long long)w.h * p.q_sh;
     w.kv_off = ((long long)w.b * p.kv_sb + (long long)w.g * p.kv_sh) * AVK_D;
     return w;
@@ -124,16 +134,71 @@ AVK_DEVICE long long avk_q_row(const avk_attn_params &p, const avk_work &w, int 
     return w.q_off + (long long)(R % (int)p.pack) * p.q_sh + (long long)(R / (int)p.pack) * p.q_ss;
 }
 
-/* Key j is visible to packed row R. */
-AVK_DEVICE bool avk_visible(const avk_attn_params &p, const avk_work &w, int R, int j)
-{
-    return j < w.kv_limit && j < avk_key_end(p, w.seq_len, R / (int)p.pack);
-}
-
 /* Keys [0, end) row R may see: the tile loop's mask and skip bounds. */
 AVK_DEVICE int avk_row_key_end(const avk_attn_params &p, const avk_work &w, int R)
 {
     return min(w.kv_limit, avk_key_end(p, w.seq_len, R / (int)p.pack));
+}
+
+/* The first key row R sees. */
+AVK_DEVICE int avk_row_key_begin(const avk_attn_params &p, const avk_work &w, int R)
+{
+    return avk_key_begin(p, w.seq_len, R / (int)p.pack);
+}
+
+/* What the per-element work of packed row R needs: its visible keys
+ * [begin, end) and, for avk_score_mod, i', its head's ALiBi slope and its mask
+ * row. Rows past the CTA's end (padding) take the last real row's. */
+struct avk_row_info {
+    int begin, end, pos;
+    float slope;
+    long long mask_row;
+};
+
+AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int R)
+{
+    avk_row_info r;
+    r.begin = avk_row_key_begin(p, w, R);
+    r.end = avk_row_key_end(p, w, R);
+#if AVK_SCORE_MOD
+    const int Rv = min(R, w.r_end - 1), i = Rv / (int)p.pack, h = w.h + Rv % (int)p.pack;
+    r.pos = avk_row_pos(p, w.seq_len, i);
+    r.slope = (p.flags & AVK_FLAG_ALIBI) ? ((const float *)p.alibi_slopes)[h] : 0.f;
+    r.mask_row = avk_mask_row(p, w.b, h, i);
+#else
+    r.pos = 0, r.slope = 0.f, r.mask_row = 0;
+#endif
+    return r;
+}
+
+/* Score x (raw: scale_log2 turns it into the log2 domain) of key j for a row:
+ * -inf where the key is not visible; with AVK_SCORE_MOD the visible ones
+ * leave scaled and modified (their softmax then runs with scale 1). */
+AVK_DEVICE float avk_tile_score(const avk_attn_params &p, const avk_row_info &r, float x, int j, float scale_log2)
+{
+    if (j < r.begin || j >= r.end) return AVK_NEG_INF;
+#if AVK_SCORE_MOD
+    return avk_score_mod(p, x * scale_log2, j, r.pos, r.slope, r.mask_row);
+#else
+    (void)p, (void)scale_log2;
+    return x;
+#endif
+}
+
+/* The scale the softmax applies to tiles that went through avk_tile_score. */
+AVK_DEVICE float avk_softmax_scale(float scale_log2) { return AVK_SCORE_MOD ? 1.f : scale_log2; }
+
+/* An S tile needs per-element work: keys [key0, key0 + bc) cross some row's
+ * visible range (rows see [max_begin, min_end) at least), or scores are modified. */
+AVK_DEVICE bool avk_tile_needs_work(int key0, int bc, int max_begin, int min_end)
+{
+    return AVK_SCORE_MOD || key0 + bc > min_end || key0 < max_begin;
+}
+
+/* No row sees any of keys [key0, key0 + bc): rows see nothing below min_begin or from max_end. */
+AVK_DEVICE bool avk_tile_invisible(int key0, int bc, int min_begin, int max_end)
+{
+    return key0 >= max_end || key0 + bc <= min_begin;
 }
 
 /* Index of packed row R in LSE and the split partials ([b][h][Nq] rows). */
@@ -191,17 +256,22 @@ AVK_DEVICE void avk_store_lse(const avk_attn_params &p, const avk_work &w, int R
  * s[mi][n][e]: row quad_row + 8 * (e / 2), column quad_col * 2 + e % 2 (the
  * PTX ISA's m16n8 C layout, which wgmma's m64nN also uses per warp). */
 
-/* -inf where key j is not visible to row i; row0/col0: this thread's first row and column. */
+/* avk_tile_score over this thread's part of an S tile; row0/col0: its first row and column. */
 template <int WM, int NS>
-AVK_DEVICE void avk_mask_tile(const avk_attn_params &p, const avk_work &w, float (&s)[WM][NS][4], int row0, int col0)
+AVK_DEVICE void avk_mask_tile(const avk_attn_params &p, const avk_work &w, float (&s)[WM][NS][4], int row0, int col0,
+                              float scale_log2)
 {
 #pragma unroll
     for (int mi = 0; mi < WM; ++mi)
 #pragma unroll
-        for (int n = 0; n < NS; ++n)
+        for (int half = 0; half < 2; ++half) {
+            const avk_row_info r = avk_row(p, w, row0 + mi * 16 + half * 8);
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-                if (!avk_visible(p, w, row0 + mi * 16 + (e / 2) * 8, col0 + n * 8 + (e % 2))) s[mi][n][e] = AVK_NEG_INF;
+            for (int n = 0; n < NS; ++n)
+#pragma unroll
+                for (int c = 0; c < 2; ++c)
+                    s[mi][n][2 * half + c] = avk_tile_score(p, r, s[mi][n][2 * half + c], col0 + n * 8 + c, scale_log2);
+        }
 }
 
 /* Online softmax of one S tile: the running max (row_max, scaled log2 domain)
@@ -418,9 +488,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const avk_work w = avk_locate(p, BR, BC);
     const int warp_r0 = w.r0 + warp * WM * 16; /* first packed row of this warp */
     const int warp_last_row = min(warp_r0 + WM * 16, w.r_end) - 1;
-    /* keys every row of the warp sees (no mask below it) and any row sees (nothing past it) */
-    const int warp_min_end = avk_row_key_end(p, w, min(warp_r0, warp_last_row));
-    const int warp_max_end = avk_row_key_end(p, w, warp_last_row);
+    /* keys every row of the warp sees (no mask within [max_begin, min_end)) and any row sees */
+    const int warp_first_row = min(warp_r0, warp_last_row);
+    const int warp_min_end = avk_row_key_end(p, w, warp_first_row), warp_max_end = avk_row_key_end(p, w, warp_last_row);
+    const int warp_min_begin = avk_row_key_begin(p, w, warp_first_row);
+    const int warp_max_begin = avk_row_key_begin(p, w, warp_last_row);
     const float scale_log2 = p.scale_log2 * avk_kv_scale(p, 0, w.g); /* fp8: K's scale folds into S */
 #if AVK_KV_QUANT
     /* raw K/V rows, two stages; the dequantized tile is single-staged (stage 0 of sK/sV) */
@@ -500,8 +572,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         }
         avk_cp_async_commit();
 #endif
-        /* a tile wholly past every row's last visible key changes nothing */
-        if (key0 >= warp_max_end) continue;
+        /* a tile no row of the warp sees (past the diagonal, below the window) changes nothing */
+        if (avk_tile_invisible(key0, BC, warp_min_begin, warp_max_end)) continue;
 
         /* ---- S = Q K^T (16 x BC per m-tile, f32) ---- */
         float s[WM][NS][4];
@@ -534,9 +606,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #undef AVK_QF
         }
 
-        /* ---- mask (only tiles that cross the sequence end or the diagonal), online softmax ---- */
-        if (key0 + BC > warp_min_end) avk_mask_tile<WM, NS>(p, w, s, warp_r0 + quad_row, key0 + quad_col * 2);
-        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, scale_log2);
+        /* ---- mask (tiles that cross the sequence end, the diagonal or a window edge) and
+         * score modifications, online softmax ---- */
+        if (avk_tile_needs_work(key0, BC, warp_max_begin, warp_min_end))
+            avk_mask_tile<WM, NS>(p, w, s, warp_r0 + quad_row, key0 + quad_col * 2, scale_log2);
+        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, avk_softmax_scale(scale_log2));
 
         /* ---- O += P V: P's accumulator layout is already the A-fragment layout ---- */
         const avk_u32 v_lane = aV + (avk_u32)((stage * BC * RS + bv_row * RS + bv_col) * 2);
@@ -568,7 +642,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             l += avk_shfl_xor(l, 1);
             l += avk_shfl_xor(l, 2);
             const int i = warp_r0 + mi * 16 + quad_row + half * 8;
-            const float inv = l > 0.f ? v_scale / l : 0.f;
+            float m = row_max[mi][half];
+            const float keep = avk_fold_sink(p, w.h + i % (int)p.pack, m, l);
+            const float inv = l > 0.f ? v_scale * keep / l : 0.f;
 #if AVK_SPLIT
             if (i >= w.r_end) continue;
 #pragma unroll
@@ -583,8 +659,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 row[n * 4 + quad_col] = avk_pack2(acc[mi][n][2 * half] * inv, acc[mi][n][2 * half + 1] * inv);
             if (i >= w.r_end) continue;
 #endif
-            if (quad_col == 0)
-                avk_store_lse(p, w, i, l > 0.f ? row_max[mi][half] + log2f(l) : AVK_NEG_INF);
+            if (quad_col == 0) avk_store_lse(p, w, i, l > 0.f ? m + log2f(l) : AVK_NEG_INF);
         }
 #if !AVK_SPLIT
     /* 16-byte coalesced stores of the warp's rows */
@@ -689,10 +764,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
 
         /* online softmax: a warp per row, lanes across keys */
         for (int r = warp; r < BR; r += WARPS) {
-            const int i = w.r0 + r;
+            const avk_row_info ri = avk_row(p, w, w.r0 + r);
+            const float scale = avk_softmax_scale(p.scale_log2);
             float mx = AVK_NEG_INF;
             for (int c = lane; c < BC; c += AVK_WARP) {
-                float v = avk_visible(p, w, i, key0 + c) ? sS[r * SS + c] * p.scale_log2 : AVK_NEG_INF;
+                float v = avk_tile_score(p, ri, sS[r * SS + c], key0 + c, p.scale_log2) * scale;
                 sS[r * SS + c] = v;
                 mx = avk_max(mx, v);
             }
@@ -727,13 +803,20 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         }
     }
     __syncthreads();
+    for (int r = tid; r < BR; r += NT) { /* the sink joins each finished row; sAlpha: O's factor */
+        float m = sMax[r], l = sSum[r];
+        sAlpha[r] = avk_fold_sink(p, w.h + (w.r0 + r) % (int)p.pack, m, l);
+        sMax[r] = m;
+        sSum[r] = l;
+    }
+    __syncthreads();
 
     for (int e = 0; e < O_PER_THREAD; ++e) {
         const int idx = tid + e * NT, r = idx / D, d = idx % D;
         const int i = w.r0 + r;
         if (i >= w.r_end) continue;
         const float l = sSum[r];
-        const float inv = l > 0.f ? 1.f / l : 0.f;
+        const float inv = l > 0.f ? sAlpha[r] / l : 0.f;
 #if AVK_SPLIT
         ((float *)p.part_o)[((long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, i)) * AVK_D + d] =
             acc[e] * inv;
@@ -760,10 +843,13 @@ AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
     const long long split_stride = (long long)p.batch * p.heads * p.seq_q;
     const float *plse = (const float *)p.part_lse;
     const float *po = (const float *)p.part_o;
-    float mx = AVK_NEG_INF;
+    /* a sink joins once, here: a logit with no value */
+    const float sink = (p.flags & AVK_FLAG_SINKS) ? ((const float *)p.sinks)[h] : AVK_NEG_INF;
+    float mx = sink;
     for (int s = 0; s < p.splits; ++s) mx = avk_max(mx, plse[s * split_stride + row]);
     float wsum = 0.f, o = 0.f;
     if (mx != AVK_NEG_INF) {
+        if (sink != AVK_NEG_INF) wsum = avk_exp2((sink - mx) * 1.4426950408889634f);
         for (int s = 0; s < p.splits; ++s) {
             const float ls = plse[s * split_stride + row];
             if (ls == AVK_NEG_INF) continue;

@@ -20,6 +20,9 @@ typedef struct avk_attn_params {
     unsigned long long block_table;  /* int32 [B][max_pages] (paged) */
     unsigned long long seq_lens;     /* int32 [B] (flags & AVK_FLAG_SEQ_LENS) */
     unsigned long long kv_scales;    /* f32 [2][H_kv] (fp8) */
+    unsigned long long alibi_slopes; /* f32 [H] (flags & AVK_FLAG_ALIBI) */
+    unsigned long long sinks;        /* f32 [H] natural-log sink logits (flags & AVK_FLAG_SINKS) */
+    unsigned long long mask;         /* f32 or f16 additive mask (flags & AVK_FLAG_MASK) */
 #define AVK_ARG(type, name) AVK_ARG_##type name;
 #include "contract/kernel_args.def"
 #undef AVK_ARG

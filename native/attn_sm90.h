@@ -81,6 +81,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int wg_r0 = w.r0 + wg * 64;    /* first query row of this warpgroup */
     const int warp_r0 = wg_r0 + warp * 16; /* wgmma gives warp i rows 16i..16i+15 */
     const int wg_last_row = min(wg_r0 + 64, w.r_end) - 1;
+    const int warp_last_row = max(min(warp_r0 + 16, w.r_end) - 1, 0);
+    /* keys the warpgroup's rows see at all, and keys every row of the warp sees */
+    const int wg_min_begin = avk_row_key_begin(p, w, min(wg_r0, wg_last_row)), wg_max_end = avk_row_key_end(p, w, wg_last_row);
+    const int warp_max_begin = avk_row_key_begin(p, w, warp_last_row), warp_min_end = avk_row_key_end(p, w, min(warp_r0, warp_last_row));
 
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
@@ -113,8 +117,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_load_tile<BC, D, NT, true>(aV + (stage ^ 1) * KV_BYTES, V + next, avk_kv_es(p), w.kv_end - key0 - BC);
         }
         avk_cp_async_commit();
-        /* causal: a tile wholly right of this warpgroup's diagonal changes nothing */
-        if (avk_causal(p) && key0 > wg_last_row + ((int)p.seq_kv - (int)p.seq_q)) continue;
+        /* a tile no row of the warpgroup sees (right of its diagonal, below its window) changes nothing */
+        if (avk_tile_invisible(key0, BC, wg_min_begin, wg_max_end)) continue;
         const avk_u32 k_tile = aK + stage * KV_BYTES, v_tile = aV + stage * KV_BYTES;
 
         /* ---- S = Q K^T: both K-major; a k-step is 32 bytes along a swizzled row ---- */
@@ -130,10 +134,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_wgmma_wait_all();
         avk_reg_fence<NS * 4>(&s[0][0][0]);
 
-        /* ---- mask (edge tiles only), online softmax ---- */
-        if (key0 + BC > w.kv_limit || (avk_causal(p) && key0 + BC - 1 > warp_r0 + ((int)p.seq_kv - (int)p.seq_q)))
-            avk_mask_tile<1, NS>(p, w, s, warp_r0 + quad_row, key0 + quad_col * 2);
-        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, p.scale_log2);
+        /* ---- mask (edge tiles) and score modifications, online softmax ---- */
+        if (avk_tile_needs_work(key0, BC, warp_max_begin, warp_min_end))
+            avk_mask_tile<1, NS>(p, w, s, warp_r0 + quad_row, key0 + quad_col * 2, p.scale_log2);
+        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_softmax_scale(p.scale_log2));
 
         /* ---- O += P V: V is MN-major (keys x D, D contiguous): column blocks
          * of 64 are BC*128 bytes apart, 8-key groups 1024 ---- */
@@ -160,7 +164,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         l += avk_shfl_xor(l, 2);
         const int r = wg * 64 + warp * 16 + quad_row + half * 8; /* row within the CTA's tile */
         const int i = w.r0 + r;
-        const float inv = l > 0.f ? 1.f / l : 0.f;
+        float m = row_max[0][half];
+        const float keep = avk_fold_sink(p, w.h, m, l); /* one head per CTA */
+        const float inv = l > 0.f ? keep / l : 0.f;
 #if AVK_SPLIT
         if (i >= w.r_end) continue;
 #pragma unroll
@@ -174,7 +180,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 avk_pack2(acc[0][n][2 * half] * inv, acc[0][n][2 * half + 1] * inv);
         if (i >= w.r_end) continue;
 #endif
-        if (quad_col == 0) avk_store_lse(p, w, i, l > 0.f ? row_max[0][half] + log2f(l) : AVK_NEG_INF);
+        if (quad_col == 0) avk_store_lse(p, w, i, l > 0.f ? m + log2f(l) : AVK_NEG_INF);
     }
 #if !AVK_SPLIT
     /* 16-byte coalesced stores of the warp's 16 rows */

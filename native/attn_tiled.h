@@ -81,6 +81,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
     const avk_elem *V = (const avk_elem *)p.v + w.kv_off;
     const int tid = threadIdx.x, lane_d = tid % DS, rg = tid / DS;
+    /* every row sees keys [cta_max_begin, cta_min_end) */
+    const int cta_min_end = avk_row_key_end(p, w, w.r0), cta_max_begin = avk_row_key_begin(p, w, w.r_end - 1);
 
     avk_f4 q[TM][NC4], o[TM][NC4];
     float m_run[TM], l_run[TM];
@@ -149,13 +151,15 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
                 for (int off = 1; off < DS; off <<= 1) s[m][k] += avk_shfl_xor(s[m][k], off);
         }
 
-        /* masks on tiles that cross the sequence end or the diagonal */
-        if (key0 + BC > w.kv_limit || (avk_causal(p) && key0 + BC - 1 > w.r0 + ((int)p.seq_kv - (int)p.seq_q))) {
+        /* masks on tiles that cross the sequence end, the diagonal or a window edge, and
+         * score modifications (S is already in the log2 domain: Q was scaled) */
+        if (avk_tile_needs_work(key0, BC, cta_max_begin, cta_min_end)) {
 #pragma unroll
-            for (int m = 0; m < TM; ++m)
+            for (int m = 0; m < TM; ++m) {
+                const avk_row_info r = avk_row(p, w, w.r0 + rg + m * RG);
 #pragma unroll
-                for (int k = 0; k < BC; ++k)
-                    if (!avk_visible(p, w, w.r0 + rg + m * RG, key0 + k)) s[m][k] = AVK_NEG_INF;
+                for (int k = 0; k < BC; ++k) s[m][k] = avk_tile_score(p, r, s[m][k], key0 + k, 1.f);
+            }
         }
 
         /* online softmax (log2 domain); a row with nothing visible yet keeps m = -inf */
@@ -203,7 +207,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     for (int m = 0; m < TM; ++m) {
         const int row = w.r0 + rg + m * RG;
         if (row >= w.r_end) continue;
-        const float inv = l_run[m] > 0.f ? 1.f / l_run[m] : 0.f;
+        const float keep = avk_fold_sink(p, w.h + row % (int)p.pack, m_run[m], l_run[m]);
+        const float inv = l_run[m] > 0.f ? keep / l_run[m] : 0.f;
 #pragma unroll
         for (int j = 0; j < NC4; ++j) {
             const int col = (j * DS + lane_d) * 4;

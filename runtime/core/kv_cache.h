@@ -21,6 +21,8 @@ unsigned avk_problem_features(const attnvk_problem *p);
 #define AVK_SCORE_FEATURES                                                                                     \
     (ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI | ATTNVK_FEATURE_SINKS |             \
      ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT)
+/* Those that change a score's value (the rest only bound the visible keys or join the epilogue). */
+#define AVK_SCORE_MOD_FEATURES (ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_ALIBI | ATTNVK_FEATURE_MASK)
 /* "paged KV cache", "q8_0 KV cache", ... for the first bit of missing. */
 const char *avk_feature_name(unsigned missing);
 /* 1 when the problem reads seq_lens. */

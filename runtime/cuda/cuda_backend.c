@@ -2,6 +2,7 @@
  * (cuda_compile.c), launched with cuLaunchKernel, timed with events; vendor
  * baselines go through cuda_vendor.h. Devices and buffers: cuda_device.c. */
 #include "core/kernel_args.h"
+#include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 #include "core/split_plan.h"
 #include "cuda/cuda_bandwidth.h"
 #include "cuda/cuda_device.h"
@@ -96,7 +97,7 @@ static int cuda_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         const avk_nvrtc *rt = avk_nvrtc_load();
         out->available = rt != NULL;
         out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 |
-                        ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8;
+                        ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 | AVK_SCORE_FEATURES; /* every body */
         if (!rt) snprintf(out->reason, sizeof out->reason, "%s", avk_nvrtc_reason());
     }
     return 1 + avk_cuda_vendor_implementations(dev, max > 1 ? out + 1 : NULL, max > 1 ? max - 1 : 0);
@@ -199,6 +200,9 @@ static void fill_params(const avk_bkernel *k, const avk_dispatch *a, avk_attn_pa
     P->block_table = avk_cuda_ptr(a->block_table);
     P->seq_lens = avk_cuda_ptr(a->seq_lens);
     P->kv_scales = avk_cuda_ptr(a->kv_scales);
+    P->alibi_slopes = avk_cuda_ptr(a->alibi_slopes);
+    P->sinks = avk_cuda_ptr(a->sinks);
+    P->mask = avk_cuda_ptr(a->mask);
     if (k->workspace) {
         P->part_o = k->workspace;
         P->part_lse = k->workspace + k->part_o_bytes;

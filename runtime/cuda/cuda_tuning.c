@@ -2,6 +2,7 @@
  * compilable: kernels are data, and this is where their numbers live. */
 #include "cuda/cuda_kernels.h"
 #include "core/error.h"
+#include "core/kv_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,6 +365,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     cfg->head_dim = p->head_dim;
     cfg->kv_format = p->kv_format;
     cfg->contract = contract;
+    cfg->score_mod = (avk_problem_features(p) & AVK_SCORE_MOD_FEATURES) != 0;
     if (e) take_entry(e, cfg);
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))
@@ -430,6 +432,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_FORMAT=%d", (int)c->kv_format);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KEY_WARPS=%d", c->key_warps);
+    if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=1");
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
     /* Developer knob for tuning sweeps: extra -D options (in the cache key too). */

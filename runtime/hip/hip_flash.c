@@ -6,6 +6,7 @@
 #include "hip/hip_modules.h"
 #include "../../native/attn_params_host.h"
 #include "core/kernel_args.h"
+#include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ void avk_hip_flash_describe(avk_hip_device *dev, attnvk_impl_info *out)
     snprintf(out->name, sizeof out->name, "attnvk");
     out->fused = 1;
     out->available = 1;
+    out->features = AVK_SCORE_FEATURES; /* the native bodies' hooks (build-verified: no AMD GPU here) */
     int embedded = 0;
     for (int i = 0; i < avk_hip_code_object_count; ++i)
         embedded |= strcmp(avk_hip_code_objects[i].arch, dev->info.architecture) == 0;
@@ -147,9 +149,10 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
         free(k);
         return s;
     }
+    k->cfg.score_mod = (avk_problem_features(p) & AVK_SCORE_MOD_FEATURES) != 0;
     const int bc = k->cfg.bc;
-    /* HIP runs one head per workgroup over contiguous caches (no GQA packing
-     * yet: its features are none, so core refuses the rest) */
+    /* HIP runs one head per workgroup over contiguous caches (no GQA packing,
+     * paging or quantized caches yet: it does not declare them, so core refuses them) */
     avk_kernel_args_fill(&k->args, p, 0, p->seq_q, 1, o->write_lse);
     if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
     k->splits = avk_kernel_args_split(&k->args, p, k->cfg.br, bc, dev->info.compute_units, 1, 0, o->split_kv);
@@ -198,6 +201,9 @@ static void fill_params(const avk_hip_flash_kernel *k, const avk_dispatch *a, av
     P->v = (unsigned long long)(size_t)a->v->ptr;
     P->o = (unsigned long long)(size_t)a->o->ptr;
     P->lse = a->lse ? (unsigned long long)(size_t)a->lse->ptr : 0;
+    P->alibi_slopes = a->alibi_slopes ? (unsigned long long)(size_t)a->alibi_slopes->ptr : 0;
+    P->sinks = a->sinks ? (unsigned long long)(size_t)a->sinks->ptr : 0;
+    P->mask = a->mask ? (unsigned long long)(size_t)a->mask->ptr : 0;
     if (k->workspace) {
         P->part_o = (unsigned long long)(size_t)k->workspace;
         P->part_lse = P->part_o + k->part_o_bytes;

@@ -241,8 +241,8 @@ static const char *dtype_tag(attnvk_dtype d) { return d == ATTNVK_F32 ? "f32" : 
 void avk_hip_kernel_names(const avk_hip_config *c, char *fwd, char *reduce, size_t n)
 {
     char tag[96];
-    snprintf(tag, sizeof tag, "%s_d%d_%s_%dx%d_t%d%s", c->mma ? (c->qreg ? "mma" : "mmaqs") : "simt", c->head_dim,
-             dtype_tag(c->dtype), c->br, c->bc, c->threads, c->split ? "_split" : "");
+    snprintf(tag, sizeof tag, "%s_d%d_%s_%dx%d_t%d%s%s", c->mma ? (c->qreg ? "mma" : "mmaqs") : "simt", c->head_dim,
+             dtype_tag(c->dtype), c->br, c->bc, c->threads, c->split ? "_split" : "", c->score_mod ? "_mod" : "");
     if (fwd) snprintf(fwd, n, "avk_attn_fwd_%s", tag);
     if (reduce) snprintf(reduce, n, "avk_attn_reduce_%s", tag);
 }
@@ -250,8 +250,9 @@ void avk_hip_kernel_names(const avk_hip_config *c, char *fwd, char *reduce, size
 void avk_hip_config_defines(const avk_hip_config *c, char *out, size_t n)
 {
     snprintf(out, n, "-DAVK_D=%d -DAVK_DTYPE=%d -DAVK_BR=%d -DAVK_BC=%d -DAVK_THREADS=%d -DAVK_MMA=%d -DAVK_WM=%d "
-             "-DAVK_QREG=%d -DAVK_SPLIT=%d",
-             c->head_dim, (int)c->dtype, c->br, c->bc, c->threads, c->mma, c->mma ? 1 : 0, c->qreg, c->split);
+             "-DAVK_QREG=%d -DAVK_SPLIT=%d -DAVK_SCORE_MOD=%d",
+             c->head_dim, (int)c->dtype, c->br, c->bc, c->threads, c->mma, c->mma ? 1 : 0, c->qreg, c->split,
+             c->score_mod);
 }
 
 void avk_hip_default_variant(const attnvk_device_info *info, char *out, size_t n)

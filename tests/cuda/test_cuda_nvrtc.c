@@ -159,6 +159,31 @@ int main(void)
                         cfg.split = mode == 2 || (mode == 1 && f != ATTNVK_KV_DTYPE);
                         add_job(t, &cfg);
                     }
+        /* score modifications (softcap, ALiBi, masks: AVK_SCORE_MOD) in every body, once each:
+         * wgmma on sm_90a, the rest on sm_80 (the same source) */
+        static const struct {
+            const char *variant;
+            attnvk_dtype dtype;
+            attnvk_kv_format kv;
+            int decode;
+        } scored[] = {{"wgmma", ATTNVK_F16, ATTNVK_KV_DTYPE, 0}, {"mma16", ATTNVK_BF16, ATTNVK_KV_DTYPE, 0},
+                      {"mma-decode", ATTNVK_F16, ATTNVK_KV_Q8_0, 1}, {"tiled", ATTNVK_F32, ATTNVK_KV_DTYPE, 0},
+                      {"simt", ATTNVK_F16, ATTNVK_KV_FP8, 1}};
+        for (size_t v = 0; v < sizeof scored / sizeof *scored; ++v) {
+            if ((strcmp(scored[v].variant, "wgmma") == 0) != (t->cc_major == 9)) continue;
+            attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = scored[v].decode ? 1 : 512,
+                                .seq_kv = 512, .head_dim = 128, .dtype = scored[v].dtype, .kv_format = scored[v].kv,
+                                .softcap = 30.0f, .alibi = 1};
+            attnvk_kernel_options o = {.variant = scored[v].variant};
+            avk_cuda_config cfg;
+            if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, scored[v].decode, 1, &cfg) != ATTNVK_OK) {
+                EXPECT(0, "%s: scored %s: %s", t->arch, scored[v].variant, attnvk_last_error());
+                continue;
+            }
+            EXPECT(cfg.score_mod, "%s: a softcap problem builds %s with AVK_SCORE_MOD", t->arch, scored[v].variant);
+            cfg.split = scored[v].decode;
+            add_job(t, &cfg);
+        }
         for (size_t v = 0; v < sizeof variants / sizeof *variants; ++v) {
             attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 512, .seq_kv = 512, .head_dim = 128,
                                 .dtype = strcmp(variants[v], "simt") ? ATTNVK_F16 : ATTNVK_BF16};

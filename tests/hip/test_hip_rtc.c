@@ -33,7 +33,8 @@ static void compile_case(const char *arch, const avk_hip_source *src, const char
     free(code);
 }
 
-static void flash_case(const char *arch, const char *variant, int br, int bc, attnvk_dtype dt, int d)
+/* score_mod: built as the backend builds softcap, ALiBi and mask problems (AVK_SCORE_MOD) */
+static void flash_case(const char *arch, const char *variant, int br, int bc, attnvk_dtype dt, int d, int score_mod)
 {
     attnvk_device_info info;
     avk_hip_synthetic_device(arch, &info);
@@ -44,6 +45,7 @@ static void flash_case(const char *arch, const char *variant, int br, int bc, at
     EXPECT(s == ATTNVK_OK, "%s %s %dx%d: %s", arch, variant, br, bc, attnvk_last_error());
     if (s != ATTNVK_OK) return;
     passed++;
+    c.score_mod = score_mod;
     char defines[320], opts[640], fwd[128], reduce[128];
     avk_hip_config_defines(&c, defines, sizeof defines);
     avk_hip_kernel_names(&c, fwd, reduce, sizeof fwd);
@@ -63,8 +65,9 @@ int main(void)
         printf("skip: %s\n", attnvk_last_error());
         return avk_test_finish(0, 0);
     }
-    flash_case("gfx90a", "mma16", 64, 16, ATTNVK_BF16, 128); /* MFMA, a tile the table does not use */
-    flash_case("gfx1030", "simt", 16, 32, ATTNVK_F16, 64);   /* portable, prefill with decode tiles */
+    flash_case("gfx90a", "mma16", 64, 16, ATTNVK_BF16, 128, 0); /* MFMA, a tile the table does not use */
+    flash_case("gfx1030", "simt", 16, 32, ATTNVK_F16, 64, 0);   /* portable, prefill with decode tiles */
+    flash_case("gfx90a", "mma16", 64, 64, ATTNVK_F16, 64, 1);   /* softcap, ALiBi, masks */
     avk_hip_source src;
     avk_hip_rocblas_softmax_source("-DAVK_SOFTMAX_THREADS=128", &src);
     compile_case("gfx90a", &src, "avk_softmax_rows_f16");

@@ -5,7 +5,8 @@
 #     BUILD=build-h100 bash tools/h100/decode_variants.sh [SWEEP_FILE]
 # SWEEP_FILE lines: name | environment (VAR=value ..., or -) | bench arguments
 # (after the shared shape; --api cuda unless they name one; # starts a comment). Without
-# one, the default sweep below. Writes $OUT/variants.txt and the JSON (tar).
+# one, the default sweep below. SHAPE replaces the shared shape (prefill sweeps,
+# e.g. tools/h100/sweep-s1-scores.txt). Writes $OUT/variants.txt and the JSON (tar).
 set -u
 out=${OUT:-/tmp/variants-out}
 build=${BUILD:-build}
@@ -13,7 +14,7 @@ mkdir -p "$out/json"
 source .gpu/gpu-env.sh
 export ATTNVK_CACHE_DIR=${ATTNVK_CACHE_DIR:-/tmp/attnvk-cache}
 avk=./$build/attnvk
-shape="--batch 8 --heads 32 --kv-heads 8 --head-dim 128 --dtype f16 --seq 1 --min-time ${MIN_TIME:-0.1}"
+shape="${SHAPE:---batch 8 --heads 32 --kv-heads 8 --head-dim 128 --dtype f16 --seq 1} --min-time ${MIN_TIME:-0.1}"
 default_sweep() {
   cat <<'S'
 f16-16k-mma16 | - | --seq-kv 16384 --impl attnvk,cudnn --variant mma16
@@ -45,7 +46,8 @@ try: recs = json.load(open(f))["records"]
 except Exception as e: print(f"{name:22s} exit {rc}: no records ({e})"); sys.exit()
 for r in recs:
     k = r.get("kernel") or {}
-    rate = f"{r['gbytes_per_s']:6.0f} GB/s {r['stats']['median_ms']:7.3f} ms" if r["status"] == "ok" else r.get("reason", "")[:80]
+    rate = (f"{r['gbytes_per_s']:6.0f} GB/s {r['tflops']:6.1f} TFLOP/s {r['stats']['median_ms']:7.3f} ms"
+            if r["status"] == "ok" else r.get("reason", "")[:80])
     print(f"{name:22s} {r['case']['name'][-12:]:12s} {r['implementation']:6s} {r['status']:6s} {rate} {r.get('variant') or ''} "
           f"{r.get('tile_br')}x{r.get('tile_bc')} split={r.get('split_kv')} {(r.get('params') or '')[:90]} check={(r.get('check') or {}).get('rel_l2', r.get('check'))}")
 PY
