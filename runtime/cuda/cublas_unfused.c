@@ -331,9 +331,9 @@ static cudaDataType cuda_type(attnvk_dtype d)
     return d == ATTNVK_F16 ? CUDA_R_16F : d == ATTNVK_BF16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
-attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfused *k, CUdeviceptr q, CUdeviceptr kb,
-                                         CUdeviceptr v, CUdeviceptr o)
+attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfused *k, const avk_dispatch *a)
 {
+    const CUdeviceptr q = avk_cuda_ptr(a->q), kb = avk_cuda_ptr(a->k), v = avk_cuda_ptr(a->v), o = avk_cuda_ptr(a->o);
     const attnvk_problem *p = &k->problem;
     const avk_unfused_plan *plan = &k->plan;
     const size_t es = attnvk_dtype_size(p->dtype);

@@ -47,8 +47,7 @@ typedef struct avk_cublas_unfused avk_cublas_unfused;
 attnvk_status avk_cublas_unfused_prepare(avk_cuda_device *dev, const attnvk_problem *p, avk_cublas_unfused **out,
                                          attnvk_kernel_info *info);
 /* Enqueues GEMM, softmax, GEMM on dev->stream (dev's context is current). */
-attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfused *k, CUdeviceptr q, CUdeviceptr kb,
-                                         CUdeviceptr v, CUdeviceptr o);
+attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfused *k, const avk_dispatch *a);
 void avk_cublas_unfused_release(avk_cuda_device *dev, avk_cublas_unfused *k);
 
 #endif

@@ -216,8 +216,7 @@ static void fill_params(const avk_bkernel *k, const avk_dispatch *a, avk_attn_pa
 static attnvk_status launch(avk_cuda_device *dev, avk_bkernel *k, const avk_dispatch *a)
 {
     if (k->vendor)
-        return avk_cuda_vendor_enqueue(dev, k->vendor, avk_cuda_ptr(a->q), avk_cuda_ptr(a->k), avk_cuda_ptr(a->v),
-                                       avk_cuda_ptr(a->o));
+        return avk_cuda_vendor_enqueue(dev, k->vendor, a);
     avk_attn_params P;
     fill_params(k, a, &P);
     void *args[] = {&P};

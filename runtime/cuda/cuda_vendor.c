@@ -78,13 +78,12 @@ attnvk_status avk_cuda_vendor_prepare(avk_cuda_device *dev, const attnvk_problem
     return ATTNVK_OK;
 }
 
-attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel, CUdeviceptr q, CUdeviceptr k,
-                                      CUdeviceptr v, CUdeviceptr o)
+attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel, const avk_dispatch *a)
 {
     vendor_object *vk = vendor_kernel;
     if (!vk) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no vendor kernel");
-    if (vk->kind == VENDOR_CUDNN) return avk_cudnn_sdpa_enqueue(dev, vk->impl.cudnn, q, k, v, o);
-    return avk_cublas_unfused_enqueue(dev, vk->impl.cublas, q, k, v, o);
+    if (vk->kind == VENDOR_CUDNN) return avk_cudnn_sdpa_enqueue(dev, vk->impl.cudnn, a);
+    return avk_cublas_unfused_enqueue(dev, vk->impl.cublas, a);
 }
 
 void avk_cuda_vendor_release(avk_cuda_device *dev, void *vendor_kernel)

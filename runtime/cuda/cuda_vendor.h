@@ -15,10 +15,10 @@ attnvk_status avk_cuda_vendor_prepare(avk_cuda_device *dev, const attnvk_problem
                                       const attnvk_kernel_options *o, void **vendor_kernel,
                                       attnvk_kernel_info *info);
 
-/* Enqueues on dev->stream; the backend times it with events and waits.
+/* Enqueues on dev->stream (the dispatch's buffers: Q, K, V, O and the score
+ * inputs its problem has); the backend times it with events and waits.
  * The backend has pushed dev's context. */
-attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel, CUdeviceptr q,
-                                      CUdeviceptr k, CUdeviceptr v, CUdeviceptr o);
+attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel, const avk_dispatch *a);
 
 void avk_cuda_vendor_release(avk_cuda_device *dev, void *vendor_kernel);
 

@@ -22,15 +22,11 @@ attnvk_status avk_cuda_vendor_prepare(avk_cuda_device *dev, const attnvk_problem
                     o->implementation ? o->implementation : "");
 }
 
-attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel, CUdeviceptr q,
-                                      CUdeviceptr k, CUdeviceptr v, CUdeviceptr o)
+attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel, const avk_dispatch *a)
 {
     (void)dev;
     (void)vendor_kernel;
-    (void)q;
-    (void)k;
-    (void)v;
-    (void)o;
+    (void)a;
     return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "no vendor implementations in this build");
 }
 

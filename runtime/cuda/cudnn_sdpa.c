@@ -663,11 +663,10 @@ static attnvk_status bind_variant_pack(avk_cudnn_sdpa *k, const CUdeviceptr ptrs
     return ATTNVK_OK;
 }
 
-attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, CUdeviceptr q, CUdeviceptr kb,
-                                     CUdeviceptr v, CUdeviceptr o)
+attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, const avk_dispatch *a)
 {
     (void)dev;
-    const CUdeviceptr ptrs[4] = {q, kb, v, o};
+    const CUdeviceptr ptrs[4] = {avk_cuda_ptr(a->q), avk_cuda_ptr(a->k), avk_cuda_ptr(a->v), avk_cuda_ptr(a->o)};
     if (!k->variant_pack || memcmp(ptrs, k->bound, sizeof ptrs) != 0) {
         attnvk_status s = bind_variant_pack(k, ptrs);
         if (s != ATTNVK_OK) return s;

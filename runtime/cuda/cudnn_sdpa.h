@@ -30,8 +30,7 @@ attnvk_status avk_cudnn_sdpa_check_descriptors(const attnvk_problem *p, int *ops
 attnvk_status avk_cudnn_sdpa_prepare(avk_cuda_device *dev, const attnvk_problem *p, avk_cudnn_sdpa **out,
                                      attnvk_kernel_info *info);
 /* Enqueues on dev->stream (dev's context is current). */
-attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, CUdeviceptr q, CUdeviceptr kb,
-                                     CUdeviceptr v, CUdeviceptr o);
+attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, const avk_dispatch *a);
 void avk_cudnn_sdpa_release(avk_cuda_device *dev, avk_cudnn_sdpa *k);
 
 #endif
