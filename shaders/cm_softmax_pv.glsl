@@ -2,8 +2,9 @@
 // (flash_coopmat_rs_body.glsl, flash_decode_mma_body.glsl), included inside
 // their key loops once S = Q.K^T is in sacc and the masks are applied. Uses
 // the including body's sacc, oacc, m_i, l_i, lane, tile_sh and constants (RT,
-// NT, DT, MS, KS, NSTAT, RESCALE_LOG2) and v_tile, the uvec4 offset of the
-// tile's V rows in tile_sh. Never compiled alone.
+// NT, DT, MS, KS, NSTAT, RESCALE_LOG2), v_tile, the uvec4 offset of the
+// tile's V rows in tile_sh, and s_scale, what S is multiplied by
+// (flash_score_scale). Never compiled alone.
 {
     // row max per slot, lazily moved
     float alpha[NSTAT], m_sub[NSTAT];
@@ -16,7 +17,7 @@
                 alpha[x] = max(alpha[x], CM_AT(sacc[rt * NT + n], e));
             }
     [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
-        float tmax = CM_ROW_MAX(alpha[x]) * pc.scale_log2;
+        float tmax = CM_ROW_MAX(alpha[x]) * s_scale;
         float m_new = tmax > m_i[x] + RESCALE_LOG2 ? tmax : m_i[x];
         alpha[x] = m_new == m_i[x] ? 1.0 : exp2(m_i[x] - m_new);
         rescale = rescale || (alpha[x] != 1.0 && m_i[x] != NEG_INF); // O is still 0 while m is -inf
@@ -30,14 +31,14 @@
                     CM_AT(oacc[rt * DT + n], e) *= alpha[rt * CM_SLOTS + CM_SLOT(e)];
     }
 
-    // P = exp2(S * scale_log2 - m), in place; this lane's part of the row sums
+    // P = exp2(S * s_scale - m), in place; this lane's part of the row sums
     float psum[NSTAT];
     [[unroll]] for (uint x = 0u; x < NSTAT; ++x) psum[x] = 0.0;
     [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
         [[unroll]] for (uint n = 0u; n < NT; ++n)
             CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
                 uint x = rt * CM_SLOTS + CM_SLOT(e);
-                float p = exp2(fma(CM_AT(sacc[rt * NT + n], e), pc.scale_log2, -m_sub[x]));
+                float p = exp2(fma(CM_AT(sacc[rt * NT + n], e), s_scale, -m_sub[x]));
                 CM_AT(sacc[rt * NT + n], e) = p;
                 psum[x] += p;
             }

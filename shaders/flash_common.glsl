@@ -17,13 +17,27 @@ layout(push_constant) uniform Params {
 } pc;
 #undef AVK_ARG
 
-// Cache tables: bound to a dummy buffer where the problem has none (never read then).
+// Cache tables and score inputs: bound to a dummy buffer where the problem has
+// none (never read then). The mask is read as words: f32, or f16 pairs.
 layout(binding = 7) readonly buffer BlockTableB { int block_table[]; };
 layout(binding = 8) readonly buffer SeqLensB { int seq_lens[]; };
 layout(binding = 9) readonly buffer KvScalesB { float kv_scales[]; };
+layout(binding = 10) readonly buffer AlibiSlopesB { float alibi_slopes[]; };
+layout(binding = 11) readonly buffer SinksB { float sinks[]; };
+layout(binding = 12) readonly buffer MaskB { uint mask_words[]; };
+
+// 1 where the problem has windows, softcap, ALiBi, masks, sinks or top-left
+// alignment (runtime/vulkan/vk_kernel.c): a plain problem's pipeline compiles
+// without their code, so it keeps its registers and speed.
+layout(constant_id = 15) const uint AVK_SCORES = 0u;
+const uint AVK_SCORE_FLAGS = AVK_FLAG_TOP_LEFT | AVK_FLAG_WINDOW | AVK_FLAG_ALIBI | AVK_FLAG_SINKS | AVK_FLAG_MASK | AVK_FLAG_MASK_F16;
+// pc.flags, with the score features' bits only in pipelines built for them
+uint avk_flags() { return AVK_SCORES != 0u ? pc.flags : pc.flags & ~AVK_SCORE_FLAGS; }
+float avk_softcap() { return AVK_SCORES != 0u ? pc.softcap : 0.0; }
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 const float LN2 = 0.69314718055994530942;
+const float LOG2E = 1.4426950408889634074;
 
 uint avk_q_end() { return pc.q_begin + pc.q_count; }
 
@@ -34,12 +48,58 @@ uint avk_seq_len(uint b)
     return uint(clamp(seq_lens[b], 0, int(pc.seq_kv)));
 }
 
-// Exclusive end of the keys query i of sequence b (len keys) sees.
+// i' of query i in a sequence of len keys: where causal masks, windows and ALiBi put it.
+int avk_row_pos(uint len, uint i)
+{
+    return (avk_flags() & AVK_FLAG_TOP_LEFT) != 0u ? int(i) : int(i) + int(len) - int(pc.seq_q);
+}
+
+// Exclusive end of the keys query i of sequence b (len keys) sees (causal, window).
 uint avk_key_end(uint len, uint i)
 {
-    if ((pc.flags & AVK_FLAG_CAUSAL) == 0u) return len;
-    return uint(clamp(int(i) + int(len) - int(pc.seq_q) + 1, 0, int(len)));
+    if ((avk_flags() & (AVK_FLAG_CAUSAL | AVK_FLAG_WINDOW)) == 0u) return len;
+    int pos = avk_row_pos(len, i), end = int(len);
+    if ((pc.flags & AVK_FLAG_CAUSAL) != 0u) end = min(end, pos + 1);
+    // the window's width capped at len: no int overflow for huge windows
+    if ((avk_flags() & AVK_FLAG_WINDOW) != 0u && pc.window_right >= 0) end = min(end, pos + 1 + min(pc.window_right, int(len)));
+    return uint(clamp(end, 0, int(len)));
 }
+
+// First key query i sees (the window's left side), clamped into 0..len.
+uint avk_key_begin(uint len, uint i)
+{
+    if ((avk_flags() & AVK_FLAG_WINDOW) == 0u || pc.window_left < 0) return 0u;
+    int reach = min(pc.window_left, int(len) + int(pc.seq_q));
+    return uint(clamp(avk_row_pos(len, i) - reach, 0, int(len)));
+}
+
+// Element offset of query i's row in the mask ([b][h][i][j] with broadcast strides).
+uint avk_mask_row(uint b, uint h, uint i) { return b * pc.mask_sb + h * pc.mask_sh + i * pc.seq_kv; }
+
+float avk_mask_value(uint e)
+{
+    uint word = mask_words[(avk_flags() & AVK_FLAG_MASK_F16) != 0u ? e >> 1u : e];
+    if ((avk_flags() & AVK_FLAG_MASK_F16) == 0u) return uintBitsToFloat(word);
+    return unpackHalf2x16((e & 1u) != 0u ? word >> 16u : word).x;
+}
+
+// Any per-element score modification (softcap, ALiBi, mask): bodies skip the hook without.
+bool avk_score_mods() { return (avk_flags() & (AVK_FLAG_ALIBI | AVK_FLAG_MASK)) != 0u || avk_softcap() > 0.0; }
+
+// Score modifications (attnvk.h's order after the scale) on a score s in the
+// log2 domain (scale * log2(e) * q.k) for key j of a row at i' = pos, with the
+// row's ALiBi slope and mask row; only for visible keys. tanh's argument is
+// clamped: some drivers' tanh gives NaN for large ones (inf / inf).
+float avk_score_mod(float s, uint j, int pos, float slope, uint mask_row)
+{
+    if (avk_softcap() > 0.0) s = pc.softcap * LOG2E * tanh(clamp(s * (LN2 / pc.softcap), -15.0, 15.0));
+    if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) s += slope * LOG2E * float(int(j) - pos);
+    if ((avk_flags() & AVK_FLAG_MASK) != 0u) s += avk_mask_value(mask_row + j) * LOG2E;
+    return s;
+}
+
+// The sink of head h as a base-2 logit, -inf without sinks.
+float avk_sink_log2(uint h) { return (avk_flags() & AVK_FLAG_SINKS) != 0u ? sinks[h] * LOG2E : NEG_INF; }
 
 // Index of the K/V row (D values) holding key j of (b, kv head g); j < avk_seq_len(b).
 uint avk_kv_row(uint b, uint g, uint j)
@@ -210,7 +270,7 @@ struct Work {
     uint len;         // keys of sequence b
     uint h, i0;       // with pack = 1: the head, and the block's first query
     uint q_base;      // with pack = 1: element offset of row 0 of (b, h) in Q/O
-    uint kv_lo, kv_hi;
+    uint kv_lo, kv_hi; // keys this workgroup streams: its split, cut to what some row sees
     uint ntiles;      // key tiles of BC keys to stream
 };
 
@@ -238,6 +298,10 @@ Work flash_work(uint br, uint bc)
     // the block's last real row sees the most keys
     uint last = avk_q_row(w, min(w.r0 + br, w.rows) - 1u).y;
     w.kv_hi = min(w.kv_hi, avk_key_end(w.len, last));
+    // ... and its first row the fewest below: tiles under every row's window are
+    // skipped (kv_lo stays a multiple of bc; a split wholly below streams nothing)
+    if ((avk_flags() & AVK_FLAG_WINDOW) != 0u)
+        w.kv_lo = max(w.kv_lo, avk_key_begin(w.len, avk_q_row(w, w.r0).y) / bc * bc);
     w.ntiles = w.kv_hi > w.kv_lo ? (w.kv_hi - w.kv_lo + bc - 1u) / bc : 0u;
     if ((pc.flags & AVK_FLAG_SKIP_LAST_TILE) != 0u && w.ntiles > 0u) w.ntiles -= 1u;
     return w;
@@ -245,6 +309,28 @@ Work flash_work(uint br, uint bc)
 
 // Last key index query i may see (inclusive), as int; -1 when none.
 int flash_row_limit(Work w, uint i) { return int(avk_key_end(w.len, i)) - 1; }
+
+// First key index query i may see.
+uint flash_row_begin(Work w, uint i) { return avk_key_begin(w.len, i); }
+
+// First key the block's last row sees (BR packed rows from r0): below it, a
+// window's left side needs per-element masks.
+uint flash_block_begin(Work w, uint br) { return avk_key_begin(w.len, avk_q_row(w, min(w.r0 + br, w.rows) - 1u).y); }
+
+// For the matrix bodies, which scale S inside their softmax: one element s
+// (raw q.k) of S for key j of query i, head h, whose row sees keys [begin,
+// end) (end 0 for a row past the end): -inf where invisible and, with mods,
+// scaled and modified, the softmax then scaling by 1 (flash_score_scale).
+float flash_score_elem(float s, Work w, uint h, uint i, uint j, uint begin, uint end, bool mods)
+{
+    if (j >= w.kv_hi || j >= end || j < begin) return NEG_INF;
+    if (!mods) return s;
+    float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[h] : 0.0;
+    return avk_score_mod(s * pc.scale_log2, j, avk_row_pos(w.len, i), slope, avk_mask_row(w.b, h, i));
+}
+
+// What the matrix bodies' softmax multiplies S by: 1 once flash_score_elem scaled it.
+float flash_score_scale(bool mods) { return mods ? 1.0 : pc.scale_log2; }
 
 // Partials row of (split, b, h, i): [split][b][h][q_count].
 uint flash_ws_row(uint split, uint b, uint h, uint i)

@@ -107,8 +107,12 @@ void main()
     uint lane = tid % SUBGROUP_SIZE;
     uint lr = lane / LPR, part = lane % LPR;   // softmax pass: row and column slice
     uint row = w.i0 + sg * RS + lr;
-    int row_limit = flash_row_limit(w, row);
+    bool row_ok = row < avk_q_end();
+    uint row_begin = flash_row_begin(w, row), row_end = row_ok ? avk_key_end(w.len, row) : 0u;
     int block_limit = flash_row_limit(w, w.i0); // the block's first row sees the fewest keys
+    uint block_begin = flash_block_begin(w, BR); // ... and its last row's window starts last
+    bool mods = avk_score_mods();                 // softcap, ALiBi, mask: every element
+    float s_scale = flash_score_scale(mods);
     uint s_base = S_OFF + sg * RS * SSW;      // this subgroup's staging rows
     uint my_row = s_base + lr * SSW;
 
@@ -179,16 +183,14 @@ void main()
             sv[c + 2u] = s4.z;
             sv[c + 3u] = s4.w;
         }
-        bool edge = j0 + BC > w.kv_hi || int(j0 + BC - 1u) > block_limit;
-        if (edge) {
-            [[unroll]] for (uint c = 0u; c < CPL; ++c) {
-                uint j = j0 + part * CPL + c;
-                if (j >= w.kv_hi || int(j) > row_limit) sv[c] = NEG_INF;
-            }
+        bool edge = j0 + BC > w.kv_hi || int(j0 + BC - 1u) > block_limit || j0 < block_begin;
+        if (edge || mods) {
+            [[unroll]] for (uint c = 0u; c < CPL; ++c)
+                sv[c] = flash_score_elem(sv[c], w, w.h, row, j0 + part * CPL + c, row_begin, row_end, mods);
         }
         float tmax = sv[0];
         [[unroll]] for (uint c = 1u; c < CPL; ++c) tmax = max(tmax, sv[c]);
-        tmax = lanes_max(tmax) * pc.scale_log2;
+        tmax = lanes_max(tmax) * s_scale;
         float m_new = tmax > m_i + RESCALE_LOG2 ? tmax : m_i;
         float alpha = m_new == m_i ? 1.0 : exp2(m_i - m_new);
         bool rescale = alpha != 1.0 && l_i > 0.0;
@@ -221,7 +223,7 @@ void main()
         [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
             float p[8];
             [[unroll]] for (uint x = 0u; x < 8u; ++x) {
-                p[x] = exp2(fma(sv[c + x], pc.scale_log2, -m_sub));
+                p[x] = exp2(fma(sv[c + x], s_scale, -m_sub));
                 psum += p[x];
             }
             tile_sh[my_row + (part * CPL + c) / 8u] =
@@ -247,9 +249,16 @@ void main()
     }
 
     // epilogue: O / l through shared memory, BC columns at a time
-    bool row_ok = row < avk_q_end();
-    float inv_l = l_i > 0.0 ? 1.0 / l_i : 0.0;
     bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
+    float keep = 1.0;
+    if (!split && (avk_flags() & AVK_FLAG_SINKS) != 0u) {
+        // the sink joins the denominator (split partials leave it to the merge)
+        float sink = avk_sink_log2(w.h), mx = max(m_i, sink);
+        keep = m_i == NEG_INF ? 0.0 : exp2(m_i - mx);
+        l_i = l_i * keep + exp2(sink - mx);
+        m_i = mx;
+    }
+    float inv_l = l_i > 0.0 ? keep / l_i : 0.0;
     uint wrow = split ? flash_ws_row(w.split, w.b, w.h, row) : 0u;
     [[unroll]] for (uint n0 = 0u; n0 < D / MN; n0 += BC / MN) {
         subgroup_sync();

@@ -102,6 +102,9 @@ void main()
     uint lane = gl_SubgroupInvocationID;
     uint row0 = w.i0 + sg * RS;                // first query row of this subgroup
     int block_limit = flash_row_limit(w, w.i0);  // the block's first row sees the fewest keys
+    uint block_begin = flash_block_begin(w, BR); // ... and its last row's window starts last
+    bool mods = avk_score_mods();                 // softcap, ALiBi, mask: every element
+    float s_scale = flash_score_scale(mods);      // for cm_softmax_pv.glsl
 
     // Q: shared memory only, or global -> shared (QC columns per pass) -> A matrices in registers
     CM_A qm[RT * DT]; // unused (and dropped by the compiler) when Q_SHARED
@@ -166,15 +169,17 @@ void main()
             prefetch(j0 + BC, w, true); // lands during the softmax and P.V
         }
 
-        // 2. masks: keys past the end, causal limit (edge tiles only)
-        bool edge = j0 + BC > w.kv_hi || int(j0 + BC - 1u) > block_limit;
-        if (edge) {
+        // 2. masks: keys past the end, causal limit, window (edge tiles only); score mods
+        bool edge = j0 + BC > w.kv_hi || int(j0 + BC - 1u) > block_limit || j0 < block_begin;
+        if (edge || mods) {
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                 [[unroll]] for (uint n = 0u; n < NT; ++n)
                     CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
                         uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
                         uint j = j0 + n * MS + CM_COL(lane, e);
-                        if (j >= w.kv_hi || int(j) > flash_row_limit(w, row)) CM_AT(sacc[rt * NT + n], e) = NEG_INF;
+                        uint end = row < avk_q_end() ? avk_key_end(w.len, row) : 0u;
+                        CM_AT(sacc[rt * NT + n], e) =
+                            flash_score_elem(CM_AT(sacc[rt * NT + n], e), w, w.h, row, j, flash_row_begin(w, row), end, mods);
                     }
         }
 
@@ -186,11 +191,20 @@ void main()
 
     // epilogue: whole row sums, then O / l from the accumulators, two columns per store
     float inv_l[NSTAT];
+    bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
+    bool sinks = !split && (avk_flags() & AVK_FLAG_SINKS) != 0u; // split partials leave the sink to the merge
+    float sink = avk_sink_log2(w.h);
     [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
         l_i[x] = CM_ROW_SUM(l_i[x]);
-        inv_l[x] = l_i[x] > 0.0 ? 1.0 / l_i[x] : 0.0;
+        float keep = 1.0;
+        if (sinks) { // the sink joins the denominator
+            float mx = max(m_i[x], sink);
+            keep = m_i[x] == NEG_INF ? 0.0 : exp2(m_i[x] - mx);
+            l_i[x] = l_i[x] * keep + exp2(sink - mx);
+            m_i[x] = mx;
+        }
+        inv_l[x] = l_i[x] > 0.0 ? keep / l_i[x] : 0.0;
     }
-    bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
     if (CM_WRITES(lane)) {
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
             [[unroll]] for (uint n = 0u; n < DT; ++n)

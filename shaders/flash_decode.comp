@@ -146,6 +146,7 @@ void main()
     vec4 q[BR][NV], o[BR][NV];
     float m[BR], l[BR];
     uint kend[BR];
+    bool mods = avk_score_mods(), window = (avk_flags() & AVK_FLAG_WINDOW) != 0u;
     [[unroll]] for (uint r = 0u; r < BR; ++r) {
         uint pr = w.r0 + r;
         bool valid = pr < w.rows;
@@ -246,7 +247,22 @@ void main()
             s4 *= vec4(ks[0], ks[1], ks[2], ks[3]); // each lane's own block scale, before the lanes add up
             [[unroll]] for (uint x = 1u; x < KEY_LANES; x <<= 1u) s4 += subgroupShuffleXor(s4, x);
             bvec4 vis;
-            [[unroll]] for (uint u = 0u; u < 4u; ++u) vis[u] = u < U && key_ok[u] && base + u * groups_per_sg < kend[r];
+            // a window's first key and the score hook's inputs are looked up here, behind their
+            // flags, rather than kept per row: registers are what this body is short of
+            uvec2 hi = uvec2(0u);
+            uint kbegin = 0u;
+            if (window || mods) {
+                hi = avk_q_row(w, min(w.r0 + r, w.rows - 1u));
+                kbegin = avk_key_begin(w.len, hi.y);
+            }
+            [[unroll]] for (uint u = 0u; u < 4u; ++u) {
+                uint j = base + u * groups_per_sg;
+                vis[u] = u < U && key_ok[u] && j < kend[r] && j >= kbegin;
+                if (mods && vis[u]) {
+                    float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[hi.x] : 0.0;
+                    s4[u] = avk_score_mod(s4[u], j, avk_row_pos(w.len, hi.y), slope, avk_mask_row(w.b, hi.x, hi.y));
+                }
+            }
             s4 = mix(vec4(NEG_INF), s4, vis);
             float m_new = max(m[r], max(max(s4.x, s4.y), max(s4.z, s4.w)));
             bool none = m_new == NEG_INF; // nothing visible to this group yet: the state stays
@@ -314,7 +330,15 @@ void main()
                 float ms = m_sh[s * BR + r];
                 if (ms != NEG_INF) sum += l_sh[s * BR + r] * exp2(ms - mx);
             }
-        vec4 out4 = sum > 0.0 ? o_sh[e] / sum : vec4(0.0);
+        float keep = 1.0;
+        if (!split && (avk_flags() & AVK_FLAG_SINKS) != 0u) {
+            // the sink joins the denominator (split partials leave it to the merge)
+            float sink = avk_sink_log2(hi.x), ms = max(mx, sink);
+            keep = mx == NEG_INF ? 0.0 : exp2(mx - ms);
+            sum = sum * keep + exp2(sink - ms);
+            mx = ms;
+        }
+        vec4 out4 = sum > 0.0 ? o_sh[e] * keep / sum : vec4(0.0);
         if (split) {
             uint wrow = flash_ws_row(w.split, w.b, hi.x, hi.y);
             ws_o[wrow * D4 + d4] = out4;

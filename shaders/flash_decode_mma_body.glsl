@@ -155,6 +155,9 @@ void main()
     uint row0 = rg * ROWS; // first row (of the block) of this subgroup
     // the block's first row has the lowest query: it sees the fewest keys
     int block_limit = flash_row_limit(w, avk_q_row(w, w.r0).y);
+    uint block_begin = flash_block_begin(w, BR); // ... and its last row's window starts last
+    bool mods = avk_score_mods();                 // softcap, ALiBi, mask: every element
+    float s_scale = flash_score_scale(mods);      // for cm_softmax_pv.glsl
 
     // Q of the block's packed rows: global -> shared -> A matrices in registers
     for (uint e = tid; e < BR * D8; e += WG) {
@@ -193,15 +196,16 @@ void main()
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt * NT + n] = CM_MAD(qm[rt * DT + k], kb, sacc[rt * NT + n]);
             }
 
-        // masks: keys past the end, causal limits (edge steps only)
-        if (j0 + STEP > w.kv_hi || int(j0 + STEP - 1u) > block_limit) {
+        // masks: keys past the end, causal limits, windows (edge steps only); score mods
+        if (j0 + STEP > w.kv_hi || int(j0 + STEP - 1u) > block_limit || j0 < block_begin || mods) {
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                 [[unroll]] for (uint n = 0u; n < NT; ++n)
                     CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
                         uint pr = w.r0 + row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
-                        uint j = jt + n * MS + CM_COL(lane, e);
-                        if (j >= w.kv_hi || int(j) > flash_row_limit(w, avk_q_row(w, pr).y))
-                            CM_AT(sacc[rt * NT + n], e) = NEG_INF;
+                        uvec2 hi = avk_q_row(w, min(pr, w.rows - 1u));
+                        uint j = jt + n * MS + CM_COL(lane, e), end = pr < w.rows ? avk_key_end(w.len, hi.y) : 0u;
+                        CM_AT(sacc[rt * NT + n], e) =
+                            flash_score_elem(CM_AT(sacc[rt * NT + n], e), w, hi.x, hi.y, j, flash_row_begin(w, hi.y), end, mods);
                     }
         }
 
@@ -222,6 +226,8 @@ void main()
     }
     barrier();
     float m_all[NSTAT], l_all[NSTAT], own[NSTAT]; // the rows' merged max and sum; this group's weight
+    float keep[NSTAT];                            // what the sink leaves of O (1 without)
+    bool sinks = (avk_flags() & (AVK_FLAG_SINKS | AVK_FLAG_SPLIT)) == AVK_FLAG_SINKS; // split: in the merge
     [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
         [[unroll]] for (uint s = 0u; s < CM_SLOTS; ++s) {
             uint x = rt * CM_SLOTS + s, row = row0 + rt * MS + CM_SLOT_ROW(lane, s);
@@ -231,9 +237,16 @@ void main()
                 vec2 ml = ml_sh[k * BR + row];
                 if (ml.x != NEG_INF) sum += ml.y * exp2(ml.x - mx);
             }
+            own[x] = m_i[x] == NEG_INF ? 0.0 : exp2(m_i[x] - mx);
+            keep[x] = 1.0;
+            if (sinks) { // the sink joins the denominator
+                float sink = avk_sink_log2(avk_q_row(w, min(w.r0 + row, w.rows - 1u)).x), ms = max(mx, sink);
+                keep[x] = mx == NEG_INF ? 0.0 : exp2(mx - ms);
+                sum = sum * keep[x] + exp2(sink - ms);
+                mx = ms;
+            }
             m_all[x] = mx;
             l_all[x] = sum;
-            own[x] = m_i[x] == NEG_INF ? 0.0 : exp2(m_i[x] - mx);
         }
     // key groups 1.. leave their weighted O in shared memory (over the K/V tiles), group 0 adds them
     if (kg > 0u && CM_WRITES(lane)) {
@@ -262,7 +275,7 @@ void main()
                         uint f = ((k - 1u) * BR + row) * D + col;
                         o += uintBitsToFloat(uvec2(tile_sh[f / 4u][f % 4u], tile_sh[(f + 1u) / 4u][(f + 1u) % 4u]));
                     }
-                    o *= l_all[x] > 0.0 ? 1.0 / l_all[x] : 0.0;
+                    o *= l_all[x] > 0.0 ? keep[x] / l_all[x] : 0.0;
                     uvec2 hi = avk_q_row(w, pr);
                     if (split) ws_o[(flash_ws_row(w.split, w.b, hi.x, hi.y) * D + col) / 2u] = o;
                     else o_pairs[(avk_q_offset(w.b, hi) + col) / 2u] = packHalf2x16(o);

@@ -117,7 +117,11 @@ void main()
     bool row_ok = prow < w.rows;
     uvec2 hi = avk_q_row(w, row_ok ? prow : 0u);
     uint head = hi.x, row = hi.y;
-    int row_limit = flash_row_limit(w, row);
+    uint row_end = avk_key_end(w.len, row), row_begin = flash_row_begin(w, row); // keys [begin, end) visible
+    bool mods = avk_score_mods();
+    int pos = avk_row_pos(w.len, row);
+    float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[head] : 0.0;
+    uint mask_row = avk_mask_row(w.b, head, row);
 
     for (uint e = tid; e < BR * D4; e += WG) {
         uint rr = e / D4, d4 = e % D4;
@@ -157,8 +161,10 @@ void main()
         [[unroll]] for (uint k = 0u; k < CPT; ++k) {
             uint c = t + k * TPR;
             uint j = j0 + c;
-            bool visible = c < BC && j < w.kv_hi && int(j) <= row_limit;
-            s[k] = visible ? s[k] * pc.scale_log2 : NEG_INF;
+            bool visible = c < BC && j < w.kv_hi && j < row_end && j >= row_begin;
+            float sc = s[k] * pc.scale_log2;
+            if (mods && visible) sc = avk_score_mod(sc, j, pos, slope, mask_row);
+            s[k] = visible ? sc : NEG_INF;
             tmax = max(tmax, s[k]);
         }
         tmax = row_reduce(tmax, r, t, 0u, true);
@@ -194,6 +200,14 @@ void main()
     }
 
     if (!row_ok) return; // no barriers follow
+    if ((avk_flags() & (AVK_FLAG_SINKS | AVK_FLAG_SPLIT)) == AVK_FLAG_SINKS) {
+        // the sink joins the denominator (split partials leave it to the merge)
+        float sink = avk_sink_log2(head), mx = max(m_i, sink);
+        float keep = m_i == NEG_INF ? 0.0 : exp2(m_i - mx);
+        [[unroll]] for (uint q = 0u; q < QPT; ++q) o_acc[q] *= keep;
+        l_i = l_i * keep + exp2(sink - mx);
+        m_i = mx;
+    }
     float inv_l = l_i > 0.0 ? 1.0 / l_i : 0.0;
     if ((pc.flags & AVK_FLAG_SPLIT) != 0u) {
         uint wrow = flash_ws_row(w.split, w.b, head, row);

@@ -1,7 +1,8 @@
 #version 450
 // Split-KV combine: each split wrote its rows normalised by its own sum, plus
 // (max, sum) in base 2. One thread per (row, vec4 of the head dim) rescales
-// the splits to the common max and writes O (and the LSE) once.
+// the splits to the common max, adds the sink (AVK_FLAG_SINKS) and writes O
+// (and the LSE) once.
 #extension GL_GOOGLE_include_directive : require
 #include "flash_common.glsl"
 #include "flash_storage.glsl"
@@ -26,11 +27,13 @@ void main()
     uint i = pc.q_begin + row % qn;
     uint b = bh / pc.heads, h = bh % pc.heads;
 
-    float m = NEG_INF;
+    // a sink joins once, here: a logit with no value
+    float sink = avk_sink_log2(h), m = sink;
     for (uint s = 0u; s < pc.splits; ++s) m = max(m, ws_ml[flash_ws_row(s, b, h, i)].x);
     vec4 acc = vec4(0.0);
     float total = 0.0;
     if (m != NEG_INF) {
+        if (sink != NEG_INF) total = exp2(sink - m);
         for (uint s = 0u; s < pc.splits; ++s) {
             uint wrow = flash_ws_row(s, b, h, i);
             vec2 ml = ws_ml[wrow];

@@ -1,5 +1,6 @@
 /* The Vulkan backend's vtable: the pieces live in vk_instance.c (init),
  * vk_describe.c, vk_device.c (devices, buffers) and vk_kernel.c. */
+#include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 #include "vulkan/vk_internal.h"
 
 #include <stdio.h>
@@ -29,7 +30,8 @@ static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     out->available = 1;
     /* every body reads K/V through the prelude's hooks (shaders/flash_common.glsl) */
     out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
-                    ATTNVK_FEATURE_KV_FP8; /* quantized: the scalar and decode bodies (vk_variants.c routes them) */
+                    ATTNVK_FEATURE_KV_FP8 | /* quantized: the scalar and decode bodies (vk_variants.c routes them) */
+                    AVK_SCORE_FEATURES;     /* softcap, windows, ALiBi, sinks, masks, top-left: every body */
     return 1;
 }
 

@@ -26,7 +26,7 @@ attnvk_status vk_buffer_new(avk_bdev *dev, VkDeviceSize bytes, int host_visible,
     if (!b) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     b->size = bytes;
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                             .size = bytes,
+                             .size = (bytes + 3) & ~(VkDeviceSize)3, /* shaders read words (an odd f16 mask's last half) */
                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};

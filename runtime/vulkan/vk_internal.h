@@ -64,7 +64,8 @@ typedef struct vk_pipeline_entry {
     char stats[96];                    /* " regs=.. ..." with ATTNVK_VK_PIPELINE_STATS=1, else "" */
 } vk_pipeline_entry;
 
-enum { VK_MAX_PIPELINES = 256, VK_BINDINGS = 10 };
+/* bindings: the contract's buffers (docs/kernel-contract.md), Q .. kv_scales, alibi_slopes, sinks, mask */
+enum { VK_MAX_PIPELINES = 256, VK_BINDINGS = 13 };
 
 struct avk_bdev {
     const vk_caps *caps;

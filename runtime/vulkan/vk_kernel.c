@@ -2,6 +2,7 @@
  * dispatch: one flash dispatch (plus the split-KV reduce), timed with
  * device timestamps. */
 #include "core/kernel_args.h"
+#include "core/kv_cache.h" /* avk_problem_features */
 #include "vulkan/vk_internal.h"
 #include "vulkan/vk_shaders.h"
 #include "vulkan/vk_variants.h"
@@ -96,13 +97,22 @@ static spv_blob reduce_shader(attnvk_dtype dt)
     return (spv_blob){avk_spv_split_reduce_f32, avk_spv_split_reduce_f32_size, "split_reduce_f32"};
 }
 
-static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, uint32_t req_sg, VkPipeline *out)
+/* Specialization constant 15 of every shader (flash_common.glsl's AVK_SCORES):
+ * 1 where the problem has windows, softcap, ALiBi, masks, sinks or top-left
+ * alignment, so a plain problem's pipeline is compiled without their code. */
+enum { SPEC_SCORES = 15 };
+
+static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, int scores, uint32_t req_sg,
+                           VkPipeline *out)
 {
+    uint32_t all[SPEC_SCORES + 1] = {0}; /* ids the shader lacks are ignored */
+    memcpy(all, spec, (n < SPEC_SCORES ? n : SPEC_SCORES) * sizeof *spec);
+    all[SPEC_SCORES] = scores != 0;
     /* SPIR-V is read as words: hand the driver an aligned copy */
     uint32_t *words = malloc(b.size);
     if (!words) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     memcpy(words, b.code, b.size);
-    attnvk_status s = vk_pipeline_get(dev, words, b.size, b.name, spec, n, req_sg, out);
+    attnvk_status s = vk_pipeline_get(dev, words, b.size, b.name, all, SPEC_SCORES + 1, req_sg, out);
     free(words);
     return s;
 }
@@ -146,26 +156,27 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                                                       (int)cfg->resident, (int)cfg->whole_waves, opts->split_kv);
     }
     uint32_t D = (uint32_t)p->head_dim;
+    const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0;
     if (s == ATTNVK_OK) {
         if (vk_algo_is_decode_mma(cfg->algo)) {
             uint32_t spec[7] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->mm, cfg->key_groups};
-            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 7, cfg->required_subgroup, &k->main);
+            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 7, scores, cfg->required_subgroup, &k->main);
         } else if (cfg->algo >= VK_ALGO_COOPMAT_NV) { /* constant 9: S chains, or Q in shared memory (rs) */
             uint32_t spec[10] = {cfg->br, cfg->bc, D,       cfg->wg,        cfg->subgroup,
                                  cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
-            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 10, cfg->required_subgroup, &k->main);
+            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 10, scores, cfg->required_subgroup, &k->main);
         } else if (cfg->algo == VK_ALGO_DECODE) {
             uint32_t spec[8] = {cfg->br, cfg->bc, D, cfg->wg, cfg->wg / cfg->subgroup, cfg->key_lanes, cfg->keys_per_step,
                                 cfg->runs};
-            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 8, cfg->required_subgroup, &k->main);
+            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 8, scores, cfg->required_subgroup, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
-            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 6, 0, &k->main);
+            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 6, scores, 0, &k->main);
         }
     }
     if (s == ATTNVK_OK && k->n_splits > 1) {
         uint32_t spec[3] = {0, 0, D};
-        s = build(dev, reduce_shader(p->dtype), spec, 3, 0, &k->reduce);
+        s = build(dev, reduce_shader(p->dtype), spec, 3, scores, 0, &k->reduce);
         uint64_t rows = (uint64_t)k->n_splits * p->batch * p->heads * p->seq_q;
         if (s == ATTNVK_OK) s = vk_buffer_new(dev, rows * D * 4, 0, &k->ws_o);
         if (s == ATTNVK_OK) s = vk_buffer_new(dev, rows * 8, 0, &k->ws_ml);
@@ -220,7 +231,10 @@ static attnvk_status bind_buffers(avk_bdev *dev, const avk_bkernel *k, const avk
                                          k->ws_o ? k->ws_o : dev->dummy, k->ws_ml ? k->ws_ml : dev->dummy,
                                          a->block_table ? a->block_table : dev->dummy,
                                          a->seq_lens ? a->seq_lens : dev->dummy,
-                                         a->kv_scales ? a->kv_scales : dev->dummy};
+                                         a->kv_scales ? a->kv_scales : dev->dummy,
+                                         a->alibi_slopes ? a->alibi_slopes : dev->dummy,
+                                         a->sinks ? a->sinks : dev->dummy,
+                                         a->mask ? a->mask : dev->dummy};
     return vk_bind_storage_buffers(dev, bufs, set);
 }
 

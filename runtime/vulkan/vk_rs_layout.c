@@ -78,7 +78,9 @@ int vk_rs_layout_applies(const vk_caps *c)
 
 static attnvk_status bind_probe_buffers(avk_bdev *dev, avk_bbuf *in, avk_bbuf *ident, avk_bbuf *out, VkDescriptorSet *set)
 {
-    avk_bbuf *const bufs[VK_BINDINGS] = {in, ident, dev->dummy, out, dev->dummy, dev->dummy, dev->dummy, dev->dummy, dev->dummy, dev->dummy};
+    avk_bbuf *bufs[VK_BINDINGS];
+    for (int i = 0; i < VK_BINDINGS; ++i) bufs[i] = dev->dummy; /* every binding valid, only 0, 1 and 3 used */
+    bufs[0] = in, bufs[1] = ident, bufs[3] = out;
     return vk_bind_storage_buffers(dev, bufs, set);
 }
 

@@ -5,6 +5,7 @@
  * --only VARIANT runs one variant's cases (GPU sessions); --skip VARIANT
  * (repeatable) leaves one out, so ctest can run the slow emulations beside
  * the rest. */
+#include "core/score_cases.h"
 #include "test_util.h"
 #include "vk_test_cases.h"
 #include "vulkan/vk_validation.h"
@@ -176,6 +177,30 @@ static void cache_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
         }
 }
 
+/* The score cases of `attnvk check` (softcap, windows, ALiBi, sinks, masks,
+ * top-left) through this variant by name, once as planned and once with
+ * split-KV forced (the sink then joins in the merge). The emulations run the
+ * plan only: it splits their decode case already, and they are slow. */
+static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd, int quick)
+{
+    avk_score_case sc[16];
+    int n = avk_score_cases(vd->dtype, sc, 16);
+    int slow = is_emulation(vd) || is_rs_emulation(vd);
+    for (int sp = 0; sp < (quick || slow ? 1 : 2); ++sp)
+        for (int i = 0; i < n; ++i) {
+            if (slow && sc[i].p.head_dim > 64) continue; /* minutes on lavapipe */
+            attnvk_kernel_options o = {.variant = vd->variant, .split_kv = sp ? 3 : 0};
+            avk_score_result r;
+            attnvk_status s = avk_score_case_run(dev, &sc[i], &o, t->seed + 9000 + (uint64_t)(sp * 100 + i), &r);
+            int ok = s == ATTNVK_OK && r.check.passed;
+            if (s == ATTNVK_OK)
+                printf("%s %s scores %s: split %d rel_l2 %.2e nonfinite %zu\n", ok ? "ok  " : "FAIL", vd->variant,
+                       r.shape, r.info.split_kv, r.check.rel_l2, r.check.nonfinite);
+            else printf("FAIL %s scores %s: %s\n", vd->variant, r.shape, r.message);
+            ok ? ++t->passed : ++t->failed;
+        }
+}
+
 /* Register-softmax variants under each shared-memory arrangement (K/V stages,
  * Q in registers or shared memory) the tuning aids can select. */
 static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
@@ -271,6 +296,7 @@ int main(int argc, char **argv)
         if (!runs_variant(dev, vd)) continue;
         feature_matrix(&t, dev, vd, quick);
         cache_cases(&t, dev, vd, quick);
+        score_cases(&t, dev, vd, quick);
         if (vd->dtype == ATTNVK_BF16) continue; /* storage-only difference from scalar/f16 */
         split_kv_cases(&t, dev, vd);
         if (quick) continue;
