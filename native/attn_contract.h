@@ -55,19 +55,22 @@ AVK_DEVICE int avk_key_begin(const avk_attn_params &p, int len, int i)
     return (int)min((long long)len, max(0ll, (long long)avk_row_pos(p, len, i) - p.window_left));
 }
 
-/* Score modifications (attnvk.h's order after the scale) on x, a score in the
- * scaled log2 domain (scale * log2(e) * q.k), for key j of a row at i' = pos
- * with that row's ALiBi slope and mask row offset. Compiled in with
- * AVK_SCORE_MOD (softcap, ALiBi or a mask); only for visible keys. */
-AVK_DEVICE float avk_score_mod(const avk_attn_params &p, float x, int j, int pos, float slope, long long mask_row)
+/* The score modifications (attnvk.h's order after the scale: softcap, ALiBi,
+ * mask) run per row of a tile in attn_fwd.cu's avk_score_mod, where the
+ * accumulator layout is known. */
+
+/* tanh for the softcap: f16/bf16 problems on NVIDIA take the one-instruction
+ * approximation (sm_75+; relative error about 2^-11, far inside their
+ * tolerance, as FlashAttention does); f32 problems and other targets the exact one. */
+AVK_DEVICE float avk_tanh(float y)
 {
-    const float log2e = 1.4426950408889634f, ln2 = 0.69314718055994530942f;
-    if (p.softcap > 0.f) x = p.softcap * tanhf(x * (ln2 / p.softcap)) * log2e;
-    if (p.flags & AVK_FLAG_ALIBI) x += slope * (float)(j - pos) * log2e;
-    if (p.flags & AVK_FLAG_MASK)
-        x += ((p.flags & AVK_FLAG_MASK_F16) ? avk_f16_to_f32(((const avk_u16 *)p.mask)[mask_row + j])
-                                            : ((const float *)p.mask)[mask_row + j]) * log2e;
-    return x;
+#if defined(AVK_TARGET_CUDA) && AVK_DTYPE != 0 && __CUDA_ARCH__ >= 750
+    float r;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(y));
+    return r;
+#else
+    return tanhf(y);
+#endif
 }
 
 /* element offset of query i's row of head h in the mask ([b][h][i][j] with broadcast strides) */

@@ -155,6 +155,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const float code_unit = 1.f;
 #endif
     const float scale_log2 = p.scale_log2 * avk_kv_scale(p, 0, w.g) * code_unit; /* fp8: K's scale folds into S */
+    const avk_tile_rows<1> rows = avk_rows_before_loop<1>(p, w, w.r0 + quad_row, scale_log2);
 
     /* Q, then each warp's first STAGES - 1 tiles, one commit group each */
     avk_load_q_tile<BR, D, NT, false>(avk_smem_addr(sQ), p, w);
@@ -254,9 +255,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 }
             }
 #endif
-        if (avk_tile_needs_work(key0, BC, max_begin, min_end))
-            avk_mask_tile<1, NS>(p, w, s, w.r0 + quad_row, key0 + quad_col * 2, scale_log2);
-        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_softmax_scale(scale_log2));
+        avk_score_tile<1, NS>(p, w, rows, s, w.r0 + quad_row, key0 + quad_col * 2, scale_log2,
+                              avk_tile_is_edge(key0, BC, max_begin, min_end));
+        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, scale_log2);
 #if AVK_DECODE_CODES && AVK_KV_BLOCK_SCALED
         /* O += (P * d_V[key][block]) . codes: P scaled per block of D */
 #pragma unroll

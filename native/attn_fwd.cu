@@ -22,8 +22,8 @@
  *   AVK_MINB     CTAs per SM for __launch_bounds__ (register budget)
  *   AVK_RESCALE_SLACK  how far (log2) the running max may lag before O is rescaled
  *   AVK_SCORE_MOD  1: softcap, ALiBi or a mask: every S tile goes through
- *                avk_score_mod (windows, sinks and top-left need no build of
- *                their own: they are ranges and the epilogue)
+ *                avk_score_mod's modifications (windows, sinks and top-left
+ *                need no build of their own: they are ranges and the epilogue)
  * Kernels: avk_attn_fwd (one CTA per BR query rows of one (b, h, split)) and
  * avk_attn_reduce (the split-KV merge). */
 #include "attn_portability.h"
@@ -102,10 +102,18 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     const int pack = (int)p.pack;
     w.b = blockIdx.z / p.splits;
     w.split = blockIdx.z % p.splits;
-    w.h = blockIdx.y * pack;
+    int bx = (int)blockIdx.x, by = (int)blockIdx.y;
+    if ((p.flags & AVK_FLAG_MASK) && p.mask_sh == 0) {
+        /* a mask the heads share: a row block's heads run together (heads vary
+         * fastest), so its mask rows come from L2 once read */
+        const int lin = bx + by * (int)gridDim.x;
+        by = lin % (int)gridDim.y;
+        bx = lin / (int)gridDim.y;
+    }
+    w.h = by * pack;
     w.g = w.h / (int)p.group;
     /* causal: the longest rows first, so the short ones fill the tail */
-    int blk = avk_causal(p) ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+    int blk = avk_causal(p) ? (int)gridDim.x - 1 - bx : bx;
     w.r0 = (int)p.q_begin * pack + blk * br;
     w.r_end = min(w.r0 + br, (int)(p.q_begin + p.q_count) * pack);
     w.seq_len = avk_seq_len(p, w.b);
@@ -147,15 +155,17 @@ AVK_DEVICE int avk_row_key_begin(const avk_attn_params &p, const avk_work &w, in
 }
 
 /* What the per-element work of packed row R needs: its visible keys
- * [begin, end) and, for avk_score_mod, i', its head's ALiBi slope and its mask
- * row. Rows past the CTA's end (padding) take the last real row's. */
+ * [begin, end) and, for AVK_SCORE_MOD's modifications, i', its head's ALiBi
+ * slope and its mask row. Rows past the CTA's end (padding) take the last
+ * real row's. */
 struct avk_row_info {
     int begin, end, pos;
-    float slope;
-    long long mask_row;
+    float slope_raw;    /* ALiBi slope * log2(e) / scale_log2: in the raw score's units */
+    long long mask_row; /* element offset of the row in the mask */
 };
 
-AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int R)
+/* scale_log2: what turns the body's raw scores into the log2 domain */
+AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int R, float scale_log2)
 {
     avk_row_info r;
     r.begin = avk_row_key_begin(p, w, R);
@@ -163,36 +173,115 @@ AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int
 #if AVK_SCORE_MOD
     const int Rv = min(R, w.r_end - 1), i = Rv / (int)p.pack, h = w.h + Rv % (int)p.pack;
     r.pos = avk_row_pos(p, w.seq_len, i);
-    r.slope = (p.flags & AVK_FLAG_ALIBI) ? ((const float *)p.alibi_slopes)[h] : 0.f;
-    r.mask_row = avk_mask_row(p, w.b, h, i);
+    r.slope_raw = (p.flags & AVK_FLAG_ALIBI)
+                      ? ((const float *)p.alibi_slopes)[h] * (1.4426950408889634f / scale_log2) : 0.f;
+    r.mask_row = (p.flags & AVK_FLAG_MASK) ? avk_mask_row(p, w.b, h, i) : 0;
 #else
-    r.pos = 0, r.slope = 0.f, r.mask_row = 0;
+    (void)scale_log2;
+    r.pos = 0, r.slope_raw = 0.f, r.mask_row = 0;
 #endif
     return r;
 }
 
-/* Score x (raw: scale_log2 turns it into the log2 domain) of key j for a row:
- * -inf where the key is not visible; with AVK_SCORE_MOD the visible ones
- * leave scaled and modified (their softmax then runs with scale 1). */
-AVK_DEVICE float avk_tile_score(const avk_attn_params &p, const avk_row_info &r, float x, int j, float scale_log2)
+/* The contract's score hook in native form, on one row's raw scores x[i]
+ * (scale_log2 * x is the log2-domain score the softmax uses) of keys col0 +
+ * K(i), K(i) = (i / G) * STRIDE + i % G (the accumulator layouts: G = 2,
+ * STRIDE = 8 for mma fragments; 1 and 1 for a plain row). With AVK_SCORE_MOD
+ * the softcap, ALiBi and mask are applied in the raw units, so the softmax
+ * keeps its one fused multiply-add per score; with edge, keys the row does
+ * not see become -inf. Each modification is one branch per call and a
+ * straight run over the values: a branch per value would serialize them. */
+template <int N, int G, int STRIDE>
+AVK_DEVICE void avk_score_mod(const avk_attn_params &p, const avk_row_info &r, float (&x)[N], int col0, float scale_log2,
+                              bool edge)
 {
-    if (j < r.begin || j >= r.end) return AVK_NEG_INF;
+#define AVK_K(i) (((i) / G) * STRIDE + (i) % G)
 #if AVK_SCORE_MOD
-    return avk_score_mod(p, x * scale_log2, j, r.pos, r.slope, r.mask_row);
+    const float log2e = 1.4426950408889634f;
+    if (p.softcap > 0.f) { /* softcap * tanh(scale * x / softcap), in raw units */
+        const float in = scale_log2 * (0.69314718055994530942f / p.softcap), out = p.softcap * log2e / scale_log2;
+#pragma unroll
+        for (int i = 0; i < N; ++i) x[i] = out * avk_tanh(x[i] * in);
+    }
+    if (p.flags & AVK_FLAG_ALIBI) {
+        const float rel0 = (float)(col0 - r.pos); /* j - i', exact as a float */
+#pragma unroll
+        for (int i = 0; i < N; ++i) x[i] = fmaf(r.slope_raw, rel0 + (float)AVK_K(i), x[i]);
+    }
+    if (p.flags & AVK_FLAG_MASK) {
+        /* keys past the row's end are read at its last key (their score is dropped below) */
+        const int last = max(r.end - 1, 0);
+        const float unit = log2e / scale_log2;
+        /* adjacent pairs (G = 2) in one load where aligned and all inside the row */
+        const bool pairs = G == 2 && ((r.mask_row + col0) & 1) == 0 && col0 + AVK_K(N - 1) <= last;
+        if (p.flags & AVK_FLAG_MASK_F16) {
+            const avk_u16 *m = (const avk_u16 *)p.mask + r.mask_row;
+            if (pairs) {
+#pragma unroll
+                for (int i = 0; i < N; i += 2) {
+                    const avk_u32 two = *(const avk_u32 *)(m + col0 + AVK_K(i));
+                    x[i] = fmaf(avk_f16_to_f32((avk_u16)(two & 0xffffu)), unit, x[i]);
+                    x[i + 1] = fmaf(avk_f16_to_f32((avk_u16)(two >> 16)), unit, x[i + 1]);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < N; ++i) x[i] = fmaf(avk_f16_to_f32(m[min(col0 + AVK_K(i), last)]), unit, x[i]);
+            }
+        } else {
+            const float *m = (const float *)p.mask + r.mask_row;
+            if (pairs) {
+#pragma unroll
+                for (int i = 0; i < N; i += 2) {
+                    const float2 two = *(const float2 *)(m + col0 + AVK_K(i));
+                    x[i] = fmaf(two.x, unit, x[i]);
+                    x[i + 1] = fmaf(two.y, unit, x[i + 1]);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < N; ++i) x[i] = fmaf(m[min(col0 + AVK_K(i), last)], unit, x[i]);
+            }
+        }
+    }
 #else
     (void)p, (void)scale_log2;
-    return x;
 #endif
+    if (edge) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            const int j = col0 + AVK_K(i);
+            x[i] = j < r.begin || j >= r.end ? AVK_NEG_INF : x[i];
+        }
+    }
+#undef AVK_K
 }
 
-/* The scale the softmax applies to tiles that went through avk_tile_score. */
-AVK_DEVICE float avk_softmax_scale(float scale_log2) { return AVK_SCORE_MOD ? 1.f : scale_log2; }
+/* A thread's rows of an S tile (2 per 16-row m-tile: rows row0 + mi * 16 + half * 8).
+ * With AVK_SCORE_MOD they are found once, before the key loop (slopes, mask
+ * rows and bounds never change along it); otherwise only for edge tiles. */
+template <int WM>
+struct avk_tile_rows {
+    avk_row_info r[AVK_SCORE_MOD ? WM : 1][2];
+};
 
-/* An S tile needs per-element work: keys [key0, key0 + bc) cross some row's
- * visible range (rows see [max_begin, min_end) at least), or scores are modified. */
-AVK_DEVICE bool avk_tile_needs_work(int key0, int bc, int max_begin, int min_end)
+template <int WM>
+AVK_DEVICE avk_tile_rows<WM> avk_rows_before_loop(const avk_attn_params &p, const avk_work &w, int row0, float scale_log2)
 {
-    return AVK_SCORE_MOD || key0 + bc > min_end || key0 < max_begin;
+    avk_tile_rows<WM> t;
+#if AVK_SCORE_MOD
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) t.r[mi][half] = avk_row(p, w, row0 + mi * 16 + half * 8, scale_log2);
+#else
+    (void)p, (void)w, (void)row0, (void)scale_log2;
+#endif
+    return t;
+}
+
+/* Whether keys [key0, key0 + bc) cross some row's visible range (all rows see [max_begin, min_end)). */
+AVK_DEVICE bool avk_tile_is_edge(int key0, int bc, int max_begin, int min_end)
+{
+    return key0 + bc > min_end || key0 < max_begin;
 }
 
 /* No row sees any of keys [key0, key0 + bc): rows see nothing below min_begin or from max_end. */
@@ -256,21 +345,29 @@ AVK_DEVICE void avk_store_lse(const avk_attn_params &p, const avk_work &w, int R
  * s[mi][n][e]: row quad_row + 8 * (e / 2), column quad_col * 2 + e % 2 (the
  * PTX ISA's m16n8 C layout, which wgmma's m64nN also uses per warp). */
 
-/* avk_tile_score over this thread's part of an S tile; row0/col0: its first row and column. */
+/* The per-element work of this thread's part of an S tile (accumulator
+ * layout; row0/col0: its first row and column): avk_score_mod on every tile
+ * with AVK_SCORE_MOD, else only on edge tiles. */
 template <int WM, int NS>
-AVK_DEVICE void avk_mask_tile(const avk_attn_params &p, const avk_work &w, float (&s)[WM][NS][4], int row0, int col0,
-                              float scale_log2)
+AVK_DEVICE void avk_score_tile(const avk_attn_params &p, const avk_work &w, const avk_tile_rows<WM> &rows,
+                               float (&s)[WM][NS][4], int row0, int col0, float scale_log2, bool edge)
 {
+    if (!AVK_SCORE_MOD && !edge) return;
 #pragma unroll
     for (int mi = 0; mi < WM; ++mi)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-            const avk_row_info r = avk_row(p, w, row0 + mi * 16 + half * 8);
+            float x[2 * NS]; /* the row's values: column n * 8 + c is x[2n + c] */
 #pragma unroll
-            for (int n = 0; n < NS; ++n)
+            for (int i = 0; i < 2 * NS; ++i) x[i] = s[mi][i / 2][2 * half + i % 2];
+#if AVK_SCORE_MOD
+            const avk_row_info &r = rows.r[mi][half];
+#else
+            const avk_row_info r = avk_row(p, w, row0 + mi * 16 + half * 8, scale_log2);
+#endif
+            avk_score_mod<2 * NS, 2, 8>(p, r, x, col0, scale_log2, edge);
 #pragma unroll
-                for (int c = 0; c < 2; ++c)
-                    s[mi][n][2 * half + c] = avk_tile_score(p, r, s[mi][n][2 * half + c], col0 + n * 8 + c, scale_log2);
+            for (int i = 0; i < 2 * NS; ++i) s[mi][i / 2][2 * half + i % 2] = x[i];
         }
 }
 
@@ -494,6 +591,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int warp_min_begin = avk_row_key_begin(p, w, warp_first_row);
     const int warp_max_begin = avk_row_key_begin(p, w, warp_last_row);
     const float scale_log2 = p.scale_log2 * avk_kv_scale(p, 0, w.g); /* fp8: K's scale folds into S */
+    const avk_tile_rows<WM> rows = avk_rows_before_loop<WM>(p, w, warp_r0 + quad_row, scale_log2);
 #if AVK_KV_QUANT
     /* raw K/V rows, two stages; the dequantized tile is single-staged (stage 0 of sK/sV) */
     unsigned char *sRaw = (unsigned char *)(sV + 2 * BC * RS);
@@ -608,9 +706,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 
         /* ---- mask (tiles that cross the sequence end, the diagonal or a window edge) and
          * score modifications, online softmax ---- */
-        if (avk_tile_needs_work(key0, BC, warp_max_begin, warp_min_end))
-            avk_mask_tile<WM, NS>(p, w, s, warp_r0 + quad_row, key0 + quad_col * 2, scale_log2);
-        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, avk_softmax_scale(scale_log2));
+        avk_score_tile<WM, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, scale_log2,
+                               avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end));
+        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, scale_log2);
 
         /* ---- O += P V: P's accumulator layout is already the A-fragment layout ---- */
         const avk_u32 v_lane = aV + (avk_u32)((stage * BC * RS + bv_row * RS + bv_col) * 2);
@@ -764,11 +862,12 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
 
         /* online softmax: a warp per row, lanes across keys */
         for (int r = warp; r < BR; r += WARPS) {
-            const avk_row_info ri = avk_row(p, w, w.r0 + r);
-            const float scale = avk_softmax_scale(p.scale_log2);
+            const avk_row_info ri = avk_row(p, w, w.r0 + r, p.scale_log2);
             float mx = AVK_NEG_INF;
             for (int c = lane; c < BC; c += AVK_WARP) {
-                float v = avk_tile_score(p, ri, sS[r * SS + c], key0 + c, p.scale_log2) * scale;
+                float x[1] = {sS[r * SS + c]};
+                avk_score_mod<1, 1, 1>(p, ri, x, key0 + c, p.scale_log2, true);
+                const float v = x[0] * p.scale_log2;
                 sS[r * SS + c] = v;
                 mx = avk_max(mx, v);
             }

@@ -85,6 +85,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     /* keys the warpgroup's rows see at all, and keys every row of the warp sees */
     const int wg_min_begin = avk_row_key_begin(p, w, min(wg_r0, wg_last_row)), wg_max_end = avk_row_key_end(p, w, wg_last_row);
     const int warp_max_begin = avk_row_key_begin(p, w, warp_last_row), warp_min_end = avk_row_key_end(p, w, min(warp_r0, warp_last_row));
+    const avk_tile_rows<1> rows = avk_rows_before_loop<1>(p, w, warp_r0 + quad_row, p.scale_log2);
 
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
@@ -135,9 +136,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_reg_fence<NS * 4>(&s[0][0][0]);
 
         /* ---- mask (edge tiles) and score modifications, online softmax ---- */
-        if (avk_tile_needs_work(key0, BC, warp_max_begin, warp_min_end))
-            avk_mask_tile<1, NS>(p, w, s, warp_r0 + quad_row, key0 + quad_col * 2, p.scale_log2);
-        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_softmax_scale(p.scale_log2));
+        avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, p.scale_log2,
+                              avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end));
+        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, p.scale_log2);
 
         /* ---- O += P V: V is MN-major (keys x D, D contiguous): column blocks
          * of 64 are BC*128 bytes apart, 8-key groups 1024 ---- */

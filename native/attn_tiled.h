@@ -153,13 +153,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
 
         /* masks on tiles that cross the sequence end, the diagonal or a window edge, and
          * score modifications (S is already in the log2 domain: Q was scaled) */
-        if (avk_tile_needs_work(key0, BC, cta_max_begin, cta_min_end)) {
+        const bool edge = avk_tile_is_edge(key0, BC, cta_max_begin, cta_min_end);
+        if (AVK_SCORE_MOD || edge) {
 #pragma unroll
-            for (int m = 0; m < TM; ++m) {
-                const avk_row_info r = avk_row(p, w, w.r0 + rg + m * RG);
-#pragma unroll
-                for (int k = 0; k < BC; ++k) s[m][k] = avk_tile_score(p, r, s[m][k], key0 + k, 1.f);
-            }
+            for (int m = 0; m < TM; ++m) avk_score_mod<BC, 1, 1>(p, avk_row(p, w, w.r0 + rg + m * RG, 1.f), s[m], key0, 1.f, edge);
         }
 
         /* online softmax (log2 domain); a row with nothing visible yet keeps m = -inf */
