@@ -8,6 +8,7 @@
 #include "core/cache.h"
 #include "core/dynlib.h"
 #include "core/error.h"
+#include "core/kv_cache.h"
 #include "core/split_plan.h"
 #include "core/tuning.h"
 
@@ -146,9 +147,23 @@ static const avk_tuning softmax_tuning[] = {
     {NULL, NULL, NULL, -1, 0, 0, -1, "softmax-rows", 1, 0, 256, {12288, 0, 0, 0}},
 };
 
-static const char *softmax_entry(attnvk_dtype d)
+/* The _mod entries modify each score (softcap, ALiBi, mask); the plain ones
+ * read nothing but S and still bound the keys and take the sink. */
+static const char *softmax_entry(attnvk_dtype d, int mod)
 {
-    return d == ATTNVK_F16 ? "avk_softmax_f16" : d == ATTNVK_BF16 ? "avk_softmax_bf16" : "avk_softmax_f32";
+    static const char *const names[2][3] = {{"avk_softmax_f32", "avk_softmax_f16", "avk_softmax_bf16"},
+                                            {"avk_softmax_f32_mod", "avk_softmax_f16_mod", "avk_softmax_bf16_mod"}};
+    return names[mod != 0][d == ATTNVK_F16 ? 1 : d == ATTNVK_BF16 ? 2 : 0];
+}
+
+/* native/softmax.cu's AVK_SM_* flags (opencl/softmax.cl's values) */
+enum { SM_ALIBI = 1, SM_SINKS = 2, SM_MASK = 4, SM_MASK_F16 = 8, SM_TOP_LEFT = 16 };
+
+static int softmax_flags(const attnvk_problem *p)
+{
+    return (p->alibi ? SM_ALIBI : 0) | (p->sinks ? SM_SINKS : 0) | (p->mask ? SM_MASK : 0) |
+           (p->mask && p->mask_dtype == ATTNVK_F16 ? SM_MASK_F16 : 0) |
+           (p->align == ATTNVK_ALIGN_TOP_LEFT ? SM_TOP_LEFT : 0);
 }
 
 static attnvk_status nvrtc_compile(const char *arch, int threads, void **cubin, size_t *size)
@@ -190,11 +205,25 @@ static attnvk_status nvrtc_compile(const char *arch, int threads, void **cubin, 
     return ATTNVK_OK;
 }
 
+/* 1 when the cubin's string tables name the entry (the name and its NUL). */
+static int cubin_has(const void *cubin, size_t size, const char *name)
+{
+    const size_t n = strlen(name) + 1;
+    for (size_t i = 0; i + n <= size; ++i)
+        if (memcmp((const char *)cubin + i, name, n) == 0) return 1;
+    return 0;
+}
+
 attnvk_status avk_softmax_compile_check(const char *arch, size_t *cubin_bytes)
 {
     void *cubin = NULL;
     size_t size = 0;
     attnvk_status s = nvrtc_compile(arch, softmax_tuning[0].workgroup_size, &cubin, &size);
+    for (int mod = 0; mod < 2 && s == ATTNVK_OK; ++mod)
+        for (int d = ATTNVK_F32; d <= ATTNVK_BF16 && s == ATTNVK_OK; ++d)
+            if (!cubin_has(cubin, size, softmax_entry((attnvk_dtype)d, mod)))
+                s = avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC softmax.cu for sm_%s: no %s in the cubin", arch,
+                             softmax_entry((attnvk_dtype)d, mod));
     free(cubin);
     if (cubin_bytes) *cubin_bytes = size;
     return s;
@@ -238,6 +267,7 @@ struct avk_cublas_unfused {
     CUmodule module;
     CUfunction softmax;
     int threads, cached_cols;
+    int score_mod; /* softcap, ALiBi or a mask: the _mod softmax */
     float scale;
 };
 
@@ -284,6 +314,7 @@ attnvk_status avk_cublas_unfused_prepare(avk_cuda_device *dev, const attnvk_prob
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     k->problem = *p;
     k->scale = attnvk_problem_scale(p);
+    k->score_mod = (avk_problem_features(p) & AVK_SCORE_MOD_FEATURES) != 0;
     avk_tuning_query query = {&dev->info, p->dtype, p->head_dim, avk_is_decode(p), NULL, NULL};
     const avk_tuning *t = avk_tuning_lookup(softmax_tuning, (int)(sizeof softmax_tuning / sizeof *softmax_tuning),
                                             &query);
@@ -308,7 +339,8 @@ attnvk_status avk_cublas_unfused_prepare(avk_cuda_device *dev, const attnvk_prob
     }
     if (s == ATTNVK_OK) s = load_softmax(dev, k->threads, &k->module);
     if (s == ATTNVK_OK)
-        s = avk_cuda_check(dev, dev->cu->cuModuleGetFunction(&k->softmax, k->module, softmax_entry(p->dtype)),
+        s = avk_cuda_check(dev,
+                           dev->cu->cuModuleGetFunction(&k->softmax, k->module, softmax_entry(p->dtype, k->score_mod)),
                            "cuModuleGetFunction(softmax)");
     avk_cuda_pop(dev);
     if (s != ATTNVK_OK) {
@@ -319,8 +351,9 @@ attnvk_status avk_cublas_unfused_prepare(avk_cuda_device *dev, const attnvk_prob
         snprintf(info->variant, sizeof info->variant, "cublas-%s-gemm-softmax-gemm", blas_version);
         info->workgroup_size = k->threads;
         info->workspace_bytes = k->plan.scores_bytes;
-        snprintf(info->params, sizeof info->params, "gemm_calls=%d rows_per_gemm=%d softmax_threads=%d cached_cols=%d",
-                 2 * k->plan.call_count, k->plan.rows, k->threads, k->cached_cols);
+        snprintf(info->params, sizeof info->params,
+                 "gemm_calls=%d rows_per_gemm=%d softmax_threads=%d cached_cols=%d score_mod=%d",
+                 2 * k->plan.call_count, k->plan.rows, k->threads, k->cached_cols, k->score_mod);
     }
     *out = k;
     return ATTNVK_OK;
@@ -356,7 +389,20 @@ attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfuse
 
     unsigned rows = (unsigned)((size_t)p->batch * p->heads * p->seq_q);
     int seq_q = p->seq_q, seq_kv = p->seq_kv, causal = p->causal, cached = k->cached_cols;
-    void *args[] = {&k->scores, &seq_q, &seq_kv, &causal, &cached};
+    /* attnvk.h's score modifications; absent inputs are null pointers */
+    const int has_window = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0;
+    int heads = p->heads, flags = softmax_flags(p), window_left = has_window ? p->window_left : -1,
+        window_right = has_window ? p->window_right : -1;
+    float softcap = p->softcap;
+    CUdeviceptr slopes = avk_cuda_ptr(a->alibi_slopes), sinks = avk_cuda_ptr(a->sinks), mask = avk_cuda_ptr(a->mask);
+    if ((p->alibi && !slopes) || (p->sinks && !sinks) || (p->mask && !mask))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuBLAS unfused: the problem's ALiBi slopes, sinks or mask "
+                                                       "buffer is missing");
+    const long long mask_pair = (long long)p->seq_q * p->seq_kv;
+    long long mask_b = p->mask && p->mask_batch > 1 ? mask_pair * p->mask_heads : 0,
+              mask_h = p->mask && p->mask_heads > 1 ? mask_pair : 0;
+    void *args[] = {&k->scores, &seq_q,   &seq_kv, &causal, &cached, &heads,  &flags, &window_left,
+                    &window_right, &softcap, &slopes, &sinks, &mask,   &mask_b, &mask_h};
     unsigned smem = (unsigned)((size_t)cached * sizeof(float));
     attnvk_status s = avk_cuda_check(dev,
                                      dev->cu->cuLaunchKernel(k->softmax, rows, 1, 1, (unsigned)k->threads, 1, 1, smem,

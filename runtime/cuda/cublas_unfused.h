@@ -1,7 +1,8 @@
 /* cuBLAS unfused attention ("cublas"): S = scale * Q.K^T with
  * cublasGemmStridedBatchedEx (f32 out, f32 compute), the row softmax of
- * native/softmax.cu (NVRTC, bottom-right causal) writing P in place over S,
- * then O = P.V with a second strided-batched GEMM. It materialises the
+ * native/softmax.cu (NVRTC; causal, windows, top-left, softcap, ALiBi, masks
+ * and sinks as attnvk.h defines them) writing P in place over S, then
+ * O = P.V with a second strided-batched GEMM. It materialises the
  * B*H*Nq*Nk f32 scores: the workspace grows quadratically and a problem
  * whose scores do not fit in free device memory is UNSUPPORTED. */
 #ifndef ATTNVK_CUBLAS_UNFUSED_H
@@ -38,8 +39,9 @@ void avk_unfused_plan_free(avk_unfused_plan *plan);
 attnvk_status avk_cublas_load(void);
 const char *avk_cublas_version_text(void);
 
-/* NVRTC-compiles native/softmax.cu for sm_<arch> ("90a", "80"): the host-side
- * check the tests run without a GPU. */
+/* NVRTC-compiles native/softmax.cu for sm_<arch> ("90a", "80") and finds
+ * every entry the host launches in the cubin: the host-side check the tests
+ * run without a GPU. */
 attnvk_status avk_softmax_compile_check(const char *arch, size_t *cubin_bytes);
 
 typedef struct avk_cublas_unfused avk_cublas_unfused;

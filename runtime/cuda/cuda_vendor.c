@@ -4,6 +4,7 @@
 #include "cuda/cuda_vendor.h"
 #include "cuda/cublas_unfused.h"
 #include "cuda/cudnn_sdpa.h"
+#include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +34,14 @@ int avk_cuda_vendor_implementations(avk_cuda_device *dev, attnvk_impl_info *out,
     attnvk_impl_info all[2];
     attnvk_status dnn = avk_cudnn_load();
     describe(&all[0], "cudnn", 1, dnn);
+    /* the graph expresses each of them; avk_cudnn_sdpa_supports refuses the combinations cuDNN lacks */
+    all[0].features = AVK_SCORE_FEATURES;
     if (dnn == ATTNVK_OK && dev && dev->cc_major < 8) {
         all[0].available = 0;
         snprintf(all[0].reason, sizeof all[0].reason, "cuDNN fused attention needs compute capability 8.0 or newer");
     }
     describe(&all[1], "cublas", 0, avk_cublas_load());
+    all[1].features = AVK_SCORE_FEATURES; /* its row softmax (native/softmax.cu) applies them all */
     int n = (int)(sizeof all / sizeof *all);
     for (int i = 0; i < n && i < max; ++i) out[i] = all[i];
     return n;

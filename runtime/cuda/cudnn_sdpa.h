@@ -1,8 +1,9 @@
 /* cuDNN fused attention ("cudnn"): the cuDNN 9 backend graph API, built in C
- * the way cudnn-frontend's SDPA node lowers itself (matmul, scale, optional
- * bottom-right causal mask from generated indices, softmax from reductions,
- * matmul), planned by the engine heuristics. libcudnn.so.9 is loaded at run
- * time; without it the implementation is unavailable with the reason. */
+ * the way cudnn-frontend's SDPA node lowers itself (matmul, scale, score
+ * modifications and the causal/window band from generated indices
+ * (cudnn_scores.c), softmax from reductions with an optional sink, matmul),
+ * planned by the engine heuristics. libcudnn.so.9 is loaded at run time;
+ * without it the implementation is unavailable with the reason. */
 #ifndef ATTNVK_CUDNN_SDPA_H
 #define ATTNVK_CUDNN_SDPA_H
 
@@ -15,9 +16,12 @@ attnvk_status avk_cudnn_load(void);
 /* "9.19.0" once loaded, else "". */
 const char *avk_cudnn_version_text(void);
 
-/* The support surface cuDNN documents for fused SDPA (f16/bf16, D % 8 == 0,
- * D <= 256, bottom-right causal only with Nq <= Nk): UNSUPPORTED with the
- * reason for anything outside it, before a graph is built. */
+/* The support surface cudnn-frontend checks for fused SDPA (f16/bf16,
+ * D % 8 == 0, D <= 256, bottom-right causal and windows only with Nq <= Nk,
+ * ALiBi only beside a top-left causal diagonal, softcap only without masks
+ * or windows, sinks from 9.13 and not for Nq = 1): UNSUPPORTED with the
+ * reason for anything outside it, before a graph is built. The one place a
+ * problem is refused. */
 attnvk_status avk_cudnn_sdpa_supports(const attnvk_problem *p, int cc_major);
 
 /* Builds and finalizes every tensor and operation descriptor of the graph

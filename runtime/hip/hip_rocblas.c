@@ -6,6 +6,7 @@
 #include "hip/hip_modules.h"
 #include "hip/rocblas_abi.h"
 #include "core/dynlib.h"
+#include "core/kv_cache.h"
 #include "core/layout.h"
 
 #include <stdio.h>
@@ -112,6 +113,7 @@ void avk_hip_rocblas_describe(avk_hip_device *dev, attnvk_impl_info *out)
     snprintf(out->name, sizeof out->name, "rocblas");
     out->fused = 0;
     out->available = load_rocblas() != NULL;
+    out->features = AVK_SCORE_FEATURES; /* its row softmax (kernels/softmax_rows.hip) applies them all */
     if (!out->available) snprintf(out->reason, sizeof out->reason, "%.255s", why);
 }
 
@@ -135,7 +137,11 @@ struct avk_hip_rocblas_kernel {
     void *scores, *probs; /* workspace: f32 S and dtype P */
     int key_limit;        /* Nk, or fewer with ATTNVK_TEST_SKIP_LAST_KV_TILE */
     int softmax_threads;
+    int score_mod;        /* softcap, ALiBi or a mask: the _mod softmax */
 };
+
+/* kernels/softmax_rows.hip's AVK_SM_* flags (opencl/softmax.cl's values) */
+enum { SM_ALIBI = 1, SM_SINKS = 2, SM_MASK = 4, SM_MASK_F16 = 8, SM_TOP_LEFT = 16 };
 
 static rocblas_datatype blas_type(attnvk_dtype d)
 {
@@ -201,10 +207,14 @@ attnvk_status avk_hip_rocblas_prepare(avk_hip_device *dev, const attnvk_problem 
     snprintf(defines, sizeof defines, "-DAVK_SOFTMAX_THREADS=%d", k->softmax_threads);
     avk_hip_source src;
     avk_hip_rocblas_softmax_source(defines, &src);
-    static const char *const fn[] = {"avk_softmax_rows_f32", "avk_softmax_rows_f16", "avk_softmax_rows_bf16"};
+    /* the _mod entries modify each score; the plain ones read nothing but S */
+    static const char *const fn[2][3] = {{"avk_softmax_rows_f32", "avk_softmax_rows_f16", "avk_softmax_rows_bf16"},
+                                         {"avk_softmax_rows_f32_mod", "avk_softmax_rows_f16_mod",
+                                          "avk_softmax_rows_bf16_mod"}};
+    k->score_mod = (avk_problem_features(p) & AVK_SCORE_MOD_FEATURES) != 0;
     s = avk_hip_use(dev);
     if (s == ATTNVK_OK) s = avk_hip_load_module(dev, "softmax", &src, &k->module, origin, sizeof origin);
-    if (s == ATTNVK_OK) s = avk_hip_get_function(dev, k->module, fn[p->dtype], &k->softmax);
+    if (s == ATTNVK_OK) s = avk_hip_get_function(dev, k->module, fn[k->score_mod][p->dtype], &k->softmax);
     if (s == ATTNVK_OK) s = alloc_workspace(dev, k, need);
     if (s != ATTNVK_OK) {
         avk_hip_rocblas_release(dev, k);
@@ -217,7 +227,8 @@ attnvk_status avk_hip_rocblas_prepare(avk_hip_device *dev, const attnvk_problem 
     info->workgroup_size = k->softmax_threads;
     info->split_kv = 1;
     info->workspace_bytes = need;
-    snprintf(info->params, sizeof info->params, "gemm=rocblas_gemm_strided_batched_ex compute=f32 softmax=%s", origin);
+    snprintf(info->params, sizeof info->params,
+             "gemm=rocblas_gemm_strided_batched_ex compute=f32 softmax=%s score_mod=%d", origin, k->score_mod);
     *out = k;
     return ATTNVK_OK;
 }
@@ -296,7 +307,25 @@ static attnvk_status launch(avk_hip_device *dev, avk_hip_rocblas_kernel *k, cons
         void *lse = a->lse ? a->lse->ptr : NULL;
         int q_count = a->q_count, q_begin = a->q_begin, seq_q = p->seq_q, seq_kv = p->seq_kv;
         int causal = p->causal, key_limit = k->key_limit;
-        void *args[] = {&k->scores, &k->probs, &lse, &q_count, &q_begin, &seq_q, &seq_kv, &causal, &key_limit};
+        /* attnvk.h's score modifications; absent inputs are null pointers */
+        const int has_window = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0;
+        int heads = p->heads, window_left = has_window ? p->window_left : -1,
+            window_right = has_window ? p->window_right : -1;
+        int flags = (p->alibi ? SM_ALIBI : 0) | (p->sinks ? SM_SINKS : 0) | (p->mask ? SM_MASK : 0) |
+                    (p->mask && p->mask_dtype == ATTNVK_F16 ? SM_MASK_F16 : 0) |
+                    (p->align == ATTNVK_ALIGN_TOP_LEFT ? SM_TOP_LEFT : 0);
+        float softcap = p->softcap;
+        void *slopes = a->alibi_slopes ? a->alibi_slopes->ptr : NULL, *sinks = a->sinks ? a->sinks->ptr : NULL,
+             *mask = a->mask ? a->mask->ptr : NULL;
+        if ((p->alibi && !slopes) || (p->sinks && !sinks) || (p->mask && !mask))
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "rocblas (unfused): the problem's ALiBi slopes, sinks or mask buffer is missing");
+        const long long mask_pair = (long long)p->seq_q * p->seq_kv;
+        long long mask_b = p->mask && p->mask_batch > 1 ? mask_pair * p->mask_heads : 0,
+                  mask_h = p->mask && p->mask_heads > 1 ? mask_pair : 0;
+        void *args[] = {&k->scores, &k->probs, &lse,  &q_count,     &q_begin,      &seq_q,   &seq_kv,
+                        &causal,    &key_limit, &heads, &flags,       &window_left, &window_right, &softcap,
+                        &slopes,    &sinks,     &mask,  &mask_b,      &mask_h};
         unsigned rows = (unsigned)p->batch * (unsigned)p->heads * (unsigned)q_count;
         s = avk_hip_check(dev,
                           dev->hip->hipModuleLaunchKernel(k->softmax, rows, 1, 1, (unsigned)k->softmax_threads, 1, 1,

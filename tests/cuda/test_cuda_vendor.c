@@ -11,7 +11,9 @@
  * `--perf-only` times them and skips everything else. */
 #include "test_util.h"
 
+#include "core/score_cases.h"
 #include "cuda/cublas_unfused.h"
+#include "cuda/cudnn_scores.h"
 #include "cuda/cudnn_sdpa.h"
 
 #include <math.h>
@@ -121,6 +123,126 @@ static int all_cases(attnvk_dtype dtype, attnvk_problem *out, const char **label
     return n;
 }
 
+/* ---- the cuDNN graph on the host ---- */
+
+/* Operations the SDPA graph should have, counted from the problem as
+ * cudnn-frontend lowers it (not from the graph code's own band logic). */
+static int cudnn_expected_ops(const attnvk_problem *p)
+{
+    int ops = 10; /* bmm1, scale, max, sub, exp, sum, log, stats, div, bmm2 */
+    const int right = p->causal || (p->window && p->window_right >= 0);
+    const int bottom = p->align != ATTNVK_ALIGN_TOP_LEFT;
+    if (p->softcap > 0) ops += 3; /* div, tanh, mul */
+    if (p->mask) ops += 1;        /* add */
+    if (p->alibi) ops += 5;       /* two indices, sub, mul, add */
+    if (right) {
+        const int bottom_form = bottom && !p->mask && !p->alibi;
+        const int right_bound = p->causal ? 0 : p->window_right;
+        const int shift = bottom_form ? right_bound : right_bound + (bottom ? p->seq_kv - p->seq_q : 0);
+        ops += 4 + (bottom_form ? 2 : 0) + (shift != 0); /* indices, [+Nk, -Nq], [+shift], cmp, select */
+    }
+    if (p->window && p->window_left >= 0) ops += 5; /* indices, add, cmp, select */
+    if (p->sinks) ops += 4;                          /* max with sink, sub, exp, add */
+    return ops;
+}
+
+/* The band the graph writes, evaluated on every (i, j) the way cuDNN
+ * evaluates it (int32 row/col, the left bound in f32), against attnvk's
+ * visibility rule with i' from the alignment. */
+static int cudnn_band_matches(const attnvk_problem *p, char *why, size_t n)
+{
+    const avk_dnn_band band = avk_dnn_band_of(p);
+    const int offset = p->align == ATTNVK_ALIGN_TOP_LEFT ? 0 : p->seq_kv - p->seq_q;
+    for (int i = 0; i < p->seq_q; ++i)
+        for (int j = 0; j < p->seq_kv; ++j) {
+            const int ip = i + offset;
+            const int visible = (!p->window || p->window_left < 0 || j >= ip - p->window_left) &&
+                                (!p->window || p->window_right < 0 || j <= ip + p->window_right) &&
+                                (!p->causal || j <= ip);
+            int kept = 1;
+            if (band.right) {
+                int32_t row = i;
+                if (band.right_bottom) row = row + p->seq_kv - p->seq_q;
+                kept = kept && row + band.right_shift >= j;
+            }
+            if (band.left) kept = kept && (float)j + band.left_bound > (float)i;
+            if (kept != visible) {
+                snprintf(why, n, "(i=%d, j=%d): graph keeps %d, attnvk sees %d", i, j, kept, visible);
+                return 0;
+            }
+        }
+    /* cuDNN's ALiBi adds slope * (j - i): attnvk's j - i' only where i' = i */
+    if (p->alibi && offset != 0) {
+        snprintf(why, n, "ALiBi with i' != i");
+        return 0;
+    }
+    return 1;
+}
+
+/* Graph variants beyond the score cases: each path of the score subgraph. */
+static int cudnn_graph_variants(attnvk_dtype dtype, attnvk_problem *out, const char **labels, int max)
+{
+    static const struct {
+        const char *label;
+        int nq, nk, causal, top_left, left, right, alibi, sinks, mask, mask_f16, full_mask;
+        float softcap;
+    } v[] = {
+        {"softcap mask sinks", 40, 70, 0, 0, -1, -1, 0, 1, 1, 0, 0, 30.f},
+        {"alibi causal Nq=Nk window mask", 64, 64, 1, 0, 16, -1, 1, 0, 1, 0, 1, 0.f},
+        {"alibi top-left Nq<Nk sinks", 30, 80, 1, 1, -1, -1, 1, 1, 0, 0, 0, 0.f},
+        {"window left mask Nq<Nk", 30, 80, 0, 0, 7, -1, 0, 0, 1, 1, 0, 0.f},
+        {"window right mask Nq<Nk", 30, 80, 0, 0, -1, 4, 0, 0, 1, 0, 0, 0.f},
+        {"causal sinks Nq<Nk", 30, 80, 1, 0, -1, -1, 0, 1, 0, 0, 0, 0.f},
+        {"window 0,0 top-left", 48, 48, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0.f},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof v / sizeof *v && n < max; ++i, ++n) {
+        attnvk_problem p = {.batch = 2, .heads = 4, .kv_heads = 2, .seq_q = v[i].nq, .seq_kv = v[i].nk,
+                            .head_dim = 64, .causal = v[i].causal, .dtype = dtype, .layout = ATTNVK_LAYOUT_BSHD};
+        p.align = v[i].top_left ? ATTNVK_ALIGN_TOP_LEFT : ATTNVK_ALIGN_BOTTOM_RIGHT;
+        p.window = v[i].left >= 0 || v[i].right >= 0;
+        p.window_left = v[i].left, p.window_right = v[i].right;
+        p.alibi = v[i].alibi, p.sinks = v[i].sinks, p.softcap = v[i].softcap;
+        p.mask = v[i].mask, p.mask_dtype = v[i].mask_f16 ? ATTNVK_F16 : ATTNVK_F32;
+        p.mask_batch = v[i].full_mask ? p.batch : 1, p.mask_heads = v[i].full_mask ? p.heads : 1;
+        out[n] = p;
+        labels[n] = v[i].label;
+    }
+    return n;
+}
+
+/* Every score problem cuDNN accepts builds and finalizes its descriptors with
+ * the operations cudnn-frontend would emit and a band equal to attnvk's; the
+ * rest are refused with a reason. */
+static void cudnn_score_graphs(attnvk_dtype dtype)
+{
+    attnvk_problem problems[32];
+    const char *labels[32];
+    avk_score_case sc[16];
+    int n = 0, m = avk_score_cases(dtype, sc, 16);
+    for (int i = 0; i < m && n < 32; ++i, ++n) problems[n] = sc[i].p, labels[n] = sc[i].label;
+    n += cudnn_graph_variants(dtype, problems + n, labels + n, 32 - n);
+    for (int i = 0; i < n; ++i) {
+        const attnvk_problem *p = &problems[i];
+        if (avk_cudnn_sdpa_supports(p, 9) != ATTNVK_OK) {
+            const char *why = attnvk_last_error();
+            printf("%s graph %-32s %s: refused: %s\n", *why ? "skip" : "FAIL", labels[i], attnvk_dtype_name(dtype),
+                   why);
+            if (!*why) count(0);
+            continue;
+        }
+        char why[128] = "";
+        const int band_ok = cudnn_band_matches(p, why, sizeof why);
+        int ops = 0;
+        attnvk_status s = avk_cudnn_sdpa_check_descriptors(p, &ops);
+        const int ok = band_ok && s == ATTNVK_OK && ops == cudnn_expected_ops(p);
+        printf("%s graph %-32s %s: %d operations (expected %d)%s%s%s\n", ok ? "ok  " : "FAIL", labels[i],
+               attnvk_dtype_name(dtype), ops, cudnn_expected_ops(p), band_ok ? "" : ", band ", why,
+               s == ATTNVK_OK ? "" : attnvk_last_error());
+        count(ok);
+    }
+}
+
 static void host_checks(uint64_t seed)
 {
     attnvk_problem cases[32];
@@ -166,6 +288,7 @@ static void host_checks(uint64_t seed)
             count(ok);
         }
     }
+    for (int t = 0; t < 2; ++t) cudnn_score_graphs(dtypes[t]);
     attnvk_problem f32 = cases[0];
     f32.dtype = ATTNVK_F32;
     attnvk_status s = avk_cudnn_sdpa_supports(&f32, 9);
@@ -204,6 +327,27 @@ static void device_checks(attnvk_device *dev, uint64_t seed)
                 /* UNSUPPORTED (f32, causal Nq > Nk, ...) is a skip with cuDNN's reason */
                 count(avk_test_run_case(dev, &cases[i], &o, label, seed + (uint64_t)i, 1));
             }
+        }
+    }
+    for (int t = 0; t < 2 && have_cudnn; ++t) {
+        /* the score cases of `attnvk check`: ok, or UNSUPPORTED with cuDNN's reason */
+        avk_score_case sc[16];
+        int m = avk_score_cases(dtypes[t], sc, 16);
+        for (int i = 0; i < m; ++i) {
+            attnvk_kernel_options o = {.implementation = "cudnn"};
+            avk_score_result r;
+            attnvk_status s = avk_score_case_run(dev, &sc[i], &o, seed + 500 + (uint64_t)i, &r);
+            if (s == ATTNVK_ERROR_UNSUPPORTED) {
+                printf("skip cudnn scores %s: %s\n", r.shape, r.message);
+                continue;
+            }
+            int ok = s == ATTNVK_OK && r.check.passed;
+            if (s == ATTNVK_OK)
+                printf("%s cudnn scores %s: %s rel_l2 %.2e nonfinite %zu\n", ok ? "ok  " : "FAIL", r.shape,
+                       r.info.variant, r.check.rel_l2, r.check.nonfinite);
+            else
+                printf("FAIL cudnn scores %s: %s\n", r.shape, r.message);
+            count(ok);
         }
     }
     if (have_cublas) {

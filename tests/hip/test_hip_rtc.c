@@ -71,5 +71,6 @@ int main(void)
     avk_hip_source src;
     avk_hip_rocblas_softmax_source("-DAVK_SOFTMAX_THREADS=128", &src);
     compile_case("gfx90a", &src, "avk_softmax_rows_f16");
+    compile_case("gfx1030", &src, "avk_softmax_rows_bf16_mod"); /* softcap, ALiBi, masks (wave32) */
     return avk_test_finish(passed, 0);
 }

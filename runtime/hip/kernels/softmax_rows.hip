@@ -1,7 +1,10 @@
 /* Row softmax for the unfused rocBLAS baseline: P = softmax(S) per query row,
  * S in f32 (already scaled by the first GEMM), P in the problem's dtype.
- * Bottom-right causal masking, the row range of the dispatch, optional LSE,
- * and the test flag's key limit are applied here. One workgroup per row. */
+ * attnvk.h's score modifications (softcap, ALiBi, mask), the visible keys
+ * (causal, window; i' bottom-right or top-left), the sink in the max and the
+ * denominator, the row range of the dispatch, optional LSE (with the sink)
+ * and the test flag's key limit are applied here. One workgroup per row; a
+ * row with no visible key and no sink becomes zeros, LSE -inf. */
 #ifndef __HIPCC_RTC__
 #include <hip/hip_runtime.h>
 #endif
@@ -46,43 +49,104 @@ __device__ float avk_block_reduce(float v, float *scratch, bool is_max)
     return r;
 }
 
+/* The host's flags (the values of opencl/softmax.cl's AVK_SM_*). */
+enum { AVK_SM_ALIBI = 1, AVK_SM_SINKS = 2, AVK_SM_MASK = 4, AVK_SM_MASK_F16 = 8, AVK_SM_TOP_LEFT = 16 };
+
+/* attnvk.h's score modifications for one problem; absent inputs are null. */
+struct avk_score_mods {
+    int heads, flags, window_left, window_right; /* window bounds -1 when unbounded (or no window) */
+    float softcap;                               /* > 0: softcap * tanh(s / softcap) */
+    const float *slopes, *sinks;                 /* [H] */
+    const void *mask;                            /* f32 or f16 (AVK_SM_MASK_F16) */
+    long long mask_b, mask_h;                    /* elements; 0 where the mask broadcasts */
+};
+
+/* Softcap, then ALiBi, then the mask, in attnvk.h's order. mask_row: the
+ * row's first mask element. */
+__device__ inline float avk_modify(float x, int j, long long pos, float slope, long long mask_row,
+                                   const avk_score_mods &mod)
+{
+    if (mod.softcap > 0.f) x = mod.softcap * tanhf(x / mod.softcap);
+    if (mod.flags & AVK_SM_ALIBI) x += slope * (float)(j - pos);
+    if (mod.flags & AVK_SM_MASK)
+        x += (mod.flags & AVK_SM_MASK_F16) ? (float)((const _Float16 *)mod.mask)[mask_row + j]
+                                           : ((const float *)mod.mask)[mask_row + j];
+    return x;
+}
+
 /* rows = B*H*q_count; row r is query q_begin + r % q_count of head r / q_count.
- * key_limit < Nk drops the keys from there on (the deliberately wrong test kernel). */
-template <typename Store>
-__device__ void avk_softmax_rows(const float *s, void *p, float *lse, int q_count, int q_begin, int seq_q,
-                                 int seq_kv, int causal, int key_limit)
+ * key_limit < Nk drops the keys from there on (the deliberately wrong test kernel).
+ * Visible keys are [begin, end). Every pass gives key j to thread j % blockDim.x,
+ * so a thread only re-reads scores it wrote itself.
+ * Mod: softcap, ALiBi or a mask change the scores; the first pass stores the
+ * modified score over S (the workspace) for the later passes. */
+template <typename Store, bool Mod>
+__device__ void avk_softmax_rows(float *s, void *p, float *lse, int q_count, int q_begin, int seq_q, int seq_kv,
+                                 int causal, int key_limit, const avk_score_mods &mod)
 {
     __shared__ float scratch[64];
     const long long r = blockIdx.x;
     const int bh = (int)(r / q_count), i = q_begin + (int)(r % q_count);
-    long long visible = seq_kv;
-    if (causal) {
-        visible = (long long)i + seq_kv - seq_q + 1;
-        visible = visible < 0 ? 0 : (visible > seq_kv ? seq_kv : visible);
-    }
-    if (visible > key_limit) visible = key_limit;
-    const float *row = s + r * seq_kv;
+    const int b = bh / mod.heads, h = bh % mod.heads;
+    const long long pos = (mod.flags & AVK_SM_TOP_LEFT) ? (long long)i : (long long)i + seq_kv - seq_q; /* i' */
+    long long lo = 0, hi = key_limit < seq_kv ? key_limit : seq_kv;
+    if (causal && pos + 1 < hi) hi = pos + 1;
+    if (mod.window_right >= 0 && pos + mod.window_right + 1 < hi) hi = pos + mod.window_right + 1;
+    if (mod.window_left >= 0 && pos - mod.window_left > lo) lo = pos - mod.window_left;
+    if (hi < 0) hi = 0;
+    if (lo > hi) lo = hi;
+    const int begin = (int)lo, end = (int)hi, step = (int)blockDim.x;
+    const int first = begin - begin % step + (int)threadIdx.x;
+    float *row = s + r * seq_kv;
     const long long out = r * seq_kv;
+    const float sink = (mod.flags & AVK_SM_SINKS) ? mod.sinks[h] : AVK_NEG_INF;
+    float slope = 0.f;
+    long long mask_row = 0;
+    if (Mod) {
+        if (mod.flags & AVK_SM_ALIBI) slope = mod.slopes[h];
+        mask_row = b * mod.mask_b + h * mod.mask_h + (long long)i * seq_kv;
+    }
+
     float m = AVK_NEG_INF;
-    for (int j = threadIdx.x; j < visible; j += blockDim.x) m = fmaxf(m, row[j]);
-    m = avk_block_reduce(m, scratch, true);
+    for (int j = first; j < end; j += step) {
+        if (j < begin) continue;
+        float x = row[j];
+        if (Mod) {
+            x = avk_modify(x, j, pos, slope, mask_row, mod);
+            row[j] = x;
+        }
+        m = fmaxf(m, x);
+    }
+    m = fmaxf(avk_block_reduce(m, scratch, true), sink);
+    const bool any = m != AVK_NEG_INF; /* else no visible key (or all masked) and no sink */
     float sum = 0.f;
-    for (int j = threadIdx.x; j < visible; j += blockDim.x) sum += expf(row[j] - m);
+    for (int j = first; any && j < end; j += step)
+        if (j >= begin) sum += expf(row[j] - m);
     sum = avk_block_reduce(sum, scratch, false);
-    const float inv = visible > 0 ? 1.f / sum : 0.f;
-    for (int j = threadIdx.x; j < seq_kv; j += blockDim.x)
-        Store::put(p, out + j, j < visible ? expf(row[j] - m) * inv : 0.f);
-    if (lse && threadIdx.x == 0) lse[(long long)bh * seq_q + i] = visible > 0 ? m + logf(sum) : AVK_NEG_INF;
+    if (any && (mod.flags & AVK_SM_SINKS)) sum += expf(sink - m);
+    const float inv = any ? 1.f / sum : 0.f;
+    for (int j = threadIdx.x; j < seq_kv; j += step)
+        Store::put(p, out + j, any && j >= begin && j < end ? expf(row[j] - m) * inv : 0.f);
+    if (lse && threadIdx.x == 0) lse[(long long)bh * seq_q + i] = any ? m + logf(sum) : AVK_NEG_INF;
 }
 
-#define AVK_SOFTMAX_KERNEL(suffix, store)                                                                     \
-    extern "C" __global__ __launch_bounds__(AVK_SOFTMAX_THREADS) void avk_softmax_rows_##suffix(             \
-        const float *s, void *p, float *lse, int q_count, int q_begin, int seq_q, int seq_kv, int causal,     \
-        int key_limit)                                                                                        \
+/* One entry per output type, plain or with score modifications (the host
+ * picks _mod when softcap, ALiBi or a mask is on); windows, top-left and
+ * sinks cost nothing per key and run in both. */
+#define AVK_SOFTMAX_KERNEL(name, store, mod_on)                                                               \
+    extern "C" __global__ __launch_bounds__(AVK_SOFTMAX_THREADS) void name(                                  \
+        float *s, void *p, float *lse, int q_count, int q_begin, int seq_q, int seq_kv, int causal,           \
+        int key_limit, int heads, int flags, int window_left, int window_right, float softcap,                \
+        const float *slopes, const float *sinks, const void *mask, long long mask_b, long long mask_h)        \
     {                                                                                                         \
-        avk_softmax_rows<store>(s, p, lse, q_count, q_begin, seq_q, seq_kv, causal, key_limit);               \
+        const avk_score_mods mod = {heads,  flags, window_left, window_right, softcap, slopes, sinks, mask,  \
+                                    mask_b, mask_h};                                                          \
+        avk_softmax_rows<store, mod_on>(s, p, lse, q_count, q_begin, seq_q, seq_kv, causal, key_limit, mod);  \
     }
 
-AVK_SOFTMAX_KERNEL(f32, avk_store_f32)
-AVK_SOFTMAX_KERNEL(f16, avk_store_f16)
-AVK_SOFTMAX_KERNEL(bf16, avk_store_bf16)
+AVK_SOFTMAX_KERNEL(avk_softmax_rows_f32, avk_store_f32, false)
+AVK_SOFTMAX_KERNEL(avk_softmax_rows_f16, avk_store_f16, false)
+AVK_SOFTMAX_KERNEL(avk_softmax_rows_bf16, avk_store_bf16, false)
+AVK_SOFTMAX_KERNEL(avk_softmax_rows_f32_mod, avk_store_f32, true)
+AVK_SOFTMAX_KERNEL(avk_softmax_rows_f16_mod, avk_store_f16, true)
+AVK_SOFTMAX_KERNEL(avk_softmax_rows_bf16_mod, avk_store_bf16, true)
