@@ -9,69 +9,97 @@
 
 /* name, B, H, H_kv, Nq, Nk, D, causal, note. A name with a dtype in it ("-f32-") runs in that dtype. */
 static const bench_suite_case quick_cases[] = {
-    {"quick-d64-n256-b1-h4", 1, 4, 4, 256, 256, 64, 0, NULL},
+    {"quick-d64-n256-b1-h4", 1, 4, 4, 256, 256, 64, 0, NULL, NULL},
     /* every machine gets a vendor comparison: CLBlast (f32 only) runs on any OpenCL device, PoCL included */
-    {"quick-f32-d64-n256-b1-h4", 1, 4, 4, 256, 256, 64, 0, "f32, so CLBlast's unfused baseline runs beside attnvk"},
-    {"quick-d128-n384-b1-h2-causal", 1, 2, 2, 384, 384, 128, 1, NULL},
-    {"quick-d64-nq200-nk333-b1-h8-kv2", 1, 8, 2, 200, 333, 64, 0, "odd lengths, GQA 8:2"},
-    {"quick-d32-nq64-nk256-b2-h2-kv1-causal", 2, 2, 1, 64, 256, 32, 1, "MQA, causal with Nq < Nk"},
-    {"quick-decode-d128-nk2048-b1-h8-kv2", 1, 8, 2, 1, 2048, 128, 0, "decode, GQA 8:2"},
+    {"quick-f32-d64-n256-b1-h4", 1, 4, 4, 256, 256, 64, 0, "f32, so CLBlast's unfused baseline runs beside attnvk", NULL},
+    {"quick-d128-n384-b1-h2-causal", 1, 2, 2, 384, 384, 128, 1, NULL, NULL},
+    {"quick-d64-nq200-nk333-b1-h8-kv2", 1, 8, 2, 200, 333, 64, 0, "odd lengths, GQA 8:2", NULL},
+    {"quick-d32-nq64-nk256-b2-h2-kv1-causal", 2, 2, 1, 64, 256, 32, 1, "MQA, causal with Nq < Nk", NULL},
+    {"quick-decode-d128-nk2048-b1-h8-kv2", 1, 8, 2, 1, 2048, 128, 0, "decode, GQA 8:2", NULL},
 };
 
 static const bench_suite_case production_cases[] = {
-    {"prod-d128-n1024-b8-h32", 8, 32, 32, 1024, 1024, 128, 0, NULL},
-    {"prod-d128-n1024-b8-h32-causal", 8, 32, 32, 1024, 1024, 128, 1, NULL},
-    {"prod-d128-n2048-b4-h32", 4, 32, 32, 2048, 2048, 128, 0, NULL},
-    {"prod-d128-n2048-b4-h32-causal", 4, 32, 32, 2048, 2048, 128, 1, NULL},
-    {"prod-d128-n4096-b2-h32-kv8-causal", 2, 32, 8, 4096, 4096, 128, 1, "GQA 4:1"},
-    {"prod-d128-n8192-b1-h32-kv8-causal", 1, 32, 8, 8192, 8192, 128, 1, "GQA 4:1"},
-    {"prod-d128-n16384-b1-h32-kv8", 1, 32, 8, 16384, 16384, 128, 0, "GQA 4:1"},
-    {"prod-d128-n16384-b1-h32-kv8-causal", 1, 32, 8, 16384, 16384, 128, 1, "GQA 4:1"},
-    {"prod-d64-n4096-b2-h32-causal", 2, 32, 32, 4096, 4096, 64, 1, NULL},
-    {"prod-d256-n2048-b2-h16-causal", 2, 16, 16, 2048, 2048, 256, 1, NULL},
-    {"prod-d128-nq1024-nk8192-b2-h16", 2, 16, 16, 1024, 8192, 128, 0, "cross attention"},
+    {"prod-d128-n1024-b8-h32", 8, 32, 32, 1024, 1024, 128, 0, NULL, NULL},
+    {"prod-d128-n1024-b8-h32-causal", 8, 32, 32, 1024, 1024, 128, 1, NULL, NULL},
+    {"prod-d128-n2048-b4-h32", 4, 32, 32, 2048, 2048, 128, 0, NULL, NULL},
+    {"prod-d128-n2048-b4-h32-causal", 4, 32, 32, 2048, 2048, 128, 1, NULL, NULL},
+    {"prod-d128-n4096-b2-h32-kv8-causal", 2, 32, 8, 4096, 4096, 128, 1, "GQA 4:1", NULL},
+    {"prod-d128-n8192-b1-h32-kv8-causal", 1, 32, 8, 8192, 8192, 128, 1, "GQA 4:1", NULL},
+    {"prod-d128-n16384-b1-h32-kv8", 1, 32, 8, 16384, 16384, 128, 0, "GQA 4:1", NULL},
+    {"prod-d128-n16384-b1-h32-kv8-causal", 1, 32, 8, 16384, 16384, 128, 1, "GQA 4:1", NULL},
+    {"prod-d64-n4096-b2-h32-causal", 2, 32, 32, 4096, 4096, 64, 1, NULL, NULL},
+    {"prod-d256-n2048-b2-h16-causal", 2, 16, 16, 2048, 2048, 256, 1, NULL, NULL},
+    {"prod-d128-nq1024-nk8192-b2-h16", 2, 16, 16, 1024, 8192, 128, 0, "cross attention", NULL},
 };
 
 /* H is lowered as N grows so each tensor stays under 2^31 elements. */
 static const bench_suite_case long_cases[] = {
-    {"long-d128-n32k-b1-h32-kv8-causal", 1, 32, 8, 32768, 32768, 128, 1, NULL},
-    {"long-d128-n64k-b1-h32-kv8-causal", 1, 32, 8, 65536, 65536, 128, 1, NULL},
-    {"long-d128-n128k-b1-h16-kv8-causal", 1, 16, 8, 131072, 131072, 128, 1, NULL},
-    {"long-d128-n256k-b1-h8-kv8-causal", 1, 8, 8, 262144, 262144, 128, 1, NULL},
-    {"long-d128-n512k-b1-h8-kv8-causal", 1, 8, 8, 524288, 524288, 128, 1, NULL},
-    {"long-d128-n1m-b1-h8-kv8-causal", 1, 8, 8, 1048576, 1048576, 128, 1, NULL},
+    {"long-d128-n32k-b1-h32-kv8-causal", 1, 32, 8, 32768, 32768, 128, 1, NULL, NULL},
+    {"long-d128-n64k-b1-h32-kv8-causal", 1, 32, 8, 65536, 65536, 128, 1, NULL, NULL},
+    {"long-d128-n128k-b1-h16-kv8-causal", 1, 16, 8, 131072, 131072, 128, 1, NULL, NULL},
+    {"long-d128-n256k-b1-h8-kv8-causal", 1, 8, 8, 262144, 262144, 128, 1, NULL, NULL},
+    {"long-d128-n512k-b1-h8-kv8-causal", 1, 8, 8, 524288, 524288, 128, 1, NULL, NULL},
+    {"long-d128-n1m-b1-h8-kv8-causal", 1, 8, 8, 1048576, 1048576, 128, 1, NULL, NULL},
 };
 
 static const bench_suite_case decode_cases[] = {
-    {"decode-d128-nk1k-b8-h32-kv8", 8, 32, 8, 1, 1024, 128, 0, NULL},
-    {"decode-d128-nk4k-b8-h32-kv8", 8, 32, 8, 1, 4096, 128, 0, NULL},
-    {"decode-d128-nk16k-b8-h32-kv8", 8, 32, 8, 1, 16384, 128, 0, NULL},
-    {"decode-d128-nk32k-b8-h32-kv8", 8, 32, 8, 1, 32768, 128, 0, NULL},
-    {"decode-d128-nk64k-b8-h32-kv8", 8, 32, 8, 1, 65536, 128, 0, NULL},
-    {"decode-d128-nk128k-b8-h32-kv8", 8, 32, 8, 1, 131072, 128, 0, NULL},
-    {"decode-d128-nk128k-b1-h32-kv8", 1, 32, 8, 1, 131072, 128, 0, "single sequence: split-KV territory"},
-    {"decode-d128-nk8k-b64-h32-kv8", 64, 32, 8, 1, 8192, 128, 0, "large serving batch"},
+    {"decode-d128-nk1k-b8-h32-kv8", 8, 32, 8, 1, 1024, 128, 0, NULL, NULL},
+    {"decode-d128-nk4k-b8-h32-kv8", 8, 32, 8, 1, 4096, 128, 0, NULL, NULL},
+    {"decode-d128-nk16k-b8-h32-kv8", 8, 32, 8, 1, 16384, 128, 0, NULL, NULL},
+    {"decode-d128-nk32k-b8-h32-kv8", 8, 32, 8, 1, 32768, 128, 0, NULL, NULL},
+    {"decode-d128-nk64k-b8-h32-kv8", 8, 32, 8, 1, 65536, 128, 0, NULL, NULL},
+    {"decode-d128-nk128k-b8-h32-kv8", 8, 32, 8, 1, 131072, 128, 0, NULL, NULL},
+    {"decode-d128-nk128k-b1-h32-kv8", 1, 32, 8, 1, 131072, 128, 0, "single sequence: split-KV territory", NULL},
+    {"decode-d128-nk8k-b64-h32-kv8", 64, 32, 8, 1, 8192, 128, 0, "large serving batch", NULL},
 };
 
 #define DEEPSEEK_NOTE "DeepSeek-V3 MLA uses qk dim 192 and v dim 128; approximated as D=128 standard attention"
+/* Model presets' score modifications. A sliding window of W tokens sees the
+ * W keys up to its own (window_left W - 1, as Mistral's and Gemma's configs
+ * count it); local layers carry the window, global ones do not. */
+static const bench_case_scores gemma2_global = {.softcap = 50.0f};
+static const bench_case_scores gemma2_local = {.softcap = 50.0f, .window = 1, .window_left = 4095, .window_right = -1};
+static const bench_case_scores gemma3_local = {.window = 1, .window_left = 1023, .window_right = -1};
+static const bench_case_scores mistral_window = {.window = 1, .window_left = 4095, .window_right = -1};
+static const bench_case_scores gptoss_global = {.sinks = 1};
+static const bench_case_scores gptoss_local = {.window = 1, .window_left = 127, .window_right = -1, .sinks = 1};
+static const bench_case_scores bloom_alibi = {.alibi = 1};
+
 static const bench_suite_case model_cases[] = {
-    {"llama3-8b-prefill-n8k", 1, 32, 8, 8192, 8192, 128, 1, "Llama-3 8B: 32 q heads, 8 kv heads, D=128"},
-    {"llama3-8b-decode-nk8k-b16", 16, 32, 8, 1, 8192, 128, 0, "Llama-3 8B"},
-    {"llama3-70b-prefill-n8k", 1, 64, 8, 8192, 8192, 128, 1, "Llama-3 70B: 64 q heads, 8 kv heads"},
-    {"llama3-70b-decode-nk32k-b8", 8, 64, 8, 1, 32768, 128, 0, "Llama-3 70B"},
-    {"llama3-405b-prefill-n8k", 1, 128, 8, 8192, 8192, 128, 1, "Llama-3 405B: 128 q heads, 8 kv heads"},
-    {"llama3-405b-decode-nk128k-b4", 4, 128, 8, 1, 131072, 128, 0, "Llama-3 405B"},
-    {"deepseek-v3-prefill-n4k", 1, 128, 128, 4096, 4096, 128, 1, DEEPSEEK_NOTE},
-    {"deepseek-v3-decode-nk16k-b2", 2, 128, 128, 1, 16384, 128, 0, DEEPSEEK_NOTE},
-    {"llama3-8b-decode-nk1m", 1, 32, 8, 1, 1048576, 128, 0, "1M-token context, Llama-3 8B heads"},
+    {"llama3-8b-prefill-n8k", 1, 32, 8, 8192, 8192, 128, 1, "Llama-3 8B: 32 q heads, 8 kv heads, D=128", NULL},
+    {"llama3-8b-decode-nk8k-b16", 16, 32, 8, 1, 8192, 128, 0, "Llama-3 8B", NULL},
+    {"llama3-70b-prefill-n8k", 1, 64, 8, 8192, 8192, 128, 1, "Llama-3 70B: 64 q heads, 8 kv heads", NULL},
+    {"llama3-70b-decode-nk32k-b8", 8, 64, 8, 1, 32768, 128, 0, "Llama-3 70B", NULL},
+    {"llama3-405b-prefill-n8k", 1, 128, 8, 8192, 8192, 128, 1, "Llama-3 405B: 128 q heads, 8 kv heads", NULL},
+    {"llama3-405b-decode-nk128k-b4", 4, 128, 8, 1, 131072, 128, 0, "Llama-3 405B", NULL},
+    {"deepseek-v3-prefill-n4k", 1, 128, 128, 4096, 4096, 128, 1, DEEPSEEK_NOTE, NULL},
+    {"deepseek-v3-decode-nk16k-b2", 2, 128, 128, 1, 16384, 128, 0, DEEPSEEK_NOTE, NULL},
+    {"gemma2-9b-global-prefill-n8k", 1, 16, 8, 8192, 8192, 256, 1, "Gemma-2 9B global layers: softcap 50, D=256",
+     &gemma2_global},
+    {"gemma2-9b-local-prefill-n8k", 1, 16, 8, 8192, 8192, 256, 1, "Gemma-2 9B local layers: softcap 50, window 4096",
+     &gemma2_local},
+    {"gemma2-9b-local-decode-nk8k-b8", 8, 16, 8, 1, 8192, 256, 0, "Gemma-2 9B local layers", &gemma2_local},
+    {"gemma3-27b-local-prefill-n16k", 1, 32, 16, 16384, 16384, 128, 1, "Gemma-3 27B local layers: window 1024",
+     &gemma3_local},
+    {"gemma3-27b-local-decode-nk32k-b8", 8, 32, 16, 1, 32768, 128, 0, "Gemma-3 27B local layers", &gemma3_local},
+    {"mistral-7b-prefill-n16k", 1, 32, 8, 16384, 16384, 128, 1, "Mistral 7B: window 4096", &mistral_window},
+    {"mistral-7b-decode-nk32k-b8", 8, 32, 8, 1, 32768, 128, 0, "Mistral 7B: window 4096", &mistral_window},
+    {"gpt-oss-120b-global-prefill-n8k", 1, 64, 8, 8192, 8192, 64, 1, "gpt-oss-120b global layers: sinks, D=64",
+     &gptoss_global},
+    {"gpt-oss-120b-local-prefill-n8k", 1, 64, 8, 8192, 8192, 64, 1, "gpt-oss-120b local layers: sinks, window 128",
+     &gptoss_local},
+    {"gpt-oss-120b-local-decode-nk32k-b8", 8, 64, 8, 1, 32768, 64, 0, "gpt-oss-120b local layers", &gptoss_local},
+    {"bloom-176b-prefill-n2k", 1, 112, 112, 2048, 2048, 128, 1, "BLOOM 176B: ALiBi, 112 heads", &bloom_alibi},
+    {"bloom-176b-decode-nk4k-b8", 8, 112, 112, 1, 4096, 128, 0, "BLOOM 176B: ALiBi", &bloom_alibi},
+    {"llama3-8b-decode-nk1m", 1, 32, 8, 1, 1048576, 128, 0, "1M-token context, Llama-3 8B heads", NULL},
     {"llama3-8b-prefill-nq4k-nk1m", 1, 32, 8, 4096, 1048576, 128, 1,
-     "last 4K-token chunk of a 1M-token prompt, Llama-3 8B heads"},
+     "last 4K-token chunk of a 1M-token prompt, Llama-3 8B heads", NULL},
 };
 
 /* B*N = 16k tokens and H*D = 2048, as in the FlashAttention papers' figures. */
 #define FA(d, n, b, h)                                                                     \
-    {"fa-d" #d "-n" #n "-b" #b "-h" #h, b, h, h, n, n, d, 0, NULL},                        \
-    {"fa-d" #d "-n" #n "-b" #b "-h" #h "-causal", b, h, h, n, n, d, 1, NULL}
+    {"fa-d" #d "-n" #n "-b" #b "-h" #h, b, h, h, n, n, d, 0, NULL, NULL},                  \
+    {"fa-d" #d "-n" #n "-b" #b "-h" #h "-causal", b, h, h, n, n, d, 1, NULL, NULL}
 static const bench_suite_case fa_grid_cases[] = {
     FA(64, 512, 32, 32),  FA(64, 1024, 16, 32),  FA(64, 2048, 8, 32),
     FA(64, 4096, 4, 32),  FA(64, 8192, 2, 32),   FA(64, 16384, 1, 32),
@@ -88,7 +116,10 @@ static const bench_suite suites[] = {
      production_cases, COUNT(production_cases)},
     {"long", "32K-1M tokens, flash kernels only", ATTNVK_F16, 0.5, 1, 1, long_cases, COUNT(long_cases)},
     {"decode", "Nq=1 against a 1K-128K KV cache, GQA", ATTNVK_F16, 0.5, 3, 0, decode_cases, COUNT(decode_cases)},
-    {"models", "Llama-3 8B/70B/405B, DeepSeek-V3 (approximated), a 1M-token context", ATTNVK_F16, 0.5, 3, 0,
+    {"models",
+     "Llama-3 8B/70B/405B, Gemma-2/3, Mistral, gpt-oss, BLOOM (their windows, softcap, sinks, ALiBi), "
+     "DeepSeek-V3 (approximated), a 1M-token context",
+     ATTNVK_F16, 0.5, 3, 0,
      model_cases, COUNT(model_cases)},
     {"fa-grid", "B*N = 16K tokens, H*D = 2048, D 64/128, causal on/off, N 512-16K", ATTNVK_F16, 0.5, 3, 0,
      fa_grid_cases, COUNT(fa_grid_cases)},
@@ -183,6 +214,14 @@ static int suite_cases(const bench_options *o, const bench_suite *s, bench_case 
         fill_problem(&bc->p, c->batch, c->heads, c->kv_heads, c->seq_q, c->seq_kv, c->head_dim, c->causal, dtype,
                      o->layout);
         bc->note = c->note;
+        if (c->scores) {
+            bc->p.softcap = c->scores->softcap;
+            bc->p.window = c->scores->window;
+            bc->p.window_left = c->scores->window_left;
+            bc->p.window_right = c->scores->window_right;
+            bc->p.alibi = c->scores->alibi;
+            bc->p.sinks = c->scores->sinks;
+        }
     }
     *out = cases;
     return n;
@@ -270,13 +309,16 @@ static int score_cases(const bench_options *o, bench_case **all, int n)
     if (n <= 0 || !(o->softcap > 0 || o->window || o->align || o->alibi || o->sinks || o->mask)) return n;
     for (int i = 0; i < n; ++i) {
         bench_case *c = &cases[i];
-        attnvk_problem *p = &c->p;
-        p->softcap = (float)o->softcap;
-        p->window = o->window, p->window_left = o->window_left, p->window_right = o->window_right;
-        p->align = o->align;
-        p->alibi = o->alibi, p->sinks = o->sinks, p->mask = o->mask;
-        p->mask_batch = p->mask_heads = 1;
-        p->mask_dtype = p->dtype == ATTNVK_F32 ? ATTNVK_F32 : ATTNVK_F16;
+        attnvk_problem *p = &c->p; /* the options add to a preset's own modifications */
+        if (o->softcap > 0) p->softcap = (float)o->softcap;
+        if (o->window) p->window = 1, p->window_left = o->window_left, p->window_right = o->window_right;
+        if (o->align) p->align = o->align;
+        p->alibi |= o->alibi, p->sinks |= o->sinks;
+        if (o->mask) {
+            p->mask = 1;
+            p->mask_batch = p->mask_heads = 1;
+            p->mask_dtype = p->dtype == ATTNVK_F32 ? ATTNVK_F32 : ATTNVK_F16;
+        }
         char suffix[96] = "";
         size_t len = 0;
         if (o->softcap > 0) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-softcap%g", o->softcap);

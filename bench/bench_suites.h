@@ -7,10 +7,19 @@
 
 #include <stdio.h>
 
+/* A model's score modifications (bench_suites.c's presets). window: 1 with
+ * window_left/right (-1 unbounded), as in attnvk_problem. */
+typedef struct bench_case_scores {
+    float softcap;
+    int window, window_left, window_right;
+    int alibi, sinks;
+} bench_case_scores;
+
 typedef struct bench_suite_case {
     const char *name;
     int batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal;
     const char *note;
+    const bench_case_scores *scores; /* NULL: plain attention */
 } bench_suite_case;
 
 typedef struct bench_suite {
