@@ -73,6 +73,19 @@ static void test_lookup(void)
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma", 192, 128) &&
               c.threads == 384 && avk_cuda_config_smem(&c) <= h100,
           "H100 f16 D=128 -> wgmma 192x128, got %s %dx%d", c.variant, c.br, c.bc);
+    {
+        /* rows that see different key ranges (causal, windows) take 2 warpgroups */
+        attnvk_device_info info = fake_device("sm_90");
+        attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
+                            .dtype = ATTNVK_F16, .causal = 1};
+        attnvk_kernel_options o = {0};
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma", 128, 128) &&
+                  c.threads == 256,
+              "H100 f16 D=128 causal -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+        p.causal = 0, p.window = 1, p.window_left = 100, p.window_right = -1;
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma", 128, 128),
+              "H100 f16 D=128 windowed -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+    }
     CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma") == 0,
           "H100 bf16 D=64 -> wgmma, got %s", c.variant);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma") == 0 &&
