@@ -10,6 +10,7 @@
 static const char bench_usage[] =
     "usage: attnvk bench [--api vulkan|opencl|cuda|hip|cpu|all] [--device SPEC] [--impl LIST]\n"
     "                    [--suite NAME | --batch B --heads H --kv-heads HKV --seq LIST --seq-kv N --head-dim LIST]\n"
+    "                    [--head-dim-v N]\n"
     "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
     "                    [-r N | --min-time S] [--warmup N] [--warmup-time S] [--launches N|auto]\n"
     "                    [--cooldown S] [--max-memory BYTES]\n"
@@ -46,6 +47,8 @@ static const char bench_usage[] =
     "  --softcap C, --window LEFT,RIGHT, --causal-align top-left|bottom-right, --alibi, --sinks random,\n"
     "  --mask random  score modifications on every case (as in attnvk run; the mask is [Nq,Nk] with 10% -inf,\n"
     "                 f16 for f16/bf16 cases); TFLOP/s count a window's visible pairs\n"
+    "  --head-dim-v N V and O's head dim on every case (Q and K keep --head-dim): N = D, or Dk/Dv 192/128 or\n"
+    "                 576/512 (DeepSeek MLA); the name says it (-dv128); FLOPs count 2*(Dk+Dv) per pair\n"
     "Ctrl-C (SIGINT) or SIGTERM stops after the current dispatch: the finished records are printed and\n"
     "in --out, exit status 130 (143 for SIGTERM).\n"
     "Exit status: 0 every case ran and passed (skipped/unavailable allowed), 1 a correctness or run failure,\n"
@@ -111,14 +114,14 @@ typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
-    OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_COUNT
+    OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_HEAD_DIM_V, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
     "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
-    "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks"};
+    "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks", "--head-dim-v"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -239,6 +242,9 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         return 0;
     case OPT_PAGE_SIZE:
         if (!cli_parse_int(val, 1, 4096, &o->page_size)) return bad(name, "an integer in 1..4096", val);
+        return 0;
+    case OPT_HEAD_DIM_V:
+        if (!cli_parse_int(val, 1, 1024, &o->head_dim_v)) return bad(name, "an integer in 1..1024", val);
         return 0;
     case OPT_SOFTCAP:
         if (!cli_parse_double(val, 1e-30, 1e30, &o->softcap)) return bad(name, "a positive number", val);

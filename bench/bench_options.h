@@ -44,6 +44,7 @@ typedef struct bench_options {
     int tile_br, tile_bc;
     long split_kv;
     attnvk_kv_format kv_format;  /* --kv-dtype */
+    long head_dim_v;             /* --head-dim-v: V and O's head dim on every case; 0: each case's D */
     /* score modifications and visibility applied to every case (attnvk_problem) */
     double softcap;
     int window, window_left, window_right;

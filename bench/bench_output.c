@@ -158,6 +158,8 @@ static cJSON *case_json(const bench_case *c)
     cJSON_AddNumberToObject(o, "seq_q", p->seq_q);
     cJSON_AddNumberToObject(o, "seq_kv", p->seq_kv);
     cJSON_AddNumberToObject(o, "head_dim", p->head_dim);
+    /* V and O's head dim, where it differs from Q and K's */
+    if (attnvk_problem_head_dim_v(p) != p->head_dim) cJSON_AddNumberToObject(o, "head_dim_v", attnvk_problem_head_dim_v(p));
     cJSON_AddBoolToObject(o, "causal", p->causal);
     cJSON_AddStringToObject(o, "dtype", attnvk_dtype_name(p->dtype));
     cJSON_AddStringToObject(o, "layout", layout_name(p->layout));

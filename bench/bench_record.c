@@ -69,5 +69,6 @@ double bench_io_bytes(const attnvk_problem *p)
 {
     double es = (double)attnvk_dtype_size(p->dtype);
     double tables = p->page_size > 0 ? 4.0 * p->batch * (p->max_pages + 1.0) : 0;
-    return es * 2.0 * (double)attnvk_q_elements(p) + 2.0 * (double)attnvk_kv_bytes(p) + tables;
+    return es * ((double)attnvk_q_elements(p) + (double)attnvk_o_elements(p)) + (double)attnvk_kv_bytes(p) +
+           (double)attnvk_v_bytes(p) + tables;
 }

@@ -73,7 +73,8 @@ static double row_flops(const attnvk_problem *p, int i)
     int lo, hi;
     avk_visible_range(p, i, p->seq_kv, &lo, &hi);
     const int seen = hi - lo;
-    return 4.0 * p->head_dim * p->batch * p->heads * (seen > 0 ? seen : 1); /* empty rows still cost a little */
+    const double per_pair = 2.0 * ((double)p->head_dim + attnvk_problem_head_dim_v(p));
+    return per_pair * p->batch * p->heads * (seen > 0 ? seen : 1); /* empty rows still cost a little */
 }
 
 /* Tells cfg->on_progress the phase (NULL: unchanged) and the dispatches done of those expected. */
@@ -246,7 +247,7 @@ static attnvk_status upload_scores(bench_job *st, const bench_workload *w)
 static attnvk_status poison_output(bench_job *st)
 {
     attnvk_dtype dt = st->p.dtype;
-    size_t n = attnvk_q_elements(&st->p), es = attnvk_dtype_size(dt);
+    size_t n = attnvk_o_elements(&st->p), es = attnvk_dtype_size(dt);
     size_t piece = n < TRANSFER_ELEMENTS ? n : TRANSFER_ELEMENTS;
     unsigned char *nan_bytes = malloc(piece * es);
     if (!nan_bytes) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -269,7 +270,8 @@ static attnvk_status poison_output(bench_job *st)
 static attnvk_status read_checked_rows(bench_job *st, float *o_rows)
 {
     const attnvk_problem *p = &st->w->p;
-    size_t D = (size_t)p->head_dim, es = attnvk_dtype_size(p->dtype), nq = attnvk_q_elements(p);
+    /* O's rows: Dv values */
+    size_t D = (size_t)attnvk_problem_head_dim_v(p), es = attnvk_dtype_size(p->dtype), nq = attnvk_o_elements(p);
     size_t bytes = st->w->full ? nq * es : D * es;
     unsigned char *packed = malloc(bytes);
     float *all = st->w->full ? malloc(nq * sizeof(float)) : NULL;
@@ -283,7 +285,7 @@ static attnvk_status read_checked_rows(bench_job *st, float *o_rows)
         size_t row = st->w->rows[r];
         int i = (int)(row % (size_t)p->seq_q), h = (int)((row / (size_t)p->seq_q) % (size_t)p->heads);
         int b = (int)(row / ((size_t)p->seq_q * p->heads));
-        size_t off = avk_q_offset(p, b, h, i);
+        size_t off = avk_o_offset(p, b, h, i);
         if (st->w->full) {
             memcpy(o_rows + r * D, all + off, D * sizeof(float));
         } else {
@@ -300,7 +302,7 @@ static attnvk_status read_checked_rows(bench_job *st, float *o_rows)
  * not the checked run (the record keeps the checked run's numbers). */
 static attnvk_status check_output(bench_job *st, bench_record *r, const char *after)
 {
-    float *o_rows = malloc(sizeof(float) * st->w->nrows * (size_t)st->w->p.head_dim);
+    float *o_rows = malloc(sizeof(float) * st->w->nrows * (size_t)attnvk_problem_head_dim_v(&st->w->p));
     if (!o_rows) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     attnvk_status s = read_checked_rows(st, o_rows);
     if (s == ATTNVK_OK) {
@@ -529,13 +531,14 @@ static attnvk_status allocate_sets(bench_job *st)
 {
     const attnvk_problem *p = &st->p;
     size_t es = attnvk_dtype_size(p->dtype);
-    size_t qb = attnvk_q_elements(p) * es, kvb = attnvk_kv_bytes(p);
+    size_t qb = attnvk_q_elements(p) * es, ob = attnvk_o_elements(p) * es, kb = attnvk_kv_bytes(p),
+           vb = attnvk_v_bytes(p);
     for (int i = 0; i < st->nsets; ++i) {
         io_set *x = &st->sets[i];
         attnvk_status s = attnvk_buffer_create(st->t->dev, qb, &x->q);
-        if (s == ATTNVK_OK) s = attnvk_buffer_create(st->t->dev, kvb, &x->k);
-        if (s == ATTNVK_OK) s = attnvk_buffer_create(st->t->dev, kvb, &x->v);
-        if (s == ATTNVK_OK) s = attnvk_buffer_create(st->t->dev, qb, &x->o);
+        if (s == ATTNVK_OK) s = attnvk_buffer_create(st->t->dev, kb, &x->k);
+        if (s == ATTNVK_OK) s = attnvk_buffer_create(st->t->dev, vb, &x->v);
+        if (s == ATTNVK_OK) s = attnvk_buffer_create(st->t->dev, ob, &x->o);
         if (s == ATTNVK_OK) continue;
         attnvk_buffer_destroy(x->q);
         attnvk_buffer_destroy(x->k);
@@ -616,7 +619,7 @@ void bench_job_finish(bench_job *st, const bench_workload *w, const bench_run_co
     if (s == ATTNVK_OK && w->has_cache) s = upload_cache(st, w);
     else {
         if (s == ATTNVK_OK) s = upload(st, w->k, attnvk_kv_elements(&w->p), 1);
-        if (s == ATTNVK_OK) s = upload(st, w->v, attnvk_kv_elements(&w->p), 2);
+        if (s == ATTNVK_OK) s = upload(st, w->v, attnvk_v_elements(&w->p), 2);
     }
     if (s == ATTNVK_OK) s = upload_scores(st, w);
     if (s == ATTNVK_OK) {

@@ -53,17 +53,20 @@ static const bench_suite_case decode_cases[] = {
     {"decode-d128-nk8k-b64-h32-kv8", 64, 32, 8, 1, 8192, 128, 0, "large serving batch", NULL},
 };
 
-#define DEEPSEEK_NOTE "DeepSeek-V3 MLA uses qk dim 192 and v dim 128; approximated as D=128 standard attention"
 /* Model presets' score modifications. A sliding window of W tokens sees the
  * W keys up to its own (window_left W - 1, as Mistral's and Gemma's configs
  * count it); local layers carry the window, global ones do not. */
-static const bench_case_scores gemma2_global = {.softcap = 50.0f};
-static const bench_case_scores gemma2_local = {.softcap = 50.0f, .window = 1, .window_left = 4095, .window_right = -1};
-static const bench_case_scores gemma3_local = {.window = 1, .window_left = 1023, .window_right = -1};
-static const bench_case_scores mistral_window = {.window = 1, .window_left = 4095, .window_right = -1};
-static const bench_case_scores gptoss_global = {.sinks = 1};
-static const bench_case_scores gptoss_local = {.window = 1, .window_left = 127, .window_right = -1, .sinks = 1};
-static const bench_case_scores bloom_alibi = {.alibi = 1};
+static const bench_case_model gemma2_global = {.softcap = 50.0f};
+static const bench_case_model gemma2_local = {.softcap = 50.0f, .window = 1, .window_left = 4095, .window_right = -1};
+static const bench_case_model gemma3_local = {.window = 1, .window_left = 1023, .window_right = -1};
+static const bench_case_model mistral_window = {.window = 1, .window_left = 4095, .window_right = -1};
+static const bench_case_model gptoss_global = {.sinks = 1};
+static const bench_case_model gptoss_local = {.window = 1, .window_left = 127, .window_right = -1, .sinks = 1};
+static const bench_case_model bloom_alibi = {.alibi = 1};
+/* DeepSeek-V3's MLA: prefill with Dk 192 (128 + 64 rope) and Dv 128 per head;
+ * absorbed decode reads one 576-wide latent (512 + 64 rope) shared by the heads */
+static const bench_case_model deepseek_mla = {.head_dim_v = 128};
+static const bench_case_model deepseek_absorbed = {.head_dim_v = 512};
 
 static const bench_suite_case model_cases[] = {
     {"llama3-8b-prefill-n8k", 1, 32, 8, 8192, 8192, 128, 1, "Llama-3 8B: 32 q heads, 8 kv heads, D=128", NULL},
@@ -72,8 +75,10 @@ static const bench_suite_case model_cases[] = {
     {"llama3-70b-decode-nk32k-b8", 8, 64, 8, 1, 32768, 128, 0, "Llama-3 70B", NULL},
     {"llama3-405b-prefill-n8k", 1, 128, 8, 8192, 8192, 128, 1, "Llama-3 405B: 128 q heads, 8 kv heads", NULL},
     {"llama3-405b-decode-nk128k-b4", 4, 128, 8, 1, 131072, 128, 0, "Llama-3 405B", NULL},
-    {"deepseek-v3-prefill-n4k", 1, 128, 128, 4096, 4096, 128, 1, DEEPSEEK_NOTE, NULL},
-    {"deepseek-v3-decode-nk16k-b2", 2, 128, 128, 1, 16384, 128, 0, DEEPSEEK_NOTE, NULL},
+    {"deepseek-v3-prefill-n4k-dk192-dv128", 1, 128, 128, 4096, 4096, 192, 1, "DeepSeek-V3 MLA prefill: Dk 192, Dv 128",
+     &deepseek_mla},
+    {"deepseek-v3-decode-nk16k-b2-dk576-dv512", 2, 128, 1, 1, 16384, 576, 0,
+     "DeepSeek-V3 absorbed MLA decode: one 576-wide latent for 128 heads, Dv 512", &deepseek_absorbed},
     {"gemma2-9b-global-prefill-n8k", 1, 16, 8, 8192, 8192, 256, 1, "Gemma-2 9B global layers: softcap 50, D=256",
      &gemma2_global},
     {"gemma2-9b-local-prefill-n8k", 1, 16, 8, 8192, 8192, 256, 1, "Gemma-2 9B local layers: softcap 50, window 4096",
@@ -117,8 +122,7 @@ static const bench_suite suites[] = {
     {"long", "32K-1M tokens, flash kernels only", ATTNVK_F16, 0.5, 1, 1, long_cases, COUNT(long_cases)},
     {"decode", "Nq=1 against a 1K-128K KV cache, GQA", ATTNVK_F16, 0.5, 3, 0, decode_cases, COUNT(decode_cases)},
     {"models",
-     "Llama-3 8B/70B/405B, Gemma-2/3, Mistral, gpt-oss, BLOOM (their windows, softcap, sinks, ALiBi), "
-     "DeepSeek-V3 (approximated), a 1M-token context",
+     "Llama-3, Gemma-2/3, Mistral, gpt-oss, BLOOM, DeepSeek-V3 MLA (as they attend), a 1M context",
      ATTNVK_F16, 0.5, 3, 0,
      model_cases, COUNT(model_cases)},
     {"fa-grid", "B*N = 16K tokens, H*D = 2048, D 64/128, causal on/off, N 512-16K", ATTNVK_F16, 0.5, 3, 0,
@@ -152,6 +156,18 @@ static const struct check_case {
     {"d128-bshd", 1, 2, 2, 60, 130, 128, 0, 1},
     {"d256", 1, 2, 2, 40, 100, 256, 0, 0},
     {"d256-causal-bshd", 1, 2, 2, 33, 33, 256, 1, 1},
+};
+
+/* V head dims other than Q and K's (DeepSeek MLA's pairs), alone and with a
+ * left window (window_left >= 0; -1: none) and sinks; implementations that
+ * lack the feature skip them, naming it. */
+static const struct head_dim_check_case {
+    const char *name;
+    int b, h, hkv, nq, nk, dk, dv, causal, bshd, window_left, sinks;
+} head_dim_check_cases[] = {
+    {"dk192-dv128-causal", 1, 2, 2, 70, 70, 192, 128, 1, 0, -1, 0},
+    {"dk576-dv512-decode-gqa", 2, 8, 2, 1, 300, 576, 512, 1, 0, -1, 0},
+    {"dk192-dv128-window-sinks", 1, 4, 2, 50, 90, 192, 128, 1, 1, 16, 1},
 };
 
 const bench_suite *bench_suite_find(const char *name)
@@ -214,13 +230,14 @@ static int suite_cases(const bench_options *o, const bench_suite *s, bench_case 
         fill_problem(&bc->p, c->batch, c->heads, c->kv_heads, c->seq_q, c->seq_kv, c->head_dim, c->causal, dtype,
                      o->layout);
         bc->note = c->note;
-        if (c->scores) {
-            bc->p.softcap = c->scores->softcap;
-            bc->p.window = c->scores->window;
-            bc->p.window_left = c->scores->window_left;
-            bc->p.window_right = c->scores->window_right;
-            bc->p.alibi = c->scores->alibi;
-            bc->p.sinks = c->scores->sinks;
+        if (c->model) {
+            bc->p.softcap = c->model->softcap;
+            bc->p.window = c->model->window;
+            bc->p.window_left = c->model->window_left;
+            bc->p.window_right = c->model->window_right;
+            bc->p.alibi = c->model->alibi;
+            bc->p.sinks = c->model->sinks;
+            bc->p.head_dim_v = c->model->head_dim_v;
         }
     }
     *out = cases;
@@ -344,6 +361,31 @@ static int score_cases(const bench_options *o, bench_case **all, int n)
     return n;
 }
 
+/* --head-dim-v applies to every case whose D it differs from; the name says it ("-dv128"). */
+static int head_dim_v_cases(const bench_options *o, bench_case **all, int n)
+{
+    bench_case *cases = n > 0 ? *all : NULL;
+    if (n <= 0 || !o->head_dim_v) return n;
+    for (int i = 0; i < n; ++i) {
+        bench_case *c = &cases[i];
+        if (o->head_dim_v == c->p.head_dim) continue;
+        c->p.head_dim_v = (int)o->head_dim_v;
+        char base[sizeof c->name];
+        snprintf(base, sizeof base, "%s", c->name);
+        int rc = 0;
+        if (snprintf(c->name, sizeof c->name, "%s-dv%ld", base, o->head_dim_v) >= (int)sizeof c->name)
+            rc = cli_error(EXIT_USAGE, "bench: case name %s-dv%ld is too long", base, o->head_dim_v);
+        else if (attnvk_problem_validate(&c->p) != ATTNVK_OK)
+            rc = cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error());
+        if (rc) {
+            free(*all);
+            *all = NULL; /* the caller frees what *all holds */
+            return -1;
+        }
+    }
+    return n;
+}
+
 int bench_build_cases(const bench_options *o, bench_case **out)
 {
     int n;
@@ -352,6 +394,7 @@ int bench_build_cases(const bench_options *o, bench_case **out)
         const bench_suite *s = bench_suite_find(o->suite);
         n = s ? suite_cases(o, s, out) : -1;
     }
+    n = head_dim_v_cases(o, out, n);
     n = kv_cache_cases(o, out, n);
     return score_cases(o, out, n);
 }
@@ -364,6 +407,18 @@ int bench_check_cases(attnvk_dtype dtype, bench_case *out, int max)
         snprintf(out[n].name, sizeof out[n].name, "%s", c->name);
         fill_problem(&out[n].p, c->b, c->h, c->hkv, c->nq, c->nk, c->d, c->causal, dtype,
                      c->bshd ? ATTNVK_LAYOUT_BSHD : ATTNVK_LAYOUT_BHSD);
+        out[n].note = NULL;
+    }
+    for (int i = 0; i < COUNT(head_dim_check_cases) && n < max; ++i, ++n) {
+        const struct head_dim_check_case *c = &head_dim_check_cases[i];
+        attnvk_problem *p = &out[n].p;
+        snprintf(out[n].name, sizeof out[n].name, "%s", c->name);
+        fill_problem(p, c->b, c->h, c->hkv, c->nq, c->nk, c->dk, c->causal, dtype,
+                     c->bshd ? ATTNVK_LAYOUT_BSHD : ATTNVK_LAYOUT_BHSD);
+        p->head_dim_v = c->dv;
+        p->window = c->window_left >= 0;
+        p->window_left = c->window_left, p->window_right = -1;
+        p->sinks = c->sinks;
         out[n].note = NULL;
     }
     return n;

@@ -7,19 +7,21 @@
 
 #include <stdio.h>
 
-/* A model's score modifications (bench_suites.c's presets). window: 1 with
- * window_left/right (-1 unbounded), as in attnvk_problem. */
-typedef struct bench_case_scores {
+/* What a model preset adds to a plain shape (bench_suites.c): its score
+ * modifications (window: 1 with window_left/right, -1 unbounded, as in
+ * attnvk_problem) and V's head dim where it differs (MLA). */
+typedef struct bench_case_model {
     float softcap;
     int window, window_left, window_right;
     int alibi, sinks;
-} bench_case_scores;
+    int head_dim_v;
+} bench_case_model;
 
 typedef struct bench_suite_case {
     const char *name;
     int batch, heads, kv_heads, seq_q, seq_kv, head_dim, causal;
     const char *note;
-    const bench_case_scores *scores; /* NULL: plain attention */
+    const bench_case_model *model; /* NULL: plain attention */
 } bench_suite_case;
 
 typedef struct bench_suite {

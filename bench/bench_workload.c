@@ -92,8 +92,8 @@ static size_t mask_elements(const attnvk_problem *p)
 /* f32 Q, K, V, a mask, and the float64 reference of every row when checked in full. */
 static double host_bytes(const attnvk_problem *p, int full)
 {
-    double nq = (double)attnvk_q_elements(p), nkv = (double)attnvk_kv_elements(p);
-    return 4.0 * (nq + 2.0 * nkv + (double)mask_elements(p)) + (full ? 8.0 * nq : 0);
+    double nq = (double)attnvk_q_elements(p), nkv = (double)attnvk_kv_elements(p) + (double)attnvk_v_elements(p);
+    return 4.0 * (nq + nkv + (double)mask_elements(p)) + (full ? 8.0 * (double)attnvk_o_elements(p) : 0);
 }
 
 /* The reference of the checked rows, with the problem's score inputs. */
@@ -147,7 +147,7 @@ static attnvk_status build_cache(bench_workload *w, uint64_t seed)
     if (s != ATTNVK_OK) return s;
     w->has_cache = 1;
     if (p->kv_format != ATTNVK_KV_DTYPE) {
-        w->ref_inputs = malloc(sizeof(double) * w->nrows * (size_t)p->head_dim);
+        w->ref_inputs = malloc(sizeof(double) * w->nrows * (size_t)attnvk_problem_head_dim_v(p));
         if (!w->ref_inputs) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference rows");
         reference_rows(w, w->k, w->v, w->ref_inputs);
     }
@@ -158,7 +158,7 @@ attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int 
 {
     memset(w, 0, sizeof *w);
     w->p = *p;
-    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
+    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p), nv = attnvk_v_elements(p);
     size_t total_rows = (size_t)p->batch * p->heads * p->seq_q;
     double need = host_bytes(p, full);
     char why[160];
@@ -167,7 +167,7 @@ attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int 
     w->nrows = full ? total_rows : BENCH_SAMPLED_ROWS;
     w->q = malloc(nq * sizeof(float));
     w->k = malloc(nkv * sizeof(float));
-    w->v = malloc(nkv * sizeof(float));
+    w->v = malloc(nv * sizeof(float));
     w->rows = malloc(w->nrows * sizeof(size_t));
     if (!w->q || !w->k || !w->v || !w->rows) {
         bench_workload_destroy(w);
@@ -176,15 +176,15 @@ attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int 
     }
     attnvk_fill_random(w->q, nq, seed * 3 + 1);
     attnvk_fill_random(w->k, nkv, seed * 3 + 2);
-    attnvk_fill_random(w->v, nkv, seed * 3 + 3);
+    attnvk_fill_random(w->v, nv, seed * 3 + 3);
     attnvk_round_to_dtype(p->dtype, w->q, nq);
     attnvk_round_to_dtype(p->dtype, w->k, nkv);
-    attnvk_round_to_dtype(p->dtype, w->v, nkv);
+    attnvk_round_to_dtype(p->dtype, w->v, nv);
     if (full)
         for (size_t r = 0; r < total_rows; ++r) w->rows[r] = r;
     else
         w->nrows = sample_rows(p, seed, w->rows);
-    w->ref = malloc(sizeof(double) * w->nrows * (size_t)p->head_dim);
+    w->ref = malloc(sizeof(double) * w->nrows * (size_t)attnvk_problem_head_dim_v(p));
     if (!w->ref || score_inputs(w, seed) != ATTNVK_OK) {
         bench_workload_destroy(w);
         return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference rows");
@@ -224,7 +224,7 @@ attnvk_check bench_workload_compare(const bench_workload *w, const float *o_rows
 attnvk_check bench_workload_compare_to(const bench_workload *w, const double *ref, const float *o_rows)
 {
     attnvk_check c = {.tolerance = attnvk_tolerance(w->p.dtype)};
-    size_t D = (size_t)w->p.head_dim;
+    size_t D = (size_t)attnvk_problem_head_dim_v(&w->p); /* O's rows */
     double diff2 = 0, ref2 = 0;
     for (size_t s = 0; s < w->nrows * D; ++s) {
         double r = ref[s], x = o_rows[s];

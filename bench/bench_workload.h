@@ -17,7 +17,7 @@ typedef struct bench_workload {
     size_t *rows;       /* flat (b*H + h)*Nq + i, ascending */
     size_t nrows;
     int full;           /* every row is checked */
-    double *ref;        /* nrows x D */
+    double *ref;        /* nrows x Dv */
     /* A quantized or paged problem: the cache as uploaded (k, v above then
      * hold what it decodes to, which ref is computed on) and the reference
      * on the unquantized inputs, for quant_error (NULL when not quantized). */
@@ -45,7 +45,7 @@ int bench_workload_fits_host(const attnvk_problem *p, int full, char *why, size_
 /* Whether a case is small enough for a full check. */
 int bench_workload_wants_full(const attnvk_problem *p);
 
-/* Compares o_rows (nrows x D floats, in w->rows order) with the cached reference. */
+/* Compares o_rows (nrows x Dv floats, in w->rows order) with the cached reference. */
 attnvk_check bench_workload_compare(const bench_workload *w, const float *o_rows);
 /* The same against other reference rows (ref_inputs: the quantization's total error). */
 attnvk_check bench_workload_compare_to(const bench_workload *w, const double *ref, const float *o_rows);

@@ -98,9 +98,11 @@ int check_parse_args(int argc, char **argv, check_args *a)
 
 static void shape_text(const attnvk_problem *p, char *out, size_t n)
 {
-    snprintf(out, n, "B%d H%d/%d Nq%d Nk%d D%d %s %s%s", p->batch, p->heads, p->kv_heads, p->seq_q, p->seq_kv,
-             p->head_dim, attnvk_dtype_name(p->dtype), p->layout == ATTNVK_LAYOUT_BSHD ? "bshd" : "bhsd",
-             p->causal ? " causal" : "");
+    char dv[16] = ""; /* "/128": V and O's head dim where it differs */
+    if (attnvk_problem_head_dim_v(p) != p->head_dim) snprintf(dv, sizeof dv, "/%d", attnvk_problem_head_dim_v(p));
+    snprintf(out, n, "B%d H%d/%d Nq%d Nk%d D%d%s %s %s%s%s%s", p->batch, p->heads, p->kv_heads, p->seq_q, p->seq_kv,
+             p->head_dim, dv, attnvk_dtype_name(p->dtype), p->layout == ATTNVK_LAYOUT_BSHD ? "bshd" : "bhsd",
+             p->causal ? " causal" : "", p->window ? " window" : "", p->sinks ? " sinks" : "");
 }
 
 /* Why a whole (device, implementation, dtype) block can't run, or NULL. */

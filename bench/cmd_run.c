@@ -17,14 +17,15 @@ static const char run_usage[] =
     "                  [--block-table T.npy --seq-lens L.npy] [--kv-dtype q8_0|q4_0|fp8]\n"
     "                  [--mask M.npy] [--window LEFT,RIGHT] [--causal-align top-left|bottom-right]\n"
     "                  [--alibi | --alibi-slopes S.npy] [--softcap C] [--sinks S.npy]\n"
-    "Shapes: bhsd Q [B,H,Nq,D], K/V [B,Hkv,Nk,D]; bshd Q [B,Nq,H,D], K/V [B,Nk,Hkv,D].\n"
+    "Shapes: bhsd Q [B,H,Nq,D], K/V [B,Hkv,Nk,D]; bshd Q [B,Nq,H,D], K/V [B,Nk,Hkv,D]. V's last\n"
+    "dimension gives Dv (V and O): D itself, or Dk/Dv 192/128 and 576/512 (contiguous K/V).\n"
     "Paged: K/V are pages [num_pages,page_size,Hkv,D], the block table int32 [B,max_pages] names each\n"
     "sequence's pages in order, seq_lens int32 [B] its key count (Nk = the longest).\n"
     "--kv-dtype stores K/V quantized (encoded here from the f32/f16 values given).\n"
     "Scores: s = scale*q.k, softcap*tanh(s/softcap), + slope[h]*(j-i'), + mask; key j is visible in the\n"
     "window i'-LEFT .. i'+RIGHT (-1: unbounded) and, causal, up to i' (i' = i + Nk - Nq bottom-right,\n"
     "or i top-left); sinks [H] join each row's softmax. The mask is f32 or f16, [Nq,Nk] or [1|B,1|H,Nq,Nk].\n"
-    "O is written as float32 with Q's shape. --check compares with the float64 CPU reference\n"
+    "O is written as float32 with Q's shape (last dimension Dv). --check compares with the float64 CPU reference\n"
     "(on the cache as the kernel reads it: gathered and decoded).";
 
 int run_parse_args(int argc, char **argv, run_args *a)
@@ -159,7 +160,7 @@ static int load_problem(const run_args *a, avk_npy t[3], attnvk_problem *p)
         if (t[i].ndim != 4)
             return cli_error(EXIT_USAGE, "%s: expected 4 dimensions (%s), got %d", paths[i],
                              a->layout == ATTNVK_LAYOUT_BHSD ? "B,H,S,D" : "B,S,H,D", t[i].ndim);
-    for (int d = 0; d < 4; ++d)
+    for (int d = 0; d < 3; ++d) /* the last one is Dv, V's head dim */
         if (t[1].shape[d] != t[2].shape[d]) return cli_error(EXIT_USAGE, "shape mismatch: K and V differ in dimension %d", d);
     int s_axis = a->layout == ATTNVK_LAYOUT_BHSD ? 2 : 1, h_axis = a->layout == ATTNVK_LAYOUT_BHSD ? 1 : 2;
     for (int i = 0; i < 3; ++i)
@@ -171,7 +172,7 @@ static int load_problem(const run_args *a, avk_npy t[3], attnvk_problem *p)
         return cli_error(EXIT_USAGE, "shape mismatch: batch %lld in Q, %lld in K/V", (long long)t[0].shape[0],
                          (long long)t[1].shape[0]);
     if (t[0].shape[3] != t[1].shape[3])
-        return cli_error(EXIT_USAGE, "shape mismatch: head dim %lld in Q, %lld in K/V", (long long)t[0].shape[3],
+        return cli_error(EXIT_USAGE, "shape mismatch: head dim %lld in Q, %lld in K", (long long)t[0].shape[3],
                          (long long)t[1].shape[3]);
     memset(p, 0, sizeof *p);
     p->batch = (int)t[0].shape[0];
@@ -180,6 +181,7 @@ static int load_problem(const run_args *a, avk_npy t[3], attnvk_problem *p)
     p->kv_heads = (int)t[1].shape[h_axis];
     p->seq_kv = (int)t[1].shape[s_axis];
     p->head_dim = (int)t[0].shape[3];
+    p->head_dim_v = t[2].shape[3] != t[0].shape[3] ? (int)t[2].shape[3] : 0; /* validation checks the pair */
     int rc = run_problem_from_options(a, p);
     if (rc) return rc;
     if (attnvk_problem_validate(p) != ATTNVK_OK) return cli_error(EXIT_USAGE, "%s", attnvk_last_error());
@@ -239,7 +241,7 @@ int cmd_run(int argc, char **argv)
     rc = cli_open_device(ctx, a.api, a.device, &dev);
     if (rc) goto done;
     size_t nrows = (size_t)p.batch * p.heads * p.seq_q;
-    o = malloc(attnvk_q_elements(&p) * sizeof(float));
+    o = malloc(attnvk_o_elements(&p) * sizeof(float));
     lse = a.lse ? malloc(nrows * sizeof(float)) : NULL;
     if (!o || (a.lse && !lse)) {
         rc = cli_error(EXIT_FAILED, "out of host memory");
@@ -259,7 +261,8 @@ int cmd_run(int argc, char **argv)
         rc = cli_error(cli_exit_for(s), "%s: %s", attnvk_status_name(s), attnvk_last_error());
         goto done;
     }
-    if (avk_npy_write(a.out, o, 4, t[0].shape) != ATTNVK_OK) {
+    int64_t o_shape[4] = {t[0].shape[0], t[0].shape[1], t[0].shape[2], attnvk_problem_head_dim_v(&p)};
+    if (avk_npy_write(a.out, o, 4, o_shape) != ATTNVK_OK) {
         rc = cli_error(EXIT_FAILED, "%s", attnvk_last_error());
         goto done;
     }

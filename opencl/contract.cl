@@ -9,6 +9,19 @@
 #define AVK_KV_FORMAT AVK_KV_DTYPE
 #endif
 #define AVK_KV_QUANT (AVK_KV_FORMAT != AVK_KV_DTYPE)
+/* V and O's head dim (Dv); AVK_D is Q and K's (Dk) */
+#ifndef AVK_DV
+#define AVK_DV AVK_D
+#endif
+#if AVK_DV != AVK_D && AVK_KV_QUANT
+#error "a V head dim other than K's takes K/V in the problem's dtype"
+#endif
+/* bytes of one V row (Dv values; quantized formats only with Dv = Dk) */
+#if AVK_DV == AVK_D
+#define AVK_V_ROW_BYTES AVK_KV_ROW_BYTES
+#else
+#define AVK_V_ROW_BYTES (AVK_DV * (int)sizeof(avk_elem))
+#endif
 /* bytes of one K/V row (D values) */
 #if AVK_KV_FORMAT == AVK_KV_Q8_0
 #define AVK_KV_ROW_BYTES (AVK_D / 32 * 34)
@@ -143,6 +156,16 @@ inline long avk_q_row(const avk_kernel_args *a, const avk_work *w, int R)
     return (long)w->b * a->q_sb + (long)(w->h + R % pack) * a->q_sh + (long)(R / pack) * a->q_ss;
 }
 
+/* element offset of packed row R in O: Q's strides are whole Dk rows, O's rows hold Dv */
+inline long avk_o_row(const avk_kernel_args *a, const avk_work *w, int R)
+{
+#if AVK_DV == AVK_D
+    return avk_q_row(a, w, R);
+#else
+    return avk_q_row(a, w, R) / AVK_D * AVK_DV;
+#endif
+}
+
 /* index of packed row R in LSE and in one split's partials ([b][h][Nq]) */
 inline long avk_lse_row(const avk_kernel_args *a, const avk_work *w, int R)
 {
@@ -230,6 +253,17 @@ inline float4 avk_kv_load4(__global const uchar *buf, long row, int d0, float sc
 #else
     (void)scale;
     return AVK_LOAD4((__global const avk_elem *)r, d0);
+#endif
+}
+
+/* the same for V, whose rows hold Dv values */
+inline float4 avk_v_load4(__global const uchar *buf, long row, int d0, float scale)
+{
+#if AVK_DV == AVK_D
+    return avk_kv_load4(buf, row, d0, scale);
+#else
+    (void)scale;
+    return AVK_LOAD4((__global const avk_elem *)(buf + row * AVK_V_ROW_BYTES), d0);
 #endif
 }
 

@@ -2,8 +2,8 @@
  *
  * A work-group owns BR query rows of one (batch, head) and streams BC-row
  * K/V tiles through local memory. Register tiling: the DS lanes of a row
- * group split the head dimension (each holds TD = D/DS columns of Q and O as
- * float4s) and own TM rows each, so every float4 read from local memory
+ * group split the head dimensions (each holds D/DS columns of Q and Dv/DS
+ * of O as float4s; D = Dk of Q and K, Dv of V and O) and own TM rows each, so every float4 read from local memory
  * feeds 4*TM FMAs. Partial Q.K dot products are summed across the DS lanes
  * (shuffles or local memory: AVK_REDUCE), after which every lane holds the
  * full scores of its rows and runs the online softmax itself. O stays on
@@ -29,12 +29,15 @@
 #define AVK_REDUCE AVK_RED_LOCAL
 #endif
 
-#define AVK_TD (AVK_D / AVK_DS)   /* head-dim columns per lane */
+#define AVK_TD (AVK_D / AVK_DS)   /* Q's head-dim columns per lane */
 #define AVK_NC4 (AVK_TD / 4)      /* ... as float4 chunks */
+#define AVK_NC4V (AVK_DV / AVK_DS / 4) /* O's (Dv) float4 chunks per lane */
 #define AVK_D4 (AVK_D / 4)
+#define AVK_DV4 (AVK_DV / 4)
 #define AVK_NRG (AVK_WG / AVK_DS) /* row groups */
 #define AVK_BR (AVK_TM * AVK_NRG) /* query rows per work-group */
-#define AVK_TILE4 (AVK_BC * AVK_D4)   /* float4s per K or V tile */
+#define AVK_TILE4 (AVK_BC * AVK_D4)   /* float4s per K tile */
+#define AVK_TILE4V (AVK_BC * AVK_DV4) /* float4s per V tile */
 
 #if AVK_ASYNC
 #if AVK_F16 || AVK_KV_QUANT
@@ -48,10 +51,20 @@ inline void avk_issue_tile(__local float4 *ks, __local float4 *vs, __global cons
     for (int u = tid; u < AVK_TILE4; u += AVK_WG) {
         const int kr = u / AVK_D4, c4 = u - kr * AVK_D4, key = kt + kr;
         const int valid = key < w->kv_end;
-        const long off = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0) * AVK_KV_ROW_BYTES + c4 * 16;
-        avk_cp16(ks + u, K + off, valid);
-        avk_cp16(vs + u, V + off, valid);
+        const long row = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0);
+        avk_cp16(ks + u, K + row * AVK_KV_ROW_BYTES + c4 * 16, valid);
+#if AVK_DV == AVK_D
+        avk_cp16(vs + u, V + row * AVK_V_ROW_BYTES + c4 * 16, valid);
+#endif
     }
+#if AVK_DV != AVK_D
+    for (int u = tid; u < AVK_TILE4V; u += AVK_WG) {
+        const int kr = u / AVK_DV4, c4 = u - kr * AVK_DV4, key = kt + kr;
+        const int valid = key < w->kv_end;
+        const long row = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0);
+        avk_cp16(vs + u, V + row * AVK_V_ROW_BYTES + c4 * 16, valid);
+    }
+#endif
     avk_cp_commit();
 }
 #define AVK_TILE_BUFFERS 2
@@ -92,14 +105,14 @@ void avk_flash_tiled(AVK_CONTRACT_ARGS(avk_elem))
     const float k_scale = avk_kv_scale(a, kv_scales, 0, w.g), v_scale = avk_kv_scale(a, kv_scales, 1, w.g);
 
     __local float4 Ks[AVK_TILE_BUFFERS * AVK_TILE4];
-    __local float4 Vs[AVK_TILE_BUFFERS * AVK_TILE4];
+    __local float4 Vs[AVK_TILE_BUFFERS * AVK_TILE4V];
 #if AVK_DS > 1 && AVK_REDUCE == AVK_RED_LOCAL
     __local float partial[AVK_WG * AVK_TM * AVK_BC];
 #endif
 
     /* Q rows in registers, pre-scaled into the log2 domain */
     float4 q[AVK_TM][AVK_NC4];
-    float4 o[AVK_TM][AVK_NC4];
+    float4 o[AVK_TM][AVK_NC4V];
     float m_run[AVK_TM], l_run[AVK_TM];
     int key_end[AVK_TM], key_begin[AVK_TM];
     long pos[AVK_TM], mask_row[AVK_TM]; /* i', and the row's mask offset */
@@ -109,10 +122,10 @@ AVK_PRAGMA_UNROLL
         const int R = w.r0 + rg + m * AVK_NRG;
         const long qo = avk_q_row(a, &w, R);
 AVK_PRAGMA_UNROLL
-        for (int j = 0; j < AVK_NC4; ++j) {
+        for (int j = 0; j < AVK_NC4; ++j)
             q[m][j] = R < w.r_end ? AVK_LOAD4(Q, qo + (j * AVK_DS + lane_d) * 4) * args.scale_log2 : (float4)(0.0f);
-            o[m][j] = (float4)(0.0f);
-        }
+AVK_PRAGMA_UNROLL
+        for (int j = 0; j < AVK_NC4V; ++j) o[m][j] = (float4)(0.0f);
         m_run[m] = -INFINITY;
         l_run[m] = 0.0f;
         key_end[m] = avk_row_key_end(a, &w, R);
@@ -131,17 +144,16 @@ AVK_PRAGMA_UNROLL
     for (int t = t_first; t < w.t_end; ++t) {
         const int kt = t * AVK_BC;
 #if AVK_ASYNC
-        const int cur = ((t - t_first) & 1) * AVK_TILE4;
+        const int parity = (t - t_first) & 1, cur = parity * AVK_TILE4, cur_v = parity * AVK_TILE4V;
         if (t + 1 < w.t_end) {
-            const int next = AVK_TILE4 - cur;
-            avk_issue_tile(Ks + next, Vs + next, K, V, a, block_table, &w, kt + AVK_BC, tid);
+            avk_issue_tile(Ks + AVK_TILE4 - cur, Vs + AVK_TILE4V - cur_v, K, V, a, block_table, &w, kt + AVK_BC, tid);
             avk_cp_wait_all_but_one();
         } else {
             avk_cp_wait_all();
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 #else
-        const int cur = 0;
+        const int cur = 0, cur_v = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int u = tid; u < AVK_BC * AVK_D4; u += AVK_WG) {
             const int kr = u / AVK_D4, c4 = u - kr * AVK_D4;
@@ -150,18 +162,29 @@ AVK_PRAGMA_UNROLL
             if (key < w.kv_end) {
                 const long row = avk_kv_row(a, block_table, w.b, w.g, key);
                 kv = avk_kv_load4(K, row, c4 * 4, k_scale);
+#if AVK_DV == AVK_D
                 vv = avk_kv_load4(V, row, c4 * 4, v_scale);
+#endif
             }
             Ks[u] = kv;
+#if AVK_DV == AVK_D
             Vs[u] = vv;
+#endif
         }
+#if AVK_DV != AVK_D
+        for (int u = tid; u < AVK_BC * AVK_DV4; u += AVK_WG) {
+            const int kr = u / AVK_DV4, c4 = u - kr * AVK_DV4, key = kt + kr;
+            Vs[u] = key < w.kv_end ? avk_v_load4(V, avk_kv_row(a, block_table, w.b, w.g, key), c4 * 4, v_scale)
+                                   : (float4)(0.0f);
+        }
+#endif
         barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 
         /* S = Q K^T over this lane's head-dim slice; constant offsets from one
          * per-lane base keep the addresses out of registers */
         __local const float4 *k_lane = Ks + cur + lane_d;
-        __local const float4 *v_lane = Vs + cur + lane_d;
+        __local const float4 *v_lane = Vs + cur_v + lane_d;
         float s[AVK_TM][AVK_BC];
 AVK_PRAGMA_UNROLL
         for (int k = 0; k < AVK_BC; ++k) {
@@ -241,15 +264,15 @@ AVK_PRAGMA_UNROLL
             }
             l_run[m] = l_run[m] * alpha + sum;
 AVK_PRAGMA_UNROLL
-            for (int j = 0; j < AVK_NC4; ++j) o[m][j] *= alpha;
+            for (int j = 0; j < AVK_NC4V; ++j) o[m][j] *= alpha;
         }
 
         /* O += P V over this lane's columns */
 AVK_PRAGMA_UNROLL
         for (int k = 0; k < AVK_BC; ++k) {
 AVK_PRAGMA_UNROLL
-            for (int j = 0; j < AVK_NC4; ++j) {
-                const float4 vv = v_lane[k * AVK_D4 + j * AVK_DS];
+            for (int j = 0; j < AVK_NC4V; ++j) {
+                const float4 vv = v_lane[k * AVK_DV4 + j * AVK_DS];
 AVK_PRAGMA_UNROLL
                 for (int m = 0; m < AVK_TM; ++m) o[m][j] = fma((float4)(s[m][k]), vv, o[m][j]);
             }
@@ -268,7 +291,7 @@ AVK_PRAGMA_UNROLL
             const float sink = sinks[w.h + R % (int)a->pack] * 1.4426950408889634f;
             const float mx = fmax(m_run[m], sink), keep = m_run[m] == -INFINITY ? 0.0f : AVK_EXP2(m_run[m] - mx);
 AVK_PRAGMA_UNROLL
-            for (int j = 0; j < AVK_NC4; ++j) o[m][j] *= keep;
+            for (int j = 0; j < AVK_NC4V; ++j) o[m][j] *= keep;
             l_run[m] = l_run[m] * keep + AVK_EXP2(sink - mx);
             m_run[m] = mx;
         }
@@ -277,14 +300,14 @@ AVK_PRAGMA_UNROLL
         const long lrow = avk_lse_row(a, &w, R);
         if (args.flags & AVK_FLAG_SPLIT) {
             const long prow = avk_split_base(a, &w) + lrow;
-            __global float *op = part_O + prow * AVK_D;
+            __global float *op = part_O + prow * AVK_DV;
 AVK_PRAGMA_UNROLL
-            for (int j = 0; j < AVK_NC4; ++j) vstore4(o[m][j] * inv, 0, op + (j * AVK_DS + lane_d) * 4);
+            for (int j = 0; j < AVK_NC4V; ++j) vstore4(o[m][j] * inv, 0, op + (j * AVK_DS + lane_d) * 4);
             if (lane_d == 0) part_LSE[prow] = lse;
         } else {
-            __global avk_elem *ob = O + avk_q_row(a, &w, R);
+            __global avk_elem *ob = O + avk_o_row(a, &w, R);
 AVK_PRAGMA_UNROLL
-            for (int j = 0; j < AVK_NC4; ++j) AVK_STORE4(o[m][j] * inv, ob, (j * AVK_DS + lane_d) * 4);
+            for (int j = 0; j < AVK_NC4V; ++j) AVK_STORE4(o[m][j] * inv, ob, (j * AVK_DS + lane_d) * 4);
             if ((args.flags & AVK_FLAG_WRITE_LSE) && lane_d == 0) LSE[lrow] = lse;
         }
     }

@@ -1,5 +1,5 @@
 /* Split-KV combine: each split wrote a normalised partial O and its
- * log-sum-exp at part_O[((split*B + b)*H + h)*Nq + i][D] (the contract's
+ * log-sum-exp at part_O[((split*B + b)*H + h)*Nq + i][Dv] (the contract's
  * layout); O = sum_s exp(lse_s - lse) O_s with lse = log sum_s exp(lse_s).
  * One work-item per (column, query row, batch*head). */
 __kernel void avk_split_reduce(__global const float *part_O, __global const float *part_LSE, __global avk_elem *O,
@@ -8,7 +8,7 @@ __kernel void avk_split_reduce(__global const float *part_O, __global const floa
     const int d = get_global_id(0);
     const int i = (int)args.q_begin + (int)get_global_id(1);
     const int bh = get_global_id(2);
-    if (d >= AVK_D) return;
+    if (d >= AVK_DV) return;
     const long row = (long)bh * args.seq_q + i;
     const long split_stride = (long)args.batch * args.heads * args.seq_q;
     const int b = bh / (int)args.heads, h = bh - b * (int)args.heads;
@@ -24,11 +24,13 @@ __kernel void avk_split_reduce(__global const float *part_O, __global const floa
             if (ls == -INFINITY) continue; /* an empty split */
             const float w = exp(ls - mx);
             wsum += w;
-            acc = fma(w, part_O[(s * split_stride + row) * AVK_D + d], acc);
+            acc = fma(w, part_O[(s * split_stride + row) * AVK_DV + d], acc);
         }
         out = acc / wsum;
         lse = mx + log(wsum);
     }
-    AVK_STORE1(out, O + (long)b * args.q_sb + (long)h * args.q_sh + (long)i * args.q_ss, d);
+    /* Q's strides count whole Dk rows; O's rows hold Dv values */
+    const long q_row = (long)b * args.q_sb + (long)h * args.q_sh + (long)i * args.q_ss;
+    AVK_STORE1(out, O + q_row / AVK_D * AVK_DV, d);
     if ((args.flags & AVK_FLAG_WRITE_LSE) && d == 0) LSE[row] = lse;
 }

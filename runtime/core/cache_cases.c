@@ -67,17 +67,17 @@ static attnvk_status upload(attnvk_device *dev, const void *src, size_t bytes, a
 
 int avk_random_inputs(const attnvk_problem *p, uint64_t seed, float **q, float **k, float **v)
 {
-    const size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
+    const size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p), nv = attnvk_v_elements(p);
     *q = malloc(nq * sizeof(float) + 1);
     *k = malloc(nkv * sizeof(float) + 1);
-    *v = malloc(nkv * sizeof(float) + 1);
+    *v = malloc(nv * sizeof(float) + 1);
     if (!*q || !*k || !*v) return 0;
     attnvk_fill_random(*q, nq, seed * 3 + 1);
     attnvk_fill_random(*k, nkv, seed * 3 + 2);
-    attnvk_fill_random(*v, nkv, seed * 3 + 3);
+    attnvk_fill_random(*v, nv, seed * 3 + 3);
     attnvk_round_to_dtype(p->dtype, *q, nq);
     attnvk_round_to_dtype(p->dtype, *k, nkv);
-    attnvk_round_to_dtype(p->dtype, *v, nkv);
+    attnvk_round_to_dtype(p->dtype, *v, nv);
     return 1;
 }
 

@@ -430,13 +430,15 @@ attnvk_status attnvk_kernel_run_repeated(attnvk_kernel *k, const attnvk_tensors 
     if (launches < 1 || launches > ATTNVK_MAX_LAUNCHES)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "launches %d outside 1..%d", launches, ATTNVK_MAX_LAUNCHES);
     const attnvk_problem *p = &k->problem;
-    size_t q_bytes = attnvk_q_elements(p) * attnvk_dtype_size(p->dtype), kv_bytes = attnvk_kv_bytes(p);
+    const size_t es = attnvk_dtype_size(p->dtype);
+    size_t q_bytes = attnvk_q_elements(p) * es, o_bytes = attnvk_o_elements(p) * es, kv_bytes = attnvk_kv_bytes(p),
+           v_bytes = attnvk_v_bytes(p);
     if (!t->q || !t->k || !t->v || !t->o)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "Q, K, V and O buffers are required");
-    if (t->q->size < q_bytes || t->o->size < q_bytes)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "Q/O buffers need %zu bytes", q_bytes);
-    if (t->k->size < kv_bytes || t->v->size < kv_bytes)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "K/V buffers need %zu bytes", kv_bytes);
+    if (t->q->size < q_bytes || t->o->size < o_bytes)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "Q/O buffers need %zu/%zu bytes", q_bytes, o_bytes);
+    if (t->k->size < kv_bytes || t->v->size < v_bytes)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "K/V buffers need %zu/%zu bytes", kv_bytes, v_bytes);
     if (k->write_lse && (!t->lse || t->lse->size < (size_t)p->batch * p->heads * p->seq_q * sizeof(float)))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "kernel writes LSE: an LSE buffer of B*H*Nq floats is required");
     attnvk_status s = ATTNVK_OK;

@@ -69,7 +69,7 @@ attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_prob
     attnvk_kernel_options local = {0};
     if (opts) local = *opts;
     if (lse) local.write_lse = 1;
-    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p);
+    size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p), nv = attnvk_v_elements(p), no = attnvk_o_elements(p);
     size_t nlse = (size_t)p->batch * p->heads * p->seq_q;
     size_t nmask = p->mask ? (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv : 0;
     attnvk_tensors t = {0};
@@ -79,9 +79,9 @@ attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_prob
     s = attnvk_kernel_prepare(dev, p, &local, &kern, info);
     if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->q, nq, &t.q);
     if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->k, nkv, &t.k);
-    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->v, nkv, &t.v);
-    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, nq * attnvk_dtype_size(p->dtype), &t.o);
-    if (s == ATTNVK_OK) s = poison(t.o, p->dtype, nq);
+    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->v, nv, &t.v);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, no * attnvk_dtype_size(p->dtype), &t.o);
+    if (s == ATTNVK_OK) s = poison(t.o, p->dtype, no);
     if (s == ATTNVK_OK && lse) s = attnvk_buffer_create(dev, nlse * sizeof(float), &t.lse);
     if (s == ATTNVK_OK && lse) s = poison(t.lse, ATTNVK_F32, nlse);
     if (s == ATTNVK_OK && p->ragged) s = upload_bytes(dev, in->kv_lens, sizeof(int32_t) * p->batch, &t.seq_lens);
@@ -91,11 +91,11 @@ attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_prob
         s = upload_bytes(dev, in->alibi_slopes, sizeof(float) * p->heads, &t.alibi_slopes);
     if (s == ATTNVK_OK) s = attnvk_kernel_run_tensors(kern, &t, 0, 0, device_ms);
     if (s == ATTNVK_OK) {
-        packed_o = malloc(nq * attnvk_dtype_size(p->dtype));
+        packed_o = malloc(no * attnvk_dtype_size(p->dtype));
         if (!packed_o) s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
-    if (s == ATTNVK_OK) s = attnvk_buffer_read(t.o, 0, packed_o, nq * attnvk_dtype_size(p->dtype));
-    if (s == ATTNVK_OK) attnvk_unpack(p->dtype, packed_o, o, nq);
+    if (s == ATTNVK_OK) s = attnvk_buffer_read(t.o, 0, packed_o, no * attnvk_dtype_size(p->dtype));
+    if (s == ATTNVK_OK) attnvk_unpack(p->dtype, packed_o, o, no);
     if (s == ATTNVK_OK && lse) s = attnvk_buffer_read(t.lse, 0, lse, nlse * sizeof(float));
 
     free(packed_o);

@@ -47,6 +47,11 @@ size_t attnvk_kv_rows(const attnvk_problem *p)
 
 size_t attnvk_kv_bytes(const attnvk_problem *p) { return attnvk_kv_rows(p) * attnvk_kv_row_bytes(p); }
 
+size_t attnvk_v_bytes(const attnvk_problem *p)
+{
+    return attnvk_kv_rows(p) * row_bytes(p->kv_format, p->dtype, avk_head_dim_v(p));
+}
+
 attnvk_status avk_kv_cache_validate(const attnvk_problem *p)
 {
     if ((unsigned)p->kv_format >= ATTNVK_KV_FORMAT_COUNT)
@@ -100,6 +105,7 @@ unsigned avk_problem_features(const attnvk_problem *p)
     if (p->mask) f |= ATTNVK_FEATURE_MASK;
     if (p->align == ATTNVK_ALIGN_TOP_LEFT && (p->causal || (f & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI))))
         f |= ATTNVK_FEATURE_TOP_LEFT;
+    if (avk_head_dim_v(p) != p->head_dim) f |= ATTNVK_FEATURE_HEAD_DIM_V;
     return f;
 }
 
@@ -116,6 +122,7 @@ const char *avk_feature_name(unsigned missing)
     if (missing & ATTNVK_FEATURE_SINKS) return "attention sinks";
     if (missing & ATTNVK_FEATURE_MASK) return "additive masks";
     if (missing & ATTNVK_FEATURE_TOP_LEFT) return "top-left causal alignment";
+    if (missing & ATTNVK_FEATURE_HEAD_DIM_V) return "different K and V head dims";
     return "this feature";
 }
 
@@ -260,6 +267,10 @@ attnvk_status attnvk_kv_gather(const attnvk_problem *p, const void *kv_bytes, co
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "a paged cache needs its block table and seq_lens");
     if (p->kv_format == ATTNVK_KV_FP8 && !kv_scales)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "an fp8 cache needs its kv scales");
+    /* V's rows hold Dv values; an unequal pair is contiguous in dtype (validation), so rows follow the layout */
+    attnvk_problem view = *p;
+    if (which == 1) view.head_dim = avk_head_dim_v(p);
+    p = &view;
     const int D = p->head_dim;
     const size_t rb = attnvk_kv_row_bytes(p);
     const uint8_t *in = kv_bytes;

@@ -6,13 +6,22 @@
 
 #include <stdint.h>
 
-/* Offset of element 0 of row (b, head, s) in a tensor of `heads` heads and `seq` rows. */
-static inline size_t avk_row_offset(const attnvk_problem *p, int b, int head, int s, int heads, int seq)
+/* Offset of element 0 of row (b, head, s) in a tensor of `heads` heads, `seq` rows and rows of dim values. */
+static inline size_t avk_row_offset_dim(const attnvk_problem *p, int b, int head, int s, int heads, int seq, int dim)
 {
-    size_t D = (size_t)p->head_dim;
+    size_t D = (size_t)dim;
     if (p->layout == ATTNVK_LAYOUT_BHSD) return (((size_t)b * heads + head) * seq + s) * D;
     return (((size_t)b * seq + s) * heads + head) * D;
 }
+
+/* The same for Q and K rows (head_dim values). */
+static inline size_t avk_row_offset(const attnvk_problem *p, int b, int head, int s, int heads, int seq)
+{
+    return avk_row_offset_dim(p, b, head, s, heads, seq, p->head_dim);
+}
+
+/* Dv: V and O rows (attnvk_problem.head_dim_v, 0 meaning head_dim). */
+static inline int avk_head_dim_v(const attnvk_problem *p) { return p->head_dim_v > 0 ? p->head_dim_v : p->head_dim; }
 
 static inline size_t avk_q_offset(const attnvk_problem *p, int b, int h, int i)
 {
@@ -22,6 +31,17 @@ static inline size_t avk_q_offset(const attnvk_problem *p, int b, int h, int i)
 static inline size_t avk_kv_offset(const attnvk_problem *p, int b, int g, int j)
 {
     return avk_row_offset(p, b, g, j, p->kv_heads, p->seq_kv);
+}
+
+/* V's row of key j (Dv values) and O's row of query i (Dv values). */
+static inline size_t avk_v_offset(const attnvk_problem *p, int b, int g, int j)
+{
+    return avk_row_offset_dim(p, b, g, j, p->kv_heads, p->seq_kv, avk_head_dim_v(p));
+}
+
+static inline size_t avk_o_offset(const attnvk_problem *p, int b, int h, int i)
+{
+    return avk_row_offset_dim(p, b, h, i, p->heads, p->seq_q, avk_head_dim_v(p));
 }
 
 /* i' of query row i in a sequence of len keys (attnvk_causal_align). */

@@ -11,6 +11,33 @@
 /* 2^30: leaves room for i + Nk and j + Bc in int32 (tiles are at most 4096). */
 enum { AVK_MAX_SEQ = 1 << 30 };
 
+/* Dk/Dv pairs with Dv != Dk: DeepSeek MLA prefill and absorbed decode. */
+static const struct { int dk, dv; } unequal_head_dims[] = {{192, 128}, {576, 512}};
+
+/* V and O's head dim: equal to D (any D the shape rules take), or one of the
+ * pairs above, with a contiguous cache in the problem's dtype. */
+static attnvk_status avk_problem_validate_head_dim_v(const attnvk_problem *p)
+{
+    if (p->head_dim_v < 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "V head dim must be > 0 (0: = K's %d), got %d", p->head_dim,
+                        p->head_dim_v);
+    const int dv = avk_head_dim_v(p);
+    if (dv == p->head_dim) return ATTNVK_OK;
+    int known = 0;
+    for (size_t i = 0; i < sizeof unequal_head_dims / sizeof *unequal_head_dims; ++i)
+        known |= unequal_head_dims[i].dk == p->head_dim && unequal_head_dims[i].dv == dv;
+    if (!known)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "unsupported head dims Dk=%d (Q, K) and Dv=%d (V, O): unequal pairs are 192/128 and 576/512",
+                        p->head_dim, dv);
+    if (p->kv_format != ATTNVK_KV_DTYPE || p->page_size > 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "head dims Dk=%d, Dv=%d need a contiguous K/V cache in the problem's dtype (not paged or "
+                        "quantized)",
+                        p->head_dim, dv);
+    return ATTNVK_OK;
+}
+
 /* The score modifications and visibility bounds (attnvk.h): one-line errors. */
 static attnvk_status avk_problem_validate_scores(const attnvk_problem *p)
 {
@@ -59,12 +86,14 @@ attnvk_status attnvk_problem_validate(const attnvk_problem *p)
     if (!isfinite(p->scale) || p->scale < 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "scale must be finite and >= 0 (0 = 1/sqrt(D))");
     attnvk_status s = avk_problem_validate_scores(p);
+    if (s == ATTNVK_OK) s = avk_problem_validate_head_dim_v(p);
     if (s != ATTNVK_OK) return s;
     /* Kernels index with 32-bit ints: a row index i + Nk - Nq (causal) and a
      * tile end j + Bc must not wrap, nor may any per-tensor element offset. */
     if (p->seq_q > AVK_MAX_SEQ || p->seq_kv > AVK_MAX_SEQ)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "sequence lengths must be at most %d (got Nq %d, Nk %d)",
                         AVK_MAX_SEQ, p->seq_q, p->seq_kv);
+    /* Dv > Dk only with Dk = Dv (the pairs above have Dv < Dk): D bounds every tensor */
     int64_t q_elems, kv_elems;
     const int64_t q_dims[4] = {p->batch, p->heads, p->seq_q, p->head_dim};
     const int64_t kv_dims[4] = {p->batch, p->kv_heads, p->seq_kv, p->head_dim};
@@ -83,6 +112,8 @@ float attnvk_problem_scale(const attnvk_problem *p)
     return p->scale > 0 ? p->scale : (float)(1.0 / sqrt((double)p->head_dim));
 }
 
+int attnvk_problem_head_dim_v(const attnvk_problem *p) { return avk_head_dim_v(p); }
+
 size_t attnvk_q_elements(const attnvk_problem *p)
 {
     return (size_t)p->batch * p->heads * p->seq_q * p->head_dim;
@@ -93,9 +124,19 @@ size_t attnvk_kv_elements(const attnvk_problem *p)
     return (size_t)p->batch * p->kv_heads * p->seq_kv * p->head_dim;
 }
 
+size_t attnvk_v_elements(const attnvk_problem *p)
+{
+    return (size_t)p->batch * p->kv_heads * p->seq_kv * avk_head_dim_v(p);
+}
+
+size_t attnvk_o_elements(const attnvk_problem *p)
+{
+    return (size_t)p->batch * p->heads * p->seq_q * avk_head_dim_v(p);
+}
+
 double attnvk_problem_flops(const attnvk_problem *p)
 {
-    double per_pair = 4.0 * p->head_dim;
+    double per_pair = 2.0 * ((double)p->head_dim + avk_head_dim_v(p)); /* Q.K, then P.V */
     double bh = (double)p->batch * p->heads;
     double nq = p->seq_q, nk = p->seq_kv;
     const int windowed = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0;

@@ -30,7 +30,7 @@ static double score(const attnvk_problem *p, double dot, double scale, double sl
 static void attend_row(const avk_reference_job *job, size_t slot, size_t row, double *scores, double *acc)
 {
     const attnvk_problem *p = job->p;
-    const int D = p->head_dim;
+    const int D = p->head_dim, Dv = avk_head_dim_v(p); /* Q.K over D, P.V and O over Dv */
     const int i = (int)(row % (size_t)p->seq_q);
     const int h = (int)((row / (size_t)p->seq_q) % (size_t)p->heads);
     const int b = (int)(row / ((size_t)p->seq_q * p->heads));
@@ -57,26 +57,26 @@ static void attend_row(const avk_reference_job *job, size_t slot, size_t row, do
         scores[j - lo] = score(p, dot, scale, slope, pos, mask_row, j);
         if (scores[j - lo] > m) m = scores[j - lo];
     }
-    for (int d = 0; d < D; ++d) acc[d] = 0;
+    for (int d = 0; d < Dv; ++d) acc[d] = 0;
     double sum = 0;
     if (m != -INFINITY) { /* else no visible key (or all masked) and no sink: zeros */
         sum = p->sinks ? exp((double)job->sinks[h] - m) : 0.0;
         for (int j = lo; j < hi; ++j) {
             double e = exp(scores[j - lo] - m);
             sum += e;
-            const float *vr = job->v + avk_kv_offset(p, b, g, j);
-            for (int d = 0; d < D; ++d) acc[d] += e * vr[d];
+            const float *vr = job->v + avk_v_offset(p, b, g, j);
+            for (int d = 0; d < Dv; ++d) acc[d] += e * vr[d];
         }
     }
     double inv = sum > 0 ? 1.0 / sum : 0.0;
     double lse = sum > 0 ? m + log(sum) : -INFINITY;
     if (job->out_f32) {
-        float *orow = job->out_f32 + avk_q_offset(p, b, h, i);
-        for (int d = 0; d < D; ++d) orow[d] = (float)(acc[d] * inv);
+        float *orow = job->out_f32 + avk_o_offset(p, b, h, i);
+        for (int d = 0; d < Dv; ++d) orow[d] = (float)(acc[d] * inv);
     }
     if (job->lse_f32) job->lse_f32[((size_t)b * p->heads + h) * p->seq_q + i] = (float)lse;
     if (job->out_f64)
-        for (int d = 0; d < D; ++d) job->out_f64[slot * D + d] = acc[d] * inv;
+        for (int d = 0; d < Dv; ++d) job->out_f64[slot * Dv + d] = acc[d] * inv;
     if (job->lse_f64) job->lse_f64[slot] = lse;
 }
 
@@ -86,7 +86,7 @@ static void work(void *ctx, size_t begin, size_t end)
     const avk_reference_job *job = ctx;
     const attnvk_problem *p = job->p;
     double *scores = malloc(sizeof(double) * (size_t)p->seq_kv);
-    double *acc = malloc(sizeof(double) * (size_t)p->head_dim);
+    double *acc = malloc(sizeof(double) * (size_t)avk_head_dim_v(p));
     if (scores && acc)
         for (size_t s = begin; s < end; ++s) attend_row(job, s, job->rows ? job->rows[s] : s, scores, acc);
     free(scores);
@@ -96,7 +96,7 @@ static void work(void *ctx, size_t begin, size_t end)
 void avk_reference_run(const avk_reference_job *job)
 {
     /* small jobs aren't worth a thread each: about 64k multiply-adds a slice at least */
-    size_t work_per_row = (size_t)job->p->seq_kv * job->p->head_dim;
+    size_t work_per_row = (size_t)job->p->seq_kv * ((size_t)job->p->head_dim + avk_head_dim_v(job->p));
     size_t min_rows = work_per_row ? 65536 / work_per_row + 1 : 1;
     avk_parallel_for(job->nrows, min_rows, 1, work, (void *)job);
 }

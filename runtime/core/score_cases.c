@@ -72,7 +72,7 @@ attnvk_status avk_score_case_run(attnvk_device *dev, const avk_score_case *c, co
     float *q = NULL, *k = NULL, *v = NULL, *mask = NULL, *sinks = NULL, *slopes = NULL, *o = NULL;
     const size_t nmask = p->mask ? (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv : 0;
     int ok = avk_random_inputs(p, seed, &q, &k, &v);
-    o = malloc(sizeof(float) * attnvk_q_elements(p));
+    o = malloc(sizeof(float) * attnvk_o_elements(p));
     mask = malloc(sizeof(float) * (nmask + 1));
     sinks = malloc(sizeof(float) * p->heads);
     slopes = malloc(sizeof(float) * p->heads);

@@ -35,7 +35,7 @@ attnvk_check attnvk_check_output_inputs(const attnvk_problem *p, const attnvk_ho
     attnvk_check c = {.tolerance = attnvk_tolerance(p->dtype)};
     size_t total_rows = (size_t)p->batch * p->heads * p->seq_q;
     if (!rows) nrows = total_rows;
-    const int D = p->head_dim;
+    const int D = avk_head_dim_v(p); /* O's rows */
     size_t *all = NULL;
     double *ref = malloc(sizeof(double) * nrows * D);
     if (!rows) {
@@ -59,7 +59,7 @@ attnvk_check attnvk_check_output_inputs(const attnvk_problem *p, const attnvk_ho
         int i = (int)(row % (size_t)p->seq_q);
         int h = (int)((row / (size_t)p->seq_q) % (size_t)p->heads);
         int b = (int)(row / ((size_t)p->seq_q * p->heads));
-        const float *orow = o + avk_q_offset(p, b, h, i);
+        const float *orow = o + avk_o_offset(p, b, h, i);
         for (int d = 0; d < D; ++d) {
             double r = ref[s * D + d], x = orow[d];
             if (!isfinite(x)) {

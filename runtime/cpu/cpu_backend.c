@@ -117,7 +117,7 @@ static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     out->available = 1;
     out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
                     ATTNVK_FEATURE_KV_FP8 | ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
-                    ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT;
+                    ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT | ATTNVK_FEATURE_HEAD_DIM_V;
     return 1;
 }
 
@@ -162,7 +162,7 @@ static float *to_f32(attnvk_dtype dt, const avk_bbuf *b, size_t n)
  * paging and format (the same decode the GPU kernels do). */
 static float *kv_to_f32(const attnvk_problem *p, const avk_dispatch *a, const avk_bbuf *b, int which)
 {
-    float *f = malloc(attnvk_kv_elements(p) * sizeof(float));
+    float *f = malloc((which ? attnvk_v_elements(p) : attnvk_kv_elements(p)) * sizeof(float));
     if (!f) return NULL;
     attnvk_status s = attnvk_kv_gather(p, b->data, a->block_table ? (const int32_t *)a->block_table->data : NULL,
                                        a->seq_lens ? (const int32_t *)a->seq_lens->data : NULL,
@@ -177,10 +177,10 @@ static float *kv_to_f32(const attnvk_problem *p, const avk_dispatch *a, const av
 static attnvk_status run_once(avk_bkernel *k, const avk_dispatch *a, double *device_ms)
 {
     const attnvk_problem *p = &k->p;
-    size_t nq = attnvk_q_elements(p);
+    size_t nq = attnvk_q_elements(p), no = attnvk_o_elements(p);
     double t0 = now_ms();
     float *q = to_f32(p->dtype, a->q, nq), *kk = kv_to_f32(p, a, a->k, 0), *v = kv_to_f32(p, a, a->v, 1);
-    float *o = to_f32(p->dtype, a->o, nq); /* keeps rows outside the range */
+    float *o = to_f32(p->dtype, a->o, no); /* keeps rows outside the range */
     float *mask = p->mask ? to_f32(p->mask_dtype, a->mask,
                                    (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv)
                           : NULL;
@@ -200,7 +200,7 @@ static attnvk_status run_once(avk_bkernel *k, const avk_dispatch *a, double *dev
                                  .drop_keys = k->drop_keys, .out_f32 = o,
                                  .lse_f32 = a->lse ? (float *)a->lse->data : NULL};
         avk_reference_run(&job);
-        attnvk_pack(p->dtype, o, a->o->data, nq);
+        attnvk_pack(p->dtype, o, a->o->data, no);
     }
     *device_ms = now_ms() - t0;
     free(q);

@@ -109,7 +109,7 @@ static int cl_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         /* every body (tiled, mma) runs them all through the contract's hooks */
         out[0].features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 |
                           ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 |
-                          AVK_SCORE_FEATURES; /* through the tiled bodies (avk_cl_configure routes them) */
+                          AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V; /* through the tiled bodies (avk_cl_configure routes them) */
     }
     if (max >= 2) {
         const char *why = "";

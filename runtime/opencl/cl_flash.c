@@ -94,10 +94,11 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
     if (cfg->split > 1) {
         s = avk_cl_kernel(dev, prog, "avk_split_reduce", 32, &k->reduce);
         const size_t rows = (size_t)cfg->split * p->batch * p->heads * p->seq_q;
-        if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, rows * p->head_dim * sizeof(float), "split-KV partial O", &k->opart);
+        const size_t dv = (size_t)attnvk_problem_head_dim_v(p); /* partial O rows are O's */
+        if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, rows * dv * sizeof(float), "split-KV partial O", &k->opart);
         if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, rows * sizeof(float), "split-KV partial LSE", &k->lsepart);
         if (s != ATTNVK_OK) return s;
-        workspace = (uint64_t)rows * (p->head_dim + 1) * sizeof(float);
+        workspace = (uint64_t)rows * (dv + 1) * sizeof(float);
     }
     snprintf(info->variant, sizeof info->variant, "%s", cfg->variant);
     info->tile_br = cfg->br;
@@ -164,7 +165,8 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
         SET_ARG(r, 4, sinks);
         SET_ARG(r, 5, args);
     }
-    const size_t rglobal[3] = {(size_t)(p->head_dim + 31) / 32 * 32, (size_t)a->q_count, (size_t)p->batch * p->heads};
+    const size_t rglobal[3] = {(size_t)(attnvk_problem_head_dim_v(p) + 31) / 32 * 32, (size_t)a->q_count,
+                               (size_t)p->batch * p->heads};
     const size_t rlocal[3] = {32, 1, 1};
     cl_event first = NULL, last = NULL;
     for (int i = 0; i < a->launches; ++i) {

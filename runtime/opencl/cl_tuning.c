@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/kv_cache.h" /* avk_problem_features */
+#include "core/layout.h"   /* avk_head_dim_v */
 #include "core/split_plan.h" /* avk_is_decode */
 #include "core/tuning.h"
 
@@ -120,15 +121,17 @@ static void apply_tune_env(avk_cl_config *cfg, int *tm_fixed)
     }
 }
 
-/* Smallest power-of-two split of D whose lanes hold at most max_td columns
- * in whole float4s; failing that, the widest split that divides D. */
-static int pick_ds(int d, int max_td)
+/* Smallest power-of-two split of Dk and Dv whose lanes hold at most max_td
+ * columns of either in whole float4s; failing that, the widest split that
+ * divides both. */
+static int pick_ds(int d, int dv, int max_td)
 {
     int widest = 1;
+    const int wider = d > dv ? d : dv;
     for (int ds = 1; ds <= 32; ds *= 2) {
-        if (d % (4 * ds)) continue;
+        if (d % (4 * ds) || dv % (4 * ds)) continue;
         widest = ds;
-        if (d / ds <= max_td) return ds;
+        if (wider / ds <= max_td) return ds;
     }
     return widest;
 }
@@ -145,11 +148,12 @@ static int resolve_reduce(const avk_cl_caps *caps, int mode)
 static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *e, const attnvk_problem *p,
                                      const attnvk_kernel_options *opts, avk_cl_config *cfg)
 {
-    const int d = p->head_dim;
-    if (d % 4)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the OpenCL kernels need a head dim that is a multiple of 4 (got %d)", d);
+    const int d = p->head_dim, dv = cfg->head_dim_v;
+    if (d % 4 || dv % 4)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the OpenCL kernels need a head dim that is a multiple of 4 (got %d)",
+                        d % 4 ? d : dv);
     int tm_fixed = 0;
-    cfg->ds = pick_ds(d, e->extra[0] > 0 ? e->extra[0] : 32);
+    cfg->ds = pick_ds(d, dv, e->extra[0] > 0 ? e->extra[0] : 32);
     cfg->wg = e->workgroup_size;
     cfg->bc = e->tile_bc;
     cfg->reduce = e->extra[1];
@@ -158,8 +162,9 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     cfg->async = (e->extra[3] & FLAG_ASYNC) != 0;
     apply_tune_env(cfg, &tm_fixed);
     cfg->key_warps = cfg->stages = 0;
-    if (cfg->ds < 1 || d % (4 * cfg->ds))
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: %d lanes per row do not split D=%d into float4s", cfg->ds, d);
+    if (cfg->ds < 1 || d % (4 * cfg->ds) || dv % (4 * cfg->ds))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: %d lanes per row do not split D=%d and Dv=%d into float4s",
+                        cfg->ds, d, dv);
     if (cfg->wg < cfg->ds || cfg->wg % cfg->ds)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "tiled: work-group %d is not a multiple of %d lanes per row",
                         cfg->wg, cfg->ds);
@@ -199,15 +204,17 @@ static attnvk_status configure_tiled(const avk_cl_caps *caps, const avk_tuning *
     /* async copies move f32 rows as they are: not for f16 storage */
     cfg->async = cfg->async && !cfg->f16 && cfg->kv_format == ATTNVK_KV_DTYPE ? (avk_cl_has_mma(caps) ? 1 : 2) : 0;
     /* small local memories (32 KiB): halve the table's key tile until it
-     * fits (a tile the options name is kept, and refused below if too big) */
+     * fits (a tile the options name is kept, and refused below if too big);
+     * a tile is K's Dk and V's Dv columns of bc keys, in f32 */
+    const uint64_t kv_cols = (uint64_t)d + (uint64_t)dv;
     for (;;) {
         uint64_t reduce = cfg->reduce == AVK_RED_LOCAL && cfg->ds > 1 ? (uint64_t)cfg->wg * cfg->tm * cfg->bc * 4 : 0;
-        if (opts->tile_bc || cfg->bc <= 4 || (uint64_t)2 * cfg->bc * d * 4 + reduce <= caps->local_mem) break;
+        if (opts->tile_bc || cfg->bc <= 4 || (uint64_t)cfg->bc * kv_cols * 4 + reduce <= caps->local_mem) break;
         cfg->bc /= 2;
     }
     uint64_t reduce_bytes = cfg->reduce == AVK_RED_LOCAL && cfg->ds > 1 ? (uint64_t)cfg->wg * cfg->tm * cfg->bc * 4 : 0;
-    if (cfg->async && (uint64_t)4 * cfg->bc * d * 4 + reduce_bytes > caps->local_mem) cfg->async = 0;
-    uint64_t local = (uint64_t)(cfg->async ? 4 : 2) * cfg->bc * d * 4 + reduce_bytes;
+    if (cfg->async && (uint64_t)2 * cfg->bc * kv_cols * 4 + reduce_bytes > caps->local_mem) cfg->async = 0;
+    uint64_t local = (uint64_t)(cfg->async ? 2 : 1) * cfg->bc * kv_cols * 4 + reduce_bytes;
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "tiled %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
                         cfg->br, cfg->bc, d, (unsigned long long)local, (unsigned long long)caps->local_mem);
@@ -407,6 +414,7 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
     cfg->kv_format = (int)p->kv_format;
     if (p->dtype == ATTNVK_BF16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the OpenCL backend has no bf16 kernels");
     cfg->head_dim = p->head_dim;
+    cfg->head_dim_v = avk_head_dim_v(p);
     cfg->f16 = p->dtype == ATTNVK_F16;
     const char *family = NULL;
     if (opts->variant) {
@@ -431,8 +439,9 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
             return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s needs an NVIDIA GPU of compute capability >= 8.0",
                             opts->variant);
     }
-    /* score modifications: the tiled bodies implement the contract's hooks, the mma bodies not yet */
-    const unsigned scored = avk_problem_features(p) & AVK_SCORE_FEATURES;
+    /* score modifications and a V head dim of its own: the tiled bodies implement
+     * the contract's hooks and separate Dk/Dv, the mma bodies not yet */
+    const unsigned scored = avk_problem_features(p) & (AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V);
     if (scored && family && strcmp(family, "tiled"))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "variant %s does not implement %s yet (tiled-f32 and tiled-f16 do)",
                         opts->variant, avk_feature_name(scored));
@@ -455,10 +464,11 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
 {
     int len;
     if (cfg->family == AVK_CL_TILED)
-        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=%d -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_ASYNC=%d "
-                               "-DAVK_WG=%d -DAVK_DS=%d -DAVK_TM=%d -DAVK_BC=%d -DAVK_REDUCE=%d -DAVK_KV_FORMAT=%d",
-                       cfg->head_dim, cfg->f16, cfg->native_exp, cfg->unroll, cfg->async, cfg->wg, cfg->ds, cfg->tm,
-                       cfg->bc, cfg->reduce, cfg->kv_format);
+        len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_DV=%d -DAVK_F16=%d -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d "
+                               "-DAVK_ASYNC=%d -DAVK_WG=%d -DAVK_DS=%d -DAVK_TM=%d -DAVK_BC=%d -DAVK_REDUCE=%d "
+                               "-DAVK_KV_FORMAT=%d",
+                       cfg->head_dim, cfg->head_dim_v > 0 ? cfg->head_dim_v : cfg->head_dim, cfg->f16, cfg->native_exp,
+                       cfg->unroll, cfg->async, cfg->wg, cfg->ds, cfg->tm, cfg->bc, cfg->reduce, cfg->kv_format);
     else
         len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=1 -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_ASYNC=%d "
                                "-DAVK_NW=%d -DAVK_BC=%d -DAVK_EMULATE=%d -DAVK_KV_FORMAT=%d -DAVK_KEY_WARPS=%d "

@@ -18,6 +18,7 @@ typedef struct avk_cl_config {
     char variant[64];
     int emulate;      /* mma data flow on portable code (tests) */
     int head_dim, f16;
+    int head_dim_v;   /* V and O's (tiled: -DAVK_DV); head_dim is Q and K's */
     int br, bc, wg;
     int ds, tm;       /* tiled: lanes per row, rows per lane */
     int reduce;       /* tiled: AVK_RED_* */

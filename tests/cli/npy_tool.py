@@ -3,6 +3,7 @@
 independent float64 attention written with numpy.
 
   npy_tool.py make DIR B H HKV NQ NK D LAYOUT SEED [f16]
+  npy_tool.py makedv DIR B H HKV NQ NK DK DV LAYOUT SEED  (V's head dim DV, Q and K's DK)
   npy_tool.py check DIR LAYOUT CAUSAL SCALE   -> prints rel_l2, exits 1 above 1e-6
   npy_tool.py paged DIR B H HKV NQ D LAYOUT PAGE LENS SEED
       (LENS comma-separated, one per sequence: q.npy, pages kp.npy/vp.npy
@@ -99,8 +100,9 @@ def check_paged(d, layout, causal, tol):
 def check(d, layout, causal, scale):
     q, k, v = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in "qkv")
     out = np.load(f"{d}/o.npy")
-    if out.dtype != np.float32 or out.shape != q.shape:
-        print(f"bad output: {out.dtype} {out.shape}, expected float32 {q.shape}")
+    o_shape = q.shape[:-1] + v.shape[-1:]  # O has Q's shape with V's head dim
+    if out.dtype != np.float32 or out.shape != o_shape:
+        print(f"bad output: {out.dtype} {out.shape}, expected float32 {o_shape}")
         return 1
     if layout == "bshd":
         q, k, v = (x.transpose(0, 2, 1, 3) for x in (q, k, v))
@@ -168,6 +170,11 @@ if __name__ == "__main__":
     a = sys.argv
     if a[1] == "make":
         make(a[2], *map(int, a[3:9]), a[9], a[10], *(a[11:12]))
+        sys.exit(0)
+    if a[1] == "makedv":
+        make(a[2], *map(int, a[3:8]), int(a[8]), a[10], a[11])
+        shape_v = np.load(f"{a[2]}/k.npy").shape[:-1] + (int(a[9]),)
+        np.save(f"{a[2]}/v.npy", np.random.default_rng(int(a[11]) + 1).standard_normal(shape_v).astype(np.float32))
         sys.exit(0)
     if a[1] == "paged":
         paged(a[2], *map(int, a[3:8]), a[8], int(a[9]), a[10], a[11])

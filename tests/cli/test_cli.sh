@@ -306,6 +306,46 @@ window-both-f16-mask   scores-b 0 top-left     2,3  0 mask2d.npy sinks.npy 1
 all-of-them            scores-b 1 bottom-right 3,-1 2 mask2d.npy sinks.npy 1
 CASES
 done
+# V's last dimension gives Dv (DeepSeek MLA: 192/128 prefill, 576/512 absorbed decode); O takes it
+dv="$work/dv-prefill"; dvd="$work/dv-decode"; mkdir -p "$dv" "$dvd"
+$tool makedv "$dv" 1 4 2 20 33 192 128 bhsd "$seed"
+$tool makedv "$dvd" 2 8 2 1 90 576 512 bshd "$seed"
+py "np.save('$dv/sinks.npy', np.random.default_rng($seed).standard_normal(4).astype(np.float32))"
+for api in "${apis[@]}"; do
+  if [ "$api" != cpu ] && [ "$api" != opencl ]; then # the others don't declare the feature: one line saying so
+    flags=(--api "$api" --q "$dv/q.npy" --k "$dv/k.npy" --v "$dv/v.npy" --out "$dv/o.npy")
+    [ "$api" = clblast ] && flags=(--api opencl --impl clblast "${flags[@]:2}")
+    err=$("$attnvk" run "${flags[@]}" 2>&1 >/dev/null)
+    if [ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] && printf '%s' "$err" | grep -qF "different K and V head dims"; then
+      ok "$api dk/dv refused: $err"; else bad "$api dk/dv refusal: '$err'"; fi
+    continue
+  fi
+  for c in "prefill $dv bhsd 1" "decode $dvd bshd 1 --split-kv 3" "decode-no-split $dvd bshd 0 --split-kv 1"; do
+    set -- $c; name=$1 d=$2 layout=$3 causal=$4; shift 4
+    flags=(--api "$api" --q "$d/q.npy" --k "$d/k.npy" --v "$d/v.npy" --out "$d/o.npy" --layout "$layout" "$@")
+    [ "$causal" = 1 ] && flags+=(--causal)
+    if "$attnvk" run "${flags[@]}" --check > "$d/log" 2>&1 && res=$($tool check "$d" "$layout" "$causal" 0); then
+      ok "$api dk/dv $name $res"; else bad "$api dk/dv $name: $(cat "$d/log") ${res:-}"; fi
+  done
+  flags=(--api "$api" --q "$dv/q.npy" --k "$dv/k.npy" --v "$dv/v.npy" --out "$dv/o.npy" --causal --window 5,-1 --sinks "$dv/sinks.npy")
+  if "$attnvk" run "${flags[@]}" --check > "$dv/log" 2>&1 && res=$($tool checkscores "$dv" 1 bottom-right 5,-1 0 - sinks.npy 0); then
+    ok "$api dk/dv window sinks $res"; else bad "$api dk/dv window sinks: $(cat "$dv/log") ${res:-}"; fi
+done
+py "np.save('$work/v_d32.npy', np.random.rand(2,2,70,32).astype(np.float32))"
+expect_usage "dk-dv-pair" "unsupported head dims Dk=64 (Q, K) and Dv=32 (V, O)" $(run_with "$good/q.npy" "$good/k.npy" "$work/v_d32.npy")
+expect_usage "dk-dv-quantized" "need a contiguous K/V cache" \
+  run --api cpu --q "$dv/q.npy" --k "$dv/k.npy" --v "$dv/v.npy" --out "$work/o.npy" --kv-dtype q8_0
+expect_usage "bench-dk-dv-pair" "unsupported head dims Dk=64 (Q, K) and Dv=100" bench --api cpu --seq 64 --heads 1 --head-dim 64 --head-dim-v 100
+if "$attnvk" bench --api cpu --batch 1 --heads 2 --seq 24 --head-dim 192 --head-dim-v 128 --dtype f32 --causal -r 1 \
+     --warmup 0 -o json --out "$work/dv.json" > /dev/null 2>&1 &&
+   $python -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["records"][0]
+c = r["case"]
+assert r["status"] == "ok", r
+assert c["name"].endswith("-dv128") and c["head_dim"] == 192 and c["head_dim_v"] == 128, c
+' "$work/dv.json"; then ok "bench --head-dim-v"; else bad "bench --head-dim-v"; fi
+
 srun() { echo run --api cpu --q "$sa/q.npy" --k "$sa/k.npy" --v "$sa/v.npy" --out "$work/o.npy"; }
 py "np.save('$work/mask_bad_nk.npy', np.zeros((9, 13), np.float32))"
 py "np.save('$work/mask_bad_b.npy', np.zeros((3, 1, 9, 14), np.float32))"

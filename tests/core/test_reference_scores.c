@@ -3,7 +3,8 @@
  * matrix per (b, h), visibility decided key by key, the sink added to the
  * softmax as one more logit. Random combinations of softcap, windows, ALiBi,
  * sinks, masks (with -inf and broadcasting), both alignments, ragged lengths,
- * Nq above and below Nk; then the validation errors, the ALiBi slopes, the
+ * Nq above and below Nk, V head dims other than K's (DeepSeek MLA's pairs and
+ * small unequal ones); then the validation errors, the ALiBi slopes, the
  * feature bits core refuses by and the visible-pair FLOPs. */
 #include "attnvk/attnvk.h"
 #include "core/kv_cache.h"
@@ -19,16 +20,33 @@ typedef struct {
     int32_t *lens;
 } scored_case;
 
+/* element d of row (b, head, s) in a tensor of `heads` heads, `seq` rows of `dim` values */
+static size_t at(const attnvk_problem *p, int b, int head, int s, int d, int heads, int seq, int dim)
+{
+    return p->layout == ATTNVK_LAYOUT_BHSD ? (((size_t)b * heads + head) * seq + s) * dim + d
+                                           : (((size_t)b * seq + s) * heads + head) * dim + d;
+}
+
+static int dim_v(const attnvk_problem *p) { return p->head_dim_v > 0 ? p->head_dim_v : p->head_dim; }
+
 static size_t q_at(const attnvk_problem *p, int b, int h, int i, int d)
 {
-    return p->layout == ATTNVK_LAYOUT_BHSD ? (((size_t)b * p->heads + h) * p->seq_q + i) * p->head_dim + d
-                                           : (((size_t)b * p->seq_q + i) * p->heads + h) * p->head_dim + d;
+    return at(p, b, h, i, d, p->heads, p->seq_q, p->head_dim);
 }
 
 static size_t kv_at(const attnvk_problem *p, int b, int g, int j, int d)
 {
-    return p->layout == ATTNVK_LAYOUT_BHSD ? (((size_t)b * p->kv_heads + g) * p->seq_kv + j) * p->head_dim + d
-                                           : (((size_t)b * p->seq_kv + j) * p->kv_heads + g) * p->head_dim + d;
+    return at(p, b, g, j, d, p->kv_heads, p->seq_kv, p->head_dim);
+}
+
+static size_t v_at(const attnvk_problem *p, int b, int g, int j, int d)
+{
+    return at(p, b, g, j, d, p->kv_heads, p->seq_kv, dim_v(p));
+}
+
+static size_t o_at(const attnvk_problem *p, int b, int h, int i, int d)
+{
+    return at(p, b, h, i, d, p->heads, p->seq_q, dim_v(p));
 }
 
 /* attnvk.h's definition, step by step, for every row; o in p's layout, lse [B][H][Nq] */
@@ -70,12 +88,12 @@ static void literal(const scored_case *c, double *o, double *lse)
                     for (int j = 0; j < Nk; ++j)
                         if (visible[j]) denom += exp(s[j] - m);
                 }
-                for (int d = 0; d < D; ++d) {
+                for (int d = 0; d < dim_v(p); ++d) {
                     double acc = 0;
                     if (denom > 0)
                         for (int j = 0; j < Nk; ++j)
-                            if (visible[j]) acc += exp(s[j] - m) / denom * c->v[kv_at(p, b, g, j, d)];
-                    o[q_at(p, b, h, i, d)] = acc;
+                            if (visible[j]) acc += exp(s[j] - m) / denom * c->v[v_at(p, b, g, j, d)];
+                    o[o_at(p, b, h, i, d)] = acc;
                 }
                 lse[((size_t)b * p->heads + h) * Nq + i] = denom > 0 ? m + log(denom) : -INFINITY;
             }
@@ -139,9 +157,37 @@ static void make_case(scored_case *c, uint64_t seed, int combo)
         c->lens = malloc(sizeof(int32_t) * p->batch);
         for (int b = 0; b < p->batch; ++b) c->lens[b] = (int32_t)(rnd(&st) % (unsigned)(p->seq_kv + 1));
     }
+    if (rnd(&st) % 3 == 0) /* V and O narrower or wider than Q and K (the reference takes any pair) */
+        p->head_dim_v = p->head_dim == 4 ? 8 : p->head_dim - 4;
     c->q = random_floats(attnvk_q_elements(p), seed + 3);
     c->k = random_floats(attnvk_kv_elements(p), seed + 4);
-    c->v = random_floats(attnvk_kv_elements(p), seed + 5);
+    c->v = random_floats(attnvk_v_elements(p), seed + 5);
+}
+
+/* DeepSeek MLA's shapes with the score features: prefill 192/128, absorbed decode 576/512 (GQA) */
+static void make_mla_case(scored_case *c, uint64_t seed, int decode)
+{
+    memset(c, 0, sizeof *c);
+    attnvk_problem *p = &c->p;
+    p->batch = 2, p->dtype = ATTNVK_F32, p->causal = 1;
+    if (decode) {
+        p->heads = 8, p->kv_heads = 2, p->seq_q = 1, p->seq_kv = 23, p->head_dim = 576, p->head_dim_v = 512;
+        p->window = 1, p->window_left = 9, p->window_right = -1, p->sinks = 1, p->softcap = 20.f;
+    } else {
+        p->heads = 4, p->kv_heads = 2, p->seq_q = 9, p->seq_kv = 14, p->head_dim = 192, p->head_dim_v = 128;
+        p->layout = ATTNVK_LAYOUT_BSHD, p->align = ATTNVK_ALIGN_TOP_LEFT;
+        p->window = 1, p->window_left = 4, p->window_right = 1, p->alibi = 1, p->mask = 1;
+        p->mask_batch = 1, p->mask_heads = p->heads;
+        size_t n = (size_t)p->heads * p->seq_q * p->seq_kv;
+        c->mask = random_floats(n, seed + 1);
+        c->mask[3] = -INFINITY;
+        c->slopes = malloc(sizeof(float) * p->heads);
+        attnvk_alibi_slopes(p->heads, c->slopes);
+    }
+    if (p->sinks) c->sinks = random_floats((size_t)p->heads, seed + 2);
+    c->q = random_floats(attnvk_q_elements(p), seed + 3);
+    c->k = random_floats(attnvk_kv_elements(p), seed + 4);
+    c->v = random_floats(attnvk_v_elements(p), seed + 5);
 }
 
 static void free_case(scored_case *c)
@@ -153,7 +199,7 @@ static void free_case(scored_case *c)
 static double compare(const scored_case *c)
 {
     const attnvk_problem *p = &c->p;
-    size_t no = attnvk_q_elements(p), nl = (size_t)p->batch * p->heads * p->seq_q;
+    size_t no = attnvk_o_elements(p), nl = (size_t)p->batch * p->heads * p->seq_q;
     float *o = malloc(sizeof(float) * no), *lse = malloc(sizeof(float) * nl);
     double *o_lit = malloc(sizeof(double) * no), *lse_lit = malloc(sizeof(double) * nl);
     attnvk_host_inputs in = {c->q, c->k, c->v, c->lens, c->mask, c->sinks, c->slopes};
@@ -203,6 +249,25 @@ int main(void)
     EXPECT(bad == 0, "%d of 768 cases differ from the literal definition", bad);
     passed += bad == 0;
 
+    /* MLA's pairs, valid problems, through the reference and attnvk_check_output_inputs */
+    for (int decode = 0; decode < 2; ++decode) {
+        scored_case c;
+        const uint64_t seed = avk_test_seed() + 77u * (uint64_t)decode;
+        make_mla_case(&c, seed, decode);
+        const double worst = compare(&c);
+        int ok = attnvk_problem_validate(&c.p) == ATTNVK_OK && worst >= 0 && worst < 1e-5;
+        float *o = malloc(sizeof(float) * attnvk_o_elements(&c.p));
+        attnvk_host_inputs in = {c.q, c.k, c.v, NULL, c.mask, c.sinks, c.slopes};
+        attnvk_reference_inputs(&c.p, &in, o, NULL);
+        const attnvk_check chk = attnvk_check_output_inputs(&c.p, &in, o, NULL, 0);
+        ok &= chk.passed; /* O rounded to f32 against float64 */
+        EXPECT(ok, "Dk %d / Dv %d vs the literal definition: worst %g, self-check rel_l2 %g (%s)", c.p.head_dim,
+               c.p.head_dim_v, worst, chk.rel_l2, attnvk_last_error());
+        passed += ok;
+        free(o);
+        free_case(&c);
+    }
+
     /* a fully hidden row with a sink: zeros and LSE = the sink; the next row sees its key */
     {
         attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 3, .seq_kv = 1, .head_dim = 4,
@@ -251,6 +316,27 @@ int main(void)
     EXPECT(refused, "bad windows, masks, softcaps and alignments refused: last error %s", attnvk_last_error());
     passed += refused;
 
+    /* head dims: MLA's unequal pairs pass, others are refused naming both dims */
+    attnvk_problem dv = base;
+    dv.head_dim = 192, dv.head_dim_v = 128;
+    int dims_ok = attnvk_problem_validate(&dv) == ATTNVK_OK;
+    dv.head_dim = 576, dv.head_dim_v = 512;
+    dims_ok &= attnvk_problem_validate(&dv) == ATTNVK_OK;
+    dv.head_dim_v = 576; /* equal: the usual rules */
+    dims_ok &= attnvk_problem_validate(&dv) == ATTNVK_OK;
+    dv.head_dim = 128, dv.head_dim_v = 192; /* reversed */
+    dims_ok &= refuses(dv, "Dk=128 (Q, K) and Dv=192");
+    dv.head_dim = 128, dv.head_dim_v = 64;
+    dims_ok &= refuses(dv, "Dk=128 (Q, K) and Dv=64") && strchr(attnvk_last_error(), '\n') == NULL;
+    dv.head_dim_v = -3;
+    dims_ok &= refuses(dv, "V head dim must be > 0");
+    dv.head_dim = 192, dv.head_dim_v = 128, dv.kv_format = ATTNVK_KV_Q8_0;
+    dims_ok &= refuses(dv, "contiguous K/V cache");
+    dv.kv_format = ATTNVK_KV_DTYPE, dv.page_size = 16, dv.num_pages = 2, dv.max_pages = 1;
+    dims_ok &= refuses(dv, "not paged or quantized");
+    EXPECT(dims_ok, "Dk/Dv pairs: last error %s", attnvk_last_error());
+    passed += dims_ok;
+
     /* the feature bits core refuses unsupported work by */
     attnvk_problem f = base;
     f.window = 1, f.window_left = -1, f.window_right = -1; /* unbounded both sides: no window */
@@ -261,6 +347,12 @@ int main(void)
     f = base;
     f.align = ATTNVK_ALIGN_TOP_LEFT; /* not causal, no window, no ALiBi: the alignment changes nothing */
     bits &= avk_problem_features(&f) == 0;
+    f = base;
+    f.head_dim_v = f.head_dim; /* equal, spelled out: no feature */
+    bits &= avk_problem_features(&f) == 0;
+    f.head_dim = 192, f.head_dim_v = 128;
+    bits &= avk_problem_features(&f) == ATTNVK_FEATURE_HEAD_DIM_V &&
+            strcmp(avk_feature_name(ATTNVK_FEATURE_HEAD_DIM_V), "different K and V head dims") == 0;
     EXPECT(bits, "feature bits");
     passed += bits;
 
@@ -271,5 +363,16 @@ int main(void)
     int flops_ok = fabs(attnvk_problem_flops(&fl) - want) < 1e-6;
     EXPECT(flops_ok, "windowed FLOPs %g, want %g", attnvk_problem_flops(&fl), want);
     passed += flops_ok;
+
+    /* FLOPs and element counts with Dv != Dk: 2*(Dk+Dv) per pair; V and O hold Dv */
+    attnvk_problem mla = {.batch = 2, .heads = 4, .kv_heads = 1, .seq_q = 8, .seq_kv = 8, .head_dim = 192,
+                          .head_dim_v = 128, .causal = 1};
+    /* causal with Nq = Nk: half of the 64 pairs, the FlashAttention convention */
+    int counts_ok = fabs(attnvk_problem_flops(&mla) - 2.0 * (192 + 128) * 2 * 4 * 64 / 2) < 1e-6 &&
+                    attnvk_q_elements(&mla) == 2u * 4 * 8 * 192 && attnvk_o_elements(&mla) == 2u * 4 * 8 * 128 &&
+                    attnvk_kv_elements(&mla) == 2u * 8 * 192 && attnvk_v_elements(&mla) == 2u * 8 * 128 &&
+                    attnvk_v_bytes(&mla) == 2u * 8 * 128 * 4 && attnvk_problem_head_dim_v(&mla) == 128;
+    EXPECT(counts_ok, "Dk 192 / Dv 128 FLOPs %g and element counts", attnvk_problem_flops(&mla));
+    passed += counts_ok;
     return avk_test_finish(passed, avk_test_failures);
 }

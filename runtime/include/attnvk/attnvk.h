@@ -9,6 +9,9 @@
  *     outputs zeros (and its log-sum-exp is -inf);
  *   - layouts: BHSD stores Q as [B][H][Nq][D], K/V as [B][H_kv][Nk][D];
  *     BSHD stores Q as [B][Nq][H][D], K/V as [B][Nk][H_kv][D]. O has Q's shape.
+ *   - head dims: Q and K share D (= Dk, head_dim); V and O have Dv
+ *     (head_dim_v, 0 meaning Dk), so O is [.., Nq, Dv]. Dv != Dk takes the
+ *     pairs DeepSeek's MLA uses: 192/128 (prefill) and 576/512 (absorbed decode).
  *   - dtype is the storage and compute precision of Q, K, V and O on the
  *     device; softmax statistics are always kept in f32 or better.
  *   - KV caches (decode and prefill alike):
@@ -118,6 +121,8 @@ typedef struct attnvk_problem {
     int mask;                 /* 1: an additive mask [mask_batch][mask_heads][Nq][Nk] input (-inf allowed) */
     int mask_batch, mask_heads; /* with mask: 1 or B, 1 or H (broadcast) */
     attnvk_dtype mask_dtype;  /* with mask: its storage on the device, f32 or f16 */
+    int head_dim_v;           /* Dv of V and O; 0: = head_dim. Dv != head_dim: 192/128 or 576/512 (Dk/Dv),
+                                 with a contiguous cache in the problem's dtype */
 } attnvk_problem;
 
 enum { ATTNVK_UUID_SIZE = 16, ATTNVK_MAX_SUBGROUP_SIZES = 4 };
@@ -160,6 +165,7 @@ enum {
     ATTNVK_FEATURE_SINKS = 1u << 8,
     ATTNVK_FEATURE_MASK = 1u << 9,
     ATTNVK_FEATURE_TOP_LEFT = 1u << 10, /* top-left alignment where it matters (causal, window, ALiBi) */
+    ATTNVK_FEATURE_HEAD_DIM_V = 1u << 11, /* V and O head dim differs from Q and K's (head_dim_v) */
 };
 typedef struct attnvk_impl_info {
     char name[32];
@@ -251,11 +257,15 @@ attnvk_status attnvk_buffer_read(attnvk_buffer *buf, size_t offset, void *dst, s
 
 /* ---- kernels ---- */
 attnvk_status attnvk_problem_validate(const attnvk_problem *p); /* shape rules, one-line error */
-float attnvk_problem_scale(const attnvk_problem *p);            /* effective scale */
-size_t attnvk_q_elements(const attnvk_problem *p);              /* = O elements */
-size_t attnvk_kv_elements(const attnvk_problem *p);             /* per K or V */
-/* FLOPs by the FlashAttention convention: 4*B*H*Nq*Nk*D, halved when causal
- * with Nq == Nk; with Nq != Nk the visible pairs are counted exactly. */
+float attnvk_problem_scale(const attnvk_problem *p);            /* effective scale, 1/sqrt(Dk) by default */
+int attnvk_problem_head_dim_v(const attnvk_problem *p);         /* effective Dv (head_dim_v, or head_dim) */
+size_t attnvk_q_elements(const attnvk_problem *p);              /* Q (= O when Dv = Dk) */
+size_t attnvk_kv_elements(const attnvk_problem *p);             /* K (= V when Dv = Dk) */
+size_t attnvk_v_elements(const attnvk_problem *p);              /* V: B*H_kv*Nk*Dv */
+size_t attnvk_o_elements(const attnvk_problem *p);              /* O: B*H*Nq*Dv */
+/* FLOPs by the FlashAttention convention: 2*B*H*Nq*Nk*(Dk+Dv), halved when
+ * causal with Nq == Nk; otherwise (Nq != Nk, windows) the visible pairs are
+ * counted exactly. */
 double attnvk_problem_flops(const attnvk_problem *p);
 
 attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p,
@@ -300,7 +310,8 @@ int attnvk_kv_format_from_name(const char *name, attnvk_kv_format *out);
 /* Bytes of one K or V row (D values) in the problem's kv format. */
 size_t attnvk_kv_row_bytes(const attnvk_problem *p);
 size_t attnvk_kv_rows(const attnvk_problem *p);       /* rows in K (= in V) */
-size_t attnvk_kv_bytes(const attnvk_problem *p);      /* = rows * row bytes */
+size_t attnvk_kv_bytes(const attnvk_problem *p);      /* = rows * row bytes: K, and V when Dv = Dk */
+size_t attnvk_v_bytes(const attnvk_problem *p);       /* V's bytes (rows of Dv values) */
 /* Encodes n rows of D floats into the kv format (not ATTNVK_KV_DTYPE);
  * fp8 divides by scale first. decode is the exact inverse map (what the
  * kernel reads), into f32. */
@@ -326,10 +337,11 @@ attnvk_status attnvk_attention_host(attnvk_device *dev, const attnvk_problem *p,
                                     double *device_ms);
 
 /* ---- the CPU reference (float64 accumulation, multi-threaded) ---- */
-/* Full output, O as f32 in p->layout; lse may be NULL. */
+/* Full output, O as f32 in p->layout; lse may be NULL. Q and K rows hold
+ * head_dim values, V and O rows Dv (attnvk_problem_head_dim_v). */
 void attnvk_reference(const attnvk_problem *p, const float *q, const float *k,
                       const float *v, float *o, float *lse);
-/* Selected rows only: rows[r] = (b*H + h)*Nq + i; out is nrows x D doubles. */
+/* Selected rows only: rows[r] = (b*H + h)*Nq + i; out is nrows x Dv doubles. */
 void attnvk_reference_rows(const attnvk_problem *p, const float *q, const float *k,
                            const float *v, const size_t *rows, size_t nrows,
                            double *out, double *lse);
@@ -356,7 +368,8 @@ void attnvk_reference_inputs(const attnvk_problem *p, const attnvk_host_inputs *
 void attnvk_alibi_slopes(int heads, float *out);
 /* A paged or quantized cache as the reference reads it: K/V bytes in p's kv
  * format and paging into f32 [B][H_kv][Nk][D]-shaped in p->layout (keys past
- * a sequence's length are zero). kv_scales as in attnvk_tensors (fp8). */
+ * a sequence's length are zero). kv_scales as in attnvk_tensors (fp8).
+ * which: 0 K (D = head_dim), 1 V (D = Dv). */
 attnvk_status attnvk_kv_gather(const attnvk_problem *p, const void *kv_bytes, const int32_t *block_table,
                                const int32_t *seq_lens, const float *kv_scales, int which, float *out);
 
