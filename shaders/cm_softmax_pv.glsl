@@ -4,7 +4,8 @@
 // the including body's sacc, oacc, m_i, l_i, lane, tile_sh and constants (RT,
 // NT, DT, MS, KS, NSTAT, RESCALE_LOG2), v_tile, the uvec4 offset of the
 // tile's V rows in tile_sh, and s_scale, what S is multiplied by
-// (flash_score_scale). Never compiled alone.
+// (pc.scale_log2: S stays in raw units, score features included). Never
+// compiled alone.
 {
     // row max per slot, lazily moved
     float alpha[NSTAT], m_sub[NSTAT];

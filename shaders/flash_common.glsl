@@ -86,17 +86,47 @@ float avk_mask_value(uint e)
 // Any per-element score modification (softcap, ALiBi, mask): bodies skip the hook without.
 bool avk_score_mods() { return (avk_flags() & (AVK_FLAG_ALIBI | AVK_FLAG_MASK)) != 0u || avk_softcap() > 0.0; }
 
+// softcap * tanh(s / softcap) on a log2-domain score s, with the precise tanh
+// (the scalar and decode bodies, which also run f32). tanh's argument is
+// clamped: some drivers' tanh gives NaN for large ones (inf / inf).
+float avk_softcap_log2(float s) { return pc.softcap * LOG2E * tanh(clamp(s * (LN2 / pc.softcap), -15.0, 15.0)); }
+
 // Score modifications (attnvk.h's order after the scale) on a score s in the
 // log2 domain (scale * log2(e) * q.k) for key j of a row at i' = pos, with the
-// row's ALiBi slope and mask row; only for visible keys. tanh's argument is
-// clamped: some drivers' tanh gives NaN for large ones (inf / inf).
+// row's ALiBi slope and mask row; only for visible keys. The reference form of
+// the hook: the bodies apply the same modifications as one uniform branch per
+// feature over a straight run of their scores (see the helpers below).
 float avk_score_mod(float s, uint j, int pos, float slope, uint mask_row)
 {
-    if (avk_softcap() > 0.0) s = pc.softcap * LOG2E * tanh(clamp(s * (LN2 / pc.softcap), -15.0, 15.0));
+    if (avk_softcap() > 0.0) s = avk_softcap_log2(s);
     if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) s += slope * LOG2E * float(int(j) - pos);
     if ((avk_flags() & AVK_FLAG_MASK) != 0u) s += avk_mask_value(mask_row + j) * LOG2E;
     return s;
 }
+
+// The matrix bodies apply the modifications in their raw units (q.k before the
+// scale), so their softmax keeps its one fused multiply-add by pc.scale_log2.
+// A natural-log logit (ALiBi's slope * (j - i'), a mask value) in raw units:
+float avk_raw_unit() { return LOG2E / pc.scale_log2; }
+// softcap in raw units: out * tanh(x * in), in = scale_log2 * ln2 / softcap and
+// out = softcap * log2(e) / scale_log2, as out - 2 out / (2^(2 in log2(e) x) + 1):
+// one exp2 and one reciprocal, no NaN (exp2 -> inf gives out, -> 0 gives -out).
+// Its absolute error (~1e-7 of out) is far inside the f16 bodies' tolerance.
+float avk_softcap_raw_in() { return 2.0 * pc.scale_log2 / pc.softcap; }
+float avk_softcap_raw_out() { return pc.softcap * LOG2E / pc.scale_log2; }
+float avk_softcap_raw(float x, float cap_in, float cap_out) { return fma(-2.0 * cap_out, 1.0 / (exp2(x * cap_in) + 1.0), cap_out); }
+
+// Whether the f16 mask values of a row's keys first + 2k, first + 2k + 1 share a
+// word in every row (uniform: strides, row length and first even).
+bool avk_mask_pairs(uint first)
+{
+    return (avk_flags() & AVK_FLAG_MASK_F16) != 0u && ((pc.seq_kv | pc.mask_sb | pc.mask_sh | first) & 1u) == 0u;
+}
+// Mask elements e (even, f16) and e + 1 from one word.
+vec2 avk_mask_pair(uint e) { return unpackHalf2x16(mask_words[e >> 1u]); }
+// Mask element e, f16 (the caller's uniform branch on AVK_FLAG_MASK_F16) or f32.
+float avk_mask_f16(uint e) { return unpackHalf2x16((e & 1u) != 0u ? mask_words[e >> 1u] >> 16u : mask_words[e >> 1u]).x; }
+float avk_mask_f32(uint e) { return uintBitsToFloat(mask_words[e]); }
 
 // The sink of head h as a base-2 logit, -inf without sinks.
 float avk_sink_log2(uint h) { return (avk_flags() & AVK_FLAG_SINKS) != 0u ? sinks[h] * LOG2E : NEG_INF; }
@@ -317,20 +347,16 @@ uint flash_row_begin(Work w, uint i) { return avk_key_begin(w.len, i); }
 // window's left side needs per-element masks.
 uint flash_block_begin(Work w, uint br) { return avk_key_begin(w.len, avk_q_row(w, min(w.r0 + br, w.rows) - 1u).y); }
 
-// For the matrix bodies, which scale S inside their softmax: one element s
-// (raw q.k) of S for key j of query i, head h, whose row sees keys [begin,
-// end) (end 0 for a row past the end): -inf where invisible and, with mods,
-// scaled and modified, the softmax then scaling by 1 (flash_score_scale).
-float flash_score_elem(float s, Work w, uint h, uint i, uint j, uint begin, uint end, bool mods)
+// For the matrix bodies' edge tiles in pipelines without score features
+// (AVK_SCORES 0): one element s (raw q.k) of S for key j of a row that sees
+// keys [begin, end) (end 0 for a row past the end), -inf where invisible.
+// With AVK_SCORES the bodies apply the features and visibility as runs
+// (cm_score_mods.glsl, flash_coopmat_body.glsl).
+float flash_score_elem(float s, Work w, uint j, uint begin, uint end)
 {
     if (j >= w.kv_hi || j >= end || j < begin) return NEG_INF;
-    if (!mods) return s;
-    float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[h] : 0.0;
-    return avk_score_mod(s * pc.scale_log2, j, avk_row_pos(w.len, i), slope, avk_mask_row(w.b, h, i));
+    return s;
 }
-
-// What the matrix bodies' softmax multiplies S by: 1 once flash_score_elem scaled it.
-float flash_score_scale(bool mods) { return mods ? 1.0 : pc.scale_log2; }
 
 // Partials row of (split, b, h, i): [split][b][h][q_count].
 uint flash_ws_row(uint split, uint b, uint h, uint i)

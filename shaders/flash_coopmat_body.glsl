@@ -111,8 +111,7 @@ void main()
     uint row_begin = flash_row_begin(w, row), row_end = row_ok ? avk_key_end(w.len, row) : 0u;
     int block_limit = flash_row_limit(w, w.i0); // the block's first row sees the fewest keys
     uint block_begin = flash_block_begin(w, BR); // ... and its last row's window starts last
-    bool mods = avk_score_mods();                 // softcap, ALiBi, mask: every element
-    float s_scale = flash_score_scale(mods);
+    float s_scale = pc.scale_log2;                // S stays in raw units, score features included
     uint s_base = S_OFF + sg * RS * SSW;      // this subgroup's staging rows
     uint my_row = s_base + lr * SSW;
 
@@ -184,9 +183,43 @@ void main()
             sv[c + 3u] = s4.w;
         }
         bool edge = j0 + BC > w.kv_hi || int(j0 + BC - 1u) > block_limit || j0 < block_begin;
-        if (edge || mods) {
-            [[unroll]] for (uint c = 0u; c < CPL; ++c)
-                sv[c] = flash_score_elem(sv[c], w, w.h, row, j0 + part * CPL + c, row_begin, row_end, mods);
+        if (AVK_SCORES == 0u) {
+            if (edge) {
+                [[unroll]] for (uint c = 0u; c < CPL; ++c)
+                    sv[c] = flash_score_elem(sv[c], w, j0 + part * CPL + c, row_begin, row_end);
+            }
+        } else {
+            // score features in raw units, each one uniform branch and a straight run over
+            // the lane's CPL keys; the row's inputs are cheap expressions, not held registers
+            uint jl = j0 + part * CPL; // this lane's first key
+            if (avk_softcap() > 0.0) {
+                float cap_in = avk_softcap_raw_in(), cap_out = avk_softcap_raw_out();
+                [[unroll]] for (uint c = 0u; c < CPL; ++c) sv[c] = avk_softcap_raw(sv[c], cap_in, cap_out);
+            }
+            if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
+                float slope = alibi_slopes[w.h] * avk_raw_unit();
+                float rel = float(int(jl) - avk_row_pos(w.len, row)); // j - i' of the first key
+                [[unroll]] for (uint c = 0u; c < CPL; ++c) sv[c] = fma(slope, rel + float(c), sv[c]);
+            }
+            if ((avk_flags() & AVK_FLAG_MASK) != 0u) {
+                float unit = avk_raw_unit();
+                uint m0 = avk_mask_row(w.b, w.h, min(row, avk_q_end() - 1u)); // padding rows read a real row
+                if (CPL % 2u == 0u && j0 + BC <= w.kv_hi && avk_mask_pairs(j0)) { // jl - j0 even
+                    [[unroll]] for (uint c = 0u; c < CPL; c += 2u) {
+                        vec2 mv = avk_mask_pair(m0 + jl + c);
+                        sv[c] = fma(mv.x, unit, sv[c]);
+                        sv[c + 1u] = fma(mv.y, unit, sv[c + 1u]);
+                    }
+                } else if ((avk_flags() & AVK_FLAG_MASK_F16) != 0u) { // keys past the end read the last one
+                    [[unroll]] for (uint c = 0u; c < CPL; ++c) sv[c] = fma(avk_mask_f16(m0 + min(jl + c, w.kv_hi - 1u)), unit, sv[c]);
+                } else {
+                    [[unroll]] for (uint c = 0u; c < CPL; ++c) sv[c] = fma(avk_mask_f32(m0 + min(jl + c, w.kv_hi - 1u)), unit, sv[c]);
+                }
+            }
+            if (edge) { // keys the row does not see: -inf, as a select
+                uint end = min(row_end, w.kv_hi);
+                [[unroll]] for (uint c = 0u; c < CPL; ++c) sv[c] = jl + c < row_begin || jl + c >= end ? NEG_INF : sv[c];
+            }
         }
         float tmax = sv[0];
         [[unroll]] for (uint c = 1u; c < CPL; ++c) tmax = max(tmax, sv[c]);

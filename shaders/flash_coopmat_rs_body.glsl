@@ -14,9 +14,11 @@
 //   CM_AT(m, e)                 element e of this lane's part of m
 //   CM_LEN                      elements per lane of a C matrix
 //   CM_SLOTS                    distinct rows a lane holds in one MS-row tile
-//   CM_SLOT(e)                  which of those rows element e is in
+//   CM_SLOT(e)                  which of those rows element e is in (slot-major:
+//                               e / (CM_LEN / CM_SLOTS); cm_score_mods.glsl relies on it)
 //   CM_SLOT_ROW(lane, s)        row (0..MS-1) of slot s; CM_COL(lane, e): column
-//                               (CM_COL(lane, e + 1) == CM_COL(lane, e) + 1 for even e)
+//                               (CM_COL(lane, e + 1) == CM_COL(lane, e) + 1 for even e,
+//                               and even there; CM_COL(lane, e) depends on e % (CM_LEN / CM_SLOTS))
 //   CM_ROW_MAX(x), CM_ROW_SUM(x) reduce over the lanes that share a row
 //   CM_ROW_LEADER(lane)         one lane per row writes the row's statistics
 //   CM_WRITES(lane)             this lane writes its elements of O
@@ -29,7 +31,9 @@
 // one barrier per tile; KV_STAGES = 1: one of each, two barriers per tile):
 //   1. S = Q.K^T (Q as A matrices from registers, or from shared memory when
 //      Q_SHARED, which frees registers);
-//   2. masks on edge tiles only, per element from its (row, column);
+//   2. masks on edge tiles only, per element from its (row, column); with
+//      AVK_SCORES the score features first (cm_score_mods.glsl: raw units,
+//      one uniform branch per feature and a straight run over the elements);
 //   3. row max per slot, reduced across the row's lanes; lazy rescale: the max
 //      moves only when it grows by more than RESCALE_LOG2, and then O is
 //      rescaled elementwise in registers;
@@ -103,8 +107,9 @@ void main()
     uint row0 = w.i0 + sg * RS;                // first query row of this subgroup
     int block_limit = flash_row_limit(w, w.i0);  // the block's first row sees the fewest keys
     uint block_begin = flash_block_begin(w, BR); // ... and its last row's window starts last
-    bool mods = avk_score_mods();                 // softcap, ALiBi, mask: every element
-    float s_scale = flash_score_scale(mods);      // for cm_softmax_pv.glsl
+    float s_scale = pc.scale_log2;                // for cm_softmax_pv.glsl: S stays in raw units
+    // ALiBi's slope in S's raw units (cm_score_mods.glsl), the one row input held along the key loop
+    float alibi_raw = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[w.h] * avk_raw_unit() : 0.0;
 
     // Q: shared memory only, or global -> shared (QC columns per pass) -> A matrices in registers
     CM_A qm[RT * DT]; // unused (and dropped by the compiler) when Q_SHARED
@@ -169,18 +174,38 @@ void main()
             prefetch(j0 + BC, w, true); // lands during the softmax and P.V
         }
 
-        // 2. masks: keys past the end, causal limit, window (edge tiles only); score mods
+        // 2. masks: keys past the end, causal limit, window (edge tiles only); score features
         bool edge = j0 + BC > w.kv_hi || int(j0 + BC - 1u) > block_limit || j0 < block_begin;
-        if (edge || mods) {
-            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-                [[unroll]] for (uint n = 0u; n < NT; ++n)
-                    CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
-                        uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
-                        uint j = j0 + n * MS + CM_COL(lane, e);
-                        uint end = row < avk_q_end() ? avk_key_end(w.len, row) : 0u;
-                        CM_AT(sacc[rt * NT + n], e) =
-                            flash_score_elem(CM_AT(sacc[rt * NT + n], e), w, w.h, row, j, flash_row_begin(w, row), end, mods);
-                    }
+        if (AVK_SCORES == 0u) {
+            if (edge) {
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                    [[unroll]] for (uint n = 0u; n < NT; ++n)
+                        CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                            uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
+                            uint j = j0 + n * MS + CM_COL(lane, e);
+                            uint end = row < avk_q_end() ? avk_key_end(w.len, row) : 0u;
+                            CM_AT(sacc[rt * NT + n], e) = flash_score_elem(CM_AT(sacc[rt * NT + n], e), w, j, flash_row_begin(w, row), end);
+                        }
+            }
+        } else {
+            // row slot x's query (pack 1 here: one head per workgroup)
+#define SCORE_ROW(x) (row0 + ((x) / CM_SLOTS) * MS + CM_SLOT_ROW(lane, (x) % CM_SLOTS))
+#define SCORE_J0 j0
+#define SCORE_KV_HI w.kv_hi
+#define SCORE_EDGE edge
+#define SCORE_P0 avk_row_pos(w.len, w.i0)
+#define SCORE_SLOPE(x) alibi_raw
+#define SCORE_MASK_ROW(x) avk_mask_row(w.b, w.h, min(SCORE_ROW(x), avk_q_end() - 1u))
+#define SCORE_BOUNDS(x) uvec2(flash_row_begin(w, SCORE_ROW(x)), \
+                              SCORE_ROW(x) < avk_q_end() ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
+#include "cm_score_mods.glsl"
+#undef SCORE_J0
+#undef SCORE_KV_HI
+#undef SCORE_EDGE
+#undef SCORE_P0
+#undef SCORE_SLOPE
+#undef SCORE_MASK_ROW
+#undef SCORE_BOUNDS
         }
 
         uint v_tile = v_buf;
@@ -194,6 +219,12 @@ void main()
     bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
     bool sinks = !split && (avk_flags() & AVK_FLAG_SINKS) != 0u; // split partials leave the sink to the merge
     float sink = avk_sink_log2(w.h);
+    if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
+        // ALiBi's row part (cm_score_mods.glsl): S held slope * (i' - p0) more than it should
+        float slope_log2 = alibi_slopes[w.h] * LOG2E;
+        [[unroll]] for (uint x = 0u; x < NSTAT; ++x) m_i[x] -= slope_log2 * float(SCORE_ROW(x) - w.i0);
+    }
+#undef SCORE_ROW
     [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
         l_i[x] = CM_ROW_SUM(l_i[x]);
         float keep = 1.0;

@@ -258,9 +258,22 @@ void main()
             [[unroll]] for (uint u = 0u; u < 4u; ++u) {
                 uint j = base + u * groups_per_sg;
                 vis[u] = u < U && key_ok[u] && j < kend[r] && j >= kbegin;
-                if (mods && vis[u]) {
-                    float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[hi.x] : 0.0;
-                    s4[u] = avk_score_mod(s4[u], j, avk_row_pos(w.len, hi.y), slope, avk_mask_row(w.b, hi.x, hi.y));
+            }
+            // score features (avk_score_mod's) on all four scores, one uniform branch each;
+            // invisible ones (mask read at the last key) are dropped below
+            if (avk_softcap() > 0.0) {
+                [[unroll]] for (uint u = 0u; u < 4u; ++u) s4[u] = avk_softcap_log2(s4[u]);
+            }
+            if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
+                float rel = float(int(base) - avk_row_pos(w.len, hi.y));
+                s4 += (alibi_slopes[hi.x] * LOG2E) * (vec4(rel) + vec4(0.0, 1.0, 2.0, 3.0) * float(groups_per_sg));
+            }
+            if ((avk_flags() & AVK_FLAG_MASK) != 0u) {
+                uint mrow = avk_mask_row(w.b, hi.x, hi.y), last = key_hi - 1u;
+                if ((avk_flags() & AVK_FLAG_MASK_F16) != 0u) {
+                    [[unroll]] for (uint u = 0u; u < 4u; ++u) s4[u] += avk_mask_f16(mrow + min(base + u * groups_per_sg, last)) * LOG2E;
+                } else {
+                    [[unroll]] for (uint u = 0u; u < 4u; ++u) s4[u] += avk_mask_f32(mrow + min(base + u * groups_per_sg, last)) * LOG2E;
                 }
             }
             s4 = mix(vec4(NEG_INF), s4, vis);

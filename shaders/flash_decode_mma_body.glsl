@@ -146,6 +146,14 @@ void commit(uint g)
 #endif
 }
 
+// Keys [begin, end) block row r (0..BR-1) sees, end cut at w.kv_hi; 0 for padding rows.
+uvec2 score_bounds(Work w, uint r)
+{
+    uint pr = w.r0 + r;
+    uint i = avk_q_row(w, min(pr, w.rows - 1u)).y;
+    return uvec2(flash_row_begin(w, i), pr < w.rows ? min(avk_key_end(w.len, i), w.kv_hi) : 0u);
+}
+
 void main()
 {
     Work w = flash_work(BR, STEP);
@@ -153,11 +161,12 @@ void main()
     uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     uint kg = sg % KEY_GROUPS, rg = sg / KEY_GROUPS;
     uint row0 = rg * ROWS; // first row (of the block) of this subgroup
+    // block row of this lane's row slot x (rt * CM_SLOTS + s)
+#define SCORE_ROW(x) (row0 + ((x) / CM_SLOTS) * MS + CM_SLOT_ROW(lane, (x) % CM_SLOTS))
     // the block's first row has the lowest query: it sees the fewest keys
     int block_limit = flash_row_limit(w, avk_q_row(w, w.r0).y);
     uint block_begin = flash_block_begin(w, BR); // ... and its last row's window starts last
-    bool mods = avk_score_mods();                 // softcap, ALiBi, mask: every element
-    float s_scale = flash_score_scale(mods);      // for cm_softmax_pv.glsl
+    float s_scale = pc.scale_log2;                // for cm_softmax_pv.glsl: S stays in raw units
 
     // Q of the block's packed rows: global -> shared -> A matrices in registers
     for (uint e = tid; e < BR * D8; e += WG) {
@@ -173,6 +182,20 @@ void main()
     barrier();
 
 #include "cm_softmax_state.glsl"
+
+    // the score features' row inputs (cm_score_mods.glsl), found once: packed rows
+    // map to (head, query) through divisions by pack
+    float alibi_raw[NSTAT]; // ALiBi slope in S's raw units
+    uint mask_row[NSTAT];   // the row's mask offset (padding rows: the last real row's)
+    [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
+        alibi_raw[x] = 0.0;
+        mask_row[x] = 0u;
+        if (AVK_SCORES != 0u) {
+            uvec2 hi = avk_q_row(w, min(w.r0 + SCORE_ROW(x), w.rows - 1u));
+            if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) alibi_raw[x] = alibi_slopes[hi.x] * avk_raw_unit();
+            if ((avk_flags() & AVK_FLAG_MASK) != 0u) mask_row[x] = avk_mask_row(w.b, hi.x, hi.y);
+        }
+    }
 
     if (w.ntiles > 0u) {
         prefetch(w.kv_lo, w);
@@ -196,17 +219,36 @@ void main()
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt * NT + n] = CM_MAD(qm[rt * DT + k], kb, sacc[rt * NT + n]);
             }
 
-        // masks: keys past the end, causal limits, windows (edge steps only); score mods
-        if (j0 + STEP > w.kv_hi || int(j0 + STEP - 1u) > block_limit || j0 < block_begin || mods) {
-            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-                [[unroll]] for (uint n = 0u; n < NT; ++n)
-                    CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
-                        uint pr = w.r0 + row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
-                        uvec2 hi = avk_q_row(w, min(pr, w.rows - 1u));
-                        uint j = jt + n * MS + CM_COL(lane, e), end = pr < w.rows ? avk_key_end(w.len, hi.y) : 0u;
-                        CM_AT(sacc[rt * NT + n], e) =
-                            flash_score_elem(CM_AT(sacc[rt * NT + n], e), w, hi.x, hi.y, j, flash_row_begin(w, hi.y), end, mods);
-                    }
+        // masks: keys past the end, causal limits, windows (edge steps only); score features
+        bool edge = j0 + STEP > w.kv_hi || int(j0 + STEP - 1u) > block_limit || j0 < block_begin;
+        if (AVK_SCORES == 0u) {
+            if (edge) {
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                    [[unroll]] for (uint n = 0u; n < NT; ++n)
+                        CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                            uint pr = w.r0 + row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
+                            uvec2 hi = avk_q_row(w, min(pr, w.rows - 1u));
+                            uint j = jt + n * MS + CM_COL(lane, e), end = pr < w.rows ? avk_key_end(w.len, hi.y) : 0u;
+                            CM_AT(sacc[rt * NT + n], e) =
+                                flash_score_elem(CM_AT(sacc[rt * NT + n], e), w, j, flash_row_begin(w, hi.y), end);
+                        }
+            }
+        } else {
+#define SCORE_J0 jt
+#define SCORE_KV_HI w.kv_hi
+#define SCORE_EDGE edge
+#define SCORE_P0 avk_row_pos(w.len, avk_q_row(w, w.r0).y)
+#define SCORE_SLOPE(x) alibi_raw[x]
+#define SCORE_MASK_ROW(x) mask_row[x]
+#define SCORE_BOUNDS(x) score_bounds(w, SCORE_ROW(x))
+#include "cm_score_mods.glsl"
+#undef SCORE_J0
+#undef SCORE_KV_HI
+#undef SCORE_EDGE
+#undef SCORE_P0
+#undef SCORE_SLOPE
+#undef SCORE_MASK_ROW
+#undef SCORE_BOUNDS
         }
 
 #include "cm_softmax_pv.glsl"
@@ -239,6 +281,11 @@ void main()
             }
             own[x] = m_i[x] == NEG_INF ? 0.0 : exp2(m_i[x] - mx);
             keep[x] = 1.0;
+            if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
+                // ALiBi's row part (cm_score_mods.glsl): S held slope * (i' - p0) more than it should
+                uvec2 hi = avk_q_row(w, min(w.r0 + row, w.rows - 1u));
+                mx -= alibi_slopes[hi.x] * LOG2E * float(int(hi.y) - int(avk_q_row(w, w.r0).y));
+            }
             if (sinks) { // the sink joins the denominator
                 float sink = avk_sink_log2(avk_q_row(w, min(w.r0 + row, w.rows - 1u)).x), ms = max(mx, sink);
                 keep[x] = mx == NEG_INF ? 0.0 : exp2(mx - ms);

@@ -118,7 +118,6 @@ void main()
     uvec2 hi = avk_q_row(w, row_ok ? prow : 0u);
     uint head = hi.x, row = hi.y;
     uint row_end = avk_key_end(w.len, row), row_begin = flash_row_begin(w, row); // keys [begin, end) visible
-    bool mods = avk_score_mods();
     int pos = avk_row_pos(w.len, row);
     float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[head] : 0.0;
     uint mask_row = avk_mask_row(w.b, head, row);
@@ -157,14 +156,30 @@ void main()
                 if (c < BC) s[k] += tdot(qv, kv_sh[c * TSTRIDE + d4]);
             }
         }
+        [[unroll]] for (uint k = 0u; k < CPT; ++k) s[k] *= pc.scale_log2;
+        // score features (avk_score_mod's): one uniform branch each, a straight run over the
+        // thread's scores; keys it does not see (read at the last key) are dropped below
+        if (avk_softcap() > 0.0) {
+            [[unroll]] for (uint k = 0u; k < CPT; ++k) s[k] = avk_softcap_log2(s[k]);
+        }
+        if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
+            float rel = float(int(j0 + t) - pos), sl = slope * LOG2E;
+            [[unroll]] for (uint k = 0u; k < CPT; ++k) s[k] += sl * (rel + float(k * TPR));
+        }
+        if ((avk_flags() & AVK_FLAG_MASK) != 0u) {
+            uint last = w.kv_hi - 1u;
+            if ((avk_flags() & AVK_FLAG_MASK_F16) != 0u) {
+                [[unroll]] for (uint k = 0u; k < CPT; ++k) s[k] += avk_mask_f16(mask_row + min(j0 + t + k * TPR, last)) * LOG2E;
+            } else {
+                [[unroll]] for (uint k = 0u; k < CPT; ++k) s[k] += avk_mask_f32(mask_row + min(j0 + t + k * TPR, last)) * LOG2E;
+            }
+        }
         float tmax = NEG_INF;
         [[unroll]] for (uint k = 0u; k < CPT; ++k) {
             uint c = t + k * TPR;
             uint j = j0 + c;
             bool visible = c < BC && j < w.kv_hi && j < row_end && j >= row_begin;
-            float sc = s[k] * pc.scale_log2;
-            if (mods && visible) sc = avk_score_mod(sc, j, pos, slope, mask_row);
-            s[k] = visible ? sc : NEG_INF;
+            s[k] = visible ? s[k] : NEG_INF;
             tmax = max(tmax, s[k]);
         }
         tmax = row_reduce(tmax, r, t, 0u, true);
