@@ -27,6 +27,7 @@
 //   SCORE_MASK_ROW(x) the mask's element offset of row slot x (a real row's for padding)
 //   SCORE_BOUNDS(x)   uvec2: keys [begin, end) row slot x sees, end <= SCORE_KV_HI
 //                     (0 for padding rows); evaluated on edge tiles only
+// It undefines those at its end (SCORE_ROW, if the body has one, stays).
 // Never compiled alone.
 {
     const uint EPS = CM_LEN / CM_SLOTS;
@@ -98,3 +99,10 @@
             }
     }
 }
+#undef SCORE_J0
+#undef SCORE_KV_HI
+#undef SCORE_EDGE
+#undef SCORE_P0
+#undef SCORE_SLOPE
+#undef SCORE_MASK_ROW
+#undef SCORE_BOUNDS

@@ -199,13 +199,6 @@ void main()
 #define SCORE_BOUNDS(x) uvec2(flash_row_begin(w, SCORE_ROW(x)), \
                               SCORE_ROW(x) < avk_q_end() ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
 #include "cm_score_mods.glsl"
-#undef SCORE_J0
-#undef SCORE_KV_HI
-#undef SCORE_EDGE
-#undef SCORE_P0
-#undef SCORE_SLOPE
-#undef SCORE_MASK_ROW
-#undef SCORE_BOUNDS
         }
 
         uint v_tile = v_buf;

@@ -242,13 +242,6 @@ void main()
 #define SCORE_MASK_ROW(x) mask_row[x]
 #define SCORE_BOUNDS(x) score_bounds(w, SCORE_ROW(x))
 #include "cm_score_mods.glsl"
-#undef SCORE_J0
-#undef SCORE_KV_HI
-#undef SCORE_EDGE
-#undef SCORE_P0
-#undef SCORE_SLOPE
-#undef SCORE_MASK_ROW
-#undef SCORE_BOUNDS
         }
 
 #include "cm_softmax_pv.glsl"
