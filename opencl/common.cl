@@ -21,6 +21,7 @@
 #endif
 
 #define AVK_LN2 0.693147180559945309f
+#define AVK_LOG2E 1.442695040888963407f
 
 #if AVK_NATIVE_EXP
 #define AVK_EXP2(x) native_exp2(x)

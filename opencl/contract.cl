@@ -134,6 +134,8 @@ inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_len
         w.t_begin = 0;
         w.t_end = tiles;
     }
+    /* tiles below every row's window are never loaded */
+    w.t_begin = max(w.t_begin, min(w.t_end, w.kv_begin / bc));
     return w;
 }
 

@@ -190,7 +190,18 @@ AVK_PRAGMA_UNROLL
     for (int dt = 0; dt < AVK_DT; ++dt) oacc[dt][0] = oacc[dt][1] = oacc[dt][2] = oacc[dt][3] = 0.0f;
     float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
 
+    /* rows a and b see keys [lo, lim) */
     const int lim_a = avk_row_key_end(a, &w, row_a), lim_b = avk_row_key_end(a, &w, row_b);
+    const int lo_a = avk_row_key_begin(a, &w, row_a), lo_b = avk_row_key_begin(a, &w, row_b);
+#if AVK_SCORE_MOD
+    /* the score hook's row inputs, found once (padding rows take the last real row's) */
+    const int pack = (int)a->pack, ra = min(row_a, w.r_end - 1), rb = min(row_b, w.r_end - 1);
+    const int pos_a = (int)avk_row_pos(a, w.seq_len, ra / pack), pos_b = (int)avk_row_pos(a, w.seq_len, rb / pack);
+    const float slope_a = (args.flags & AVK_FLAG_ALIBI) ? alibi_slopes[w.h + ra % pack] * AVK_LOG2E : 0.0f;
+    const float slope_b = (args.flags & AVK_FLAG_ALIBI) ? alibi_slopes[w.h + rb % pack] * AVK_LOG2E : 0.0f;
+    const long mrow_a = avk_mask_row(a, w.b, w.h + ra % pack, ra / pack);
+    const long mrow_b = avk_mask_row(a, w.b, w.h + rb % pack, rb / pack);
+#endif
 
 #if AVK_ASYNC
     if (w.t_begin < w.t_end) { /* rows of the first two tiles, then the first tile's copies */
@@ -281,19 +292,67 @@ AVK_PRAGMA_UNROLL
         avk_read_rows(pend, a, block_table, &w, kt + 2 * AVK_BC, tid); /* stored after V's copies */
 #endif
 
-        /* scale into the log2 domain, mask keys past each row's visible end */
-        const int tile_full = kt + AVK_BC <= w.kv_full;
+        /* scale into the log2 domain; the score hook (each modification one
+         * uniform branch and a straight run over the values: a branch per value
+         * would serialize them); -inf for keys outside each row's [lo, lim)
+         * on tiles that cross a row's bounds */
+AVK_PRAGMA_UNROLL
+        for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+            for (int r = 0; r < 4; ++r) s[nt][r] *= args.scale_log2;
+#if AVK_SCORE_MOD
+        if (args.softcap > 0.0f) {
+            const float in = AVK_LN2 / args.softcap, out = args.softcap * AVK_LOG2E;
+AVK_PRAGMA_UNROLL
+            for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+                for (int r = 0; r < 4; ++r) s[nt][r] = out * tanh(s[nt][r] * in);
+        }
+        if (args.flags & AVK_FLAG_ALIBI) {
+            const float rel_a = (float)(kt + 2 * t - pos_a), rel_b = (float)(kt + 2 * t - pos_b); /* exact */
+AVK_PRAGMA_UNROLL
+            for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+                for (int r = 0; r < 4; ++r)
+                    s[nt][r] = fma(r < 2 ? slope_a : slope_b, (r < 2 ? rel_a : rel_b) + (float)(nt * 8 + (r & 1)), s[nt][r]);
+        }
+        if (args.flags & AVK_FLAG_MASK) { /* keys past a row's end read its last key (dropped below) */
+            const int last_a = max(lim_a - 1, 0), last_b = max(lim_b - 1, 0);
+            if (args.flags & AVK_FLAG_MASK_F16) {
+                __global const half *mh = (__global const half *)mask;
+AVK_PRAGMA_UNROLL
+                for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+                    for (int r = 0; r < 4; ++r) {
+                        const int key = kt + nt * 8 + 2 * t + (r & 1);
+                        const long at = r < 2 ? mrow_a + min(key, last_a) : mrow_b + min(key, last_b);
+                        s[nt][r] = fma(vload_half(at, mh), AVK_LOG2E, s[nt][r]);
+                    }
+            } else {
+                __global const float *mf = (__global const float *)mask;
+AVK_PRAGMA_UNROLL
+                for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+                    for (int r = 0; r < 4; ++r) {
+                        const int key = kt + nt * 8 + 2 * t + (r & 1);
+                        s[nt][r] = fma(mf[r < 2 ? mrow_a + min(key, last_a) : mrow_b + min(key, last_b)], AVK_LOG2E,
+                                       s[nt][r]);
+                    }
+            }
+        }
+#endif
+        if (kt + AVK_BC > w.kv_full || kt < w.kv_full_begin) {
+AVK_PRAGMA_UNROLL
+            for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+                for (int r = 0; r < 4; ++r) {
+                    const int key = kt + nt * 8 + 2 * t + (r & 1);
+                    s[nt][r] = key >= (r < 2 ? lim_a : lim_b) || key < (r < 2 ? lo_a : lo_b) ? -INFINITY : s[nt][r];
+                }
+        }
         float mx_a = m_a, mx_b = m_b;
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt) {
-AVK_PRAGMA_UNROLL
-            for (int r = 0; r < 4; ++r) {
-                s[nt][r] *= args.scale_log2;
-                if (!tile_full) {
-                    const int key = kt + nt * 8 + 2 * t + (r & 1);
-                    if (key >= (r < 2 ? lim_a : lim_b)) s[nt][r] = -INFINITY;
-                }
-            }
             mx_a = fmax(mx_a, fmax(s[nt][0], s[nt][1]));
             mx_b = fmax(mx_b, fmax(s[nt][2], s[nt][3]));
         }
@@ -368,7 +427,21 @@ AVK_PRAGMA_UNROLL
     l_a += avk_quad_xor(l_a, 2 AVK_EMU_ARG);
     l_b += avk_quad_xor(l_b, 1 AVK_EMU_ARG);
     l_b += avk_quad_xor(l_b, 2 AVK_EMU_ARG);
-    const float inv_a = l_a > 0.0f ? 1.0f / l_a : 0.0f, inv_b = l_b > 0.0f ? 1.0f / l_b : 0.0f;
+    float keep_a = 1.0f, keep_b = 1.0f;
+    if ((args.flags & AVK_FLAG_SINKS) && !(args.flags & AVK_FLAG_SPLIT)) {
+        /* the sink joins each row's denominator (split partials leave it to the merge) */
+        const int pack_ = (int)a->pack;
+        const float sink_a = sinks[w.h + min(row_a, w.r_end - 1) % pack_] * AVK_LOG2E;
+        const float sink_b = sinks[w.h + min(row_b, w.r_end - 1) % pack_] * AVK_LOG2E;
+        const float mxa = fmax(m_a, sink_a), mxb = fmax(m_b, sink_b);
+        keep_a = l_a > 0.0f ? AVK_EXP2(m_a - mxa) : 0.0f;
+        keep_b = l_b > 0.0f ? AVK_EXP2(m_b - mxb) : 0.0f;
+        l_a = l_a * keep_a + AVK_EXP2(sink_a - mxa);
+        l_b = l_b * keep_b + AVK_EXP2(sink_b - mxb);
+        m_a = mxa;
+        m_b = mxb;
+    }
+    const float inv_a = l_a > 0.0f ? keep_a / l_a : 0.0f, inv_b = l_b > 0.0f ? keep_b / l_b : 0.0f;
     const float lse_a = l_a > 0.0f ? (m_a + log2(l_a)) * AVK_LN2 : -INFINITY;
     const float lse_b = l_b > 0.0f ? (m_b + log2(l_b)) * AVK_LN2 : -INFINITY;
     if (args.flags & AVK_FLAG_SPLIT) {

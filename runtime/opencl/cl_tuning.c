@@ -440,13 +440,18 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
                             opts->variant);
     }
     /* score modifications and a V head dim of its own: the tiled bodies implement
-     * the contract's hooks and separate Dk/Dv, the mma bodies not yet */
-    const unsigned scored = avk_problem_features(p) & (AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V);
-    if (scored && family && strcmp(family, "tiled"))
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "variant %s does not implement %s yet (tiled-f32 and tiled-f16 do)",
-                        opts->variant, avk_feature_name(scored));
-    if (scored) family = "tiled";
+     * the contract's hooks and separate Dk/Dv; the mma prefill body the hooks
+     * (flash_mma.cl), the decode bodies neither yet */
     const int decode = avk_is_decode(p);
+    const unsigned scored = avk_problem_features(p) & (AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V);
+    const int mma_takes = !(scored & ATTNVK_FEATURE_HEAD_DIM_V) && !decode;
+    const int named_ok =
+        family && (!strcmp(family, "tiled") || (mma_takes && (!strcmp(family, "mma") || !strcmp(family, "mma-emu"))));
+    if (scored && family && !named_ok)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "variant %s does not implement %s%s yet (tiled-f32 and tiled-f16 do)",
+                        opts->variant, avk_feature_name(scored), decode ? " in decode" : "");
+    if (scored && !mma_takes) family = "tiled";
+    cfg->score_mod = (avk_problem_features(p) & AVK_SCORE_MOD_FEATURES) != 0;
     const avk_tuning *e = lookup(caps, info, p->dtype, p->head_dim, decode, family);
     if (!e && !family) e = lookup(caps, info, p->dtype, p->head_dim, decode, "tiled");
     if (!e) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "no OpenCL tuning entry fits this device and problem");
@@ -472,10 +477,10 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
     else
         len = snprintf(out, n, "-cl-std=CL1.2 -DAVK_D=%d -DAVK_F16=1 -DAVK_NATIVE_EXP=%d -DAVK_UNROLL=%d -DAVK_ASYNC=%d "
                                "-DAVK_NW=%d -DAVK_BC=%d -DAVK_EMULATE=%d -DAVK_KV_FORMAT=%d -DAVK_KEY_WARPS=%d "
-                               "-DAVK_STAGES=%d",
+                               "-DAVK_STAGES=%d -DAVK_SCORE_MOD=%d",
                        cfg->head_dim, cfg->native_exp, cfg->unroll, cfg->async,
                        cfg->key_warps ? cfg->key_warps : cfg->br / 16, cfg->bc, cfg->emulate, cfg->kv_format,
-                       cfg->key_warps, cfg->stages);
+                       cfg->key_warps, cfg->stages, cfg->score_mod);
     if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
     if (cfg->opt_disable && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " -cl-opt-disable");

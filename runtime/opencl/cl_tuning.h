@@ -33,6 +33,7 @@ typedef struct avk_cl_config {
     int whole_waves;  /* splits in whole waves of CUs x resident (avk_split_request) */
     int key_warps;    /* mma-decode (flash_decode.cl): warps sharing one 16-row tile, splitting its keys; 0 otherwise */
     int stages;       /* mma-decode: raw K/V stages in each warp's cp.async ring */
+    int score_mod;    /* mma: softcap, ALiBi or a mask compiled in (-DAVK_SCORE_MOD) */
 } avk_cl_config;
 
 /* Picks and validates a configuration for rows packed pack query heads at

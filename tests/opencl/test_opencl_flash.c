@@ -4,6 +4,8 @@
  * $ATTNVK_TEST_OPENCL_VARIANTS (comma list) narrows the variants
  * (local-32k: the 32 KiB local-memory configuration). */
 #include "cl_checks.h"
+#include "core/score_cases.h"
+#include "core/split_plan.h" /* avk_is_decode */
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +122,30 @@ static void run_cache(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
             tally(avk_test_run_cache_case(dev, &c, &opts, seed + 200 + (uint64_t)i, 0));
         }
     }
+}
+
+/* The score cases of `attnvk check` (softcap, windows, ALiBi, sinks, masks,
+ * top-left) through the tensor-core prefill body by name, as planned and with
+ * split-KV forced (the sink then joins in the merge); decode shapes are the
+ * tiled and decode bodies' and are refused by name. */
+static void run_scores(attnvk_device *dev, const char *variant, uint64_t seed)
+{
+    avk_score_case sc[16];
+    const int n = avk_score_cases(ATTNVK_F16, sc, 16);
+    for (int split = 0; split < 2; ++split)
+        for (int i = 0; i < n; ++i) {
+            if (avk_is_decode(&sc[i].p)) continue;
+            attnvk_kernel_options o = {.variant = variant, .split_kv = split ? 3 : 0};
+            avk_score_result r;
+            const attnvk_status s = avk_score_case_run(dev, &sc[i], &o, seed + (uint64_t)(split * 100 + i), &r);
+            const int ok = s == ATTNVK_OK && r.check.passed;
+            if (s == ATTNVK_OK)
+                printf("%s %s scores %s: split %d rel_l2 %.2e\n", ok ? "ok  " : "FAIL", variant, r.shape,
+                       r.info.split_kv, r.check.rel_l2);
+            else
+                printf("FAIL %s scores %s: %s\n", variant, r.shape, r.message);
+            tally(ok);
+        }
 }
 
 /* The mma-decode body (flash_decode.cl; emulated on PoCL): every KV-cache
@@ -283,6 +309,7 @@ int main(void)
             printf("-- %s: not on this device (needs NVIDIA compute capability >= 8.0)\n", variants[i].variant);
             continue;
         }
+        if (!strncmp(variants[i].variant, "mma-f16", 7)) run_scores(dev, variants[i].variant, seed + 1000 * i + 900);
         if (!strncmp(variants[i].variant, "mma-decode", 10)) {
             run_decode(dev, variants[i].variant, seed + 1000 * i);
             continue;
