@@ -17,6 +17,7 @@ AVK_EMBEDDED(avk_cuda_params_source)
 AVK_EMBEDDED(avk_cuda_args_source)
 AVK_EMBEDDED(avk_cuda_flags_source)
 AVK_EMBEDDED(avk_cuda_contract_source)
+AVK_EMBEDDED(avk_cuda_scores_source)
 AVK_EMBEDDED(avk_cuda_sm90_source)
 AVK_EMBEDDED(avk_cuda_wgmma_source)
 AVK_EMBEDDED(avk_cuda_tiled_source)
@@ -33,6 +34,7 @@ static const struct {
     {"contract/kernel_args.def", avk_cuda_args_source, &avk_cuda_args_source_size},
     {"contract/kernel_flags.h", avk_cuda_flags_source, &avk_cuda_flags_source_size},
     {"attn_contract.h", avk_cuda_contract_source, &avk_cuda_contract_source_size},
+    {"attn_scores.h", avk_cuda_scores_source, &avk_cuda_scores_source_size},
     {"attn_sm90.h", avk_cuda_sm90_source, &avk_cuda_sm90_source_size},
     {"sm90_wgmma_ops.h", avk_cuda_wgmma_source, &avk_cuda_wgmma_source_size},
     {"attn_tiled.h", avk_cuda_tiled_source, &avk_cuda_tiled_source_size},

@@ -18,6 +18,7 @@ extern const unsigned char avk_hip_portability_source[];
 extern const unsigned char avk_hip_params_source[];
 extern const unsigned char avk_hip_amd_portability_source[];
 extern const unsigned char avk_hip_contract_source[];
+extern const unsigned char avk_hip_scores_source[];
 extern const unsigned char avk_hip_args_source[];
 extern const unsigned char avk_hip_flags_source[];
 extern const unsigned char avk_hip_amd_matrix_source[];
@@ -72,8 +73,8 @@ void avk_hip_flash_source(const char *defines, avk_hip_source *out)
 {
     static const char *const header_names[] = {"attn_portability.h", "attn_params.h",          "amd_portability.h",
                                                "amd_matrix.h",       "amd_fragments.h",        "attn_contract.h",
-                                               "contract/kernel_args.def", "contract/kernel_flags.h"};
-    static const char *headers[8];
+                                               "contract/kernel_args.def", "contract/kernel_flags.h", "attn_scores.h"};
+    static const char *headers[9];
     headers[0] = (const char *)avk_hip_portability_source;
     headers[1] = (const char *)avk_hip_params_source;
     headers[2] = (const char *)avk_hip_amd_portability_source;
@@ -82,7 +83,8 @@ void avk_hip_flash_source(const char *defines, avk_hip_source *out)
     headers[5] = (const char *)avk_hip_contract_source;
     headers[6] = (const char *)avk_hip_args_source;
     headers[7] = (const char *)avk_hip_flags_source;
-    const avk_hip_source src = {"attn_fwd.cu", (const char *)avk_hip_attn_source, defines, headers, header_names, 8};
+    headers[8] = (const char *)avk_hip_scores_source;
+    const avk_hip_source src = {"attn_fwd.cu", (const char *)avk_hip_attn_source, defines, headers, header_names, 9};
     *out = src;
 }
 

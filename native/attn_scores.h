@@ -1,0 +1,169 @@
+/* The contract's score hook for the native bodies (included by attn_fwd.cu
+ * after avk_work and the row bounds): each row's visible keys and score
+ * inputs, the softcap/ALiBi/mask modifications over one row's scores of a
+ * tile (AVK_SCORE_MOD), visibility on edge tiles, and the tile tests the
+ * bodies' key loops use. */
+/* No include guard: HIP builds several instances of attn_fwd.cu into one
+ * object, each in its own namespace, and each needs these. */
+
+/* What the per-element work of packed row R needs: its visible keys
+ * [begin, end) and, for AVK_SCORE_MOD's modifications, i', its head's ALiBi
+ * slope and its mask row. Rows past the CTA's end (padding) take the last
+ * real row's. */
+struct avk_row_info {
+    int begin, end, pos;
+    float slope_raw;    /* ALiBi slope * log2(e) / scale_log2: in the raw score's units */
+    long long mask_row; /* element offset of the row in the mask */
+};
+
+/* scale_log2: what turns the body's raw scores into the log2 domain */
+AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int R, float scale_log2)
+{
+    avk_row_info r;
+    r.begin = avk_row_key_begin(p, w, R);
+    r.end = avk_row_key_end(p, w, R);
+#if AVK_SCORE_MOD
+    const int Rv = min(R, w.r_end - 1), i = Rv / (int)p.pack, h = w.h + Rv % (int)p.pack;
+    r.pos = avk_row_pos(p, w.seq_len, i);
+    r.slope_raw = (p.flags & AVK_FLAG_ALIBI)
+                      ? ((const float *)p.alibi_slopes)[h] * (1.4426950408889634f / scale_log2) : 0.f;
+    r.mask_row = (p.flags & AVK_FLAG_MASK) ? avk_mask_row(p, w.b, h, i) : 0;
+#else
+    (void)scale_log2;
+    r.pos = 0, r.slope_raw = 0.f, r.mask_row = 0;
+#endif
+    return r;
+}
+
+/* The contract's score hook in native form, on one row's raw scores x[i]
+ * (scale_log2 * x is the log2-domain score the softmax uses) of keys col0 +
+ * K(i), K(i) = (i / G) * STRIDE + i % G (the accumulator layouts: G = 2,
+ * STRIDE = 8 for mma fragments; 1 and 1 for a plain row). With AVK_SCORE_MOD
+ * the softcap, ALiBi and mask are applied in the raw units, so the softmax
+ * keeps its one fused multiply-add per score; with edge, keys the row does
+ * not see become -inf. Each modification is one branch per call and a
+ * straight run over the values: a branch per value would serialize them. */
+template <int N, int G, int STRIDE>
+AVK_DEVICE void avk_score_mod(const avk_attn_params &p, const avk_row_info &r, float (&x)[N], int col0, float scale_log2,
+                              bool edge)
+{
+#define AVK_K(i) (((i) / G) * STRIDE + (i) % G)
+#if AVK_SCORE_MOD
+    const float log2e = 1.4426950408889634f;
+    if (p.softcap > 0.f) { /* softcap * tanh(scale * x / softcap), in raw units */
+        const float in = scale_log2 * (0.69314718055994530942f / p.softcap), out = p.softcap * log2e / scale_log2;
+#pragma unroll
+        for (int i = 0; i < N; ++i) x[i] = out * avk_tanh(x[i] * in);
+    }
+    if (p.flags & AVK_FLAG_ALIBI) {
+        const float rel0 = (float)(col0 - r.pos); /* j - i', exact as a float */
+#pragma unroll
+        for (int i = 0; i < N; ++i) x[i] = fmaf(r.slope_raw, rel0 + (float)AVK_K(i), x[i]);
+    }
+    if (p.flags & AVK_FLAG_MASK) {
+        /* keys past the row's end are read at its last key (their score is dropped below) */
+        const int last = max(r.end - 1, 0);
+        const float unit = log2e / scale_log2;
+        /* adjacent pairs (G = 2) in one load where aligned and all inside the row */
+        const bool pairs = G == 2 && ((r.mask_row + col0) & 1) == 0 && col0 + AVK_K(N - 1) <= last;
+        if (p.flags & AVK_FLAG_MASK_F16) {
+            const avk_u16 *m = (const avk_u16 *)p.mask + r.mask_row;
+            if (pairs) {
+#pragma unroll
+                for (int i = 0; i < N; i += 2) {
+                    const avk_u32 two = *(const avk_u32 *)(m + col0 + AVK_K(i));
+                    x[i] = fmaf(avk_f16_to_f32((avk_u16)(two & 0xffffu)), unit, x[i]);
+                    x[i + 1] = fmaf(avk_f16_to_f32((avk_u16)(two >> 16)), unit, x[i + 1]);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < N; ++i) x[i] = fmaf(avk_f16_to_f32(m[min(col0 + AVK_K(i), last)]), unit, x[i]);
+            }
+        } else {
+            const float *m = (const float *)p.mask + r.mask_row;
+            if (pairs) {
+#pragma unroll
+                for (int i = 0; i < N; i += 2) {
+                    const float2 two = *(const float2 *)(m + col0 + AVK_K(i));
+                    x[i] = fmaf(two.x, unit, x[i]);
+                    x[i + 1] = fmaf(two.y, unit, x[i + 1]);
+                }
+            } else {
+#pragma unroll
+                for (int i = 0; i < N; ++i) x[i] = fmaf(m[min(col0 + AVK_K(i), last)], unit, x[i]);
+            }
+        }
+    }
+#else
+    (void)p, (void)scale_log2;
+#endif
+    if (edge) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            const int j = col0 + AVK_K(i);
+            x[i] = j < r.begin || j >= r.end ? AVK_NEG_INF : x[i];
+        }
+    }
+#undef AVK_K
+}
+
+/* A thread's rows of an S tile (2 per 16-row m-tile: rows row0 + mi * 16 + half * 8).
+ * With AVK_SCORE_MOD they are found once, before the key loop (slopes, mask
+ * rows and bounds never change along it); otherwise only for edge tiles. */
+template <int WM>
+struct avk_tile_rows {
+    avk_row_info r[AVK_SCORE_MOD ? WM : 1][2];
+};
+
+template <int WM>
+AVK_DEVICE avk_tile_rows<WM> avk_rows_before_loop(const avk_attn_params &p, const avk_work &w, int row0, float scale_log2)
+{
+    avk_tile_rows<WM> t;
+#if AVK_SCORE_MOD
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) t.r[mi][half] = avk_row(p, w, row0 + mi * 16 + half * 8, scale_log2);
+#else
+    (void)p, (void)w, (void)row0, (void)scale_log2;
+#endif
+    return t;
+}
+
+/* Whether keys [key0, key0 + bc) cross some row's visible range (all rows see [max_begin, min_end)). */
+AVK_DEVICE bool avk_tile_is_edge(int key0, int bc, int max_begin, int min_end)
+{
+    return key0 + bc > min_end || key0 < max_begin;
+}
+
+/* No row sees any of keys [key0, key0 + bc): rows see nothing below min_begin or from max_end. */
+AVK_DEVICE bool avk_tile_invisible(int key0, int bc, int min_begin, int max_end)
+{
+    return key0 >= max_end || key0 + bc <= min_begin;
+}
+
+/* The per-element work of this thread's part of an S tile (accumulator
+ * layout; row0/col0: its first row and column): avk_score_mod on every tile
+ * with AVK_SCORE_MOD, else only on edge tiles. */
+template <int WM, int NS>
+AVK_DEVICE void avk_score_tile(const avk_attn_params &p, const avk_work &w, const avk_tile_rows<WM> &rows,
+                               float (&s)[WM][NS][4], int row0, int col0, float scale_log2, bool edge)
+{
+    if (!AVK_SCORE_MOD && !edge) return;
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            float x[2 * NS]; /* the row's values: column n * 8 + c is x[2n + c] */
+#pragma unroll
+            for (int i = 0; i < 2 * NS; ++i) x[i] = s[mi][i / 2][2 * half + i % 2];
+#if AVK_SCORE_MOD
+            const avk_row_info &r = rows.r[mi][half];
+#else
+            const avk_row_info r = avk_row(p, w, row0 + mi * 16 + half * 8, scale_log2);
+#endif
+            avk_score_mod<2 * NS, 2, 8>(p, r, x, col0, scale_log2, edge);
+#pragma unroll
+            for (int i = 0; i < 2 * NS; ++i) s[mi][i / 2][2 * half + i % 2] = x[i];
+        }
+}
