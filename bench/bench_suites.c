@@ -130,7 +130,7 @@ static const bench_suite suites[] = {
 };
 
 /* The correctness sweep: shapes, GQA, MQA, causal incl. Nq<Nk and empty rows,
- * decode, odd lengths, several KV tiles, D 32..256, both layouts. */
+ * decode, odd lengths, several KV tiles, D 32..512, both layouts. */
 static const struct check_case {
     const char *name;
     int b, h, hkv, nq, nk, d, causal, bshd;
@@ -156,6 +156,15 @@ static const struct check_case {
     {"d128-bshd", 1, 2, 2, 60, 130, 128, 0, 1},
     {"d256", 1, 2, 2, 40, 100, 256, 0, 0},
     {"d256-causal-bshd", 1, 2, 2, 33, 33, 256, 1, 1},
+    /* the rest of issue #13's equal head dims: not multiples of 16 (40, 72),
+     * of 32 (112), or beyond 256 (512) */
+    {"d40", 1, 2, 2, 33, 77, 40, 0, 0},
+    {"d72-causal-bshd", 1, 4, 2, 50, 50, 72, 1, 1},
+    {"d112-gqa", 1, 4, 2, 45, 100, 112, 0, 0},
+    {"d192-causal", 1, 2, 2, 64, 64, 192, 1, 0},
+    {"d512", 1, 2, 1, 20, 70, 512, 0, 0},
+    {"decode-d72-gqa", 1, 8, 2, 1, 600, 72, 0, 0},
+    {"decode-d512-causal-bshd", 1, 4, 1, 2, 300, 512, 1, 1},
 };
 
 /* V head dims other than Q and K's (DeepSeek MLA's pairs), alone and with a
@@ -168,6 +177,8 @@ static const struct head_dim_check_case {
     {"dk192-dv128-causal", 1, 2, 2, 70, 70, 192, 128, 1, 0, -1, 0},
     {"dk576-dv512-decode-gqa", 2, 8, 2, 1, 300, 576, 512, 1, 0, -1, 0},
     {"dk192-dv128-window-sinks", 1, 4, 2, 50, 90, 192, 128, 1, 1, 16, 1},
+    {"dk192-dv128-decode-gqa-bshd", 2, 8, 2, 1, 400, 192, 128, 0, 1, -1, 0},
+    {"dk576-dv512-prefill-causal", 1, 2, 1, 24, 40, 576, 512, 1, 0, -1, 0},
 };
 
 const bench_suite *bench_suite_find(const char *name)

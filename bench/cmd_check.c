@@ -16,7 +16,7 @@
 static const char check_usage[] =
     "usage: attnvk check [--api LIST|all] [--device SPEC] [--impl LIST] [--dtype LIST] [--seed N]\n"
     "Runs the feature sweep (shapes, GQA, MQA, causal incl. Nq<Nk and empty rows, decode, odd lengths,\n"
-    "D 32..256, both layouts) in every dtype the device supports through every implementation, and\n"
+    "D 32..512 and Dk != Dv, both layouts) in every dtype the device supports through every implementation, and\n"
     "the KV-cache cases (GQA group ratios 1..128, Nq 1/4/16, paged caches with ragged lengths, q8_0,\n"
     "q4_0, fp8) through attnvk's own kernel, and the score cases (softcap, windows, ALiBi, sinks,\n"
     "masks, top-left alignment; an implementation that lacks one skips it, naming it), and\n"
