@@ -1,4 +1,5 @@
 #include "bench_record.h"
+#include "core/layout.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -65,10 +66,31 @@ void bench_format_bytes(double bytes, char *out, size_t n)
 
 /* Bytes a kernel must move at least: Q and O, K and V as stored (quantized
  * rows, every page), and the tables of a paged cache. */
+/* The share of a contiguous cache's keys some query row sees: windows (and
+ * top-left causal with Nq < Nk) leave the rest unread, so GB/s counts only
+ * the visible keys, as TFLOP/s counts only visible pairs. Consecutive rows'
+ * ranges overlap or touch, so their union is one range. */
+static double visible_key_share(const attnvk_problem *p)
+{
+    if (p->page_size > 0 || p->ragged) return 1.0; /* per-sequence lengths: the whole cache stays the measure */
+    int first = p->seq_kv, end = 0;
+    for (int i = 0; i < p->seq_q; ++i) {
+        int lo, hi;
+        avk_visible_range(p, i, p->seq_kv, &lo, &hi);
+        if (hi <= lo) continue;
+        if (lo < first) first = lo;
+        if (hi > end) end = hi;
+    }
+    return end > first ? (double)(end - first) / p->seq_kv : 0.0;
+}
+
 double bench_io_bytes(const attnvk_problem *p)
 {
-    double es = (double)attnvk_dtype_size(p->dtype);
-    double tables = p->page_size > 0 ? 4.0 * p->batch * (p->max_pages + 1.0) : 0;
-    return es * ((double)attnvk_q_elements(p) + (double)attnvk_o_elements(p)) + (double)attnvk_kv_bytes(p) +
-           (double)attnvk_v_bytes(p) + tables;
+    const double es = (double)attnvk_dtype_size(p->dtype), share = visible_key_share(p);
+    const double tables = p->page_size > 0 ? 4.0 * p->batch * (p->max_pages + 1.0) : 0;
+    const double mask = p->mask ? (double)attnvk_dtype_size(p->mask_dtype) * p->mask_batch * p->mask_heads *
+                                      p->seq_q * p->seq_kv * share
+                                : 0;
+    return es * ((double)attnvk_q_elements(p) + (double)attnvk_o_elements(p)) +
+           ((double)attnvk_kv_bytes(p) + (double)attnvk_v_bytes(p)) * share + tables + mask;
 }
