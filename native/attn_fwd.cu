@@ -21,8 +21,8 @@
  *                by avk_attn_reduce
  *   AVK_MINB     CTAs per SM for __launch_bounds__ (register budget)
  *   AVK_RESCALE_SLACK  how far (log2) the running max may lag before O is rescaled
- *   AVK_SCORE_MOD  1: softcap, ALiBi or a mask: every S tile goes through
- *                avk_score_mod's modifications (windows, sinks and top-left
+ *   AVK_SCORE_MOD  AVK_MOD_* bits (softcap, ALiBi, mask): every S tile goes
+ *                through avk_score_mod's modifications (windows, sinks and top-left
  *                need no build of their own: they are ranges and the epilogue)
  * Kernels: avk_attn_fwd (one CTA per BR query rows of one (b, h, split)) and
  * avk_attn_reduce (the split-KV merge). */

@@ -22,16 +22,21 @@ AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int
     avk_row_info r;
     r.begin = avk_row_key_begin(p, w, R);
     r.end = avk_row_key_end(p, w, R);
-#if AVK_SCORE_MOD
+#if AVK_SCORE_MOD & (AVK_MOD_ALIBI | AVK_MOD_MASK)
     const int Rv = min(R, w.r_end - 1), i = Rv / (int)p.pack, h = w.h + Rv % (int)p.pack;
-    r.pos = avk_row_pos(p, w.seq_len, i);
-    r.slope_raw = (p.flags & AVK_FLAG_ALIBI)
-                      ? ((const float *)p.alibi_slopes)[h] * (1.4426950408889634f / scale_log2) : 0.f;
-    r.mask_row = (p.flags & AVK_FLAG_MASK) ? avk_mask_row(p, w.b, h, i) : 0;
-#else
-    (void)scale_log2;
-    r.pos = 0, r.slope_raw = 0.f, r.mask_row = 0;
 #endif
+#if AVK_SCORE_MOD & AVK_MOD_ALIBI
+    r.pos = avk_row_pos(p, w.seq_len, i);
+    r.slope_raw = ((const float *)p.alibi_slopes)[h] * (1.4426950408889634f / scale_log2);
+#else
+    r.pos = 0, r.slope_raw = 0.f;
+#endif
+#if AVK_SCORE_MOD & AVK_MOD_MASK
+    r.mask_row = avk_mask_row(p, w.b, h, i);
+#else
+    r.mask_row = 0;
+#endif
+    (void)scale_log2;
     return r;
 }
 
@@ -50,17 +55,17 @@ AVK_DEVICE void avk_score_mod(const avk_attn_params &p, const avk_row_info &r, f
 #define AVK_K(i) (((i) / G) * STRIDE + (i) % G)
 #if AVK_SCORE_MOD
     const float log2e = 1.4426950408889634f;
-    if (p.softcap > 0.f) { /* softcap * tanh(scale * x / softcap), in raw units */
+    if (AVK_SCORE_MOD & AVK_MOD_SOFTCAP) { /* softcap * tanh(scale * x / softcap), in raw units */
         const float in = scale_log2 * (0.69314718055994530942f / p.softcap), out = p.softcap * log2e / scale_log2;
 #pragma unroll
         for (int i = 0; i < N; ++i) x[i] = out * avk_tanh(x[i] * in);
     }
-    if (p.flags & AVK_FLAG_ALIBI) {
+    if (AVK_SCORE_MOD & AVK_MOD_ALIBI) {
         const float rel0 = (float)(col0 - r.pos); /* j - i', exact as a float */
 #pragma unroll
         for (int i = 0; i < N; ++i) x[i] = fmaf(r.slope_raw, rel0 + (float)AVK_K(i), x[i]);
     }
-    if (p.flags & AVK_FLAG_MASK) {
+    if (AVK_SCORE_MOD & AVK_MOD_MASK) {
         /* keys past the row's end are read at its last key (their score is dropped below) */
         const int last = max(r.end - 1, 0);
         const float unit = log2e / scale_log2;

@@ -17,6 +17,13 @@
 #define AVK_FLAG_MASK 512u          /* s += mask[b * mask_sb + h * mask_sh + i * seq_kv + j] */
 #define AVK_FLAG_MASK_F16 1024u     /* the mask holds f16 (else f32) */
 
+/* AVK_SCORE_MOD bits: the score modifications a kernel build applies per
+ * element (0: none). One build per combination, so a softcap-only kernel
+ * carries no ALiBi or mask registers and no branch per tile. */
+#define AVK_MOD_SOFTCAP 1u
+#define AVK_MOD_ALIBI 2u
+#define AVK_MOD_MASK 4u
+
 /* AVK_KV_FORMAT values (= attnvk_kv_format) */
 #define AVK_KV_DTYPE 0
 #define AVK_KV_Q8_0 1

@@ -5,6 +5,7 @@
 #include "core/checked_math.h"
 #include "core/error.h"
 #include "core/layout.h"
+#include "contract/kernel_flags.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -107,6 +108,13 @@ unsigned avk_problem_features(const attnvk_problem *p)
         f |= ATTNVK_FEATURE_TOP_LEFT;
     if (avk_head_dim_v(p) != p->head_dim) f |= ATTNVK_FEATURE_HEAD_DIM_V;
     return f;
+}
+
+unsigned avk_score_mod_bits(const attnvk_problem *p)
+{
+    const unsigned f = avk_problem_features(p);
+    return (f & ATTNVK_FEATURE_SOFTCAP ? AVK_MOD_SOFTCAP : 0u) | (f & ATTNVK_FEATURE_ALIBI ? AVK_MOD_ALIBI : 0u) |
+           (f & ATTNVK_FEATURE_MASK ? AVK_MOD_MASK : 0u);
 }
 
 const char *avk_feature_name(unsigned missing)

@@ -23,6 +23,9 @@ unsigned avk_problem_features(const attnvk_problem *p);
      ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT)
 /* Those that change a score's value (the rest only bound the visible keys or join the epilogue). */
 #define AVK_SCORE_MOD_FEATURES (ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_ALIBI | ATTNVK_FEATURE_MASK)
+/* The AVK_MOD_* bits (contract/kernel_flags.h) of the problem's score
+ * modifications: the AVK_SCORE_MOD a kernel for it is built with. */
+unsigned avk_score_mod_bits(const attnvk_problem *p);
 /* "paged KV cache", "q8_0 KV cache", ... for the first bit of missing. */
 const char *avk_feature_name(unsigned missing);
 /* 1 when the problem reads seq_lens. */

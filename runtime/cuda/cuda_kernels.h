@@ -44,7 +44,7 @@ typedef struct avk_cuda_config {
     int contract;       /* the problem needs GQA packing, paging, seq_lens or a
                          * quantized cache: only the mma (not wgmma) and simt
                          * bodies implement those */
-    int score_mod;      /* softcap, ALiBi or a mask: built with AVK_SCORE_MOD (every body) */
+    int score_mod;      /* AVK_MOD_* bits (softcap, ALiBi, mask): AVK_SCORE_MOD (every body) */
 } avk_cuda_config;
 
 /* Fills the variant fields of cfg from a name; 0 for an unknown name. */

@@ -369,7 +369,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     cfg->head_dim = p->head_dim;
     cfg->kv_format = p->kv_format;
     cfg->contract = contract;
-    cfg->score_mod = (avk_problem_features(p) & AVK_SCORE_MOD_FEATURES) != 0;
+    cfg->score_mod = (int)avk_score_mod_bits(p);
     if (e) {
         take_entry(e, cfg);
         if (cfg->wgmma && e->extra[1] && (p->causal || (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW)))
@@ -440,7 +440,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_FORMAT=%d", (int)c->kv_format);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KEY_WARPS=%d", c->key_warps);
-    if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=1");
+    if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=%d", c->score_mod);
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
     /* Developer knob for tuning sweeps: extra -D options (in the cache key too). */

@@ -151,7 +151,7 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
         free(k);
         return s;
     }
-    k->cfg.score_mod = (avk_problem_features(p) & AVK_SCORE_MOD_FEATURES) != 0;
+    k->cfg.score_mod = (int)avk_score_mod_bits(p);
     const int bc = k->cfg.bc;
     /* HIP runs one head per workgroup over contiguous caches (no GQA packing,
      * paging or quantized caches yet: it does not declare them, so core refuses them) */

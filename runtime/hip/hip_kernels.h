@@ -23,7 +23,7 @@ typedef struct avk_hip_config {
     int head_dim;
     int br, bc, threads;
     int split;          /* compiled to write split-KV partials (decode) */
-    int score_mod;      /* softcap, ALiBi or a mask: AVK_SCORE_MOD (hipRTC; no embedded object has it) */
+    int score_mod;      /* AVK_MOD_* bits: AVK_SCORE_MOD (hipRTC; no embedded object has it) */
 } avk_hip_config;
 
 /* The gfx targets CI builds code objects for (runtime/hip/CMakeLists.txt). */

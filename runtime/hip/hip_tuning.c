@@ -240,9 +240,10 @@ static const char *dtype_tag(attnvk_dtype d) { return d == ATTNVK_F32 ? "f32" : 
 
 void avk_hip_kernel_names(const avk_hip_config *c, char *fwd, char *reduce, size_t n)
 {
-    char tag[96];
+    char tag[96], mod[16] = "";
+    if (c->score_mod) snprintf(mod, sizeof mod, "_mod%d", c->score_mod);
     snprintf(tag, sizeof tag, "%s_d%d_%s_%dx%d_t%d%s%s", c->mma ? (c->qreg ? "mma" : "mmaqs") : "simt", c->head_dim,
-             dtype_tag(c->dtype), c->br, c->bc, c->threads, c->split ? "_split" : "", c->score_mod ? "_mod" : "");
+             dtype_tag(c->dtype), c->br, c->bc, c->threads, c->split ? "_split" : "", mod);
     if (fwd) snprintf(fwd, n, "avk_attn_fwd_%s", tag);
     if (reduce) snprintf(reduce, n, "avk_attn_reduce_%s", tag);
 }
