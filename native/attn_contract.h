@@ -20,6 +20,17 @@
 #define AVK_KV_ROW_BYTES (AVK_D * (int)sizeof(avk_elem))
 #endif
 #define AVK_KV_QUANT (AVK_KV_FORMAT != AVK_KV_DTYPE)
+/* V rows hold Dv values (AVK_DV); a Dv of its own comes only with K/V in the
+ * problem's dtype (core refuses quantized or paged caches with Dk != Dv) */
+#if AVK_DV != AVK_D && AVK_KV_QUANT
+#error "a V head dim other than K's takes K/V in the problem's dtype"
+#endif
+#undef AVK_V_ROW_BYTES
+#if AVK_DV == AVK_D
+#define AVK_V_ROW_BYTES AVK_KV_ROW_BYTES
+#else
+#define AVK_V_ROW_BYTES (AVK_DV * (int)sizeof(avk_elem))
+#endif
 
 AVK_DEVICE bool avk_causal(const avk_attn_params &p) { return (p.flags & AVK_FLAG_CAUSAL) != 0; }
 

@@ -42,6 +42,7 @@ enum {
  * loads a quad, its blocks being 2-byte aligned), so q8_0 keeps a load per value. */
 #define AVK_DECODE_QUADS (AVK_DECODE_CODES && D % 32 == 0 && AVK_KV_FORMAT != AVK_KV_Q8_0)
 static_assert(BR == 16 && NT == 32 * KW, "mma-decode: one 16-row m-tile, KEY_WARPS warps");
+static_assert(AVK_DV == AVK_D && D % 16 == 0, "mma-decode: one head dim, whole k-steps (others run on mma16)");
 static_assert(BC % 16 == 0 && BC <= 32 && STAGES >= 2, "mma-decode: BC 16 or 32 keys per warp tile, 2+ stages");
 
 /* Keys [key0, key0 + BC) of K or V, raw, into a warp's stage: lane r finds

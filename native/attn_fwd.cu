@@ -2,13 +2,20 @@
  * source for NVRTC/nvcc and hipRTC/hipcc (see attn_portability.h).
  *
  * Compile-time parameters (-D), chosen per device by the host's tuning table:
- *   AVK_D        head dim: 32, 64, 80, 96, 128, 256
+ *   AVK_D        Q and K's head dim (Dk): 32, 40, 64, 72, 80, 96, 112, 128, 192,
+ *                256, 512, 576 (the tensor-core bodies pad Q/K/V tiles to whole
+ *                k-steps of 16 with zero columns)
+ *   AVK_DV       V and O's head dim (Dv; default AVK_D): 128 with Dk 192, 512
+ *                with Dk 576 (DeepSeek MLA); Q.K^T runs over Dk, P.V, O, the
+ *                split partials and the merge over Dv
  *   AVK_DTYPE    0 f32, 1 f16, 2 bf16 (storage of Q, K, V, O)
  *   AVK_BR       query rows per CTA, AVK_BC keys per K/V tile
  *   AVK_THREADS  threads per CTA
  *   AVK_MMA      1: tensor-core kernel (mma.sync m16n8k16, sm_80+), needs
  *                AVK_WM (16-row m-tiles per warp) and AVK_QREG (Q fragments
- *                kept in registers; 0 re-reads them from shared memory)
+ *                kept in registers; 0 re-reads them from shared memory),
+ *                AVK_WN > 1: that many warps share each 16-row group, each
+ *                holding Dv / AVK_WN of O (attn_mma.h; Dv > 256)
  *                0: the portable f32 kernel (any dtype, any target)
  *   AVK_WGMMA    1 (with AVK_MMA): the Hopper kernel (attn_sm90.h, sm_90a):
  *                wgmma with one warpgroup per 64 query rows, swizzled tiles
@@ -31,6 +38,9 @@
 
 #if !defined(AVK_D) || !defined(AVK_DTYPE) || !defined(AVK_BR) || !defined(AVK_BC) || !defined(AVK_THREADS)
 #error "AVK_D, AVK_DTYPE, AVK_BR, AVK_BC and AVK_THREADS must be defined"
+#endif
+#ifndef AVK_DV
+#define AVK_DV AVK_D
 #endif
 #ifndef AVK_MMA
 #define AVK_MMA 0
@@ -92,8 +102,10 @@ struct avk_work {
     int t_begin, t_end;  /* K/V tiles [t_begin, t_end) */
     int kv_end;          /* keys [0, kv_end) may be visible to some row of the CTA */
     int kv_begin;        /* no row of the CTA sees keys below this (a window's left side) */
-    long long q_off;     /* element offset of row 0 of (b, h) in Q and O */
-    long long kv_off;    /* contiguous caches: element offset of key 0 of (b, g) in K and V */
+    long long q_off;     /* element offset of row 0 of (b, h) in Q (O: avk_o_elem) */
+    long long kv_row0;   /* contiguous caches: the K/V row of key 0 of (b, g) */
+    long long kv_off;    /* its element offset in K (rows of Dk), */
+    long long v_off;     /* and in V (rows of Dv) */
 };
 
 AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
@@ -128,18 +140,37 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     /* tiles below every row's window are never loaded */
     w.t_begin = max(w.t_begin, min(w.t_end, w.kv_begin / bc));
     w.q_off = (long long)w.b * p.q_sb + (long long)w.h * p.q_sh;
-    w.kv_off = ((long long)w.b * p.kv_sb + (long long)w.g * p.kv_sh) * AVK_D;
+    w.kv_row0 = (long long)w.b * p.kv_sb + (long long)w.g * p.kv_sh;
+    w.kv_off = w.kv_row0 * AVK_D;
+    w.v_off = w.kv_row0 * AVK_DV;
     return w;
 }
 
 /* Element stride between keys of a contiguous K/V in the dtype format (the
  * bodies that run only such caches: tiled, sm90). */
 AVK_DEVICE long long avk_kv_es(const avk_attn_params &p) { return (long long)p.kv_ss * AVK_D; }
+AVK_DEVICE long long avk_v_es(const avk_attn_params &p) { return (long long)p.kv_ss * AVK_DV; }
 
-/* Element offset of packed row R in Q and O. */
+/* Element offset of packed row R in Q. */
 AVK_DEVICE long long avk_q_row(const avk_attn_params &p, const avk_work &w, int R)
 {
     return w.q_off + (long long)(R % (int)p.pack) * p.q_sh + (long long)(R / (int)p.pack) * p.q_ss;
+}
+
+/* O's element offset of the row whose Q row starts at element q: Q's strides
+ * are whole Dk rows, O's rows hold Dv values. */
+AVK_DEVICE long long avk_o_elem(long long q)
+{
+#if AVK_DV == AVK_D
+    return q;
+#else
+    return q / AVK_D * AVK_DV;
+#endif
+}
+
+AVK_DEVICE long long avk_o_row(const avk_attn_params &p, const avk_work &w, int R)
+{
+    return avk_o_elem(avk_q_row(p, w, R));
 }
 
 /* Keys [0, end) row R may see: the tile loop's mask and skip bounds. */
@@ -168,11 +199,11 @@ AVK_DEVICE void avk_store_pair(const avk_attn_params &p, const avk_work &w, int 
 {
 #if AVK_SPLIT
     float *po = (float *)p.part_o +
-                ((long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, R)) * AVK_D + d0;
+                ((long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, R)) * AVK_DV + d0;
     po[0] = x0;
     po[1] = x1;
 #else
-    avk_elem *o = (avk_elem *)p.o + avk_q_row(p, w, R) + d0;
+    avk_elem *o = (avk_elem *)p.o + avk_o_row(p, w, R) + d0;
     o[0] = avk_from_f32(x0);
     o[1] = avk_from_f32(x1);
 #endif
@@ -295,61 +326,63 @@ AVK_DEVICE avk_u32 avk_tile_offset(int r, int k)
                  : (avk_u32)((r * (D_ + 8) + k * 8) * 2);
 }
 
-/* Asynchronously copies ROWS rows of D_ elements into smem (NT_ threads);
- * rows at or past `valid` are zero-filled so they contribute exact zeros.
+/* Asynchronously copies ROWS rows of D_ elements into smem (NT_ threads) as
+ * rows of DP_ >= D_ (a whole number of 16-wide k-steps); rows at or past
+ * `valid` and columns past D_ are zero-filled so they contribute exact zeros.
  * A fixed trip count lets the compiler turn addresses into increments. */
-template <int ROWS, int D_, int NT_, bool SW128>
+template <int ROWS, int D_, int NT_, bool SW128, int DP_ = D_>
 AVK_DEVICE void avk_load_tile(avk_u32 smem, const avk_elem *g, long long row_stride, int valid)
 {
-    enum { CH_ = D_ / 8 };
+    enum { CH_ = DP_ / 8 };
 #pragma unroll 8
     for (int j = 0; j < (ROWS * CH_ + NT_ - 1) / NT_; ++j) {
         const int c = threadIdx.x + j * NT_;
         if ((ROWS * CH_) % NT_ != 0 && c >= ROWS * CH_) break;
         const int r = c / CH_, k = c % CH_;
-        const bool in = r < valid;
+        const bool in = r < valid && (DP_ == D_ || k < D_ / 8);
         const avk_elem *src = in ? g + (long long)r * row_stride + k * 8 : g;
-        avk_cp_async16(smem + avk_tile_offset<ROWS, D_, SW128>(r, k), src, in ? 16 : 0);
+        avk_cp_async16(smem + avk_tile_offset<ROWS, DP_, SW128>(r, k), src, in ? 16 : 0);
     }
 }
 
 
 /* Q rows [r0, r0 + ROWS) of the CTA (packed: each row its own head and query). */
-template <int ROWS, int D_, int NT_, bool SW128>
+template <int ROWS, int D_, int NT_, bool SW128, int DP_ = D_>
 AVK_DEVICE void avk_load_q_tile(avk_u32 smem, const avk_attn_params &p, const avk_work &w)
 {
     if (p.pack == 1) {
-        avk_load_tile<ROWS, D_, NT_, SW128>(smem, (const avk_elem *)p.q + w.q_off + (long long)w.r0 * p.q_ss, p.q_ss,
-                                            w.r_end - w.r0);
+        avk_load_tile<ROWS, D_, NT_, SW128, DP_>(smem, (const avk_elem *)p.q + w.q_off + (long long)w.r0 * p.q_ss,
+                                                 p.q_ss, w.r_end - w.r0);
         return;
     }
-    enum { CH_ = D_ / 8 };
+    enum { CH_ = DP_ / 8 };
     for (int c = threadIdx.x; c < ROWS * CH_; c += NT_) {
         const int r = c / CH_, k = c % CH_;
-        const bool in = w.r0 + r < w.r_end;
+        const bool in = w.r0 + r < w.r_end && (DP_ == D_ || k < D_ / 8);
         const avk_elem *src = (const avk_elem *)p.q + (in ? avk_q_row(p, w, w.r0 + r) + k * 8 : 0);
-        avk_cp_async16(smem + avk_tile_offset<ROWS, D_, SW128>(r, k), src, in ? 16 : 0);
+        avk_cp_async16(smem + avk_tile_offset<ROWS, DP_, SW128>(r, k), src, in ? 16 : 0);
     }
 }
 
-/* K or V keys [key0, key0 + ROWS) in the problem's dtype: one stride when
- * contiguous, each row's address from the block table when paged. */
-template <int ROWS, int D_, int NT_, bool SW128>
+/* K or V keys [key0, key0 + ROWS) in the problem's dtype (rows of D_: Dk for
+ * K, Dv for V): one stride when contiguous, each row's address from the
+ * block table when paged. */
+template <int ROWS, int D_, int NT_, bool SW128, int DP_ = D_>
 AVK_DEVICE void avk_load_kv_tile(avk_u32 smem, const avk_attn_params &p, const avk_work &w, unsigned long long base,
                                  int key0, int valid)
 {
     const avk_elem *g = (const avk_elem *)base;
     if (p.page_size == 0) {
         const long long stride = (long long)p.kv_ss * D_;
-        avk_load_tile<ROWS, D_, NT_, SW128>(smem, g + w.kv_off + (long long)key0 * stride, stride, valid);
+        avk_load_tile<ROWS, D_, NT_, SW128, DP_>(smem, g + w.kv_row0 * D_ + (long long)key0 * stride, stride, valid);
         return;
     }
-    enum { CH_ = D_ / 8 };
+    enum { CH_ = DP_ / 8 };
     for (int c = threadIdx.x; c < ROWS * CH_; c += NT_) {
         const int r = c / CH_, k = c % CH_;
-        const bool in = r < valid;
+        const bool in = r < valid && (DP_ == D_ || k < D_ / 8);
         const avk_elem *src = in ? g + avk_kv_row(p, w.b, w.g, key0 + r) * D_ + k * 8 : g;
-        avk_cp_async16(smem + avk_tile_offset<ROWS, D_, SW128>(r, k), src, in ? 16 : 0);
+        avk_cp_async16(smem + avk_tile_offset<ROWS, DP_, SW128>(r, k), src, in ? 16 : 0);
     }
 }
 
@@ -376,21 +409,25 @@ AVK_DEVICE void avk_load_raw_tile(unsigned char *sraw, const avk_attn_params &p,
     }
 }
 
-/* raw rows -> ROWS x D_ tile of the compute type, rows padded to D_ + 8 */
-template <int ROWS, int D_, int NT_>
+/* raw rows -> ROWS x D_ tile of the compute type in rows of DP_ + 8 (the
+ * columns past D_ zero) */
+template <int ROWS, int D_, int NT_, int DP_ = D_>
 AVK_DEVICE void avk_dequant_tile(avk_elem *tile, const unsigned char *sraw)
 {
-    enum { CH_ = D_ / 8 };
+    enum { CH_ = DP_ / 8 };
     for (int c = threadIdx.x; c < ROWS * CH_; c += NT_) {
         const int r = c / CH_, k = c % CH_;
-        float x[8];
-        avk_kv_value8(sraw + r * AVK_KV_ROW_BYTES, k * 8, x);
         uint4 v;
-        v.x = avk_pack2(x[0], x[1]);
-        v.y = avk_pack2(x[2], x[3]);
-        v.z = avk_pack2(x[4], x[5]);
-        v.w = avk_pack2(x[6], x[7]);
-        *(uint4 *)(tile + r * (D_ + 8) + k * 8) = v;
+        v.x = v.y = v.z = v.w = 0u;
+        if (DP_ == D_ || k < D_ / 8) {
+            float x[8];
+            avk_kv_value8(sraw + r * AVK_KV_ROW_BYTES, k * 8, x);
+            v.x = avk_pack2(x[0], x[1]);
+            v.y = avk_pack2(x[2], x[3]);
+            v.z = avk_pack2(x[4], x[5]);
+            v.w = avk_pack2(x[6], x[7]);
+        }
+        *(uint4 *)(tile + r * (DP_ + 8) + k * 8) = v;
     }
 }
 #endif
@@ -400,218 +437,7 @@ AVK_DEVICE void avk_dequant_tile(avk_elem *tile, const unsigned char *sraw)
 #elif AVK_KEY_WARPS
 #include "attn_decode.h"
 #else
-enum {
-    D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS, WM = AVK_WM,
-    WARPS = NT / 32,
-    RS = D + 8,          /* smem row stride (elements): +16 bytes keeps ldmatrix rows on distinct banks */
-    CH = D / 8,          /* 16-byte chunks per row */
-    KD = D / 16,         /* k-steps over D for S = Q K^T */
-    ND = D / 8,          /* 8-wide n-tiles over D for O */
-    NS = BC / 8,         /* 8-wide n-tiles over keys for S */
-    KS = BC / 16,        /* k-steps over keys for O += P V */
-};
-static_assert(BR == WARPS * WM * 16, "BR must be warps * 16 * AVK_WM");
-static_assert(BC % 16 == 0 && D % 16 == 0, "tiles must be multiples of 16");
-
-AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
-{
-    AVK_DYNAMIC_SMEM(smem_raw);
-    avk_elem *sQ = (avk_elem *)smem_raw;
-    avk_elem *sK = sQ + BR * RS; /* 2 stages */
-    avk_elem *sV = sK + 2 * BC * RS;
-    const avk_u32 aQ = avk_smem_addr(sQ), aK = avk_smem_addr(sK), aV = avk_smem_addr(sV);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int quad_row = lane / 4, quad_col = lane % 4;
-
-    const avk_work w = avk_locate(p, BR, BC);
-    const int warp_r0 = w.r0 + warp * WM * 16; /* first packed row of this warp */
-    const int warp_last_row = min(warp_r0 + WM * 16, w.r_end) - 1;
-    /* keys every row of the warp sees (no mask within [max_begin, min_end)) and any row sees */
-    const int warp_first_row = min(warp_r0, warp_last_row);
-    const int warp_min_end = avk_row_key_end(p, w, warp_first_row), warp_max_end = avk_row_key_end(p, w, warp_last_row);
-    const int warp_min_begin = avk_row_key_begin(p, w, warp_first_row);
-    const int warp_max_begin = avk_row_key_begin(p, w, warp_last_row);
-    const float scale_log2 = p.scale_log2 * avk_kv_scale(p, 0, w.g); /* fp8: K's scale folds into S */
-    const avk_tile_rows<WM> rows = avk_rows_before_loop<WM>(p, w, warp_r0 + quad_row, scale_log2);
-#if AVK_KV_QUANT
-    /* raw K/V rows, two stages; the dequantized tile is single-staged (stage 0 of sK/sV) */
-    unsigned char *sRaw = (unsigned char *)(sV + 2 * BC * RS);
-    enum { RAW_TILE = BC * AVK_KV_ROW_BYTES };
-#endif
-
-    /* ---- prologue: Q and the first K and V tiles ---- */
-    avk_load_q_tile<BR, D, NT, false>(aQ, p, w);
-    if (w.t_begin < w.t_end) {
-#if AVK_KV_QUANT
-        avk_load_raw_tile<BC, NT>(sRaw, p, w, p.k, w.t_begin * BC, w.kv_end - w.t_begin * BC);
-        avk_load_raw_tile<BC, NT>(sRaw + RAW_TILE, p, w, p.v, w.t_begin * BC, w.kv_end - w.t_begin * BC);
-#else
-        avk_load_kv_tile<BC, D, NT, false>(aK, p, w, p.k, w.t_begin * BC, w.kv_end - w.t_begin * BC);
-        avk_load_kv_tile<BC, D, NT, false>(aV, p, w, p.v, w.t_begin * BC, w.kv_end - w.t_begin * BC);
-#endif
-    }
-    avk_cp_async_commit();
-
-    /* ldmatrix row addresses (bytes): A operand (Q) and B operands (K, V^T) */
-    const int a_row = lane % 16, a_col = (lane / 16) * 8;
-    const int bk_row = (lane / 16) * 8 + lane % 8, bk_col = ((lane / 8) % 2) * 8;
-    const int bv_row = ((lane / 8) % 2) * 8 + lane % 8, bv_col = (lane / 16) * 8;
-    const avk_u32 q_lane = aQ + (avk_u32)(((warp * WM * 16 + a_row) * RS + a_col) * 2);
-
-#if AVK_QREG
-    avk_u32 qf[WM][KD][4];
-    AVK_CP_ASYNC_WAIT(0);
-    __syncthreads();
-#pragma unroll
-    for (int mi = 0; mi < WM; ++mi)
-#pragma unroll
-        for (int kk = 0; kk < KD; ++kk) avk_ldmatrix_x4(qf[mi][kk], q_lane + (avk_u32)((mi * 16 * RS + kk * 16) * 2));
-#endif
-
-    float acc[WM][ND][4];
-    float row_max[WM][2], row_sum[WM][2]; /* scaled log2 domain; sums are per-thread partials */
-#pragma unroll
-    for (int mi = 0; mi < WM; ++mi) {
-#pragma unroll
-        for (int n = 0; n < ND; ++n) acc[mi][n][0] = acc[mi][n][1] = acc[mi][n][2] = acc[mi][n][3] = 0.f;
-        row_max[mi][0] = row_max[mi][1] = AVK_NEG_INF;
-        row_sum[mi][0] = row_sum[mi][1] = 0.f;
-    }
-
-    for (int t = w.t_begin; t < w.t_end; ++t) {
-        const int key0 = t * BC;
-        const bool more = t + 1 < w.t_end;
-#if AVK_KV_QUANT
-        /* raw tile t has landed and every warp is done with the previous
-         * dequantized tile: dequantize t, start raw t+1, then one more barrier */
-        const int stage = 0;
-        const int raw_stage = (t - w.t_begin) & 1;
-        AVK_CP_ASYNC_WAIT(0);
-        __syncthreads();
-        avk_dequant_tile<BC, D, NT>(sK, sRaw + raw_stage * 2 * RAW_TILE);
-        avk_dequant_tile<BC, D, NT>(sV, sRaw + raw_stage * 2 * RAW_TILE + RAW_TILE);
-        if (more) {
-            unsigned char *next = sRaw + (raw_stage ^ 1) * 2 * RAW_TILE;
-            avk_load_raw_tile<BC, NT>(next, p, w, p.k, key0 + BC, w.kv_end - key0 - BC);
-            avk_load_raw_tile<BC, NT>(next + RAW_TILE, p, w, p.v, key0 + BC, w.kv_end - key0 - BC);
-        }
-        avk_cp_async_commit();
-        __syncthreads();
-#else
-        const int stage = (t - w.t_begin) & 1;
-        /* One barrier per tile: K[t] and V[t] have landed for every warp, and
-         * every warp is done with tile t-1, whose stage now takes tile t+1
-         * (in flight during all of this tile's work). No barrier between the
-         * softmax and P V lets the compiler overlap them. */
-        AVK_CP_ASYNC_WAIT(0);
-        __syncthreads();
-        if (more) {
-            avk_load_kv_tile<BC, D, NT, false>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), p, w, p.k, key0 + BC, w.kv_end - key0 - BC);
-            avk_load_kv_tile<BC, D, NT, false>(aV + (avk_u32)((stage ^ 1) * BC * RS * 2), p, w, p.v, key0 + BC, w.kv_end - key0 - BC);
-        }
-        avk_cp_async_commit();
-#endif
-        /* a tile no row of the warp sees (past the diagonal, below the window) changes nothing */
-        if (avk_tile_invisible(key0, BC, warp_min_begin, warp_max_end)) continue;
-
-        /* ---- S = Q K^T (16 x BC per m-tile, f32) ---- */
-        float s[WM][NS][4];
-        const avk_u32 k_lane = aK + (avk_u32)((stage * BC * RS + bk_row * RS + bk_col) * 2);
-#pragma unroll
-        for (int kk = 0; kk < KD; ++kk) {
-#if !AVK_QREG
-            avk_u32 qf[WM][1][4];
-#pragma unroll
-            for (int mi = 0; mi < WM; ++mi) avk_ldmatrix_x4(qf[mi][0], q_lane + (avk_u32)((mi * 16 * RS + kk * 16) * 2));
-#define AVK_QF(mi) qf[mi][0]
-#else
-#define AVK_QF(mi) qf[mi][kk]
-#endif
-#pragma unroll
-            for (int n = 0; n < NS; n += 2) {
-                avk_u32 b[4];
-                avk_ldmatrix_x4(b, k_lane + (avk_u32)((n * 8 * RS + kk * 16) * 2));
-#pragma unroll
-                for (int mi = 0; mi < WM; ++mi) {
-                    if (kk == 0) {
-                        avk_mma_zc(s[mi][n], AVK_QF(mi), b);
-                        avk_mma_zc(s[mi][n + 1], AVK_QF(mi), b + 2);
-                    } else {
-                        avk_mma(s[mi][n], AVK_QF(mi), b);
-                        avk_mma(s[mi][n + 1], AVK_QF(mi), b + 2);
-                    }
-                }
-            }
-#undef AVK_QF
-        }
-
-        /* ---- mask (tiles that cross the sequence end, the diagonal or a window edge) and
-         * score modifications, online softmax ---- */
-        avk_score_tile<WM, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, scale_log2,
-                               avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end));
-        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, scale_log2);
-
-        /* ---- O += P V: P's accumulator layout is already the A-fragment layout ---- */
-        const avk_u32 v_lane = aV + (avk_u32)((stage * BC * RS + bv_row * RS + bv_col) * 2);
-#pragma unroll
-        for (int kk = 0; kk < KS; ++kk) {
-            avk_u32 pa[WM][4];
-            avk_pack_p<WM, NS>(s, kk, pa);
-#pragma unroll
-            for (int n = 0; n < ND; n += 2) {
-                avk_u32 b[4];
-                avk_ldmatrix_x4_trans(b, v_lane + (avk_u32)((kk * 16 * RS + n * 8) * 2));
-#pragma unroll
-                for (int mi = 0; mi < WM; ++mi) {
-                    avk_mma(acc[mi][n], pa[mi], b);
-                    avk_mma(acc[mi][n + 1], pa[mi], b + 2);
-                }
-            }
-        }
-    }
-    AVK_CP_ASYNC_WAIT(0);
-
-    /* ---- epilogue: O = acc / l, written once; LSE ---- */
-    const float v_scale = avk_kv_scale(p, 1, w.g); /* fp8: V's scale, applied once per row */
-#pragma unroll
-    for (int mi = 0; mi < WM; ++mi)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            float l = row_sum[mi][half];
-            l += avk_shfl_xor(l, 1);
-            l += avk_shfl_xor(l, 2);
-            const int i = warp_r0 + mi * 16 + quad_row + half * 8;
-            float m = row_max[mi][half];
-            const float keep = avk_fold_sink(p, w.h + i % (int)p.pack, m, l);
-            const float inv = l > 0.f ? v_scale * keep / l : 0.f;
-#if AVK_SPLIT
-            if (i >= w.r_end) continue;
-#pragma unroll
-            for (int n = 0; n < ND; ++n)
-                avk_store_pair(p, w, i, n * 8 + quad_col * 2, acc[mi][n][2 * half] * inv,
-                               acc[mi][n][2 * half + 1] * inv);
-#else
-            /* staged in this warp's own Q rows (only this warp read them) */
-            avk_u32 *row = (avk_u32 *)(sQ + (warp * WM * 16 + mi * 16 + quad_row + half * 8) * RS);
-#pragma unroll
-            for (int n = 0; n < ND; ++n)
-                row[n * 4 + quad_col] = avk_pack2(acc[mi][n][2 * half] * inv, acc[mi][n][2 * half + 1] * inv);
-            if (i >= w.r_end) continue;
-#endif
-            if (quad_col == 0) avk_store_lse(p, w, i, l > 0.f ? m + log2f(l) : AVK_NEG_INF);
-        }
-#if !AVK_SPLIT
-    /* 16-byte coalesced stores of the warp's rows */
-    avk_syncwarp();
-    avk_elem *O = (avk_elem *)p.o;
-#pragma unroll
-    for (int c = lane; c < WM * 16 * CH; c += 32) {
-        const int r = c / CH, k = c % CH, i = warp_r0 + r;
-        if (i < w.r_end)
-            *(uint4 *)(O + avk_q_row(p, w, i) + k * 8) = *(const uint4 *)(sQ + (warp * WM * 16 + r) * RS + k * 8);
-    }
-#endif
-}
+#include "attn_mma.h"
 #endif /* AVK_WGMMA */
 
 #elif AVK_TILED
@@ -619,15 +445,16 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #else
 /* ============ portable kernel: f32 arithmetic, any dtype, any target ============ */
 enum {
-    D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS,
+    D = AVK_D, DV = AVK_DV, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS,
     WARPS = NT / AVK_WARP,
     DS = D + 1,            /* padded rows: column walks hit distinct banks */
+    DVS = DV + 1,          /* V's rows (Dv) */
     SS = BC + 1,
     ROWS_PER_THREAD = BR * BC / NT, /* S: each thread one key column, several rows */
-    O_PER_THREAD = BR * D / NT,
+    O_PER_THREAD = BR * DV / NT,
 };
 static_assert(NT % BC == 0 && BR % (NT / BC) == 0, "S tile must divide evenly among threads");
-static_assert((BR * D) % NT == 0, "O tile must divide evenly among threads");
+static_assert((BR * DV) % NT == 0, "O tile must divide evenly among threads");
 
 /* the CTA's Q rows as f32 (packed: each row its own head and query) */
 AVK_DEVICE void avk_load_q_rows(float *dst, const avk_attn_params &p, const avk_work &w)
@@ -638,21 +465,21 @@ AVK_DEVICE void avk_load_q_rows(float *dst, const avk_attn_params &p, const avk_
     }
 }
 
-/* keys [key0, key0 + BC) of K or V as f32, decoded from the kv format
- * (fp8 scaled); rows at or past valid are zero */
+/* keys [key0, key0 + BC) of K (W = Dk) or V (W = Dv) as f32 in rows of W + 1,
+ * decoded from the kv format (fp8 scaled); rows at or past valid are zero */
+template <int W, int ROW_BYTES>
 AVK_DEVICE void avk_load_kv_rows(float *dst, const avk_attn_params &p, const avk_work &w, unsigned long long base,
                                  int which, int key0, int valid)
 {
     const float scale = avk_kv_scale(p, which, w.g);
-    for (int e = threadIdx.x; e < BC * D; e += NT) {
-        int r = e / D, d = e % D;
+    for (int e = threadIdx.x; e < BC * W; e += NT) {
+        int r = e / W, d = e % W;
         float x = 0.f;
         if (r < valid) {
-            const unsigned char *row =
-                (const unsigned char *)base + avk_kv_row(p, w.b, w.g, key0 + r) * AVK_KV_ROW_BYTES;
+            const unsigned char *row = (const unsigned char *)base + avk_kv_row(p, w.b, w.g, key0 + r) * ROW_BYTES;
             x = avk_kv_value(row, d) * scale;
         }
-        dst[r * DS + d] = x;
+        dst[r * (W + 1) + d] = x;
     }
 }
 
@@ -662,7 +489,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     float *sQ = (float *)smem_raw;
     float *sK = sQ + BR * DS;
     float *sV = sK + BC * DS;
-    float *sS = sV + BC * DS;
+    float *sS = sV + BC * DVS;
     float *sMax = sS + BR * SS, *sSum = sMax + BR, *sAlpha = sSum + BR;
 
     const avk_work w = avk_locate(p, BR, BC);
@@ -680,8 +507,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     for (int t = w.t_begin; t < w.t_end; ++t) {
         const int key0 = t * BC;
         __syncthreads(); /* previous tile fully consumed */
-        avk_load_kv_rows(sK, p, w, p.k, 0, key0, w.kv_end - key0);
-        avk_load_kv_rows(sV, p, w, p.v, 1, key0, w.kv_end - key0);
+        avk_load_kv_rows<D, AVK_KV_ROW_BYTES>(sK, p, w, p.k, 0, key0, w.kv_end - key0);
+        avk_load_kv_rows<DV, AVK_V_ROW_BYTES>(sV, p, w, p.v, 1, key0, w.kv_end - key0);
         __syncthreads();
 
         /* S = Q K^T: thread owns key column tid % BC and rows tid / BC + k * (NT / BC) */
@@ -732,13 +559,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         }
         __syncthreads();
 
-        /* O = O * alpha + P V: thread owns elements tid + e * NT of the BR x D tile */
+        /* O = O * alpha + P V: thread owns elements tid + e * NT of the BR x Dv tile */
 #pragma unroll
         for (int e = 0; e < O_PER_THREAD; ++e) {
-            const int idx = tid + e * NT, r = idx / D, d = idx % D;
+            const int idx = tid + e * NT, r = idx / DV, d = idx % DV;
             float o = acc[e] * sAlpha[r];
 #pragma unroll 8
-            for (int c = 0; c < BC; ++c) o += sS[r * SS + c] * sV[c * DS + d];
+            for (int c = 0; c < BC; ++c) o += sS[r * SS + c] * sV[c * DVS + d];
             acc[e] = o;
         }
     }
@@ -752,16 +579,16 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     __syncthreads();
 
     for (int e = 0; e < O_PER_THREAD; ++e) {
-        const int idx = tid + e * NT, r = idx / D, d = idx % D;
+        const int idx = tid + e * NT, r = idx / DV, d = idx % DV;
         const int i = w.r0 + r;
         if (i >= w.r_end) continue;
         const float l = sSum[r];
         const float inv = l > 0.f ? sAlpha[r] / l : 0.f;
 #if AVK_SPLIT
-        ((float *)p.part_o)[((long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, i)) * AVK_D + d] =
+        ((float *)p.part_o)[((long long)w.split * p.batch * p.heads * p.seq_q + avk_lse_row(p, w, i)) * AVK_DV + d] =
             acc[e] * inv;
 #else
-        ((avk_elem *)p.o)[avk_q_row(p, w, i) + d] = avk_from_f32(acc[e] * inv);
+        ((avk_elem *)p.o)[avk_o_row(p, w, i) + d] = avk_from_f32(acc[e] * inv);
 #endif
     }
     for (int r = tid; r < BR; r += NT) {
@@ -774,7 +601,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
 #endif /* AVK_MMA */
 
 /* ==================== split-KV merge (one CTA per row) ==================== */
-/* grid (q_count, H, B), block D threads: O = sum_s w_s O_s / sum_s w_s with
+/* grid (q_count, H, B), block Dv threads: O = sum_s w_s O_s / sum_s w_s with
  * w_s = exp(lse_s - max lse); LSE = max + log(sum w_s). */
 AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
 {
@@ -795,11 +622,11 @@ AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
             if (ls == AVK_NEG_INF) continue;
             const float wgt = avk_exp2((ls - mx) * 1.4426950408889634f);
             wsum += wgt;
-            o += wgt * po[(s * split_stride + row) * AVK_D + d];
+            o += wgt * po[(s * split_stride + row) * AVK_DV + d];
         }
     }
     const float out = wsum > 0.f ? o / wsum : 0.f;
     const long long q_off = (long long)b * p.q_sb + (long long)h * p.q_sh + (long long)i * p.q_ss;
-    ((avk_elem *)p.o)[q_off + d] = avk_from_f32(out);
+    ((avk_elem *)p.o)[avk_o_elem(q_off) + d] = avk_from_f32(out);
     if (d == 0 && (p.flags & AVK_FLAG_WRITE_LSE)) ((float *)p.lse)[row] = wsum > 0.f ? mx + logf(wsum) : AVK_NEG_INF;
 }

@@ -12,7 +12,9 @@
  *   - O += P V: wgmma m64nDk16 with P from registers (its f16/bf16 packing is
  *     the A-fragment layout) and V from shared memory, read transposed.
  * Two warpgroups per CTA interleave naturally: one computes its softmax while
- * the other's MMAs run. D is 64, 128 or 256 (whole 128-byte swizzle rows). */
+ * the other's MMAs run. Dk and Dv are whole 128-byte swizzle rows (64, 128,
+ * 192, 256; MLA's 192/128): P V runs as one wgmma of N = Dv where the
+ * wrappers have it (64, 128, 256), else as 64-column blocks. */
 #include "sm90_wgmma_ops.h"
 
 #if AVK_DTYPE == 1
@@ -23,20 +25,26 @@
 #define AVK_PASTE4_(a, b, c, d) a##b##c##d
 #define AVK_PASTE4(a, b, c, d) AVK_PASTE4_(a, b, c, d)
 #define avk_wgmma_qk AVK_PASTE4(avk_wgmma_ss_, AVK_WG_TYPE, _n, AVK_BC)
-#define avk_wgmma_pv AVK_PASTE4(avk_wgmma_rs_, AVK_WG_TYPE, _n, AVK_D)
+#if AVK_DV == 64 || AVK_DV == 128 || AVK_DV == 256
+#define AVK_WG_PV_N AVK_DV
+#else
+#define AVK_WG_PV_N 64
+#endif
+#define avk_wgmma_pv AVK_PASTE4(avk_wgmma_rs_, AVK_WG_TYPE, _n, AVK_WG_PV_N)
 
 enum {
-    D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS,
+    D = AVK_D, DV = AVK_DV, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS,
     WGS = NT / 128,       /* warpgroups, 64 query rows each */
-    KD = D / 16,          /* k-steps over D for S = Q K^T */
-    ND = D / 8,           /* 8-wide n-tiles over D for O */
+    KD = D / 16,          /* k-steps over Dk for S = Q K^T */
+    ND = DV / 8,          /* 8-wide n-tiles over Dv for O */
     NS = BC / 8,          /* 8-wide n-tiles over keys for S */
     KS = BC / 16,         /* k-steps over keys for O += P V */
     Q_BYTES = BR * D * 2, /* Q tile, then 2 stages of K, then 2 of V */
-    KV_BYTES = BC * D * 2,
+    K_BYTES = BC * D * 2,
+    V_BYTES = BC * DV * 2,
 };
 static_assert(BR == WGS * 64 && WGS >= 1 && WGS <= 3, "BR must be 64 rows per warpgroup, 1 to 3 warpgroups");
-static_assert(D == 64 || D == 128 || D == 256, "the wgmma kernel takes D = 64, 128 or 256");
+static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 256 && DV <= D, "the wgmma kernel takes Dk, Dv in 64, 128, 192, 256");
 static_assert(BC == 64 || BC == 128 || BC == 256, "the wgmma kernel takes BC = 64, 128 or 256");
 
 AVK_DEVICE void avk_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -70,14 +78,14 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
      * the host allocates the slack */
     const avk_u32 raw = avk_smem_addr(smem_raw);
     const avk_u32 aQ = (raw + 1023u) & ~1023u;
-    const avk_u32 aK = aQ + Q_BYTES, aV = aK + 2 * KV_BYTES;
+    const avk_u32 aK = aQ + Q_BYTES, aV = aK + 2 * K_BYTES;
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int quad_row = lane / 4, quad_col = lane % 4;
 
     const avk_work w = avk_locate(p, BR, BC);
     const avk_elem *Q = (const avk_elem *)p.q + w.q_off;
     const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
-    const avk_elem *V = (const avk_elem *)p.v + w.kv_off;
+    const avk_elem *V = (const avk_elem *)p.v + w.v_off;
     const int wg_r0 = w.r0 + wg * 64;    /* first query row of this warpgroup */
     const int warp_r0 = wg_r0 + warp * 16; /* wgmma gives warp i rows 16i..16i+15 */
     const int wg_last_row = min(wg_r0 + 64, w.r_end) - 1;
@@ -91,7 +99,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
     if (w.t_begin < w.t_end) {
         avk_load_tile<BC, D, NT, true>(aK, K + (long long)w.t_begin * BC * avk_kv_es(p), avk_kv_es(p), w.kv_end - w.t_begin * BC);
-        avk_load_tile<BC, D, NT, true>(aV, V + (long long)w.t_begin * BC * avk_kv_es(p), avk_kv_es(p), w.kv_end - w.t_begin * BC);
+        avk_load_tile<BC, DV, NT, true>(aV, V + (long long)w.t_begin * BC * avk_v_es(p), avk_v_es(p), w.kv_end - w.t_begin * BC);
     }
     avk_cp_async_commit();
 
@@ -113,14 +121,14 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_fence_proxy_async();
         __syncthreads();
         if (t + 1 < w.t_end) {
-            const long long next = (long long)(key0 + BC) * avk_kv_es(p);
-            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * KV_BYTES, K + next, avk_kv_es(p), w.kv_end - key0 - BC);
-            avk_load_tile<BC, D, NT, true>(aV + (stage ^ 1) * KV_BYTES, V + next, avk_kv_es(p), w.kv_end - key0 - BC);
+            const long long next = (long long)(key0 + BC);
+            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * K_BYTES, K + next * avk_kv_es(p), avk_kv_es(p), w.kv_end - key0 - BC);
+            avk_load_tile<BC, DV, NT, true>(aV + (stage ^ 1) * V_BYTES, V + next * avk_v_es(p), avk_v_es(p), w.kv_end - key0 - BC);
         }
         avk_cp_async_commit();
         /* a tile no row of the warpgroup sees (right of its diagonal, below its window) changes nothing */
         if (avk_tile_invisible(key0, BC, wg_min_begin, wg_max_end)) continue;
-        const avk_u32 k_tile = aK + stage * KV_BYTES, v_tile = aV + stage * KV_BYTES;
+        const avk_u32 k_tile = aK + stage * K_BYTES, v_tile = aV + stage * V_BYTES;
 
         /* ---- S = Q K^T: both K-major; a k-step is 32 bytes along a swizzled row ---- */
         float s[1][NS][4];
@@ -140,7 +148,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                               avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end));
         avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, p.scale_log2);
 
-        /* ---- O += P V: V is MN-major (keys x D, D contiguous): column blocks
+        /* ---- O += P V: V is MN-major (keys x Dv, Dv contiguous): column blocks
          * of 64 are BC*128 bytes apart, 8-key groups 1024 ---- */
         avk_u32 pa[KS][1][4];
 #pragma unroll
@@ -148,7 +156,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KS; ++kk)
-            avk_wgmma_pv(&acc[0][0][0], pa[kk][0], avk_desc_sw128(v_tile + (avk_u32)(kk * 16 * 128), BC * 128, 1024), 1);
+#pragma unroll
+            for (int j = 0; j < DV / AVK_WG_PV_N; ++j) /* N = Dv, or 64-column blocks */
+                avk_wgmma_pv(&acc[0][j * AVK_WG_PV_N / 8][0], pa[kk][0],
+                             avk_desc_sw128(v_tile + (avk_u32)(kk * 16 * 128 + j * (AVK_WG_PV_N / 64) * BC * 128), BC * 128, 1024), 1);
         avk_wgmma_commit();
         avk_wgmma_wait_all();
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
@@ -177,22 +188,25 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         unsigned char *sQ = smem_raw + (aQ - raw);
 #pragma unroll
         for (int n = 0; n < ND; ++n)
-            *(avk_u32 *)(sQ + avk_tile_offset<BR, D, true>(r, n) + quad_col * 4) =
+            *(avk_u32 *)(sQ + avk_tile_offset<BR, DV, true>(r, n) + quad_col * 4) =
                 avk_pack2(acc[0][n][2 * half] * inv, acc[0][n][2 * half + 1] * inv);
         if (i >= w.r_end) continue;
 #endif
         if (quad_col == 0) avk_store_lse(p, w, i, l > 0.f ? m + log2f(l) : AVK_NEG_INF);
     }
 #if !AVK_SPLIT
-    /* 16-byte coalesced stores of the warp's 16 rows */
+    /* 16-byte coalesced stores of the warp's 16 rows (O's are Dv wide, over
+     * the same rows of Q's column blocks) */
     avk_syncwarp();
-    avk_elem *O = (avk_elem *)p.o + w.q_off;
+    avk_elem *O = (avk_elem *)p.o;
     const unsigned char *sO = smem_raw + (aQ - raw);
-    enum { CH = D / 8 };
+    enum { CH = DV / 8 };
 #pragma unroll
     for (int c = lane; c < 16 * CH; c += 32) {
         const int rl = c / CH, k = c % CH, r = wg * 64 + warp * 16 + rl, i = w.r0 + r;
-        if (i < w.r_end) *(uint4 *)(O + (long long)i * p.q_ss + k * 8) = *(const uint4 *)(sO + avk_tile_offset<BR, D, true>(r, k));
+        if (i < w.r_end)
+            *(uint4 *)(O + avk_o_elem(w.q_off + (long long)i * p.q_ss) + k * 8) =
+                *(const uint4 *)(sO + avk_tile_offset<BR, DV, true>(r, k));
     }
 #endif
 }

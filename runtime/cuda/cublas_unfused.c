@@ -2,8 +2,8 @@
  *
  * cuBLAS is column-major: a row-major [rows][cols] matrix with pitch ld is a
  * column-major cols x rows matrix with the same ld. So per (b, h):
- *   S^T (Nk x rows) = K (as D x Nk, op T) . Q^T (D x rows)          GEMM 1
- *   O^T (D x rows)  = V^T (D x Nk) . P^T (Nk x rows, pitch 4*Nk/es)  GEMM 2 */
+ *   S^T (Nk x rows) = K (as Dk x Nk, op T) . Q^T (Dk x rows)           GEMM 1
+ *   O^T (Dv x rows) = V^T (Dv x Nk) . P^T (Nk x rows, pitch 4*Nk/es)   GEMM 2 */
 #include "cuda/cublas_unfused.h"
 #include "core/cache.h"
 #include "core/dynlib.h"
@@ -30,7 +30,7 @@ attnvk_status avk_unfused_plan_make(const attnvk_problem *p, avk_unfused_plan *p
 {
     memset(plan, 0, sizeof *plan);
     const int64_t B = p->batch, H = p->heads, Hkv = p->kv_heads, G = H / Hkv;
-    const int64_t Nq = p->seq_q, Nk = p->seq_kv, D = p->head_dim;
+    const int64_t Nq = p->seq_q, Nk = p->seq_kv, D = p->head_dim, Dv = attnvk_problem_head_dim_v(p);
     plan->scores_bytes = (uint64_t)(B * H * Nq) * (uint64_t)Nk * sizeof(float);
     int64_t rows, ld_q, ld_kv, calls;
     if (p->layout == ATTNVK_LAYOUT_BHSD) {
@@ -50,20 +50,27 @@ attnvk_status avk_unfused_plan_make(const attnvk_problem *p, avk_unfused_plan *p
     plan->rows = (int)rows;
     plan->ld_q = (int)ld_q;
     plan->ld_kv = (int)ld_kv;
+    /* V and O: the same layout in rows of Dv (Dv <= Dk, so the pitches fit too) */
+    plan->ld_o = (int)(ld_q / D * Dv);
+    plan->ld_v = (int)(ld_kv / D * Dv);
     plan->call_count = (int)calls;
     avk_unfused_call *c = plan->calls;
     if (p->layout == ATTNVK_LAYOUT_BHSD) {
-        c[0] = (avk_unfused_call){0, 0, 0, G * Nq * D, Nk * D, G * Nq * Nk, (int)(B * Hkv)};
+        c[0] = (avk_unfused_call){0, 0, 0, 0, 0, G * Nq * D, Nk * D, G * Nq * Nk, Nk * Dv, G * Nq * Dv, (int)(B * Hkv)};
     } else if (calls == H) {
         /* one call per head, batched over b */
         for (int64_t h = 0; h < H; ++h)
-            c[h] = (avk_unfused_call){h * D, (h / G) * D, h * Nq * Nk, Nq * H * D, Nk * Hkv * D, H * Nq * Nk, (int)B};
+            c[h] = (avk_unfused_call){h * D,       (h / G) * D,      h * Nq * Nk, (h / G) * Dv, h * Dv,
+                                      Nq * H * D,  Nk * Hkv * D,     H * Nq * Nk, Nk * Hkv * Dv, Nq * H * Dv, (int)B};
     } else {
         /* one call per (b, r), batched over the KV heads g: h = g*G + r */
         for (int64_t b = 0; b < B; ++b)
             for (int64_t r = 0; r < G; ++r)
                 c[b * G + r] = (avk_unfused_call){b * Nq * H * D + r * D, b * Nk * Hkv * D, (b * H + r) * Nq * Nk,
-                                                  G * D, D, G * Nq * Nk, (int)Hkv};
+                                                  b * Nk * Hkv * Dv,      b * Nq * H * Dv + r * Dv,
+                                                  G * D,                  D,
+                                                  G * Nq * Nk,            Dv,
+                                                  G * Dv,                 (int)Hkv};
     }
     return ATTNVK_OK;
 }
@@ -413,9 +420,9 @@ attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfuse
     for (int i = 0; i < plan->call_count; ++i) {
         const avk_unfused_call *c = &plan->calls[i];
         cublasStatus_t bs = blas.cublasGemmStridedBatchedEx(
-            k->handle, CUBLAS_OP_N, CUBLAS_OP_N, p->head_dim, plan->rows, p->seq_kv, &one,
-            base_v + c->kv_offset * es, io, plan->ld_kv, c->kv_stride, base_s + c->s_offset * sizeof(float), io,
-            p->seq_kv * per_f32, c->s_stride * per_f32, &zero, base_o + c->q_offset * es, io, plan->ld_q, c->q_stride,
+            k->handle, CUBLAS_OP_N, CUBLAS_OP_N, attnvk_problem_head_dim_v(p), plan->rows, p->seq_kv, &one,
+            base_v + c->v_offset * es, io, plan->ld_v, c->v_stride, base_s + c->s_offset * sizeof(float), io,
+            p->seq_kv * per_f32, c->s_stride * per_f32, &zero, base_o + c->o_offset * es, io, plan->ld_o, c->o_stride,
             c->count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(bs, "cublasGemmStridedBatchedEx (O = P.V)");
     }

@@ -12,11 +12,12 @@
 
 #include <stdint.h>
 
-/* One strided-batched GEMM pair: `count` problems whose Q/O, K/V and S
- * operands start at the offsets (elements) and step by the strides. */
+/* One strided-batched GEMM pair: `count` problems whose Q, K, S (GEMM 1) and
+ * P, V, O (GEMM 2) operands start at the offsets (elements) and step by the
+ * strides. Q and K rows hold Dk values, V and O rows Dv. */
 typedef struct avk_unfused_call {
-    int64_t q_offset, kv_offset, s_offset;
-    int64_t q_stride, kv_stride, s_stride;
+    int64_t q_offset, kv_offset, s_offset, v_offset, o_offset;
+    int64_t q_stride, kv_stride, s_stride, v_stride, o_stride;
     int count;
 } avk_unfused_call;
 
@@ -26,7 +27,8 @@ typedef struct avk_unfused_call {
  * group), whichever needs fewer calls. S is [B][H][Nq][Nk] in every case. */
 typedef struct avk_unfused_plan {
     int rows;            /* query rows per GEMM */
-    int ld_q, ld_kv;     /* row pitch of Q/O and K/V, elements */
+    int ld_q, ld_kv;     /* row pitch of Q and K, elements */
+    int ld_o, ld_v;      /* of O and V (Dv rows) */
     int call_count;
     avk_unfused_call *calls;
     uint64_t scores_bytes; /* B*H*Nq*Nk*4: the workspace */

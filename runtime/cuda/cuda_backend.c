@@ -3,6 +3,7 @@
  * baselines go through cuda_vendor.h. Devices and buffers: cuda_device.c. */
 #include "core/kernel_args.h"
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
+#include "core/layout.h"   /* avk_head_dim_v */
 #include "core/split_plan.h"
 #include "cuda/cuda_bandwidth.h"
 #include "cuda/cuda_device.h"
@@ -97,7 +98,8 @@ static int cuda_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         const avk_nvrtc *rt = avk_nvrtc_load();
         out->available = rt != NULL;
         out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 |
-                        ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 | AVK_SCORE_FEATURES; /* every body */
+                        ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 | AVK_SCORE_FEATURES |
+                        ATTNVK_FEATURE_HEAD_DIM_V; /* every body (mma-decode: the selection routes Dk != Dv past it) */
         if (!rt) snprintf(out->reason, sizeof out->reason, "%s", avk_nvrtc_reason());
     }
     return 1 + avk_cuda_vendor_implementations(dev, max > 1 ? out + 1 : NULL, max > 1 ? max - 1 : 0);
@@ -163,7 +165,7 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     s = load_module(dev, &k->cfg, &k->mod);
     if (s == ATTNVK_OK && splits > 1) {
         size_t rows = (size_t)splits * p->batch * p->heads * p->seq_q;
-        k->part_o_bytes = rows * (size_t)p->head_dim * sizeof(float);
+        k->part_o_bytes = rows * (size_t)avk_head_dim_v(p) * sizeof(float); /* partial O rows are O's (Dv) */
         s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->workspace, k->part_o_bytes + rows * sizeof(float)),
                            "cuMemAlloc(split-KV workspace)");
     }
@@ -180,11 +182,13 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     info->tile_bc = bc;
     info->workgroup_size = k->cfg.threads;
     info->split_kv = splits;
-    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)p->head_dim : 0;
+    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)avk_head_dim_v(p) : 0;
     snprintf(info->params, sizeof info->params,
-             "arch=%s regs=%d local=%d smem=%zu pack=%d key_warps=%d stages=%d split_keys=%u kv=%s cubin=%s", arch,
-             k->mod->registers, k->mod->local_bytes, k->smem, pack, k->cfg.key_warps, k->cfg.kv_stages, k->args.split_keys, attnvk_kv_format_name(p->kv_format),
-             k->mod->from_cache ? "cached" : "nvrtc");
+             "arch=%s regs=%d local=%d smem=%zu pack=%d key_warps=%d stages=%d col_warps=%d split_keys=%u kv=%s "
+             "cubin=%s",
+             arch, k->mod->registers, k->mod->local_bytes, k->smem, pack, k->cfg.key_warps, k->cfg.kv_stages,
+             k->cfg.col_warps, k->args.split_keys,
+             attnvk_kv_format_name(p->kv_format), k->mod->from_cache ? "cached" : "nvrtc");
     *out = k;
     return ATTNVK_OK;
 }
@@ -230,7 +234,7 @@ static attnvk_status launch(avk_cuda_device *dev, avk_bkernel *k, const avk_disp
     if (s == ATTNVK_OK && splits > 1)
         s = avk_cuda_check(dev,
                            dev->cu->cuLaunchKernel(k->mod->reduce, (unsigned)a->q_count, (unsigned)k->p.heads,
-                                                   (unsigned)k->p.batch, (unsigned)k->p.head_dim, 1, 1, 0,
+                                                   (unsigned)k->p.batch, (unsigned)avk_head_dim_v(&k->p), 1, 1, 0,
                                                    dev->stream, args, NULL),
                            "cuLaunchKernel(avk_attn_reduce)");
     return s;

@@ -22,6 +22,7 @@ AVK_EMBEDDED(avk_cuda_sm90_source)
 AVK_EMBEDDED(avk_cuda_wgmma_source)
 AVK_EMBEDDED(avk_cuda_tiled_source)
 AVK_EMBEDDED(avk_cuda_decode_source)
+AVK_EMBEDDED(avk_cuda_mma_source)
 
 /* The headers attn_fwd.cu includes, by the names it includes them by. */
 static const struct {
@@ -39,6 +40,7 @@ static const struct {
     {"sm90_wgmma_ops.h", avk_cuda_wgmma_source, &avk_cuda_wgmma_source_size},
     {"attn_tiled.h", avk_cuda_tiled_source, &avk_cuda_tiled_source_size},
     {"attn_decode.h", avk_cuda_decode_source, &avk_cuda_decode_source_size},
+    {"attn_mma.h", avk_cuda_mma_source, &avk_cuda_mma_source_size},
 };
 enum { KERNEL_HEADERS = sizeof kernel_headers / sizeof *kernel_headers };
 
@@ -108,8 +110,9 @@ attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int
     copy_log(rt, prog, log, log_size, &full_log);
     attnvk_status s = ATTNVK_OK;
     if (r != NVRTC_SUCCESS) {
-        s = avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC %s for %s (%s %dx%d D=%d %s): %s", rt->nvrtcGetErrorString(r), arch,
-                     cfg->variant, cfg->br, cfg->bc, cfg->head_dim, attnvk_dtype_name(cfg->dtype),
+        s = avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC %s for %s (%s %dx%d D=%d/%d %s): %s", rt->nvrtcGetErrorString(r), arch,
+                     cfg->variant, cfg->br, cfg->bc, cfg->head_dim,
+                     cfg->head_dim_v > 0 ? cfg->head_dim_v : cfg->head_dim, attnvk_dtype_name(cfg->dtype),
                      full_log ? full_log : "(no log)");
     } else if (rt->nvrtcGetCUBINSize(prog, size) != NVRTC_SUCCESS || *size == 0 || !(*cubin = malloc(*size))) {
         s = avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC produced no cubin for %s (is '%s' a real architecture?)", arch, arch);

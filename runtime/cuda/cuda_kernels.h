@@ -11,7 +11,9 @@
 #include <stdint.h>
 
 /* Variants: "mma16"   tensor cores, 16 query rows per warp, Q in registers
- *           "mma16-qs" the same with Q re-read from shared memory
+ *           "mma16-qs" the same with Q re-read from shared memory; above Dv
+ *                     256 col_warps warps share each 16-row group, each
+ *                     holding its Dv / col_warps columns of O
  *           "mma32", "mma32-qs"  32 rows per warp (two m-tiles)
  *           "mma-decode" tensor cores, one 16-row m-tile shared by
  *                     key_warps warps that split the keys, each streaming
@@ -30,13 +32,16 @@ typedef struct avk_cuda_config {
     int lanes_per_row;  /* tiled: lanes splitting D per row group */
     int rows_per_warp;  /* mma: 16 or 32 */
     int qreg;           /* mma: Q fragments kept in registers */
+    int col_warps;      /* mma.sync bodies: warps sharing a row group, each with Dv / col_warps of O
+                         * (AVK_WN; 0: 2 above Dv 256, else 1) */
     int key_warps;      /* mma-decode: warps splitting a CTA's keys (0: other variants) */
     int kv_stages;      /* mma-decode: raw K/V stages in flight per warp */
     int min_ctas;       /* CTAs per SM the register budget must allow (__launch_bounds__; 0: 1) */
     int resident;       /* CTAs per SM the split planner fills the device with (0: 1) */
     int whole_waves;    /* splits in whole waves of SMs x resident (avk_split_request) */
     attnvk_dtype dtype;
-    int head_dim;
+    int head_dim;       /* Dk: Q and K rows */
+    int head_dim_v;     /* Dv: V and O rows (0: = head_dim) */
     int br, bc;         /* query rows per CTA, keys per K/V tile */
     int threads;        /* per CTA */
     int split;          /* compiled to write split-KV partials */
@@ -73,7 +78,7 @@ void avk_cuda_arch_name(int cc_major, int cc_minor, char *out, size_t n);
 
 /* NVRTC options for cfg; returns the count. storage holds the strings.
  * $ATTNVK_CUDA_DEFINES ("-DNAME=V ...") adds kernel defines for tuning sweeps. */
-enum { AVK_CUDA_MAX_OPTIONS = 24, AVK_CUDA_OPTION_LEN = 64 };
+enum { AVK_CUDA_MAX_OPTIONS = 28, AVK_CUDA_OPTION_LEN = 64 };
 int avk_cuda_build_options(const avk_cuda_config *cfg, const char *arch,
                            char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts);
 

@@ -11,11 +11,13 @@
 enum { ANY = -1, PREFILL = 0, DECODE = 1 };
 #define NV "NVIDIA"
 
-/* vendor, architecture, device, dtype, D min..max, decode, variant, BR, BC,
+/* vendor, architecture, device, dtype, Dk min..max, decode, variant, BR, BC,
  * threads (simt and tiled; mma derives it from BR and rows per warp), extra[0]:
- * tiled's lanes per row.
+ * tiled's lanes per row; extra[2]: mma's warps per row group (col_warps).
  * mma entries apply from sm_80 to f16/bf16 only (see usable()); everything
- * else falls back to the portable simt entries at the end. */
+ * else falls back to the portable simt entries at the end. An entry the
+ * problem's Dv (or Dk 40/72's lanes) does not fit is skipped like one the
+ * device cannot run. */
 static const avk_tuning cuda_table[] = {
     /* Hopper (sm_90), measured on the H100 (bench/results/cuda-h100-notes.md):
      * wgmma where D is whole 128-byte rows (3 warpgroups of 64 rows at D <= 128:
@@ -27,33 +29,54 @@ static const avk_tuning cuda_table[] = {
      * H100 D=128 f16 H=16 (session 11): causal 8k 331 -> 380 TFLOP/s, 32k 400 ->
      * 434; window 4096 at 32k 349 -> 383 */
     {NV, "sm_9", NULL, ANY, 128, 128, PREFILL, "wgmma", 192, 128, 0, {0, 128}},
+    /* Dk 192 (not measured yet): MLA's 192/128 keeps D=128's registers (Dv 128,
+     * 128 keys) in 2 warpgroups (3 would need 233 KiB); 192/192 takes 64-key
+     * tiles (128x128 would need 241 KiB) */
+    {NV, "sm_9", NULL, ANY, 192, 192, PREFILL, "wgmma", 128, 128, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 192, 192, PREFILL, "wgmma", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 256, 256, PREFILL, "wgmma", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
-    {NV, "sm_9", NULL, ANY, 80, 128, PREFILL, "mma32-qs", 128, 64, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 72, 96, PREFILL, "mma32-qs", 128, 64, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 112, 112, PREFILL, "mma32-qs", 128, 32, 0, {0}}, /* 64 keys spill 140 bytes */
+    {NV, "sm_9", NULL, ANY, 128, 128, PREFILL, "mma32-qs", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
+    /* Dv > 256 (512; MLA's 576/512): two warps a row group, each with 256 columns of O
+     * (128 accumulator registers); 16-key tiles keep Q, two stages and the S exchange in 162 KiB */
+    {NV, "sm_9", NULL, ANY, 512, 576, PREFILL, "mma16-qs", 64, 16, 0, {0, 0, 2}},
     {NV, "sm_9", NULL, ANY, 32, 128, DECODE, "mma16", 16, 32, 0, {0}},
     {NV, "sm_9", NULL, ANY, 160, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 512, 576, DECODE, "mma16-qs", 16, 16, 0, {0, 0, 4}},
     /* Ampere / Ada (sm_8x): 99-163 KiB of shared memory; not measured here,
      * tiles chosen so two CTAs fit an A100's 164 KiB */
     {NV, "sm_8", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
-    {NV, "sm_8", NULL, ANY, 80, 128, PREFILL, "mma32-qs", 128, 32, 0, {0}},
+    {NV, "sm_8", NULL, ANY, 72, 128, PREFILL, "mma32-qs", 128, 32, 0, {0}},
     {NV, "sm_8", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
     {NV, "sm_8", NULL, ANY, 32, 128, DECODE, "mma16", 16, 32, 0, {0}},
     {NV, "sm_8", NULL, ANY, 160, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
-    /* any later NVIDIA architecture with mma.sync */
+    /* any later NVIDIA architecture with mma.sync (Dk > 256 also on sm_8x: 64 rows
+     * where 162 KiB fit, else 16) */
     {NV, NULL, NULL, ANY, 32, 128, PREFILL, "mma16", 64, 64, 0, {0}},
     {NV, NULL, NULL, ANY, 160, 256, PREFILL, "mma16-qs", 64, 32, 0, {0}},
+    {NV, NULL, NULL, ANY, 512, 576, PREFILL, "mma16-qs", 64, 16, 0, {0, 0, 2}},
+    {NV, NULL, NULL, ANY, 512, 576, ANY, "mma16-qs", 16, 16, 0, {0, 0, 4}},
     {NV, NULL, NULL, ANY, 32, 256, DECODE, "mma16-qs", 16, 32, 0, {0}},
     /* f32 (and anything the tensor-core entries cannot take): the register-tiled
-     * kernel; extra[0] = lanes per row. Tiles from OpenCL's tiled-f32 on the H100
-     * (same scheme: D=64 2 lanes x 2 rows, D=128 8 x 4 with 256 threads, D=256 16 x 4) */
+     * kernel; extra[0] = lanes per row (a lane takes whole float4s of Dk and Dv).
+     * Tiles from OpenCL's tiled-f32 on the H100 (same scheme: D=64 2 lanes x 2
+     * rows, D=128 8 x 4 with 256 threads, D=256 16 x 4); Dk 72 takes 2 lanes,
+     * Dk > 256 16 lanes x 1 row (576/512: 9 + 8 float4s a lane) */
     {NV, NULL, NULL, ANY, 32, 64, PREFILL, "tiled", 128, 16, 128, {2}},
-    {NV, NULL, NULL, ANY, 80, 96, PREFILL, "tiled", 64, 16, 128, {4}},
+    {NV, NULL, NULL, ANY, 72, 72, PREFILL, "tiled", 64, 16, 128, {2}},
+    {NV, NULL, NULL, ANY, 80, 112, PREFILL, "tiled", 64, 16, 128, {4}},
     {NV, NULL, NULL, ANY, 128, 128, PREFILL, "tiled", 128, 16, 256, {8}},
-    {NV, NULL, NULL, ANY, 256, 256, PREFILL, "tiled", 32, 8, 128, {16}},
+    {NV, NULL, NULL, ANY, 160, 256, PREFILL, "tiled", 32, 8, 128, {16}},
+    {NV, NULL, NULL, ANY, 512, 576, ANY, "tiled", 16, 8, 256, {16}},
     {NV, NULL, NULL, ANY, 32, 256, DECODE, "tiled", 16, 32, 64, {4}},
+    {NV, NULL, NULL, ANY, 32, 256, DECODE, "tiled", 16, 32, 32, {2}}, /* Dk 40, 72 */
     /* portable f32 kernel: every dtype, every device */
     {NULL, NULL, NULL, ANY, 0, 0, ANY, "simt", 32, 32, 128, {0}},
+    {NULL, NULL, NULL, ANY, 512, 576, ANY, "simt", 16, 16, 256, {0}},
+    {NULL, NULL, NULL, ANY, 512, 576, ANY, "simt", 4, 8, 32, {0}}, /* 48 KiB devices */
     {NULL, NULL, NULL, ANY, 0, 0, DECODE, "simt", 16, 32, 128, {0}},
     {NULL, NULL, NULL, ANY, 160, 256, PREFILL, "simt", 16, 32, 128, {0}},
     {NULL, NULL, NULL, ANY, 160, 256, ANY, "simt", 16, 16, 128, {0}}, /* 64 KiB devices */
@@ -86,17 +109,25 @@ static const avk_tuning cuda_table[] = {
  *   split): Nq=16 64x64 at 32k 4 splits 0.401 ms, 8 0.408, 5 (one resident)
  *   0.489; f16 Nq=1 mma16 16x32 (5 fit an SM) 16k 8 splits 0.196 ms, 5 0.201,
  *   4 0.222; 64k 8 0.751, 5 0.756, 16 0.774, 4 0.850. */
+/* - Dk > 256 (512; DeepSeek MLA's absorbed decode, 576/512 with 128 heads on
+ *   one kv head: 128 packed rows): Q stays in shared memory and the warps of a
+ *   row group split O's columns (col_warps): 64 rows x 2 (254 registers, no
+ *   spills, one CTA per SM), up to 16 rows x 4 (164 registers). Not measured. */
 enum { KV_ANY, KV_QUANTIZED, KV_PAGED };
 static const struct {
     int max_rows;
+    int min_dim, max_dim; /* Dk */
     int kv; /* KV_QUANTIZED: quantized caches only; KV_PAGED: paged caches only */
     const char *variant;
-    int br, bc, key_warps, kv_stages, min_ctas, resident, whole_waves;
+    int br, bc, key_warps, kv_stages, min_ctas, resident, whole_waves, col_warps;
 } packed_decode_tiles[] = {
-    {16, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3, 2, 0},
-    {16, KV_PAGED, "mma-decode", 16, 32, 2, 2, 0, 0, 0},
-    {16, KV_ANY, "mma16", 16, 32, 0, 0, 0, 4, 1},
-    {1 << 30, KV_ANY, "mma16", 64, 64, 0, 0, 0, 2, 1},
+    {16, 0, 256, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3, 2, 0, 0},
+    {16, 0, 256, KV_PAGED, "mma-decode", 16, 32, 2, 2, 0, 0, 0, 0},
+    {16, 0, 256, KV_ANY, "mma16", 16, 32, 0, 0, 0, 4, 1, 0},
+    {1 << 30, 0, 256, KV_ANY, "mma16", 64, 64, 0, 0, 0, 2, 1, 0},
+    {16, 257, 1 << 30, KV_ANY, "mma16-qs", 16, 16, 0, 0, 0, 2, 1, 4},
+    {1 << 30, 257, 1 << 30, KV_ANY, "mma16-qs", 64, 16, 0, 0, 0, 1, 1, 2},
+    {1 << 30, 257, 1 << 30, KV_ANY, "mma16-qs", 16, 16, 0, 0, 0, 2, 1, 4}, /* devices without 162 KiB */
 };
 
 static int packed_entry_fits(int kv, const attnvk_problem *p)
@@ -120,6 +151,7 @@ int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
     cfg->tiled = 0;
     cfg->key_warps = 0;
     cfg->kv_stages = 0;
+    cfg->col_warps = 0;
     if (strcmp(name, "mma-decode") == 0) {
         cfg->mma = 1;
         cfg->rows_per_warp = 16;
@@ -158,23 +190,42 @@ static size_t kv_row_bytes(const avk_cuda_config *c)
     return attnvk_kv_row_bytes(&p);
 }
 
+static int dim_v(const avk_cuda_config *c) { return c->head_dim_v > 0 ? c->head_dim_v : c->head_dim; }
+
+/* attn_mma.h's warps per row group: the table's, else as many as keep O at
+ * 128 accumulator registers a thread above Dv 256 (2; 4 with 32-row warps) */
+static int col_warps(const avk_cuda_config *c)
+{
+    if (c->col_warps > 0) return c->col_warps;
+    return dim_v(c) <= 256 ? 1 : c->rows_per_warp == 32 ? 4 : 2;
+}
+
+static size_t pad16(int d) { return ((size_t)d + 15) / 16 * 16; }
+
 size_t avk_cuda_config_smem(const avk_cuda_config *c)
 {
-    size_t D = (size_t)c->head_dim;
+    size_t D = (size_t)c->head_dim, DV = (size_t)dim_v(c);
     if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded) */
-        return 1024u + ((size_t)c->br + 4u * (size_t)c->bc) * D * 2;
+        return 1024u + ((size_t)c->br * D + 2u * (size_t)c->bc * (D + DV)) * 2;
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
-        return (c->dtype == ATTNVK_F32 ? 4u : 2u) * (size_t)c->bc * D * 4;
+        return (c->dtype == ATTNVK_F32 ? 2u : 1u) * (size_t)c->bc * (D + DV) * 4;
     if (c->key_warps) { /* Q, then per warp its raw K/V stages; the warps' merge reuses them */
         size_t rows = kv_row_bytes(c) % 32 == 0 ? kv_row_bytes(c) + 16 : kv_row_bytes(c); /* attn_decode.h's RAW_ROW */
         size_t rings = (size_t)c->key_warps * (size_t)c->kv_stages * 2u * (size_t)c->bc * rows;
         size_t merge = (size_t)c->key_warps * 16u * (D + 2) * 4;
         return 16u * (D + 8) * 2 + (rings > merge ? rings : merge);
     }
-    if (c->mma) /* Q + two stages of K and V, rows padded by 16 bytes (+ two raw stages of a quantized K/V) */
-        return ((size_t)c->br + 4u * (size_t)c->bc) * (D + 8) * 2 +
-               (c->kv_format != ATTNVK_KV_DTYPE ? 4u * (size_t)c->bc * kv_row_bytes(c) : 0);
-    return ((size_t)c->br * (D + 1) + 2u * c->bc * (D + 1) + (size_t)c->br * (c->bc + 1) + 3u * c->br) * 4;
+    if (c->mma) { /* attn_mma.h: Q + two stages of K (rows of Dk padded to k-steps, + 16 bytes) and V (Dv),
+                   * two raw stages of a quantized K/V, the row groups' two partial-S buffers (col_warps > 1) */
+        const size_t wn = (size_t)col_warps(c), wm = (size_t)(c->rows_per_warp > 0 ? c->rows_per_warp / 16 : 1);
+        const size_t row_groups = (size_t)c->br / (16u * wm);
+        return ((size_t)c->br + 2u * (size_t)c->bc) * (pad16(c->head_dim) + 8) * 2 +
+               2u * (size_t)c->bc * (pad16(dim_v(c)) + 8) * 2 +
+               (c->kv_format != ATTNVK_KV_DTYPE ? 4u * (size_t)c->bc * kv_row_bytes(c) : 0) +
+               (wn > 1 ? row_groups * 2u * wn * wm * ((size_t)c->bc / 8) * 4u * 32u * 4u : 0);
+    }
+    return ((size_t)c->br * (D + 1) + (size_t)c->bc * (D + 1) + (size_t)c->bc * (DV + 1) +
+            (size_t)c->br * (c->bc + 1) + 3u * c->br) * 4;
 }
 
 int avk_cuda_resident(const avk_cuda_config *c, size_t smem_per_sm)
@@ -186,13 +237,31 @@ int avk_cuda_resident(const avk_cuda_config *c, size_t smem_per_sm)
     return resident;
 }
 
-static int is_head_dim(int d) { return d == 32 || d == 64 || d == 80 || d == 96 || d == 128 || d == 256; }
+/* Q/K and V/O head dims the bodies take: the equal ones, and DeepSeek MLA's pairs */
+static int is_head_dims(int dk, int dv)
+{
+    static const int equal[] = {32, 40, 64, 72, 80, 96, 112, 128, 192, 256, 512};
+    if (dk != dv) return (dk == 192 && dv == 128) || (dk == 576 && dv == 512);
+    for (size_t i = 0; i < sizeof equal / sizeof *equal; ++i)
+        if (dk == equal[i]) return 1;
+    return 0;
+}
+
+static attnvk_status head_dims_unsupported(int dk, int dv)
+{
+    char dims[24] = "";
+    if (dv != dk) snprintf(dims, sizeof dims, "s %d/%d", dk, dv);
+    else snprintf(dims, sizeof dims, " %d", dk);
+    return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                    "cuda: head dim%s not supported (32, 40, 64, 72, 80, 96, 112, 128, 192, 256, 512; Dk/Dv 192/128 "
+                    "and 576/512)",
+                    dims);
+}
 
 attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t smem_limit)
 {
-    if (!is_head_dim(c->head_dim))
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: head_dim %d not supported (32, 64, 80, 96, 128, 256)",
-                        c->head_dim);
+    const int dk = c->head_dim, dv = dim_v(c);
+    if (!is_head_dims(dk, dv)) return head_dims_unsupported(dk, dv);
     if (c->br < 1 || c->bc < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: tiles must be positive");
     if (c->contract && (c->wgmma || c->tiled))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
@@ -208,9 +277,9 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
         if (c->wgmma) {
             if (cc_major != 9)
                 return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: variant wgmma needs sm_90 (Hopper: wgmma, sm_90a)");
-            if (c->head_dim % 64)
-                return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: variant wgmma takes head_dim 64, 128 or 256 (got %d)",
-                                c->head_dim);
+            if (dk % 64 || dv % 64 || dk > 256)
+                return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                                "cuda: variant wgmma takes head dims 64, 128, 192, 256 and 192/128 (got %d/%d)", dk, dv);
             if (c->br % 64 || c->br < 64 || c->br > 192 || (c->bc != 64 && c->bc != 128 && c->bc != 256))
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                                 "cuda: wgmma needs tile_br 64, 128 or 192 and tile_bc 64, 128 or 256 (got %dx%d)",
@@ -220,47 +289,60 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
             if (c->br != 16 || (c->bc != 16 && c->bc != 32))
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: mma-decode needs tile_br 16 and tile_bc 16 or 32 (got %dx%d)",
                                 c->br, c->bc);
-            if (c->head_dim > 128)
-                return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: mma-decode takes head_dim up to 128 (got %d)",
-                                c->head_dim);
+            if (dk > 128 || dk % 16 || dv != dk)
+                return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                                "cuda: mma-decode takes one head dim, a multiple of 16 up to 128 (got %d/%d)", dk, dv);
             if (c->key_warps < 1 || c->key_warps > 8 || c->kv_stages < 2 || c->kv_stages > 4)
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                                 "cuda: mma-decode needs 1-8 key warps and 2-4 stages (got %d, %d)", c->key_warps,
                                 c->kv_stages);
-        } else if (c->br % c->rows_per_warp || c->br / c->rows_per_warp > 16)
-            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "cuda: %s needs tile_br a multiple of %d, at most %d (got %d)", c->variant,
-                            c->rows_per_warp, 16 * c->rows_per_warp, c->br);
+        } else {
+            const int wn = col_warps(c), groups = c->rows_per_warp > 0 ? c->br / c->rows_per_warp : 0;
+            if (c->br % c->rows_per_warp || groups * wn > 16 || (wn > 1 && groups > 15))
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                                "cuda: %s needs tile_br a multiple of %d, at most %d (got %d)", c->variant,
+                                c->rows_per_warp, 16 / wn * c->rows_per_warp, c->br);
+            if (wn != 1 && wn != 2 && wn != 4)
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: %s takes 1, 2 or 4 warps a row group (got %d)",
+                                c->variant, wn);
+            /* each warp: whole k-steps of Dk and n-tile pairs of Dv (both padded to 16) */
+            if (pad16(dk) % (16u * (size_t)wn) || pad16(dv) % (16u * (size_t)wn))
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                                "cuda: %s cannot split head dims %d/%d over %d warps a row group", c->variant, dk, dv,
+                                wn);
+            c->col_warps = wn;
+        }
         if (c->bc % 16 || c->bc > 256)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: %s needs tile_bc a multiple of 16, <= 256 (got %d)",
                             c->variant, c->bc);
         if (c->key_warps) c->threads = 32 * c->key_warps;
-        else if (!c->wgmma) c->threads = c->br / c->rows_per_warp * 32;
+        else if (!c->wgmma) c->threads = c->br / c->rows_per_warp * 32 * col_warps(c);
     } else if (c->tiled) {
         int ds = c->lanes_per_row;
         if (c->threads <= 0 || c->threads > 1024 || c->threads % 32)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: tiled needs 32..1024 threads in whole warps (got %d)",
                             c->threads);
-        if (ds < 1 || ds > 32 || (ds & (ds - 1)) || c->head_dim % (4 * ds))
+        if (ds < 1 || ds > 32 || (ds & (ds - 1)) || dk % (4 * ds) || dv % (4 * ds))
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "cuda: tiled lanes per row must be a power of two <= 32 dividing D/4 (got %d, D=%d)", ds,
-                            c->head_dim);
+                            "cuda: tiled lanes per row must be a power of two <= 32 dividing Dk/4 and Dv/4 (got %d, "
+                            "D=%d/%d)",
+                            ds, dk, dv);
         if (c->br % (c->threads / ds))
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                             "cuda: tiled needs tile_br a multiple of %d (threads / lanes per row; got %d)",
                             c->threads / ds, c->br);
     } else {
         if (c->threads <= 0) c->threads = 128;
-        if (c->bc > c->threads || c->threads % c->bc || c->br % (c->threads / c->bc) ||
-            (c->br * c->head_dim) % c->threads)
+        if (c->bc > c->threads || c->threads % c->bc || c->br % (c->threads / c->bc) || (c->br * dv) % c->threads)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                             "cuda: simt needs tile_bc dividing %d and tile_br a multiple of %d (got %dx%d)",
                             c->threads, c->threads / (c->bc <= c->threads && c->bc > 0 ? c->bc : 1), c->br, c->bc);
     }
     size_t smem = avk_cuda_config_smem(c);
     if (smem_limit && smem > smem_limit)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: %s %dx%d at D=%d needs %zu bytes of shared memory (device: %zu)",
-                        c->variant, c->br, c->bc, c->head_dim, smem, smem_limit);
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "cuda: %s %dx%d at D=%d/%d needs %zu bytes of shared memory (device: %zu)", c->variant, c->br,
+                        c->bc, dk, dv, smem, smem_limit);
     return ATTNVK_OK;
 }
 
@@ -268,7 +350,7 @@ typedef struct usable_ctx {
     int cc_major;
     size_t smem_optin;
     attnvk_dtype dtype;
-    int head_dim;
+    int head_dim, head_dim_v;
     attnvk_kv_format kv_format;
     int contract;
     const char *variant; /* only this variant's entries, or NULL for any */
@@ -283,6 +365,7 @@ static int usable(const avk_tuning *e, const void *ctx)
     if (!avk_cuda_parse_variant(e->variant, &c)) return 0;
     c.dtype = u->dtype;
     c.head_dim = u->head_dim;
+    c.head_dim_v = u->head_dim_v;
     c.kv_format = u->kv_format;
     c.contract = u->contract;
     c.br = e->tile_br;
@@ -290,6 +373,7 @@ static int usable(const avk_tuning *e, const void *ctx)
     c.threads = e->workgroup_size;
     c.lanes_per_row = e->extra[0];
     if (c.key_warps && e->extra[0]) c.key_warps = e->extra[0], c.kv_stages = e->extra[1];
+    if (c.mma && !c.wgmma && !c.key_warps) c.col_warps = e->extra[2];
     return avk_cuda_config_check(&c, u->cc_major, u->smem_optin) == ATTNVK_OK;
 }
 
@@ -314,7 +398,7 @@ static void variant_defaults(avk_cuda_config *c, int decode)
         c->bc = c->head_dim > 128 ? 64 : 128;
     } else {
         c->br = c->rows_per_warp == 32 ? 128 : 64;
-        c->bc = c->head_dim > 128 ? 32 : 64;
+        c->bc = c->head_dim > 256 ? 16 : c->head_dim > 128 ? 32 : 64;
     }
     if (decode && !c->tiled && !c->key_warps) c->br = c->wgmma ? 64 : c->mma ? c->rows_per_warp : 16;
 }
@@ -327,6 +411,7 @@ static void take_entry(const avk_tuning *e, avk_cuda_config *cfg)
     cfg->threads = e->workgroup_size;
     cfg->lanes_per_row = e->extra[0];
     if (cfg->key_warps && e->extra[0]) cfg->key_warps = e->extra[0], cfg->kv_stages = e->extra[1];
+    if (cfg->mma && !cfg->wgmma && !cfg->key_warps) cfg->col_warps = e->extra[2];
 }
 
 /* Developer knob for sweeps: $ATTNVK_CUDA_TUNE "key_warps=N,stages=M,min_ctas=C" over
@@ -357,16 +442,16 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
 {
     memset(cfg, 0, sizeof *cfg);
     const int contract = pack > 1 || p->page_size > 0 || p->ragged || p->kv_format != ATTNVK_KV_DTYPE;
-    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim, p->kv_format, contract, NULL};
+    const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim;
+    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim, dv, p->kv_format, contract, NULL};
     avk_tuning_query q = {info, p->dtype, p->head_dim, decode, usable, &u};
     int count;
     const avk_tuning *table = avk_cuda_tuning_table(&count);
+    if (!is_head_dims(p->head_dim, dv)) return head_dims_unsupported(p->head_dim, dv);
     const avk_tuning *e = avk_tuning_lookup(table, count, &q);
-    if (!is_head_dim(p->head_dim))
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: head_dim %d not supported (32, 64, 80, 96, 128, 256)",
-                        p->head_dim);
     cfg->dtype = p->dtype;
     cfg->head_dim = p->head_dim;
+    cfg->head_dim_v = dv;
     cfg->kv_format = p->kv_format;
     cfg->contract = contract;
     cfg->score_mod = (int)avk_score_mod_bits(p);
@@ -390,6 +475,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (decode && cfg->mma && !cfg->wgmma && cfg->rows_per_warp == 16)
         for (size_t i = 0; i < sizeof packed_decode_tiles / sizeof *packed_decode_tiles; ++i)
             if ((int64_t)pack * p->seq_q <= packed_decode_tiles[i].max_rows &&
+                p->head_dim >= packed_decode_tiles[i].min_dim && p->head_dim <= packed_decode_tiles[i].max_dim &&
                 packed_entry_fits(packed_decode_tiles[i].kv, p)) {
                 /* a variant named in the options keeps its kernel; only its tiles follow the rows */
                 if (o->variant && strcmp(o->variant, packed_decode_tiles[i].variant) != 0) continue;
@@ -399,6 +485,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
                 packed.bc = packed_decode_tiles[i].bc;
                 packed.resident = packed_decode_tiles[i].resident;
                 packed.whole_waves = packed_decode_tiles[i].whole_waves;
+                packed.col_warps = packed_decode_tiles[i].col_warps;
                 if (packed.key_warps) {
                     packed.key_warps = packed_decode_tiles[i].key_warps;
                     packed.kv_stages = packed_decode_tiles[i].kv_stages;
@@ -427,6 +514,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "--gpu-architecture=%s", arch);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-std=c++17");
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_D=%d", c->head_dim);
+    if (dim_v(c) != c->head_dim) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DV=%d", dim_v(c));
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DTYPE=%d", (int)c->dtype);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_BR=%d", c->br);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_BC=%d", c->bc);
@@ -436,6 +524,8 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_TILED=%d", c->tiled);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DS=%d", c->tiled ? c->lanes_per_row : 0);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WM=%d", c->mma ? c->rows_per_warp / 16 : 0);
+    if (c->mma && !c->wgmma && !c->key_warps && col_warps(c) > 1)
+        snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WN=%d", col_warps(c));
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_QREG=%d", c->qreg);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_FORMAT=%d", (int)c->kv_format);

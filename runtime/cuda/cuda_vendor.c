@@ -34,14 +34,16 @@ int avk_cuda_vendor_implementations(avk_cuda_device *dev, attnvk_impl_info *out,
     attnvk_impl_info all[2];
     attnvk_status dnn = avk_cudnn_load();
     describe(&all[0], "cudnn", 1, dnn);
-    /* the graph expresses each of them; avk_cudnn_sdpa_supports refuses the combinations cuDNN lacks */
-    all[0].features = AVK_SCORE_FEATURES;
+    /* the graph expresses each of them and separate Dk/Dv; avk_cudnn_sdpa_supports refuses the
+     * combinations cuDNN lacks (576/512) */
+    all[0].features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V;
     if (dnn == ATTNVK_OK && dev && dev->cc_major < 8) {
         all[0].available = 0;
         snprintf(all[0].reason, sizeof all[0].reason, "cuDNN fused attention needs compute capability 8.0 or newer");
     }
     describe(&all[1], "cublas", 0, avk_cublas_load());
-    all[1].features = AVK_SCORE_FEATURES; /* its row softmax (native/softmax.cu) applies them all */
+    /* its row softmax (native/softmax.cu) applies them all; P.V and O take Dv */
+    all[1].features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V;
     int n = (int)(sizeof all / sizeof *all);
     for (int i = 0; i < n && i < max; ++i) out[i] = all[i];
     return n;

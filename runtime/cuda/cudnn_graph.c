@@ -12,6 +12,9 @@ const char *avk_dnn_text(cudnnStatus_t s, char *buf, size_t n)
     char last[384] = "";
     avk_dnn.cudnnGetLastErrorString(last, sizeof last);
     snprintf(buf, n, "%s%s%s%s", avk_dnn.cudnnGetErrorString(s), last[0] ? " (" : "", last, last[0] ? ")" : "");
+    /* cuDNN's last-error text spans lines; a reason is one line */
+    for (char *c = buf; *c; ++c)
+        if (*c == '\n' || *c == '\r' || *c == '\t') *c = ' ';
     return buf;
 }
 

@@ -81,10 +81,11 @@ static attnvk_status dnn_status_kind(cudnnStatus_t s)
 
 enum { MAX_ENGINE_CONFIGS = 16 };
 
-/* Q/O ([B][H][S][D] logical) in either layout; heads/seq are those of the tensor. */
-static avk_dnn_shape layout_shape(const attnvk_problem *p, int64_t heads, int64_t seq)
+/* Q, K, V or O ([B][heads][seq][dim] logical) in either layout: Q and K rows
+ * hold Dk values, V and O rows Dv. */
+static avk_dnn_shape layout_shape(const attnvk_problem *p, int64_t heads, int64_t seq, int64_t dim)
 {
-    int64_t B = p->batch, D = p->head_dim;
+    int64_t B = p->batch, D = dim;
     avk_dnn_shape s = {{B, heads, seq, D}, {0, 0, 0, 1}};
     if (p->layout == ATTNVK_LAYOUT_BHSD) {
         s.strides[0] = heads * seq * D;
@@ -111,8 +112,9 @@ static void build_sdpa(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_scor
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
     const cudnnDataType_t io = io_type(p->dtype);
     int64_t B = p->batch, H = p->heads, Hkv = p->kv_heads, Nq = p->seq_q, Nk = p->seq_kv;
+    const int64_t Dk = p->head_dim, Dv = attnvk_problem_head_dim_v(p);
 
-    avk_dnn_shape kt = layout_shape(p, Hkv, Nk); /* K as K^T: swap the last two dims and strides */
+    avk_dnn_shape kt = layout_shape(p, Hkv, Nk, Dk); /* K as K^T: swap the last two dims and strides */
     int64_t swap = kt.dims[2];
     kt.dims[2] = kt.dims[3];
     kt.dims[3] = swap;
@@ -120,10 +122,10 @@ static void build_sdpa(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_scor
     kt.strides[2] = kt.strides[3];
     kt.strides[3] = swap;
 
-    cudnnBackendDescriptor_t q = avk_dnn_tensor(b, "Q", AVK_DNN_UID_Q, io, layout_shape(p, H, Nq), false);
+    cudnnBackendDescriptor_t q = avk_dnn_tensor(b, "Q", AVK_DNN_UID_Q, io, layout_shape(p, H, Nq, Dk), false);
     cudnnBackendDescriptor_t k = avk_dnn_tensor(b, "K^T", AVK_DNN_UID_K, io, kt, false);
-    cudnnBackendDescriptor_t vt = avk_dnn_tensor(b, "V", AVK_DNN_UID_V, io, layout_shape(p, Hkv, Nk), false);
-    cudnnBackendDescriptor_t o = avk_dnn_tensor(b, "O", AVK_DNN_UID_O, io, layout_shape(p, H, Nq), false);
+    cudnnBackendDescriptor_t vt = avk_dnn_tensor(b, "V", AVK_DNN_UID_V, io, layout_shape(p, Hkv, Nk, Dv), false);
+    cudnnBackendDescriptor_t o = avk_dnn_tensor(b, "O", AVK_DNN_UID_O, io, layout_shape(p, H, Nq, Dv), false);
     cudnnBackendDescriptor_t scale = avk_dnn_scalar(b, "scale", AVK_DNN_UID_SCALE, f32, &v->scale);
 
     avk_dnn_shape scores = avk_dnn_dense(B, H, Nq, Nk);
@@ -151,10 +153,23 @@ attnvk_status avk_cudnn_sdpa_supports(const attnvk_problem *p, int cc_major)
     if (p->dtype == ATTNVK_F32)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                         "cuDNN fused attention takes f16 or bf16 (f32 is outside its SDPA support surface)");
-    if (p->head_dim % 8 != 0 || p->head_dim > 256)
+    const int dv = attnvk_problem_head_dim_v(p);
+    if (p->head_dim % 8 != 0 || p->head_dim > 256 || dv % 8 != 0 || dv > 256) {
+        if (dv == p->head_dim)
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                            "cuDNN fused attention needs a head dim that is a multiple of 8 and <= 256 (D=%d)",
+                            p->head_dim);
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
-                        "cuDNN fused attention needs a head dim that is a multiple of 8 and <= 256 (D=%d)",
-                        p->head_dim);
+                        "cuDNN fused attention needs Q/K and V/O head dims that are multiples of 8 and <= 256 "
+                        "(Dk=%d, Dv=%d)",
+                        p->head_dim, dv);
+    }
+    /* the support matrix lists Dk != Dv (d_qk 192, d_vo 128) for Hopper and newer only */
+    if (dv != p->head_dim && cc_major && cc_major < 9)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "cuDNN fused attention takes Q/K and V/O head dims that differ (Dk=%d, Dv=%d) on Hopper and "
+                        "newer",
+                        p->head_dim, dv);
     if (p->softcap > 0 && (p->causal || band.right || band.left || p->alibi))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                         "cuDNN takes a logit softcap only as its score modifier, which excludes causal masks, "

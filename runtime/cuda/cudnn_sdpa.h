@@ -17,7 +17,9 @@ attnvk_status avk_cudnn_load(void);
 const char *avk_cudnn_version_text(void);
 
 /* The support surface cudnn-frontend checks for fused SDPA (f16/bf16,
- * D % 8 == 0, D <= 256, bottom-right causal and windows only with Nq <= Nk,
+ * Dk and Dv multiples of 8 and <= 256 (so MLA's 192/128, on Hopper and newer
+ * as cuDNN's support matrix lists it, and not 576/512), bottom-right causal
+ * and windows only with Nq <= Nk,
  * ALiBi only beside a top-left causal diagonal, softcap only without masks
  * or windows, sinks from 9.13 and not for Nq = 1): UNSUPPORTED with the
  * reason for anything outside it, before a graph is built. The one place a

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
         }
         fprintf(f, "#define avk_attn_fwd %s\n#define avk_attn_reduce %s\n", fwd, reduce);
         fprintf(f, "namespace avk_instance_%d {\n#include \"attn_fwd.cu\"\n}\n", i);
-        fprintf(f, "#undef AVK_D\n#undef AVK_DTYPE\n#undef AVK_BR\n#undef AVK_BC\n#undef AVK_THREADS\n#undef AVK_MMA\n"
+        fprintf(f, "#undef AVK_D\n#undef AVK_DV\n#undef AVK_DTYPE\n#undef AVK_BR\n#undef AVK_BC\n#undef AVK_THREADS\n#undef AVK_MMA\n"
                    "#undef AVK_WM\n#undef AVK_QREG\n#undef AVK_SPLIT\n#undef avk_attn_fwd\n#undef avk_attn_reduce\n"
                    "#undef avk_mma\n#undef avk_mma_zc\n#undef avk_pack2\n");
     }

@@ -7,6 +7,7 @@
 #include "../../native/attn_params_host.h"
 #include "core/kernel_args.h"
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
+#include "core/layout.h"   /* avk_head_dim_v */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ extern const unsigned char avk_hip_params_source[];
 extern const unsigned char avk_hip_amd_portability_source[];
 extern const unsigned char avk_hip_contract_source[];
 extern const unsigned char avk_hip_scores_source[];
+extern const unsigned char avk_hip_mma_source[];
 extern const unsigned char avk_hip_args_source[];
 extern const unsigned char avk_hip_flags_source[];
 extern const unsigned char avk_hip_amd_matrix_source[];
@@ -58,7 +60,8 @@ void avk_hip_flash_describe(avk_hip_device *dev, attnvk_impl_info *out)
     snprintf(out->name, sizeof out->name, "attnvk");
     out->fused = 1;
     out->available = 1;
-    out->features = AVK_SCORE_FEATURES; /* the native bodies' hooks (build-verified: no AMD GPU here) */
+    /* the native bodies' hooks and separate Dk/Dv (build-verified: no AMD GPU here) */
+    out->features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V;
     int embedded = 0;
     for (int i = 0; i < avk_hip_code_object_count; ++i)
         embedded |= strcmp(avk_hip_code_objects[i].arch, dev->info.architecture) == 0;
@@ -71,10 +74,11 @@ void avk_hip_flash_describe(avk_hip_device *dev, attnvk_impl_info *out)
 
 void avk_hip_flash_source(const char *defines, avk_hip_source *out)
 {
-    static const char *const header_names[] = {"attn_portability.h", "attn_params.h",          "amd_portability.h",
-                                               "amd_matrix.h",       "amd_fragments.h",        "attn_contract.h",
-                                               "contract/kernel_args.def", "contract/kernel_flags.h", "attn_scores.h"};
-    static const char *headers[9];
+    static const char *const header_names[] = {"attn_portability.h", "attn_params.h", "amd_portability.h",
+                                               "amd_matrix.h", "amd_fragments.h", "attn_contract.h",
+                                               "contract/kernel_args.def", "contract/kernel_flags.h", "attn_scores.h",
+                                               "attn_mma.h"};
+    static const char *headers[10];
     headers[0] = (const char *)avk_hip_portability_source;
     headers[1] = (const char *)avk_hip_params_source;
     headers[2] = (const char *)avk_hip_amd_portability_source;
@@ -84,7 +88,8 @@ void avk_hip_flash_source(const char *defines, avk_hip_source *out)
     headers[6] = (const char *)avk_hip_args_source;
     headers[7] = (const char *)avk_hip_flags_source;
     headers[8] = (const char *)avk_hip_scores_source;
-    const avk_hip_source src = {"attn_fwd.cu", (const char *)avk_hip_attn_source, defines, headers, header_names, 9};
+    headers[9] = (const char *)avk_hip_mma_source;
+    const avk_hip_source src = {"attn_fwd.cu", (const char *)avk_hip_attn_source, defines, headers, header_names, 10};
     *out = src;
 }
 
@@ -175,7 +180,7 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
     if (s == ATTNVK_OK && k->cfg.split) s = avk_hip_get_function(dev, m->module, reduce, &k->reduce);
     if (s == ATTNVK_OK && k->cfg.split) {
         size_t rows = (size_t)k->splits * p->batch * p->heads * p->seq_q;
-        k->part_o_bytes = rows * (size_t)p->head_dim * sizeof(float);
+        k->part_o_bytes = rows * (size_t)avk_head_dim_v(p) * sizeof(float); /* partial O rows are O's (Dv) */
         s = avk_hip_check(dev, dev->hip->hipMalloc(&k->workspace, k->part_o_bytes + rows * sizeof(float)),
                           "hipMalloc(split-KV workspace)");
     }
@@ -188,7 +193,7 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
     info->tile_bc = bc;
     info->workgroup_size = k->cfg.threads;
     info->split_kv = k->splits;
-    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)p->head_dim : 0;
+    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)avk_head_dim_v(p) : 0;
     snprintf(info->params, sizeof info->params, "arch=%.16s lds=%zu split_keys=%u kernel=%.80s code=%.60s",
              dev->info.architecture, k->lds, k->args.split_keys, fwd, m->origin);
     *out = k;
@@ -228,7 +233,8 @@ static attnvk_status launch(avk_hip_device *dev, avk_hip_flash_kernel *k, const 
     if (s == ATTNVK_OK && k->cfg.split)
         s = avk_hip_check(dev,
                           dev->hip->hipModuleLaunchKernel(k->reduce, (unsigned)a->q_count, (unsigned)k->p.heads,
-                                                          (unsigned)k->p.batch, (unsigned)k->p.head_dim, 1, 1, 0,
+                                                          (unsigned)k->p.batch, (unsigned)avk_head_dim_v(&k->p), 1, 1,
+                                                          0,
                                                           dev->stream, args, NULL),
                           "hipModuleLaunchKernel(avk_attn_reduce)");
     return s;

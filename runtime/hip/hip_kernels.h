@@ -20,7 +20,8 @@ typedef struct avk_hip_config {
     char variant[32];
     int mma, qreg;      /* rows per warp is 16 */
     attnvk_dtype dtype;
-    int head_dim;
+    int head_dim;       /* Dk: Q and K rows */
+    int head_dim_v;     /* Dv: V and O rows (0: = head_dim) */
     int br, bc, threads;
     int split;          /* compiled to write split-KV partials (decode) */
     int score_mod;      /* AVK_MOD_* bits: AVK_SCORE_MOD (hipRTC; no embedded object has it) */

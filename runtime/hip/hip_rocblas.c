@@ -113,7 +113,8 @@ void avk_hip_rocblas_describe(avk_hip_device *dev, attnvk_impl_info *out)
     snprintf(out->name, sizeof out->name, "rocblas");
     out->fused = 0;
     out->available = load_rocblas() != NULL;
-    out->features = AVK_SCORE_FEATURES; /* its row softmax (kernels/softmax_rows.hip) applies them all */
+    /* its row softmax (kernels/softmax_rows.hip) applies them all; P.V and O take Dv */
+    out->features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V;
     if (!out->available) snprintf(out->reason, sizeof out->reason, "%.255s", why);
 }
 
@@ -233,31 +234,36 @@ attnvk_status avk_hip_rocblas_prepare(avk_hip_device *dev, const attnvk_problem 
     return ATTNVK_OK;
 }
 
-/* One GEMM call covers `batch` heads whose operands sit at fixed strides. */
+/* One GEMM call covers `batch` heads whose operands sit at fixed strides
+ * (Q and K rows of Dk, V and O rows of Dv). */
 typedef struct head_batch {
     int calls, batch; /* calls x batch = B x H */
-    long long q_stride, kv_stride;
-    int q_ld, kv_ld;
+    long long q_stride, kv_stride, o_stride, v_stride;
+    int q_ld, kv_ld, o_ld, v_ld;
 } head_batch;
 
 /* MHA in BHSD: one call over all B*H heads. MHA in BSHD: a call per batch.
  * GQA/MQA: a call per (b, kv head), its query heads sharing one K/V (stride 0). */
 static head_batch plan_heads(const attnvk_problem *p)
 {
-    const int D = p->head_dim, G = p->heads / p->kv_heads;
+    const int D = p->head_dim, Dv = attnvk_problem_head_dim_v(p), G = p->heads / p->kv_heads;
     const int bhsd = p->layout == ATTNVK_LAYOUT_BHSD;
     head_batch hb;
     hb.q_ld = bhsd ? D : p->heads * D;
     hb.kv_ld = bhsd ? D : p->kv_heads * D;
+    hb.o_ld = bhsd ? Dv : p->heads * Dv;
+    hb.v_ld = bhsd ? Dv : p->kv_heads * Dv;
     hb.q_stride = bhsd ? (long long)p->seq_q * D : D;
+    hb.o_stride = bhsd ? (long long)p->seq_q * Dv : Dv;
     if (G == 1) {
         hb.calls = bhsd ? 1 : p->batch;
         hb.batch = bhsd ? p->batch * p->heads : p->heads;
         hb.kv_stride = bhsd ? (long long)p->seq_kv * D : D;
+        hb.v_stride = bhsd ? (long long)p->seq_kv * Dv : Dv;
     } else {
         hb.calls = p->batch * p->kv_heads;
         hb.batch = G;
-        hb.kv_stride = 0;
+        hb.kv_stride = hb.v_stride = 0;
     }
     return hb;
 }
@@ -267,7 +273,7 @@ static attnvk_status run_gemms(avk_hip_rocblas_kernel *k, const avk_dispatch *a,
     const attnvk_problem *p = &k->p;
     const head_batch hb = plan_heads(p);
     const size_t es = attnvk_dtype_size(p->dtype);
-    const int heads_per_call = hb.batch, G = p->heads / p->kv_heads, D = p->head_dim;
+    const int heads_per_call = hb.batch, G = p->heads / p->kv_heads, D = p->head_dim, Dv = attnvk_problem_head_dim_v(p);
     const long long s_stride = (long long)a->q_count * p->seq_kv;
     const rocblas_datatype dt = blas_type(p->dtype);
     const float scale = attnvk_problem_scale(p), one = 1.f, zero = 0.f;
@@ -276,8 +282,8 @@ static attnvk_status run_gemms(avk_hip_rocblas_kernel *k, const avk_dispatch *a,
         int b = first / p->heads, h = first % p->heads;
         const char *q = (const char *)a->q->ptr + avk_q_offset(p, b, h, a->q_begin) * es;
         const char *kk = (const char *)a->k->ptr + avk_kv_offset(p, b, h / G, 0) * es;
-        const char *v = (const char *)a->v->ptr + avk_kv_offset(p, b, h / G, 0) * es;
-        char *o = (char *)a->o->ptr + avk_q_offset(p, b, h, a->q_begin) * es;
+        const char *v = (const char *)a->v->ptr + avk_v_offset(p, b, h / G, 0) * es;
+        char *o = (char *)a->o->ptr + avk_o_offset(p, b, h, a->q_begin) * es;
         float *s = (float *)k->scores + (long long)first * s_stride;
         char *prob = (char *)k->probs + (size_t)first * (size_t)s_stride * es;
         rocblas_status r;
@@ -286,10 +292,10 @@ static attnvk_status run_gemms(avk_hip_rocblas_kernel *k, const avk_dispatch *a,
                          &scale, kk, dt, hb.kv_ld, hb.kv_stride, q, dt, hb.q_ld, hb.q_stride, &zero, s,
                          rocblas_datatype_f32_r, p->seq_kv, s_stride, s, rocblas_datatype_f32_r, p->seq_kv, s_stride,
                          hb.batch, rocblas_datatype_f32_r, rocblas_gemm_algo_standard, 0, 0);
-        else /* column-major O^T (D x rows) = V^T (D x Nk) . P^T */
-            r = api.gemm(k->handle, rocblas_operation_none, rocblas_operation_none, D, a->q_count, p->seq_kv, &one,
-                         v, dt, hb.kv_ld, hb.kv_stride, prob, dt, p->seq_kv, s_stride, &zero, o, dt, hb.q_ld,
-                         hb.q_stride, o, dt, hb.q_ld, hb.q_stride, hb.batch, rocblas_datatype_f32_r,
+        else /* column-major O^T (Dv x rows) = V^T (Dv x Nk) . P^T */
+            r = api.gemm(k->handle, rocblas_operation_none, rocblas_operation_none, Dv, a->q_count, p->seq_kv, &one,
+                         v, dt, hb.v_ld, hb.v_stride, prob, dt, p->seq_kv, s_stride, &zero, o, dt, hb.o_ld,
+                         hb.o_stride, o, dt, hb.o_ld, hb.o_stride, hb.batch, rocblas_datatype_f32_r,
                          rocblas_gemm_algo_standard, 0, 0);
         attnvk_status st = rocblas_check(r, pass == 0 ? "rocblas_gemm_strided_batched_ex (Q.K^T)"
                                                       : "rocblas_gemm_strided_batched_ex (P.V)");

@@ -14,26 +14,29 @@ enum { ANY = -1, PREFILL = 0, DECODE = 1, AVK_HIP_DEFAULT_LDS = 65536 };
 const char *const avk_hip_build_archs[] = {"gfx90a", "gfx940", "gfx1030"};
 const int avk_hip_build_arch_count = 3;
 
-/* vendor, architecture, device, dtype, D min..max, decode, variant, BR, BC, threads.
+/* vendor, architecture, device, dtype, Dk min..max, decode, variant, BR, BC, threads.
  * mma entries need a matrix unit and f16/bf16 (usable()); BR = threads / 32 * 16.
  * Decode runs the simt kernel split over K/V (a 16-row mma tile would leave
- * half of a wave64 idle, and decode is bandwidth-bound anyway). */
+ * half of a wave64 idle, and decode is bandwidth-bound anyway). Head dims past
+ * 256 (512, MLA's 576/512) run simt: the mma body splits such an O over warps
+ * only with CUDA's named barriers. */
 static const avk_tuning hip_table[] = {
     /* CDNA2 (MI200) and CDNA3 (MI300): MFMA 16x16x16 */
     {AMD, "gfx90a", NULL, ANY, 32, 64, PREFILL, "mma16", 64, 64, 128, {0}},
-    {AMD, "gfx90a", NULL, ANY, 80, 128, PREFILL, "mma16", 64, 32, 128, {0}},
+    {AMD, "gfx90a", NULL, ANY, 72, 128, PREFILL, "mma16", 64, 32, 128, {0}},
     {AMD, "gfx90a", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 32, 16, 64, {0}},
     {AMD, "gfx94", NULL, ANY, 32, 64, PREFILL, "mma16", 64, 64, 128, {0}},
-    {AMD, "gfx94", NULL, ANY, 80, 128, PREFILL, "mma16", 64, 32, 128, {0}},
+    {AMD, "gfx94", NULL, ANY, 72, 128, PREFILL, "mma16", 64, 32, 128, {0}},
     {AMD, "gfx94", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 32, 16, 64, {0}},
     /* RDNA3: WMMA 16x16x16 wave32 (no embedded objects: hipRTC at run time) */
     {AMD, "gfx11", NULL, ANY, 32, 64, PREFILL, "mma16", 64, 64, 128, {0}},
-    {AMD, "gfx11", NULL, ANY, 80, 128, PREFILL, "mma16", 64, 32, 128, {0}},
+    {AMD, "gfx11", NULL, ANY, 72, 128, PREFILL, "mma16", 64, 32, 128, {0}},
     {AMD, "gfx11", NULL, ANY, 160, 256, PREFILL, "mma16-qs", 32, 16, 64, {0}},
     /* portable f32 kernel: every dtype, every target (gfx1030, gfx908, ...) */
     {NULL, NULL, NULL, ANY, 32, 128, PREFILL, "simt", 32, 32, 128, {0}},
     {NULL, NULL, NULL, ANY, 32, 128, DECODE, "simt", 16, 32, 128, {0}},
     {NULL, NULL, NULL, ANY, 160, 256, ANY, "simt", 16, 16, 64, {0}},
+    {NULL, NULL, NULL, ANY, 512, 576, ANY, "simt", 8, 8, 64, {0}}, /* 54 KiB at 576/512 */
 };
 
 /* The rocBLAS baseline: softmax workgroup size, and the key tile the
@@ -86,13 +89,16 @@ static int parse_variant(const char *name, avk_hip_config *c)
     return 1;
 }
 
+static int dim_v(const avk_hip_config *c) { return c->head_dim_v > 0 ? c->head_dim_v : c->head_dim; }
+
 size_t avk_hip_config_dynamic_lds(const avk_hip_config *c)
 {
-    /* mirrors attn_fwd.cu: mma keeps Q + two stages of K and V in 16-bit rows
-     * padded by 16 bytes; simt keeps f32 Q, K, V, S and three row vectors */
-    size_t D = (size_t)c->head_dim, br = (size_t)c->br, bc = (size_t)c->bc;
-    if (c->mma) return (br + 4 * bc) * (D + 8) * 2;
-    return (br * (D + 1) + 2 * bc * (D + 1) + br * (bc + 1) + 3 * br) * 4;
+    /* mirrors attn_mma.h and attn_fwd.cu: mma keeps Q + two stages of K (rows
+     * of Dk in whole k-steps of 16) and of V (Dv) in 16-bit rows padded by 16
+     * bytes; simt keeps f32 Q, K, V (Dv), S and three row vectors */
+    size_t D = (size_t)c->head_dim, DV = (size_t)dim_v(c), br = (size_t)c->br, bc = (size_t)c->bc;
+    if (c->mma) return (br + 2 * bc) * ((D + 15) / 16 * 16 + 8) * 2 + 2 * bc * ((DV + 15) / 16 * 16 + 8) * 2;
+    return (br * (D + 1) + bc * (D + 1) + bc * (DV + 1) + br * (bc + 1) + 3 * br) * 4;
 }
 
 size_t avk_hip_config_static_lds(const avk_hip_config *c, int wave)
@@ -101,7 +107,15 @@ size_t avk_hip_config_static_lds(const avk_hip_config *c, int wave)
     return c->mma ? (size_t)((c->threads + wave - 1) / wave) * SCRATCH_BYTES_PER_WAVE : 0;
 }
 
-static int is_head_dim(int d) { return d == 32 || d == 64 || d == 80 || d == 96 || d == 128 || d == 256; }
+/* Q/K and V/O head dims the bodies take: the equal ones, and DeepSeek MLA's pairs */
+static int is_head_dims(int dk, int dv)
+{
+    static const int equal[] = {32, 40, 64, 72, 80, 96, 112, 128, 192, 256, 512};
+    if (dk != dv) return (dk == 192 && dv == 128) || (dk == 576 && dv == 512);
+    for (size_t i = 0; i < sizeof equal / sizeof *equal; ++i)
+        if (dk == equal[i]) return 1;
+    return 0;
+}
 
 static attnvk_status check_config(const attnvk_device_info *info, avk_hip_config *c)
 {
@@ -123,11 +137,14 @@ static attnvk_status check_config(const attnvk_device_info *info, avk_hip_config
         if (c->bc % 16 || c->bc > 256)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "hip: %s needs tile_bc a multiple of 16, <= 256 (got %d)",
                             c->variant, c->bc);
+        if (c->head_dim > 256)
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                            "hip: %s takes head dims up to 256 (got %d; larger ones run simt)", c->variant,
+                            c->head_dim);
         c->threads = c->br / 16 * 32;
     } else {
         if (c->threads <= 0) c->threads = 128;
-        if (c->bc > c->threads || c->threads % c->bc || c->br % (c->threads / c->bc) ||
-            (c->br * c->head_dim) % c->threads)
+        if (c->bc > c->threads || c->threads % c->bc || c->br % (c->threads / c->bc) || (c->br * dim_v(c)) % c->threads)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                             "hip: simt needs tile_bc dividing %d and tile_br a multiple of %d (got %dx%d)", c->threads,
                             c->threads / (c->bc <= c->threads && c->bc > 0 ? c->bc : 1), c->br, c->bc);
@@ -143,7 +160,7 @@ static attnvk_status check_config(const attnvk_device_info *info, avk_hip_config
 typedef struct usable_ctx {
     const attnvk_device_info *info;
     attnvk_dtype dtype;
-    int head_dim;
+    int head_dim, head_dim_v;
 } usable_ctx;
 
 static int usable(const avk_tuning *e, const void *ctx)
@@ -154,15 +171,17 @@ static int usable(const avk_tuning *e, const void *ctx)
     if (!parse_variant(e->variant, &c)) return 0;
     c.dtype = u->dtype;
     c.head_dim = u->head_dim;
+    c.head_dim_v = u->head_dim_v;
     c.br = e->tile_br;
     c.bc = e->tile_bc;
     c.threads = e->workgroup_size;
     return check_config(u->info, &c) == ATTNVK_OK;
 }
 
-static const avk_tuning *lookup(const attnvk_device_info *info, attnvk_dtype dtype, int head_dim, int decode)
+static const avk_tuning *lookup(const attnvk_device_info *info, attnvk_dtype dtype, int head_dim, int head_dim_v,
+                                int decode)
 {
-    usable_ctx u = {info, dtype, head_dim};
+    usable_ctx u = {info, dtype, head_dim, head_dim_v};
     avk_tuning_query q = {info, dtype, head_dim, decode, usable, &u};
     int count;
     const avk_tuning *table = avk_hip_tuning_table(&count);
@@ -173,8 +192,8 @@ static const avk_tuning *lookup(const attnvk_device_info *info, attnvk_dtype dty
 static void variant_defaults(avk_hip_config *c, int decode)
 {
     if (!c->mma) {
-        c->br = decode || c->head_dim > 128 ? 16 : 32;
-        c->bc = c->head_dim > 128 ? 16 : 32;
+        c->br = c->head_dim > 256 ? 8 : decode || c->head_dim > 128 ? 16 : 32;
+        c->bc = c->head_dim > 256 ? 8 : c->head_dim > 128 ? 16 : 32;
         c->threads = c->head_dim > 128 ? 64 : 128;
     } else {
         c->br = c->head_dim > 128 ? 32 : 64;
@@ -186,12 +205,20 @@ attnvk_status avk_hip_select(const attnvk_device_info *info, const attnvk_proble
                              const attnvk_kernel_options *o, int decode, avk_hip_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    if (!is_head_dim(p->head_dim))
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "hip: head_dim %d not supported (32, 64, 80, 96, 128, 256)",
-                        p->head_dim);
+    const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim;
+    if (!is_head_dims(p->head_dim, dv)) {
+        char dims[24];
+        if (dv != p->head_dim) snprintf(dims, sizeof dims, "s %d/%d", p->head_dim, dv);
+        else snprintf(dims, sizeof dims, " %d", p->head_dim);
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "hip: head dim%s not supported (32, 40, 64, 72, 80, 96, 112, 128, 192, 256, 512; Dk/Dv "
+                        "192/128 and 576/512)",
+                        dims);
+    }
     cfg->dtype = p->dtype;
     cfg->head_dim = p->head_dim;
-    const avk_tuning *e = lookup(info, p->dtype, p->head_dim, decode);
+    cfg->head_dim_v = dv;
+    const avk_tuning *e = lookup(info, p->dtype, p->head_dim, dv, decode);
     if (e) {
         parse_variant(e->variant, cfg);
         cfg->br = e->tile_br;
@@ -242,7 +269,10 @@ void avk_hip_kernel_names(const avk_hip_config *c, char *fwd, char *reduce, size
 {
     char tag[96], mod[16] = "";
     if (c->score_mod) snprintf(mod, sizeof mod, "_mod%d", c->score_mod);
-    snprintf(tag, sizeof tag, "%s_d%d_%s_%dx%d_t%d%s%s", c->mma ? (c->qreg ? "mma" : "mmaqs") : "simt", c->head_dim,
+    char dims[24]; /* d<Dk>, or d<Dk>v<Dv> */
+    if (dim_v(c) != c->head_dim) snprintf(dims, sizeof dims, "d%dv%d", c->head_dim, dim_v(c));
+    else snprintf(dims, sizeof dims, "d%d", c->head_dim);
+    snprintf(tag, sizeof tag, "%s_%s_%s_%dx%d_t%d%s%s", c->mma ? (c->qreg ? "mma" : "mmaqs") : "simt", dims,
              dtype_tag(c->dtype), c->br, c->bc, c->threads, c->split ? "_split" : "", mod);
     if (fwd) snprintf(fwd, n, "avk_attn_fwd_%s", tag);
     if (reduce) snprintf(reduce, n, "avk_attn_reduce_%s", tag);
@@ -250,9 +280,9 @@ void avk_hip_kernel_names(const avk_hip_config *c, char *fwd, char *reduce, size
 
 void avk_hip_config_defines(const avk_hip_config *c, char *out, size_t n)
 {
-    snprintf(out, n, "-DAVK_D=%d -DAVK_DTYPE=%d -DAVK_BR=%d -DAVK_BC=%d -DAVK_THREADS=%d -DAVK_MMA=%d -DAVK_WM=%d "
-             "-DAVK_QREG=%d -DAVK_SPLIT=%d -DAVK_SCORE_MOD=%d",
-             c->head_dim, (int)c->dtype, c->br, c->bc, c->threads, c->mma, c->mma ? 1 : 0, c->qreg, c->split,
+    snprintf(out, n, "-DAVK_D=%d -DAVK_DV=%d -DAVK_DTYPE=%d -DAVK_BR=%d -DAVK_BC=%d -DAVK_THREADS=%d -DAVK_MMA=%d "
+             "-DAVK_WM=%d -DAVK_QREG=%d -DAVK_SPLIT=%d -DAVK_SCORE_MOD=%d",
+             c->head_dim, dim_v(c), (int)c->dtype, c->br, c->bc, c->threads, c->mma, c->mma ? 1 : 0, c->qreg, c->split,
              c->score_mod);
 }
 

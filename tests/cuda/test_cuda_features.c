@@ -30,6 +30,51 @@ static void feature_matrix(attnvk_device *dev, attnvk_dtype dt, const attnvk_ker
     }
 }
 
+/* issue #13's head dims: equal 40, 72, 112, 192, 512 (prefill and decode) and
+ * DeepSeek MLA's Dk/Dv 192/128 and 576/512 (GQA-packed decode, causal prefill) */
+static int head_dim_cases(attnvk_dtype dt, attnvk_problem *out, const char **labels, int max)
+{
+    static const struct {
+        const char *label;
+        int b, h, hkv, nq, nk, dk, dv, causal, bshd;
+    } c[] = {
+        {"d40", 1, 4, 2, 70, 150, 40, 40, 0, 0},          {"d40 decode", 2, 8, 2, 1, 700, 40, 40, 0, 1},
+        {"d72 causal", 1, 4, 4, 97, 97, 72, 72, 1, 1},    {"d72 decode", 2, 8, 8, 2, 500, 72, 72, 0, 0},
+        {"d112", 2, 2, 1, 64, 200, 112, 112, 0, 0},       {"d112 decode", 1, 16, 4, 1, 900, 112, 112, 1, 0},
+        {"d192 causal", 1, 2, 2, 150, 150, 192, 192, 1, 0}, {"d192 decode", 2, 4, 1, 1, 600, 192, 192, 0, 1},
+        {"d512", 1, 2, 1, 40, 130, 512, 512, 0, 0},       {"d512 decode", 1, 8, 2, 1, 800, 512, 512, 1, 1},
+        {"dk192 dv128 causal", 1, 4, 2, 200, 200, 192, 128, 1, 0},
+        {"dk192 dv128 bshd Nq<Nk", 2, 4, 4, 50, 260, 192, 128, 1, 1},
+        {"dk192 dv128 decode", 2, 8, 2, 1, 700, 192, 128, 0, 0},
+        {"dk576 dv512 decode 128:1", 1, 128, 1, 1, 400, 576, 512, 0, 0},
+        {"dk576 dv512 decode 8:2", 2, 8, 2, 2, 333, 576, 512, 1, 1},
+        {"dk576 dv512 causal", 1, 2, 1, 80, 100, 576, 512, 1, 0},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof c / sizeof *c && n < max; ++i, ++n) {
+        attnvk_problem p = {.batch = c[i].b, .heads = c[i].h, .kv_heads = c[i].hkv, .seq_q = c[i].nq,
+                            .seq_kv = c[i].nk, .head_dim = c[i].dk, .head_dim_v = c[i].dv == c[i].dk ? 0 : c[i].dv,
+                            .causal = c[i].causal, .dtype = dt,
+                            .layout = c[i].bshd ? ATTNVK_LAYOUT_BSHD : ATTNVK_LAYOUT_BHSD};
+        out[n] = p;
+        labels[n] = c[i].label;
+    }
+    return n;
+}
+
+static void head_dim_matrix(attnvk_device *dev, attnvk_dtype dt, const attnvk_kernel_options *o, const char *tag,
+                            int allow_unsupported)
+{
+    attnvk_problem cases[32];
+    const char *labels[32];
+    int n = head_dim_cases(dt, cases, labels, 32);
+    for (int i = 0; i < n; ++i) {
+        char label[96];
+        snprintf(label, sizeof label, "%s %s", tag, labels[i]);
+        count(avk_test_run_case(dev, &cases[i], o, label, seed + 700 + (uint64_t)i, allow_unsupported));
+    }
+}
+
 /* LSE from the kernel vs the reference's, including -inf for empty rows. */
 static void lse_case(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts, const char *label)
 {
@@ -205,6 +250,26 @@ int main(void)
         snprintf(tag, sizeof tag, "f16 %s", variants[i]);
         feature_matrix(dev, ATTNVK_F16, &o, tag, 1);
     }
+    /* issue #13's head dims: the table's picks in every dtype, each body by name
+     * (refusing, with the reason, what it cannot take), split partials of Dv */
+    head_dim_matrix(dev, ATTNVK_F16, &defaults, "f16", 0);
+    head_dim_matrix(dev, ATTNVK_BF16, &defaults, "bf16", 0);
+    head_dim_matrix(dev, ATTNVK_F32, &defaults, "f32", 0);
+    for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i) {
+        attnvk_kernel_options o = {.variant = variants[i]};
+        const attnvk_dtype dt = strcmp(variants[i], "wgmma") ? ATTNVK_F16 : ATTNVK_BF16;
+        char tag[32];
+        snprintf(tag, sizeof tag, "%s %s", attnvk_dtype_name(dt), variants[i]);
+        head_dim_matrix(dev, dt, &o, tag, 1);
+    }
+    {
+        attnvk_kernel_options split3 = {.split_kv = 3};
+        head_dim_matrix(dev, ATTNVK_F16, &split3, "f16 split_kv=3", 0);
+        attnvk_problem mla = {.batch = 1, .heads = 16, .kv_heads = 1, .seq_q = 1, .seq_kv = 2000, .head_dim = 576,
+                              .head_dim_v = 512, .dtype = ATTNVK_F16};
+        lse_case(dev, &mla, &defaults, "lse f16 576/512 decode");
+    }
+
     /* other tiles than the table's */
     static const struct {
         const char *variant;

@@ -165,6 +165,80 @@ static void test_lookup(void)
           "too much shared memory: %s", attnvk_last_error());
 }
 
+/* issue #13's head dims: what the H100 (and an A100) picks, and what is refused */
+static attnvk_status pick_dims(const char *arch, int cc, size_t smem, attnvk_dtype dt, int dk, int dv, int heads,
+                               int kv_heads, int seq_q, int causal, const char *variant, avk_cuda_config *c)
+{
+    attnvk_device_info info = fake_device(arch);
+    attnvk_problem p = {.batch = 2, .heads = heads, .kv_heads = kv_heads, .seq_q = seq_q, .seq_kv = 4096,
+                        .head_dim = dk, .head_dim_v = dv, .dtype = dt, .causal = causal};
+    attnvk_kernel_options o = {.variant = variant};
+    const int decode = seq_q <= 16, pack = decode ? heads / kv_heads : 1;
+    return avk_cuda_select(&info, cc, smem, &p, &o, decode, pack, c);
+}
+
+static void test_head_dims(void)
+{
+    const size_t h100 = 232448, a100 = 166912;
+    avk_cuda_config c;
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 192, 128, 128, 128, 4096, 1, NULL, &c) == ATTNVK_OK &&
+              is(&c, "wgmma", 128, 128) && c.head_dim_v == 128 && avk_cuda_config_smem(&c) <= h100,
+          "H100 MLA prefill 192/128 -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_BF16, 192, 192, 8, 8, 4096, 0, NULL, &c) == ATTNVK_OK &&
+              is(&c, "wgmma", 128, 64) && avk_cuda_config_smem(&c) <= h100,
+          "H100 D=192 -> wgmma 128x64 (128x128 does not fit), got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 576, 512, 128, 1, 1, 0, NULL, &c) == ATTNVK_OK &&
+              is(&c, "mma16-qs", 64, 16) && c.col_warps == 2 && c.threads == 256 && avk_cuda_config_smem(&c) <= h100,
+          "H100 MLA decode 576/512 (128 packed rows) -> mma16-qs 64x16, 2 warps a row group, got %s %dx%d %d",
+          c.variant, c.br, c.bc, c.col_warps);
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 576, 512, 8, 2, 1, 0, NULL, &c) == ATTNVK_OK &&
+              is(&c, "mma16-qs", 16, 16) && c.col_warps == 4 && c.threads == 128,
+          "576/512 decode of 4 packed rows -> mma16-qs 16x16, 4 warps, got %s %dx%d %d", c.variant, c.br, c.bc,
+          c.col_warps);
+    CHECK(pick_dims("sm_80", 8, a100, ATTNVK_BF16, 576, 512, 2, 1, 40, 1, NULL, &c) == ATTNVK_OK &&
+              is(&c, "mma16-qs", 64, 16) && avk_cuda_config_smem(&c) <= a100,
+          "A100 576/512 prefill fits, got %s %dx%d (%zu bytes)", c.variant, c.br, c.bc, avk_cuda_config_smem(&c));
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 512, 512, 8, 8, 4096, 0, NULL, &c) == ATTNVK_OK &&
+              is(&c, "mma16-qs", 64, 16) && c.col_warps == 2,
+          "H100 D=512 prefill -> mma16-qs 64x16 over 2 warps, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 40, 40, 8, 8, 4096, 0, NULL, &c) == ATTNVK_OK && is(&c, "mma32", 128, 64),
+          "H100 D=40 -> mma32 (zero-padded k-steps), got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 72, 72, 8, 8, 4096, 0, NULL, &c) == ATTNVK_OK &&
+              is(&c, "mma32-qs", 128, 64),
+          "H100 D=72 -> mma32-qs, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 112, 112, 8, 8, 4096, 0, NULL, &c) == ATTNVK_OK &&
+              is(&c, "mma32-qs", 128, 32),
+          "H100 D=112 -> mma32-qs 128x32, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F32, 72, 72, 8, 8, 4096, 0, NULL, &c) == ATTNVK_OK && c.tiled &&
+              c.lanes_per_row == 2,
+          "f32 D=72 -> tiled, 2 lanes a row (72/4 = 18 float4 columns), got %s %d", c.variant, c.lanes_per_row);
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F32, 576, 512, 4, 4, 1, 0, NULL, &c) == ATTNVK_OK && c.tiled &&
+              c.lanes_per_row == 16,
+          "f32 576/512 decode -> tiled, 16 lanes, got %s %d", c.variant, c.lanes_per_row);
+    /* named bodies that cannot take the dims are refused with the reason, never run */
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 576, 512, 8, 8, 4096, 0, "wgmma", &c) == ATTNVK_ERROR_UNSUPPORTED,
+          "wgmma 576/512 refused");
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 72, 72, 8, 8, 4096, 0, "wgmma", &c) == ATTNVK_ERROR_UNSUPPORTED,
+          "wgmma D=72 refused");
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 192, 128, 8, 2, 1, 0, "mma-decode", &c) == ATTNVK_ERROR_UNSUPPORTED,
+          "mma-decode 192/128 refused");
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 576, 576, 8, 8, 64, 0, NULL, &c) == ATTNVK_ERROR_UNSUPPORTED &&
+              strstr(attnvk_last_error(), "576/512") && !strchr(attnvk_last_error(), '\n'),
+          "D=576 alone refused in one line: %s", attnvk_last_error());
+    CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 256, 128, 8, 8, 64, 0, NULL, &c) == ATTNVK_ERROR_UNSUPPORTED,
+          "256/128 refused");
+    /* options carry Dv and the warps a row group */
+    pick_dims("sm_90", 9, h100, ATTNVK_F16, 576, 512, 128, 1, 1, 0, NULL, &c);
+    char s[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN];
+    const char *o[AVK_CUDA_MAX_OPTIONS];
+    int n = avk_cuda_build_options(&c, "sm_90a", s, o), dv = 0, wn = 0;
+    for (int i = 0; i < n; ++i) {
+        dv |= strcmp(o[i], "-DAVK_DV=512") == 0;
+        wn |= strcmp(o[i], "-DAVK_WN=2") == 0;
+    }
+    CHECK(dv && wn, "576/512 builds with -DAVK_DV=512 -DAVK_WN=2");
+}
+
 static void test_options_and_keys(void)
 {
     avk_cuda_config c;
@@ -273,6 +347,7 @@ int main(void)
 {
     test_variants();
     test_lookup();
+    test_head_dims();
     test_options_and_keys();
     test_disk_cache();
     test_backend_status();

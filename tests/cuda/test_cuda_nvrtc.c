@@ -184,6 +184,47 @@ int main(void)
             cfg.split = scored[v].decode;
             add_job(t, &cfg);
         }
+        /* issue #13's head dims, a few builds that reach each new path (about 25 s on 2 cores):
+         * Dk != Dv on wgmma, mma16 and the portable bodies; O split over warps (Dv 512: 2 and 4
+         * warps a row group, split and not); zero-padded k-steps (Dk 40, 72; and a quantized
+         * cache's dequantized tile); Dk 112's tiles. The table picks each configuration. */
+        static const struct {
+            int cc_major; /* the target it builds for */
+            attnvk_dtype dtype;
+            int dk, dv, heads, kv_heads, seq_q;
+            attnvk_kv_format kv;
+            int split;
+        } dims_cases[] = {
+            {9, ATTNVK_F16, 192, 128, 8, 8, 512, ATTNVK_KV_DTYPE, 0},  /* wgmma: MLA prefill */
+            {9, ATTNVK_BF16, 192, 192, 8, 8, 512, ATTNVK_KV_DTYPE, 0}, /* wgmma: P V in 64-column blocks */
+            {9, ATTNVK_F16, 576, 512, 128, 1, 1, ATTNVK_KV_DTYPE, 1},  /* MLA absorbed decode: 64 rows x 2 warps */
+            {9, ATTNVK_BF16, 512, 512, 8, 8, 512, ATTNVK_KV_DTYPE, 0}, /* Dv 512 prefill: staged O over 2 warps */
+            {9, ATTNVK_F16, 512, 512, 8, 2, 1, ATTNVK_KV_DTYPE, 1},    /* 16 rows x 4 warps */
+            {9, ATTNVK_F16, 112, 112, 8, 8, 512, ATTNVK_KV_DTYPE, 0},
+            {8, ATTNVK_F16, 40, 40, 8, 8, 512, ATTNVK_KV_DTYPE, 0},    /* mma32, Q in registers */
+            {8, ATTNVK_BF16, 72, 72, 8, 8, 512, ATTNVK_KV_DTYPE, 0},   /* mma32-qs */
+            {8, ATTNVK_F16, 72, 72, 8, 2, 1, ATTNVK_KV_FP8, 1},        /* mma16, dequantized padded tile */
+            {8, ATTNVK_F16, 192, 128, 8, 8, 512, ATTNVK_KV_DTYPE, 0},  /* mma16-qs */
+            {8, ATTNVK_F32, 192, 128, 8, 8, 512, ATTNVK_KV_DTYPE, 0},  /* tiled */
+            {8, ATTNVK_F16, 576, 512, 8, 8, 1, ATTNVK_KV_DTYPE, 1},    /* named simt below */
+        };
+        for (size_t i = 0; i < sizeof dims_cases / sizeof *dims_cases; ++i) {
+            if (dims_cases[i].cc_major != t->cc_major) continue;
+            attnvk_problem p = {.batch = 1, .heads = dims_cases[i].heads, .kv_heads = dims_cases[i].kv_heads,
+                                .seq_q = dims_cases[i].seq_q, .seq_kv = 512, .head_dim = dims_cases[i].dk,
+                                .head_dim_v = dims_cases[i].dv, .dtype = dims_cases[i].dtype, .kv_format = dims_cases[i].kv,
+                                .page_size = dims_cases[i].kv != ATTNVK_KV_DTYPE ? 16 : 0, .num_pages = 32, .max_pages = 32};
+            const int decode = p.seq_q == 1, pack = decode ? p.heads / p.kv_heads : 1;
+            attnvk_kernel_options o = {.variant = i + 1 == sizeof dims_cases / sizeof *dims_cases ? "simt" : NULL};
+            avk_cuda_config cfg;
+            if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, decode, pack, &cfg) != ATTNVK_OK) {
+                EXPECT(0, "%s: no configuration for D=%d/%d %s: %s", t->arch, p.head_dim, p.head_dim_v,
+                       attnvk_dtype_name(p.dtype), attnvk_last_error());
+                continue;
+            }
+            cfg.split = dims_cases[i].split;
+            add_job(t, &cfg);
+        }
         for (size_t v = 0; v < sizeof variants / sizeof *variants; ++v) {
             attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 512, .seq_kv = 512, .head_dim = 128,
                                 .dtype = strcmp(variants[v], "simt") ? ATTNVK_F16 : ATTNVK_BF16};
@@ -206,8 +247,10 @@ int main(void)
     for (int i = 0; i < job_count; ++i) {
         const job *j = &jobs[i];
         const avk_cuda_config *c = &j->cfg;
-        printf("%s %-6s %-8s %3dx%-3d D=%-3d %-4s threads=%-3d split=%d regs=%d spill=%d (%.1f s)%s%s\n",
-               j->ok ? "ok  " : "FAIL", j->t->arch, c->variant, c->br, c->bc, c->head_dim, attnvk_dtype_name(c->dtype),
+        char dims[16];
+        snprintf(dims, sizeof dims, "%d/%d", c->head_dim, c->head_dim_v > 0 ? c->head_dim_v : c->head_dim);
+        printf("%s %-6s %-10s %3dx%-3d D=%-7s %-4s threads=%-3d split=%d regs=%d spill=%d (%.1f s)%s%s\n",
+               j->ok ? "ok  " : "FAIL", j->t->arch, c->variant, c->br, c->bc, dims, attnvk_dtype_name(c->dtype),
                c->threads, c->split, j->registers, j->spill_bytes, j->seconds, j->ok ? "" : ": ", j->error);
         if (j->ok) ++passed;
         else ++failed;

@@ -70,11 +70,11 @@ static int replay_plan(const attnvk_problem *p, const char *label, uint64_t seed
     }
     float *q, *k, *v;
     avk_test_inputs(p, seed, &q, &k, &v);
-    size_t nq = attnvk_q_elements(p), es = attnvk_dtype_size(p->dtype), per_f32 = sizeof(float) / es;
+    size_t no = attnvk_o_elements(p), es = attnvk_dtype_size(p->dtype), per_f32 = sizeof(float) / es;
     size_t rows = (size_t)p->batch * p->heads * p->seq_q;
-    float *scores = malloc(plan.scores_bytes), *o = malloc(nq * sizeof(float)), *p_col = NULL;
-    for (size_t i = 0; i < nq; ++i) o[i] = NAN;
-    const int nk = p->seq_kv, d = p->head_dim;
+    float *scores = malloc(plan.scores_bytes), *o = malloc(no * sizeof(float)), *p_col = NULL;
+    for (size_t i = 0; i < no; ++i) o[i] = NAN;
+    const int nk = p->seq_kv, d = p->head_dim, dv = attnvk_problem_head_dim_v(p);
     for (int c = 0; c < plan.call_count; ++c) {
         const avk_unfused_call *call = &plan.calls[c];
         for (int b = 0; b < call->count; ++b)
@@ -84,41 +84,50 @@ static int replay_plan(const attnvk_problem *p, const char *label, uint64_t seed
     for (size_t r = 0; r < rows; ++r) softmax_row_in_place(p, scores, r);
     /* GEMM 2 reads P (dtype) with pitch nk * per_f32 elements */
     p_col = malloc(sizeof(float) * (size_t)nk * plan.rows);
-    float *o_tile = malloc(sizeof(float) * (size_t)d * plan.rows);
+    float *o_tile = malloc(sizeof(float) * (size_t)dv * plan.rows);
     for (int c = 0; c < plan.call_count; ++c) {
         const avk_unfused_call *call = &plan.calls[c];
         for (int b = 0; b < call->count; ++b) {
             const unsigned char *pb = (const unsigned char *)scores + (call->s_offset + b * call->s_stride) * sizeof(float);
             for (int j = 0; j < plan.rows; ++j)
                 attnvk_unpack(p->dtype, pb + (size_t)j * nk * per_f32 * es, p_col + (size_t)j * nk, (size_t)nk);
-            gemm(0, d, plan.rows, nk, 1.0f, v + call->kv_offset + b * call->kv_stride, plan.ld_kv, p_col, nk, o_tile, d);
-            float *ob = o + call->q_offset + b * call->q_stride;
-            for (int j = 0; j < plan.rows; ++j) memcpy(ob + (size_t)j * plan.ld_q, o_tile + (size_t)j * d, sizeof(float) * d);
+            gemm(0, dv, plan.rows, nk, 1.0f, v + call->v_offset + b * call->v_stride, plan.ld_v, p_col, nk, o_tile, dv);
+            float *ob = o + call->o_offset + b * call->o_stride;
+            for (int j = 0; j < plan.rows; ++j)
+                memcpy(ob + (size_t)j * plan.ld_o, o_tile + (size_t)j * dv, sizeof(float) * dv);
         }
     }
-    attnvk_round_to_dtype(p->dtype, o, nq);
+    attnvk_round_to_dtype(p->dtype, o, no);
     attnvk_check chk = attnvk_check_output(p, q, k, v, o, NULL, 0);
-    printf("%s plan %-28s %s B%d H%d/%d Nq%d Nk%d D%d %s%s: %d call(s) x %d rows, rel_l2 %.2e\n",
+    printf("%s plan %-28s %s B%d H%d/%d Nq%d Nk%d D%d/%d %s%s: %d call(s) x %d rows, rel_l2 %.2e\n",
            chk.passed ? "ok  " : "FAIL", label, attnvk_dtype_name(p->dtype), p->batch, p->heads, p->kv_heads, p->seq_q,
-           p->seq_kv, p->head_dim, p->layout == ATTNVK_LAYOUT_BHSD ? "bhsd" : "bshd", p->causal ? " causal" : "",
+           p->seq_kv, p->head_dim, dv, p->layout == ATTNVK_LAYOUT_BHSD ? "bhsd" : "bshd", p->causal ? " causal" : "",
            plan.call_count, plan.rows, chk.rel_l2);
     free(q), free(k), free(v), free(o), free(scores), free(p_col), free(o_tile);
     avk_unfused_plan_free(&plan);
     return chk.passed;
 }
 
-/* Feature cases plus BSHD GQA shapes that take each batching route. */
+/* Feature cases plus BSHD GQA shapes that take each batching route, and
+ * MLA's head dims (Dk != Dv) on each route. */
 static int all_cases(attnvk_dtype dtype, attnvk_problem *out, const char **labels, int max)
 {
-    int n = avk_test_feature_cases(dtype, out, labels, max - 2);
-    static const attnvk_problem extra[] = {
+    enum { EXTRA = 5 };
+    int n = avk_test_feature_cases(dtype, out, labels, max - EXTRA);
+    static const attnvk_problem extra[EXTRA] = {
         {.batch = 3, .heads = 6, .kv_heads = 2, .seq_q = 40, .seq_kv = 72, .head_dim = 64, .causal = 0, .scale = 0, .dtype = ATTNVK_F32, .layout = ATTNVK_LAYOUT_BSHD},  /* per head, batched over b */
         {.batch = 2, .heads = 8, .kv_heads = 4, .seq_q = 33, .seq_kv = 47, .head_dim = 32, .causal = 1, .scale = 0, .dtype = ATTNVK_F32, .layout = ATTNVK_LAYOUT_BSHD},  /* per (b, r), batched over g */
+        {.batch = 2, .heads = 4, .kv_heads = 2, .seq_q = 21, .seq_kv = 35, .head_dim = 192, .head_dim_v = 128, .causal = 1, .dtype = ATTNVK_F32, .layout = ATTNVK_LAYOUT_BHSD},
+        {.batch = 3, .heads = 6, .kv_heads = 2, .seq_q = 9, .seq_kv = 30, .head_dim = 192, .head_dim_v = 128, .dtype = ATTNVK_F32, .layout = ATTNVK_LAYOUT_BSHD},
+        {.batch = 2, .heads = 8, .kv_heads = 1, .seq_q = 1, .seq_kv = 40, .head_dim = 576, .head_dim_v = 512, .dtype = ATTNVK_F32, .layout = ATTNVK_LAYOUT_BSHD},
     };
-    for (int i = 0; i < 2 && n < max; ++i, ++n) {
+    static const char *const extra_labels[EXTRA] = {"bshd GQA 6:2 per-head", "bshd GQA 8:4 per-(b,r)",
+                                                    "dk192 dv128 causal bhsd", "dk192 dv128 bshd per-head",
+                                                    "dk576 dv512 decode per-(b,r)"};
+    for (int i = 0; i < EXTRA && n < max; ++i, ++n) {
         out[n] = extra[i];
         out[n].dtype = dtype;
-        labels[n] = i == 0 ? "bshd GQA 6:2 per-head" : "bshd GQA 8:4 per-(b,r)";
+        labels[n] = extra_labels[i];
     }
     return n;
 }
@@ -267,6 +276,20 @@ static void host_checks(uint64_t seed)
         count(s == ATTNVK_OK);
     }
 
+    /* MLA: 192/128 is inside cuDNN's surface on Hopper, 576/512 and 192/128 before Hopper are refused in one line */
+    attnvk_problem mla = {.batch = 1, .heads = 4, .kv_heads = 4, .seq_q = 64, .seq_kv = 64, .head_dim = 192,
+                          .head_dim_v = 128, .causal = 1, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BSHD};
+    attnvk_status s = avk_cudnn_sdpa_supports(&mla, 9);
+    EXPECT(s == ATTNVK_OK, "cuDNN takes Dk=192, Dv=128 on Hopper: %s", attnvk_last_error());
+    count(s == ATTNVK_OK);
+    s = avk_cudnn_sdpa_supports(&mla, 8);
+    count(s == ATTNVK_ERROR_UNSUPPORTED && !strchr(attnvk_last_error(), '\n'));
+    mla.head_dim = 576, mla.head_dim_v = 512, mla.seq_q = 1;
+    s = avk_cudnn_sdpa_supports(&mla, 9);
+    EXPECT(s == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "Dv=512") && !strchr(attnvk_last_error(), '\n'),
+           "cuDNN refuses 576/512 in one line: %s", attnvk_last_error());
+    count(s == ATTNVK_ERROR_UNSUPPORTED);
+
     /* the libraries: loaded, or a one-line reason */
     attnvk_status blas = avk_cublas_load();
     printf("cublas: %s\n", blas == ATTNVK_OK ? avk_cublas_version_text() : attnvk_last_error());
@@ -291,7 +314,7 @@ static void host_checks(uint64_t seed)
     for (int t = 0; t < 2; ++t) cudnn_score_graphs(dtypes[t]);
     attnvk_problem f32 = cases[0];
     f32.dtype = ATTNVK_F32;
-    attnvk_status s = avk_cudnn_sdpa_supports(&f32, 9);
+    s = avk_cudnn_sdpa_supports(&f32, 9);
     EXPECT(s == ATTNVK_ERROR_UNSUPPORTED && *attnvk_last_error(), "cuDNN must refuse f32 with a reason");
     count(s == ATTNVK_ERROR_UNSUPPORTED);
 }
