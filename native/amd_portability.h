@@ -39,6 +39,8 @@ AVK_DEVICE void avk_syncwarp(void)
     __builtin_amdgcn_wave_barrier();
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
 }
+AVK_DEVICE void avk_launch_dependents(void) {}
+AVK_DEVICE void avk_wait_primary(void) {}
 
 AVK_DEVICE float avk_exp2(float x) { return exp2f(x); }
 

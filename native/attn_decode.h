@@ -140,6 +140,7 @@ AVK_DEVICE void avk_decode_v_frag_quad(avk_u32 (&b)[4][2], const unsigned char *
 AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
 {
     AVK_DYNAMIC_SMEM(smem_raw);
+    if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
     avk_elem *sQ = (avk_elem *)smem_raw;
     unsigned char *rings = smem_raw + BR * RS * sizeof(avk_elem);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

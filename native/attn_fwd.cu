@@ -486,6 +486,7 @@ AVK_DEVICE void avk_load_kv_rows(float *dst, const avk_attn_params &p, const avk
 AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_params p)
 {
     AVK_DYNAMIC_SMEM(smem_raw);
+    if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
     float *sQ = (float *)smem_raw;
     float *sK = sQ + BR * DS;
     float *sV = sK + BC * DS;
@@ -605,6 +606,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
  * w_s = exp(lse_s - max lse); LSE = max + log(sum w_s). */
 AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
 {
+    avk_wait_primary(); /* launched early (programmatic dependent launch): the partials are complete past here */
     const int i = p.q_begin + blockIdx.x, h = blockIdx.y, b = blockIdx.z, d = threadIdx.x;
     const long long row = ((long long)b * p.heads + h) * p.seq_q + i;
     const long long split_stride = (long long)p.batch * p.heads * p.seq_q;

@@ -67,6 +67,7 @@ AVK_DEVICE void avk_sum_partial_s(float (&s)[WM][NS][4], float *buf, int rg, int
 AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
 {
     AVK_DYNAMIC_SMEM(smem_raw);
+    if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
     avk_elem *sQ = (avk_elem *)smem_raw;
     avk_elem *sK = sQ + BR * RS; /* 2 stages */
     avk_elem *sV = sK + 2 * BC * RS;

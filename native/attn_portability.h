@@ -7,6 +7,9 @@
  *   AVK_WARP            lanes per warp/wavefront
  *   avk_shfl_xor        butterfly shuffle of a float within a warp
  *   avk_any, avk_syncwarp  warp vote, warp barrier
+ *   avk_launch_dependents / avk_wait_primary  programmatic dependent launch
+ *                       (Hopper): the split-KV merge starts while the split
+ *                       kernel finishes; no-ops where absent
  *   avk_exp2            fast 2^x (the kernel folds scale*log2(e) into S)
  *   avk_f16_to_f32 / avk_f32_to_f16, avk_bf16_to_f32 / avk_f32_to_bf16
  *   avk_smem_addr       32-bit shared-memory address of a generic pointer
@@ -37,6 +40,18 @@ typedef unsigned long long avk_u64;
 AVK_DEVICE float avk_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 AVK_DEVICE bool avk_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
 AVK_DEVICE void avk_syncwarp(void) { __syncwarp(); }
+AVK_DEVICE void avk_launch_dependents(void)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+AVK_DEVICE void avk_wait_primary(void)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 AVK_DEVICE float avk_exp2(float x)
 {

@@ -123,7 +123,7 @@ struct avk_tile_rows {
 template <int WM>
 AVK_DEVICE avk_tile_rows<WM> avk_rows_before_loop(const avk_attn_params &p, const avk_work &w, int row0, float scale_log2)
 {
-    avk_tile_rows<WM> t;
+    avk_tile_rows<WM> t = {};
 #if AVK_SCORE_MOD
 #pragma unroll
     for (int mi = 0; mi < WM; ++mi)

@@ -74,6 +74,7 @@ AVK_DEVICE avk_u64 avk_desc_sw128(avk_u32 addr, avk_u32 lbo, avk_u32 sbo)
 AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
 {
     AVK_DYNAMIC_SMEM(smem_raw);
+    if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
     /* swizzle atoms (8 rows x 128 bytes) must start on 1024-byte boundaries;
      * the host allocates the slack */
     const avk_u32 raw = avk_smem_addr(smem_raw);

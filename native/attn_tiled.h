@@ -95,6 +95,7 @@ AVK_DEVICE void avk_issue_tile(avk_f4 *stage, const avk_elem *K, const avk_elem 
 AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_params p)
 {
     AVK_DYNAMIC_SMEM(smem_raw);
+    if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
     /* per stage: K then V, BC x Dk/4 and BC x Dv/4 float4s (lanes of a row group read consecutive ones) */
     avk_f4 *const tiles = (avk_f4 *)smem_raw;
 

@@ -231,12 +231,19 @@ static attnvk_status launch(avk_cuda_device *dev, avk_bkernel *k, const avk_disp
         dev->cu->cuLaunchKernel(k->mod->fwd, blocks, (unsigned)(k->p.heads / pack), (unsigned)(k->p.batch * splits),
                                 (unsigned)k->cfg.threads, 1, 1, (unsigned)k->smem, dev->stream, args, NULL),
         "cuLaunchKernel(avk_attn_fwd)");
-    if (s == ATTNVK_OK && splits > 1)
-        s = avk_cuda_check(dev,
-                           dev->cu->cuLaunchKernel(k->mod->reduce, (unsigned)a->q_count, (unsigned)k->p.heads,
-                                                   (unsigned)k->p.batch, (unsigned)avk_head_dim_v(&k->p), 1, 1, 0,
-                                                   dev->stream, args, NULL),
-                           "cuLaunchKernel(avk_attn_reduce)");
+    if (s == ATTNVK_OK && splits > 1) {
+        /* Hopper on: the merge launches while the split kernel's last CTAs
+         * run and waits for them in griddepcontrol.wait (programmatic
+         * dependent launch), so no launch gap between the two */
+        CUlaunchAttribute pdl = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                                 .value.programmaticStreamSerializationAllowed = 1};
+        const CUlaunchConfig cfg = {.gridDimX = (unsigned)a->q_count, .gridDimY = (unsigned)k->p.heads,
+                                    .gridDimZ = (unsigned)k->p.batch, .blockDimX = (unsigned)avk_head_dim_v(&k->p),
+                                    .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = 0, .hStream = dev->stream,
+                                    .attrs = &pdl, .numAttrs = dev->cc_major >= 9 ? 1u : 0u};
+        s = avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, k->mod->reduce, args, NULL),
+                           "cuLaunchKernelEx(avk_attn_reduce)");
+    }
     return s;
 }
 

@@ -53,7 +53,8 @@
     X(cuModuleGetFunction)           \
     X(cuFuncSetAttribute)            \
     X(cuFuncGetAttribute)            \
-    X(cuLaunchKernel)
+    X(cuLaunchKernel)                \
+    X(cuLaunchKernelEx) /* CUDA 11.8+: programmatic dependent launch */
 
 #define AVK_NVRTC_FUNCTIONS(X)   \
     X(nvrtcVersion)              \
