@@ -1,15 +1,15 @@
 /* The CUDA backend: the native flash kernel compiled per device with NVRTC
- * (cuda_compile.c), launched with cuLaunchKernel, timed with events; vendor
- * baselines go through cuda_vendor.h. Devices and buffers: cuda_device.c. */
+ * (cuda_compile.c) and run through the native host layer (core/native_flash.c,
+ * shared with HIP) over the driver table below; vendor baselines go through
+ * cuda_vendor.h. Devices and buffers: cuda_device.c. */
 #include "core/kernel_args.h"
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
-#include "core/layout.h"   /* avk_head_dim_v */
-#include "core/split_plan.h"
+#include "core/native_flash.h"
+#include "core/split_plan.h" /* avk_is_decode */
 #include "cuda/cuda_bandwidth.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_vendor.h"
-#include "../../native/attn_params_host.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +27,53 @@ typedef struct avk_cuda_module {
 
 struct avk_bkernel {
     void *vendor;               /* a baseline's kernel, or NULL for attnvk's */
-    attnvk_problem p;
     avk_cuda_config cfg;
     const avk_cuda_module *mod;
-    size_t smem;
-    avk_kernel_args args;       /* the contract's scalars; rows and splits planned at prepare */
-    CUdeviceptr workspace;      /* split-KV partials: O then LSE */
-    size_t part_o_bytes;
+    avk_native_kernel native;   /* planned arguments, splits, partials */
 };
+
+/* ---- the driver table of the native host layer ---- */
+static attnvk_status drv_enter(void *ctx) { return avk_cuda_push(ctx); }
+static void drv_leave(void *ctx) { avk_cuda_pop(ctx); }
+
+static attnvk_status drv_alloc(void *ctx, size_t bytes, unsigned long long *addr)
+{
+    avk_cuda_device *dev = ctx;
+    CUdeviceptr ptr = 0;
+    attnvk_status s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&ptr, bytes), "cuMemAlloc(split-KV workspace)");
+    *addr = ptr;
+    return s;
+}
+
+static void drv_free(void *ctx, unsigned long long addr)
+{
+    avk_cuda_device *dev = ctx;
+    if (!dev->lost) dev->cu->cuMemFree((CUdeviceptr)addr);
+}
+
+static attnvk_status drv_launch(void *ctx, void *function, const unsigned grid[3], unsigned threads, size_t smem,
+                                void **args, int early)
+{
+    avk_cuda_device *dev = ctx;
+    /* early (the split-KV merge), Hopper on: it launches while the split
+     * kernel's last CTAs run and waits for them in griddepcontrol.wait, so
+     * no launch gap between the two */
+    CUlaunchAttribute pdl = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                             .value.programmaticStreamSerializationAllowed = 1};
+    const CUlaunchConfig cfg = {.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2],
+                                .blockDimX = threads, .blockDimY = 1, .blockDimZ = 1,
+                                .sharedMemBytes = (unsigned)smem, .hStream = dev->stream,
+                                .attrs = &pdl, .numAttrs = early && dev->cc_major >= 9 ? 1u : 0u};
+    return avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, (CUfunction)function, args, NULL),
+                          early ? "cuLaunchKernelEx(avk_attn_reduce)" : "cuLaunchKernelEx(avk_attn_fwd)");
+}
+
+static attnvk_status drv_time_begin(void *ctx) { return avk_cuda_time_begin(ctx); }
+static attnvk_status drv_time_end(void *ctx, double *ms) { return avk_cuda_time_end(ctx, ms); }
+static unsigned long long drv_address(const avk_bbuf *b) { return avk_cuda_ptr(b); }
+
+static const avk_native_driver cuda_driver = {"cuda", drv_enter, drv_leave, drv_alloc, drv_free, drv_launch,
+                                              drv_time_begin, drv_time_end, drv_address};
 
 void avk_cuda_modules_release(avk_cuda_device *dev)
 {
@@ -121,7 +160,6 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
 {
     avk_bkernel *k = calloc(1, sizeof *k);
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
-    k->p = *p;
     attnvk_status s;
     if (o->implementation && strcmp(o->implementation, "attnvk") != 0) {
         s = prepare_vendor(dev, p, o, k, info);
@@ -140,22 +178,18 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         free(k);
         return s;
     }
-    const int bc = k->cfg.bc;
-    avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, o->write_lse);
-    if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
     /* mma-decode: a CTA's warps take key_warps tiles per round; a split is whole rounds */
-    const int round = bc * (k->cfg.key_warps > 0 ? k->cfg.key_warps : 1);
-    const int splits = avk_kernel_args_split(&k->args, p, k->cfg.br, round, dev->sm_count,
-                                             avk_cuda_resident(&k->cfg, dev->smem_per_sm), k->cfg.whole_waves,
-                                             o->split_kv);
-    k->cfg.split = splits > 1;
-    if ((long long)p->batch * splits > 65535 || p->heads / pack > 65535) {
-        long long z = (long long)p->batch * splits;
+    const avk_native_shape shape = {
+        .br = k->cfg.br, .threads = k->cfg.threads,
+        .split_round = k->cfg.bc * (k->cfg.key_warps > 0 ? k->cfg.key_warps : 1),
+        .resident = avk_cuda_resident(&k->cfg, dev->smem_per_sm), .whole_waves = k->cfg.whole_waves,
+        .compute_units = dev->sm_count, .smem = avk_cuda_config_smem(&k->cfg)};
+    s = avk_native_plan(&cuda_driver, &k->native, p, o, pack, &shape, 0);
+    if (s != ATTNVK_OK) {
         free(k);
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: grid too large (B*splits %lld, H %d; at most 65535 each)", z,
-                        p->heads);
+        return s;
     }
-    k->smem = avk_cuda_config_smem(&k->cfg);
+    k->cfg.split = k->native.split_build;
 
     s = avk_cuda_push(dev);
     if (s != ATTNVK_OK) {
@@ -163,11 +197,10 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         return s;
     }
     s = load_module(dev, &k->cfg, &k->mod);
-    if (s == ATTNVK_OK && splits > 1) {
-        size_t rows = (size_t)splits * p->batch * p->heads * p->seq_q;
-        k->part_o_bytes = rows * (size_t)avk_head_dim_v(p) * sizeof(float); /* partial O rows are O's (Dv) */
-        s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->workspace, k->part_o_bytes + rows * sizeof(float)),
-                           "cuMemAlloc(split-KV workspace)");
+    if (s == ATTNVK_OK) {
+        k->native.fwd = k->mod->fwd;
+        k->native.reduce = k->mod->reduce;
+        s = avk_native_alloc_workspace(&cuda_driver, dev, &k->native);
     }
     avk_cuda_pop(dev);
     if (s != ATTNVK_OK) {
@@ -178,95 +211,37 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     char arch[16];
     avk_cuda_arch_name(dev->cc_major, dev->cc_minor, arch, sizeof arch);
     snprintf(info->variant, sizeof info->variant, "%s", k->cfg.variant);
-    info->tile_br = k->cfg.br;
-    info->tile_bc = bc;
-    info->workgroup_size = k->cfg.threads;
-    info->split_kv = splits;
-    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)avk_head_dim_v(p) : 0;
+    avk_native_describe(&k->native, k->cfg.bc, info);
     snprintf(info->params, sizeof info->params,
              "arch=%s regs=%d local=%d smem=%zu pack=%d key_warps=%d stages=%d col_warps=%d split_keys=%u kv=%s "
              "cubin=%s",
-             arch, k->mod->registers, k->mod->local_bytes, k->smem, pack, k->cfg.key_warps, k->cfg.kv_stages,
-             k->cfg.col_warps, k->args.split_keys,
-             attnvk_kv_format_name(p->kv_format), k->mod->from_cache ? "cached" : "nvrtc");
+             arch, k->mod->registers, k->mod->local_bytes, shape.smem, pack, k->cfg.key_warps, k->cfg.kv_stages,
+             k->cfg.col_warps, k->native.args.split_keys, attnvk_kv_format_name(p->kv_format),
+             k->mod->from_cache ? "cached" : "nvrtc");
     *out = k;
     return ATTNVK_OK;
 }
 
-static void fill_params(const avk_bkernel *k, const avk_dispatch *a, avk_attn_params *P)
-{
-    memset(P, 0, sizeof *P);
-    P->q = avk_cuda_ptr(a->q);
-    P->k = avk_cuda_ptr(a->k);
-    P->v = avk_cuda_ptr(a->v);
-    P->o = avk_cuda_ptr(a->o);
-    P->lse = avk_cuda_ptr(a->lse);
-    P->block_table = avk_cuda_ptr(a->block_table);
-    P->seq_lens = avk_cuda_ptr(a->seq_lens);
-    P->kv_scales = avk_cuda_ptr(a->kv_scales);
-    P->alibi_slopes = avk_cuda_ptr(a->alibi_slopes);
-    P->sinks = avk_cuda_ptr(a->sinks);
-    P->mask = avk_cuda_ptr(a->mask);
-    if (k->workspace) {
-        P->part_o = k->workspace;
-        P->part_lse = k->workspace + k->part_o_bytes;
-    }
-    avk_kernel_args args = k->args;
-    args.q_begin = (U32)a->q_begin;
-    args.q_count = (U32)a->q_count;
-    avk_attn_params_set_args(P, &args);
-}
-
-static attnvk_status launch(avk_cuda_device *dev, avk_bkernel *k, const avk_dispatch *a)
-{
-    if (k->vendor)
-        return avk_cuda_vendor_enqueue(dev, k->vendor, a);
-    avk_attn_params P;
-    fill_params(k, a, &P);
-    void *args[] = {&P};
-    const int pack = (int)k->args.pack, splits = (int)k->args.splits;
-    unsigned blocks = (unsigned)avk_row_blocks(pack, a->q_count, k->cfg.br);
-    attnvk_status s = avk_cuda_check(
-        dev,
-        dev->cu->cuLaunchKernel(k->mod->fwd, blocks, (unsigned)(k->p.heads / pack), (unsigned)(k->p.batch * splits),
-                                (unsigned)k->cfg.threads, 1, 1, (unsigned)k->smem, dev->stream, args, NULL),
-        "cuLaunchKernel(avk_attn_fwd)");
-    if (s == ATTNVK_OK && splits > 1) {
-        /* Hopper on: the merge launches while the split kernel's last CTAs
-         * run and waits for them in griddepcontrol.wait (programmatic
-         * dependent launch), so no launch gap between the two */
-        CUlaunchAttribute pdl = {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-                                 .value.programmaticStreamSerializationAllowed = 1};
-        const CUlaunchConfig cfg = {.gridDimX = (unsigned)a->q_count, .gridDimY = (unsigned)k->p.heads,
-                                    .gridDimZ = (unsigned)k->p.batch, .blockDimX = (unsigned)avk_head_dim_v(&k->p),
-                                    .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = 0, .hStream = dev->stream,
-                                    .attrs = &pdl, .numAttrs = dev->cc_major >= 9 ? 1u : 0u};
-        s = avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, k->mod->reduce, args, NULL),
-                           "cuLaunchKernelEx(avk_attn_reduce)");
-    }
-    return s;
-}
-
 static attnvk_status cuda_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
 {
-    attnvk_status s = avk_cuda_push(dev);
-    if (s != ATTNVK_OK) return s;
-    s = avk_cuda_time_begin(dev);
-    for (int i = 0; i < a->launches && s == ATTNVK_OK; ++i) s = launch(dev, k, a);
-    if (s == ATTNVK_OK) s = avk_cuda_time_end(dev, device_ms);
-    if (s == ATTNVK_OK) *device_ms /= a->launches;
-    avk_cuda_pop(dev);
-    return s;
+    if (k->vendor) {
+        attnvk_status s = avk_cuda_push(dev);
+        if (s != ATTNVK_OK) return s;
+        s = avk_cuda_time_begin(dev);
+        for (int i = 0; i < a->launches && s == ATTNVK_OK; ++i) s = avk_cuda_vendor_enqueue(dev, k->vendor, a);
+        if (s == ATTNVK_OK) s = avk_cuda_time_end(dev, device_ms);
+        if (s == ATTNVK_OK) *device_ms /= a->launches;
+        avk_cuda_pop(dev);
+        return s;
+    }
+    return avk_native_dispatch(&cuda_driver, dev, &k->native, a, device_ms);
 }
 
 static void cuda_release_kernel(avk_bdev *dev, avk_bkernel *k)
 {
     if (!k) return;
     if (k->vendor) avk_cuda_vendor_release(dev, k->vendor);
-    if (k->workspace && !dev->lost && avk_cuda_push(dev) == ATTNVK_OK) {
-        dev->cu->cuMemFree(k->workspace);
-        avk_cuda_pop(dev);
-    }
+    avk_native_release(&cuda_driver, dev, &k->native);
     free(k);
 }
 

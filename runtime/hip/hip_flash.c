@@ -1,13 +1,13 @@
 /* The native flash kernel on AMD. Code objects hold many kernel instances
- * (hip_codegen.c); each is loaded once per device and kept until close. */
+ * (hip_codegen.c); each is loaded once per device and kept until close.
+ * Planning, partials and launches: the native host layer (core/native_flash.c,
+ * shared with CUDA) over the driver table below. */
 #include "core/split_plan.h"
 #include "hip/hip_flash.h"
 #include "hip/hip_kernels.h"
 #include "hip/hip_modules.h"
-#include "../../native/attn_params_host.h"
-#include "core/kernel_args.h"
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
-#include "core/layout.h"   /* avk_head_dim_v */
+#include "core/native_flash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,15 +34,45 @@ typedef struct avk_hip_module {
 } avk_hip_module;
 
 struct avk_hip_flash_kernel {
-    attnvk_problem p;
     avk_hip_config cfg;
-    hipFunction_t fwd, reduce;
-    size_t lds;          /* dynamic LDS bytes */
-    int splits;
-    avk_kernel_args args;       /* the contract's scalars, planned at prepare */
-    void *workspace;     /* split-KV partials: O then LSE */
-    size_t part_o_bytes;
+    avk_native_kernel native; /* planned arguments, splits, partials, the two functions */
 };
+
+/* ---- the driver table of the native host layer ---- */
+static attnvk_status drv_enter(void *ctx) { return avk_hip_use(ctx); }
+static void drv_leave(void *ctx) { (void)ctx; }
+
+static attnvk_status drv_alloc(void *ctx, size_t bytes, unsigned long long *addr)
+{
+    avk_hip_device *dev = ctx;
+    void *ptr = NULL;
+    attnvk_status s = avk_hip_check(dev, dev->hip->hipMalloc(&ptr, bytes), "hipMalloc(split-KV workspace)");
+    *addr = (unsigned long long)(size_t)ptr;
+    return s;
+}
+
+static void drv_free(void *ctx, unsigned long long addr)
+{
+    avk_hip_device *dev = ctx;
+    if (!dev->lost) dev->hip->hipFree((void *)(size_t)addr);
+}
+
+static attnvk_status drv_launch(void *ctx, void *function, const unsigned grid[3], unsigned threads, size_t smem,
+                                void **args, int early)
+{
+    avk_hip_device *dev = ctx;
+    return avk_hip_check(dev,
+                         dev->hip->hipModuleLaunchKernel((hipFunction_t)function, grid[0], grid[1], grid[2], threads,
+                                                         1, 1, (unsigned)smem, dev->stream, args, NULL),
+                         early ? "hipModuleLaunchKernel(avk_attn_reduce)" : "hipModuleLaunchKernel(avk_attn_fwd)");
+}
+
+static attnvk_status drv_time_begin(void *ctx) { return avk_hip_time_begin(ctx); }
+static attnvk_status drv_time_end(void *ctx, double *ms) { return avk_hip_time_end(ctx, ms); }
+static unsigned long long drv_address(const avk_bbuf *b) { return b ? (unsigned long long)(size_t)b->ptr : 0; }
+
+static const avk_native_driver hip_driver = {"hip", drv_enter, drv_leave, drv_alloc, drv_free, drv_launch,
+                                             drv_time_begin, drv_time_end, drv_address};
 
 void avk_hip_flash_close(avk_hip_device *dev)
 {
@@ -138,8 +168,7 @@ static attnvk_status load_module(avk_hip_device *dev, const avk_hip_config *cfg,
 void avk_hip_flash_release(avk_hip_device *dev, avk_hip_flash_kernel *k)
 {
     if (!k) return;
-    if (k->workspace && !dev->lost && dev->hip->hipSetDevice(dev->ordinal) == hipSuccess)
-        dev->hip->hipFree(k->workspace);
+    avk_native_release(&hip_driver, dev, &k->native);
     free(k);
 }
 
@@ -148,7 +177,6 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
 {
     avk_hip_flash_kernel *k = calloc(1, sizeof *k);
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
-    k->p = *p;
     /* decode shapes always run the split kernel (one split is a plain pass) */
     int decode = avk_is_decode(p) && o->split_kv != 1;
     attnvk_status s = avk_hip_select(&dev->info, p, o, decode, &k->cfg);
@@ -157,100 +185,42 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
         return s;
     }
     k->cfg.score_mod = (int)avk_score_mod_bits(p);
-    const int bc = k->cfg.bc;
     /* HIP runs one head per workgroup over contiguous caches (no GQA packing,
      * paging or quantized caches yet: it does not declare them, so core refuses them) */
-    avk_kernel_args_fill(&k->args, p, 0, p->seq_q, 1, o->write_lse);
-    if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
-    k->splits = avk_kernel_args_split(&k->args, p, k->cfg.br, bc, dev->info.compute_units, 1, 0, o->split_kv);
-    if (k->splits > 1 && !k->cfg.split) k->cfg.split = 1; /* split_kv > 1 asked on a prefill shape */
-    if ((long long)p->batch * k->splits > 65535 || p->heads > 65535) {
-        long long z = (long long)p->batch * k->splits;
+    const avk_native_shape shape = {.br = k->cfg.br, .threads = k->cfg.threads, .split_round = k->cfg.bc,
+                                    .resident = 1, .whole_waves = 0, .compute_units = dev->info.compute_units,
+                                    .smem = avk_hip_config_dynamic_lds(&k->cfg)};
+    s = avk_native_plan(&hip_driver, &k->native, p, o, 1, &shape, k->cfg.split);
+    if (s != ATTNVK_OK) {
         free(k);
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "hip: grid too large (B*splits %lld, H %d; at most 65535 each)", z,
-                        p->heads);
+        return s;
     }
-    k->lds = avk_hip_config_dynamic_lds(&k->cfg);
+    k->cfg.split = k->native.split_build; /* split_kv > 1 asked on a prefill shape builds the split kernel */
     char fwd[128], reduce[128];
     avk_hip_kernel_names(&k->cfg, fwd, reduce, sizeof fwd);
     const avk_hip_module *m = NULL;
+    hipFunction_t fn = NULL;
     s = avk_hip_use(dev);
     if (s == ATTNVK_OK) s = load_module(dev, &k->cfg, fwd, reduce, &m);
-    if (s == ATTNVK_OK) s = avk_hip_get_function(dev, m->module, fwd, &k->fwd);
-    if (s == ATTNVK_OK && k->cfg.split) s = avk_hip_get_function(dev, m->module, reduce, &k->reduce);
-    if (s == ATTNVK_OK && k->cfg.split) {
-        size_t rows = (size_t)k->splits * p->batch * p->heads * p->seq_q;
-        k->part_o_bytes = rows * (size_t)avk_head_dim_v(p) * sizeof(float); /* partial O rows are O's (Dv) */
-        s = avk_hip_check(dev, dev->hip->hipMalloc(&k->workspace, k->part_o_bytes + rows * sizeof(float)),
-                          "hipMalloc(split-KV workspace)");
-    }
+    if (s == ATTNVK_OK) s = avk_hip_get_function(dev, m->module, fwd, &fn);
+    k->native.fwd = fn;
+    if (s == ATTNVK_OK && k->cfg.split) s = avk_hip_get_function(dev, m->module, reduce, &fn);
+    if (k->cfg.split) k->native.reduce = fn;
+    if (s == ATTNVK_OK) s = avk_native_alloc_workspace(&hip_driver, dev, &k->native);
     if (s != ATTNVK_OK) {
         avk_hip_flash_release(dev, k);
         return s;
     }
     snprintf(info->variant, sizeof info->variant, "%s", k->cfg.variant);
-    info->tile_br = k->cfg.br;
-    info->tile_bc = bc;
-    info->workgroup_size = k->cfg.threads;
-    info->split_kv = k->splits;
-    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)avk_head_dim_v(p) : 0;
+    avk_native_describe(&k->native, k->cfg.bc, info);
     snprintf(info->params, sizeof info->params, "arch=%.16s lds=%zu split_keys=%u kernel=%.80s code=%.60s",
-             dev->info.architecture, k->lds, k->args.split_keys, fwd, m->origin);
+             dev->info.architecture, shape.smem, k->native.args.split_keys, fwd, m->origin);
     *out = k;
     return ATTNVK_OK;
-}
-
-static void fill_params(const avk_hip_flash_kernel *k, const avk_dispatch *a, avk_attn_params *P)
-{
-    memset(P, 0, sizeof *P);
-    P->q = (unsigned long long)(size_t)a->q->ptr;
-    P->k = (unsigned long long)(size_t)a->k->ptr;
-    P->v = (unsigned long long)(size_t)a->v->ptr;
-    P->o = (unsigned long long)(size_t)a->o->ptr;
-    P->lse = a->lse ? (unsigned long long)(size_t)a->lse->ptr : 0;
-    P->alibi_slopes = a->alibi_slopes ? (unsigned long long)(size_t)a->alibi_slopes->ptr : 0;
-    P->sinks = a->sinks ? (unsigned long long)(size_t)a->sinks->ptr : 0;
-    P->mask = a->mask ? (unsigned long long)(size_t)a->mask->ptr : 0;
-    if (k->workspace) {
-        P->part_o = (unsigned long long)(size_t)k->workspace;
-        P->part_lse = P->part_o + k->part_o_bytes;
-    }
-    avk_kernel_args args = k->args;
-    args.q_begin = (U32)a->q_begin;
-    args.q_count = (U32)a->q_count;
-    avk_attn_params_set_args(P, &args);
-}
-
-/* One launch: the attention kernel, then the split-KV reduce where it splits. */
-static attnvk_status launch(avk_hip_device *dev, avk_hip_flash_kernel *k, const avk_dispatch *a, void **args)
-{
-    unsigned blocks = (unsigned)((a->q_count + k->cfg.br - 1) / k->cfg.br);
-    attnvk_status s = avk_hip_check(dev,
-                          dev->hip->hipModuleLaunchKernel(k->fwd, blocks, (unsigned)k->p.heads,
-                                                          (unsigned)(k->p.batch * k->splits), (unsigned)k->cfg.threads,
-                                                          1, 1, (unsigned)k->lds, dev->stream, args, NULL),
-                          "hipModuleLaunchKernel(avk_attn_fwd)");
-    if (s == ATTNVK_OK && k->cfg.split)
-        s = avk_hip_check(dev,
-                          dev->hip->hipModuleLaunchKernel(k->reduce, (unsigned)a->q_count, (unsigned)k->p.heads,
-                                                          (unsigned)k->p.batch, (unsigned)avk_head_dim_v(&k->p), 1, 1,
-                                                          0,
-                                                          dev->stream, args, NULL),
-                          "hipModuleLaunchKernel(avk_attn_reduce)");
-    return s;
 }
 
 attnvk_status avk_hip_flash_dispatch(avk_hip_device *dev, avk_hip_flash_kernel *k, const avk_dispatch *a,
                                      double *device_ms)
 {
-    avk_attn_params P;
-    fill_params(k, a, &P);
-    void *args[] = {&P};
-    attnvk_status s = avk_hip_use(dev);
-    if (s == ATTNVK_OK) s = avk_hip_time_begin(dev);
-    for (int i = 0; i < a->launches && s == ATTNVK_OK; ++i) s = launch(dev, k, a, args);
-    double ms = 0;
-    if (s == ATTNVK_OK) s = avk_hip_time_end(dev, &ms);
-    *device_ms = ms / a->launches;
-    return s;
+    return avk_native_dispatch(&hip_driver, dev, &k->native, a, device_ms);
 }

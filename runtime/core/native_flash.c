@@ -1,0 +1,104 @@
+/* The native kernels' host side for CUDA and HIP (native_flash.h). */
+#include "core/native_flash.h"
+#include "core/error.h"
+#include "core/layout.h" /* avk_head_dim_v */
+#include "../../native/attn_params_host.h"
+
+#include <string.h>
+
+attnvk_status avk_native_plan(const avk_native_driver *d, avk_native_kernel *k, const attnvk_problem *p,
+                              const attnvk_kernel_options *o, int pack, const avk_native_shape *shape,
+                              int force_split)
+{
+    k->p = *p;
+    k->shape = *shape;
+    avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, o->write_lse);
+    if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
+    k->splits = avk_kernel_args_split(&k->args, p, shape->br, shape->split_round, shape->compute_units,
+                                      shape->resident, shape->whole_waves, o->split_kv);
+    k->split_build = k->splits > 1 || force_split;
+    if ((long long)p->batch * k->splits > 65535 || p->heads / pack > 65535)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s: grid too large (B*splits %lld, H %d; at most 65535 each)",
+                        d->api, (long long)p->batch * k->splits, p->heads);
+    return ATTNVK_OK;
+}
+
+attnvk_status avk_native_alloc_workspace(const avk_native_driver *d, void *ctx, avk_native_kernel *k)
+{
+    if (!k->split_build) return ATTNVK_OK;
+    const size_t rows = (size_t)k->splits * k->p.batch * k->p.heads * k->p.seq_q;
+    k->part_o_bytes = rows * (size_t)avk_head_dim_v(&k->p) * sizeof(float); /* partial O rows are O's (Dv) */
+    return d->alloc(ctx, k->part_o_bytes + rows * sizeof(float), &k->workspace);
+}
+
+void avk_native_describe(const avk_native_kernel *k, int bc, attnvk_kernel_info *info)
+{
+    info->tile_br = k->shape.br;
+    info->tile_bc = bc;
+    info->workgroup_size = k->shape.threads;
+    info->split_kv = k->splits;
+    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)avk_head_dim_v(&k->p) : 0;
+}
+
+static void fill_params(const avk_native_driver *d, const avk_native_kernel *k, const avk_dispatch *a,
+                        avk_attn_params *P)
+{
+    memset(P, 0, sizeof *P);
+    P->q = d->address(a->q);
+    P->k = d->address(a->k);
+    P->v = d->address(a->v);
+    P->o = d->address(a->o);
+    P->lse = d->address(a->lse);
+    P->block_table = d->address(a->block_table);
+    P->seq_lens = d->address(a->seq_lens);
+    P->kv_scales = d->address(a->kv_scales);
+    P->alibi_slopes = d->address(a->alibi_slopes);
+    P->sinks = d->address(a->sinks);
+    P->mask = d->address(a->mask);
+    if (k->workspace) {
+        P->part_o = k->workspace;
+        P->part_lse = k->workspace + k->part_o_bytes;
+    }
+    avk_kernel_args args = k->args;
+    args.q_begin = (U32)a->q_begin;
+    args.q_count = (U32)a->q_count;
+    avk_attn_params_set_args(P, &args);
+}
+
+/* One run: the attention grid (row blocks, head groups, B x splits), then
+ * the merge (rows, H, B; Dv threads) where the build splits. */
+static attnvk_status launch(const avk_native_driver *d, void *ctx, const avk_native_kernel *k, const avk_dispatch *a,
+                            void **args)
+{
+    const int pack = (int)k->args.pack;
+    const unsigned grid[3] = {(unsigned)avk_row_blocks(pack, a->q_count, k->shape.br),
+                              (unsigned)(k->p.heads / pack), (unsigned)(k->p.batch * k->splits)};
+    attnvk_status s = d->launch(ctx, k->fwd, grid, (unsigned)k->shape.threads, k->shape.smem, args, 0);
+    if (s != ATTNVK_OK || !k->split_build) return s;
+    const unsigned merge[3] = {(unsigned)a->q_count, (unsigned)k->p.heads, (unsigned)k->p.batch};
+    return d->launch(ctx, k->reduce, merge, (unsigned)avk_head_dim_v(&k->p), 0, args, 1);
+}
+
+attnvk_status avk_native_dispatch(const avk_native_driver *d, void *ctx, const avk_native_kernel *k,
+                                  const avk_dispatch *a, double *device_ms)
+{
+    avk_attn_params P;
+    fill_params(d, k, a, &P);
+    void *args[] = {&P};
+    attnvk_status s = d->enter(ctx);
+    if (s != ATTNVK_OK) return s;
+    s = d->time_begin(ctx);
+    for (int i = 0; i < a->launches && s == ATTNVK_OK; ++i) s = launch(d, ctx, k, a, args);
+    if (s == ATTNVK_OK) s = d->time_end(ctx, device_ms);
+    if (s == ATTNVK_OK) *device_ms /= a->launches;
+    d->leave(ctx);
+    return s;
+}
+
+void avk_native_release(const avk_native_driver *d, void *ctx, avk_native_kernel *k)
+{
+    if (!k->workspace || d->enter(ctx) != ATTNVK_OK) return;
+    d->free(ctx, k->workspace);
+    k->workspace = 0;
+    d->leave(ctx);
+}

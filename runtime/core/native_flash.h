@@ -1,0 +1,76 @@
+/* The host side of the native flash kernels (native/attn_fwd.cu), shared by
+ * the CUDA and HIP backends: split-KV planning, the grid, the partials'
+ * workspace, the kernel's one argument and the launches, over a small
+ * driver function table each backend fills. The backends keep only what
+ * differs: their tuning tables, how modules are compiled and loaded, and
+ * the driver calls themselves. */
+#ifndef ATTNVK_NATIVE_FLASH_H
+#define ATTNVK_NATIVE_FLASH_H
+
+#include "core/backend.h"
+#include "core/kernel_args.h"
+
+#include <stddef.h>
+
+/* One API's driver, as the native host layer calls it. ctx is the backend's
+ * device; functions are module handles (CUfunction, hipFunction_t). */
+typedef struct avk_native_driver {
+    const char *api;  /* "cuda", "hip": error messages */
+    attnvk_status (*enter)(void *ctx); /* make the device current */
+    void (*leave)(void *ctx);
+    attnvk_status (*alloc)(void *ctx, size_t bytes, unsigned long long *addr);
+    void (*free)(void *ctx, unsigned long long addr);
+    /* early: the grid may launch while the stream's previous grid finishes
+     * and waits for it in the kernel (programmatic dependent launch), where
+     * the device has it */
+    attnvk_status (*launch)(void *ctx, void *function, const unsigned grid[3], unsigned threads, size_t smem,
+                            void **args, int early);
+    attnvk_status (*time_begin)(void *ctx);
+    attnvk_status (*time_end)(void *ctx, double *device_ms);
+    unsigned long long (*address)(const avk_bbuf *b); /* 0 for NULL */
+} avk_native_driver;
+
+/* What a backend's tuning picked, in the layer's terms. */
+typedef struct avk_native_shape {
+    int br, threads;       /* packed query rows and threads of a CTA */
+    int split_round;       /* keys a split is a whole number of (the key tile, times key warps) */
+    int resident;          /* CTAs an SM holds, for whole-wave split plans (1: don't care) */
+    int whole_waves;       /* plan splits in whole waves of compute units x resident */
+    int compute_units;
+    size_t smem;           /* dynamic shared memory of the attention kernel */
+} avk_native_shape;
+
+/* A prepared native kernel: the problem, its planned arguments, the two
+ * functions and the split-KV partials. */
+typedef struct avk_native_kernel {
+    attnvk_problem p;
+    avk_kernel_args args; /* the contract's scalars; q_begin/q_count set per dispatch */
+    avk_native_shape shape;
+    int splits;
+    int split_build;      /* the kernel writes partials and the merge runs (even for one split) */
+    void *fwd, *reduce;
+    unsigned long long workspace; /* partial O (f32 [splits][B][H][Nq][Dv]) then partial LSE */
+    size_t part_o_bytes;
+} avk_native_kernel;
+
+/* Fills k's arguments and plans its splits (o->split_kv overrides); refuses
+ * grids past 65535 in y or z. force_split: the build writes partials even
+ * for one split (HIP's decode objects). Sets k->split_build. */
+attnvk_status avk_native_plan(const avk_native_driver *d, avk_native_kernel *k, const attnvk_problem *p,
+                              const attnvk_kernel_options *o, int pack, const avk_native_shape *shape,
+                              int force_split);
+
+/* Allocates the partials where the build splits (call inside enter/leave). */
+attnvk_status avk_native_alloc_workspace(const avk_native_driver *d, void *ctx, avk_native_kernel *k);
+
+/* The kernel info fields the layer knows: tiles, threads, splits, workspace. */
+void avk_native_describe(const avk_native_kernel *k, int bc, attnvk_kernel_info *info);
+
+/* a->launches back-to-back runs, timed; the merge follows each split run. */
+attnvk_status avk_native_dispatch(const avk_native_driver *d, void *ctx, const avk_native_kernel *k,
+                                  const avk_dispatch *a, double *device_ms);
+
+/* Frees the partials (the device must not be lost). */
+void avk_native_release(const avk_native_driver *d, void *ctx, avk_native_kernel *k);
+
+#endif
