@@ -16,6 +16,10 @@
 #else
 #define AVK_PRAGMA_UNROLL
 #endif
+/* For helpers a compiler might keep out of line: C99 `inline` alone leaves
+ * no external definition, so an outlined call fails to link (NVIDIA's
+ * "Unresolved extern function"); these are always inlined. */
+#define AVK_INLINE inline __attribute__((always_inline))
 #ifndef AVK_NATIVE_EXP
 #define AVK_NATIVE_EXP 0     /* 1: native_exp2 (NVIDIA: ex2.approx, ~2 ulp) */
 #endif

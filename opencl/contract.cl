@@ -72,6 +72,28 @@ inline int avk_key_begin(const avk_kernel_args *a, int len, int i)
     return (int)clamp(avk_row_pos(a, len, i) - a->window_left, 0L, (long)len);
 }
 
+/* softcap * tanh(x / softcap) on a log2-domain score s = x * log2(e), as
+ * out - 2 out / (2^(s in) + 1) with in = 2 / softcap and out = softcap *
+ * log2(e) (AVK_SOFTCAP_IN / _OUT): one exp2 and one reciprocal instead of
+ * tanh. 2^(s in) -> inf gives out, -> 0 gives -out: never NaN. Its absolute
+ * error is a few ulp of out; f32 builds take the full-precision exp2 and,
+ * for |s in| < 1/2 (scores small beside the cap, where that error would
+ * dwarf tanh's relative one), tanh's odd series, so f32 keeps its 1e-5. */
+#define AVK_SOFTCAP_IN(c) (2.0f / (c))
+#define AVK_SOFTCAP_OUT(c) ((c) * 1.4426950408889634f)
+AVK_INLINE float avk_softcap_log2(float s, float in, float out)
+{
+#if AVK_F16
+    return fma(-2.0f * out, 1.0f / (AVK_EXP2(s * in) + 1.0f), out);
+#else
+    const float x = s * in, r = fma(-2.0f * out, 1.0f / (exp2(x) + 1.0f), out);
+    /* tanh(y), y = x ln2 / 2: y - y^3/3 + 2y^5/15 - 17y^7/315 (within 2e-8 of it for |y| < 0.18) */
+    const float y = x * 0.34657359027997264f, y2 = y * y;
+    const float series = out * y * fma(y2, fma(y2, fma(y2, -0.053968254f, 0.13333334f), -0.33333334f), 1.0f);
+    return fabs(x) < 0.5f ? series : r;
+#endif
+}
+
 /* Score modifications (attnvk.h's order after the scale), on a score s in the
  * log2 domain (scale * log2(e) * q.k) for key j of a row at i' = pos, head h,
  * with that row's mask row (NULL-safe: only read with AVK_FLAG_MASK). */
@@ -79,7 +101,7 @@ inline float avk_score_mod(const avk_kernel_args *a, float s, int j, long pos, f
                            long mask_row)
 {
     const float log2e = 1.4426950408889634f;
-    if (a->softcap > 0.0f) s = a->softcap * tanh(s * (0.6931471805599453f / a->softcap)) * log2e;
+    if (a->softcap > 0.0f) s = avk_softcap_log2(s, AVK_SOFTCAP_IN(a->softcap), AVK_SOFTCAP_OUT(a->softcap));
     if (a->flags & AVK_FLAG_ALIBI) s += slope * (float)(j - pos) * log2e;
     if (a->flags & AVK_FLAG_MASK)
         s += ((a->flags & AVK_FLAG_MASK_F16) ? vload_half(mask_row + j, (__global const half *)mask)
@@ -126,16 +148,18 @@ inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_len
     w.kv_begin = avk_key_begin(a, w.seq_len, w.r0 / pack);
     w.kv_full_begin = avk_key_begin(a, w.seq_len, (w.r_end - 1) / pack);
     const int tiles = (w.kv_end + bc - 1) / bc;
+    /* tiles below every row's window are never loaded: the splits count from
+     * the block's first visible tile (0 without a left window), as the host
+     * plans them over the window's span (cl_flash.c), not the whole cache */
+    const int first = min(tiles, w.kv_begin / bc);
     if (a->splits > 1) {
         const int per_split = (int)a->split_keys / bc;
-        w.t_begin = min(tiles, w.split * per_split);
+        w.t_begin = min(tiles, first + w.split * per_split);
         w.t_end = min(tiles, w.t_begin + per_split);
     } else {
-        w.t_begin = 0;
+        w.t_begin = first;
         w.t_end = tiles;
     }
-    /* tiles below every row's window are never loaded */
-    w.t_begin = max(w.t_begin, min(w.t_end, w.kv_begin / bc));
     return w;
 }
 

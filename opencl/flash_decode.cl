@@ -19,7 +19,15 @@
  * warps' (max, sum, O) merge through local memory, as split-KV partials do.
  *
  * Local memory: per warp STAGES x (K, V) raw tiles of BC rows; the merge
- * reuses them (cl_tuning.c sizes both, within the 48 KiB NVIDIA allows). */
+ * reuses them (cl_tuning.c sizes both, within the 48 KiB NVIDIA allows).
+ * K rows hold Dk values and V rows Dv (AVK_DV, f16 caches only).
+ *
+ * Score features (contract.cl's hooks, built in only where the problem has
+ * them): AVK_SCORE_MOD applies softcap, ALiBi and the mask to each tile's S
+ * fragments (mma_ops.cl); AVK_SCORE_BOUNDS masks keys below a row's window
+ * on edge tiles and folds the sinks into the warps' merge. Tiles below every
+ * row's window are never loaded (avk_locate); a window's right side, causal
+ * limits and top-left alignment come with each row's end. */
 #ifndef AVK_KEY_WARPS
 #define AVK_KEY_WARPS 4
 #endif
@@ -48,8 +56,28 @@
 #else
 #define DEC_RAW_ROW DEC_ROW_BYTES
 #endif
-#define DEC_RAW_TILE (AVK_BC * DEC_RAW_ROW)
-#define DEC_WARP_RING (DEC_ST * 2 * DEC_RAW_TILE)
+/* V's rows: Dv values (an f16 cache where Dv differs from Dk), padded alike */
+#if AVK_DV == AVK_D
+#define DEC_ROW_BYTES_V DEC_ROW_BYTES
+#define DEC_RAW_ROW_V DEC_RAW_ROW
+#else
+#define DEC_ROW_BYTES_V (AVK_DV * 2)
+#if DEC_ROW_BYTES_V % 32 == 0
+#define DEC_RAW_ROW_V (DEC_ROW_BYTES_V + 16)
+#else
+#define DEC_RAW_ROW_V DEC_ROW_BYTES_V
+#endif
+#endif
+#define DEC_RAW_TILE (AVK_BC * DEC_RAW_ROW)     /* K's raw tile */
+#define DEC_RAW_TILE_V (AVK_BC * DEC_RAW_ROW_V) /* V's, after K's in a stage */
+#define DEC_STAGE (DEC_RAW_TILE + DEC_RAW_TILE_V)
+#define DEC_WARP_RING (DEC_ST * DEC_STAGE)
+/* stage i's offset in a warp's ring (equal rows: as the body always wrote it) */
+#if AVK_DV == AVK_D
+#define DEC_STAGE_AT(i) ((i) * 2 * DEC_RAW_TILE)
+#else
+#define DEC_STAGE_AT(i) ((i) * DEC_STAGE)
+#endif
 #if DEC_ROW_BYTES % 16 == 0
 #define DEC_GRAIN 16
 #elif DEC_ROW_BYTES % 8 == 0
@@ -60,8 +88,12 @@
 #define DEC_GRAIN 2
 #endif
 #define DEC_CHUNKS (DEC_ROW_BYTES / DEC_GRAIN) /* copies per row */
+#define DEC_CHUNKS_V (DEC_ROW_BYTES_V / DEC_GRAIN)
+#if DEC_ROW_BYTES_V % DEC_GRAIN
+#error "mma-decode: V's rows must take K's copy grain"
+#endif
 #define DEC_RING_BYTES (DEC_KW * DEC_WARP_RING)
-#define DEC_MERGE_BYTES (DEC_KW * 16 * (AVK_D + 2) * 4)
+#define DEC_MERGE_BYTES (DEC_KW * 16 * (AVK_DV + 2) * 4)
 #define DEC_LOCAL_BYTES (DEC_RING_BYTES > DEC_MERGE_BYTES ? DEC_RING_BYTES : DEC_MERGE_BYTES)
 #define DEC_BLOCK_SCALED (AVK_KV_FORMAT == AVK_KV_Q8_0 || AVK_KV_FORMAT == AVK_KV_Q4_0)
 /* quantized V fragments read a key's codes four at a time (avk_dec_v_frag_quad).
@@ -141,27 +173,33 @@ inline uint avk_dec_row(const avk_kernel_args *a, __global const int *block_tabl
 
 /* Keys [key0, key0 + BC) of K or V, raw, into a warp's stage; the copies
  * find their rows by shuffle (emulated: rows[], published by the caller).
- * Rows at or past valid are zero-filled. */
+ * Rows at or past valid are zero-filled. One body for K's rows and, where
+ * Dv differs, V's (CHUNKS copies of a ROW_BYTES row, RAW_ROW apart). */
 #if AVK_EMULATE
-inline void avk_dec_load(__local uchar *dst, __global const uchar *base, __local const uint *rows, int valid, int lane)
+#define DEC_LOAD_PARAMS __local uchar *dst, __global const uchar *base, __local const uint *rows, int valid, int lane
+#define DEC_LOAD_ROW(r) rows[r]
 #else
-inline void avk_dec_load(__local uchar *dst, __global const uchar *base, uint my_row, int valid, int lane)
+#define DEC_LOAD_PARAMS __local uchar *dst, __global const uchar *base, uint my_row, int valid, int lane
+#define DEC_LOAD_ROW(r) avk_dec_shfl(my_row, r)
 #endif
-{
-    /* whole-warp trip count: every lane reaches every shuffle */
-    for (int c0 = 0; c0 < AVK_BC * DEC_CHUNKS; c0 += 32) {
-        const int c = c0 + lane;
-        const int r = c < AVK_BC * DEC_CHUNKS ? c / DEC_CHUNKS : 0, k = c - r * DEC_CHUNKS;
-#if AVK_EMULATE
-        const uint row = rows[r];
-#else
-        const uint row = avk_dec_shfl(my_row, r);
-#endif
-        if (c >= AVK_BC * DEC_CHUNKS) continue;
-        avk_dec_copy(dst + r * DEC_RAW_ROW + k * DEC_GRAIN, base + (ulong)row * DEC_ROW_BYTES + k * DEC_GRAIN,
-                     r < valid);
+#define DEC_LOAD_BODY(CHUNKS, RAW_ROW, ROW_BYTES)                                                              \
+    {                                                                                                          \
+        /* whole-warp trip count: every lane reaches every shuffle */                                          \
+        for (int c0 = 0; c0 < AVK_BC * (CHUNKS); c0 += 32) {                                                   \
+            const int c = c0 + lane;                                                                           \
+            const int r = c < AVK_BC * (CHUNKS) ? c / (CHUNKS) : 0, k = c - r * (CHUNKS);                      \
+            const uint row = DEC_LOAD_ROW(r);                                                                  \
+            if (c >= AVK_BC * (CHUNKS)) continue;                                                              \
+            avk_dec_copy(dst + r * (RAW_ROW) + k * DEC_GRAIN, base + (ulong)row * (ROW_BYTES) + k * DEC_GRAIN, \
+                         r < valid);                                                                           \
+        }                                                                                                      \
     }
-}
+inline void avk_dec_load(DEC_LOAD_PARAMS) DEC_LOAD_BODY(DEC_CHUNKS, DEC_RAW_ROW, DEC_ROW_BYTES)
+#if AVK_DV == AVK_D
+#define avk_dec_load_v avk_dec_load
+#else
+inline void avk_dec_load_v(DEC_LOAD_PARAMS) DEC_LOAD_BODY(DEC_CHUNKS_V, DEC_RAW_ROW_V, DEC_ROW_BYTES_V)
+#endif
 
 #if AVK_KV_QUANT
 /* x - bias per f16 half (the results are exact small integers) */
@@ -257,8 +295,8 @@ inline void avk_dec_v_frag_quad(uint b[8], __local const uchar *v_tile, int kk, 
 {
     const int k0 = kk * 16 + (lane % 4) * 2, g = lane / 4;
     for (int h = 0; h < 2; ++h) {
-        __local const uchar *row = v_tile + (k0 + 8 * h) * DEC_RAW_ROW;
-        const uint lo = avk_dec_code_quad(row, t, g), hi = avk_dec_code_quad(row + DEC_RAW_ROW, t, g);
+        __local const uchar *row = v_tile + (k0 + 8 * h) * DEC_RAW_ROW_V;
+        const uint lo = avk_dec_code_quad(row, t, g), hi = avk_dec_code_quad(row + DEC_RAW_ROW_V, t, g);
         for (int e = 0; e < 4; ++e) b[2 * e + h] = avk_dec_codes_f16x2((lo >> 8 * e) & 0xffu, (hi >> 8 * e) & 0xffu);
     }
 }
@@ -307,19 +345,19 @@ inline void avk_dec_v_frag(uint b[4], __local const uchar *v_tile, int kk, int n
     for (int t = 0; t < 2; ++t) {
         const int d = (n + t) * 8 + lane / 4;
         for (int h = 0; h < 2; ++h) {
-            __local const uchar *row = v_tile + (k0 + 8 * h) * DEC_RAW_ROW; /* keys k0 + 8h and the next */
-            b[2 * t + h] = avk_dec_codes_f16x2(avk_dec_code(row, d), avk_dec_code(row + DEC_RAW_ROW, d));
+            __local const uchar *row = v_tile + (k0 + 8 * h) * DEC_RAW_ROW_V; /* keys k0 + 8h and the next */
+            b[2 * t + h] = avk_dec_codes_f16x2(avk_dec_code(row, d), avk_dec_code(row + DEC_RAW_ROW_V, d));
         }
     }
 #elif AVK_EMULATE
     const int g = lane >> 2, t = lane & 3;
     for (int j = 0; j < 4; ++j) {
-        __local const uchar *p = v_tile + (kk * 16 + (j % 2) * 8 + 2 * t) * DEC_RAW_ROW + ((n + j / 2) * 8 + g) * 2;
-        b[j] = (uint)*(__local const ushort *)p | ((uint)*(__local const ushort *)(p + DEC_RAW_ROW) << 16);
+        __local const uchar *p = v_tile + (kk * 16 + (j % 2) * 8 + 2 * t) * DEC_RAW_ROW_V + ((n + j / 2) * 8 + g) * 2;
+        b[j] = (uint)*(__local const ushort *)p | ((uint)*(__local const ushort *)(p + DEC_RAW_ROW_V) << 16);
     }
 #else
     const int r = ((lane / 8) % 2) * 8 + lane % 8, c = (lane / 16) * 8;
-    __local const uchar *p = v_tile + (kk * 16 + r) * DEC_RAW_ROW + (n * 8 + c) * 2;
+    __local const uchar *p = v_tile + (kk * 16 + r) * DEC_RAW_ROW_V + (n * 8 + c) * 2;
     AVK_ASM("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
             : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
             : "r"((uint)(size_t)p));
@@ -334,7 +372,7 @@ inline void avk_dec_v_frag(uint b[4], __local const uchar *v_tile, int kk, int n
         emu_rows[warp * 32 + lane] = my_row;                                                   \
         barrier(CLK_LOCAL_MEM_FENCE);                                                          \
         avk_dec_load((stage), K, emu_rows + warp * 32, valid_, lane);                          \
-        avk_dec_load((stage) + DEC_RAW_TILE, V, emu_rows + warp * 32, valid_, lane);           \
+        avk_dec_load_v((stage) + DEC_RAW_TILE, V, emu_rows + warp * 32, valid_, lane);         \
         barrier(CLK_LOCAL_MEM_FENCE); /* rows read before the next issue writes them */       \
     } while (0)
 #else
@@ -343,7 +381,7 @@ inline void avk_dec_v_frag(uint b[4], __local const uchar *v_tile, int kk, int n
         if ((tn) < w.t_end) {                                                                  \
             const int valid_ = min(AVK_BC, w.kv_end - (tn) * AVK_BC);                          \
             avk_dec_load((stage), K, my_row, valid_, lane);                                    \
-            avk_dec_load((stage) + DEC_RAW_TILE, V, my_row, valid_, lane);                     \
+            avk_dec_load_v((stage) + DEC_RAW_TILE, V, my_row, valid_, lane);                   \
         }                                                                                      \
     } while (0)
 #endif
@@ -370,6 +408,12 @@ void avk_flash_decode(AVK_CONTRACT_ARGS(ushort))
     const int in_a = row_a < w.r_end, in_b = row_b < w.r_end;
     const int lim_a = avk_row_key_end(a, &w, row_a), lim_b = avk_row_key_end(a, &w, row_b);
     const int max_end = avk_row_key_end(a, &w, w.r_end - 1); /* no row sees keys past this */
+#if AVK_SCORE_BOUNDS
+    const int lo_a = avk_row_key_begin(a, &w, row_a), lo_b = avk_row_key_begin(a, &w, row_b);
+#endif
+#if AVK_SCORE_MOD
+    const avk_frag_rows fr = avk_frag_rows_of(a, &w, alibi_slopes, row_a, row_b); /* the score hook's row inputs */
+#endif
 #if AVK_KV_QUANT
     const float code_unit = DEC_CODE_UNIT;
 #else
@@ -384,7 +428,7 @@ void avk_flash_decode(AVK_CONTRACT_ARGS(ushort))
     for (int s = 0; s < DEC_ST - 1; ++s) {
         const int tn = t_first + s * DEC_KW;
         DEC_NEXT_ROW(tn);
-        DEC_ISSUE(ring + s * 2 * DEC_RAW_TILE, tn);
+        DEC_ISSUE(ring + DEC_STAGE_AT(s), tn);
         DEC_COMMIT();
     }
     DEC_NEXT_ROW(t_first + (DEC_ST - 1) * DEC_KW);
@@ -419,7 +463,7 @@ AVK_PRAGMA_UNROLL
         DEC_SYNCWARP();
         {
             const int tn = tile + (DEC_ST - 1) * DEC_KW;
-            DEC_ISSUE(ring + ((i + DEC_ST - 1) % DEC_ST) * 2 * DEC_RAW_TILE, tn);
+            DEC_ISSUE(ring + DEC_STAGE_AT((i + DEC_ST - 1) % DEC_ST), tn);
             DEC_COMMIT();
             DEC_NEXT_ROW(tn + DEC_KW);
         }
@@ -428,7 +472,7 @@ AVK_PRAGMA_UNROLL
 #if !AVK_EMULATE
         if (!live) continue; /* warp-uniform */
 #endif
-        __local const uchar *k_tile = ring + (i % DEC_ST) * 2 * DEC_RAW_TILE;
+        __local const uchar *k_tile = ring + DEC_STAGE_AT(i % DEC_ST);
         __local const uchar *v_tile = k_tile + DEC_RAW_TILE;
 
         float s[AVK_NT][4];
@@ -475,19 +519,37 @@ AVK_PRAGMA_UNROLL
             }
 #endif
 
-        /* scale into the log2 domain, mask keys past each row's visible end
-         * (everything, on a round the emulation runs with no tile) */
+        /* scale into the log2 domain (then the score hook, mma_ops.cl), mask
+         * keys outside each row's visible range on edge tiles (everything, on
+         * a round the emulation runs with no tile) */
+#if AVK_SCORE_MOD
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < AVK_NT; ++n)
+AVK_PRAGMA_UNROLL
+            for (int r = 0; r < 4; ++r) s[n][r] *= scale_log2;
+        avk_frag_score_mod(s, a, &fr, mask, key0, t, lim_a, lim_b);
+#endif
+#if AVK_SCORE_BOUNDS
+        const int tile_full = live && key0 + AVK_BC <= w.kv_full && key0 >= w.kv_full_begin;
+#else
         const int tile_full = live && key0 + AVK_BC <= w.kv_full;
+#endif
         const int end_a = live ? lim_a : 0, end_b = live ? lim_b : 0;
         float mx_a = m_a, mx_b = m_b;
 AVK_PRAGMA_UNROLL
         for (int n = 0; n < AVK_NT; ++n) {
 AVK_PRAGMA_UNROLL
             for (int r = 0; r < 4; ++r) {
+#if !AVK_SCORE_MOD
                 s[n][r] *= scale_log2;
+#endif
                 if (!tile_full) {
                     const int key = key0 + n * 8 + 2 * t + (r & 1);
+#if AVK_SCORE_BOUNDS
+                    if (key >= (r < 2 ? end_a : end_b) || key < (r < 2 ? lo_a : lo_b)) s[n][r] = -INFINITY;
+#else
                     if (key >= (r < 2 ? end_a : end_b)) s[n][r] = -INFINITY;
+#endif
                 }
             }
             mx_a = fmax(mx_a, fmax(s[n][0], s[n][1]));
@@ -531,11 +593,11 @@ AVK_PRAGMA_UNROLL
              * of D, which is n-tiles 4 blk .. 4 blk + 3 of O */
             const int k0 = kc * 16 + 2 * t;
 AVK_PRAGMA_UNROLL
-            for (int blk = 0; blk < AVK_D / 32; ++blk) {
+            for (int blk = 0; blk < AVK_DV / 32; ++blk) {
                 float dv[4];
 AVK_PRAGMA_UNROLL
                 for (int c = 0; c < 4; ++c)
-                    dv[c] = avk_dec_block_scale(v_tile + (k0 + (c / 2) * 8 + c % 2) * DEC_RAW_ROW, blk * 32);
+                    dv[c] = avk_dec_block_scale(v_tile + (k0 + (c / 2) * 8 + c % 2) * DEC_RAW_ROW_V, blk * 32);
                 const uint p0 = avk_pack_f16x2(s[2 * kc][0] * dv[0], s[2 * kc][1] * dv[1]);
                 const uint p1 = avk_pack_f16x2(s[2 * kc][2] * dv[0], s[2 * kc][3] * dv[1]);
                 const uint p2 = avk_pack_f16x2(s[2 * kc + 1][0] * dv[2], s[2 * kc + 1][1] * dv[3]);
@@ -562,7 +624,7 @@ AVK_PRAGMA_UNROLL
             const uint p3 = avk_pack_f16x2(s[2 * kc + 1][2], s[2 * kc + 1][3]);
 #if DEC_QUADS
 AVK_PRAGMA_UNROLL
-            for (int blk = 0; blk < AVK_D / 32; ++blk) {
+            for (int blk = 0; blk < AVK_DV / 32; ++blk) {
                 uint b[8];
                 avk_dec_v_frag_quad(b, v_tile, kc, blk, lane);
 AVK_PRAGMA_UNROLL
@@ -596,7 +658,7 @@ AVK_PRAGMA_UNROLL
         l_all[warp * 16 + g + 8] = l_b;
     }
     {
-        __local float *oa = o_all + (warp * 16 + g) * AVK_D, *ob = oa + 8 * AVK_D;
+        __local float *oa = o_all + (warp * 16 + g) * AVK_DV, *ob = oa + 8 * AVK_DV;
 AVK_PRAGMA_UNROLL
         for (int dt = 0; dt < AVK_DT; ++dt)
             for (int j = 0; j < 2; ++j) {
@@ -613,8 +675,8 @@ AVK_PRAGMA_UNROLL
     const float v_scale = avk_kv_scale(a, kv_scales, 1, w.g) * code_unit; /* fp8: V's scale, once per row */
     const int split = (args.flags & AVK_FLAG_SPLIT) != 0;
     const int write_lse = (args.flags & AVK_FLAG_WRITE_LSE) != 0;
-    for (int e = tid; e < 16 * AVK_D; e += DEC_WG) {
-        const int r = e / AVK_D, d = e - r * AVK_D, R = w.r0 + r;
+    for (int e = tid; e < 16 * AVK_DV; e += DEC_WG) {
+        const int r = e / AVK_DV, d = e - r * AVK_DV, R = w.r0 + r;
         if (R >= w.r_end) continue;
         float mx = -INFINITY;
         for (int k = 0; k < DEC_KW; ++k) mx = fmax(mx, m_all[k * 16 + r]);
@@ -624,16 +686,26 @@ AVK_PRAGMA_UNROLL
                 const float m = m_all[k * 16 + r];
                 const float f = m == -INFINITY ? 0.0f : AVK_EXP2(m - mx);
                 l += f * l_all[k * 16 + r];
-                o += f * o_all[(k * 16 + r) * AVK_D + d];
+                o += f * o_all[(k * 16 + r) * AVK_DV + d];
             }
+#if AVK_SCORE_BOUNDS
+        if ((args.flags & AVK_FLAG_SINKS) && !split) {
+            /* the sink joins the denominator (split partials leave it to the merge kernel) */
+            const float sink = sinks[w.h + R % (int)a->pack] * AVK_LOG2E, top = fmax(mx, sink);
+            const float keep = mx == -INFINITY ? 0.0f : AVK_EXP2(mx - top);
+            l = l * keep + AVK_EXP2(sink - top);
+            o *= keep;
+            mx = top;
+        }
+#endif
         const float x = l > 0.0f ? o * (v_scale / l) : 0.0f;
         const float lse = l > 0.0f ? (mx + log2(l)) * AVK_LN2 : -INFINITY;
         if (split) {
             const long row = avk_split_base(a, &w) + avk_lse_row(a, &w, R);
-            part_O[row * AVK_D + d] = x;
+            part_O[row * AVK_DV + d] = x;
             if (d == 0) part_LSE[row] = lse;
         } else {
-            vstore_half_rte(x, 0, (__global half *)(O + avk_q_row(a, &w, R) + d));
+            vstore_half_rte(x, 0, (__global half *)(O + avk_o_row(a, &w, R) + d));
             if (d == 0 && write_lse) LSE[avk_lse_row(a, &w, R)] = lse;
         }
     }

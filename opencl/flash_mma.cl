@@ -94,7 +94,7 @@ inline void avk_decode_tile(__local uint4 *dst, __local const uint4 *raw, float 
     } while (0)
 #elif AVK_ASYNC
 #define AVK_ISSUE_K(kt) avk_issue_rows(Kbuf, K, AVK_TILE_ROWS(kt), &w, (kt), tid)
-#define AVK_ISSUE_V(kt) avk_issue_rows(Vbuf, V, AVK_TILE_ROWS(kt), &w, (kt), tid)
+#define AVK_ISSUE_V(kt) avk_issue_rows_v(Vbuf, V, AVK_TILE_ROWS(kt), &w, (kt), tid)
 #define AVK_DECODE_K() ((void)0)
 #define AVK_DECODE_V() ((void)0)
 #endif
@@ -111,6 +111,17 @@ inline uint4 avk_kv_load8_f16(__global const uchar *buf, long row, int d0, float
 #else
     (void)scale;
     return *(__global const uint4 *)(buf + row * AVK_KV_ROW_BYTES + d0 * 2);
+#endif
+}
+
+/* the same for V, whose rows hold Dv values */
+inline uint4 avk_v_load8_f16(__global const uchar *buf, long row, int d0, float scale)
+{
+#if AVK_DV == AVK_D
+    return avk_kv_load8_f16(buf, row, d0, scale);
+#else
+    (void)scale;
+    return *(__global const uint4 *)(buf + row * AVK_V_ROW_BYTES + d0 * 2);
 #endif
 }
 
@@ -140,6 +151,7 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     const int row_a = w.r0 + warp * 16 + g, row_b = row_a + 8;
     const int in_a = row_a < w.r_end, in_b = row_b < w.r_end;
     const long qoff_a = avk_q_row(a, &w, row_a), qoff_b = avk_q_row(a, &w, row_b);
+    const long ooff_a = avk_o_row(a, &w, row_a), ooff_b = avk_o_row(a, &w, row_b); /* O's rows hold Dv */
 
 #if AVK_ASYNC && AVK_KV_QUANT
     __local uint4 Kraw[AVK_RAW_TILE16], Vraw[AVK_RAW_TILE16];
@@ -148,15 +160,15 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     __local const ushort *Ks = (__local const ushort *)Tbuf;
     __local const ushort *Vs = (__local const ushort *)Tbuf;
 #elif AVK_ASYNC
-    __local uint4 Kbuf[AVK_BC * AVK_KROW / 8], Vbuf[AVK_BC * AVK_KROW / 8]; /* [key][D + 8 halves] */
+    __local uint4 Kbuf[AVK_BC * AVK_KROW / 8], Vbuf[AVK_BC * AVK_VROW / 8]; /* [key][Dk or Dv + 8 halves] */
     __local const ushort *Ks = (__local const ushort *)Kbuf;
     __local const ushort *Vs = (__local const ushort *)Vbuf;
 #else
     /* declared as uint4 for the 16-byte alignment of the tile stores (a
      * plain uint array may start at any 4-byte offset: misaligned on NVIDIA) */
-    __local uint4 Kbuf[AVK_BC * AVK_KW / 4], Vbuf[AVK_D * AVK_VW / 4];
-    __local uint *Ks = (__local uint *)Kbuf; /* [key][D/2 words + pad] */
-    __local uint *Vt = (__local uint *)Vbuf; /* [d][permuted key pairs + pad] */
+    __local uint4 Kbuf[AVK_BC * AVK_KW / 4], Vbuf[AVK_DV * AVK_VW / 4];
+    __local uint *Ks = (__local uint *)Kbuf; /* [key][Dk/2 words + pad] */
+    __local uint *Vt = (__local uint *)Vbuf; /* [Dv column][permuted key pairs + pad] */
 #endif
 #if AVK_EMULATE
     __local float emu_a[AVK_NW * 256], emu_b[AVK_NW * 128], emu_x[AVK_WG];
@@ -194,13 +206,7 @@ AVK_PRAGMA_UNROLL
     const int lim_a = avk_row_key_end(a, &w, row_a), lim_b = avk_row_key_end(a, &w, row_b);
     const int lo_a = avk_row_key_begin(a, &w, row_a), lo_b = avk_row_key_begin(a, &w, row_b);
 #if AVK_SCORE_MOD
-    /* the score hook's row inputs, found once (padding rows take the last real row's) */
-    const int pack = (int)a->pack, ra = min(row_a, w.r_end - 1), rb = min(row_b, w.r_end - 1);
-    const int pos_a = (int)avk_row_pos(a, w.seq_len, ra / pack), pos_b = (int)avk_row_pos(a, w.seq_len, rb / pack);
-    const float slope_a = (args.flags & AVK_FLAG_ALIBI) ? alibi_slopes[w.h + ra % pack] * AVK_LOG2E : 0.0f;
-    const float slope_b = (args.flags & AVK_FLAG_ALIBI) ? alibi_slopes[w.h + rb % pack] * AVK_LOG2E : 0.0f;
-    const long mrow_a = avk_mask_row(a, w.b, w.h + ra % pack, ra / pack);
-    const long mrow_b = avk_mask_row(a, w.b, w.h + rb % pack, rb / pack);
+    const avk_frag_rows fr = avk_frag_rows_of(a, &w, alibi_slopes, row_a, row_b); /* the score hook's row inputs */
 #endif
 
 #if AVK_ASYNC
@@ -233,14 +239,14 @@ AVK_PRAGMA_UNROLL
         }
         /* V tile transposed: a lane takes a key pair and 8 columns, and writes
          * one word (both keys) per column at the pair's permuted position */
-        for (int u = tid; u < (AVK_BC / 2) * (AVK_D / 8); u += AVK_WG) {
+        for (int u = tid; u < (AVK_BC / 2) * (AVK_DV / 8); u += AVK_WG) {
             const int kp = u % (AVK_BC / 2), c8 = u / (AVK_BC / 2);
             const int kl = 2 * kp, key = kt + kl;
             const uint4 v0 = key < w.kv_end
-                                 ? avk_kv_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, v_scale)
+                                 ? avk_v_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, v_scale)
                                  : (uint4)(0u);
             const uint4 v1 = key + 1 < w.kv_end
-                                 ? avk_kv_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key + 1), c8 * 8, v_scale)
+                                 ? avk_v_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key + 1), c8 * 8, v_scale)
                                  : (uint4)(0u);
             const int word = (kl >> 4) * 8 + ((kl & 7) >> 1) * 2 + ((kl >> 3) & 1);
             __local uint *dst = Vt + (c8 * 8) * AVK_VW + word;
@@ -292,54 +298,14 @@ AVK_PRAGMA_UNROLL
         avk_read_rows(pend, a, block_table, &w, kt + 2 * AVK_BC, tid); /* stored after V's copies */
 #endif
 
-        /* scale into the log2 domain; the score hook (each modification one
-         * uniform branch and a straight run over the values: a branch per value
-         * would serialize them); -inf for keys outside each row's [lo, lim)
-         * on tiles that cross a row's bounds */
+        /* scale into the log2 domain; the score hook (mma_ops.cl); -inf for
+         * keys outside each row's [lo, lim) on tiles that cross a row's bounds */
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt)
 AVK_PRAGMA_UNROLL
             for (int r = 0; r < 4; ++r) s[nt][r] *= args.scale_log2;
 #if AVK_SCORE_MOD
-        if (args.softcap > 0.0f) {
-            const float in = AVK_LN2 / args.softcap, out = args.softcap * AVK_LOG2E;
-AVK_PRAGMA_UNROLL
-            for (int nt = 0; nt < AVK_NT; ++nt)
-AVK_PRAGMA_UNROLL
-                for (int r = 0; r < 4; ++r) s[nt][r] = out * tanh(s[nt][r] * in);
-        }
-        if (args.flags & AVK_FLAG_ALIBI) {
-            const float rel_a = (float)(kt + 2 * t - pos_a), rel_b = (float)(kt + 2 * t - pos_b); /* exact */
-AVK_PRAGMA_UNROLL
-            for (int nt = 0; nt < AVK_NT; ++nt)
-AVK_PRAGMA_UNROLL
-                for (int r = 0; r < 4; ++r)
-                    s[nt][r] = fma(r < 2 ? slope_a : slope_b, (r < 2 ? rel_a : rel_b) + (float)(nt * 8 + (r & 1)), s[nt][r]);
-        }
-        if (args.flags & AVK_FLAG_MASK) { /* keys past a row's end read its last key (dropped below) */
-            const int last_a = max(lim_a - 1, 0), last_b = max(lim_b - 1, 0);
-            if (args.flags & AVK_FLAG_MASK_F16) {
-                __global const half *mh = (__global const half *)mask;
-AVK_PRAGMA_UNROLL
-                for (int nt = 0; nt < AVK_NT; ++nt)
-AVK_PRAGMA_UNROLL
-                    for (int r = 0; r < 4; ++r) {
-                        const int key = kt + nt * 8 + 2 * t + (r & 1);
-                        const long at = r < 2 ? mrow_a + min(key, last_a) : mrow_b + min(key, last_b);
-                        s[nt][r] = fma(vload_half(at, mh), AVK_LOG2E, s[nt][r]);
-                    }
-            } else {
-                __global const float *mf = (__global const float *)mask;
-AVK_PRAGMA_UNROLL
-                for (int nt = 0; nt < AVK_NT; ++nt)
-AVK_PRAGMA_UNROLL
-                    for (int r = 0; r < 4; ++r) {
-                        const int key = kt + nt * 8 + 2 * t + (r & 1);
-                        s[nt][r] = fma(mf[r < 2 ? mrow_a + min(key, last_a) : mrow_b + min(key, last_b)], AVK_LOG2E,
-                                       s[nt][r]);
-                    }
-            }
-        }
+        avk_frag_score_mod(s, a, &fr, mask, kt, t, lim_a, lim_b);
 #endif
         if (kt + AVK_BC > w.kv_full || kt < w.kv_full_begin) {
 AVK_PRAGMA_UNROLL
@@ -447,8 +413,8 @@ AVK_PRAGMA_UNROLL
     if (args.flags & AVK_FLAG_SPLIT) {
         const long base = avk_split_base(a, &w);
         const long pa = base + avk_lse_row(a, &w, row_a), pb = base + avk_lse_row(a, &w, row_b);
-        __global float *oa = part_O + pa * AVK_D + 2 * t;
-        __global float *ob = part_O + pb * AVK_D + 2 * t;
+        __global float *oa = part_O + pa * AVK_DV + 2 * t;
+        __global float *ob = part_O + pb * AVK_DV + 2 * t;
 AVK_PRAGMA_UNROLL
         for (int dt = 0; dt < AVK_DT; ++dt) {
             if (in_a) vstore2((float2)(oacc[dt][0] * inv_a, oacc[dt][1] * inv_a), 0, oa + dt * 8);
@@ -461,8 +427,8 @@ AVK_PRAGMA_UNROLL
         for (int dt = 0; dt < AVK_DT; ++dt) {
             const uint wa = avk_pack_f16x2(oacc[dt][0] * inv_a, oacc[dt][1] * inv_a);
             const uint wb = avk_pack_f16x2(oacc[dt][2] * inv_b, oacc[dt][3] * inv_b);
-            if (in_a) *(__global uint *)(O + qoff_a + dt * 8 + 2 * t) = wa;
-            if (in_b) *(__global uint *)(O + qoff_b + dt * 8 + 2 * t) = wb;
+            if (in_a) *(__global uint *)(O + ooff_a + dt * 8 + 2 * t) = wa;
+            if (in_b) *(__global uint *)(O + ooff_b + dt * 8 + 2 * t) = wb;
         }
         const int write_lse = (args.flags & AVK_FLAG_WRITE_LSE) && t == 0;
         if (write_lse && in_a) LSE[avk_lse_row(a, &w, row_a)] = lse_a;

@@ -21,12 +21,13 @@
 #define AVK_BR (AVK_NW * 16)
 #define AVK_NT (AVK_BC / 8)  /* n-tiles of S */
 #define AVK_KS (AVK_D / 16)  /* k-steps of Q K^T */
-#define AVK_DT (AVK_D / 8)   /* n-tiles of O */
+#define AVK_DT (AVK_DV / 8)  /* n-tiles of O (Dv columns) */
 #define AVK_KC (AVK_BC / 16) /* k-steps of P V */
 
 /* K and V tiles for ldmatrix: rows of D halves plus 16 bytes, so the eight
  * 16-byte rows one 8x8 matrix reads fall in distinct bank groups. */
 #define AVK_KROW (AVK_D + 8)
+#define AVK_VROW (AVK_DV + 8)
 
 #if AVK_EMULATE
 typedef struct avk_emu {
@@ -140,19 +141,20 @@ inline void avk_ldsm_k1(uint r[2], __local const ushort *ks_tile, int nt, int ks
     AVK_ASM("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"((uint)(size_t)p));
 #endif
 }
-/* B fragments of P V from a row-major V tile (transposed on the way):
- * keys 16kc.., n-tiles dt and dt+1 -> r = {b0b1(dt), b2b3(dt), b0b1(dt+1), b2b3(dt+1)}. */
+/* B fragments of P V from a row-major V tile (rows of AVK_VROW halves,
+ * transposed on the way): keys 16kc.., n-tiles dt and dt+1 -> r =
+ * {b0b1(dt), b2b3(dt), b0b1(dt+1), b2b3(dt+1)}. */
 inline void avk_ldsm_v(uint r[4], __local const ushort *vs_tile, int kc, int dt, int lane)
 {
 #if AVK_EMULATE
     const int g = lane >> 2, t = lane & 3;
     for (int j = 0; j < 4; ++j) {
-        __local const ushort *m = vs_tile + (kc * 16 + (j & 1) * 8) * AVK_KROW + (dt + (j >> 1)) * 8 + g;
-        r[j] = (uint)m[(2 * t) * AVK_KROW] | ((uint)m[(2 * t + 1) * AVK_KROW] << 16);
+        __local const ushort *m = vs_tile + (kc * 16 + (j & 1) * 8) * AVK_VROW + (dt + (j >> 1)) * 8 + g;
+        r[j] = (uint)m[(2 * t) * AVK_VROW] | ((uint)m[(2 * t + 1) * AVK_VROW] << 16);
     }
 #else
     const int j = lane >> 3;
-    __local const ushort *p = vs_tile + (kc * 16 + (j & 1) * 8 + (lane & 7)) * AVK_KROW + (dt + (j >> 1)) * 8;
+    __local const ushort *p = vs_tile + (kc * 16 + (j & 1) * 8 + (lane & 7)) * AVK_VROW + (dt + (j >> 1)) * 8;
     AVK_ASM("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
             : "r"((uint)(size_t)p));
@@ -177,15 +179,95 @@ inline void avk_store_rows(__local uint *rows, const uint pend[AVK_ROWS_PER_ITEM
     for (int j = 0; j < AVK_ROWS_PER_ITEM; ++j)
         if (tid + j * AVK_WG < AVK_BC) rows[tid + j * AVK_WG] = pend[j];
 }
-/* Copies keys kt.. of a K or V tile (f16 rows at rows[], contiguous or
- * paged) into rows of AVK_KROW halves (zeros past the visible keys). */
-inline void avk_issue_rows(__local uint4 *dst, __global const uchar *src, __local const uint *rows, const avk_work *w,
-                           int kt, int tid)
+/* Copies keys kt.. of a K or V tile (f16 rows of d values, row_bytes apart,
+ * at rows[], contiguous or paged) into rows of d + 8 halves (zeros past the
+ * visible keys): K with d = Dk (AVK_KROW), V with Dv (AVK_VROW). */
+inline void avk_issue_rows_of(__local uint4 *dst, __global const uchar *src, __local const uint *rows,
+                              const avk_work *w, int kt, int tid, const int d, const int row_bytes)
 {
-    for (int u = tid; u < AVK_BC * (AVK_D / 8); u += AVK_WG) {
-        const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8), valid = kt + kr < w->kv_end;
-        avk_cp16(dst + kr * (AVK_KROW / 8) + c8, src + (ulong)rows[kr] * AVK_KV_ROW_BYTES + c8 * 16, valid);
+    for (int u = tid; u < AVK_BC * (d / 8); u += AVK_WG) {
+        const int kr = u / (d / 8), c8 = u - kr * (d / 8), valid = kt + kr < w->kv_end;
+        avk_cp16(dst + kr * ((d + 8) / 8) + c8, src + (ulong)rows[kr] * row_bytes + c8 * 16, valid);
     }
     avk_cp_commit();
+}
+#define avk_issue_rows(dst, src, rows, w, kt, tid) \
+    avk_issue_rows_of(dst, src, rows, w, kt, tid, AVK_D, AVK_KV_ROW_BYTES)
+#define avk_issue_rows_v(dst, src, rows, w, kt, tid) \
+    avk_issue_rows_of(dst, src, rows, w, kt, tid, AVK_DV, AVK_V_ROW_BYTES)
+#endif
+
+/* The contract's score hook over one lane's S fragments (log2 units), for
+ * the mma bodies: keys key0 + 8nt + 2t + (r & 1) of packed rows a (r < 2)
+ * and b. Row inputs are found once, before the key loop; each modification
+ * is one uniform branch and a straight run over the values (a branch per
+ * value would serialize them). Compiled in only with AVK_SCORE_MOD. */
+#if AVK_SCORE_MOD
+typedef struct avk_frag_rows {
+    int pos_a, pos_b;       /* i' */
+    float slope_a, slope_b; /* ALiBi slope * log2(e) */
+    long mrow_a, mrow_b;    /* mask row offsets */
+} avk_frag_rows;
+
+/* rows past the block's end take its last real row's inputs */
+AVK_INLINE avk_frag_rows avk_frag_rows_of(const avk_kernel_args *a, const avk_work *w,
+                                          __global const float *alibi_slopes, int row_a, int row_b)
+{
+    avk_frag_rows f;
+    const int pack = (int)a->pack, ra = min(row_a, w->r_end - 1), rb = min(row_b, w->r_end - 1);
+    f.pos_a = (int)avk_row_pos(a, w->seq_len, ra / pack);
+    f.pos_b = (int)avk_row_pos(a, w->seq_len, rb / pack);
+    f.slope_a = (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + ra % pack] * AVK_LOG2E : 0.0f;
+    f.slope_b = (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + rb % pack] * AVK_LOG2E : 0.0f;
+    f.mrow_a = avk_mask_row(a, w->b, w->h + ra % pack, ra / pack);
+    f.mrow_b = avk_mask_row(a, w->b, w->h + rb % pack, rb / pack);
+    return f;
+}
+
+/* softcap, ALiBi, mask; keys at or past a row's end (lim) read its last
+ * key's mask value (they are dropped afterwards) */
+AVK_INLINE void avk_frag_score_mod(float s[AVK_NT][4], const avk_kernel_args *a, const avk_frag_rows *f,
+                                   __global const uchar *mask, int key0, int t, int lim_a, int lim_b)
+{
+    if (a->softcap > 0.0f) {
+        const float in = AVK_SOFTCAP_IN(a->softcap), out = AVK_SOFTCAP_OUT(a->softcap);
+AVK_PRAGMA_UNROLL
+        for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+            for (int r = 0; r < 4; ++r) s[nt][r] = avk_softcap_log2(s[nt][r], in, out);
+    }
+    if (a->flags & AVK_FLAG_ALIBI) {
+        const float rel_a = (float)(key0 + 2 * t - f->pos_a), rel_b = (float)(key0 + 2 * t - f->pos_b); /* exact */
+AVK_PRAGMA_UNROLL
+        for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+            for (int r = 0; r < 4; ++r)
+                s[nt][r] = fma(r < 2 ? f->slope_a : f->slope_b, (r < 2 ? rel_a : rel_b) + (float)(nt * 8 + (r & 1)),
+                               s[nt][r]);
+    }
+    if (a->flags & AVK_FLAG_MASK) {
+        const int last_a = max(lim_a - 1, 0), last_b = max(lim_b - 1, 0);
+        if (a->flags & AVK_FLAG_MASK_F16) {
+            __global const half *mh = (__global const half *)mask;
+AVK_PRAGMA_UNROLL
+            for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+                for (int r = 0; r < 4; ++r) {
+                    const int key = key0 + nt * 8 + 2 * t + (r & 1);
+                    const long at = r < 2 ? f->mrow_a + min(key, last_a) : f->mrow_b + min(key, last_b);
+                    s[nt][r] = fma(vload_half(at, mh), AVK_LOG2E, s[nt][r]);
+                }
+        } else {
+            __global const float *mf = (__global const float *)mask;
+AVK_PRAGMA_UNROLL
+            for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+                for (int r = 0; r < 4; ++r) {
+                    const int key = key0 + nt * 8 + 2 * t + (r & 1);
+                    s[nt][r] = fma(mf[r < 2 ? f->mrow_a + min(key, last_a) : f->mrow_b + min(key, last_b)], AVK_LOG2E,
+                                   s[nt][r]);
+                }
+        }
+    }
 }
 #endif

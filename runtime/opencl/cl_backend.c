@@ -106,10 +106,11 @@ static int cl_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         strcpy(out[0].name, "attnvk");
         out[0].fused = 1;
         out[0].available = 1;
-        /* every body (tiled, mma) runs them all through the contract's hooks */
+        /* every body (tiled, mma, mma-decode) runs them all through the contract's
+         * hooks; a head dim a body cannot hold goes to the next (avk_cl_configure) */
         out[0].features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 |
-                          ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 |
-                          AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V; /* through the tiled bodies (avk_cl_configure routes them) */
+                          ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 | AVK_SCORE_FEATURES |
+                          ATTNVK_FEATURE_HEAD_DIM_V;
     }
     if (max >= 2) {
         const char *why = "";
@@ -117,9 +118,9 @@ static int cl_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         strcpy(out[1].name, "clblast");
         out[1].fused = 0;
         out[1].available = avk_clblast_available(&why);
-        /* the unfused softmax (opencl/softmax.cl) applies every score modification */
-        out[1].features = ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
-                          ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT;
+        /* the unfused softmax (opencl/softmax.cl) applies every score modification;
+         * P V's GEMM takes V's own head dim */
+        out[1].features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V;
         strncpy(out[1].reason, why, sizeof out[1].reason - 1);
     }
     return 2;

@@ -1,6 +1,6 @@
 /* Vendor-library baseline: unfused attention = CLBlast batched GEMM
- * (S = scale Q K^T), attnvk's row softmax (opencl/softmax.cl), CLBlast
- * batched GEMM (O = P V). libclblast.so.1 is loaded at run time. The (b, h)
+ * (S = scale Q K^T over Dk), attnvk's row softmax (opencl/softmax.cl), CLBlast
+ * batched GEMM (O = P V over Dv). libclblast.so.1 is loaded at run time. The (b, h)
  * pairs run in chunks whose score matrices fit the device and CLBlast's
  * 32-bit indexing; cases where one pair alone cannot are UNSUPPORTED. */
 #include "opencl/cl_kernels.h"
@@ -99,7 +99,9 @@ attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const 
      * GEMM's output): 2x S counted, beside Q/K/V/O. */
     const uint64_t nbh = (uint64_t)p->batch * p->heads;
     const uint64_t pair_elements = (uint64_t)p->seq_q * p->seq_kv, pair_bytes = pair_elements * sizeof(float);
-    const uint64_t io_bytes = (uint64_t)(2 * attnvk_q_elements(p) + 2 * attnvk_kv_elements(p)) * sizeof(float);
+    const uint64_t io_bytes =
+        (uint64_t)(attnvk_q_elements(p) + attnvk_o_elements(p) + attnvk_kv_elements(p) + attnvk_v_elements(p)) *
+        sizeof(float);
     /* CLBlast's kernels index with 32-bit ints: past 2^31 elements in one
      * score buffer its batched GEMM faults (seen on the H100 at B*H=64 x
      * 8192^2) and takes the queue with it. */
@@ -158,10 +160,13 @@ attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const 
 attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms)
 {
     const attnvk_problem *p = &k->p;
-    const avk_cl_strides st = avk_cl_layout_strides(p);
+    /* Q and K rows hold Dk values, V and O rows Dv */
+    const avk_cl_strides st = avk_cl_layout_strides(p, p->head_dim);
+    const avk_cl_strides sv = avk_cl_layout_strides(p, attnvk_problem_head_dim_v(p));
     const size_t nbh = (size_t)p->batch * p->heads, rows = (size_t)a->q_count, nk = (size_t)p->seq_kv;
-    const size_t d = (size_t)p->head_dim, group = (size_t)(p->heads / p->kv_heads);
-    size_t *off = malloc(sizeof(size_t) * nbh * 3);
+    const size_t d = (size_t)p->head_dim, dv = (size_t)attnvk_problem_head_dim_v(p);
+    const size_t group = (size_t)(p->heads / p->kv_heads);
+    size_t *off = malloc(sizeof(size_t) * nbh * 5);
     float *coef = malloc(sizeof(float) * nbh * 3); /* alphas of Q K^T, betas, alphas of P V */
     cl_event first = NULL, last = NULL;
     attnvk_status s = ATTNVK_OK;
@@ -169,12 +174,14 @@ attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
         s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
         goto done;
     }
-    size_t *q_off = off, *kv_off = off + nbh, *s_off = off + 2 * nbh;
+    size_t *q_off = off, *kv_off = off + nbh, *s_off = off + 2 * nbh, *v_off = off + 3 * nbh, *o_off = off + 4 * nbh;
     const float scale = attnvk_problem_scale(p);
     for (size_t bh = 0; bh < nbh; ++bh) {
         const size_t b = bh / (size_t)p->heads, h = bh % (size_t)p->heads, g = h / group;
         q_off[bh] = (size_t)(b * st.q_batch + h * st.q_head) + (size_t)a->q_begin * (size_t)st.q_row;
         kv_off[bh] = (size_t)(b * st.kv_batch + g * st.kv_head);
+        v_off[bh] = (size_t)(b * sv.kv_batch + g * sv.kv_head);
+        o_off[bh] = (size_t)(b * sv.q_batch + h * sv.q_head) + (size_t)a->q_begin * (size_t)sv.q_row;
         s_off[bh] = (bh % (size_t)k->chunk_heads) * rows * nk; /* within the chunk's score buffer */
         coef[bh] = scale;
         coef[nbh + bh] = 0.0f;
@@ -247,10 +254,10 @@ attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
             }
             /* O = P V, written straight into O's layout */
             const int final = rep == a->launches - 1 && c0 + cn == nbh;
-            code = clblast_sgemm_batched(CLBLAST_ROW_MAJOR, CLBLAST_NO_TRANS, CLBLAST_NO_TRANS, rows, d, nk,
-                                         coef + 2 * nbh + c0, k->scores, s_off + c0, nk, a->v->mem, kv_off + c0, (size_t)st.kv_row,
-                                         coef + nbh + c0, a->o->mem, q_off + c0, (size_t)st.q_row, cn, &dev->queue,
-                                         final ? &last : NULL);
+            code = clblast_sgemm_batched(CLBLAST_ROW_MAJOR, CLBLAST_NO_TRANS, CLBLAST_NO_TRANS, rows, dv, nk,
+                                         coef + 2 * nbh + c0, k->scores, s_off + c0, nk, a->v->mem, v_off + c0,
+                                         (size_t)sv.kv_row, coef + nbh + c0, a->o->mem, o_off + c0, (size_t)sv.q_row,
+                                         cn, &dev->queue, final ? &last : NULL);
             if (code != CLBLAST_SUCCESS) {
                 s = clblast_fail(dev, code, "SgemmBatched (P V)");
                 goto done;

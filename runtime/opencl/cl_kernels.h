@@ -34,12 +34,13 @@ attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const 
 attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms);
 void avk_clblast_unload(void);
 
-/* Layout strides in elements, shared by both implementations. */
+/* Layout strides in elements of rows of head_dim values: Q and K's with
+ * Dk, O and V's with Dv. */
 typedef struct avk_cl_strides {
     int q_row, kv_row;
     long long q_batch, q_head, kv_batch, kv_head;
 } avk_cl_strides;
-avk_cl_strides avk_cl_layout_strides(const attnvk_problem *p);
+avk_cl_strides avk_cl_layout_strides(const attnvk_problem *p, int head_dim);
 
 attnvk_status avk_cl_create_buffer(avk_bdev *dev, size_t bytes, const char *what, cl_mem *out);
 

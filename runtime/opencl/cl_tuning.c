@@ -235,9 +235,13 @@ static uint64_t kv_row_bytes(int kv_format, int d)
 static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e, const attnvk_problem *p,
                                    const attnvk_kernel_options *opts, avk_cl_config *cfg)
 {
-    const int d = p->head_dim;
+    const int d = p->head_dim, dv = cfg->head_dim_v;
     if (!cfg->f16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the mma variant runs f16 data only");
-    if (d % 16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the mma variant needs D %% 16 == 0 (got %d)", d);
+    if (d % 16 || dv % 16)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the mma variant needs D %% 16 == 0 (got %d)", d % 16 ? d : dv);
+    /* a warp's Q fragments and O accumulators stay in registers */
+    if (d > 256 || dv > 256)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the mma variant takes head dims up to 256 (got %d/%d)", d, dv);
     int tm_unused = 0;
     cfg->br = e->tile_br;
     cfg->bc = e->tile_bc;
@@ -263,11 +267,12 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     /* async: cp.async + ldmatrix in PTX, or emulated along with the mma;
      * quantized caches: raw K and V tiles plus one decoded f16 tile */
     cfg->async = cfg->async ? (cfg->emulate ? 2 : 1) : 0;
+    /* flash_mma.cl's tiles: K of Dk columns, V (transposed in the sync path) of Dv */
     int kw = d / 2 + (24 - (d / 2) % 16) % 16, vw = cfg->bc / 2 + (24 - (cfg->bc / 2) % 16) % 16;
     const uint64_t raw_tile = ((uint64_t)cfg->bc * kv_row_bytes(cfg->kv_format, d) + 15) / 16 * 16;
-    uint64_t local = !cfg->async ? (uint64_t)cfg->bc * kw * 4 + (uint64_t)d * vw * 4
+    uint64_t local = !cfg->async ? (uint64_t)cfg->bc * kw * 4 + (uint64_t)dv * vw * 4
                      : cfg->kv_format != ATTNVK_KV_DTYPE ? 2 * raw_tile + (uint64_t)cfg->bc * (d + 8) * 2
-                                                         : (uint64_t)2 * cfg->bc * (d + 8) * 2;
+                                                         : (uint64_t)cfg->bc * (d + 8 + dv + 8) * 2;
     if (cfg->async) local += (uint64_t)2 * cfg->bc * 4; /* the K/V rows of two tiles (mma_ops.cl avk_read_rows) */
     if (cfg->emulate) local += (uint64_t)(cfg->br / 16) * (256 + 128) * 4 + (uint64_t)cfg->wg * 4;
     if (local > caps->local_mem)
@@ -281,10 +286,13 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
  * merge that reuses them, plus the emulation's scratch) */
 uint64_t avk_cl_decode_local_bytes(const avk_cl_config *c)
 {
+    const int dv = c->head_dim_v > 0 ? c->head_dim_v : c->head_dim;
     const uint64_t row = c->kv_format != ATTNVK_KV_DTYPE ? kv_row_bytes(c->kv_format, c->head_dim) : (uint64_t)c->head_dim * 2;
     const uint64_t raw_row = row % 32 == 0 ? row + 16 : row; /* DEC_RAW_ROW */
-    const uint64_t rings = (uint64_t)c->key_warps * c->stages * 2 * c->bc * raw_row;
-    const uint64_t merge = (uint64_t)c->key_warps * 16 * (c->head_dim + 2) * 4;
+    const uint64_t row_v = (uint64_t)dv * 2; /* V rows of Dv values (f16 caches only), padded alike */
+    const uint64_t raw_row_v = dv == c->head_dim ? raw_row : row_v % 32 == 0 ? row_v + 16 : row_v;
+    const uint64_t rings = (uint64_t)c->key_warps * c->stages * c->bc * (raw_row + raw_row_v);
+    const uint64_t merge = (uint64_t)c->key_warps * 16 * (dv + 2) * 4;
     uint64_t local = rings > merge ? rings : merge; /* both multiples of 16: the kernel's uint4 array */
     if (c->emulate) local += (uint64_t)c->key_warps * (256 + 128) * 4 + (uint64_t)c->wg * 8;
     return local;
@@ -293,10 +301,14 @@ uint64_t avk_cl_decode_local_bytes(const avk_cl_config *c)
 static attnvk_status configure_decode(const avk_cl_caps *caps, const avk_tuning *e, const attnvk_problem *p,
                                       const attnvk_kernel_options *opts, avk_cl_config *cfg)
 {
-    const int d = p->head_dim;
+    const int d = p->head_dim, dv = cfg->head_dim_v;
     if (!cfg->f16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the mma-decode variant runs f16 data only");
-    if (d % 16 || d > 128)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma-decode takes head dims that are multiples of 16 up to 128 (got %d)", d);
+    /* Q's fragments (Dk) and O's accumulators (Dv) live in registers: equal
+     * head dims up to 128, and MLA's 192/128 */
+    if (d % 16 || dv % 16 || dv > 128 || d > 192)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "mma-decode takes head dims that are multiples of 16 up to 128 (K's up to 192; got %d/%d)", d,
+                        dv);
     int tm_unused = 0;
     cfg->br = 16;
     cfg->bc = e->tile_bc;
@@ -439,23 +451,22 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
             return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s needs an NVIDIA GPU of compute capability >= 8.0",
                             opts->variant);
     }
-    /* score modifications and a V head dim of its own: the tiled bodies implement
-     * the contract's hooks and separate Dk/Dv; the mma prefill body the hooks
-     * (flash_mma.cl), the decode bodies neither yet */
+    /* every body runs the score features through the contract's hooks (the
+     * value modifications and, in decode, a left window's masks and the sinks
+     * built in only where the problem has them) and separate Dk/Dv; a body
+     * refuses head dims it cannot hold and the next one is tried */
     const int decode = avk_is_decode(p);
-    const unsigned scored = avk_problem_features(p) & (AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V);
-    const int mma_takes = !(scored & ATTNVK_FEATURE_HEAD_DIM_V) && !decode;
-    const int named_ok =
-        family && (!strcmp(family, "tiled") || (mma_takes && (!strcmp(family, "mma") || !strcmp(family, "mma-emu"))));
-    if (scored && family && !named_ok)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "variant %s does not implement %s%s yet (tiled-f32 and tiled-f16 do)",
-                        opts->variant, avk_feature_name(scored), decode ? " in decode" : "");
-    if (scored && !mma_takes) family = "tiled";
-    cfg->score_mod = (avk_problem_features(p) & AVK_SCORE_MOD_FEATURES) != 0;
-    const avk_tuning *e = lookup(caps, info, p->dtype, p->head_dim, decode, family);
-    if (!e && !family) e = lookup(caps, info, p->dtype, p->head_dim, decode, "tiled");
+    const unsigned features = avk_problem_features(p);
+    cfg->score_mod = (features & AVK_SCORE_MOD_FEATURES) != 0;
+    cfg->score_bounds = (features & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_SINKS)) != 0;
+    /* the table's head-dim ranges bound the wider of K and V's rows */
+    const int dims = p->head_dim > cfg->head_dim_v ? p->head_dim : cfg->head_dim_v;
+    const avk_tuning *e = lookup(caps, info, p->dtype, dims, decode, family);
+    if (!e && !family) e = lookup(caps, info, p->dtype, dims, decode, "tiled");
     if (!e) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "no OpenCL tuning entry fits this device and problem");
-    if (!strcmp(e->variant, "mma") && p->head_dim % 16) e = lookup(caps, info, p->dtype, p->head_dim, decode, "tiled");
+    /* mma's k-steps and paired n-tiles are 16 wide: other head dims go to tiled */
+    if (!strcmp(e->variant, "mma") && (p->head_dim % 16 || cfg->head_dim_v % 16))
+        e = lookup(caps, info, p->dtype, dims, decode, "tiled");
     if (!strcmp(e->variant, "tiled")) {
         cfg->family = AVK_CL_TILED;
         return configure_tiled(caps, e, p, opts, cfg);
@@ -481,6 +492,12 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
                        cfg->head_dim, cfg->native_exp, cfg->unroll, cfg->async,
                        cfg->key_warps ? cfg->key_warps : cfg->br / 16, cfg->bc, cfg->emulate, cfg->kv_format,
                        cfg->key_warps, cfg->stages, cfg->score_mod);
+    /* only where they differ from the defaults, so plain programs keep their options (and cache keys) */
+    if (cfg->family != AVK_CL_TILED && cfg->head_dim_v > 0 && cfg->head_dim_v != cfg->head_dim && len > 0 &&
+        (size_t)len < n)
+        len += snprintf(out + len, n - (size_t)len, " -DAVK_DV=%d", cfg->head_dim_v);
+    if (cfg->key_warps && cfg->score_bounds && len > 0 && (size_t)len < n)
+        len += snprintf(out + len, n - (size_t)len, " -DAVK_SCORE_BOUNDS=1");
     if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
     if (cfg->opt_disable && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " -cl-opt-disable");

@@ -18,7 +18,7 @@ typedef struct avk_cl_config {
     char variant[64];
     int emulate;      /* mma data flow on portable code (tests) */
     int head_dim, f16;
-    int head_dim_v;   /* V and O's (tiled: -DAVK_DV); head_dim is Q and K's */
+    int head_dim_v;   /* V and O's (-DAVK_DV); head_dim is Q and K's */
     int br, bc, wg;
     int ds, tm;       /* tiled: lanes per row, rows per lane */
     int reduce;       /* tiled: AVK_RED_* */
@@ -33,7 +33,8 @@ typedef struct avk_cl_config {
     int whole_waves;  /* splits in whole waves of CUs x resident (avk_split_request) */
     int key_warps;    /* mma-decode (flash_decode.cl): warps sharing one 16-row tile, splitting its keys; 0 otherwise */
     int stages;       /* mma-decode: raw K/V stages in each warp's cp.async ring */
-    int score_mod;    /* mma: softcap, ALiBi or a mask compiled in (-DAVK_SCORE_MOD) */
+    int score_mod;    /* mma, mma-decode: softcap, ALiBi or a mask compiled in (-DAVK_SCORE_MOD) */
+    int score_bounds; /* mma-decode: a window's left masks and the sinks compiled in (-DAVK_SCORE_BOUNDS) */
 } avk_cl_config;
 
 /* Picks and validates a configuration for rows packed pack query heads at

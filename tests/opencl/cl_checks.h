@@ -20,6 +20,14 @@ int avk_cl_check_row_range(attnvk_device *dev, const attnvk_problem *p, const at
 int avk_cl_check_skip_tile_fails(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                  const char *label, uint64_t seed);
 
+/* A decode problem with score features (p->mask, sinks, alibi, softcap,
+ * window) on a KV cache (p->page_size, p->kv_format; lens cycled over the
+ * batch as seq_lens): the cache built as the cache cases build it (shuffled
+ * pages, quantized on the host), a mask with 10% -inf, sinks and ggml's
+ * slopes, O poisoned, every row against the reference on the decoded K/V. */
+int avk_cl_check_cache_scores(attnvk_device *dev, const attnvk_problem *p, const int32_t *lens, int nlens,
+                              const attnvk_kernel_options *opts, const char *label, uint64_t seed);
+
 /* A status the call must return (UNSUPPORTED, INVALID_ARGUMENT...), with an
  * optional fragment its message must contain. */
 int avk_cl_expect_status(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,

@@ -49,6 +49,14 @@ int main(void)
     tally(avk_cl_check_row_range(dev, &cases[2], &opts, 37, 50, "rows 37+50", seed + 102));
     tally(avk_cl_check_row_range(dev, &cases[7], &opts, 1, 17, "rows 1+17 bshd", seed + 103));
     tally(avk_cl_check_skip_tile_fails(dev, &cases[1], &opts, "skip last kv tile", seed + 104));
+    /* V's own head dim (MLA's 192/128 and 576/512): P V's GEMM and O's rows over Dv */
+    attnvk_problem mla = cases[7]; /* GQA 8:2 bshd causal */
+    mla.head_dim = 192, mla.head_dim_v = 128;
+    tally(avk_test_run_case(dev, &mla, &opts, "dk192-dv128 bshd causal", seed + 105, 0));
+    tally(avk_cl_check_row_range(dev, &mla, &opts, 1, 17, "dk192-dv128 rows 1+17", seed + 106));
+    mla = cases[9]; /* decode Nq=1 Nk=2049 */
+    mla.head_dim = 576, mla.head_dim_v = 512;
+    tally(avk_test_run_case(dev, &mla, &opts, "dk576-dv512 decode", seed + 107, 0));
 
     attnvk_kernel_info info;
     attnvk_kernel *k = NULL;

@@ -124,28 +124,144 @@ static void run_cache(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
     }
 }
 
+/* One score case (or any problem: Dv, head dims) through a variant by name,
+ * with split-KV as planned (0) or forced; fresh inputs, O poisoned, every
+ * row against the reference. An emulation on a GPU may outgrow its local
+ * memory (48 KiB on NVIDIA): refused with the reason there. */
+static void run_score(attnvk_device *dev, const char *variant, const avk_score_case *c, int split, uint64_t seed)
+{
+    attnvk_kernel_options o = {.variant = variant, .split_kv = split};
+    avk_score_result r;
+    const attnvk_status s = avk_score_case_run(dev, c, &o, seed, &r);
+    const int refusable = strstr(variant, "-emu") && attnvk_device_info_of(dev)->type != ATTNVK_DEVICE_CPU;
+    const int ok = (s == ATTNVK_OK && r.check.passed) || (s == ATTNVK_ERROR_UNSUPPORTED && refusable);
+    if (s == ATTNVK_ERROR_UNSUPPORTED && refusable)
+        printf("skip %s %s %s: %s\n", variant, c->label, r.shape, r.message);
+    else if (s == ATTNVK_OK)
+        printf("%s %s %s %s: %s %dx%d split %d rel_l2 %.2e nonfinite %zu\n", ok ? "ok  " : "FAIL", variant, c->label,
+               r.shape, r.info.variant, r.info.tile_br, r.info.tile_bc, r.info.split_kv, r.check.rel_l2,
+               r.check.nonfinite);
+    else
+        printf("FAIL %s %s %s: %s\n", variant, c->label, r.shape, r.message);
+    fflush(stdout);
+    tally(ok);
+}
+
+/* The score cases as decode shapes for the decode bodies: Nq 1 or 4 with
+ * 256 more keys and left windows 130 wider (so forced splits are several
+ * tiles of the window's span) at D=64, top-left with Nq 16 (several row
+ * blocks of packed rows; Nk 12 below it); the check's own decode case as it is. */
+static int decode_score_cases(avk_score_case *sc, int max)
+{
+    const int n = avk_score_cases(ATTNVK_F16, sc, max);
+    for (int i = 0; i < n; ++i) {
+        attnvk_problem *p = &sc[i].p;
+        if (avk_is_decode(p)) continue;
+        if (p->align == ATTNVK_ALIGN_TOP_LEFT) {
+            p->seq_kv = p->seq_q > p->seq_kv ? 12 : p->seq_kv;
+            p->seq_q = 16;
+            continue;
+        }
+        p->seq_q = i % 2 ? 4 : 1;
+        p->seq_kv += 256;
+        p->head_dim = 64; /* one program per feature set (the head dims have their own cases) */
+        if (p->window && p->window_left >= 0) p->window_left += 130;
+    }
+    return n;
+}
+
 /* The score cases of `attnvk check` (softcap, windows, ALiBi, sinks, masks,
- * top-left) through the tensor-core prefill body by name, as planned and with
- * split-KV forced (the sink then joins in the merge); decode shapes are the
- * tiled and decode bodies' and are refused by name. */
+ * top-left) through the tensor-core bodies by name, as planned and with
+ * split-KV forced (the sink then joins in the merge): the prefill shapes
+ * through mma-f16, all of them made decode shapes through mma-decode. */
 static void run_scores(attnvk_device *dev, const char *variant, uint64_t seed)
 {
     avk_score_case sc[16];
-    const int n = avk_score_cases(ATTNVK_F16, sc, 16);
+    const int decode_body = !strncmp(variant, "mma-decode", 10);
+    const int n = decode_body ? decode_score_cases(sc, 16) : avk_score_cases(ATTNVK_F16, sc, 16);
+    printf("-- %s, score cases\n", variant);
     for (int split = 0; split < 2; ++split)
-        for (int i = 0; i < n; ++i) {
-            if (avk_is_decode(&sc[i].p)) continue;
+        for (int i = 0; i < n; ++i)
+            if (decode_body || !avk_is_decode(&sc[i].p))
+                run_score(dev, variant, &sc[i], split ? 3 : 0, seed + (uint64_t)(split * 100 + i));
+    if (!decode_body) return;
+    /* every feature at once on the decode body's cache paths: shuffled pages
+     * with ragged lengths (f16, q8_0's block-scaled S) and fp8's folded scales */
+    static const struct { const char *label; attnvk_kv_format kv; int page_size; } caches[] = {
+        {"scores, paged f16", ATTNVK_KV_DTYPE, 16}, {"scores, paged q8_0", ATTNVK_KV_Q8_0, 32},
+        {"scores, ragged fp8", ATTNVK_KV_FP8, 0}};
+    static const int32_t lens[] = {300, 177, 1};
+    const int gpu = attnvk_device_info_of(dev)->type != ATTNVK_DEVICE_CPU;
+    for (size_t i = 0; i < sizeof caches / sizeof *caches && !(gpu && strstr(variant, "-emu")); ++i) {
+        attnvk_problem p = sc[n - 1].p; /* "all of them": softcap, window, ALiBi, sinks, mask */
+        p.batch = 3, p.heads = 8, p.seq_q = 4, p.seq_kv = 300, p.head_dim = 64, p.window_left = 140;
+        p.mask_dtype = ATTNVK_F16, p.kv_format = caches[i].kv, p.page_size = caches[i].page_size, p.ragged = 1;
+        for (int split = 0; split < 2; ++split) {
             attnvk_kernel_options o = {.variant = variant, .split_kv = split ? 3 : 0};
-            avk_score_result r;
-            const attnvk_status s = avk_score_case_run(dev, &sc[i], &o, seed + (uint64_t)(split * 100 + i), &r);
-            const int ok = s == ATTNVK_OK && r.check.passed;
-            if (s == ATTNVK_OK)
-                printf("%s %s scores %s: split %d rel_l2 %.2e\n", ok ? "ok  " : "FAIL", variant, r.shape,
-                       r.info.split_kv, r.check.rel_l2);
-            else
-                printf("FAIL %s scores %s: %s\n", variant, r.shape, r.message);
-            tally(ok);
+            tally(avk_cl_check_cache_scores(dev, &p, lens, 3, &o, caches[i].label, seed + 300 + 10 * i + split));
         }
+    }
+}
+
+/* Separate K and V head dims (MLA's 192/128 and 576/512) and the equal head
+ * dims 40, 72, 112, 192 and 512, each through the bodies the selection
+ * gives it (on PoCL, and on NVIDIA: `runs`; a program per head dim, so each
+ * runs where its code differs), decode and Dv shapes also split; the
+ * tensor-core bodies refuse what they cannot hold, by name. */
+enum { TF32 = 1, TF16 = 2, MMA = 4, DEC = 8 };
+static void run_head_dims(attnvk_device *dev, const char *variant, attnvk_dtype dtype, uint64_t seed)
+{
+    static const struct {
+        const char *label;
+        int b, h, hkv, nq, nk, dk, dv, causal, bshd, window_left, sinks, runs;
+    } dims[] = {
+        {"dk192-dv128 causal", 1, 2, 2, 70, 70, 192, 128, 1, 0, -1, 0, TF32 | MMA},
+        {"dk192-dv128 window sinks", 1, 4, 2, 50, 90, 192, 128, 1, 1, 16, 1, TF32 | MMA},
+        {"dk192-dv128 decode gqa", 2, 8, 2, 1, 400, 192, 128, 0, 1, -1, 0, TF32 | DEC},
+        {"dk576-dv512 decode gqa", 2, 8, 2, 1, 300, 576, 512, 1, 0, -1, 0, TF32 | TF16},
+        {"dk576-dv512 prefill", 1, 2, 1, 24, 40, 576, 512, 1, 0, -1, 0, TF32},
+        {"d40", 1, 2, 2, 33, 77, 40, 40, 0, 0, -1, 0, TF16},
+        {"d72 causal bshd", 1, 4, 2, 50, 50, 72, 72, 1, 1, -1, 0, TF32},
+        {"d112 gqa", 1, 4, 2, 45, 100, 112, 112, 0, 0, -1, 0, MMA},
+        {"d112 decode gqa", 1, 8, 2, 4, 300, 112, 112, 1, 0, -1, 0, DEC},
+        {"d192 causal", 1, 2, 2, 64, 64, 192, 192, 1, 0, -1, 0, MMA},
+        {"d512", 1, 2, 1, 20, 70, 512, 512, 0, 0, -1, 0, TF32},
+    };
+    const int body = !strncmp(variant, "mma-f16", 7) ? MMA : !strncmp(variant, "mma-decode", 10) ? DEC
+                     : dtype == ATTNVK_F32                 ? TF32
+                                                           : TF16;
+    printf("-- %s, head dims\n", variant);
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i) {
+        avk_score_case c = {.label = dims[i].label};
+        attnvk_problem *p = &c.p;
+        p->batch = dims[i].b, p->heads = dims[i].h, p->kv_heads = dims[i].hkv;
+        p->seq_q = dims[i].nq, p->seq_kv = dims[i].nk, p->causal = dims[i].causal;
+        p->head_dim = dims[i].dk, p->head_dim_v = dims[i].dv == dims[i].dk ? 0 : dims[i].dv;
+        p->layout = dims[i].bshd ? ATTNVK_LAYOUT_BSHD : ATTNVK_LAYOUT_BHSD;
+        p->dtype = dtype;
+        p->window = dims[i].window_left >= 0, p->window_left = dims[i].window_left, p->window_right = -1;
+        p->sinks = dims[i].sinks;
+        const int dv = dims[i].dv, decode = avk_is_decode(p);
+        /* mma: k-steps of 16, Q and O in registers up to 256; mma-decode: O up to 128 columns, Q's up to 192 */
+        const int holds = body == MMA   ? !decode && p->head_dim % 16 == 0 && p->head_dim <= 256 && dv <= 256
+                          : body == DEC ? decode && p->head_dim % 16 == 0 && p->head_dim <= 192 && dv <= 128
+                                        : 1;
+        if (!holds && (body == MMA ? !decode : body == DEC && decode)) {
+            attnvk_kernel_options o = {.variant = variant};
+            char what[96];
+            snprintf(what, sizeof what, "%s refused", dims[i].label);
+            tally(avk_cl_expect_status(dev, p, &o, ATTNVK_ERROR_UNSUPPORTED, NULL, what));
+        }
+        if (!holds || !(dims[i].runs & body)) continue;
+        run_score(dev, variant, &c, 0, seed + i);
+        if (decode || p->head_dim_v) run_score(dev, variant, &c, 3, seed + 50 + i); /* partials of Dv columns */
+        if (p->head_dim_v && !decode && !p->window && !p->sinks) { /* O's rows of Dv: other rows stay NaN */
+            attnvk_kernel_options o = {.variant = variant};
+            char what[96];
+            snprintf(what, sizeof what, "%s, rows", dims[i].label);
+            tally(avk_cl_check_row_range(dev, p, &o, 3, 15, what, seed + 90 + i));
+        }
+    }
 }
 
 /* The mma-decode body (flash_decode.cl; emulated on PoCL): every KV-cache
@@ -266,6 +382,12 @@ static void run_async(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
                             seed + 50, 0));
     tally(avk_cl_check_row_range(dev, find_case(cases, labels, n, "odd lengths causal"), &opts, 37, 50,
                                  "rows 37+50, async", seed + 51));
+    /* V tiles of their own width through the async copies (MLA prefill's, with a window and sinks) */
+    avk_score_case dv = {.label = "dk192-dv128 window sinks, async",
+                         .p = *find_case(cases, labels, n, "odd lengths causal")};
+    dv.p.head_dim = 192, dv.p.head_dim_v = 128;
+    dv.p.window = 1, dv.p.window_left = 40, dv.p.window_right = -1, dv.p.sinks = 1;
+    run_score(dev, variant, &dv, 0, seed + 52);
     /* paged rows and raw quantized rows through the async copies */
     avk_cache_case cc[32];
     int nc = avk_test_cache_cases(dtype, cc, 32);
@@ -309,7 +431,8 @@ int main(void)
             printf("-- %s: not on this device (needs NVIDIA compute capability >= 8.0)\n", variants[i].variant);
             continue;
         }
-        if (!strncmp(variants[i].variant, "mma-f16", 7)) run_scores(dev, variants[i].variant, seed + 1000 * i + 900);
+        if (!strncmp(variants[i].variant, "mma", 3)) run_scores(dev, variants[i].variant, seed + 1000 * i + 900);
+        run_head_dims(dev, variants[i].variant, variants[i].dtype, seed + 1000 * i + 800);
         if (!strncmp(variants[i].variant, "mma-decode", 10)) {
             run_decode(dev, variants[i].variant, seed + 1000 * i);
             continue;

@@ -170,6 +170,67 @@ static void check_h100(void)
     expect(ok && c.family == AVK_CL_TILED && c.reduce == AVK_RED_NV, what);
 }
 
+/* Issue #13's shapes on the H100 description: decode with a window, sinks
+ * or softcap stays on the decode body (the features built in), MLA's
+ * 192/128 prefill and the head dims mma holds (multiples of 16 up to 256)
+ * on mma-f16, the rest (40, 72, 512, MLA's 576/512 decode) on tiled-f16
+ * within 48 KiB. */
+static void check_h100_scores(void)
+{
+    const fake_device h100 = {"NVIDIA H100 (described)", "NVIDIA Corporation", "sm_90", 90, 0, 0, 32, 48 * 1024};
+    char what[240];
+    int ok = 0;
+    static const struct { const char *label; int window, sinks; float softcap; } dec[] = {
+        {"window 4096", 1, 0, 0.f}, {"sinks", 0, 1, 0.f}, {"softcap 50", 0, 0, 50.f}};
+    for (size_t i = 0; i < sizeof dec / sizeof *dec; ++i) {
+        attnvk_problem p = decode_problem(ATTNVK_F16, 128, 1, ATTNVK_KV_DTYPE);
+        p.seq_kv = 32768;
+        p.window = dec[i].window, p.window_left = dec[i].window ? 4096 : -1, p.window_right = -1;
+        p.sinks = dec[i].sinks, p.softcap = dec[i].softcap;
+        const avk_cl_config c = configure(&h100, &p, &ok);
+        snprintf(what, sizeof what, "H100 f16 decode B8 H32/8 D128 Nk32k %-10s: %s %dx%d warps %d, mods %d bounds %d",
+                 dec[i].label, c.variant, c.br, c.bc, c.key_warps, c.score_mod, c.score_bounds);
+        expect(ok && !strcmp(c.variant, "mma-decode") && c.score_mod == (dec[i].softcap > 0) &&
+                   c.score_bounds == (dec[i].window || dec[i].sinks),
+               what);
+    }
+    /* the plain decode keeps its program: no score options */
+    {
+        const attnvk_problem p = decode_problem(ATTNVK_F16, 128, 1, ATTNVK_KV_DTYPE);
+        const avk_cl_config c = configure(&h100, &p, &ok);
+        char opts[512];
+        avk_cl_build_options(&c, opts, sizeof opts);
+        const char *tail = strstr(opts, "-DAVK_KV_FORMAT");
+        snprintf(what, sizeof what, "H100 plain decode options: ... %.160s", tail ? tail : opts);
+        expect(ok && strstr(opts, "-DAVK_SCORE_MOD=0") && !strstr(opts, "SCORE_BOUNDS") && !strstr(opts, "AVK_DV"),
+               what);
+    }
+    static const struct { const char *label; int h, hkv, nq, nk, dk, dv, causal; const char *want; } dims[] = {
+        {"MLA prefill 192/128", 128, 128, 4096, 4096, 192, 128, 1, "mma-f16"},
+        {"MLA decode 576/512", 128, 1, 1, 16384, 576, 512, 0, "tiled-f16"},
+        {"MLA decode 192/128", 32, 8, 1, 16384, 192, 128, 0, "mma-decode"},
+        {"prefill D=40", 32, 32, 4096, 4096, 40, 40, 1, "tiled-f16"},
+        {"prefill D=72", 32, 32, 4096, 4096, 72, 72, 1, "tiled-f16"},
+        {"prefill D=112", 32, 32, 4096, 4096, 112, 112, 1, "mma-f16"},
+        {"prefill D=192", 32, 32, 4096, 4096, 192, 192, 1, "mma-f16"},
+        {"prefill D=512", 32, 32, 4096, 4096, 512, 512, 1, "tiled-f16"},
+    };
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i) {
+        attnvk_problem p = decode_problem(ATTNVK_F16, dims[i].dk, dims[i].nq, ATTNVK_KV_DTYPE);
+        p.batch = 2, p.heads = dims[i].h, p.kv_heads = dims[i].hkv, p.seq_kv = dims[i].nk, p.causal = dims[i].causal;
+        p.head_dim_v = dims[i].dv == dims[i].dk ? 0 : dims[i].dv;
+        const avk_cl_config c = configure(&h100, &p, &ok);
+        const uint64_t local = c.key_warps ? avk_cl_decode_local_bytes(&c)
+                               : c.family == AVK_CL_TILED
+                                   ? (uint64_t)(c.async ? 2 : 1) * c.bc * (c.head_dim + c.head_dim_v) * 4 +
+                                         (c.reduce == AVK_RED_LOCAL && c.ds > 1 ? (uint64_t)c.wg * c.tm * c.bc * 4 : 0)
+                                   : 0;
+        snprintf(what, sizeof what, "H100 f16 %-20s: %s %dx%d wg %d lanes/row %d, Dk %d Dv %d, %llu B local",
+                 dims[i].label, c.variant, c.br, c.bc, c.wg, c.ds, c.head_dim, c.head_dim_v, (unsigned long long)local);
+        expect(ok && !strcmp(c.variant, dims[i].want) && c.head_dim_v == dims[i].dv && local <= h100.local_mem, what);
+    }
+}
+
 int main(void)
 {
     static const fake_device devices[] = {
@@ -181,6 +242,7 @@ int main(void)
         {"GPU, 32 KiB local memory", "Example", "", 0, 0, 0, 0, 32 * 1024},
     };
     check_h100();
+    check_h100_scores();
     /* shuffles where a row's lanes fit a reported sub-group, else local memory */
     check_tiled(&devices[0], 128, 1);
     check_tiled(&devices[0], 256, 0);
