@@ -464,8 +464,9 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
     const avk_tuning *e = lookup(caps, info, p->dtype, dims, decode, family);
     if (!e && !family) e = lookup(caps, info, p->dtype, dims, decode, "tiled");
     if (!e) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "no OpenCL tuning entry fits this device and problem");
-    /* mma's k-steps and paired n-tiles are 16 wide: other head dims go to tiled */
-    if (!strcmp(e->variant, "mma") && (p->head_dim % 16 || cfg->head_dim_v % 16))
+    /* mma's k-steps and paired n-tiles are 16 wide: other head dims go to
+     * tiled, unless --variant asked for mma (then configure_mma refuses them) */
+    if (!family && !strcmp(e->variant, "mma") && (p->head_dim % 16 || cfg->head_dim_v % 16))
         e = lookup(caps, info, p->dtype, dims, decode, "tiled");
     if (!strcmp(e->variant, "tiled")) {
         cfg->family = AVK_CL_TILED;
