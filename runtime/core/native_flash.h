@@ -53,6 +53,18 @@ typedef struct avk_native_kernel {
     size_t part_o_bytes;
 } avk_native_kernel;
 
+/* 1 when the native bodies take Q/K head dim dk and V/O head dim dv: the
+ * equal ones of issue #13's list, and DeepSeek MLA's pairs. (Inline: HIP's
+ * build-time code-object lister links the tuning table without core.) */
+static inline int avk_native_head_dims(int dk, int dv)
+{
+    static const int equal[] = {32, 40, 64, 72, 80, 96, 112, 128, 192, 256, 512};
+    if (dk != dv) return (dk == 192 && dv == 128) || (dk == 576 && dv == 512);
+    for (size_t i = 0; i < sizeof equal / sizeof *equal; ++i)
+        if (dk == equal[i]) return 1;
+    return 0;
+}
+
 /* Fills k's arguments and plans its splits (o->split_kv overrides); refuses
  * grids past 65535 in y or z. force_split: the build writes partials even
  * for one split (HIP's decode objects). Sets k->split_build. */

@@ -1,6 +1,7 @@
 /* The CUDA backend's tuning table and the checks that keep a configuration
  * compilable: kernels are data, and this is where their numbers live. */
 #include "cuda/cuda_kernels.h"
+#include "core/native_flash.h"
 #include "core/error.h"
 #include "core/kv_cache.h"
 
@@ -237,15 +238,6 @@ int avk_cuda_resident(const avk_cuda_config *c, size_t smem_per_sm)
     return resident;
 }
 
-/* Q/K and V/O head dims the bodies take: the equal ones, and DeepSeek MLA's pairs */
-static int is_head_dims(int dk, int dv)
-{
-    static const int equal[] = {32, 40, 64, 72, 80, 96, 112, 128, 192, 256, 512};
-    if (dk != dv) return (dk == 192 && dv == 128) || (dk == 576 && dv == 512);
-    for (size_t i = 0; i < sizeof equal / sizeof *equal; ++i)
-        if (dk == equal[i]) return 1;
-    return 0;
-}
 
 static attnvk_status head_dims_unsupported(int dk, int dv)
 {
@@ -261,7 +253,7 @@ static attnvk_status head_dims_unsupported(int dk, int dv)
 attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t smem_limit)
 {
     const int dk = c->head_dim, dv = dim_v(c);
-    if (!is_head_dims(dk, dv)) return head_dims_unsupported(dk, dv);
+    if (!avk_native_head_dims(dk, dv)) return head_dims_unsupported(dk, dv);
     if (c->br < 1 || c->bc < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: tiles must be positive");
     if (c->contract && (c->wgmma || c->tiled))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
@@ -447,7 +439,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     avk_tuning_query q = {info, p->dtype, p->head_dim, decode, usable, &u};
     int count;
     const avk_tuning *table = avk_cuda_tuning_table(&count);
-    if (!is_head_dims(p->head_dim, dv)) return head_dims_unsupported(p->head_dim, dv);
+    if (!avk_native_head_dims(p->head_dim, dv)) return head_dims_unsupported(p->head_dim, dv);
     const avk_tuning *e = avk_tuning_lookup(table, count, &q);
     cfg->dtype = p->dtype;
     cfg->head_dim = p->head_dim;

@@ -1,6 +1,7 @@
 /* The HIP backend's tuning table and the rules that keep a configuration
  * compilable on AMD: kernels are data, and this is where their numbers live.
  * Every gfx target has 64 KiB of LDS per workgroup. */
+#include "core/native_flash.h"
 #include "core/split_plan.h"
 #include "hip/hip_kernels.h"
 #include "core/error.h"
@@ -107,15 +108,6 @@ size_t avk_hip_config_static_lds(const avk_hip_config *c, int wave)
     return c->mma ? (size_t)((c->threads + wave - 1) / wave) * SCRATCH_BYTES_PER_WAVE : 0;
 }
 
-/* Q/K and V/O head dims the bodies take: the equal ones, and DeepSeek MLA's pairs */
-static int is_head_dims(int dk, int dv)
-{
-    static const int equal[] = {32, 40, 64, 72, 80, 96, 112, 128, 192, 256, 512};
-    if (dk != dv) return (dk == 192 && dv == 128) || (dk == 576 && dv == 512);
-    for (size_t i = 0; i < sizeof equal / sizeof *equal; ++i)
-        if (dk == equal[i]) return 1;
-    return 0;
-}
 
 static attnvk_status check_config(const attnvk_device_info *info, avk_hip_config *c)
 {
@@ -206,7 +198,7 @@ attnvk_status avk_hip_select(const attnvk_device_info *info, const attnvk_proble
 {
     memset(cfg, 0, sizeof *cfg);
     const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim;
-    if (!is_head_dims(p->head_dim, dv)) {
+    if (!avk_native_head_dims(p->head_dim, dv)) {
         char dims[24];
         if (dv != p->head_dim) snprintf(dims, sizeof dims, "s %d/%d", p->head_dim, dv);
         else snprintf(dims, sizeof dims, " %d", p->head_dim);
