@@ -2,8 +2,9 @@
 // (flash_coopmat_rs_body.glsl, flash_decode_mma_body.glsl), included inside
 // their key loops once S = Q.K^T is in sacc and the masks are applied. Uses
 // the including body's sacc, oacc, m_i, l_i, lane, tile_sh and constants (RT,
-// NT, DT, MS, KS, NSTAT, RESCALE_LOG2), v_tile, the uvec4 offset of the
-// tile's V rows in tile_sh, and s_scale, what S is multiplied by
+// NT, OT: O's column tiles, MS, VS: V's row stride in uvec4, NSTAT,
+// RESCALE_LOG2), v_tile, the uvec4 offset of the tile's V rows in tile_sh,
+// and s_scale, what S is multiplied by
 // (pc.scale_log2: S stays in raw units, score features included). Never
 // compiled alone.
 {
@@ -27,9 +28,9 @@
     }
     if (subgroupAny(rescale)) {
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-            [[unroll]] for (uint n = 0u; n < DT; ++n)
+            [[unroll]] for (uint n = 0u; n < OT; ++n)
                 CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e)
-                    CM_AT(oacc[rt * DT + n], e) *= alpha[rt * CM_SLOTS + CM_SLOT(e)];
+                    CM_AT(oacc[rt * OT + n], e) *= alpha[rt * CM_SLOTS + CM_SLOT(e)];
     }
 
     // P = exp2(S * s_scale - m), in place; this lane's part of the row sums
@@ -49,10 +50,10 @@
     [[unroll]] for (uint kc = 0u; kc < NT; ++kc) {
         CM_A pa[RT];
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt) pa[rt] = CM_A_FROM_C(sacc[rt * NT + kc]);
-        [[unroll]] for (uint n = 0u; n < DT; ++n) {
+        [[unroll]] for (uint n = 0u; n < OT; ++n) {
             CM_B vb;
-            CM_LOAD_ROW(vb, tile_sh, v_tile + kc * MS * KS + n * MS / 8u, KS);
-            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) oacc[rt * DT + n] = CM_MAD(pa[rt], vb, oacc[rt * DT + n]);
+            CM_LOAD_ROW(vb, tile_sh, v_tile + kc * MS * VS + n * MS / 8u, VS);
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt) oacc[rt * OT + n] = CM_MAD(pa[rt], vb, oacc[rt * OT + n]);
         }
     }
 }

@@ -307,8 +307,19 @@ struct Work {
 // Head (x) and query (y) of packed row r of a workgroup at grid y.
 uvec2 avk_q_row(Work w, uint r) { return uvec2(w.y * pc.pack + r % pc.pack, pc.q_begin + r / pc.pack); }
 
-// Element offset of row (h, i) of sequence b in Q and O (D contiguous).
+// Element offset of row (h, i) of sequence b in Q (Dk contiguous).
 uint avk_q_offset(uint b, uvec2 hi) { return b * pc.q_sb + hi.x * pc.q_sh + hi.y * pc.q_ss; }
+
+// Separate K and V head dims (docs/kernel-contract.md): a body's D (constant
+// 2) is Dk, the width of Q and K rows and of Q.K; AVK_DV is Dv, the width of
+// V and O rows, P.V, the split partials and the merge. 0 (the default) is Dk,
+// and the Dv == Dk branches below fold away at pipeline build.
+layout(constant_id = 14) const uint AVK_DV_SPEC = 0u;
+#define AVK_DV (AVK_DV_SPEC != 0u ? AVK_DV_SPEC : D)
+
+// O's element offset of the row whose Q row starts at element q_row: Q's
+// strides are whole Dk rows, so O's row is q_row / dk * dv.
+uint avk_o_from_q(uint q_row, uint dk, uint dv) { return dk == dv ? q_row : q_row / dk * dv; }
 
 Work flash_work(uint br, uint bc)
 {

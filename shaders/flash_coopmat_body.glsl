@@ -15,7 +15,9 @@
 //   4. O += P.V in f32 accumulators.
 // S, P and (at the end) O share one staging area per subgroup, so K, V and the
 // staging fit 48 KiB; at the end O goes through it BC columns at a time, where
-// each lane divides its row by the row sum and writes it out.
+// each lane divides its row by the row sum and writes it out. Q and K rows
+// are DKP wide, V and O rows DVP (flash_coopmat_common.glsl: Dk and Dv with
+// zero columns up to the matrix grain).
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "flash_coopmat_common.glsl"
 
@@ -28,18 +30,24 @@ layout(constant_id = 9) const uint S_CHAINS = 1;  // 2: S sums even/odd head-dim
 const uint RT = RS / MM;                  // row tiles per subgroup
 const uint LPR = SUBGROUP_SIZE / RS;      // lanes per row in the softmax pass
 const uint CPL = BC / LPR;                // S columns per lane
-const uint D8 = D / 8;                    // uvec4 (8 halves) per row
-const uint KS = D8 + 1;                   // padded K/V row, uvec4
+const uint D8 = D / 8, DV8 = DV / 8;      // uvec4 (8 halves) of a K, V row in memory
+const uint KP8 = DKP / 8, VP8 = DVP / 8;  // ... and in shared memory (zero columns included)
+const uint KS = KP8 + 1;                  // padded K row, uvec4 (bank spread)
+const uint VS = VP8 + 1;                  // padded V row
 const uint SSW = (BC + 4) / 4;            // padded S/P/O staging row, uvec4 (4 floats or 8 halves)
-const uint QC = D % 32 == 0 ? 32 : 16;    // Q columns staged per pass
+const uint QC = DKP % 32 == 0 ? 32 : 16;  // Q columns staged per pass
 const uint QSW = QC / 8 + 1;
-const uint KTILE = BC * KS;               // uvec4 per K (or V) tile
-const uint V_OFF = KTILE;                 // stage s: K at s * 2 * KTILE, V after it
-const uint S_OFF = 2 * KTILE * KV_STAGES;
+const uint KTILE = BC * KS;               // uvec4 per K tile
+const uint V_OFF = KTILE;                 // stage s: K at s * STAGE_WORDS, V after it
+const uint STAGE_WORDS = KTILE + BC * VS;
+const uint S_OFF = STAGE_WORDS * KV_STAGES;
 const uint LOOP_WORDS = S_OFF + BR * SSW;
 const uint Q_WORDS = BR * QSW;
 const uint SH_WORDS = LOOP_WORDS > Q_WORDS ? LOOP_WORDS : Q_WORDS;
-const uint LPT = (BC * D8 + WG - 1) / WG; // uvec4 per thread per K (or V) tile
+const uint LPT = (BC * KP8 + WG - 1) / WG;  // uvec4 per thread per K tile
+const uint LPTV = (BC * VP8 + WG - 1) / WG; // ... per V tile
+const uint KT = DKP / MK;                 // Q.K k-steps
+const uint OT = DVP / MN;                 // O column tiles
 const float RESCALE_LOG2 = 8.0;
 
 layout(binding = 0) readonly buffer QB { uvec4 q_data[]; };
@@ -54,30 +62,36 @@ layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
 // Q passes through the start of it before the loop.
 shared uvec4 tile_sh[SH_WORDS];
 
-uvec4 k_pre[LPT], v_pre[LPT];
+uvec4 k_pre[LPT], v_pre[LPTV];
+
+// Chunk x of this thread of the K (values false) or V tile of keys j0 ..:
+// zero past the keys and in the zero columns.
+uvec4 kv_chunk(uint j0, Work w, uint x, bool values)
+{
+    uint p8 = values ? VP8 : KP8, n8 = values ? DV8 : D8;
+    uint e = gl_LocalInvocationID.x + x * WG;
+    uint c = e / p8, d8 = e % p8;
+    uint j = j0 + c;
+    bool ok = e < BC * p8 && j < w.kv_hi && d8 < n8;
+    uint idx = ok ? avk_kv_row(w.b, w.g, j) * n8 + d8 : 0u;
+    return ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
+}
 
 void prefetch(uint j0, Work w)
 {
-    [[unroll]] for (uint x = 0u; x < LPT; ++x) {
-        uint e = gl_LocalInvocationID.x + x * WG;
-        uint c = e / D8, d8 = e % D8;
-        uint j = j0 + c;
-        bool ok = e < BC * D8 && j < w.kv_hi;
-        uint idx = ok ? avk_kv_row(w.b, w.g, j) * (D / 8u) + d8 : 0u;
-        k_pre[x] = ok ? k_data[idx] : uvec4(0u);
-        v_pre[x] = ok ? v_data[idx] : uvec4(0u);
-    }
+    [[unroll]] for (uint x = 0u; x < LPT; ++x) k_pre[x] = kv_chunk(j0, w, x, false);
+    [[unroll]] for (uint x = 0u; x < LPTV; ++x) v_pre[x] = kv_chunk(j0, w, x, true);
 }
 
 void commit_prefetch(uint base)
 {
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
-        uint c = e / D8, d8 = e % D8;
-        if (e < BC * D8) {
-            tile_sh[base + c * KS + d8] = k_pre[x];
-            tile_sh[base + V_OFF + c * KS + d8] = v_pre[x];
-        }
+        if (e < BC * KP8) tile_sh[base + (e / KP8) * KS + e % KP8] = k_pre[x];
+    }
+    [[unroll]] for (uint x = 0u; x < LPTV; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        if (e < BC * VP8) tile_sh[base + V_OFF + (e / VP8) * VS + e % VP8] = v_pre[x];
     }
 }
 
@@ -115,23 +129,24 @@ void main()
     uint s_base = S_OFF + sg * RS * SSW;      // this subgroup's staging rows
     uint my_row = s_base + lr * SSW;
 
-    // Q: global -> shared (QC columns per pass) -> A matrices in registers
-    CM_A qm[RT * (D / MK)];
-    [[unroll]] for (uint c0 = 0u; c0 < D; c0 += QC) {
+    // Q: global -> shared (QC columns per pass, zero columns past D) -> A matrices in registers
+    CM_A qm[RT * KT];
+    [[unroll]] for (uint c0 = 0u; c0 < DKP; c0 += QC) {
         for (uint e = tid; e < BR * (QC / 8u); e += WG) {
             uint rr = e / (QC / 8u), d8 = e % (QC / 8u);
             uint i = w.i0 + rr;
-            tile_sh[rr * QSW + d8] = i < avk_q_end() ? q_data[(w.q_base + i * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
+            bool ok = i < avk_q_end() && c0 + d8 * 8u < D;
+            tile_sh[rr * QSW + d8] = ok ? q_data[(w.q_base + i * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
         }
         barrier();
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
             [[unroll]] for (uint k = 0u; k < QC / MK; ++k)
-                CM_LOAD_ROW(qm[rt * (D / MK) + c0 / MK + k], tile_sh, (sg * RS + rt * MM) * QSW + k * MK / 8u, QSW);
+                CM_LOAD_ROW(qm[rt * KT + c0 / MK + k], tile_sh, (sg * RS + rt * MM) * QSW + k * MK / 8u, QSW);
         barrier();
     }
 
-    CM_C oacc[RT * (D / MN)];
-    [[unroll]] for (uint x = 0u; x < RT * (D / MN); ++x) oacc[x] = CM_C_ZERO;
+    CM_C oacc[RT * OT];
+    [[unroll]] for (uint x = 0u; x < RT * OT; ++x) oacc[x] = CM_C_ZERO;
     float m_i = NEG_INF, l_i = 0.0;
 
     if (w.ntiles > 0u) prefetch(w.kv_lo, w);
@@ -142,10 +157,10 @@ void main()
     }
     for (uint tile = 0u; tile < w.ntiles; ++tile) {
         uint j0 = w.kv_lo + tile * BC;
-        uint kv = (tile % KV_STAGES) * 2u * KTILE; // this tile's K; V at kv + V_OFF
+        uint kv = (tile % KV_STAGES) * STAGE_WORDS; // this tile's K; V at kv + V_OFF
         if (KV_STAGES > 1u) {
             barrier(); // tile's K/V are in place; everyone is done with the other stage
-            if (tile + 1u < w.ntiles) commit_prefetch(((tile + 1u) % KV_STAGES) * 2u * KTILE);
+            if (tile + 1u < w.ntiles) commit_prefetch(((tile + 1u) % KV_STAGES) * STAGE_WORDS);
             if (tile + 2u < w.ntiles) prefetch(j0 + 2u * BC, w);
         } else {
             barrier(); // Q reads / previous tile's K, V reads are done
@@ -158,12 +173,12 @@ void main()
         [[unroll]] for (uint n = 0u; n < BC / MN; ++n) {
             CM_C sacc[RT * S_CHAINS];
             [[unroll]] for (uint x = 0u; x < RT * S_CHAINS; ++x) sacc[x] = CM_C_ZERO;
-            [[unroll]] for (uint k = 0u; k < D / MK; ++k) {
+            [[unroll]] for (uint k = 0u; k < KT; ++k) {
                 CM_B kb;
                 CM_LOAD_COL(kb, tile_sh, kv + n * MN * KS + k * MK / 8u, KS);
                 uint chain = (k % S_CHAINS) * RT;
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-                    sacc[chain + rt] = CM_MAD(qm[rt * (D / MK) + k], kb, sacc[chain + rt]);
+                    sacc[chain + rt] = CM_MAD(qm[rt * KT + k], kb, sacc[chain + rt]);
             }
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt) {
                 if (S_CHAINS > 1u) sacc[rt] = CM_ADD(sacc[rt], sacc[RT + rt]);
@@ -232,11 +247,11 @@ void main()
 
         if (subgroupAny(rescale)) {
             // rare (the max grew past the threshold): rescale O rows through the staging rows
-            [[unroll]] for (uint n0 = 0u; n0 < D / MN; n0 += BC / MN) {
+            [[unroll]] for (uint n0 = 0u; n0 < OT; n0 += BC / MN) {
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                     [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
-                        if (n0 + n < D / MN)
-                            CM_STORE_ROW(oacc[rt * (D / MN) + n0 + n], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
+                        if (n0 + n < OT)
+                            CM_STORE_ROW(oacc[rt * OT + n0 + n], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
                 subgroup_sync();
                 [[unroll]] for (uint c = 0u; c < CPL; c += 4u) {
                     uint idx = my_row + (part * CPL + c) / 4u;
@@ -245,8 +260,8 @@ void main()
                 subgroup_sync();
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                     [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
-                        if (n0 + n < D / MN)
-                            CM_LOAD_ROW(oacc[rt * (D / MN) + n0 + n], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
+                        if (n0 + n < OT)
+                            CM_LOAD_ROW(oacc[rt * OT + n0 + n], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
                 subgroup_sync();
             }
         }
@@ -272,11 +287,11 @@ void main()
             CM_A pm[RT];
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                 CM_LOAD_ROW(pm[rt], tile_sh, s_base + rt * MM * SSW + kc * MK / 8u, SSW);
-            [[unroll]] for (uint n = 0u; n < D / MN; ++n) {
+            [[unroll]] for (uint n = 0u; n < OT; ++n) {
                 CM_B vb;
-                CM_LOAD_ROW(vb, tile_sh, kv + V_OFF + kc * MK * KS + n * MN / 8u, KS);
+                CM_LOAD_ROW(vb, tile_sh, kv + V_OFF + kc * MK * VS + n * MN / 8u, VS);
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-                    oacc[rt * (D / MN) + n] = CM_MAD(pm[rt], vb, oacc[rt * (D / MN) + n]);
+                    oacc[rt * OT + n] = CM_MAD(pm[rt], vb, oacc[rt * OT + n]);
             }
         }
     }
@@ -293,24 +308,25 @@ void main()
     }
     float inv_l = l_i > 0.0 ? keep / l_i : 0.0;
     uint wrow = split ? flash_ws_row(w.split, w.b, w.h, row) : 0u;
-    [[unroll]] for (uint n0 = 0u; n0 < D / MN; n0 += BC / MN) {
+    uint o_row = avk_o_from_q(w.q_base + row * pc.q_ss, D, DV); // O's row: Dv values
+    [[unroll]] for (uint n0 = 0u; n0 < OT; n0 += BC / MN) {
         subgroup_sync();
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
             [[unroll]] for (uint n = 0u; n < BC / MN; ++n)
-                if (n0 + n < D / MN)
-                    CM_STORE_ROW(oacc[rt * (D / MN) + n0 + n], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
+                if (n0 + n < OT)
+                    CM_STORE_ROW(oacc[rt * OT + n0 + n], tile_sh, s_base + rt * MM * SSW + n * MN / 4u, SSW);
         subgroup_sync();
         [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
             uint col = n0 * MN + part * CPL + c;
-            if (!row_ok || col >= D) continue;
+            if (!row_ok || col >= DV) continue; // zero columns are not O's
             uint idx = my_row + (part * CPL + c) / 4u;
             vec4 lo = uintBitsToFloat(tile_sh[idx]) * inv_l, hi = uintBitsToFloat(tile_sh[idx + 1u]) * inv_l;
             float o[8] = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
             if (split) {
-                ws_o[wrow * (D / 4u) + col / 4u] = vec4(o[0], o[1], o[2], o[3]);
-                ws_o[wrow * (D / 4u) + col / 4u + 1u] = vec4(o[4], o[5], o[6], o[7]);
+                ws_o[wrow * (DV / 4u) + col / 4u] = vec4(o[0], o[1], o[2], o[3]);
+                ws_o[wrow * (DV / 4u) + col / 4u + 1u] = vec4(o[4], o[5], o[6], o[7]);
             } else {
-                o_data[(w.q_base + row * pc.q_ss + col) / 8u] =
+                o_data[(o_row + col) / 8u] =
                     uvec4(packHalf2x16(vec2(o[0], o[1])), packHalf2x16(vec2(o[2], o[3])),
                           packHalf2x16(vec2(o[4], o[5])), packHalf2x16(vec2(o[6], o[7])));
             }

@@ -19,4 +19,14 @@ layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
 const uint WG = gl_WorkGroupSize.x;
 const uint NSG = WG / SUBGROUP_SIZE;      // subgroups per workgroup
 const uint RS = BR / NSG;                 // query rows per subgroup
+
+// D is Dk (Q and K rows, Q.K), DV is Dv (V and O rows, P.V). The matrices see
+// both rounded up to MAT_GRAIN with zero columns (D = 40 or 72: one more
+// k-step of zeros), so any multiple of 8 runs; real columns are DKP - D and
+// DVP - DV short of the padded ones. runtime/vulkan/vk_variants.c sizes
+// shared memory with the same rounding.
+const uint DV = AVK_DV;
+const uint MAT_GRAIN = 16u;
+const uint DKP = (D + MAT_GRAIN - 1u) / MAT_GRAIN * MAT_GRAIN;
+const uint DVP = (DV + MAT_GRAIN - 1u) / MAT_GRAIN * MAT_GRAIN;
 #endif

@@ -41,6 +41,8 @@
 //      (reduced across lanes once, at the end);
 //   5. O += P.V with P converted to f16 in registers.
 // The epilogue writes O / l straight from the accumulators (column pairs).
+// Q and K rows are DKP wide, V and O rows DVP (flash_coopmat_common.glsl: Dk
+// and Dv with zero columns up to the matrix grain).
 #include "flash_coopmat_common.glsl"
 
 layout(constant_id = 5) const uint MS = 16;      // square matrix shape: MS x MS x MS
@@ -49,19 +51,23 @@ layout(constant_id = 9) const uint Q_SHARED = 0;  // 1: Q stays in shared memory
 
 const uint RT = RS / MS;                   // row tiles per subgroup
 const uint NT = BC / MS;                   // S (and P) tiles per row tile
-const uint DT = D / MS;                    // O column tiles, Q k-steps
-const uint D8 = D / 8;                     // uvec4 (8 halves) per row
-const uint KS = D8 + 1;                    // padded Q/K/V row in uvec4 (bank spread)
-const uint KTILE = BC * KS;                // uvec4 per K (or V) buffer
+const uint DT = DKP / MS;                  // Q k-steps
+const uint OT = DVP / MS;                  // O column tiles
+const uint D8 = D / 8, DV8 = DV / 8;       // uvec4 (8 halves) of a Q/K, V row in memory
+const uint KP8 = DKP / 8, VP8 = DVP / 8;   // ... and in shared memory (zero columns included)
+const uint KS = KP8 + 1;                   // padded Q/K row in uvec4 (bank spread)
+const uint VS = VP8 + 1;                   // padded V row
+const uint KTILE = BC * KS;                // uvec4 per K buffer
+const uint VTILE = BC * VS;                // uvec4 per V buffer
 const uint Q_WORDS = Q_SHARED != 0u ? BR * KS : 0u;
 const uint K_OFF = Q_WORDS;                // K buffers, then V buffers
 const uint V_OFF = K_OFF + KV_STAGES * KTILE;
-const uint LOOP_WORDS = V_OFF + KV_STAGES * KTILE;
-const uint QC = D % 32 == 0 ? 32 : 16;     // Q columns per staging pass (Q in registers)
+const uint LOOP_WORDS = V_OFF + KV_STAGES * VTILE;
+const uint QC = DKP % 32 == 0 ? 32 : 16;   // Q columns per staging pass (Q in registers)
 const uint QSW = QC / 8 + 1;
 const uint QSTAGE_WORDS = Q_SHARED != 0u ? 0u : BR * QSW;
 const uint SH_WORDS = LOOP_WORDS > QSTAGE_WORDS ? LOOP_WORDS : QSTAGE_WORDS;
-const uint LPT = (BC * D8 + WG - 1) / WG;  // uvec4 per thread per K (or V) tile
+const uint LPT = (BC * (KP8 > VP8 ? KP8 : VP8) + WG - 1) / WG; // uvec4 per thread per K or V tile
 const uint NSTAT = RT * CM_SLOTS;          // row statistics a lane keeps
 const float RESCALE_LOG2 = 8.0;
 
@@ -78,23 +84,26 @@ shared uvec4 tile_sh[SH_WORDS];
 
 uvec4 kv_pre[LPT]; // the next K (or V) tile on its way from global memory
 
+// K (values false) or V rows of keys j0 ..: zero past the keys and in the zero columns.
 void prefetch(uint j0, Work w, bool values)
 {
+    uint p8 = values ? VP8 : KP8, n8 = values ? DV8 : D8;
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
-        uint c = e / D8, d8 = e % D8;
+        uint c = e / p8, d8 = e % p8;
         uint j = j0 + c;
-        bool ok = e < BC * D8 && j < w.kv_hi;
-        uint idx = ok ? avk_kv_row(w.b, w.g, j) * (D / 8u) + d8 : 0u;
+        bool ok = e < BC * p8 && j < w.kv_hi && d8 < n8;
+        uint idx = ok ? avk_kv_row(w.b, w.g, j) * n8 + d8 : 0u;
         kv_pre[x] = ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
     }
 }
 
-void commit(uint base)
+void commit(uint base, bool values)
 {
+    uint p8 = values ? VP8 : KP8, stride = values ? VS : KS;
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
-        if (e < BC * D8) tile_sh[base + (e / D8) * KS + e % D8] = kv_pre[x];
+        if (e < BC * p8) tile_sh[base + (e / p8) * stride + e % p8] = kv_pre[x];
     }
 }
 
@@ -114,17 +123,18 @@ void main()
     // Q: shared memory only, or global -> shared (QC columns per pass) -> A matrices in registers
     CM_A qm[RT * DT]; // unused (and dropped by the compiler) when Q_SHARED
     if (Q_SHARED != 0u) {
-        for (uint e = tid; e < BR * D8; e += WG) {
-            uint rr = e / D8, d8 = e % D8;
+        for (uint e = tid; e < BR * KP8; e += WG) {
+            uint rr = e / KP8, d8 = e % KP8;
             uint i = w.i0 + rr;
-            tile_sh[rr * KS + d8] = i < avk_q_end() ? q_data[(w.q_base + i * pc.q_ss) / 8u + d8] : uvec4(0u);
+            tile_sh[rr * KS + d8] = i < avk_q_end() && d8 < D8 ? q_data[(w.q_base + i * pc.q_ss) / 8u + d8] : uvec4(0u);
         }
     } else {
-        [[unroll]] for (uint c0 = 0u; c0 < D; c0 += QC) {
+        [[unroll]] for (uint c0 = 0u; c0 < DKP; c0 += QC) {
             for (uint e = tid; e < BR * (QC / 8u); e += WG) {
                 uint rr = e / (QC / 8u), d8 = e % (QC / 8u);
                 uint i = w.i0 + rr;
-                tile_sh[rr * QSW + d8] = i < avk_q_end() ? q_data[(w.q_base + i * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
+                bool ok = i < avk_q_end() && c0 + d8 * 8u < D; // zero columns past D
+                tile_sh[rr * QSW + d8] = ok ? q_data[(w.q_base + i * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
             }
             barrier();
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
@@ -139,15 +149,15 @@ void main()
     // tile 0 straight into buffer 0
     if (w.ntiles > 0u) {
         prefetch(w.kv_lo, w, false);
-        commit(K_OFF);
+        commit(K_OFF, false);
         prefetch(w.kv_lo, w, true);
-        commit(V_OFF);
+        commit(V_OFF, true);
     }
     barrier();
 
     for (uint tile = 0u; tile < w.ntiles; ++tile) {
         uint j0 = w.kv_lo + tile * BC;
-        uint k_buf = K_OFF + (tile % KV_STAGES) * KTILE, v_buf = V_OFF + (tile % KV_STAGES) * KTILE;
+        uint k_buf = K_OFF + (tile % KV_STAGES) * KTILE, v_buf = V_OFF + (tile % KV_STAGES) * VTILE;
         uint next = (tile + 1u) % KV_STAGES;
         bool more = tile + 1u < w.ntiles;
         if (KV_STAGES > 1u) barrier(); // tile's K/V are in place; the other buffers' readers are done
@@ -170,7 +180,7 @@ void main()
         }
         if (KV_STAGES == 1u) barrier(); // everyone is done reading this K
         if (more) {
-            commit(K_OFF + next * KTILE);
+            commit(K_OFF + next * KTILE, false);
             prefetch(j0 + BC, w, true); // lands during the softmax and P.V
         }
 
@@ -204,7 +214,7 @@ void main()
         uint v_tile = v_buf;
 #include "cm_softmax_pv.glsl"
         if (KV_STAGES == 1u) barrier(); // everyone is done reading this V (and the next K is in place)
-        if (more) commit(V_OFF + next * KTILE);
+        if (more) commit(V_OFF + next * VTILE, true);
     }
 
     // epilogue: whole row sums, then O / l from the accumulators, two columns per store
@@ -231,15 +241,15 @@ void main()
     }
     if (CM_WRITES(lane)) {
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-            [[unroll]] for (uint n = 0u; n < DT; ++n)
+            [[unroll]] for (uint n = 0u; n < OT; ++n)
                 CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; e += 2u) {
                     uint x = rt * CM_SLOTS + CM_SLOT(e);
                     uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
                     uint col = n * MS + CM_COL(lane, e);
-                    if (row >= avk_q_end()) continue;
-                    vec2 o = vec2(CM_AT(oacc[rt * DT + n], e), CM_AT(oacc[rt * DT + n], e + 1u)) * inv_l[x];
-                    if (split) ws_o[(flash_ws_row(w.split, w.b, w.h, row) * D + col) / 2u] = o;
-                    else o_pairs[(w.q_base + row * pc.q_ss + col) / 2u] = packHalf2x16(o);
+                    if (row >= avk_q_end() || col >= DV) continue; // zero columns are not O's
+                    vec2 o = vec2(CM_AT(oacc[rt * OT + n], e), CM_AT(oacc[rt * OT + n], e + 1u)) * inv_l[x];
+                    if (split) ws_o[(flash_ws_row(w.split, w.b, w.h, row) * DV + col) / 2u] = o;
+                    else o_pairs[(avk_o_from_q(w.q_base + row * pc.q_ss, D, DV) + col) / 2u] = packHalf2x16(o);
                 }
     }
     if (!CM_ROW_LEADER(lane)) return;

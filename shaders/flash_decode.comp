@@ -11,6 +11,8 @@
 // (KEY_LANES) shuffles, and the softmax is online per group in registers.
 // At the end the groups of a subgroup merge (max, sum, O) by shuffles and the
 // subgroups through shared memory. Sizes are the host's (vk_variants.c).
+// A lane's K slice is D / KEY_LANES values (Dk) and its V and O slice
+// DV / KEY_LANES (Dv, flash_common.glsl's AVK_DV).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -21,7 +23,7 @@
 
 layout(constant_id = 0) const uint BR = 4;            // packed rows per workgroup
 layout(constant_id = 1) const uint BC = 64;           // key granule (split_keys is a multiple)
-layout(constant_id = 2) const uint D = 128;           // head dim (multiple of 4 * KEY_LANES)
+layout(constant_id = 2) const uint D = 128;           // Q and K head dim (multiple of 4 * KEY_LANES)
 layout(local_size_x_id = 3) in;
 layout(constant_id = 4) const uint MAX_SUBGROUPS = 4; // workgroup / smallest subgroup
 layout(constant_id = 5) const uint KEY_LANES = 16;    // lanes per key (a power of two <= subgroup)
@@ -29,9 +31,13 @@ layout(constant_id = 6) const uint KEYS_PER_STEP = 4; // keys per lane group per
 layout(constant_id = 7) const uint RUNS = 1;          // quantized slices of <= 16 values load as runs
 
 const uint WG = gl_WorkGroupSize.x;
-const uint D4 = D / 4;
-const uint SLICE = D / KEY_LANES;  // values of a row per lane
+const uint DV = AVK_DV;            // V and O head dim (multiple of 4 * KEY_LANES)
+const uint DV4 = DV / 4;
+const uint SLICE = D / KEY_LANES;  // values of a Q or K row per lane
 const uint NV = SLICE / 4;         // vec4s per lane
+const uint SLICE_V = DV / KEY_LANES; // values of a V or O row per lane
+const uint NVV = SLICE_V / 4;
+const uint NVM = NV > NVV ? NV : NVV; // K and V slices share the staging arrays' size
 const uint U = KEYS_PER_STEP;
 
 layout(binding = 0) readonly buffer QB { ELEM4 q_data[]; };
@@ -49,19 +55,22 @@ layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
 
 shared float m_sh[MAX_SUBGROUPS * BR];
 shared float l_sh[MAX_SUBGROUPS * BR];
-shared vec4 o_sh[BR * D4];
+shared vec4 o_sh[BR * DV4];
 
-// A lane's slice of a K/V row is NR raw words (uvec4), loaded a step ahead
-// of their use and decoded then: RAW_VALUES values each.
+// A lane's slice of a K (V) row is NR (NRV) raw words (uvec4), loaded a step
+// ahead of their use and decoded then: RAW_VALUES (RAW_VALUES_V) values each.
 #if AVK_KV_FORMAT == AVK_KV_DTYPE && defined(ELEM_F32)
-const uint RAW_VALUES = 4u;
+const bool WIDE = false, WIDE_V = false;
+const uint RAW_VALUES = 4u, RAW_VALUES_V = 4u;
 #elif AVK_KV_FORMAT == AVK_KV_DTYPE
-const bool WIDE = SLICE % 8u == 0u;
-const uint RAW_VALUES = WIDE ? 8u : 4u;
+const bool WIDE = SLICE % 8u == 0u, WIDE_V = SLICE_V % 8u == 0u;
+const uint RAW_VALUES = WIDE ? 8u : 4u, RAW_VALUES_V = WIDE_V ? 8u : 4u;
 #else
-const uint RAW_VALUES = 4u;
+const bool WIDE = false, WIDE_V = false;
+const uint RAW_VALUES = 4u, RAW_VALUES_V = 4u;
 #endif
-const uint NR = SLICE / RAW_VALUES;
+const uint NR = SLICE / RAW_VALUES, NRV = SLICE_V / RAW_VALUES_V;
+const uint NRM = NR > NRV ? NR : NRV;
 
 // Quantized slices of 4, 8 or 16 values load as runs (the contract's
 // avk_kv_code_byte): SLICE bytes in SLICE / 4 + 1 words and one scale word per
@@ -69,42 +78,45 @@ const uint NR = SLICE / RAW_VALUES;
 // probability (V) rather than to every value; longer slices take raw_load's
 // 4-value words.
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-const bool RUN = RUNS != 0u && SLICE <= 16u;
+const bool RUN = RUNS != 0u && SLICE <= 16u && DV == D; // (quantized caches have Dv = Dk)
 #else
 const bool RUN = false;
 #endif
 const uint RUN_WORDS = SLICE / 4u + 1u;
 
-// Raw word r of the lane's slice (values e0 ..) of a K (values false) or V row.
+// Raw word r of the lane's slice (values e0 ..) of a K (values false: D wide)
+// or V row (DV wide).
 uvec4 raw_load(bool values, uint row, uint e0, uint r)
 {
-    uint e = e0 + r * RAW_VALUES;
+    uint dim = values ? DV : D;
+    uint e = e0 + r * (values ? RAW_VALUES_V : RAW_VALUES);
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-    return avk_kv_raw4(values, row, e, D);
+    return avk_kv_raw4(values, row, e, dim);
 #elif defined(ELEM_F32)
-    uint idx = (row * D + e) / 4u;
+    uint idx = (row * dim + e) / 4u;
     return values ? v_data16[idx] : k_data16[idx];
 #else
-    if (WIDE) {
-        uint idx = (row * D + e) / 8u;
+    if (values ? WIDE_V : WIDE) {
+        uint idx = (row * dim + e) / 8u;
         return values ? v_data16[idx] : k_data16[idx];
     }
-    uint idx = (row * D + e) / 4u;
+    uint idx = (row * dim + e) / 4u;
     return uvec4(values ? v_data[idx] : k_data[idx], 0u, 0u);
 #endif
 }
 
-// The lane's slice as f32, from its raw words.
-void raw_decode(bool values, uvec4 raw[NR], uint g, out vec4 x[NV])
+// The lane's slice as f32 (NV or NVV vec4s), from its raw words (NR or NRV).
+void raw_decode(bool values, uvec4 raw[NRM], uint g, out vec4 x[NVM])
 {
-    [[unroll]] for (uint r = 0u; r < NR; ++r) {
+    [[unroll]] for (uint r = 0u; r < (values ? NRV : NR); ++r) {
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
         x[r] = avk_kv_decode4(values, raw[r], g);
 #elif defined(ELEM_F32)
         x[r] = uintBitsToFloat(raw[r]);
 #else
-        x[r * (RAW_VALUES / 4u)] = elem_to_vec4(raw[r].xy);
-        if (WIDE) x[r * 2u + 1u] = elem_to_vec4(raw[r].zw);
+        bool wide = values ? WIDE_V : WIDE;
+        x[wide ? r * 2u : r] = elem_to_vec4(raw[r].xy);
+        if (wide) x[r * 2u + 1u] = elem_to_vec4(raw[r].zw);
 #endif
     }
 }
@@ -122,7 +134,7 @@ void run_load(bool values, uint row, uint e0, out uint words[RUN_WORDS], out uin
 }
 
 // The run's codes as f32, unscaled; returns its scale.
-float run_decode(bool values, uint words[RUN_WORDS], uint scale_word, uint code_byte, uint e0, uint g, out vec4 x[NV])
+float run_decode(bool values, uint words[RUN_WORDS], uint scale_word, uint code_byte, uint e0, uint g, out vec4 x[NVM])
 {
     uint sh = (code_byte & 3u) * 8u;
     [[unroll]] for (uint k = 0u; k < NV; ++k) {
@@ -141,9 +153,9 @@ void main()
     uint part = lane % KEY_LANES;                  // which slice of D
     uint groups_per_sg = sgs / KEY_LANES;
     uint n_groups = nsg * groups_per_sg;
-    uint e0 = part * SLICE;
+    uint e0 = part * SLICE, e0v = part * SLICE_V; // the lane's first K and V values
 
-    vec4 q[BR][NV], o[BR][NV];
+    vec4 q[BR][NV], o[BR][NVV];
     float m[BR], l[BR];
     uint kend[BR];
     bool mods = avk_score_mods(), window = (avk_flags() & AVK_FLAG_WINDOW) != 0u;
@@ -153,11 +165,9 @@ void main()
         uvec2 hi = avk_q_row(w, valid ? pr : 0u);
         kend[r] = valid ? avk_key_end(w.len, hi.y) : 0u;
         uint qbase = avk_q_offset(w.b, hi) / 4u + e0 / 4u;
-        [[unroll]] for (uint k = 0u; k < NV; ++k) {
-            // the scale folded into Q: scores come out in base-2 units
-            q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * pc.scale_log2 : vec4(0.0);
-            o[r][k] = vec4(0.0);
-        }
+        // the scale folded into Q: scores come out in base-2 units
+        [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * pc.scale_log2 : vec4(0.0);
+        [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] = vec4(0.0);
         m[r] = NEG_INF;
         l[r] = 0.0;
     }
@@ -171,7 +181,7 @@ void main()
     // software pipeline: step t + 1's loads are issued before step t's math,
     // and step t + 2's rows are looked up then (a paged cache's block-table
     // read is a load of its own: it never delays the K/V loads)
-    uvec4 rk[4][NR], rv[4][NR]; // U <= 4 used (glslang bounds-checks spec-sized arrays as size 1)
+    uvec4 rk[4][NRM], rv[4][NRM]; // U <= 4 used (glslang bounds-checks spec-sized arrays as size 1)
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
     uint wk[4][RUN_WORDS], wv[4][RUN_WORDS], sk[4], sv[4], bk[4], bv[4]; // runs: words, scale words, first bytes
 #endif
@@ -185,19 +195,19 @@ void main()
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
         if (RUN) {
             run_load(false, row, e0, wk[u], sk[u], bk[u]);
-            run_load(true, row, e0, wv[u], sv[u], bv[u]);
+            run_load(true, row, e0v, wv[u], sv[u], bv[u]);
         } else
 #endif
-            [[unroll]] for (uint r = 0u; r < NR; ++r) {
-                rk[u][r] = raw_load(false, row, e0, r);
-                rv[u][r] = raw_load(true, row, e0, r);
-            }
+        {
+            [[unroll]] for (uint r = 0u; r < NR; ++r) rk[u][r] = raw_load(false, row, e0, r);
+            [[unroll]] for (uint r = 0u; r < NRV; ++r) rv[u][r] = raw_load(true, row, e0v, r);
+        }
         j += stride;
         ahead_row[u] = trips > 1u && j < key_hi ? avk_kv_row(w.b, w.g, j) : 0u;
     }
     for (uint t = 0u; t < trips; ++t) {
         uint base = first + t * stride;
-        vec4 kk[4][NV], vv[4][NV];
+        vec4 kk[4][NVM], vv[4][NVM];
         bool key_ok[4];
         float ks[4] = float[4](1.0, 1.0, 1.0, 1.0), vs[4] = float[4](1.0, 1.0, 1.0, 1.0); // run scales
         [[unroll]] for (uint u = 0u; u < U; ++u) {
@@ -205,7 +215,7 @@ void main()
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
             if (RUN) {
                 ks[u] = run_decode(false, wk[u], sk[u], bk[u], e0, w.g, kk[u]);
-                vs[u] = run_decode(true, wv[u], sv[u], bv[u], e0, w.g, vv[u]);
+                vs[u] = run_decode(true, wv[u], sv[u], bv[u], e0v, w.g, vv[u]);
             } else
 #endif
             {
@@ -213,7 +223,7 @@ void main()
                 raw_decode(true, rv[u], w.g, vv[u]);
             }
             if (!key_ok[u]) { // V of a key past the range must not reach O, whatever the row holds
-                [[unroll]] for (uint k = 0u; k < NV; ++k) vv[u][k] = vec4(0.0);
+                [[unroll]] for (uint k = 0u; k < NVV; ++k) vv[u][k] = vec4(0.0);
                 vs[u] = 0.0;
             }
         }
@@ -225,13 +235,13 @@ void main()
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
                 if (RUN) {
                     run_load(false, row, e0, wk[u], sk[u], bk[u]);
-                    run_load(true, row, e0, wv[u], sv[u], bv[u]);
+                    run_load(true, row, e0v, wv[u], sv[u], bv[u]);
                 } else
 #endif
-                    [[unroll]] for (uint r = 0u; r < NR; ++r) {
-                        rk[u][r] = raw_load(false, row, e0, r);
-                        rv[u][r] = raw_load(true, row, e0, r);
-                    }
+                {
+                    [[unroll]] for (uint r = 0u; r < NR; ++r) rk[u][r] = raw_load(false, row, e0, r);
+                    [[unroll]] for (uint r = 0u; r < NRV; ++r) rv[u][r] = raw_load(true, row, e0v, r);
+                }
                 j += stride;
                 ahead_row[u] = j < key_hi ? avk_kv_row(w.b, w.g, j) : 0u;
             }
@@ -283,7 +293,7 @@ void main()
             vec4 p4 = none ? vec4(0.0) : mix(vec4(0.0), exp2(s4 - m_new), vis);
             l[r] = l[r] * alpha + (p4.x + p4.y + p4.z + p4.w);
             vec4 pv = p4 * vec4(vs[0], vs[1], vs[2], vs[3]);
-            [[unroll]] for (uint k = 0u; k < NV; ++k) {
+            [[unroll]] for (uint k = 0u; k < NVV; ++k) {
                 vec4 acc = o[r][k] * alpha + pv.x * vv[0][k];
                 if (U > 1u) acc += pv.y * vv[1][k];
                 if (U > 2u) acc += pv.z * vv[2][k];
@@ -300,7 +310,7 @@ void main()
             float m_o = subgroupShuffleXor(m[r], x), l_o = subgroupShuffleXor(l[r], x);
             float mx = max(m[r], m_o);
             float a = m[r] == NEG_INF ? 0.0 : exp2(m[r] - mx), b = m_o == NEG_INF ? 0.0 : exp2(m_o - mx);
-            [[unroll]] for (uint k = 0u; k < NV; ++k) o[r][k] = o[r][k] * a + subgroupShuffleXor(o[r][k], x) * b;
+            [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] = o[r][k] * a + subgroupShuffleXor(o[r][k], x) * b;
             l[r] = l[r] * a + l_o * b;
             m[r] = mx;
         }
@@ -314,25 +324,25 @@ void main()
             l_sh[sg * BR + r] = l[r];
         }
     }
-    for (uint e = tid; e < BR * D4; e += WG) o_sh[e] = vec4(0.0);
+    for (uint e = tid; e < BR * DV4; e += WG) o_sh[e] = vec4(0.0);
     barrier();
     [[unroll]] for (uint r = 0u; r < BR; ++r) {
         float mx = NEG_INF;
         for (uint s = 0u; s < nsg; ++s) mx = max(mx, m_sh[s * BR + r]);
         float a = m[r] == NEG_INF ? 0.0 : exp2(m[r] - mx);
-        [[unroll]] for (uint k = 0u; k < NV; ++k) o[r][k] *= a;
+        [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] *= a;
     }
     for (uint s = 0u; s < nsg; ++s) {
         if (sg == s && leader) {
             [[unroll]] for (uint r = 0u; r < BR; ++r)
-                [[unroll]] for (uint k = 0u; k < NV; ++k) o_sh[r * D4 + e0 / 4u + k] += o[r][k];
+                [[unroll]] for (uint k = 0u; k < NVV; ++k) o_sh[r * DV4 + e0v / 4u + k] += o[r][k];
         }
         barrier();
     }
 
     bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
-    for (uint e = tid; e < BR * D4; e += WG) {
-        uint r = e / D4, d4 = e % D4;
+    for (uint e = tid; e < BR * DV4; e += WG) {
+        uint r = e / DV4, d4 = e % DV4;
         uint pr = w.r0 + r;
         if (pr >= w.rows) continue;
         uvec2 hi = avk_q_row(w, pr);
@@ -354,10 +364,10 @@ void main()
         vec4 out4 = sum > 0.0 ? o_sh[e] * keep / sum : vec4(0.0);
         if (split) {
             uint wrow = flash_ws_row(w.split, w.b, hi.x, hi.y);
-            ws_o[wrow * D4 + d4] = out4;
+            ws_o[wrow * DV4 + d4] = out4;
             if (d4 == 0u) ws_ml[wrow] = vec2(mx, sum);
         } else {
-            o_data[avk_q_offset(w.b, hi) / 4u + d4] = vec4_to_elem(out4);
+            o_data[avk_o_from_q(avk_q_offset(w.b, hi), D, DV) / 4u + d4] = vec4_to_elem(out4);
             if (d4 == 0u && (pc.flags & AVK_FLAG_WRITE_LSE) != 0u)
                 lse_data[flash_lse_index(w.b, hi.x, hi.y)] = flash_lse(mx, sum);
         }

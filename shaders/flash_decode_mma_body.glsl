@@ -19,7 +19,10 @@
 //   - S = Q.K^T, masks on edge steps only, a lazily moved row max, P = exp2(S
 //     - m) in place and O += P.V with P converted to f16 in registers.
 // At the end the key groups merge (max, sum, O) through shared memory and key
-// group 0 writes O / l (or the split's partial O and (m, l)).
+// group 0 writes O / l (or the split's partial O and (m, l)). Q and K rows are
+// DKP wide, V and O rows DVP (flash_coopmat_common.glsl: Dk and Dv with zero
+// columns up to the matrix grain; quantized caches have neither: Dk = Dv, a
+// multiple of 32).
 #define AVK_KV_F16_MATH // quantized K/V decode to f16 in f16 arithmetic (avk_kv_codes4_f16)
 #include "flash_coopmat_common.glsl"
 
@@ -30,17 +33,22 @@ const uint ROW_GROUPS = NSG / KEY_GROUPS;
 const uint ROWS = BR / ROW_GROUPS;          // packed rows per subgroup
 const uint RT = ROWS / MS;                  // row tiles per subgroup
 const uint NT = BC / MS;                    // S (and P) tiles per row tile
-const uint DT = D / MS;                     // O column tiles, Q k-steps
-const uint D8 = D / 8;                      // 8-value chunks (one uvec4 of f16) per row
-const uint KS = D8 + 1;                     // padded row in uvec4 (bank spread)
+const uint DT = DKP / MS;                   // Q k-steps
+const uint OT = DVP / MS;                   // O column tiles
+const uint D8 = D / 8, DV8 = DV / 8;        // 8-value chunks (one uvec4 of f16) of a Q/K, V row in memory
+const uint KP8 = DKP / 8, VP8 = DVP / 8;    // ... and in shared memory (zero columns included)
+const uint KS = KP8 + 1;                    // padded Q/K row in uvec4 (bank spread)
+const uint VS = VP8 + 1;                    // padded V row
 const uint STEP = KEY_GROUPS * BC;          // keys per workgroup step
-const uint KTILE = STEP * KS;               // uvec4 of the step's K (or V)
-const uint LPT = (STEP * D8 + WG - 1) / WG; // chunks per thread per K (or V)
+const uint KTILE = STEP * KS;               // uvec4 of the step's K; its V follows
+const uint VTILE = STEP * VS;
+const uint LPT = (STEP * KP8 + WG - 1) / WG;  // chunks per thread per K
+const uint LPTV = (STEP * VP8 + WG - 1) / WG; // ... per V
 const uint NSTAT = RT * CM_SLOTS;           // row statistics a lane keeps
 const float RESCALE_LOG2 = 8.0;
 // shared memory: the step's K | V; Q staging before the loop; the key groups' O after it
-const uint MERGE_WORDS = (KEY_GROUPS - 1u) * BR * D / 4u;
-const uint SH_A = 2u * KTILE > BR * KS ? 2u * KTILE : BR * KS;
+const uint MERGE_WORDS = (KEY_GROUPS - 1u) * BR * DVP / 4u;
+const uint SH_A = KTILE + VTILE > BR * KS ? KTILE + VTILE : BR * KS;
 const uint SH_WORDS = SH_A > MERGE_WORDS ? SH_A : MERGE_WORDS;
 
 layout(binding = 0) readonly buffer QB { uvec4 q_data[]; };
@@ -59,8 +67,7 @@ shared vec2 ml_sh[KEY_GROUPS * BR]; // each key group's (max, sum) per row
 #if AVK_KV_FORMAT == AVK_KV_DTYPE
 // The next step's K and V on their way from global memory: 16-byte loads of
 // 8 f16 values.
-const uint UNIT = 8u; // values per load unit
-uvec4 pre[2][LPT];
+uvec4 k_pre[LPT], v_pre[LPTV];
 #else
 // The next step's K and V on their way from global memory, a unit per thread
 // at a time: a whole 32-value block of q8_0 (34 bytes: 9 words) or q4_0 (18
@@ -71,20 +78,27 @@ const uint UNIT_WORDS = AVK_KV_FORMAT == AVK_KV_Q8_0 ? 9u : AVK_KV_FORMAT == AVK
 const uint QPT = (STEP * (D / UNIT) + WG - 1) / WG; // units per thread per K (or V)
 uint qpre[2][QPT][UNIT_WORDS];
 bool qodd[2][QPT]; // the unit starts 2 bytes into its first word
-#endif
 const uint UNITS = STEP * (D / UNIT); // load units of a step's K (or V)
+#endif
+
+#if AVK_KV_FORMAT == AVK_KV_DTYPE
+// Chunk x of this thread of the step's K (values false) or V: zero past the keys and in the zero columns.
+uvec4 kv_chunk(uint j0, Work w, uint x, bool values)
+{
+    uint p8 = values ? VP8 : KP8, n8 = values ? DV8 : D8;
+    uint e = gl_LocalInvocationID.x + x * WG;
+    uint j = j0 + e / p8, d8 = e % p8;
+    bool ok = e < STEP * p8 && j < w.kv_hi && d8 < n8;
+    uint idx = ok ? avk_kv_row(w.b, w.g, j) * n8 + d8 : 0u;
+    return ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
+}
+#endif
 
 void prefetch(uint j0, Work w)
 {
 #if AVK_KV_FORMAT == AVK_KV_DTYPE
-    [[unroll]] for (uint x = 0u; x < LPT; ++x) {
-        uint e = gl_LocalInvocationID.x + x * WG;
-        uint j = j0 + e / D8;
-        bool ok = e < UNITS && j < w.kv_hi;
-        uint idx = (ok ? avk_kv_row(w.b, w.g, j) : 0u) * D8 + e % D8;
-        pre[0][x] = ok ? k_data[idx] : uvec4(0u);
-        pre[1][x] = ok ? v_data[idx] : uvec4(0u);
-    }
+    [[unroll]] for (uint x = 0u; x < LPT; ++x) k_pre[x] = kv_chunk(j0, w, x, false);
+    [[unroll]] for (uint x = 0u; x < LPTV; ++x) v_pre[x] = kv_chunk(j0, w, x, true);
 #else
     [[unroll]] for (uint x = 0u; x < QPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
@@ -110,8 +124,11 @@ void commit(uint g)
 #if AVK_KV_FORMAT == AVK_KV_DTYPE
     [[unroll]] for (uint x = 0u; x < LPT; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG;
-        if (e >= UNITS) continue;
-        [[unroll]] for (uint v = 0u; v < 2u; ++v) tile_sh[v * KTILE + (e / D8) * KS + e % D8] = pre[v][x];
+        if (e < STEP * KP8) tile_sh[(e / KP8) * KS + e % KP8] = k_pre[x];
+    }
+    [[unroll]] for (uint x = 0u; x < LPTV; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG;
+        if (e < STEP * VP8) tile_sh[KTILE + (e / VP8) * VS + e % VP8] = v_pre[x];
     }
 #else
     [[unroll]] for (uint x = 0u; x < QPT; ++x) {
@@ -139,7 +156,7 @@ void commit(uint g)
 #endif
                     f[q] = avk_kv_codes4_f16(c, d0 + 4u * k, s);
                 }
-                tile_sh[v * KTILE + key * KS + d0 / 8u + h] = uvec4(f[0], f[1]);
+                tile_sh[v * KTILE + key * (v != 0u ? VS : KS) + d0 / 8u + h] = uvec4(f[0], f[1]);
             }
         }
     }
@@ -169,10 +186,9 @@ void main()
     float s_scale = pc.scale_log2;                // for cm_softmax_pv.glsl: S stays in raw units
 
     // Q of the block's packed rows: global -> shared -> A matrices in registers
-    for (uint e = tid; e < BR * D8; e += WG) {
-        uint r = e / D8, pr = w.r0 + r;
-        tile_sh[r * KS + e % D8] =
-            pr < w.rows ? q_data[avk_q_offset(w.b, avk_q_row(w, pr)) / 8u + e % D8] : uvec4(0u);
+    for (uint e = tid; e < BR * KP8; e += WG) {
+        uint r = e / KP8, d8 = e % KP8, pr = w.r0 + r;
+        tile_sh[r * KS + d8] = pr < w.rows && d8 < D8 ? q_data[avk_q_offset(w.b, avk_q_row(w, pr)) / 8u + d8] : uvec4(0u);
     }
     barrier();
     CM_A qm[RT * DT];
@@ -203,7 +219,7 @@ void main()
     }
     barrier();
 
-    uint k_off = kg * BC * KS, v_tile = KTILE + kg * BC * KS; // this key group's tile
+    uint k_off = kg * BC * KS, v_tile = KTILE + kg * BC * VS; // this key group's tile
     for (uint step = 0u; step < w.ntiles; ++step) {
         uint j0 = w.kv_lo + step * STEP, jt = j0 + kg * BC;
         bool more = step + 1u < w.ntiles;
@@ -291,11 +307,11 @@ void main()
     // key groups 1.. leave their weighted O in shared memory (over the K/V tiles), group 0 adds them
     if (kg > 0u && CM_WRITES(lane)) {
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-            [[unroll]] for (uint n = 0u; n < DT; ++n)
+            [[unroll]] for (uint n = 0u; n < OT; ++n)
                 CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
                     uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e)), col = n * MS + CM_COL(lane, e);
-                    uint f = ((kg - 1u) * BR + row) * D + col;
-                    tile_sh[f / 4u][f % 4u] = floatBitsToUint(CM_AT(oacc[rt * DT + n], e) * own[rt * CM_SLOTS + CM_SLOT(e)]);
+                    uint f = ((kg - 1u) * BR + row) * DVP + col;
+                    tile_sh[f / 4u][f % 4u] = floatBitsToUint(CM_AT(oacc[rt * OT + n], e) * own[rt * CM_SLOTS + CM_SLOT(e)]);
                 }
     }
     barrier();
@@ -304,21 +320,21 @@ void main()
     bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
     if (CM_WRITES(lane)) {
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-            [[unroll]] for (uint n = 0u; n < DT; ++n)
+            [[unroll]] for (uint n = 0u; n < OT; ++n)
                 CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; e += 2u) {
                     uint x = rt * CM_SLOTS + CM_SLOT(e);
                     uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e)), col = n * MS + CM_COL(lane, e);
                     uint pr = w.r0 + row;
-                    if (pr >= w.rows) continue;
-                    vec2 o = vec2(CM_AT(oacc[rt * DT + n], e), CM_AT(oacc[rt * DT + n], e + 1u)) * own[x];
+                    if (pr >= w.rows || col >= DV) continue; // zero columns are not O's
+                    vec2 o = vec2(CM_AT(oacc[rt * OT + n], e), CM_AT(oacc[rt * OT + n], e + 1u)) * own[x];
                     for (uint k = 1u; k < KEY_GROUPS; ++k) {
-                        uint f = ((k - 1u) * BR + row) * D + col;
+                        uint f = ((k - 1u) * BR + row) * DVP + col;
                         o += uintBitsToFloat(uvec2(tile_sh[f / 4u][f % 4u], tile_sh[(f + 1u) / 4u][(f + 1u) % 4u]));
                     }
                     o *= l_all[x] > 0.0 ? keep[x] / l_all[x] : 0.0;
                     uvec2 hi = avk_q_row(w, pr);
-                    if (split) ws_o[(flash_ws_row(w.split, w.b, hi.x, hi.y) * D + col) / 2u] = o;
-                    else o_pairs[(avk_q_offset(w.b, hi) + col) / 2u] = packHalf2x16(o);
+                    if (split) ws_o[(flash_ws_row(w.split, w.b, hi.x, hi.y) * DV + col) / 2u] = o;
+                    else o_pairs[(avk_o_from_q(avk_q_offset(w.b, hi), D, DV) + col) / 2u] = packHalf2x16(o);
                 }
     }
     if (!CM_ROW_LEADER(lane)) return;

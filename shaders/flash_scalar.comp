@@ -3,7 +3,8 @@
 // A workgroup owns BR packed rows (GQA: pack heads x queries) of one (batch, head group); TPR = WG/BR threads
 // share a row. Per key tile: S = Q.K^T (each thread a few columns), online
 // softmax in base 2 with f32 statistics, O += P.V (each thread a few vec4 of
-// the head dim). K and V take turns in one shared buffer.
+// V's head dim). K and V take turns in one shared buffer. Q.K runs over D
+// (Dk), P.V and O over DV (Dv, flash_common.glsl's AVK_DV).
 //   MATH_F16: f16 storage, f16 shared tiles, P.V products in f16 (needs
 //             shaderFloat16 + storageBuffer16BitAccess); Q.K^T products, O
 //             accumulation and softmax statistics in f32.
@@ -21,17 +22,21 @@
 
 layout(constant_id = 0) const uint BR = 16;        // query rows per workgroup
 layout(constant_id = 1) const uint BC = 32;        // keys per tile
-layout(constant_id = 2) const uint D = 64;         // head dim (multiple of 4)
+layout(constant_id = 2) const uint D = 64;         // Q and K head dim (multiple of 4)
 layout(local_size_x_id = 3) in;                    // workgroup size
 layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
 layout(constant_id = 5) const uint SG_REDUCE = 0;  // 1: row reductions by subgroup shuffles
 
 const uint WG = gl_WorkGroupSize.x;
 const uint D4 = D / 4;
+const uint DV = AVK_DV;                   // V and O head dim (multiple of 4)
+const uint DV4 = DV / 4;
 const uint TPR = WG / BR;                 // threads per query row (power of two)
-const uint QPT = (D4 + TPR - 1) / TPR;    // O vec4s per thread
+const uint QPT = (DV4 + TPR - 1) / TPR;   // O vec4s per thread
 const uint CPT = (BC + TPR - 1) / TPR;    // S columns per thread
-const uint TSTRIDE = D4 + 1;              // padded tile row, in vec4s (bank spread)
+const uint TSTRIDE = D4 + 1;              // padded Q and K tile row, in vec4s (bank spread)
+const uint VSTRIDE = DV4 + 1;             // padded V tile row
+const uint KV_WORDS = BC * (TSTRIDE > VSTRIDE ? TSTRIDE : VSTRIDE);
 const uint PSTRIDE = BC + 1;
 
 #ifdef MATH_F16
@@ -63,7 +68,7 @@ layout(binding = 5) writeonly buffer WOB { vec4 ws_o[]; };
 layout(binding = 6) writeonly buffer WMB { vec2 ws_ml[]; };
 
 shared TVEC q_sh[BR * TSTRIDE];
-shared TVEC kv_sh[BC * TSTRIDE];
+shared TVEC kv_sh[KV_WORDS];
 shared float p_sh[BR * PSTRIDE];
 shared float red_sh[2 * BR * TPR];
 
@@ -86,17 +91,19 @@ float row_reduce(float x, uint r, uint t, uint slot, bool is_max)
     return acc;
 }
 
+// K rows (D values) or V rows (DV values) of keys j0 .. j0 + BC - 1.
 void load_tile(uint j0, Work w, bool values)
 {
-    for (uint e = gl_LocalInvocationID.x; e < BC * D4; e += WG) {
-        uint c = e / D4, d4 = e % D4;
+    uint n4 = values ? DV4 : D4, stride = values ? VSTRIDE : TSTRIDE;
+    for (uint e = gl_LocalInvocationID.x; e < BC * n4; e += WG) {
+        uint c = e / n4, d4 = e % n4;
         uint j = j0 + c;
         TVEC v = TVEC(0);
         if (j < w.kv_hi) {
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-            v = avk_kv_load4(values, avk_kv_row(w.b, w.g, j), d4 * 4u, w.g, D);
+            v = avk_kv_load4(values, avk_kv_row(w.b, w.g, j), d4 * 4u, w.g, n4 * 4u);
 #else
-            uint idx = avk_kv_row(w.b, w.g, j) * D4 + d4;
+            uint idx = avk_kv_row(w.b, w.g, j) * n4 + d4;
 #ifdef MATH_F16
             v = values ? v_data[idx] : k_data[idx];
 #else
@@ -104,7 +111,7 @@ void load_tile(uint j0, Work w, bool values)
 #endif
 #endif
         }
-        kv_sh[c * TSTRIDE + d4] = v;
+        kv_sh[c * stride + d4] = v;
     }
 }
 
@@ -206,9 +213,9 @@ void main()
             [[unroll]] for (uint q = 0u; q < QPT; ++q) {
                 uint d4 = t + q * TPR;
 #ifdef MATH_F16
-                if (d4 < D4) o_acc[q] += vec4(float16_t(p) * kv_sh[c * TSTRIDE + d4]);
+                if (d4 < DV4) o_acc[q] += vec4(float16_t(p) * kv_sh[c * VSTRIDE + d4]);
 #else
-                if (d4 < D4) o_acc[q] += p * kv_sh[c * TSTRIDE + d4];
+                if (d4 < DV4) o_acc[q] += p * kv_sh[c * VSTRIDE + d4];
 #endif
             }
         }
@@ -228,14 +235,15 @@ void main()
         uint wrow = flash_ws_row(w.split, w.b, head, row);
         [[unroll]] for (uint q = 0u; q < QPT; ++q) {
             uint d4 = t + q * TPR;
-            if (d4 < D4) ws_o[wrow * D4 + d4] = o_acc[q] * inv_l;
+            if (d4 < DV4) ws_o[wrow * DV4 + d4] = o_acc[q] * inv_l;
         }
         if (t == 0u) ws_ml[wrow] = vec2(m_i, l_i);
         return;
     }
+    uint o_base = avk_o_from_q(avk_q_offset(w.b, hi), D, DV) / 4u;
     [[unroll]] for (uint q = 0u; q < QPT; ++q) {
         uint d4 = t + q * TPR;
-        if (d4 < D4) o_data[avk_q_offset(w.b, hi) / 4u + d4] = store4(o_acc[q] * inv_l);
+        if (d4 < DV4) o_data[o_base + d4] = store4(o_acc[q] * inv_l);
     }
     if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u && t == 0u) lse_data[flash_lse_index(w.b, head, row)] = flash_lse(m_i, l_i);
 }

@@ -1,15 +1,16 @@
 #version 450
 // Split-KV combine: each split wrote its rows normalised by its own sum, plus
-// (max, sum) in base 2. One thread per (row, vec4 of the head dim) rescales
+// (max, sum) in base 2. One thread per (row, vec4 of O's head dim Dv) rescales
 // the splits to the common max, adds the sink (AVK_FLAG_SINKS) and writes O
 // (and the LSE) once.
 #extension GL_GOOGLE_include_directive : require
 #include "flash_common.glsl"
 #include "flash_storage.glsl"
 
-layout(constant_id = 2) const uint D = 64;
+layout(constant_id = 2) const uint D = 64; // Dk: Q's rows, which place O's
 layout(local_size_x = 64) in;
-const uint D4 = D / 4;
+const uint DV = AVK_DV;
+const uint D4 = DV / 4; // partial and O rows are Dv wide
 
 layout(binding = 3) writeonly buffer OB { ELEM4 o_data[]; };
 layout(binding = 4) writeonly buffer LB { float lse_data[]; };
@@ -43,7 +44,7 @@ void main()
         }
     }
     vec4 o = total > 0.0 ? acc / total : vec4(0.0);
-    o_data[avk_q_offset(b, uvec2(h, i)) / 4u + d4] = vec4_to_elem(o);
+    o_data[avk_o_from_q(avk_q_offset(b, uvec2(h, i)), D, DV) / 4u + d4] = vec4_to_elem(o);
     if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u && d4 == 0u)
         lse_data[flash_lse_index(b, h, i)] = total > 0.0 ? (m + log2(total)) * LN2 : NEG_INF;
 }

@@ -3,6 +3,7 @@
  * device timestamps. */
 #include "core/kernel_args.h"
 #include "core/kv_cache.h" /* avk_problem_features */
+#include "core/layout.h"   /* avk_head_dim_v */
 #include "vulkan/vk_internal.h"
 #include "vulkan/vk_shaders.h"
 #include "vulkan/vk_variants.h"
@@ -97,16 +98,18 @@ static spv_blob reduce_shader(attnvk_dtype dt)
     return (spv_blob){avk_spv_split_reduce_f32, avk_spv_split_reduce_f32_size, "split_reduce_f32"};
 }
 
-/* Specialization constant 15 of every shader (flash_common.glsl's AVK_SCORES):
- * 1 where the problem has windows, softcap, ALiBi, masks, sinks or top-left
- * alignment, so a plain problem's pipeline is compiled without their code. */
-enum { SPEC_SCORES = 15 };
+/* Specialization constants of every shader (flash_common.glsl): 14 is Dv
+ * (AVK_DV: V and O rows; constant 2 stays Dk), 15 is AVK_SCORES, 1 where the
+ * problem has windows, softcap, ALiBi, masks, sinks or top-left alignment, so
+ * a plain problem's pipeline is compiled without their code. */
+enum { SPEC_DV = 14, SPEC_SCORES = 15 };
 
-static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, int scores, uint32_t req_sg,
-                           VkPipeline *out)
+static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, uint32_t dv, int scores,
+                           uint32_t req_sg, VkPipeline *out)
 {
     uint32_t all[SPEC_SCORES + 1] = {0}; /* ids the shader lacks are ignored */
-    memcpy(all, spec, (n < SPEC_SCORES ? n : SPEC_SCORES) * sizeof *spec);
+    memcpy(all, spec, (n < SPEC_DV ? n : SPEC_DV) * sizeof *spec);
+    all[SPEC_DV] = dv;
     all[SPEC_SCORES] = scores != 0;
     /* SPIR-V is read as words: hand the driver an aligned copy */
     uint32_t *words = malloc(b.size);
@@ -155,30 +158,31 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
         k->n_splits = (uint32_t)avk_kernel_args_split(&k->args, p, (int)cfg->br, (int)step, c->compute_units,
                                                       (int)cfg->resident, (int)cfg->whole_waves, opts->split_kv);
     }
-    uint32_t D = (uint32_t)p->head_dim;
+    uint32_t D = (uint32_t)p->head_dim, DV = (uint32_t)avk_head_dim_v(p); /* Dk at constant 2, Dv at SPEC_DV */
     const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0;
     if (s == ATTNVK_OK) {
+        spv_blob body = main_shader(cfg, p->dtype, p->kv_format);
         if (vk_algo_is_decode_mma(cfg->algo)) {
             uint32_t spec[7] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->mm, cfg->key_groups};
-            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 7, scores, cfg->required_subgroup, &k->main);
+            s = build(dev, body, spec, 7, DV, scores, cfg->required_subgroup, &k->main);
         } else if (cfg->algo >= VK_ALGO_COOPMAT_NV) { /* constant 9: S chains, or Q in shared memory (rs) */
             uint32_t spec[10] = {cfg->br, cfg->bc, D,       cfg->wg,        cfg->subgroup,
                                  cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
-            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 10, scores, cfg->required_subgroup, &k->main);
+            s = build(dev, body, spec, 10, DV, scores, cfg->required_subgroup, &k->main);
         } else if (cfg->algo == VK_ALGO_DECODE) {
             uint32_t spec[8] = {cfg->br, cfg->bc, D, cfg->wg, cfg->wg / cfg->subgroup, cfg->key_lanes, cfg->keys_per_step,
                                 cfg->runs};
-            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 8, scores, cfg->required_subgroup, &k->main);
+            s = build(dev, body, spec, 8, DV, scores, cfg->required_subgroup, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
-            s = build(dev, main_shader(cfg, p->dtype, p->kv_format), spec, 6, scores, 0, &k->main);
+            s = build(dev, body, spec, 6, DV, scores, 0, &k->main);
         }
     }
     if (s == ATTNVK_OK && k->n_splits > 1) {
         uint32_t spec[3] = {0, 0, D};
-        s = build(dev, reduce_shader(p->dtype), spec, 3, scores, 0, &k->reduce);
+        s = build(dev, reduce_shader(p->dtype), spec, 3, DV, scores, 0, &k->reduce);
         uint64_t rows = (uint64_t)k->n_splits * p->batch * p->heads * p->seq_q;
-        if (s == ATTNVK_OK) s = vk_buffer_new(dev, rows * D * 4, 0, &k->ws_o);
+        if (s == ATTNVK_OK) s = vk_buffer_new(dev, rows * DV * 4, 0, &k->ws_o); /* partial O rows are O's (Dv) */
         if (s == ATTNVK_OK) s = vk_buffer_new(dev, rows * 8, 0, &k->ws_ml);
     }
     if (s != ATTNVK_OK) {
@@ -257,7 +261,7 @@ static attnvk_status dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch 
     dev->vk.vkCmdPushConstants(cmd, dev->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
     uint32_t rx = 1, ry = 1;
     if (k->n_splits > 1) {
-        uint64_t threads = (uint64_t)k->p.batch * k->p.heads * (uint64_t)a->q_count * (uint64_t)(k->p.head_dim / 4);
+        uint64_t threads = (uint64_t)k->p.batch * k->p.heads * (uint64_t)a->q_count * (uint64_t)(avk_head_dim_v(&k->p) / 4);
         uint32_t groups = ceil_div(threads, 64);
         rx = groups < lim->maxComputeWorkGroupCount[0] ? groups : lim->maxComputeWorkGroupCount[0];
         ry = ceil_div(groups, rx);

@@ -2,6 +2,7 @@
  * devices and shapes it can run (shared memory, workgroup and subgroup limits,
  * f16 and matrix-unit support). Kernels are data: sizes live here only. */
 #include "core/kernel_args.h"
+#include "core/layout.h" /* avk_head_dim_v */
 #include "core/split_plan.h"
 #include "vulkan/vk_variants.h"
 
@@ -125,23 +126,36 @@ static int algo_of(const char *name, vk_algo *out)
 
 static int pow2(uint32_t x) { return x && !(x & (x - 1)); }
 
+/* The matrix bodies pad Dk and Dv with zero columns to a multiple of this
+ * (shaders/flash_coopmat_common.glsl's MAT_GRAIN), so D = 40 or 72 run there. */
+enum { VK_MAT_GRAIN = 16 };
+static uint32_t mat_pad(uint32_t d) { return (d + VK_MAT_GRAIN - 1) / VK_MAT_GRAIN * VK_MAT_GRAIN; }
+
+/* Dk (Q, K and the Q.K product) and Dv (V, O and P.V). */
+static uint32_t dim_k(const attnvk_problem *p) { return (uint32_t)p->head_dim; }
+static uint32_t dim_v(const attnvk_problem *p) { return (uint32_t)avk_head_dim_v(p); }
+static uint32_t dim_max(const attnvk_problem *p) { return dim_k(p) > dim_v(p) ? dim_k(p) : dim_v(p); }
+static int divides_both(uint32_t x, uint32_t dk, uint32_t dv) { return dk % x == 0 && dv % x == 0; }
+
 /* Why c cannot run algo on p at all ("" when it can). */
 static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_problem *p)
 {
     if (algo != VK_ALGO_SCALAR && algo != VK_ALGO_DECODE && !vk_algo_is_decode_mma(algo) && p->kv_format != ATTNVK_KV_DTYPE)
         return "quantized K/V (q8_0, q4_0, fp8) runs on the scalar and decode variants only";
+    /* Dk and Dv alike: 16-byte vectors of 4 values (scalar, f16, decode), 8 halves (matrix bodies) */
+    int by4 = dim_k(p) % 4 == 0 && dim_v(p) % 4 == 0, by8 = dim_k(p) % 8 == 0 && dim_v(p) % 8 == 0;
     switch (algo) {
     case VK_ALGO_DECODE:
-        if (p->head_dim % 4) return "head dim must be a multiple of 4";
+        if (!by4) return "head dims must be multiples of 4";
         if (!c->subgroup_shuffle) return "needs subgroup shuffles in compute shaders";
         return "";
     case VK_ALGO_SCALAR:
-        if (p->head_dim % 4) return "head dim must be a multiple of 4";
+        if (!by4) return "head dims must be multiples of 4";
         return "";
     case VK_ALGO_F16:
         if (p->dtype != ATTNVK_F16) return "the f16 variant runs f16 problems only";
         if (!c->shader_f16 || !c->storage_16bit) return "needs shaderFloat16 and storageBuffer16BitAccess";
-        if (p->head_dim % 4) return "head dim must be a multiple of 4";
+        if (!by4) return "head dims must be multiples of 4";
         return "";
     case VK_ALGO_COOPMAT_NV:
     case VK_ALGO_COOPMAT_KHR:
@@ -156,7 +170,7 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
         if (algo == VK_ALGO_COOPMAT_KHR && !c->khr_coopmat)
             return "needs VK_KHR_cooperative_matrix with a 16xNx16 f16->f32 subgroup shape";
         if (!c->subgroup_shuffle || !c->subgroup_vote) return "needs subgroup shuffle and vote in compute shaders";
-        if (p->head_dim % 16) return "head dim must be a multiple of 16";
+        if (!by8) return "head dims must be multiples of 8";
         return "";
     case VK_ALGO_COOPMAT_NV_RS:
     case VK_ALGO_COOPMAT_RS_EMU:
@@ -173,7 +187,10 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
         }
         if (!c->subgroup_vote) return "needs subgroup vote in compute shaders";
         if (algo == VK_ALGO_DECODE_RS_EMU && !c->shader_f16) return "needs shaderFloat16";
-        if (p->head_dim % (nv ? 16 : 8)) return nv ? "head dim must be a multiple of 16" : "head dim must be a multiple of 8";
+        if (!by8) return "head dims must be multiples of 8";
+        /* quantized tiles are decoded whole blocks at a time: no zero columns */
+        if (p->kv_format != ATTNVK_KV_DTYPE && dim_k(p) % VK_MAT_GRAIN)
+            return "quantized K/V on the matrix decode body needs a head dim that is a multiple of 16";
         return "";
     }
     }
@@ -189,9 +206,11 @@ static int env_choice(const char *name)
 
 /* Register-softmax variants: square MS matrices, any rows per subgroup that is a
  * multiple of MS; mirrors the shared memory of shaders/flash_coopmat_rs_body.glsl:
- * [Q (q_shared)] | K x stages | V x stages, or the Q staging passes (Q in registers). */
-static const char *finish_rs_config(const vk_caps *c, uint32_t D, vk_config *cfg, const avk_tuning *e)
+ * [Q (q_shared)] | K x stages | V x stages, or the Q staging passes (Q in registers),
+ * Q and K rows of padded Dk, V rows of padded Dv. */
+static const char *finish_rs_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
+    uint32_t dkp = mat_pad(dim_k(p)), dvp = mat_pad(dim_v(p));
     static char why[160];
     uint32_t ms = cfg->algo == VK_ALGO_COOPMAT_RS_EMU ? 8 : 16, sg = cfg->subgroup;
     cfg->mm = cfg->mn = cfg->mk = ms;
@@ -202,16 +221,16 @@ static const char *finish_rs_config(const vk_caps *c, uint32_t D, vk_config *cfg
         snprintf(why, sizeof why, "rows per subgroup (Br / %u subgroups) must be a multiple of %u", nsg, ms);
         return why;
     }
-    if (cfg->bc % ms || D % ms) {
-        snprintf(why, sizeof why, "tile Bc and the head dim must be multiples of %u", ms);
+    if (cfg->bc % ms || dkp % ms || dvp % ms) {
+        snprintf(why, sizeof why, "tile Bc and the padded head dims must be multiples of %u", ms);
         return why;
     }
     int q_env = env_choice("ATTNVK_VK_Q_SHARED"), stages_env = env_choice("ATTNVK_VK_KV_STAGES");
     cfg->q_shared = q_env >= 0 ? (q_env != 0) : e->extra[X_Q_SHARED] != 0;
     uint32_t max_stages = stages_env >= 1 ? (uint32_t)stages_env : e->extra[X_KV_STAGES] == 1 ? 1 : 2;
-    uint32_t ks = D / 8 + 1, q_stage = cfg->q_shared ? 0 : cfg->br * ((D % 32 == 0 ? 32 : 16) / 8 + 1);
+    uint32_t ks = dkp / 8 + 1, vs = dvp / 8 + 1, q_stage = cfg->q_shared ? 0 : cfg->br * ((dkp % 32 == 0 ? 32 : 16) / 8 + 1);
     for (cfg->kv_stages = max_stages; cfg->kv_stages >= 1; --cfg->kv_stages) { /* two stages whenever they fit */
-        uint32_t loop = (cfg->q_shared ? cfg->br * ks : 0) + 2 * cfg->kv_stages * cfg->bc * ks;
+        uint32_t loop = (cfg->q_shared ? cfg->br * ks : 0) + cfg->kv_stages * cfg->bc * (ks + vs);
         cfg->shared_bytes = (loop > q_stage ? loop : q_stage) * 16;
         if (cfg->shared_bytes <= c->props.limits.maxComputeSharedMemorySize || cfg->kv_stages == 1) break;
     }
@@ -243,7 +262,8 @@ static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs)
 static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     static char why[160];
-    uint32_t D = (uint32_t)p->head_dim;
+    /* lanes split Dk (Q, K) and Dv (V, O) alike: sizes follow the wider, both must divide */
+    uint32_t D = dim_max(p), dk = dim_k(p), dv = dim_v(p);
     uint32_t min_sg = c->min_subgroup ? c->min_subgroup : c->subgroup_size;
     uint32_t max_sg = c->max_subgroup ? c->max_subgroup : c->subgroup_size;
     if (cfg->wg % max_sg || cfg->wg % min_sg) return "workgroup size must be a multiple of the subgroup sizes";
@@ -257,17 +277,17 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
     if (!lanes && e->extra[X_SLICE] > 0 && cfg->br * (uint32_t)e->extra[X_SLICE] <= VK_DECODE_GROWN_REGS) {
         lanes = 1;
-        while (lanes * 2 <= min_sg && D % (lanes * 2 * 4) == 0 && D / (lanes * 2) >= (uint32_t)e->extra[X_SLICE])
+        while (lanes * 2 <= min_sg && divides_both(lanes * 2 * 4, dk, dv) && D / (lanes * 2) >= (uint32_t)e->extra[X_SLICE])
             lanes *= 2;
     }
     if (!lanes) { /* a 16-byte load per lane: 8 values of 16-bit storage, 4 otherwise */
         uint32_t vec = p->kv_format == ATTNVK_KV_DTYPE && p->dtype != ATTNVK_F32 ? 8 : 4;
         lanes = 1;
-        while (lanes * 2 <= min_sg && D % (lanes * 2 * vec) == 0) lanes *= 2;
-        while (lanes * 2 <= min_sg && D % (lanes * 2 * 4) == 0 && D / lanes > 16) lanes *= 2;
+        while (lanes * 2 <= min_sg && divides_both(lanes * 2 * vec, dk, dv)) lanes *= 2;
+        while (lanes * 2 <= min_sg && divides_both(lanes * 2 * 4, dk, dv) && D / lanes > 16) lanes *= 2;
     }
-    if (!pow2(lanes) || lanes > min_sg || D % (lanes * 4)) {
-        snprintf(why, sizeof why, "decode: %u lanes per key must be a power of two <= the subgroup (%u) with D %% (4 x lanes) == 0",
+    if (!pow2(lanes) || lanes > min_sg || !divides_both(lanes * 4, dk, dv)) {
+        snprintf(why, sizeof why, "decode: %u lanes per key must be a power of two <= the subgroup (%u) dividing Dk / 4 and Dv / 4",
                  lanes, min_sg);
         return why;
     }
@@ -283,10 +303,10 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     }
     cfg->key_lanes = lanes;
     cfg->keys_per_step = keys;
-    /* a run stays inside one 32-value block: slices of 4, 8 or 16 values */
-    cfg->runs = runs && p->kv_format != ATTNVK_KV_DTYPE && slice <= 16;
+    /* a run stays inside one 32-value block: slices of 4, 8 or 16 values (quantized caches have Dv = Dk) */
+    cfg->runs = runs && p->kv_format != ATTNVK_KV_DTYPE && slice <= 16 && dk == dv;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
-    cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (D / 4) * 16;
+    cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (dv / 4) * 16;
     return "";
 }
 
@@ -299,11 +319,12 @@ enum { VK_DECODE_MMA_STEP = 64 };
  * the packed rows fill, up to all of them) x key groups. Br 0 takes it from
  * the packed rows, Bc 0 from VK_DECODE_MMA_STEP. Mirrors the body's shared
  * memory: the step's K and V (or the Q staging, or the key groups' O for the
- * merge) and a (max, sum) pair per row and key group. */
+ * merge) and a (max, sum) pair per row and key group; K rows of padded Dk, V
+ * and O rows of padded Dv. */
 static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     static char why[160];
-    uint32_t D = (uint32_t)p->head_dim, ms = cfg->algo == VK_ALGO_DECODE_RS_EMU ? 8 : 16, sg = cfg->subgroup;
+    uint32_t dkp = mat_pad(dim_k(p)), dvp = mat_pad(dim_v(p)), ms = cfg->algo == VK_ALGO_DECODE_RS_EMU ? 8 : 16, sg = cfg->subgroup;
     cfg->mm = cfg->mn = cfg->mk = ms;
     if (c->size_control && c->require_size_compute && c->min_subgroup != c->max_subgroup) cfg->required_subgroup = sg;
     if (cfg->wg % sg || !pow2(cfg->wg / sg)) return "workgroup size must be a power-of-two number of subgroups";
@@ -323,14 +344,14 @@ static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_probl
      * VK_DECODE_MMA_STEP keys, halved while the step's K/V outgrow shared memory */
     int automatic = cfg->bc == 0;
     if (automatic) cfg->bc = VK_DECODE_MMA_STEP > cfg->key_groups * ms ? VK_DECODE_MMA_STEP : cfg->key_groups * ms;
-    if (cfg->bc % (cfg->key_groups * ms) || D % ms) {
-        snprintf(why, sizeof why, "tile Bc (keys per step) must be a multiple of %u x %u key groups, and the head dim of %u", ms,
+    if (cfg->bc % (cfg->key_groups * ms) || dkp % ms || dvp % ms) {
+        snprintf(why, sizeof why, "tile Bc (keys per step) must be a multiple of %u x %u key groups, and the head dims of %u", ms,
                  cfg->key_groups, ms);
         return why;
     }
     for (;;) {
-        uint32_t ks = D / 8 + 1, kv = 2 * cfg->bc * ks, q = cfg->br * ks;
-        uint32_t merge = (cfg->key_groups - 1) * cfg->br * D / 4, words = kv > q ? kv : q;
+        uint32_t ks = dkp / 8 + 1, kv = cfg->bc * (ks + dvp / 8 + 1), q = cfg->br * ks;
+        uint32_t merge = (cfg->key_groups - 1) * cfg->br * dvp / 4, words = kv > q ? kv : q;
         cfg->shared_bytes = (words > merge ? words : merge) * 16 + cfg->key_groups * cfg->br * 8;
         if (!automatic || cfg->shared_bytes <= c->props.limits.maxComputeSharedMemorySize ||
             cfg->bc == cfg->key_groups * ms)
@@ -347,7 +368,7 @@ static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_probl
 static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     const VkPhysicalDeviceLimits *lim = &c->props.limits;
-    uint32_t D = (uint32_t)p->head_dim;
+    uint32_t D = dim_k(p), dkp = mat_pad(dim_k(p)), dvp = mat_pad(dim_v(p));
     static char why[160];
     if (((!cfg->br || !cfg->bc) && !vk_algo_is_decode_mma(cfg->algo)) || !cfg->wg) return "tile and workgroup sizes must be > 0";
     if (cfg->wg > lim->maxComputeWorkGroupInvocations || cfg->wg > lim->maxComputeWorkGroupSize[0]) {
@@ -363,14 +384,16 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
     } else if (cfg->algo == VK_ALGO_SCALAR || cfg->algo == VK_ALGO_F16) {
         if (cfg->wg % cfg->br || !pow2(cfg->wg / cfg->br))
             return "workgroup size / tile Br must be a power of two (threads per query row)";
-        uint32_t tpr = cfg->wg / cfg->br, d4 = D / 4, elem = cfg->algo == VK_ALGO_F16 ? 8u : 16u;
+        /* shaders/flash_scalar.comp: Q tile of Dk rows, one K-or-V tile of the wider rows, P, reductions */
+        uint32_t tpr = cfg->wg / cfg->br, elem = cfg->algo == VK_ALGO_F16 ? 8u : 16u;
         cfg->sg_reduce = e->extra[X_SG_REDUCE] && c->subgroup_shuffle && tpr <= c->min_subgroup;
-        cfg->shared_bytes = (cfg->br + cfg->bc) * (d4 + 1) * elem + cfg->br * (cfg->bc + 1) * 4 + 2 * cfg->br * tpr * 4;
+        cfg->shared_bytes = (cfg->br * (D / 4 + 1) + cfg->bc * (dim_max(p) / 4 + 1)) * elem + cfg->br * (cfg->bc + 1) * 4 +
+                            2 * cfg->br * tpr * 4;
     } else if (vk_algo_is_decode_mma(cfg->algo)) {
         const char *mma_why = finish_decode_mma_config(c, p, cfg, e);
         if (*mma_why) return mma_why;
     } else if (vk_algo_is_rs(cfg->algo)) {
-        const char *rs_why = finish_rs_config(c, D, cfg, e);
+        const char *rs_why = finish_rs_config(c, p, cfg, e);
         if (*rs_why) return rs_why;
     } else {
         int emu = cfg->algo == VK_ALGO_COOPMAT_EMU; /* the emulation's matrices are 8x8 */
@@ -393,23 +416,24 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
             snprintf(why, sizeof why, "tile Bc must be a multiple of %u, %u and %u", cfg->mn, cfg->mk, 8 * lpr);
             return why;
         }
-        if (D % cfg->mn || D % cfg->mk) return "head dim must be a multiple of the matrix shape";
+        if (dkp % cfg->mk || dvp % cfg->mn) return "padded head dims must be multiples of the matrix shape";
         /* mirrors shaders/flash_coopmat_body.glsl: (K | V) x stages | per-subgroup staging,
-         * or Q passes; two K/V stages (one barrier per tile) whenever they fit */
-        uint32_t ks = D / 8 + 1, ssw = (cfg->bc + 4) / 4, qsw = (D % 32 == 0 ? 32 : 16) / 8 + 1;
+         * or Q passes; two K/V stages (one barrier per tile) whenever they fit. K rows of
+         * padded Dk, V rows of padded Dv */
+        uint32_t ks = dkp / 8 + 1, vs = dvp / 8 + 1, ssw = (cfg->bc + 4) / 4, qsw = (dkp % 32 == 0 ? 32 : 16) / 8 + 1;
         uint32_t q_words = cfg->br * qsw;
         const char *stages_env = getenv("ATTNVK_VK_KV_STAGES"); /* tuning aid */
         uint32_t max_stages = stages_env && atoi(stages_env) == 1 ? 1 : e->extra[X_KV_STAGES] == 1 ? 1 : 2;
         if (stages_env && atoi(stages_env) == 2) max_stages = 2;
         for (cfg->kv_stages = max_stages; cfg->kv_stages >= 1; --cfg->kv_stages) {
-            uint32_t loop_words = 2 * cfg->bc * ks * cfg->kv_stages + cfg->br * ssw;
+            uint32_t loop_words = cfg->bc * (ks + vs) * cfg->kv_stages + cfg->br * ssw;
             cfg->shared_bytes = (loop_words > q_words ? loop_words : q_words) * 16;
             if (cfg->shared_bytes <= lim->maxComputeSharedMemorySize || cfg->kv_stages == 1) break;
         }
         const char *chains_env = getenv("ATTNVK_VK_S_CHAINS"); /* tuning aid */
         cfg->s_chains = chains_env && atoi(chains_env) >= 1 && atoi(chains_env) <= 2 ? (uint32_t)atoi(chains_env)
                         : e->extra[X_S_CHAINS] >= 1 && e->extra[X_S_CHAINS] <= 2 ? (uint32_t)e->extra[X_S_CHAINS]
-                        : D / cfg->mk >= 4                                        ? 2
+                        : dkp / cfg->mk >= 4                                      ? 2
                                                                                   : 1;
         cfg->sg_reduce = 0;
     }
@@ -470,7 +494,7 @@ static void grow_packed_rows(const vk_caps *c, const attnvk_problem *p, vk_confi
         if (grown.algo != VK_ALGO_DECODE && grown.br > grown.wg) grown.wg = grown.br;
         if (grown.algo != VK_ALGO_DECODE && !pow2(grown.wg / grown.br)) continue;
         if (*finish_config(c, p, &grown, e) == '\0' &&
-            (grown.algo != VK_ALGO_DECODE || grown.br * (uint32_t)p->head_dim / grown.key_lanes <= VK_DECODE_GROWN_REGS)) {
+            (grown.algo != VK_ALGO_DECODE || grown.br * dim_max(p) / grown.key_lanes <= VK_DECODE_GROWN_REGS)) {
             *cfg = grown;
             return;
         }
@@ -498,10 +522,12 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
         e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
     }
     if (!e && opts->variant && (opts->tile_br || opts->tile_bc)) e = fallback_entry(opts->variant);
-    if (!e)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: no %s%s configuration fits %s for D=%d %s",
-                        opts->variant ? opts->variant : "kernel", opts->variant ? "" : "", c->info.name, p->head_dim,
-                        attnvk_dtype_name(p->dtype));
+    if (!e) {
+        char dv[16] = ""; /* "/Dv" where it differs */
+        if (dim_v(p) != dim_k(p)) snprintf(dv, sizeof dv, "/%u", dim_v(p));
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: no %s configuration fits %s for D=%d%s %s",
+                        opts->variant ? opts->variant : "kernel", c->info.name, p->head_dim, dv, attnvk_dtype_name(p->dtype));
+    }
     algo_of(e->variant, &algo);
     cfg->variant = e->variant;
     cfg->algo = algo;

@@ -1,5 +1,6 @@
 /* Vulkan backend against the float64 CPU reference: the shared feature matrix
- * for every variant the device runs, split-KV on/off, tile overrides, LSE,
+ * for every variant the device runs, issue #13's head dims (Dk != Dv, 40, 72,
+ * 512), split-KV on/off, tile overrides, LSE,
  * q_begin/q_count, the deliberately wrong kernel, error statuses and the
  * on-disk pipeline cache. --quick runs a subset (used under validation);
  * --only VARIANT runs one variant's cases (GPU sessions); --skip VARIANT
@@ -212,6 +213,68 @@ static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
         }
 }
 
+/* Issue #13's head dims through this variant by name: Dk != Dv (DeepSeek
+ * MLA's 192/128 and 576/512; split-KV forced where the partials and the merge
+ * carry Dv) and the equal dims 40, 72 and 512. Each shape is a pipeline of its
+ * own, so each variant takes the few that reach its code: the scalar bodies
+ * the widest rows (shared memory at 576/512 and 512), the emulations one
+ * pipeline each (a cold lavapipe compile costs them 10-20 s) on the path the
+ * H100's selection puts on their body (test_vk_selection.c): zero columns at
+ * D = 40. Matrix units on real devices take every case up to Dk = 256. */
+typedef struct head_dim_case {
+    const char *label;
+    int b, h, hkv, nq, nk, dk, dv, causal, bshd, split; /* split_kv: 0 planned, 1 off, 3 forced */
+    const char *variants; /* the lavapipe variants/dtypes that run it */
+} head_dim_case;
+
+static const head_dim_case head_dim_table[] = {
+    {"Dk/Dv 192/128 causal", 1, 4, 2, 33, 70, 192, 128, 1, 1, 0, "scalar/f32 f16/f16 decode/f32"},
+    {"Dk/Dv 576/512 decode split", 2, 8, 1, 1, 90, 576, 512, 0, 0, 3, "scalar/f32 scalar/f16"},
+    {"Dk/Dv 192/128 decode GQA split", 1, 8, 2, 1, 150, 192, 128, 1, 0, 3, "decode/f32 decode/f16"},
+    {"D=40 causal", 1, 2, 1, 30, 50, 40, 40, 1, 0, 0, "f16/f16 coopmat-rs-emu/f16"},
+    {"D=40 causal split", 1, 2, 1, 30, 50, 40, 40, 1, 0, 3, "coopmat-rs-emu/f16"},
+    {"D=40 decode GQA 8", 1, 16, 2, 1, 200, 40, 40, 0, 1, 1, "decode-rs-emu/f16"},
+    {"D=40 decode GQA 8 split", 1, 16, 2, 1, 200, 40, 40, 0, 1, 3, "decode-rs-emu/f16"},
+    {"D=72 decode GQA bshd", 1, 8, 2, 2, 90, 72, 72, 1, 1, 0, "f16/f16"},
+    {"D=512", 1, 2, 1, 20, 45, 512, 512, 0, 0, 0, "scalar/f32"},
+};
+
+static int emulated_variant(const char *name) { return strstr(name, "-emu") != NULL; }
+
+static int head_dim_case_runs(const head_dim_case *hc, const variant_dtype *vd, int quick)
+{
+    /* real matrix units: every case their tables cover (D <= 256) */
+    int matrix = (!emulated_variant(vd->variant) && strncmp(vd->variant, "coopmat", 7) == 0) || !strcmp(vd->variant, "decode-nv-rs");
+    if (matrix) return !quick && hc->dk <= 256;
+    char key[48];
+    snprintf(key, sizeof key, "%s/%s", vd->variant, attnvk_dtype_name(vd->dtype));
+    const char *at = strstr(hc->variants, key);
+    size_t n = strlen(key);
+    int listed = at && (at[n] == ' ' || at[n] == '\0');
+    /* under validation (quick): the widest rows only, where shared memory is tightest */
+    return listed && (!quick || hc->dk == 576);
+}
+
+static void head_dim_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd, int quick)
+{
+    for (size_t i = 0; i < sizeof head_dim_table / sizeof *head_dim_table; ++i) {
+        const head_dim_case *hc = &head_dim_table[i];
+        if (!head_dim_case_runs(hc, vd, quick)) continue;
+        attnvk_problem p = shape(hc->b, hc->h, hc->hkv, hc->nq, hc->nk, hc->dk, hc->causal, vd->dtype, hc->bshd);
+        p.head_dim_v = hc->dv;
+        attnvk_kernel_options o = {.variant = vd->variant, .split_kv = hc->split, .write_lse = 1};
+        char label[64];
+        snprintf(label, sizeof label, "%s %s", vd->variant, hc->label);
+        vk_case(t, dev, &p, &o, label, 1, 1);
+        /* O's rows are Dv apart: the pieces of a q_begin/q_count run land where they should */
+        if (i == 0 && !quick) {
+            attnvk_kernel_options plain = {.variant = vd->variant};
+            snprintf(label, sizeof label, "%s %s q_begin/q_count", vd->variant, hc->label);
+            vk_case_row_ranges(t, dev, &p, &plain, label);
+        }
+    }
+}
+
 /* Register-softmax variants under each shared-memory arrangement (K/V stages,
  * Q in registers or shared memory) the tuning aids can select. */
 static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
@@ -308,6 +371,7 @@ int main(int argc, char **argv)
         feature_matrix(&t, dev, vd, quick);
         cache_cases(&t, dev, vd, quick);
         score_cases(&t, dev, vd, quick);
+        head_dim_cases(&t, dev, vd, quick);
         if (vd->dtype == ATTNVK_BF16) continue; /* storage-only difference from scalar/f16 */
         split_kv_cases(&t, dev, vd);
         if (quick) continue;

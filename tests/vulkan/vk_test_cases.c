@@ -23,8 +23,10 @@ static void note_worst(vk_tally *t, const char *variant, double rel_l2)
 
 static void shape_text(const attnvk_problem *p, char *out, size_t n)
 {
-    snprintf(out, n, "B%d H%d/%d Nq%d Nk%d D%d %s %s%s", p->batch, p->heads, p->kv_heads, p->seq_q, p->seq_kv,
-             p->head_dim, attnvk_dtype_name(p->dtype), p->layout == ATTNVK_LAYOUT_BHSD ? "bhsd" : "bshd",
+    char dv[16] = ""; /* "/Dv" where V's head dim differs */
+    if (attnvk_problem_head_dim_v(p) != p->head_dim) snprintf(dv, sizeof dv, "/%d", attnvk_problem_head_dim_v(p));
+    snprintf(out, n, "B%d H%d/%d Nq%d Nk%d D%d%s %s %s%s", p->batch, p->heads, p->kv_heads, p->seq_q, p->seq_kv,
+             p->head_dim, dv, attnvk_dtype_name(p->dtype), p->layout == ATTNVK_LAYOUT_BHSD ? "bhsd" : "bshd",
              p->causal ? " causal" : "");
 }
 
@@ -32,7 +34,7 @@ static void shape_text(const attnvk_problem *p, char *out, size_t n)
 static double lse_error(const attnvk_problem *p, const float *q, const float *k, const float *v, const float *lse)
 {
     size_t rows = (size_t)p->batch * p->heads * p->seq_q;
-    float *ref_o = malloc(attnvk_q_elements(p) * sizeof(float));
+    float *ref_o = malloc(attnvk_o_elements(p) * sizeof(float));
     float *ref_lse = malloc(rows * sizeof(float));
     double worst = 0;
     if (!ref_o || !ref_lse) worst = INFINITY;
@@ -58,7 +60,7 @@ void vk_case(vk_tally *t, attnvk_device *dev, const attnvk_problem *p, const att
     float *q, *k, *v;
     avk_test_inputs(p, t->seed++, &q, &k, &v);
     size_t rows = (size_t)p->batch * p->heads * p->seq_q;
-    float *o = malloc(attnvk_q_elements(p) * sizeof(float));
+    float *o = malloc(attnvk_o_elements(p) * sizeof(float));
     float *lse = check_lse ? malloc(rows * sizeof(float)) : NULL;
     attnvk_kernel_info info;
     memset(&info, 0, sizeof info);
@@ -115,32 +117,32 @@ void vk_case_row_ranges(vk_tally *t, attnvk_device *dev, const attnvk_problem *p
 {
     float *q, *k, *v;
     avk_test_inputs(p, t->seed++, &q, &k, &v);
-    size_t nq = attnvk_q_elements(p), es = attnvk_dtype_size(p->dtype);
-    float *o = malloc(nq * sizeof(float));
-    void *packed = malloc(nq * es);
+    size_t nq = attnvk_q_elements(p), no = attnvk_o_elements(p), es = attnvk_dtype_size(p->dtype);
+    float *o = malloc(no * sizeof(float));
+    void *packed = malloc(no * es);
     attnvk_buffer *bq = NULL, *bk = NULL, *bv = NULL, *bo = NULL;
     attnvk_kernel *kern = NULL;
     attnvk_kernel_info info;
     attnvk_status s = attnvk_kernel_prepare(dev, p, opts, &kern, &info);
     if (s == ATTNVK_OK) s = upload(dev, p, q, nq, &bq);
     if (s == ATTNVK_OK) s = upload(dev, p, k, attnvk_kv_elements(p), &bk);
-    if (s == ATTNVK_OK) s = upload(dev, p, v, attnvk_kv_elements(p), &bv);
-    float *nan_rows = malloc(nq * sizeof(float));
-    for (size_t i = 0; nan_rows && i < nq; ++i) nan_rows[i] = NAN;
-    if (s == ATTNVK_OK) s = upload(dev, p, nan_rows, nq, &bo);
+    if (s == ATTNVK_OK) s = upload(dev, p, v, attnvk_v_elements(p), &bv);
+    float *nan_rows = malloc(no * sizeof(float));
+    for (size_t i = 0; nan_rows && i < no; ++i) nan_rows[i] = NAN;
+    if (s == ATTNVK_OK) s = upload(dev, p, nan_rows, no, &bo);
     int ok = s == ATTNVK_OK;
     /* pieces of 5, 17 and the rest; after the first, rows past it must still be NaN */
     int begin = 0, pieces[3] = {5, 17, p->seq_q - 22};
     for (int i = 0; ok && i < 3; ++i) {
         double ms;
         s = attnvk_kernel_run(kern, bq, bk, bv, bo, NULL, begin, pieces[i], &ms);
-        ok = s == ATTNVK_OK && attnvk_buffer_read(bo, 0, packed, nq * es) == ATTNVK_OK;
+        ok = s == ATTNVK_OK && attnvk_buffer_read(bo, 0, packed, no * es) == ATTNVK_OK;
         if (!ok) break;
-        attnvk_unpack(p->dtype, packed, o, nq);
+        attnvk_unpack(p->dtype, packed, o, no);
         begin += pieces[i];
-        if (i == 0) { /* row `begin` of (b=0, h=0) was outside the range: still poisoned */
-            size_t off = p->layout == ATTNVK_LAYOUT_BHSD ? (size_t)begin * p->head_dim
-                                                          : (size_t)begin * p->heads * p->head_dim;
+        if (i == 0) { /* row `begin` of (b=0, h=0) was outside the range: still poisoned (O's rows: Dv) */
+            size_t dv = (size_t)attnvk_problem_head_dim_v(p);
+            size_t off = p->layout == ATTNVK_LAYOUT_BHSD ? (size_t)begin * dv : (size_t)begin * p->heads * dv;
             ok = isnan(o[off]);
             if (!ok) printf("FAIL %-30s row %d was written outside q_begin/q_count\n", label, begin);
         }

@@ -1,0 +1,113 @@
+/* The Vulkan variant selection on described devices, no device needed: an
+ * NVIDIA H100 (Vulkan 1.4, NV and KHR cooperative matrices 16x16x16, the
+ * register-softmax layout probe passed, 48 KiB shared memory, subgroups of
+ * 32) and lavapipe (32 KiB, subgroups of 8, no matrix units), for issue #13's
+ * head dims: MLA's Dk/Dv 192/128 and 576/512 and the equal dims 40, 72, 112,
+ * 192 and 512. Each problem must get a variant whose shared memory fits, and
+ * the H100's picks are the ones docs/kernel-contract.md names. */
+#include "test_util.h"
+#include "vulkan/vk_variants.h"
+
+#include <string.h>
+
+static vk_caps h100(void)
+{
+    vk_caps c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.info.name, sizeof c.info.name, "NVIDIA H100 80GB HBM3");
+    snprintf(c.info.vendor, sizeof c.info.vendor, "NVIDIA");
+    c.props.vendorID = 0x10DE;
+    c.props.limits.maxComputeSharedMemorySize = 48 * 1024;
+    c.props.limits.maxComputeWorkGroupInvocations = 1024;
+    c.props.limits.maxComputeWorkGroupSize[0] = 1024;
+    c.subgroup_size = c.min_subgroup = c.max_subgroup = 32;
+    c.subgroup_shuffle = c.subgroup_vote = c.subgroup_arith = 1;
+    c.size_control = c.require_size_compute = c.full_subgroups = 1;
+    c.shader_f16 = c.storage_16bit = c.vk_memory_model = 1;
+    c.nv_coopmat = c.khr_coopmat_ext = c.khr_coopmat = 1;
+    c.nv_m = c.nv_n = c.nv_k = c.khr_m = c.khr_n = c.khr_k = 16;
+    c.rs_layout = 1;
+    c.compute_units = 132;
+    return c;
+}
+
+static vk_caps lavapipe(void)
+{
+    vk_caps c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.info.name, sizeof c.info.name, "llvmpipe (LLVM 15.0.6, 256 bits)");
+    snprintf(c.info.vendor, sizeof c.info.vendor, "Mesa");
+    snprintf(c.info.architecture, sizeof c.info.architecture, "llvmpipe");
+    c.props.vendorID = 0x10005;
+    c.props.limits.maxComputeSharedMemorySize = 32 * 1024;
+    c.props.limits.maxComputeWorkGroupInvocations = 1024;
+    c.props.limits.maxComputeWorkGroupSize[0] = 1024;
+    c.subgroup_size = c.min_subgroup = c.max_subgroup = 8;
+    c.subgroup_shuffle = c.subgroup_vote = c.subgroup_arith = 1;
+    c.shader_f16 = c.storage_16bit = 1;
+    c.compute_units = 2;
+    return c;
+}
+
+typedef struct pick_case {
+    const char *label;
+    int b, h, hkv, nq, nk, dk, dv, causal;
+    const char *h100; /* the H100's variant for f16 */
+} pick_case;
+
+static const pick_case cases[] = {
+    {"MLA prefill 192/128", 1, 128, 128, 4096, 4096, 192, 128, 1, "coopmat-nv"},
+    {"MLA absorbed decode 576/512", 2, 128, 1, 1, 16384, 576, 512, 0, "scalar"},
+    {"MLA decode 192/128 GQA", 2, 8, 2, 1, 400, 192, 128, 0, "decode"},
+    {"D=40 prefill", 4, 32, 8, 4096, 4096, 40, 40, 1, "coopmat-nv-rs"},
+    {"D=72 prefill", 4, 32, 8, 4096, 4096, 72, 72, 0, "coopmat-nv-rs"},
+    {"D=112 prefill", 4, 32, 8, 4096, 4096, 112, 112, 1, "coopmat-nv-rs"},
+    {"D=192 prefill", 4, 16, 16, 4096, 4096, 192, 192, 1, "coopmat-nv"},
+    {"D=512 prefill", 1, 8, 8, 2048, 2048, 512, 512, 1, "scalar"},
+    {"D=40 decode GQA 8", 8, 64, 8, 1, 8192, 40, 40, 0, "decode-nv-rs"},
+    {"D=72 decode GQA 4", 8, 32, 8, 1, 8192, 72, 72, 0, "f16"}, /* the decode body wants 2 rows at 36 values per lane */
+    {"D=512 decode", 4, 8, 2, 1, 8192, 512, 512, 0, "scalar"},
+};
+
+static int check_device(const char *device, const vk_caps *c, int is_h100)
+{
+    int passed = 0;
+    const attnvk_dtype dtypes[] = {ATTNVK_F16, ATTNVK_F32};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i)
+        for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; ++d) {
+            const pick_case *pc = &cases[i];
+            attnvk_problem p = {.batch = pc->b, .heads = pc->h, .kv_heads = pc->hkv, .seq_q = pc->nq, .seq_kv = pc->nk,
+                                .head_dim = pc->dk, .head_dim_v = pc->dv, .causal = pc->causal, .dtype = dtypes[d]};
+            attnvk_kernel_options o = {0};
+            vk_config cfg;
+            attnvk_status s = vk_choose_config(c, &p, &o, &cfg);
+            EXPECT(s == ATTNVK_OK, "%s %s %s: %s", device, pc->label, attnvk_dtype_name(p.dtype), attnvk_last_error());
+            if (s != ATTNVK_OK) continue;
+            printf("%-8s %-28s %s: %s %ux%u workgroup %u, %u bytes of shared memory\n", device, pc->label,
+                   attnvk_dtype_name(p.dtype), cfg.variant, cfg.br, cfg.bc, cfg.wg, cfg.shared_bytes);
+            EXPECT(cfg.shared_bytes <= c->props.limits.maxComputeSharedMemorySize, "%s %s: %u bytes of shared memory",
+                   device, pc->label, cfg.shared_bytes);
+            int ok = cfg.shared_bytes <= c->props.limits.maxComputeSharedMemorySize;
+            if (is_h100 && p.dtype == ATTNVK_F16) {
+                EXPECT(strcmp(cfg.variant, pc->h100) == 0, "H100 %s: %s, expected %s", pc->label, cfg.variant, pc->h100);
+                ok = ok && strcmp(cfg.variant, pc->h100) == 0;
+            }
+            passed += ok;
+        }
+    return passed;
+}
+
+int main(void)
+{
+    vk_caps a = h100(), b = lavapipe();
+    int passed = check_device("H100", &a, 1);
+    passed += check_device("lavapipe", &b, 0);
+    /* a matrix body named for a head dim that is not a multiple of 8 is refused with the reason */
+    attnvk_problem odd = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = 36, .dtype = ATTNVK_F16};
+    attnvk_kernel_options named = {.variant = "coopmat-nv-rs"};
+    vk_config cfg;
+    int refused = vk_choose_config(&a, &odd, &named, &cfg) == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "multiples of 8");
+    EXPECT(refused, "coopmat-nv-rs at D=36: %s", attnvk_last_error());
+    passed += refused;
+    return avk_test_finish(passed, 0);
+}
