@@ -79,6 +79,18 @@ uvec4 kv_chunk(uint j0, Work w, uint x, bool values)
 
 void prefetch(uint j0, Work w)
 {
+    if (KP8 == VP8 && D8 == DV8) { // K and V rows alike: one row lookup serves both
+        [[unroll]] for (uint x = 0u; x < LPT; ++x) {
+            uint e = gl_LocalInvocationID.x + x * WG;
+            uint c = e / KP8, d8 = e % KP8;
+            uint j = j0 + c;
+            bool ok = e < BC * KP8 && j < w.kv_hi && d8 < D8;
+            uint idx = ok ? avk_kv_row(w.b, w.g, j) * D8 + d8 : 0u;
+            k_pre[x] = ok ? k_data[idx] : uvec4(0u);
+            v_pre[x] = ok ? v_data[idx] : uvec4(0u);
+        }
+        return;
+    }
     [[unroll]] for (uint x = 0u; x < LPT; ++x) k_pre[x] = kv_chunk(j0, w, x, false);
     [[unroll]] for (uint x = 0u; x < LPTV; ++x) v_pre[x] = kv_chunk(j0, w, x, true);
 }

@@ -242,6 +242,7 @@ static void vk_close(avk_bdev *dev)
         dev->vk.vkDeviceWaitIdle(dev->device);
         vk_pipeline_cache_save(dev);
         for (int i = 0; i < dev->pipeline_count; ++i) dev->vk.vkDestroyPipeline(dev->device, dev->pipelines[i].pipeline, NULL);
+        free(dev->pipelines);
         if (dev->pipeline_cache) dev->vk.vkDestroyPipelineCache(dev->device, dev->pipeline_cache, NULL);
         vk_buffer_free(dev, dev->staging);
         vk_buffer_free(dev, dev->dummy);

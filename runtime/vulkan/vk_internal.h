@@ -65,7 +65,7 @@ typedef struct vk_pipeline_entry {
 } vk_pipeline_entry;
 
 /* bindings: the contract's buffers (docs/kernel-contract.md), Q .. kv_scales, alibi_slopes, sinks, mask */
-enum { VK_MAX_PIPELINES = 256, VK_BINDINGS = 13 };
+enum { VK_BINDINGS = 13 };
 
 struct avk_bdev {
     const vk_caps *caps;
@@ -82,8 +82,8 @@ struct avk_bdev {
     VkPipelineCache pipeline_cache;
     char cache_path[1024];             /* empty: on-disk caching off */
     int cache_dirty;
-    vk_pipeline_entry pipelines[VK_MAX_PIPELINES];
-    int pipeline_count;
+    vk_pipeline_entry *pipelines;      /* grows: a long-lived device meets many shapes */
+    int pipeline_count, pipeline_capacity;
     avk_bbuf *staging;                 /* host-visible, reused by upload/download */
     avk_bbuf *dummy;                   /* bound where a kernel has no LSE/workspace */
     uint32_t device_local_type, host_type;

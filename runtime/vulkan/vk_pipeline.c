@@ -108,8 +108,13 @@ attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_s
             *out = dev->pipelines[i].pipeline;
             return ATTNVK_OK;
         }
-    if (dev->pipeline_count == VK_MAX_PIPELINES)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: more than %d pipelines on one device", VK_MAX_PIPELINES);
+    if (dev->pipeline_count == dev->pipeline_capacity) {
+        const int capacity = dev->pipeline_capacity ? 2 * dev->pipeline_capacity : 64;
+        vk_pipeline_entry *grown = realloc(dev->pipelines, (size_t)capacity * sizeof *grown);
+        if (!grown) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "vulkan: out of host memory for pipeline %s", name);
+        dev->pipelines = grown;
+        dev->pipeline_capacity = capacity;
+    }
 
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = code_size,
                                    .pCode = code};

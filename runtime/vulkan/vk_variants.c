@@ -56,6 +56,13 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
+    /* Dk or Dv past 256 (D=512, MLA's 576/512): no matrix body holds O of 16 rows x 512
+     * (256 registers a lane). The generic 4x8 scalar tile ran D=512 at 0.5 TFLOP/s and MLA
+     * absorbed decode in 10.3 ms on the H100 (bench/results/scores-2026-11-26-s12); this
+     * 16x16 f16 tile fits 48 KiB up to Dk=576 (39 KB; decode rows pack 16 to a workgroup):
+     * D=512 B=4 H=16 N=4k 0.5 -> 4.2 TFLOP/s, MLA decode (B=2 H=128 Nk=16k) 10.3 -> 2.76 ms
+     * (session 13, tools/h100/sweep-s13-mask.txt) */
+    {"NVIDIA", NULL, NULL, F16, 257, 576, -1, "f16", 16, 16, 128, {1}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "scalar", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, -1, 1, 128, -1, "scalar", 16, 32, 128, {1}},
     {"NVIDIA", NULL, NULL, -1, 129, 256, -1, "scalar", 8, 32, 128, {1}},

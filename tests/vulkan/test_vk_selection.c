@@ -57,16 +57,16 @@ typedef struct pick_case {
 
 static const pick_case cases[] = {
     {"MLA prefill 192/128", 1, 128, 128, 4096, 4096, 192, 128, 1, "coopmat-nv"},
-    {"MLA absorbed decode 576/512", 2, 128, 1, 1, 16384, 576, 512, 0, "scalar"},
+    {"MLA absorbed decode 576/512", 2, 128, 1, 1, 16384, 576, 512, 0, "f16"},
     {"MLA decode 192/128 GQA", 2, 8, 2, 1, 400, 192, 128, 0, "decode"},
     {"D=40 prefill", 4, 32, 8, 4096, 4096, 40, 40, 1, "coopmat-nv-rs"},
     {"D=72 prefill", 4, 32, 8, 4096, 4096, 72, 72, 0, "coopmat-nv-rs"},
     {"D=112 prefill", 4, 32, 8, 4096, 4096, 112, 112, 1, "coopmat-nv-rs"},
     {"D=192 prefill", 4, 16, 16, 4096, 4096, 192, 192, 1, "coopmat-nv"},
-    {"D=512 prefill", 1, 8, 8, 2048, 2048, 512, 512, 1, "scalar"},
+    {"D=512 prefill", 1, 8, 8, 2048, 2048, 512, 512, 1, "f16"},
     {"D=40 decode GQA 8", 8, 64, 8, 1, 8192, 40, 40, 0, "decode-nv-rs"},
     {"D=72 decode GQA 4", 8, 32, 8, 1, 8192, 72, 72, 0, "f16"}, /* the decode body wants 2 rows at 36 values per lane */
-    {"D=512 decode", 4, 8, 2, 1, 8192, 512, 512, 0, "scalar"},
+    {"D=512 decode", 4, 8, 2, 1, 8192, 512, 512, 0, "f16"},
 };
 
 static int check_device(const char *device, const vk_caps *c, int is_h100)

@@ -224,19 +224,23 @@ static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
 typedef struct head_dim_case {
     const char *label;
     int b, h, hkv, nq, nk, dk, dv, causal, bshd, split; /* split_kv: 0 planned, 1 off, 3 forced */
+    int br, bc;           /* a tile (0: the table's) */
     const char *variants; /* the lavapipe variants/dtypes that run it */
 } head_dim_case;
 
 static const head_dim_case head_dim_table[] = {
-    {"Dk/Dv 192/128 causal", 1, 4, 2, 33, 70, 192, 128, 1, 1, 0, "scalar/f32 f16/f16 decode/f32"},
-    {"Dk/Dv 576/512 decode split", 2, 8, 1, 1, 90, 576, 512, 0, 0, 3, "scalar/f32 scalar/f16"},
-    {"Dk/Dv 192/128 decode GQA split", 1, 8, 2, 1, 150, 192, 128, 1, 0, 3, "decode/f32 decode/f16"},
-    {"D=40 causal", 1, 2, 1, 30, 50, 40, 40, 1, 0, 0, "f16/f16 coopmat-rs-emu/f16"},
-    {"D=40 causal split", 1, 2, 1, 30, 50, 40, 40, 1, 0, 3, "coopmat-rs-emu/f16"},
-    {"D=40 decode GQA 8", 1, 16, 2, 1, 200, 40, 40, 0, 1, 1, "decode-rs-emu/f16"},
-    {"D=40 decode GQA 8 split", 1, 16, 2, 1, 200, 40, 40, 0, 1, 3, "decode-rs-emu/f16"},
-    {"D=72 decode GQA bshd", 1, 8, 2, 2, 90, 72, 72, 1, 1, 0, "f16/f16"},
-    {"D=512", 1, 2, 1, 20, 45, 512, 512, 0, 0, 0, "scalar/f32"},
+    {"Dk/Dv 192/128 causal", 1, 4, 2, 33, 70, 192, 128, 1, 1, 0, 0, 0, "scalar/f32 f16/f16 decode/f32"},
+    {"Dk/Dv 576/512 decode split", 2, 8, 1, 1, 90, 576, 512, 0, 0, 3, 0, 0, "scalar/f32 scalar/f16"},
+    /* the f16 body's tile for D > 256 on NVIDIA is 16x16 (48 KiB); 8x16 fits lavapipe's 32 */
+    {"Dk/Dv 576/512 decode split 8x16", 2, 8, 1, 1, 90, 576, 512, 0, 0, 3, 8, 16, "f16/f16"},
+    {"Dk/Dv 192/128 decode GQA split", 1, 8, 2, 1, 150, 192, 128, 1, 0, 3, 0, 0, "decode/f32 decode/f16"},
+    {"D=40 causal", 1, 2, 1, 30, 50, 40, 40, 1, 0, 0, 0, 0, "f16/f16 coopmat-rs-emu/f16"},
+    {"D=40 causal split", 1, 2, 1, 30, 50, 40, 40, 1, 0, 3, 0, 0, "coopmat-rs-emu/f16"},
+    {"D=40 decode GQA 8", 1, 16, 2, 1, 200, 40, 40, 0, 1, 1, 0, 0, "decode-rs-emu/f16"},
+    {"D=40 decode GQA 8 split", 1, 16, 2, 1, 200, 40, 40, 0, 1, 3, 0, 0, "decode-rs-emu/f16"},
+    {"D=72 decode GQA bshd", 1, 8, 2, 2, 90, 72, 72, 1, 1, 0, 0, 0, "f16/f16"},
+    {"D=512", 1, 2, 1, 20, 45, 512, 512, 0, 0, 0, 0, 0, "scalar/f32"},
+    {"D=512 8x16", 1, 2, 1, 20, 45, 512, 512, 1, 1, 0, 8, 16, "f16/f16"},
 };
 
 static int emulated_variant(const char *name) { return strstr(name, "-emu") != NULL; }
@@ -262,7 +266,8 @@ static void head_dim_cases(vk_tally *t, attnvk_device *dev, const variant_dtype 
         if (!head_dim_case_runs(hc, vd, quick)) continue;
         attnvk_problem p = shape(hc->b, hc->h, hc->hkv, hc->nq, hc->nk, hc->dk, hc->causal, vd->dtype, hc->bshd);
         p.head_dim_v = hc->dv;
-        attnvk_kernel_options o = {.variant = vd->variant, .split_kv = hc->split, .write_lse = 1};
+        attnvk_kernel_options o = {.variant = vd->variant, .split_kv = hc->split, .write_lse = 1, .tile_br = hc->br,
+                                   .tile_bc = hc->bc};
         char label[64];
         snprintf(label, sizeof label, "%s %s", vd->variant, hc->label);
         vk_case(t, dev, &p, &o, label, 1, 1);
