@@ -259,7 +259,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #endif
         avk_score_tile<1, NS>(p, w, rows, s, w.r0 + quad_row, key0 + quad_col * 2, scale_log2,
                               avk_tile_is_edge(key0, BC, max_begin, min_end));
-        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, scale_log2);
+        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, scale_log2));
 #if AVK_DECODE_CODES && AVK_KV_BLOCK_SCALED
         /* O += (P * d_V[key][block]) . codes: P scaled per block of D */
 #pragma unroll

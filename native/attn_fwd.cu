@@ -536,7 +536,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
             for (int c = lane; c < BC; c += AVK_WARP) {
                 float x[1] = {sS[r * SS + c]};
                 avk_score_mod<1, 1, 1>(p, ri, x, key0 + c, p.scale_log2, true);
-                const float v = x[0] * p.scale_log2;
+                const float v = x[0] * avk_score_scale(p, p.scale_log2);
                 sS[r * SS + c] = v;
                 mx = avk_max(mx, v);
             }

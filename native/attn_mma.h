@@ -175,6 +175,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         }
         avk_cp_async_commit();
 #endif
+        if (more) avk_mask_prefetch<WM, BC>(p, rows, key0 + BC, quad_col);
         /* a tile no row of the warp sees (past the diagonal, below the window) changes nothing
          * (the warps of a row group decide alike: they share rows) */
         if (avk_tile_invisible(key0, BC, warp_min_begin, warp_max_end)) continue;
@@ -218,7 +219,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
          * score modifications, online softmax ---- */
         avk_score_tile<WM, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, scale_log2,
                                avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end));
-        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, scale_log2);
+        avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, scale_log2));
 
         /* ---- O += P V over this warp's Dv columns: P's accumulator layout is already the A-fragment layout ---- */
         const avk_u32 v_lane = aV + (avk_u32)((stage * BC * RSV + bv_row * RSV + cw * ND * 8 + bv_col) * 2);

@@ -16,6 +16,21 @@ struct avk_row_info {
     long long mask_row; /* element offset of the row in the mask */
 };
 
+/* What turns the score hook's output into the log2 domain, the one multiply
+ * the bodies' softmax does per score: scale_log2, or with a softcap c
+ * (the hook then leaves tanh(s / c)) c * log2(e). ALiBi and the mask are
+ * added in the hook's output units. */
+AVK_DEVICE float avk_score_scale(const avk_attn_params &p, float scale_log2)
+{
+#if AVK_SCORE_MOD & AVK_MOD_SOFTCAP
+    (void)scale_log2;
+    return p.softcap * 1.4426950408889634f;
+#else
+    (void)p;
+    return scale_log2;
+#endif
+}
+
 /* scale_log2: what turns the body's raw scores into the log2 domain */
 AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int R, float scale_log2)
 {
@@ -27,7 +42,7 @@ AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int
 #endif
 #if AVK_SCORE_MOD & AVK_MOD_ALIBI
     r.pos = avk_row_pos(p, w.seq_len, i);
-    r.slope_raw = ((const float *)p.alibi_slopes)[h] * (1.4426950408889634f / scale_log2);
+    r.slope_raw = ((const float *)p.alibi_slopes)[h] * (1.4426950408889634f / avk_score_scale(p, scale_log2));
 #else
     r.pos = 0, r.slope_raw = 0.f;
 #endif
@@ -44,8 +59,8 @@ AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int
  * (scale_log2 * x is the log2-domain score the softmax uses) of keys col0 +
  * K(i), K(i) = (i / G) * STRIDE + i % G (the accumulator layouts: G = 2,
  * STRIDE = 8 for mma fragments; 1 and 1 for a plain row). With AVK_SCORE_MOD
- * the softcap, ALiBi and mask are applied in the raw units, so the softmax
- * keeps its one fused multiply-add per score; with edge, keys the row does
+ * the softcap, ALiBi and mask are applied in the units avk_score_scale turns
+ * into log2 ones, so the softmax keeps its one fused multiply-add per score; with edge, keys the row does
  * not see become -inf. Each modification is one branch per call and a
  * straight run over the values: a branch per value would serialize them. */
 template <int N, int G, int STRIDE>
@@ -55,10 +70,10 @@ AVK_DEVICE void avk_score_mod(const avk_attn_params &p, const avk_row_info &r, f
 #define AVK_K(i) (((i) / G) * STRIDE + (i) % G)
 #if AVK_SCORE_MOD
     const float log2e = 1.4426950408889634f;
-    if (AVK_SCORE_MOD & AVK_MOD_SOFTCAP) { /* softcap * tanh(scale * x / softcap), in raw units */
-        const float in = scale_log2 * (0.69314718055994530942f / p.softcap), out = p.softcap * log2e / scale_log2;
+    if (AVK_SCORE_MOD & AVK_MOD_SOFTCAP) { /* tanh(scale * x / softcap): the softmax multiplies by softcap * log2(e) */
+        const float in = scale_log2 * (0.69314718055994530942f / p.softcap);
 #pragma unroll
-        for (int i = 0; i < N; ++i) x[i] = out * avk_tanh(x[i] * in);
+        for (int i = 0; i < N; ++i) x[i] = avk_tanh(x[i] * in);
     }
     if (AVK_SCORE_MOD & AVK_MOD_ALIBI) {
         const float rel0 = (float)(col0 - r.pos); /* j - i', exact as a float */
@@ -68,7 +83,7 @@ AVK_DEVICE void avk_score_mod(const avk_attn_params &p, const avk_row_info &r, f
     if (AVK_SCORE_MOD & AVK_MOD_MASK) {
         /* keys past the row's end are read at its last key (their score is dropped below) */
         const int last = max(r.end - 1, 0);
-        const float unit = log2e / scale_log2;
+        const float unit = log2e / avk_score_scale(p, scale_log2);
         /* adjacent pairs (G = 2) in one load where aligned and all inside the row */
         const bool pairs = G == 2 && ((r.mask_row + col0) & 1) == 0 && col0 + AVK_K(N - 1) <= last;
         if (p.flags & AVK_FLAG_MASK_F16) {
@@ -133,6 +148,34 @@ AVK_DEVICE avk_tile_rows<WM> avk_rows_before_loop(const avk_attn_params &p, cons
     (void)p, (void)w, (void)row0, (void)scale_log2;
 #endif
     return t;
+}
+
+/* Mask rows of keys [key0, key0 + BC) fetched into L1 a tile ahead, so the
+ * score hook's loads hit there instead of waiting on L2 after the S MMA: the
+ * four threads of a quad share their two rows' lines, no registers held.
+ * AVK_MASK_PREFETCH=0 turns it off (a tuning experiment). */
+#ifndef AVK_MASK_PREFETCH
+#define AVK_MASK_PREFETCH 1
+#endif
+template <int WM, int BC>
+AVK_DEVICE void avk_mask_prefetch(const avk_attn_params &p, const avk_tile_rows<WM> &rows, int key0, int quad_col)
+{
+#if (AVK_SCORE_MOD & AVK_MOD_MASK) && AVK_MASK_PREFETCH && !defined(__HIP_PLATFORM_AMD__)
+    const int es = (p.flags & AVK_FLAG_MASK_F16) ? 2 : 4, lines = (BC * es + 127) / 128;
+#pragma unroll
+    for (int mi = 0; mi < WM; ++mi)
+        for (int l = quad_col; l < 2 * lines; l += 4) {
+            const bool second = l >= lines; /* a select, not an indexed (local-memory) read */
+            const int end = second ? rows.r[mi][1].end : rows.r[mi][0].end;
+            const long long row = second ? rows.r[mi][1].mask_row : rows.r[mi][0].mask_row;
+            const int col = key0 + (l % lines) * (128 / es);
+            if (col >= end) continue;
+            const char *a = (const char *)p.mask + (row + col) * es;
+            asm volatile("prefetch.global.L1 [%0];" ::"l"(a));
+        }
+#else
+    (void)p, (void)rows, (void)key0, (void)quad_col;
+#endif
 }
 
 /* Whether keys [key0, key0 + bc) cross some row's visible range (all rows see [max_begin, min_end)). */

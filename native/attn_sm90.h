@@ -127,6 +127,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_load_tile<BC, DV, NT, true>(aV + (stage ^ 1) * V_BYTES, V + next * avk_v_es(p), avk_v_es(p), w.kv_end - key0 - BC);
         }
         avk_cp_async_commit();
+        if (t + 1 < w.t_end) avk_mask_prefetch<1, BC>(p, rows, key0 + BC, quad_col);
         /* a tile no row of the warpgroup sees (right of its diagonal, below its window) changes nothing */
         if (avk_tile_invisible(key0, BC, wg_min_begin, wg_max_end)) continue;
         const avk_u32 k_tile = aK + stage * K_BYTES, v_tile = aV + stage * V_BYTES;
@@ -147,7 +148,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         /* ---- mask (edge tiles) and score modifications, online softmax ---- */
         avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, p.scale_log2,
                               avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end));
-        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, p.scale_log2);
+        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, p.scale_log2));
 
         /* ---- O += P V: V is MN-major (keys x Dv, Dv contiguous): column blocks
          * of 64 are BC*128 bytes apart, 8-key groups 1024 ---- */

@@ -186,6 +186,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
 #pragma unroll
             for (int m = 0; m < TM; ++m) avk_score_mod<BC, 1, 1>(p, avk_row(p, w, w.r0 + rg + m * RG, 1.f), s[m], key0, 1.f, edge);
         }
+        if (AVK_SCORE_MOD & AVK_MOD_SOFTCAP) { /* the hook's units back to log2 (the other bodies fold it into the softmax) */
+            const float unit = avk_score_scale(p, 1.f);
+#pragma unroll
+            for (int m = 0; m < TM; ++m)
+#pragma unroll
+                for (int k = 0; k < BC; ++k) s[m][k] *= unit;
+        }
 
         /* online softmax (log2 domain); a row with nothing visible yet keeps m = -inf */
 #pragma unroll

@@ -265,6 +265,9 @@ AVK_PRAGMA_UNROLL
         __local const uint *v_lane = Vt + g * AVK_VW + 2 * t;
 #endif
 
+#if AVK_SCORE_MOD
+        if (tile + 1 < w.t_end) avk_frag_mask_prefetch(a, &fr, mask, kt + AVK_BC, t, lim_a, lim_b);
+#endif
         /* S = Q K^T: n-tile nt covers keys kt + 8nt .. +7 */
         float s[AVK_NT][4];
 AVK_PRAGMA_UNROLL

@@ -249,6 +249,23 @@ AVK_PRAGMA_UNROLL
         const int last_a = max(lim_a - 1, 0), last_b = max(lim_b - 1, 0);
         if (a->flags & AVK_FLAG_MASK_F16) {
             __global const half *mh = (__global const half *)mask;
+            /* a lane's two adjacent keys in one 32-bit load where both rows'
+             * pairs are aligned and inside the rows (every full tile) */
+            const int col = key0 + 2 * t;
+            if (((f->mrow_a | f->mrow_b) & 1) == 0 && col + (AVK_NT - 1) * 8 + 1 <= min(last_a, last_b)) {
+                __global const uint *wa = (__global const uint *)(mh + f->mrow_a + col);
+                __global const uint *wb = (__global const uint *)(mh + f->mrow_b + col);
+AVK_PRAGMA_UNROLL
+                for (int nt = 0; nt < AVK_NT; ++nt) {
+                    const float2 ma = vload_half2(0, (__global const half *)(wa + nt * 4));
+                    const float2 mb = vload_half2(0, (__global const half *)(wb + nt * 4));
+                    s[nt][0] = fma(ma.x, AVK_LOG2E, s[nt][0]);
+                    s[nt][1] = fma(ma.y, AVK_LOG2E, s[nt][1]);
+                    s[nt][2] = fma(mb.x, AVK_LOG2E, s[nt][2]);
+                    s[nt][3] = fma(mb.y, AVK_LOG2E, s[nt][3]);
+                }
+                return;
+            }
 AVK_PRAGMA_UNROLL
             for (int nt = 0; nt < AVK_NT; ++nt)
 AVK_PRAGMA_UNROLL
@@ -269,5 +286,25 @@ AVK_PRAGMA_UNROLL
                 }
         }
     }
+}
+
+/* The mask rows of keys [key0, key0 + AVK_BC) fetched into L1 a tile ahead
+ * (NVIDIA), so the score hook's loads do not wait on L2 after the S MMAs: the
+ * four lanes of a row pair share its lines. */
+AVK_INLINE void avk_frag_mask_prefetch(const avk_kernel_args *a, const avk_frag_rows *f, __global const uchar *mask,
+                                       int key0, int t, int lim_a, int lim_b)
+{
+#if !AVK_EMULATE
+    if (!(a->flags & AVK_FLAG_MASK)) return;
+    const int es = (a->flags & AVK_FLAG_MASK_F16) ? 2 : 4, lines = (AVK_BC * es + 127) / 128;
+    for (int l = t; l < 2 * lines; l += 4) {
+        const int second = l >= lines, col = key0 + (l % lines) * (128 / es);
+        if (col >= (second ? lim_b : lim_a)) continue;
+        __global const uchar *at = mask + ((second ? f->mrow_b : f->mrow_a) + col) * es;
+        AVK_ASM("prefetch.global.L1 [%0];" ::"l"(at));
+    }
+#else
+    (void)a, (void)f, (void)mask, (void)key0, (void)t, (void)lim_a, (void)lim_b;
+#endif
 }
 #endif

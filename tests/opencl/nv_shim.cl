@@ -41,6 +41,13 @@ OVL float vload_half(size_t i, __local const half *p)
     __asm__("{ .reg .b16 h; ld.shared.b16 h, [%1]; cvt.f32.f16 %0, h; }" : "=f"(r) : "r"((uint)(size_t)((__local const ushort *)p + i)));
     return r;
 }
+OVL float2 vload_half2(size_t i, __global const half *p)
+{
+    float x, y;
+    __asm__("{ .reg .b16 l, h; ld.global.v2.b16 {l, h}, [%2]; cvt.f32.f16 %0, l; cvt.f32.f16 %1, h; }"
+            : "=f"(x), "=f"(y) : "l"((__global const ushort *)p + 2 * i));
+    return (float2)(x, y);
+}
 OVL float4 vload_half4(size_t i, __global const half *p)
 {
     return (float4)(vload_half(4 * i, p), vload_half(4 * i + 1, p), vload_half(4 * i + 2, p), vload_half(4 * i + 3, p));
