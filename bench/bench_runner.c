@@ -500,7 +500,7 @@ static int prepare(bench_job *st, const attnvk_impl_info *impl, const bench_run_
     double io = bench_io_bytes(p);
     /* the flash kernel: attnvk's, or the cpu API's float64 reference; kernel options are theirs,
      * vendor libraries reject them */
-    int own_kernel = strcmp(impl->name, "attnvk") == 0 || strcmp(impl->name, "reference") == 0;
+    int own_kernel = strcmp(impl->name, "attnvk") == 0;
     attnvk_kernel_options opts = {.implementation = own_kernel ? NULL : impl->name};
     st->splittable = own_kernel;
     if (own_kernel) {

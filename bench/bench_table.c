@@ -12,13 +12,13 @@
 #include <string.h>
 
 enum {
-    IMPL_W = 9,           /* "reference" */
-    DEVICE_WIDE_W = 18,   /* "vulkan:0 llvmpipe" */
+    IMPL_W = 9,           /* "openblas", "reference" in old results */
+    DEVICE_WIDE_W = 17,   /* "vulkan:0 llvmpipe" */
     DEVICE_COMPACT_W = 9, /* "opencl:0" */
-    CASE_MAX_W = 38,      /* the quick suite's longest name is 37 */
+    CASE_MAX_W = 37,      /* the quick suite's longest name */
     TIME_W = 15,          /* "1234.5 ± 123.4", "MEDIAN ± STD ms" */
-    RATE_W = 12,          /* "4.87 GFLOP/s" */
-    VS_W = 13,            /* "0.52x clblast" */
+    RATE_W = 13,          /* "4.87 GFLOP/s", "2.76 GB/s 13%" */
+    VS_W = 14,            /* "0.52x openblas", "13.6x openblas" (3 digits) */
     COMPACT_INDENT = 2,   /* rows under their case heading */
 };
 
@@ -116,7 +116,7 @@ static void speedup_cell(const bench_record *r, char *out, size_t n)
 {
     double s = r->speedup_vs_vendor;
     if (!isfinite(s)) snprintf(out, n, "-");
-    else snprintf(out, n, s >= 100 ? "%.0fx %s" : "%.2fx %s", s, r->vendor_reference);
+    else snprintf(out, n, s >= 100 ? "%.0fx %s" : s >= 10 ? "%.1fx %s" : "%.2fx %s", s, r->vendor_reference);
 }
 
 /* "2.1e-4": the relative L2 error in a few columns. */
@@ -181,7 +181,8 @@ static void run_summary(const bench_results *res, strbuf *b)
 static void device_description(const bench_target *t, strbuf *b)
 {
     if (t->info.api == ATTNVK_API_CPU) {
-        sb_printf(b, "%s: attnvk's float64 reference on the host CPU", t->info.name);
+        sb_printf(b, "%s: the host CPU (attnvk's f32 flash kernel, OpenBLAS unfused; checks against the float64 reference)",
+                  t->info.name);
         return;
     }
     sb_printf(b, "%s (%s, %s), driver %s", t->info.name, t->info.vendor, attnvk_device_type_name(t->info.type),

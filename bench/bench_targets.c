@@ -53,9 +53,6 @@ static void list_impls(bench_target *t, const char *impl_list)
         snprintf(all[0].reason, sizeof all[0].reason, "cannot open device: %.200s", t->open_error);
         n = 1;
     }
-    /* the cpu API's kernel is the float64 reference itself, not a contender: it is named so */
-    for (int i = 0; i < n && t->info.api == ATTNVK_API_CPU; ++i)
-        if (strcmp(all[i].name, "attnvk") == 0) snprintf(all[i].name, sizeof all[i].name, "reference");
     t->nimpls = 0;
     for (int i = 0; i < n; ++i)
         if (!impl_list || in_list(impl_list, all[i].name)) t->impls[t->nimpls++] = all[i];

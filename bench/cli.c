@@ -107,13 +107,7 @@ int cli_parse_int_list(const char *s, long lo, long hi, long *out, int max)
 
 int cli_check_impls(const char *cmd, const char *list)
 {
-    /* the library's names, and the bench's label for the cpu API's kernel (the float64 reference) */
-    const char *const *library = attnvk_implementation_names();
-    const char *known[32];
-    int n = 0;
-    for (; library[n] && n < 30; ++n) known[n] = library[n];
-    known[n++] = "reference";
-    known[n] = NULL;
+    const char *const *known = attnvk_implementation_names();
     char names[256], buf[512];
     avk_join_names(known, names, sizeof names);
     if (!cli_list_well_formed(list) || strlen(list) >= sizeof buf)

@@ -169,12 +169,12 @@ static void report_case(bench_target *t, const char *dev, const attnvk_impl_info
 }
 
 /* The KV-cache cases (core/cache_cases.c, the table every API's tests run) through
- * attnvk's own kernel ("reference" on the cpu API); other implementations take
+ * attnvk's own kernel; other implementations take
  * no cache. A feature the device lacks (UNSUPPORTED) prints as skipped, with why. */
 static void check_cache_block(bench_target *t, const attnvk_impl_info *impl, attnvk_dtype dt,
                               const check_args *a, check_counts *counts)
 {
-    if (strcmp(impl->name, "attnvk") != 0 && strcmp(impl->name, "reference") != 0) return;
+    if (strcmp(impl->name, "attnvk") != 0) return;
     avk_cache_case cases[MAX_CHECK_CASES];
     const int ncases = avk_cache_cases(dt, cases, MAX_CHECK_CASES);
     char dev[48], why[512];
@@ -212,8 +212,7 @@ static void check_score_block(bench_target *t, const attnvk_impl_info *impl, att
         counts->skipped += ncases;
         return;
     }
-    /* "reference" is the cpu API's attnvk kernel */
-    const int own = strcmp(impl->name, "attnvk") == 0 || strcmp(impl->name, "reference") == 0;
+    const int own = strcmp(impl->name, "attnvk") == 0;
     const attnvk_kernel_options opts = {.implementation = own ? NULL : impl->name, .test_flags = a->test_flags};
     for (int c = 0; c < ncases; ++c) {
         if (t->lost) {

@@ -1,7 +1,9 @@
 /* `attnvk devices [--json]`: every (API, device) pair, its measured read bandwidth,
- * and why missing APIs are missing. */
+ * its cached peaks (`attnvk peak` measures them), and why missing APIs are missing. */
 #include "cli.h"
 #include "cli_json.h"
+#include "commands.h"
+#include "core/peak.h"
 #include "text_layout.h"
 
 #include <cjson/cJSON.h>
@@ -23,6 +25,8 @@ typedef struct device_bandwidth {
     double gbps; /* 0: unknown */
     int cached;
     char why[160]; /* when unknown */
+    int has_peak;  /* `attnvk peak` cached a record (shown, never measured here: it takes seconds) */
+    avk_peak peak;
 } device_bandwidth;
 
 static device_bandwidth *read_bandwidths(attnvk_context *ctx, int measure)
@@ -30,6 +34,7 @@ static device_bandwidth *read_bandwidths(attnvk_context *ctx, int measure)
     int n = attnvk_device_count(ctx);
     device_bandwidth *bw = calloc((size_t)(n > 0 ? n : 1), sizeof *bw);
     for (int i = 0; bw && i < n; ++i) {
+        bw[i].has_peak = avk_peak_cached(attnvk_device_info_at(ctx, i), &bw[i].peak) == ATTNVK_OK;
         if (attnvk_cached_read_bandwidth(attnvk_device_info_at(ctx, i), &bw[i].gbps) == ATTNVK_OK) {
             bw[i].cached = 1; /* no need to open the device */
             continue;
@@ -66,6 +71,7 @@ static int print_json(const attnvk_context *ctx, const device_bandwidth *bw)
         cJSON *d = cli_device_json(attnvk_device_info_at(ctx, i));
         if (bw[i].gbps > 0) cJSON_AddNumberToObject(d, "read_bandwidth_gbps", bw[i].gbps);
         else cJSON_AddNullToObject(d, "read_bandwidth_gbps");
+        if (bw[i].has_peak) cJSON_AddItemToObject(d, "peak", cli_peak_json(&bw[i].peak));
         cJSON_AddItemToArray(devs, d);
     }
     char *text = cJSON_Print(root);
@@ -108,6 +114,11 @@ static void device_text(strbuf *b, int i, const attnvk_device_info *d, const dev
               d->has_uuid ? uuid : "none");
     if (bw->gbps > 0) sb_printf(&details, ", read bandwidth %.1f GB/s (%s)", bw->gbps, bw->cached ? "cached" : "measured now");
     else sb_printf(&details, ", read bandwidth unknown (%s)", bw->why);
+    if (bw->has_peak) {
+        char peaks[320];
+        cli_peak_summary(&bw->peak, peaks, sizeof peaks);
+        sb_printf(&details, ", peaks (attnvk peak): %s", peaks);
+    }
     sb_puts(b, "    ");
     text_wrap(b, details.data ? details.data : "", 4, 4, width);
     b->failed = b->failed || details.failed;
@@ -146,6 +157,7 @@ int cmd_devices(int argc, char **argv)
                  "Lists every device of every API; ATTNVK_VISIBLE_DEVICES (e.g. 'vulkan:0,cuda') filters them.\n"
                  "Each device's read bandwidth is measured once (a streaming read kernel, about a second) and\n"
                  "cached per device and driver; --no-measure (or ATTNVK_MEASURE_BANDWIDTH=0) shows cached ones only.\n"
+                 "Peaks (copy bandwidth, FMA, matrix units) show when `attnvk peak` has measured them.\n"
                  "The table fits 120 columns, 80 with --compact or on a narrower terminal (COLUMNS).");
             return EXIT_OK;
         } else return cli_error(EXIT_USAGE, "devices: unknown option '%s'", argv[i]);

@@ -1,4 +1,4 @@
-/* `attnvk`: devices, run, bench, check, compare, report. */
+/* `attnvk`: devices, peak, run, bench, check, compare, report. */
 #include "cli.h"
 #include "commands.h"
 
@@ -6,6 +6,7 @@
 
 static const cli_command commands[] = {
     {"devices", cmd_devices, "list every device of every API (--json)"},
+    {"peak", cmd_peak, "measure each device's bandwidth, FMA and matrix-unit peaks (cached)"},
     {"run", cmd_run, "attention on .npy inputs through one API"},
     {"bench", cmd_bench, "time every implementation on identical, checked workloads"},
     {"check", cmd_check, "correctness sweep over every API, device and implementation"},

@@ -8,6 +8,7 @@ packages=(
   glslang-tools libvulkan-dev libvulkan-volk-dev vulkan-validationlayers
   mesa-vulkan-drivers pocl-opencl-icd ocl-icd-opencl-dev ocl-icd-libopencl1 opencl-headers
   libclblast-dev libcjson-dev libsqlite3-dev zlib1g-dev
+  libopenblas0   # the CPU device's vendor baseline (loaded at run time)
   clang libclang-rt-14-dev   # tools/fuzz.sh: libFuzzer with ASan+UBSan
 )
 if [ "${ATTNVK_SKIP_HIP:-0}" != 1 ]; then

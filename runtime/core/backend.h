@@ -10,6 +10,7 @@
 typedef struct avk_bdev avk_bdev;       /* an opened device, backend-defined */
 typedef struct avk_bbuf avk_bbuf;       /* a device buffer, backend-defined */
 typedef struct avk_bkernel avk_bkernel; /* a prepared kernel, backend-defined */
+struct avk_peak_sample;                 /* core/peak.h */
 
 typedef struct avk_dispatch {
     avk_bbuf *q, *k, *v, *o;
@@ -57,6 +58,12 @@ typedef struct attnvk_backend {
      * buffer much larger than the last-level cache), in 1e9 bytes/s. May be
      * NULL; the core caches the answer per device and driver (core/bandwidth.h). */
     attnvk_status (*read_bandwidth)(avk_bdev *dev, double *gbps);
+    /* Measures one peak (`attnvk peak`): kind is an avk_peak_kind of core/peak.h
+     * (copy bandwidth, f32/f16 FMA, matrix units), the result in *out; OK, or
+     * UNSUPPORTED with the reason where the device has no way to run it. Warms
+     * up, takes the best of a few runs, each well under a second. May be NULL;
+     * the core caches the answers per device and driver (core/peak.h). */
+    attnvk_status (*measure_peak)(avk_bdev *dev, int kind, struct avk_peak_sample *out);
 } attnvk_backend;
 
 #endif

@@ -13,14 +13,19 @@
 /* Bumped when the measuring kernels change enough to make old numbers stale. */
 enum { BANDWIDTH_METHOD_VERSION = 1 };
 
-uint64_t avk_bandwidth_key(const attnvk_device_info *info)
+uint64_t avk_device_cache_key(const char *what, uint64_t method_version, const attnvk_device_info *info)
 {
-    uint64_t h = avk_hash_str("attnvk-read-bandwidth", BANDWIDTH_METHOD_VERSION);
+    uint64_t h = avk_hash_str(what, method_version);
     h = avk_hash_str(attnvk_api_name(info->api), h);
     h = avk_hash_str(info->name, h);
     if (info->has_uuid) h = avk_hash(info->uuid, sizeof info->uuid, h);
     h = avk_hash_str(info->driver_version, h);
     return avk_hash_str(info->api_version, h);
+}
+
+uint64_t avk_bandwidth_key(const attnvk_device_info *info)
+{
+    return avk_device_cache_key("attnvk-read-bandwidth", BANDWIDTH_METHOD_VERSION, info);
 }
 
 /* The payload is one text line, "read_bandwidth_gbps <value>". */
@@ -37,6 +42,13 @@ static int parse_payload(const char *data, size_t size, double *gbps)
     if (!end || (*end != '\n' && *end != '\0') || !isfinite(v) || v <= 0) return 0;
     *gbps = v;
     return 1;
+}
+
+static void store(const char *path, uint64_t key, double gbps)
+{
+    char text[64];
+    int n = snprintf(text, sizeof text, "read_bandwidth_gbps %.3f\n", gbps);
+    avk_cache_store(path, key, text, (size_t)n);
 }
 
 attnvk_status avk_bandwidth_lookup(const attnvk_device_info *info, int allow_measure,
@@ -67,25 +79,34 @@ attnvk_status avk_bandwidth_lookup(const attnvk_device_info *info, int allow_mea
     if (!isfinite(v) || v <= 0)
         return avk_fail(ATTNVK_ERROR_BACKEND, "read bandwidth measurement gave %g GB/s", v);
     *gbps = v;
-    if (cacheable) {
-        char text[64];
-        int n = snprintf(text, sizeof text, "read_bandwidth_gbps %.3f\n", v);
-        avk_cache_store(path, key, text, (size_t)n);
-    }
+    if (cacheable) store(path, key, v);
     return ATTNVK_OK;
+}
+
+void avk_bandwidth_store(const attnvk_device_info *info, double gbps)
+{
+    uint64_t key = avk_bandwidth_key(info);
+    char path[1024];
+    if (isfinite(gbps) && gbps > 0 && avk_cache_path("bandwidth", key, "txt", path, sizeof path)) store(path, key, gbps);
 }
 
 /* ---- the host's own measurement ---- */
 
 typedef struct host_slice {
     const uint64_t *data;
+    uint64_t *dst; /* NULL: a read; else a copy of data into dst */
     size_t words;
     uint64_t sum; /* written out so the loads are not optimized away */
 } host_slice;
 
-static void *read_slice(void *arg)
+static void *stream_slice(void *arg)
 {
     host_slice *s = arg;
+    if (s->dst) {
+        memcpy(s->dst, s->data, s->words * sizeof *s->data);
+        s->sum = s->words ? s->dst[s->words - 1] : 0;
+        return NULL;
+    }
     uint64_t a = 0, b = 0, c = 0, d = 0;
     size_t i = 0;
     for (; i + 4 <= s->words; i += 4) {
@@ -109,12 +130,20 @@ static double now_s(void)
 enum { HOST_MAX_THREADS = 64, HOST_RUNS = 4 };
 static volatile uint64_t host_read_sink; /* the sums land here so the reads stay */
 
-attnvk_status avk_host_read_bandwidth(size_t bytes, double *gbps)
+/* All threads stream `bytes` (read, or copy into a second buffer); the best
+ * of HOST_RUNS after a warm-up, in GB/s of bytes moved (a copy counts both ways). */
+static attnvk_status host_stream(size_t bytes, int copy, double *gbps)
 {
     size_t words = bytes / sizeof(uint64_t);
     uint64_t *data = malloc(words * sizeof *data);
-    if (!data) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for %zu bytes", bytes);
+    uint64_t *dst = copy ? malloc(words * sizeof *data) : NULL;
+    if (!data || (copy && !dst)) {
+        free(data);
+        free(dst);
+        return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for %zu bytes", bytes);
+    }
     for (size_t i = 0; i < words; ++i) data[i] = i * 0x9e3779b97f4a7c15ull; /* touches every page */
+    if (dst) memset(dst, 0, words * sizeof *dst);
     int threads = avk_cpu_threads();
     if (threads < 1) threads = 1;
     if (threads > HOST_MAX_THREADS) threads = HOST_MAX_THREADS;
@@ -126,19 +155,25 @@ attnvk_status avk_host_read_bandwidth(size_t bytes, double *gbps)
     for (int run = 0; run <= HOST_RUNS; ++run) { /* run 0 warms up */
         double t0 = now_s();
         for (int t = 0; t < threads; ++t) {
-            slices[t] = (host_slice){data + (size_t)t * per, t == threads - 1 ? words - (size_t)t * per : per, 0};
-            created[t] = t > 0 && pthread_create(&ids[t], NULL, read_slice, &slices[t]) == 0;
+            size_t at = (size_t)t * per;
+            slices[t] = (host_slice){data + at, dst ? dst + at : NULL, t == threads - 1 ? words - at : per, 0};
+            created[t] = t > 0 && pthread_create(&ids[t], NULL, stream_slice, &slices[t]) == 0;
         }
         for (int t = 0; t < threads; ++t) /* the calling thread reads slice 0 and any a thread failed to take */
-            if (!created[t]) read_slice(&slices[t]);
+            if (!created[t]) stream_slice(&slices[t]);
         for (int t = 1; t < threads; ++t)
             if (created[t]) pthread_join(ids[t], NULL);
         double seconds = now_s() - t0;
         for (int t = 0; t < threads; ++t) host_read_sink += slices[t].sum;
-        double v = seconds > 0 ? (double)(words * sizeof *data) / seconds / 1e9 : 0;
+        double v = seconds > 0 ? (double)(words * sizeof *data) * (copy ? 2 : 1) / seconds / 1e9 : 0;
         if (run > 0 && v > best) best = v;
     }
     free(data);
+    free(dst);
     *gbps = best;
-    return best > 0 ? ATTNVK_OK : avk_fail(ATTNVK_ERROR_BACKEND, "host read bandwidth: no time measured");
+    return best > 0 ? ATTNVK_OK : avk_fail(ATTNVK_ERROR_BACKEND, "host bandwidth: no time measured");
 }
+
+attnvk_status avk_host_read_bandwidth(size_t bytes, double *gbps) { return host_stream(bytes, 0, gbps); }
+
+attnvk_status avk_host_copy_bandwidth(size_t bytes, double *gbps) { return host_stream(bytes, 1, gbps); }

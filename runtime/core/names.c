@@ -58,7 +58,7 @@ const char *attnvk_device_type_name(attnvk_device_type t)
  * can tell a typo from a library this machine lacks. */
 const char *const *attnvk_implementation_names(void)
 {
-    static const char *const names[] = {"attnvk", "cudnn", "cublas", "clblast", "rocblas", NULL};
+    static const char *const names[] = {"attnvk", "cudnn", "cublas", "clblast", "rocblas", "openblas", NULL};
     return names;
 }
 

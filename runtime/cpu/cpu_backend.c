@@ -1,8 +1,17 @@
-/* The CPU "device": host memory and the float64 reference as its kernel, so
- * the bench and tests run the same way on a machine with no GPU at all. */
+/* The CPU "device": host memory, attnvk's own f32 flash attention as its
+ * kernel (cpu_flash.c, variant flash-f32), the float64 reference as a
+ * variant that is not timed by default (reference-f64), and OpenBLAS's
+ * unfused attention as its vendor baseline (cpu_openblas.c), so the bench
+ * and tests run the same way on a machine with no GPU at all. */
 #include "core/backend.h"
 #include "core/bandwidth.h"
+#include "core/peak.h"
+#ifdef ATTNVK_HAVE_CPU_PEAK
+#include "cpu/cpu_peak.h"
+#endif
+#include "core/names.h"
 #include "core/reference.h"
+#include "cpu/cpu_flash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +21,11 @@
 
 struct avk_bdev { int unused; };
 struct avk_bbuf { size_t size; unsigned char *data; };
+enum cpu_kernel_kind { CPU_FLASH, CPU_REFERENCE, CPU_OPENBLAS };
 struct avk_bkernel {
     attnvk_problem p;
-    int drop_keys; /* ATTNVK_TEST_SKIP_LAST_KV_TILE */
+    enum cpu_kernel_kind kind;
+    int drop_keys; /* ATTNVK_TEST_SKIP_LAST_KV_TILE (attnvk's kernels; the baseline runs normally) */
 };
 
 enum { CPU_TEST_TILE = 64 }; /* the "tile" the test-only wrong kernel skips */
@@ -51,14 +62,14 @@ static attnvk_status cpu_describe(int device, attnvk_device_info *info)
     read_cpu_name(info->name, sizeof info->name);
     snprintf(info->vendor, sizeof info->vendor, "attnvk");
     snprintf(info->driver_version, sizeof info->driver_version, "%s", ATTNVK_VERSION_STRING);
-    snprintf(info->api_version, sizeof info->api_version, "reference (float64)");
+    snprintf(info->api_version, sizeof info->api_version, "host (%s)", avk_cpu_flash_isa());
     snprintf(info->architecture, sizeof info->architecture, "host");
-    snprintf(info->default_variant, sizeof info->default_variant, "reference-f64");
+    snprintf(info->default_variant, sizeof info->default_variant, "flash-f32");
     info->type = ATTNVK_DEVICE_CPU;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     info->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
     info->compute_units = avk_cpu_threads();
-    info->fp16 = 1; /* emulated: inputs are converted, arithmetic is float64 */
+    info->fp16 = 1; /* storage: converted to f32 for the arithmetic */
     info->bf16 = 1;
     return ATTNVK_OK;
 }
@@ -110,7 +121,8 @@ static attnvk_status cpu_download(avk_bdev *dev, avk_bbuf *buf, size_t off, void
 static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
 {
     (void)dev;
-    if (max < 1) return 1;
+    const int n = 2; /* attnvk's kernel, the OpenBLAS baseline */
+    if (max < 1) return n;
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "attnvk");
     out->fused = 1;
@@ -118,27 +130,67 @@ static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
                     ATTNVK_FEATURE_KV_FP8 | ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
                     ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT | ATTNVK_FEATURE_HEAD_DIM_V;
-    return 1;
+    if (max < 2) return n;
+    const char *why = "";
+    memset(&out[1], 0, sizeof out[1]);
+    snprintf(out[1].name, sizeof out[1].name, "openblas");
+    out[1].fused = 0;
+    out[1].available = avk_openblas_available(&why);
+    /* its row softmax applies every score modification; P V runs over Dv */
+    out[1].features = ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
+                      ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT |
+                      ATTNVK_FEATURE_HEAD_DIM_V;
+    snprintf(out[1].reason, sizeof out[1].reason, "%s", why);
+    return n;
 }
 
 static attnvk_status cpu_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                  avk_bkernel **out, attnvk_kernel_info *info)
 {
     (void)dev;
-    if (opts->implementation && strcmp(opts->implementation, "attnvk") != 0)
-        return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the cpu API has no '%s' implementation", opts->implementation);
-    if (opts->variant && strcmp(opts->variant, "reference-f64") != 0)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown cpu variant '%s' (only reference-f64)", opts->variant);
+    const char *impl = opts->implementation ? opts->implementation : "attnvk";
+    enum cpu_kernel_kind kind = CPU_FLASH;
+    if (strcmp(impl, "openblas") == 0) {
+        const char *why = "";
+        if (!avk_openblas_available(&why)) return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "openblas unavailable: %s", why);
+        if (opts->variant && strcmp(opts->variant, "sgemm") != 0)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "openblas has one variant, sgemm (got '%s')", opts->variant);
+        attnvk_status s = avk_openblas_check(p);
+        if (s != ATTNVK_OK) return s;
+        kind = CPU_OPENBLAS;
+    } else if (strcmp(impl, "attnvk") != 0) {
+        return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the cpu API has no '%s' implementation (attnvk, openblas)", impl);
+    } else if (opts->variant && strcmp(opts->variant, "reference-f64") == 0) {
+        kind = CPU_REFERENCE;
+    } else if (opts->variant && strcmp(opts->variant, "flash-f32") != 0) {
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown cpu variant '%s' (flash-f32, reference-f64)",
+                        opts->variant);
+    }
     avk_bkernel *k = calloc(1, sizeof *k);
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     k->p = *p;
-    k->drop_keys = (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) ? CPU_TEST_TILE : 0;
-    snprintf(info->variant, sizeof info->variant, "reference-f64");
-    info->tile_br = 1;
-    info->tile_bc = p->seq_kv;
+    k->kind = kind;
+    k->drop_keys = kind != CPU_OPENBLAS && (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) ? CPU_TEST_TILE : 0;
     info->workgroup_size = 1;
     info->split_kv = 1;
-    snprintf(info->params, sizeof info->params, "threads=%d", avk_cpu_threads());
+    if (kind == CPU_FLASH) {
+        const int group = p->heads / p->kv_heads, queries = group >= AVK_CPU_ROWS ? 1 : AVK_CPU_ROWS / group;
+        snprintf(info->variant, sizeof info->variant, "flash-f32");
+        info->tile_br = queries * group;
+        info->tile_bc = AVK_CPU_TILE_BC;
+        snprintf(info->params, sizeof info->params, "threads=%d isa=%s", avk_cpu_threads(), avk_cpu_flash_isa());
+    } else if (kind == CPU_REFERENCE) {
+        snprintf(info->variant, sizeof info->variant, "reference-f64");
+        info->tile_br = 1;
+        info->tile_bc = p->seq_kv;
+        snprintf(info->params, sizeof info->params, "threads=%d", avk_cpu_threads());
+    } else {
+        snprintf(info->implementation, sizeof info->implementation, "openblas");
+        snprintf(info->variant, sizeof info->variant, "sgemm");
+        info->tile_br = 0;
+        info->tile_bc = p->seq_kv;
+        snprintf(info->params, sizeof info->params, "%.200s", avk_openblas_config());
+    }
     *out = k;
     return ATTNVK_OK;
 }
@@ -212,13 +264,30 @@ static attnvk_status run_once(avk_bkernel *k, const avk_dispatch *a, double *dev
     return s;
 }
 
+static const void *data_of(const avk_bbuf *b) { return b ? b->data : NULL; }
+
+/* attnvk's flash kernel or the OpenBLAS baseline on the buffers, in place */
+static attnvk_status run_job(avk_bkernel *k, const avk_dispatch *a, double *device_ms)
+{
+    avk_cpu_job job = {.p = &k->p, .q = a->q->data, .k = a->k->data, .v = a->v->data, .o = a->o->data,
+                       .lse = a->lse ? (float *)a->lse->data : NULL,
+                       .block_table = data_of(a->block_table), .seq_lens = data_of(a->seq_lens),
+                       .kv_scales = data_of(a->kv_scales), .mask = data_of(a->mask), .sinks = data_of(a->sinks),
+                       .alibi_slopes = data_of(a->alibi_slopes), .q_begin = a->q_begin, .q_count = a->q_count,
+                       .drop_keys = k->drop_keys};
+    double t0 = now_ms();
+    attnvk_status s = k->kind == CPU_OPENBLAS ? avk_openblas_run(&job) : avk_cpu_flash_run(&job);
+    *device_ms = now_ms() - t0;
+    return s;
+}
+
 static attnvk_status cpu_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
 {
     (void)dev;
     double total = 0, ms = 0;
     attnvk_status s = ATTNVK_OK;
     for (int i = 0; i < a->launches && s == ATTNVK_OK; ++i) {
-        s = run_once(k, a, &ms);
+        s = k->kind == CPU_REFERENCE ? run_once(k, a, &ms) : run_job(k, a, &ms);
         total += ms;
     }
     *device_ms = total / a->launches;
@@ -238,7 +307,35 @@ static attnvk_status cpu_read_bandwidth(avk_bdev *dev, double *gbps)
     return avk_host_read_bandwidth((size_t)256 << 20, gbps);
 }
 
-static const char *const cpu_variants[] = {"reference-f64", NULL};
+/* `attnvk peak` on the host (core/peak.h): a threaded memcpy for copy bandwidth,
+ * cpu/cpu_peak.c's FMA loop for f32 when it is built in; no f16 or matrix path. */
+static attnvk_status cpu_measure_peak(avk_bdev *dev, int kind, struct avk_peak_sample *out)
+{
+    (void)dev;
+    switch (kind) {
+    case AVK_PEAK_COPY:
+        return avk_host_copy_bandwidth((size_t)128 << 20, &out->value);
+    case AVK_PEAK_FMA_F32:
+#ifdef ATTNVK_HAVE_CPU_PEAK
+        snprintf(out->path, sizeof out->path, "host FMA");
+        return avk_host_fma_peak(&out->value);
+#else
+        return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the host FMA measurement (cpu/cpu_peak.c) is not built in");
+#endif
+    case AVK_PEAK_FMA_F16:
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the CPU device computes in f32 (f16 is storage only)");
+    case AVK_PEAK_MATRIX:
+        snprintf(out->path, sizeof out->path, "none");
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the CPU device has no matrix path (its kernels run f32 vector FMAs)");
+    default:
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown peak kind %d", kind);
+    }
+}
+
+static void cpu_shutdown(void) { avk_openblas_unload(); }
+
+/* flash-f32: attnvk's kernel (the default); reference-f64: the oracle itself */
+static const char *const cpu_variants[] = {"flash-f32", "reference-f64", NULL};
 
 const attnvk_backend attnvk_backend_cpu = {
     .api = ATTNVK_API_CPU,
@@ -254,6 +351,8 @@ const attnvk_backend attnvk_backend_cpu = {
     .prepare = cpu_prepare,
     .dispatch = cpu_dispatch,
     .release_kernel = cpu_release_kernel,
+    .shutdown = cpu_shutdown,
     .variants = cpu_variants,
     .read_bandwidth = cpu_read_bandwidth,
+    .measure_peak = cpu_measure_peak,
 };

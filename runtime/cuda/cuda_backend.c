@@ -7,6 +7,7 @@
 #include "core/native_flash.h"
 #include "core/split_plan.h" /* avk_is_decode */
 #include "cuda/cuda_bandwidth.h"
+#include "cuda/cuda_peak.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_vendor.h"
@@ -279,4 +280,5 @@ const attnvk_backend attnvk_backend_cuda = {
     .release_kernel = cuda_release_kernel,
     .variants = cuda_variants,
     .read_bandwidth = avk_cuda_read_bandwidth,
+    .measure_peak = avk_cuda_measure_peak,
 };

@@ -5,6 +5,7 @@
 #include "hip/hip_rocblas.h"
 
 attnvk_status avk_hip_read_bandwidth(avk_bdev *dev, double *gbps); /* hip_bandwidth.c */
+attnvk_status avk_hip_measure_peak(avk_bdev *dev, int kind, struct avk_peak_sample *out); /* hip_peak.c */
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,4 +74,5 @@ const attnvk_backend attnvk_backend_hip = {
     .shutdown = avk_hip_shutdown,
     .variants = hip_variants,
     .read_bandwidth = avk_hip_read_bandwidth,
+    .measure_peak = avk_hip_measure_peak,
 };

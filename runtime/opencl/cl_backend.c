@@ -4,6 +4,7 @@
 #include "core/backend.h"
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 #include "opencl/cl_bandwidth.h"
+#include "opencl/cl_peak.h"
 #include "opencl/cl_kernels.h"
 #include "opencl/cl_program.h"
 
@@ -194,4 +195,5 @@ const attnvk_backend attnvk_backend_opencl = {
     .shutdown = cl_shutdown,
     .variants = cl_variants,
     .read_bandwidth = avk_cl_read_bandwidth,
+    .measure_peak = avk_cl_measure_peak,
 };

@@ -19,6 +19,7 @@ attnvk_status avk_vk_prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
 attnvk_status avk_vk_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms);
 void avk_vk_release_kernel(avk_bdev *dev, avk_bkernel *k);
 attnvk_status avk_vk_read_bandwidth(avk_bdev *dev, double *gbps); /* vk_bandwidth.c */
+attnvk_status avk_vk_measure_peak(avk_bdev *dev, int kind, struct avk_peak_sample *out); /* vk_peak.c */
 
 static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
 {
@@ -57,4 +58,5 @@ const attnvk_backend attnvk_backend_vulkan = {
     .shutdown = avk_vk_shutdown,
     .variants = vk_variants,
     .read_bandwidth = avk_vk_read_bandwidth,
+    .measure_peak = avk_vk_measure_peak,
 };

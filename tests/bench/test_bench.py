@@ -120,12 +120,25 @@ def test_quick_suite():
                + ", ".join(f"{r['api']} {r['speedup_vs_vendor']:.2f}x" for r in compared))
     else:
         print("     note: no CLBlast here: the quick suite's vendor comparison is not checked")
-    cpu = [r for r in recs if r["api"] == "cpu"]
-    expect(len(cpu) == len(cases) and all(r["status"] == "ok" and r["check"]["passed"] for r in cpu),
-           "cpu reference runs every quick case and passes its check")
-    expect(all(r["implementation"] == "reference" for r in cpu)
-           and all(r["implementation"] != "reference" for r in recs if r["api"] != "cpu"),
-           "the cpu API's records are labelled 'reference', no other")
+    # the cpu API: attnvk's own f32 flash kernel on every case, and the unfused OpenBLAS baseline
+    # (f32 only: it skips the f16 cases, saying why); the float64 reference is the oracle, no record's label
+    cpu = [r for r in recs if r["api"] == "cpu" and r["implementation"] == "attnvk"]
+    expect(len(cpu) == len(cases) and {r["case"]["name"] for r in cpu} == set(cases)
+           and all(r["status"] == "ok" and r["check"]["passed"] and r["variant"] == "flash-f32" and r["fused"]
+                   for r in cpu),
+           "cpu attnvk (flash-f32) runs every quick case and passes its check")
+    blas = [r for r in recs if r["api"] == "cpu" and r["implementation"] == "openblas"]
+    expect(len(blas) == len(cases) and {r["case"]["name"] for r in blas} == set(cases)
+           and all(not r["fused"] for r in blas)
+           and all(r["status"] == "ok" and r["check"]["passed"] and r["variant"] == "sgemm"
+                   for r in blas if r["case"]["dtype"] == "f32")
+           and all(r["status"] == "skipped" and "f32" in r["reason"] and r["stats"] is None
+                   for r in blas if r["case"]["dtype"] != "f32"),
+           "cpu openblas (sgemm) runs the f32 case and passes its check, skips the f16 cases with a reason: "
+           + ", ".join(sorted({f"{r['case']['dtype']}:{r['status']}" for r in blas})))
+    expect({r["implementation"] for r in recs if r["api"] == "cpu"} == {"attnvk", "openblas"}
+           and all(r["implementation"] != "reference" and r["vendor_reference"] != "reference" for r in recs),
+           "the cpu API's records are 'attnvk' and 'openblas'; no record says 'reference'")
     ok = [r for r in recs if r["status"] == "ok"]
     expect(all(r["tflops"] > 0 and r["stats"]["median_ms"] > 0 and len(r["samples_ms"]) >= 3 for r in ok),
            "ok records carry samples, stats and TFLOP/s")
@@ -142,37 +155,54 @@ def test_wrong_kernel():
     expect(rc == 1, f"a deliberately wrong kernel exits 1 (got {rc})")
     doc = load(out)
     valid(doc, "wrong-kernel JSON")
-    r = doc["records"][0]
-    expect(r["status"] == "fail" and not r["check"]["passed"] and r["check"]["rel_l2"] > r["check"]["tolerance"],
+    # the cpu API's own kernel (attnvk flash-f32); its OpenBLAS baseline skips this f16 case
+    r = next((r for r in doc["records"] if r["implementation"] == "attnvk"), None)
+    expect(r is not None and r["status"] == "fail" and not r["check"]["passed"]
+           and r["check"]["rel_l2"] > r["check"]["tolerance"],
            "the wrong kernel is caught as fail by the check")
-    expect(r["tflops"] is None and "wrong result" in r["reason"], "a failed record's time is not a result")
+    expect(r is not None and r["tflops"] is None and "wrong result" in r["reason"],
+           "a failed record's time is not a result")
+    expect(all(r["status"] != "fail" for r in doc["records"] if r["implementation"] != "attnvk"),
+           "the wrong kernel fails attnvk's record only: "
+           + ", ".join(f"{r['implementation']}:{r['status']}" for r in doc["records"]))
     expect(doc["settings"]["test_wrong_kernel"] is True, "the results file says the wrong kernel was on")
-    # every compiled-in API's kernel honours the flag; vendor baselines run normally
+    # every compiled-in API's kernel honours the flag (the cpu API's flash-f32 too); vendor baselines
+    # (OpenBLAS on the cpu API) run normally
     out = os.path.join(WORK, "wrong_all.json")
     rc, _, _ = run("bench", "--api", "all", "--seq", "96", "--heads", "2", "--head-dim", "32", "--dtype", "f32",
                    "--iters", "2", "--warmup", "0", "--test-wrong-kernel", "-o", "json", "--out", out)
     recs = load(out)["records"]
-    ours = [r for r in recs if r["implementation"] in ("attnvk", "reference") and r["status"] != "skipped"]
-    vendor = [r for r in recs if r["implementation"] not in ("attnvk", "reference")]
+    ours = [r for r in recs if r["implementation"] == "attnvk" and r["status"] != "skipped"]
+    vendor = [r for r in recs if r["implementation"] != "attnvk"]
+    status = {(r["api"], r["implementation"]): r["status"] for r in recs}
     expect(rc == 1 and ours and all(r["status"] == "fail" for r in ours)
-           and all(r["status"] != "fail" for r in vendor),
+           and all(r["status"] != "fail" for r in vendor)
+           and status.get(("cpu", "attnvk")) == "fail" and status.get(("cpu", "openblas")) == "ok",
            "wrong kernel caught on every API: " + ", ".join(f"{r['api']}:{r['implementation']}:{r['status']}"
                                                             for r in recs))
+    # check: every line of attnvk's kernel fails; the OpenBLAS baseline ignores the flag and passes
     rc, stdout, _ = run("check", "--api", "cpu", "--dtype", "f32", "--test-wrong-kernel")
-    last = stdout.strip().splitlines()[-1]
-    expect(rc == 1 and re.fullmatch(r"0 passed, [1-9]\d* failed, 0 skipped", last) is not None,
-           f"check catches the wrong kernel: '{last}', exit {rc}")
+    lines = stdout.strip().splitlines()
+    last = lines[-1]
+    case_lines = [line.split() for line in lines if re.match(r"(ok|FAIL|skip) +cpu:0 ", line)]
+    ours = [f[0] for f in case_lines if f[2] == "attnvk"]
+    blas = [f[0] for f in case_lines if f[2] == "openblas"]
+    expect(rc == 1 and ours and all(t == "FAIL" for t in ours) and blas and all(t == "ok" for t in blas)
+           and len(ours) + len(blas) == len(case_lines)
+           and last == f"{len(blas)} passed, {len(ours)} failed, 0 skipped",
+           f"check catches the wrong kernel: attnvk {len(ours)} lines {sorted(set(ours))}, openblas {len(blas)} "
+           f"lines {sorted(set(blas))}: '{last}', exit {rc}")
 
 
 def test_skipped_and_unavailable():
     out = os.path.join(WORK, "skip.json")
     rc, _, _ = run("bench", "--api", "cpu", "--seq", "2k", "--heads", "4", "--head-dim", "64",
-                   "--max-memory", "1M", "--impl", "reference,cudnn", "-o", "json", "--out", out)
+                   "--max-memory", "1M", "--impl", "attnvk,cudnn", "-o", "json", "--out", out)
     expect(rc == 0, f"skipped/unavailable cases alone exit 0 (got {rc})")
     doc = load(out)
     valid(doc, "skipped/unavailable JSON")
     by_impl = {r["implementation"]: r for r in doc["records"]}
-    a, n = by_impl.get("reference"), by_impl.get("cudnn")
+    a, n = by_impl.get("attnvk"), by_impl.get("cudnn")
     expect(a is not None and a["status"] == "skipped" and "memory" in a["reason"] and a["stats"] is None,
            f"a case too large for the device memory is skipped: {a and a['reason']}")
     expect(n is not None and n["status"] == "unavailable" and "cudnn" in n["reason"],
@@ -211,24 +241,30 @@ def test_too_large_skips_at_once():
 
 def test_variance():
     """-r N is a fixed repetition count; p95/p99 are null (JSON) or empty (CSV) below 20 samples."""
-    shape = ["--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "--warmup", "0"]
+    # f32: the cpu API's own kernel (attnvk) and its OpenBLAS baseline both run
+    shape = ["--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "--warmup", "0", "--dtype", "f32"]
     out = os.path.join(WORK, "r5.json")
     rc, _, _ = run("bench", *shape, "-r", "5", "-o", "json", "--out", out)
     doc = load(out)
-    r = doc["records"][0]
-    expect(rc == 0 and len(r["samples_ms"]) == 5 and doc["settings"]["iters"] == 5,
-           f"variance: -r 5 runs exactly 5 repetitions (exit {rc})")
-    expect(r["stats"]["p95_ms"] is None and r["stats"]["p99_ms"] is None and r["stats"]["std_ms"] >= 0,
+    recs = doc["records"]
+    expect(rc == 0 and sorted(r["implementation"] for r in recs) == ["attnvk", "openblas"]
+           and all(r["status"] == "ok" and len(r["samples_ms"]) == 5 for r in recs) and doc["settings"]["iters"] == 5,
+           f"variance: -r 5 runs exactly 5 repetitions of attnvk and of openblas (exit {rc})")
+    expect(recs and all(r["stats"]["p95_ms"] is None and r["stats"]["p99_ms"] is None and r["stats"]["std_ms"] >= 0
+                        for r in recs),
            "variance: p95/p99 are null from 5 samples, std is a number")
     valid(doc, "variance -r 5 JSON")
     rc, _, _ = run("bench", *shape, "-r", "25", "-o", "json", "--out", out)
-    st = load(out)["records"][0]["stats"]
-    expect(rc == 0 and st["p95_ms"] >= st["median_ms"] and st["p99_ms"] >= st["p95_ms"],
+    sts = [r["stats"] for r in load(out)["records"]]
+    expect(rc == 0 and len(sts) == 2
+           and all(st["p95_ms"] >= st["median_ms"] and st["p99_ms"] >= st["p95_ms"] for st in sts),
            "variance: p95/p99 are numbers from 25 samples")
     rc, stdout, _ = run("bench", *shape, "-r", "5", "-o", "csv")
-    row = next(csv.DictReader(io.StringIO(stdout)))
-    expect(rc == 0 and row["samples"] == "5" and row["p95_ms"] == "" and row["p99_ms"] == ""
-           and float(row["std_ms"]) >= 0, "variance: CSV leaves p95/p99 empty from 5 samples")
+    rows = list(csv.DictReader(io.StringIO(stdout)))
+    expect(rc == 0 and len(rows) == 2
+           and all(row["samples"] == "5" and row["p95_ms"] == "" and row["p99_ms"] == ""
+                   and float(row["std_ms"]) >= 0 for row in rows),
+           "variance: CSV leaves p95/p99 empty from 5 samples")
     rc, _, stderr = run("bench", *shape, "-r", "3", "--min-time", "1")
     expect(rc == 2 and "-r" in stderr, f"variance: -r with --min-time is refused: {stderr.strip()}")
 
@@ -252,27 +288,37 @@ def test_exit_codes():
     expect(rc == 0, f"a passing run exits 0 (got {rc})")
     rc, stdout, _ = run("check", "--api", "cpu", "--dtype", "f16")
     last = stdout.strip().splitlines()[-1]
-    expect(rc == 0 and re.fullmatch(r"[1-9]\d* passed, 0 failed, \d+ skipped", last) is not None,
+    # attnvk's kernel passes every case; the OpenBLAS baseline (f32 only) skips them, saying why
+    case_lines = [line for line in stdout.splitlines() if re.match(r"(ok|FAIL|skip) +cpu:0 ", line)]
+    expect(rc == 0 and re.fullmatch(r"[1-9]\d* passed, 0 failed, \d+ skipped", last) is not None
+           and all(line.startswith("ok ") for line in case_lines if line.split()[2] == "attnvk")
+           and all(line.startswith("skip ") and "f32 only" in line for line in case_lines
+                   if line.split()[2] == "openblas")
+           and {line.split()[2] for line in case_lines} == {"attnvk", "openblas"},
            f"check --api cpu passes: '{last}'")
 
 
 def test_csv_md():
-    two = ["--api", "cpu", "--seq", "64,128", "--heads", "2", "--head-dim", "32", "--iters", "2", "--warmup", "0"]
+    # f32: 2 cases x (attnvk, the OpenBLAS baseline), every record runs
+    two = ["--api", "cpu", "--seq", "64,128", "--heads", "2", "--head-dim", "32", "--iters", "2", "--warmup", "0",
+           "--dtype", "f32"]
     rc, stdout, _ = run("bench", *two, "-o", "csv")
     rows = list(csv.DictReader(io.StringIO(stdout)))
-    expect(rc == 0 and len(rows) == 2 and all(r["status"] == "ok" for r in rows), "CSV: one row per record")
+    expect(rc == 0 and len(rows) == 4 and all(r["status"] == "ok" for r in rows)
+           and sorted((r["implementation"], r["variant"]) for r in rows)
+           == [("attnvk", "flash-f32")] * 2 + [("openblas", "sgemm")] * 2, "CSV: one row per record")
     numeric = ["median_ms", "tflops", "rel_l2", "seq_q", "tolerance"]
-    expect(all(float(r[k]) >= 0 for r in rows for k in numeric), "CSV: numeric columns parse")
+    expect(rows and all(float(r[k]) >= 0 for r in rows for k in numeric), "CSV: numeric columns parse")
     expect({r["case"] for r in rows} == {"custom-d32-n64-b1-h2", "custom-d32-n128-b1-h2"}, "CSV: case names")
     rc, stdout, _ = run("bench", *two, "-o", "md")
     lines = [line for line in stdout.splitlines() if line.startswith("|")]
     cells = [len(re.split(r"(?<!\\)\|", line)) for line in lines]
-    expect(rc == 0 and len(lines) == 4 and all(l.startswith("|") and l.endswith("|") for l in lines)
+    expect(rc == 0 and len(lines) == 6 and all(l.startswith("|") and l.endswith("|") for l in lines)
            and len(set(cells)) == 1 and re.fullmatch(r"\|(-+:?\|)+", lines[1].replace("---:", "---")) is not None,
-           "Markdown: header, separator and 2 rows with equal cell counts")
+           "Markdown: header, separator and 4 rows with equal cell counts")
     expect(all(re.search(r"\| [\d.]+ ± [\d.]+ \|", line) for line in lines[2:]), "Markdown: median ± std")
     rc, stdout, _ = run("bench", "--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "-r", "2",
-                        "--warmup", "0", "--max-memory", "1K", "--impl", "reference,cudnn", "-o", "md")
+                        "--warmup", "0", "--max-memory", "1K", "--impl", "attnvk,cudnn", "-o", "md")
     notes = re.findall(r"^\[\^(\d+)\]: (.+)$", stdout, re.M)
     rows = [line for line in stdout.splitlines() if line.startswith("| ") and "[^" in line]
     expect(rc == 0 and len(rows) == 2 and len(notes) == 2 and widest("\n".join(rows)) <= 120
@@ -283,7 +329,9 @@ def test_csv_md():
 
 def test_format_everywhere():
     """-o is the format of stdout and of --out alike; jsonl is one record per line."""
-    two = ["--api", "cpu", "--seq", "64,96", "--heads", "2", "--head-dim", "32", "-r", "2", "--warmup", "0"]
+    # f32: 2 cases x (attnvk, the OpenBLAS baseline), every record runs
+    two = ["--api", "cpu", "--seq", "64,96", "--heads", "2", "--head-dim", "32", "-r", "2", "--warmup", "0",
+           "--dtype", "f32"]
     for fmt in ["table", "md", "csv", "jsonl", "json"]:
         out = os.path.join(WORK, f"everywhere.{fmt}")
         rc, stdout, _ = run("bench", *two, "-o", fmt, "--out", out)
@@ -293,25 +341,29 @@ def test_format_everywhere():
     lines = text.splitlines()
     rc, stdout, _ = run("bench", *two, "-o", "jsonl")
     recs = [json.loads(line) for line in stdout.splitlines()]
-    expect(rc == 0 and len(recs) == 2 and all(r["implementation"] == "reference" and r["stats"] for r in recs)
-           and [r["case"]["name"] for r in recs] == ["custom-d32-n64-b1-h2", "custom-d32-n96-b1-h2"],
+    expect(rc == 0 and len(recs) == 4 and all(r["stats"] for r in recs)
+           and [r["case"]["name"] for r in recs] == ["custom-d32-n64-b1-h2"] * 2 + ["custom-d32-n96-b1-h2"] * 2
+           and all(sorted(r["implementation"] for r in recs[i:i + 2]) == ["attnvk", "openblas"] for i in (0, 2)),
            "format_everywhere: jsonl holds one JSON record per line")
-    expect(len(lines) > 10 and json.loads(text)["records"][0]["implementation"] == "reference",
+    doc = json.loads(text)
+    expect(len(lines) > 10 and len(doc["records"]) == 4
+           and sorted(r["implementation"] for r in doc["records"]) == ["attnvk", "attnvk", "openblas", "openblas"],
            "format_everywhere: json is one document")
     rc, stdout, stderr = run("bench", *two, "-o", "csv", "--out", os.path.join(WORK, "x.csv"))
     expect(rc == 0 and stdout.startswith("implementation,"), "format_everywhere: -o csv --out prints CSV, not a table")
 
 
-def first_row_before_exit(fmt, row_start):
-    """Starts a run of 2 records (25 fixed repetitions each, about 0.5 s and 1 s: a slower machine only
-    makes them longer), reads stdout until the first record's row; returns (the process was still
-    running then, the row)."""
+def first_row_before_exit(fmt, row_pattern):
+    """Starts a run of 2 timed records of the cpu API's slow float64 variant (reference-f64, 25 fixed
+    repetitions each, about 0.3 s and 0.5 s: a slower machine only makes them longer; the OpenBLAS
+    baseline's f16 records are skipped at once), reads stdout until the first timed record's row;
+    returns (the process was still running then, the row)."""
     p = subprocess.Popen([ATTNVK, "bench", "--api", "cpu", "--seq", "384,512", "--heads", "2", "--head-dim", "32",
-                          "-r", "25", "--warmup", "0", "-o", fmt], stdout=subprocess.PIPE,
+                          "--variant", "reference-f64", "-r", "25", "--warmup", "0", "-o", fmt], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=no_columns_env())
     row, running = None, False
     for line in p.stdout:
-        if line.startswith(row_start):
+        if re.match(row_pattern, line):
             row, running = line, p.poll() is None
             break
     rest, stderr = p.communicate(timeout=60)
@@ -320,8 +372,9 @@ def first_row_before_exit(fmt, row_start):
 
 def test_rows_as_they_finish():
     """Without a terminal, every streaming format prints each row when its record finishes."""
-    for fmt, start in [("table", "reference "), ("md", "| reference |"), ("csv", "reference,"), ("jsonl", "{")]:
-        ok, row = first_row_before_exit(fmt, start)
+    for fmt, pattern in [("table", r"attnvk +cpu:0 "), ("md", r"\| attnvk \| cpu:0 \|"), ("csv", "attnvk,"),
+                         ("jsonl", r'\{"implementation":"attnvk"')]:
+        ok, row = first_row_before_exit(fmt, pattern)
         expect(ok, f"rows_as_they_finish: -o {fmt}: the first row is out while the run goes on: {row and row[:60]!r}")
 
 
@@ -367,26 +420,50 @@ def test_devices_layout():
                f"devices in {widest(text)} columns (<= {limit}), every field whole (missing: {missing[:2]})")
 
 
-def test_reference_and_units():
-    """The cpu API's row says 'reference' in every format; slow devices read in GFLOP/s, not 0.00x TFLOP/s."""
-    one = ["--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "-r", "3", "--warmup", "0"]
+def test_cpu_labels_and_units():
+    """The cpu API's rows say 'attnvk' (its flash-f32 kernel) and 'openblas' (the vendor baseline, sgemm) in
+    every format, 'reference' nowhere; slow devices read in GFLOP/s, not 0.00x TFLOP/s."""
+    one = ["--api", "cpu", "--seq", "64", "--heads", "2", "--head-dim", "32", "-r", "3", "--warmup", "0",
+           "--dtype", "f32"]
     rc, table, _ = run_plain("bench", *one)
-    row = next((line for line in table.splitlines() if re.match(r"(reference|attnvk) +\w+:\d", line)), "")
-    m = re.search(r" ([\d.]+) ([kMGT])FLOP/s ", row)
-    expect(rc == 0 and row.startswith("reference ") and " cpu:0 " in row and m is not None and float(m.group(1)) >= 1
-           and m.group(2) != "T", f"reference_and_units: table row {row.strip()!r}")
-    expect(re.search(r" [\d.]+ \xb1 [\d.]+ ", row) is not None, "reference_and_units: the table shows median \xb1 std")
-    for fmt, pattern in [("md", r"^\| reference \| cpu:0 \|"), ("csv", r"^reference,"), ("jsonl", r'^\{"implementation":"reference"')]:
-        rc, text, _ = run_plain("bench", *one, "-o", fmt)
-        expect(rc == 0 and re.search(pattern, text, re.M) is not None and "attnvk," not in text
-               and "| attnvk |" not in text, f"reference_and_units: -o {fmt} labels the cpu row 'reference'")
+    rows = {m.group(1): line for line in table.splitlines() for m in [re.match(r"(\w+) +cpu:\d", line)] if m}
+    for impl in ("attnvk", "openblas"):
+        row = rows.get(impl, "")
+        m = re.search(r" ([\d.]+) ([kMGT])FLOP/s ", row)
+        expect(rc == 0 and " cpu:0 " in row and m is not None and float(m.group(1)) >= 1 and m.group(2) != "T"
+               and re.search(r" ok [\d.e-]+$", row) is not None,
+               f"cpu_labels_and_units: table row {row.strip()!r}")
+        expect(re.search(r" [\d.]+ \xb1 [\d.]+ ", row) is not None,
+               f"cpu_labels_and_units: the {impl} row shows median \xb1 std")
+    expect(sorted(rows) == ["attnvk", "openblas"], f"cpu_labels_and_units: the table's rows are {sorted(rows)}")
+    rc, text, _ = run_plain("bench", *one, "-o", "md")
+    md_rows = [line for line in text.splitlines() if line.startswith("| ") and " cpu:0 " in line]
+    expect(rc == 0 and len(md_rows) == 2 and any(line.startswith("| attnvk | cpu:0 |") for line in md_rows)
+           and any(line.startswith("| openblas | cpu:0 |") for line in md_rows)
+           and not any(re.search(r"\breference\b", line) for line in md_rows),
+           "cpu_labels_and_units: -o md labels the cpu rows 'attnvk' and 'openblas'")
+    rc, text, _ = run_plain("bench", *one, "-o", "csv")
+    csv_rows = list(csv.DictReader(io.StringIO(text)))
+    expect(rc == 0 and sorted((r["implementation"], r["variant"], r["fused"]) for r in csv_rows)
+           == [("attnvk", "flash-f32", "1"), ("openblas", "sgemm", "0")]
+           and not any(v == "reference" for r in csv_rows for v in r.values()),
+           "cpu_labels_and_units: -o csv labels the cpu rows 'attnvk' (flash-f32) and 'openblas' (sgemm)")
+    rc, text, _ = run_plain("bench", *one, "-o", "jsonl")
+    recs = [json.loads(line) for line in text.splitlines()]
+    expect(rc == 0 and re.search(r'^\{"implementation":"attnvk"', text, re.M) is not None
+           and re.search(r'^\{"implementation":"openblas"', text, re.M) is not None
+           and sorted((r["implementation"], r["variant"]) for r in recs) == [("attnvk", "flash-f32"),
+                                                                             ("openblas", "sgemm")]
+           and all(r["vendor_reference"] == "openblas" for r in recs),
+           "cpu_labels_and_units: -o jsonl labels the cpu records 'attnvk' and 'openblas', compared with openblas")
 
 
 def test_decode_bandwidth():
     """Decode (Nq <= 16) records carry the device's measured read bandwidth and the fraction of it
-    reached; the table shows "GB/s x%" there; with measuring off and nothing cached, both are null."""
+    reached; the table shows "GB/s x%" there; with measuring off and nothing cached, both are null.
+    f32: attnvk's records and the OpenBLAS baseline's alike."""
     case = ["--api", "cpu", "--seq", "1,64", "--seq-kv", "512", "--heads", "2", "--head-dim", "32", "-r", "3",
-            "--warmup", "0"]
+            "--warmup", "0", "--dtype", "f32"]
     out = os.path.join(WORK, "decode.json")
     env = {"ATTNVK_CACHE_DIR": os.path.join(WORK, "bandwidth-cache")}
     rc, table, _ = run("bench", *case, "--out", out, "-o", "json", env=env)
@@ -394,28 +471,38 @@ def test_decode_bandwidth():
     valid(doc, "decode bandwidth JSON")
     dec = [r for r in doc["records"] if r["case"]["seq_q"] == 1]
     pre = [r for r in doc["records"] if r["case"]["seq_q"] == 64]
-    expect(rc == 0 and dec and all(r["read_bandwidth_gbps"] > 0 and r["bandwidth_fraction"] > 0 for r in dec)
+    expect(rc == 0 and sorted(r["implementation"] for r in dec) == ["attnvk", "openblas"]
+           and all(r["status"] == "ok" for r in dec)
+           and all(r["read_bandwidth_gbps"] > 0 and r["bandwidth_fraction"] > 0 for r in dec)
            and all(abs(r["bandwidth_fraction"] * r["read_bandwidth_gbps"] - r["gbytes_per_s"]) < 1e-6 * r["gbytes_per_s"]
                    for r in dec),
-           "decode records carry read_bandwidth_gbps and bandwidth_fraction = gbytes_per_s / it")
-    expect(pre and all("read_bandwidth_gbps" not in r and "bandwidth_fraction" not in r for r in pre),
+           "decode records carry read_bandwidth_gbps and bandwidth_fraction = gbytes_per_s / it: "
+           + ", ".join(f"{r['implementation']} {r['bandwidth_fraction']}" for r in dec))
+    expect(len(pre) == 2 and all("read_bandwidth_gbps" not in r and "bandwidth_fraction" not in r for r in pre),
            "prefill records carry no bandwidth fields")
     rc, text, _ = run("bench", *case, "-o", "csv", env=env)
     rows = list(csv.DictReader(io.StringIO(text)))
-    expect(rc == 0 and len(rows) == 2 and float(rows[0]["read_bandwidth_gbps"]) > 0
-           and float(rows[0]["bandwidth_fraction"]) > 0 and rows[1]["read_bandwidth_gbps"] == ""
+    dec_rows = [r for r in rows if r["seq_q"] == "1"]
+    pre_rows = [r for r in rows if r["seq_q"] == "64"]
+    expect(rc == 0 and len(rows) == 4 and len(dec_rows) == 2 and len(pre_rows) == 2
+           and all(float(r["read_bandwidth_gbps"]) > 0 and float(r["bandwidth_fraction"]) > 0 for r in dec_rows)
+           and all(r["read_bandwidth_gbps"] == "" and r["bandwidth_fraction"] == "" for r in pre_rows)
            and all(r["kv_format"] == "dtype" and r["page_size"] == "0" for r in rows),
-           "CSV: kv_format, page_size, and the bandwidth columns on the decode row only")
+           "CSV: kv_format, page_size, and the bandwidth columns on the decode rows only")
     rc, table, _ = run("bench", *case, env=env)
-    rows = [line for line in table.splitlines() if line.startswith("reference ")]
-    expect(len(rows) == 2 and re.search(r" [\d.]+ GB/s \d+% ", rows[0]) and "FLOP/s" in rows[1],
-           f"the table rates decode in GB/s with the % of measured: {rows[:1]!r}")
+    rows = [line for line in table.splitlines() if re.match(r"(attnvk|openblas) +cpu:0 ", line)]
+    dec_rows = [line for line in rows if "-nq1-" in line]
+    pre_rows = [line for line in rows if "-nq64-" in line]
+    expect(len(rows) == 4 and len(dec_rows) == 2 and all(re.search(r" [\d.]+ GB/s \d+% ", line) for line in dec_rows)
+           and len(pre_rows) == 2 and all("FLOP/s" in line for line in pre_rows),
+           f"the table rates decode in GB/s with the % of measured: {dec_rows[:1]!r}")
     env = {"ATTNVK_CACHE_DIR": os.path.join(WORK, "bandwidth-cache-empty"), "ATTNVK_MEASURE_BANDWIDTH": "0"}
     rc, _, _ = run("bench", *case, "--out", out, "-o", "json", env=env)
     doc = load(out)
     valid(doc, "decode bandwidth JSON, measuring off")
     dec = [r for r in doc["records"] if r["case"]["seq_q"] == 1]
-    expect(rc == 0 and dec and all(r["read_bandwidth_gbps"] is None and r["bandwidth_fraction"] is None for r in dec),
+    expect(rc == 0 and len(dec) == 2 and all(r["status"] == "ok" for r in dec)
+           and all(r["read_bandwidth_gbps"] is None and r["bandwidth_fraction"] is None for r in dec),
            "ATTNVK_MEASURE_BANDWIDTH=0 with an empty cache: the bandwidth fields are null")
 
 
@@ -434,11 +521,15 @@ def test_launches():
            and doc["settings"]["launches"] == 3,
            "--launches 3: " + ", ".join(f"{r['api']}:{r['implementation']}:{r['status']}:{r.get('launches')}"
                                         for r in doc["records"]))
-    rc, _, _ = run("bench", *TINY, "-o", "json", "--out", out)
+    # f32: attnvk's kernel and the OpenBLAS baseline both run
+    rc, _, _ = run("bench", *TINY, "--dtype", "f32", "-o", "json", "--out", out)
     doc = load(out)
     expect(rc == 0 and doc["settings"]["launches"] == "auto"
-           and all(r["launches"] == 1 and r["input_sets"] > 1 for r in doc["records"]),
-           "--launches auto: one launch per sample where input sets rotate")
+           and sorted(r["implementation"] for r in doc["records"]) == ["attnvk", "openblas"]
+           and all(r["status"] == "ok" and r["launches"] == 1 and r["input_sets"] > 1 for r in doc["records"]),
+           "--launches auto: one launch per sample where input sets rotate: "
+           + ", ".join(f"{r['implementation']}:{r['status']}:{r.get('launches')}:{r.get('input_sets')}"
+                       for r in doc["records"]))
 
 
 def test_interrupt():
@@ -477,7 +568,7 @@ def test_interrupt():
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=no_columns_env())
     first = ""
     for line in p.stdout:
-        if line.startswith("reference "):
+        if re.match(r"attnvk +cpu:0 ", line):  # the first timed row (the OpenBLAS baseline skips the f16 cases)
             first = line
             break
     p.send_signal(signal.SIGINT)
@@ -553,11 +644,13 @@ def run_on_terminal(args, cols=80, timeout=60):
 def test_progress():
     """On a terminal: a progress line that advances within a record, fits 80 columns and leaves
     no debris; its ETA leaves out records skipped up front."""
-    # Nq 8192 and 4096 are skipped at once (--max-memory), then 512 runs 12 repetitions (about 2 s);
+    # 3 cases x (OpenBLAS, attnvk): Nq 8192 and 4096 are skipped at once (--max-memory), and so is
+    # OpenBLAS on Nq 512 (f16), then attnvk's slow float64 variant (reference-f64: the flash-f32
+    # kernel takes milliseconds) runs 512 for 12 repetitions (about 2 s);
     # the long case names make a progress line wider than 80 columns unless it is cut
     rc, shown = run_on_terminal(["bench", "--api", "cpu", "--seq", "8192,4096,512", "--seq-kv", "4096", "--heads", "2",
                                  "--kv-heads", "1", "--head-dim", "32", "--causal", "-r", "12", "--warmup", "0",
-                                 "--max-memory", "1M"])
+                                 "--max-memory", "1M", "--variant", "reference-f64"])
     segments = [s.replace("\x1b[K", "") for s in re.split(r"\r\n|\r|\n", shown)]
     bars = [s for s in segments if s.startswith("[") and " ETA " in s]
     timing = {m.group(1) for s in bars for m in [re.search(r"timing (\d+/\d+)", s)] if m}
@@ -566,16 +659,19 @@ def test_progress():
     expect(len(timing) >= 5, f"progress: advances within the record ({len(timing)} distinct 'timing k/n')")
     etas = []
     for s in bars:
-        m = re.search(r"\] 2/3 ETA (\d+)s", s)
+        m = re.search(r"\] 5/6 ETA (\d+)s", s)
         if m:
             etas.append(int(m.group(1)))
     expect(etas and max(etas) >= 1,
-           f"progress: the ETA of the one record that runs is not shrunk by the two skipped ones: {sorted(set(etas))}")
+           f"progress: the ETA of the one record that runs is not shrunk by the five skipped ones: {sorted(set(etas))}")
     screen = Screen(80)
     screen.feed(shown)
     debris = [line for line in screen.final() if " ETA " in line]
     expect(not debris, f"progress: no progress debris left on an 80-column screen: {debris[:1]}")
-    expect(any(line.startswith("  reference cpu:0") for line in screen.final()),
+    final = screen.final()
+    expect(sum(line.startswith("  openblas  cpu:0     skipped") for line in final) == 3
+           and sum(line.startswith("  attnvk    cpu:0") for line in final) == 3
+           and any(re.match(r"  attnvk    cpu:0 .* ok ", line) for line in final),
            "progress: the rows are on the screen (compact table at 80 columns)")
 
 def test_interrupted():
@@ -604,7 +700,7 @@ def test_interrupted():
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
              test_variance, test_exit_codes, test_csv_md, test_format_everywhere, test_rows_as_they_finish,
-             test_table_widths, test_devices_layout, test_reference_and_units, test_decode_bandwidth, test_launches, test_interrupt, test_progress, test_interrupted]:
+             test_table_widths, test_devices_layout, test_cpu_labels_and_units, test_decode_bandwidth, test_launches, test_interrupt, test_progress, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run

@@ -114,11 +114,11 @@ expect_usage "devices bad option" "unknown option" devices --xml
 expect_usage "seq-overflow-suffix" "got '18014398509481985k'" bench --seq 18014398509481985k
 expect_usage "split-kv-overflow-suffix" "--split-kv wants 1..4096" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --split-kv 18014398509481985k
 expect_usage "tensor-too-large" "tensor too large" bench --batch 1m --heads 1m --seq 16m --head-dim 1024
-expect_usage "check-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn, cublas, clblast, rocblas, reference)" check --impl bogus
+expect_usage "check-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn, cublas, clblast, rocblas, openblas)" check --impl bogus
 expect_usage "bench-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn" bench --impl attnvk,bogus
 expect_usage "run-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --impl bogus
-expect_usage "bench-variant-typo" "unknown variant 'bogus' (cpu: reference-f64" bench --variant bogus
-expect_usage "run-variant-of-another-api" "unknown variant 'wgmma' (cpu: reference-f64)" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --variant wgmma
+expect_usage "bench-variant-typo" "unknown variant 'bogus' (cpu: flash-f32, reference-f64" bench --variant bogus
+expect_usage "run-variant-of-another-api" "unknown variant 'wgmma' (cpu: flash-f32, reference-f64)" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --variant wgmma
 expect_usage "check-device-typo" "'no-such-gpu' matches no device" check --api cpu --device no-such-gpu
 expect_usage "bench-device-typo" "0=cpu:0" bench --api cpu --device cpu,no-such-gpu --seq 64 --heads 1 --head-dim 32 --iters 1
 expect_usage "run-device-typo" "'cpu:5' matches no device" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --device 5

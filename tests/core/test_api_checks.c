@@ -75,7 +75,7 @@ static void names_and_specs(void)
                       "unknown implementation 'bogus' (attnvk, cudnn", "unknown implementation");
         o = (attnvk_kernel_options){.variant = "wgmma"};
         expect_status(attnvk_kernel_prepare(dev, &p, &o, &k, NULL), ATTNVK_ERROR_UNSUPPORTED,
-                      "cpu has no variant 'wgmma' (reference-f64)", "another API's variant");
+                      "cpu has no variant 'wgmma' (flash-f32, reference-f64)", "another API's variant");
         o = (attnvk_kernel_options){.tile_br = 1 << 20};
         expect_status(attnvk_kernel_prepare(dev, &p, &o, &k, NULL), ATTNVK_ERROR_INVALID_ARGUMENT, "0..4096",
                       "tile past 4096");

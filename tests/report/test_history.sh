@@ -135,7 +135,7 @@ check "after the kill: 3 runs, 297 records" [ "$(counts "$db")" = "3 297" ]
 
 # `attnvk bench --save --db` stores what the bench measured
 saved=$work/saved.db
-"$ATTNVK" bench --api cpu --seq 64 --heads 2 --head-dim 32 --min-time 0.01 --save --db "$saved" >"$work/out" 2>"$work/err"
+"$ATTNVK" bench --api cpu --impl attnvk --seq 64 --heads 2 --head-dim 32 --min-time 0.01 --save --db "$saved" >"$work/out" 2>"$work/err"
 rc=$?
 check "bench --save: exit 0" [ "$rc" = 0 ]
 check "bench --save: says where" grep -q "saved as run #1 in $saved" "$work/err"
@@ -164,7 +164,7 @@ else
     mkdir -p "$nob"
     unprivileged_attnvk() { "$ATTNVK" "$@"; }
 fi
-tiny_bench=(bench --api cpu --seq 64 --heads 2 --head-dim 32 --min-time 0.01)
+tiny_bench=(bench --api cpu --impl attnvk --seq 64 --heads 2 --head-dim 32 --min-time 0.01)
 save_as_nobody() {
     ATTNVK_CACHE_DIR=off unprivileged_attnvk "${tiny_bench[@]}" --save --db "$1" >"$work/out" 2>"$work/err"
     rc=$?

@@ -1,0 +1,355 @@
+/* attnvk's CPU flash attention: FlashAttention-2's forward pass on the host.
+ *
+ * A work item is (b, kv head g, a block of queries): its rows are the
+ * block's queries times the G = H / H_kv query heads sharing g, query-major
+ * (the kernel contract's GQA packing), so each K/V tile is decoded once for
+ * all of them. Per key tile of AVK_CPU_TILE_BC keys: K is decoded (any kv
+ * format, paged or contiguous) and transposed to Kt [D][BC], V to Vt
+ * [BC][Dv padded]; then per 4 rows S = Q Kt (cpu_simd's gemm4), the score
+ * modifications, the row's visible range, the online softmax in base 2 and
+ * O += P Vt. Items are taken from a shared counter by avk_cpu_threads()
+ * threads, the heaviest (last query blocks, for causal rows) first. */
+#include "cpu/cpu_flash.h"
+#include "cpu/cpu_simd.h"
+#include "core/error.h"
+#include "core/kv_cache.h"
+#include "core/layout.h"
+#include "core/parallel.h"
+#include "core/reference.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453
+
+const char *avk_cpu_flash_isa(void) { return avk_cpu_simd_get()->isa; }
+
+/* ---- host conversions that vectorise (numeric.c's are exact but branchy) ---- */
+
+static inline float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* IEEE half to float, exact for every input (Inf, NaN, subnormals), no branches */
+static inline float half_to_float(uint16_t h)
+{
+    const uint32_t w = (uint32_t)h << 16, sign = w & 0x80000000u, two_w = w + w;
+    const float normalized = bits_f32((two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+    const float denormalized = bits_f32((two_w >> 17) | (126u << 23)) - 0.5f;
+    return bits_f32(sign | (two_w < (1u << 27) ? f32_bits(denormalized) : f32_bits(normalized)));
+}
+
+static void unpack_row(attnvk_dtype dt, const void *src, float *restrict dst, int n)
+{
+    if (dt == ATTNVK_F32) {
+        memcpy(dst, src, sizeof(float) * (size_t)n);
+    } else if (dt == ATTNVK_F16) {
+        const uint16_t *restrict h = src;
+        for (int i = 0; i < n; ++i) dst[i] = half_to_float(h[i]);
+    } else {
+        const uint16_t *restrict h = src;
+        for (int i = 0; i < n; ++i) dst[i] = bits_f32((uint32_t)h[i] << 16);
+    }
+}
+
+/* ---- the plan of one run ---- */
+
+typedef struct flash_ctx {
+    const avk_cpu_job *job;
+    const attnvk_problem *p;
+    const avk_cpu_simd *simd;
+    int D, Dv, Dvp, G, QB, nqb, rmax; /* rmax: rows of the largest item, a multiple of 4 */
+    size_t items, q_es, o_es, mask_es, k_rb, v_rb;
+    float qscale;
+    int mods;     /* softcap, ALiBi or a mask: scores leave the gemm in natural units */
+    int k_f32;    /* K rows are f32 values: transposed straight from the cache */
+    int v_direct; /* V rows are contiguous f32 of a multiple of nc: P V reads them in place */
+    size_t ldv;   /* with v_direct: floats between V rows */
+    _Atomic size_t next;
+    _Atomic int out_of_memory;
+} flash_ctx;
+
+typedef struct row_info {
+    int h, i, lo, hi;
+    long long pos;
+    float slope, m, l;
+    size_t mask_off; /* element offset of the row's mask (mask_dtype) */
+} row_info;
+
+typedef struct scratch {
+    float *q;   /* [rmax][D], scaled */
+    float *kt;  /* [D][KT_LD] */
+    float *vt;  /* [BC][Dvp] */
+    float *s;   /* [4][BC] */
+    float *o;   /* [rmax][Dvp] */
+    float *tmp; /* max(D, Dv) */
+    row_info *rows;
+} scratch;
+
+static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+/* Kt's row pitch: 16 floats past the tile, so its D rows do not share a few L1 sets (512-byte strides do) */
+enum { KT_LD = AVK_CPU_TILE_BC + 16 };
+
+/* Index of the K/V row holding key j of (b, g): contiguous in the layout, or
+ * through the block table with the page clamped (kernel contract's avk_kv_row;
+ * the same rule as kv_cache.c's gather). */
+static size_t kv_row(const attnvk_problem *p, const int32_t *table, int b, int g, int j)
+{
+    if (p->page_size == 0) return avk_kv_offset(p, b, g, j) / (size_t)p->head_dim;
+    int32_t page = table[(size_t)b * p->max_pages + j / p->page_size];
+    page = page < 0 ? 0 : (page >= p->num_pages ? p->num_pages - 1 : page);
+    return ((size_t)page * p->page_size + (size_t)(j % p->page_size)) * p->kv_heads + g;
+}
+
+/* n values of a K (which 0) or V (1) row as f32, decoded from the kv format */
+static void kv_decode_row(const flash_ctx *c, const void *base, size_t row, size_t rb, int n, int which, int g,
+                          float *dst)
+{
+    const attnvk_problem *p = c->p;
+    const unsigned char *src = (const unsigned char *)base + row * rb;
+    if (p->kv_format == ATTNVK_KV_DTYPE)
+        unpack_row(p->dtype, src, dst, n);
+    else
+        attnvk_kv_decode(p->kv_format, n, src, dst, 1,
+                         p->kv_format == ATTNVK_KV_FP8 ? c->job->kv_scales[which * p->kv_heads + g] : 1.f);
+}
+
+/* keys [t0, t0 + bc) of (b, g): K transposed into kt, V into vt's rows */
+static void load_tile(const flash_ctx *c, scratch *w, int b, int g, int t0, int bc)
+{
+    const int D = c->D;
+    for (int jj = 0; jj < bc; ++jj) {
+        const size_t row = kv_row(c->p, c->job->block_table, b, g, t0 + jj);
+        const float *restrict src = w->tmp;
+        if (c->k_f32)
+            src = (const float *)((const unsigned char *)c->job->k + row * c->k_rb);
+        else
+            kv_decode_row(c, c->job->k, row, c->k_rb, D, 0, g, w->tmp);
+        float *restrict kt = w->kt + jj;
+        for (int d = 0; d < D; ++d) kt[(size_t)d * KT_LD] = src[d];
+        if (!c->v_direct) kv_decode_row(c, c->job->v, row, c->v_rb, c->Dv, 1, g, w->vt + (size_t)jj * c->Dvp);
+    }
+}
+
+/* softcap, ALiBi and the mask on a row's visible scores s[a..e) of the tile at t0, then to base 2 */
+static void score_mods(const flash_ctx *c, const row_info *r, float *restrict s, int a, int e, int t0)
+{
+    const attnvk_problem *p = c->p;
+    if (p->softcap > 0) {
+        const float cap = p->softcap, inv = 1.0f / p->softcap;
+        for (int j = a; j < e; ++j) s[j] = cap * tanhf(s[j] * inv);
+    }
+    if (p->alibi)
+        for (int j = a; j < e; ++j) s[j] += r->slope * (float)((long long)(t0 + j) - r->pos);
+    if (p->mask) {
+        if (p->mask_dtype == ATTNVK_F16) {
+            const uint16_t *m = (const uint16_t *)c->job->mask + r->mask_off + t0;
+            for (int j = a; j < e; ++j) s[j] += half_to_float(m[j]);
+        } else {
+            const float *m = (const float *)c->job->mask + r->mask_off + t0;
+            for (int j = a; j < e; ++j) s[j] += m[j];
+        }
+    }
+    for (int j = a; j < e; ++j) s[j] *= LOG2E;
+}
+
+/* Rows of item: queries [i0, i0 + nq) x the G heads of g; returns the key range [*kl, *kh) any row sees */
+static int setup_rows(const flash_ctx *c, scratch *w, int b, int g, int i0, int nq, int *kl, int *kh)
+{
+    const attnvk_problem *p = c->p;
+    const avk_cpu_job *job = c->job;
+    const int D = c->D, R = nq * c->G, R4 = (int)round_up((size_t)R, AVK_SIMD_ROWS);
+    const int len = job->seq_lens && avk_problem_has_seq_lens(p) ? avk_seq_len(p, job->seq_lens, b) : p->seq_kv;
+    *kl = INT_MAX, *kh = 0;
+    for (int r = 0; r < R4; ++r) {
+        row_info *ri = &w->rows[r];
+        float *q = w->q + (size_t)r * D;
+        memset(ri, 0, sizeof *ri);
+        ri->m = -INFINITY;
+        if (r >= R) { /* padding to the micro-tile: sees nothing */
+            memset(q, 0, sizeof(float) * (size_t)D);
+            continue;
+        }
+        ri->i = i0 + r / c->G;
+        ri->h = g * c->G + r % c->G;
+        avk_visible_range(p, ri->i, len, &ri->lo, &ri->hi);
+        if (job->drop_keys > 0) ri->hi = ri->hi - ri->lo > job->drop_keys ? ri->hi - job->drop_keys : ri->lo;
+        ri->pos = avk_row_position(p, ri->i, len);
+        ri->slope = p->alibi ? job->alibi_slopes[ri->h] : 0.f;
+        if (p->mask) {
+            const size_t mb = p->mask_batch > 1 ? (size_t)b : 0, mh = p->mask_heads > 1 ? (size_t)ri->h : 0;
+            ri->mask_off = ((mb * p->mask_heads + mh) * p->seq_q + ri->i) * (size_t)p->seq_kv;
+        }
+        unpack_row(p->dtype, (const char *)job->q + avk_q_offset(p, b, ri->h, ri->i) * c->q_es, q, D);
+        for (int d = 0; d < D; ++d) q[d] *= c->qscale;
+        if (ri->lo < ri->hi) {
+            if (ri->lo < *kl) *kl = ri->lo;
+            if (ri->hi > *kh) *kh = ri->hi;
+        }
+    }
+    return R4;
+}
+
+/* The online softmax of one row over its scores in the tile: s becomes P (zero outside [a, e)) */
+static void softmax_row(const flash_ctx *c, row_info *ri, float *restrict s, float *restrict o, int t0, int bc,
+                        int width)
+{
+    const int a = (ri->lo > t0 ? ri->lo : t0) - t0, e = (ri->hi < t0 + bc ? ri->hi : t0 + bc) - t0;
+    if (a >= e) {
+        memset(s, 0, sizeof(float) * (size_t)width);
+        return;
+    }
+    if (c->mods) score_mods(c, ri, s, a, e, t0);
+    const float mx = c->simd->max(s + a, e - a), m = mx > ri->m ? mx : ri->m;
+    if (m == -INFINITY) { /* every visible score masked to -inf so far */
+        memset(s, 0, sizeof(float) * (size_t)width);
+        return;
+    }
+    const float alpha = ri->m == -INFINITY ? 0.f : exp2f(ri->m - m);
+    const float sum = c->simd->exp2_sum(s + a, e - a, m);
+    memset(s, 0, sizeof(float) * (size_t)a);
+    if (e < width) memset(s + e, 0, sizeof(float) * (size_t)(width - e));
+    ri->l = ri->l * alpha + sum;
+    ri->m = m;
+    if (alpha != 1.f)
+        for (int d = 0; d < c->Dv; ++d) o[d] *= alpha;
+}
+
+/* The sink, 1 / l, O in the problem's dtype and the row's log-sum-exp */
+static void finish_row(const flash_ctx *c, const row_info *ri, int b, float *restrict o)
+{
+    const attnvk_problem *p = c->p;
+    const avk_cpu_job *job = c->job;
+    float m = ri->m, l = ri->l, alpha = 1.f;
+    if (p->sinks) {
+        const float sink = job->sinks[ri->h] * LOG2E, mf = sink > m ? sink : m;
+        if (mf != -INFINITY) {
+            alpha = m == -INFINITY ? 0.f : exp2f(m - mf);
+            l = l * alpha + exp2f(sink - mf);
+            m = mf;
+        }
+    }
+    const float inv = l > 0 ? alpha / l : 0.f;
+    for (int d = 0; d < c->Dv; ++d) o[d] *= inv;
+    void *dst = (char *)job->o + avk_o_offset(p, b, ri->h, ri->i) * c->o_es;
+    if (p->dtype == ATTNVK_F32)
+        memcpy(dst, o, sizeof(float) * (size_t)c->Dv);
+    else
+        attnvk_pack(p->dtype, o, dst, (size_t)c->Dv);
+    if (job->lse)
+        job->lse[((size_t)b * p->heads + ri->h) * p->seq_q + ri->i] =
+            l > 0 ? (float)(((double)m + log2((double)l)) * LN2) : -INFINITY;
+}
+
+static void run_item(const flash_ctx *c, scratch *w, size_t item)
+{
+    const attnvk_problem *p = c->p;
+    const avk_cpu_simd *simd = c->simd;
+    const int qb = c->nqb - 1 - (int)(item % (size_t)c->nqb); /* last blocks (most keys) first */
+    const int g = (int)(item / (size_t)c->nqb % (size_t)p->kv_heads), b = (int)(item / (size_t)c->nqb / p->kv_heads);
+    const int i0 = c->job->q_begin + qb * c->QB, iend = c->job->q_begin + c->job->q_count;
+    const int nq = i0 + c->QB <= iend ? c->QB : iend - i0;
+    const int D = c->D, Dvp = c->Dvp, nc = simd->nc, BC = AVK_CPU_TILE_BC;
+    int kl, kh;
+    const int R4 = setup_rows(c, w, b, g, i0, nq, &kl, &kh);
+    const float *vt = w->vt;
+    size_t ldv = (size_t)Dvp;
+    memset(w->o, 0, sizeof(float) * (size_t)R4 * Dvp);
+    for (int t0 = kl; t0 < kh; t0 += BC) {
+        const int bc = kh - t0 < BC ? kh - t0 : BC;
+        load_tile(c, w, b, g, t0, bc);
+        if (c->v_direct) vt = (const float *)c->job->v + avk_v_offset(p, b, g, t0), ldv = c->ldv;
+        for (int r0 = 0; r0 < R4; r0 += AVK_SIMD_ROWS) {
+            row_info *ri = &w->rows[r0];
+            int width = 0; /* keys [0, width) of the tile some row of the group sees */
+            for (int r = 0; r < AVK_SIMD_ROWS; ++r) {
+                const int a = ri[r].lo > t0 ? ri[r].lo : t0, e = ri[r].hi < t0 + bc ? ri[r].hi : t0 + bc;
+                if (a < e && e - t0 > width) width = e - t0;
+            }
+            if (!width) continue;
+            for (int c0 = 0; c0 < width; c0 += nc)
+                simd->gemm4(w->q + (size_t)r0 * D, (size_t)D, w->kt + c0, KT_LD, w->s + c0, BC, D, 0);
+            for (int r = 0; r < AVK_SIMD_ROWS; ++r)
+                softmax_row(c, &ri[r], w->s + (size_t)r * BC, w->o + (size_t)(r0 + r) * Dvp, t0, bc, width);
+            for (int d0 = 0; d0 < Dvp; d0 += nc)
+                simd->gemm4(w->s, BC, vt + d0, ldv, w->o + (size_t)r0 * Dvp + d0, (size_t)Dvp, width, 1);
+        }
+    }
+    for (int r = 0; r < nq * c->G; ++r) finish_row(c, &w->rows[r], b, w->o + (size_t)r * Dvp);
+}
+
+static float *alloc_floats(size_t n)
+{
+    return aligned_alloc(64, round_up(n * sizeof(float) + 64, 64)); /* + 64: vector tails never leave it */
+}
+
+static void worker(void *ctx, size_t begin, size_t end)
+{
+    (void)begin, (void)end;
+    flash_ctx *c = ctx;
+    const size_t BC = AVK_CPU_TILE_BC, rmax = (size_t)c->rmax, D = (size_t)c->D, Dvp = (size_t)c->Dvp;
+    scratch w = {.q = alloc_floats(rmax * D), .kt = alloc_floats(D * KT_LD), .vt = alloc_floats(BC * Dvp),
+                 .s = alloc_floats(AVK_SIMD_ROWS * BC), .o = alloc_floats(rmax * Dvp),
+                 .tmp = alloc_floats(D > Dvp ? D : Dvp), .rows = malloc(sizeof(row_info) * rmax)};
+    if (!w.q || !w.kt || !w.vt || !w.s || !w.o || !w.tmp || !w.rows) {
+        c->out_of_memory = 1;
+    } else {
+        /* zero: the padding columns of Vt (past Dv) and of Kt stay finite */
+        memset(w.kt, 0, sizeof(float) * D * KT_LD);
+        memset(w.vt, 0, sizeof(float) * BC * Dvp);
+        for (size_t item; (item = c->next++) < c->items;) run_item(c, &w, item);
+    }
+    free(w.q);
+    free(w.kt);
+    free(w.vt);
+    free(w.s);
+    free(w.o);
+    free(w.tmp);
+    free(w.rows);
+}
+
+attnvk_status avk_cpu_flash_run(const avk_cpu_job *job)
+{
+    const attnvk_problem *p = job->p;
+    if (job->q_count <= 0 || p->batch <= 0) return ATTNVK_OK;
+    flash_ctx c = {.job = job, .p = p, .simd = avk_cpu_simd_get()};
+    c.D = p->head_dim;
+    c.Dv = avk_head_dim_v(p);
+    c.Dvp = (int)round_up((size_t)c.Dv, (size_t)c.simd->nc);
+    c.G = p->heads / p->kv_heads;
+    c.QB = c.G >= AVK_CPU_ROWS ? 1 : AVK_CPU_ROWS / c.G;
+    if (c.QB > job->q_count) c.QB = job->q_count;
+    c.nqb = (job->q_count + c.QB - 1) / c.QB;
+    c.rmax = (int)round_up((size_t)c.QB * c.G, AVK_SIMD_ROWS);
+    c.items = (size_t)p->batch * p->kv_heads * c.nqb;
+    c.q_es = attnvk_dtype_size(p->dtype);
+    c.o_es = c.q_es;
+    c.k_rb = attnvk_kv_row_bytes(p);
+    attnvk_problem vview = *p;
+    vview.head_dim = c.Dv;
+    c.v_rb = attnvk_kv_row_bytes(&vview);
+    c.mods = p->softcap > 0 || p->alibi || p->mask;
+    c.k_f32 = p->kv_format == ATTNVK_KV_DTYPE && p->dtype == ATTNVK_F32;
+    c.v_direct = c.k_f32 && p->page_size == 0 && c.Dv % c.simd->nc == 0;
+    c.ldv = p->layout == ATTNVK_LAYOUT_BHSD ? (size_t)c.Dv : (size_t)p->kv_heads * c.Dv;
+    c.qscale = attnvk_problem_scale(p) * (c.mods ? 1.0f : LOG2E);
+    size_t threads = (size_t)avk_cpu_threads();
+    if (threads > c.items) threads = c.items;
+    avk_parallel_for(threads, 1, 1, worker, &c);
+    if (c.out_of_memory) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the cpu kernel's tiles");
+    return ATTNVK_OK;
+}

@@ -1,0 +1,46 @@
+/* The CPU device's kernels on host pointers: attnvk's flash attention
+ * (cpu_flash.c) and the OpenBLAS unfused baseline (cpu_openblas.c). */
+#ifndef ATTNVK_CPU_FLASH_H
+#define ATTNVK_CPU_FLASH_H
+
+#include "attnvk/attnvk.h"
+
+#include <stdint.h>
+
+/* One run: the buffers of attnvk_tensors as host memory (NULL where the
+ * problem does not use them), query rows [q_begin, q_begin + q_count) of
+ * every (b, h); rows outside are left untouched. */
+typedef struct avk_cpu_job {
+    const attnvk_problem *p;
+    const void *q, *k, *v; /* Q in p->dtype; K and V in the kv format, paged or contiguous */
+    void *o;               /* p->dtype */
+    float *lse;            /* [B][H][Nq], or NULL */
+    const int32_t *block_table, *seq_lens;
+    const float *kv_scales;
+    const void *mask; /* p->mask_dtype */
+    const float *sinks, *alibi_slopes;
+    int q_begin, q_count;
+    int drop_keys; /* > 0: ignore the last drop_keys visible keys of each row (ATTNVK_TEST_SKIP_LAST_KV_TILE) */
+} avk_cpu_job;
+
+/* Tiles of the flash kernel: key tile and the query rows one work item packs. */
+enum { AVK_CPU_TILE_BC = 128, AVK_CPU_ROWS = 128 };
+
+/* Tiled online-softmax attention in f32 (every feature of the problem
+ * struct), over avk_cpu_threads() threads; vectorised for the host. */
+attnvk_status avk_cpu_flash_run(const avk_cpu_job *job);
+/* "avx512", "avx2" or "generic": the inner loops this host runs */
+const char *avk_cpu_flash_isa(void);
+
+/* The OpenBLAS unfused baseline: 1 if libopenblas.so.0 loads (else *why). */
+int avk_openblas_available(const char **why);
+/* "OpenBLAS 0.3.21 ..." (its config string), once loaded */
+const char *avk_openblas_config(void);
+/* UNSUPPORTED (with the reason) for what it cannot run: dtypes other than f32, paged or quantized caches. */
+attnvk_status avk_openblas_check(const attnvk_problem *p);
+/* S = Q K^T (sgemm), the row softmax with every score feature, O = P V
+ * (sgemm), over row tiles so the scores stay bounded. */
+attnvk_status avk_openblas_run(const avk_cpu_job *job);
+void avk_openblas_unload(void);
+
+#endif
