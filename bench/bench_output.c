@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "cli_json.h"
 #include "bench_formats.h"
+#include "commands.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -144,7 +145,25 @@ static cJSON *device_json(const bench_target *t)
 {
     cJSON *o = cli_device_json(&t->info);
     cJSON_AddStringToObject(o, "group", t->group);
+    if (t->has_peak) cJSON_AddItemToObject(o, "peak", cli_peak_json(&t->peak));
     return o;
+}
+
+/* The record on its device's roofline; null before a result (no intensity). */
+static void add_roofline(cJSON *o, const bench_record *r)
+{
+    if (!isfinite(r->arithmetic_intensity)) {
+        cJSON_AddNullToObject(o, "roofline");
+        return;
+    }
+    cJSON *j = cJSON_AddObjectToObject(o, "roofline");
+    cJSON_AddNumberToObject(j, "arithmetic_intensity", r->arithmetic_intensity);
+    if (r->bound) cJSON_AddStringToObject(j, "bound", r->bound);
+    else cJSON_AddNullToObject(j, "bound");
+    add_number_or_null(j, "compute_peak_tflops", r->compute_peak_tflops);
+    if (r->compute_path[0]) cJSON_AddStringToObject(j, "compute_path", r->compute_path);
+    add_number_or_null(j, "attainable_tflops", r->attainable_tflops);
+    add_number_or_null(j, "fraction", r->roofline_fraction);
 }
 
 static cJSON *case_json(const bench_case *c)
@@ -250,6 +269,7 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     add_number_or_null(o, "tokens_per_s", r->tokens_per_s);
     add_number_or_null(o, "gbytes_per_s", r->gbytes_per_s);
     add_number_or_null(o, "peak_fraction", r->peak_fraction);
+    add_roofline(o, r);
     if (bench_memory_bound(&r->c.p)) {
         add_number_or_null(o, "read_bandwidth_gbps", r->read_bandwidth_gbps);
         add_number_or_null(o, "bandwidth_fraction", r->bandwidth_fraction);

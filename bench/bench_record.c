@@ -31,6 +31,9 @@ void bench_record_init(bench_record *r, const char *impl, int fused, int device_
     r->speedup_vs_vendor = NAN;
     r->quant_error = NAN;
     r->read_bandwidth_gbps = r->bandwidth_fraction = NAN;
+    r->arithmetic_intensity = r->attainable_tflops = r->roofline_fraction = r->compute_peak_tflops = NAN;
+    r->bound = NULL;
+    r->compute_path[0] = '\0';
 }
 
 int bench_memory_bound(const attnvk_problem *p) { return p->seq_q <= 16; }

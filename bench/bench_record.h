@@ -43,6 +43,12 @@ typedef struct bench_record {
     /* memory-bound cases (bench_memory_bound): the device's measured read bandwidth
      * and gbytes_per_s as a fraction of it; NAN: null */
     double read_bandwidth_gbps, bandwidth_fraction;
+    /* the roofline, from the device's measured peaks (`attnvk peak`; NAN/NULL when
+     * none are cached): FLOPs per byte of Q, K, V and O, the bound that applies
+     * there, what the device can reach at that intensity, and tflops against it */
+    double arithmetic_intensity, attainable_tflops, roofline_fraction, compute_peak_tflops;
+    const char *bound;           /* "compute" or "memory"; NULL without peaks */
+    char compute_path[64];       /* the compute peak's path ("wgmma m64n256k16 f16->f32", "fma.rn.f32") */
     uint64_t memory_bytes;       /* Q+K+V+O(+LSE)+workspace of one input set; 0 unknown */
 
     int have_check;

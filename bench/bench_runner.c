@@ -1,5 +1,6 @@
 #include "bench_runner.h"
 
+#include "bench_roofline.h"
 #include "bench_stats.h"
 #include "core/error.h"
 #include "core/layout.h"
@@ -422,9 +423,11 @@ static void derive_metrics(bench_target *t, bench_record *r)
     r->tflops = r->flops / seconds / 1e12;
     r->tokens_per_s = (double)p->batch * p->seq_q / seconds;
     r->gbytes_per_s = bench_io_bytes(p) / seconds / 1e9;
-    double peak = bench_peak_tflops(t->info.name, p->dtype);
-    r->peak_fraction = peak > 0 ? r->tflops / peak : NAN;
     r->bandwidth_fraction = r->read_bandwidth_gbps > 0 ? r->gbytes_per_s / r->read_bandwidth_gbps : NAN;
+    bench_roofline(t, r);
+    /* the measured compute roof where `attnvk peak` cached one, else the datasheet table */
+    double peak = isfinite(r->compute_peak_tflops) ? r->compute_peak_tflops : bench_peak_tflops(t->info.name, p->dtype);
+    r->peak_fraction = peak > 0 ? r->tflops / peak : NAN;
 }
 
 static int dtype_supported(const attnvk_device_info *d, attnvk_dtype dt)

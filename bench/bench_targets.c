@@ -105,6 +105,7 @@ int bench_targets_open(attnvk_context *ctx, unsigned api_mask, const char *devic
             snprintf(t->open_error, sizeof t->open_error, "%s", attnvk_last_error());
         }
         list_impls(t, impl_list);
+        t->has_peak = avk_peak_cached(info, &t->peak) == ATTNVK_OK;
     }
     if (impl_list) add_missing(out, n, impl_list);
     return n;

@@ -4,6 +4,7 @@
 #define ATTNVK_BENCH_TARGETS_H
 
 #include "attnvk/attnvk.h"
+#include "core/peak.h"
 
 enum { BENCH_MAX_IMPLS = 16, BENCH_MAX_DEVICES = 64 };
 
@@ -18,6 +19,8 @@ typedef struct bench_target {
     int lost;                    /* the device reported DEVICE_LOST: later cases are skipped */
     double read_bandwidth_gbps;  /* measured read bandwidth (bench_target_read_bandwidth); 0 unknown */
     int read_bandwidth_asked;
+    avk_peak peak;               /* what `attnvk peak` cached for the device (has_peak); the bench never measures it */
+    int has_peak;
 } bench_target;
 
 /* Group id: every CPU-type device is the host processor ("host-cpu"); else the

@@ -104,6 +104,33 @@ sys.exit(0 if all(x.get('peak', {}).get('copy', {}).get('value') for x in d) els
   ok "attnvk devices shows the cached peaks"
 else bad "devices: $(head -c 600 "$work/devices.json")"; fi
 
+# the bench places each record on the cached roofline: a prefill case (compute-bound on a
+# CPU at D=64) and a decode one (memory-bound), with the devices' peaks in the results
+if "$attnvk" bench --api cpu --impl attnvk --dtype f32 --seq 256 --heads 2 --head-dim 64 --min-time 0.01 \
+     -o json --out "$work/prefill.json" > /dev/null 2>&1 &&
+   "$attnvk" bench --api cpu --impl attnvk --dtype f32 --seq 1 --seq-kv 4096 --heads 8 --head-dim 128 --min-time 0.01 \
+     -o json --out "$work/decode.json" > /dev/null 2>&1 &&
+   "$python" - "$work/prefill.json" "$work/decode.json" > "$work/roofline.txt" 2>&1 <<'PY'
+import json, math, sys
+for f, bound in zip(sys.argv[1:], ["compute", "memory"]):
+    doc = json.load(open(f))
+    assert doc["devices"][0]["peak"]["fma_f32"]["value"] > 0, "the devices section carries the peaks"
+    r = doc["records"][0]
+    roof = r["roofline"]
+    peak = doc["devices"][0]["peak"]
+    ai = r["flops"] / (r["gbytes_per_s"] * 1e9 * r["stats"]["median_ms"] * 1e-3)
+    assert math.isclose(roof["arithmetic_intensity"], ai, rel_tol=1e-6), (roof, ai)
+    assert roof["bound"] == bound, (f, roof)
+    assert math.isclose(roof["compute_peak_tflops"], peak["fma_f32"]["value"] / 1e3, rel_tol=1e-9), roof
+    want = min(peak["fma_f32"]["value"], ai * peak["read"]["value"]) / 1e3
+    assert math.isclose(roof["attainable_tflops"], want, rel_tol=1e-9), (roof, want)
+    assert math.isclose(roof["fraction"], r["tflops"] / want, rel_tol=1e-9), roof
+    assert math.isclose(r["peak_fraction"], r["tflops"] / roof["compute_peak_tflops"], rel_tol=1e-9)
+    print(f, roof)
+PY
+then ok "bench records sit on the cached roofline: $(tr '\n' ' ' < "$work/roofline.txt" | cut -c1-300)"
+else bad "roofline: $(cat "$work/roofline.txt")"; fi
+
 # bad options: one line, exit 2
 while IFS='|' read -r args; do
   # shellcheck disable=SC2086
