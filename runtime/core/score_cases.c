@@ -19,6 +19,8 @@ int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max)
         {"softcap window sinks", 2, 4, 2, 40, 70, 64, 1, SOFTCAP | WINDOW | SINKS, 16, -1, 5.f},
         {"mask alibi", 2, 4, 2, 33, 50, 64, 0, MASK | ALIBI, -1, -1, 0.f},
         {"mask per head f16", 2, 4, 4, 20, 37, 32, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f},
+        /* rows of whole 16-byte chunks over three 128-key tiles: CUDA's wgmma stages them in shared memory */
+        {"mask f16 staged", 1, 2, 1, 40, 264, 128, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f},
         {"top-left Nq>Nk", 1, 4, 1, 50, 20, 64, 1, TL, -1, -1, 0.f},
         {"top-left Nq<Nk window", 1, 4, 2, 20, 90, 64, 1, TL | WINDOW, 8, -1, 0.f},
         {"window both sides", 1, 2, 2, 64, 64, 128, 0, WINDOW | SINKS, 5, 3, 0.f},

@@ -527,13 +527,13 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=%d", c->score_mod);
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
-    /* Developer knob for tuning sweeps: extra -D options (in the cache key too). */
+    /* Developer knob for tuning sweeps: extra -D (and -U) options (in the cache key too). */
     const char *extra = getenv("ATTNVK_CUDA_DEFINES");
     char copy[512];
     snprintf(copy, sizeof copy, "%s", extra ? extra : "");
     char *save = NULL;
     for (char *tok = strtok_r(copy, " ", &save); tok && n < AVK_CUDA_MAX_OPTIONS; tok = strtok_r(NULL, " ", &save))
-        if (strncmp(tok, "-D", 2) == 0) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "%s", tok);
+        if (strncmp(tok, "-D", 2) == 0 || strncmp(tok, "-U", 2) == 0) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "%s", tok);
     for (int i = 0; i < n; ++i) opts[i] = s[i];
     return n;
 }
