@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,4 +130,29 @@ void bench_targets_close(bench_target *t, int n)
         attnvk_device_close(t[i].dev);
         t[i].dev = NULL;
     }
+}
+
+/* One physical device per group, across the APIs that reach it. */
+static struct {
+    char group[96];
+    double ms;
+} busy[BENCH_MAX_DEVICES];
+static int nbusy;
+
+double bench_group_last_busy_ms(const char *group)
+{
+    for (int i = 0; i < nbusy; ++i)
+        if (strcmp(busy[i].group, group) == 0) return busy[i].ms;
+    return -1;
+}
+
+void bench_group_mark_busy(const char *group, double now_ms)
+{
+    int i = 0;
+    while (i < nbusy && strcmp(busy[i].group, group) != 0) ++i;
+    if (i == nbusy) {
+        if (nbusy == BENCH_MAX_DEVICES) return;
+        snprintf(busy[nbusy++].group, sizeof busy[0].group, "%s", group);
+    }
+    busy[i].ms = now_ms;
 }

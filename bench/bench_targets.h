@@ -23,6 +23,12 @@ typedef struct bench_target {
     int has_peak;
 } bench_target;
 
+/* The last time (CLOCK_MONOTONIC ms) a record finished its timed runs on the
+ * physical device `group` (any API), or a negative number when none has:
+ * a warm-up needs its wall-time floor only on a device that has been idle. */
+double bench_group_last_busy_ms(const char *group);
+void bench_group_mark_busy(const char *group, double now_ms);
+
 /* Group id: every CPU-type device is the host processor ("host-cpu"); else the
  * UUID; else "name:" + the lower-cased name with runs of other characters as '-'. */
 void bench_group_id(const attnvk_device_info *d, char *out, size_t n);

@@ -65,33 +65,68 @@ uint16_t attnvk_f32_to_bf16(float f)
 
 float attnvk_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
 
+/* Element-wise conversions run over the host's threads: the bench packs
+ * gigabytes of K/V per implementation (a 128k-key decode case is 2^31 values). */
+typedef struct convert_job {
+    attnvk_dtype d;
+    const void *src;
+    void *dst;
+} convert_job;
+
+enum { CONVERT_MIN_ITEMS = 1 << 20 };
+
+static void pack_slice(void *ctx, size_t begin, size_t end)
+{
+    const convert_job *j = ctx;
+    const float *src = j->src;
+    uint16_t *h = j->dst;
+    switch (j->d) {
+    case ATTNVK_F32: memcpy((float *)j->dst + begin, src + begin, (end - begin) * sizeof(float)); break;
+    case ATTNVK_F16: for (size_t i = begin; i < end; ++i) h[i] = attnvk_f32_to_f16(src[i]); break;
+    case ATTNVK_BF16: for (size_t i = begin; i < end; ++i) h[i] = attnvk_f32_to_bf16(src[i]); break;
+    }
+}
+
 void attnvk_pack(attnvk_dtype d, const float *src, void *dst, size_t n)
 {
-    uint16_t *h = dst;
-    switch (d) {
-    case ATTNVK_F32: memcpy(dst, src, n * sizeof(float)); break;
-    case ATTNVK_F16: for (size_t i = 0; i < n; ++i) h[i] = attnvk_f32_to_f16(src[i]); break;
-    case ATTNVK_BF16: for (size_t i = 0; i < n; ++i) h[i] = attnvk_f32_to_bf16(src[i]); break;
+    convert_job j = {d, src, dst};
+    avk_parallel_for(n, CONVERT_MIN_ITEMS, 1, pack_slice, &j);
+}
+
+static void unpack_slice(void *ctx, size_t begin, size_t end)
+{
+    const convert_job *j = ctx;
+    const uint16_t *h = j->src;
+    float *dst = j->dst;
+    switch (j->d) {
+    case ATTNVK_F32: memcpy(dst + begin, (const float *)j->src + begin, (end - begin) * sizeof(float)); break;
+    case ATTNVK_F16: for (size_t i = begin; i < end; ++i) dst[i] = attnvk_f16_to_f32(h[i]); break;
+    case ATTNVK_BF16: for (size_t i = begin; i < end; ++i) dst[i] = attnvk_bf16_to_f32(h[i]); break;
     }
 }
 
 void attnvk_unpack(attnvk_dtype d, const void *src, float *dst, size_t n)
 {
-    const uint16_t *h = src;
-    switch (d) {
-    case ATTNVK_F32: memcpy(dst, src, n * sizeof(float)); break;
-    case ATTNVK_F16: for (size_t i = 0; i < n; ++i) dst[i] = attnvk_f16_to_f32(h[i]); break;
-    case ATTNVK_BF16: for (size_t i = 0; i < n; ++i) dst[i] = attnvk_bf16_to_f32(h[i]); break;
+    convert_job j = {d, src, dst};
+    avk_parallel_for(n, CONVERT_MIN_ITEMS, 1, unpack_slice, &j);
+}
+
+static void round_slice(void *ctx, size_t begin, size_t end)
+{
+    const convert_job *j = ctx;
+    float *x = j->dst;
+    switch (j->d) {
+    case ATTNVK_F32: break;
+    case ATTNVK_F16: for (size_t i = begin; i < end; ++i) x[i] = attnvk_f16_to_f32(attnvk_f32_to_f16(x[i])); break;
+    case ATTNVK_BF16: for (size_t i = begin; i < end; ++i) x[i] = attnvk_bf16_to_f32(attnvk_f32_to_bf16(x[i])); break;
     }
 }
 
 void attnvk_round_to_dtype(attnvk_dtype d, float *x, size_t n)
 {
-    switch (d) {
-    case ATTNVK_F32: break;
-    case ATTNVK_F16: for (size_t i = 0; i < n; ++i) x[i] = attnvk_f16_to_f32(attnvk_f32_to_f16(x[i])); break;
-    case ATTNVK_BF16: for (size_t i = 0; i < n; ++i) x[i] = attnvk_bf16_to_f32(attnvk_f32_to_bf16(x[i])); break;
-    }
+    if (d == ATTNVK_F32) return;
+    convert_job j = {d, x, x};
+    avk_parallel_for(n, CONVERT_MIN_ITEMS, 1, round_slice, &j);
 }
 
 /* splitmix64 stream + Box-Muller: cheap, seeded, identical on every machine. */
