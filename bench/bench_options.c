@@ -16,6 +16,7 @@ static const char bench_usage[] =
     "                    [--cooldown S] [--max-memory BYTES]\n"
     "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
     "                    [--variant V] [--tile BRxBC] [--split-kv N] [--kv-dtype q8_0|q4_0|fp8] [--page-size N]\n"
+    "                    [--cold [--cold-runs N]]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
     "output against the float64 CPU reference and times it with device timestamps.\n"
     "  --api LIST     APIs to run (comma list or 'all', the default). Under 'all' the cpu API (the reference\n"
@@ -49,6 +50,12 @@ static const char bench_usage[] =
     "                 f16 for f16/bf16 cases); TFLOP/s count a window's visible pairs\n"
     "  --head-dim-v N V and O's head dim on every case (Q and K keep --head-dim): N = D, or Dk/Dv 192/128 or\n"
     "                 576/512 (DeepSeek MLA); the name says it (-dv128); FLOPs count 2*(Dk+Dv) per pair\n"
+    "  --cold         also the time to the first correct result on an empty kernel cache and on a warm one:\n"
+    "                 per record, a fresh process on empty temporary caches (attnvk's and the drivers': Mesa,\n"
+    "                 PoCL, CUDA, NVIDIA) times device open, prepare (compile, pipeline creation), the first\n"
+    "                 dispatch and the checked result; a second one on the caches the first left; a cold-start\n"
+    "                 table follows the results and each JSON record gets cold_start (not in csv)\n"
+    "  --cold-runs N  with --cold: N pairs of starts per record (1..20, default 1), medians reported\n"
     "Ctrl-C (SIGINT) or SIGTERM stops after the current dispatch: the finished records are printed and\n"
     "in --out, exit status 130 (143 for SIGTERM).\n"
     "Exit status: 0 every case ran and passed (skipped/unavailable allowed), 1 a correctness or run failure,\n"
@@ -114,14 +121,16 @@ typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
-    OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_HEAD_DIM_V, OPT_COUNT
+    OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_HEAD_DIM_V, OPT_COLD_RUNS,
+    OPT_COLD_CHILD, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
     "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
-    "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks", "--head-dim-v"};
+    "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks", "--head-dim-v", "--cold-runs",
+    "--cold-child"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -263,6 +272,13 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         if (strcmp(val, "random")) return bad(name, "'random' (the bench generates its inputs)", val);
         *(id == OPT_MASK ? &o->mask : &o->sinks) = 1;
         return 0;
+    case OPT_COLD_RUNS:
+        if (!cli_parse_int(val, 1, 20, &o->cold_runs)) return bad(name, "an integer in 1..20", val);
+        return 0;
+    case OPT_COLD_CHILD: /* hidden: one start of `--cold` (bench_cold.c runs it) */
+        if (!*val) return bad(name, "CASE:API:DEVICE:IMPL:NAME", val);
+        o->cold_child = val;
+        return 0;
     case OPT_DB:
         if (!*val) return bad(name, "a database file name", val);
         o->db = val;
@@ -294,6 +310,7 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
         if (strcmp(a, "--save") == 0) { o->save = 1; continue; }
         if (strcmp(a, "--compact") == 0) { o->compact = 1; continue; }
         if (strcmp(a, "--alibi") == 0) { o->alibi = 1; continue; }
+        if (strcmp(a, "--cold") == 0) { o->cold = 1; continue; }
         /* hidden: a deliberately wrong kernel, so tests can show the check catches it */
         if (strcmp(a, "--test-wrong-kernel") == 0) { o->test_flags |= ATTNVK_TEST_SKIP_LAST_KV_TILE; continue; }
         int matched = 0;
@@ -311,6 +328,11 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
     if (o->suite && o->shape_given)
         return cli_error(EXIT_USAGE, "bench: --suite and shape options (--seq, --heads, ...) are exclusive");
     if (o->iters && o->min_time_given) return cli_error(EXIT_USAGE, "bench: use either --iters (-r) or --min-time");
+    if (o->cold_runs && !o->cold) return cli_error(EXIT_USAGE, "bench: --cold-runs needs --cold");
+    if (o->cold && o->format == BENCH_FMT_CSV && !o->cold_child)
+        return cli_error(EXIT_USAGE, "bench: --cold adds a table (-o table, md) or cold_start (-o json, jsonl); "
+                                     "csv has no column for it");
+    if (o->cold && !o->cold_runs) o->cold_runs = 1;
     if (o->variant) {
         int rc = cli_check_variant("bench", o->variant, o->api_mask);
         if (rc) return rc;

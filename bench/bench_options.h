@@ -55,6 +55,10 @@ typedef struct bench_options {
     unsigned test_flags;         /* --test-wrong-kernel */
     int save;                    /* --save: store the run in the history database */
     const char *db;              /* --db PATH (implies --save); NULL: the default database */
+    int cold;                    /* --cold: also the time to the first correct result on empty and warm
+                                    kernel caches, each in a fresh process (bench_cold.h) */
+    long cold_runs;              /* --cold-runs N: pairs of starts per record, medians reported (1) */
+    const char *cold_child;      /* hidden --cold-child CASE:API:DEVICE:IMPL:NAME: be one such start */
     char command[2048];          /* the command line, for the results file */
 } bench_options;
 

@@ -1,7 +1,11 @@
-/* CSV (RFC 4180): one header line, one row per record, written as records finish. */
+/* CSV (RFC 4180): one header line, one row per record, written as records finish; and --cold's
+ * table (bench_cold.h). */
+#include "bench_cold.h"
 #include "bench_formats.h"
+#include "text_layout.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static void csv_text(strbuf *b, const char *s)
@@ -77,4 +81,123 @@ void bench_csv_row(strbuf *b, const bench_results *res, int i)
     sb_puts(b, ",");
     csv_number(b, memory_bound ? r->bandwidth_fraction : nan);
     sb_puts(b, "\n");
+}
+
+/* ---- --cold: the cold-start table after the results (bench_cold.h) ---- */
+
+enum { COLD_IMPL_W = 9, COLD_DEVICE_W = 17, COLD_DEVICE_COMPACT_W = 9, COLD_NUM_W = 9, COLD_CACHE_W = 10 };
+
+static void cold_ms(char *out, size_t n, bool have, double v)
+{
+    if (!have || !isfinite(v)) snprintf(out, n, "-");
+    else if (v < 10) snprintf(out, n, "%.2f", v);
+    else if (v < 1000) snprintf(out, n, "%.1f", v);
+    else snprintf(out, n, "%.0f", v);
+}
+
+/* "vulkan:0 llvmpipe": the API, index and the name's first word (past a vendor's), within room columns. */
+static void cold_device(const bench_target *t, int room, char *out, size_t n)
+{
+    static const char *const vendor_words[] = {"NVIDIA ", "AMD ", "Intel(R) ", "Intel "};
+    const char *name = t->info.name;
+    for (size_t w = 0; w < sizeof vendor_words / sizeof *vendor_words; ++w)
+        if (strncmp(name, vendor_words[w], strlen(vendor_words[w])) == 0) name += strlen(vendor_words[w]);
+    int word = (int)strcspn(name, " (-");
+    int len = snprintf(out, n, "%s:%d", attnvk_api_name(t->info.api), t->info.index);
+    if (len >= 0 && len + 1 + word <= room && (size_t)(len + 1 + word) < n)
+        snprintf(out + len, n - (size_t)len, " %.*s", word, name);
+}
+
+static void cold_cells(const bench_cold_result *c, char cells[8][24])
+{
+    const bench_cold_times *t[2] = {&c->cold, &c->warm};
+    const bool have[2] = {c->have_cold, c->have_warm};
+    for (int k = 0; k < 2; ++k) {
+        cold_ms(cells[3 * k], 24, have[k], t[k]->prepare_ms);
+        cold_ms(cells[3 * k + 1], 24, have[k], t[k]->first_dispatch_ms);
+        cold_ms(cells[3 * k + 2], 24, have[k], t[k]->first_result_ms);
+    }
+    if (isfinite(c->cache_bytes)) bench_format_bytes(c->cache_bytes, cells[6], 24);
+    else snprintf(cells[6], 24, "-");
+    if (c->have_cold && c->have_warm && c->warm.first_result_ms > 0)
+        snprintf(cells[7], 24, "%.1fx", c->cold.first_result_ms / c->warm.first_result_ms);
+    else
+        snprintf(cells[7], 24, "-");
+}
+
+static void cold_md(strbuf *b, const bench_results *res, const bench_cold_result *cold, int ncold)
+{
+    sb_puts(b, "\n### Cold start\n\nA fresh process per start, ms of wall time; result: device open to the checked "
+               "result; cache: what the cold start left in empty kernel caches.\n\n"
+               "| case | implementation | device | cold prepare | cold dispatch | cold result | warm prepare | "
+               "warm dispatch | warm result | cold/warm | cache |\n"
+               "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < ncold && i < res->nrecords; ++i) {
+        if (!cold[i].measured) continue;
+        const bench_record *r = &res->records[i];
+        char device[64], cells[8][24];
+        cold_device(&res->devices[r->device_index], 40, device, sizeof device);
+        cold_cells(&cold[i], cells);
+        sb_printf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->c.name, r->implementation, device,
+                  cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[7], cells[6]);
+    }
+    for (int i = 0; i < ncold && i < res->nrecords; ++i)
+        if (cold[i].measured && cold[i].error[0])
+            sb_printf(b, "\n%s %s on %s: %s\n", res->records[i].c.name, res->records[i].implementation,
+                      res->devices[res->records[i].device_index].info.name, cold[i].error);
+}
+
+void bench_cold_table(strbuf *b, const bench_results *res, const bench_cold_result *cold, int ncold, bench_format f)
+{
+    int any = 0;
+    for (int i = 0; i < ncold && i < res->nrecords; ++i) any |= cold[i].measured;
+    if (!any || (f != BENCH_FMT_TABLE && f != BENCH_FMT_MD)) return;
+    if (f == BENCH_FMT_MD) {
+        cold_md(b, res, cold, ncold);
+        return;
+    }
+    const int compact = res->width < TEXT_WIDE, dev_w = compact ? COLD_DEVICE_COMPACT_W : COLD_DEVICE_W;
+    /* compact: result times and the cache only */
+    static const char *const wide_heads[] = {"PREPARE", "DISPATCH", "RESULT", "PREPARE", "DISPATCH", "RESULT"};
+    sb_puts(b, "\ncold start: a fresh process per start, ms of wall time (result: device open to the checked result);\n"
+               "cache: what the cold start left in empty kernel caches (attnvk's and the drivers')\n");
+    text_pad(b, "", 2 + COLD_IMPL_W + 2 + dev_w, 0);
+    if (compact) {
+        sb_puts(b, " "), text_pad(b, "COLD", COLD_NUM_W, 1);
+        sb_puts(b, " "), text_pad(b, "WARM", COLD_NUM_W, 1);
+    } else {
+        sb_puts(b, " ------- EMPTY CACHES -------- --------- WARM CACHES -------");
+    }
+    sb_puts(b, "\n");
+    text_pad(b, "  IMPL", 2 + COLD_IMPL_W, 0);
+    sb_puts(b, "  ");
+    text_pad(b, "DEVICE", dev_w, 0);
+    for (int k = 0; k < 6; ++k)
+        if (!compact || k % 3 == 2) sb_puts(b, " "), text_pad(b, compact ? "RESULT" : wide_heads[k], COLD_NUM_W, 1);
+    if (!compact) sb_puts(b, " "), text_pad(b, "COLD/WARM", COLD_NUM_W, 1);
+    sb_puts(b, " "), text_pad(b, "CACHE", COLD_CACHE_W, 1);
+    sb_puts(b, "\n");
+    const char *last_case = "";
+    for (int i = 0; i < ncold && i < res->nrecords; ++i) {
+        if (!cold[i].measured) continue;
+        const bench_record *r = &res->records[i];
+        if (strcmp(r->c.name, last_case) != 0) sb_printf(b, "%s\n", r->c.name);
+        last_case = r->c.name;
+        char device[64], cells[8][24];
+        cold_device(&res->devices[r->device_index], dev_w, device, sizeof device);
+        cold_cells(&cold[i], cells);
+        sb_puts(b, "  ");
+        text_pad(b, r->implementation, COLD_IMPL_W, 0);
+        sb_puts(b, "  ");
+        text_pad(b, device, dev_w, 0);
+        for (int k = 0; k < 6; ++k)
+            if (!compact || k % 3 == 2) sb_puts(b, " "), text_pad(b, cells[k], COLD_NUM_W, 1);
+        if (!compact) sb_puts(b, " "), text_pad(b, cells[7], COLD_NUM_W, 1);
+        sb_puts(b, " "), text_pad(b, cells[6], COLD_CACHE_W, 1);
+        sb_puts(b, "\n");
+        if (cold[i].error[0]) {
+            sb_puts(b, "    ");
+            text_wrap(b, cold[i].error, 4, 6, res->width);
+        }
+    }
 }

@@ -2,6 +2,7 @@
  * identical inputs, each output checked, then timed with device timestamps. Rows
  * are printed, and --out rewritten, as records finish; SIGINT/SIGTERM stop after
  * the current dispatch with what finished printed and saved. */
+#include "bench_cold.h"
 #include "bench_options.h"
 #include "bench_output.h"
 #include "bench_progress.h"
@@ -49,6 +50,9 @@ typedef struct bench_session {
     bench_progress progress;
     int write_failed, print_failed;
     int noisy_cpu_records;     /* cv warnings on CPU-type devices, summed up at the end */
+    int argc;                  /* the command line, for --cold's fresh processes */
+    char **argv;
+    bench_cold_result *cold;   /* --cold: per record (index as in res.records) */
 } bench_session;
 
 /* The signal that asked the run to stop; the runner checks it before every dispatch. */
@@ -109,11 +113,38 @@ static void print_part(bench_session *s, char *text)
     free(text);
 }
 
+/* --cold's table after a final table or md (malloc'd, "" for other formats; NULL: out of memory). */
+static char *cold_table(bench_session *s, bench_format f)
+{
+    strbuf b = {0};
+    if (s->o.cold) bench_cold_table(&b, &s->res, s->cold, s->res.nrecords, f);
+    if (b.failed) {
+        sb_free(&b);
+        return NULL;
+    }
+    return b.data ? b.data : strdup("");
+}
+
+/* bench_render with what --cold adds: cold_start in JSON records, its table after the rest. */
+static char *render(bench_session *s, bench_format f, int final)
+{
+    char *text = bench_render(&s->res, f, final);
+    if (!s->o.cold || !text) return text;
+    if (f == BENCH_FMT_JSON || f == BENCH_FMT_JSONL) return bench_cold_augment(text, f, s->cold, s->res.nrecords, 0);
+    if (!final) return text;
+    char *table = cold_table(s, f);
+    char *both = table ? malloc(strlen(text) + strlen(table) + 1) : NULL;
+    if (both) strcat(strcpy(both, text), table);
+    free(text);
+    free(table);
+    return both;
+}
+
 /* The whole --out file again, atomically, so it is valid at every moment. */
 static void write_out(bench_session *s, int final)
 {
     if (!s->o.out || s->write_failed) return;
-    char *text = bench_render(&s->res, s->o.format, final);
+    char *text = render(s, s->o.format, final);
     attnvk_status st = text ? avk_atomic_write(s->o.out, text, strlen(text)) : ATTNVK_ERROR_OUT_OF_MEMORY;
     free(text);
     if (st == ATTNVK_OK) return;
@@ -126,7 +157,7 @@ static void write_out(bench_session *s, int final)
 /* --save: the same JSON the results file gets, stored as one transaction. */
 static int save_history(bench_session *s)
 {
-    char *text = bench_render(&s->res, BENCH_FMT_JSON, 1);
+    char *text = render(s, BENCH_FMT_JSON, 1);
     char err[512] = "";
     long long id = 0;
     int rc = text ? history_save_or_keep(s->o.db, text, &id, err, sizeof err) : 1;
@@ -162,7 +193,8 @@ static int plan_units(bench_session *s, const bench_run_config *cfg)
     int per_case = 0;
     for (int d = 0; d < s->ntargets; ++d) per_case += s->targets[d].nimpls;
     s->units = calloc((size_t)(s->ncases * per_case) + 1, sizeof *s->units);
-    if (!s->units) return cli_error(EXIT_FAILED, "out of host memory");
+    s->cold = s->o.cold ? calloc((size_t)(s->ncases * per_case) + 1, sizeof *s->cold) : NULL;
+    if (!s->units || (s->o.cold && !s->cold)) return cli_error(EXIT_FAILED, "out of host memory");
     s->nunits = 0;
     for (int c = 0; c < s->ncases; ++c)
         for (int pass = 0; pass < 3; ++pass)
@@ -219,7 +251,9 @@ static void add_record(bench_session *s, bench_record *r)
         return;
     }
     bench_results_link(&s->res);
-    print_part(s, bench_render_row(&s->res, s->res.nrecords - 1, s->o.format));
+    char *row = bench_render_row(&s->res, s->res.nrecords - 1, s->o.format);
+    if (s->o.cold) row = bench_cold_augment(row, s->o.format, s->cold, s->res.nrecords, s->res.nrecords - 1);
+    print_part(s, row);
     write_out(s, 0);
 }
 
@@ -249,8 +283,18 @@ static void run_unit(bench_session *s, const bench_unit *u, const bench_run_conf
             bench_record_set(&r, BENCH_SKIPPED, "host: %s", s->workload_error);
         }
     }
+    if (!r.interrupted && s->o.cold && r.status == BENCH_OK) {
+        const bench_cold_unit cu = {
+            .argc = s->argc, .argv = s->argv, .case_index = u->c, .case_name = c->name, .api = t->info.api,
+            .device_index = t->info.index, .implementation = impl->name, .runs = (int)s->o.cold_runs,
+            .on_phase = progress_hook, .ctx = &s->progress,
+        };
+        bench_cold_measure(&cu, &s->cold[s->res.nrecords]);
+        r.interrupted = stop_signal != 0; /* the starts saw the signal too */
+    }
     if (r.interrupted) { /* cut short by a stop signal: not a result */
         bench_record_free(&r);
+        if (s->o.cold) memset(&s->cold[s->res.nrecords], 0, sizeof *s->cold);
         return;
     }
     add_record(s, &r);
@@ -301,7 +345,12 @@ static int finish(bench_session *s)
 {
     bench_results *res = &s->res;
     res->stopped_by = stop_signal;
-    print_part(s, bench_render_tail(res, s->o.format));
+    char *tail = bench_render_tail(res, s->o.format);
+    if (s->o.cold && s->o.format == BENCH_FMT_JSON)
+        tail = bench_cold_augment(tail, s->o.format, s->cold, res->nrecords, 0);
+    print_part(s, tail);
+    if (s->o.cold && s->o.format != BENCH_FMT_JSON && s->o.format != BENCH_FMT_JSONL)
+        print_part(s, cold_table(s, s->o.format));
     write_out(s, 1);
     if (s->noisy_cpu_records)
         fprintf(stderr, "attnvk: warning: %d record(s) on CPU devices had a run-to-run spread (cv) above %.0f%%\n",
@@ -375,6 +424,14 @@ int cmd_bench(int argc, char **argv)
         free(s);
         return EXIT_USAGE;
     }
+    if (s->o.cold_child) { /* one start of --cold, in its fresh process */
+        rc = bench_cold_child(&s->o, s->cases, s->ncases);
+        free(s->cases);
+        free(s);
+        return rc;
+    }
+    s->argc = argc;
+    s->argv = argv;
     struct sigaction old_int, old_term;
     catch_stop_signals(&old_int, &old_term);
     rc = bench_session_run(s);
@@ -384,6 +441,7 @@ int cmd_bench(int argc, char **argv)
     bench_targets_close(s->targets, s->ntargets);
     attnvk_context_destroy(s->ctx);
     free(s->units);
+    free(s->cold);
     free(s->cases);
     free(s);
     return rc;

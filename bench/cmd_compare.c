@@ -27,7 +27,9 @@ static void usage(FILE *f)
           "  --all             also list the unchanged cases (table and md)\n"
           "A case regresses when its new median is more than PCT% above the base median, above the\n"
           "base p95, and the runs' median ± 2 std bands do not overlap. Exit 1 on any regression,\n"
-          "new failure (ok -> fail) or accuracy regression (rel_l2 grown more than 10x), else 0;\n"
+          "new failure (ok -> fail), accuracy regression (rel_l2 grown more than 10x) or cold-start\n"
+          "regression (records benched with --cold: the cold or warm time to the first checked result grew\n"
+          "by more than max(PCT, 25)% and 20 ms, or no longer reaches one), else 0;\n"
           "2 on bad input, two runs that share no case, or a --device or --driver that matches\n"
           "nothing (the message lists what there is).\n",
           f);

@@ -1,5 +1,6 @@
 /* Turns records into chart data: which cases, which series, which values. */
 #include "report_charts.h"
+#include "report_crossover.h"
 #include "report_svg.h"
 
 #include <math.h>
@@ -7,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_FAMILY_CHARTS = 4, MAX_POINTS = 64 };
+enum { MAX_FAMILY_CHARTS = 6, MAX_FAMILIES = 64, MAX_POINTS = 64, NOTE = 256 };
 
 /* Tableau 10: distinct, and readable on white. */
 static const char *palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
@@ -51,17 +52,71 @@ typedef struct group_view {
     int series_count;
     const results_case **cases; /* distinct, in file order */
     int case_count;
+    double scale;     /* from TFLOP/s to the group's unit */
+    const char *unit; /* "TFLOP/s", or "GFLOP/s" where the device stays below 1 TFLOP/s */
+    const report_crossovers *crossovers;
 } group_view;
 
 static bool in_group(const results_record *r, const char *group) { return strcmp(r->group, group) == 0; }
 
-/* TFLOP/s of an ok record; from flops and the median when the writer left it out. */
-static double tflops_of(const results_record *r)
+double report_tflops(const results_record *r)
 {
     if (r->status != RESULT_OK) return NAN;
     if (isfinite(r->tflops)) return r->tflops;
     if (r->stats.present && isfinite(r->flops) && r->stats.median_ms > 0) return r->flops / (r->stats.median_ms * 1e-3) / 1e12;
     return NAN;
+}
+
+const char *report_spread_ms(const results_record *r, double *lo_ms, double *hi_ms)
+{
+    const results_stats *s = &r->stats;
+    *lo_ms = *hi_ms = NAN;
+    if (r->status != RESULT_OK || !s->present) return NULL;
+    if (isfinite(s->p5_ms) && isfinite(s->p95_ms)) {
+        *lo_ms = s->p5_ms, *hi_ms = s->p95_ms;
+        return "p5\xe2\x80\x93p95";
+    }
+    if (s->sample_count >= 2 && isfinite(s->min_ms) && isfinite(s->max_ms)) { /* too few samples for percentiles */
+        *lo_ms = s->min_ms, *hi_ms = s->max_ms;
+        return "min\xe2\x80\x93max";
+    }
+    return NULL;
+}
+
+double report_group_scale(const results_run *run, const char *group, const char **unit)
+{
+    double best = 0;
+    for (int i = 0; i < run->record_count; ++i)
+        if (strcmp(run->records[i].group, group) == 0 && isfinite(report_tflops(&run->records[i])))
+            best = fmax(best, report_tflops(&run->records[i]));
+    bool giga = best > 0 && best < 1.0;
+    *unit = giga ? "GFLOP/s" : "TFLOP/s";
+    return giga ? 1e3 : 1.0;
+}
+
+/* Throughput in the group's unit. */
+static double throughput_of(const group_view *g, const results_record *r) { return report_tflops(r) * g->scale; }
+
+/* The throughput at the ends of the record's spread (slowest sample time: lowest throughput). */
+static bool throughput_spread(const group_view *g, const results_record *r, double *lo, double *hi)
+{
+    double a, b, v = report_tflops(r) * g->scale;
+    *lo = *hi = NAN;
+    if (!report_spread_ms(r, &a, &b) || !isfinite(v) || !(a > 0) || !(b > 0)) return false;
+    *lo = v * r->stats.median_ms / b, *hi = v * r->stats.median_ms / a;
+    return true;
+}
+
+/* "variant fa2-coopmat · tile 64x64 · p5–p95 81.2–84.0 TFLOP/s (24 samples)" */
+static void record_note(const group_view *g, const results_record *r, char *out, size_t n)
+{
+    char tile[48] = "", spread[128] = "";
+    if (r->tile_br > 0 || r->tile_bc > 0) snprintf(tile, sizeof tile, " \xc2\xb7 tile %dx%d", r->tile_br, r->tile_bc);
+    double lo, hi, a, b;
+    const char *kind = report_spread_ms(r, &a, &b);
+    if (kind && throughput_spread(g, r, &lo, &hi))
+        snprintf(spread, sizeof spread, " \xc2\xb7 %s %.4g\xe2\x80\x93%.4g %s (%d samples)", kind, lo, hi, g->unit, r->stats.sample_count);
+    snprintf(out, n, "variant %s%s%s", r->variant[0] ? r->variant : "?", tile, spread);
 }
 
 static int series_index(const group_view *g, const results_record *r)
@@ -78,11 +133,13 @@ static int case_index(const group_view *g, const results_case *k)
     return -1;
 }
 
-static int view_init(group_view *g, const results_run *run, const char *group)
+static int view_init(group_view *g, const results_run *run, const char *group, const report_crossovers *xo)
 {
     memset(g, 0, sizeof *g);
     g->run = run;
     g->group = group;
+    g->crossovers = xo;
+    g->scale = report_group_scale(run, group, &g->unit);
     g->recs = calloc((size_t)run->record_count + 1, sizeof *g->recs);
     g->cases = calloc((size_t)run->record_count + 1, sizeof *g->cases);
     if (!g->recs || !g->cases) return -1;
@@ -156,40 +213,63 @@ static void style_for(report_palette *pal, const series_key *k, chart_series *s,
     s->dashed = s->hatched;
 }
 
-/* ---- TFLOP/s per case, grouped by implementation/API ---- */
+/* ---- throughput (or memory) per case, grouped by implementation/API ---- */
 
-static int tflops_chart(strbuf *o, const group_view *g, report_palette *pal)
+static double memory_of(const results_record *r) { return r->memory_bytes > 0 ? r->memory_bytes : NAN; }
+
+/* Bars per case of the group (head_dim > 0: only that head dim's cases); throughput bars
+ * carry their spread as error bars. Returns 1 when a chart was drawn. */
+static int case_bars(strbuf *o, const group_view *g, report_palette *pal, bool memory, long head_dim)
 {
-    int nc = g->case_count, ns = g->series_count;
-    if (nc == 0 || ns == 0) return 0;
-    double *values = malloc(sizeof *values * (size_t)nc * (size_t)ns);
-    char(*names)[128] = calloc((size_t)nc, sizeof *names);
-    const char **cats = calloc((size_t)nc, sizeof *cats);
+    int ns = g->series_count, nc = 0;
+    if (g->case_count == 0 || ns == 0) return 0;
+    size_t cells = (size_t)g->case_count * (size_t)ns;
+    double *values = malloc(sizeof *values * cells), *lo = malloc(sizeof *lo * cells), *hi = malloc(sizeof *hi * cells);
+    char(*names)[128] = calloc((size_t)g->case_count, sizeof *names), (*notes)[NOTE] = calloc(cells, sizeof *notes);
+    const char **cats = calloc((size_t)g->case_count, sizeof *cats), **note_ptrs = calloc(cells, sizeof *note_ptrs);
+    int *row_of = calloc((size_t)g->case_count, sizeof *row_of);
     chart_series series[REPORT_MAX_SERIES];
     char labels[REPORT_MAX_SERIES][96];
-    if (!values || !names || !cats) goto done;
-    for (int i = 0; i < nc * ns; ++i) values[i] = NAN;
-    for (int i = 0; i < nc; ++i) {
-        results_case_label(g->cases[i], names[i], sizeof names[i]);
-        cats[i] = names[i];
+    int drawn = 0;
+    if (!values || !lo || !hi || !names || !notes || !cats || !note_ptrs || !row_of) goto done;
+    for (int i = 0; i < g->case_count; ++i) {
+        row_of[i] = -1;
+        if (head_dim > 0 && g->cases[i]->head_dim != head_dim) continue;
+        row_of[i] = nc;
+        results_case_label(g->cases[i], names[nc], sizeof names[nc]);
+        cats[nc] = names[nc];
+        ++nc;
     }
+    for (size_t i = 0; i < cells; ++i) values[i] = lo[i] = hi[i] = NAN, note_ptrs[i] = notes[i];
     for (int s = 0; s < ns; ++s) style_for(pal, &g->series[s], &series[s], labels[s], sizeof labels[s], "");
     for (int i = 0; i < g->rec_count; ++i) {
-        int s = series_index(g, g->recs[i]), k = case_index(g, &g->recs[i]->kase);
-        if (s >= 0 && k >= 0 && !isfinite(values[k * ns + s])) values[k * ns + s] = tflops_of(g->recs[i]);
+        const results_record *r = g->recs[i];
+        int s = series_index(g, r), k = case_index(g, &r->kase);
+        if (s < 0 || k < 0 || row_of[k] < 0) continue;
+        size_t at = (size_t)row_of[k] * (size_t)ns + (size_t)s;
+        if (isfinite(values[at])) continue;
+        values[at] = memory ? (r->status == RESULT_OK ? memory_of(r) : NAN) : throughput_of(g, r);
+        if (!memory) throughput_spread(g, r, &lo[at], &hi[at]), record_note(g, r, notes[at], NOTE);
+        else snprintf(notes[at], NOTE, "variant %s", r->variant[0] ? r->variant : "?");
+        drawn += isfinite(values[at]);
     }
-    bar_chart c = {.title = "Throughput per case (TFLOP/s, median)", .y_label = "TFLOP/s", .unit = "TFLOP/s",
-                   .y_format = AXIS_NUMBER, .category_count = nc, .categories = cats, .series_count = ns,
-                   .series = series, .values = values, .baseline = 0, .refs = {NAN, NAN}};
+    if (nc == 0 || drawn == 0) goto done;
+    char title[160], y_label[64];
+    if (memory) snprintf(title, sizeof title, "Device memory per case, D=%ld (flash vs unfused)", head_dim);
+    else snprintf(title, sizeof title, "Throughput per case (%s, median; error bars: p5\xe2\x80\x93p95 of the samples)", g->unit);
+    snprintf(y_label, sizeof y_label, "%s", memory ? "peak device memory" : g->unit);
+    bar_chart c = {.title = title, .y_label = y_label, .unit = memory ? "" : g->unit, .y_format = memory ? AXIS_BYTES : AXIS_NUMBER,
+                   .category_count = nc, .categories = cats, .series_count = ns, .series = series, .values = values,
+                   .baseline = 0, .refs = {NAN, NAN}, .err_lo = memory ? NULL : lo, .err_hi = memory ? NULL : hi,
+                   .notes = note_ptrs};
     sb_puts(o, "<figure class=\"wide\">\n");
     svg_bar_chart(o, &c);
-    caption(o, g, has_vendor(g) ? "hatched bars: the vendor-native kernel" : NULL);
+    caption(o, g, memory ? "one input set: Q, K, V, O and the kernel's workspace"
+                  : has_vendor(g) ? "hatched bars: the vendor-native kernel; fewer than 20 samples: min\xe2\x80\x93max" : "fewer than 20 samples: error bars span min\xe2\x80\x93max");
     sb_puts(o, "</figure>\n");
 done:
-    free(values);
-    free(names);
-    free(cats);
-    return values && names && cats;
+    free(values), free(lo), free(hi), free(names), free(notes), free(cats), free(note_ptrs), free(row_of);
+    return drawn > 0 && nc > 0;
 }
 
 /* ---- families of cases that differ only in sequence length ---- */
@@ -197,28 +277,13 @@ done:
 /* B*Nq: both at most RESULTS_MAX_SIZE (results_parse checks), so the product fits. */
 static long long tokens_of(const results_case *k) { return (long long)k->batch * (long long)k->seq_q; }
 
-/* The batch may change along a family when the token count B*Nq stays: the
- * FlashAttention papers' grid (and the fa-grid suite) holds B*N constant. */
-static bool same_batch_or_tokens(const results_case *a, const results_case *b)
-{
-    return a->batch == b->batch || tokens_of(a) == tokens_of(b);
-}
-
-static bool same_family(const results_case *a, const results_case *b)
-{
-    bool square_a = a->seq_q == a->seq_kv, square_b = b->seq_q == b->seq_kv;
-    return same_batch_or_tokens(a, b) && a->heads == b->heads && a->kv_heads == b->kv_heads && a->head_dim == b->head_dim &&
-           a->causal == b->causal && strcmp(a->dtype, b->dtype) == 0 && strcmp(a->layout, b->layout) == 0 &&
-           square_a == square_b && (square_a || a->seq_q == b->seq_q);
-}
-
 static void family_label(const group_view *g, const results_case *k, char *out, size_t n)
 {
     char q[32] = "", b[48];
     if (k->seq_q != k->seq_kv) snprintf(q, sizeof q, ", Nq=%ld", k->seq_q); /* else Nq = Nk, as the axis says */
     bool batch_varies = false;
     for (int i = 0; i < g->case_count; ++i)
-        batch_varies |= same_family(g->cases[i], k) && g->cases[i]->batch != k->batch;
+        batch_varies |= report_same_family(g->cases[i], k) && g->cases[i]->batch != k->batch;
     if (batch_varies) snprintf(b, sizeof b, "B\xc2\xb7N=%lld", tokens_of(k));
     else snprintf(b, sizeof b, "B=%ld", k->batch);
     snprintf(out, n, "D=%ld %s H=%ld/%ld %s%s %s%s", k->head_dim, b, k->heads, k->kv_heads, k->causal ? "causal " : "",
@@ -230,7 +295,7 @@ static int family_lengths(const group_view *g, const results_case *rep, double *
 {
     int n = 0;
     for (int i = 0; i < g->case_count && n < MAX_POINTS; ++i) {
-        if (!same_family(g->cases[i], rep)) continue;
+        if (!report_same_family(g->cases[i], rep)) continue;
         double v = (double)g->cases[i]->seq_kv;
         int j = n;
         bool dup = false;
@@ -243,53 +308,85 @@ static int family_lengths(const group_view *g, const results_case *rep, double *
     return n;
 }
 
-typedef double (*record_metric)(const results_record *r);
-static double memory_of(const results_record *r) { return r->memory_bytes > 0 ? r->memory_bytes : NAN; }
+/* The crossovers of this family on this group's APIs, as vertical marks. */
+static int crossover_marks(const group_view *g, const results_case *rep, report_palette *pal, chart_mark *marks, char (*labels)[96],
+                           int max)
+{
+    int n = 0;
+    for (int i = 0; g->crossovers && i < g->crossovers->count && n < max; ++i) {
+        const report_crossover *x = &g->crossovers->items[i];
+        if (x->crossover_n <= 0 || strcmp(x->gpu->group, g->group) != 0 || !report_same_family(&x->gpu->kase, rep)) continue;
+        char len[32];
+        report_length_text(x->crossover_n, len, sizeof len);
+        snprintf(labels[n], sizeof labels[n], "%s > CPU %s N=%s", x->gpu->api, x->from_first ? "already at" : "from", len);
+        marks[n] = (chart_mark){.x = (double)x->crossover_n, .label = labels[n], .color = report_series_color(pal, "attnvk", x->gpu->api)};
+        ++n;
+    }
+    return n;
+}
 
-/* One line chart over N for a family: a series per implementation/API with any point. */
-static int family_chart(strbuf *o, const group_view *g, const results_case *rep, report_palette *pal, record_metric metric,
-                        const char *title_fmt, const char *y_label, const char *unit, axis_format y_format, bool log_y,
-                        bool memory_suffix)
+typedef struct family_data {
+    double ys[REPORT_MAX_SERIES][MAX_POINTS], lo[REPORT_MAX_SERIES][MAX_POINTS], hi[REPORT_MAX_SERIES][MAX_POINTS];
+    char notes[REPORT_MAX_SERIES][MAX_POINTS][NOTE];
+    const char *note_ptrs[REPORT_MAX_SERIES][MAX_POINTS];
+} family_data;
+
+/* One line chart over N for a family: a series per implementation/API with any point;
+ * throughput with its spread and the family's crossovers marked, or memory (log scale). */
+static int family_chart(strbuf *o, const group_view *g, const results_case *rep, report_palette *pal, bool memory)
 {
     double lengths[MAX_POINTS];
     int n = family_lengths(g, rep, lengths);
     if (n < 2) return 0;
-    double ys[REPORT_MAX_SERIES][MAX_POINTS];
+    family_data *d = calloc(1, sizeof *d);
+    if (!d) return 0;
     line_series series[REPORT_MAX_SERIES];
     char labels[REPORT_MAX_SERIES][96];
     int ns = 0;
     for (int s = 0; s < g->series_count; ++s) {
         int points = 0;
         const results_record *example = NULL;
-        for (int p = 0; p < n; ++p) ys[ns][p] = NAN;
+        for (int p = 0; p < n; ++p) d->ys[ns][p] = d->lo[ns][p] = d->hi[ns][p] = NAN, d->note_ptrs[ns][p] = d->notes[ns][p];
         for (int i = 0; i < g->rec_count; ++i) {
             const results_record *r = g->recs[i];
-            if (series_index(g, r) != s || !same_family(&r->kase, rep)) continue;
+            if (series_index(g, r) != s || !report_same_family(&r->kase, rep)) continue;
             example = r;
-            for (int p = 0; p < n; ++p)
-                if (lengths[p] == (double)r->kase.seq_kv && !isfinite(ys[ns][p]) && isfinite(metric(r))) ys[ns][p] = metric(r), ++points;
+            double v = memory ? (r->status == RESULT_OK ? memory_of(r) : NAN) : throughput_of(g, r);
+            for (int p = 0; p < n; ++p) {
+                if (lengths[p] != (double)r->kase.seq_kv || isfinite(d->ys[ns][p]) || !isfinite(v)) continue;
+                d->ys[ns][p] = v, ++points;
+                if (!memory) throughput_spread(g, r, &d->lo[ns][p], &d->hi[ns][p]), record_note(g, r, d->notes[ns][p], NOTE);
+            }
         }
         if (points == 0) continue;
-        const char *suffix = !memory_suffix ? "" : results_is_unfused(example) ? "unfused" : "flash";
+        const char *suffix = !memory ? "" : results_is_unfused(example) ? "unfused" : "flash";
         style_for(pal, &g->series[s], &series[ns].style, labels[ns], sizeof labels[ns], suffix);
-        series[ns].count = n;
-        series[ns].x = lengths;
-        series[ns].y = ys[ns];
+        series[ns] = (line_series){.style = series[ns].style, .count = n, .x = lengths, .y = d->ys[ns],
+                                   .lo = memory ? NULL : d->lo[ns], .hi = memory ? NULL : d->hi[ns], .notes = d->note_ptrs[ns]};
         ++ns;
     }
-    if (ns == 0) return 0;
-    char family[160], title[256];
-    family_label(g, rep, family, sizeof family);
-    snprintf(title, sizeof title, title_fmt, family);
-    line_chart c = {.title = title, .x_label = "sequence length Nk = Nq (log scale)", .y_label = y_label, .unit = unit,
-                    .x_format = AXIS_LENGTH, .y_format = y_format, .log_x = true, .log_y = log_y,
-                    .series_count = ns, .series = series};
-    sb_puts(o, "<figure>\n");
-    svg_line_chart(o, &c);
-    caption(o, g, memory_suffix ? "peak device allocation (Q, K, V, O, workspace); equal allocations draw one line"
-                  : has_vendor(g) ? "dashed, square markers: vendor-native" : NULL);
-    sb_puts(o, "</figure>\n");
-    return 1;
+    chart_mark marks[8];
+    char mark_labels[8][96];
+    int nm = memory ? 0 : crossover_marks(g, rep, pal, marks, mark_labels, 8);
+    if (ns > 0) {
+        char family[160], title[256], y_label[64];
+        family_label(g, rep, family, sizeof family);
+        if (memory) snprintf(title, sizeof title, "Memory, flash vs unfused \xe2\x80\x94 %s", family);
+        else snprintf(title, sizeof title, "Scaling over N \xe2\x80\x94 %s", family);
+        snprintf(y_label, sizeof y_label, memory ? "peak device memory (log scale)" : "%s (median, p5\xe2\x80\x93p95)", g->unit);
+        line_chart c = {.title = title, .y_label = y_label, .unit = memory ? "" : g->unit,
+                        .x_label = rep->seq_q == rep->seq_kv ? "sequence length Nk = Nq (log scale)" : "sequence length Nk (log scale)",
+                        .x_format = AXIS_LENGTH, .y_format = memory ? AXIS_BYTES : AXIS_NUMBER, .log_x = true, .log_y = memory,
+                        .series_count = ns, .series = series, .mark_count = nm, .marks = marks};
+        sb_puts(o, "<figure>\n");
+        svg_line_chart(o, &c);
+        caption(o, g, memory ? "peak device allocation (Q, K, V, O, workspace); equal allocations draw one line"
+                      : nm ? "dotted verticals: from there attnvk on that API beats the CPU device's best (crossover table)"
+                      : has_vendor(g) ? "dashed, square markers: vendor-native" : NULL);
+        sb_puts(o, "</figure>\n");
+    }
+    free(d);
+    return ns > 0;
 }
 
 /* The first case of each family, in file order. */
@@ -298,10 +395,32 @@ static int family_representatives(const group_view *g, const results_case **reps
     int n = 0;
     for (int i = 0; i < g->case_count && n < max; ++i) {
         bool seen = false;
-        for (int j = 0; j < n; ++j) seen |= same_family(reps[j], g->cases[i]);
+        for (int j = 0; j < n; ++j) seen |= report_same_family(reps[j], g->cases[i]);
         if (!seen) reps[n++] = g->cases[i];
     }
     return n;
+}
+
+/* Memory for every head dim: over N for its family with the most lengths (what says the
+ * most about N^2 against N), else bars per case. */
+static int memory_charts(strbuf *o, const group_view *g, const results_case **reps, int nf, report_palette *pal)
+{
+    int charts = 0;
+    for (int f = 0; f < nf; ++f) {
+        long d = reps[f]->head_dim;
+        bool seen = false;
+        for (int e = 0; e < f; ++e) seen |= reps[e]->head_dim == d;
+        if (seen) continue;
+        int best = -1, best_n = 1;
+        double scratch[MAX_POINTS];
+        for (int e = f; e < nf; ++e) {
+            int n = reps[e]->head_dim == d ? family_lengths(g, reps[e], scratch) : 0;
+            if (n > best_n) best = e, best_n = n;
+        }
+        int drawn = best >= 0 ? family_chart(o, g, reps[best], pal, true) : 0;
+        charts += drawn ? drawn : case_bars(o, g, pal, true, d);
+    }
+    return charts;
 }
 
 /* ---- attnvk against the vendor kernel ---- */
@@ -360,28 +479,19 @@ done:
     return bars > 0;
 }
 
-int report_group_charts(strbuf *o, const results_run *run, const char *group, report_palette *pal)
+int report_group_charts(strbuf *o, const results_run *run, const char *group, report_palette *pal, const report_crossovers *xo)
 {
     group_view g;
     int charts = 0;
-    if (view_init(&g, run, group) == 0) {
-        charts += tflops_chart(o, &g, pal);
-        const results_case *reps[MAX_FAMILY_CHARTS];
-        int nf = family_representatives(&g, reps, MAX_FAMILY_CHARTS);
+    if (view_init(&g, run, group, xo) == 0) {
+        charts += case_bars(o, &g, pal, false, 0);
+        const results_case *reps[MAX_FAMILIES];
+        int nf = family_representatives(&g, reps, MAX_FAMILIES);
         sb_puts(o, "<div class=\"grid\">\n");
-        for (int f = 0; f < nf; ++f)
-            charts += family_chart(o, &g, reps[f], pal, tflops_of, "Scaling over N \xe2\x80\x94 %s", "TFLOP/s (median)",
-                                   "TFLOP/s", AXIS_NUMBER, false, false);
-        /* memory: the family with the most lengths says the most about N^2 against N */
-        int best = -1, best_n = 1;
-        double scratch[MAX_POINTS];
-        for (int f = 0; f < nf; ++f) {
-            int n = family_lengths(&g, reps[f], scratch);
-            if (n > best_n) best = f, best_n = n;
-        }
-        if (best >= 0)
-            charts += family_chart(o, &g, reps[best], pal, memory_of, "Memory, flash vs unfused \xe2\x80\x94 %s",
-                                   "peak device memory (log scale)", "", AXIS_BYTES, true, true);
+        int shown = 0;
+        for (int f = 0; f < nf && shown < MAX_FAMILY_CHARTS; ++f) shown += family_chart(o, &g, reps[f], pal, false);
+        charts += shown;
+        charts += memory_charts(o, &g, reps, nf, pal);
         sb_puts(o, "</div>\n");
         charts += speedup_chart(o, &g, pal);
     }

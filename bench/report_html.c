@@ -1,6 +1,9 @@
 /* The report page: sections for comparisons and runs, tables, and the charts. */
 #include "report_html.h"
 #include "report_charts.h"
+#include "report_crossover.h"
+#include "report_roofline.h"
+#include "report_tables.h"
 #include "results_compare.h"
 
 #include <math.h>
@@ -24,27 +27,9 @@ static const char css[] =
     ".badge{display:inline-block;padding:2px 9px;border-radius:10px;margin:0 6px 4px 0;font-size:12.5px;color:#fff}"
     ".v0{color:#7f0000;font-weight:700}.v1{color:#9467bd;font-weight:700}.v2{color:#d62728;font-weight:700}"
     ".v3{color:#2ca02c}.v4{color:#c46a00}.v6{color:#138a96}.s-fail{color:#b00020;font-weight:600}"
-    ".s-skipped,.s-unavailable{color:#777}details{margin:8px 0}summary{cursor:pointer;color:#333}";
-
-static void cell(strbuf *o, const char *text) { sb_puts(o, "<td>"), sb_html(o, text), sb_puts(o, "</td>"); }
-
-static void num_cell(strbuf *o, const char *fmt, double v)
-{
-    if (!isfinite(v)) {
-        sb_puts(o, "<td class=\"num\">-</td>");
-        return;
-    }
-    sb_puts(o, "<td class=\"num\">");
-    sb_printf(o, fmt, v);
-    sb_puts(o, "</td>");
-}
-
-static void header_row(strbuf *o, const char *const *names, int n)
-{
-    sb_puts(o, "<tr>");
-    for (int i = 0; i < n; ++i) sb_puts(o, "<th>"), sb_html(o, names[i]), sb_puts(o, "</th>");
-    sb_puts(o, "</tr>\n");
-}
+    ".s-skipped,.s-unavailable{color:#777}details{margin:8px 0}summary{cursor:pointer;color:#333}"
+    "small{color:#666}code{font-size:12px;background:#eef0f3;padding:0 3px;border-radius:3px}"
+    "tr.crosses td:nth-child(5){color:#1b7a2e}tr.never td:nth-child(5){color:#8a5a00}h4{font-size:13.5px;margin:14px 0 4px}";
 
 static void run_meta(strbuf *o, const results_run *run)
 {
@@ -56,7 +41,7 @@ static void run_meta(strbuf *o, const results_run *run)
         sb_puts(o, "<tr><th>");
         sb_html(o, rows[i][0]);
         sb_puts(o, "</th>");
-        if (rows[i][1]) cell(o, rows[i][1][0] ? rows[i][1] : "-");
+        if (rows[i][1]) report_cell(o, rows[i][1][0] ? rows[i][1] : "-");
         else sb_puts(o, "<td>"), sb_htmlf(o, "%s / %s", run->dtype[0] ? run->dtype : "-", run->layout[0] ? run->layout : "-"),
              sb_puts(o, "</td>");
         sb_puts(o, "</tr>");
@@ -65,45 +50,18 @@ static void run_meta(strbuf *o, const results_run *run)
     if (run->device_count == 0) return;
     static const char *heads[] = {"API", "#", "device", "vendor", "driver", "API version", "memory", "uuid"};
     sb_puts(o, "<table class=\"devices\">");
-    header_row(o, heads, 8);
+    report_header_row(o, heads, 8);
     for (int i = 0; i < run->device_count; ++i) {
         const results_device *d = &run->devices[i];
         char idx[16];
         snprintf(idx, sizeof idx, "%d", d->index);
         sb_puts(o, "<tr>");
-        cell(o, d->api), cell(o, idx), cell(o, d->name), cell(o, d->vendor), cell(o, d->driver_version), cell(o, d->api_version);
-        num_cell(o, "%.1f GiB", d->memory_bytes / 1073741824.0);
-        cell(o, d->uuid[0] ? d->uuid : "-");
+        report_cell(o, d->api), report_cell(o, idx), report_cell(o, d->name), report_cell(o, d->vendor), report_cell(o, d->driver_version), report_cell(o, d->api_version);
+        report_num_cell(o, "%.1f GiB", d->memory_bytes / 1073741824.0);
+        report_cell(o, d->uuid[0] ? d->uuid : "-");
         sb_puts(o, "</tr>\n");
     }
     sb_puts(o, "</table>\n");
-}
-
-static void records_table(strbuf *o, const results_run *run)
-{
-    static const char *heads[] = {"impl", "API", "device", "driver", "case", "status", "median ms", "std ms",
-                                  "TFLOP/s", "memory MiB", "rel L2", "vs vendor", "variant", "reason"};
-    sb_printf(o, "<details><summary>All %d records</summary><table>", run->record_count);
-    header_row(o, heads, 14);
-    for (int i = 0; i < run->record_count; ++i) {
-        const results_record *r = &run->records[i];
-        char label[160];
-        results_case_label(&r->kase, label, sizeof label);
-        sb_puts(o, "<tr>");
-        cell(o, r->implementation), cell(o, r->api), cell(o, r->device_name), cell(o, r->driver_version), cell(o, label);
-        sb_printf(o, "<td class=\"s-%s\">%s</td>", result_status_name(r->status), result_status_name(r->status));
-        bool timed = r->status == RESULT_OK && r->stats.present;
-        num_cell(o, "%.4g", timed ? r->stats.median_ms : NAN);
-        num_cell(o, "%.3g", timed ? r->stats.std_ms : NAN);
-        num_cell(o, "%.1f", r->tflops);
-        num_cell(o, "%.1f", r->memory_bytes / 1048576.0);
-        num_cell(o, "%.2e", r->check.present ? r->check.rel_l2 : NAN);
-        num_cell(o, "%.3f\xc3\x97", r->speedup_vs_vendor);
-        cell(o, r->variant);
-        cell(o, r->reason);
-        sb_puts(o, "</tr>\n");
-    }
-    sb_puts(o, "</table></details>\n");
 }
 
 static void run_section(strbuf *o, const results_run *run, int index, report_palette *pal)
@@ -112,6 +70,12 @@ static void run_section(strbuf *o, const results_run *run, int index, report_pal
     sb_html(o, run->label);
     sb_puts(o, "</h2>\n");
     run_meta(o, run);
+    report_crossovers xo = {0};
+    if (report_crossover_compute(run->records, run->record_count, &xo) != 0) o->failed = true;
+    sb_puts(o, "<h3>Summary (geometric means)</h3>\n");
+    report_summary_table(o, run);
+    sb_puts(o, "<h3>CPU/GPU crossover</h3>\n");
+    report_crossover_table(o, run, &xo);
     /* one block of charts per device group (a GPU seen through several APIs is one group) */
     for (int i = 0; i < run->record_count; ++i) {
         const char *group = run->records[i].group;
@@ -121,9 +85,11 @@ static void run_section(strbuf *o, const results_run *run, int index, report_pal
         sb_puts(o, "<h3>");
         sb_html(o, run->records[i].device_name);
         sb_puts(o, "</h3>\n");
-        if (report_group_charts(o, run, group, pal) == 0) sb_puts(o, "<p class=\"sub\">No successful measurement to chart.</p>\n");
+        report_rooflines(o, run, group, pal);
+        if (report_group_charts(o, run, group, pal, &xo) == 0) sb_puts(o, "<p class=\"sub\">No successful measurement to chart.</p>\n");
     }
-    records_table(o, run);
+    report_records_table(o, run);
+    report_crossover_free(&xo);
     sb_puts(o, "</section>\n");
 }
 
@@ -139,7 +105,7 @@ static void compare_rows(strbuf *o, const compare_result *r, bool changes_only)
     static const char *heads[] = {"verdict", "impl", "API", "device", "case", "base ms", "new ms", "new/base", "base status",
                                   "new status", "note"};
     sb_puts(o, "<table>");
-    header_row(o, heads, 11);
+    report_header_row(o, heads, 11);
     for (int i = 0; i < r->row_count; ++i) {
         const compare_row *row = &r->rows[i];
         if (changes_only && is_quiet(row)) continue;
@@ -149,17 +115,17 @@ static void compare_rows(strbuf *o, const compare_result *r, bool changes_only)
         sb_printf(o, "<tr><td class=\"v%d\">", (int)row->verdict);
         sb_html(o, compare_verdict_name(row->verdict));
         sb_puts(o, "</td>");
-        cell(o, any->implementation), cell(o, any->api), cell(o, any->device_name), cell(o, label);
-        num_cell(o, "%.4g", row->base && row->base->status == RESULT_OK && row->base->stats.present ? row->base->stats.median_ms : NAN);
-        num_cell(o, "%.4g", row->next && row->next->status == RESULT_OK && row->next->stats.present ? row->next->stats.median_ms : NAN);
-        num_cell(o, "%.3f\xc3\x97", row->ratio);
-        cell(o, row->base ? result_status_name(row->base->status) : "-");
-        cell(o, row->next ? result_status_name(row->next->status) : "-");
+        report_cell(o, any->implementation), report_cell(o, any->api), report_cell(o, any->device_name), report_cell(o, label);
+        report_num_cell(o, "%.4g", row->base && row->base->status == RESULT_OK && row->base->stats.present ? row->base->stats.median_ms : NAN);
+        report_num_cell(o, "%.4g", row->next && row->next->status == RESULT_OK && row->next->stats.present ? row->next->stats.median_ms : NAN);
+        report_num_cell(o, "%.3f\xc3\x97", row->ratio);
+        report_cell(o, row->base ? result_status_name(row->base->status) : "-");
+        report_cell(o, row->next ? result_status_name(row->next->status) : "-");
         const char *reason = row->next && row->next->reason[0] ? row->next->reason : row->base && row->base->reason[0] ? row->base->reason : "";
         if (row->verdict == VERDICT_ACCURACY)
             sb_puts(o, "<td>"), sb_htmlf(o, "rel L2 %.2e \xe2\x86\x92 %.2e", row->base->check.rel_l2, row->next->check.rel_l2),
                 sb_puts(o, "</td>");
-        else cell(o, reason);
+        else report_cell(o, reason);
         sb_puts(o, "</tr>\n");
     }
     sb_puts(o, "</table>\n");
@@ -191,28 +157,28 @@ static int compare_section(strbuf *o, const results_run *base, const results_run
 
     static const char *driver_heads[] = {"API", "device", "base driver", "new driver"};
     sb_puts(o, "<table>");
-    header_row(o, driver_heads, 4);
+    report_header_row(o, driver_heads, 4);
     for (int i = 0; i < r.driver_count; ++i) {
         sb_puts(o, "<tr>");
-        cell(o, r.drivers[i].api), cell(o, r.drivers[i].device);
-        cell(o, r.drivers[i].base_driver[0] ? r.drivers[i].base_driver : "-");
-        cell(o, r.drivers[i].next_driver[0] ? r.drivers[i].next_driver : "-");
+        report_cell(o, r.drivers[i].api), report_cell(o, r.drivers[i].device);
+        report_cell(o, r.drivers[i].base_driver[0] ? r.drivers[i].base_driver : "-");
+        report_cell(o, r.drivers[i].next_driver[0] ? r.drivers[i].next_driver : "-");
         sb_puts(o, "</tr>\n");
     }
     sb_puts(o, "</table>\n");
     static const char *sum_heads[] = {"API", "impl", "device", "cases", "geomean speedup", "regressions", "improvements",
                                       "new failures"};
     sb_puts(o, "<table>");
-    header_row(o, sum_heads, 8);
+    report_header_row(o, sum_heads, 8);
     for (int i = 0; i < r.summary_count; ++i) {
         const compare_summary *s = &r.summaries[i];
         sb_puts(o, "<tr>");
-        cell(o, s->api), cell(o, s->implementation), cell(o, s->device);
-        num_cell(o, "%.0f", s->cases);
-        num_cell(o, "%.3f\xc3\x97", s->geomean_speedup);
-        num_cell(o, "%.0f", s->regressions);
-        num_cell(o, "%.0f", s->improvements);
-        num_cell(o, "%.0f", s->new_failures);
+        report_cell(o, s->api), report_cell(o, s->implementation), report_cell(o, s->device);
+        report_num_cell(o, "%.0f", s->cases);
+        report_num_cell(o, "%.3f\xc3\x97", s->geomean_speedup);
+        report_num_cell(o, "%.0f", s->regressions);
+        report_num_cell(o, "%.0f", s->improvements);
+        report_num_cell(o, "%.0f", s->new_failures);
         sb_puts(o, "</tr>\n");
     }
     sb_puts(o, "</table>\n");

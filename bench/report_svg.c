@@ -252,8 +252,12 @@ void svg_bar_chart(strbuf *o, const bar_chart *c)
     double height = bottom + labels_h + 6;
 
     double lo = c->baseline, hi = c->baseline;
-    for (int i = 0; i < nc * ns; ++i)
-        if (isfinite(c->values[i])) lo = fmin(lo, c->values[i]), hi = fmax(hi, c->values[i]);
+    for (int i = 0; i < nc * ns; ++i) {
+        if (!isfinite(c->values[i])) continue;
+        lo = fmin(lo, c->values[i]), hi = fmax(hi, c->values[i]);
+        if (c->err_lo && isfinite(c->err_lo[i])) lo = fmin(lo, c->err_lo[i]);
+        if (c->err_hi && isfinite(c->err_hi[i])) hi = fmax(hi, c->err_hi[i]);
+    }
     for (int r = 0; r < 2; ++r)
         if (isfinite(c->refs[r])) lo = fmin(lo, c->refs[r]), hi = fmax(hi, c->refs[r]);
     if (c->baseline != 0) { /* ratios: a margin around the data, not from zero */
@@ -299,9 +303,23 @@ void svg_bar_chart(strbuf *o, const bar_chart *c)
             format_value(value, sizeof value, v, c->y_format, c->unit);
             sb_puts(o, "><title>");
             sb_htmlf(o, "%s \xe2\x80\x94 %s: %s", c->categories[i], c->series[s].label, value);
+            if (c->notes && c->notes[i * ns + s] && c->notes[i * ns + s][0]) sb_puts(o, "\n"), sb_html(o, c->notes[i * ns + s]);
             sb_puts(o, "</title></rect>\n");
         }
     sb_puts(o, "</g>\n");
+    if (c->err_lo && c->err_hi) {
+        sb_puts(o, "<g class=\"errorbars\" stroke=\"#222\" stroke-width=\"1.2\">\n");
+        for (int i = 0; i < nc; ++i)
+            for (int s = 0; s < ns; ++s) {
+                double v = c->values[i * ns + s], a = c->err_lo[i * ns + s], b = c->err_hi[i * ns + s];
+                if (!isfinite(v) || !isfinite(a) || !isfinite(b)) continue;
+                double cx = x0 + i * group_w + gap / 2 + s * bw + fmax(bw - (bw > 4), 1.0) / 2;
+                double ya = axis_pos(&y, a), yb = axis_pos(&y, b), cap = fmin(3.0, bw / 3);
+                sb_printf(o, "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fh%.1fM%.1f %.1fh%.1f\"/>\n", cx, ya, yb, cx - cap, ya, 2 * cap,
+                          cx - cap, yb, 2 * cap);
+            }
+        sb_puts(o, "</g>\n");
+    }
     sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", left, base_y, left + plot_w, base_y,
               AXIS_COLOR);
     for (int r = 0; r < 2; ++r) {
@@ -361,10 +379,15 @@ void svg_line_chart(strbuf *o, const line_chart *c)
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (int s = 0; s < ns; ++s)
         for (int i = 0; i < c->series[s].count; ++i) {
-            double xv = c->series[s].x[i], yv = c->series[s].y[i];
+            const line_series *ls = &c->series[s];
+            double xv = ls->x[i], yv = ls->y[i];
             if (!usable(xv, c->log_x) || !usable(yv, c->log_y)) continue;
             xlo = fmin(xlo, xv), xhi = fmax(xhi, xv), ylo = fmin(ylo, yv), yhi = fmax(yhi, yv);
+            if (ls->lo && usable(ls->lo[i], c->log_y)) ylo = fmin(ylo, ls->lo[i]);
+            if (ls->hi && usable(ls->hi[i], c->log_y)) yhi = fmax(yhi, ls->hi[i]);
         }
+    for (int m = 0; m < c->mark_count; ++m)
+        if (usable(c->marks[m].x, c->log_x)) xlo = fmin(xlo, c->marks[m].x), xhi = fmax(xhi, c->marks[m].x);
     if (!isfinite(xlo)) return; /* nothing to draw: the caller shows no empty frame */
     /* Points sit inside the frame: a small inset keeps markers whole at the ends. */
     axis x = {.px0 = left + 14, .px1 = width - right - 14}, y = {.px0 = bottom - 8, .px1 = top + 8};
@@ -382,8 +405,36 @@ void svg_line_chart(strbuf *o, const line_chart *c)
     sb_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", left, bottom, width - right, bottom,
               AXIS_COLOR);
 
+    for (int m = 0; m < c->mark_count; ++m) { /* under the lines: a marker never hides a point */
+        const chart_mark *mk = &c->marks[m];
+        if (!usable(mk->x, c->log_x)) continue;
+        double px = axis_pos(&x, mk->x), ty = top + 13 + 13 * m;
+        bool right_side = px > (left + width - right) / 2;
+        sb_printf(o, "<g class=\"mark\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"", px, top, px, bottom);
+        sb_html(o, mk->color);
+        sb_printf(o, "\" stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
+                     "text-anchor=\"%s\" fill=\"",
+                  px + (right_side ? -4 : 4), ty, SMALL, right_side ? "end" : "start");
+        sb_html(o, mk->color);
+        sb_puts(o, "\">");
+        sb_html(o, mk->label);
+        sb_puts(o, "</text></g>\n");
+    }
     for (int s = 0; s < ns; ++s) {
         const line_series *ls = &c->series[s];
+        if (ls->lo && ls->hi) {
+            sb_puts(o, "<g class=\"errorbars\" stroke=\"");
+            sb_html(o, ls->style.color);
+            sb_puts(o, "\" stroke-width=\"1.3\">");
+            for (int i = 0; i < ls->count; ++i) {
+                if (!usable(ls->x[i], c->log_x) || !usable(ls->y[i], c->log_y) || !usable(ls->lo[i], c->log_y) ||
+                    !usable(ls->hi[i], c->log_y))
+                    continue;
+                double px = axis_pos(&x, ls->x[i]), ya = axis_pos(&y, ls->lo[i]), yb = axis_pos(&y, ls->hi[i]);
+                sb_printf(o, "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fh7M%.1f %.1fh7\"/>", px, ya, yb, px - 3.5, ya, px - 3.5, yb);
+            }
+            sb_puts(o, "</g>\n");
+        }
         sb_puts(o, "<g class=\"series\"><polyline fill=\"none\" stroke=\"");
         sb_html(o, ls->style.color);
         sb_printf(o, "\" stroke-width=\"2.2\"%s points=\"", ls->style.dashed ? " stroke-dasharray=\"6 4\"" : "");
@@ -405,9 +456,109 @@ void svg_line_chart(strbuf *o, const line_chart *c)
             format_value(ys, sizeof ys, ls->y[i], c->y_format, c->unit);
             sb_puts(o, "\"><title>");
             sb_htmlf(o, "%s: %s \xe2\x86\x92 %s", ls->style.label, xs, ys);
+            if (ls->notes && ls->notes[i] && ls->notes[i][0]) sb_puts(o, "\n"), sb_html(o, ls->notes[i]);
             sb_puts(o, ls->style.hatched ? "</title></rect>\n" : "</title></circle>\n");
         }
         sb_puts(o, "</g>\n");
     }
     sb_puts(o, "</svg>\n");
+}
+
+/* ---- the roofline ---- */
+
+/* a white outline under a label, so it stays readable over the points it crosses */
+static const char HALO[] = " stroke=\"#fff\" stroke-width=\"3\" stroke-opacity=\"0.85\" paint-order=\"stroke\"";
+
+/* The marker of legend entry s: a square for the vendor's (hatched), else circle, diamond, triangle in turn. */
+static int marker_shape(const chart_series *st, int s)
+{
+    static const int shapes[3] = {0, 2, 3};
+    return st->hatched ? 1 : shapes[s % 3];
+}
+
+static void marker(strbuf *o, const chart_series *st, int s, double px, double py)
+{
+    int shape = marker_shape(st, s);
+    if (shape == 0) sb_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"", px, py);
+    else if (shape == 1) sb_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\"", px - 4.5, py - 4.5);
+    else if (shape == 2) sb_printf(o, "<path d=\"M%.1f %.1fl5.5 5.5l-5.5 5.5l-5.5 -5.5z\"", px, py - 5.5);
+    else sb_printf(o, "<path d=\"M%.1f %.1fl5.5 9.5h-11z\"", px, py - 5.5);
+    sb_puts(o, " stroke=\"#fff\" stroke-width=\"0.8\" fill=\"");
+    sb_html(o, st->color);
+    sb_puts(o, "\" fill-opacity=\"0.85\">");
+}
+
+void svg_roofline_chart(strbuf *o, const roofline_chart *c)
+{
+    ++chart_serial;
+    double top_roof = 0;
+    for (int r = 0; r < c->roof_count; ++r) top_roof = fmax(top_roof, c->roofs[r].value);
+    if (!(c->slope > 0) || !(top_roof > 0)) return;
+    double width = 640, left = 78, right = 20;
+    double top = legend_height(c->series, c->series_count, width) + 6, plot_h = 300, bottom = top + plot_h, height = bottom + 46;
+    /* the domain: every point and every ridge, a factor of 4 around them */
+    double ridge_lo = INFINITY, ridge_hi = 0, xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = top_roof;
+    for (int r = 0; r < c->roof_count; ++r)
+        if (c->roofs[r].value > 0) ridge_lo = fmin(ridge_lo, c->roofs[r].value / c->slope), ridge_hi = fmax(ridge_hi, c->roofs[r].value / c->slope);
+    for (int i = 0; i < c->point_count; ++i) {
+        const chart_point *p = &c->points[i];
+        if (!(p->x > 0 && isfinite(p->x)) || !(p->y > 0 && isfinite(p->y))) continue;
+        xlo = fmin(xlo, p->x), xhi = fmax(xhi, p->x), ylo = fmin(ylo, p->y), yhi = fmax(yhi, p->y);
+    }
+    xlo = fmin(xlo, ridge_lo) / 4, xhi = fmax(xhi, ridge_hi) * 4;
+    ylo = fmin(ylo, c->slope * xlo * 4) / 2, yhi *= 2;
+    axis x = {.px0 = left, .px1 = width - right}, y = {.px0 = bottom, .px1 = top};
+    log_axis(&x, xlo, xhi, 10.0);
+    log_axis(&y, ylo, yhi, 10.0);
+
+    svg_open(o, width, height, c->title);
+    sb_puts(o, "<defs>\n");
+    for (int s = 0; s < c->series_count; ++s)
+        if (c->series[s].hatched) {
+            char pid[48];
+            snprintf(pid, sizeof pid, "hr%d-%d", chart_serial, s);
+            hatch_pattern(o, pid, c->series[s].color);
+        }
+    sb_puts(o, "</defs>\n");
+    legend(o, c->series, c->series_count, width, chart_serial, "hr", false);
+    sb_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"%s\"/>\n", left, top,
+              width - right - left, plot_h, GRID);
+    x_axis(o, &x, AXIS_NUMBER, top, bottom, c->x_label, (left + width - right) / 2);
+    y_axis(o, &y, AXIS_NUMBER, left, width - right, c->y_label, top, bottom);
+
+    /* the slope, from where it enters the frame to the highest ridge */
+    double sx0 = fmax(x.lo, y.lo / c->slope), sx1 = top_roof / c->slope;
+    double px0 = axis_pos(&x, sx0), py0 = axis_pos(&y, c->slope * sx0), px1 = axis_pos(&x, sx1), py1 = axis_pos(&y, top_roof);
+    sb_printf(o, "<g class=\"roofline\"><path class=\"bandwidth\" d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"#333\" stroke-width=\"2\" "
+                 "fill=\"none\"/>\n",
+              px0, py0, px1, py1);
+    double angle = atan2(py1 - py0, px1 - px0) * 180 / PI, mx = px0 + (px1 - px0) * 0.35, my = py0 + (py1 - py0) * 0.35;
+    sb_printf(o, "<text transform=\"translate(%.1f %.1f) rotate(%.1f)\" font-size=\"%d\" fill=\"#333\"%s>", mx, my - 6, angle,
+              SMALL, HALO);
+    sb_html(o, c->slope_label);
+    sb_puts(o, "</text>\n");
+    for (int r = 0; r < c->roof_count; ++r) {
+        const chart_roof *roof = &c->roofs[r];
+        if (!(roof->value > 0)) continue;
+        double rx = axis_pos(&x, fmax(x.lo, roof->value / c->slope)), ry = axis_pos(&y, roof->value);
+        bool top_one = roof->value == top_roof;
+        sb_printf(o, "<path class=\"roof\" d=\"M%.1f %.1fH%.1f\" stroke=\"#333\" stroke-width=\"%s\"%s fill=\"none\"/>", rx, ry,
+                  width - right, top_one ? "2" : "1.3", top_one ? "" : " stroke-dasharray=\"7 4\"");
+        sb_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"end\" fill=\"#333\"%s>", width - right - 4, ry - 4,
+                  SMALL, HALO);
+        sb_html(o, roof->label);
+        sb_puts(o, "</text>\n");
+    }
+    sb_puts(o, "</g>\n<g class=\"points\">\n");
+    for (int i = 0; i < c->point_count; ++i) {
+        const chart_point *p = &c->points[i];
+        if (!(p->x > 0 && isfinite(p->x)) || !(p->y > 0 && isfinite(p->y)) || p->series < 0 || p->series >= c->series_count) continue;
+        const chart_series *st = &c->series[p->series];
+        int shape = marker_shape(st, p->series);
+        marker(o, st, p->series, axis_pos(&x, p->x), axis_pos(&y, p->y));
+        sb_puts(o, "<title>");
+        sb_html(o, p->tooltip ? p->tooltip : st->label);
+        sb_puts(o, shape == 0 ? "</title></circle>\n" : shape == 1 ? "</title></rect>\n" : "</title></path>\n");
+    }
+    sb_puts(o, "</g>\n</svg>\n");
 }

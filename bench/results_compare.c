@@ -1,6 +1,8 @@
 /* The comparison logic of `attnvk compare`: matching, verdicts, summaries. */
 #include "results_compare.h"
 
+#include "bench_cold.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,5 +210,61 @@ void compare_free(compare_result *r)
 
 bool compare_failed(const compare_result *r)
 {
-    return r->regressions > 0 || r->counts[VERDICT_NEW_FAILURE] > 0 || r->counts[VERDICT_ACCURACY] > 0;
+    return r->regressions > 0 || r->counts[VERDICT_NEW_FAILURE] > 0 || r->counts[VERDICT_ACCURACY] > 0 ||
+           compare_cold_regressions(r) > 0;
+}
+
+/* ---- cold start (`attnvk bench --cold`; the rule is in bench_cold.h) ---- */
+
+double compare_cold_threshold(const compare_result *r) { return fmax(r->threshold, COMPARE_COLD_THRESHOLD); }
+
+/* new / base first_result_ms of one kind of start; NAN unless both reached a result */
+static double start_ratio(bool have_base, double base, bool have_next, double next)
+{
+    return have_base && have_next && base > 0 && isfinite(next) ? next / base : NAN;
+}
+
+static bool start_grew(bool have_base, double base, bool have_next, double next, double t)
+{
+    return isfinite(start_ratio(have_base, base, have_next, next)) && next > base * (1.0 + t) &&
+           next - base > COMPARE_COLD_FLOOR_MS;
+}
+
+bool compare_cold_row(const compare_result *r, const compare_row *row, compare_cold *out)
+{
+    memset(out, 0, sizeof *out);
+    out->cold_ratio = out->warm_ratio = NAN;
+    if (!row->base || !row->next) return false;
+    out->base = results_cold_start(r->base, row->base);
+    out->next = results_cold_start(r->next, row->next);
+    if (!out->base || !out->next) return false;
+    const bench_cold_result *b = out->base, *n = out->next;
+    const double t = compare_cold_threshold(r);
+    out->cold_ratio = start_ratio(b->have_cold, b->cold.first_result_ms, n->have_cold, n->cold.first_result_ms);
+    out->warm_ratio = start_ratio(b->have_warm, b->warm.first_result_ms, n->have_warm, n->warm.first_result_ms);
+    /* a record that no longer runs at all is the main comparison's verdict, not a cold-start one */
+    out->lost = row->next->status == RESULT_OK && ((b->have_cold && !n->have_cold) || (b->have_warm && !n->have_warm));
+    out->regressed = out->lost ||
+                     start_grew(b->have_cold, b->cold.first_result_ms, n->have_cold, n->cold.first_result_ms, t) ||
+                     start_grew(b->have_warm, b->warm.first_result_ms, n->have_warm, n->warm.first_result_ms, t);
+    out->improved = !out->regressed &&
+                    (start_grew(n->have_cold, n->cold.first_result_ms, b->have_cold, b->cold.first_result_ms, t) ||
+                     start_grew(n->have_warm, n->warm.first_result_ms, b->have_warm, b->warm.first_result_ms, t));
+    return true;
+}
+
+int compare_cold_rows(const compare_result *r)
+{
+    int n = 0;
+    compare_cold c;
+    for (int i = 0; i < r->row_count; ++i) n += compare_cold_row(r, &r->rows[i], &c);
+    return n;
+}
+
+int compare_cold_regressions(const compare_result *r)
+{
+    int n = 0;
+    compare_cold c;
+    for (int i = 0; i < r->row_count; ++i) n += compare_cold_row(r, &r->rows[i], &c) && c.regressed;
+    return n;
 }

@@ -1,6 +1,8 @@
 /* `attnvk compare` output: an aligned table, Markdown, or JSON. */
 #include "results_compare.h"
 
+#include "bench_cold.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -162,6 +164,81 @@ static void table_print(FILE *f, const text_table *t, bool markdown, const char 
     }
 }
 
+/* ---- cold start: records with cold_start in both runs (bench_cold.h) ---- */
+
+static const char *cold_verdict(const compare_cold *c)
+{
+    return c->regressed ? "REGRESSION" : c->improved ? "improvement" : "same";
+}
+
+static void cold_pair(char *out, bool have_base, double base, bool have_next, double next)
+{
+    char b[32] = "no result", n[32] = "no result";
+    if (have_base && isfinite(base)) snprintf(b, sizeof b, "%.4g", base);
+    if (have_next && isfinite(next)) snprintf(n, sizeof n, "%.4g", next);
+    snprintf(out, CELL, "%s -> %s", b, n);
+}
+
+static void cold_ratio(char *out, double ratio)
+{
+    if (isfinite(ratio)) snprintf(out, CELL, "%.3fx", ratio);
+    else snprintf(out, CELL, "-");
+}
+
+static void cold_bytes(char *out, size_t n, double bytes)
+{
+    if (!isfinite(bytes)) snprintf(out, n, "-");
+    else if (bytes < 1024) snprintf(out, n, "%.0f B", bytes);
+    else if (bytes < 1048576) snprintf(out, n, "%.1f KiB", bytes / 1024);
+    else snprintf(out, n, "%.1f MiB", bytes / 1048576);
+}
+
+static void cold_cells(const compare_row *row, const compare_cold *c, char cells[][CELL])
+{
+    const results_record *r = rec_of(row);
+    const bench_cold_result *b = c->base, *n = c->next;
+    char cb[32], cn[32];
+    snprintf(cells[0], CELL, "%s", cold_verdict(c));
+    snprintf(cells[1], CELL, "%s", r->implementation);
+    snprintf(cells[2], CELL, "%s", r->api);
+    snprintf(cells[3], CELL, "%s", r->device_name);
+    results_case_label(&r->kase, cells[4], CELL);
+    cold_pair(cells[5], b->have_cold, b->cold.first_result_ms, n->have_cold, n->cold.first_result_ms);
+    cold_ratio(cells[6], c->cold_ratio);
+    cold_pair(cells[7], b->have_warm, b->warm.first_result_ms, n->have_warm, n->warm.first_result_ms);
+    cold_ratio(cells[8], c->warm_ratio);
+    cold_bytes(cb, sizeof cb, b->cache_bytes);
+    cold_bytes(cn, sizeof cn, n->cache_bytes);
+    snprintf(cells[9], CELL, "%s -> %s", cb, cn);
+}
+
+static const char *cold_headers[] = {"VERDICT", "IMPL",     "API",     "DEVICE",   "CASE",
+                                     "COLD ms", "NEW/BASE", "WARM ms", "NEW/BASE", "CACHE"};
+
+static int print_cold(FILE *f, const compare_result *r, bool md, bool all_rows)
+{
+    const int rows = compare_cold_rows(r);
+    if (rows == 0) return 0;
+    text_table t;
+    if (table_init(&t, 10, rows, cold_headers)) return -1;
+    int hidden = 0;
+    for (int pass = 0; pass < 3; ++pass) /* regressions, improvements, the rest */
+        for (int i = 0; i < r->row_count; ++i) {
+            compare_cold c;
+            if (!compare_cold_row(r, &r->rows[i], &c) || pass != (c.regressed ? 0 : c.improved ? 1 : 2)) continue;
+            if (pass == 2 && !all_rows) ++hidden;
+            else cold_cells(&r->rows[i], &c, table_row(&t));
+        }
+    fprintf(f, "\n%scold start (first_result_ms of a fresh process on empty / warm kernel caches; a regression grew by "
+               "more than %.3g%% and %.0f ms, or gave no result)\n%s",
+            md ? "## " : "", 100.0 * compare_cold_threshold(r), COMPARE_COLD_FLOOR_MS, md ? "\n" : "");
+    table_print(f, &t, md, md ? "" : "  ");
+    free(t.cells);
+    if (hidden)
+        fprintf(f, "%s(%d unchanged: --all lists them)\n", md ? "\n" : "  ", hidden);
+    return 0;
+}
+
 static void run_line(FILE *f, const char *role, const results_run *run)
 {
     fprintf(f, "%s%s (created %s, attnvk %s, commit %s)\n", role, run->label, run->created[0] ? run->created : "?",
@@ -210,6 +287,7 @@ static int print_text(FILE *f, const compare_result *r, bool md, bool all_rows)
     if (hidden)
         fprintf(f, "%s(%d case%s unchanged or run in neither: --all lists them)\n", md ? "\n" : indent, hidden,
                 hidden == 1 ? "" : "s");
+    if (print_cold(f, r, md, all_rows) != 0) return -1;
 
     static const char *summary_headers[] = {"API", "IMPL", "DEVICE", "CASES", "GEOMEAN SPEEDUP", "REGRESSIONS", "IMPROVEMENTS", "NEW FAILURES"};
     if (table_init(&t, 8, r->summary_count, summary_headers)) return -1;
@@ -238,6 +316,10 @@ static int print_text(FILE *f, const compare_result *r, bool md, bool all_rows)
             r->counts[VERDICT_SAME], r->counts[VERDICT_MISSING], r->counts[VERDICT_NEW], r->counts[VERDICT_NO_LONGER_RUNS],
             r->counts[VERDICT_NOT_RUN],
             r->counts[VERDICT_STILL_FAILING], r->counts[VERDICT_FIXED]);
+    const int cold_rows = compare_cold_rows(r), cold_regressions = compare_cold_regressions(r);
+    if (cold_rows > 0)
+        fprintf(f, "%scold start: %d regression%s in %d record%s with cold_start in both runs\n", md ? "\n" : "",
+                cold_regressions, cold_regressions == 1 ? "" : "s", cold_rows, cold_rows == 1 ? "" : "s");
     if (md) fputs("**\n", f);
     return 0;
 }
@@ -274,6 +356,30 @@ static cJSON *side_json(const results_record *r)
     return o;
 }
 
+static cJSON *cold_side_json(const bench_cold_result *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_num(o, "cold_first_result_ms", c->have_cold ? c->cold.first_result_ms : NAN);
+    add_num(o, "warm_first_result_ms", c->have_warm ? c->warm.first_result_ms : NAN);
+    add_num(o, "cold_prepare_ms", c->have_cold ? c->cold.prepare_ms : NAN);
+    add_num(o, "warm_prepare_ms", c->have_warm ? c->warm.prepare_ms : NAN);
+    add_num(o, "cache_bytes", c->cache_bytes);
+    if (c->error[0]) cJSON_AddStringToObject(o, "error", c->error);
+    return o;
+}
+
+static cJSON *cold_json(const compare_cold *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "verdict", cold_verdict(c));
+    add_num(o, "cold_ratio", c->cold_ratio);
+    add_num(o, "warm_ratio", c->warm_ratio);
+    cJSON_AddBoolToObject(o, "lost", c->lost);
+    cJSON_AddItemToObject(o, "base", cold_side_json(c->base));
+    cJSON_AddItemToObject(o, "new", cold_side_json(c->next));
+    return o;
+}
+
 static int print_json(FILE *f, const compare_result *r)
 {
     cJSON *root = cJSON_CreateObject();
@@ -307,6 +413,8 @@ static int print_json(FILE *f, const compare_result *r)
         add_num(o, "rel_l2_growth", row->rel_l2_growth);
         cJSON_AddItemToObject(o, "base", side_json(row->base));
         cJSON_AddItemToObject(o, "new", side_json(row->next));
+        compare_cold c;
+        if (compare_cold_row(r, row, &c)) cJSON_AddItemToObject(o, "cold_start", cold_json(&c));
         cJSON_AddItemToArray(rows, o);
     }
     cJSON *summary = cJSON_AddArrayToObject(root, "summary");
@@ -326,6 +434,8 @@ static int print_json(FILE *f, const compare_result *r)
     cJSON *counts = cJSON_AddObjectToObject(root, "counts");
     for (int v = 0; v < VERDICT_COUNT; ++v) cJSON_AddNumberToObject(counts, compare_verdict_name((compare_verdict)v), r->counts[v]);
     cJSON_AddNumberToObject(root, "regressions", r->regressions);
+    cJSON_AddNumberToObject(root, "cold_start_regressions", compare_cold_regressions(r));
+    cJSON_AddNumberToObject(root, "cold_start_threshold", compare_cold_threshold(r));
     cJSON_AddBoolToObject(root, "failed", compare_failed(r));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);

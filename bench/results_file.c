@@ -2,6 +2,8 @@
  * readers need, lenient about what they don't (missing numbers become NAN). */
 #include "results_file.h"
 
+#include "bench_cold.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -196,6 +198,74 @@ static void parse_stats(reader *rd, const cJSON *s, const char *where, results_s
     if (st->present && !isfinite(st->median_ms)) st->present = false; /* no median, no timing */
 }
 
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between the closest ranks of sorted data (bench_stats.c's rule). */
+static double percentile(const double *sorted, int n, double q)
+{
+    double pos = q * (n - 1);
+    int lo = (int)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+enum { MIN_SAMPLES_FOR_TAIL = 20 }; /* as the writer: fewer cannot tell a p5 or p95 from the extremes */
+
+/* samples_ms: the count, the largest, and p5 (p95 too where the file left it null) from 20 on. */
+static void parse_samples(reader *rd, const cJSON *r, const char *where, results_stats *st)
+{
+    st->p5_ms = st->max_ms = NAN;
+    st->sample_count = 0;
+    const cJSON *v = field(r, "samples_ms");
+    if (!v) return;
+    if (!cJSON_IsArray(v)) {
+        bad(rd, where, "samples_ms", "must be an array");
+        return;
+    }
+    int n = cJSON_GetArraySize(v), k = 0;
+    if (n == 0) return;
+    double *sorted = malloc(sizeof *sorted * (size_t)n);
+    if (!sorted) {
+        if (rd->rc == LOAD_OK) rd->rc = fail(rd->err, rd->n, LOAD_NO_MEMORY, "%s: out of memory", rd->label);
+        return;
+    }
+    const cJSON *item;
+    cJSON_ArrayForEach(item, v)
+    {
+        double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+        if (!isfinite(d) || d < 0) {
+            bad(rd, where, "samples_ms", "must hold finite numbers >= 0");
+            break;
+        }
+        sorted[k++] = d;
+    }
+    if (k == n) {
+        qsort(sorted, (size_t)n, sizeof *sorted, compare_double);
+        st->sample_count = n;
+        st->max_ms = sorted[n - 1];
+        if (n >= MIN_SAMPLES_FOR_TAIL) {
+            st->p5_ms = percentile(sorted, n, 0.05);
+            if (!isfinite(st->p95_ms)) st->p95_ms = percentile(sorted, n, 0.95);
+        }
+    }
+    free(sorted);
+}
+
+static void parse_roofline(reader *rd, const cJSON *o, const char *where, results_roofline *rl)
+{
+    rl->present = o != NULL;
+    rl->arithmetic_intensity = number(rd, o, where, "arithmetic_intensity", true);
+    rl->compute_peak_tflops = number(rd, o, where, "compute_peak_tflops", true);
+    rl->attainable_tflops = number(rd, o, where, "attainable_tflops", true);
+    rl->fraction = number(rd, o, where, "fraction", false);
+    text(rd, o, where, "bound", rl->bound, sizeof rl->bound, false);
+    text(rd, o, where, "compute_path", rl->compute_path, sizeof rl->compute_path, false);
+    if (!isfinite(rl->arithmetic_intensity)) rl->present = false; /* no intensity, no place on the roofline */
+}
+
 static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
 {
     char where[48], sub[64];
@@ -222,6 +292,12 @@ static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
     text(rd, r, where, "variant", rec->variant, sizeof rec->variant, false);
     snprintf(sub, sizeof sub, "%s.stats", where);
     parse_stats(rd, object(rd, r, where, "stats", false), sub, &rec->stats);
+    parse_samples(rd, r, where, &rec->stats);
+    rec->tile_br = (int)integer(rd, r, where, "tile_br", 0, INT_MAX, false, 0);
+    rec->tile_bc = (int)integer(rd, r, where, "tile_bc", 0, INT_MAX, false, 0);
+    rec->gbytes_per_s = number(rd, r, where, "gbytes_per_s", false);
+    snprintf(sub, sizeof sub, "%s.roofline", where);
+    parse_roofline(rd, object(rd, r, where, "roofline", false), sub, &rec->roofline);
     rec->flops = number(rd, r, where, "flops", false);
     rec->tflops = number(rd, r, where, "tflops", false);
     rec->memory_bytes = number(rd, r, where, "memory_bytes", false);
@@ -239,6 +315,117 @@ static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
     rec->check.passed = flag(rd, check, sub, "passed", false);
     /* A failed record's time is not a result, whatever the writer put there. */
     if (rec->status == RESULT_FAIL) rec->tflops = NAN;
+    if (rec->status == RESULT_FAIL) rec->roofline.fraction = NAN;
+}
+
+const char *results_peak_field_name(results_peak_field f)
+{
+    static const char *names[PEAK_FIELD_COUNT] = {"read", "copy", "fma_f32", "fma_f16", "matrix"};
+    return f >= 0 && f < PEAK_FIELD_COUNT ? names[f] : "?";
+}
+
+static void parse_peak(reader *rd, const cJSON *p, const char *where, results_device *dev)
+{
+    dev->has_peak = p != NULL;
+    for (int f = 0; f < PEAK_FIELD_COUNT; ++f) {
+        char sub[160];
+        const char *key = results_peak_field_name((results_peak_field)f);
+        snprintf(sub, sizeof sub, "%s.%s", where, key);
+        const cJSON *e = object(rd, p, where, key, false);
+        results_peak_entry *x = &dev->peak[f];
+        x->value = number(rd, e, sub, "value", true);
+        text(rd, e, sub, "unit", x->unit, sizeof x->unit, false);
+        text(rd, e, sub, "state", x->state, sizeof x->state, false);
+        text(rd, e, sub, "path", x->path, sizeof x->path, false);
+        text(rd, e, sub, "reason", x->reason, sizeof x->reason, false);
+    }
+}
+
+/* ---- cold_start (bench_cold.h) ----
+ * results_record has no room for it, so what was read is kept here, beside the run it
+ * came with, until results_free: an entry per record that has one, matched later on
+ * results_same_key, since results_filter moves records around. */
+typedef struct cold_entry {
+    const results_run *run;
+    results_record key;
+    bench_cold_result cold;
+} cold_entry;
+
+static cold_entry *cold_entries;
+static int cold_count, cold_capacity;
+
+static void cold_forget(const results_run *run)
+{
+    int kept = 0;
+    for (int i = 0; i < cold_count; ++i)
+        if (cold_entries[i].run != run) cold_entries[kept++] = cold_entries[i];
+    cold_count = kept;
+    if (cold_count == 0) {
+        free(cold_entries);
+        cold_entries = NULL;
+        cold_capacity = 0;
+    }
+}
+
+static int cold_remember(const results_run *run, const results_record *rec, const bench_cold_result *cold)
+{
+    if (cold_count == cold_capacity) {
+        int cap = cold_capacity ? 2 * cold_capacity : 16;
+        cold_entry *grown = realloc(cold_entries, sizeof *grown * (size_t)cap);
+        if (!grown) return LOAD_NO_MEMORY;
+        cold_entries = grown;
+        cold_capacity = cap;
+    }
+    cold_entries[cold_count++] = (cold_entry){run, *rec, *cold};
+    return LOAD_OK;
+}
+
+const bench_cold_result *results_cold_start(const results_run *run, const results_record *r)
+{
+    for (int i = 0; i < cold_count; ++i)
+        if (cold_entries[i].run == run && results_same_key(&cold_entries[i].key, r)) return &cold_entries[i].cold;
+    return NULL;
+}
+
+/* One start's times; have is false for null (the start gave no result). */
+static void parse_cold_times(reader *rd, const cJSON *o, const char *where, bool *have, bench_cold_times *t)
+{
+    *have = o != NULL;
+    t->context_ms = number(rd, o, where, "context_ms", false);
+    t->open_ms = number(rd, o, where, "open_ms", false);
+    t->prepare_ms = number(rd, o, where, "prepare_ms", false);
+    t->first_dispatch_ms = number(rd, o, where, "first_dispatch_ms", false);
+    t->first_result_ms = number(rd, o, where, "first_result_ms", false);
+    if (o && !isfinite(t->first_result_ms)) bad(rd, where, "first_result_ms", "is missing");
+}
+
+/* true when the record has a cold_start (filled in c). */
+static bool parse_cold(reader *rd, const cJSON *r, const char *where, bench_cold_result *c)
+{
+    char sub[64], part[96];
+    memset(c, 0, sizeof *c);
+    const cJSON *o = object(rd, r, where, "cold_start", false);
+    if (!o) return false;
+    snprintf(sub, sizeof sub, "%s.cold_start", where);
+    c->measured = true;
+    snprintf(part, sizeof part, "%s.cold", sub);
+    parse_cold_times(rd, object(rd, o, sub, "cold", false), part, &c->have_cold, &c->cold);
+    snprintf(part, sizeof part, "%s.warm", sub);
+    parse_cold_times(rd, object(rd, o, sub, "warm", false), part, &c->have_warm, &c->warm);
+    c->cache_bytes = number(rd, o, sub, "cache_bytes", false);
+    c->runs = (int)integer(rd, o, sub, "runs", 1, BENCH_COLD_MAX_RUNS, false, 1);
+    text(rd, o, sub, "error", c->error, sizeof c->error, false);
+    const cJSON *parts = object(rd, o, sub, "cache_parts", false), *p;
+    snprintf(part, sizeof part, "%s.cache_parts", sub);
+    cJSON_ArrayForEach(p, parts)
+    {
+        double bytes = number(rd, parts, part, p->string, false);
+        if (c->nparts < BENCH_COLD_PARTS && isfinite(bytes)) {
+            snprintf(c->parts[c->nparts].name, sizeof c->parts[c->nparts].name, "%s", p->string);
+            c->parts[c->nparts++].bytes = bytes;
+        }
+    }
+    return true;
 }
 
 static void parse_device(reader *rd, const cJSON *d, int i, results_device *dev)
@@ -259,6 +446,10 @@ static void parse_device(reader *rd, const cJSON *d, int i, results_device *dev)
     text(rd, d, where, "group", dev->group, sizeof dev->group, false);
     dev->index = (int)integer(rd, d, where, "index", 0, INT_MAX, false, 0);
     dev->memory_bytes = number(rd, d, where, "memory_bytes", false);
+    text(rd, d, where, "type", dev->type, sizeof dev->type, false);
+    char sub[96];
+    snprintf(sub, sizeof sub, "%s.peak", where);
+    parse_peak(rd, object(rd, d, where, "peak", false), sub, dev);
 }
 
 /* An array member that may be absent (required: must be there); its length, within max. */
@@ -324,7 +515,14 @@ static int parse_root(const cJSON *root, reader *rd, results_run *out)
         return fail(rd->err, rd->n, LOAD_NO_MEMORY, "%s: out of memory", label);
     cJSON_ArrayForEach(item, records)
     {
-        parse_record(rd, item, out->record_count, &out->records[out->record_count]);
+        results_record *rec = &out->records[out->record_count];
+        parse_record(rd, item, out->record_count, rec);
+        char where[48];
+        snprintf(where, sizeof where, "records[%d]", out->record_count);
+        bench_cold_result cold;
+        if (rd->rc == LOAD_OK && parse_cold(rd, item, where, &cold) && rd->rc == LOAD_OK &&
+            cold_remember(out, rec, &cold) != LOAD_OK)
+            return fail(rd->err, rd->n, LOAD_NO_MEMORY, "%s: out of memory", label);
         if (rd->rc != LOAD_OK) return rd->rc;
         ++out->record_count;
     }
@@ -333,6 +531,7 @@ static int parse_root(const cJSON *root, reader *rd, results_run *out)
 
 int results_parse_buffer(const char *text, size_t len, const char *label, results_run *out, char *err, size_t err_size)
 {
+    cold_forget(out); /* a struct parsed into again without results_free */
     memset(out, 0, sizeof *out);
     snprintf(out->label, sizeof out->label, "%s", label);
     const char *end = NULL;
@@ -375,6 +574,7 @@ int results_load_file(const char *path, results_run *out, char *err, size_t err_
 
 void results_free(results_run *run)
 {
+    cold_forget(run);
     free(run->devices);
     free(run->records);
     run->devices = NULL;

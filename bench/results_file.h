@@ -22,6 +22,11 @@ typedef struct results_case {
 typedef struct results_stats {
     bool present;
     double min_ms, median_ms, mean_ms, std_ms, p95_ms, p99_ms, cv; /* NAN when absent */
+    /* From samples_ms (the writer keeps no p5): p5 and, where the file left it null, p95, by the
+     * writer's linear interpolation and only from 20 samples on (as p95); max_ms, the largest
+     * sample, and sample_count (0 without samples_ms). */
+    double p5_ms, max_ms;
+    int sample_count;
 } results_stats;
 
 typedef struct results_check {
@@ -29,6 +34,15 @@ typedef struct results_check {
     double rel_l2, max_abs, tolerance; /* NAN when absent */
     bool passed;
 } results_check;
+
+/* The record on its device's roofline (`roofline`; absent in older files). */
+typedef struct results_roofline {
+    bool present;
+    double arithmetic_intensity;                             /* FLOP per byte of Q, K, V and O */
+    double compute_peak_tflops, attainable_tflops, fraction; /* NAN without the device's peaks */
+    char bound[16];                                          /* "memory", "compute" or "" */
+    char compute_path[128];
+} results_roofline;
 
 typedef struct results_record {
     char implementation[32], api[16];
@@ -43,13 +57,29 @@ typedef struct results_record {
     int launches; /* back-to-back launches per timed sample (1 when absent or null: files before --launches) */
     char vendor_reference[32];
     results_check check;
+    int tile_br, tile_bc; /* the kernel's tile; 0 when null or absent */
+    double gbytes_per_s;  /* NAN when null or absent */
+    results_roofline roofline;
 } results_record;
+
+/* One entry of a device's `peak` record (`attnvk peak`): read, copy, fma_f32, fma_f16, matrix. */
+typedef enum results_peak_field { PEAK_READ, PEAK_COPY, PEAK_FMA_F32, PEAK_FMA_F16, PEAK_MATRIX, PEAK_FIELD_COUNT } results_peak_field;
+typedef struct results_peak_entry {
+    double value; /* GB/s or GFLOP/s (unit); NAN when null */
+    char unit[16], state[24], path[160], reason[256];
+} results_peak_entry;
 
 typedef struct results_device {
     char api[16], name[256], vendor[64], driver_version[128], api_version[64], uuid[64], group[256];
     int index;
     double memory_bytes;
+    char type[16];        /* "discrete", "integrated", "cpu", ... ("" when absent) */
+    bool has_peak;        /* the file carries the device's cached peaks */
+    results_peak_entry peak[PEAK_FIELD_COUNT];
 } results_device;
+
+/* "read", "copy", "fma_f32", "fma_f16", "matrix": the keys of a device's peak object. */
+const char *results_peak_field_name(results_peak_field f);
 
 typedef struct results_run {
     char label[512]; /* the file path or "run #ID": names the run in messages */

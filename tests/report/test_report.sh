@@ -58,22 +58,69 @@ check "hostname never raw" not grep -q 'gpu-box<1>' "$html"
 check "reason escaped" grep -q 'workspace needs &lt;32 GiB&gt; of scores &amp; &quot;probabilities&quot; &gt; free &#39;memory&#39;' "$html"
 check "reason never raw" not grep -q '<32 GiB>' "$html"
 
-# the charts: 1 comparison + per run: bars (H100 TFLOP/s and speedup, CPU TFLOP/s), lines (H100 4 scaling +
-# memory, CPU scaling + memory)
-check "charts: 21 svg elements, each with bars or lines" "$PYTHON" -c '
+# the charts: 1 comparison + per run: bars (H100 TFLOP/s and speedup, CPU GFLOP/s), lines (H100 4 scaling +
+# memory for D=64 and D=128, CPU scaling + memory)
+check "charts: 23 svg elements, each with bars or lines" "$PYTHON" -c '
 import re, sys
 page = open(sys.argv[1], encoding="utf-8").read()
 svgs = re.findall(r"<svg.*?</svg>", page, re.S)
-assert len(svgs) == 21, len(svgs)
+assert len(svgs) == 23, len(svgs)
 lines = [s for s in svgs if s.count("<polyline") >= 1]
 bars = [s for s in svgs if "<polyline" not in s and len(re.findall(r"<rect [^>]*><title>", s)) >= 3]
-assert len(bars) == 7 and len(lines) == 14, (len(bars), len(lines))
+assert len(bars) == 7 and len(lines) == 16, (len(bars), len(lines))
 for s in svgs:  # axes with units, a legend
-    assert "</text>" in s and ("TFLOP/s" in s or "memory" in s or "ratio" in s or "speedup" in s), s[:200]
-assert page.count("<figcaption>Device: <b>NVIDIA H100 80GB HBM3</b> \u00b7 driver vulkan 560.28.03, cuda 560.28.03") >= 7
+    assert "</text>" in s and ("FLOP/s" in s or "memory" in s or "ratio" in s or "speedup" in s), s[:200]
+assert page.count("<figcaption>Device: <b>NVIDIA H100 80GB HBM3</b> \u00b7 driver vulkan 560.28.03, cuda 560.28.03") >= 8
 assert page.count("hatched bars: the vendor-native kernel") == 2
 assert "fa-d128-n4096-b4-h16 attnvk/vulkan" in page  # the regression labelled in the ratio chart
+# memory for every head dim; the PoCL CPU (below 1 TFLOP/s) in GFLOP/s, the H100 in TFLOP/s
+assert page.count("<title>Memory, flash vs unfused \u2014 D=64 B=4") == 2 and page.count("<title>Memory, flash vs unfused \u2014 D=128 B=4") == 2
+assert page.count("<title>Throughput per case (GFLOP/s") == 2 and page.count("<title>Throughput per case (TFLOP/s") == 2
+# error bars (15 samples each: min-max) with the variant and tile in the tooltips
+assert page.count("<g class=\"errorbars\"") >= 10, page.count("<g class=\"errorbars\"")
+assert "variant fa2-coopmat \u00b7 tile 64x64 \u00b7 min\u2013max " in page
+# no peaks in these files, no CPU device: said, not drawn
+assert page.count("No roofline: the run carries no cached peaks for NVIDIA H100 80GB HBM3 (vulkan), NVIDIA H100 80GB HBM3 (cuda)") == 2
+assert "class=\"roofline\"" not in page
+assert page.count("No CPU/GPU crossover: the run has no ok record of the CPU device") == 2
+# the geometric-mean summary: one row per device, API and implementation
+assert page.count("<table class=\"summary\">") == 2 and page.count("<td>cudnn</td><td class=\"num\">24 / 24</td>") == 2
 ' "$html"
+
+# a real run with cached peaks (the CPU device, lavapipe, PoCL: data/cpu_gpu_f32.json): a roofline per device
+# with every record on it, the crossover table, GFLOP/s, memory for D=64 and D=128
+roof=$work/roofline.html
+"$ATTNVK" report "$DATA/cpu_gpu_f32.json" --out "$roof" >"$work/out" 2>"$work/err"
+check "roofline report: exit 0" [ $? = 0 ]
+check "roofline report: rooflines, crossover, error bars, tiles" "$PYTHON" -c '
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+run = json.load(open(sys.argv[2]))
+figs = re.findall(r"<figure class=\"roofline\">.*?</figure>", page, re.S)
+assert len(figs) == 3, len(figs)  # cpu, vulkan, opencl
+for dev, fig in zip(run["devices"], figs):
+    assert "Roofline \u2014 %s (%s)" % (dev["name"], dev["api"]) in fig, dev["name"]
+    assert fig.count("class=\"bandwidth\"") == 1
+    roofs = [k for k in ("matrix", "fma_f16", "fma_f32") if dev["peak"][k]["value"]]
+    assert fig.count("class=\"roof\"") == len(roofs), (dev["api"], roofs)
+    assert ">read %.3g GB/s</text>" % dev["peak"]["read"]["value"] in fig
+    assert ">f32 FMA %.3g GFLOP/s (%s)</text>" % (dev["peak"]["fma_f32"]["value"], dev["peak"]["fma_f32"]["path"]) in fig
+    ok = [r for r in run["records"] if r["status"] == "ok" and r["api"] == dev["api"]]
+    points = re.findall(r"<g class=\"points\">(.*?)</g>", fig, re.S)[0]
+    assert points.count("<title>") == len(ok), (points.count("<title>"), len(ok))
+    for r in ok:  # each record at its intensity, with variant and tile
+        tip = "%s \u2014 %s \u00b7 %s: variant %s, tile %dx%d\n%.3g FLOP/B" % (r["case"]["name"], r["implementation"], r["api"],
+              r["variant"], r["tile_br"], r["tile_bc"], r["roofline"]["arithmetic_intensity"])
+        assert tip in points, tip
+assert "<table class=\"peaks\">" in page
+assert page.count("<table class=\"crossover\">") == 1
+rows = re.findall(r"<tr class=\"(crosses|never)\">", page)
+assert len(rows) == 4, rows  # D=64 and D=128 on vulkan and opencl
+assert "Throughput per case (GFLOP/s" in page and "TFLOP/s (median" not in page
+assert "Memory, flash vs unfused \u2014 D=64" in page and "Memory, flash vs unfused \u2014 D=128" in page
+assert page.count("<g class=\"errorbars\"") >= 3 and "\u00b7 p5\u2013p95 " in page and "(20 samples)" in page
+assert re.search(r"<td>[0-9]+x[0-9]+</td>", page)  # the tile column
+' "$roof" "$DATA/cpu_gpu_f32.json"
 
 # sizes out of range are bad input, never an overflow in the charts (B*Nq under UBSan)
 "$PYTHON" -c '
@@ -128,6 +175,16 @@ check "chromium wrote a screenshot" [ -s "$png" ]
     --color d62728:300 --color 2ca02c:150 \
     --regions 4e79a7,f28e2b,59a14f,e15759,d62728,2ca02c:6 >"$work/png_check.out" 2>&1
 check "screenshot shows the charts" [ $? = 0 ]
+cat "$work/png_check.out"
+# the rooflines and the crossover table render too: CPU series (openblas, attnvk), lavapipe, PoCL
+png=$work/roofline.png
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$(mktemp -d)" --screenshot="$png" --window-size=1400,3000 "file://$roof" >"$work/chromium.log" 2>&1
+check "chromium wrote the roofline screenshot" [ -s "$png" ]
+"$PNG_CHECK" "$png" --min-colors 200 --min-ink 8 --color 4e79a7:1000 --color f28e2b:1000 --color 59a14f:300 \
+    --regions 4e79a7,f28e2b,59a14f:3 >"$work/png_check.out" 2>&1
+check "roofline screenshot shows the charts" [ $? = 0 ]
 cat "$work/png_check.out"
 
 echo "$pass passed, $fail failed"

@@ -344,7 +344,7 @@ static void test_html(void)
     sb_free(&b);
 
     double x[] = {512, 1024, 2048}, y[] = {1, NAN, 4};
-    line_series ls = {{"s", "#59a14f", false, false}, 3, x, y};
+    line_series ls = {.style = {"s", "#59a14f", false, false}, .count = 3, .x = x, .y = y};
     line_chart lc = {.title = "L", .x_label = "N", .y_label = "bytes", .x_format = AXIS_LENGTH, .y_format = AXIS_BYTES,
                      .log_x = true, .log_y = true, .series_count = 1, .series = &ls};
     svg_line_chart(&b, &lc);

@@ -9,6 +9,9 @@ tests use. Deterministic: run it again and the files come out the same.
   new_accuracy.json  one case's rel_l2 grown 40x (still under tolerance)
   new_missing.json   one case missing, one new case
   bad_json.json, bad_version.json: bad input
+Not written here: cpu_gpu_f32.json, a real run (attnvk peak, then attnvk bench --api cpu,vulkan,opencl
+--impl attnvk,openblas,clblast --batch 1 --heads 4 --head-dim 64,128 --seq 64,128,256,512,1k --dtype f32
+-r 20 on a 2-core VM: the CPU device, lavapipe and PoCL, with their cached peaks; samples rounded to 6 digits).
 """
 import copy
 import json
