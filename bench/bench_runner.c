@@ -346,12 +346,13 @@ static double wall_ms(void)
 }
 
 /* Warm-up: at least cfg->warmup samples (fewer for long cases) and, on a GPU idle
- * for the last second, at least cfg->warmup_s of wall time. An idle GPU needs busy
+ * for the last 3 seconds, at least cfg->warmup_s of wall time. An idle GPU needs busy
  * time before its clocks are up: on the H100 with no CUDA context open anywhere, the
  * first ~170 Vulkan decode dispatches (~0.3 s) ran 4.5x slower than the rest. A
- * record that follows another on the same GPU (any API) within that second finds
- * the clocks up and skips the floor. *est: the median of the last samples. */
-enum { BUSY_GPU_MS = 1000 };
+ * record that follows another on the same GPU (any API) within 3 s (uploading a
+ * large case's inputs takes that long) finds the clocks up and skips the floor.
+ * *est: the median of the last samples. */
+enum { BUSY_GPU_MS = 3000 };
 static attnvk_status warm_up(bench_job *st, const bench_run_config *cfg, double *est, bench_record *r)
 {
     enum { TAIL = 9 };
