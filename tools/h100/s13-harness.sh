@@ -6,6 +6,8 @@ source .gpu/gpu-env.sh
 export ATTNVK_CACHE_DIR=/tmp/attnvk-cache
 B=${BUILD:-build-h100}
 mkdir -p "$OUT"
+# the devices' peaks first, so every record carries its roofline
+[ "${PEAK:-1}" = 1 ] && $B/attnvk peak --api cuda,vulkan,opencl,cpu --json "$OUT/peak.json" > "$OUT/peak.log" 2>&1
 IFS=';' read -r -a runs <<< "${RUNS:-decode|--suite decode --api cuda,vulkan,opencl}"
 for run in "${runs[@]}"; do
   name=${run%%|*}; args=${run#*|}
