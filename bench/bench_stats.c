@@ -11,8 +11,9 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Linear interpolation between the closest ranks of sorted data. */
-static double percentile(const double *sorted, int n, double q)
+void bench_sort_samples(double *samples, int n) { qsort(samples, (size_t)n, sizeof *samples, compare_double); }
+
+double bench_percentile(const double *sorted, int n, double q)
 {
     double pos = q * (n - 1);
     int lo = (int)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
@@ -32,11 +33,11 @@ void bench_stats_compute(const double *samples, int n, bench_stats *out)
     double mean = sum / n, var = 0;
     for (int i = 0; i < n; ++i) var += (sorted[i] - mean) * (sorted[i] - mean);
     out->min_ms = sorted[0];
-    out->median_ms = percentile(sorted, n, 0.5);
+    out->median_ms = bench_percentile(sorted, n, 0.5);
     out->mean_ms = mean;
     out->std_ms = n > 1 ? sqrt(var / (n - 1)) : 0;
-    out->p95_ms = n >= BENCH_MIN_SAMPLES_FOR_TAIL ? percentile(sorted, n, 0.95) : NAN;
-    out->p99_ms = n >= BENCH_MIN_SAMPLES_FOR_TAIL ? percentile(sorted, n, 0.99) : NAN;
+    out->p95_ms = n >= BENCH_MIN_SAMPLES_FOR_TAIL ? bench_percentile(sorted, n, 0.95) : NAN;
+    out->p99_ms = n >= BENCH_MIN_SAMPLES_FOR_TAIL ? bench_percentile(sorted, n, 0.99) : NAN;
     out->cv = mean > 0 ? out->std_ms / mean : 0;
     free(sorted);
 }

@@ -1,6 +1,7 @@
 /* Loads results JSON (format_version 1) into structs; strict about what the
  * readers need, lenient about what they don't (missing numbers become NAN). */
 #include "results_file.h"
+#include "bench_stats.h"
 
 #include "bench_cold.h"
 
@@ -198,21 +199,6 @@ static void parse_stats(reader *rd, const cJSON *s, const char *where, results_s
     if (st->present && !isfinite(st->median_ms)) st->present = false; /* no median, no timing */
 }
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Linear interpolation between the closest ranks of sorted data (bench_stats.c's rule). */
-static double percentile(const double *sorted, int n, double q)
-{
-    double pos = q * (n - 1);
-    int lo = (int)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
-    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
-}
-
-enum { MIN_SAMPLES_FOR_TAIL = 20 }; /* as the writer: fewer cannot tell a p5 or p95 from the extremes */
 
 /* samples_ms: the count, the largest, and p5 (p95 too where the file left it null) from 20 on. */
 static void parse_samples(reader *rd, const cJSON *r, const char *where, results_stats *st)
@@ -243,12 +229,12 @@ static void parse_samples(reader *rd, const cJSON *r, const char *where, results
         sorted[k++] = d;
     }
     if (k == n) {
-        qsort(sorted, (size_t)n, sizeof *sorted, compare_double);
+        bench_sort_samples(sorted, n);
         st->sample_count = n;
         st->max_ms = sorted[n - 1];
-        if (n >= MIN_SAMPLES_FOR_TAIL) {
-            st->p5_ms = percentile(sorted, n, 0.05);
-            if (!isfinite(st->p95_ms)) st->p95_ms = percentile(sorted, n, 0.95);
+        if (n >= BENCH_MIN_SAMPLES_FOR_TAIL) { /* as the writer: fewer cannot tell a p5 or p95 from the extremes */
+            st->p5_ms = bench_percentile(sorted, n, 0.05);
+            if (!isfinite(st->p95_ms)) st->p95_ms = bench_percentile(sorted, n, 0.95);
         }
     }
     free(sorted);
