@@ -328,9 +328,9 @@ void bench_cold_measure(const bench_cold_unit *u, bench_cold_result *out)
             measure_parts(root, out); /* the same files each time: the last pair's */
             if (u->on_phase) u->on_phase(u->ctx, "warm start", 2 * i + 1, 2 * runs);
             if (start_once(u, root, &warm[nwarm], err, sizeof err)) ++nwarm;
-            else if (!out->error[0]) snprintf(out->error, sizeof out->error, "warm start: %s", err);
+            else if (!out->error[0]) snprintf(out->error, sizeof out->error, "warm start: %.300s", err);
         } else if (!out->error[0]) {
-            snprintf(out->error, sizeof out->error, "cold start: %s", err);
+            snprintf(out->error, sizeof out->error, "cold start: %.300s", err);
         }
         remove_tree(root);
         if (!cold_ok) break; /* it will not go better next time */
