@@ -259,8 +259,7 @@ attnvk_status attnvk_kv_tables_check(const attnvk_problem *p, const int32_t *tab
     return ATTNVK_OK;
 }
 
-/* Index of the K/V row holding key j of (b, g), as the kernels compute it. */
-static size_t kv_row_index(const attnvk_problem *p, const int32_t *table, int b, int g, int j)
+size_t avk_kv_row_index(const attnvk_problem *p, const int32_t *table, int b, int g, int j)
 {
     if (p->page_size == 0) return avk_kv_offset(p, b, g, j) / (size_t)p->head_dim;
     int32_t page = table[(size_t)b * p->max_pages + j / p->page_size];
@@ -291,7 +290,7 @@ attnvk_status attnvk_kv_gather(const attnvk_problem *p, const void *kv_bytes, co
                     memset(dst, 0, sizeof(float) * (size_t)D);
                     continue;
                 }
-                const uint8_t *row = in + kv_row_index(p, table, b, g, j) * rb;
+                const uint8_t *row = in + avk_kv_row_index(p, table, b, g, j) * rb;
                 if (p->kv_format == ATTNVK_KV_DTYPE) attnvk_unpack(p->dtype, row, dst, (size_t)D);
                 else
                     attnvk_kv_decode(p->kv_format, D, row, dst, 1,

@@ -31,4 +31,9 @@ const char *avk_feature_name(unsigned missing);
 /* 1 when the problem reads seq_lens. */
 static inline int avk_problem_has_seq_lens(const attnvk_problem *p) { return p->page_size > 0 || p->ragged; }
 
+/* Index of the K/V row holding key j of (b, g), as the kernels compute it
+ * (the contract's avk_kv_row): contiguous in the layout, or through the block
+ * table with the page clamped to the cache. */
+size_t avk_kv_row_index(const attnvk_problem *p, const int32_t *table, int b, int g, int j);
+
 #endif

@@ -104,17 +104,6 @@ static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 /* Kt's row pitch: 16 floats past the tile, so its D rows do not share a few L1 sets (512-byte strides do) */
 enum { KT_LD = AVK_CPU_TILE_BC + 16 };
 
-/* Index of the K/V row holding key j of (b, g): contiguous in the layout, or
- * through the block table with the page clamped (kernel contract's avk_kv_row;
- * the same rule as kv_cache.c's gather). */
-static size_t kv_row(const attnvk_problem *p, const int32_t *table, int b, int g, int j)
-{
-    if (p->page_size == 0) return avk_kv_offset(p, b, g, j) / (size_t)p->head_dim;
-    int32_t page = table[(size_t)b * p->max_pages + j / p->page_size];
-    page = page < 0 ? 0 : (page >= p->num_pages ? p->num_pages - 1 : page);
-    return ((size_t)page * p->page_size + (size_t)(j % p->page_size)) * p->kv_heads + g;
-}
-
 /* n values of a K (which 0) or V (1) row as f32, decoded from the kv format */
 static void kv_decode_row(const flash_ctx *c, const void *base, size_t row, size_t rb, int n, int which, int g,
                           float *dst)
@@ -133,7 +122,7 @@ static void load_tile(const flash_ctx *c, scratch *w, int b, int g, int t0, int 
 {
     const int D = c->D;
     for (int jj = 0; jj < bc; ++jj) {
-        const size_t row = kv_row(c->p, c->job->block_table, b, g, t0 + jj);
+        const size_t row = avk_kv_row_index(c->p, c->job->block_table, b, g, t0 + jj);
         const float *restrict src = w->tmp;
         if (c->k_f32)
             src = (const float *)((const unsigned char *)c->job->k + row * c->k_rb);
