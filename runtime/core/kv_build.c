@@ -65,9 +65,13 @@ attnvk_status avk_kv_build(const attnvk_problem *p, const float *k, const float 
     if (paged && p->num_pages < avk_kv_pages_needed(p, seq_lens))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%d pages cannot hold these sequences (%d needed)", p->num_pages,
                         avk_kv_pages_needed(p, seq_lens));
+    /* V's rows hold Dv values (an unequal pair is a contiguous cache: validation), as in attnvk_kv_gather */
+    attnvk_problem vview = *p;
+    vview.head_dim = avk_head_dim_v(p);
     out->bytes = attnvk_kv_bytes(p);
+    const size_t v_bytes = attnvk_kv_bytes(&vview);
     out->k = calloc(1, out->bytes ? out->bytes : 1);
-    out->v = calloc(1, out->bytes ? out->bytes : 1);
+    out->v = calloc(1, v_bytes > out->bytes ? v_bytes : out->bytes ? out->bytes : 1);
     if (has_lens) out->seq_lens = malloc(sizeof(int32_t) * (size_t)p->batch);
     if (paged) out->block_table = malloc(sizeof(int32_t) * (size_t)p->batch * p->max_pages);
     if (p->kv_format == ATTNVK_KV_FP8) out->kv_scales = malloc(sizeof(float) * 2 * (size_t)p->kv_heads);
@@ -81,7 +85,7 @@ attnvk_status avk_kv_build(const attnvk_problem *p, const float *k, const float 
     for (int b = 0; has_lens && b < p->batch; ++b) out->seq_lens[b] = seq_lens ? seq_lens[b] : p->seq_kv;
     if (out->kv_scales) {
         fp8_scales(p, k, out->seq_lens, out->kv_scales);
-        fp8_scales(p, v, out->seq_lens, out->kv_scales + p->kv_heads);
+        fp8_scales(&vview, v, out->seq_lens, out->kv_scales + p->kv_heads);
     }
     if (paged) { /* a shuffled free list; entries past a sequence's pages hold garbage */
         uint64_t s = seed;
@@ -100,8 +104,9 @@ attnvk_status avk_kv_build(const attnvk_problem *p, const float *k, const float 
         }
     }
     free(order);
-    const size_t rb = attnvk_kv_row_bytes(p);
     for (int which = 0; which < 2; ++which) {
+        const attnvk_problem *pw = which ? &vview : p;
+        const size_t rb = attnvk_kv_row_bytes(pw);
         const float *src = which ? v : k;
         uint8_t *dst = which ? out->v : out->k;
         for (int b = 0; b < p->batch; ++b) {
@@ -114,9 +119,9 @@ attnvk_status avk_kv_build(const attnvk_problem *p, const float *k, const float 
                         int32_t page = out->block_table[(size_t)b * p->max_pages + j / p->page_size];
                         row = ((size_t)page * p->page_size + (size_t)(j % p->page_size)) * p->kv_heads + g;
                     } else {
-                        row = avk_kv_offset(p, b, g, j) / (size_t)p->head_dim;
+                        row = avk_kv_offset(pw, b, g, j) / (size_t)pw->head_dim;
                     }
-                    encode_row(p, src + avk_kv_offset(p, b, g, j), dst + row * rb, scale);
+                    encode_row(pw, src + avk_kv_offset(pw, b, g, j), dst + row * rb, scale);
                 }
             }
         }
