@@ -13,7 +13,7 @@ static const char bench_usage[] =
     "                    [--head-dim-v N]\n"
     "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
     "                    [-r N | --min-time S] [--warmup N] [--warmup-time S] [--launches N|auto]\n"
-    "                    [--cooldown S] [--max-memory BYTES]\n"
+    "                    [--cooldown S] [--max-memory BYTES] [--max-time S]\n"
     "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
     "                    [--variant V] [--tile BRxBC] [--split-kv N] [--kv-dtype q8_0|q4_0|fp8] [--page-size N]\n"
     "                    [--cold [--cold-runs N]]\n"
@@ -119,7 +119,7 @@ static int parse_seed(const char *s, uint64_t *out)
 
 typedef enum opt_id {
     OPT_API, OPT_DEVICE, OPT_IMPL, OPT_SUITE, OPT_BATCH, OPT_HEADS, OPT_KV_HEADS, OPT_SEQ, OPT_SEQ_KV,
-    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_FORMAT,
+    OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_MAX_TIME, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
     OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_HEAD_DIM_V, OPT_COLD_RUNS,
     OPT_COLD_CHILD, OPT_COUNT
@@ -127,7 +127,7 @@ typedef enum opt_id {
 
 static const char *const option_names[OPT_COUNT] = {
     "--api", "--device", "--impl", "--suite", "--batch", "--heads", "--kv-heads", "--seq", "--seq-kv",
-    "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "-o",
+    "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "--max-time", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
     "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks", "--head-dim-v", "--cold-runs",
     "--cold-child"};
@@ -217,6 +217,10 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         return 0;
     case OPT_COOLDOWN:
         if (!cli_parse_double(val, 0, 3600, &o->cooldown_s)) return bad(name, "seconds in 0..3600", val);
+        return 0;
+    case OPT_MAX_TIME:
+        if (!cli_parse_double(val, 0.001, 1e6, &o->max_time_s) || !(o->max_time_s > 0))
+            return bad(name, "seconds in 0.001..1000000", val);
         return 0;
     case OPT_FORMAT:
     case OPT_FORMAT_LONG: {

@@ -36,6 +36,7 @@ typedef struct bench_options {
     double warmup_s;             /* --warmup-time: wall-time floor of a GPU's warm-up */
     long launches;               /* --launches: 0 auto */
     double cooldown_s;
+    double max_time_s;           /* --max-time: the whole run's wall time (0: unbounded); what finished is kept */
     bench_format format;         /* -o: stdout and --out alike */
     int compact;                 /* --compact: the table in 80 columns */
     const char *out;

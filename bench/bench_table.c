@@ -195,7 +195,9 @@ static void counts_summary(const bench_results *res, strbuf *b)
     for (int i = 0; i < res->nrecords; ++i) ++n[res->records[i].status];
     sb_printf(b, "%d record%s: %d ok, %d failed, %d skipped, %d unavailable", res->nrecords,
               res->nrecords == 1 ? "" : "s", n[BENCH_OK], n[BENCH_FAIL], n[BENCH_SKIPPED], n[BENCH_UNAVAILABLE]);
-    if (res->stopped_by)
+    if (res->stopped_by == SIGALRM)
+        sb_printf(b, "; --max-time reached after %d of %d", res->nrecords, res->planned);
+    else if (res->stopped_by)
         sb_printf(b, "; stopped by %s after %d of %d", res->stopped_by == SIGINT ? "SIGINT" : "SIGTERM", res->nrecords,
                   res->planned);
 }

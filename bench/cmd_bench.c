@@ -13,9 +13,11 @@
 #include "history_db.h"
 #include "text_layout.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 
 /* The cpu API is the float64 reference itself: under --api all it runs only
@@ -71,6 +73,29 @@ static void catch_stop_signals(struct sigaction *old_int, struct sigaction *old_
     stop_signal = 0;
     sigaction(SIGINT, &sa, old_int);
     sigaction(SIGTERM, &sa, old_term);
+}
+
+/* --max-time: SIGALRM stops the run the way SIGINT does, after the current dispatch
+ * (the record it cuts short is dropped; the finished ones are kept). */
+static void arm_max_time(double seconds)
+{
+    if (!(seconds > 0)) return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval when = {.it_value = {.tv_sec = (time_t)seconds,
+                                          .tv_usec = (suseconds_t)((seconds - floor(seconds)) * 1e6)}};
+    setitimer(ITIMER_REAL, &when, NULL);
+}
+
+static void disarm_max_time(void)
+{
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    signal(SIGALRM, SIG_DFL);
 }
 
 static cpu_rule cpu_rule_for(const bench_session *s, const bench_target *t, const bench_case *c)
@@ -355,7 +380,11 @@ static int finish(bench_session *s)
     if (s->noisy_cpu_records)
         fprintf(stderr, "attnvk: warning: %d record(s) on CPU devices had a run-to-run spread (cv) above %.0f%%\n",
                 s->noisy_cpu_records, cv_warning * 100);
-    if (res->stopped_by) {
+    if (res->stopped_by == SIGALRM) /* a bound the user set: the records that finished are the run */
+        fprintf(stderr, "attnvk: --max-time %g s reached: %d of %d records finished%s%s\n", s->o.max_time_s,
+                res->nrecords, res->planned, s->o.out && !s->write_failed ? "; they are in " : "",
+                s->o.out && !s->write_failed ? s->o.out : "");
+    else if (res->stopped_by) {
         fprintf(stderr, "attnvk: stopped by %s: %d of %d records finished%s%s%s\n",
                 res->stopped_by == SIGINT ? "SIGINT" : "SIGTERM", res->nrecords, res->planned,
                 s->o.out && !s->write_failed ? "; they are in " : "", s->o.out && !s->write_failed ? s->o.out : "",
@@ -434,7 +463,9 @@ int cmd_bench(int argc, char **argv)
     s->argv = argv;
     struct sigaction old_int, old_term;
     catch_stop_signals(&old_int, &old_term);
+    arm_max_time(s->o.max_time_s);
     rc = bench_session_run(s);
+    disarm_max_time();
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     bench_results_free(&s->res);

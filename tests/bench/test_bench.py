@@ -674,6 +674,28 @@ def test_progress():
            and any(re.match(r"  attnvk    cpu:0 .* ok ", line) for line in final),
            "progress: the rows are on the screen (compact table at 80 columns)")
 
+def test_max_time():
+    """--max-time bounds the whole run: the records that finished are kept (stdout and --out), the
+    one it cut short is dropped, stderr says so, and the exit status is the run's own (0)."""
+    out = os.path.join(WORK, "max_time.json")
+    if os.path.exists(out):
+        os.remove(out)
+    start = time.time()
+    rc, stdout, stderr = run("bench", "--api", "cpu", "--impl", "attnvk", "--suite", "quick", "--variant", "reference-f64",
+                             "--min-time", "0.5", "--max-time", "1.5", "-o", "json", "--out", out, timeout=60)
+    took = time.time() - start
+    doc = load(out) if os.path.exists(out) else {"records": []}
+    n = len(doc["records"])
+    expect(rc == 0 and 1 <= n < 6 and took < 10, f"max_time: exit {rc} after {took:.1f} s with {n} of 6 records")
+    valid(doc, "max_time: the bounded run's JSON")
+    expect(all(r["status"] in ("ok", "skipped") for r in doc["records"]) and json.loads(stdout)["records"] == doc["records"],
+           "max_time: every kept record finished; stdout has the same document")
+    expect(f"--max-time 1.5 s reached: {n} of" in stderr, f"max_time: stderr says so: {stderr.strip()!r}")
+    rc, _, stderr = run("bench", "--api", "cpu", "--max-time", "0")
+    expect(rc == 2 and "--max-time" in stderr and len(stderr.strip().splitlines()) == 1,
+           f"max_time: --max-time 0 is a usage error: {rc} {stderr.strip()!r}")
+
+
 def test_interrupted():
     out = os.path.join(WORK, "interrupted.json")
     if os.path.exists(out):
@@ -700,7 +722,7 @@ def test_interrupted():
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
              test_variance, test_exit_codes, test_csv_md, test_format_everywhere, test_rows_as_they_finish,
-             test_table_widths, test_devices_layout, test_cpu_labels_and_units, test_decode_bandwidth, test_launches, test_interrupt, test_progress, test_interrupted]:
+             test_table_widths, test_devices_layout, test_cpu_labels_and_units, test_decode_bandwidth, test_launches, test_interrupt, test_max_time, test_progress, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
