@@ -29,8 +29,21 @@
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #define AVK_X86 1
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+/* GCC takes target pragmas; clang (the fuzz build) its attribute pragma */
+#if defined(__clang__)
+#define AVK_TARGET_PUSH(isa) _Pragma("clang attribute push") AVK_TARGET_APPLY(isa)
+#define AVK_TARGET_APPLY(isa) _Pragma(isa)
+#define AVK_TARGET_POP _Pragma("clang attribute pop")
+#define AVK_AVX2 "clang attribute (__attribute__((target(\"avx2,fma\"))), apply_to = function)"
+#define AVK_AVX512 "clang attribute (__attribute__((target(\"avx512f,avx512dq,avx512vl,avx2,fma\"))), apply_to = function)"
+#else
+#define AVK_TARGET_PUSH(isa) _Pragma("GCC push_options") _Pragma(isa)
+#define AVK_TARGET_POP _Pragma("GCC pop_options")
+#define AVK_AVX2 "GCC target(\"avx2,fma\")"
+#define AVK_AVX512 "GCC target(\"avx512f,avx512dq,avx512vl,avx2,fma\")"
+#endif
+
+AVK_TARGET_PUSH(AVK_AVX2)
 #define AVK_VW 8
 #define AVK_NAME(x) x##_avx2
 #define AVK_ISA "avx2"
@@ -40,10 +53,9 @@
 #undef AVK_NAME
 #undef AVK_ISA
 #undef AVK_CHAINS
-#pragma GCC pop_options
+AVK_TARGET_POP
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512vl,avx2,fma")
+AVK_TARGET_PUSH(AVK_AVX512)
 #define AVK_VW 16
 #define AVK_NAME(x) x##_avx512
 #define AVK_ISA "avx512"
@@ -53,7 +65,7 @@
 #undef AVK_NAME
 #undef AVK_ISA
 #undef AVK_CHAINS
-#pragma GCC pop_options
+AVK_TARGET_POP
 #endif
 
 static const avk_cpu_simd *pick(void)
