@@ -260,7 +260,9 @@ AVK_DEVICE int avk_kv_quad_value(int g, int e)
 AVK_DEVICE avk_u32 avk_kv_code_quad(const unsigned char *row, int t, int g)
 {
 #if AVK_KV_FORMAT == AVK_KV_Q8_0
-    const avk_u16 *q = (const avk_u16 *)(row + t * 34 + 2 + 4 * g); /* 2-byte aligned */
+    /* odd blocks' codes start 4-byte aligned (rows are 8-byte aligned), even blocks' 2-byte */
+    if (((t * 34 + 2) & 3) == 0) return *(const avk_u32 *)(row + t * 34 + 2 + 4 * g);
+    const avk_u16 *q = (const avk_u16 *)(row + t * 34 + 2 + 4 * g);
     return (avk_u32)q[0] | (avk_u32)q[1] << 16;
 #elif AVK_KV_FORMAT == AVK_KV_Q4_0
     const avk_u32 q = *(const avk_u16 *)(row + t * 18 + 2 + 2 * g);

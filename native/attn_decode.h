@@ -40,7 +40,20 @@ enum {
  * stores O back in value order. H100 64k (sweep-25 against sweep-24): fp8
  * 0.475 -> 0.455 ms, q4_0 0.436 -> 0.431; q8_0 0.542 -> 0.560 (two 16-bit
  * loads a quad, its blocks being 2-byte aligned), so q8_0 keeps a load per value. */
-#define AVK_DECODE_QUADS (AVK_DECODE_CODES && D % 32 == 0 && AVK_KV_FORMAT != AVK_KV_Q8_0)
+#ifndef AVK_DECODE_Q8_QUADS
+#define AVK_DECODE_Q8_QUADS 0
+#endif
+#define AVK_DECODE_QUADS (AVK_DECODE_CODES && D % 32 == 0 && (AVK_KV_FORMAT != AVK_KV_Q8_0 || AVK_DECODE_Q8_QUADS))
+/* K's code fragments by quads too: D is permuted within each 32-value block
+ * (Q's fragments alike, so Q.K is unchanged) so that lane 4g+t's four values
+ * of k-step kk are quad 4(kk % 2) + t of block kk / 2: one or two loads where
+ * pairs took four. H100 64k (sweep-s14-quant2, linear copies): q4_0 0.355 ->
+ * 0.341 ms, fp8 0.473 -> 0.460; q8_0 0.493 -> 0.500 (8 bytes spilled), so
+ * q8_0 keeps pairs. AVK_DECODE_K_QUADS=0/1 overrides (a tuning A/B). */
+#ifndef AVK_DECODE_K_QUADS
+#define AVK_DECODE_K_QUADS (AVK_KV_FORMAT != AVK_KV_Q8_0)
+#endif
+#define AVK_DECODE_KQ (AVK_DECODE_CODES && D % 32 == 0 && AVK_DECODE_K_QUADS)
 static_assert(BR == 16 && NT == 32 * KW, "mma-decode: one 16-row m-tile, KEY_WARPS warps");
 static_assert(AVK_DV == AVK_D && D % 16 == 0, "mma-decode: one head dim, whole k-steps (others run on mma16)");
 static_assert(BC % 16 == 0 && BC <= 32 && STAGES >= 2, "mma-decode: BC 16 or 32 keys per warp tile, 2+ stages");
@@ -48,9 +61,27 @@ static_assert(BC % 16 == 0 && BC <= 32 && STAGES >= 2, "mma-decode: BC 16 or 32 
 /* Keys [key0, key0 + BC) of K or V, raw, into a warp's stage: lane r finds
  * key r's row once (one block-table read per key, not per copy), and the
  * copies ask it by shuffle. Rows at or past valid are zero-filled. */
+/* A contiguous cache's tile is one run of BC rows (RAW_ROW is the row: no
+ * padding), copied in 16-byte pieces without a row lookup or shuffle per
+ * copy: q8_0 9 copies a lane where rows take 17 of 8 bytes. H100 64k
+ * (sweep-s14-quant): q8_0 0.549 -> 0.493 ms, q4_0 0.440 -> 0.354. */
+#ifndef AVK_DECODE_LINEAR
+#define AVK_DECODE_LINEAR 1
+#endif
+enum { LINEAR_TILE = AVK_DECODE_LINEAR && RAW_ROW == AVK_KV_ROW_BYTES && RAW_TILE % 16 == 0 };
+
 AVK_DEVICE void avk_decode_load(unsigned char *dst, const avk_attn_params &p, const avk_work &w,
                                 unsigned long long base, int key0, int valid, int lane)
 {
+    if (LINEAR_TILE && p.page_size == 0 && p.kv_ss == 1 && valid >= BC) {
+        const unsigned long long src0 = base + (unsigned long long)avk_kv_row(p, w.b, w.g, key0) * AVK_KV_ROW_BYTES;
+        if ((src0 & 15) == 0) {
+#pragma unroll
+            for (int c = lane; c < RAW_TILE / 16; c += 32)
+                avk_cp_async16(avk_smem_addr(dst + c * 16), (const unsigned char *)src0 + c * 16, 16);
+            return;
+        }
+    }
     const long long my_row = lane < BC && lane < valid ? avk_kv_row(p, w.b, w.g, key0 + lane) : 0;
     const unsigned char *g = (const unsigned char *)base;
     /* whole-warp trip count: every lane reaches every shuffle */
@@ -74,7 +105,14 @@ AVK_DEVICE void avk_decode_load(unsigned char *dst, const avk_attn_params &p, co
  * in ldmatrix_x4's order: b[0..1] n-tile n, b[2..3] n-tile n + 1. */
 AVK_DEVICE void avk_decode_k_frag(avk_u32 (&b)[4], const unsigned char *k_tile, int n, int kk, int lane)
 {
-#if AVK_KV_QUANT
+#if AVK_DECODE_KQ
+#pragma unroll
+    for (int t = 0; t < 2; ++t) { /* b[2t]: the quad's bytes 0, 1; b[2t + 1]: bytes 2, 3 */
+        const avk_u32 q = avk_kv_code_quad(k_tile + ((n + t) * 8 + lane / 4) * RAW_ROW, kk / 2, 4 * (kk % 2) + lane % 4);
+        b[2 * t] = avk_kv_codes_f16x2(q & 0xffu, (q >> 8) & 0xffu);
+        b[2 * t + 1] = avk_kv_codes_f16x2((q >> 16) & 0xffu, q >> 24);
+    }
+#elif AVK_KV_QUANT
 #pragma unroll
     for (int t = 0; t < 2; ++t) {
         const unsigned char *row = k_tile + ((n + t) * 8 + lane / 4) * RAW_ROW;
@@ -176,11 +214,25 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     AVK_CP_ASYNC_WAIT(STAGES - 1); /* Q (the oldest group) has landed */
     __syncthreads();
     avk_u32 qf[KD][4];
+#if AVK_DECODE_KQ
+    /* Q's columns in K's quad order (avk_decode_k_frag): lane 4g+t's pairs of
+     * k-step kk are values 0, 1 and 2, 3 of quad 4(kk % 2) + t of block kk / 2 */
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+        const int quad = 4 * (kk % 2) + quad_col, c0 = (kk / 2) * 32 + avk_kv_quad_value(quad, 0),
+                  c2 = (kk / 2) * 32 + avk_kv_quad_value(quad, 2);
+        qf[kk][0] = *(const avk_u32 *)(sQ + quad_row * RS + c0);
+        qf[kk][1] = *(const avk_u32 *)(sQ + (quad_row + 8) * RS + c0);
+        qf[kk][2] = *(const avk_u32 *)(sQ + quad_row * RS + c2);
+        qf[kk][3] = *(const avk_u32 *)(sQ + (quad_row + 8) * RS + c2);
+    }
+#else
     {
         const avk_u32 q_lane = avk_smem_addr(sQ) + (avk_u32)(((lane % 16) * RS + (lane / 16) * 8) * 2);
 #pragma unroll
         for (int kk = 0; kk < KD; ++kk) avk_ldmatrix_x4(qf[kk], q_lane + (avk_u32)(kk * 16 * 2));
     }
+#endif
 
     float acc[1][ND][4];
     float row_max[1][2] = {{AVK_NEG_INF, AVK_NEG_INF}}, row_sum[1][2] = {{0.f, 0.f}};

@@ -99,7 +99,20 @@
 /* quantized V fragments read a key's codes four at a time (avk_dec_v_frag_quad).
  * H100 64k (sweep-25 against sweep-24): fp8 0.468 -> 0.435 ms, q4_0 0.383 ->
  * 0.382; q8_0 0.511 -> 0.522 (two 16-bit loads a quad), so q8_0 keeps a load per value */
-#define DEC_QUADS (AVK_KV_QUANT && AVK_D % 32 == 0 && AVK_KV_FORMAT != AVK_KV_Q8_0)
+#ifndef AVK_DEC_Q8_QUADS
+#define AVK_DEC_Q8_QUADS 0
+#endif
+#define DEC_QUADS (AVK_KV_QUANT && AVK_D % 32 == 0 && (AVK_KV_FORMAT != AVK_KV_Q8_0 || AVK_DEC_Q8_QUADS))
+/* K's code fragments by quads too: D is permuted within each 32-value block
+ * (Q's fragments alike, so Q.K is unchanged) so that lane 4g+t's four values
+ * of k-step kk are quad 4(kk % 2) + t of block kk / 2: one or two loads where
+ * pairs took four. H100 64k (sweep-s14-quant2): q4_0 0.382 -> 0.372 ms (row
+ * copies); q8_0 0.494 -> 0.498, so q8_0 keeps pairs. AVK_DEC_K_QUADS=0/1
+ * overrides (a tuning A/B). */
+#ifndef AVK_DEC_K_QUADS
+#define AVK_DEC_K_QUADS (AVK_KV_FORMAT != AVK_KV_Q8_0)
+#endif
+#define DEC_KQ (AVK_KV_QUANT && AVK_D % 32 == 0 && AVK_DEC_K_QUADS)
 #if AVK_KV_FORMAT == AVK_KV_Q8_0
 #define DEC_BLOCK_BYTES 34
 #else
@@ -260,7 +273,7 @@ inline uint avk_dec_code_pair(__local const uchar *row, int d)
 }
 #endif
 
-#if DEC_QUADS
+#if DEC_QUADS || DEC_KQ
 /* Quantized V in quads: O's n-tiles 4t .. 4t+3 are value block t (32 values)
  * and column g of n-tile 4t + e holds value 32t + avk_dec_quad_value(g, e),
  * so lane 4g+. reads a key's four values of a block with one or two loads
@@ -279,7 +292,9 @@ inline int avk_dec_quad_value(int g, int e)
 inline uint avk_dec_code_quad(__local const uchar *row, int t, int g)
 {
 #if AVK_KV_FORMAT == AVK_KV_Q8_0
-    __local const ushort *q = (__local const ushort *)(row + t * 34 + 2 + 4 * g); /* 2-byte aligned */
+    /* odd blocks' codes start 4-byte aligned (rows are 8-byte aligned), even blocks' 2-byte */
+    if (((t * 34 + 2) & 3) == 0) return *(__local const uint *)(row + t * 34 + 2 + 4 * g);
+    __local const ushort *q = (__local const ushort *)(row + t * 34 + 2 + 4 * g);
     return (uint)q[0] | (uint)q[1] << 16;
 #elif AVK_KV_FORMAT == AVK_KV_Q4_0
     const uint q = *(__local const ushort *)(row + t * 18 + 2 + 2 * g);
@@ -289,6 +304,8 @@ inline uint avk_dec_code_quad(__local const uchar *row, int t, int g)
 #endif
 }
 
+#endif
+#if DEC_QUADS
 /* B fragments of k-step kk (keys) for O += P V over n-tiles 4t .. 4t+3:
  * b[2e + h] n-tile 4t + e, keys kk*16 + 8h + 2(lane%4), +1 */
 inline void avk_dec_v_frag_quad(uint b[8], __local const uchar *v_tile, int kk, int t, int lane)
@@ -315,7 +332,13 @@ inline float avk_dec_block_scale(__local const uchar *row, int d)
  * holds, of matrix j, key (n + j/2)*8 + g at D columns kk*16 + (j%2)*8 + 2t, +1. */
 inline void avk_dec_k_frag(uint b[4], __local const uchar *k_tile, int n, int kk, int lane)
 {
-#if AVK_KV_QUANT
+#if DEC_KQ
+    for (int t = 0; t < 2; ++t) { /* b[2t]: the quad's bytes 0, 1; b[2t + 1]: bytes 2, 3 */
+        const uint q = avk_dec_code_quad(k_tile + ((n + t) * 8 + lane / 4) * DEC_RAW_ROW, kk / 2, 4 * (kk % 2) + lane % 4);
+        b[2 * t] = avk_dec_codes_f16x2(q & 0xffu, (q >> 8) & 0xffu);
+        b[2 * t + 1] = avk_dec_codes_f16x2((q >> 16) & 0xffu, q >> 24);
+    }
+#elif AVK_KV_QUANT
     for (int t = 0; t < 2; ++t) {
         __local const uchar *row = k_tile + ((n + t) * 8 + lane / 4) * DEC_RAW_ROW;
         const int d0 = kk * 16 + (lane % 4) * 2;
@@ -364,6 +387,44 @@ inline void avk_dec_v_frag(uint b[4], __local const uchar *v_tile, int kk, int n
 #endif
 }
 
+/* A contiguous cache's whole tile is one run of BC rows, stored unpadded in
+ * the ring: 16-byte copies without a shuffle per copy (q8_0: 9 a lane where
+ * rows take 17 of 8 bytes). Both K's and V's runs must be 16-byte aligned.
+ * H100 64k (sweep-s14-quant, -quant2): q8_0 0.514 -> 0.503 ms; q4_0 slower
+ * (0.382 -> 0.442 with pairs, 0.372 -> 0.427 with K quads; CUDA's q4_0 gains,
+ * 0.440 -> 0.354, unexplained), so q4_0 keeps row copies. AVK_DEC_LINEAR=0/1 overrides. */
+#ifndef AVK_DEC_LINEAR
+#define AVK_DEC_LINEAR (AVK_KV_FORMAT != AVK_KV_Q4_0)
+#endif
+#define DEC_LINEAR (AVK_DEC_LINEAR && !AVK_EMULATE && AVK_DV == AVK_D && DEC_RAW_ROW == DEC_ROW_BYTES && DEC_RAW_TILE % 16 == 0)
+#if DEC_LINEAR
+inline int avk_dec_linear(const avk_kernel_args *a, __global const uchar *k, __global const uchar *v, uint row0, int valid)
+{
+    const ulong off = (ulong)row0 * DEC_ROW_BYTES;
+    return a->page_size == 0 && a->kv_ss == 1 && valid == AVK_BC && (((size_t)(k + off) | (size_t)(v + off)) & 15) == 0;
+}
+
+inline void avk_dec_load_linear(__local uchar *dst, __global const uchar *base, uint row0, int lane)
+{
+    __global const uchar *src = base + (ulong)row0 * DEC_ROW_BYTES;
+    for (int c = lane; c < DEC_RAW_TILE / 16; c += 32)
+        AVK_ASM("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((uint)(size_t)(dst + c * 16)), "l"(src + c * 16)
+                : "memory");
+}
+
+/* K's and V's tile into stage as runs where avk_dec_linear allows (the row
+ * shuffle is the whole warp's: tile issues are warp-uniform); 0 otherwise */
+inline int avk_dec_issue_linear(const avk_kernel_args *a, __local uchar *stage, __global const uchar *k,
+                                __global const uchar *v, uint my_row, int valid, int lane)
+{
+    const uint row0 = avk_dec_shfl(my_row, 0);
+    if (!avk_dec_linear(a, k, v, row0, valid)) return 0;
+    avk_dec_load_linear(stage, k, row0, lane);
+    avk_dec_load_linear(stage + DEC_RAW_TILE, v, row0, lane);
+    return 1;
+}
+#endif
+
 /* issue tile tn (rows in my_row) into stage, and read the rows of the tile after next */
 #if AVK_EMULATE
 #define DEC_ISSUE(stage, tn)                                                                   \
@@ -380,10 +441,16 @@ inline void avk_dec_v_frag(uint b[4], __local const uchar *v_tile, int kk, int n
     do {                                                                                       \
         if ((tn) < w.t_end) {                                                                  \
             const int valid_ = min(AVK_BC, w.kv_end - (tn) * AVK_BC);                          \
+            if (DEC_LINEAR_ISSUE((stage), valid_)) break;                                      \
             avk_dec_load((stage), K, my_row, valid_, lane);                                    \
             avk_dec_load_v((stage) + DEC_RAW_TILE, V, my_row, valid_, lane);                   \
         }                                                                                      \
     } while (0)
+#endif
+#if DEC_LINEAR
+#define DEC_LINEAR_ISSUE(stage, valid) avk_dec_issue_linear(a, (stage), K, V, my_row, (valid), lane)
+#else
+#define DEC_LINEAR_ISSUE(stage, valid) 0
 #endif
 #define DEC_NEXT_ROW(tn)                                                                                       \
     (my_row = avk_dec_row(a, block_table, &w, (tn) * AVK_BC,                                                   \
@@ -439,12 +506,14 @@ void avk_flash_decode(AVK_CONTRACT_ARGS(ushort))
         __global const ushort *pa = Q + avk_q_row(a, &w, row_a), *pb = Q + avk_q_row(a, &w, row_b);
 AVK_PRAGMA_UNROLL
         for (int ks = 0; ks < AVK_KS; ++ks) {
-            qa[ks] = in_a ? (uint2)(*(__global const uint *)(pa + ks * 16 + 2 * t),
-                                    *(__global const uint *)(pa + ks * 16 + 2 * t + 8))
-                          : (uint2)(0u);
-            qb[ks] = in_b ? (uint2)(*(__global const uint *)(pb + ks * 16 + 2 * t),
-                                    *(__global const uint *)(pb + ks * 16 + 2 * t + 8))
-                          : (uint2)(0u);
+#if DEC_KQ /* K's quad order (avk_dec_k_frag): values 0, 1 and 2, 3 of quad 4(ks % 2) + t of block ks / 2 */
+            const int c0 = (ks / 2) * 32 + avk_dec_quad_value(4 * (ks % 2) + t, 0),
+                      c8 = (ks / 2) * 32 + avk_dec_quad_value(4 * (ks % 2) + t, 2);
+#else
+            const int c0 = ks * 16 + 2 * t, c8 = c0 + 8;
+#endif
+            qa[ks] = in_a ? (uint2)(*(__global const uint *)(pa + c0), *(__global const uint *)(pa + c8)) : (uint2)(0u);
+            qb[ks] = in_b ? (uint2)(*(__global const uint *)(pb + c0), *(__global const uint *)(pb + c8)) : (uint2)(0u);
         }
     }
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Session 14 on the H100: attnvk check for CHECK_APIS (default none), optional
+# test_vulkan (VK_TEST=1), then each sweep of SWEEPS (decode_variants.sh format).
+set -u
+source .gpu/gpu-env.sh
+export ATTNVK_CACHE_DIR=/tmp/attnvk-cache
+B=${BUILD:-build-h100}
+mkdir -p "$OUT"
+if [ "${VK_TEST:-0}" = 1 ]; then
+  ( time timeout ${VK_TEST_TIMEOUT:-150} $B/tests/vulkan/test_vulkan ) > "$OUT/test-vulkan.log" 2>&1
+  echo "test_vulkan rc=$?: $(tail -2 "$OUT/test-vulkan.log" | head -1)"; grep -iE "^fail|FAIL" "$OUT/test-vulkan.log" | head -5
+fi
+for api in ${CHECK_APIS:-}; do
+  ( time timeout ${CHECK_TIMEOUT:-200} $B/attnvk check --api $api ${CHECK_ARGS:-} ) > "$OUT/check-$api.log" 2>&1
+  echo "check $api rc=$?: $(grep -E 'passed,' "$OUT/check-$api.log" | tail -1)"; grep -E "^fail" "$OUT/check-$api.log" | cut -c1-160 | head -5
+done
+for sw in ${SWEEPS:-}; do
+  name=$(basename "$sw" .txt)
+  echo "== $name"
+  CASE_TIMEOUT=${CASE_TIMEOUT:-100} MIN_TIME=${MIN_TIME:-0.2} BUILD=$B OUT=$OUT/$name bash tools/h100/decode_variants.sh "$sw" | cut -c1-200
+done
