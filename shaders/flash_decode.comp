@@ -77,12 +77,46 @@ const uint NRM = NR > NRV ? NR : NRV;
 // key, the scale applied once to the lane's partial score (K) and to its
 // probability (V) rather than to every value; longer slices take raw_load's
 // 4-value words.
+//
+// RUNS == 2 (the host's default where it applies): a lane's 16 values are the
+// codes of aligned words of the row instead of 16 consecutive values of D, so
+// its K (V) slice of a key is 2 (q4_0) or 4 (q8_0) word loads and one more word
+// for the scale, or one 16-byte load (fp8), with no realigning shifts. Q and O
+// use the same permutation of D (words_dim), found once before and after the
+// key loop. q8_0 (q4_0) rows are pairs of 34-byte (18-byte) blocks A, B: 17
+// (9) words, A's scale in word 0's low half, B's in word 2 * WNW's high half,
+// whose low half holds A's last codes. Lane q of a pair's four takes WNW words
+// at q * WNW (+ 1 from q = 2), all codes of one block: q = 0, 1 of A, 2, 3 of
+// B; its extra word is word 2 * WNW (q = 0: A's last codes, which replace the
+// scale in its word 0; q = 2, 3: B's scale) or word 0 (q = 1: A's scale).
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-const bool RUN = RUNS != 0u && SLICE <= 16u && DV == D; // (quantized caches have Dv = Dk)
+// (built up in steps of plain operators: glslang 11 emits `D / 64u * 64u == D`
+// or `(D & 63u) == 0u` inside a && chain as code, which does not validate)
+#if AVK_KV_FORMAT == AVK_KV_FP8
+const bool WORDS_SHAPE = SLICE == 16u && DV == D;
 #else
+const uint WORDS_D_REM = D % 64u; // blocks in pairs
+const bool WORDS_D = DV == D && WORDS_D_REM == 0u;
+const bool WORDS_SHAPE = SLICE == 16u && WORDS_D;
+#endif
+const bool WORDS = RUNS == 2u && WORDS_SHAPE;
+// (the bodies test WORDS first; quantized caches have Dv = Dk)
+const bool RUN = RUNS != 0u && SLICE <= 16u && DV == D;
+#else
+const bool WORDS = false;
 const bool RUN = false;
 #endif
 const uint RUN_WORDS = SLICE / 4u + 1u;
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+const uint WNW = 4u, WBLOCK = 34u; // code words per lane, bytes per block
+#else
+const uint WNW = 2u, WBLOCK = 18u; // q4_0 (fp8 does not use them)
+#endif
+const uint WPAIR = 4u * WNW + 1u;   // words per pair of blocks
+#if AVK_KV_FORMAT == AVK_KV_FP8
+layout(binding = 1) readonly buffer KQuadsB { uvec4 k_quads[]; };
+layout(binding = 2) readonly buffer VQuadsB { uvec4 v_quads[]; };
+#endif
 
 // Raw word r of the lane's slice (values e0 ..) of a K (values false: D wide)
 // or V row (DV wide).
@@ -133,6 +167,66 @@ void run_load(bool values, uint row, uint e0, out uint words[RUN_WORDS], out uin
     scale_word = avk_kv_scale_word(values, row, e0, D);
 }
 
+// The lane's words of a K or V row (WORDS): code words and the extra word.
+void words_load(bool values, uint row, uint part, out uvec4 wd, out uint extra)
+{
+#if AVK_KV_FORMAT == AVK_KV_FP8
+    uint idx = row * (D / 16u) + part; // 16 values of a row of D bytes
+    wd = values ? v_quads[idx] : k_quads[idx];
+    extra = 0u;
+#else
+    uint q = part % 4u, base = row * (D / 64u * WPAIR) + part / 4u * WPAIR;
+    uint w0 = base + q * WNW + (q >= 2u ? 1u : 0u);
+    wd.x = avk_kv_word(values, w0);
+    wd.y = avk_kv_word(values, w0 + 1u);
+    wd.z = WNW > 2u ? avk_kv_word(values, w0 + 2u) : 0u;
+    wd.w = WNW > 2u ? avk_kv_word(values, w0 + 3u) : 0u;
+    extra = avk_kv_word(values, base + (q == 1u ? 0u : 2u * WNW));
+#endif
+}
+
+// The lane's 16 codes as f32, unscaled (slot 4k + c in x[k][c]); returns the
+// scale (fp8: kv head g's, found once before the loop and passed in).
+float words_decode(uvec4 wd, uint extra, uint part, float fp8_scale, out vec4 x[NVM])
+{
+#if AVK_KV_FORMAT == AVK_KV_FP8
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) x[k] = avk_kv_codes4(wd[k], 0u);
+    return fp8_scale;
+#else
+    uint q = part % 4u, sw = q == 0u ? wd.x : extra;
+    float s = unpackHalf2x16(q >= 2u ? sw >> 16u : sw).x;
+    if (q == 0u) wd.x = (wd.x & 0xffff0000u) | (extra & 0xffffu); // A's last codes where its scale was
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) x[k] = avk_kv_codes4(wd[k], 0u);
+#else
+    [[unroll]] for (uint k = 0u; k < 2u; ++k) {
+        x[k] = avk_kv_codes4(wd[k], 0u);       // low nibbles
+        x[k + 2u] = avk_kv_codes4(wd[k], 16u); // high nibbles: 16 values on
+    }
+#endif
+    return s;
+#endif
+}
+
+// The value of D (Dk = Dv) in slot s (0..15) of lane `part` (WORDS).
+uint words_dim(uint part, uint s)
+{
+#if AVK_KV_FORMAT == AVK_KV_FP8
+    return part * 16u + s;
+#else
+    uint q = part % 4u, h = 0u;
+#if AVK_KV_FORMAT == AVK_KV_Q4_0
+    h = s / 8u; // a word's high nibbles hold values 16 on
+    s %= 8u;
+#endif
+    uint i = s / 4u, c = s % 4u;
+    uint x = q * 4u * WNW + (q >= 2u ? 4u : 0u) + 4u * i + c; // byte of the pair
+    if (q == 0u && i == 0u && c < 2u) x = 8u * WNW + c;       // from the extra word
+    uint blk = x >= WBLOCK ? 1u : 0u;
+    return part / 4u * 64u + blk * 32u + (x - 2u - blk * WBLOCK) + 16u * h;
+#endif
+}
+
 // The run's codes as f32, unscaled; returns its scale.
 float run_decode(bool values, uint words[RUN_WORDS], uint scale_word, uint code_byte, uint e0, uint g, out vec4 x[NVM])
 {
@@ -143,6 +237,8 @@ float run_decode(bool values, uint words[RUN_WORDS], uint scale_word, uint code_
     }
     return avk_kv_run_scale(values, scale_word, code_byte, g);
 }
+#else
+uint words_dim(uint part, uint s) { return part * 16u + s; } // (WORDS is false: never called)
 #endif
 
 void main()
@@ -166,7 +262,16 @@ void main()
         kend[r] = valid ? avk_key_end(w.len, hi.y) : 0u;
         uint qbase = avk_q_offset(w.b, hi) / 4u + e0 / 4u;
         // the scale folded into Q: scores come out in base-2 units
-        [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * pc.scale_log2 : vec4(0.0);
+        if (WORDS) { // the lane's values of D in its slots' order (words_dim)
+            uint qoff = avk_q_offset(w.b, hi);
+            [[unroll]] for (uint k = 0u; k < NV; ++k)
+                [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+                    uint d = qoff + words_dim(part, 4u * k + c);
+                    q[r][k][c] = valid ? elem_to_vec4(q_data[d / 4u])[d % 4u] * pc.scale_log2 : 0.0;
+                }
+        } else {
+            [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * pc.scale_log2 : vec4(0.0);
+        }
         [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] = vec4(0.0);
         m[r] = NEG_INF;
         l[r] = 0.0;
@@ -184,6 +289,13 @@ void main()
     uvec4 rk[4][NRM], rv[4][NRM]; // U <= 4 used (glslang bounds-checks spec-sized arrays as size 1)
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
     uint wk[4][RUN_WORDS], wv[4][RUN_WORDS], sk[4], sv[4], bk[4], bv[4]; // runs: words, scale words, first bytes
+    uvec4 xk[4], xv[4]; // WORDS: the code words and the extra words
+    uint ek[4], ev[4];
+#if AVK_KV_FORMAT == AVK_KV_FP8
+    float fp8_ks = kv_scales[w.g] * AVK_KV_CODE_UNIT, fp8_vs = kv_scales[pc.kv_heads + w.g] * AVK_KV_CODE_UNIT;
+#else
+    const float fp8_ks = 1.0, fp8_vs = 1.0;
+#endif
 #endif
     bool next_ok[4];
     uint ahead_row[4];
@@ -193,7 +305,10 @@ void main()
         next_ok[u] = trips > 0u && j < key_hi;
         uint row = next_ok[u] ? avk_kv_row(w.b, w.g, j) : 0u;
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-        if (RUN) {
+        if (WORDS) {
+            words_load(false, row, part, xk[u], ek[u]);
+            words_load(true, row, part, xv[u], ev[u]);
+        } else if (RUN) {
             run_load(false, row, e0, wk[u], sk[u], bk[u]);
             run_load(true, row, e0v, wv[u], sv[u], bv[u]);
         } else
@@ -213,7 +328,10 @@ void main()
         [[unroll]] for (uint u = 0u; u < U; ++u) {
             key_ok[u] = next_ok[u];
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-            if (RUN) {
+            if (WORDS) {
+                ks[u] = words_decode(xk[u], ek[u], part, fp8_ks, kk[u]);
+                vs[u] = words_decode(xv[u], ev[u], part, fp8_vs, vv[u]);
+            } else if (RUN) {
                 ks[u] = run_decode(false, wk[u], sk[u], bk[u], e0, w.g, kk[u]);
                 vs[u] = run_decode(true, wv[u], sv[u], bv[u], e0v, w.g, vv[u]);
             } else
@@ -233,7 +351,10 @@ void main()
                 next_ok[u] = j < key_hi;
                 uint row = ahead_row[u];
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-                if (RUN) {
+                if (WORDS) {
+                    words_load(false, row, part, xk[u], ek[u]);
+                    words_load(true, row, part, xv[u], ev[u]);
+                } else if (RUN) {
                     run_load(false, row, e0, wk[u], sk[u], bk[u]);
                     run_load(true, row, e0v, wv[u], sv[u], bv[u]);
                 } else
@@ -334,8 +455,17 @@ void main()
     }
     for (uint s = 0u; s < nsg; ++s) {
         if (sg == s && leader) {
-            [[unroll]] for (uint r = 0u; r < BR; ++r)
-                [[unroll]] for (uint k = 0u; k < NVV; ++k) o_sh[r * DV4 + e0v / 4u + k] += o[r][k];
+            [[unroll]] for (uint r = 0u; r < BR; ++r) {
+                if (WORDS) { // back to D's order
+                    [[unroll]] for (uint k = 0u; k < NVV; ++k)
+                        [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+                            uint d = words_dim(part, 4u * k + c);
+                            o_sh[r * DV4 + d / 4u][d % 4u] += o[r][k][c];
+                        }
+                } else {
+                    [[unroll]] for (uint k = 0u; k < NVV; ++k) o_sh[r * DV4 + e0v / 4u + k] += o[r][k];
+                }
+            }
         }
         barrier();
     }

@@ -250,17 +250,22 @@ static const char *finish_rs_config(const vk_caps *c, const attnvk_problem *p, v
  * accepts, and the most grown packed rows take (more spills on NVIDIA). */
 enum { VK_DECODE_MAX_REGS = 128, VK_DECODE_GROWN_REGS = 64 };
 
-/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R overrides the decode body's
- * lanes per key and keys per step (0 or absent: the table's, else automatic) and,
- * with runs=0, loads quantized slices 4 values at a time as before runs existed. */
-static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs)
+/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R,slice=S overrides the decode
+ * body's lanes per key and keys per step (0 or absent: the table's, else automatic),
+ * the values of a row per lane the lanes are chosen for (as the table's X_SLICE)
+ * and how quantized K/V slices load: runs=2 (the default) as aligned words of the
+ * row where the slice is 16 values (D a multiple of 64 for q8_0 and q4_0; fp8 as
+ * one 16-byte load), else as runs; runs=1 as runs (a lane's 16 consecutive values,
+ * realigned); runs=0 4 values at a time as before runs existed. */
+static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs, uint32_t *slice)
 {
     const char *v = getenv("ATTNVK_VK_DECODE");
     if (!v) return;
-    const char *l = strstr(v, "lanes="), *k = strstr(v, "keys="), *r = strstr(v, "runs=");
+    const char *l = strstr(v, "lanes="), *k = strstr(v, "keys="), *r = strstr(v, "runs="), *s = strstr(v, "slice=");
     if (l && atoi(l + 6) > 0) *lanes = (uint32_t)atoi(l + 6);
     if (k && atoi(k + 5) > 0) *keys = (uint32_t)atoi(k + 5);
-    if (r) *runs = atoi(r + 5) != 0;
+    if (r) *runs = atoi(r + 5) <= 0 ? 0 : atoi(r + 5) >= 2 ? 2 : 1;
+    if (s && atoi(s + 6) > 0) *slice = (uint32_t)atoi(s + 6);
 }
 
 /* The decode body (shaders/flash_decode.comp): KEY_LANES lanes share a key,
@@ -279,12 +284,12 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     cfg->subgroup = min_sg;
     uint32_t lanes = e->extra[X_KEY_LANES] > 0 ? (uint32_t)e->extra[X_KEY_LANES] : 0;
     uint32_t keys = e->extra[X_KEYS_PER_STEP] > 0 ? (uint32_t)e->extra[X_KEYS_PER_STEP] : 0;
-    uint32_t runs = 1;
-    decode_env(&lanes, &keys, &runs);
+    uint32_t runs = 2, want_slice = e->extra[X_SLICE] > 0 ? (uint32_t)e->extra[X_SLICE] : 0;
+    decode_env(&lanes, &keys, &runs, &want_slice);
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
-    if (!lanes && e->extra[X_SLICE] > 0 && cfg->br * (uint32_t)e->extra[X_SLICE] <= VK_DECODE_GROWN_REGS) {
+    if (!lanes && want_slice && cfg->br * want_slice <= VK_DECODE_GROWN_REGS) {
         lanes = 1;
-        while (lanes * 2 <= min_sg && divides_both(lanes * 2 * 4, dk, dv) && D / (lanes * 2) >= (uint32_t)e->extra[X_SLICE])
+        while (lanes * 2 <= min_sg && divides_both(lanes * 2 * 4, dk, dv) && D / (lanes * 2) >= want_slice)
             lanes *= 2;
     }
     if (!lanes) { /* a 16-byte load per lane: 8 values of 16-bit storage, 4 otherwise */
@@ -310,8 +315,15 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     }
     cfg->key_lanes = lanes;
     cfg->keys_per_step = keys;
-    /* a run stays inside one 32-value block: slices of 4, 8 or 16 values (quantized caches have Dv = Dk) */
-    cfg->runs = runs && p->kv_format != ATTNVK_KV_DTYPE && slice <= 16 && dk == dv;
+    /* a run stays inside one 32-value block: slices of 4, 8 or 16 values (quantized caches have Dv = Dk);
+     * aligned words (runs 2, shaders/flash_decode.comp's WORDS): slices of 16, q8_0 and q4_0 rows in
+     * pairs of blocks. Not measured against runs where this was written (issue #12, session 14): it
+     * is the default because it issues fewer loads (q8_0 5 aligned words a key for K and for V
+     * against 6 and realigning shifts, q4_0 3 against 6, fp8 one 16-byte load against 4) with the
+     * same arithmetic otherwise */
+    int quant = p->kv_format != ATTNVK_KV_DTYPE && dk == dv;
+    int words = quant && slice == 16 && (p->kv_format == ATTNVK_KV_FP8 || dk % 64 == 0);
+    cfg->runs = !quant || !runs ? 0 : runs == 2 && words ? 2 : slice <= 16 ? 1 : 0;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
     cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (dv / 4) * 16;
     return "";

@@ -308,6 +308,48 @@ static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype
     unsetenv("ATTNVK_VK_Q_SHARED");
 }
 
+/* The decode body's loads of quantized K/V (ATTNVK_VK_DECODE, runtime/vulkan/vk_variants.c):
+ * the quantized cache cases (q8_0, q4_0, fp8; contiguous and paged; D 64, 128, 256) under
+ * each mode, planned and with split-KV forced. slice=16 gives D=64 four lanes a key on
+ * lavapipe's subgroups of 8, so aligned words (runs=2) reach one block pair a row there, and
+ * lanes=4 does the same where grown packed rows keep the table's lanes (q4_0 with 5 heads a kv
+ * head; it refuses D=256: 64 values a lane); each case says which mode ran, and a case that
+ * should take aligned words must say runs=2. */
+static void decode_quant_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
+{
+    static const char *modes[] = {"runs=1", "runs=0", "slice=16", "slice=16,runs=1", "slice=16,keys=4", "keys=1", "lanes=4"};
+    avk_cache_case cc[32];
+    int n = avk_test_cache_cases(vd->dtype, cc, 32);
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; ++m) {
+        setenv("ATTNVK_VK_DECODE", modes[m], 1);
+        for (int i = 0; i < n; ++i) {
+            if (cc[i].p.kv_format == ATTNVK_KV_DTYPE) continue;
+            for (int sp = 0; sp < 2; ++sp) {
+                attnvk_kernel_options o = {.variant = vd->variant, .split_kv = sp ? 3 : 0};
+                avk_cache_result r;
+                attnvk_status s = avk_cache_case_run(dev, &cc[i], &o, t->seed + 11000 + (uint64_t)(m * 100 + i * 2 + sp), &r);
+                if (s == ATTNVK_ERROR_UNSUPPORTED && !strcmp(modes[m], "lanes=4") && cc[i].p.head_dim > 128) {
+                    printf("skip decode [%s] %s %s: %s\n", modes[m], cc[i].label, r.shape, r.message);
+                    continue;
+                }
+                int ok = s == ATTNVK_OK && r.check.passed;
+                if (ok && !strstr(modes[m], "runs=")) { /* aligned words wherever a lane holds 16 values */
+                    const char *lanes = strstr(r.info.params, "key_lanes=");
+                    int slice16 = lanes && atoi(lanes + 10) > 0 && cc[i].p.head_dim / atoi(lanes + 10) == 16;
+                    int words = slice16 && (cc[i].p.kv_format == ATTNVK_KV_FP8 || cc[i].p.head_dim % 64 == 0);
+                    ok = !words || strstr(r.info.params, "runs=2") != NULL;
+                }
+                if (s == ATTNVK_OK)
+                    printf("%s %s [%s] %-26s %s: split %d rel_l2 %.2e (%s)\n", ok ? "ok  " : "FAIL", vd->variant, modes[m],
+                           cc[i].label, r.shape, r.info.split_kv, r.check.rel_l2, r.info.params);
+                else printf("FAIL %s [%s] %s %s: %s\n", vd->variant, modes[m], cc[i].label, r.shape, r.message);
+                ok ? ++t->passed : ++t->failed;
+            }
+        }
+    }
+    unsetenv("ATTNVK_VK_DECODE");
+}
+
 static void status_cases(vk_tally *t, attnvk_device *dev)
 {
     attnvk_problem p = shape(1, 1, 1, 64, 64, 64, 0, ATTNVK_F32, 0);
@@ -383,6 +425,7 @@ int main(int argc, char **argv)
         tile_cases(&t, dev, vd);
         special_cases(&t, dev, vd);
         if (is_rs(vd)) rs_config_cases(&t, dev, vd);
+        if (!strcmp(vd->variant, "decode")) decode_quant_cases(&t, dev, vd);
     }
     status_cases(&t, dev);
     attnvk_device_close(dev);
