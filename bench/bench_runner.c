@@ -181,20 +181,23 @@ static attnvk_status plan_chunks(bench_job *st)
     return ATTNVK_OK;
 }
 
-/* Packs f32 host values to the dtype piece by piece and writes them to every set. */
-static attnvk_status upload(bench_job *st, const float *src, size_t n, int which)
+/* Writes the inputs to every set piece by piece: from the workload's packed
+ * copy (or the f32 values themselves for f32), else packed here per piece. */
+static attnvk_status upload(bench_job *st, const float *src, const void *packed, size_t n, int which)
 {
     attnvk_dtype dt = st->p.dtype;
     size_t es = attnvk_dtype_size(dt), piece = n < TRANSFER_ELEMENTS ? n : TRANSFER_ELEMENTS;
-    unsigned char *staging = malloc(piece * es);
-    if (!staging) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (dt == ATTNVK_F32) packed = src;
+    unsigned char *staging = packed ? NULL : malloc(piece * es);
+    if (!packed && !staging) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     attnvk_status s = ATTNVK_OK;
     for (size_t off = 0; off < n && s == ATTNVK_OK; off += piece) {
         size_t m = n - off < piece ? n - off : piece;
-        attnvk_pack(dt, src + off, staging, m);
+        const unsigned char *bytes = packed ? (const unsigned char *)packed + off * es : staging;
+        if (!packed) attnvk_pack(dt, src + off, staging, m);
         for (int i = 0; i < st->nsets && s == ATTNVK_OK; ++i) {
             attnvk_buffer *b = which == 0 ? st->sets[i].q : which == 1 ? st->sets[i].k : st->sets[i].v;
-            s = attnvk_buffer_write(b, off * es, staging, m * es);
+            s = attnvk_buffer_write(b, off * es, bytes, m * es);
         }
     }
     free(staging);
@@ -630,11 +633,11 @@ void bench_job_finish(bench_job *st, const bench_workload *w, const bench_run_co
     st->w = w;
     const char *stage = "upload";
     report_progress(st, "upload", 0);
-    attnvk_status s = upload(st, w->q, attnvk_q_elements(&w->p), 0);
+    attnvk_status s = upload(st, w->q, w->q_packed, attnvk_q_elements(&w->p), 0);
     if (s == ATTNVK_OK && w->has_cache) s = upload_cache(st, w);
     else {
-        if (s == ATTNVK_OK) s = upload(st, w->k, attnvk_kv_elements(&w->p), 1);
-        if (s == ATTNVK_OK) s = upload(st, w->v, attnvk_v_elements(&w->p), 2);
+        if (s == ATTNVK_OK) s = upload(st, w->k, w->k_packed, attnvk_kv_elements(&w->p), 1);
+        if (s == ATTNVK_OK) s = upload(st, w->v, w->v_packed, attnvk_v_elements(&w->p), 2);
     }
     if (s == ATTNVK_OK) s = upload_scores(st, w);
     if (s == ATTNVK_OK) {

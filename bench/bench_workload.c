@@ -1,6 +1,8 @@
 #include "bench_workload.h"
 
 #include "core/error.h"
+#include "core/numeric.h"
+#include "core/parallel.h"
 #include "core/reference.h"
 
 #include <math.h>
@@ -104,6 +106,19 @@ static void reference_rows(const bench_workload *w, const float *k, const float 
     avk_reference_run(&job);
 }
 
+typedef struct mask_job {
+    float *mask;
+    uint64_t seed;
+} mask_job;
+
+/* -inf at 10% of the entries, each from its own counter (any slicing gives the same mask) */
+static void mask_slice(void *ctx, size_t begin, size_t end)
+{
+    const mask_job *j = ctx;
+    for (size_t i = begin; i < end; ++i)
+        if (mix64(j->seed + (uint64_t)i * 0xd1b54a32d192ed03ull) % 10 == 0) j->mask[i] = -INFINITY;
+}
+
 /* Seeded score inputs: a mask with 10% -inf (the rest normal, as its dtype
  * holds them), normal sinks, ggml's ALiBi slopes. */
 static attnvk_status score_inputs(bench_workload *w, uint64_t seed)
@@ -116,13 +131,9 @@ static attnvk_status score_inputs(bench_workload *w, uint64_t seed)
     if ((p->mask && !w->mask) || (p->sinks && !w->sinks) || (p->alibi && !w->slopes))
         return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the score inputs");
     if (w->mask) {
-        attnvk_fill_random(w->mask, w->nmask, seed * 3 + 4);
-        uint64_t s = seed;
-        for (size_t i = 0; i < w->nmask; ++i) {
-            s = mix64(s);
-            if (s % 10 == 0) w->mask[i] = -INFINITY;
-        }
-        attnvk_round_to_dtype(p->mask_dtype, w->mask, w->nmask);
+        avk_fill_random_dtype(p->mask_dtype, w->mask, NULL, w->nmask, seed * 3 + 4);
+        mask_job j = {w->mask, seed};
+        avk_parallel_for(w->nmask, (size_t)1 << 16, 1, mask_slice, &j);
     }
     if (w->sinks) attnvk_fill_random(w->sinks, (size_t)p->heads, seed * 3 + 5);
     if (w->slopes) attnvk_alibi_slopes(p->heads, w->slopes);
@@ -154,6 +165,28 @@ static attnvk_status build_cache(bench_workload *w, uint64_t seed)
     return avk_kv_host_decoded(p, &w->cache, w->k, w->v);
 }
 
+/* The packed copies the uploads use, when the host has room for them beside
+ * the f32 values (else each upload packs its own pieces). */
+static void alloc_packed(bench_workload *w, double need)
+{
+    const attnvk_problem *p = &w->p;
+    if (p->dtype == ATTNVK_F32) return;
+    const int cache = p->kv_format != ATTNVK_KV_DTYPE || p->page_size > 0; /* K and V upload from the cache */
+    size_t es = attnvk_dtype_size(p->dtype), nq = attnvk_q_elements(p);
+    size_t nk = cache ? 0 : attnvk_kv_elements(p), nv = cache ? 0 : attnvk_v_elements(p);
+    double have = host_memory_bytes(), extra = (double)es * ((double)nq + (double)nk + (double)nv);
+    if (have > 0 && need + extra > 0.8 * have) return;
+    w->q_packed = malloc(nq * es);
+    if (nk) w->k_packed = malloc(nk * es);
+    if (nv) w->v_packed = malloc(nv * es);
+    if (!w->q_packed || (nk && !w->k_packed) || (nv && !w->v_packed)) {
+        free(w->q_packed);
+        free(w->k_packed);
+        free(w->v_packed);
+        w->q_packed = w->k_packed = w->v_packed = NULL;
+    }
+}
+
 attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int full, bench_workload *w)
 {
     memset(w, 0, sizeof *w);
@@ -174,12 +207,10 @@ attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int 
         return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the inputs (%.1f GiB)",
                         need / 1073741824.0);
     }
-    attnvk_fill_random(w->q, nq, seed * 3 + 1);
-    attnvk_fill_random(w->k, nkv, seed * 3 + 2);
-    attnvk_fill_random(w->v, nv, seed * 3 + 3);
-    attnvk_round_to_dtype(p->dtype, w->q, nq);
-    attnvk_round_to_dtype(p->dtype, w->k, nkv);
-    attnvk_round_to_dtype(p->dtype, w->v, nv);
+    alloc_packed(w, need);
+    avk_fill_random_dtype(p->dtype, w->q, w->q_packed, nq, seed * 3 + 1);
+    avk_fill_random_dtype(p->dtype, w->k, w->k_packed, nkv, seed * 3 + 2);
+    avk_fill_random_dtype(p->dtype, w->v, w->v_packed, nv, seed * 3 + 3);
     if (full)
         for (size_t r = 0; r < total_rows; ++r) w->rows[r] = r;
     else
@@ -205,6 +236,9 @@ void bench_workload_destroy(bench_workload *w)
     free(w->q);
     free(w->k);
     free(w->v);
+    free(w->q_packed);
+    free(w->k_packed);
+    free(w->v_packed);
     free(w->rows);
     free(w->ref);
     free(w->ref_inputs);

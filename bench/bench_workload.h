@@ -14,6 +14,10 @@ enum { BENCH_SAMPLED_ROWS = 64 };
 typedef struct bench_workload {
     attnvk_problem p;
     float *q, *k, *v;   /* f32 values exactly representable in p.dtype */
+    /* q, k, v packed in p.dtype (f16/bf16), made with them and uploaded as
+     * they are by every implementation; NULL for f32 (q, k, v are the bytes),
+     * for k and v of a cache (has_cache), or when the host is short of memory */
+    void *q_packed, *k_packed, *v_packed;
     size_t *rows;       /* flat (b*H + h)*Nq + i, ascending */
     size_t nrows;
     int full;           /* every row is checked */

@@ -1,6 +1,7 @@
 /* The KV-cache cases and their runner (see cache_cases.h). */
 #include "core/cache_cases.h"
 #include "core/kv_build.h"
+#include "core/numeric.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,12 +73,9 @@ int avk_random_inputs(const attnvk_problem *p, uint64_t seed, float **q, float *
     *k = malloc(nkv * sizeof(float) + 1);
     *v = malloc(nv * sizeof(float) + 1);
     if (!*q || !*k || !*v) return 0;
-    attnvk_fill_random(*q, nq, seed * 3 + 1);
-    attnvk_fill_random(*k, nkv, seed * 3 + 2);
-    attnvk_fill_random(*v, nv, seed * 3 + 3);
-    attnvk_round_to_dtype(p->dtype, *q, nq);
-    attnvk_round_to_dtype(p->dtype, *k, nkv);
-    attnvk_round_to_dtype(p->dtype, *v, nv);
+    avk_fill_random_dtype(p->dtype, *q, NULL, nq, seed * 3 + 1);
+    avk_fill_random_dtype(p->dtype, *k, NULL, nkv, seed * 3 + 2);
+    avk_fill_random_dtype(p->dtype, *v, NULL, nv, seed * 3 + 3);
     return 1;
 }
 

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/kv_cache.h"
 #include "core/layout.h"
+#include "core/parallel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -57,6 +58,41 @@ static void encode_row(const attnvk_problem *p, const float *src, uint8_t *dst, 
     else attnvk_kv_encode(p->kv_format, p->head_dim, src, dst, 1, scale);
 }
 
+typedef struct encode_job {
+    const attnvk_problem *p, *vview;
+    const float *k, *v;
+    avk_kv_host *out;
+    int paged, has_lens;
+} encode_job;
+
+/* Encodes the rows of (which, b, g) items [begin, end): each writes only its own rows. */
+static void encode_heads(void *ctx, size_t begin, size_t end)
+{
+    const encode_job *e = ctx;
+    const attnvk_problem *p = e->p;
+    const avk_kv_host *out = e->out;
+    for (size_t item = begin; item < end; ++item) {
+        const int which = (int)(item / ((size_t)p->batch * p->kv_heads));
+        const int b = (int)(item / (size_t)p->kv_heads % (size_t)p->batch), g = (int)(item % (size_t)p->kv_heads);
+        const attnvk_problem *pw = which ? e->vview : p;
+        const size_t rb = attnvk_kv_row_bytes(pw);
+        const float *src = which ? e->v : e->k;
+        uint8_t *dst = which ? out->v : out->k;
+        const int len = e->has_lens ? avk_seq_len(p, out->seq_lens, b) : p->seq_kv;
+        const float scale = out->kv_scales ? out->kv_scales[which * p->kv_heads + g] : 1.f;
+        for (int j = 0; j < (e->paged ? len : p->seq_kv); ++j) {
+            size_t row;
+            if (e->paged) {
+                int32_t page = out->block_table[(size_t)b * p->max_pages + j / p->page_size];
+                row = ((size_t)page * p->page_size + (size_t)(j % p->page_size)) * p->kv_heads + g;
+            } else {
+                row = avk_kv_offset(pw, b, g, j) / (size_t)pw->head_dim;
+            }
+            encode_row(pw, src + avk_kv_offset(pw, b, g, j), dst + row * rb, scale);
+        }
+    }
+}
+
 attnvk_status avk_kv_build(const attnvk_problem *p, const float *k, const float *v, const int32_t *seq_lens,
                            uint64_t seed, avk_kv_host *out)
 {
@@ -104,28 +140,8 @@ attnvk_status avk_kv_build(const attnvk_problem *p, const float *k, const float 
         }
     }
     free(order);
-    for (int which = 0; which < 2; ++which) {
-        const attnvk_problem *pw = which ? &vview : p;
-        const size_t rb = attnvk_kv_row_bytes(pw);
-        const float *src = which ? v : k;
-        uint8_t *dst = which ? out->v : out->k;
-        for (int b = 0; b < p->batch; ++b) {
-            const int len = has_lens ? avk_seq_len(p, out->seq_lens, b) : p->seq_kv;
-            for (int g = 0; g < p->kv_heads; ++g) {
-                const float scale = out->kv_scales ? out->kv_scales[which * p->kv_heads + g] : 1.f;
-                for (int j = 0; j < (paged ? len : p->seq_kv); ++j) {
-                    size_t row;
-                    if (paged) {
-                        int32_t page = out->block_table[(size_t)b * p->max_pages + j / p->page_size];
-                        row = ((size_t)page * p->page_size + (size_t)(j % p->page_size)) * p->kv_heads + g;
-                    } else {
-                        row = avk_kv_offset(pw, b, g, j) / (size_t)pw->head_dim;
-                    }
-                    encode_row(pw, src + avk_kv_offset(pw, b, g, j), dst + row * rb, scale);
-                }
-            }
-        }
-    }
+    encode_job j = {.p = p, .vview = &vview, .k = k, .v = v, .out = out, .paged = paged, .has_lens = has_lens};
+    avk_parallel_for((size_t)2 * p->batch * p->kv_heads, 1, 1, encode_heads, &j); /* K's (b, g) pairs, then V's */
     return ATTNVK_OK;
 }
 

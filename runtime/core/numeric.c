@@ -1,8 +1,10 @@
 /* f16/bf16 conversion (round to nearest even), packing, seeded normal inputs. */
+#include "core/numeric.h"
 #include "core/parallel.h"
 #include "attnvk/attnvk.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 static uint32_t f32_bits(float f)
@@ -19,7 +21,7 @@ static float bits_f32(uint32_t u)
     return f;
 }
 
-uint16_t attnvk_f32_to_f16(float f)
+static inline uint16_t f32_to_f16(float f)
 {
     uint32_t x = f32_bits(f);
     uint32_t sign = (x >> 16) & 0x8000u;
@@ -34,15 +36,15 @@ uint16_t attnvk_f32_to_f16(float f)
         uint32_t m = (uint32_t)nearbyintf(scaled);
         return (uint16_t)(sign | m);
     }
-    uint32_t exp = ((absx >> 23) - 112u) << 10;
-    uint32_t mant = absx & 0x7fffffu;
-    uint32_t h = exp | (mant >> 13);
-    uint32_t rest = mant & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; /* may carry into exponent: correct */
-    return (uint16_t)(sign | h);
+    /* rebias the exponent (127 -> 15), then round to nearest even without a branch:
+     * + 0xfff + the kept lsb carries exactly past a half or a tie with an odd lsb
+     * (a carry into the exponent is correct) */
+    uint32_t r = absx - (112u << 23);
+    r += 0xfffu + ((r >> 13) & 1u);
+    return (uint16_t)(sign | (r >> 13));
 }
 
-float attnvk_f16_to_f32(uint16_t h)
+static inline float f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu;
@@ -54,6 +56,10 @@ float attnvk_f16_to_f32(uint16_t h)
     if (exp == 31) return bits_f32(sign | 0x7f800000u | (mant << 13));
     return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
 }
+
+uint16_t attnvk_f32_to_f16(float f) { return f32_to_f16(f); }
+
+float attnvk_f16_to_f32(uint16_t h) { return f16_to_f32(h); }
 
 uint16_t attnvk_f32_to_bf16(float f)
 {
@@ -129,7 +135,14 @@ void attnvk_round_to_dtype(attnvk_dtype d, float *x, size_t n)
     avk_parallel_for(n, CONVERT_MIN_ITEMS, 1, round_slice, &j);
 }
 
-/* splitmix64 stream + Box-Muller: cheap, seeded, identical on every machine. */
+/* The seeded normal generator: value i comes from splitmix64's output at
+ * counter i (a rare rejection draws more from a stream keyed by that output),
+ * so any slicing of [0, n) over any number of threads gives the same array.
+ * Normals by the ziggurat (Marsaglia & Tsang; Doornik's ZIGNOR form: 128
+ * layers, the layer from the low 7 bits and the abscissa from the top 53 of
+ * one draw, so the two are independent): ~99% of values cost one draw, a
+ * multiply and a compare, against a log, a sqrt and a sin/cos pair a value
+ * pair for Box-Muller. */
 static uint64_t splitmix64(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -138,31 +151,99 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-typedef struct random_job {
-    float *x;
-    size_t n;
-    uint64_t s0;
-} random_job;
+enum { ZIG_LAYERS = 128 };
+static const double zig_r = 3.442619855899, zig_v = 9.91256303526217e-3; /* the tail's start, a layer's area */
+static double zig_x[ZIG_LAYERS + 1], zig_ratio[ZIG_LAYERS];
+static pthread_once_t zig_once = PTHREAD_ONCE_INIT;
 
-/* Values [begin, end) (begin even): the splitmix64 state only advances by a
- * constant, so a slice starts from s0 + begin steps and the whole array is
- * the same on any number of threads. */
-static void fill_random_slice(void *ctx, size_t begin, size_t end)
+static void zig_init(void)
 {
-    const random_job *j = ctx;
-    uint64_t s = j->s0 + (uint64_t)begin * 0x9e3779b97f4a7c15ull;
-    const double two_pi = 6.283185307179586;
-    for (size_t i = begin; i < end; i += 2) {
-        double u1 = ((splitmix64(&s) >> 11) + 1.0) * (1.0 / 9007199254740993.0); /* (0, 1] */
-        double u2 = (splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
-        double r = sqrt(-2.0 * log(u1));
-        j->x[i] = (float)(r * cos(two_pi * u2));
-        if (i + 1 < j->n) j->x[i + 1] = (float)(r * sin(two_pi * u2));
+    double f = exp(-0.5 * zig_r * zig_r);
+    zig_x[0] = zig_v / f; /* the base layer: a box of area v holding the tail too */
+    zig_x[1] = zig_r;
+    zig_x[ZIG_LAYERS] = 0;
+    for (int i = 2; i < ZIG_LAYERS; ++i) {
+        zig_x[i] = sqrt(-2 * log(zig_v / zig_x[i - 1] + f));
+        f = exp(-0.5 * zig_x[i] * zig_x[i]);
+    }
+    for (int i = 0; i < ZIG_LAYERS; ++i) zig_ratio[i] = zig_x[i + 1] / zig_x[i];
+}
+
+static double uniform_open0(uint64_t *s) { return ((splitmix64(s) >> 11) + 1.0) * (1.0 / 9007199254740992.0); } /* (0, 1] */
+
+static double normal_slow(uint64_t h, double u, unsigned layer)
+{
+    uint64_t s = h ^ 0x6a09e667f3bcc909ull; /* this value's own stream for the extra draws */
+    for (;;) {
+        if (layer == 0) { /* the tail past r */
+            double x, y;
+            do {
+                x = log(uniform_open0(&s)) / zig_r;
+                y = log(uniform_open0(&s));
+            } while (-2 * y < x * x);
+            return u < 0 ? x - zig_r : zig_r - x;
+        }
+        double x = u * zig_x[layer]; /* in the layer's wedge: accept under the density */
+        double f0 = exp(-0.5 * (zig_x[layer] * zig_x[layer] - x * x));
+        double f1 = exp(-0.5 * (zig_x[layer + 1] * zig_x[layer + 1] - x * x));
+        if (f0 + uniform_open0(&s) * (f1 - f0) < 1.0) return x;
+        h = splitmix64(&s);
+        layer = (unsigned)(h & (ZIG_LAYERS - 1));
+        u = (double)(h >> 11) * (1.0 / 4503599627370496.0) - 1.0; /* [-1, 1) */
+        if (fabs(u) < zig_ratio[layer]) return u * zig_x[layer];
     }
 }
 
-void attnvk_fill_random(float *x, size_t n, uint64_t seed)
+static inline float normal_at(uint64_t s0, size_t i)
 {
-    random_job j = {x, n, seed * 0x2545f4914f6cdd1dull + 1};
-    avk_parallel_for(n, (size_t)1 << 18, 2, fill_random_slice, &j);
+    uint64_t s = s0 + (uint64_t)i * 0x9e3779b97f4a7c15ull;
+    uint64_t h = splitmix64(&s);
+    unsigned layer = (unsigned)(h & (ZIG_LAYERS - 1));
+    double u = (double)(h >> 11) * (1.0 / 4503599627370496.0) - 1.0; /* [-1, 1) */
+    if (fabs(u) < zig_ratio[layer]) return (float)(u * zig_x[layer]);
+    return (float)normal_slow(h, u, layer);
 }
+
+typedef struct random_job {
+    attnvk_dtype d;
+    float *x;
+    void *packed;
+    uint64_t s0;
+} random_job;
+
+/* Values [begin, end): generated, rounded to the dtype, and packed, in one pass. */
+static void fill_random_slice(void *ctx, size_t begin, size_t end)
+{
+    const random_job *j = ctx;
+    float *x = j->x;
+    uint16_t *h = j->packed;
+    switch (j->d) {
+    case ATTNVK_F32:
+        for (size_t i = begin; i < end; ++i) x[i] = normal_at(j->s0, i);
+        if (j->packed) memcpy((float *)j->packed + begin, x + begin, (end - begin) * sizeof(float));
+        break;
+    case ATTNVK_F16:
+        for (size_t i = begin; i < end; ++i) {
+            uint16_t v = f32_to_f16(normal_at(j->s0, i));
+            x[i] = f16_to_f32(v);
+            if (h) h[i] = v;
+        }
+        break;
+    case ATTNVK_BF16:
+        for (size_t i = begin; i < end; ++i) {
+            uint16_t v = attnvk_f32_to_bf16(normal_at(j->s0, i));
+            x[i] = attnvk_bf16_to_f32(v);
+            if (h) h[i] = v;
+        }
+        break;
+    }
+}
+
+void avk_fill_random_dtype(attnvk_dtype d, float *x, void *packed, size_t n, uint64_t seed)
+{
+    pthread_once(&zig_once, zig_init);
+    random_job j = {d, x, packed, seed * 0x2545f4914f6cdd1dull + 1};
+    avk_parallel_for(n, (size_t)1 << 16, 1, fill_random_slice, &j);
+}
+
+void attnvk_fill_random(float *x, size_t n, uint64_t seed) { avk_fill_random_dtype(ATTNVK_F32, x, NULL, n, seed); }

@@ -46,7 +46,9 @@ static void round_trips(void)
     }
     EXPECT(bad == 0, "%d fp8 codes do not round-trip", bad);
     /* quantization error: half a step of each block's scale (q4_0: one step,
-     * since its scale maps the largest magnitude to -8 and +8 clips to 7) */
+     * since its scale maps the largest magnitude to -8 and +8 clips to 7),
+     * plus the scale's rounding to f16 (up to 2^-11 of it) times the largest
+     * code: amax / 2048 for q8_0's 127, inside the 1% slack for q4_0's 8 */
     enum { D = 128 };
     float x[D], y[D];
     uint8_t buf[D * 2];
@@ -60,7 +62,7 @@ static void round_trips(void)
             float amax = 0, err = 0;
             for (int k = 0; k < 32; ++k) amax = fmaxf(amax, fabsf(x[blk * 32 + k]));
             for (int k = 0; k < 32; ++k) err = fmaxf(err, fabsf(x[blk * 32 + k] - y[blk * 32 + k]));
-            const float bound = f == 0 ? 0.5f * amax / 127 : amax / 8;
+            const float bound = f == 0 ? 0.5f * amax / 127 + amax / 2048 : amax / 8;
             EXPECT(err <= bound * 1.01f + 1e-6f, "%s block %d error %g > %g", attnvk_kv_format_name(fmts[f]), blk, err,
                    bound);
         }

@@ -1,8 +1,10 @@
 /* f16/bf16 conversions and the seeded generator. */
 #include "test_util.h"
+#include "core/numeric.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(void)
 {
@@ -51,5 +53,47 @@ int main(void)
     passed += 4;
     free(a);
     free(b);
+
+    /* the normal generator's shape: a million values against the normal's
+     * interval masses, higher moments and its tail past the ziggurat's r */
+    enum { M = 1 << 20 };
+    float *z = malloc(M * sizeof(float)), *z1 = malloc(M * sizeof(float));
+    uint16_t *hz = malloc(M * sizeof(uint16_t));
+    attnvk_fill_random(z, M, 7);
+    double m3 = 0, m4 = 0, within[4] = {0};
+    long tail = 0;
+    for (int i = 0; i < M; ++i) {
+        double x = z[i], ax = fabs(x);
+        m3 += x * x * x;
+        m4 += x * x * x * x;
+        for (int k = 0; k < 4; ++k) within[k] += ax < 0.5 * (k + 1);
+        tail += ax > 3.442619855899;
+    }
+    static const double mass[4] = {0.382925, 0.682689, 0.866386, 0.954500}; /* P(|x| < 0.5, 1, 1.5, 2) */
+    int shape = fabs(m3 / M) < 0.02 && fabs(m4 / M - 3) < 0.05;
+    for (int k = 0; k < 4; ++k) shape &= fabs(within[k] / M - mass[k]) < 0.003;
+    /* P(|x| > 3.4426) = 5.76e-4: about 604 of 2^20 */
+    shape &= tail > 500 && tail < 710;
+    EXPECT(shape, "normal shape: m3 %g m4 %g masses %g %g %g %g tail %ld", m3 / M, m4 / M, within[0] / M,
+           within[1] / M, within[2] / M, within[3] / M, tail);
+    passed += shape;
+
+    /* the same values on 1 thread and on 5, and the dtype pass = fill, round, pack */
+    setenv("ATTNVK_CPU_THREADS", "1", 1);
+    avk_fill_random_dtype(ATTNVK_F16, z1, hz, M, 99);
+    setenv("ATTNVK_CPU_THREADS", "5", 1);
+    avk_fill_random_dtype(ATTNVK_F16, z, NULL, M, 99);
+    int same_threads = memcmp(z, z1, M * sizeof(float)) == 0;
+    attnvk_fill_random(z, M, 99);
+    attnvk_round_to_dtype(ATTNVK_F16, z, M);
+    int same_pass = memcmp(z, z1, M * sizeof(float)) == 0;
+    for (int i = 0; i < M && same_pass; ++i) same_pass = hz[i] == attnvk_f32_to_f16(z[i]);
+    EXPECT(same_threads, "same values on 1 and 5 threads");
+    EXPECT(same_pass, "avk_fill_random_dtype = attnvk_fill_random + attnvk_round_to_dtype + attnvk_pack");
+    passed += same_threads + same_pass;
+    unsetenv("ATTNVK_CPU_THREADS");
+    free(z);
+    free(z1);
+    free(hz);
     return avk_test_finish(passed, 0);
 }
