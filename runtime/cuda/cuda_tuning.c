@@ -111,6 +111,10 @@ static const avk_tuning cuda_table[] = {
  *   split): Nq=16 64x64 at 32k 4 splits 0.401 ms, 8 0.408, 5 (one resident)
  *   0.489; f16 Nq=1 mma16 16x32 (5 fit an SM) 16k 8 splits 0.196 ms, 5 0.201,
  *   4 0.222; 64k 8 0.751, 5 0.756, 16 0.774, 4 0.850. */
+/* - Session 14, quantized 16x32 w4s2 at 3 CTAs per SM (396 slots, 64 CTAs a
+ *   split): the plan for 2 resident (9 splits, 1.45 waves) against whole waves
+ *   of 3: q8_0 64k 0.493 ms with 9 splits, 0.411 with 6, 0.412 with 12; q4_0
+ *   0.342 with 9, 0.308 with 12 (tools/h100/sweep-s14-vkq.txt). */
 /* - Dk > 256 (512; DeepSeek MLA's absorbed decode, 576/512 with 128 heads on
  *   one kv head: 128 packed rows): Q stays in shared memory and the warps of a
  *   row group split O's columns (col_warps): 64 rows x 2 (254 registers, no
@@ -123,7 +127,7 @@ static const struct {
     const char *variant;
     int br, bc, key_warps, kv_stages, min_ctas, resident, whole_waves, col_warps;
 } packed_decode_tiles[] = {
-    {16, 0, 256, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3, 2, 0, 0},
+    {16, 0, 256, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3, 3, 1, 0},
     {16, 0, 256, KV_PAGED, "mma-decode", 16, 32, 2, 2, 0, 0, 0, 0},
     {16, 0, 256, KV_ANY, "mma16", 16, 32, 0, 0, 0, 4, 1, 0},
     {1 << 30, 0, 256, KV_ANY, "mma16", 64, 64, 0, 0, 0, 2, 1, 0},

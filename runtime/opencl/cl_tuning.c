@@ -369,7 +369,9 @@ static attnvk_status configure_tensor(const avk_cl_caps *caps, const avk_tuning 
  * 64k 0.564 ms with 5 splits, 0.468 with 10 (resident 2 plans 9), q4_0 0.419,
  * fp8 0.438; paged f16 (16, shuffled) 0.395 ms vs 0.387 contiguous. Session 10,
  * Nq=16 at 32k (64 rows, mma-f16 64x64, 2 work-groups per SM): 4 splits
- * 0.424 ms, 8 0.434, 5 (one resident, not whole waves) 0.600. */
+ * 0.424 ms, 8 0.434, 5 (one resident, not whole waves) 0.600. Session 14, the
+ * quantized entries planned for 3 resident in whole waves (396 slots): q4_0 64k
+ * 0.372 ms with 9 splits (2 resident), 0.335 with 12 (sweep-s14-vkq). */
 static const struct {
     int max_rows;
     int kv_format; /* -1: any */
@@ -380,9 +382,9 @@ static const struct {
     int resident;      /* work-groups per SM the split plan fills: 168 registers x 4 warps run 3 */
     int whole_waves;   /* splits in whole waves (a partial last wave is pure tail) */
 } packed_decode[] = {
-    {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2, 168, 2, 0},
-    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168, 2, 0},
-    {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2, 168, 2, 0},
+    {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2, 168, 3, 1},
+    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168, 3, 1},
+    {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2, 168, 3, 1},
     {16, ATTNVK_KV_DTYPE, 1, "mma-decode", 16, 32, 1, 2, 0, 1, 0},
     {16, -1, 1, "mma", 16, 32, 0, 0, -1, 1, 0},
     {1 << 30, -1, 1, "mma", 64, 64, 0, 0, -1, 2, 1},

@@ -284,7 +284,10 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     cfg->subgroup = min_sg;
     uint32_t lanes = e->extra[X_KEY_LANES] > 0 ? (uint32_t)e->extra[X_KEY_LANES] : 0;
     uint32_t keys = e->extra[X_KEYS_PER_STEP] > 0 ? (uint32_t)e->extra[X_KEYS_PER_STEP] : 0;
-    uint32_t runs = 2, want_slice = e->extra[X_SLICE] > 0 ? (uint32_t)e->extra[X_SLICE] : 0;
+    /* aligned words (runs 2) by default where they measured faster: H100 64k
+     * (tools/h100/sweep-s14-vkq.txt) q4_0 0.838 -> 0.733 ms, fp8 0.784 -> 0.785;
+     * q8_0 0.746 -> 0.877 (255 registers), so q8_0 keeps runs */
+    uint32_t runs = p->kv_format == ATTNVK_KV_Q8_0 ? 1 : 2, want_slice = e->extra[X_SLICE] > 0 ? (uint32_t)e->extra[X_SLICE] : 0;
     decode_env(&lanes, &keys, &runs, &want_slice);
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
     if (!lanes && want_slice && cfg->br * want_slice <= VK_DECODE_GROWN_REGS) {
@@ -317,10 +320,8 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     cfg->keys_per_step = keys;
     /* a run stays inside one 32-value block: slices of 4, 8 or 16 values (quantized caches have Dv = Dk);
      * aligned words (runs 2, shaders/flash_decode.comp's WORDS): slices of 16, q8_0 and q4_0 rows in
-     * pairs of blocks. Not measured against runs where this was written (issue #12, session 14): it
-     * is the default because it issues fewer loads (q8_0 5 aligned words a key for K and for V
-     * against 6 and realigning shifts, q4_0 3 against 6, fp8 one 16-byte load against 4) with the
-     * same arithmetic otherwise */
+     * pairs of blocks, fewer loads (q8_0 5 aligned words a key for K and for V against 6 and
+     * realigning shifts, q4_0 3 against 6, fp8 one 16-byte load against 4), the same arithmetic */
     int quant = p->kv_format != ATTNVK_KV_DTYPE && dk == dv;
     int words = quant && slice == 16 && (p->kv_format == ATTNVK_KV_FP8 || dk % 64 == 0);
     cfg->runs = !quant || !runs ? 0 : runs == 2 && words ? 2 : slice <= 16 ? 1 : 0;

@@ -74,6 +74,9 @@ int main(void)
     passed += expect_splits((avk_split_request){131072, 64, 32, 132, 0, 1, 2, 1}, 8, "32 workgroups, 2 resident, whole waves");
     /* 4 resident (528 slots): 33 splits fill a wave exactly, 16 to 97%: close enough, fewer */
     passed += expect_splits((avk_split_request){131072, 64, 32, 132, 0, 1, 4, 1}, 16, "32 workgroups, 4 resident, whole waves");
+    /* 3 resident (396 slots; CUDA's and OpenCL's quantized mma-decode): 6 splits (384) and
+     * 12 (768 in two) fill 97%; the fewer */
+    passed += expect_splits((avk_split_request){65536, 32, 64, 132, 0, 1, 3, 1}, 6, "64 workgroups, 3 resident, whole waves");
     /* 300 workgroups: 2 splits fill 3 waves to 76%, 1 split 2 waves to 57% */
     passed += expect_splits((avk_split_request){65536, 32, 300, 132, 0, 1, 2, 1}, 2, "300 workgroups, whole waves");
     /* the combine's bound */

@@ -314,10 +314,11 @@ static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype
  * lavapipe's subgroups of 8, so aligned words (runs=2) reach one block pair a row there, and
  * lanes=4 does the same where grown packed rows keep the table's lanes (q4_0 with 5 heads a kv
  * head; it refuses D=256: 64 values a lane); each case says which mode ran, and a case that
- * should take aligned words must say runs=2. */
+ * should take aligned words (by default q4_0 and fp8; with runs=2 q8_0 too) must say runs=2. */
 static void decode_quant_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
 {
-    static const char *modes[] = {"runs=1", "runs=0", "slice=16", "slice=16,runs=1", "slice=16,keys=4", "keys=1", "lanes=4"};
+    static const char *modes[] = {"runs=1", "runs=0", "runs=2", "slice=16", "slice=16,runs=1", "slice=16,runs=2",
+                                  "slice=16,keys=4", "keys=1", "lanes=4"};
     avk_cache_case cc[32];
     int n = avk_test_cache_cases(vd->dtype, cc, 32);
     for (size_t m = 0; m < sizeof modes / sizeof *modes; ++m) {
@@ -333,7 +334,10 @@ static void decode_quant_cases(vk_tally *t, attnvk_device *dev, const variant_dt
                     continue;
                 }
                 int ok = s == ATTNVK_OK && r.check.passed;
-                if (ok && !strstr(modes[m], "runs=")) { /* aligned words wherever a lane holds 16 values */
+                /* aligned words wherever a lane holds 16 values: by default (q8_0 keeps runs) or asked */
+                int want_words = strstr(modes[m], "runs=2") ||
+                                 (!strstr(modes[m], "runs=") && cc[i].p.kv_format != ATTNVK_KV_Q8_0);
+                if (ok && want_words) {
                     const char *lanes = strstr(r.info.params, "key_lanes=");
                     int slice16 = lanes && atoi(lanes + 10) > 0 && cc[i].p.head_dim / atoi(lanes + 10) == 16;
                     int words = slice16 && (cc[i].p.kv_format == ATTNVK_KV_FP8 || cc[i].p.head_dim % 64 == 0);
