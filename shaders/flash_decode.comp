@@ -166,7 +166,7 @@ void main()
         kend[r] = valid ? avk_key_end(w.len, hi.y) : 0u;
         uint qbase = avk_q_offset(w.b, hi) / 4u + e0 / 4u;
         // the scale folded into Q: scores come out in base-2 units
-        [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * pc.scale_log2 : vec4(0.0);
+        [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * avk_score_pre() : vec4(0.0);
         [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] = vec4(0.0);
         m[r] = NEG_INF;
         l[r] = 0.0;
