@@ -72,36 +72,78 @@ inline int avk_key_begin(const avk_kernel_args *a, int len, int i)
     return (int)clamp(avk_row_pos(a, len, i) - a->window_left, 0L, (long)len);
 }
 
-/* softcap * tanh(x / softcap) on a log2-domain score s = x * log2(e), as
- * out - 2 out / (2^(s in) + 1) with in = 2 / softcap and out = softcap *
- * log2(e) (AVK_SOFTCAP_IN / _OUT): one exp2 and one reciprocal instead of
- * tanh. 2^(s in) -> inf gives out, -> 0 gives -out: never NaN. Its absolute
- * error is a few ulp of out; f32 builds take the full-precision exp2 and,
- * for |s in| < 1/2 (scores small beside the cap, where that error would
- * dwarf tanh's relative one), tanh's odd series, so f32 keeps its 1e-5. */
-#define AVK_SOFTCAP_IN(c) (2.0f / (c))
-#define AVK_SOFTCAP_OUT(c) ((c) * 1.4426950408889634f)
-AVK_INLINE float avk_softcap_log2(float s, float in, float out)
-{
-#if AVK_F16
-    return fma(-2.0f * out, 1.0f / (AVK_EXP2(s * in) + 1.0f), out);
+/* The softcap, c tanh(x / c) for a natural-log score x = scale q.k, as the
+ * score hooks leave it: tanh(x / c), which one multiply per score by c
+ * log2(e) (avk_score_unit, in place of scale log2(e)) turns into the log2
+ * domain; ALiBi and the mask are added in that multiply's units. tanh is
+ *  - f32 problems: OpenCL's tanh (f32 keeps its 1e-5);
+ *  - f16 on NVIDIA, where the program already runs inline PTX (the
+ *    unemulated tensor-core bodies, the tiled body's shfl.sync reductions):
+ *    tanh.approx.f32, one MUFU op (relative error about 2^-11, far inside
+ *    f16's tolerance), as the CUDA bodies do;
+ *  - f16 elsewhere: 1 - 2 / (2^(2 y log2(e)) + 1), one exp2 and one
+ *    reciprocal (2^.. -> inf gives 1, -> 0 gives -1: never NaN).
+ * -DAVK_SOFTCAP_EXP2=1 (ATTNVK_OPENCL_BUILD_OPTIONS) takes the exp2 form on
+ * NVIDIA too, =0 OpenCL's tanh elsewhere: the A/B of the two. */
+#ifndef AVK_TANH_PTX
+#if (defined(AVK_EMULATE) && !AVK_EMULATE) || (defined(AVK_REDUCE) && AVK_REDUCE == AVK_RED_NV)
+#define AVK_TANH_PTX 1
 #else
-    const float x = s * in, r = fma(-2.0f * out, 1.0f / (exp2(x) + 1.0f), out);
-    /* tanh(y), y = x ln2 / 2: y - y^3/3 + 2y^5/15 - 17y^7/315 (within 2e-8 of it for |y| < 0.18) */
-    const float y = x * 0.34657359027997264f, y2 = y * y;
-    const float series = out * y * fma(y2, fma(y2, fma(y2, -0.053968254f, 0.13333334f), -0.33333334f), 1.0f);
-    return fabs(x) < 0.5f ? series : r;
+#define AVK_TANH_PTX 0
+#endif
+#endif
+#ifndef AVK_SOFTCAP_EXP2
+#define AVK_SOFTCAP_EXP2 (!AVK_TANH_PTX)
+#endif
+/* what avk_softcap_tanh's argument is tanh's times: 2 log2(e) for the exp2 form */
+#if AVK_F16 && AVK_SOFTCAP_EXP2
+#define AVK_TANH_PRE 2.8853900817779268f
+#else
+#define AVK_TANH_PRE 1.0f
+#endif
+/* tanh(y / AVK_TANH_PRE) */
+AVK_INLINE float avk_softcap_tanh(float y)
+{
+#if !AVK_F16
+    return tanh(y);
+#elif AVK_SOFTCAP_EXP2
+    return fma(-2.0f, 1.0f / (AVK_EXP2(y) + 1.0f), 1.0f);
+#elif AVK_TANH_PTX
+    float r;
+    AVK_ASM("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(y));
+    return r;
+#else
+    return tanh(y);
 #endif
 }
+/* what a body's raw score (scale_log2 times it is the log2-domain score) is
+ * multiplied by for avk_softcap_tanh: scale / c (times AVK_TANH_PRE) */
+AVK_INLINE float avk_softcap_in(const avk_kernel_args *a, float scale_log2)
+{
+    return scale_log2 * (AVK_LN2 * AVK_TANH_PRE / a->softcap);
+}
+/* what turns the score hook's output into the log2 domain: scale_log2, or
+ * with a softcap c * log2(e) (the hook then leaves tanh(x / c)) */
+AVK_INLINE float avk_score_unit(const avk_kernel_args *a, float scale_log2)
+{
+    return a->softcap > 0.0f ? a->softcap * AVK_LOG2E : scale_log2;
+}
+/* what the scalar hook's input is the raw score times (the tiled body folds
+ * it into Q): avk_softcap_in with a softcap, else scale_log2 */
+AVK_INLINE float avk_score_pre(const avk_kernel_args *a, float scale_log2)
+{
+    return a->softcap > 0.0f ? avk_softcap_in(a, scale_log2) : scale_log2;
+}
 
-/* Score modifications (attnvk.h's order after the scale), on a score s in the
- * log2 domain (scale * log2(e) * q.k) for key j of a row at i' = pos, head h,
- * with that row's mask row (NULL-safe: only read with AVK_FLAG_MASK). */
+/* Score modifications (attnvk.h's order after the scale) for key j of a row
+ * at i' = pos, head h, with that row's mask row (NULL-safe: only read with
+ * AVK_FLAG_MASK), on s = avk_score_pre times the raw score; the result is in
+ * the log2 domain (scale * log2(e) * q.k without modifications). */
 inline float avk_score_mod(const avk_kernel_args *a, float s, int j, long pos, float slope, __global const uchar *mask,
                            long mask_row)
 {
     const float log2e = 1.4426950408889634f;
-    if (a->softcap > 0.0f) s = avk_softcap_log2(s, AVK_SOFTCAP_IN(a->softcap), AVK_SOFTCAP_OUT(a->softcap));
+    if (a->softcap > 0.0f) s = avk_softcap_tanh(s) * (a->softcap * log2e);
     if (a->flags & AVK_FLAG_ALIBI) s += slope * (float)(j - pos) * log2e;
     if (a->flags & AVK_FLAG_MASK)
         s += ((a->flags & AVK_FLAG_MASK_F16) ? vload_half(mask_row + j, (__global const half *)mask)

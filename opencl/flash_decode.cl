@@ -478,9 +478,6 @@ void avk_flash_decode(AVK_CONTRACT_ARGS(ushort))
 #if AVK_SCORE_BOUNDS
     const int lo_a = avk_row_key_begin(a, &w, row_a), lo_b = avk_row_key_begin(a, &w, row_b);
 #endif
-#if AVK_SCORE_MOD
-    const avk_frag_rows fr = avk_frag_rows_of(a, &w, alibi_slopes, row_a, row_b); /* the score hook's row inputs */
-#endif
 #if AVK_KV_QUANT
     const float code_unit = DEC_CODE_UNIT;
 #else
@@ -488,6 +485,14 @@ void avk_flash_decode(AVK_CONTRACT_ARGS(ushort))
 #endif
     /* fp8: K's per-head scale folds into S, V's into the final O */
     const float scale_log2 = args.scale_log2 * avk_kv_scale(a, kv_scales, 0, w.g) * code_unit;
+#if AVK_SCORE_MOD
+    /* the score hook's row inputs; s_unit turns its output into log2 units
+     * (scale_log2, or c log2(e) on the softcap's tanh) */
+    const avk_frag_rows fr = avk_frag_rows_of(a, &w, alibi_slopes, row_a, row_b, scale_log2);
+    const float s_unit = fr.unit;
+#else
+    const float s_unit = scale_log2;
+#endif
 
     /* each warp's first STAGES - 1 tiles, one commit group each */
     const int t_first = w.t_begin + warp;
@@ -588,14 +593,10 @@ AVK_PRAGMA_UNROLL
             }
 #endif
 
-        /* scale into the log2 domain (then the score hook, mma_ops.cl), mask
-         * keys outside each row's visible range on edge tiles (everything, on
-         * a round the emulation runs with no tile) */
+        /* the score hook (mma_ops.cl) on the raw scores, then into the log2
+         * domain; mask keys outside each row's visible range on edge tiles
+         * (everything, on a round the emulation runs with no tile) */
 #if AVK_SCORE_MOD
-AVK_PRAGMA_UNROLL
-        for (int n = 0; n < AVK_NT; ++n)
-AVK_PRAGMA_UNROLL
-            for (int r = 0; r < 4; ++r) s[n][r] *= scale_log2;
         avk_frag_score_mod(s, a, &fr, mask, key0, t, lim_a, lim_b);
 #endif
 #if AVK_SCORE_BOUNDS
@@ -609,9 +610,7 @@ AVK_PRAGMA_UNROLL
         for (int n = 0; n < AVK_NT; ++n) {
 AVK_PRAGMA_UNROLL
             for (int r = 0; r < 4; ++r) {
-#if !AVK_SCORE_MOD
-                s[n][r] *= scale_log2;
-#endif
+                s[n][r] *= s_unit;
                 if (!tile_full) {
                     const int key = key0 + n * 8 + 2 * t + (r & 1);
 #if AVK_SCORE_BOUNDS

@@ -206,7 +206,11 @@ AVK_PRAGMA_UNROLL
     const int lim_a = avk_row_key_end(a, &w, row_a), lim_b = avk_row_key_end(a, &w, row_b);
     const int lo_a = avk_row_key_begin(a, &w, row_a), lo_b = avk_row_key_begin(a, &w, row_b);
 #if AVK_SCORE_MOD
-    const avk_frag_rows fr = avk_frag_rows_of(a, &w, alibi_slopes, row_a, row_b); /* the score hook's row inputs */
+    /* the score hook's row inputs */
+    const avk_frag_rows fr = avk_frag_rows_of(a, &w, alibi_slopes, row_a, row_b, args.scale_log2);
+    const float s_unit = fr.unit; /* the hook's output -> log2 units */
+#else
+    const float s_unit = args.scale_log2;
 #endif
 
 #if AVK_ASYNC
@@ -301,12 +305,12 @@ AVK_PRAGMA_UNROLL
         avk_read_rows(pend, a, block_table, &w, kt + 2 * AVK_BC, tid); /* stored after V's copies */
 #endif
 
-        /* scale into the log2 domain; the score hook (mma_ops.cl); -inf for
-         * keys outside each row's [lo, lim) on tiles that cross a row's bounds */
-AVK_PRAGMA_UNROLL
-        for (int nt = 0; nt < AVK_NT; ++nt)
-AVK_PRAGMA_UNROLL
-            for (int r = 0; r < 4; ++r) s[nt][r] *= args.scale_log2;
+        /* the score hook (mma_ops.cl) on the raw scores; -inf for keys
+         * outside each row's [lo, lim) on tiles that cross a row's bounds.
+         * The one multiply per score into the log2 domain (s_unit: scale
+         * log2(e), or c log2(e) on the softcap's tanh) is folded into the
+         * exponent's fused multiply-add, and the row max is taken before it
+         * (s_unit > 0). */
 #if AVK_SCORE_MOD
         avk_frag_score_mod(s, a, &fr, mask, kt, t, lim_a, lim_b);
 #endif
@@ -319,7 +323,7 @@ AVK_PRAGMA_UNROLL
                     s[nt][r] = key >= (r < 2 ? lim_a : lim_b) || key < (r < 2 ? lo_a : lo_b) ? -INFINITY : s[nt][r];
                 }
         }
-        float mx_a = m_a, mx_b = m_b;
+        float mx_a = -INFINITY, mx_b = -INFINITY;
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt) {
             mx_a = fmax(mx_a, fmax(s[nt][0], s[nt][1]));
@@ -329,6 +333,8 @@ AVK_PRAGMA_UNROLL
         mx_a = fmax(mx_a, avk_quad_xor(mx_a, 2 AVK_EMU_ARG));
         mx_b = fmax(mx_b, avk_quad_xor(mx_b, 1 AVK_EMU_ARG));
         mx_b = fmax(mx_b, avk_quad_xor(mx_b, 2 AVK_EMU_ARG));
+        mx_a = fmax(m_a, mx_a * s_unit); /* log2 units */
+        mx_b = fmax(m_b, mx_b * s_unit);
         const float base_a = mx_a == -INFINITY ? 0.0f : mx_a;
         const float base_b = mx_b == -INFINITY ? 0.0f : mx_b;
         const float alpha_a = AVK_EXP2(m_a - base_a), alpha_b = AVK_EXP2(m_b - base_b);
@@ -337,10 +343,10 @@ AVK_PRAGMA_UNROLL
         float sum_a = 0.0f, sum_b = 0.0f;
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt) {
-            s[nt][0] = AVK_EXP2(s[nt][0] - base_a);
-            s[nt][1] = AVK_EXP2(s[nt][1] - base_a);
-            s[nt][2] = AVK_EXP2(s[nt][2] - base_b);
-            s[nt][3] = AVK_EXP2(s[nt][3] - base_b);
+            s[nt][0] = AVK_EXP2(fma(s[nt][0], s_unit, -base_a));
+            s[nt][1] = AVK_EXP2(fma(s[nt][1], s_unit, -base_a));
+            s[nt][2] = AVK_EXP2(fma(s[nt][2], s_unit, -base_b));
+            s[nt][3] = AVK_EXP2(fma(s[nt][3], s_unit, -base_b));
             sum_a += s[nt][0] + s[nt][1];
             sum_b += s[nt][2] + s[nt][3];
         }

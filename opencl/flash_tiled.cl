@@ -110,7 +110,9 @@ void avk_flash_tiled(AVK_CONTRACT_ARGS(avk_elem))
     __local float partial[AVK_WG * AVK_TM * AVK_BC];
 #endif
 
-    /* Q rows in registers, pre-scaled into the log2 domain */
+    /* Q rows in registers, pre-scaled into the log2 domain (with a softcap
+     * into its tanh's argument: the score hook turns that into log2 units) */
+    const float q_mul = avk_score_pre(a, args.scale_log2);
     float4 q[AVK_TM][AVK_NC4];
     float4 o[AVK_TM][AVK_NC4V];
     float m_run[AVK_TM], l_run[AVK_TM];
@@ -123,7 +125,7 @@ AVK_PRAGMA_UNROLL
         const long qo = avk_q_row(a, &w, R);
 AVK_PRAGMA_UNROLL
         for (int j = 0; j < AVK_NC4; ++j)
-            q[m][j] = R < w.r_end ? AVK_LOAD4(Q, qo + (j * AVK_DS + lane_d) * 4) * args.scale_log2 : (float4)(0.0f);
+            q[m][j] = R < w.r_end ? AVK_LOAD4(Q, qo + (j * AVK_DS + lane_d) * 4) * q_mul : (float4)(0.0f);
 AVK_PRAGMA_UNROLL
         for (int j = 0; j < AVK_NC4V; ++j) o[m][j] = (float4)(0.0f);
         m_run[m] = -INFINITY;

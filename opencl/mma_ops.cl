@@ -197,28 +197,40 @@ inline void avk_issue_rows_of(__local uint4 *dst, __global const uchar *src, __l
     avk_issue_rows_of(dst, src, rows, w, kt, tid, AVK_DV, AVK_V_ROW_BYTES)
 #endif
 
-/* The contract's score hook over one lane's S fragments (log2 units), for
- * the mma bodies: keys key0 + 8nt + 2t + (r & 1) of packed rows a (r < 2)
- * and b. Row inputs are found once, before the key loop; each modification
- * is one uniform branch and a straight run over the values (a branch per
- * value would serialize them). Compiled in only with AVK_SCORE_MOD. */
+/* The contract's score hook over one lane's S fragments, for the mma
+ * bodies: keys key0 + 8nt + 2t + (r & 1) of packed rows a (r < 2) and b.
+ * It takes the raw scores (the body's scale_log2 times them is the log2
+ * domain) and leaves them in the units whose one multiply per score by
+ * f->unit (avk_score_unit: c log2(e) with a softcap, whose tanh(x / c) the
+ * hook leaves, else scale_log2) is the log2 domain: ALiBi and the mask are
+ * added in those. Row inputs are found once, before the key loop; each
+ * modification is one uniform branch and a straight run over the values (a
+ * branch per value would serialize them). Compiled in only with
+ * AVK_SCORE_MOD. */
 #if AVK_SCORE_MOD
 typedef struct avk_frag_rows {
     int pos_a, pos_b;       /* i' */
-    float slope_a, slope_b; /* ALiBi slope * log2(e) */
+    float slope_a, slope_b; /* ALiBi slope in the hook's output units */
     long mrow_a, mrow_b;    /* mask row offsets */
+    float unit;             /* what turns the hook's output into log2 units */
+    float mask_unit;        /* a natural-log logit (mask value) in the hook's output units: log2(e) / unit */
+    float cap_in;           /* raw score -> avk_softcap_tanh's argument */
 } avk_frag_rows;
 
-/* rows past the block's end take its last real row's inputs */
+/* rows past the block's end take its last real row's inputs; scale_log2: the
+ * body's (raw score -> log2 domain without modifications) */
 AVK_INLINE avk_frag_rows avk_frag_rows_of(const avk_kernel_args *a, const avk_work *w,
-                                          __global const float *alibi_slopes, int row_a, int row_b)
+                                          __global const float *alibi_slopes, int row_a, int row_b, float scale_log2)
 {
     avk_frag_rows f;
     const int pack = (int)a->pack, ra = min(row_a, w->r_end - 1), rb = min(row_b, w->r_end - 1);
+    f.unit = avk_score_unit(a, scale_log2);
+    f.mask_unit = AVK_LOG2E / f.unit;
+    f.cap_in = a->softcap > 0.0f ? avk_softcap_in(a, scale_log2) : 0.0f;
     f.pos_a = (int)avk_row_pos(a, w->seq_len, ra / pack);
     f.pos_b = (int)avk_row_pos(a, w->seq_len, rb / pack);
-    f.slope_a = (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + ra % pack] * AVK_LOG2E : 0.0f;
-    f.slope_b = (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + rb % pack] * AVK_LOG2E : 0.0f;
+    f.slope_a = (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + ra % pack] * f.mask_unit : 0.0f;
+    f.slope_b = (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + rb % pack] * f.mask_unit : 0.0f;
     f.mrow_a = avk_mask_row(a, w->b, w->h + ra % pack, ra / pack);
     f.mrow_b = avk_mask_row(a, w->b, w->h + rb % pack, rb / pack);
     return f;
@@ -230,11 +242,11 @@ AVK_INLINE void avk_frag_score_mod(float s[AVK_NT][4], const avk_kernel_args *a,
                                    __global const uchar *mask, int key0, int t, int lim_a, int lim_b)
 {
     if (a->softcap > 0.0f) {
-        const float in = AVK_SOFTCAP_IN(a->softcap), out = AVK_SOFTCAP_OUT(a->softcap);
+        const float in = f->cap_in;
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt)
 AVK_PRAGMA_UNROLL
-            for (int r = 0; r < 4; ++r) s[nt][r] = avk_softcap_log2(s[nt][r], in, out);
+            for (int r = 0; r < 4; ++r) s[nt][r] = avk_softcap_tanh(s[nt][r] * in);
     }
     if (a->flags & AVK_FLAG_ALIBI) {
         const float rel_a = (float)(key0 + 2 * t - f->pos_a), rel_b = (float)(key0 + 2 * t - f->pos_b); /* exact */
@@ -247,6 +259,7 @@ AVK_PRAGMA_UNROLL
     }
     if (a->flags & AVK_FLAG_MASK) {
         const int last_a = max(lim_a - 1, 0), last_b = max(lim_b - 1, 0);
+        const float mu = f->mask_unit;
         if (a->flags & AVK_FLAG_MASK_F16) {
             __global const half *mh = (__global const half *)mask;
             /* a lane's two adjacent keys in one 32-bit load where both rows'
@@ -259,10 +272,10 @@ AVK_PRAGMA_UNROLL
                 for (int nt = 0; nt < AVK_NT; ++nt) {
                     const float2 ma = vload_half2(0, (__global const half *)(wa + nt * 4));
                     const float2 mb = vload_half2(0, (__global const half *)(wb + nt * 4));
-                    s[nt][0] = fma(ma.x, AVK_LOG2E, s[nt][0]);
-                    s[nt][1] = fma(ma.y, AVK_LOG2E, s[nt][1]);
-                    s[nt][2] = fma(mb.x, AVK_LOG2E, s[nt][2]);
-                    s[nt][3] = fma(mb.y, AVK_LOG2E, s[nt][3]);
+                    s[nt][0] = fma(ma.x, mu, s[nt][0]);
+                    s[nt][1] = fma(ma.y, mu, s[nt][1]);
+                    s[nt][2] = fma(mb.x, mu, s[nt][2]);
+                    s[nt][3] = fma(mb.y, mu, s[nt][3]);
                 }
                 return;
             }
@@ -272,7 +285,7 @@ AVK_PRAGMA_UNROLL
                 for (int r = 0; r < 4; ++r) {
                     const int key = key0 + nt * 8 + 2 * t + (r & 1);
                     const long at = r < 2 ? f->mrow_a + min(key, last_a) : f->mrow_b + min(key, last_b);
-                    s[nt][r] = fma(vload_half(at, mh), AVK_LOG2E, s[nt][r]);
+                    s[nt][r] = fma(vload_half(at, mh), mu, s[nt][r]);
                 }
         } else {
             __global const float *mf = (__global const float *)mask;
@@ -281,7 +294,7 @@ AVK_PRAGMA_UNROLL
 AVK_PRAGMA_UNROLL
                 for (int r = 0; r < 4; ++r) {
                     const int key = key0 + nt * 8 + 2 * t + (r & 1);
-                    s[nt][r] = fma(mf[r < 2 ? f->mrow_a + min(key, last_a) : f->mrow_b + min(key, last_b)], AVK_LOG2E,
+                    s[nt][r] = fma(mf[r < 2 ? f->mrow_a + min(key, last_a) : f->mrow_b + min(key, last_b)], mu,
                                    s[nt][r]);
                 }
         }

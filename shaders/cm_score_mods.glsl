@@ -1,9 +1,10 @@
 // The score features of one key tile for the register-softmax bodies
 // (flash_coopmat_rs_body.glsl, flash_decode_mma_body.glsl) in pipelines built
 // with AVK_SCORES: included inside their key loops once S = Q.K^T is in sacc.
-// S stays in raw units (q.k): softcap, ALiBi and the mask are applied in them
-// (flash_common.glsl's avk_raw_unit, avk_softcap_raw), so the softmax keeps its
-// one fused multiply-add by pc.scale_log2. Each feature is one uniform branch
+// S stays in raw units (q.k): the softcap leaves tanh(scale q.k / c), and ALiBi
+// and the mask are added in the units of the softmax's one fused multiply-add
+// by s_scale = avk_score_scale() (flash_common.glsl: avk_raw_unit,
+// avk_softcap_raw_in, avk_softcap_tanh): scale log2(e), or c log2(e). Each feature is one uniform branch
 // per tile and, inside it, a straight (unrolled) run over the lane's elements;
 // the rows' inputs are cheap expressions of the including body (no loads, no
 // divisions in the loop), and visibility (-inf) is a select on edge tiles only.
@@ -32,10 +33,10 @@
 {
     const uint EPS = CM_LEN / CM_SLOTS;
     if (avk_softcap() > 0.0) {
-        float cap_in = avk_softcap_raw_in(), cap_out = avk_softcap_raw_out();
+        float cap_in = avk_softcap_raw_in();
         [[unroll]] for (uint x = 0u; x < RT * NT; ++x)
             CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e)
-                CM_AT(sacc[x], e) = avk_softcap_raw(CM_AT(sacc[x], e), cap_in, cap_out);
+                CM_AT(sacc[x], e) = avk_softcap_tanh(CM_AT(sacc[x], e) * cap_in);
     }
     if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
         int p0 = SCORE_P0;

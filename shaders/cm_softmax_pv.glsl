@@ -4,8 +4,9 @@
 // the including body's sacc, oacc, m_i, l_i, lane, tile_sh and constants (RT,
 // NT, OT: O's column tiles, MS, VS: V's row stride in uvec4, NSTAT,
 // RESCALE_LOG2), v_tile, the uvec4 offset of the tile's V rows in tile_sh,
-// and s_scale, what S is multiplied by
-// (pc.scale_log2: S stays in raw units, score features included). Never
+// and s_scale, what S is multiplied by (avk_score_scale(): S stays in raw
+// units, score features included: scale log2(e), or c log2(e) on the
+// softcap's tanh). Never
 // compiled alone.
 {
     // row max per slot, lazily moved

@@ -86,16 +86,26 @@ float avk_mask_value(uint e)
 // Any per-element score modification (softcap, ALiBi, mask): bodies skip the hook without.
 bool avk_score_mods() { return (avk_flags() & (AVK_FLAG_ALIBI | AVK_FLAG_MASK)) != 0u || avk_softcap() > 0.0; }
 
-// softcap * tanh(s / softcap) on a log2-domain score s, with the precise tanh
-// (the scalar and decode bodies, which also run f32). tanh's argument is
-// clamped: some drivers' tanh gives NaN for large ones (inf / inf).
-float avk_softcap_log2(float s) { return pc.softcap * LOG2E * tanh(clamp(s * (LN2 / pc.softcap), -15.0, 15.0)); }
+// The softcap, c tanh(x / c) for a natural-log score x = scale q.k, as the
+// score hooks leave it: tanh(x / c), which one multiply per score by c log2(e)
+// (avk_score_scale, in place of pc.scale_log2) turns into the log2 domain; the
+// matrix bodies fold that multiply into the softmax's fused multiply-add, and
+// add ALiBi and the mask in its units (avk_raw_unit).
+float avk_score_scale() { return avk_softcap() > 0.0 ? pc.softcap * LOG2E : pc.scale_log2; }
 
-// Score modifications (attnvk.h's order after the scale) on a score s in the
-// log2 domain (scale * log2(e) * q.k) for key j of a row at i' = pos, with the
-// row's ALiBi slope and mask row; only for visible keys. The reference form of
-// the hook: the bodies apply the same modifications as one uniform branch per
-// feature over a straight run of their scores (see the helpers below).
+// Scalar and decode bodies (which also run f32): the precise tanh, on s = the
+// raw score times avk_score_pre() (what they scale by: scale_log2 without a
+// softcap); the result is in log2 units. tanh's argument is clamped: some
+// drivers' tanh gives NaN for large ones (inf / inf).
+float avk_score_pre() { return avk_softcap() > 0.0 ? pc.scale_log2 * (LN2 / pc.softcap) : pc.scale_log2; }
+float avk_softcap_log2(float s) { return pc.softcap * LOG2E * tanh(clamp(s, -15.0, 15.0)); }
+
+// Score modifications (attnvk.h's order after the scale) on s = the raw score
+// times avk_score_pre() for key j of a row at i' = pos, with the row's ALiBi
+// slope and mask row; the result is in the log2 domain. Only for visible keys.
+// The reference form of the hook: the bodies apply the same modifications as
+// one uniform branch per feature over a straight run of their scores (see the
+// helpers below).
 float avk_score_mod(float s, uint j, int pos, float slope, uint mask_row)
 {
     if (avk_softcap() > 0.0) s = avk_softcap_log2(s);
@@ -104,17 +114,23 @@ float avk_score_mod(float s, uint j, int pos, float slope, uint mask_row)
     return s;
 }
 
-// The matrix bodies apply the modifications in their raw units (q.k before the
-// scale), so their softmax keeps its one fused multiply-add by pc.scale_log2.
-// A natural-log logit (ALiBi's slope * (j - i'), a mask value) in raw units:
-float avk_raw_unit() { return LOG2E / pc.scale_log2; }
-// softcap in raw units: out * tanh(x * in), in = scale_log2 * ln2 / softcap and
-// out = softcap * log2(e) / scale_log2, as out - 2 out / (2^(2 in log2(e) x) + 1):
-// one exp2 and one reciprocal, no NaN (exp2 -> inf gives out, -> 0 gives -out).
-// Its absolute error (~1e-7 of out) is far inside the f16 bodies' tolerance.
-float avk_softcap_raw_in() { return 2.0 * pc.scale_log2 / pc.softcap; }
-float avk_softcap_raw_out() { return pc.softcap * LOG2E / pc.scale_log2; }
-float avk_softcap_raw(float x, float cap_in, float cap_out) { return fma(-2.0 * cap_out, 1.0 / (exp2(x * cap_in) + 1.0), cap_out); }
+// The matrix bodies apply the modifications in raw units (q.k before the
+// scale), so their softmax keeps its one fused multiply-add by
+// avk_score_scale(). A natural-log logit (ALiBi's slope * (j - i'), a mask
+// value) in those units:
+float avk_raw_unit() { return LOG2E / avk_score_scale(); }
+// The matrix bodies' softcap: S = avk_softcap_tanh(S * avk_softcap_raw_in()).
+// GLSL's tanh (argument clamped, as above), or with AVK_SOFTCAP_EXP2 (spec
+// constant 13: ATTNVK_VK_SOFTCAP_EXP2=1, vk_variants.c) 1 - 2 / (2^y' + 1),
+// y' = 2 log2(e) y: one exp2 and one reciprocal, never NaN (2^y' -> inf gives
+// 1, -> 0 gives -1), absolute error ~1e-7 (the matrix bodies run f16 data).
+layout(constant_id = 13) const uint AVK_SOFTCAP_EXP2 = 0u;
+float avk_softcap_raw_in() { return pc.scale_log2 * ((AVK_SOFTCAP_EXP2 != 0u ? 2.0 : LN2) / pc.softcap); }
+float avk_softcap_tanh(float y)
+{
+    if (AVK_SOFTCAP_EXP2 != 0u) return fma(-2.0, 1.0 / (exp2(y) + 1.0), 1.0);
+    return tanh(clamp(y, -15.0, 15.0));
+}
 
 // Whether the f16 mask values of a row's keys first + 2k, first + 2k + 1 share a
 // word in every row (uniform: strides, row length and first even).

@@ -137,7 +137,7 @@ void main()
     uint row_begin = flash_row_begin(w, row), row_end = row_ok ? avk_key_end(w.len, row) : 0u;
     int block_limit = flash_row_limit(w, w.i0); // the block's first row sees the fewest keys
     uint block_begin = flash_block_begin(w, BR); // ... and its last row's window starts last
-    float s_scale = pc.scale_log2;                // S stays in raw units, score features included
+    float s_scale = avk_score_scale();            // S stays in raw units, score features included
     uint s_base = S_OFF + sg * RS * SSW;      // this subgroup's staging rows
     uint my_row = s_base + lr * SSW;
 
@@ -220,8 +220,8 @@ void main()
             // the lane's CPL keys; the row's inputs are cheap expressions, not held registers
             uint jl = j0 + part * CPL; // this lane's first key
             if (avk_softcap() > 0.0) {
-                float cap_in = avk_softcap_raw_in(), cap_out = avk_softcap_raw_out();
-                [[unroll]] for (uint c = 0u; c < CPL; ++c) sv[c] = avk_softcap_raw(sv[c], cap_in, cap_out);
+                float cap_in = avk_softcap_raw_in();
+                [[unroll]] for (uint c = 0u; c < CPL; ++c) sv[c] = avk_softcap_tanh(sv[c] * cap_in);
             }
             if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
                 float slope = alibi_slopes[w.h] * avk_raw_unit();

@@ -37,7 +37,7 @@
 //   3. row max per slot, reduced across the row's lanes; lazy rescale: the max
 //      moves only when it grows by more than RESCALE_LOG2, and then O is
 //      rescaled elementwise in registers;
-//   4. P = exp2(S * scale_log2 - m) elementwise; per-lane partial row sums
+//   4. P = exp2(S * s_scale - m) elementwise (s_scale: avk_score_scale()); per-lane partial row sums
 //      (reduced across lanes once, at the end);
 //   5. O += P.V with P converted to f16 in registers.
 // The epilogue writes O / l straight from the accumulators (column pairs).
@@ -116,7 +116,7 @@ void main()
     uint row0 = w.i0 + sg * RS;                // first query row of this subgroup
     int block_limit = flash_row_limit(w, w.i0);  // the block's first row sees the fewest keys
     uint block_begin = flash_block_begin(w, BR); // ... and its last row's window starts last
-    float s_scale = pc.scale_log2;                // for cm_softmax_pv.glsl: S stays in raw units
+    float s_scale = avk_score_scale();            // for cm_softmax_pv.glsl: S stays in raw units
     // ALiBi's slope in S's raw units (cm_score_mods.glsl), the one row input held along the key loop
     float alibi_raw = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[w.h] * avk_raw_unit() : 0.0;
 

@@ -267,10 +267,10 @@ void main()
             [[unroll]] for (uint k = 0u; k < NV; ++k)
                 [[unroll]] for (uint c = 0u; c < 4u; ++c) {
                     uint d = qoff + words_dim(part, 4u * k + c);
-                    q[r][k][c] = valid ? elem_to_vec4(q_data[d / 4u])[d % 4u] * pc.scale_log2 : 0.0;
+                    q[r][k][c] = valid ? elem_to_vec4(q_data[d / 4u])[d % 4u] * avk_score_pre() : 0.0;
                 }
         } else {
-            [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * pc.scale_log2 : vec4(0.0);
+            [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * avk_score_pre() : vec4(0.0);
         }
         [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] = vec4(0.0);
         m[r] = NEG_INF;

@@ -194,7 +194,7 @@ void main()
     // the block's first row has the lowest query: it sees the fewest keys
     int block_limit = flash_row_limit(w, avk_q_row(w, w.r0).y);
     uint block_begin = flash_block_begin(w, BR); // ... and its last row's window starts last
-    float s_scale = pc.scale_log2;                // for cm_softmax_pv.glsl: S stays in raw units
+    float s_scale = avk_score_scale();            // for cm_softmax_pv.glsl: S stays in raw units
 
     // Q of the block's packed rows: global -> shared -> A matrices in registers
     for (uint e = tid; e < BR * KP8; e += WG) {

@@ -128,6 +128,7 @@ void main()
     int pos = avk_row_pos(w.len, row);
     float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[head] : 0.0;
     uint mask_row = avk_mask_row(w.b, head, row);
+    float s_pre = avk_score_pre(); // scale_log2, or with a softcap its tanh's argument per raw unit
 
     for (uint e = tid; e < BR * D4; e += WG) {
         uint rr = e / D4, d4 = e % D4;
@@ -163,7 +164,7 @@ void main()
                 if (c < BC) s[k] += tdot(qv, kv_sh[c * TSTRIDE + d4]);
             }
         }
-        [[unroll]] for (uint k = 0u; k < CPT; ++k) s[k] *= pc.scale_log2;
+        [[unroll]] for (uint k = 0u; k < CPT; ++k) s[k] *= s_pre; // log2 units, or the softcap's tanh argument
         // score features (avk_score_mod's): one uniform branch each, a straight run over the
         // thread's scores; keys it does not see (read at the last key) are dropped below
         if (avk_softcap() > 0.0) {

@@ -98,17 +98,20 @@ static spv_blob reduce_shader(attnvk_dtype dt)
     return (spv_blob){avk_spv_split_reduce_f32, avk_spv_split_reduce_f32_size, "split_reduce_f32"};
 }
 
-/* Specialization constants of every shader (flash_common.glsl): 14 is Dv
- * (AVK_DV: V and O rows; constant 2 stays Dk), 15 is AVK_SCORES, 1 where the
- * problem has windows, softcap, ALiBi, masks, sinks or top-left alignment, so
- * a plain problem's pipeline is compiled without their code. */
-enum { SPEC_DV = 14, SPEC_SCORES = 15 };
+/* Specialization constants of every shader (flash_common.glsl): 13 is
+ * AVK_SOFTCAP_EXP2 (the matrix bodies' softcap form, an A/B aid; set only with
+ * AVK_SCORES), 14 is Dv (AVK_DV: V and O rows; constant 2 stays Dk), 15 is
+ * AVK_SCORES, 1 where the problem has windows, softcap, ALiBi, masks, sinks or
+ * top-left alignment, so a plain problem's pipeline is compiled without their
+ * code. */
+enum { SPEC_SOFTCAP_EXP2 = 13, SPEC_DV = 14, SPEC_SCORES = 15 };
 
 static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, uint32_t dv, int scores,
                            uint32_t req_sg, VkPipeline *out)
 {
     uint32_t all[SPEC_SCORES + 1] = {0}; /* ids the shader lacks are ignored */
-    memcpy(all, spec, (n < SPEC_DV ? n : SPEC_DV) * sizeof *spec);
+    memcpy(all, spec, (n < SPEC_SOFTCAP_EXP2 ? n : SPEC_SOFTCAP_EXP2) * sizeof *spec);
+    all[SPEC_SOFTCAP_EXP2] = scores > 1;
     all[SPEC_DV] = dv;
     all[SPEC_SCORES] = scores != 0;
     /* SPIR-V is read as words: hand the driver an aligned copy */
@@ -159,7 +162,8 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                                                       (int)cfg->resident, (int)cfg->whole_waves, opts->split_kv);
     }
     uint32_t D = (uint32_t)p->head_dim, DV = (uint32_t)avk_head_dim_v(p); /* Dk at constant 2, Dv at SPEC_DV */
-    const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0;
+    /* 2: with the softcap's exp2 form (ATTNVK_VK_SOFTCAP_EXP2) */
+    const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0 ? 1 + (cfg->softcap_exp2 != 0) : 0;
     if (s == ATTNVK_OK) {
         spv_blob body = main_shader(cfg, p->dtype, p->kv_format);
         if (vk_algo_is_decode_mma(cfg->algo)) {

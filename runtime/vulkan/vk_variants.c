@@ -525,6 +525,9 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
                                vk_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    /* A/B aid: the matrix bodies' softcap takes tanh as 1 - 2 / (2^y + 1) (one exp2, one
+     * reciprocal) instead of GLSL's tanh (flash_common.glsl's AVK_SOFTCAP_EXP2) */
+    cfg->softcap_exp2 = env_choice("ATTNVK_VK_SOFTCAP_EXP2") == 1;
     vk_algo algo = VK_ALGO_SCALAR;
     if (opts->variant && !algo_of(opts->variant, &algo))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
