@@ -17,5 +17,13 @@ done
 for sw in ${SWEEPS:-}; do
   name=$(basename "$sw" .txt)
   echo "== $name"
-  CASE_TIMEOUT=${CASE_TIMEOUT:-100} MIN_TIME=${MIN_TIME:-0.2} BUILD=$B OUT=$OUT/$name bash tools/h100/decode_variants.sh "$sw" | cut -c1-200
+  shape=$(grep -m1 '^#SHAPE=' "$sw" | cut -d= -f2-) # a sweep's own shared shape (else the decode shape)
+  SHAPE=${shape:-${SHAPE:-}} CASE_TIMEOUT=${CASE_TIMEOUT:-100} MIN_TIME=${MIN_TIME:-0.2} BUILD=$B OUT=$OUT/$name \
+    bash tools/h100/decode_variants.sh "$sw" | cut -c1-200
 done
+if [ -n "${SUITE:-}" ]; then # the harness's wall time for a suite (issue #14)
+  start=$EPOCHREALTIME
+  $B/attnvk bench --suite $SUITE ${SUITE_ARGS:-} -o json --out "$OUT/suite-$SUITE.json" > "$OUT/suite-$SUITE.txt" 2> "$OUT/suite-$SUITE.err"
+  rc=$?
+  echo "suite $SUITE rc=$rc wall $(awk "BEGIN{printf \"%.1f\", $EPOCHREALTIME - $start}") s"; tail -3 "$OUT/suite-$SUITE.err"
+fi
