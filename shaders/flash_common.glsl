@@ -121,7 +121,7 @@ float avk_score_mod(float s, uint j, int pos, float slope, uint mask_row)
 float avk_raw_unit() { return LOG2E / avk_score_scale(); }
 // The matrix bodies' softcap: S = avk_softcap_tanh(S * avk_softcap_raw_in()).
 // GLSL's tanh (argument clamped, as above), or with AVK_SOFTCAP_EXP2 (spec
-// constant 13: ATTNVK_VK_SOFTCAP_EXP2=1, vk_variants.c) 1 - 2 / (2^y' + 1),
+// constant 13, set by vk_variants.c unless ATTNVK_VK_SOFTCAP_EXP2=0) 1 - 2 / (2^y' + 1),
 // y' = 2 log2(e) y: one exp2 and one reciprocal, never NaN (2^y' -> inf gives
 // 1, -> 0 gives -1), absolute error ~1e-7 (the matrix bodies run f16 data).
 layout(constant_id = 13) const uint AVK_SOFTCAP_EXP2 = 0u;

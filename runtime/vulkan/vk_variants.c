@@ -525,9 +525,11 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
                                vk_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    /* A/B aid: the matrix bodies' softcap takes tanh as 1 - 2 / (2^y + 1) (one exp2, one
-     * reciprocal) instead of GLSL's tanh (flash_common.glsl's AVK_SOFTCAP_EXP2) */
-    cfg->softcap_exp2 = env_choice("ATTNVK_VK_SOFTCAP_EXP2") == 1;
+    /* The matrix bodies' softcap takes tanh as 1 - 2 / (2^y + 1) (one exp2, one reciprocal;
+     * flash_common.glsl's AVK_SOFTCAP_EXP2) rather than GLSL's tanh, slower on the H100 (8k D=128
+     * f16 coopmat-nv-rs, plain 128.2 / 148.5 TFLOP/s causal / not: exp2 form 109.3 / 126.0, tanh
+     * 99.1 / 114.2; tools/h100/sweep-s14-softcap.txt). ATTNVK_VK_SOFTCAP_EXP2=0 takes tanh (A/B). */
+    cfg->softcap_exp2 = env_choice("ATTNVK_VK_SOFTCAP_EXP2") != 0;
     vk_algo algo = VK_ALGO_SCALAR;
     if (opts->variant && !algo_of(opts->variant, &algo))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
