@@ -142,6 +142,8 @@ static const struct check_case {
     {"causal-nq<nk", 1, 2, 2, 37, 200, 64, 1, 0},
     {"causal-nq<nk-bshd", 1, 2, 1, 45, 190, 32, 1, 1},
     {"causal-nq>nk-empty-rows", 1, 1, 1, 70, 40, 32, 1, 0},
+    /* a whole row block (up to 256 rows) of empty rows: a CTA with no key tile */
+    {"causal-nq>nk-empty-block", 1, 2, 2, 300, 40, 64, 1, 0},
     {"many-kv-tiles-causal", 1, 2, 2, 300, 520, 64, 1, 0},
     {"gqa-8:2", 1, 8, 2, 33, 97, 64, 0, 0},
     {"gqa-8:2-causal-bshd", 2, 8, 2, 50, 50, 64, 1, 1},

@@ -167,8 +167,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
     }
     AVK_CP_ASYNC_WAIT(0);
-    /* the warpgroup's MMAs have read its Q rows for the last time: O goes there */
-    asm volatile("bar.sync %0, 128;" ::"r"(wg + 1) : "memory");
+#if !AVK_SPLIT
+    /* every copy has landed and no warpgroup reads Q any more: O is staged over
+     * it. A CTA barrier, not the warpgroup's: a CTA without tiles (a row block
+     * of empty rows) skips the loop's barriers, and its Q rows may be copied by
+     * the other warpgroup's threads, whose copies could land over staged O. */
+    __syncthreads();
+#endif
 
     /* ---- epilogue: O = acc / l, written once; LSE ---- */
 #pragma unroll
