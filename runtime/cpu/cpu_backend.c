@@ -337,7 +337,7 @@ static void cpu_shutdown(void) { avk_openblas_unload(); }
 /* flash-f32: attnvk's kernel (the default); reference-f64: the oracle itself */
 static const char *const cpu_variants[] = {"flash-f32", "reference-f64", NULL};
 
-const attnvk_backend attnvk_backend_cpu = {
+const attnvk_backend avk_backend_cpu = {
     .api = ATTNVK_API_CPU,
     .init = cpu_init,
     .describe = cpu_describe,
