@@ -4,6 +4,7 @@
  * unfused attention as its vendor baseline (cpu_openblas.c), so the bench
  * and tests run the same way on a machine with no GPU at all. */
 #include "core/backend.h"
+#include "core/test_hooks.h"
 #include "core/bandwidth.h"
 #include "core/peak.h"
 #ifdef ATTNVK_HAVE_CPU_PEAK
