@@ -1,4 +1,5 @@
 #include "bench_options.h"
+#include "core/test_hooks.h"
 
 #include "bench_suites.h"
 #include "cli.h"

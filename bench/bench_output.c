@@ -1,5 +1,6 @@
 /* The results file: built with cJSON, rewritten atomically after every record. */
 #include "bench_output.h"
+#include "core/test_hooks.h"
 
 #include "cli.h"
 #include "cli_json.h"

@@ -1,6 +1,7 @@
 /* `attnvk check`: the correctness sweep over every API, device and
  * implementation, no timing. For CI and after driver updates. */
 #include "bench_options.h"
+#include "core/test_hooks.h"
 #include "bench_runner.h"
 #include "bench_suites.h"
 #include "cli.h"

@@ -1,6 +1,6 @@
 /* The one seam between the API-neutral core and each GPU API.
  * A backend lives in runtime/<api>/, includes its vendor headers there only,
- * and exports one `const attnvk_backend attnvk_backend_<api>`. */
+ * and exports one `const attnvk_backend avk_backend_<api>`. */
 #ifndef ATTNVK_BACKEND_H
 #define ATTNVK_BACKEND_H
 

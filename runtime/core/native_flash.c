@@ -1,5 +1,6 @@
 /* The native kernels' host side for CUDA and HIP (native_flash.h). */
 #include "core/native_flash.h"
+#include "core/test_hooks.h"
 #include "core/error.h"
 #include "core/layout.h" /* avk_head_dim_v */
 #include "../../native/attn_params_host.h"

@@ -4,6 +4,7 @@
  * unfused attention as its vendor baseline (cpu_openblas.c), so the bench
  * and tests run the same way on a machine with no GPU at all. */
 #include "core/backend.h"
+#include "core/test_hooks.h"
 #include "core/bandwidth.h"
 #include "core/peak.h"
 #ifdef ATTNVK_HAVE_CPU_PEAK
@@ -337,7 +338,7 @@ static void cpu_shutdown(void) { avk_openblas_unload(); }
 /* flash-f32: attnvk's kernel (the default); reference-f64: the oracle itself */
 static const char *const cpu_variants[] = {"flash-f32", "reference-f64", NULL};
 
-const attnvk_backend attnvk_backend_cpu = {
+const attnvk_backend avk_backend_cpu = {
     .api = ATTNVK_API_CPU,
     .init = cpu_init,
     .describe = cpu_describe,

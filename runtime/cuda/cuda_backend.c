@@ -264,7 +264,7 @@ void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t 
 /* what avk_cuda_parse_variant accepts */
 static const char *const cuda_variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "mma-decode", "tiled", "simt", NULL};
 
-const attnvk_backend attnvk_backend_cuda = {
+const attnvk_backend avk_backend_cuda = {
     .api = ATTNVK_API_CUDA,
     .init = avk_cuda_init,
     .describe = avk_cuda_describe,

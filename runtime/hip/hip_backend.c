@@ -57,7 +57,7 @@ static void hip_release_kernel(avk_bdev *dev, avk_bkernel *k)
 /* what parse_variant in hip_tuning.c accepts */
 static const char *const hip_variants[] = {"mma16", "mma16-qs", "simt", NULL};
 
-const attnvk_backend attnvk_backend_hip = {
+const attnvk_backend avk_backend_hip = {
     .api = ATTNVK_API_HIP,
     .init = avk_hip_init,
     .describe = avk_hip_describe,

@@ -2,6 +2,7 @@
  * softmax. Materialises Nq x Nk scores per head, so its workspace is checked
  * against free device memory before anything is allocated. */
 #include "hip/hip_rocblas.h"
+#include "core/test_hooks.h"
 #include "hip/hip_kernels.h"
 #include "hip/hip_modules.h"
 #include "hip/rocblas_abi.h"

@@ -178,7 +178,7 @@ static void cl_shutdown(void)
 static const char *const cl_variants[] = {"tiled-f32",  "tiled-f16",      "mma-f16", "mma-f16-emu",
                                           "mma-decode", "mma-decode-emu", NULL};
 
-const attnvk_backend attnvk_backend_opencl = {
+const attnvk_backend avk_backend_opencl = {
     .api = ATTNVK_API_OPENCL,
     .init = cl_init,
     .describe = cl_describe,

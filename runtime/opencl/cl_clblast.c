@@ -4,6 +4,7 @@
  * pairs run in chunks whose score matrices fit the device and CLBlast's
  * 32-bit indexing; cases where one pair alone cannot are UNSUPPORTED. */
 #include "opencl/cl_kernels.h"
+#include "core/test_hooks.h"
 #include "opencl/cl_program.h"
 
 #include "core/dynlib.h"

@@ -1,5 +1,6 @@
 /* attnvk's flash kernel on OpenCL: configuration, build, workspace, launch. */
 #include "opencl/cl_kernels.h"
+#include "core/test_hooks.h"
 #include "opencl/cl_program.h"
 
 #include "core/error.h"

@@ -41,7 +41,7 @@ static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
 static const char *const vk_variants[] = {"scalar", "f16", "decode", "decode-nv-rs", "coopmat-nv", "coopmat-nv-rs",
                                           "coopmat-khr", "coopmat-emu", "coopmat-rs-emu", "decode-rs-emu", NULL};
 
-const attnvk_backend attnvk_backend_vulkan = {
+const attnvk_backend avk_backend_vulkan = {
     .api = ATTNVK_API_VULKAN,
     .init = avk_vk_init,
     .describe = vk_describe,

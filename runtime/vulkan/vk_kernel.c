@@ -2,6 +2,7 @@
  * dispatch: one flash dispatch (plus the split-KV reduce), timed with
  * device timestamps. */
 #include "core/kernel_args.h"
+#include "core/test_hooks.h"
 #include "core/kv_cache.h" /* avk_problem_features */
 #include "core/layout.h"   /* avk_head_dim_v */
 #include "vulkan/vk_internal.h"

@@ -5,6 +5,7 @@
 
 #include "attnvk/attnvk.h"
 #include "core/cache_cases.h"
+#include "core/test_hooks.h" /* ATTNVK_TEST_SKIP_LAST_KV_TILE */
 
 #include <stdio.h>
 

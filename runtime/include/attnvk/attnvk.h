@@ -175,15 +175,13 @@ typedef struct attnvk_impl_info {
     unsigned features;           /* ATTNVK_FEATURE_* */
 } attnvk_impl_info;
 
-enum { ATTNVK_TEST_SKIP_LAST_KV_TILE = 1u << 0 }; /* deliberately wrong, for tests */
-
 typedef struct attnvk_kernel_options {
     const char *implementation;  /* NULL or "attnvk": the flash kernel */
     const char *variant;         /* NULL: picked from the device's tuning table */
     int tile_br, tile_bc;        /* 0: from the table */
     int split_kv;                /* 0: automatic; 1: never split; n > 1: n splits */
     int write_lse;               /* also write log-sum-exp per row (f32, [B][H][Nq]) */
-    unsigned test_flags;         /* ATTNVK_TEST_* */
+    unsigned test_flags;         /* reserved for attnvk's own tests: leave 0 */
 } attnvk_kernel_options;
 
 typedef struct attnvk_kernel_info {
