@@ -15,46 +15,20 @@
  * cache; the warm start is a second fresh process on that folder. The folder is
  * removed after each unit.
  *
- * Reader side: results_file.c reads each record's cold_start back (kept beside the
- * run: results_cold_start), results_compare.c judges it. */
+ * The result is part of the record (cold_start.h): bench_record.cold_start, written
+ * with the record's JSON (bench_output.c); results_record.cold_start, read back by
+ * results_file.c and judged by results_compare.c. */
 #ifndef ATTNVK_BENCH_COLD_H
 #define ATTNVK_BENCH_COLD_H
 
 #include "bench_options.h"
 #include "bench_record.h"
+#include "cold_start.h"
 #include "results_compare.h"
 #include "results_file.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/* One start, ms of wall time; NAN where it did not get that far. */
-typedef struct bench_cold_times {
-    double context_ms;        /* attnvk_context_create: every compiled-in API loaded (not in first_result_ms) */
-    double open_ms;           /* the device opened (Vulkan: attnvk's pipeline cache read and created) */
-    double prepare_ms;        /* attnvk_kernel_prepare: compile or cache load, pipeline creation */
-    double first_dispatch_ms; /* the checked run: O poisoned, the first dispatch (of a split: its first chunk) */
-    double first_result_ms;   /* open_ms + prepare to the checked result: prepare, buffers, upload, dispatch,
-                                 read back, check */
-} bench_cold_times;
-
-enum { BENCH_COLD_PARTS = 8, BENCH_COLD_MAX_RUNS = 20 };
-
-typedef struct bench_cold_part {
-    char name[16]; /* attnvk, mesa, pocl, cuda, nvidia, comgr, xdg */
-    double bytes;
-} bench_cold_part;
-
-typedef struct bench_cold_result {
-    bool measured;             /* a cold_start was measured (or read back) for the record */
-    bool have_cold, have_warm; /* the start reached a checked result */
-    bench_cold_times cold, warm; /* medians over `runs` pairs of starts */
-    double cache_bytes;        /* files the cold start left in the empty cache folders; NAN unknown */
-    bench_cold_part parts[BENCH_COLD_PARTS]; /* non-empty folders of cache_bytes */
-    int nparts;
-    int runs;                  /* pairs of starts (--cold-runs) */
-    char error[320];           /* "" or why a start gave no result (the first one) */
-} bench_cold_result;
 
 /* ---- the bench (attnvk_cli) ---- */
 
@@ -74,30 +48,18 @@ typedef struct bench_cold_unit {
     void *ctx;
 } bench_cold_unit;
 
-/* Fills out (out->measured is always set; error says what went wrong). */
+/* Fills out (out->present is always set; error says what went wrong). */
 void bench_cold_measure(const bench_cold_unit *u, bench_cold_result *out);
 
 /* The hidden --cold-child: one start of o->cold_child ("CASE:API:DEVICE:IMPL:NAME")
  * over cases; prints the result line; the exit status. */
 int bench_cold_child(const bench_options *o, const bench_case *cases, int ncases);
 
-/* The text of `-o json` (the document) or `-o jsonl` (lines, the first one being record
- * first) with a cold_start object added to every record whose cold[i].measured. Takes
- * text; returns the new text (text itself for other formats), NULL when out of memory. */
-char *bench_cold_augment(char *text, bench_format f, const bench_cold_result *cold, int ncold, int first);
-
-/* The cold-start table after the bench's table (f: table or md; others add nothing),
- * in bench_text.c. */
+/* The cold-start table of the records with a cold_start, after the bench's table (f: table
+ * or md; others add nothing), in bench_text.c. */
 struct bench_results;
 struct strbuf;
-void bench_cold_table(struct strbuf *b, const struct bench_results *res, const bench_cold_result *cold, int ncold,
-                      bench_format f);
-
-/* ---- reading back (attnvk_results) ---- */
-
-/* The cold_start read with run's record r (matched on results_same_key), or NULL when it
- * has none. Kept until results_free(run); run must stay where it was parsed. */
-const bench_cold_result *results_cold_start(const results_run *run, const results_record *r);
+void bench_cold_table(struct strbuf *b, const struct bench_results *res, bench_format f);
 
 /* ---- compare (results_compare.c) ----
  * A cold-start regression: for a record with cold_start in both runs, the cold or the

@@ -234,10 +234,9 @@ bool compare_cold_row(const compare_result *r, const compare_row *row, compare_c
 {
     memset(out, 0, sizeof *out);
     out->cold_ratio = out->warm_ratio = NAN;
-    if (!row->base || !row->next) return false;
-    out->base = results_cold_start(r->base, row->base);
-    out->next = results_cold_start(r->next, row->next);
-    if (!out->base || !out->next) return false;
+    if (!row->base || !row->next || !row->base->cold_start.present || !row->next->cold_start.present) return false;
+    out->base = &row->base->cold_start;
+    out->next = &row->next->cold_start;
     const bench_cold_result *b = out->base, *n = out->next;
     const double t = compare_cold_threshold(r);
     out->cold_ratio = start_ratio(b->have_cold, b->cold.first_result_ms, n->have_cold, n->cold.first_result_ms);
