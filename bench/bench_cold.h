@@ -17,15 +17,13 @@
  *
  * The result is part of the record (cold_start.h): bench_record.cold_start, written
  * with the record's JSON (bench_output.c); results_record.cold_start, read back by
- * results_file.c and judged by results_compare.c. */
+ * results_file.c and judged by results_compare.c (results_compare.h). */
 #ifndef ATTNVK_BENCH_COLD_H
 #define ATTNVK_BENCH_COLD_H
 
 #include "bench_options.h"
 #include "bench_record.h"
 #include "cold_start.h"
-#include "results_compare.h"
-#include "results_file.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,27 +58,5 @@ int bench_cold_child(const bench_options *o, const bench_case *cases, int ncases
 struct bench_results;
 struct strbuf;
 void bench_cold_table(struct strbuf *b, const struct bench_results *res, bench_format f);
-
-/* ---- compare (results_compare.c) ----
- * A cold-start regression: for a record with cold_start in both runs, the cold or the
- * warm first_result_ms grew by more than max(--threshold, COMPARE_COLD_THRESHOLD) and by
- * more than COMPARE_COLD_FLOOR_MS (one sample per side: a start's wall time varies more
- * than a median of many dispatches), or a start that reached a result in base no longer
- * does. An improvement is the mirror image. */
-#define COMPARE_COLD_THRESHOLD 0.25
-#define COMPARE_COLD_FLOOR_MS 20.0
-
-typedef struct compare_cold {
-    const bench_cold_result *base, *next;
-    double cold_ratio, warm_ratio; /* new / base first_result_ms; NAN unless both have it */
-    bool regressed, improved, lost; /* lost: a start that reached a result in base no longer does */
-} compare_cold;
-
-double compare_cold_threshold(const compare_result *r);
-/* true when both sides of row have a cold_start (out filled); false otherwise. */
-bool compare_cold_row(const compare_result *r, const compare_row *row, compare_cold *out);
-/* Rows with cold_start on both sides, and how many of them regressed. */
-int compare_cold_rows(const compare_result *r);
-int compare_cold_regressions(const compare_result *r);
 
 #endif

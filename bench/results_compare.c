@@ -1,8 +1,6 @@
 /* The comparison logic of `attnvk compare`: matching, verdicts, summaries. */
 #include "results_compare.h"
 
-#include "bench_cold.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,7 +212,7 @@ bool compare_failed(const compare_result *r)
            compare_cold_regressions(r) > 0;
 }
 
-/* ---- cold start (`attnvk bench --cold`; the rule is in bench_cold.h) ---- */
+/* ---- cold start (`attnvk bench --cold`; the rule is in results_compare.h) ---- */
 
 double compare_cold_threshold(const compare_result *r) { return fmax(r->threshold, COMPARE_COLD_THRESHOLD); }
 
