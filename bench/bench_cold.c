@@ -310,7 +310,7 @@ static void measure_parts(const char *root, bench_cold_result *out)
 void bench_cold_measure(const bench_cold_unit *u, bench_cold_result *out)
 {
     memset(out, 0, sizeof *out);
-    out->measured = true;
+    out->present = true;
     out->cache_bytes = NAN;
     int runs = u->runs < 1 ? 1 : u->runs > BENCH_COLD_MAX_RUNS ? BENCH_COLD_MAX_RUNS : u->runs;
     bench_cold_times cold[BENCH_COLD_MAX_RUNS], warm[BENCH_COLD_MAX_RUNS];
@@ -460,90 +460,4 @@ int bench_cold_child(const bench_options *o, const bench_case *cases, int ncases
     free(target);
     bench_workload_destroy(&w);
     return child_report(status, why, &t);
-}
-
-/* ---- the results with cold_start ---- */
-
-static cJSON *times_json(bool have, const bench_cold_times *t)
-{
-    if (!have) return cJSON_CreateNull();
-    cJSON *o = cJSON_CreateObject();
-    add_ms(o, "context_ms", t->context_ms);
-    add_ms(o, "open_ms", t->open_ms);
-    add_ms(o, "prepare_ms", t->prepare_ms);
-    add_ms(o, "first_dispatch_ms", t->first_dispatch_ms);
-    add_ms(o, "first_result_ms", t->first_result_ms);
-    return o;
-}
-
-static cJSON *cold_json(const bench_cold_result *c)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "cold", times_json(c->have_cold, &c->cold));
-    cJSON_AddItemToObject(o, "warm", times_json(c->have_warm, &c->warm));
-    add_ms(o, "cache_bytes", c->cache_bytes);
-    if (c->nparts > 0) {
-        cJSON *parts = cJSON_AddObjectToObject(o, "cache_parts");
-        for (int i = 0; i < c->nparts; ++i) cJSON_AddNumberToObject(parts, c->parts[i].name, c->parts[i].bytes);
-    }
-    cJSON_AddNumberToObject(o, "runs", c->runs > 0 ? c->runs : 1);
-    if (c->error[0]) cJSON_AddStringToObject(o, "error", c->error);
-    return o;
-}
-
-static void add_cold(cJSON *record, const bench_cold_result *cold, int ncold, int i)
-{
-    if (cJSON_IsObject(record) && i >= 0 && i < ncold && cold[i].measured)
-        cJSON_AddItemToObject(record, "cold_start", cold_json(&cold[i]));
-}
-
-/* Appends s (n bytes) to a malloc'd text of *len bytes; 0 when out of memory. */
-static int append(char **text, size_t *len, const char *s, size_t n)
-{
-    char *grown = realloc(*text, *len + n + 1);
-    if (!grown) return 0;
-    memcpy(grown + *len, s, n);
-    *len += n;
-    grown[*len] = '\0';
-    *text = grown;
-    return 1;
-}
-
-char *bench_cold_augment(char *text, bench_format f, const bench_cold_result *cold, int ncold, int first)
-{
-    if (!text || (f != BENCH_FMT_JSON && f != BENCH_FMT_JSONL) || !*text) return text;
-    char *out = NULL;
-    size_t len = 0;
-    int ok = 1;
-    if (f == BENCH_FMT_JSON) {
-        cJSON *root = cJSON_Parse(text);
-        if (!root) return text; /* not ours to judge: left as written */
-        cJSON *rec;
-        int i = 0;
-        cJSON_ArrayForEach(rec, cJSON_GetObjectItemCaseSensitive(root, "records")) add_cold(rec, cold, ncold, i++);
-        char *printed = cJSON_Print(root);
-        cJSON_Delete(root);
-        ok = printed && append(&out, &len, printed, strlen(printed)) && append(&out, &len, "\n", 1);
-        cJSON_free(printed);
-    } else {
-        int i = first;
-        for (const char *line = text; *line && ok; ++i) {
-            const char *end = strchr(line, '\n');
-            size_t n = end ? (size_t)(end - line) : strlen(line);
-            cJSON *rec = cJSON_ParseWithLength(line, n);
-            add_cold(rec, cold, ncold, i);
-            char *printed = rec ? cJSON_PrintUnformatted(rec) : NULL;
-            cJSON_Delete(rec);
-            ok = printed ? append(&out, &len, printed, strlen(printed)) : append(&out, &len, line, n);
-            ok = ok && append(&out, &len, "\n", 1);
-            cJSON_free(printed);
-            line += end ? n + 1 : n;
-        }
-    }
-    free(text);
-    if (!ok) {
-        free(out);
-        return NULL;
-    }
-    return out;
 }

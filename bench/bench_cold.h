@@ -15,46 +15,18 @@
  * cache; the warm start is a second fresh process on that folder. The folder is
  * removed after each unit.
  *
- * Reader side: results_file.c reads each record's cold_start back (kept beside the
- * run: results_cold_start), results_compare.c judges it. */
+ * The result is part of the record (cold_start.h): bench_record.cold_start, written
+ * with the record's JSON (bench_output.c); results_record.cold_start, read back by
+ * results_file.c and judged by results_compare.c (results_compare.h). */
 #ifndef ATTNVK_BENCH_COLD_H
 #define ATTNVK_BENCH_COLD_H
 
 #include "bench_options.h"
 #include "bench_record.h"
-#include "results_compare.h"
-#include "results_file.h"
+#include "cold_start.h"
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/* One start, ms of wall time; NAN where it did not get that far. */
-typedef struct bench_cold_times {
-    double context_ms;        /* attnvk_context_create: every compiled-in API loaded (not in first_result_ms) */
-    double open_ms;           /* the device opened (Vulkan: attnvk's pipeline cache read and created) */
-    double prepare_ms;        /* attnvk_kernel_prepare: compile or cache load, pipeline creation */
-    double first_dispatch_ms; /* the checked run: O poisoned, the first dispatch (of a split: its first chunk) */
-    double first_result_ms;   /* open_ms + prepare to the checked result: prepare, buffers, upload, dispatch,
-                                 read back, check */
-} bench_cold_times;
-
-enum { BENCH_COLD_PARTS = 8, BENCH_COLD_MAX_RUNS = 20 };
-
-typedef struct bench_cold_part {
-    char name[16]; /* attnvk, mesa, pocl, cuda, nvidia, comgr, xdg */
-    double bytes;
-} bench_cold_part;
-
-typedef struct bench_cold_result {
-    bool measured;             /* a cold_start was measured (or read back) for the record */
-    bool have_cold, have_warm; /* the start reached a checked result */
-    bench_cold_times cold, warm; /* medians over `runs` pairs of starts */
-    double cache_bytes;        /* files the cold start left in the empty cache folders; NAN unknown */
-    bench_cold_part parts[BENCH_COLD_PARTS]; /* non-empty folders of cache_bytes */
-    int nparts;
-    int runs;                  /* pairs of starts (--cold-runs) */
-    char error[320];           /* "" or why a start gave no result (the first one) */
-} bench_cold_result;
 
 /* ---- the bench (attnvk_cli) ---- */
 
@@ -74,51 +46,17 @@ typedef struct bench_cold_unit {
     void *ctx;
 } bench_cold_unit;
 
-/* Fills out (out->measured is always set; error says what went wrong). */
+/* Fills out (out->present is always set; error says what went wrong). */
 void bench_cold_measure(const bench_cold_unit *u, bench_cold_result *out);
 
 /* The hidden --cold-child: one start of o->cold_child ("CASE:API:DEVICE:IMPL:NAME")
  * over cases; prints the result line; the exit status. */
 int bench_cold_child(const bench_options *o, const bench_case *cases, int ncases);
 
-/* The text of `-o json` (the document) or `-o jsonl` (lines, the first one being record
- * first) with a cold_start object added to every record whose cold[i].measured. Takes
- * text; returns the new text (text itself for other formats), NULL when out of memory. */
-char *bench_cold_augment(char *text, bench_format f, const bench_cold_result *cold, int ncold, int first);
-
-/* The cold-start table after the bench's table (f: table or md; others add nothing),
- * in bench_text.c. */
+/* The cold-start table of the records with a cold_start, after the bench's table (f: table
+ * or md; others add nothing), in bench_text.c. */
 struct bench_results;
 struct strbuf;
-void bench_cold_table(struct strbuf *b, const struct bench_results *res, const bench_cold_result *cold, int ncold,
-                      bench_format f);
-
-/* ---- reading back (attnvk_results) ---- */
-
-/* The cold_start read with run's record r (matched on results_same_key), or NULL when it
- * has none. Kept until results_free(run); run must stay where it was parsed. */
-const bench_cold_result *results_cold_start(const results_run *run, const results_record *r);
-
-/* ---- compare (results_compare.c) ----
- * A cold-start regression: for a record with cold_start in both runs, the cold or the
- * warm first_result_ms grew by more than max(--threshold, COMPARE_COLD_THRESHOLD) and by
- * more than COMPARE_COLD_FLOOR_MS (one sample per side: a start's wall time varies more
- * than a median of many dispatches), or a start that reached a result in base no longer
- * does. An improvement is the mirror image. */
-#define COMPARE_COLD_THRESHOLD 0.25
-#define COMPARE_COLD_FLOOR_MS 20.0
-
-typedef struct compare_cold {
-    const bench_cold_result *base, *next;
-    double cold_ratio, warm_ratio; /* new / base first_result_ms; NAN unless both have it */
-    bool regressed, improved, lost; /* lost: a start that reached a result in base no longer does */
-} compare_cold;
-
-double compare_cold_threshold(const compare_result *r);
-/* true when both sides of row have a cold_start (out filled); false otherwise. */
-bool compare_cold_row(const compare_result *r, const compare_row *row, compare_cold *out);
-/* Rows with cold_start on both sides, and how many of them regressed. */
-int compare_cold_rows(const compare_result *r);
-int compare_cold_regressions(const compare_result *r);
+void bench_cold_table(struct strbuf *b, const struct bench_results *res, bench_format f);
 
 #endif

@@ -225,6 +225,40 @@ static cJSON *check_json(const attnvk_check *c)
     return o;
 }
 
+/* --cold (bench_cold.h): ms to the microsecond, as the starts report them */
+static void add_ms_or_null(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v)) cJSON_AddNumberToObject(o, key, round(v * 1e3) / 1e3);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *cold_times_json(bool have, const bench_cold_times *t)
+{
+    if (!have) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    add_ms_or_null(o, "context_ms", t->context_ms);
+    add_ms_or_null(o, "open_ms", t->open_ms);
+    add_ms_or_null(o, "prepare_ms", t->prepare_ms);
+    add_ms_or_null(o, "first_dispatch_ms", t->first_dispatch_ms);
+    add_ms_or_null(o, "first_result_ms", t->first_result_ms);
+    return o;
+}
+
+static cJSON *cold_start_json(const bench_cold_result *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "cold", cold_times_json(c->have_cold, &c->cold));
+    cJSON_AddItemToObject(o, "warm", cold_times_json(c->have_warm, &c->warm));
+    add_ms_or_null(o, "cache_bytes", c->cache_bytes);
+    if (c->nparts > 0) {
+        cJSON *parts = cJSON_AddObjectToObject(o, "cache_parts");
+        for (int i = 0; i < c->nparts; ++i) cJSON_AddNumberToObject(parts, c->parts[i].name, c->parts[i].bytes);
+    }
+    cJSON_AddNumberToObject(o, "runs", c->runs > 0 ? c->runs : 1);
+    if (c->error[0]) cJSON_AddStringToObject(o, "error", c->error);
+    return o;
+}
+
 static void add_int_or_null(cJSON *o, const char *key, int have, double v)
 {
     if (have) cJSON_AddNumberToObject(o, key, v);
@@ -286,6 +320,7 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     if (!isnan(r->quant_error)) cJSON_AddNumberToObject(o, "quant_error", r->quant_error);
     if (r->vendor_reference[0]) cJSON_AddStringToObject(o, "vendor_reference", r->vendor_reference);
     else cJSON_AddNullToObject(o, "vendor_reference");
+    if (r->cold_start.present) cJSON_AddItemToObject(o, "cold_start", cold_start_json(&r->cold_start));
     return o;
 }
 

@@ -4,6 +4,7 @@
 #define ATTNVK_BENCH_RECORD_H
 
 #include "attnvk/attnvk.h"
+#include "cold_start.h"
 
 #include <stdint.h>
 
@@ -63,6 +64,8 @@ typedef struct bench_record {
     /* filled when the results are linked (bench_results_link) */
     double speedup_vs_vendor;    /* NAN: none */
     char vendor_reference[32];
+
+    bench_cold_result cold_start; /* --cold (bench_cold.h): present on ok records; written as cold_start */
 } bench_record;
 
 /* Zeroed record of a case on a device, every result null (NAN). */

@@ -125,35 +125,37 @@ static void cold_cells(const bench_cold_result *c, char cells[8][24])
         snprintf(cells[7], 24, "-");
 }
 
-static void cold_md(strbuf *b, const bench_results *res, const bench_cold_result *cold, int ncold)
+static void cold_md(strbuf *b, const bench_results *res)
 {
     sb_puts(b, "\n### Cold start\n\nA fresh process per start, ms of wall time; result: device open to the checked "
                "result; cache: what the cold start left in empty kernel caches.\n\n"
                "| case | implementation | device | cold prepare | cold dispatch | cold result | warm prepare | "
                "warm dispatch | warm result | cold/warm | cache |\n"
                "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (int i = 0; i < ncold && i < res->nrecords; ++i) {
-        if (!cold[i].measured) continue;
+    for (int i = 0; i < res->nrecords; ++i) {
         const bench_record *r = &res->records[i];
+        if (!r->cold_start.present) continue;
         char device[64], cells[8][24];
         cold_device(&res->devices[r->device_index], 40, device, sizeof device);
-        cold_cells(&cold[i], cells);
+        cold_cells(&r->cold_start, cells);
         sb_printf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r->c.name, r->implementation, device,
                   cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[7], cells[6]);
     }
-    for (int i = 0; i < ncold && i < res->nrecords; ++i)
-        if (cold[i].measured && cold[i].error[0])
-            sb_printf(b, "\n%s %s on %s: %s\n", res->records[i].c.name, res->records[i].implementation,
-                      res->devices[res->records[i].device_index].info.name, cold[i].error);
+    for (int i = 0; i < res->nrecords; ++i) {
+        const bench_record *r = &res->records[i];
+        if (r->cold_start.present && r->cold_start.error[0])
+            sb_printf(b, "\n%s %s on %s: %s\n", r->c.name, r->implementation, res->devices[r->device_index].info.name,
+                      r->cold_start.error);
+    }
 }
 
-void bench_cold_table(strbuf *b, const bench_results *res, const bench_cold_result *cold, int ncold, bench_format f)
+void bench_cold_table(strbuf *b, const bench_results *res, bench_format f)
 {
     int any = 0;
-    for (int i = 0; i < ncold && i < res->nrecords; ++i) any |= cold[i].measured;
+    for (int i = 0; i < res->nrecords; ++i) any |= res->records[i].cold_start.present;
     if (!any || (f != BENCH_FMT_TABLE && f != BENCH_FMT_MD)) return;
     if (f == BENCH_FMT_MD) {
-        cold_md(b, res, cold, ncold);
+        cold_md(b, res);
         return;
     }
     const int compact = res->width < TEXT_WIDE, dev_w = compact ? COLD_DEVICE_COMPACT_W : COLD_DEVICE_W;
@@ -178,14 +180,15 @@ void bench_cold_table(strbuf *b, const bench_results *res, const bench_cold_resu
     sb_puts(b, " "), text_pad(b, "CACHE", COLD_CACHE_W, 1);
     sb_puts(b, "\n");
     const char *last_case = "";
-    for (int i = 0; i < ncold && i < res->nrecords; ++i) {
-        if (!cold[i].measured) continue;
+    for (int i = 0; i < res->nrecords; ++i) {
         const bench_record *r = &res->records[i];
+        const bench_cold_result *c = &r->cold_start;
+        if (!c->present) continue;
         if (strcmp(r->c.name, last_case) != 0) sb_printf(b, "%s\n", r->c.name);
         last_case = r->c.name;
         char device[64], cells[8][24];
         cold_device(&res->devices[r->device_index], dev_w, device, sizeof device);
-        cold_cells(&cold[i], cells);
+        cold_cells(c, cells);
         sb_puts(b, "  ");
         text_pad(b, r->implementation, COLD_IMPL_W, 0);
         sb_puts(b, "  ");
@@ -195,9 +198,9 @@ void bench_cold_table(strbuf *b, const bench_results *res, const bench_cold_resu
         if (!compact) sb_puts(b, " "), text_pad(b, cells[7], COLD_NUM_W, 1);
         sb_puts(b, " "), text_pad(b, cells[6], COLD_CACHE_W, 1);
         sb_puts(b, "\n");
-        if (cold[i].error[0]) {
+        if (c->error[0]) {
             sb_puts(b, "    ");
-            text_wrap(b, cold[i].error, 4, 6, res->width);
+            text_wrap(b, c->error, 4, 6, res->width);
         }
     }
 }

@@ -54,7 +54,6 @@ typedef struct bench_session {
     int noisy_cpu_records;     /* cv warnings on CPU-type devices, summed up at the end */
     int argc;                  /* the command line, for --cold's fresh processes */
     char **argv;
-    bench_cold_result *cold;   /* --cold: per record (index as in res.records) */
 } bench_session;
 
 /* The signal that asked the run to stop; the runner checks it before every dispatch. */
@@ -142,7 +141,7 @@ static void print_part(bench_session *s, char *text)
 static char *cold_table(bench_session *s, bench_format f)
 {
     strbuf b = {0};
-    if (s->o.cold) bench_cold_table(&b, &s->res, s->cold, s->res.nrecords, f);
+    if (s->o.cold) bench_cold_table(&b, &s->res, f);
     if (b.failed) {
         sb_free(&b);
         return NULL;
@@ -150,13 +149,11 @@ static char *cold_table(bench_session *s, bench_format f)
     return b.data ? b.data : strdup("");
 }
 
-/* bench_render with what --cold adds: cold_start in JSON records, its table after the rest. */
+/* bench_render with --cold's table after a final table or md (JSON records carry their cold_start). */
 static char *render(bench_session *s, bench_format f, int final)
 {
     char *text = bench_render(&s->res, f, final);
-    if (!s->o.cold || !text) return text;
-    if (f == BENCH_FMT_JSON || f == BENCH_FMT_JSONL) return bench_cold_augment(text, f, s->cold, s->res.nrecords, 0);
-    if (!final) return text;
+    if (!s->o.cold || !text || !final || f == BENCH_FMT_JSON || f == BENCH_FMT_JSONL) return text;
     char *table = cold_table(s, f);
     char *both = table ? malloc(strlen(text) + strlen(table) + 1) : NULL;
     if (both) strcat(strcpy(both, text), table);
@@ -218,8 +215,7 @@ static int plan_units(bench_session *s, const bench_run_config *cfg)
     int per_case = 0;
     for (int d = 0; d < s->ntargets; ++d) per_case += s->targets[d].nimpls;
     s->units = calloc((size_t)(s->ncases * per_case) + 1, sizeof *s->units);
-    s->cold = s->o.cold ? calloc((size_t)(s->ncases * per_case) + 1, sizeof *s->cold) : NULL;
-    if (!s->units || (s->o.cold && !s->cold)) return cli_error(EXIT_FAILED, "out of host memory");
+    if (!s->units) return cli_error(EXIT_FAILED, "out of host memory");
     s->nunits = 0;
     for (int c = 0; c < s->ncases; ++c)
         for (int pass = 0; pass < 3; ++pass)
@@ -276,9 +272,7 @@ static void add_record(bench_session *s, bench_record *r)
         return;
     }
     bench_results_link(&s->res);
-    char *row = bench_render_row(&s->res, s->res.nrecords - 1, s->o.format);
-    if (s->o.cold) row = bench_cold_augment(row, s->o.format, s->cold, s->res.nrecords, s->res.nrecords - 1);
-    print_part(s, row);
+    print_part(s, bench_render_row(&s->res, s->res.nrecords - 1, s->o.format));
     write_out(s, 0);
 }
 
@@ -314,12 +308,11 @@ static void run_unit(bench_session *s, const bench_unit *u, const bench_run_conf
             .device_index = t->info.index, .implementation = impl->name, .runs = (int)s->o.cold_runs,
             .on_phase = progress_hook, .ctx = &s->progress,
         };
-        bench_cold_measure(&cu, &s->cold[s->res.nrecords]);
+        bench_cold_measure(&cu, &r.cold_start);
         r.interrupted = stop_signal != 0; /* the starts saw the signal too */
     }
     if (r.interrupted) { /* cut short by a stop signal: not a result */
         bench_record_free(&r);
-        if (s->o.cold) memset(&s->cold[s->res.nrecords], 0, sizeof *s->cold);
         return;
     }
     add_record(s, &r);
@@ -370,10 +363,7 @@ static int finish(bench_session *s)
 {
     bench_results *res = &s->res;
     res->stopped_by = stop_signal;
-    char *tail = bench_render_tail(res, s->o.format);
-    if (s->o.cold && s->o.format == BENCH_FMT_JSON)
-        tail = bench_cold_augment(tail, s->o.format, s->cold, res->nrecords, 0);
-    print_part(s, tail);
+    print_part(s, bench_render_tail(res, s->o.format));
     if (s->o.cold && s->o.format != BENCH_FMT_JSON && s->o.format != BENCH_FMT_JSONL)
         print_part(s, cold_table(s, s->o.format));
     write_out(s, 1);
@@ -472,7 +462,6 @@ int cmd_bench(int argc, char **argv)
     bench_targets_close(s->targets, s->ntargets);
     attnvk_context_destroy(s->ctx);
     free(s->units);
-    free(s->cold);
     free(s->cases);
     free(s);
     return rc;

@@ -1,8 +1,6 @@
 /* The comparison logic of `attnvk compare`: matching, verdicts, summaries. */
 #include "results_compare.h"
 
-#include "bench_cold.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,7 +212,7 @@ bool compare_failed(const compare_result *r)
            compare_cold_regressions(r) > 0;
 }
 
-/* ---- cold start (`attnvk bench --cold`; the rule is in bench_cold.h) ---- */
+/* ---- cold start (`attnvk bench --cold`; the rule is in results_compare.h) ---- */
 
 double compare_cold_threshold(const compare_result *r) { return fmax(r->threshold, COMPARE_COLD_THRESHOLD); }
 
@@ -234,10 +232,9 @@ bool compare_cold_row(const compare_result *r, const compare_row *row, compare_c
 {
     memset(out, 0, sizeof *out);
     out->cold_ratio = out->warm_ratio = NAN;
-    if (!row->base || !row->next) return false;
-    out->base = results_cold_start(r->base, row->base);
-    out->next = results_cold_start(r->next, row->next);
-    if (!out->base || !out->next) return false;
+    if (!row->base || !row->next || !row->base->cold_start.present || !row->next->cold_start.present) return false;
+    out->base = &row->base->cold_start;
+    out->next = &row->next->cold_start;
     const bench_cold_result *b = out->base, *n = out->next;
     const double t = compare_cold_threshold(r);
     out->cold_ratio = start_ratio(b->have_cold, b->cold.first_result_ms, n->have_cold, n->cold.first_result_ms);

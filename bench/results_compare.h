@@ -13,7 +13,8 @@
  *   same        : otherwise.
  * Correctness: ok -> fail is a new failure; relative L2 error grown more than
  * 10x (against max(base rel_l2, tolerance / 1000)) is an accuracy regression.
- * Regressions, new failures and accuracy regressions make compare exit 1. */
+ * Regressions, new failures, accuracy regressions and cold-start regressions (below)
+ * make compare exit 1. */
 #ifndef ATTNVK_RESULTS_COMPARE_H
 #define ATTNVK_RESULTS_COMPARE_H
 
@@ -86,5 +87,27 @@ bool compare_is_slower(const results_stats *base, const results_stats *next, dou
  * with all_rows; JSON always has every row. */
 typedef enum compare_format { COMPARE_TABLE, COMPARE_MARKDOWN, COMPARE_JSON } compare_format;
 int compare_print(FILE *f, const compare_result *r, compare_format format, bool all_rows);
+
+/* ---- cold start (`attnvk bench --cold`, results_record.cold_start) ----
+ * A cold-start regression: for a record with cold_start in both runs, the cold or the
+ * warm first_result_ms grew by more than max(--threshold, COMPARE_COLD_THRESHOLD) and by
+ * more than COMPARE_COLD_FLOOR_MS (one sample per side: a start's wall time varies more
+ * than a median of many dispatches), or a start that reached a result in base no longer
+ * does. An improvement is the mirror image. */
+#define COMPARE_COLD_THRESHOLD 0.25
+#define COMPARE_COLD_FLOOR_MS 20.0
+
+typedef struct compare_cold {
+    const bench_cold_result *base, *next;
+    double cold_ratio, warm_ratio; /* new / base first_result_ms; NAN unless both have it */
+    bool regressed, improved, lost; /* lost: a start that reached a result in base no longer does */
+} compare_cold;
+
+double compare_cold_threshold(const compare_result *r);
+/* true when both sides of row have a cold_start (out filled); false otherwise. */
+bool compare_cold_row(const compare_result *r, const compare_row *row, compare_cold *out);
+/* Rows with cold_start on both sides, and how many of them regressed. */
+int compare_cold_rows(const compare_result *r);
+int compare_cold_regressions(const compare_result *r);
 
 #endif

@@ -1,8 +1,6 @@
 /* `attnvk compare` output: an aligned table, Markdown, or JSON. */
 #include "results_compare.h"
 
-#include "bench_cold.h"
-
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -164,7 +162,7 @@ static void table_print(FILE *f, const text_table *t, bool markdown, const char 
     }
 }
 
-/* ---- cold start: records with cold_start in both runs (bench_cold.h) ---- */
+/* ---- cold start: records with cold_start in both runs (results_compare.h) ---- */
 
 static const char *cold_verdict(const compare_cold *c)
 {

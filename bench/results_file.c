@@ -3,8 +3,6 @@
 #include "results_file.h"
 #include "bench_stats.h"
 
-#include "bench_cold.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -252,6 +250,46 @@ static void parse_roofline(reader *rd, const cJSON *o, const char *where, result
     if (!isfinite(rl->arithmetic_intensity)) rl->present = false; /* no intensity, no place on the roofline */
 }
 
+/* One start's times; have is false for null (the start gave no result). */
+static void parse_cold_times(reader *rd, const cJSON *o, const char *where, bool *have, bench_cold_times *t)
+{
+    *have = o != NULL;
+    t->context_ms = number(rd, o, where, "context_ms", false);
+    t->open_ms = number(rd, o, where, "open_ms", false);
+    t->prepare_ms = number(rd, o, where, "prepare_ms", false);
+    t->first_dispatch_ms = number(rd, o, where, "first_dispatch_ms", false);
+    t->first_result_ms = number(rd, o, where, "first_result_ms", false);
+    if (o && !isfinite(t->first_result_ms)) bad(rd, where, "first_result_ms", "is missing");
+}
+
+/* The record's cold_start (`attnvk bench --cold`, cold_start.h); c->present false without one. */
+static void parse_cold(reader *rd, const cJSON *r, const char *where, bench_cold_result *c)
+{
+    char sub[64], part[96];
+    memset(c, 0, sizeof *c);
+    const cJSON *o = object(rd, r, where, "cold_start", false);
+    if (!o) return;
+    snprintf(sub, sizeof sub, "%s.cold_start", where);
+    c->present = true;
+    snprintf(part, sizeof part, "%s.cold", sub);
+    parse_cold_times(rd, object(rd, o, sub, "cold", false), part, &c->have_cold, &c->cold);
+    snprintf(part, sizeof part, "%s.warm", sub);
+    parse_cold_times(rd, object(rd, o, sub, "warm", false), part, &c->have_warm, &c->warm);
+    c->cache_bytes = number(rd, o, sub, "cache_bytes", false);
+    c->runs = (int)integer(rd, o, sub, "runs", 1, BENCH_COLD_MAX_RUNS, false, 1);
+    text(rd, o, sub, "error", c->error, sizeof c->error, false);
+    const cJSON *parts = object(rd, o, sub, "cache_parts", false), *p;
+    snprintf(part, sizeof part, "%s.cache_parts", sub);
+    cJSON_ArrayForEach(p, parts)
+    {
+        double bytes = number(rd, parts, part, p->string, false);
+        if (c->nparts < BENCH_COLD_PARTS && isfinite(bytes)) {
+            snprintf(c->parts[c->nparts].name, sizeof c->parts[c->nparts].name, "%s", p->string);
+            c->parts[c->nparts++].bytes = bytes;
+        }
+    }
+}
+
 static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
 {
     char where[48], sub[64];
@@ -299,6 +337,7 @@ static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
     rec->check.max_abs = number(rd, check, sub, "max_abs", false);
     rec->check.tolerance = number(rd, check, sub, "tolerance", true);
     rec->check.passed = flag(rd, check, sub, "passed", false);
+    parse_cold(rd, r, where, &rec->cold_start);
     /* A failed record's time is not a result, whatever the writer put there. */
     if (rec->status == RESULT_FAIL) rec->tflops = NAN;
     if (rec->status == RESULT_FAIL) rec->roofline.fraction = NAN;
@@ -325,93 +364,6 @@ static void parse_peak(reader *rd, const cJSON *p, const char *where, results_de
         text(rd, e, sub, "path", x->path, sizeof x->path, false);
         text(rd, e, sub, "reason", x->reason, sizeof x->reason, false);
     }
-}
-
-/* ---- cold_start (bench_cold.h) ----
- * results_record has no room for it, so what was read is kept here, beside the run it
- * came with, until results_free: an entry per record that has one, matched later on
- * results_same_key, since results_filter moves records around. */
-typedef struct cold_entry {
-    const results_run *run;
-    results_record key;
-    bench_cold_result cold;
-} cold_entry;
-
-static cold_entry *cold_entries;
-static int cold_count, cold_capacity;
-
-static void cold_forget(const results_run *run)
-{
-    int kept = 0;
-    for (int i = 0; i < cold_count; ++i)
-        if (cold_entries[i].run != run) cold_entries[kept++] = cold_entries[i];
-    cold_count = kept;
-    if (cold_count == 0) {
-        free(cold_entries);
-        cold_entries = NULL;
-        cold_capacity = 0;
-    }
-}
-
-static int cold_remember(const results_run *run, const results_record *rec, const bench_cold_result *cold)
-{
-    if (cold_count == cold_capacity) {
-        int cap = cold_capacity ? 2 * cold_capacity : 16;
-        cold_entry *grown = realloc(cold_entries, sizeof *grown * (size_t)cap);
-        if (!grown) return LOAD_NO_MEMORY;
-        cold_entries = grown;
-        cold_capacity = cap;
-    }
-    cold_entries[cold_count++] = (cold_entry){run, *rec, *cold};
-    return LOAD_OK;
-}
-
-const bench_cold_result *results_cold_start(const results_run *run, const results_record *r)
-{
-    for (int i = 0; i < cold_count; ++i)
-        if (cold_entries[i].run == run && results_same_key(&cold_entries[i].key, r)) return &cold_entries[i].cold;
-    return NULL;
-}
-
-/* One start's times; have is false for null (the start gave no result). */
-static void parse_cold_times(reader *rd, const cJSON *o, const char *where, bool *have, bench_cold_times *t)
-{
-    *have = o != NULL;
-    t->context_ms = number(rd, o, where, "context_ms", false);
-    t->open_ms = number(rd, o, where, "open_ms", false);
-    t->prepare_ms = number(rd, o, where, "prepare_ms", false);
-    t->first_dispatch_ms = number(rd, o, where, "first_dispatch_ms", false);
-    t->first_result_ms = number(rd, o, where, "first_result_ms", false);
-    if (o && !isfinite(t->first_result_ms)) bad(rd, where, "first_result_ms", "is missing");
-}
-
-/* true when the record has a cold_start (filled in c). */
-static bool parse_cold(reader *rd, const cJSON *r, const char *where, bench_cold_result *c)
-{
-    char sub[64], part[96];
-    memset(c, 0, sizeof *c);
-    const cJSON *o = object(rd, r, where, "cold_start", false);
-    if (!o) return false;
-    snprintf(sub, sizeof sub, "%s.cold_start", where);
-    c->measured = true;
-    snprintf(part, sizeof part, "%s.cold", sub);
-    parse_cold_times(rd, object(rd, o, sub, "cold", false), part, &c->have_cold, &c->cold);
-    snprintf(part, sizeof part, "%s.warm", sub);
-    parse_cold_times(rd, object(rd, o, sub, "warm", false), part, &c->have_warm, &c->warm);
-    c->cache_bytes = number(rd, o, sub, "cache_bytes", false);
-    c->runs = (int)integer(rd, o, sub, "runs", 1, BENCH_COLD_MAX_RUNS, false, 1);
-    text(rd, o, sub, "error", c->error, sizeof c->error, false);
-    const cJSON *parts = object(rd, o, sub, "cache_parts", false), *p;
-    snprintf(part, sizeof part, "%s.cache_parts", sub);
-    cJSON_ArrayForEach(p, parts)
-    {
-        double bytes = number(rd, parts, part, p->string, false);
-        if (c->nparts < BENCH_COLD_PARTS && isfinite(bytes)) {
-            snprintf(c->parts[c->nparts].name, sizeof c->parts[c->nparts].name, "%s", p->string);
-            c->parts[c->nparts++].bytes = bytes;
-        }
-    }
-    return true;
 }
 
 static void parse_device(reader *rd, const cJSON *d, int i, results_device *dev)
@@ -503,12 +455,6 @@ static int parse_root(const cJSON *root, reader *rd, results_run *out)
     {
         results_record *rec = &out->records[out->record_count];
         parse_record(rd, item, out->record_count, rec);
-        char where[48];
-        snprintf(where, sizeof where, "records[%d]", out->record_count);
-        bench_cold_result cold;
-        if (rd->rc == LOAD_OK && parse_cold(rd, item, where, &cold) && rd->rc == LOAD_OK &&
-            cold_remember(out, rec, &cold) != LOAD_OK)
-            return fail(rd->err, rd->n, LOAD_NO_MEMORY, "%s: out of memory", label);
         if (rd->rc != LOAD_OK) return rd->rc;
         ++out->record_count;
     }
@@ -517,7 +463,6 @@ static int parse_root(const cJSON *root, reader *rd, results_run *out)
 
 int results_parse_buffer(const char *text, size_t len, const char *label, results_run *out, char *err, size_t err_size)
 {
-    cold_forget(out); /* a struct parsed into again without results_free */
     memset(out, 0, sizeof *out);
     snprintf(out->label, sizeof out->label, "%s", label);
     const char *end = NULL;
@@ -560,7 +505,6 @@ int results_load_file(const char *path, results_run *out, char *err, size_t err_
 
 void results_free(results_run *run)
 {
-    cold_forget(run);
     free(run->devices);
     free(run->records);
     run->devices = NULL;

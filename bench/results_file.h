@@ -4,6 +4,8 @@
 #ifndef ATTNVK_RESULTS_FILE_H
 #define ATTNVK_RESULTS_FILE_H
 
+#include "cold_start.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -60,6 +62,7 @@ typedef struct results_record {
     int tile_br, tile_bc; /* the kernel's tile; 0 when null or absent */
     double gbytes_per_s;  /* NAN when null or absent */
     results_roofline roofline;
+    bench_cold_result cold_start; /* `attnvk bench --cold` (cold_start.h); present false when absent */
 } results_record;
 
 /* One entry of a device's `peak` record (`attnvk peak`): read, copy, fma_f32, fma_f16, matrix. */

@@ -22,62 +22,29 @@ import sys
 import termios
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+from bench_test_util import env_without_columns, expect, finish, load_validator, run_attnvk  # noqa: E402
+
 ATTNVK, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(WORK, exist_ok=True)
-passed = failed = 0
 # a small custom case on the cpu API: exact, deterministic, fast
 TINY = ["--api", "cpu", "--seq", "96", "--heads", "2", "--head-dim", "32", "--iters", "2", "--warmup", "0"]
 
 
-def expect(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what}")
-    sys.stdout.flush()
-    return cond
-
-
 def run(*args, timeout=240, env=None):
-    p = subprocess.run([ATTNVK, *args], capture_output=True, text=True, timeout=timeout,
-                       env=dict(os.environ, **(env or {})))
-    return p.returncode, p.stdout, p.stderr
-
-
-def no_columns_env():
-    """The environment without COLUMNS: widths then come from the options alone."""
-    return {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    return run_attnvk(ATTNVK, args, timeout, dict(os.environ, **(env or {})))
 
 
 def run_plain(*args, timeout=240, columns=None):
-    env = no_columns_env()
-    if columns is not None:
-        env["COLUMNS"] = str(columns)
-    p = subprocess.run([ATTNVK, *args], capture_output=True, text=True, timeout=timeout, env=env)
-    return p.returncode, p.stdout, p.stderr
+    extra = {} if columns is None else {"COLUMNS": str(columns)}
+    return run_attnvk(ATTNVK, args, timeout, env_without_columns(**extra))
 
 
 def widest(text):
     return max((len(line) for line in text.splitlines()), default=0)
 
 
-def load_validator():
-    try:
-        import jsonschema
-    except ImportError:
-        expect(False, "python3-jsonschema is installed (tools/install-deps.sh)")
-        return None
-    with open(SCHEMA_PATH) as f:
-        schema = json.load(f)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
-VALIDATOR = load_validator()
+VALIDATOR = load_validator(SCHEMA_PATH)
 
 
 def schema_errors(doc):
@@ -360,7 +327,7 @@ def first_row_before_exit(fmt, row_pattern):
     returns (the process was still running then, the row)."""
     p = subprocess.Popen([ATTNVK, "bench", "--api", "cpu", "--seq", "384,512", "--heads", "2", "--head-dim", "32",
                           "--variant", "reference-f64", "-r", "25", "--warmup", "0", "-o", fmt], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=no_columns_env())
+                         stderr=subprocess.PIPE, text=True, env=env_without_columns())
     row, running = None, False
     for line in p.stdout:
         if re.match(row_pattern, line):
@@ -565,7 +532,7 @@ def test_interrupt():
     expect(f"stopped by SIGINT: {n} of" in stderr and out in stderr, f"interrupt: stderr says where: {stderr.strip()!r}")
     # the table: rows, then the summary saying it was stopped
     p = subprocess.Popen([ATTNVK, "bench", "--api", "cpu", "--suite", "quick", "--min-time", "0.5"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=no_columns_env())
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_without_columns())
     first = ""
     for line in p.stdout:
         if re.match(r"attnvk +cpu:0 ", line):  # the first timed row (the OpenBLAS baseline skips the f16 cases)
@@ -615,7 +582,7 @@ def run_on_terminal(args, cols=80, timeout=60):
     """Runs attnvk with stdout and stderr on one pseudo-terminal of cols columns; returns (rc, the bytes shown)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
-    env = dict(no_columns_env(), COLUMNS=str(cols))
+    env = dict(env_without_columns(), COLUMNS=str(cols))
     p = subprocess.Popen([ATTNVK, *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env)
     os.close(slave)
     chunks, deadline = [], time.time() + timeout
@@ -728,5 +695,4 @@ for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, 
     except Exception as e:  # a crash in one test is a failure, the others still run
         expect(False, f"{test.__name__} raised {type(e).__name__}: {e}")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()

@@ -11,46 +11,21 @@ import copy
 import json
 import os
 import shutil
-import subprocess
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
+from bench_test_util import env_without_columns, expect, finish, load_validator, run_attnvk  # noqa: E402
 
 ATTNVK, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 TMP = os.path.join(WORK, "tmp")  # the bench's TMPDIR: the starts' cache folders must not outlive it
 os.makedirs(TMP)
-passed = failed = 0
 TINY = ["--seq", "64", "--heads", "2", "--head-dim", "32", "--iters", "2", "--warmup", "0", "--warmup-time", "0"]
 
 
-def expect(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what}")
-    sys.stdout.flush()
-    return cond
-
-
 def run(*args, timeout=300):
-    env = dict(os.environ, TMPDIR=TMP)
-    env.pop("COLUMNS", None)
-    p = subprocess.run([ATTNVK, *args], capture_output=True, text=True, timeout=timeout, env=env)
-    return p.returncode, p.stdout, p.stderr
-
-
-def validator():
-    try:
-        import jsonschema
-    except ImportError:
-        expect(False, "python3-jsonschema is installed (tools/install-deps.sh)")
-        return None
-    with open(SCHEMA_PATH) as f:
-        schema = json.load(f)
-    return jsonschema.validators.validator_for(schema)(schema)
+    return run_attnvk(ATTNVK, args, timeout, env_without_columns(TMPDIR=TMP))
 
 
 # ---- the bench: cpu, vulkan, opencl ----
@@ -59,7 +34,7 @@ rc, stdout, stderr = run("bench", "--api", "cpu,vulkan,opencl", "--impl", "attnv
                          "--out", out)
 expect(rc == 0, f"bench --cold exits 0 (got {rc}: {stderr.strip()[-300:]})")
 doc = json.load(open(out)) if os.path.exists(out) else {"records": []}
-v = validator()
+v = load_validator(SCHEMA_PATH)
 if v:
     errors = sorted(v.iter_errors(doc), key=str)
     expect(not errors, "the results with cold_start follow the schema" + (f": {errors[0].message}" if errors else ""))
@@ -203,5 +178,4 @@ rc, stdout, stderr = compare(base, bad)
 expect(rc == 2 and len(stderr.strip().splitlines()) == 1 and "records[1].cold_start.cold" in stderr,
        f"compare: a malformed cold_start is bad input, one line naming it, exit 2 ({stderr.strip()})")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()
