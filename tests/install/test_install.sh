@@ -43,8 +43,11 @@ cmake -S "$src/examples" -B "$work/examples" ${CMAKE_GENERATOR:+-G "$CMAKE_GENER
   -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_FLAGS="${flags[*]}" -DCMAKE_EXE_LINKER_FLAGS="${flags[*]}" >"$work/examples.log"
 cmake --build "$work/examples" >>"$work/examples.log"
-ldd "$work/examples/hello_attnvk" | grep -q "$libdir/libattnvk.so.0" ||
-  { echo "FAIL: hello_attnvk does not load the installed libattnvk.so.0"; ldd "$work/examples/hello_attnvk"; exit 1; }
+# ldd's output whole, then grep: `ldd | grep -q` under pipefail fails when grep's early exit
+# sends ldd SIGPIPE (the ASan build's longer list hit it in CI)
+deps=$(ldd "$work/examples/hello_attnvk")
+grep -q "$libdir/libattnvk.so.0" <<<"$deps" ||
+  { echo "FAIL: hello_attnvk does not load the installed libattnvk.so.0"; echo "$deps"; exit 1; }
 run_hello "$work/examples/hello_attnvk" cpu
 run_hello "$work/examples/hello_attnvk_static" cpu
 for spec in vulkan opencl; do run_hello "$work/examples/hello_attnvk" $spec; done

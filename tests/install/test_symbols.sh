@@ -32,6 +32,6 @@ case "$soname" in
   libattnvk.so.[0-9]*) echo "SONAME $soname" ;;
   *) echo "FAIL: SONAME is '$soname', want libattnvk.so.<major>"; fail=1 ;;
 esac
-if readelf -d "$so" | grep -q 'TEXTREL'; then echo "FAIL: text relocations (non-PIC code)"; fail=1; fi
+if readelf -d "$so" | grep 'TEXTREL' >/dev/null; then echo "FAIL: text relocations (non-PIC code)"; fail=1; fi
 [ $fail = 0 ] && echo "symbols ok"
 exit $fail
