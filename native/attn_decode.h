@@ -58,9 +58,18 @@ static_assert(BR == 16 && NT == 32 * KW, "mma-decode: one 16-row m-tile, KEY_WAR
 static_assert(AVK_DV == AVK_D && D % 16 == 0, "mma-decode: one head dim, whole k-steps (others run on mma16)");
 static_assert(BC % 16 == 0 && BC <= 32 && STAGES >= 2, "mma-decode: BC 16 or 32 keys per warp tile, 2+ stages");
 
-/* Keys [key0, key0 + BC) of K or V, raw, into a warp's stage: lane r finds
- * key r's row once (one block-table read per key, not per copy), and the
- * copies ask it by shuffle. Rows at or past valid are zero-filled. */
+/* The K/V row of key tile * BC + lane for lanes below the tile's valid keys
+ * (and BC), else 0: read a tile ahead of its copies, so a paged cache's copies
+ * never wait on the block table (OpenCL's decode body does the same). */
+AVK_DEVICE long long avk_decode_row(const avk_attn_params &p, const avk_work &w, int tile, int lane)
+{
+    const int key = tile * BC + lane;
+    return tile < w.t_end && lane < BC && key < w.kv_end ? avk_kv_row(p, w.b, w.g, key) : 0;
+}
+
+/* Keys [key0, key0 + BC) of K or V, raw, into a warp's stage: lane r holds
+ * key r's row (my_row, avk_decode_row: one block-table read per key, not per
+ * copy), and the copies ask it by shuffle. Rows at or past valid are zero-filled. */
 /* A contiguous cache's tile is one run of BC rows (RAW_ROW is the row: no
  * padding), copied in 16-byte pieces without a row lookup or shuffle per
  * copy: q8_0 9 copies a lane where rows take 17 of 8 bytes. H100 64k
@@ -71,7 +80,7 @@ static_assert(BC % 16 == 0 && BC <= 32 && STAGES >= 2, "mma-decode: BC 16 or 32 
 enum { LINEAR_TILE = AVK_DECODE_LINEAR && RAW_ROW == AVK_KV_ROW_BYTES && RAW_TILE % 16 == 0 };
 
 AVK_DEVICE void avk_decode_load(unsigned char *dst, const avk_attn_params &p, const avk_work &w,
-                                unsigned long long base, int key0, int valid, int lane)
+                                unsigned long long base, int key0, int valid, int lane, long long my_row)
 {
     if (LINEAR_TILE && p.page_size == 0 && p.kv_ss == 1 && valid >= BC) {
         const unsigned long long src0 = base + (unsigned long long)avk_kv_row(p, w.b, w.g, key0) * AVK_KV_ROW_BYTES;
@@ -82,7 +91,6 @@ AVK_DEVICE void avk_decode_load(unsigned char *dst, const avk_attn_params &p, co
             return;
         }
     }
-    const long long my_row = lane < BC && lane < valid ? avk_kv_row(p, w.b, w.g, key0 + lane) : 0;
     const unsigned char *g = (const unsigned char *)base;
     /* whole-warp trip count: every lane reaches every shuffle */
 #pragma unroll 4
@@ -206,11 +214,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         const int t = t_first + s * KW;
         if (t < w.t_end) {
             unsigned char *stage = ring + s * 2 * RAW_TILE;
-            avk_decode_load(stage, p, w, p.k, t * BC, w.kv_end - t * BC, lane);
-            avk_decode_load(stage + RAW_TILE, p, w, p.v, t * BC, w.kv_end - t * BC, lane);
+            const long long rows = avk_decode_row(p, w, t, lane);
+            avk_decode_load(stage, p, w, p.k, t * BC, w.kv_end - t * BC, lane, rows);
+            avk_decode_load(stage + RAW_TILE, p, w, p.v, t * BC, w.kv_end - t * BC, lane, rows);
         }
         avk_cp_async_commit();
     }
+    long long next_rows = avk_decode_row(p, w, t_first + (STAGES - 1) * KW, lane); /* the loop's first issue */
     AVK_CP_ASYNC_WAIT(STAGES - 1); /* Q (the oldest group) has landed */
     __syncthreads();
     avk_u32 qf[KD][4];
@@ -248,10 +258,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             const int tn = t + (STAGES - 1) * KW;
             if (tn < w.t_end) {
                 unsigned char *stage = ring + ((i + STAGES - 1) % STAGES) * 2 * RAW_TILE;
-                avk_decode_load(stage, p, w, p.k, tn * BC, w.kv_end - tn * BC, lane);
-                avk_decode_load(stage + RAW_TILE, p, w, p.v, tn * BC, w.kv_end - tn * BC, lane);
+                avk_decode_load(stage, p, w, p.k, tn * BC, w.kv_end - tn * BC, lane, next_rows);
+                avk_decode_load(stage + RAW_TILE, p, w, p.v, tn * BC, w.kv_end - tn * BC, lane, next_rows);
             }
             avk_cp_async_commit();
+            next_rows = avk_decode_row(p, w, tn + KW, lane); /* the next round's tile, a round ahead */
         }
         const int key0 = t * BC;
         if (avk_tile_invisible(key0, BC, min_begin, max_end)) continue;
