@@ -192,7 +192,7 @@ inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_len
     const int tiles = (w.kv_end + bc - 1) / bc;
     /* tiles below every row's window are never loaded: the splits count from
      * the block's first visible tile (0 without a left window), as the host
-     * plans them over the window's span (cl_flash.c), not the whole cache */
+     * plans them over the window's span (core's avk_kernel_args_span), not the whole cache */
     const int first = min(tiles, w.kv_begin / bc);
     if (a->splits > 1) {
         const int per_split = (int)a->split_keys / bc;

@@ -350,15 +350,17 @@ Work flash_work(uint br, uint bc)
     w.i0 = pc.q_begin + w.r0;
     w.q_base = w.b * pc.q_sb + w.h * pc.q_sh;
     w.len = avk_seq_len(w.b);
-    w.kv_lo = w.split * pc.split_keys;
+    // the block's first row sees the fewest keys below: tiles under every row's
+    // window are never read, and the splits count from the block's first visible
+    // tile (0 without a left window), as core plans them over the keys a block
+    // may see (avk_kernel_args_span), not the whole cache. kv_lo stays a multiple of bc.
+    uint first = 0u;
+    if ((avk_flags() & AVK_FLAG_WINDOW) != 0u) first = avk_key_begin(w.len, avk_q_row(w, w.r0).y) / bc * bc;
+    w.kv_lo = first + w.split * pc.split_keys;
     w.kv_hi = min(w.len, w.kv_lo + pc.split_keys);
     // the block's last real row sees the most keys
     uint last = avk_q_row(w, min(w.r0 + br, w.rows) - 1u).y;
     w.kv_hi = min(w.kv_hi, avk_key_end(w.len, last));
-    // ... and its first row the fewest below: tiles under every row's window are
-    // skipped (kv_lo stays a multiple of bc; a split wholly below streams nothing)
-    if ((avk_flags() & AVK_FLAG_WINDOW) != 0u)
-        w.kv_lo = max(w.kv_lo, avk_key_begin(w.len, avk_q_row(w, w.r0).y) / bc * bc);
     w.ntiles = w.kv_hi > w.kv_lo ? (w.kv_hi - w.kv_lo + bc - 1u) / bc : 0u;
     if ((pc.flags & AVK_FLAG_SKIP_LAST_TILE) != 0u && w.ntiles > 0u) w.ntiles -= 1u;
     return w;

@@ -62,12 +62,29 @@ void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_beg
     }
 }
 
+int64_t avk_kernel_args_span(const avk_kernel_args *a, int br, int tile)
+{
+    const int64_t seq_kv = a->seq_kv, seq_q = a->seq_q, left = a->window_left;
+    if (!(a->flags & AVK_FLAG_WINDOW) || left < 0) return seq_kv;
+    const int64_t pack = a->pack > 0 ? a->pack : 1, t = tile > 0 ? tile : 1;
+    /* rows [r0, r0 + br) hold queries r0 / pack .. (r0 + br - 1) / pack: at most br / pack + 2 */
+    const int64_t block_queries = br / pack + 2, queries = seq_q < block_queries ? seq_q : block_queries;
+    /* keys past the block's last query: none when causal, window_right, else up to the end */
+    const int64_t right = (a->flags & AVK_FLAG_CAUSAL) ? 0 : a->window_right >= 0 ? a->window_right : seq_kv;
+    /* the first row sees from i' - left, the last up to i'_last + right (inclusive) */
+    int64_t span = queries + left + right + t;
+    /* bottom-right rows end at the sequence's end: i' <= len - 1, i'_first >= len - Nq */
+    if (!(a->flags & AVK_FLAG_TOP_LEFT) && seq_q + left + t < span) span = seq_q + left + t;
+    return span < seq_kv ? span : seq_kv;
+}
+
 int avk_kernel_args_split(avk_kernel_args *a, const attnvk_problem *p, int br, int bc, int compute_units,
                           int resident, int whole_waves, int requested)
 {
     const int64_t units = (int64_t)p->batch * (p->heads / (int)a->pack) * avk_row_blocks((int)a->pack, (int)a->q_count, br);
-    avk_split_request r = {.kv_len = p->seq_kv, .kv_tile = bc, .workgroups = units,
-                           .compute_units = compute_units, .resident = resident, .whole_waves = whole_waves, .requested = requested, .decode = avk_is_decode(p)};
+    avk_split_request r = {.kv_len = avk_kernel_args_span(a, br, bc), .kv_tile = bc, .workgroups = units,
+                           .compute_units = compute_units, .resident = resident, .whole_waves = whole_waves,
+                           .requested = requested, .decode = avk_is_decode(p)};
     avk_split_plan plan = avk_plan_split_kv(&r);
     a->splits = (U32)plan.splits;
     a->split_keys = (U32)((int64_t)plan.tiles_per_split * bc);

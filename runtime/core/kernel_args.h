@@ -31,10 +31,23 @@ static inline int64_t avk_row_blocks(int pack, int q_count, int br) { return ((i
 /* Everything but the split fields; flags from the problem and write_lse. */
 void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_begin, int q_count, int pack,
                           int write_lse);
+/* Keys one row block of br packed rows may see, what split-KV divides: the
+ * whole cache (seq_kv) without a left window; with one, the block's queries
+ * (at most br / pack + 2), window_left, the keys right of its last query
+ * (none when causal, window_right, else the cache) and one tile for the
+ * first tile's rounding down, and with bottom-right alignment at most
+ * Nq + window_left + tile (the rows end at the sequence's end); never more
+ * than seq_kv. The kernels count the splits from the block's first visible
+ * tile (avk_locate, flash_work): split s reads tiles first + s *
+ * split_keys / tile onwards, so every split lands inside the window. tile
+ * is the split granule (a multiple of the kernels' key tile). From the
+ * filled arguments, so it sees the flags the kernels see. */
+int64_t avk_kernel_args_span(const avk_kernel_args *a, int br, int tile);
+
 /* Plans split-KV for a kernel with key tile bc and row tile br on a device of
  * compute_units, each running `resident` of its workgroups at once (0 or 1
- * when unknown; whole_waves: see avk_split_request; requested: --split-kv) and sets splits, split_keys and the
- * split flag. Returns the split count. */
+ * when unknown; whole_waves: see avk_split_request; requested: --split-kv, N splits of the span) over
+ * avk_kernel_args_span's keys and sets splits, split_keys and the split flag. Returns the split count. */
 int avk_kernel_args_split(avk_kernel_args *a, const attnvk_problem *p, int br, int bc, int compute_units,
                           int resident, int whole_waves, int requested);
 

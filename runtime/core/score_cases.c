@@ -15,17 +15,26 @@ int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max)
         const char *label;
         int b, h, hkv, nq, nk, d, causal, what, left, right;
         float softcap;
+        int split; /* the split-KV count the tests force (0: theirs) */
     } cases[] = {
-        {"softcap window sinks", 2, 4, 2, 40, 70, 64, 1, SOFTCAP | WINDOW | SINKS, 16, -1, 5.f},
-        {"mask alibi", 2, 4, 2, 33, 50, 64, 0, MASK | ALIBI, -1, -1, 0.f},
-        {"mask per head f16", 2, 4, 4, 20, 37, 32, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f},
+        {"softcap window sinks", 2, 4, 2, 40, 70, 64, 1, SOFTCAP | WINDOW | SINKS, 16, -1, 5.f, 0},
+        {"mask alibi", 2, 4, 2, 33, 50, 64, 0, MASK | ALIBI, -1, -1, 0.f, 0},
+        {"mask per head f16", 2, 4, 4, 20, 37, 32, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f, 0},
         /* rows of whole 16-byte chunks over three 128-key tiles: CUDA's wgmma stages them in shared memory */
-        {"mask f16 staged", 1, 2, 1, 40, 264, 128, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f},
-        {"top-left Nq>Nk", 1, 4, 1, 50, 20, 64, 1, TL, -1, -1, 0.f},
-        {"top-left Nq<Nk window", 1, 4, 2, 20, 90, 64, 1, TL | WINDOW, 8, -1, 0.f},
-        {"window both sides", 1, 2, 2, 64, 64, 128, 0, WINDOW | SINKS, 5, 3, 0.f},
-        {"decode window sinks", 4, 8, 2, 1, 300, 64, 1, WINDOW | SINKS | SOFTCAP, 128, -1, 30.f},
-        {"all of them", 2, 4, 2, 24, 48, 64, 1, SOFTCAP | WINDOW | ALIBI | SINKS | MASK, 12, -1, 20.f},
+        {"mask f16 staged", 1, 2, 1, 40, 264, 128, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f, 0},
+        {"top-left Nq>Nk", 1, 4, 1, 50, 20, 64, 1, TL, -1, -1, 0.f, 0},
+        {"top-left Nq<Nk window", 1, 4, 2, 20, 90, 64, 1, TL | WINDOW, 8, -1, 0.f, 0},
+        {"window both sides", 1, 2, 2, 64, 64, 128, 0, WINDOW | SINKS, 5, 3, 0.f, 0},
+        {"decode window sinks", 4, 8, 2, 1, 300, 64, 1, WINDOW | SINKS | SOFTCAP, 128, -1, 30.f, 0},
+        /* windows well inside a 1000-key cache, split over the keys a row block sees
+         * (core's avk_kernel_args_span): every split inside the window */
+        {"decode window inside", 1, 8, 2, 1, 1000, 64, 1, WINDOW | SINKS, 100, -1, 0.f, 5},
+        {"decode Nq4 window right", 2, 8, 2, 4, 1000, 64, 0, WINDOW, 100, 20, 0.f, 8},
+        {"top-left decode window right", 1, 8, 2, 4, 1000, 64, 0, TL | WINDOW, 100, 300, 0.f, 6},
+        {"top-left prefill window inside", 1, 2, 1, 300, 1000, 64, 1, TL | WINDOW | SINKS, 100, -1, 0.f, 7},
+        {"prefill window right inside", 1, 2, 2, 64, 1000, 64, 0, WINDOW, 100, 10, 0.f, 4},
+        /* last: the tests take it as every feature at once */
+        {"all of them", 2, 4, 2, 24, 48, 64, 1, SOFTCAP | WINDOW | ALIBI | SINKS | MASK, 12, -1, 20.f, 0},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof cases / sizeof *cases && n < max; ++i, ++n) {
@@ -34,6 +43,7 @@ int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max)
         attnvk_problem *p = &c->p;
         const int what = cases[i].what;
         c->label = cases[i].label;
+        c->split_kv = cases[i].split;
         p->batch = cases[i].b, p->heads = cases[i].h, p->kv_heads = cases[i].hkv;
         p->seq_q = cases[i].nq, p->seq_kv = cases[i].nk, p->head_dim = cases[i].d;
         p->causal = cases[i].causal;

@@ -13,6 +13,7 @@
 typedef struct avk_score_case {
     const char *label;
     attnvk_problem p; /* dtype filled from the argument */
+    int split_kv;     /* the split-KV count the tests force on it (0: their own) */
 } avk_score_case;
 
 /* Fills up to max cases in dtype; returns the count. */

@@ -57,23 +57,6 @@ static const char *reduce_name(int mode)
     }
 }
 
-/* Keys one row block of br packed rows may see under a left window, tiles of
- * bc keys (the first one rounded down) included: what split-KV divides, as
- * contract.cl's avk_locate counts the splits from the block's first visible
- * tile. Bottom-right rows end at the sequence's end, so Nq + window_left
- * bounds them; otherwise the block's queries, the window and its right side
- * (none when causal) do. The whole cache without a left window. */
-static int window_span(const attnvk_problem *p, int br, int pack, int bc)
-{
-    if (!p->window || p->window_left < 0) return p->seq_kv;
-    const int64_t queries = p->seq_q < br / pack + 2 ? p->seq_q : br / pack + 2;
-    const int64_t right = p->causal ? 0 : p->window_right >= 0 ? p->window_right : p->seq_kv;
-    int64_t span = queries + p->window_left + right + bc;
-    if (p->align != ATTNVK_ALIGN_TOP_LEFT && (int64_t)p->seq_q + p->window_left + bc < span)
-        span = (int64_t)p->seq_q + p->window_left + bc;
-    return span < p->seq_kv ? (int)span : p->seq_kv;
-}
-
 attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                    avk_bkernel *k, attnvk_kernel_info *info)
 {
@@ -86,9 +69,8 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
     if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
     /* mma-decode: a work-group's warps take key_warps tiles per round; a split is whole rounds */
     const int round = cfg->bc * (cfg->key_warps > 0 ? cfg->key_warps : 1);
-    attnvk_problem span = *p; /* splits divide what a row block may see */
-    span.seq_kv = window_span(p, cfg->br, pack, cfg->bc);
-    cfg->split = avk_kernel_args_split(&k->args, &span, cfg->br, round, (int)dev->caps.compute_units, cfg->resident,
+    /* core plans the splits over the keys a row block may see (avk_kernel_args_span) */
+    cfg->split = avk_kernel_args_split(&k->args, p, cfg->br, round, (int)dev->caps.compute_units, cfg->resident,
                                        cfg->whole_waves, opts->split_kv);
     char options[512];
     avk_cl_build_options(cfg, options, sizeof options);

@@ -183,7 +183,8 @@ static void run_scores(attnvk_device *dev, const char *variant, uint64_t seed)
     for (int split = 0; split < 2; ++split)
         for (int i = 0; i < n; ++i)
             if (decode_body || !avk_is_decode(&sc[i].p))
-                run_score(dev, variant, &sc[i], split ? 3 : 0, seed + (uint64_t)(split * 100 + i));
+                run_score(dev, variant, &sc[i], split ? (sc[i].split_kv ? sc[i].split_kv : 3) : 0,
+                          seed + (uint64_t)(split * 100 + i));
     if (!decode_body) return;
     /* every feature at once on the decode body's cache paths: shuffled pages
      * with ragged lengths (f16, q8_0's block-scaled S) and fp8's folded scales */

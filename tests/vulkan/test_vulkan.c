@@ -180,12 +180,12 @@ static void cache_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
 
 /* The score cases of `attnvk check` (softcap, windows, ALiBi, sinks, masks,
  * top-left) through this variant by name, once as planned and once with
- * split-KV forced (the sink then joins in the merge). The emulations run the
+ * split-KV forced (3, or the case's own count; the sink then joins in the merge). The emulations run the
  * plan only (it splits their decode case already) and four of the cases: they are slow. */
 static int emulated_score_case(const char *label)
 {
     static const char *const kept[] = {"mask per head f16", "top-left Nq<Nk window", "decode window sinks",
-                                       "all of them"};
+                                       "decode window inside", "all of them"};
     for (size_t i = 0; i < sizeof kept / sizeof *kept; ++i)
         if (!strcmp(label, kept[i])) return 1;
     return 0;
@@ -201,7 +201,8 @@ static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
             /* minutes on lavapipe: the emulations take the cases that together reach every
              * feature and path (f16 per-head masks, top-left with a window, decode, all at once) */
             if (slow && !emulated_score_case(sc[i].label)) continue;
-            attnvk_kernel_options o = {.variant = vd->variant, .split_kv = sp ? 3 : 0};
+            attnvk_kernel_options o = {.variant = vd->variant,
+                                       .split_kv = sp ? (sc[i].split_kv ? sc[i].split_kv : 3) : 0};
             avk_score_result r;
             attnvk_status s = avk_score_case_run(dev, &sc[i], &o, t->seed + 9000 + (uint64_t)(sp * 100 + i), &r);
             int ok = s == ATTNVK_OK && r.check.passed;
