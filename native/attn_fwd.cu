@@ -132,13 +132,20 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     w.kv_limit = (p.flags & AVK_FLAG_SKIP_LAST_TILE) ? (w.seq_len > 0 ? (w.seq_len - 1) / bc * bc : 0) : w.seq_len;
     w.kv_end = min(w.kv_limit, avk_key_end(p, w.seq_len, (w.r_end - 1) / pack));
     w.kv_begin = avk_key_begin(p, w.seq_len, w.r0 / pack);
-    int tiles = (w.kv_end + bc - 1) / bc;
-    int tiles_per_split = (int)p.split_keys / bc;
-    w.t_begin = min(tiles, w.split * tiles_per_split);
-    w.t_end = min(tiles, w.t_begin + tiles_per_split);
-    if (p.splits == 1) w.t_end = tiles;
-    /* tiles below every row's window are never loaded */
-    w.t_begin = max(w.t_begin, min(w.t_end, w.kv_begin / bc));
+    const int tiles = (w.kv_end + bc - 1) / bc;
+    /* tiles below every row's window are never loaded: the splits count from
+     * the block's first visible tile (0 without a left window), as core plans
+     * them over the keys a row block may see (avk_kernel_args_span), not the
+     * whole cache; OpenCL's and Vulkan's avk_locate / flash_work alike */
+    const int first = min(tiles, w.kv_begin / bc);
+    if (p.splits > 1) {
+        const int tiles_per_split = (int)p.split_keys / bc;
+        w.t_begin = min(tiles, first + w.split * tiles_per_split);
+        w.t_end = min(tiles, w.t_begin + tiles_per_split);
+    } else {
+        w.t_begin = first;
+        w.t_end = tiles;
+    }
     w.q_off = (long long)w.b * p.q_sb + (long long)w.h * p.q_sh;
     w.kv_row0 = (long long)w.b * p.kv_sb + (long long)w.g * p.kv_sh;
     w.kv_off = w.kv_row0 * AVK_D;

@@ -15,13 +15,9 @@ attnvk_status avk_native_plan(const avk_native_driver *d, avk_native_kernel *k, 
     k->shape = *shape;
     avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, o->write_lse);
     if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
-    /* the native kernels still count the splits from key 0 (native/attn_fwd.cu avk_locate), so
-     * they are planned over the whole cache, not avk_kernel_args_span's window */
-    const I32 window_left = k->args.window_left;
-    k->args.window_left = -1;
+    /* over the keys a row block may see; avk_locate counts the splits from its first visible tile */
     k->splits = avk_kernel_args_split(&k->args, p, shape->br, shape->split_round, shape->compute_units,
                                       shape->resident, shape->whole_waves, o->split_kv);
-    k->args.window_left = window_left;
     k->split_build = k->splits > 1 || force_split;
     if ((long long)p->batch * k->splits > 65535 || p->heads / pack > 65535)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s: grid too large (B*splits %lld, H %d; at most 65535 each)",
