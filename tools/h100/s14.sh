@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Session 14 on the H100: attnvk check for CHECK_APIS (default none), optional
+# Sessions 14-15 on the H100: attnvk peak (PEAK=1), attnvk check for CHECK_APIS (default none), optional
 # test_vulkan (VK_TEST=1), then each sweep of SWEEPS (decode_variants.sh format).
 set -u
 source .gpu/gpu-env.sh
 export ATTNVK_CACHE_DIR=/tmp/attnvk-cache
 B=${BUILD:-build-h100}
 mkdir -p "$OUT"
+if [ "${PEAK:-0}" = 1 ]; then # measured peaks, cached for the suites' records (issue #14)
+  ( time $B/attnvk peak ) > "$OUT/peak.txt" 2>&1; echo "peak rc=$?"; cat "$OUT/peak.txt" | cut -c1-160
+fi
 if [ "${VK_TEST:-0}" = 1 ]; then
   ( time timeout ${VK_TEST_TIMEOUT:-150} $B/tests/vulkan/test_vulkan ) > "$OUT/test-vulkan.log" 2>&1
   echo "test_vulkan rc=$?: $(tail -2 "$OUT/test-vulkan.log" | head -1)"; grep -iE "^fail|FAIL" "$OUT/test-vulkan.log" | head -5
