@@ -37,7 +37,7 @@ static int read_file(const char *path, uint32_t **words, size_t *count, char *er
     }
     if (bytes % 4) {
         free(buf);
-        snprintf(err, err_size, "%s: truncated (%zu bytes is not a whole number of SPIR-V words)", path, bytes);
+        snprintf(err, err_size, "truncated: %zu bytes is not a whole number of SPIR-V words", bytes);
         return 2;
     }
     *words = (uint32_t *)(void *)buf; /* malloc's alignment suits words */
