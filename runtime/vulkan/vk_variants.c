@@ -39,6 +39,11 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv", 128, 16, 128, {0, 2, 2}},
     {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-nv", 64, 16, 128, {0, 1, 1}},
+    /* the same body through VK_KHR_cooperative_matrix (coopmat-nv's SPIR-V rewritten): its sizes,
+     * when named or where a driver lists KHR matrices only; not yet measured on the H100 */
+    {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-khr", 128, 16, 128, {0, 2, 2}},
+    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-khr", 128, 16, 128, {0, 1, 1}},
+    {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-khr", 64, 16, 128, {0, 1, 1}},
     /* decode, 16 values of a row per lane, 4 resident workgroups in the split plan.
      * H100, f16 Nk=16k, warm clocks (session 8; session 7's sizes were timed on a cold
      * GPU): 16 lanes x 2 keys 2057 GB/s with 9 splits, 2371 with 18; 8 lanes x 2 keys
