@@ -1,5 +1,6 @@
 // FlashAttention-2 forward on matrix units, written once against the CM_*
-// macros that flash_coopmat_nv.comp / flash_coopmat_khr.comp define. It only
+// macros that flash_coopmat_nv.comp / flash_coopmat_emu.comp define (coopmat-khr
+// is coopmat-nv's SPIR-V rewritten, docs/spirv-nv2khr.md). It only
 // loads, stores and multiplies whole cooperative matrices, so it does not
 // depend on how an implementation spreads their elements over invocations.
 //

@@ -5,6 +5,12 @@
 #ifndef AVK_TEST_HOOKS_H
 #define AVK_TEST_HOOKS_H
 
-enum { ATTNVK_TEST_SKIP_LAST_KV_TILE = 1u << 0 }; /* skips the last KV tile: deliberately wrong */
+enum {
+    ATTNVK_TEST_SKIP_LAST_KV_TILE = 1u << 0, /* skips the last KV tile: deliberately wrong */
+    /* Vulkan coopmat-khr on a device without VK_KHR_cooperative_matrix (lavapipe): the
+     * variant's host path (selection, KHR shape, sizes, specialization) over the same
+     * body with emulated 8x8 matrices (coopmat-emu's SPIR-V and tile sizes) */
+    ATTNVK_TEST_EMULATE_KHR_MATRICES = 1u << 1,
+};
 
 #endif

@@ -104,34 +104,6 @@ static void pick_nv_shape(vk_caps *c)
     free(m);
 }
 
-#ifdef ATTNVK_VK_KHR_COOPMAT_SHADER
-static void pick_khr_shape(vk_caps *c)
-{
-    avk_get_coopmat_properties_khr get = (avk_get_coopmat_properties_khr)vkGetInstanceProcAddr(
-        avk_vk.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
-    uint32_t n = 0;
-    if (!get || get(c->phys, &n, NULL) != VK_SUCCESS || !n) return;
-    avk_coopmat_properties_khr *m = calloc(n, sizeof *m);
-    if (!m) return;
-    for (uint32_t i = 0; i < n; ++i) m[i].sType = AVK_STYPE_COOPMAT_PROPERTIES_KHR;
-    if (get(c->phys, &n, m) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n; ++i) {
-            const avk_coopmat_properties_khr *p = &m[i];
-            if ((int)p->AType != VK_COMPONENT_TYPE_FLOAT16_NV || (int)p->BType != VK_COMPONENT_TYPE_FLOAT16_NV ||
-                (int)p->CType != VK_COMPONENT_TYPE_FLOAT32_NV || (int)p->ResultType != VK_COMPONENT_TYPE_FLOAT32_NV ||
-                (int)p->scope != VK_SCOPE_SUBGROUP_NV || p->MSize != 16 || p->KSize % 8 || p->NSize % 8)
-                continue;
-            if (!c->khr_coopmat || (p->NSize == 16 && p->KSize == 16)) {
-                c->khr_coopmat = 1;
-                c->khr_m = p->MSize;
-                c->khr_n = p->NSize;
-                c->khr_k = p->KSize;
-            }
-        }
-    free(m);
-}
-#endif
-
 static void probe_properties(vk_caps *c, uint32_t api)
 {
     VkPhysicalDeviceIDProperties id = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
@@ -217,10 +189,7 @@ static void probe_features(vk_caps *c, uint32_t api)
     c->full_subgroups = c->size_control && sgc.computeFullSubgroups;
     if (c->size_control && !sgc.subgroupSizeControl) c->require_size_compute = 0;
     if (has_nv && nvcm.cooperativeMatrix && c->vk_memory_model && c->storage_16bit && c->shader_f16) pick_nv_shape(c);
-#ifdef ATTNVK_VK_KHR_COOPMAT_SHADER
-    if (c->khr_coopmat_ext && khrcm.cooperativeMatrix && c->vk_memory_model && c->storage_16bit && c->shader_f16)
-        pick_khr_shape(c);
-#endif
+    vk_khr_probe(c, khrcm.cooperativeMatrix);
 }
 
 static void fill_info(vk_caps *c)

@@ -36,8 +36,9 @@ typedef struct vk_caps {
     int nv_coopmat;                    /* f16 x f16 -> f32 shape found */
     uint32_t nv_m, nv_n, nv_k;
     int khr_coopmat_ext;               /* the device has VK_KHR_cooperative_matrix */
-    int khr_coopmat;                   /* ... and a usable f16 -> f32 shape (shader built) */
+    int khr_coopmat;                   /* ... its feature, compute support and a usable f16 -> f32 shape */
     uint32_t khr_m, khr_n, khr_k;
+    char khr_coopmat_why[192];         /* why not, when the variant cannot run */
     int bf16_ext;                      /* VK_KHR_shader_bfloat16 present */
     int ext_sm_builtins, ext_amd_core;
     int pipeline_stats;                /* VK_KHR_pipeline_executable_properties (tuning aid) */
@@ -110,6 +111,9 @@ attnvk_status vk_submit_wait(avk_bdev *dev);
  * gives the device time (the wall time where the queue has no timestamps). */
 attnvk_status vk_begin_timed(avk_bdev *dev);
 attnvk_status vk_submit_timed(avk_bdev *dev, double *ms);
+
+/* vk_khr_coopmat.c: fills khr_coopmat, the shape, or khr_coopmat_why */
+void vk_khr_probe(vk_caps *caps, int feature_on);
 
 /* vk_describe.c */
 attnvk_status vk_probe_caps(VkPhysicalDevice phys, vk_caps *caps);

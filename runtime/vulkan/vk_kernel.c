@@ -82,10 +82,9 @@ static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_for
         return (spv_blob){avk_spv_flash_coopmat_nv_rs, avk_spv_flash_coopmat_nv_rs_size, "flash_coopmat_nv_rs"};
     case VK_ALGO_COOPMAT_RS_EMU:
         return (spv_blob){avk_spv_flash_coopmat_rs_emu, avk_spv_flash_coopmat_rs_emu_size, "flash_coopmat_rs_emu"};
-#ifdef ATTNVK_VK_KHR_COOPMAT_SHADER
-    case VK_ALGO_COOPMAT_KHR:
+    case VK_ALGO_COOPMAT_KHR: /* the test hook's emulation runs the same body with emulated matrices */
+        if (cfg->emulated) return (spv_blob){avk_spv_flash_coopmat_emu, avk_spv_flash_coopmat_emu_size, "flash_coopmat_emu"};
         return (spv_blob){avk_spv_flash_coopmat_khr, avk_spv_flash_coopmat_khr_size, "flash_coopmat_khr"};
-#endif
     default: break;
     }
     return scalar_shader(dt, kv);
@@ -210,9 +209,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                  cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->q_shared, cfg->shared_bytes, k->args.split_keys,
                  vk_pipeline_stats(dev, k->main));
     else if (cfg->algo >= VK_ALGO_COOPMAT_NV)
-        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u s_chains=%u shared=%u split_len=%u%s",
-                 cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->s_chains, cfg->shared_bytes, k->args.split_keys,
-                 vk_pipeline_stats(dev, k->main));
+        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u%s kv_stages=%u s_chains=%u shared=%u split_len=%u%s",
+                 cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->emulated ? " matrices=emulated" : "", cfg->kv_stages,
+                 cfg->s_chains, cfg->shared_bytes, k->args.split_keys, vk_pipeline_stats(dev, k->main));
     else if (cfg->algo == VK_ALGO_DECODE)
         snprintf(info->params, sizeof info->params, "subgroup=%u key_lanes=%u keys_per_step=%u runs=%u pack=%u shared=%u split_len=%u%s",
                  cfg->subgroup, cfg->key_lanes, cfg->keys_per_step, cfg->runs, k->args.pack, cfg->shared_bytes, k->args.split_keys,

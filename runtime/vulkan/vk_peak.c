@@ -149,8 +149,8 @@ static attnvk_status matrix_peak(avk_bdev *dev, avk_peak_sample *out)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s has no cooperative matrices (VK_NV/KHR_cooperative_matrix)",
                         c->props.deviceName);
     if (!c->nv_coopmat)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s has only VK_KHR_cooperative_matrix, which this build's glslang "
-                        "cannot compile; attnvk measures the NV path", c->props.deviceName);
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s has only VK_KHR_cooperative_matrix; the matrix "
+                        "peak kernel is measured through VK_NV_cooperative_matrix only", c->props.deviceName);
     if (!(c->nv_m == 16 && c->nv_n == 16 && c->nv_k == 16) || c->subgroup_size != 32)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s: NV cooperative matrix shape %ux%ux%u, subgroup %u (the peak "
                         "kernel needs 16x16x16 and 32)", c->props.deviceName, c->nv_m, c->nv_n, c->nv_k,

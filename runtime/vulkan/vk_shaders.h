@@ -45,8 +45,6 @@ AVK_EMBEDDED(avk_spv_coopmat_nv_layout_probe)
 AVK_EMBEDDED(avk_spv_split_reduce_f32)
 AVK_EMBEDDED(avk_spv_split_reduce_f16)
 AVK_EMBEDDED(avk_spv_split_reduce_bf16)
-#ifdef ATTNVK_VK_KHR_COOPMAT_SHADER
-AVK_EMBEDDED(avk_spv_flash_coopmat_khr)
-#endif
+AVK_EMBEDDED(avk_spv_flash_coopmat_khr) /* coopmat-nv's, rewritten to KHR (tools/spirv_nv2khr.c) */
 
 #endif

@@ -2,6 +2,7 @@
  * devices and shapes it can run (shared memory, workgroup and subgroup limits,
  * f16 and matrix-unit support). Kernels are data: sizes live here only. */
 #include "core/kernel_args.h"
+#include "core/test_hooks.h"
 #include "core/layout.h" /* avk_head_dim_v */
 #include "core/split_plan.h"
 #include "vulkan/vk_variants.h"
@@ -38,6 +39,11 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv", 128, 16, 128, {0, 2, 2}},
     {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-nv", 64, 16, 128, {0, 1, 1}},
+    /* the same body through VK_KHR_cooperative_matrix (coopmat-nv's SPIR-V rewritten): its sizes,
+     * when named or where a driver lists KHR matrices only; not yet measured on the H100 */
+    {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-khr", 128, 16, 128, {0, 2, 2}},
+    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-khr", 128, 16, 128, {0, 1, 1}},
+    {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-khr", 64, 16, 128, {0, 1, 1}},
     /* decode, 16 values of a row per lane, 4 resident workgroups in the split plan.
      * H100, f16 Nk=16k, warm clocks (session 8; session 7's sizes were timed on a cold
      * GPU): 16 lanes x 2 keys 2057 GB/s with 9 splits, 2371 with 18; 8 lanes x 2 keys
@@ -170,12 +176,9 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
         if (p->dtype != ATTNVK_F16) return "cooperative-matrix variants run f16 problems only";
         if (algo == VK_ALGO_COOPMAT_NV && !c->nv_coopmat)
             return "needs VK_NV_cooperative_matrix with a 16xNx16 f16->f32 subgroup shape";
-#ifndef ATTNVK_VK_KHR_COOPMAT_SHADER
-        if (algo == VK_ALGO_COOPMAT_KHR)
-            return "not built: this glslangValidator does not support GL_KHR_cooperative_matrix";
-#endif
-        if (algo == VK_ALGO_COOPMAT_KHR && !c->khr_coopmat)
-            return "needs VK_KHR_cooperative_matrix with a 16xNx16 f16->f32 subgroup shape";
+        if (algo == VK_ALGO_COOPMAT_KHR && !c->khr_coopmat) /* the probe's reason (vk_khr_coopmat.c) */
+            return c->khr_coopmat_why[0] ? c->khr_coopmat_why
+                                         : "needs VK_KHR_cooperative_matrix with a 16xNxK f16->f32 subgroup shape";
         if (!c->subgroup_shuffle || !c->subgroup_vote) return "needs subgroup shuffle and vote in compute shaders";
         if (!by8) return "head dims must be multiples of 8";
         return "";
@@ -531,6 +534,19 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
      * 99.1 / 114.2; tools/h100/sweep-s14-softcap.txt). ATTNVK_VK_SOFTCAP_EXP2=0 takes tanh (A/B). */
     cfg->softcap_exp2 = env_choice("ATTNVK_VK_SOFTCAP_EXP2") != 0;
     vk_algo algo = VK_ALGO_SCALAR;
+    /* test hook: coopmat-khr's host path on a device without KHR matrices, over the
+     * emulated 8x8 matrices (the emulation's shape stands for the KHR properties' one)
+     * and coopmat-emu's table sizes, which fit where the emulation runs */
+    vk_caps emulated_caps;
+    int emulate = (opts->test_flags & ATTNVK_TEST_EMULATE_KHR_MATRICES) && opts->variant &&
+                  !strcmp(opts->variant, "coopmat-khr") && !c->khr_coopmat;
+    if (emulate) {
+        emulated_caps = *c;
+        emulated_caps.khr_coopmat = 1;
+        emulated_caps.khr_m = emulated_caps.khr_n = emulated_caps.khr_k = 8;
+        c = &emulated_caps;
+    }
+    const char *table_variant = emulate ? "coopmat-emu" : opts->variant;
     if (opts->variant && !algo_of(opts->variant, &algo))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                         "vulkan: unknown variant '%s' (scalar, f16, decode, decode-nv-rs, coopmat-nv, coopmat-nv-rs, coopmat-khr)",
@@ -538,7 +554,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     if (opts->variant && *algo_blocker(c, algo, p))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: variant %s on %s: %s", opts->variant, c->info.name,
                         algo_blocker(c, algo, p));
-    usable_ctx u = {c, p, opts->variant};
+    usable_ctx u = {c, p, table_variant};
     avk_tuning_query q = {.device = &c->info, .dtype = p->dtype, .head_dim = p->head_dim,
                           .decode = avk_is_decode(p), .usable = entry_usable, .ctx = &u};
     const avk_tuning *e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
@@ -546,7 +562,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
         q.decode = !q.decode;
         e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
     }
-    if (!e && opts->variant && (opts->tile_br || opts->tile_bc)) e = fallback_entry(opts->variant);
+    if (!e && opts->variant && (opts->tile_br || opts->tile_bc)) e = fallback_entry(table_variant);
     if (!e) {
         char dv[16] = ""; /* "/Dv" where it differs */
         if (dim_v(p) != dim_k(p)) snprintf(dv, sizeof dv, "/%u", dim_v(p));
@@ -556,6 +572,11 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     algo_of(e->variant, &algo);
     cfg->variant = e->variant;
     cfg->algo = algo;
+    if (emulate) {
+        cfg->variant = "coopmat-khr";
+        cfg->algo = algo = VK_ALGO_COOPMAT_KHR;
+        cfg->emulated = 1;
+    }
     cfg->br = opts->tile_br ? (uint32_t)opts->tile_br : (uint32_t)e->tile_br;
     cfg->bc = opts->tile_bc ? (uint32_t)opts->tile_bc : (uint32_t)e->tile_bc;
     cfg->wg = (uint32_t)e->workgroup_size;

@@ -11,7 +11,7 @@ typedef enum vk_algo {
     VK_ALGO_F16,          /* f16 storage and dot products, f32 softmax statistics */
     VK_ALGO_DECODE,       /* decode body: packed rows, keys over subgroups, subgroup sums (any matrix-less device) */
     VK_ALGO_COOPMAT_NV,   /* tensor cores through VK_NV_cooperative_matrix */
-    VK_ALGO_COOPMAT_KHR,  /* matrix units through VK_KHR_cooperative_matrix (build-guarded) */
+    VK_ALGO_COOPMAT_KHR,  /* matrix units through VK_KHR_cooperative_matrix (coopmat-nv's SPIR-V, rewritten) */
     VK_ALGO_COOPMAT_EMU,  /* test-only: the coopmat algorithm with emulated 8x8 matrices */
     VK_ALGO_COOPMAT_NV_RS, /* tensor cores, softmax in registers (NVIDIA's accumulator layout, probed) */
     VK_ALGO_COOPMAT_RS_EMU, /* test-only: the register-softmax algorithm with emulated 8x8 matrices */
@@ -46,6 +46,7 @@ typedef struct vk_config {
     uint32_t required_subgroup;   /* 0, or a size to request through subgroup size control */
     uint32_t softcap_exp2;        /* matrix bodies: the softcap's tanh as 1 - 2 / (exp2 + 1) (the default; ATTNVK_VK_SOFTCAP_EXP2=0: GLSL's tanh) */
     uint32_t shared_bytes;
+    uint32_t emulated;            /* coopmat-khr under ATTNVK_TEST_EMULATE_KHR_MATRICES: coopmat-emu's body */
 } vk_config;
 
 

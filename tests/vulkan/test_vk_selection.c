@@ -6,6 +6,7 @@
  * 192 and 512. Each problem must get a variant whose shared memory fits, and
  * the H100's picks are the ones docs/kernel-contract.md names. */
 #include "test_util.h"
+#include "vulkan/vk_khr_coopmat.h"
 #include "vulkan/vk_variants.h"
 
 #include <string.h>
@@ -97,6 +98,52 @@ static int check_device(const char *device, const vk_caps *c, int is_h100)
     return passed;
 }
 
+/* coopmat-khr on the H100: the shape from its VkCooperativeMatrixPropertiesKHR list,
+ * the variant by name (coopmat-nv's sizes), picked where a driver lists KHR matrices
+ * only; refused on lavapipe with the probe's reason. */
+static int check_khr(void)
+{
+    int passed = 0;
+#define KHR_SHAPE(m, n, k, a, c, r) {.sType = AVK_STYPE_COOPMAT_PROPERTIES_KHR, .MSize = m, .NSize = n, .KSize = k, \
+                                     .AType = (VkComponentTypeNV)(a), .BType = (VkComponentTypeNV)(a), .CType = (VkComponentTypeNV)(c), .ResultType = (VkComponentTypeNV)(r), .scope = (VkScopeNV)AVK_KHR_SCOPE_SUBGROUP}
+    const int h = AVK_KHR_COMPONENT_F16, f = AVK_KHR_COMPONENT_F32, s8 = 3, s32 = 5; /* VkComponentTypeKHR */
+    const avk_coopmat_properties_khr listed[] = {KHR_SHAPE(16, 8, 16, h, h, h),    KHR_SHAPE(16, 8, 8, h, f, f),
+                                                 KHR_SHAPE(16, 16, 16, h, h, h),   KHR_SHAPE(16, 16, 16, h, f, f),
+                                                 KHR_SHAPE(16, 8, 32, s8, s32, s32)};
+    uint32_t m = 0, n = 0, k = 0;
+    int found = vk_khr_pick_shape(listed, 5, &m, &n, &k);
+    EXPECT(found && m == 16 && n == 16 && k == 16, "H100 KHR shape %ux%ux%u", m, n, k);
+    passed += found && m == 16 && n == 16 && k == 16;
+    found = vk_khr_pick_shape(listed, 3, &m, &n, &k); /* 16x8x8 is the only f32 accumulator there */
+    EXPECT(found && n == 8 && k == 8, "KHR shape without 16x16x16: %ux%ux%u", m, n, k);
+    passed += found && n == 8 && k == 8;
+    EXPECT(!vk_khr_pick_shape(listed + 2, 1, &m, &n, &k), "an f16 accumulator was taken");
+    passed += !vk_khr_pick_shape(listed + 2, 1, &m, &n, &k);
+
+    vk_caps c = h100();
+    attnvk_problem p = {.batch = 4, .heads = 32, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128,
+                        .causal = 1, .dtype = ATTNVK_F16};
+    attnvk_kernel_options named = {.variant = "coopmat-khr"};
+    vk_config cfg;
+    attnvk_status st = vk_choose_config(&c, &p, &named, &cfg);
+    int ok = st == ATTNVK_OK && cfg.algo == VK_ALGO_COOPMAT_KHR && cfg.br == 128 && cfg.bc == 16 && cfg.mm == 16 &&
+             cfg.mn == 16 && cfg.mk == 16 && cfg.subgroup == 32 && cfg.shared_bytes <= 48 * 1024 && !cfg.emulated;
+    EXPECT(ok, "H100 coopmat-khr named: %s", st == ATTNVK_OK ? cfg.variant : attnvk_last_error());
+    passed += ok;
+    c.nv_coopmat = 0, c.rs_layout = -1; /* a driver that lists KHR matrices only */
+    st = vk_choose_config(&c, &p, &(attnvk_kernel_options){0}, &cfg);
+    ok = st == ATTNVK_OK && !strcmp(cfg.variant, "coopmat-khr");
+    EXPECT(ok, "H100 without NV matrices picks %s", st == ATTNVK_OK ? cfg.variant : attnvk_last_error());
+    passed += ok;
+
+    vk_caps lp = lavapipe();
+    snprintf(lp.khr_coopmat_why, sizeof lp.khr_coopmat_why, "the device does not expose VK_KHR_cooperative_matrix");
+    st = vk_choose_config(&lp, &p, &named, &cfg);
+    ok = st == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "does not expose VK_KHR_cooperative_matrix");
+    EXPECT(ok, "lavapipe coopmat-khr: %s", attnvk_last_error());
+    return passed + ok;
+}
+
 int main(void)
 {
     vk_caps a = h100(), b = lavapipe();
@@ -109,5 +156,6 @@ int main(void)
     int refused = vk_choose_config(&a, &odd, &named, &cfg) == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "multiples of 8");
     EXPECT(refused, "coopmat-nv-rs at D=36: %s", attnvk_last_error());
     passed += refused;
+    passed += check_khr();
     return avk_test_finish(passed, 0);
 }

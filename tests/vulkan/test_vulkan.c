@@ -2,7 +2,8 @@
  * for every variant the device runs, issue #13's head dims (Dk != Dv, 40, 72,
  * 512), split-KV on/off, tile overrides, LSE,
  * q_begin/q_count, the deliberately wrong kernel, error statuses and the
- * on-disk pipeline cache. --quick runs a subset (used under validation);
+ * on-disk pipeline cache, coopmat-khr's host path over emulated matrices
+ * (with coopmat-emu). --quick runs a subset (used under validation);
  * --only VARIANT runs one variant's cases (GPU sessions); --skip VARIANT
  * (repeatable) leaves one out, so ctest can run the slow emulations beside
  * the rest. */
@@ -359,6 +360,43 @@ static void decode_quant_cases(vk_tally *t, attnvk_device *dev, const variant_dt
     unsetenv("ATTNVK_VK_DECODE");
 }
 
+/* coopmat-khr on a device without KHR cooperative matrices (lavapipe): refused with
+ * the reason, and its host path (named selection, the KHR shape, sizes, specialization,
+ * split-KV) run over the same body with emulated matrices through the test hook
+ * ATTNVK_TEST_EMULATE_KHR_MATRICES. The shapes and tiles repeat coopmat-emu's tile,
+ * split and rescale cases, so their pipelines are built already (seconds, not minutes). */
+static void khr_emulated_cases(vk_tally *t, attnvk_device *dev)
+{
+    attnvk_problem tile_p = shape(1, 2, 1, 75, 133, 64, 1, ATTNVK_F16, 0);
+    attnvk_kernel_options named = {.variant = "coopmat-khr"};
+    attnvk_kernel *k = NULL;
+    attnvk_status s = attnvk_kernel_prepare(dev, &tile_p, &named, &k, NULL);
+    attnvk_kernel_destroy(k);
+    if (s == ATTNVK_OK) return; /* a device with KHR matrices runs the variant itself */
+    int why = s == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "VK_KHR_cooperative_matrix");
+    printf("%s coopmat-khr refused: %s\n", why ? "ok  " : "FAIL", attnvk_last_error());
+    why ? ++t->passed : ++t->failed;
+
+    const unsigned hook = ATTNVK_TEST_EMULATE_KHR_MATRICES;
+    attnvk_kernel_options tiled = {.variant = "coopmat-khr", .tile_br = 16, .tile_bc = 32, .test_flags = hook};
+    attnvk_kernel_info info;
+    memset(&info, 0, sizeof info);
+    s = attnvk_kernel_prepare(dev, &tile_p, &tiled, &k, &info);
+    attnvk_kernel_destroy(k);
+    int routed = s == ATTNVK_OK && !strcmp(info.variant, "coopmat-khr") && strstr(info.params, "matrices=emulated");
+    printf("%s coopmat-khr emulated: %s %s\n", routed ? "ok  " : "FAIL", info.variant, s == ATTNVK_OK ? info.params : attnvk_last_error());
+    routed ? ++t->passed : ++t->failed;
+    if (!routed) return;
+    vk_case(t, dev, &tile_p, &tiled, "coopmat-khr (emulated) tile 16x32", 0, 1);
+    attnvk_problem decode = shape(1, 4, 2, 1, 600, 64, 0, ATTNVK_F16, 0);
+    attnvk_kernel_options split = {.variant = "coopmat-khr", .split_kv = 3, .write_lse = 1, .test_flags = hook};
+    vk_case(t, dev, &decode, &split, "coopmat-khr (emulated) split_kv=3 decode", 1, 1);
+    attnvk_problem spread = shape(1, 2, 2, 50, 300, 64, 0, ATTNVK_F16, 1);
+    spread.scale = 2.0f;
+    attnvk_kernel_options lse = {.variant = "coopmat-khr", .write_lse = 1, .test_flags = hook};
+    vk_case(t, dev, &spread, &lse, "coopmat-khr (emulated) scale=2", 1, 1);
+}
+
 static void status_cases(vk_tally *t, attnvk_device *dev)
 {
     attnvk_problem p = shape(1, 1, 1, 64, 64, 64, 0, ATTNVK_F32, 0);
@@ -435,6 +473,7 @@ int main(int argc, char **argv)
         special_cases(&t, dev, vd);
         if (is_rs(vd)) rs_config_cases(&t, dev, vd);
         if (!strcmp(vd->variant, "decode")) decode_quant_cases(&t, dev, vd);
+        if (is_emulation(vd)) khr_emulated_cases(&t, dev); /* after coopmat-emu's: its pipelines serve */
     }
     status_cases(&t, dev);
     attnvk_device_close(dev);
