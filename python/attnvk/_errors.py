@@ -54,3 +54,6 @@ BY_STATUS = [None, InvalidArgument, Unsupported, Unavailable, OutOfMemory, Devic
 def bad_argument(message):
     """The error for arguments Python catches before the library sees them."""
     return InvalidArgument(message)
+
+for _cls in (Error, *BY_STATUS[1:]):
+    _cls.__module__ = "attnvk"  # tracebacks say attnvk.InvalidArgument, as users import it

@@ -15,8 +15,10 @@ _NAMES = ("libattnvk.so.0", "libattnvk.so")
 def _recorded():
     try:
         from ._recorded import LIBRARY  # written by setup.py at install time
-    except ImportError:
-        return None
+    except ImportError:  # not pip-installed: the copy `cmake --install` put beside its library?
+        located = _HERE.parent / "install-location.txt"
+        library = _HERE.parent / located.read_text().strip() if located.exists() else None
+        return os.path.abspath(library) if library and library.exists() else None
     return LIBRARY
 
 

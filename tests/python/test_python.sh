@@ -28,5 +28,13 @@ echo "$loaded"
 grep -q "^$work/site/attnvk/__init__.py$" <<<"$loaded" || { echo "FAIL: not the installed package"; exit 1; }
 grep -q "^$build/libattnvk.so" <<<"$loaded" || { echo "FAIL: not this build's libattnvk.so"; exit 1; }
 
+echo "== from an install tree: cmake --install, pip install PREFIX/share/attnvk/python"
+cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
+"$py" -m pip install -q --no-build-isolation --no-deps --no-index --disable-pip-version-check \
+  --root-user-action=ignore --target "$work/site-prefix" "$work/prefix/share/attnvk/python"
+loaded=$(PYTHONPATH=$work/site-prefix "$py" -c 'import attnvk; print(attnvk.library_path())')
+echo "$loaded"
+grep -q "^$work/prefix/.*/libattnvk.so.0$" <<<"$loaded" || { echo "FAIL: not the installed library"; exit 1; }
+
 echo "== pytest"
 PYTHONPATH=$work/site "$py" -m pytest -q -p no:cacheprovider --durations=5 "$work/src/tests"
