@@ -3,7 +3,7 @@ opening compiles or loads pipelines, which calls should not pay again)."""
 import atexit
 import ctypes
 
-from . import _lib
+from . import _lib, _run
 from ._errors import Unavailable, bad_argument
 
 _context = None
@@ -24,6 +24,7 @@ def context():
 def _close_all():
     global _context
     L = _lib.lib()
+    _run.drop_kernels()  # kernels before their devices
     for dev in _open.values():
         L.attnvk_device_close(dev)
     _open.clear()

@@ -1,6 +1,7 @@
 """Device buffers and kernels with their lifetimes: a Run owns what it
 creates and frees it on close, so an error half-way leaks nothing."""
 import ctypes
+from collections import OrderedDict
 
 import numpy as np
 
@@ -8,12 +9,21 @@ from . import _lib
 from ._errors import Error
 
 
+_KERNELS = OrderedDict()  # (device, problem bytes, options) -> (attnvk_kernel*, KernelInfo): prepared once
+_KERNELS_KEPT = 16
+
+
+def drop_kernels():
+    while _KERNELS:
+        _lib.lib().attnvk_kernel_destroy(_KERNELS.popitem()[1][0])
+
+
 class Run:
     def __init__(self, device):
         self.device = device
         self.buffers = []
         self.kernel = None
-        self.info = _lib.KernelInfo()
+        self.info = None
         self.tensors = _lib.Tensors()
 
     def __enter__(self):
@@ -24,9 +34,7 @@ class Run:
 
     def close(self):
         L = _lib.lib()
-        if self.kernel:
-            L.attnvk_kernel_destroy(self.kernel)
-            self.kernel = None
+        self.kernel = None  # owned by _KERNELS
         for b in self.buffers:
             L.attnvk_buffer_destroy(b)
         self.buffers = []
@@ -65,15 +73,23 @@ class Run:
         return out
 
     def prepare(self, problem, implementation=None, variant=None, tile=None, split_kv=None, write_lse=False):
-        opts = _lib.KernelOptions(implementation=implementation.encode() if implementation else None,
-                                  variant=variant.encode() if variant else None, split_kv=split_kv or 0,
-                                  write_lse=int(bool(write_lse)))
-        if tile is not None:
-            opts.tile_br, opts.tile_bc = tile
-        kernel = ctypes.c_void_p()
-        _lib.check(_lib.lib().attnvk_kernel_prepare(self.device, ctypes.byref(problem), ctypes.byref(opts),
-                                                    ctypes.byref(kernel), ctypes.byref(self.info)))
-        self.kernel = kernel
+        """The kernel for this problem and options: prepared once per process
+        (compiling or loading it is what repeated calls should not pay again)."""
+        key = (self.device.value, bytes(problem), implementation, variant, tile, split_kv, bool(write_lse))
+        if key not in _KERNELS:
+            opts = _lib.KernelOptions(implementation=implementation.encode() if implementation else None,
+                                      variant=variant.encode() if variant else None, split_kv=split_kv or 0,
+                                      write_lse=int(bool(write_lse)))
+            if tile is not None:
+                opts.tile_br, opts.tile_bc = tile
+            kernel, info = ctypes.c_void_p(), _lib.KernelInfo()
+            _lib.check(_lib.lib().attnvk_kernel_prepare(self.device, ctypes.byref(problem), ctypes.byref(opts),
+                                                        ctypes.byref(kernel), ctypes.byref(info)))
+            _KERNELS[key] = (kernel, info)
+            if len(_KERNELS) > _KERNELS_KEPT:
+                _lib.lib().attnvk_kernel_destroy(_KERNELS.popitem(last=False)[1][0])
+        _KERNELS.move_to_end(key)
+        self.kernel, self.info = _KERNELS[key]
 
     def run(self):
         """One run, waited for; the kernel's device time in ms."""
