@@ -74,8 +74,10 @@ class _DLTensor(ctypes.Structure):
 def _from_dlpack(name, x):
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    # torch: synchronized by the caller; others: ready on the legacy default stream, then waited for
-    capsule = x.__dlpack__() if _is_torch(x) else x.__dlpack__(stream=1)
+    # torch: synchronized by the caller; others: made ready on the default stream (CUDA's legacy
+    # stream is 1 in DLPack's convention, ROCm's 0), which is then waited for
+    default_stream = 0 if x.__dlpack_device__()[0] == _DL_ROCM else 1
+    capsule = x.__dlpack__() if _is_torch(x) else x.__dlpack__(stream=default_stream)
     t = _DLTensor.from_address(get(capsule, b"dltensor"))  # DLManagedTensor starts with its DLTensor
     if t.device_type not in (_DL_CUDA, _DL_ROCM):
         raise bad_argument(f"{name}: DLPack device type {t.device_type} is not CUDA (2) or ROCm (10)")
@@ -87,7 +89,7 @@ def _from_dlpack(name, x):
     strides = [t.strides[i] * _ITEMSIZE[dtype] for i in range(t.ndim)] if t.strides else None
     _contiguous(name, shape, strides, _ITEMSIZE[dtype])
     if not _is_torch(x):
-        _sync_stream(api, 1 if api == "cuda" else 0)
+        _sync_stream(api, default_stream)
     return DeviceTensor(t.data + t.byte_offset, shape, dtype, api, t.device_id, x, keep=capsule)
 
 
