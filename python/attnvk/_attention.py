@@ -98,7 +98,8 @@ def _on_device(q, k, v, api, device, dtype, options, kernel, extras, out, lse_ou
     p = _problem.build(t["q"].shape, t["k"].shape, t["v"].shape, dtype=t["q"].dtype,
                        table_shape=None if "block_table" not in t else tuple(t["block_table"].shape),
                        seq_lens=None if isinstance(lens, _gpu.DeviceTensor) else lens,
-                       device_lens=lens.shape if isinstance(lens, _gpu.DeviceTensor) else None, alibi=extras["alibi"] is not None and extras["alibi"] is not False,
+                       device_lens=lens.shape if isinstance(lens, _gpu.DeviceTensor) else None,
+                       alibi=extras["alibi"] is not None and extras["alibi"] is not False,
                        sinks="sinks" in t, mask_shape=None if mask is None else tuple(mask.shape),
                        mask_dtype="f16" if isinstance(mask, _gpu.DeviceTensor) and mask.dtype == "f16" else "f32",
                        **options)
@@ -118,6 +119,9 @@ def _on_device(q, k, v, api, device, dtype, options, kernel, extras, out, lse_ou
                 raise bad_argument("give lse_out= (a float32 device tensor [B,H,Nq]) with return_lse")
             lse_out = _gpu.empty_like_torch(q, (p.batch, p.heads, p.seq_q), float32=True)
         t["lse"] = _gpu.device_tensor("lse_out", lse_out)
+        if t["lse"].shape != (p.batch, p.heads, p.seq_q) or t["lse"].dtype != "f32":
+            raise bad_argument(f"lse_out is {list(t['lse'].shape)} {t['lse'].dtype}, "
+                               f"the LSE is [{p.batch}, {p.heads}, {p.seq_q}] f32")
     api_id = _lib.API_NAMES.index(t["q"].api)
     with Run(_devices.open_device(index)) as run:
         run.prepare(p, **kernel)
