@@ -96,8 +96,9 @@ def _from_dlpack(name, x):
 def is_device_array(x):
     if _is_torch(x):  # its __cuda_array_interface__ raises RuntimeError on tensors that require grad
         return bool(getattr(x, "is_cuda", False))
-    return hasattr(x, "__cuda_array_interface__") or (
-        hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] in (_DL_CUDA, _DL_ROCM))
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    return hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] in (_DL_CUDA, _DL_ROCM)
 
 
 def device_tensor(name, x):
