@@ -30,6 +30,15 @@ endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/attnvk.pc.in ${PROJECT_BINARY_DIR}/attnvk.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/attnvk.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
+# python/ (the attnvk package), for `pip install PREFIX/share/attnvk/python`: its
+# install-location.txt gives setup.py the library's path relative to that folder.
+file(RELATIVE_PATH ATTNVK_PY_TO_LIB /P/${CMAKE_INSTALL_DATADIR}/attnvk/python /P/${CMAKE_INSTALL_LIBDIR}/libattnvk.so.0)
+file(WRITE ${PROJECT_BINARY_DIR}/python-install-location.txt "${ATTNVK_PY_TO_LIB}\n")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ DESTINATION ${CMAKE_INSTALL_DATADIR}/attnvk/python
+  PATTERN build EXCLUDE PATTERN *.egg-info EXCLUDE PATTERN __pycache__ EXCLUDE PATTERN .gitignore EXCLUDE)
+install(FILES ${PROJECT_BINARY_DIR}/python-install-location.txt
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/attnvk/python RENAME install-location.txt)
+
 # `cpack -G DEB` in the build folder: a Debian package of the same tree
 set(CPACK_PACKAGE_NAME attnvk)
 set(CPACK_PACKAGE_VENDOR attnvk)

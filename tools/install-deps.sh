@@ -10,6 +10,7 @@ packages=(
   libclblast-dev libcjson-dev libsqlite3-dev zlib1g-dev
   libopenblas0   # the CPU device's vendor baseline (loaded at run time)
   clang libclang-rt-14-dev   # tools/fuzz.sh: libFuzzer with ASan+UBSan
+  python3-pip python3-setuptools python3-wheel python3-pytest   # python/: pip install, its tests
 )
 if [ "${ATTNVK_SKIP_HIP:-0}" != 1 ]; then
   packages+=(hipcc libamdhip64-dev rocm-device-libs)
