@@ -32,6 +32,7 @@ typedef struct check_args {
     unsigned api_mask;
     int api_all;
     const char *device, *impls;
+    const char *variant; /* attnvk's kernel variant, or NULL: the one each device picks */
     attnvk_dtype dtypes[3];
     int ndtypes;
     uint64_t seed;

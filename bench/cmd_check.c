@@ -15,7 +15,7 @@
 #include <time.h>
 
 static const char check_usage[] =
-    "usage: attnvk check [--api LIST|all] [--device SPEC] [--impl LIST] [--dtype LIST] [--seed N]\n"
+    "usage: attnvk check [--api LIST|all] [--device SPEC] [--impl LIST] [--dtype LIST] [--seed N] [--variant V]\n"
     "Runs the feature sweep (shapes, GQA, MQA, causal incl. Nq<Nk and empty rows, decode, odd lengths,\n"
     "D 32..512 and Dk != Dv, both layouts) in every dtype the device supports through every implementation, and\n"
     "the KV-cache cases (GQA group ratios 1..128, Nq 1/4/16, paged caches with ragged lengths, q8_0,\n"
@@ -23,7 +23,8 @@ static const char check_usage[] =
     "masks, top-left alignment; an implementation that lacks one skips it, naming it), and\n"
     "checks each output in full against the float64 CPU reference. Prints one line per case and\n"
     "'N passed, M failed, K skipped'; exits 1 on any failure, and when nothing passed (everything\n"
-    "skipped: nothing was checked). The seed is printed (--seed replays).";
+    "skipped: nothing was checked). The seed is printed (--seed replays). --variant V runs attnvk's\n"
+    "kernel as variant V (as `attnvk bench --variant`); a case V cannot run is skipped, naming why.";
 
 enum { MAX_CHECK_CASES = 64 };
 
@@ -60,9 +61,9 @@ int check_parse_args(int argc, char **argv, check_args *a)
             a->test_flags |= ATTNVK_TEST_SKIP_LAST_KV_TILE;
             continue;
         }
-        static const char *const names[] = {"--api", "--device", "--impl", "--dtype", "--seed"};
+        static const char *const names[] = {"--api", "--device", "--impl", "--dtype", "--seed", "--variant"};
         int which = -1;
-        for (int n = 0; n < 5 && which < 0; ++n) {
+        for (int n = 0; n < 6 && which < 0; ++n) {
             int m = cli_option(argc, argv, &i, names[n], &val);
             if (m < 0) return cli_error(EXIT_USAGE, "check: %s needs a value", names[n]);
             if (m > 0) which = n;
@@ -91,10 +92,12 @@ int check_parse_args(int argc, char **argv, check_args *a)
             if (!cli_parse_u64(val, &a->seed))
                 return cli_error(EXIT_USAGE, "check: --seed wants an integer in 0..2^64-1, got '%s'", val);
             break;
+        case 5: a->variant = val; break;
         default: return cli_error(EXIT_USAGE, "check: unknown option '%s' (see attnvk check --help)", argv[i]);
         }
     }
-    return 0;
+    /* after the loop: --api may follow --variant */
+    return a->variant ? cli_check_variant("check", a->variant, a->api_mask) : 0;
 }
 
 static void shape_text(const attnvk_problem *p, char *out, size_t n)
@@ -185,7 +188,7 @@ static void check_cache_block(bench_target *t, const attnvk_impl_info *impl, att
         counts->skipped += ncases;
         return;
     }
-    const attnvk_kernel_options opts = {.implementation = NULL, .test_flags = a->test_flags}; /* attnvk's kernel */
+    const attnvk_kernel_options opts = {.implementation = NULL, .variant = a->variant, .test_flags = a->test_flags}; /* attnvk's kernel */
     for (int c = 0; c < ncases; ++c) {
         if (t->lost) {
             printf("skip %-9s %-8s %-24s (device lost earlier)\n", dev, impl->name, cases[c].label);
@@ -214,7 +217,8 @@ static void check_score_block(bench_target *t, const attnvk_impl_info *impl, att
         return;
     }
     const int own = strcmp(impl->name, "attnvk") == 0;
-    const attnvk_kernel_options opts = {.implementation = own ? NULL : impl->name, .test_flags = a->test_flags};
+    const attnvk_kernel_options opts = {
+        .implementation = own ? NULL : impl->name, .variant = own ? a->variant : NULL, .test_flags = a->test_flags};
     for (int c = 0; c < ncases; ++c) {
         if (t->lost) {
             printf("skip %-9s %-8s %-24s (device lost earlier)\n", dev, impl->name, cases[c].label);
@@ -253,7 +257,7 @@ int cmd_check(int argc, char **argv)
         if ((a.api_mask & (1u << api)) && attnvk_api_status(ctx, (attnvk_api)api, &reason) != ATTNVK_OK)
             printf("note %-9s unavailable: %s\n", attnvk_api_name((attnvk_api)api), reason);
     }
-    bench_run_config cfg = {.timed = 0, .test_flags = a.test_flags};
+    bench_run_config cfg = {.timed = 0, .test_flags = a.test_flags, .variant = a.variant};
     check_counts counts = {0};
     bench_case cases[MAX_CHECK_CASES];
     static bench_workload workloads[MAX_CHECK_CASES];

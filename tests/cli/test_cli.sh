@@ -120,6 +120,7 @@ expect_usage "run-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn" $(r
 expect_usage "bench-variant-typo" "unknown variant 'bogus' (cpu: flash-f32, reference-f64" bench --variant bogus
 expect_usage "run-variant-of-another-api" "unknown variant 'wgmma' (cpu: flash-f32, reference-f64)" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --variant wgmma
 expect_usage "check-device-typo" "'no-such-gpu' matches no device" check --api cpu --device no-such-gpu
+expect_usage "check-variant-typo" "check: unknown variant 'nope' (cpu: flash-f32, reference-f64)" check --variant nope --api cpu
 expect_usage "bench-device-typo" "0=cpu:0" bench --api cpu --device cpu,no-such-gpu --seq 64 --heads 1 --head-dim 32 --iters 1
 expect_usage "run-device-typo" "'cpu:5' matches no device" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --device 5
 expect_usage "empty-device-spec" "--device" check --device ''
