@@ -19,6 +19,12 @@ typedef struct avk_dispatch {
     int q_begin, q_count; /* query rows [q_begin, q_begin + q_count) of every (b, h) */
     int launches;         /* >= 1: the kernel runs this many times back to back, one wait */
     avk_bbuf *mask, *sinks, *alibi_slopes; /* NULL unless the problem asks for them */
+    /* attnvk_kernel_run_async: enqueue and return without waiting (no time
+     * is measured; launches is 1). stream: the caller's CUstream /
+     * hipStream_t / cl_command_queue, NULL for the device's own queue (the
+     * core passes NULL on Vulkan and the CPU). */
+    int async;
+    void *stream;
 } avk_dispatch;
 
 typedef struct attnvk_backend {
@@ -64,6 +70,18 @@ typedef struct attnvk_backend {
      * up, takes the best of a few runs, each well under a second. May be NULL;
      * the core caches the answers per device and driver (core/peak.h). */
     attnvk_status (*measure_peak)(avk_bdev *dev, int kind, struct avk_peak_sample *out);
+
+    /* Interop (attnvk_buffer_wrap): a buffer over the caller's memory. The
+     * core has checked the API, a non-NULL handle, memory NULL outside
+     * Vulkan, bytes > 0 and that offset + bytes does not overflow; the backend
+     * checks alignment (INVALID_ARGUMENT, one line) and whatever its API lets
+     * it verify. release() of a wrapped buffer frees the wrapper only. */
+    attnvk_status (*wrap)(avk_bdev *dev, const attnvk_external_buffer *ext, avk_bbuf **out);
+    /* Fills the API's handles and wrap_alignment (the core zeroed *out and set api). */
+    attnvk_status (*native)(avk_bdev *dev, attnvk_native_handles *out);
+    /* Waits for every async dispatch on the device's own queue; a failure
+     * the device met while running one is returned here. */
+    attnvk_status (*wait)(avk_bdev *dev);
 } attnvk_backend;
 
 #endif

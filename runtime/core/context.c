@@ -1,5 +1,6 @@
 /* The API-neutral front: loads each backend once, lists and selects devices,
  * and checks every argument before a backend sees it. */
+#include "core/api_objects.h"
 #include "core/bandwidth.h"
 #include "core/kv_cache.h"
 #include "core/names.h"
@@ -22,26 +23,6 @@ struct attnvk_context {
     api_state apis[ATTNVK_API_COUNT];
     attnvk_device_info *devices;
     int device_count;
-};
-
-struct attnvk_device {
-    attnvk_context *ctx;
-    const attnvk_backend *backend;
-    avk_bdev *bdev;
-    attnvk_device_info info;
-};
-
-struct attnvk_buffer {
-    attnvk_device *dev;
-    avk_bbuf *bbuf;
-    size_t size;
-};
-
-struct attnvk_kernel {
-    attnvk_device *dev;
-    avk_bkernel *bkernel;
-    attnvk_problem problem;
-    int write_lse;
 };
 
 /* "api", "api:N", "N" (position in the whole list) or a name substring. */
@@ -252,6 +233,7 @@ attnvk_status attnvk_device_open(attnvk_context *ctx, int i, attnvk_device **out
 void attnvk_device_close(attnvk_device *dev)
 {
     if (!dev) return;
+    avk_device_settle(dev);
     dev->backend->close(dev->bdev);
     free(dev);
 }
@@ -301,6 +283,7 @@ attnvk_status attnvk_buffer_create(attnvk_device *dev, size_t bytes, attnvk_buff
 void attnvk_buffer_destroy(attnvk_buffer *buf)
 {
     if (!buf) return;
+    avk_device_settle(buf->dev); /* a pending run may still use it */
     buf->dev->backend->release(buf->dev->bdev, buf->bbuf);
     free(buf);
 }
@@ -316,12 +299,14 @@ static attnvk_status check_range(const attnvk_buffer *buf, size_t offset, size_t
 attnvk_status attnvk_buffer_write(attnvk_buffer *buf, size_t offset, const void *src, size_t bytes)
 {
     attnvk_status s = check_range(buf, offset, bytes);
+    if (s == ATTNVK_OK) s = avk_device_settle(buf->dev);
     return s != ATTNVK_OK ? s : buf->dev->backend->upload(buf->dev->bdev, buf->bbuf, offset, src, bytes);
 }
 
 attnvk_status attnvk_buffer_read(attnvk_buffer *buf, size_t offset, void *dst, size_t bytes)
 {
     attnvk_status s = check_range(buf, offset, bytes);
+    if (s == ATTNVK_OK) s = avk_device_settle(buf->dev);
     return s != ATTNVK_OK ? s : buf->dev->backend->download(buf->dev->bdev, buf->bbuf, offset, dst, bytes);
 }
 
@@ -426,6 +411,19 @@ attnvk_status attnvk_kernel_run_tensors(attnvk_kernel *k, const attnvk_tensors *
 attnvk_status attnvk_kernel_run_repeated(attnvk_kernel *k, const attnvk_tensors *t, int q_begin, int q_count,
                                          int launches, double *mean_ms)
 {
+    avk_dispatch args;
+    attnvk_status s = avk_dispatch_fill(k, t, q_begin, q_count, launches, &args);
+    if (s == ATTNVK_OK) s = avk_device_settle(k->dev);
+    if (s != ATTNVK_OK) return s;
+    double ms = 0;
+    s = k->dev->backend->dispatch(k->dev->bdev, k->bkernel, &args, &ms);
+    if (mean_ms) *mean_ms = ms;
+    return s;
+}
+
+attnvk_status avk_dispatch_fill(const attnvk_kernel *k, const attnvk_tensors *t, int q_begin, int q_count,
+                                int launches, avk_dispatch *out)
+{
     if (!k || !t) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no kernel or tensors given");
     if (launches < 1 || launches > ATTNVK_MAX_LAUNCHES)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "launches %d outside 1..%d", launches, ATTNVK_MAX_LAUNCHES);
@@ -469,17 +467,16 @@ attnvk_status attnvk_kernel_run_repeated(attnvk_kernel *k, const attnvk_tensors 
                          avk_problem_has_seq_lens(p) ? BBUF(t->seq_lens) : NULL,
                          p->kv_format == ATTNVK_KV_FP8 ? BBUF(t->kv_scales) : NULL, q_begin, q_count, launches,
                          p->mask ? BBUF(t->mask) : NULL, p->sinks ? BBUF(t->sinks) : NULL,
-                         p->alibi ? BBUF(t->alibi_slopes) : NULL};
+                         p->alibi ? BBUF(t->alibi_slopes) : NULL, 0, NULL};
 #undef BBUF
-    double ms = 0;
-    s = k->dev->backend->dispatch(k->dev->bdev, k->bkernel, &args, &ms);
-    if (mean_ms) *mean_ms = ms;
-    return s;
+    *out = args;
+    return ATTNVK_OK;
 }
 
 void attnvk_kernel_destroy(attnvk_kernel *k)
 {
     if (!k) return;
+    avk_device_settle(k->dev); /* its workspace may be in use */
     k->dev->backend->release_kernel(k->dev->bdev, k->bkernel);
     free(k);
 }

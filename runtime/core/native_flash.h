@@ -23,8 +23,9 @@ typedef struct avk_native_driver {
     /* early: the grid may launch while the stream's previous grid finishes
      * and waits for it in the kernel (programmatic dependent launch), where
      * the device has it */
-    attnvk_status (*launch)(void *ctx, void *function, const unsigned grid[3], unsigned threads, size_t smem,
-                            void **args, int early);
+    /* stream: the caller's (async runs), NULL for the device's own */
+    attnvk_status (*launch)(void *ctx, void *stream, void *function, const unsigned grid[3], unsigned threads,
+                            size_t smem, void **args, int early);
     attnvk_status (*time_begin)(void *ctx);
     attnvk_status (*time_end)(void *ctx, double *device_ms);
     unsigned long long (*address)(const avk_bbuf *b); /* 0 for NULL */
@@ -78,7 +79,8 @@ attnvk_status avk_native_alloc_workspace(const avk_native_driver *d, void *ctx, 
 /* The kernel info fields the layer knows: tiles, threads, splits, workspace. */
 void avk_native_describe(const avk_native_kernel *k, int bc, attnvk_kernel_info *info);
 
-/* a->launches back-to-back runs, timed; the merge follows each split run. */
+/* a->launches back-to-back runs, timed; the merge follows each split run.
+ * a->async: launched on a->stream (NULL: the device's), neither timed nor waited for. */
 attnvk_status avk_native_dispatch(const avk_native_driver *d, void *ctx, const avk_native_kernel *k,
                                   const avk_dispatch *a, double *device_ms);
 

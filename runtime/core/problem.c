@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* 2^30: leaves room for i + Nk and j + Bc in int32 (tiles are at most 4096). */
 enum { AVK_MAX_SEQ = 1 << 30 };
@@ -64,6 +65,11 @@ static attnvk_status avk_problem_validate_scores(const attnvk_problem *p)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mask too large: %d*%d*%d*%d must be at most %d elements",
                         p->mask_batch, p->mask_heads, p->seq_q, p->seq_kv, INT32_MAX);
     return ATTNVK_OK;
+}
+
+void attnvk_problem_init(attnvk_problem *p)
+{
+    if (p) memset(p, 0, sizeof *p); /* every default is zero (attnvk.h) */
 }
 
 attnvk_status attnvk_problem_validate(const attnvk_problem *p)

@@ -14,6 +14,7 @@
 #include "core/reference.h"
 #include "cpu/cpu_flash.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 #include <unistd.h>
 
 struct avk_bdev { int unused; };
-struct avk_bbuf { size_t size; unsigned char *data; };
+struct avk_bbuf { size_t size; unsigned char *data; int borrowed; /* the caller's memory (wrap) */ };
 enum cpu_kernel_kind { CPU_FLASH, CPU_REFERENCE, CPU_OPENBLAS };
 struct avk_bkernel {
     attnvk_problem p;
@@ -101,8 +102,42 @@ static attnvk_status cpu_alloc(avk_bdev *dev, size_t bytes, avk_bbuf **out)
 static void cpu_release(avk_bdev *dev, avk_bbuf *buf)
 {
     (void)dev;
-    if (buf) free(buf->data);
+    if (buf && !buf->borrowed) free(buf->data);
     free(buf);
+}
+
+/* The CPU device's memory is host memory: handle is a host pointer. Its
+ * kernels read f32 and int32 words in place, so the address is 4-aligned. */
+enum { CPU_WRAP_ALIGNMENT = 4 };
+
+static attnvk_status cpu_wrap(avk_bdev *dev, const attnvk_external_buffer *ext, avk_bbuf **out)
+{
+    (void)dev;
+    unsigned char *data = (unsigned char *)ext->handle + ext->offset;
+    if ((uintptr_t)data % CPU_WRAP_ALIGNMENT)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "buffer wrap: cpu address %p (handle + offset %zu) is not %d-byte aligned",
+                        (void *)data, ext->offset, CPU_WRAP_ALIGNMENT);
+    avk_bbuf *b = calloc(1, sizeof *b);
+    if (!b) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    b->data = data;
+    b->size = ext->bytes;
+    b->borrowed = 1;
+    *out = b;
+    return ATTNVK_OK;
+}
+
+static attnvk_status cpu_native(avk_bdev *dev, attnvk_native_handles *out)
+{
+    (void)dev;
+    out->wrap_alignment = CPU_WRAP_ALIGNMENT;
+    return ATTNVK_OK;
+}
+
+/* Runs finish before dispatch returns: nothing is ever pending. */
+static attnvk_status cpu_wait(avk_bdev *dev)
+{
+    (void)dev;
+    return ATTNVK_OK;
 }
 
 static attnvk_status cpu_upload(avk_bdev *dev, avk_bbuf *buf, size_t off, const void *src, size_t bytes)
@@ -356,4 +391,7 @@ const attnvk_backend avk_backend_cpu = {
     .variants = cpu_variants,
     .read_bandwidth = cpu_read_bandwidth,
     .measure_peak = cpu_measure_peak,
+    .wrap = cpu_wrap,
+    .native = cpu_native,
+    .wait = cpu_wait,
 };

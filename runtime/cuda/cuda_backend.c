@@ -52,8 +52,8 @@ static void drv_free(void *ctx, unsigned long long addr)
     if (!dev->lost) dev->cu->cuMemFree((CUdeviceptr)addr);
 }
 
-static attnvk_status drv_launch(void *ctx, void *function, const unsigned grid[3], unsigned threads, size_t smem,
-                                void **args, int early)
+static attnvk_status drv_launch(void *ctx, void *stream, void *function, const unsigned grid[3], unsigned threads,
+                                size_t smem, void **args, int early)
 {
     avk_cuda_device *dev = ctx;
     /* early (the split-KV merge), Hopper on: it launches while the split
@@ -63,7 +63,8 @@ static attnvk_status drv_launch(void *ctx, void *function, const unsigned grid[3
                              .value.programmaticStreamSerializationAllowed = 1};
     const CUlaunchConfig cfg = {.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2],
                                 .blockDimX = threads, .blockDimY = 1, .blockDimZ = 1,
-                                .sharedMemBytes = (unsigned)smem, .hStream = dev->stream,
+                                .sharedMemBytes = (unsigned)smem,
+                                .hStream = stream ? (CUstream)stream : dev->stream,
                                 .attrs = &pdl, .numAttrs = early && dev->cc_major >= 9 ? 1u : 0u};
     return avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, (CUfunction)function, args, NULL),
                           early ? "cuLaunchKernelEx(avk_attn_reduce)" : "cuLaunchKernelEx(avk_attn_fwd)");
@@ -225,7 +226,11 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
 
 static attnvk_status cuda_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
 {
-    if (k->vendor) {
+    if (k->vendor && a->stream)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the cuda vendor baselines run on attnvk's stream only");
+    attnvk_status cs = avk_cuda_check_stream(dev, a->stream);
+    if (cs != ATTNVK_OK) return cs;
+    if (k->vendor) { /* an async run completes before returning: allowed */
         attnvk_status s = avk_cuda_push(dev);
         if (s != ATTNVK_OK) return s;
         s = avk_cuda_time_begin(dev);
@@ -281,4 +286,7 @@ const attnvk_backend avk_backend_cuda = {
     .variants = cuda_variants,
     .read_bandwidth = avk_cuda_read_bandwidth,
     .measure_peak = avk_cuda_measure_peak,
+    .wrap = avk_cuda_wrap,
+    .native = avk_cuda_native,
+    .wait = avk_cuda_wait,
 };

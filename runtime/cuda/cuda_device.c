@@ -5,6 +5,7 @@
 #include "core/driver_version.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,7 +215,7 @@ attnvk_status avk_cuda_alloc(avk_bdev *dev, size_t bytes, avk_bbuf **out)
 void avk_cuda_release(avk_bdev *dev, avk_bbuf *buf)
 {
     if (!buf) return;
-    if (!dev->lost && avk_cuda_push(dev) == ATTNVK_OK) {
+    if (!buf->borrowed && !dev->lost && avk_cuda_push(dev) == ATTNVK_OK) {
         cu->cuMemFree(buf->ptr);
         avk_cuda_pop(dev);
     }
@@ -239,4 +240,58 @@ attnvk_status avk_cuda_download(avk_bdev *dev, avk_bbuf *buf, size_t off, void *
     if (s == ATTNVK_OK) s = avk_cuda_check(dev, cu->cuStreamSynchronize(dev->stream), "download");
     avk_cuda_pop(dev);
     return s;
+}
+
+/* The native kernels load 16 bytes at a time (cp.async, vector loads). */
+enum { CUDA_WRAP_ALIGNMENT = 16 };
+
+attnvk_status avk_cuda_wrap(avk_bdev *dev, const attnvk_external_buffer *ext, avk_bbuf **out)
+{
+    (void)dev;
+    const CUdeviceptr ptr = (CUdeviceptr)(uintptr_t)ext->handle + ext->offset;
+    if (ptr % CUDA_WRAP_ALIGNMENT)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "buffer wrap: cuda address 0x%llx (handle + offset %zu) is not %d-byte aligned",
+                        (unsigned long long)ptr, ext->offset, CUDA_WRAP_ALIGNMENT);
+    avk_bbuf *b = calloc(1, sizeof *b);
+    if (!b) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    b->ptr = ptr;
+    b->size = ext->bytes;
+    b->borrowed = 1;
+    *out = b;
+    return ATTNVK_OK;
+}
+
+attnvk_status avk_cuda_native(avk_bdev *dev, attnvk_native_handles *out)
+{
+    out->wrap_alignment = CUDA_WRAP_ALIGNMENT;
+    out->cuda_device = (int)dev->device;
+    out->cuda_context = (void *)dev->context;
+    out->cuda_stream = (void *)dev->stream;
+    return ATTNVK_OK;
+}
+
+attnvk_status avk_cuda_wait(avk_bdev *dev)
+{
+    attnvk_status s = avk_cuda_push(dev);
+    if (s != ATTNVK_OK) return s;
+    s = avk_cuda_check(dev, cu->cuStreamSynchronize(dev->stream), "async run");
+    avk_cuda_pop(dev);
+    return s;
+}
+
+attnvk_status avk_cuda_check_stream(avk_bdev *dev, void *stream)
+{
+    if (!stream) return ATTNVK_OK;
+    attnvk_status s = avk_cuda_push(dev); /* CU_STREAM_LEGACY / PER_THREAD answer the current context */
+    if (s != ATTNVK_OK) return s;
+    CUcontext ctx = NULL;
+    CUresult r = cu->cuStreamGetCtx((CUstream)stream, &ctx);
+    avk_cuda_pop(dev);
+    if (r != CUDA_SUCCESS) return avk_cuda_check(dev, r, "run options: cuStreamGetCtx(stream)");
+    if (ctx != dev->context)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "run options: the CUstream is not in the device's primary context (attnvk_device_native's "
+                        "cuda_context)");
+    return ATTNVK_OK;
 }

@@ -13,6 +13,14 @@ void avk_cuda_release(avk_bdev *dev, avk_bbuf *buf);
 attnvk_status avk_cuda_upload(avk_bdev *dev, avk_bbuf *buf, size_t off, const void *src, size_t bytes);
 attnvk_status avk_cuda_download(avk_bdev *dev, avk_bbuf *buf, size_t off, void *dst, size_t bytes);
 
+/* Interop and async runs: attnvk_buffer_wrap (16-byte aligned addresses),
+ * attnvk_device_native, attnvk_device_wait (attnvk's stream), and the check
+ * that a caller's stream is in the device's primary context. */
+attnvk_status avk_cuda_wrap(avk_bdev *dev, const attnvk_external_buffer *ext, avk_bbuf **out);
+attnvk_status avk_cuda_native(avk_bdev *dev, attnvk_native_handles *out);
+attnvk_status avk_cuda_wait(avk_bdev *dev);
+attnvk_status avk_cuda_check_stream(avk_bdev *dev, void *stream);
+
 /* Unloads the native kernel modules of dev (its context is current). */
 void avk_cuda_modules_release(avk_cuda_device *dev);
 

@@ -31,6 +31,7 @@ typedef struct avk_bdev {
 struct avk_bbuf {
     CUdeviceptr ptr;
     size_t size;
+    int borrowed;               /* the caller's memory (attnvk_buffer_wrap): never freed here */
 };
 
 static inline CUdeviceptr avk_cuda_ptr(const avk_bbuf *b) { return b ? b->ptr : 0; }

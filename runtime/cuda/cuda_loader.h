@@ -35,6 +35,7 @@
     X(cuStreamCreate)                \
     X(cuStreamDestroy)               \
     X(cuStreamSynchronize)           \
+    X(cuStreamGetCtx)                \
     X(cuEventCreate)                 \
     X(cuEventDestroy)                \
     X(cuEventRecord)                 \

@@ -42,6 +42,9 @@ static attnvk_status hip_prepare(avk_bdev *dev, const attnvk_problem *p, const a
 
 static attnvk_status hip_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms)
 {
+    if (k->rocblas && a->stream)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "rocblas runs on attnvk's stream only (no caller's hipStream_t)");
+    /* an async rocblas run completes before returning: allowed */
     return k->rocblas ? avk_hip_rocblas_dispatch(dev, k->rocblas, a, device_ms)
                       : avk_hip_flash_dispatch(dev, k->flash, a, device_ms);
 }
@@ -75,4 +78,7 @@ const attnvk_backend avk_backend_hip = {
     .variants = hip_variants,
     .read_bandwidth = avk_hip_read_bandwidth,
     .measure_peak = avk_hip_measure_peak,
+    .wrap = avk_hip_wrap,
+    .native = avk_hip_native,
+    .wait = avk_hip_wait,
 };

@@ -7,6 +7,7 @@
 #include "hip/hip_rocblas.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,7 +190,7 @@ attnvk_status avk_hip_alloc(avk_bdev *dev, size_t bytes, avk_bbuf **out)
 void avk_hip_release(avk_bdev *dev, avk_bbuf *buf)
 {
     if (!buf) return;
-    if (!dev->lost && hip->hipSetDevice(dev->ordinal) == hipSuccess) hip->hipFree(buf->ptr);
+    if (!buf->borrowed && !dev->lost && hip->hipSetDevice(dev->ordinal) == hipSuccess) hip->hipFree(buf->ptr);
     free(buf);
 }
 
@@ -205,6 +206,39 @@ attnvk_status avk_hip_download(avk_bdev *dev, avk_bbuf *buf, size_t offset, void
     attnvk_status s = avk_hip_use(dev);
     if (s != ATTNVK_OK) return s;
     return avk_hip_check(dev, hip->hipMemcpyDtoH(dst, (char *)buf->ptr + offset, bytes), "hipMemcpyDtoH");
+}
+
+/* The native kernels load 16 bytes at a time. */
+enum { HIP_WRAP_ALIGNMENT = 16 };
+
+attnvk_status avk_hip_wrap(avk_bdev *dev, const attnvk_external_buffer *ext, avk_bbuf **out)
+{
+    (void)dev;
+    char *ptr = (char *)ext->handle + ext->offset;
+    if ((uintptr_t)ptr % HIP_WRAP_ALIGNMENT)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "buffer wrap: hip address %p (handle + offset %zu) is not %d-byte aligned",
+                        (void *)ptr, ext->offset, HIP_WRAP_ALIGNMENT);
+    avk_bbuf *b = calloc(1, sizeof *b);
+    if (!b) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    b->ptr = ptr;
+    b->size = ext->bytes;
+    b->borrowed = 1;
+    *out = b;
+    return ATTNVK_OK;
+}
+
+attnvk_status avk_hip_native(avk_bdev *dev, attnvk_native_handles *out)
+{
+    out->wrap_alignment = HIP_WRAP_ALIGNMENT;
+    out->hip_device = dev->ordinal;
+    out->hip_stream = (void *)dev->stream;
+    return ATTNVK_OK;
+}
+
+attnvk_status avk_hip_wait(avk_bdev *dev)
+{
+    attnvk_status s = avk_hip_use(dev);
+    return s != ATTNVK_OK ? s : avk_hip_check(dev, hip->hipStreamSynchronize(dev->stream), "async run");
 }
 
 void avk_hip_shutdown(void)

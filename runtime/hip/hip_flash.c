@@ -57,13 +57,14 @@ static void drv_free(void *ctx, unsigned long long addr)
     if (!dev->lost) dev->hip->hipFree((void *)(size_t)addr);
 }
 
-static attnvk_status drv_launch(void *ctx, void *function, const unsigned grid[3], unsigned threads, size_t smem,
-                                void **args, int early)
+static attnvk_status drv_launch(void *ctx, void *stream, void *function, const unsigned grid[3], unsigned threads,
+                                size_t smem, void **args, int early)
 {
     avk_hip_device *dev = ctx;
+    hipStream_t on = stream ? (hipStream_t)stream : dev->stream;
     return avk_hip_check(dev,
                          dev->hip->hipModuleLaunchKernel((hipFunction_t)function, grid[0], grid[1], grid[2], threads,
-                                                         1, 1, (unsigned)smem, dev->stream, args, NULL),
+                                                         1, 1, (unsigned)smem, on, args, NULL),
                          early ? "hipModuleLaunchKernel(avk_attn_reduce)" : "hipModuleLaunchKernel(avk_attn_fwd)");
 }
 

@@ -24,6 +24,7 @@ typedef struct avk_bdev {
 struct avk_bbuf {
     void *ptr;
     size_t size;
+    int borrowed;             /* the caller's memory (attnvk_buffer_wrap): never freed here */
 };
 
 /* Maps a hipError_t to a status with "<what>: <HIP error>": out of memory ->

@@ -46,6 +46,11 @@ attnvk_status avk_cl_load(void)
         {"clGetEventInfo", (void **)&api.GetEventInfo},
         {"clGetEventProfilingInfo", (void **)&api.GetEventProfilingInfo},
         {"clReleaseEvent", (void **)&api.ReleaseEvent},
+        {"clCreateSubBuffer", (void **)&api.CreateSubBuffer},
+        {"clRetainMemObject", (void **)&api.RetainMemObject},
+        {"clGetMemObjectInfo", (void **)&api.GetMemObjectInfo},
+        {"clGetCommandQueueInfo", (void **)&api.GetCommandQueueInfo},
+        {"clFlush", (void **)&api.Flush},
     };
     attnvk_status s = avk_dynlib_bind(lib, symbols, (int)(sizeof symbols / sizeof *symbols));
     if (s != ATTNVK_OK) {

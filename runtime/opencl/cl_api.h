@@ -53,6 +53,12 @@ typedef struct avk_cl_api {
     cl_int (*GetEventInfo)(cl_event, cl_event_info, size_t, void *, size_t *);
     cl_int (*GetEventProfilingInfo)(cl_event, cl_profiling_info, size_t, void *, size_t *);
     cl_int (*ReleaseEvent)(cl_event);
+    /* interop and async runs (cl_interop.c) */
+    cl_mem (*CreateSubBuffer)(cl_mem, cl_mem_flags, cl_buffer_create_type, const void *, cl_int *);
+    cl_int (*RetainMemObject)(cl_mem);
+    cl_int (*GetMemObjectInfo)(cl_mem, cl_mem_info, size_t, void *, size_t *);
+    cl_int (*GetCommandQueueInfo)(cl_command_queue, cl_command_queue_info, size_t, void *, size_t *);
+    cl_int (*Flush)(cl_command_queue);
 } avk_cl_api;
 
 /* Loaded once by the backend's init; NULL members never escape a failed load. */

@@ -164,6 +164,9 @@ static attnvk_status cl_prepare(avk_bdev *dev, const attnvk_problem *p, const at
 static attnvk_status cl_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms)
 {
     if (dev->lost) return avk_cl_check_lost(dev);
+    if (k->is_clblast && a->stream)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "clblast runs on attnvk's queue only (no caller's cl_command_queue)");
+    /* an async clblast run completes before returning: allowed */
     return k->is_clblast ? avk_clblast_dispatch(dev, k, a, ms) : avk_cl_flash_dispatch(dev, k, a, ms);
 }
 
@@ -196,4 +199,7 @@ const attnvk_backend avk_backend_opencl = {
     .variants = cl_variants,
     .read_bandwidth = avk_cl_read_bandwidth,
     .measure_peak = avk_cl_measure_peak,
+    .wrap = avk_cl_wrap,
+    .native = avk_cl_native,
+    .wait = avk_cl_wait,
 };

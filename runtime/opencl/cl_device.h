@@ -64,4 +64,11 @@ attnvk_status avk_cl_wait_timed(avk_bdev *dev, cl_event first, cl_event last, do
 /* DEVICE_LOST with the first failure's reason once the device is lost, else OK. */
 attnvk_status avk_cl_check_lost(const avk_bdev *dev);
 
+/* cl_interop.c: attnvk_buffer_wrap, attnvk_device_native, attnvk_device_wait,
+ * and the queue a run goes on (the caller's, checked: attnvk's context, in order). */
+attnvk_status avk_cl_wrap(avk_bdev *dev, const attnvk_external_buffer *ext, avk_bbuf **out);
+attnvk_status avk_cl_native(avk_bdev *dev, attnvk_native_handles *out);
+attnvk_status avk_cl_wait(avk_bdev *dev);
+attnvk_status avk_cl_run_queue(avk_bdev *dev, const avk_dispatch *a, cl_command_queue *queue);
+
 #endif

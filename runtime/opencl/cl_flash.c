@@ -170,20 +170,27 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
     const size_t rglobal[3] = {(size_t)(attnvk_problem_head_dim_v(p) + 31) / 32 * 32, (size_t)a->q_count,
                                (size_t)p->batch * p->heads};
     const size_t rlocal[3] = {32, 1, 1};
+    cl_command_queue queue;
+    attnvk_status qs = avk_cl_run_queue(dev, a, &queue); /* attnvk's, or the caller's (async) */
+    if (qs != ATTNVK_OK) return qs;
     cl_event first = NULL, last = NULL;
     for (int i = 0; i < a->launches; ++i) {
-        /* events from the first launch's kernel and the last launch's last kernel only */
-        cl_event *begin = i == 0 ? &first : NULL, *end = i == a->launches - 1 ? &last : NULL;
-        cl_int err = avk_cl.EnqueueNDRangeKernel(dev->queue, m, 3, NULL, global, local, 0, NULL,
+        /* events from the first launch's kernel and the last launch's last kernel only (none when async) */
+        cl_event *begin = i == 0 && !a->async ? &first : NULL, *end = i == a->launches - 1 && !a->async ? &last : NULL;
+        cl_int err = avk_cl.EnqueueNDRangeKernel(queue, m, 3, NULL, global, local, 0, NULL,
                                                  splits > 1 ? begin : (begin ? begin : end));
         if (err == CL_SUCCESS && splits > 1)
-            err = avk_cl.EnqueueNDRangeKernel(dev->queue, r, 3, NULL, rglobal, rlocal, 0, NULL, end);
+            err = avk_cl.EnqueueNDRangeKernel(queue, r, 3, NULL, rglobal, rlocal, 0, NULL, end);
         if (err != CL_SUCCESS) {
-            avk_cl.Finish(dev->queue);
+            avk_cl.Finish(queue);
             if (first) avk_cl.ReleaseEvent(first);
             if (last) avk_cl.ReleaseEvent(last);
             return avk_cl_fail(err, splits > 1 ? "enqueue flash kernel or split-KV reduce" : "enqueue flash kernel");
         }
+    }
+    if (a->async) { /* started, not waited for: attnvk_device_wait (or the caller's clFinish) */
+        cl_int err = avk_cl.Flush(queue);
+        return err == CL_SUCCESS ? ATTNVK_OK : avk_cl_fail(err, "clFlush (async run)");
     }
     attnvk_status s = avk_cl_wait_timed(dev, first, last ? last : first, ms);
     if (s == ATTNVK_OK) *ms /= a->launches;

@@ -59,4 +59,7 @@ const attnvk_backend avk_backend_vulkan = {
     .variants = vk_variants,
     .read_bandwidth = avk_vk_read_bandwidth,
     .measure_peak = avk_vk_measure_peak,
+    .wrap = avk_vk_wrap,
+    .native = avk_vk_native,
+    .wait = vk_wait_pending,
 };

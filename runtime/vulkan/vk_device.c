@@ -65,6 +65,10 @@ attnvk_status vk_buffer_new(avk_bdev *dev, VkDeviceSize bytes, int host_visible,
 void vk_buffer_free(avk_bdev *dev, avk_bbuf *b)
 {
     if (!b) return;
+    if (b->borrowed) { /* the caller's buffer and memory */
+        free(b);
+        return;
+    }
     if (b->mapped) dev->vk.vkUnmapMemory(dev->device, b->memory);
     if (b->buffer) dev->vk.vkDestroyBuffer(dev->device, b->buffer, NULL);
     if (b->memory) dev->vk.vkFreeMemory(dev->device, b->memory, NULL);
@@ -73,6 +77,8 @@ void vk_buffer_free(avk_bdev *dev, avk_bbuf *b)
 
 attnvk_status vk_begin(avk_bdev *dev)
 {
+    attnvk_status s = vk_wait_pending(dev);
+    if (s != ATTNVK_OK) return s;
     VkResult r = dev->vk.vkResetCommandBuffer(dev->cmd, 0);
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
@@ -92,6 +98,25 @@ attnvk_status vk_submit_wait(avk_bdev *dev)
     return vk_status(r, "queue submit");
 }
 
+attnvk_status vk_submit_async(avk_bdev *dev)
+{
+    VkResult r = dev->vk.vkEndCommandBuffer(dev->cmd);
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &dev->cmd};
+    if (r == VK_SUCCESS) r = dev->vk.vkResetFences(dev->device, 1, &dev->fence);
+    if (r == VK_SUCCESS) r = dev->vk.vkQueueSubmit(dev->queue, 1, &si, dev->fence);
+    if (r == VK_SUCCESS) dev->pending = 1;
+    return vk_status(r, "queue submit (async)");
+}
+
+attnvk_status vk_wait_pending(avk_bdev *dev)
+{
+    if (!dev->pending) return ATTNVK_OK;
+    dev->pending = 0;
+    VkResult r = dev->vk.vkWaitForFences(dev->device, 1, &dev->fence, VK_TRUE, 300ull * 1000000000ull);
+    if (r == VK_TIMEOUT) return avk_fail(ATTNVK_ERROR_BACKEND, "vulkan: the GPU did not finish an async run within 300 s");
+    return vk_status(r, "waiting for an async run");
+}
+
 static attnvk_status ensure_staging(avk_bdev *dev, size_t bytes)
 {
     size_t want = bytes < STAGING_MAX ? bytes : STAGING_MAX;
@@ -109,7 +134,8 @@ static attnvk_status transfer(avk_bdev *dev, avk_bbuf *buf, size_t off, void *ho
         if (upload) memcpy(dev->staging->mapped, (const unsigned char *)host + done, n);
         s = vk_begin(dev);
         if (s != ATTNVK_OK) break;
-        VkBufferCopy region = {.srcOffset = upload ? 0 : off + done, .dstOffset = upload ? off + done : 0, .size = n};
+        const VkDeviceSize at = buf->offset + off + done; /* wrapped buffers start at their offset */
+        VkBufferCopy region = {.srcOffset = upload ? 0 : at, .dstOffset = upload ? at : 0, .size = n};
         if (upload) dev->vk.vkCmdCopyBuffer(dev->cmd, dev->staging->buffer, buf->buffer, 1, &region);
         else dev->vk.vkCmdCopyBuffer(dev->cmd, buf->buffer, dev->staging->buffer, 1, &region);
         s = vk_submit_wait(dev);

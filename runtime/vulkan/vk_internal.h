@@ -88,6 +88,7 @@ struct avk_bdev {
     avk_bbuf *staging;                 /* host-visible, reused by upload/download */
     avk_bbuf *dummy;                   /* bound where a kernel has no LSE/workspace */
     uint32_t device_local_type, host_type;
+    int pending;                       /* an async run's submission (cmd, descriptor set, fence) is in flight */
 };
 
 struct avk_bbuf {
@@ -95,6 +96,8 @@ struct avk_bbuf {
     VkDeviceMemory memory;
     VkDeviceSize size;
     void *mapped;                      /* host-visible buffers only */
+    VkDeviceSize offset;               /* where the data starts in buffer (wrapped buffers) */
+    int borrowed;                      /* the caller's VkBuffer (attnvk_buffer_wrap): never destroyed here */
 };
 
 /* vk_util.c */
@@ -105,8 +108,14 @@ const char *vk_result_name(VkResult r);
 /* vk_device.c */
 attnvk_status vk_buffer_new(avk_bdev *dev, VkDeviceSize bytes, int host_visible, avk_bbuf **out);
 void vk_buffer_free(avk_bdev *dev, avk_bbuf *buf);
+/* vk_begin first waits for a pending async submission (the device has one
+ * command buffer and one descriptor pool). */
 attnvk_status vk_begin(avk_bdev *dev);
 attnvk_status vk_submit_wait(avk_bdev *dev);
+/* Ends and submits the command buffer with the fence, without waiting
+ * (attnvk_kernel_run_async); vk_wait_pending waits for it. */
+attnvk_status vk_submit_async(avk_bdev *dev);
+attnvk_status vk_wait_pending(avk_bdev *dev);
 /* vk_begin with a start timestamp; vk_submit_timed ends it, submits, waits and
  * gives the device time (the wall time where the queue has no timestamps). */
 attnvk_status vk_begin_timed(avk_bdev *dev);
@@ -114,6 +123,10 @@ attnvk_status vk_submit_timed(avk_bdev *dev, double *ms);
 
 /* vk_khr_coopmat.c: fills khr_coopmat, the shape, or khr_coopmat_why */
 void vk_khr_probe(vk_caps *caps, int feature_on);
+
+/* vk_interop.c: attnvk_buffer_wrap and attnvk_device_native */
+attnvk_status avk_vk_wrap(avk_bdev *dev, const attnvk_external_buffer *ext, avk_bbuf **out);
+attnvk_status avk_vk_native(avk_bdev *dev, attnvk_native_handles *out);
 
 /* vk_describe.c */
 attnvk_status vk_probe_caps(VkPhysicalDevice phys, vk_caps *caps);

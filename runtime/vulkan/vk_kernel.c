@@ -287,6 +287,14 @@ static attnvk_status dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch 
             dev->vk.vkCmdDispatch(cmd, rx, ry, 1);
         }
     }
+    /* O and LSE visible to the host and to later transfers: a wrapped buffer may be read through the
+     * caller's mapping once the fence has signalled */
+    const VkMemoryBarrier done = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT};
+    dev->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                 VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &done, 0, NULL, 0,
+                                 NULL);
+    if (a->async) return vk_submit_async(dev); /* the fence: vk_wait_pending, attnvk_device_wait */
     attnvk_status st = vk_submit_timed(dev, device_ms);
     if (st == ATTNVK_OK) *device_ms /= a->launches;
     return st;

@@ -48,6 +48,9 @@ attnvk_status vk_status(VkResult r, const char *what)
  * dispatch at a time) and points its VK_BINDINGS storage-buffer bindings at bufs. */
 attnvk_status vk_bind_storage_buffers(avk_bdev *dev, avk_bbuf *const bufs[VK_BINDINGS], VkDescriptorSet *set)
 {
+    attnvk_status s = vk_wait_pending(dev); /* an async run's set is in use until it finishes */
+    if (s != ATTNVK_OK) return s;
+    const VkDeviceSize max_range = dev->caps->props.limits.maxStorageBufferRange;
     VkResult r = dev->vk.vkResetDescriptorPool(dev->device, dev->descriptor_pool, 0);
     VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                       .descriptorPool = dev->descriptor_pool, .descriptorSetCount = 1,
@@ -57,7 +60,11 @@ attnvk_status vk_bind_storage_buffers(avk_bdev *dev, avk_bbuf *const bufs[VK_BIN
     VkDescriptorBufferInfo bi[VK_BINDINGS];
     VkWriteDescriptorSet w[VK_BINDINGS];
     for (uint32_t i = 0; i < VK_BINDINGS; ++i) {
-        bi[i] = (VkDescriptorBufferInfo){.buffer = bufs[i]->buffer, .offset = 0, .range = VK_WHOLE_SIZE};
+        /* a wrapped buffer: its range, in whole words (shaders read words), within the device's limit */
+        VkDeviceSize range = (bufs[i]->size + 3) & ~(VkDeviceSize)3;
+        if (range > max_range) range = max_range;
+        bi[i] = (VkDescriptorBufferInfo){.buffer = bufs[i]->buffer, .offset = bufs[i]->offset,
+                                         .range = bufs[i]->borrowed ? range : VK_WHOLE_SIZE};
         w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = *set, .dstBinding = i,
                                       .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                       .pBufferInfo = &bi[i]};

@@ -25,6 +25,29 @@
  *       is visible to query i of sequence b iff j <= i + seq_lens[b] - Nq.
  *       Table entries past a sequence's last page are never read.
  *
+ * Ordering (runs, buffers, streams):
+ *   - attnvk_kernel_run* are synchronous: they return when O (and LSE) are
+ *     written. attnvk_buffer_write/read are synchronous too.
+ *   - attnvk_kernel_run_async enqueues and returns. On the device's own
+ *     queue (stream NULL) every later call on that device that touches the
+ *     device (runs, buffer writes and reads, destroys) is ordered after it,
+ *     as if the run had finished; attnvk_device_wait blocks until it has, and
+ *     reports a failure the device met while running it. On a caller's CUDA/HIP
+ *     stream or OpenCL queue the run is ordered with that stream's other
+ *     work only: synchronize the stream (cuStreamSynchronize, clFinish, or
+ *     more work on it) before the host or another stream reads O;
+ *     attnvk_device_wait does not wait for it.
+ *   - runs of one kernel use one split-KV workspace: two runs of the same
+ *     kernel on different streams must not overlap.
+ *   - wrapped buffers (attnvk_buffer_wrap) behave exactly like attnvk's own
+ *     in every call; their memory stays the caller's, who keeps it alive
+ *     (and does not write what a pending run reads) until the runs using it
+ *     are complete.
+ *   - the problem and option structs grow only at their end, and a new
+ *     field's zero value keeps the old behaviour: fill them with
+ *     attnvk_problem_init / attnvk_run_options_init or `= {...}` designated
+ *     initializers, and rebuild against the header of the library you load.
+ *
  * Every call returns an attnvk_status; attnvk_last_error() gives the
  * one-line message for the calling thread's last failure.
  */
@@ -253,7 +276,66 @@ void attnvk_buffer_destroy(attnvk_buffer *buf);
 attnvk_status attnvk_buffer_write(attnvk_buffer *buf, size_t offset, const void *src, size_t bytes);
 attnvk_status attnvk_buffer_read(attnvk_buffer *buf, size_t offset, void *dst, size_t bytes);
 
+/* ---- interop: caller-owned device memory and attnvk's native handles ---- */
+/* Memory the caller allocated on the device's API, to wrap as an attnvk_buffer.
+ * handle: CUDA: a CUdeviceptr cast to void *; HIP: a device pointer; OpenCL:
+ * a cl_mem created on attnvk's cl_context; Vulkan: a VkBuffer created on
+ * attnvk's VkDevice with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT (and TRANSFER_SRC
+ * / TRANSFER_DST for attnvk_buffer_read / write); CPU: a host pointer.
+ * The usable range is [offset, offset + bytes) of handle; Vulkan shaders read
+ * whole 32-bit words, so a VkBuffer extends to offset + bytes rounded up to 4.
+ * offset must be a multiple of attnvk_native_handles.wrap_alignment (on CUDA,
+ * HIP and the CPU the address handle + offset must be). */
+typedef struct attnvk_external_buffer {
+    attnvk_api api;      /* must match the device's API */
+    void *handle;        /* CUDA: CUdeviceptr cast to void*; HIP: device pointer; OpenCL: cl_mem; Vulkan: VkBuffer */
+    void *memory;        /* Vulkan: the VkDeviceMemory bound to it (may be NULL); others NULL */
+    size_t offset;       /* bytes from handle's start */
+    size_t bytes;        /* usable size */
+} attnvk_external_buffer;
+/* Wraps ext as a buffer of dev: runs, attnvk_buffer_write/read and
+ * attnvk_kernel_run* take it like one attnvk created. Mismatched API, a NULL
+ * handle, memory set outside Vulkan, an offset misaligned for the backend,
+ * bytes == 0 or a range past the cl_mem's size: INVALID_ARGUMENT with one
+ * line. attnvk_buffer_destroy on a wrapped buffer frees attnvk's wrapper,
+ * never the caller's memory (OpenCL: attnvk holds its own reference to the
+ * cl_mem while wrapped). */
+attnvk_status attnvk_buffer_wrap(attnvk_device *dev, const attnvk_external_buffer *ext, attnvk_buffer **out);
+
+/* The API objects of an opened device, so a caller can create memory (and
+ * streams) attnvk can use. Handles are the API's own, cast to void *; the
+ * fields of other APIs are zero. They stay attnvk's: never destroy them, and
+ * they are valid until attnvk_device_close. */
+typedef struct attnvk_native_handles {
+    attnvk_api api;
+    size_t wrap_alignment;       /* attnvk_buffer_wrap's offset (address) alignment in bytes */
+    /* Vulkan */
+    void *vk_instance;           /* VkInstance */
+    void *vk_physical_device;    /* VkPhysicalDevice */
+    void *vk_device;             /* VkDevice */
+    void *vk_queue;              /* VkQueue attnvk submits to (externally synchronized: not while attnvk runs) */
+    uint32_t vk_queue_family;    /* its family index */
+    /* OpenCL */
+    void *cl_platform;           /* cl_platform_id */
+    void *cl_context;            /* cl_context */
+    void *cl_device;             /* cl_device_id */
+    void *cl_queue;              /* cl_command_queue attnvk enqueues on (in order, profiling) */
+    /* CUDA: every attnvk allocation and launch is in the device's primary context */
+    int cuda_device;             /* CUdevice (an int: the device handle cuDeviceGet returns) */
+    void *cuda_context;          /* CUcontext: the primary context (cuDevicePrimaryCtxRetain) */
+    void *cuda_stream;           /* CUstream attnvk's own work goes on */
+    /* HIP */
+    int hip_device;              /* the HIP device ordinal (hipSetDevice) */
+    void *hip_stream;            /* hipStream_t attnvk's own work goes on */
+    /* CPU: handles are host pointers; nothing else */
+} attnvk_native_handles;
+attnvk_status attnvk_device_native(attnvk_device *dev, attnvk_native_handles *out);
+
 /* ---- kernels ---- */
+/* A zeroed problem with the defaults (every default is zero: scale 1/sqrt(D),
+ * bottom-right causal alignment, contiguous K/V in dtype, Dv = D); fields
+ * added to attnvk_problem later default to zero too. */
+void attnvk_problem_init(attnvk_problem *p);
 attnvk_status attnvk_problem_validate(const attnvk_problem *p); /* shape rules, one-line error */
 float attnvk_problem_scale(const attnvk_problem *p);            /* effective scale, 1/sqrt(Dk) by default */
 int attnvk_problem_head_dim_v(const attnvk_problem *p);         /* effective Dv (head_dim_v, or head_dim) */
@@ -301,6 +383,29 @@ attnvk_status attnvk_kernel_run_tensors(attnvk_kernel *k, const attnvk_tensors *
 #define ATTNVK_MAX_LAUNCHES 1000
 attnvk_status attnvk_kernel_run_repeated(attnvk_kernel *k, const attnvk_tensors *t, int q_begin, int q_count,
                                          int launches, double *mean_ms);
+
+/* ---- asynchronous runs (see "Ordering" at the top) ---- */
+/* Options of attnvk_kernel_run_async. struct_size lets the struct grow:
+ * attnvk_run_options_init sets it (and zeroes the rest). */
+typedef struct attnvk_run_options {
+    size_t struct_size;          /* sizeof(attnvk_run_options) */
+    int q_begin, q_count;        /* query rows, as attnvk_kernel_run (0, 0: all) */
+    /* NULL: the device's own queue. CUDA: a CUstream of the device's primary
+     * context (CU_STREAM_LEGACY / CU_STREAM_PER_THREAD too); HIP: a
+     * hipStream_t of the device; OpenCL: an in-order cl_command_queue on
+     * attnvk's cl_context. Vulkan and the CPU take no stream. attnvk's
+     * kernel only: a vendor baseline on a caller's stream is UNSUPPORTED. */
+    void *stream;
+} attnvk_run_options;
+void attnvk_run_options_init(attnvk_run_options *o);
+/* Enqueues one run of k on t and returns without waiting for it (Vulkan:
+ * one submission and its fence; CUDA, HIP, OpenCL: the launches on the
+ * stream; the CPU runs it before returning). opts may be NULL (all rows,
+ * the device's queue). A failure found while enqueuing is returned here;
+ * one met on the device by attnvk_device_wait or a later call. */
+attnvk_status attnvk_kernel_run_async(attnvk_kernel *k, const attnvk_tensors *t, const attnvk_run_options *opts);
+/* Waits until every run enqueued on dev's own queue has finished. */
+attnvk_status attnvk_device_wait(attnvk_device *dev);
 
 /* ---- KV caches on the host ---- */
 const char *attnvk_kv_format_name(attnvk_kv_format f); /* "dtype", "q8_0", "q4_0", "fp8" */
