@@ -33,16 +33,22 @@ static const avk_tuning vk_table[] = {
      * layout probe passed: 8 subgroups, 32 rows each at D <= 64 (double-buffered K/V),
      * 16 rows each and 64-key tiles (one K/V buffer) at D <= 128 */
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv-rs", 256, 64, 256, {0, 2, 0, 0}},
+    /* D=128: coopmat-nv's body through VK_KHR_cooperative_matrix (its SPIR-V rewritten,
+     * tools/spirv_nv2khr) is the fastest on the H100 (driver 580, session 15, fa-grid, B*N = 16k,
+     * H*D = 2048, D=128: 13-18% over coopmat-nv-rs in all 12 cases, 4k 147.1 -> 169.0 TFLOP/s,
+     * causal 131.2 -> 148.0, 16k 150.9 -> 172.2; the same body through the NV extension 125.5 at 4k).
+     * At D=64 coopmat-nv-rs stays (KHR 0.75-0.92x it, except causal N <= 1k); D 65..127 unmeasured */
+    {"NVIDIA", NULL, NULL, F16, 128, 128, 0, "coopmat-khr", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv-rs", 128, 64, 256, {0, 1, 0, 0}},
     /* otherwise S/P through shared memory: 32 rows per subgroup and 16-key tiles win;
      * at D=128 the 255-register limit wants one S chain and one K/V stage */
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv", 128, 16, 128, {0, 2, 2}},
     {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-nv", 64, 16, 128, {0, 1, 1}},
-    /* the same body through VK_KHR_cooperative_matrix (coopmat-nv's SPIR-V rewritten): its sizes,
-     * when named or where a driver lists KHR matrices only; not yet measured on the H100 */
+    /* the same body through VK_KHR_cooperative_matrix, coopmat-nv's sizes: when named, or
+     * where a driver lists KHR matrices only (D=128 is above) */
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-khr", 128, 16, 128, {0, 2, 2}},
-    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-khr", 128, 16, 128, {0, 1, 1}},
+    {"NVIDIA", NULL, NULL, F16, 65, 127, 0, "coopmat-khr", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-khr", 64, 16, 128, {0, 1, 1}},
     /* decode, 16 values of a row per lane, 4 resident workgroups in the split plan.
      * H100, f16 Nk=16k, warm clocks (session 8; session 7's sizes were timed on a cold
