@@ -104,16 +104,23 @@ static spv_blob reduce_shader(attnvk_dtype dt)
  * AVK_SCORES, 1 where the problem has windows, softcap, ALiBi, masks, sinks or
  * top-left alignment, so a plain problem's pipeline is compiled without their
  * code. */
-enum { SPEC_SOFTCAP_EXP2 = 13, SPEC_DV = 14, SPEC_SCORES = 15 };
+enum { SPEC_PAGED = 12, SPEC_SOFTCAP_EXP2 = 13, SPEC_DV = 14, SPEC_SCORES = 15 };
+/* The constants past a body's own that every body shares: Dv, the score features
+ * (1, 2 with the softcap's exp2 form) and whether K/V come through a block table. */
+typedef struct spec_tail {
+    uint32_t dv;
+    int scores, paged;
+} spec_tail;
 
-static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, uint32_t dv, int scores,
+static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, const spec_tail *t,
                            uint32_t req_sg, VkPipeline *out)
 {
     uint32_t all[SPEC_SCORES + 1] = {0}; /* ids the shader lacks are ignored */
-    memcpy(all, spec, (n < SPEC_SOFTCAP_EXP2 ? n : SPEC_SOFTCAP_EXP2) * sizeof *spec);
-    all[SPEC_SOFTCAP_EXP2] = scores > 1;
-    all[SPEC_DV] = dv;
-    all[SPEC_SCORES] = scores != 0;
+    memcpy(all, spec, (n < SPEC_PAGED ? n : SPEC_PAGED) * sizeof *spec);
+    all[SPEC_PAGED] = t->paged != 0;
+    all[SPEC_SOFTCAP_EXP2] = t->scores > 1;
+    all[SPEC_DV] = t->dv;
+    all[SPEC_SCORES] = t->scores != 0;
     /* SPIR-V is read as words: hand the driver an aligned copy */
     uint32_t *words = malloc(b.size);
     if (!words) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -164,27 +171,28 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     uint32_t D = (uint32_t)p->head_dim, DV = (uint32_t)avk_head_dim_v(p); /* Dk at constant 2, Dv at SPEC_DV */
     /* 2: with the softcap's exp2 form (ATTNVK_VK_SOFTCAP_EXP2) */
     const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0 ? 1 + (cfg->softcap_exp2 != 0) : 0;
+    const spec_tail tail = {.dv = DV, .scores = scores, .paged = p->page_size > 0};
     if (s == ATTNVK_OK) {
         spv_blob body = main_shader(cfg, p->dtype, p->kv_format);
         if (vk_algo_is_decode_mma(cfg->algo)) {
             uint32_t spec[7] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->mm, cfg->key_groups};
-            s = build(dev, body, spec, 7, DV, scores, cfg->required_subgroup, &k->main);
+            s = build(dev, body, spec, 7, &tail, cfg->required_subgroup, &k->main);
         } else if (cfg->algo >= VK_ALGO_COOPMAT_NV) { /* constant 9: S chains, or Q in shared memory (rs) */
             uint32_t spec[10] = {cfg->br, cfg->bc, D,       cfg->wg,        cfg->subgroup,
                                  cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
-            s = build(dev, body, spec, 10, DV, scores, cfg->required_subgroup, &k->main);
+            s = build(dev, body, spec, 10, &tail, cfg->required_subgroup, &k->main);
         } else if (cfg->algo == VK_ALGO_DECODE) {
             uint32_t spec[8] = {cfg->br, cfg->bc, D, cfg->wg, cfg->wg / cfg->subgroup, cfg->key_lanes, cfg->keys_per_step,
                                 cfg->runs};
-            s = build(dev, body, spec, 8, DV, scores, cfg->required_subgroup, &k->main);
+            s = build(dev, body, spec, 8, &tail, cfg->required_subgroup, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
-            s = build(dev, body, spec, 6, DV, scores, 0, &k->main);
+            s = build(dev, body, spec, 6, &tail, 0, &k->main);
         }
     }
     if (s == ATTNVK_OK && k->n_splits > 1) {
         uint32_t spec[3] = {0, 0, D};
-        s = build(dev, reduce_shader(p->dtype), spec, 3, DV, scores, 0, &k->reduce);
+        s = build(dev, reduce_shader(p->dtype), spec, 3, &tail, 0, &k->reduce);
         uint64_t rows = (uint64_t)k->n_splits * p->batch * p->heads * p->seq_q;
         if (s == ATTNVK_OK) s = vk_buffer_new(dev, rows * DV * 4, 0, &k->ws_o); /* partial O rows are O's (Dv) */
         if (s == ATTNVK_OK) s = vk_buffer_new(dev, rows * 8, 0, &k->ws_ml);
