@@ -41,6 +41,8 @@ static const env_var developer_vars[] = {
      "the table"},
     {"ATTNVK_VK_DECODE", "lanes=L,keys=U,runs=R,slice=S: lanes sharing a key, keys per step, quantized loads (2 aligned words, 1 runs, 0 4-value loads) and values per lane of the Vulkan decode body",
      "the table"},
+    {"ATTNVK_VK_KV_ADDRESSING", "2: Vulkan pipelines carry both K/V addressings (contiguous and paged), decided at run time, instead of the problem's one (A/B)",
+     "the problem's"},
     {"ATTNVK_VK_SOFTCAP_EXP2", "0: the Vulkan matrix kernels' softcap takes GLSL's tanh instead of 1 - 2/(2^y + 1) (one exp2, one reciprocal) (A/B)",
      "1"},
     {"ATTNVK_VK_PIPELINE_STATS", "1: add the driver's pipeline statistics (registers, spills) to the kernel params",

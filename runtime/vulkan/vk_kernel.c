@@ -109,7 +109,8 @@ enum { SPEC_PAGED = 12, SPEC_SOFTCAP_EXP2 = 13, SPEC_DV = 14, SPEC_SCORES = 15 }
  * (1, 2 with the softcap's exp2 form) and whether K/V come through a block table. */
 typedef struct spec_tail {
     uint32_t dv;
-    int scores, paged;
+    int scores;
+    uint32_t paged; /* cfg->kv_addressing */
 } spec_tail;
 
 static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, const spec_tail *t,
@@ -117,7 +118,7 @@ static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint
 {
     uint32_t all[SPEC_SCORES + 1] = {0}; /* ids the shader lacks are ignored */
     memcpy(all, spec, (n < SPEC_PAGED ? n : SPEC_PAGED) * sizeof *spec);
-    all[SPEC_PAGED] = t->paged != 0;
+    all[SPEC_PAGED] = t->paged;
     all[SPEC_SOFTCAP_EXP2] = t->scores > 1;
     all[SPEC_DV] = t->dv;
     all[SPEC_SCORES] = t->scores != 0;
@@ -171,7 +172,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     uint32_t D = (uint32_t)p->head_dim, DV = (uint32_t)avk_head_dim_v(p); /* Dk at constant 2, Dv at SPEC_DV */
     /* 2: with the softcap's exp2 form (ATTNVK_VK_SOFTCAP_EXP2) */
     const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0 ? 1 + (cfg->softcap_exp2 != 0) : 0;
-    const spec_tail tail = {.dv = DV, .scores = scores, .paged = p->page_size > 0};
+    const spec_tail tail = {.dv = DV, .scores = scores, .paged = cfg->kv_addressing};
     if (s == ATTNVK_OK) {
         spv_blob body = main_shader(cfg, p->dtype, p->kv_format);
         if (vk_algo_is_decode_mma(cfg->algo)) {
