@@ -52,6 +52,7 @@ typedef struct bench_options {
     attnvk_causal_align align;
     int alibi, sinks, mask;      /* --alibi, --sinks random, --mask random (10% -inf) */
     long page_size;              /* --page-size: 0 none; else a paged twin of every case */
+    long max_seq;                /* --max-seq: a suite's cases up to this Nq and Nk (0: all) */
     uint64_t max_memory;         /* 0: each device's own memory */
     unsigned test_flags;         /* --test-wrong-kernel */
     int save;                    /* --save: store the run in the history database */

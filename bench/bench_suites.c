@@ -232,6 +232,7 @@ static int suite_cases(const bench_options *o, const bench_suite *s, bench_case 
     for (int i = 0; i < s->ncases; ++i) {
         const bench_suite_case *c = &s->cases[i];
         if (o->causal && !c->causal) continue; /* --causal keeps the suite's causal cases */
+        if (o->max_seq && (c->seq_q > o->max_seq || c->seq_kv > o->max_seq)) continue;
         attnvk_dtype dtype = o->dtype_given ? o->dtype : s->dtype;
         attnvk_dtype fixed;
         if (named_dtype(c->name, &fixed)) { /* a case named for its dtype keeps it; --dtype keeps the matching ones */

@@ -183,9 +183,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                                  cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
             s = build(dev, body, spec, 10, &tail, cfg->required_subgroup, &k->main);
         } else if (cfg->algo == VK_ALGO_DECODE) {
-            uint32_t spec[8] = {cfg->br, cfg->bc, D, cfg->wg, cfg->wg / cfg->subgroup, cfg->key_lanes, cfg->keys_per_step,
-                                cfg->runs};
-            s = build(dev, body, spec, 8, &tail, cfg->required_subgroup, &k->main);
+            uint32_t spec[9] = {cfg->br, cfg->bc, D, cfg->wg, cfg->wg / cfg->subgroup, cfg->key_lanes, cfg->keys_per_step,
+                                cfg->runs, cfg->page_slots};
+            s = build(dev, body, spec, 9, &tail, cfg->required_subgroup, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
             s = build(dev, body, spec, 6, &tail, 0, &k->main);

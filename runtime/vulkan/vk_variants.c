@@ -21,6 +21,9 @@
 enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3, X_KEY_LANES = 0, X_KEYS_PER_STEP = 1, X_RESIDENT = 2,
        X_SLICE = 3, X_MIN_ROWS = 0, X_WHOLE_WAVES = 1 };
 
+/* decode body, paged caches: block-table entries staged per workgroup (see decode_config) */
+enum { VK_DECODE_PAGE_SLOTS = 512 };
+
 #define F32 ATTNVK_F32
 #define F16 ATTNVK_F16
 #define BF16 ATTNVK_BF16
@@ -259,18 +262,21 @@ static const char *finish_rs_config(const vk_caps *c, const attnvk_problem *p, v
  * accepts, and the most grown packed rows take (more spills on NVIDIA). */
 enum { VK_DECODE_MAX_REGS = 128, VK_DECODE_GROWN_REGS = 64 };
 
-/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R,slice=S overrides the decode
+/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R,slice=S,pages=P overrides the decode
  * body's lanes per key and keys per step (0 or absent: the table's, else automatic),
  * the values of a row per lane the lanes are chosen for (as the table's X_SLICE)
  * and how quantized K/V slices load: runs=2 (the default) as aligned words of the
  * row where the slice is 16 values (D a multiple of 64 for q8_0 and q4_0; fp8 as
  * one 16-byte load), else as runs; runs=1 as runs (a lane's 16 consecutive values,
- * realigned); runs=0 4 values at a time as before runs existed. */
-static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs, uint32_t *slice)
+ * realigned); runs=0 4 values at a time as before runs existed; pages=P stages at most P
+ * block-table entries of a paged cache per workgroup (0: none; more keys read the table). */
+static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs, uint32_t *slice, uint32_t *pages)
 {
     const char *v = getenv("ATTNVK_VK_DECODE");
     if (!v) return;
-    const char *l = strstr(v, "lanes="), *k = strstr(v, "keys="), *r = strstr(v, "runs="), *s = strstr(v, "slice=");
+    const char *l = strstr(v, "lanes="), *k = strstr(v, "keys="), *r = strstr(v, "runs="), *s = strstr(v, "slice="),
+               *pg = strstr(v, "pages=");
+    if (pg && atoi(pg + 6) >= 0 && atoi(pg + 6) <= 4096) *pages = (uint32_t)atoi(pg + 6);
     if (l && atoi(l + 6) > 0) *lanes = (uint32_t)atoi(l + 6);
     if (k && atoi(k + 5) > 0) *keys = (uint32_t)atoi(k + 5);
     if (r) *runs = atoi(r + 5) <= 0 ? 0 : atoi(r + 5) >= 2 ? 2 : 1;
@@ -297,7 +303,11 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
      * (tools/h100/sweep-s14-vkq.txt) q4_0 0.838 -> 0.733 ms, fp8 0.784 -> 0.785;
      * q8_0 0.746 -> 0.877 (255 registers), so q8_0 keeps runs */
     uint32_t runs = p->kv_format == ATTNVK_KV_Q8_0 ? 1 : 2, want_slice = e->extra[X_SLICE] > 0 ? (uint32_t)e->extra[X_SLICE] : 0;
-    decode_env(&lanes, &keys, &runs, &want_slice);
+    /* a paged cache's block-table entries for the workgroup's keys, staged once in shared memory:
+     * each key's row is then a shared load, not a global load its K/V loads wait on. 512 cover a
+     * split of 8k keys at page 16 (a 128k decode in 17 splits); longer ones read the table */
+    uint32_t pages = VK_DECODE_PAGE_SLOTS;
+    decode_env(&lanes, &keys, &runs, &want_slice, &pages);
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
     if (!lanes && want_slice && cfg->br * want_slice <= VK_DECODE_GROWN_REGS) {
         lanes = 1;
@@ -335,7 +345,8 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     int words = quant && slice == 16 && (p->kv_format == ATTNVK_KV_FP8 || dk % 64 == 0);
     cfg->runs = !quant || !runs ? 0 : runs == 2 && words ? 2 : slice <= 16 ? 1 : 0;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
-    cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (dv / 4) * 16;
+    cfg->page_slots = p->page_size > 0 ? pages : 0;
+    cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (dv / 4) * 16 + cfg->page_slots * 4;
     return "";
 }
 

@@ -39,6 +39,7 @@ typedef struct vk_config {
     uint32_t q_shared;            /* register-softmax variants: Q read from shared memory, not registers */
     uint32_t key_lanes;           /* decode: lanes that share a key (a slice of D each) */
     uint32_t keys_per_step;       /* decode: keys each lane group loads together (1..4) */
+    uint32_t page_slots;          /* decode, paged K/V: block-table entries a workgroup stages in shared memory (0: none) */
     uint32_t runs;                /* decode, quantized K/V: 1 a lane's slice loads as one run (avk_kv_code_byte), 2 as aligned words */
     uint32_t resident;            /* workgroups a compute unit runs at once, for the split plan (0: unknown) */
     uint32_t whole_waves;         /* split plan in whole waves of compute units x resident */
