@@ -59,9 +59,8 @@ shared float l_sh[MAX_SUBGROUPS * BR];
 shared vec4 o_sh[BR * DV4];
 // A paged cache's pages for the workgroup's keys, read from the block table once
 // (clamped as avk_kv_row clamps): a key's row is then a shared load, where a
-// global one would delay the K/V loads that need it. H100, q8_0 and q4_0 page
-// 16 at 32k, rows from the block table per key: 2.3-2.5 ms against 0.37-0.39
-// contiguous, moving from one format to the other with small code changes.
+// global one would delay the K/V loads that need it. Off unless the host asks
+// (vk_variants.c: on the H100 it did not cure quantized paged decode's slowness).
 shared uint page_sh[PAGE_SLOTS > 0u ? PAGE_SLOTS : 1u];
 
 // Key j's K/V row: from the staged pages when `staged` (j in the workgroup's keys).

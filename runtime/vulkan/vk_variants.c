@@ -21,9 +21,6 @@
 enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3, X_KEY_LANES = 0, X_KEYS_PER_STEP = 1, X_RESIDENT = 2,
        X_SLICE = 3, X_MIN_ROWS = 0, X_WHOLE_WAVES = 1 };
 
-/* decode body, paged caches: block-table entries staged per workgroup (see decode_config) */
-enum { VK_DECODE_PAGE_SLOTS = 512 };
-
 #define F32 ATTNVK_F32
 #define F16 ATTNVK_F16
 #define BF16 ATTNVK_BF16
@@ -303,10 +300,13 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
      * (tools/h100/sweep-s14-vkq.txt) q4_0 0.838 -> 0.733 ms, fp8 0.784 -> 0.785;
      * q8_0 0.746 -> 0.877 (255 registers), so q8_0 keeps runs */
     uint32_t runs = p->kv_format == ATTNVK_KV_Q8_0 ? 1 : 2, want_slice = e->extra[X_SLICE] > 0 ? (uint32_t)e->extra[X_SLICE] : 0;
-    /* a paged cache's block-table entries for the workgroup's keys, staged once in shared memory:
-     * each key's row is then a shared load, not a global load its K/V loads wait on. 512 cover a
-     * split of 8k keys at page 16 (a 128k decode in 17 splits); longer ones read the table */
-    uint32_t pages = VK_DECODE_PAGE_SLOTS;
+    /* pages=N stages a paged cache's block-table entries for the workgroup's keys once in shared
+     * memory (each key's row a shared load, not a global load its K/V loads wait on; 512 cover a
+     * split of 8k keys at page 16). Off by default: on the H100 (B=8 H=32/8 D=128, 32k, page 16,
+     * sweep-s15-vkpaged3 against vkaddr) q8_0 paged went 0.424 -> 2.471 ms with it, q4_0 2.471 ->
+     * 2.067, fp8 0.464 -> 0.471, f16 0.406 -> 0.409 (contiguous 0.37-0.39): the driver's code for
+     * this 255-register body swings between formats with small changes, staging or not. */
+    uint32_t pages = 0;
     decode_env(&lanes, &keys, &runs, &want_slice, &pages);
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
     if (!lanes && want_slice && cfg->br * want_slice <= VK_DECODE_GROWN_REGS) {

@@ -319,7 +319,7 @@ static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype
  * lanes=4 does the same where grown packed rows keep the table's lanes (q4_0 with 5 heads a kv
  * head; it refuses D=256: 64 values a lane); each case says which mode ran, and a case that
  * should take aligned words (by default q4_0 and fp8; with runs=2 q8_0 too) must say runs=2.
- * pages=3: a paged cache's workgroups stage their block-table entries where 3 hold their keys
+ * pages=3 (off by default): a paged cache's workgroups stage their block-table entries where 3 hold their keys
  * (split 3 of up to 100 keys) and read the table where they do not (one split). */
 static void decode_quant_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
 {
