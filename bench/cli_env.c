@@ -25,6 +25,11 @@ static const env_var user_vars[] = {
     {"ATTNVK_OPENCL_LIBRARY", "the OpenCL ICD loader to load", "libOpenCL.so.1"},
     {"ATTNVK_CLBLAST_LIBRARY", "the CLBlast library to load", "libclblast.so.1"},
     {"ATTNVK_VK_VALIDATION", "1: run Vulkan under VK_LAYER_KHRONOS_validation (it must be installed)", "off"},
+    {"ATTNVK_VK_PROFILE", "intel-gen12, arm-mali, adreno, apple-moltenvk or small: Vulkan picks and builds kernels as on "
+                          "that GPU, its limits clamped (never raised): shared memory 64/32/32/32/16 KiB, subgroup sizes "
+                          "8-32/16/64-128/32/any (where the device has them), no subgroup ops on small, no f16 storage on "
+                          "arm-mali and small, no matrix units; devices are named '[profile NAME]'; another name is an "
+                          "error (exit 2)", "the device's own limits"},
     {"COLUMNS", "terminal width: below 120, bench and devices tables take their compact 80-column form",
      "120 (--compact: 80)"},
     {"TMPDIR", "where bench keeps its JSON when a --save fails and the current folder is not writable", "/tmp"},

@@ -11,8 +11,12 @@
 //   otherwise ELEM_F32 / ELEM_F16 / ELEM_BF16 storage with f32 arithmetic.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+// AVK_NO_SUBGROUP_OPS: the build for devices without subgroup shuffles (reductions
+// through shared memory only; the shuffle capability is not even declared).
+#ifndef AVK_NO_SUBGROUP_OPS
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 #ifdef MATH_F16
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_16bit_storage : require
@@ -76,6 +80,7 @@ shared float red_sh[2 * BR * TPR];
 // (sum); contains a barrier, so all threads must call it.
 float row_reduce(float x, uint r, uint t, uint slot, bool is_max)
 {
+#ifndef AVK_NO_SUBGROUP_OPS
     if (SG_REDUCE != 0u) {
         [[unroll]] for (uint m = 1u; m < TPR; m <<= 1u) {
             float y = subgroupShuffleXor(x, m);
@@ -83,6 +88,7 @@ float row_reduce(float x, uint r, uint t, uint slot, bool is_max)
         }
         return x;
     }
+#endif
     uint base = slot * BR * TPR + r * TPR;
     red_sh[base + t] = x;
     barrier();

@@ -157,6 +157,13 @@ attnvk_status attnvk_context_create(attnvk_context **out)
         } else if (s->status != ATTNVK_OK) {
             snprintf(s->reason, sizeof s->reason, "%s", *attnvk_last_error() ? attnvk_last_error() : "init failed");
         }
+        if (s->status == ATTNVK_ERROR_INVALID_ARGUMENT) { /* the user's setting is wrong (ATTNVK_VK_PROFILE): say so */
+            attnvk_status bad = s->status;
+            char reason[sizeof s->reason];
+            snprintf(reason, sizeof reason, "%s", s->reason);
+            attnvk_context_destroy(ctx);
+            return avk_fail(bad, "%s", reason);
+        }
         if (s->status != ATTNVK_OK) continue;
         attnvk_device_info *grown = realloc(ctx->devices, sizeof *grown * (size_t)(ctx->device_count + count));
         if (!grown) {

@@ -2,6 +2,7 @@
  * once at init (vk_caps), and the attnvk_device_info built from them. */
 #include "vulkan/vk_internal.h"
 #include "vulkan/vk_khr_coopmat.h"
+#include "vulkan/vk_profile.h"
 #include "vulkan/vk_variants.h"
 
 #include <stdio.h>
@@ -237,7 +238,9 @@ attnvk_status vk_probe_caps(VkPhysicalDevice phys, vk_caps *c)
             c->device_local_bytes = mem.memoryHeaps[i].size;
     probe_properties(c, api);
     probe_features(c, api);
+    vk_profile_clamp(c, c->profile); /* ATTNVK_VK_PROFILE, set by vk_init: a smaller GPU's limits */
     fill_info(c);
+    vk_profile_identify(c);
     return ATTNVK_OK;
 }
 
@@ -258,5 +261,6 @@ attnvk_status vk_describe(int device, attnvk_device_info *info)
     }
     *info = c->info;
     vk_default_variant(c, info->default_variant, sizeof info->default_variant);
+    vk_profile_display(c, info);
     return ATTNVK_OK;
 }

@@ -2,6 +2,7 @@
  * validation layer reports through debug utils, and every physical device of
  * Vulkan 1.1 or newer with a compute queue becomes an attnvk device. */
 #include "vulkan/vk_internal.h"
+#include "vulkan/vk_profile.h"
 #include "vulkan/vk_validation.h"
 
 #include <stdatomic.h>
@@ -96,11 +97,14 @@ static attnvk_status vk_init(int *count)
         *count = avk_vk.device_count;
         return ATTNVK_OK;
     }
+    const vk_profile *profile; /* a name that is no profile fails before anything loads */
+    attnvk_status s = vk_profile_selected(&profile);
+    if (s != ATTNVK_OK) return s;
     VkResult r = volkInitialize();
     if (r != VK_SUCCESS)
         return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "vulkan: cannot load the Vulkan loader (libvulkan.so.1): %s",
                         vk_result_name(r));
-    attnvk_status s = create_instance();
+    s = create_instance();
     if (s != ATTNVK_OK) {
         vk_shutdown();
         return s;
@@ -120,6 +124,7 @@ static attnvk_status vk_init(int *count)
     for (uint32_t i = 0; i < n; ++i) {
         vk_caps *c = &avk_vk.devices[avk_vk.device_count];
         memset(c, 0, sizeof *c);
+        c->profile = profile;
         if (vk_probe_caps(phys[i], c) == ATTNVK_OK) ++avk_vk.device_count; /* else skipped: too old or no compute */
     }
     free(phys);

@@ -45,6 +45,11 @@ typedef struct vk_caps {
     int rs_layout;                     /* coopmat-nv-rs layout probe: 0 not run, 1 matches, -1 not usable */
     char rs_layout_why[192];           /* why not, when -1 */
     attnvk_device_info info;           /* what describe() reports (default_variant aside) */
+    /* ATTNVK_VK_PROFILE (vk_profile.c): the limits above clamped to a smaller GPU's, info's
+     * vendor/architecture/name the profile's (what the tuning table matches) */
+    const struct vk_profile *profile;  /* NULL: the device's own limits */
+    char real_name[256], real_vendor[64], real_architecture[64];
+    char profile_note[160];            /* what the device could not follow (subgroup sizes) */
 } vk_caps;
 
 /* Backend-wide state (one VkInstance per process). */

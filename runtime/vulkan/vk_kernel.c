@@ -30,8 +30,9 @@ typedef struct spv_blob {
 } spv_blob;
 
 #define SPV_BLOB(sym) {avk_spv_##sym, avk_spv_##sym##_size, #sym}
-/* The scalar body per storage type (f32, f16, bf16) and kv format (dtype, q8_0, q4_0, fp8). */
-static spv_blob scalar_shader(attnvk_dtype dt, attnvk_kv_format kv)
+/* The scalar body per storage type (f32, f16, bf16) and kv format (dtype, q8_0, q4_0, fp8);
+ * on a device without subgroup shuffles the build that does not declare them. */
+static spv_blob scalar_shader(attnvk_dtype dt, attnvk_kv_format kv, int shuffles)
 {
     const spv_blob table[4][3] = {
         {SPV_BLOB(flash_scalar_f32), SPV_BLOB(flash_scalar_f16), SPV_BLOB(flash_scalar_bf16)},
@@ -39,8 +40,14 @@ static spv_blob scalar_shader(attnvk_dtype dt, attnvk_kv_format kv)
         {SPV_BLOB(flash_scalar_f32_q4_0), SPV_BLOB(flash_scalar_f16_q4_0), SPV_BLOB(flash_scalar_bf16_q4_0)},
         {SPV_BLOB(flash_scalar_f32_fp8), SPV_BLOB(flash_scalar_f16_fp8), SPV_BLOB(flash_scalar_bf16_fp8)},
     };
-    int e = dt == ATTNVK_F16 ? 1 : dt == ATTNVK_BF16 ? 2 : 0;
-    return table[kv >= 0 && kv < 4 ? kv : 0][e];
+    const spv_blob no_shuffles[4][3] = {
+        {SPV_BLOB(flash_scalar_f32_nosg), SPV_BLOB(flash_scalar_f16_nosg), SPV_BLOB(flash_scalar_bf16_nosg)},
+        {SPV_BLOB(flash_scalar_f32_q8_0_nosg), SPV_BLOB(flash_scalar_f16_q8_0_nosg), SPV_BLOB(flash_scalar_bf16_q8_0_nosg)},
+        {SPV_BLOB(flash_scalar_f32_q4_0_nosg), SPV_BLOB(flash_scalar_f16_q4_0_nosg), SPV_BLOB(flash_scalar_bf16_q4_0_nosg)},
+        {SPV_BLOB(flash_scalar_f32_fp8_nosg), SPV_BLOB(flash_scalar_f16_fp8_nosg), SPV_BLOB(flash_scalar_bf16_fp8_nosg)},
+    };
+    int e = dt == ATTNVK_F16 ? 1 : dt == ATTNVK_BF16 ? 2 : 0, f = kv >= 0 && kv < 4 ? kv : 0;
+    return shuffles ? table[f][e] : no_shuffles[f][e];
 }
 
 /* The decode body per storage type and kv format. */
@@ -68,13 +75,15 @@ static spv_blob decode_mma_shader(int emulated, attnvk_kv_format kv)
     return table[kv >= 0 && kv < 4 ? kv : 0][emulated != 0];
 }
 
-static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_format kv)
+static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_format kv, int shuffles)
 {
     switch (cfg->algo) {
     case VK_ALGO_DECODE_NV_RS: return decode_mma_shader(0, kv);
     case VK_ALGO_DECODE_RS_EMU: return decode_mma_shader(1, kv);
     case VK_ALGO_DECODE: return decode_shader(dt, kv);
-    case VK_ALGO_F16: return (spv_blob){avk_spv_flash_f16, avk_spv_flash_f16_size, "flash_f16"};
+    case VK_ALGO_F16:
+        if (!shuffles) return (spv_blob){avk_spv_flash_f16_nosg, avk_spv_flash_f16_nosg_size, "flash_f16_nosg"};
+        return (spv_blob){avk_spv_flash_f16, avk_spv_flash_f16_size, "flash_f16"};
     case VK_ALGO_COOPMAT_NV: return (spv_blob){avk_spv_flash_coopmat_nv, avk_spv_flash_coopmat_nv_size, "flash_coopmat_nv"};
     case VK_ALGO_COOPMAT_EMU:
         return (spv_blob){avk_spv_flash_coopmat_emu, avk_spv_flash_coopmat_emu_size, "flash_coopmat_emu"};
@@ -87,7 +96,7 @@ static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_for
         return (spv_blob){avk_spv_flash_coopmat_khr, avk_spv_flash_coopmat_khr_size, "flash_coopmat_khr"};
     default: break;
     }
-    return scalar_shader(dt, kv);
+    return scalar_shader(dt, kv, shuffles);
 }
 
 static spv_blob reduce_shader(attnvk_dtype dt)
@@ -174,7 +183,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0 ? 1 + (cfg->softcap_exp2 != 0) : 0;
     const spec_tail tail = {.dv = DV, .scores = scores, .paged = cfg->kv_addressing};
     if (s == ATTNVK_OK) {
-        spv_blob body = main_shader(cfg, p->dtype, p->kv_format);
+        spv_blob body = main_shader(cfg, p->dtype, p->kv_format, c->subgroup_shuffle);
         if (vk_algo_is_decode_mma(cfg->algo)) {
             uint32_t spec[7] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->mm, cfg->key_groups};
             s = build(dev, body, spec, 7, &tail, cfg->required_subgroup, &k->main);

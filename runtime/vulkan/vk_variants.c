@@ -93,6 +93,59 @@ static const avk_tuning vk_table[] = {
     {"Qualcomm", NULL, NULL, -1, 1, 128, -1, "scalar", 8, 16, 64, {0}},
     {"ARM", NULL, NULL, F16, 1, 128, -1, "f16", 8, 32, 64, {0}},
     {"ARM", NULL, NULL, -1, 1, 128, -1, "scalar", 8, 16, 64, {0}},
+    /* Device families, untuned: from documented limits, never timed on the hardware. Their
+     * rows outrank the vendor's (architecture names from device names: vk_profile.c);
+     * ATTNVK_VK_PROFILE selects the iGPU/mobile ones anywhere. Sizes checked against each
+     * family's limits in tests/vulkan/test_vk_selection.c. */
+    /* AMD RDNA3 (untuned: from documented limits): 64 KiB LDS a workgroup (RADV's
+     * maxComputeSharedMemorySize), wave32/64, WMMA 16x16x16 f16 -> f32 through
+     * VK_KHR_cooperative_matrix (gpuopen.com/learn/wmma_on_rdna3). 128 rows over 4 subgroups,
+     * two 32-key K/V stages: 53 KB at D=128 */
+    {"AMD", "rdna3", NULL, F16, 1, 128, 0, "coopmat-khr", 128, 32, 256, {0}},
+    {"AMD", "rdna3", NULL, F16, 129, 256, 0, "coopmat-khr", 64, 32, 256, {0}},
+    /* AMD RDNA2 and RDNA3 (untuned: from documented limits): no matrix units on RDNA2; 64 KiB
+     * LDS holds twice the rows of the AMD defaults' 32 KiB-safe tiles */
+    {"AMD", "rdna", NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0}},
+    {"AMD", "rdna", NULL, F16, 1, 128, -1, "f16", 64, 32, 256, {1}},
+    {"AMD", "rdna", NULL, F16, 129, 256, -1, "f16", 16, 32, 128, {1}},
+    {"AMD", "rdna", NULL, -1, 1, 128, -1, "scalar", 32, 32, 256, {1}},
+    {"AMD", "rdna", NULL, -1, 129, 256, -1, "scalar", 16, 32, 128, {1}},
+    /* Intel Arc (Xe-HPG) and Xe2 (untuned: from documented limits): 64 KiB SLM a workgroup,
+     * subgroups 8-32 (Xe2: 16-32; Intel's GPU occupancy calculator, MLIR's Xe2 uArch), XMX
+     * through VK_KHR_cooperative_matrix where the driver lists a 16xNxK f16 -> f32 shape
+     * (vk_khr_coopmat.c refuses others: then the f16 rows). 4 subgroups of 16 or 2 of 32 */
+    {"Intel", "xe2", NULL, F16, 1, 128, 0, "coopmat-khr", 64, 32, 64, {0}},
+    {"Intel", "xe-hpg", NULL, F16, 1, 128, 0, "coopmat-khr", 64, 32, 64, {0}},
+    /* Intel Xe: gen12 Xe-LP iGPUs (no matrix units), Arc, Xe2 (untuned: from documented
+     * limits): 64 KiB SLM, a row's 4 threads inside the smallest subgroup (8) */
+    {"Intel", "xe", NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0}},
+    {"Intel", "xe", NULL, F16, 1, 128, -1, "f16", 32, 32, 128, {1}},
+    {"Intel", "xe", NULL, F16, 129, 256, -1, "f16", 16, 32, 128, {1}},
+    {"Intel", "xe", NULL, -1, 1, 128, -1, "scalar", 32, 32, 128, {1}},
+    {"Intel", "xe", NULL, -1, 129, 256, -1, "scalar", 16, 32, 128, {1}},
+    /* ARM Mali Valhall (untuned: from documented limits): 32 KiB shared memory, warps of 16
+     * (Arm's Mali GPU best practices guide), small workgroups; f16 only where the driver has
+     * 16-bit storage (else f16 problems take the scalar body's packed-word f16 storage) */
+    {"ARM", "mali", NULL, -1, 1, 256, 1, "decode", 4, 64, 64, {0}},
+    {"ARM", "mali", NULL, F16, 1, 128, -1, "f16", 16, 32, 64, {1}},
+    {"ARM", "mali", NULL, F16, 129, 256, -1, "f16", 8, 32, 64, {1}},
+    {"ARM", "mali", NULL, -1, 1, 128, -1, "scalar", 16, 16, 64, {1}},
+    {"ARM", "mali", NULL, -1, 129, 256, -1, "scalar", 8, 16, 64, {1}},
+    /* Qualcomm Adreno (untuned: from documented limits): 32 KiB shared memory, waves of 64
+     * or 128 (Qualcomm's llama.cpp OpenCL backend: wave 64 on every Adreno): workgroups of
+     * 128, a multiple of either */
+    {"Qualcomm", "adreno", NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0}},
+    {"Qualcomm", "adreno", NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
+    {"Qualcomm", "adreno", NULL, F16, 129, 256, -1, "f16", 8, 32, 128, {1}},
+    {"Qualcomm", "adreno", NULL, -1, 1, 128, -1, "scalar", 16, 16, 128, {1}},
+    {"Qualcomm", "adreno", NULL, -1, 129, 256, -1, "scalar", 8, 16, 128, {1}},
+    /* Apple GPUs through MoltenVK (untuned: from documented limits): 32 KiB threadgroup
+     * memory (Metal's maxThreadgroupMemoryLength), SIMD groups of 32, no matrix units in Vulkan */
+    {"Apple", "apple", NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0}},
+    {"Apple", "apple", NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
+    {"Apple", "apple", NULL, F16, 129, 256, -1, "f16", 8, 32, 128, {1}},
+    {"Apple", "apple", NULL, -1, 1, 128, -1, "scalar", 16, 32, 128, {1}},
+    {"Apple", "apple", NULL, -1, 129, 256, -1, "scalar", 8, 16, 64, {1}},
     /* llvmpipe (lavapipe): 32 KiB shared memory, CPU SIMD lanes as subgroups */
     {NULL, NULL, "llvmpipe", F16, 1, 128, -1, "f16", 16, 32, 64, {1}},
     {NULL, NULL, "llvmpipe", -1, 1, 128, -1, "scalar", 16, 32, 64, {0}},
@@ -106,6 +159,11 @@ static const avk_tuning vk_table[] = {
     {NULL, NULL, NULL, -1, 1, 128, -1, "scalar", 16, 32, 128, {0}},
     {NULL, NULL, NULL, -1, 129, 256, -1, "scalar", 8, 16, 64, {0}},
     {NULL, NULL, NULL, -1, 257, 1024, -1, "scalar", 4, 8, 64, {0}},
+    /* 16 KiB of shared memory (the Vulkan minimum; ATTNVK_VK_PROFILE=small, untuned): the
+     * tiles above do not fit there (D=128: 8x16 is 13.4 KiB, D=256: 4x8 12.8, D=512: 2x4 12.4) */
+    {NULL, NULL, NULL, -1, 1, 128, -1, "scalar", 8, 16, 64, {0}},
+    {NULL, NULL, NULL, -1, 129, 256, -1, "scalar", 4, 8, 64, {0}},
+    {NULL, NULL, NULL, -1, 257, 1024, -1, "scalar", 2, 4, 32, {0}},
     /* register softmax on NV tensor cores: only where the layout probe passed (decode: D > 128
      * with 2 subgroups, so a step's K/V fit 48 KiB) */
     {NULL, NULL, NULL, F16, 16, 256, 1, "decode-nv-rs", 0, 0, 64, {0}},

@@ -4,10 +4,14 @@
  * 32) and lavapipe (32 KiB, subgroups of 8, no matrix units), for issue #13's
  * head dims: MLA's Dk/Dv 192/128 and 576/512 and the equal dims 40, 72, 112,
  * 192 and 512. Each problem must get a variant whose shared memory fits, and
- * the H100's picks are the ones docs/kernel-contract.md names. */
+ * the H100's picks are the ones docs/kernel-contract.md names. The family rows
+ * (RDNA2/3, Intel Xe-LP/Arc/Xe2, Mali, Adreno, Apple) and the ATTNVK_VK_PROFILE
+ * profiles, clamped from a large described device, pick variants that fit their
+ * shared memory and subgroup sizes (vk_selection_families.c). */
 #include "test_util.h"
 #include "vulkan/vk_khr_coopmat.h"
 #include "vulkan/vk_variants.h"
+#include "vk_selection_families.h"
 
 #include <string.h>
 
@@ -159,5 +163,6 @@ int main(void)
     EXPECT(refused, "coopmat-nv-rs at D=36: %s", attnvk_last_error());
     passed += refused;
     passed += check_khr();
+    passed += check_families();
     return avk_test_finish(passed, 0);
 }

@@ -6,9 +6,10 @@
  * (with coopmat-emu). --quick runs a subset (used under validation);
  * --only VARIANT runs one variant's cases (GPU sessions); --skip VARIANT
  * (repeatable) leaves one out, so ctest can run the slow emulations beside
- * the rest. */
+ * the rest; --profile-quick runs the ATTNVK_VK_PROFILE subset (vk_profile_quick.c). */
 #include "core/score_cases.h"
 #include "test_util.h"
+#include "vk_profile_quick.h"
 #include "vk_test_cases.h"
 #include "vulkan/vk_validation.h"
 
@@ -431,14 +432,15 @@ static int cache_files(void)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, nskip = 0;
+    int quick = 0, profile_quick = 0, nskip = 0;
     const char *only = NULL, *skip[8];
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else if (strcmp(argv[i], "--profile-quick") == 0) profile_quick = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else if (strcmp(argv[i], "--skip") == 0 && i + 1 < argc && nskip < 8) skip[nskip++] = argv[++i];
         else {
-            fprintf(stderr, "test_vulkan: unknown argument '%s' (--quick, --only VARIANT, --skip VARIANT)\n", argv[i]);
+            fprintf(stderr, "test_vulkan: unknown argument '%s' (--quick, --profile-quick, --only VARIANT, --skip VARIANT)\n", argv[i]);
             return 2;
         }
     }
@@ -457,7 +459,8 @@ int main(int argc, char **argv)
     const attnvk_device_info *info = attnvk_device_info_of(dev);
     printf("device: %s (%s, driver %s, %s), default variant %s, validation %s\n", info->name, info->vendor,
            info->driver_version, info->api_version, info->default_variant, avk_vk_validation_enabled() ? "on" : "off");
-    for (size_t i = 0; i < sizeof all_variants / sizeof *all_variants; ++i) {
+    if (profile_quick) vk_profile_quick(&t, dev);
+    for (size_t i = 0; i < sizeof all_variants / sizeof *all_variants && !profile_quick; ++i) {
         const variant_dtype *vd = &all_variants[i];
         if (only && strcmp(only, vd->variant) != 0) continue;
         int skipped = 0;
@@ -477,7 +480,7 @@ int main(int argc, char **argv)
         if (!strcmp(vd->variant, "decode")) decode_quant_cases(&t, dev, vd);
         if (is_emulation(vd)) khr_emulated_cases(&t, dev); /* after coopmat-emu's: its pipelines serve */
     }
-    status_cases(&t, dev);
+    if (!profile_quick) status_cases(&t, dev);
     attnvk_device_close(dev);
     attnvk_context_destroy(ctx);
     if (getenv("ATTNVK_CACHE_DIR")) {
