@@ -291,6 +291,9 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     add_int_or_null(o, "split_kv", r->have_kernel, k->split_kv);
     if (r->have_kernel) cJSON_AddStringToObject(o, "params", k->params);
     else cJSON_AddNullToObject(o, "params");
+    char source[16];
+    if (bench_tuning_source(r, source, sizeof source)) cJSON_AddStringToObject(o, "tuning_source", source);
+    else cJSON_AddNullToObject(o, "tuning_source");
     if (r->nsamples > 0) {
         cJSON *s = cJSON_AddArrayToObject(o, "samples_ms");
         for (int i = 0; i < r->nsamples; ++i) cJSON_AddItemToArray(s, cJSON_CreateNumber(r->samples_ms[i]));

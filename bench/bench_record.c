@@ -97,3 +97,15 @@ double bench_io_bytes(const attnvk_problem *p)
     return es * ((double)attnvk_q_elements(p) + (double)attnvk_o_elements(p)) +
            ((double)attnvk_kv_bytes(p) + (double)attnvk_v_bytes(p)) * share + tables + mask;
 }
+
+const char *bench_tuning_source(const bench_record *r, char *out, size_t n)
+{
+    if (!r->have_kernel || n == 0) return NULL;
+    const char *params = r->kernel.params, *t = strstr(params, "tuning=");
+    while (t && t != params && t[-1] != ' ') t = strstr(t + 1, "tuning="); /* a whole key */
+    if (!t) return NULL;
+    t += strlen("tuning=");
+    size_t len = strcspn(t, " ");
+    snprintf(out, n, "%.*s", (int)len, t);
+    return out;
+}

@@ -74,6 +74,10 @@ void bench_record_init(bench_record *r, const char *impl, int fused, int device_
 void bench_record_set(bench_record *r, bench_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void bench_record_free(bench_record *r);
 
+/* Where attnvk's kernel configuration came from: "tuned", "table", "default" or "option",
+ * from the kernel params' tuning= (core/tuning.h); NULL when the record has none. */
+const char *bench_tuning_source(const bench_record *r, char *out, size_t n);
+
 /* A vendor library's implementation: neither attnvk's kernel nor the cpu reference. */
 int bench_is_vendor(const char *implementation);
 

@@ -1,3 +1,4 @@
+#include "core/kernel_tuning.h"
 #include "bench_runner.h"
 
 #include "bench_roofline.h"
@@ -528,7 +529,9 @@ static int prepare(bench_job *st, const attnvk_impl_info *impl, const bench_run_
         opts.split_kv = (int)cfg->split_kv;
     }
     report_progress(st, "prepare", 0);
-    attnvk_status s = attnvk_kernel_prepare(st->t->dev, p, &opts, &st->kernel, &r->kernel);
+    attnvk_status s = own_kernel && cfg->explicit_entry
+                          ? avk_kernel_prepare_explicit(st->t->dev, p, &opts, cfg->explicit_entry, &st->kernel, &r->kernel)
+                          : attnvk_kernel_prepare(st->t->dev, p, &opts, &st->kernel, &r->kernel);
     if (s != ATTNVK_OK) {
         st->kernel = NULL;
         record_status(r, st->t, s, "prepare");

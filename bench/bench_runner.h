@@ -25,6 +25,9 @@ typedef struct bench_run_config {
     int tile_br, tile_bc;
     long split_kv;
     unsigned test_flags;
+    /* non-NULL: attnvk's kernel runs exactly this configuration (`attnvk tune`'s candidates),
+     * not the tuning file's or the table's; variant and tiles must be unset */
+    const struct avk_tuning *explicit_entry;
     uint64_t max_memory;         /* 0: the device's memory */
     const char *fused_only_suite; /* non-NULL: unfused baselines are skipped (named suite) */
     const volatile sig_atomic_t *stop; /* non-NULL and set: no further dispatch (the record is cut short) */

@@ -288,6 +288,20 @@ static int shape_cases(const bench_options *o, bench_case **out)
     return n;
 }
 
+int bench_find_case(const bench_options *o, const char *name, bench_case *out)
+{
+    for (int i = 0; i < COUNT(suites); ++i) {
+        bench_case *cases = NULL;
+        int n = suite_cases(o, &suites[i], &cases), found = 0;
+        for (int c = 0; c < n && !found; ++c)
+            if (strcmp(cases[c].name, name) == 0) *out = cases[c], found = 1;
+        free(cases);
+        if (n < 0) return -1;
+        if (found) return 1;
+    }
+    return 0;
+}
+
 /* --kv-dtype renames and requantizes every case; --page-size adds a paged
  * twin of each (every sequence full, its pages shuffled by the workload). */
 static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)

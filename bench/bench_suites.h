@@ -42,6 +42,10 @@ void bench_suite_print_list(FILE *f);
  * --head-dim). Returns the count, or -1 after printing a one-line error. */
 int bench_build_cases(const bench_options *o, bench_case **out);
 
+/* The case of any suite called name, built as --suite builds it (o's dtype and layout):
+ * 1 found, 0 none of that name, -1 after a one-line error. */
+int bench_find_case(const bench_options *o, const char *name, bench_case *out);
+
 /* The `attnvk check` sweep for one dtype; returns the count written (<= max). */
 int bench_check_cases(attnvk_dtype dtype, bench_case *out, int max);
 

@@ -34,7 +34,7 @@ void bench_csv_head(strbuf *b)
                "head_dim,causal,dtype,layout,status,reason,variant,tile_br,tile_bc,median_ms,min_ms,mean_ms,std_ms,"
                "p95_ms,p99_ms,cv,samples,tflops,tokens_per_s,gbytes_per_s,peak_fraction,memory_bytes,rel_l2,max_abs,"
                "tolerance,passed,speedup_vs_vendor,vendor_reference,kv_format,page_size,read_bandwidth_gbps,"
-               "bandwidth_fraction\n");
+               "bandwidth_fraction,tuning_source\n");
 }
 
 void bench_csv_row(strbuf *b, const bench_results *res, int i)
@@ -80,6 +80,9 @@ void bench_csv_row(strbuf *b, const bench_results *res, int i)
     csv_number(b, memory_bound ? r->read_bandwidth_gbps : nan);
     sb_puts(b, ",");
     csv_number(b, memory_bound ? r->bandwidth_fraction : nan);
+    char source[16];
+    sb_puts(b, ",");
+    csv_text(b, bench_tuning_source(r, source, sizeof source) ? source : "");
     sb_puts(b, "\n");
 }
 

@@ -13,8 +13,13 @@ static const env_var user_vars[] = {
     {"ATTNVK_CACHE_DIR", "folder for compiled kernels (Vulkan pipeline caches, OpenCL binaries, cubins); 'off' "
                          "disables the cache", "$XDG_CACHE_HOME/attnvk, else ~/.cache/attnvk"},
     {"XDG_CACHE_HOME", "base folder of the default kernel cache", "~/.cache"},
-    {"XDG_DATA_HOME", "base folder of the default history database (attnvk/history.db); absolute paths only",
+    {"XDG_DATA_HOME", "base folder of the default history database (attnvk/history.db) and of the tuning files "
+                      "(attnvk/tuning); absolute paths only",
      "~/.local/share"},
+    {"ATTNVK_TUNING_DIR", "folder of the tuning files `attnvk tune` writes and every prepare reads before the built-in "
+                          "tables (one JSON file per device)", "$XDG_DATA_HOME/attnvk/tuning, else ~/.local/share/attnvk/tuning"},
+    {"ATTNVK_NO_TUNING", "1: ignore the tuning files (the built-in tables pick; `attnvk tune` always compares against them)",
+     "tuning files are read"},
     {"HOME", "where ~ is, for the two defaults above", "no default cache; the history needs --db"},
     {"ATTNVK_MEASURE_BANDWIDTH", "0: `attnvk devices` and the bench show only cached read bandwidths, never measure",
      "measure once per device and driver"},
@@ -35,8 +40,9 @@ static const env_var user_vars[] = {
     {"TMPDIR", "where bench keeps its JSON when a --save fails and the current folder is not writable", "/tmp"},
 };
 
-/* Tuning and diagnosis aids (tools/h100, the perf programs): outputs are still
- * checked, but timings taken with them are not the tuned defaults. */
+/* Tuning and diagnosis aids (tools/h100, the perf programs): developer A/B knobs
+ * over one configuration. Outputs are still checked, but timings taken with them
+ * are not the tuned defaults; a device is tuned with `attnvk tune`. */
 static const env_var developer_vars[] = {
     {"ATTNVK_VK_WORKGROUP", "Vulkan workgroup size instead of the tuning table's", "the table"},
     {"ATTNVK_VK_Q_SHARED", "0/1: Vulkan cooperative-matrix kernels keep Q in registers (0) or shared memory (1)",
@@ -82,7 +88,7 @@ static void print_group(FILE *f, const char *title, const env_var *v, size_t n)
 void cli_print_env_help(FILE *f)
 {
     print_group(f, "Environment variables read by attnvk:", user_vars, sizeof user_vars / sizeof *user_vars);
-    print_group(f, "Tuning and diagnosis aids (outputs are still checked; timings are not the tuned defaults):",
+    print_group(f, "Developer A/B knobs and diagnosis aids (to tune a device, run attnvk tune; outputs are still checked):",
                 developer_vars, sizeof developer_vars / sizeof *developer_vars);
     print_group(f, "Read by the test programs only:", test_vars, sizeof test_vars / sizeof *test_vars);
 }

@@ -1,5 +1,7 @@
 /* `attnvk devices [--json]`: every (API, device) pair, its measured read bandwidth,
  * its cached peaks (`attnvk peak` measures them), and why missing APIs are missing. */
+#include "core/kernel_tuning.h"
+#include "core/user_tuning.h"
 #include "cli.h"
 #include "cli_json.h"
 #include "commands.h"
@@ -27,7 +29,29 @@ typedef struct device_bandwidth {
     char why[160]; /* when unknown */
     int has_peak;  /* `attnvk peak` cached a record (shown, never measured here: it takes seconds) */
     avk_peak peak;
+    /* the default pick (D=128, f16 or f32 prefill) and where it comes from: the device's
+     * tuning file (attnvk tune) before the built-in table */
+    char pick[64];
+    const char *pick_source; /* "tuned", "table", "default" or "" */
+    char tuning_file[512];   /* avk_user_tuning_status */
+    int tuning_entries;
 } device_bandwidth;
+
+static void default_pick(const attnvk_context *ctx, int i, device_bandwidth *bw)
+{
+    const attnvk_device_info *d = attnvk_device_info_at(ctx, i);
+    const attnvk_problem d128 = {.batch = 1, .heads = 16, .kv_heads = 16, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128,
+                                 .dtype = d->fp16 ? ATTNVK_F16 : ATTNVK_F32};
+    avk_tuned_entry tuned;
+    avk_user_tuning_status(d, bw->tuning_file, sizeof bw->tuning_file, &bw->tuning_entries);
+    if (avk_user_tuning_find(d, &d128, &tuned)) {
+        snprintf(bw->pick, sizeof bw->pick, "%s %dx%d", tuned.variant, tuned.tile_br, tuned.tile_bc);
+        bw->pick_source = avk_pick_source_name(AVK_PICK_TUNED);
+    } else {
+        snprintf(bw->pick, sizeof bw->pick, "%s", d->default_variant);
+        bw->pick_source = avk_pick_source_name(avk_device_default_source(ctx, i));
+    }
+}
 
 static device_bandwidth *read_bandwidths(attnvk_context *ctx, int measure)
 {
@@ -35,6 +59,7 @@ static device_bandwidth *read_bandwidths(attnvk_context *ctx, int measure)
     device_bandwidth *bw = calloc((size_t)(n > 0 ? n : 1), sizeof *bw);
     for (int i = 0; bw && i < n; ++i) {
         bw[i].has_peak = avk_peak_cached(attnvk_device_info_at(ctx, i), &bw[i].peak) == ATTNVK_OK;
+        default_pick(ctx, i, &bw[i]);
         if (attnvk_cached_read_bandwidth(attnvk_device_info_at(ctx, i), &bw[i].gbps) == ATTNVK_OK) {
             bw[i].cached = 1; /* no need to open the device */
             continue;
@@ -72,6 +97,11 @@ static int print_json(const attnvk_context *ctx, const device_bandwidth *bw)
         if (bw[i].gbps > 0) cJSON_AddNumberToObject(d, "read_bandwidth_gbps", bw[i].gbps);
         else cJSON_AddNullToObject(d, "read_bandwidth_gbps");
         if (bw[i].has_peak) cJSON_AddItemToObject(d, "peak", cli_peak_json(&bw[i].peak));
+        cJSON_ReplaceItemInObject(d, "default_variant", cJSON_CreateString(bw[i].pick));
+        if (bw[i].pick_source[0]) cJSON_AddStringToObject(d, "default_variant_source", bw[i].pick_source);
+        else cJSON_AddNullToObject(d, "default_variant_source");
+        cJSON_AddStringToObject(d, "tuning_file", bw[i].tuning_file);
+        cJSON_AddNumberToObject(d, "tuning_entries", bw[i].tuning_entries);
         cJSON_AddItemToArray(devs, d);
     }
     char *text = cJSON_Print(root);
@@ -108,10 +138,11 @@ static void device_text(strbuf *b, int i, const attnvk_device_info *d, const dev
     if (d->vendor_id) sb_printf(&details, " (0x%04x)", d->vendor_id);
     sb_printf(&details, ", driver %s, API %s", d->driver_version, d->api_version);
     if (d->architecture[0]) sb_printf(&details, ", architecture %s", d->architecture);
-    sb_printf(&details, ", subgroups %s, shared memory %llu KiB per workgroup, max workgroup %d, default variant %s, "
+    sb_printf(&details, ", subgroups %s, shared memory %llu KiB per workgroup, max workgroup %d, default variant %s%s%s%s, "
                         "uuid %s",
-              sg, (unsigned long long)(d->shared_memory_per_group / 1024), d->max_workgroup_size, d->default_variant,
-              d->has_uuid ? uuid : "none");
+              sg, (unsigned long long)(d->shared_memory_per_group / 1024), d->max_workgroup_size, bw->pick,
+              bw->pick_source[0] ? " (" : "", bw->pick_source, bw->pick_source[0] ? ")" : "", d->has_uuid ? uuid : "none");
+    sb_printf(&details, ", tuning file %s", bw->tuning_file);
     if (bw->gbps > 0) sb_printf(&details, ", read bandwidth %.1f GB/s (%s)", bw->gbps, bw->cached ? "cached" : "measured now");
     else sb_printf(&details, ", read bandwidth unknown (%s)", bw->why);
     if (bw->has_peak) {

@@ -12,6 +12,7 @@ int cmd_check(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 /* cmd_peak.c's pieces `attnvk devices` reuses for the cached peaks (core/peak.h):
  * the JSON object of a record, and "copy 1.2 GB/s, f32 FMA 45.0 GFLOP/s, ...". */

@@ -1,4 +1,4 @@
-/* `attnvk`: devices, peak, run, bench, check, compare, report. */
+/* `attnvk`: devices, peak, run, bench, check, tune, compare, report. */
 #include "cli.h"
 #include "commands.h"
 
@@ -10,6 +10,7 @@ static const cli_command commands[] = {
     {"run", cmd_run, "attention on .npy inputs through one API"},
     {"bench", cmd_bench, "time every implementation on identical, checked workloads"},
     {"check", cmd_check, "correctness sweep over every API, device and implementation"},
+    {"tune", cmd_tune, "find each device's fastest checked kernel configurations (tuning file)"},
     {"compare", cmd_compare, "regressions between two runs (files or stored runs)"},
     {"history", cmd_history, "stored runs: list, --import, --check"},
     {"report", cmd_report, "self-contained HTML report with SVG charts"},

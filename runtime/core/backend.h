@@ -11,6 +11,7 @@ typedef struct avk_bdev avk_bdev;       /* an opened device, backend-defined */
 typedef struct avk_bbuf avk_bbuf;       /* a device buffer, backend-defined */
 typedef struct avk_bkernel avk_bkernel; /* a prepared kernel, backend-defined */
 struct avk_peak_sample;                 /* core/peak.h */
+struct avk_tuning;                      /* core/tuning.h */
 
 typedef struct avk_dispatch {
     avk_bbuf *q, *k, *v, *o;
@@ -82,6 +83,11 @@ typedef struct attnvk_backend {
     /* Waits for every async dispatch on the device's own queue; a failure
      * the device met while running one is returned here. */
     attnvk_status (*wait)(avk_bdev *dev);
+    /* `attnvk tune`: the distinct configurations (avk_tuning entries, variant names static)
+     * of attnvk's kernel its chooser accepts for p on dev as an explicit entry, i.e. that
+     * pass the same checks as the table's (core/tuning.h); up to max written, the count
+     * returned. May be NULL: nothing to tune. */
+    int (*tuning_candidates)(avk_bdev *dev, const attnvk_problem *p, struct avk_tuning *out, int max);
 } attnvk_backend;
 
 #endif

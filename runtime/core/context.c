@@ -6,6 +6,8 @@
 #include "core/names.h"
 #include "core/registry.h"
 #include "core/tuning.h"
+#include "core/kernel_tuning.h"
+#include "core/user_tuning.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,13 +360,14 @@ static attnvk_status check_features(attnvk_device *dev, const attnvk_problem *p,
     return ATTNVK_OK; /* not offered here: prepare says why */
 }
 
-attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+/* The backend's prepare inside one pick (core/tuning.h): explicit, when non-NULL, is the
+ * entry its chooser must use; the pick's source joins info->params as "tuning=...". */
+static attnvk_status prepare_picked(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                    const avk_tuning *explicit_entry, avk_pick_source explicit_source,
                                     attnvk_kernel **out, attnvk_kernel_info *info)
 {
     attnvk_status s = attnvk_problem_validate(p);
     if (s != ATTNVK_OK) return s;
-    attnvk_kernel_options defaults = {0};
-    if (!opts) opts = &defaults;
     /* the kernels size shared memory and grids from these in 32-bit math */
     if (opts->tile_br < 0 || opts->tile_bc < 0 || opts->split_kv < 0 || opts->tile_br > AVK_MAX_TILE ||
         opts->tile_bc > AVK_MAX_TILE || opts->split_kv > AVK_MAX_SPLIT_KV)
@@ -378,7 +381,9 @@ attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p,
     memset(info, 0, sizeof *info);
     attnvk_kernel *k = calloc(1, sizeof *k);
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    avk_pick_begin(explicit_entry, explicit_source);
     s = dev->backend->prepare(dev->bdev, p, opts, &k->bkernel, info);
+    avk_pick_source source = avk_pick_end();
     if (s != ATTNVK_OK) {
         free(k);
         return s;
@@ -386,11 +391,66 @@ attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p,
     if (!info->implementation[0])
         snprintf(info->implementation, sizeof info->implementation, "%s",
                  opts->implementation ? opts->implementation : "attnvk");
+    if (source != AVK_PICK_NONE && !explicit_entry && (opts->variant || opts->tile_br || opts->tile_bc))
+        source = AVK_PICK_OPTION;
+    size_t len = strlen(info->params);
+    if (source != AVK_PICK_NONE && len + 16 < sizeof info->params)
+        snprintf(info->params + len, sizeof info->params - len, "%stuning=%s", len ? " " : "", avk_pick_source_name(source));
     k->dev = dev;
     k->problem = *p;
     k->write_lse = opts->write_lse;
     *out = k;
     return ATTNVK_OK;
+}
+
+attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                    attnvk_kernel **out, attnvk_kernel_info *info)
+{
+    attnvk_kernel_options defaults = {0};
+    if (!opts) opts = &defaults;
+    /* attnvk's kernel with nothing named: the user's tuning file (attnvk tune) before the table */
+    const int flash = !opts->implementation || strcmp(opts->implementation, "attnvk") == 0;
+    avk_tuned_entry tuned;
+    if (flash && !opts->variant && !opts->tile_br && !opts->tile_bc && attnvk_problem_validate(p) == ATTNVK_OK &&
+        avk_user_tuning_find(&dev->info, p, &tuned)) {
+        avk_tuning entry;
+        avk_tuned_as_tuning(&tuned, &entry);
+        attnvk_kernel_options with_split = *opts;
+        if (!with_split.split_kv) with_split.split_kv = tuned.split_kv;
+        attnvk_status s = prepare_picked(dev, p, &with_split, &entry, AVK_PICK_TUNED, out, info);
+        /* an entry this shape or build cannot run gives way to the table (the source says so) */
+        if (s == ATTNVK_OK || s == ATTNVK_ERROR_OUT_OF_MEMORY || s == ATTNVK_ERROR_DEVICE_LOST) return s;
+        avk_clear_error();
+    }
+    return prepare_picked(dev, p, opts, NULL, AVK_PICK_NONE, out, info);
+}
+
+attnvk_status avk_kernel_prepare_explicit(attnvk_device *dev, const attnvk_problem *p,
+                                          const attnvk_kernel_options *opts, const avk_tuning *entry,
+                                          attnvk_kernel **out, attnvk_kernel_info *info)
+{
+    if (opts->variant || opts->tile_br || opts->tile_bc || (opts->implementation && strcmp(opts->implementation, "attnvk")))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "an explicit configuration is attnvk's kernel with no variant or tile named");
+    return prepare_picked(dev, p, opts, entry, AVK_PICK_OPTION, out, info);
+}
+
+int avk_device_tuning_candidates(attnvk_device *dev, const attnvk_problem *p, avk_tuning *out, int max)
+{
+    if (!dev->backend->tuning_candidates || attnvk_problem_validate(p) != ATTNVK_OK) return 0;
+    return dev->backend->tuning_candidates(dev->bdev, p, out, max);
+}
+
+avk_pick_source avk_device_default_source(const attnvk_context *ctx, int i)
+{
+    const attnvk_device_info *d = attnvk_device_info_at(ctx, i);
+    if (!d) return AVK_PICK_NONE;
+    attnvk_device_info again;
+    memset(&again, 0, sizeof again);
+    avk_pick_begin(NULL, AVK_PICK_NONE);
+    attnvk_status s = ctx->apis[d->api].backend->describe(d->index, &again); /* describe picks the default variant */
+    avk_pick_source source = avk_pick_end();
+    avk_clear_error();
+    return s == ATTNVK_OK ? source : AVK_PICK_NONE;
 }
 
 attnvk_status attnvk_kernel_run(attnvk_kernel *k, attnvk_buffer *q, attnvk_buffer *kb, attnvk_buffer *v,

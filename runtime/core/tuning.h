@@ -35,4 +35,57 @@ const avk_tuning *avk_tuning_lookup(const avk_tuning *table, int count, const av
 
 int avk_contains_nocase(const char *haystack, const char *needle);
 
+/* Where the flash kernel's configuration came from (bench records, `attnvk devices`):
+ * an explicit --variant/--tile ("option"), the user's tuning file ("tuned", written by
+ * `attnvk tune`), a vendor/architecture/device entry of the built-in table ("table") or
+ * one of its catch-all entries ("default"). NONE: nothing was picked (vendor kernels). */
+typedef enum avk_pick_source {
+    AVK_PICK_NONE = 0,
+    AVK_PICK_DEFAULT,
+    AVK_PICK_TABLE,
+    AVK_PICK_TUNED,
+    AVK_PICK_OPTION,
+} avk_pick_source;
+const char *avk_pick_source_name(avk_pick_source s); /* "", "default", "table", "tuned", "option" */
+
+/* One prepare's pick, per thread (core/tuning_pick.c). The core opens it around a
+ * backend's prepare (or describe) and may install an explicit entry: a tuned file's, or
+ * a candidate `attnvk tune` times. A backend's chooser then uses avk_tuning_explicit()
+ * instead of its table when non-NULL (and no variant is named), failing with the reason
+ * when the entry cannot run, and reports the entry its configuration came from with
+ * avk_tuning_note(). */
+void avk_pick_begin(const avk_tuning *explicit_entry, avk_pick_source explicit_source);
+/* The source of the noted entry (the explicit one's, or table/default by specificity);
+ * NONE when nothing was noted. Closes the pick. */
+avk_pick_source avk_pick_end(void);
+/* 1 with the entry the last closed pick on this thread noted (a table's, or the explicit
+ * one): what `attnvk tune` times as the table's own configuration. */
+int avk_pick_last(avk_tuning *out);
+const avk_tuning *avk_tuning_explicit(void);
+void avk_tuning_note(const avk_tuning *used);
+
+/* Building a backend's candidate list (backend.h's tuning_candidates): grid points that
+ * resolve to the same configuration count once; key hashes the resolved configuration. */
+enum { AVK_MAX_CANDIDATES = 1024 };
+typedef struct avk_candidate_list {
+    avk_tuning *out;
+    int max, count;
+    unsigned long long keys[AVK_MAX_CANDIDATES];
+} avk_candidate_list;
+void avk_candidate_add(avk_candidate_list *l, const avk_tuning *e, unsigned long long key);
+
+/* A grid of candidate entries around base: axis i lists the values of tile_br, tile_bc,
+ * workgroup_size, extra[0..3] (i = 0..6); an empty axis keeps base's value. */
+typedef struct avk_tuning_grid {
+    avk_tuning base;
+    const int *axis[7];
+    int len[7];
+} avk_tuning_grid;
+/* Calls fn on every point of the grid. */
+void avk_tuning_grid_each(const avk_tuning_grid *g, void (*fn)(const avk_tuning *e, void *ctx), void *ctx);
+enum { AVK_AXIS_BR = 0, AVK_AXIS_BC, AVK_AXIS_WG, AVK_AXIS_X0, AVK_AXIS_X1, AVK_AXIS_X2, AVK_AXIS_X3 };
+/* AVK_GRID_AXIS(&g, AVK_AXIS_BC, 16, 32, 64): the values live until the enclosing block ends */
+#define AVK_GRID_AXIS(g, i, ...)                                                                                     \
+    ((g)->axis[i] = (const int[]){__VA_ARGS__}, (g)->len[i] = (int)(sizeof((const int[]){__VA_ARGS__}) / sizeof(int)))
+
 #endif

@@ -13,6 +13,7 @@
 #include "core/names.h"
 #include "core/reference.h"
 #include "cpu/cpu_flash.h"
+#include "cpu/cpu_tuning.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ struct avk_bkernel {
     attnvk_problem p;
     enum cpu_kernel_kind kind;
     int drop_keys; /* ATTNVK_TEST_SKIP_LAST_KV_TILE (attnvk's kernels; the baseline runs normally) */
+    int rows, tile_bc; /* flash-f32's tiles (cpu_tuning.c) */
 };
 
 enum { CPU_TEST_TILE = 64 }; /* the "tile" the test-only wrong kernel skips */
@@ -66,6 +68,10 @@ static attnvk_status cpu_describe(int device, attnvk_device_info *info)
     snprintf(info->driver_version, sizeof info->driver_version, "%s", ATTNVK_VERSION_STRING);
     snprintf(info->api_version, sizeof info->api_version, "host (%s)", avk_cpu_flash_isa());
     snprintf(info->architecture, sizeof info->architecture, "host");
+    const attnvk_problem d128 = {.batch = 1, .heads = 16, .kv_heads = 16, .seq_q = 4096, .seq_kv = 4096,
+                                 .head_dim = 128, .dtype = ATTNVK_F32};
+    int rows = AVK_CPU_ROWS, tile_bc = AVK_CPU_TILE_BC;
+    avk_cpu_pick_tiles(&d128, &rows, &tile_bc); /* the table's, noted for `attnvk devices` */
     snprintf(info->default_variant, sizeof info->default_variant, "flash-f32");
     info->type = ATTNVK_DEVICE_CPU;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -202,18 +208,25 @@ static attnvk_status cpu_prepare(avk_bdev *dev, const attnvk_problem *p, const a
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown cpu variant '%s' (flash-f32, reference-f64)",
                         opts->variant);
     }
+    int rows = 0, tile_bc = 0;
+    if (kind == CPU_FLASH) {
+        attnvk_status s = avk_cpu_pick_tiles(p, &rows, &tile_bc);
+        if (s != ATTNVK_OK) return s;
+    }
     avk_bkernel *k = calloc(1, sizeof *k);
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     k->p = *p;
     k->kind = kind;
+    k->rows = rows;
+    k->tile_bc = tile_bc;
     k->drop_keys = kind != CPU_OPENBLAS && (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) ? CPU_TEST_TILE : 0;
     info->workgroup_size = 1;
     info->split_kv = 1;
     if (kind == CPU_FLASH) {
-        const int group = p->heads / p->kv_heads, queries = group >= AVK_CPU_ROWS ? 1 : AVK_CPU_ROWS / group;
+        const int group = p->heads / p->kv_heads, queries = group >= rows ? 1 : rows / group;
         snprintf(info->variant, sizeof info->variant, "flash-f32");
         info->tile_br = queries * group;
-        info->tile_bc = AVK_CPU_TILE_BC;
+        info->tile_bc = tile_bc;
         snprintf(info->params, sizeof info->params, "threads=%d isa=%s", avk_cpu_threads(), avk_cpu_flash_isa());
     } else if (kind == CPU_REFERENCE) {
         snprintf(info->variant, sizeof info->variant, "reference-f64");
@@ -310,7 +323,7 @@ static attnvk_status run_job(avk_bkernel *k, const avk_dispatch *a, double *devi
                        .block_table = data_of(a->block_table), .seq_lens = data_of(a->seq_lens),
                        .kv_scales = data_of(a->kv_scales), .mask = data_of(a->mask), .sinks = data_of(a->sinks),
                        .alibi_slopes = data_of(a->alibi_slopes), .q_begin = a->q_begin, .q_count = a->q_count,
-                       .drop_keys = k->drop_keys};
+                       .drop_keys = k->drop_keys, .tile_bc = k->tile_bc, .rows = k->rows};
     double t0 = now_ms();
     attnvk_status s = k->kind == CPU_OPENBLAS ? avk_openblas_run(&job) : avk_cpu_flash_run(&job);
     *device_ms = now_ms() - t0;
@@ -370,6 +383,12 @@ static attnvk_status cpu_measure_peak(avk_bdev *dev, int kind, struct avk_peak_s
 
 static void cpu_shutdown(void) { avk_openblas_unload(); }
 
+static int cpu_tuning_candidates(avk_bdev *dev, const attnvk_problem *p, avk_tuning *out, int max)
+{
+    (void)dev;
+    return avk_cpu_tuning_candidates(p, out, max);
+}
+
 /* flash-f32: attnvk's kernel (the default); reference-f64: the oracle itself */
 static const char *const cpu_variants[] = {"flash-f32", "reference-f64", NULL};
 
@@ -394,4 +413,5 @@ const attnvk_backend avk_backend_cpu = {
     .wrap = cpu_wrap,
     .native = cpu_native,
     .wait = cpu_wait,
+    .tuning_candidates = cpu_tuning_candidates,
 };

@@ -3,7 +3,7 @@
  * A work item is (b, kv head g, a block of queries): its rows are the
  * block's queries times the G = H / H_kv query heads sharing g, query-major
  * (the kernel contract's GQA packing), so each K/V tile is decoded once for
- * all of them. Per key tile of AVK_CPU_TILE_BC keys: K is decoded (any kv
+ * all of them. Per key tile of bc keys (the job's, else AVK_CPU_TILE_BC): K is decoded (any kv
  * format, paged or contiguous) and transposed to Kt [D][BC], V to Vt
  * [BC][Dv padded]; then per 4 rows S = Q Kt (cpu_simd's gemm4), the score
  * modifications, the row's visible range, the online softmax in base 2 and
@@ -72,6 +72,7 @@ typedef struct flash_ctx {
     const attnvk_problem *p;
     const avk_cpu_simd *simd;
     int D, Dv, Dvp, G, QB, nqb, rmax; /* rmax: rows of the largest item, a multiple of 4 */
+    int bc, kt_ld; /* keys per tile (the job's, else AVK_CPU_TILE_BC) and Kt's row pitch */
     size_t items, q_es, o_es, mask_es, k_rb, v_rb;
     float qscale;
     int mods;     /* softcap, ALiBi or a mask: scores leave the gemm in natural units */
@@ -102,7 +103,7 @@ typedef struct scratch {
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
 /* Kt's row pitch: 16 floats past the tile, so its D rows do not share a few L1 sets (512-byte strides do) */
-enum { KT_LD = AVK_CPU_TILE_BC + 16 };
+enum { KT_PAD = 16 };
 
 /* n values of a K (which 0) or V (1) row as f32, decoded from the kv format */
 static void kv_decode_row(const flash_ctx *c, const void *base, size_t row, size_t rb, int n, int which, int g,
@@ -129,7 +130,7 @@ static void load_tile(const flash_ctx *c, scratch *w, int b, int g, int t0, int 
         else
             kv_decode_row(c, c->job->k, row, c->k_rb, D, 0, g, w->tmp);
         float *restrict kt = w->kt + jj;
-        for (int d = 0; d < D; ++d) kt[(size_t)d * KT_LD] = src[d];
+        for (int d = 0; d < D; ++d) kt[(size_t)d * c->kt_ld] = src[d];
         if (!c->v_direct) kv_decode_row(c, c->job->v, row, c->v_rb, c->Dv, 1, g, w->vt + (size_t)jj * c->Dvp);
     }
 }
@@ -252,7 +253,7 @@ static void run_item(const flash_ctx *c, scratch *w, size_t item)
     const int g = (int)(item / (size_t)c->nqb % (size_t)p->kv_heads), b = (int)(item / (size_t)c->nqb / p->kv_heads);
     const int i0 = c->job->q_begin + qb * c->QB, iend = c->job->q_begin + c->job->q_count;
     const int nq = i0 + c->QB <= iend ? c->QB : iend - i0;
-    const int D = c->D, Dvp = c->Dvp, nc = simd->nc, BC = AVK_CPU_TILE_BC;
+    const int D = c->D, Dvp = c->Dvp, nc = simd->nc, BC = c->bc;
     int kl, kh;
     const int R4 = setup_rows(c, w, b, g, i0, nq, &kl, &kh);
     const float *vt = w->vt;
@@ -271,7 +272,7 @@ static void run_item(const flash_ctx *c, scratch *w, size_t item)
             }
             if (!width) continue;
             for (int c0 = 0; c0 < width; c0 += nc)
-                simd->gemm4(w->q + (size_t)r0 * D, (size_t)D, w->kt + c0, KT_LD, w->s + c0, BC, D, 0);
+                simd->gemm4(w->q + (size_t)r0 * D, (size_t)D, w->kt + c0, (size_t)c->kt_ld, w->s + c0, BC, D, 0);
             for (int r = 0; r < AVK_SIMD_ROWS; ++r)
                 softmax_row(c, &ri[r], w->s + (size_t)r * BC, w->o + (size_t)(r0 + r) * Dvp, t0, bc, width);
             for (int d0 = 0; d0 < Dvp; d0 += nc)
@@ -290,7 +291,7 @@ static void worker(void *ctx, size_t begin, size_t end)
 {
     (void)begin, (void)end;
     flash_ctx *c = ctx;
-    const size_t BC = AVK_CPU_TILE_BC, rmax = (size_t)c->rmax, D = (size_t)c->D, Dvp = (size_t)c->Dvp;
+    const size_t BC = (size_t)c->bc, KT_LD = (size_t)c->kt_ld, rmax = (size_t)c->rmax, D = (size_t)c->D, Dvp = (size_t)c->Dvp;
     scratch w = {.q = alloc_floats(rmax * D), .kt = alloc_floats(D * KT_LD), .vt = alloc_floats(BC * Dvp),
                  .s = alloc_floats(AVK_SIMD_ROWS * BC), .o = alloc_floats(rmax * Dvp),
                  .tmp = alloc_floats(D > Dvp ? D : Dvp), .rows = malloc(sizeof(row_info) * rmax)};
@@ -320,7 +321,10 @@ attnvk_status avk_cpu_flash_run(const avk_cpu_job *job)
     c.Dv = avk_head_dim_v(p);
     c.Dvp = (int)round_up((size_t)c.Dv, (size_t)c.simd->nc);
     c.G = p->heads / p->kv_heads;
-    c.QB = c.G >= AVK_CPU_ROWS ? 1 : AVK_CPU_ROWS / c.G;
+    const int rows = job->rows > 0 ? job->rows : AVK_CPU_ROWS;
+    c.bc = job->tile_bc > 0 ? job->tile_bc : AVK_CPU_TILE_BC;
+    c.kt_ld = c.bc + KT_PAD;
+    c.QB = c.G >= rows ? 1 : rows / c.G;
     if (c.QB > job->q_count) c.QB = job->q_count;
     c.nqb = (job->q_count + c.QB - 1) / c.QB;
     c.rmax = (int)round_up((size_t)c.QB * c.G, AVK_SIMD_ROWS);

@@ -21,10 +21,13 @@ typedef struct avk_cpu_job {
     const float *sinks, *alibi_slopes;
     int q_begin, q_count;
     int drop_keys; /* > 0: ignore the last drop_keys visible keys of each row (ATTNVK_TEST_SKIP_LAST_KV_TILE) */
+    int tile_bc, rows; /* flash: keys per tile, query rows per work item (0: the defaults below) */
 } avk_cpu_job;
 
-/* Tiles of the flash kernel: key tile and the query rows one work item packs. */
-enum { AVK_CPU_TILE_BC = 128, AVK_CPU_ROWS = 128 };
+/* Default tiles of the flash kernel (cpu_backend.c's table): key tile and the query
+ * rows one work item packs; a tile_bc a multiple of the host's gemm micro-tile
+ * (cpu_simd.h's nc) up to AVK_CPU_MAX_TILE_BC. */
+enum { AVK_CPU_TILE_BC = 128, AVK_CPU_ROWS = 128, AVK_CPU_MAX_TILE_BC = 1024 };
 
 /* Tiled online-softmax attention in f32 (every feature of the problem
  * struct), over avk_cpu_threads() threads; vectorised for the host. */

@@ -5,6 +5,7 @@
 #include "core/kernel_args.h"
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 #include "core/native_flash.h"
+#include "core/tuning.h"
 #include "core/split_plan.h" /* avk_is_decode */
 #include "cuda/cuda_bandwidth.h"
 #include "cuda/cuda_peak.h"
@@ -269,6 +270,13 @@ void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t 
 /* what avk_cuda_parse_variant accepts */
 static const char *const cuda_variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "mma-decode", "tiled", "simt", NULL};
 
+/* `attnvk tune`: configurations of attnvk's kernel for p (cuda/cuda_tuning.c) */
+static int cuda_tuning_candidates(avk_bdev *dev, const attnvk_problem *p, avk_tuning *out, int max)
+{
+    return avk_cuda_tuning_candidates(&dev->info, dev->cc_major, dev->smem_optin, p, avk_is_decode(p),
+                                      avk_gqa_pack(p, p->seq_q, 0), out, max);
+}
+
 const attnvk_backend avk_backend_cuda = {
     .api = ATTNVK_API_CUDA,
     .init = avk_cuda_init,
@@ -289,4 +297,5 @@ const attnvk_backend avk_backend_cuda = {
     .wrap = avk_cuda_wrap,
     .native = avk_cuda_native,
     .wait = avk_cuda_wait,
+    .tuning_candidates = cuda_tuning_candidates,
 };

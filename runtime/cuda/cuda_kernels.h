@@ -71,6 +71,10 @@ const avk_tuning *avk_cuda_tuning_table(int *count);
 attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
                               const attnvk_problem *p, const attnvk_kernel_options *o, int decode, int pack,
                               avk_cuda_config *cfg);
+/* `attnvk tune`: the distinct configurations avk_cuda_select accepts for p as an
+ * explicit entry (backend.h's tuning_candidates). */
+int avk_cuda_tuning_candidates(const attnvk_device_info *info, int cc_major, size_t smem_optin,
+                               const attnvk_problem *p, int decode, int pack, struct avk_tuning *out, int max);
 
 /* NVRTC architecture for a compute capability: sm_90a on Hopper (wgmma-capable
  * target), sm_XY elsewhere. */

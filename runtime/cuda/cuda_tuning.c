@@ -4,6 +4,8 @@
 #include "core/native_flash.h"
 #include "core/error.h"
 #include "core/kv_cache.h"
+#include "core/cache.h" /* avk_hash */
+#include "core/split_plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,6 +454,19 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     cfg->kv_format = p->kv_format;
     cfg->contract = contract;
     cfg->score_mod = (int)avk_score_mod_bits(p);
+    /* a tuned file's entry or a tune candidate (core/tuning.h): exactly it, or why it cannot run */
+    const avk_tuning *explicit_entry = o->variant ? NULL : avk_tuning_explicit();
+    if (explicit_entry) {
+        if (!avk_cuda_parse_variant(explicit_entry->variant, cfg) ||
+            (explicit_entry->dtype >= 0 && explicit_entry->dtype != (int)p->dtype))
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: a %s entry cannot run this %s problem", explicit_entry->variant,
+                            attnvk_dtype_name(p->dtype));
+        take_entry(explicit_entry, cfg);
+        attnvk_status s = tune_from_env(cfg);
+        if (s == ATTNVK_OK) s = avk_cuda_config_check(cfg, cc_major, smem_optin);
+        if (s == ATTNVK_OK) avk_tuning_note(explicit_entry);
+        return s;
+    }
     if (e) {
         take_entry(e, cfg);
         if (cfg->wgmma && e->extra[1] &&
@@ -497,7 +512,78 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (o->tile_br) cfg->br = o->tile_br;
     if (o->tile_bc) cfg->bc = o->tile_bc;
     attnvk_status s = tune_from_env(cfg);
-    return s != ATTNVK_OK ? s : avk_cuda_config_check(cfg, cc_major, smem_optin);
+    if (s == ATTNVK_OK) s = avk_cuda_config_check(cfg, cc_major, smem_optin);
+    if (s == ATTNVK_OK) avk_tuning_note(e);
+    return s;
+}
+
+/* ---- `attnvk tune`'s candidates: grids over the table's knobs, kept where the
+ * configuration check accepts them ---- */
+
+typedef struct grid_ctx {
+    const attnvk_device_info *info;
+    int cc_major;
+    size_t smem_optin;
+    const attnvk_problem *p;
+    int decode, pack;
+    avk_candidate_list *list;
+} grid_ctx;
+
+static void try_entry(const avk_tuning *e, void *vctx)
+{
+    grid_ctx *g = vctx;
+    const attnvk_kernel_options none = {0};
+    avk_cuda_config cfg;
+    avk_pick_begin(e, AVK_PICK_OPTION);
+    attnvk_status s = avk_cuda_select(g->info, g->cc_major, g->smem_optin, g->p, &none, g->decode, g->pack, &cfg);
+    avk_pick_end();
+    avk_clear_error();
+    if (s == ATTNVK_OK) avk_candidate_add(g->list, e, avk_hash(&cfg, sizeof cfg, 0)); /* one build each */
+}
+
+int avk_cuda_tuning_candidates(const attnvk_device_info *info, int cc_major, size_t smem_optin,
+                               const attnvk_problem *p, int decode, int pack, avk_tuning *out, int max)
+{
+    avk_candidate_list list = {.out = out, .max = max};
+    grid_ctx ctx = {info, cc_major, smem_optin, p, decode, pack, &list};
+    const avk_tuning base = {.dtype = (int)p->dtype, .decode = avk_is_decode(p)};
+    avk_tuning_grid g = {.base = base};
+    g.base.variant = "wgmma"; /* warpgroups of 64 rows; key tiles */
+    AVK_GRID_AXIS(&g, AVK_AXIS_BR, 64, 128, 192);
+    AVK_GRID_AXIS(&g, AVK_AXIS_BC, 64, 128);
+    avk_tuning_grid_each(&g, try_entry, &ctx);
+    static const char *const mma[] = {"mma16", "mma16-qs", "mma32", "mma32-qs"};
+    for (int v = 0; v < 4; ++v) { /* rows, keys, warps a row group */
+        g = (avk_tuning_grid){.base = base};
+        g.base.variant = mma[v];
+        AVK_GRID_AXIS(&g, AVK_AXIS_BR, 16, 32, 64, 128, 256);
+        AVK_GRID_AXIS(&g, AVK_AXIS_BC, 16, 32, 64, 128);
+        AVK_GRID_AXIS(&g, AVK_AXIS_X2, 0, 2, 4);
+        avk_tuning_grid_each(&g, try_entry, &ctx);
+    }
+    if (decode) { /* keys per tile, key warps, stages */
+        g = (avk_tuning_grid){.base = base};
+        g.base.variant = "mma-decode";
+        g.base.tile_br = 16;
+        AVK_GRID_AXIS(&g, AVK_AXIS_BC, 16, 32);
+        AVK_GRID_AXIS(&g, AVK_AXIS_X0, 1, 2, 4, 8);
+        AVK_GRID_AXIS(&g, AVK_AXIS_X1, 2, 3, 4);
+        avk_tuning_grid_each(&g, try_entry, &ctx);
+    }
+    g = (avk_tuning_grid){.base = base}; /* register-tiled f32: rows, keys, threads, lanes per row */
+    g.base.variant = "tiled";
+    AVK_GRID_AXIS(&g, AVK_AXIS_BR, 16, 32, 64, 128);
+    AVK_GRID_AXIS(&g, AVK_AXIS_BC, 8, 16, 32);
+    AVK_GRID_AXIS(&g, AVK_AXIS_WG, 64, 128, 256);
+    AVK_GRID_AXIS(&g, AVK_AXIS_X0, 1, 2, 4, 8, 16);
+    avk_tuning_grid_each(&g, try_entry, &ctx);
+    g = (avk_tuning_grid){.base = base};
+    g.base.variant = "simt";
+    AVK_GRID_AXIS(&g, AVK_AXIS_BR, 16, 32, 64);
+    AVK_GRID_AXIS(&g, AVK_AXIS_BC, 16, 32);
+    AVK_GRID_AXIS(&g, AVK_AXIS_WG, 64, 128, 256);
+    avk_tuning_grid_each(&g, try_entry, &ctx);
+    return list.count;
 }
 
 void avk_cuda_arch_name(int cc_major, int cc_minor, char *out, size_t n)

@@ -3,6 +3,8 @@
 #include "hip/hip_device.h"
 #include "hip/hip_flash.h"
 #include "hip/hip_rocblas.h"
+#include "hip/hip_kernels.h"
+#include "core/split_plan.h" /* avk_is_decode */
 
 attnvk_status avk_hip_read_bandwidth(avk_bdev *dev, double *gbps); /* hip_bandwidth.c */
 attnvk_status avk_hip_measure_peak(avk_bdev *dev, int kind, struct avk_peak_sample *out); /* hip_peak.c */
@@ -60,6 +62,12 @@ static void hip_release_kernel(avk_bdev *dev, avk_bkernel *k)
 /* what parse_variant in hip_tuning.c accepts */
 static const char *const hip_variants[] = {"mma16", "mma16-qs", "simt", NULL};
 
+/* `attnvk tune`: configurations of attnvk's kernel for p (hip/hip_tuning.c) */
+static int hip_tuning_candidates(avk_bdev *dev, const attnvk_problem *p, avk_tuning *out, int max)
+{
+    return avk_hip_tuning_candidates(&dev->info, p, avk_is_decode(p), out, max);
+}
+
 const attnvk_backend avk_backend_hip = {
     .api = ATTNVK_API_HIP,
     .init = avk_hip_init,
@@ -81,4 +89,5 @@ const attnvk_backend avk_backend_hip = {
     .wrap = avk_hip_wrap,
     .native = avk_hip_native,
     .wait = avk_hip_wait,
+    .tuning_candidates = hip_tuning_candidates,
 };

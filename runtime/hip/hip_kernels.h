@@ -54,6 +54,9 @@ attnvk_status avk_hip_select(const attnvk_device_info *info, const attnvk_proble
 
 /* Every configuration the table selects for arch whose variant is `variant`
  * (all head dims, dtypes, prefill/decode); fills up to max, returns the count. */
+/* `attnvk tune`: the distinct configurations avk_hip_select accepts for p (backend.h's tuning_candidates). */
+int avk_hip_tuning_candidates(const attnvk_device_info *info, const attnvk_problem *p, int decode,
+                              struct avk_tuning *out, int max);
 int avk_hip_instances(const char *arch, const char *variant, avk_hip_config *out, int max);
 
 /* Kernel symbols of a configuration inside its code object. */

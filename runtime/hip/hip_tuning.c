@@ -210,6 +210,20 @@ attnvk_status avk_hip_select(const attnvk_device_info *info, const attnvk_proble
     cfg->dtype = p->dtype;
     cfg->head_dim = p->head_dim;
     cfg->head_dim_v = dv;
+    /* a tuned file's entry or a tune candidate (core/tuning.h): exactly it, or why it cannot run */
+    const avk_tuning *explicit_entry = o->variant ? NULL : avk_tuning_explicit();
+    if (explicit_entry) {
+        if (!parse_variant(explicit_entry->variant, cfg) ||
+            (explicit_entry->dtype >= 0 && explicit_entry->dtype != (int)p->dtype))
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "hip: a %s entry cannot run this problem", explicit_entry->variant);
+        cfg->br = explicit_entry->tile_br;
+        cfg->bc = explicit_entry->tile_bc;
+        cfg->threads = explicit_entry->workgroup_size;
+        cfg->split = decode;
+        attnvk_status s = check_config(info, cfg);
+        if (s == ATTNVK_OK) avk_tuning_note(explicit_entry);
+        return s;
+    }
     const avk_tuning *e = lookup(info, p->dtype, p->head_dim, dv, decode);
     if (e) {
         parse_variant(e->variant, cfg);
@@ -228,7 +242,37 @@ attnvk_status avk_hip_select(const attnvk_device_info *info, const attnvk_proble
     if (o->tile_br) cfg->br = o->tile_br;
     if (o->tile_bc) cfg->bc = o->tile_bc;
     cfg->split = decode;
-    return check_config(info, cfg);
+    attnvk_status s = check_config(info, cfg);
+    if (s == ATTNVK_OK) avk_tuning_note(e);
+    return s;
+}
+
+/* `attnvk tune`'s candidates: rows, keys and threads of each body, kept where
+ * avk_hip_select accepts them as an explicit entry */
+int avk_hip_tuning_candidates(const attnvk_device_info *info, const attnvk_problem *p, int decode, avk_tuning *out,
+                              int max)
+{
+    static const struct { const char *variant; int mma; } bodies[] = {{"mma16", 1}, {"mma16-qs", 1}, {"simt", 0}};
+    static const int mma_rows[] = {32, 64, 128}, simt_rows[] = {8, 16, 32}, keys[] = {8, 16, 32, 64}, threads[] = {64, 128};
+    const attnvk_kernel_options none = {0};
+    avk_candidate_list list = {.out = out, .max = max};
+    for (size_t v = 0; v < sizeof bodies / sizeof *bodies; ++v)
+        for (int r = 0; r < 3; ++r)
+            for (int k = 0; k < 4; ++k)
+                for (int t = 0; t < (bodies[v].mma ? 1 : 2); ++t) {
+                    const avk_tuning e = {.dtype = (int)p->dtype, .decode = decode, .variant = bodies[v].variant,
+                                          .tile_br = bodies[v].mma ? mma_rows[r] : simt_rows[r], .tile_bc = keys[k],
+                                          .workgroup_size = threads[t]};
+                    avk_hip_config c;
+                    avk_pick_begin(&e, AVK_PICK_OPTION);
+                    attnvk_status s = avk_hip_select(info, p, &none, decode, &c);
+                    avk_pick_end();
+                    avk_clear_error();
+                    if (s == ATTNVK_OK) /* the resolved body, tiles and threads, once */
+                        avk_candidate_add(&list, &e, (unsigned long long)v << 48 | (unsigned long long)c.br << 32 |
+                                                         (unsigned long long)c.bc << 16 | (unsigned)c.threads);
+                }
+    return list.count;
 }
 
 int avk_hip_instances(const char *arch, const char *variant, avk_hip_config *out, int max)

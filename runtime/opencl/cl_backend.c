@@ -2,11 +2,13 @@
  * devices, kernels built per device at run time (see cl_flash.c) and the
  * CLBlast baseline (cl_clblast.c). */
 #include "core/backend.h"
+#include "core/kernel_args.h" /* avk_gqa_pack */
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 #include "opencl/cl_bandwidth.h"
 #include "opencl/cl_peak.h"
 #include "opencl/cl_kernels.h"
 #include "opencl/cl_program.h"
+#include "opencl/cl_tuning.h"
 
 #include "core/error.h"
 
@@ -181,6 +183,12 @@ static void cl_shutdown(void)
 static const char *const cl_variants[] = {"tiled-f32",  "tiled-f16",      "mma-f16", "mma-f16-emu",
                                           "mma-decode", "mma-decode-emu", NULL};
 
+/* `attnvk tune`: configurations of attnvk's kernel for p (opencl/cl_tuning.c) */
+static int cl_tuning_candidates(avk_bdev *dev, const attnvk_problem *p, avk_tuning *out, int max)
+{
+    return avk_cl_tuning_candidates(&dev->caps, &dev->info, p, avk_gqa_pack(p, p->seq_q, 0), out, max);
+}
+
 const attnvk_backend avk_backend_opencl = {
     .api = ATTNVK_API_OPENCL,
     .init = cl_init,
@@ -202,4 +210,5 @@ const attnvk_backend avk_backend_opencl = {
     .wrap = avk_cl_wrap,
     .native = avk_cl_native,
     .wait = avk_cl_wait,
+    .tuning_candidates = cl_tuning_candidates,
 };

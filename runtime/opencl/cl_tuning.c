@@ -8,6 +8,7 @@
 #include "core/layout.h"   /* avk_head_dim_v */
 #include "core/split_plan.h" /* avk_is_decode */
 #include "core/tuning.h"
+#include "core/cache.h" /* avk_hash */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ static const avk_tuning *lookup(const avk_cl_caps *caps, const attnvk_device_inf
 const char *avk_cl_default_variant(const avk_cl_caps *caps, const attnvk_device_info *info)
 {
     const avk_tuning *e = lookup(caps, info, ATTNVK_F16, 128, 0, NULL);
+    if (e) avk_tuning_note(e);
     return e && strcmp(e->variant, "mma") == 0 ? "mma-f16" : "tiled-f16";
 }
 
@@ -411,6 +413,7 @@ static int route_packed_decode(const avk_cl_caps *caps, const attnvk_device_info
         if (packed_decode[i].max_registers >= 0) packed.extra[0] = packed_decode[i].max_registers;
         avk_cl_config trial = *cfg;
         if (configure_tensor(caps, &packed, p, opts, &trial) == ATTNVK_OK) {
+            avk_tuning_note(e);
             *cfg = trial;
             cfg->resident = packed_decode[i].resident;
             cfg->whole_waves = packed_decode[i].whole_waves;
@@ -419,6 +422,29 @@ static int route_packed_decode(const avk_cl_caps *caps, const attnvk_device_info
         avk_clear_error(); /* say D=256 for mma-decode: the next entry */
     }
     return 0;
+}
+
+/* A tuned file's entry or a tune candidate (core/tuning.h): exactly that configuration
+ * (no packed-decode routing), or why it cannot run. */
+static attnvk_status configure_explicit(const avk_cl_caps *caps, const attnvk_device_info *info,
+                                        const attnvk_problem *p, const attnvk_kernel_options *opts,
+                                        const avk_tuning *e, avk_cl_config *cfg)
+{
+    const usable_ctx ctx = {caps, e->variant};
+    const int tensor = !strcmp(e->variant, "mma") || !strcmp(e->variant, "mma-decode");
+    if ((!tensor && strcmp(e->variant, "tiled")) || !entry_usable(e, &ctx) || (e->dtype >= 0 && e->dtype != (int)p->dtype))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "opencl: a %s %s entry cannot run on %s", e->variant,
+                        attnvk_dtype_name(p->dtype), info->name);
+    if (tensor && !cfg->f16) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "opencl: %s runs f16 data only", e->variant);
+    attnvk_status s;
+    if (tensor) {
+        s = configure_tensor(caps, e, p, opts, cfg);
+    } else {
+        cfg->family = AVK_CL_TILED;
+        s = configure_tiled(caps, e, p, opts, cfg);
+    }
+    if (s == ATTNVK_OK) avk_tuning_note(e);
+    return s;
 }
 
 attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
@@ -453,6 +479,7 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
             return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s needs an NVIDIA GPU of compute capability >= 8.0",
                             opts->variant);
     }
+    const avk_tuning *explicit_entry = opts->variant ? NULL : avk_tuning_explicit();
     /* every body runs the score features through the contract's hooks (the
      * value modifications and, in decode, a left window's masks and the sinks
      * built in only where the problem has them) and separate Dk/Dv; a body
@@ -461,6 +488,7 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
     const unsigned features = avk_problem_features(p);
     cfg->score_mod = (features & AVK_SCORE_MOD_FEATURES) != 0;
     cfg->score_bounds = (features & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_SINKS)) != 0;
+    if (explicit_entry) return configure_explicit(caps, info, p, opts, explicit_entry, cfg);
     /* the table's head-dim ranges bound the wider of K and V's rows */
     const int dims = p->head_dim > cfg->head_dim_v ? p->head_dim : cfg->head_dim_v;
     const avk_tuning *e = lookup(caps, info, p->dtype, dims, decode, family);
@@ -470,13 +498,17 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
      * tiled, unless --variant asked for mma (then configure_mma refuses them) */
     if (!family && !strcmp(e->variant, "mma") && (p->head_dim % 16 || cfg->head_dim_v % 16))
         e = lookup(caps, info, p->dtype, dims, decode, "tiled");
+    attnvk_status s;
     if (!strcmp(e->variant, "tiled")) {
         cfg->family = AVK_CL_TILED;
-        return configure_tiled(caps, e, p, opts, cfg);
+        s = configure_tiled(caps, e, p, opts, cfg);
+    } else {
+        const int emulated = !strcmp(e->variant, "mma-emu") || !strcmp(e->variant, "mma-decode-emu");
+        if (decode && !emulated && route_packed_decode(caps, info, p, opts, pack, family, cfg)) return ATTNVK_OK;
+        s = configure_tensor(caps, e, p, opts, cfg);
     }
-    const int emulated = !strcmp(e->variant, "mma-emu") || !strcmp(e->variant, "mma-decode-emu");
-    if (decode && !emulated && route_packed_decode(caps, info, p, opts, pack, family, cfg)) return ATTNVK_OK;
-    return configure_tensor(caps, e, p, opts, cfg);
+    if (s == ATTNVK_OK) avk_tuning_note(e);
+    return s;
 }
 
 void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
@@ -504,4 +536,62 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
     if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
     if (cfg->opt_disable && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " -cl-opt-disable");
+}
+
+/* ---- `attnvk tune`'s candidates: grids over the table's knobs, kept where the
+ * configuration checks above accept them ---- */
+
+typedef struct grid_ctx {
+    const avk_cl_caps *caps;
+    const attnvk_device_info *info;
+    const attnvk_problem *p;
+    int pack;
+    avk_candidate_list *list;
+} grid_ctx;
+
+static void try_entry(const avk_tuning *e, void *vctx)
+{
+    grid_ctx *g = vctx;
+    const attnvk_kernel_options none = {0};
+    avk_cl_config cfg;
+    avk_pick_begin(e, AVK_PICK_OPTION);
+    attnvk_status s = avk_cl_configure(g->caps, g->info, g->p, &none, g->pack, &cfg);
+    avk_pick_end();
+    avk_clear_error();
+    if (s == ATTNVK_OK) avk_candidate_add(g->list, e, avk_hash(&cfg, sizeof cfg, 0)); /* one program each */
+}
+
+int avk_cl_tuning_candidates(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
+                             int pack, avk_tuning *out, int max)
+{
+    avk_candidate_list list = {.out = out, .max = max};
+    grid_ctx ctx = {caps, info, p, pack, &list};
+    const int decode = avk_is_decode(p);
+    avk_tuning_grid g = {.base = {.dtype = (int)p->dtype, .decode = decode, .variant = "tiled"}};
+    /* tiled: keys per tile, work-group, columns per lane, reduction, rows per lane, code flags */
+    AVK_GRID_AXIS(&g, AVK_AXIS_BC, 8, 16, 32, 64);
+    AVK_GRID_AXIS(&g, AVK_AXIS_WG, 32, 64, 128, 256);
+    AVK_GRID_AXIS(&g, AVK_AXIS_X0, 8, 16, 32);
+    AVK_GRID_AXIS(&g, AVK_AXIS_X1, AVK_RED_AUTO, AVK_RED_LOCAL);
+    AVK_GRID_AXIS(&g, AVK_AXIS_X2, 1, 2, 4);
+    AVK_GRID_AXIS(&g, AVK_AXIS_X3, 0, FLAG_NO_UNROLL, FLAG_NATIVE_EXP | FLAG_ASYNC);
+    avk_tuning_grid_each(&g, try_entry, &ctx);
+    if (p->dtype == ATTNVK_F16 && avk_cl_has_mma(caps)) {
+        g = (avk_tuning_grid){.base = {.dtype = (int)p->dtype, .decode = decode, .variant = "mma"}};
+        AVK_GRID_AXIS(&g, AVK_AXIS_BR, 16, 32, 64, 128);
+        AVK_GRID_AXIS(&g, AVK_AXIS_BC, 16, 32, 64);
+        AVK_GRID_AXIS(&g, AVK_AXIS_X0, 0, 168, 255);
+        AVK_GRID_AXIS(&g, AVK_AXIS_X3, FLAG_NATIVE_EXP | FLAG_ASYNC, FLAG_NATIVE_EXP);
+        avk_tuning_grid_each(&g, try_entry, &ctx);
+        if (decode) { /* keys per tile, register cap, key warps, stages */
+            g = (avk_tuning_grid){.base = {.dtype = (int)p->dtype, .decode = 1, .variant = "mma-decode", .tile_br = 16}};
+            AVK_GRID_AXIS(&g, AVK_AXIS_BC, 16, 32);
+            AVK_GRID_AXIS(&g, AVK_AXIS_X0, 0, 168);
+            AVK_GRID_AXIS(&g, AVK_AXIS_X1, 1, 2, 4, 8);
+            AVK_GRID_AXIS(&g, AVK_AXIS_X2, 2, 3, 4);
+            AVK_GRID_AXIS(&g, AVK_AXIS_X3, FLAG_NATIVE_EXP | FLAG_ASYNC);
+            avk_tuning_grid_each(&g, try_entry, &ctx);
+        }
+    }
+    return list.count;
 }

@@ -4,6 +4,7 @@
 #define ATTNVK_CL_TUNING_H
 
 #include "opencl/cl_device.h"
+#include "core/tuning.h"
 
 typedef enum avk_cl_family {
     AVK_CL_TILED = 0, /* portable f32-arithmetic kernel, f32 or f16 storage */
@@ -48,5 +49,8 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n);
 /* Local memory the mma-decode body (flash_decode.cl) declares for cfg. */
 uint64_t avk_cl_decode_local_bytes(const avk_cl_config *cfg);
 const char *avk_cl_default_variant(const avk_cl_caps *caps, const attnvk_device_info *info);
+/* `attnvk tune`: the distinct configurations avk_cl_configure accepts for p (backend.h's tuning_candidates). */
+int avk_cl_tuning_candidates(const avk_cl_caps *caps, const attnvk_device_info *info, const attnvk_problem *p,
+                             int pack, avk_tuning *out, int max);
 
 #endif

@@ -2,6 +2,7 @@
  * vk_describe.c, vk_device.c (devices, buffers) and vk_kernel.c. */
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 #include "vulkan/vk_internal.h"
+#include "vulkan/vk_candidates.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -62,4 +63,5 @@ const attnvk_backend avk_backend_vulkan = {
     .wrap = avk_vk_wrap,
     .native = avk_vk_native,
     .wait = vk_wait_pending,
+    .tuning_candidates = vk_tuning_candidates,
 };

@@ -201,6 +201,13 @@ static int algo_of(const char *name, vk_algo *out)
     return 0;
 }
 
+static const char *variant_name(vk_algo algo)
+{
+    for (size_t i = 0; i < sizeof vk_variant_names / sizeof *vk_variant_names; ++i)
+        if (vk_variant_names[i].algo == algo) return vk_variant_names[i].name;
+    return "scalar";
+}
+
 static int pow2(uint32_t x) { return x && !(x & (x - 1)); }
 
 /* The matrix bodies pad Dk and Dv with zero columns to a multiple of this
@@ -636,7 +643,16 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     usable_ctx u = {c, p, table_variant};
     avk_tuning_query q = {.device = &c->info, .dtype = p->dtype, .head_dim = p->head_dim,
                           .decode = avk_is_decode(p), .usable = entry_usable, .ctx = &u};
-    const avk_tuning *e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
+    /* a tuned file's entry or a tune candidate (core/tuning.h): that one, or the reason it cannot run */
+    const avk_tuning *explicit_entry = opts->variant ? NULL : avk_tuning_explicit();
+    if (explicit_entry && (!algo_of(explicit_entry->variant, &algo) || *algo_blocker(c, algo, p) ||
+                           (explicit_entry->dtype >= 0 && explicit_entry->dtype != (int)p->dtype)))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: variant %s cannot run this %s problem on %s%s%s",
+                        explicit_entry->variant, attnvk_dtype_name(p->dtype), c->info.name,
+                        algo_of(explicit_entry->variant, &algo) && *algo_blocker(c, algo, p) ? ": " : "",
+                        algo_of(explicit_entry->variant, &algo) ? algo_blocker(c, algo, p) : "");
+    const avk_tuning *e = explicit_entry ? explicit_entry
+                                         : avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
     if (!e && opts->variant) { /* a named variant on the other kind of shape (prefill-only, or decode-only) */
         q.decode = !q.decode;
         e = avk_tuning_lookup(vk_table, (int)(sizeof vk_table / sizeof *vk_table), &q);
@@ -649,7 +665,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
                         opts->variant ? opts->variant : "kernel", c->info.name, p->head_dim, dv, attnvk_dtype_name(p->dtype));
     }
     algo_of(e->variant, &algo);
-    cfg->variant = e->variant;
+    cfg->variant = variant_name(algo); /* static: an explicit entry's name lives only through prepare */
     cfg->algo = algo;
     if (emulate) {
         cfg->variant = "coopmat-khr";
@@ -664,11 +680,12 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     if (wg_env && atoi(wg_env) > 0) cfg->wg = (uint32_t)atoi(wg_env);
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
-    if (!opts->tile_br) grow_packed_rows(c, p, cfg, e);
+    if (!opts->tile_br && !explicit_entry) grow_packed_rows(c, p, cfg, e); /* an explicit Br is the one timed */
     const char *why = finish_config(c, p, cfg, e);
     if (*why)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,
                         cfg->bc, cfg->wg, c->info.name, why);
+    avk_tuning_note(e);
     return ATTNVK_OK;
 }
 
