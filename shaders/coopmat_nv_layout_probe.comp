@@ -7,7 +7,11 @@
 //   [r*16 + c]: f16(m) used as the A operand times the identity, so the
 //   f32 -> f16 conversion feeding P.V is checked too (first: coopMatStoreNV
 //   needs a 16-byte aligned offset);
-//   [LENGTH] m.length(); [ELEMS + lane*64 + i] element i of lane (i < 64).
+//   [LENGTH] m.length(); [ELEMS + lane*64 + i] element i of lane (i < 64);
+//   [A_ELEMS + lane*64 + i] element i (i < 8) of lane of an f16 A operand loaded
+//   from binding 2 ((r, c) = r*16 + c), and [A_PRODUCT ..] that A times the
+//   identity: what a KHR build's P = f16(S) element moves must agree with
+//   (docs/spirv-nv2khr.md). The same module, rewritten, probes KHR matrices.
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -16,11 +20,15 @@
 layout(local_size_x = 32) in;
 layout(binding = 0) readonly buffer In { float in_f[]; };
 layout(binding = 1) readonly buffer Ident { uvec4 ident[]; };
+layout(binding = 2) readonly buffer Index16 { uvec4 index16[]; };
 layout(binding = 3) writeonly buffer Out { float out_f[]; };
 
 const uint CAP = 64u;
 const uint LENGTH = 256u;
 const uint ELEMS = 260u;
+const uint A_PRODUCT = 2320u;
+const uint A_ELEMS = 2576u;
+const uint A_LEN = 8u; // not asked: the f16 type serves A and B, whose KHR lengths may differ
 
 void main()
 {
@@ -36,4 +44,11 @@ void main()
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> c = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
     c = coopMatMulAddNV(a, b, c);
     coopMatStoreNV(c, out_f, 0u, 16u, false);
+
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa;
+    coopMatLoadNV(qa, index16, 0u, 2u, false);
+    for (uint i = 0u; i < A_LEN; ++i) out_f[A_ELEMS + lane * CAP + i] = float(qa[i]);
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> qc = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    qc = coopMatMulAddNV(qa, b, qc); // qa is an A operand (its Use in KHR)
+    coopMatStoreNV(qc, out_f, A_PRODUCT, 16u, false);
 }

@@ -1,6 +1,8 @@
-/* Build-time tool: spirv_nv2khr IN.spv OUT.spv rewrites a module compiled
- * against SPV_NV_cooperative_matrix into SPV_KHR_cooperative_matrix
- * (spirv_nv2khr_rewrite.c, docs/spirv-nv2khr.md). Bad input: one line on
+/* Build-time tool: spirv_nv2khr [--acc-to-a N[:I0,I1,..]] IN.spv OUT.spv
+ * rewrites a module compiled against SPV_NV_cooperative_matrix into
+ * SPV_KHR_cooperative_matrix (spirv_nv2khr_rewrite.c, docs/spirv-nv2khr.md).
+ * --acc-to-a: accumulators converted into A operands become N element moves
+ * per lane, A element i from accumulator element Ii (default i). Bad input: one line on
  * stderr, exit 2; an I/O failure: exit 1. OUT is written to a temporary file
  * and renamed, so a failed run never leaves a half-written module behind. */
 #include "spirv_nv2khr.h"
@@ -69,17 +71,38 @@ static int write_file(const char *path, const uint32_t *words, size_t count, cha
     return 0;
 }
 
+/* "N" or "N:I0,I1,...,I(N-1)"; 0 on success. */
+static int parse_acc_to_a(const char *s, avk_nv2khr_options *o, uint8_t *order)
+{
+    char *end;
+    unsigned long n = strtoul(s, &end, 10);
+    if (n == 0 || n > SPV_ACC_TO_A_MAX) return -1;
+    o->acc_to_a_elements = (uint32_t)n;
+    if (*end == '\0') return 0;
+    if (*end != ':') return -1;
+    for (unsigned long i = 0; i < n; ++i) {
+        unsigned long v = strtoul(end + 1, &end, 10);
+        if (v >= n || *end != (i + 1 == n ? '\0' : ',')) return -1;
+        order[i] = (uint8_t)v;
+    }
+    o->acc_to_a_order = order;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    avk_nv2khr_options opts = {0};
+    uint8_t order[SPV_ACC_TO_A_MAX];
+    if (argc == 5 && !strcmp(argv[1], "--acc-to-a") && parse_acc_to_a(argv[2], &opts, order) == 0) argv += 2, argc -= 2;
     if (argc != 3) {
-        fprintf(stderr, "usage: spirv_nv2khr IN.spv OUT.spv\n");
+        fprintf(stderr, "usage: spirv_nv2khr [--acc-to-a N[:I0,I1,..]] IN.spv OUT.spv\n");
         return 2;
     }
     char err[256] = "";
     uint32_t *in = NULL, *out = NULL;
     size_t n = 0, out_n = 0;
     int rc = read_file(argv[1], &in, &n, err, sizeof err);
-    if (rc == 0 && avk_spirv_nv2khr(in, n, &out, &out_n, err, sizeof err) != 0) rc = 2;
+    if (rc == 0 && avk_spirv_nv2khr_with(in, n, &opts, &out, &out_n, err, sizeof err) != 0) rc = 2;
     if (rc == 0) rc = write_file(argv[2], out, out_n, err, sizeof err);
     if (rc != 0) fprintf(stderr, "spirv_nv2khr: %s: %s\n", argv[1], err);
     free(in);

@@ -34,4 +34,20 @@ enum { SPV_USE_A = 0, SPV_USE_B = 1, SPV_USE_ACC = 2, SPV_USES = 3 };
  * cooperative matrices this rewriter does not handle. */
 int avk_spirv_nv2khr(const uint32_t *in, size_t n, uint32_t **out, size_t *out_n, char *err, size_t err_size);
 
+/* A conversion whose operand is an accumulator and whose result an A or B
+ * operand (the register-softmax bodies' P = f16(S)) has no KHR equivalent:
+ * KHR conversions keep the Use. With acc_to_a_elements set, it becomes a
+ * same-Use conversion and that many element moves per lane into an undefined
+ * A (or B) matrix, A element i taking accumulator element acc_to_a_order[i]
+ * (NULL: i). Correct only where the implementation's element order agrees:
+ * the layout probe checks it on the device. 0: such a conversion is refused. */
+enum { SPV_ACC_TO_A_MAX = 64 };
+typedef struct avk_nv2khr_options {
+    uint32_t acc_to_a_elements;
+    const uint8_t *acc_to_a_order;
+} avk_nv2khr_options;
+
+int avk_spirv_nv2khr_with(const uint32_t *in, size_t n, const avk_nv2khr_options *opts, uint32_t **out, size_t *out_n,
+                          char *err, size_t err_size);
+
 #endif

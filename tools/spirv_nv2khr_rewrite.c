@@ -55,12 +55,14 @@ static int is_type_op(uint32_t op)
 
 static int has_no_result_type(uint32_t op) { return is_type_op(op) || op == 7 || op == 11 || op == 73 || op == 248; }
 
-/* Element-wise instructions the extensions allow on matrices: their result and
- * matrix operands share one Use (conversions keep it: KHR says so). */
-static int is_elementwise(uint32_t op)
-{
-    return (op >= 109 && op <= 115) || op == 124 || (op >= 126 && op <= 136) || op == 143;
-}
+/* Element-wise arithmetic the extensions allow on matrices: result and matrix
+ * operands share one type, hence one Use. */
+static int is_elementwise(uint32_t op) { return (op >= 126 && op <= 136) || op == 143; }
+
+/* Conversions (OpConvertFToU .. OpFConvert, OpBitcast): KHR wants result and
+ * operand of one Use; NV code may turn an accumulator into an A operand, which
+ * the rewriter lowers to element moves (avk_nv2khr_options). */
+static int is_conversion(uint32_t op) { return (op >= 109 && op <= 115) || op == 124; }
 
 typedef struct rewriter {
     const uint32_t *w;
@@ -81,6 +83,10 @@ typedef struct rewriter {
     uint8_t *need;      /* type or constant id -> Use bits to emit it with */
     uint32_t (*clone)[SPV_USES]; /* type or constant id -> its id for each Use */
     uint32_t int_const[3];       /* new 32-bit int constants 0, 1, 2 (Use and MemoryLayout values) */
+    uint32_t *convs;             /* word offsets of conversions yielding a matrix */
+    uint8_t *use_change;         /* per conversion: accumulator in, A or B out (moved element by element) */
+    int conv_count;
+    const avk_nv2khr_options *opts;
     uint32_t *out;
     size_t out_n, out_cap;
     char *err;
@@ -205,8 +211,8 @@ static int scan_definitions(rewriter *r)
             r->is_const[id] = (uint8_t)constant;
         }
         if (cm || r->is_const[id]) r->holders[r->holder_count++] = (uint32_t)at;
-        if (op == OP_SPEC_CONSTANT_OP && wc > 3 && r->w[at + 3] == SPV_OP_COOPMAT_LENGTH_NV)
-            return fail(r, "OpSpecConstantOp %u takes OpCooperativeMatrixLengthNV: not handled", id);
+        if (op == OP_SPEC_CONSTANT_OP && wc > 3 && r->w[at + 3] == SPV_OP_COOPMAT_LENGTH_NV && wc != 5)
+            return fail(r, "OpSpecConstantOp %u takes OpCooperativeMatrixLengthNV with %u words, not 5", id, wc);
     }
     return 0;
 }
@@ -277,7 +283,10 @@ static int join_values(rewriter *r)
             if (operand_node(r, at + 1) >= 0) return fail(r, "a function returns a cooperative matrix: not handled");
             break;
         default:
-            if (is_elementwise(op)) {
+            if (is_conversion(op) && res >= 0) {
+                if (wc != 4 || operand_node(r, at + 3) < 0) return fail(r, "conversion %u of a non-matrix to a matrix", result);
+                r->convs[r->conv_count++] = (uint32_t)at; /* Uses meet in plan_conversions */
+            } else if (is_elementwise(op)) {
                 for (uint32_t k = 3; k < wc; ++k) unite(r, res, operand_node(r, at + k));
             } else if (res >= 0) {
                 return fail(r, "opcode %u yields cooperative matrix %u: not handled", op, result);
@@ -289,9 +298,9 @@ static int join_values(rewriter *r)
 
 static const char *use_names(unsigned bits)
 {
-    static char s[64];
-    snprintf(s, sizeof s, "%s%s%s", bits & 1 ? " MatrixA" : "", bits & 2 ? " MatrixB" : "", bits & 4 ? " Accumulator" : "");
-    return s;
+    static const char *names[8] = {"", " MatrixA", " MatrixB", " MatrixA MatrixB", " Accumulator", " MatrixA Accumulator",
+                                   " MatrixB Accumulator", " MatrixA MatrixB Accumulator"};
+    return names[bits & 7];
 }
 
 static int single_use(unsigned bits) { return bits == 1 ? SPV_USE_A : bits == 2 ? SPV_USE_B : SPV_USE_ACC; }
@@ -308,9 +317,40 @@ static int use_of_node(rewriter *r, int node)
 
 /* ---- which (type or constant, Use) pairs exist, and their ids ---- */
 
+/* A converted class no MulAdd reads keeps the Use of what it was converted
+ * from (never the other way: a matrix only converted into an A operand, like the
+ * layout probe's, stays the accumulator it was loaded as). Then each conversion
+ * keeps its Use, or turns an accumulator into an A or B operand, which needs the
+ * element moves and an accumulator copy of its result type. */
+static int plan_conversions(rewriter *r)
+{
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < r->conv_count; ++i) {
+            int res = find(r, r->node_of[r->w[r->convs[i] + 2]]), src = find(r, operand_node(r, r->convs[i] + 3));
+            if (!r->roles[res] && r->roles[src]) r->roles[res] = r->roles[src], changed = 1;
+        }
+    }
+    for (int i = 0; i < r->conv_count; ++i) {
+        size_t at = r->convs[i];
+        uint32_t result = r->w[at + 2];
+        int to = use_of_node(r, r->node_of[result]), from = use_of_node(r, operand_node(r, at + 3));
+        if (to < 0 || from < 0) return -1;
+        if (to == from) continue;
+        if (from != SPV_USE_ACC || !r->opts->acc_to_a_elements)
+            return fail(r, "conversion %u turns a matrix of Use%s into one of Use%s: SPV_KHR_cooperative_matrix conversions keep the "
+                        "Use%s", result, use_names(1u << from), use_names(1u << to),
+                        from == SPV_USE_ACC ? " (acc_to_a_elements lowers it to element moves)" : "");
+        r->use_change[i] = 1;
+        r->need[r->w[at + 1]] |= 1u << SPV_USE_ACC; /* the same-Use conversion's result */
+    }
+    return 0;
+}
+
 static int plan_clones(rewriter *r)
 {
     for (int x = 0; x < r->nodes; ++x) r->roles[find(r, x)] |= r->roles[x];
+    if (plan_conversions(r)) return -1;
     for (uint32_t id = 1; id < r->bound; ++id) {
         if (r->node_of[id] < 0) continue;
         int use = use_of_node(r, r->node_of[id]);
@@ -325,8 +365,9 @@ static int plan_clones(rewriter *r)
         }
     /* a matrix's length is asked of a type: it must have one Use */
     for (size_t at = 5; at < r->n; at += wc_of(r, at))
-        if (op_of(r, at) == SPV_OP_COOPMAT_LENGTH_NV) {
-            uint32_t t = wc_of(r, at) == 4 ? r->w[at + 3] : 0;
+        if (op_of(r, at) == SPV_OP_COOPMAT_LENGTH_NV ||
+            (op_of(r, at) == OP_SPEC_CONSTANT_OP && r->w[at + 3] == SPV_OP_COOPMAT_LENGTH_NV)) {
+            uint32_t t = wc_of(r, at) == 4 ? r->w[at + 3] : wc_of(r, at) == 5 ? r->w[at + 4] : 0;
             if (t >= r->bound || r->cm_in[t] != t) return fail(r, "OpCooperativeMatrixLengthNV at word %zu: not a matrix type", at);
             if (r->need[t] & (r->need[t] - 1))
                 return fail(r, "OpCooperativeMatrixLengthNV of type %u, which serves several roles (%s)", t, use_names(r->need[t]));
@@ -422,6 +463,29 @@ static uint32_t signed_operands(const rewriter *r, const uint32_t *mm)
     return bits;
 }
 
+/* An accumulator converted into an A (or B) operand: the conversion into an
+ * accumulator of the result's component type, then its elements moved one by
+ * one into an undefined A matrix (KHR treats a matrix as a composite). */
+static int emit_use_change(rewriter *r, size_t at, int to)
+{
+    uint32_t nv_type = r->w[at + 1], result = r->w[at + 2], component = r->w[r->def_at[nv_type] + 2];
+    uint32_t to_type = r->clone[nv_type][to], acc_type = r->clone[nv_type][SPV_USE_ACC];
+    uint32_t converted = r->new_bound++, prev = r->new_bound++;
+    uint32_t conv[4] = {(4u << 16) | op_of(r, at), acc_type, converted, r->w[at + 3]};
+    uint32_t undef[3] = {(3u << 16) | OP_UNDEF, to_type, prev};
+    if (emit(r, conv, 4) || emit(r, undef, 3)) return -1;
+    uint32_t count = r->opts->acc_to_a_elements;
+    for (uint32_t i = 0; i < count; ++i) {
+        uint32_t elem = r->new_bound++, next = i + 1 == count ? result : r->new_bound++;
+        uint32_t from = r->opts->acc_to_a_order ? r->opts->acc_to_a_order[i] : i;
+        uint32_t extract[5] = {(5u << 16) | OP_COMPOSITE_EXTRACT, component, elem, converted, from};
+        uint32_t insert[6] = {(6u << 16) | OP_COMPOSITE_INSERT, to_type, next, elem, prev, i};
+        if (emit(r, extract, 5) || emit(r, insert, 6)) return -1;
+        prev = next;
+    }
+    return 0;
+}
+
 /* One instruction, retyped where it holds a matrix, NV opcodes turned into KHR ones. */
 static int emit_rewritten(rewriter *r, size_t at)
 {
@@ -460,6 +524,12 @@ static int emit_rewritten(rewriter *r, size_t at)
         buf[0] = (wc << 16) | SPV_OP_COOPMAT_LENGTH_KHR;
         buf[3] = r->clone[buf[3]][single_use(r->need[buf[3]])];
         break;
+    case OP_SPEC_CONSTANT_OP: /* glslang's m.length(): KHR's length works there too (glslang emits it so) */
+        if (buf[3] == SPV_OP_COOPMAT_LENGTH_NV) {
+            buf[3] = SPV_OP_COOPMAT_LENGTH_KHR;
+            buf[4] = r->clone[buf[4]][single_use(r->need[buf[4]])];
+        }
+        break;
     }
     if (s == 0) s = emit(r, buf, wc);
     if (buf != in) free(buf);
@@ -496,6 +566,13 @@ static int is_decoration(uint32_t op)
            op == OP_DECORATE_STRING || op == OP_MEMBER_DECORATE_STRING;
 }
 
+static int converts_use(const rewriter *r, size_t at)
+{
+    for (int i = 0; i < r->conv_count; ++i)
+        if (r->convs[i] == at) return r->use_change[i];
+    return 0;
+}
+
 static int emit_module(rewriter *r)
 {
     uint32_t header[5] = {SPV_MAGIC, r->w[1], r->w[2], 0, r->w[4]};
@@ -521,6 +598,8 @@ static int emit_module(rewriter *r)
             if (emit_clones(r, at)) return -1;
         } else if (!has_no_result(op) && !has_no_result_type(op) && r->is_const[r->w[at + 2]]) {
             if (emit_clones(r, at)) return -1;
+        } else if (is_conversion(op) && !has_no_result(op) && r->node_of[r->w[at + 2]] >= 0 && converts_use(r, at)) {
+            if (emit_use_change(r, at, use_of_node(r, r->node_of[r->w[at + 2]]))) return -1;
         } else if (emit_rewritten(r, at)) {
             return -1;
         }
@@ -531,11 +610,19 @@ static int emit_module(rewriter *r)
 
 int avk_spirv_nv2khr(const uint32_t *in, size_t n, uint32_t **out, size_t *out_n, char *err, size_t err_size)
 {
-    rewriter r = {.w = in, .n = n, .err = err, .err_size = err_size};
+    avk_nv2khr_options none = {0};
+    return avk_spirv_nv2khr_with(in, n, &none, out, out_n, err, err_size);
+}
+
+int avk_spirv_nv2khr_with(const uint32_t *in, size_t n, const avk_nv2khr_options *opts, uint32_t **out, size_t *out_n,
+                          char *err, size_t err_size)
+{
+    rewriter r = {.w = in, .n = n, .err = err, .err_size = err_size, .opts = opts};
     *out = NULL;
     *out_n = 0;
     if (n < 5) return fail(&r, "truncated: %zu words, shorter than the SPIR-V header", n);
     if (in[0] != SPV_MAGIC) return fail(&r, "not SPIR-V (magic 0x%08x)", in[0]);
+    if (opts->acc_to_a_elements > SPV_ACC_TO_A_MAX) return fail(&r, "acc_to_a_elements above %d", SPV_ACC_TO_A_MAX);
     r.bound = in[3];
     if (r.bound == 0 || r.bound > (1u << 24)) return fail(&r, "implausible id bound %u", r.bound);
     r.def_at = calloc(r.bound, sizeof *r.def_at);
@@ -547,8 +634,10 @@ int avk_spirv_nv2khr(const uint32_t *in, size_t n, uint32_t **out, size_t *out_n
     r.node_of = malloc(r.bound * sizeof *r.node_of);
     r.site = malloc(n * sizeof *r.site);
     r.holders = malloc(n * sizeof *r.holders);
+    r.convs = malloc(n * sizeof *r.convs);
+    r.use_change = calloc(n, 1);
     int s = -1;
-    if (!r.holders || !r.def_at || !r.type_of || !r.cm_in || !r.is_const || !r.need || !r.clone || !r.node_of || !r.site) {
+    if (!r.holders || !r.convs || !r.use_change || !r.def_at || !r.type_of || !r.cm_in || !r.is_const || !r.need || !r.clone || !r.node_of || !r.site) {
         fail(&r, "out of memory");
     } else {
         memset(r.node_of, 0xff, r.bound * sizeof *r.node_of);
@@ -559,7 +648,8 @@ int avk_spirv_nv2khr(const uint32_t *in, size_t n, uint32_t **out, size_t *out_n
         if (s == 0) s = emit_module(&r);
     }
     free(r.def_at), free(r.type_of), free(r.cm_in), free(r.is_const), free(r.need), free(r.clone);
-    free(r.node_of), free(r.site), free(r.holders), free(r.parent), free(r.roles), free(r.node_id);
+    free(r.node_of), free(r.site), free(r.holders), free(r.parent), free(r.roles), free(r.node_id), free(r.convs),
+        free(r.use_change);
     if (s != 0) {
         free(r.out);
         return -1;

@@ -40,7 +40,8 @@ static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
 
 /* vk_variant_names in vk_variants.c; the -emu ones emulate cooperative matrices (tests) */
 static const char *const vk_variants[] = {"scalar", "f16", "decode", "decode-nv-rs", "coopmat-nv", "coopmat-nv-rs",
-                                          "coopmat-khr", "coopmat-emu", "coopmat-rs-emu", "decode-rs-emu", NULL};
+                                          "coopmat-khr", "coopmat-khr-rs", "decode-khr-rs", "coopmat-emu", "coopmat-rs-emu",
+                                          "decode-rs-emu", NULL};
 
 const attnvk_backend avk_backend_vulkan = {
     .api = ATTNVK_API_VULKAN,

@@ -44,6 +44,8 @@ typedef struct vk_caps {
     int pipeline_stats;                /* VK_KHR_pipeline_executable_properties (tuning aid) */
     int rs_layout;                     /* coopmat-nv-rs layout probe: 0 not run, 1 matches, -1 not usable */
     char rs_layout_why[192];           /* why not, when -1 */
+    int rs_layout_khr;                 /* the same through VK_KHR_cooperative_matrix (coopmat-khr-rs, decode-khr-rs) */
+    char rs_layout_khr_why[192];
     attnvk_device_info info;           /* what describe() reports (default_variant aside) */
     /* ATTNVK_VK_PROFILE (vk_profile.c): the limits above clamped to a smaller GPU's, info's
      * vendor/architecture/name the profile's (what the tuning table matches) */
@@ -143,8 +145,10 @@ attnvk_status avk_vk_open(int device, avk_bdev **out);
 void avk_vk_close(avk_bdev *dev);
 
 /* vk_rs_layout.c: whether coopmat-nv-rs can apply here at all (NV 16x16x16, subgroups of 32),
- * and the probe that checks its accumulator layout (once per device; verdict in caps) */
+ * the same for coopmat-khr-rs and decode-khr-rs (KHR 16x16x16), and the probe that checks
+ * the accumulator layout through each extension (once per device; verdicts in caps) */
 int vk_rs_layout_applies(const vk_caps *c);
+int vk_rs_layout_applies_khr(const vk_caps *c);
 void vk_rs_layout_probe(avk_bdev *dev, vk_caps *caps);
 
 /* vk_pipeline.c */

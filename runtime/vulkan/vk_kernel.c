@@ -63,16 +63,17 @@ static spv_blob decode_shader(attnvk_dtype dt, attnvk_kv_format kv)
     return table[kv >= 0 && kv < 4 ? kv : 0][e];
 }
 
-/* The matrix decode body per kv format: NVIDIA's layout, or the emulation. */
-static spv_blob decode_mma_shader(int emulated, attnvk_kv_format kv)
+/* The matrix decode body per kv format: NVIDIA's layout (0), the emulation (1),
+ * NVIDIA's layout through KHR matrices (2). */
+static spv_blob decode_mma_shader(int which, attnvk_kv_format kv)
 {
-    const spv_blob table[4][2] = {
-        {SPV_BLOB(flash_decode_nv_rs), SPV_BLOB(flash_decode_rs_emu)},
-        {SPV_BLOB(flash_decode_nv_rs_q8_0), SPV_BLOB(flash_decode_rs_emu_q8_0)},
-        {SPV_BLOB(flash_decode_nv_rs_q4_0), SPV_BLOB(flash_decode_rs_emu_q4_0)},
-        {SPV_BLOB(flash_decode_nv_rs_fp8), SPV_BLOB(flash_decode_rs_emu_fp8)},
+    const spv_blob table[4][3] = {
+        {SPV_BLOB(flash_decode_nv_rs), SPV_BLOB(flash_decode_rs_emu), SPV_BLOB(flash_decode_khr_rs)},
+        {SPV_BLOB(flash_decode_nv_rs_q8_0), SPV_BLOB(flash_decode_rs_emu_q8_0), SPV_BLOB(flash_decode_khr_rs_q8_0)},
+        {SPV_BLOB(flash_decode_nv_rs_q4_0), SPV_BLOB(flash_decode_rs_emu_q4_0), SPV_BLOB(flash_decode_khr_rs_q4_0)},
+        {SPV_BLOB(flash_decode_nv_rs_fp8), SPV_BLOB(flash_decode_rs_emu_fp8), SPV_BLOB(flash_decode_khr_rs_fp8)},
     };
-    return table[kv >= 0 && kv < 4 ? kv : 0][emulated != 0];
+    return table[kv >= 0 && kv < 4 ? kv : 0][which];
 }
 
 static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_format kv, int shuffles)
@@ -80,6 +81,7 @@ static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_for
     switch (cfg->algo) {
     case VK_ALGO_DECODE_NV_RS: return decode_mma_shader(0, kv);
     case VK_ALGO_DECODE_RS_EMU: return decode_mma_shader(1, kv);
+    case VK_ALGO_DECODE_KHR_RS: return decode_mma_shader(cfg->emulated ? 1 : 2, kv); /* the test hook: the emulation */
     case VK_ALGO_DECODE: return decode_shader(dt, kv);
     case VK_ALGO_F16:
         if (!shuffles) return (spv_blob){avk_spv_flash_f16_nosg, avk_spv_flash_f16_nosg_size, "flash_f16_nosg"};
@@ -91,6 +93,10 @@ static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_for
         return (spv_blob){avk_spv_flash_coopmat_nv_rs, avk_spv_flash_coopmat_nv_rs_size, "flash_coopmat_nv_rs"};
     case VK_ALGO_COOPMAT_RS_EMU:
         return (spv_blob){avk_spv_flash_coopmat_rs_emu, avk_spv_flash_coopmat_rs_emu_size, "flash_coopmat_rs_emu"};
+    case VK_ALGO_COOPMAT_KHR_RS:
+        if (cfg->emulated)
+            return (spv_blob){avk_spv_flash_coopmat_rs_emu, avk_spv_flash_coopmat_rs_emu_size, "flash_coopmat_rs_emu"};
+        return (spv_blob){avk_spv_flash_coopmat_khr_rs, avk_spv_flash_coopmat_khr_rs_size, "flash_coopmat_khr_rs"};
     case VK_ALGO_COOPMAT_KHR: /* the test hook's emulation runs the same body with emulated matrices */
         if (cfg->emulated) return (spv_blob){avk_spv_flash_coopmat_emu, avk_spv_flash_coopmat_emu_size, "flash_coopmat_emu"};
         return (spv_blob){avk_spv_flash_coopmat_khr, avk_spv_flash_coopmat_khr_size, "flash_coopmat_khr"};

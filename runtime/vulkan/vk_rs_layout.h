@@ -15,7 +15,11 @@ enum {
     VK_RS_PROBE_PRODUCT = 0,                       /* f16(m) x I, 16 x 16 row-major */
     VK_RS_PROBE_LENGTH = 256,                      /* m.length() */
     VK_RS_PROBE_ELEMS = 260,                       /* [lane * VK_RS_PROBE_CAP + i]: element i of lane */
-    VK_RS_PROBE_FLOATS = VK_RS_PROBE_ELEMS + VK_RS_LANES * VK_RS_PROBE_CAP
+    /* an f16 A operand loaded with (r, c) = r*16 + c: times I, and its first VK_RS_LEN elements per
+     * lane (shown by ATTNVK_VK_RS_PROBE_DUMP: the order a KHR build's element moves must follow) */
+    VK_RS_PROBE_A_PRODUCT = 2320,
+    VK_RS_PROBE_A_ELEMS = 2576,
+    VK_RS_PROBE_FLOATS = VK_RS_PROBE_A_ELEMS + VK_RS_LANES * VK_RS_PROBE_CAP
 };
 
 /* Row and column of element e of lane (the assumed layout). */
@@ -25,7 +29,9 @@ void vk_rs_layout_position(unsigned lane, unsigned e, unsigned *row, unsigned *c
 void vk_rs_layout_expected(float *probe);
 
 /* 1 when the probe's output matches the assumed layout; else 0 and `why`
- * says where it differs ("coopmat-nv-rs: accumulator layout differs ..."). */
+ * says where it differs ("coopmat-nv-rs: accumulator layout differs ...").
+ * _for: the variants named (the KHR probe's "coopmat-khr-rs/decode-khr-rs"). */
 int vk_rs_layout_check(const float *probe, char *why, size_t why_size);
+int vk_rs_layout_check_for(const char *variants, const float *probe, char *why, size_t why_size);
 
 #endif

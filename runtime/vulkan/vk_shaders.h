@@ -59,5 +59,12 @@ AVK_EMBEDDED(avk_spv_split_reduce_f32)
 AVK_EMBEDDED(avk_spv_split_reduce_f16)
 AVK_EMBEDDED(avk_spv_split_reduce_bf16)
 AVK_EMBEDDED(avk_spv_flash_coopmat_khr) /* coopmat-nv's, rewritten to KHR (tools/spirv_nv2khr.c) */
+/* the register-softmax bodies and their layout probe, rewritten likewise (P = f16(S) as element moves) */
+AVK_EMBEDDED(avk_spv_flash_coopmat_khr_rs)
+AVK_EMBEDDED(avk_spv_flash_decode_khr_rs)
+AVK_EMBEDDED(avk_spv_flash_decode_khr_rs_q8_0)
+AVK_EMBEDDED(avk_spv_flash_decode_khr_rs_q4_0)
+AVK_EMBEDDED(avk_spv_flash_decode_khr_rs_fp8)
+AVK_EMBEDDED(avk_spv_coopmat_khr_layout_probe)
 
 #endif

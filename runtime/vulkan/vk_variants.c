@@ -50,6 +50,13 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-khr", 128, 16, 128, {0, 2, 2}},
     {"NVIDIA", NULL, NULL, F16, 65, 127, 0, "coopmat-khr", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-khr", 64, 16, 128, {0, 1, 1}},
+    /* the register-softmax bodies through VK_KHR_cooperative_matrix (their SPIR-V rewritten, P = f16(S)
+     * as element moves the KHR layout probe checks): coopmat-nv-rs's and decode-nv-rs's sizes, named
+     * only until measured on the H100 */
+    {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-khr-rs", 256, 64, 256, {0, 2, 0, 0}},
+    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-khr-rs", 128, 64, 256, {0, 1, 0, 0}},
+    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-khr-rs", 0, 0, 256, {32, 1, 2}},
+    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-khr-rs", 0, 0, 128, {8, 1, 2}},
     /* decode, 16 values of a row per lane, 4 resident workgroups in the split plan.
      * H100, f16 Nk=16k, warm clocks (session 8; session 7's sizes were timed on a cold
      * GPU): 16 lanes x 2 keys 2057 GB/s with 9 splits, 2371 with 18; 8 lanes x 2 keys
@@ -169,6 +176,9 @@ static const avk_tuning vk_table[] = {
     {NULL, NULL, NULL, F16, 16, 256, 1, "decode-nv-rs", 0, 0, 64, {0}},
     {NULL, NULL, NULL, F16, 1, 128, 0, "coopmat-nv-rs", 64, 64, 128, {0, 0, 0, 0}},
     {NULL, NULL, NULL, F16, 129, 256, 0, "coopmat-nv-rs", 64, 16, 128, {0, 0, 0, 0}},
+    {NULL, NULL, NULL, F16, 16, 256, 1, "decode-khr-rs", 0, 0, 64, {0}},
+    {NULL, NULL, NULL, F16, 1, 128, 0, "coopmat-khr-rs", 64, 64, 128, {0, 0, 0, 0}},
+    {NULL, NULL, NULL, F16, 129, 256, 0, "coopmat-khr-rs", 64, 16, 128, {0, 0, 0, 0}},
     /* test-only, never picked unless named: check the coopmat algorithms on lavapipe */
     {NULL, NULL, NULL, F16, 1, 256, -1, "coopmat-emu", 16, 16, 16, {0}},
     {NULL, NULL, NULL, F16, 1, 256, -1, "coopmat-rs-emu", 16, 16, 16, {0, 2, 0, 0}},
@@ -189,6 +199,8 @@ static const struct {
     {"coopmat-rs-emu", VK_ALGO_COOPMAT_RS_EMU},
     {"decode-nv-rs", VK_ALGO_DECODE_NV_RS},
     {"decode-rs-emu", VK_ALGO_DECODE_RS_EMU},
+    {"coopmat-khr-rs", VK_ALGO_COOPMAT_KHR_RS},
+    {"decode-khr-rs", VK_ALGO_DECODE_KHR_RS},
 };
 
 static int algo_of(const char *name, vk_algo *out)
@@ -256,8 +268,11 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
     case VK_ALGO_COOPMAT_NV_RS:
     case VK_ALGO_COOPMAT_RS_EMU:
     case VK_ALGO_DECODE_NV_RS:
-    case VK_ALGO_DECODE_RS_EMU: {
+    case VK_ALGO_DECODE_RS_EMU:
+    case VK_ALGO_COOPMAT_KHR_RS:
+    case VK_ALGO_DECODE_KHR_RS: {
         int nv = algo == VK_ALGO_COOPMAT_NV_RS || algo == VK_ALGO_DECODE_NV_RS;
+        int khr = algo == VK_ALGO_COOPMAT_KHR_RS || algo == VK_ALGO_DECODE_KHR_RS;
         if (p->dtype != ATTNVK_F16) return "cooperative-matrix variants run f16 problems only";
         if (nv) {
             if (!vk_rs_layout_applies(c))
@@ -265,6 +280,14 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
                        "subgroup shuffle and vote";
             if (c->rs_layout == 0) return "the accumulator layout was not probed on this device";
             if (c->rs_layout < 0) return c->rs_layout_why;
+        }
+        if (khr) { /* the probe rewritten to KHR (vk_rs_layout.c) */
+            if (!c->khr_coopmat && c->khr_coopmat_why[0]) return c->khr_coopmat_why;
+            if (c->rs_layout_khr < 0) return c->rs_layout_khr_why;
+            if (!c->rs_layout_khr && !vk_rs_layout_applies_khr(c)) /* passed: runs where it applies (or emulated) */
+                return "needs VK_KHR_cooperative_matrix with a 16x16x16 f16->f32 subgroup shape, subgroups of 32, "
+                       "subgroup shuffle and vote";
+            if (c->rs_layout_khr == 0) return "the KHR accumulator layout was not probed on this device";
         }
         if (!c->subgroup_vote) return "needs subgroup vote in compute shaders";
         if (algo == VK_ALGO_DECODE_RS_EMU && !c->shader_f16) return "needs shaderFloat16";
@@ -293,7 +316,7 @@ static const char *finish_rs_config(const vk_caps *c, const attnvk_problem *p, v
 {
     uint32_t dkp = mat_pad(dim_k(p)), dvp = mat_pad(dim_v(p));
     static char why[160];
-    uint32_t ms = cfg->algo == VK_ALGO_COOPMAT_RS_EMU ? 8 : 16, sg = cfg->subgroup;
+    uint32_t ms = cfg->algo == VK_ALGO_COOPMAT_RS_EMU || cfg->emulated ? 8 : 16, sg = cfg->subgroup;
     cfg->mm = cfg->mn = cfg->mk = ms;
     if (c->size_control && c->require_size_compute && c->min_subgroup != c->max_subgroup) cfg->required_subgroup = sg;
     if (cfg->wg % sg) return "workgroup size must be a multiple of the subgroup size";
@@ -429,7 +452,7 @@ enum { VK_DECODE_MMA_STEP = 64 };
 static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     static char why[160];
-    uint32_t dkp = mat_pad(dim_k(p)), dvp = mat_pad(dim_v(p)), ms = cfg->algo == VK_ALGO_DECODE_RS_EMU ? 8 : 16, sg = cfg->subgroup;
+    uint32_t dkp = mat_pad(dim_k(p)), dvp = mat_pad(dim_v(p)), ms = cfg->algo == VK_ALGO_DECODE_RS_EMU || cfg->emulated ? 8 : 16, sg = cfg->subgroup;
     cfg->mm = cfg->mn = cfg->mk = ms;
     if (c->size_control && c->require_size_compute && c->min_subgroup != c->max_subgroup) cfg->required_subgroup = sg;
     if (cfg->wg % sg || !pow2(cfg->wg / sg)) return "workgroup size must be a power-of-two number of subgroups";
@@ -562,8 +585,10 @@ static int entry_usable(const avk_tuning *e, const void *vctx)
     vk_algo algo;
     if (!algo_of(e->variant, &algo)) return 0;
     if (u->variant && strcmp(u->variant, e->variant) != 0) return 0;
-    if (!u->variant && (algo == VK_ALGO_COOPMAT_EMU || algo == VK_ALGO_COOPMAT_RS_EMU || algo == VK_ALGO_DECODE_RS_EMU))
-        return 0; /* only when asked for */
+    /* only when asked for: the emulations, and the KHR register-softmax builds until measured */
+    if (!u->variant && (algo == VK_ALGO_COOPMAT_EMU || algo == VK_ALGO_COOPMAT_RS_EMU || algo == VK_ALGO_DECODE_RS_EMU ||
+                        algo == VK_ALGO_COOPMAT_KHR_RS || algo == VK_ALGO_DECODE_KHR_RS))
+        return 0;
     if (*algo_blocker(u->caps, algo, u->p)) return 0;
     if (!u->variant && vk_algo_is_decode_mma(algo) &&
         (int64_t)avk_gqa_pack(u->p, u->p->seq_q, 0) * u->p->seq_q < e->extra[X_MIN_ROWS])
@@ -620,22 +645,28 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     const int addressing = env_choice("ATTNVK_VK_KV_ADDRESSING");
     cfg->kv_addressing = addressing == 2 ? 2u : p->page_size > 0;
     vk_algo algo = VK_ALGO_SCALAR;
-    /* test hook: coopmat-khr's host path on a device without KHR matrices, over the
+    /* test hook: a KHR variant's host path on a device without KHR matrices, over the
      * emulated 8x8 matrices (the emulation's shape stands for the KHR properties' one)
-     * and coopmat-emu's table sizes, which fit where the emulation runs */
+     * and its -emu body's table sizes, which fit where the emulation runs */
     vk_caps emulated_caps;
-    int emulate = (opts->test_flags & ATTNVK_TEST_EMULATE_KHR_MATRICES) && opts->variant &&
-                  !strcmp(opts->variant, "coopmat-khr") && !c->khr_coopmat;
+    const char *emu_body = !opts->variant                          ? NULL
+                           : !strcmp(opts->variant, "coopmat-khr")    ? "coopmat-emu"
+                           : !strcmp(opts->variant, "coopmat-khr-rs") ? "coopmat-rs-emu"
+                           : !strcmp(opts->variant, "decode-khr-rs")  ? "decode-rs-emu"
+                                                                      : NULL;
+    int emulate = (opts->test_flags & ATTNVK_TEST_EMULATE_KHR_MATRICES) && emu_body && !c->khr_coopmat;
     if (emulate) {
         emulated_caps = *c;
         emulated_caps.khr_coopmat = 1;
         emulated_caps.khr_m = emulated_caps.khr_n = emulated_caps.khr_k = 8;
+        emulated_caps.rs_layout_khr = 1; /* the emulation's layout is its own */
         c = &emulated_caps;
     }
-    const char *table_variant = emulate ? "coopmat-emu" : opts->variant;
+    const char *table_variant = emulate ? emu_body : opts->variant;
     if (opts->variant && !algo_of(opts->variant, &algo))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                        "vulkan: unknown variant '%s' (scalar, f16, decode, decode-nv-rs, coopmat-nv, coopmat-nv-rs, coopmat-khr)",
+                        "vulkan: unknown variant '%s' (scalar, f16, decode, decode-nv-rs, decode-khr-rs, coopmat-nv, "
+                        "coopmat-nv-rs, coopmat-khr, coopmat-khr-rs)",
                         opts->variant);
     if (opts->variant && *algo_blocker(c, algo, p))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: variant %s on %s: %s", opts->variant, c->info.name,
@@ -667,9 +698,11 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     algo_of(e->variant, &algo);
     cfg->variant = variant_name(algo); /* static: an explicit entry's name lives only through prepare */
     cfg->algo = algo;
-    if (emulate) {
-        cfg->variant = "coopmat-khr";
-        cfg->algo = algo = VK_ALGO_COOPMAT_KHR;
+    if (emulate) { /* the name as the table spells it: cfg outlives opts */
+        algo_of(opts->variant, &algo);
+        for (size_t i = 0; i < sizeof vk_variant_names / sizeof *vk_variant_names; ++i)
+            if (vk_variant_names[i].algo == algo) cfg->variant = vk_variant_names[i].name;
+        cfg->algo = algo;
         cfg->emulated = 1;
     }
     cfg->br = opts->tile_br ? (uint32_t)opts->tile_br : (uint32_t)e->tile_br;

@@ -17,12 +17,20 @@ typedef enum vk_algo {
     VK_ALGO_COOPMAT_RS_EMU, /* test-only: the register-softmax algorithm with emulated 8x8 matrices */
     VK_ALGO_DECODE_NV_RS,  /* decode on tensor cores: packed rows, key groups, quantized tiles decoded to f16 */
     VK_ALGO_DECODE_RS_EMU, /* test-only: that decode body with emulated 8x8 matrices */
+    VK_ALGO_COOPMAT_KHR_RS, /* coopmat-nv-rs's SPIR-V rewritten to VK_KHR_cooperative_matrix (KHR layout probed) */
+    VK_ALGO_DECODE_KHR_RS,  /* decode-nv-rs's SPIR-V rewritten likewise */
 } vk_algo;
 
 /* The register-softmax variants (shaders/flash_coopmat_rs_body.glsl). */
-static inline int vk_algo_is_rs(vk_algo a) { return a == VK_ALGO_COOPMAT_NV_RS || a == VK_ALGO_COOPMAT_RS_EMU; }
+static inline int vk_algo_is_rs(vk_algo a)
+{
+    return a == VK_ALGO_COOPMAT_NV_RS || a == VK_ALGO_COOPMAT_RS_EMU || a == VK_ALGO_COOPMAT_KHR_RS;
+}
 /* The matrix decode body (shaders/flash_decode_mma_body.glsl). */
-static inline int vk_algo_is_decode_mma(vk_algo a) { return a == VK_ALGO_DECODE_NV_RS || a == VK_ALGO_DECODE_RS_EMU; }
+static inline int vk_algo_is_decode_mma(vk_algo a)
+{
+    return a == VK_ALGO_DECODE_NV_RS || a == VK_ALGO_DECODE_RS_EMU || a == VK_ALGO_DECODE_KHR_RS;
+}
 /* The bodies that map packed GQA rows one by one (the others keep one head per workgroup). */
 static inline int vk_algo_packs_rows(vk_algo a) { return a <= VK_ALGO_DECODE || vk_algo_is_decode_mma(a); }
 
@@ -48,7 +56,7 @@ typedef struct vk_config {
     uint32_t kv_addressing;       /* constant 12 (AVK_PAGED): 0 contiguous, 1 paged, 2 either (by the block table; ATTNVK_VK_KV_ADDRESSING=2) */
     uint32_t softcap_exp2;        /* matrix bodies: the softcap's tanh as 1 - 2 / (exp2 + 1) (the default; ATTNVK_VK_SOFTCAP_EXP2=0: GLSL's tanh) */
     uint32_t shared_bytes;
-    uint32_t emulated;            /* coopmat-khr under ATTNVK_TEST_EMULATE_KHR_MATRICES: coopmat-emu's body */
+    uint32_t emulated;            /* a KHR variant under ATTNVK_TEST_EMULATE_KHR_MATRICES: its -emu body */
 } vk_config;
 
 

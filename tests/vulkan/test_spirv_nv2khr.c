@@ -6,7 +6,9 @@
  * MulAdds see operands of consistent types (A, B, accumulator; M x K . K x N).
  * A handcrafted module whose one NV type serves as A, B and accumulator shows
  * the split, and bad input to the tool exits 2 with one line.
- * Usage: test_spirv_nv2khr TOOL NV.spv KHR.spv WORKDIR */
+ * The register-softmax modules and the layout probe, rewritten with --acc-to-a, and a
+ * handcrafted S -> f16 P -> A module show the accumulator-to-A element moves.
+ * Usage: test_spirv_nv2khr TOOL NV.spv KHR.spv WORKDIR [ACC_TO_A NV_RS.spv KHR_RS.spv ...] */
 #include "spirv_nv2khr.h"
 #include "test_util.h"
 
@@ -101,8 +103,39 @@ static uint32_t pointee(const module *m, uint32_t ptr_id)
 }
 
 typedef struct khr_counts {
-    int types, loads, stores, muladds, use[SPV_USES];
+    int types, loads, stores, muladds, use[SPV_USES], use_changes, lengths;
 } khr_counts;
+
+static int is_khr_matrix(const module *m, uint32_t type) { return op_at(m, type) == SPV_OP_TYPE_COOPMAT_KHR; }
+
+/* What KHR allows on matrix values besides its own instructions: conversions keep Use,
+ * scope and shape; arithmetic, OpPhi and OpSelect see one type; composite access moves
+ * one element of the component type. */
+static void check_matrix_values(const module *m, const char *what, const uint32_t *i, khr_counts *c)
+{
+    uint32_t op = i[0] & 0xffff, wc = i[0] >> 16;
+    if (op == 52 && wc == 5 && (i[3] == SPV_OP_COOPMAT_LENGTH_KHR || i[3] == SPV_OP_COOPMAT_LENGTH_NV)) {
+        CHECK(i[3] == SPV_OP_COOPMAT_LENGTH_KHR && is_khr_matrix(m, i[4]), "%s: spec-constant length %u", what, i[2]);
+        ++c->lengths;
+    }
+    if (wc < 3 || !is_khr_matrix(m, i[1])) {
+        if (op == 81 && wc >= 4 && is_khr_matrix(m, m->type[i[3]])) /* an element out of a matrix */
+            CHECK(wc == 5 && i[1] == ins(m, m->type[i[3]])[2], "%s: OpCompositeExtract %u: not one element", what, i[2]);
+        return;
+    }
+    const uint32_t *t = ins(m, i[1]);
+    if ((op >= 109 && op <= 115) || op == 124) {
+        const uint32_t *f = is_khr_matrix(m, m->type[i[3]]) ? ins(m, m->type[i[3]]) : NULL;
+        CHECK(f && f[3] == t[3] && f[4] == t[4] && f[5] == t[5] && f[6] == t[6],
+              "%s: conversion %u changes Use, scope or shape", what, i[2]);
+    } else if ((op >= 126 && op <= 136) || op == 245 || op == 169) { /* arithmetic, OpPhi (value, label), OpSelect */
+        for (uint32_t k = op == 169 ? 4 : 3; k < wc; k += op == 245 ? 2 : 1)
+            CHECK(m->type[i[k]] == i[1], "%s: %u (opcode %u) mixes matrix types", what, i[2], op);
+    } else if (op == 82) { /* an element into a matrix */
+        CHECK(wc == 6 && m->type[i[3]] == t[2] && m->type[i[4]] == i[1], "%s: OpCompositeInsert %u", what, i[2]);
+        c->use_changes += op_at(m, i[4]) == 1; /* the first move starts from OpUndef */
+    }
+}
 
 static void check_khr(const module *m, const char *what, khr_counts *c)
 {
@@ -111,6 +144,7 @@ static void check_khr(const module *m, const char *what, khr_counts *c)
     for (size_t at = 5; at < m->n; at += m->w[at] >> 16) {
         const uint32_t *i = m->w + at;
         uint32_t op = i[0] & 0xffff, wc = i[0] >> 16;
+        check_matrix_values(m, what, i, c);
         CHECK(op < SPV_OP_TYPE_COOPMAT_NV || op > SPV_OP_COOPMAT_LENGTH_NV, "%s: NV opcode %u left at word %zu", what, op, at);
         if (op == 17) {
             CHECK(i[1] != SPV_CAP_COOPMAT_NV, "%s: CooperativeMatrixNV capability left", what);
@@ -204,6 +238,46 @@ static void compiled_module(const char *nv_path, const char *khr_path)
         free_module(&m);
     }
     free(nv), free(built), free(out);
+}
+
+/* A register-softmax module (or the layout probe) rewritten by the tool with the
+ * build's --acc-to-a and compared with the embedded one; its P = f16(S) became an
+ * accumulator conversion and element moves, once per conversion in the NV module;
+ * without --acc-to-a the tool refuses it. */
+static void rs_module(const char *tool, const char *acc_to_a, const char *nv_path, const char *khr_path, const char *dir)
+{
+    size_t n = 0, kn = 0, out_n = 0;
+    uint32_t *nv = read_words(nv_path, &n), *built = read_words(khr_path, &kn);
+    CHECK(nv && built, "cannot read %s or %s", nv_path, khr_path);
+    char out[1024], err[1024], cmd[4096];
+    snprintf(out, sizeof out, "%s/rs_out.spv", dir);
+    snprintf(err, sizeof err, "%s/rs_stderr.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' --acc-to-a '%s' '%s' '%s' 2>'%s'", tool, acc_to_a, nv_path, out, err);
+    int st = system(cmd);
+    uint32_t *again = read_words(out, &out_n);
+    CHECK(st == 0 && again && out_n == kn && built && !memcmp(again, built, kn * 4), "%s: the embedded module differs from a rewrite now",
+          khr_path);
+    char reason[256] = "";
+    uint32_t *refused = NULL;
+    size_t refused_n = 0;
+    int rc = nv ? avk_spirv_nv2khr(nv, n, &refused, &refused_n, reason, sizeof reason) : -1;
+    CHECK(rc != 0 && strstr(reason, "keep the Use"), "%s without acc_to_a: %s", nv_path, rc ? reason : "accepted");
+    if (rc == 0) free(refused);
+    module m;
+    if (nv && built && load_module(&m, built, kn)) {
+        khr_counts c;
+        check_khr(&m, khr_path, &c);
+        int convs = 0; /* NV conversions from an f32 to an f16 matrix: P = f16(S) */
+        for (size_t at = 5; at < n && (nv[at] >> 16); at += nv[at] >> 16)
+            convs += (nv[at] & 0xffff) == 115;
+        CHECK(c.muladds == count_op(nv, n, SPV_OP_COOPMAT_MULADD_NV) && c.use_changes >= 1 && c.use_changes <= convs,
+              "%s: %d MulAdds, %d accumulator -> A conversions (of %d)", khr_path, c.muladds, c.use_changes, convs);
+        printf("%s: %zu words, %d KHR types (A %d B %d C %d), %d MulAdds, %d P = f16(S) as element moves, %d lengths\n",
+               strrchr(khr_path, '/') ? strrchr(khr_path, '/') + 1 : khr_path, kn, c.types, c.use[0], c.use[1], c.use[2],
+               c.muladds, c.use_changes, c.lengths);
+        free_module(&m);
+    }
+    free(nv), free(built), free(again);
 }
 
 /* ---- a handcrafted NV module: one 16x16 f16 type as A, B and accumulator ---- */
@@ -332,6 +406,80 @@ static void split_module(const char *dir)
     if (rc == 0) free(out);
 }
 
+/* ---- a handcrafted NV module: S = A.B as f32, P = f16(S) the next A, and S's length as a spec constant ---- */
+
+enum { V_ = 1, FN_, BOOL_, FALSE__, TRUE__, UINT_, HALF_, FLOAT_, U3_, U16_, U256_, F0_, MAT16, MAT32, ARR_, PTR_ARR_, PTR_H_, ZERO32,
+       SH_, LEN_, MAIN_, LABEL_, PH_, A_, B_, S_, P16_, O_, BOUND_ };
+
+static size_t acc_to_a_module(asm_buf *b)
+{
+    uint32_t header[5] = {SPV_MAGIC, 0x00010300, 0, BOUND_, 0};
+    memcpy(b->w, header, sizeof header);
+    b->n = 5;
+    emit(b, 17, 1, 1), emit(b, 17, 1, 9), emit(b, 17, 1, 5345), emit(b, 17, 1, SPV_CAP_COOPMAT_NV);
+    emit_string(b, 10, 0, "SPV_KHR_vulkan_memory_model");
+    emit_string(b, 10, 0, "SPV_NV_cooperative_matrix");
+    emit(b, 14, 2, 0, 3);
+    b->w[b->n++] = (5u << 16) | 15, b->w[b->n++] = 5, b->w[b->n++] = MAIN_, b->w[b->n++] = 0x6e69616d, b->w[b->n++] = 0;
+    emit(b, 16, 5, MAIN_, 17, 32, 1, 1);
+    emit(b, 19, 1, V_), emit(b, 33, 2, FN_, V_), emit(b, 20, 1, BOOL_), emit(b, 42, 2, BOOL_, FALSE__), emit(b, 41, 2, BOOL_, TRUE__);
+    emit(b, OP_TYPE_INT, 3, UINT_, 32, 0), emit(b, OP_TYPE_FLOAT, 2, HALF_, 16), emit(b, OP_TYPE_FLOAT, 2, FLOAT_, 32);
+    emit(b, OP_CONSTANT, 3, UINT_, U3_, 3), emit(b, OP_CONSTANT, 3, UINT_, U16_, 16), emit(b, OP_CONSTANT, 3, UINT_, U256_, 256);
+    emit(b, OP_CONSTANT, 3, FLOAT_, F0_, 0);
+    emit(b, SPV_OP_TYPE_COOPMAT_NV, 5, MAT16, HALF_, U3_, U16_, U16_);
+    emit(b, SPV_OP_TYPE_COOPMAT_NV, 5, MAT32, FLOAT_, U3_, U16_, U16_);
+    emit(b, 28, 3, ARR_, HALF_, U256_), emit(b, OP_TYPE_POINTER, 3, PTR_ARR_, 4, ARR_), emit(b, OP_TYPE_POINTER, 3, PTR_H_, 4, HALF_);
+    emit(b, 44, 3, MAT32, ZERO32, F0_);
+    emit(b, OP_VARIABLE, 3, PTR_ARR_, SH_, 4);
+    emit(b, 52, 3, UINT_, LEN_, SPV_OP_COOPMAT_LENGTH_NV), b->w[b->n - 4] += 1u << 16, b->w[b->n++] = MAT32; /* 5 words */
+    emit(b, 54, 4, V_, MAIN_, 0, FN_), emit(b, 248, 1, LABEL_);
+    emit(b, 65, 4, PTR_H_, PH_, SH_, U16_);
+    emit(b, SPV_OP_COOPMAT_LOAD_NV, 5, MAT16, A_, PH_, U16_, FALSE__);
+    emit(b, SPV_OP_COOPMAT_LOAD_NV, 5, MAT16, B_, PH_, U16_, TRUE__);
+    emit(b, SPV_OP_COOPMAT_MULADD_NV, 5, MAT32, S_, A_, B_, ZERO32);
+    emit(b, 115, 3, MAT16, P16_, S_); /* OpFConvert: the accumulator becomes the next A */
+    emit(b, SPV_OP_COOPMAT_MULADD_NV, 5, MAT32, O_, P16_, B_, S_);
+    emit(b, SPV_OP_COOPMAT_STORE_NV, 4, PH_, O_, U16_, FALSE__);
+    emit(b, 253, 0), emit(b, 56, 0);
+    return b->n;
+}
+
+static void acc_to_a_cases(void)
+{
+    static asm_buf b;
+    size_t n = acc_to_a_module(&b), out_n = 0;
+    uint32_t *out = NULL;
+    char err[256] = "";
+    int rc = avk_spirv_nv2khr(b.w, n, &out, &out_n, err, sizeof err);
+    CHECK(rc != 0 && strstr(err, "keep the Use") && strstr(err, "Accumulator"), "f16(S) as A without acc_to_a: %s",
+          rc ? err : "accepted");
+    if (rc == 0) free(out);
+    const uint8_t order[4] = {1, 0, 3, 2};
+    avk_nv2khr_options opts = {.acc_to_a_elements = 4, .acc_to_a_order = order};
+    rc = avk_spirv_nv2khr_with(b.w, n, &opts, &out, &out_n, err, sizeof err);
+    CHECK(rc == 0, "f16(S) as A with 4 element moves: %s", err);
+    module m;
+    if (rc == 0 && load_module(&m, out, out_n)) {
+        khr_counts c;
+        check_khr(&m, "acc-to-a", &c);
+        CHECK(c.types == 4 && c.use[0] == 1 && c.use[1] == 1 && c.use[2] == 2 && c.use_changes == 1 && c.lengths == 1,
+              "%d KHR types (A %d B %d C %d: f16 and f32 accumulators), %d moves, %d lengths", c.types, c.use[0], c.use[1],
+              c.use[2], c.use_changes, c.lengths);
+        /* the moves: A element i from accumulator element order[i], the last one defining P16 */
+        int k = 0, in_order = 1;
+        uint32_t last = 0;
+        for (size_t at = 5; at < m.n; at += m.w[at] >> 16) {
+            const uint32_t *i = m.w + at;
+            if ((i[0] & 0xffff) == 81 && is_khr_matrix(&m, m.type[i[3]])) in_order &= k < 4 && i[4] == order[k];
+            if ((i[0] & 0xffff) == 82) in_order &= i[5] == (uint32_t)k++, last = i[2];
+        }
+        CHECK(in_order && k == 4 && last == P16_ && use_of(&m, m.type[P16_]) == SPV_USE_A && use_of(&m, m.type[S_]) == SPV_USE_ACC,
+              "element moves out of order (%d moves), or P16 is not the A operand they build", k);
+        free_module(&m);
+    }
+    free(out);
+}
+
 /* ---- the tool: bad input exits 2 with one line; output goes through a temporary file ---- */
 
 static int run_tool(const char *tool, const char *in, const char *out, const char *errfile)
@@ -384,13 +532,15 @@ static void tool_cases(const char *tool, const char *nv_path, const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: test_spirv_nv2khr TOOL NV.spv KHR.spv WORKDIR\n");
+    if (argc < 5 || (argc > 5 && (argc - 6) % 2)) {
+        fprintf(stderr, "usage: test_spirv_nv2khr TOOL NV.spv KHR.spv WORKDIR [ACC_TO_A NV_RS.spv KHR_RS.spv ...]\n");
         return 2;
     }
     mkdir(argv[4], 0755);
     compiled_module(argv[2], argv[3]);
+    for (int i = 6; i + 1 < argc; i += 2) rs_module(argv[1], argv[5], argv[i], argv[i + 1], argv[4]);
     split_module(argv[4]);
+    acc_to_a_cases();
     tool_cases(argv[1], argv[2], argv[4]);
     return avk_test_finish(passed, failed);
 }

@@ -119,5 +119,17 @@ int main(void)
     EXPECT(!check() && strstr(why, "A operand") && strstr(why, "(1, 1)"), "a moved P element fails: %s", why);
     ++passed;
 
+    /* the KHR probe's verdict names the KHR builds: there the product checks the
+     * element moves that turn S into the A operand (tools/spirv_nv2khr --acc-to-a);
+     * the loaded A's region is shown by the dump, never checked */
+    const char *khr = "coopmat-khr-rs/decode-khr-rs";
+    EXPECT(!vk_rs_layout_check_for(khr, probe, why, sizeof why) && !strncmp(why, khr, strlen(khr)), "KHR reason: %s", why);
+    ++passed;
+    vk_rs_layout_expected(probe);
+    probe[VK_RS_PROBE_A_ELEMS + 3] = 1000;
+    probe[VK_RS_PROBE_A_PRODUCT + 5] = 1000;
+    EXPECT(vk_rs_layout_check_for(khr, probe, why, sizeof why), "the loaded A's region is not checked: %s", why);
+    ++passed;
+
     return avk_test_finish(passed, 0);
 }

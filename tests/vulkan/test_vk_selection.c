@@ -31,7 +31,7 @@ static vk_caps h100(void)
     c.shader_f16 = c.storage_16bit = c.vk_memory_model = 1;
     c.nv_coopmat = c.khr_coopmat_ext = c.khr_coopmat = 1;
     c.nv_m = c.nv_n = c.nv_k = c.khr_m = c.khr_n = c.khr_k = 16;
-    c.rs_layout = 1;
+    c.rs_layout = c.rs_layout_khr = 1; /* the KHR register-softmax builds never picked unless named */
     c.compute_units = 132;
     return c;
 }
@@ -150,6 +150,55 @@ static int check_khr(void)
     return passed + ok;
 }
 
+/* coopmat-khr-rs and decode-khr-rs: named only, the NV rs rows' sizes on the H100, and
+ * refused with the probe's reason (or the missing extension's) elsewhere. */
+static int check_khr_rs(void)
+{
+    int passed = 0;
+    vk_caps c = h100();
+    attnvk_problem prefill = {.batch = 4, .heads = 16, .kv_heads = 16, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128,
+                              .dtype = ATTNVK_F16};
+    attnvk_problem decode = {.batch = 8, .heads = 32, .kv_heads = 8, .seq_q = 16, .seq_kv = 32768, .head_dim = 128,
+                             .dtype = ATTNVK_F16};
+    const struct {
+        const char *khr, *nv;
+        attnvk_problem *p;
+        int dim;
+    } pairs[] = {{"coopmat-khr-rs", "coopmat-nv-rs", &prefill, 128}, {"coopmat-khr-rs", "coopmat-nv-rs", &prefill, 64},
+                 {"decode-khr-rs", "decode-nv-rs", &decode, 128}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; ++i) {
+        pairs[i].p->head_dim = pairs[i].dim;
+        vk_config k, n;
+        attnvk_status sk = vk_choose_config(&c, pairs[i].p, &(attnvk_kernel_options){.variant = pairs[i].khr}, &k);
+        attnvk_status sn = vk_choose_config(&c, pairs[i].p, &(attnvk_kernel_options){.variant = pairs[i].nv}, &n);
+        int ok = sk == ATTNVK_OK && sn == ATTNVK_OK && !strcmp(k.variant, pairs[i].khr) && k.br == n.br && k.bc == n.bc &&
+                 k.wg == n.wg && k.mm == 16 && k.kv_stages == n.kv_stages && k.key_groups == n.key_groups && !k.emulated;
+        EXPECT(ok, "H100 %s D=%d named: %ux%u wg %u vs %s's %ux%u wg %u", pairs[i].khr, pairs[i].dim, k.br, k.bc, k.wg,
+               pairs[i].nv, n.br, n.bc, n.wg);
+        passed += ok;
+    }
+    prefill.head_dim = 128;
+    attnvk_kernel_options named = {.variant = "coopmat-khr-rs"};
+    vk_config cfg;
+    c.rs_layout_khr = -1;
+    snprintf(c.rs_layout_khr_why, sizeof c.rs_layout_khr_why, "coopmat-khr-rs/decode-khr-rs: accumulator layout differs");
+    int ok = vk_choose_config(&c, &prefill, &named, &cfg) == ATTNVK_ERROR_UNSUPPORTED &&
+             strstr(attnvk_last_error(), "coopmat-khr-rs/decode-khr-rs: accumulator layout differs");
+    EXPECT(ok, "H100 coopmat-khr-rs after a failed KHR probe: %s", attnvk_last_error());
+    passed += ok;
+    c.rs_layout_khr = 0;
+    ok = vk_choose_config(&c, &decode, &(attnvk_kernel_options){.variant = "decode-khr-rs"}, &cfg) == ATTNVK_ERROR_UNSUPPORTED &&
+         strstr(attnvk_last_error(), "not probed");
+    EXPECT(ok, "H100 decode-khr-rs before the KHR probe: %s", attnvk_last_error());
+    passed += ok;
+    vk_caps lp = lavapipe();
+    snprintf(lp.khr_coopmat_why, sizeof lp.khr_coopmat_why, "the device does not expose VK_KHR_cooperative_matrix");
+    ok = vk_choose_config(&lp, &prefill, &named, &cfg) == ATTNVK_ERROR_UNSUPPORTED &&
+         strstr(attnvk_last_error(), "does not expose VK_KHR_cooperative_matrix");
+    EXPECT(ok, "lavapipe coopmat-khr-rs: %s", attnvk_last_error());
+    return passed + ok;
+}
+
 int main(void)
 {
     vk_caps a = h100(), b = lavapipe();
@@ -164,5 +213,6 @@ int main(void)
     passed += refused;
     passed += check_khr();
     passed += check_families();
+    passed += check_khr_rs();
     return avk_test_finish(passed, 0);
 }

@@ -31,6 +31,8 @@ static const variant_dtype all_variants[] = {
     {"coopmat-rs-emu", ATTNVK_F16}, /* register softmax with emulated matrices: every feature */
     {"decode-nv-rs", ATTNVK_F16},
     {"decode-rs-emu", ATTNVK_F16}, /* the matrix decode body with emulated matrices: every feature */
+    {"coopmat-khr-rs", ATTNVK_F16}, /* coopmat-nv-rs and decode-nv-rs rewritten to KHR (devices with KHR matrices) */
+    {"decode-khr-rs", ATTNVK_F16},
 };
 
 static int is_emulation(const variant_dtype *vd) { return strcmp(vd->variant, "coopmat-emu") == 0; }
@@ -253,7 +255,8 @@ static int emulated_variant(const char *name) { return strstr(name, "-emu") != N
 static int head_dim_case_runs(const head_dim_case *hc, const variant_dtype *vd, int quick)
 {
     /* real matrix units: every case their tables cover (D <= 256) */
-    int matrix = (!emulated_variant(vd->variant) && strncmp(vd->variant, "coopmat", 7) == 0) || !strcmp(vd->variant, "decode-nv-rs");
+    int matrix = (!emulated_variant(vd->variant) && strncmp(vd->variant, "coopmat", 7) == 0) || !strcmp(vd->variant, "decode-nv-rs") ||
+                 !strcmp(vd->variant, "decode-khr-rs");
     if (matrix) return !quick && hc->dk <= 256;
     char key[48];
     snprintf(key, sizeof key, "%s/%s", vd->variant, attnvk_dtype_name(vd->dtype));
@@ -400,6 +403,40 @@ static void khr_emulated_cases(vk_tally *t, attnvk_device *dev)
     vk_case(t, dev, &spread, &lse, "coopmat-khr (emulated) scale=2", 1, 1);
 }
 
+/* coopmat-khr-rs or decode-khr-rs (khr) on a device without KHR matrices: refused with the
+ * reason, and its host path (named selection, KHR probe verdict, sizes, split-KV) run over
+ * the -emu body through ATTNVK_TEST_EMULATE_KHR_MATRICES, on split_kv_cases' shapes, whose
+ * pipelines the -emu variant has just built. */
+static void khr_rs_emulated_cases(vk_tally *t, attnvk_device *dev, const char *khr)
+{
+    attnvk_problem decode = shape(1, 4, 2, 1, 600, 64, 0, ATTNVK_F16, 0), prefill = shape(1, 2, 2, 40, 300, 64, 1, ATTNVK_F16, 0);
+    attnvk_kernel_options named = {.variant = khr};
+    attnvk_kernel *k = NULL;
+    attnvk_status s = attnvk_kernel_prepare(dev, &decode, &named, &k, NULL);
+    attnvk_kernel_destroy(k);
+    if (s == ATTNVK_OK) return; /* a device with KHR matrices runs the variant itself */
+    int why = s == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "VK_KHR_cooperative_matrix");
+    printf("%s %s refused: %s\n", why ? "ok  " : "FAIL", khr, attnvk_last_error());
+    why ? ++t->passed : ++t->failed;
+
+    const unsigned hook = ATTNVK_TEST_EMULATE_KHR_MATRICES;
+    attnvk_kernel_options split = {.variant = khr, .split_kv = 3, .write_lse = 1, .test_flags = hook};
+    attnvk_kernel_info info;
+    memset(&info, 0, sizeof info);
+    s = attnvk_kernel_prepare(dev, &decode, &split, &k, &info);
+    attnvk_kernel_destroy(k);
+    int routed = s == ATTNVK_OK && !strcmp(info.variant, khr) && strstr(info.params, "mma=8x8x8");
+    printf("%s %s emulated: %s %s\n", routed ? "ok  " : "FAIL", khr, info.variant, s == ATTNVK_OK ? info.params : attnvk_last_error());
+    routed ? ++t->passed : ++t->failed;
+    if (!routed) return;
+    char label[64];
+    snprintf(label, sizeof label, "%s (emulated) split_kv=3 decode", khr);
+    vk_case(t, dev, &decode, &split, label, 1, 1);
+    attnvk_kernel_options whole = {.variant = khr, .split_kv = 1, .write_lse = 1, .test_flags = hook};
+    snprintf(label, sizeof label, "%s (emulated) causal prefill", khr);
+    vk_case(t, dev, &prefill, &whole, label, 1, 1);
+}
+
 static void status_cases(vk_tally *t, attnvk_device *dev)
 {
     attnvk_problem p = shape(1, 1, 1, 64, 64, 64, 0, ATTNVK_F32, 0);
@@ -479,6 +516,7 @@ int main(int argc, char **argv)
         if (is_rs(vd)) rs_config_cases(&t, dev, vd);
         if (!strcmp(vd->variant, "decode")) decode_quant_cases(&t, dev, vd);
         if (is_emulation(vd)) khr_emulated_cases(&t, dev); /* after coopmat-emu's: its pipelines serve */
+        if (is_rs_emulation(vd)) khr_rs_emulated_cases(&t, dev, is_decode_mma(vd) ? "decode-khr-rs" : "coopmat-khr-rs");
     }
     if (!profile_quick) status_cases(&t, dev);
     attnvk_device_close(dev);
