@@ -148,10 +148,10 @@ float avk_mask_f32(uint e) { return uintBitsToFloat(mask_words[e]); }
 float avk_sink_log2(uint h) { return (avk_flags() & AVK_FLAG_SINKS) != 0u ? sinks[h] * LOG2E : NEG_INF; }
 
 // Index of the K/V row (D values) holding key j of (b, kv head g); j < avk_seq_len(b).
-// 0: a contiguous cache, 1: a paged one (runtime/vulkan/vk_kernel.c builds each
-// pipeline for one; 2 decides by pc.page_size): a pipeline then carries only its
-// own addressing. H100 decode, q8_0 page 16 at 32k, with both in one pipeline:
-// 2.43 ms paged against 0.379 contiguous (bshd rows, the same stride: 0.389).
+// 0: a contiguous cache, 1: a paged one, 2: decided by pc.page_size (runtime/vulkan/
+// vk_kernel.c builds the decode body for a paged cache with 1, everything else with 2).
+// H100 decode, q8_0 page 16 at 32k, with both in one pipeline: 2.43 ms paged against
+// 0.379 contiguous (bshd rows, the same stride: 0.389); with 1, 0.424.
 layout(constant_id = 12) const uint AVK_PAGED = 2u;
 uint avk_kv_row(uint b, uint g, uint j)
 {

@@ -640,8 +640,8 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
      * f16 coopmat-nv-rs, plain 128.2 / 148.5 TFLOP/s causal / not: exp2 form 109.3 / 126.0, tanh
      * 99.1 / 114.2; tools/h100/sweep-s14-softcap.txt). ATTNVK_VK_SOFTCAP_EXP2=0 takes tanh (A/B). */
     cfg->softcap_exp2 = env_choice("ATTNVK_VK_SOFTCAP_EXP2") != 0;
-    /* a pipeline carries one K/V addressing (flash_common.glsl's avk_kv_row); ATTNVK_VK_KV_ADDRESSING=2
-     * builds both into it, decided by the block table at run time (A/B) */
+    /* the decode body's pipeline for a paged cache carries only its addressing (flash_common.glsl's
+     * avk_kv_row, vk_kernel.c); ATTNVK_VK_KV_ADDRESSING=2 builds both into it, as every other body has (A/B) */
     const int addressing = env_choice("ATTNVK_VK_KV_ADDRESSING");
     cfg->kv_addressing = addressing == 2 ? 2u : p->page_size > 0;
     vk_algo algo = VK_ALGO_SCALAR;

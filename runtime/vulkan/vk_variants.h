@@ -53,7 +53,7 @@ typedef struct vk_config {
     uint32_t whole_waves;         /* split plan in whole waves of compute units x resident */
     uint32_t key_groups;          /* matrix decode: subgroups that take different keys (bc keys each per step) */
     uint32_t required_subgroup;   /* 0, or a size to request through subgroup size control */
-    uint32_t kv_addressing;       /* constant 12 (AVK_PAGED): 0 contiguous, 1 paged, 2 either (by the block table; ATTNVK_VK_KV_ADDRESSING=2) */
+    uint32_t kv_addressing;       /* 1: a paged cache (the decode body is built for it: constant 12, AVK_PAGED), 0 contiguous, 2 either (ATTNVK_VK_KV_ADDRESSING=2) */
     uint32_t softcap_exp2;        /* matrix bodies: the softcap's tanh as 1 - 2 / (exp2 + 1) (the default; ATTNVK_VK_SOFTCAP_EXP2=0: GLSL's tanh) */
     uint32_t shared_bytes;
     uint32_t emulated;            /* a KHR variant under ATTNVK_TEST_EMULATE_KHR_MATRICES: its -emu body */
