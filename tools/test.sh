@@ -21,5 +21,5 @@ bash "$root/tools/build.sh" build-asan -DATTNVK_SANITIZE=ON -DCMAKE_BUILD_TYPE=D
   ctest --output-on-failure -j "$jobs" --timeout 1200 -E '^(vulkan_correctness_(coopmat-(rs-)?|decode-rs-)emu|test_cuda_nvrtc|vulkan_profile_(intel-gen12|arm-mali|adreno|apple-moltenvk))$')
 
 # libFuzzer over the .npy reader, the results-JSON reader and the option parsers
-# (ASan+UBSan): the seed corpus replays issue #11's regressions, then 45 s each (CI's 25 minutes).
-bash "$root/tools/fuzz.sh" "${ATTNVK_FUZZ_SECONDS:-45}"
+# (ASan+UBSan): the seed corpus replays issue #11's regressions, then 30 s each (CI's 25 minutes).
+bash "$root/tools/fuzz.sh" "${ATTNVK_FUZZ_SECONDS:-30}"
