@@ -24,7 +24,7 @@ uint64_t avk_hash(const void *data, size_t n, uint64_t seed)
 
 uint64_t avk_hash_str(const char *s, uint64_t seed) { return avk_hash(s, strlen(s), seed); }
 
-static int make_dirs(const char *path)
+int avk_make_dirs(const char *path)
 {
     char tmp[1024];
     snprintf(tmp, sizeof tmp, "%s", path);
@@ -47,7 +47,7 @@ int avk_cache_dir(char *out, size_t n)
     else if (xdg && *xdg) snprintf(out, n, "%s/attnvk", xdg);
     else if (home && *home) snprintf(out, n, "%s/.cache/attnvk", home);
     else return 0;
-    return make_dirs(out) == 0;
+    return avk_make_dirs(out) == 0;
 }
 
 int avk_cache_path(const char *kind, uint64_t key, const char *ext, char *out, size_t n)

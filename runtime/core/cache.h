@@ -12,6 +12,8 @@ uint64_t avk_hash_str(const char *s, uint64_t seed);
 /* $ATTNVK_CACHE_DIR, else $XDG_CACHE_HOME/attnvk, else ~/.cache/attnvk.
  * ATTNVK_CACHE_DIR=off disables caching (returns 0). Creates it. */
 int avk_cache_dir(char *out, size_t n);
+/* mkdir -p: 0, or -1 with errno */
+int avk_make_dirs(const char *path);
 /* <cache dir>/<kind>-<16 hex>.<ext>; returns 0 when caching is off. */
 int avk_cache_path(const char *kind, uint64_t key, const char *ext, char *out, size_t n);
 /* A cache file is a header (magic, format version, payload length, the key, an XXH64

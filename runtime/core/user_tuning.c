@@ -2,6 +2,7 @@
  * device's file is read once, checked against the device, and either served
  * to the kernel prepare path or ignored with one warning (core/user_tuning.h). */
 #include "core/user_tuning.h"
+#include "core/cache.h"
 
 #include "core/error.h"
 
@@ -133,26 +134,13 @@ void avk_user_tuning_status(const attnvk_device_info *info, char *out, size_t n,
     pthread_mutex_unlock(&lock);
 }
 
-static int make_dirs(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; ++p) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return (mkdir(tmp, 0755) == 0 || errno == EEXIST) ? 0 : -1;
-}
-
 attnvk_status avk_user_tuning_save(const attnvk_device_info *info, const avk_tuned_entry *entries, int n, char *path,
                                    size_t path_size)
 {
     char dir[768];
     if (!avk_tuning_dir(dir, sizeof dir) || !avk_tuning_path(info, path, path_size))
         return avk_fail(ATTNVK_ERROR_IO, "no folder for tuning files: set ATTNVK_TUNING_DIR, XDG_DATA_HOME or HOME");
-    if (make_dirs(dir) != 0) return avk_fail(ATTNVK_ERROR_IO, "%s: %s", dir, strerror(errno));
+    if (avk_make_dirs(dir) != 0) return avk_fail(ATTNVK_ERROR_IO, "%s: %s", dir, strerror(errno));
     /* keep the other classes of a valid file of this device, driver and version */
     avk_tuning_file merged;
     char buf[320];
