@@ -35,8 +35,17 @@ void main()
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> m;
     coopMatLoadNV(m, in_f, 0u, 16u, false);
     uint lane = gl_SubgroupInvocationID;
-    if (lane == 0u) out_f[LENGTH] = float(m.length());
-    for (int i = 0; i < m.length() && i < int(CAP); ++i) out_f[ELEMS + lane * CAP + uint(i)] = m[i];
+#ifdef AVK_PROBE_KHR
+    // The KHR rewrite's source: glslang makes m.length() a spec-constant op, whose KHR form
+    // crashed NVIDIA's compiler (580.159, session 16; spirv_nv2khr refuses it). It reports the
+    // length the register-softmax bodies assume and reads that many; the element checks
+    // then tell a different layout.
+    const int len = 8;
+#else
+    const int len = m.length();
+#endif
+    if (lane == 0u) out_f[LENGTH] = float(len);
+    for (int i = 0; i < len && i < int(CAP); ++i) out_f[ELEMS + lane * CAP + uint(i)] = m[i];
 
     fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a = fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>(m);
     fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b;

@@ -211,8 +211,11 @@ static int scan_definitions(rewriter *r)
             r->is_const[id] = (uint8_t)constant;
         }
         if (cm || r->is_const[id]) r->holders[r->holder_count++] = (uint32_t)at;
-        if (op == OP_SPEC_CONSTANT_OP && wc > 3 && r->w[at + 3] == SPV_OP_COOPMAT_LENGTH_NV && wc != 5)
-            return fail(r, "OpSpecConstantOp %u takes OpCooperativeMatrixLengthNV with %u words, not 5", id, wc);
+        /* glslang makes NV's m.length() a spec constant; its KHR twin crashed the H100's driver
+         * (580.159.04) inside vkCreateComputePipelines, so a KHR module must not carry one */
+        if (op == OP_SPEC_CONSTANT_OP && wc > 3 && r->w[at + 3] == SPV_OP_COOPMAT_LENGTH_NV)
+            return fail(r, "OpSpecConstantOp %u takes a matrix length (m.length()): NVIDIA's compiler crashes on its KHR form; "
+                           "use a constant length", id);
     }
     return 0;
 }
@@ -365,9 +368,8 @@ static int plan_clones(rewriter *r)
         }
     /* a matrix's length is asked of a type: it must have one Use */
     for (size_t at = 5; at < r->n; at += wc_of(r, at))
-        if (op_of(r, at) == SPV_OP_COOPMAT_LENGTH_NV ||
-            (op_of(r, at) == OP_SPEC_CONSTANT_OP && r->w[at + 3] == SPV_OP_COOPMAT_LENGTH_NV)) {
-            uint32_t t = wc_of(r, at) == 4 ? r->w[at + 3] : wc_of(r, at) == 5 ? r->w[at + 4] : 0;
+        if (op_of(r, at) == SPV_OP_COOPMAT_LENGTH_NV) {
+            uint32_t t = wc_of(r, at) == 4 ? r->w[at + 3] : 0;
             if (t >= r->bound || r->cm_in[t] != t) return fail(r, "OpCooperativeMatrixLengthNV at word %zu: not a matrix type", at);
             if (r->need[t] & (r->need[t] - 1))
                 return fail(r, "OpCooperativeMatrixLengthNV of type %u, which serves several roles (%s)", t, use_names(r->need[t]));
@@ -523,12 +525,6 @@ static int emit_rewritten(rewriter *r, size_t at)
     case SPV_OP_COOPMAT_LENGTH_NV:
         buf[0] = (wc << 16) | SPV_OP_COOPMAT_LENGTH_KHR;
         buf[3] = r->clone[buf[3]][single_use(r->need[buf[3]])];
-        break;
-    case OP_SPEC_CONSTANT_OP: /* glslang's m.length(): KHR's length works there too (glslang emits it so) */
-        if (buf[3] == SPV_OP_COOPMAT_LENGTH_NV) {
-            buf[3] = SPV_OP_COOPMAT_LENGTH_KHR;
-            buf[4] = r->clone[buf[4]][single_use(r->need[buf[4]])];
-        }
         break;
     }
     if (s == 0) s = emit(r, buf, wc);
