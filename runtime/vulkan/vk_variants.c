@@ -31,12 +31,18 @@ static const avk_tuning vk_table[] = {
     /* NVIDIA: tensor cores for f16 prefill; 48 KiB shared memory, subgroup 32. Measured
      * on H100 (bench/results/vulkan-h100-notes.md). Softmax in registers where the
      * layout probe passed: 8 subgroups, 32 rows each at D <= 64 (double-buffered K/V),
-     * 16 rows each and 64-key tiles (one K/V buffer) at D <= 128 */
+     * 16 rows each and 64-key tiles (one K/V buffer) at D <= 128. Through
+     * VK_KHR_cooperative_matrix first (the NV SPIR-V rewritten, tools/spirv_nv2khr, P = f16(S)
+     * as element moves the KHR layout probe checks): the H100's driver (580) runs the same
+     * body 1.05-1.25x faster that way, every fa-grid case (session 16,
+     * bench/results/scores-2026-11-27-s16): D=128 4k 169.3 (coopmat-khr) -> 204.9 TFLOP/s,
+     * 16k 172.2 -> 214.8, causal 4k 148.2 -> 179.9; D=64 4k 191.0 (coopmat-nv-rs) -> 227.5 */
+    {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-khr-rs", 256, 64, 256, {0, 2, 0, 0}},
+    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-khr-rs", 128, 64, 256, {0, 1, 0, 0}},
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-nv-rs", 256, 64, 256, {0, 2, 0, 0}},
-    /* D=128: coopmat-nv's body through VK_KHR_cooperative_matrix (its SPIR-V rewritten,
-     * tools/spirv_nv2khr) is the fastest on the H100 (driver 580, session 15, fa-grid, B*N = 16k,
-     * H*D = 2048, D=128: 13-18% over coopmat-nv-rs in all 12 cases, 4k 147.1 -> 169.0 TFLOP/s,
-     * causal 131.2 -> 148.0, 16k 150.9 -> 172.2; the same body through the NV extension 125.5 at 4k).
+    /* D=128 without the KHR rs layout: coopmat-nv's body through KHR (session 15, fa-grid,
+     * B*N = 16k, H*D = 2048: 13-18% over coopmat-nv-rs in all 12 cases, 4k 147.1 -> 169.0
+     * TFLOP/s, causal 131.2 -> 148.0, 16k 150.9 -> 172.2; the same body through NV 125.5 at 4k).
      * At D=64 coopmat-nv-rs stays (KHR 0.75-0.92x it, except causal N <= 1k); D 65..127 unmeasured */
     {"NVIDIA", NULL, NULL, F16, 128, 128, 0, "coopmat-khr", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-nv-rs", 128, 64, 256, {0, 1, 0, 0}},
@@ -50,13 +56,6 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-khr", 128, 16, 128, {0, 2, 2}},
     {"NVIDIA", NULL, NULL, F16, 65, 127, 0, "coopmat-khr", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-khr", 64, 16, 128, {0, 1, 1}},
-    /* the register-softmax bodies through VK_KHR_cooperative_matrix (their SPIR-V rewritten, P = f16(S)
-     * as element moves the KHR layout probe checks): coopmat-nv-rs's and decode-nv-rs's sizes, named
-     * only until measured on the H100 */
-    {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-khr-rs", 256, 64, 256, {0, 2, 0, 0}},
-    {"NVIDIA", NULL, NULL, F16, 65, 128, 0, "coopmat-khr-rs", 128, 64, 256, {0, 1, 0, 0}},
-    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-khr-rs", 0, 0, 256, {32, 1, 2}},
-    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-khr-rs", 0, 0, 128, {8, 1, 2}},
     /* decode, 16 values of a row per lane, 4 resident workgroups in the split plan.
      * H100, f16 Nk=16k, warm clocks (session 8; session 7's sizes were timed on a cold
      * GPU): 16 lanes x 2 keys 2057 GB/s with 9 splits, 2371 with 18; 8 lanes x 2 keys
@@ -69,9 +68,14 @@ static const avk_tuning vk_table[] = {
      * 5 ms in the decode body. The H100 runs 2 of these workgroups per SM and a partial last
      * wave is pure tail, so splits come in whole waves: 70b 4 splits (256 workgroups, one
      * wave) 2519 GB/s, 5 2179, 8 2451, 9 2232; 405b 8 splits 2613, 9 1964, 16 2552, 17 2208.
-     * From 32 rows 8 subgroups (row groups x 2 key groups): Nq=16 0.592 ms, 0.699 with 4 */
+     * From 32 rows 8 subgroups (row groups x 2 key groups): Nq=16 0.592 ms, 0.699 with 4.
+     * From 32 packed rows the KHR build of the same body (session 16, B=8 H=32/8, 32k): Nq=8
+     * 0.474 -> 0.432 ms, Nq=16 0.579 -> 0.433 (1.12x Nq=1's 0.386); with 8-16 rows NV stays
+     * (70b preset 0.423 against KHR's 0.432, 405b 0.823 / 0.841). */
+    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-khr-rs", 0, 0, 256, {32, 1, 2}},
     {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 256, {32, 1, 2}},
     {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 128, {8, 1, 2}},
+    {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-khr-rs", 0, 0, 128, {8, 1, 2}},
     {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
@@ -279,11 +283,11 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
                 return "needs VK_NV_cooperative_matrix with a 16x16x16 f16->f32 subgroup shape, subgroups of 32, "
                        "subgroup shuffle and vote";
             if (c->rs_layout == 0) return "the accumulator layout was not probed on this device";
-            if (c->rs_layout < 0) return c->rs_layout_why;
+            if (c->rs_layout < 0) return c->rs_layout_why[0] ? c->rs_layout_why : "the accumulator layout differs";
         }
         if (khr) { /* the probe rewritten to KHR (vk_rs_layout.c) */
             if (!c->khr_coopmat && c->khr_coopmat_why[0]) return c->khr_coopmat_why;
-            if (c->rs_layout_khr < 0) return c->rs_layout_khr_why;
+            if (c->rs_layout_khr < 0) return c->rs_layout_khr_why[0] ? c->rs_layout_khr_why : "the KHR accumulator layout differs";
             if (!c->rs_layout_khr && !vk_rs_layout_applies_khr(c)) /* passed: runs where it applies (or emulated) */
                 return "needs VK_KHR_cooperative_matrix with a 16x16x16 f16->f32 subgroup shape, subgroups of 32, "
                        "subgroup shuffle and vote";
@@ -585,9 +589,8 @@ static int entry_usable(const avk_tuning *e, const void *vctx)
     vk_algo algo;
     if (!algo_of(e->variant, &algo)) return 0;
     if (u->variant && strcmp(u->variant, e->variant) != 0) return 0;
-    /* only when asked for: the emulations, and the KHR register-softmax builds until measured */
-    if (!u->variant && (algo == VK_ALGO_COOPMAT_EMU || algo == VK_ALGO_COOPMAT_RS_EMU || algo == VK_ALGO_DECODE_RS_EMU ||
-                        algo == VK_ALGO_COOPMAT_KHR_RS || algo == VK_ALGO_DECODE_KHR_RS))
+    /* only when asked for: the emulations */
+    if (!u->variant && (algo == VK_ALGO_COOPMAT_EMU || algo == VK_ALGO_COOPMAT_RS_EMU || algo == VK_ALGO_DECODE_RS_EMU))
         return 0;
     if (*algo_blocker(u->caps, algo, u->p)) return 0;
     if (!u->variant && vk_algo_is_decode_mma(algo) &&

@@ -31,7 +31,7 @@ static vk_caps h100(void)
     c.shader_f16 = c.storage_16bit = c.vk_memory_model = 1;
     c.nv_coopmat = c.khr_coopmat_ext = c.khr_coopmat = 1;
     c.nv_m = c.nv_n = c.nv_k = c.khr_m = c.khr_n = c.khr_k = 16;
-    c.rs_layout = c.rs_layout_khr = 1; /* the KHR register-softmax builds never picked unless named */
+    c.rs_layout = c.rs_layout_khr = 1; /* both layout probes passed (the H100, driver 580) */
     c.compute_units = 132;
     return c;
 }
@@ -64,14 +64,15 @@ static const pick_case cases[] = {
     {"MLA prefill 192/128", 1, 128, 128, 4096, 4096, 192, 128, 1, "coopmat-nv"},
     {"MLA absorbed decode 576/512", 2, 128, 1, 1, 16384, 576, 512, 0, "f16"},
     {"MLA decode 192/128 GQA", 2, 8, 2, 1, 400, 192, 128, 0, "decode"},
-    {"D=40 prefill", 4, 32, 8, 4096, 4096, 40, 40, 1, "coopmat-nv-rs"},
-    {"D=72 prefill", 4, 32, 8, 4096, 4096, 72, 72, 0, "coopmat-nv-rs"},
-    {"D=112 prefill", 4, 32, 8, 4096, 4096, 112, 112, 1, "coopmat-nv-rs"},
-    {"D=128 prefill", 4, 16, 16, 4096, 4096, 128, 128, 1, "coopmat-khr"}, /* KHR matrices measured faster there */
-    {"D=64 prefill", 4, 32, 32, 4096, 4096, 64, 64, 0, "coopmat-nv-rs"},
+    {"D=40 prefill", 4, 32, 8, 4096, 4096, 40, 40, 1, "coopmat-khr-rs"}, /* the rs body through KHR: faster there */
+    {"D=72 prefill", 4, 32, 8, 4096, 4096, 72, 72, 0, "coopmat-khr-rs"},
+    {"D=112 prefill", 4, 32, 8, 4096, 4096, 112, 112, 1, "coopmat-khr-rs"},
+    {"D=128 prefill", 4, 16, 16, 4096, 4096, 128, 128, 1, "coopmat-khr-rs"},
+    {"D=64 prefill", 4, 32, 32, 4096, 4096, 64, 64, 0, "coopmat-khr-rs"},
     {"D=192 prefill", 4, 16, 16, 4096, 4096, 192, 192, 1, "coopmat-nv"},
     {"D=512 prefill", 1, 8, 8, 2048, 2048, 512, 512, 1, "f16"},
-    {"D=40 decode GQA 8", 8, 64, 8, 1, 8192, 40, 40, 0, "decode-nv-rs"},
+    {"D=40 decode GQA 8", 8, 64, 8, 1, 8192, 40, 40, 0, "decode-nv-rs"}, /* 8 rows: NV */
+    {"D=128 decode Nq=16 GQA 4", 8, 32, 8, 16, 32768, 128, 128, 0, "decode-khr-rs"}, /* 64 rows: KHR */
     {"D=72 decode GQA 4", 8, 32, 8, 1, 8192, 72, 72, 0, "f16"}, /* the decode body wants 2 rows at 36 values per lane */
     {"D=512 decode", 4, 8, 2, 1, 8192, 512, 512, 0, "f16"},
 };
@@ -138,8 +139,13 @@ static int check_khr(void)
     passed += ok;
     c.nv_coopmat = 0, c.rs_layout = -1; /* a driver that lists KHR matrices only */
     st = vk_choose_config(&c, &p, &(attnvk_kernel_options){0}, &cfg);
-    ok = st == ATTNVK_OK && !strcmp(cfg.variant, "coopmat-khr");
+    ok = st == ATTNVK_OK && !strcmp(cfg.variant, "coopmat-khr-rs");
     EXPECT(ok, "H100 without NV matrices picks %s", st == ATTNVK_OK ? cfg.variant : attnvk_last_error());
+    passed += ok;
+    c.rs_layout_khr = -1; /* ... and whose KHR layout differs: P and S through shared memory */
+    st = vk_choose_config(&c, &p, &(attnvk_kernel_options){0}, &cfg);
+    ok = st == ATTNVK_OK && !strcmp(cfg.variant, "coopmat-khr");
+    EXPECT(ok, "H100 without NV matrices or the KHR rs layout picks %s", st == ATTNVK_OK ? cfg.variant : attnvk_last_error());
     passed += ok;
 
     vk_caps lp = lavapipe();
@@ -150,7 +156,7 @@ static int check_khr(void)
     return passed + ok;
 }
 
-/* coopmat-khr-rs and decode-khr-rs: named only, the NV rs rows' sizes on the H100, and
+/* coopmat-khr-rs and decode-khr-rs named: the NV rs rows' sizes on the H100, and
  * refused with the probe's reason (or the missing extension's) elsewhere. */
 static int check_khr_rs(void)
 {
