@@ -72,18 +72,20 @@ int vk_tuning_candidates(avk_bdev *dev, const attnvk_problem *p, avk_tuning *out
             AVK_GRID_AXIS(&g, AVK_AXIS_X2, 1, 2);
             avk_tuning_grid_each(&g, try_entry, &ctx);
         }
-        /* register softmax: K/V stages, Q in shared memory */
-        g = (avk_tuning_grid){.base = base};
-        g.base.variant = "coopmat-nv-rs";
-        AVK_GRID_AXIS(&g, AVK_AXIS_BR, 64, 128, 256);
-        AVK_GRID_AXIS(&g, AVK_AXIS_BC, 16, 32, 64);
-        AVK_GRID_AXIS(&g, AVK_AXIS_WG, 128, 256);
-        AVK_GRID_AXIS(&g, AVK_AXIS_X1, 1, 2);
-        AVK_GRID_AXIS(&g, AVK_AXIS_X3, 0, 1);
-        avk_tuning_grid_each(&g, try_entry, &ctx);
-        if (decode) { /* matrix decode: tiles from the rows; subgroups, waves, residency */
+        /* register softmax through either extension: K/V stages, Q in shared memory */
+        static const char *const rs[] = {"coopmat-nv-rs", "coopmat-khr-rs"}, *const decode_rs[] = {"decode-nv-rs", "decode-khr-rs"};
+        for (int v = 0; v < 2; ++v) {
             g = (avk_tuning_grid){.base = base};
-            g.base.variant = "decode-nv-rs";
+            g.base.variant = rs[v];
+            AVK_GRID_AXIS(&g, AVK_AXIS_BR, 64, 128, 256);
+            AVK_GRID_AXIS(&g, AVK_AXIS_BC, 16, 32, 64);
+            AVK_GRID_AXIS(&g, AVK_AXIS_WG, 128, 256);
+            AVK_GRID_AXIS(&g, AVK_AXIS_X1, 1, 2);
+            AVK_GRID_AXIS(&g, AVK_AXIS_X3, 0, 1);
+            avk_tuning_grid_each(&g, try_entry, &ctx);
+            if (!decode) continue;
+            g = (avk_tuning_grid){.base = base}; /* matrix decode: tiles from the rows; subgroups, waves, residency */
+            g.base.variant = decode_rs[v];
             AVK_GRID_AXIS(&g, AVK_AXIS_WG, 64, 128, 256);
             AVK_GRID_AXIS(&g, AVK_AXIS_X1, 0, 1);
             AVK_GRID_AXIS(&g, AVK_AXIS_X2, 1, 2);
