@@ -369,7 +369,7 @@ static attnvk_status warm_up(bench_job *st, const bench_run_config *cfg, double 
         if (*est >= cfg->min_time_s * 1e3) warm = 0;
     }
     const double last_busy = bench_group_last_busy_ms(st->t->group);
-    const int idle = last_busy < 0 || wall_ms() - last_busy > BUSY_GPU_MS;
+    const int idle = cfg->warmup_always || last_busy < 0 || wall_ms() - last_busy > BUSY_GPU_MS;
     const double floor_ms = warm > 0 && idle && st->t->info.type != ATTNVK_DEVICE_CPU ? cfg->warmup_s * 1e3 : 0;
     attnvk_status s = ATTNVK_OK;
     st->samples_expected = st->samples_done + warm + (cfg->iters > 0 ? cfg->iters : MIN_SAMPLES);

@@ -20,6 +20,7 @@ typedef struct bench_run_config {
     double min_time_s;           /* else: samples until this much device time */
     long warmup;
     double warmup_s;             /* on GPUs, a warm-up (warmup > 0) lasts at least this long */
+    int warmup_always;           /* ... even right after other work on the GPU (`attnvk tune`) */
     long launches;               /* back-to-back launches per sample; 0: auto (short kernels, one input set) */
     const char *variant;         /* for the attnvk kernel only */
     int tile_br, tile_bc;
