@@ -121,6 +121,10 @@ static const avk_tuning cuda_table[] = {
  *   one kv head: 128 packed rows): Q stays in shared memory and the warps of a
  *   row group split O's columns (col_warps): 64 rows x 2 (254 registers, no
  *   spills, one CTA per SM), up to 16 rows x 4 (164 registers). Not measured. */
+/* - Session 16: on sm_90 mma-decode brings full tiles by bulk copies
+ *   (attn_decode.h, copy=bulk in the kernel info); ATTNVK_CUDA_DEFINES=
+ *   -DAVK_DECODE_BULK=0 keeps cp.async for an A/B (tools/h100/sweep-s16-bulk.txt).
+ *   Not measured yet: contiguous f16 stays on mma16. */
 enum { KV_ANY, KV_QUANTIZED, KV_PAGED };
 static const struct {
     int max_rows;
