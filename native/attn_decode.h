@@ -18,8 +18,10 @@
  * K's per block to each block's partial S, V's per block to P. Other dtypes
  * dequantize each value (avk_kv_pair / avk_kv_value).
  *
- * Shared memory: Q (16 rows), then per warp STAGES x (K, V) raw tiles of BC
- * rows; the merge reuses the rings (avk_cuda_config_smem sizes both). */
+ * Shared memory: Q (16 rows), per warp STAGES mbarriers (8 bytes each, the
+ * bulk copies'; the region rounded to 16 bytes), then per warp STAGES x (K, V)
+ * raw tiles of BC rows; the merge reuses the rings (avk_cuda_config_smem
+ * sizes all three). */
 enum {
     D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS, KW = AVK_KEY_WARPS, STAGES = AVK_KV_STAGES,
     RS = D + 8, /* Q rows (elements), padded for ldmatrix */
@@ -32,6 +34,7 @@ enum {
     WARP_RING = STAGES * 2 * RAW_TILE,
     GRAIN = AVK_KV_ROW_BYTES % 16 == 0 ? 16 : AVK_KV_ROW_BYTES % 8 == 0 ? 8 : AVK_KV_ROW_BYTES % 4 == 0 ? 4 : 2,
     CHUNKS = AVK_KV_ROW_BYTES / GRAIN, /* copies per row */
+    BARS = (KW * STAGES * 8 + 15) / 16 * 16, /* the stages' mbarriers (every target: one layout) */
 };
 #define AVK_DECODE_CODES (AVK_KV_QUANT && AVK_DTYPE == 1)
 /* V's code fragments by quads: O's n-tiles 4t .. 4t+3 are value block t and
@@ -107,6 +110,78 @@ AVK_DEVICE void avk_decode_load(unsigned char *dst, const avk_attn_params &p, co
         else if (GRAIN == 4) avk_cp_async4(avk_smem_addr(to), src, in ? 4 : 0);
         else *(avk_u16 *)to = in ? *(const avk_u16 *)src : (avk_u16)0;
     }
+}
+
+/* Hopper: a whole tile's K and V come by bulk copies (cp.async.bulk) that
+ * count their bytes off the stage's mbarrier, instead of 16-byte cp.async
+ * from every lane: a contiguous tile that is one run in shared memory too
+ * (LINEAR_TILE: q8_0, q4_0) is one copy each of K and V from lane 0; else,
+ * where a row is a multiple of 16 bytes (f16/bf16, fp8: padded rows, paged
+ * caches), lane r copies row r. The partial last tile (rows past valid are
+ * zero-filled), rows of another size (q8_0 paged) or an unaligned base take
+ * avk_decode_load. AVK_DECODE_BULK=0 (ATTNVK_CUDA_DEFINES) turns it off. */
+#ifndef AVK_DECODE_BULK
+#define AVK_DECODE_BULK 1
+#endif
+#if AVK_DECODE_BULK && defined(AVK_BULK_SM90)
+#define AVK_DECODE_BULK_PATH 1
+#else
+#define AVK_DECODE_BULK_PATH 0
+#endif
+enum {
+    BULK_TILE = AVK_DECODE_BULK_PATH && LINEAR_TILE,
+    BULK_ROWS = AVK_DECODE_BULK_PATH && AVK_KV_ROW_BYTES % 16 == 0,
+    BULK = BULK_TILE || BULK_ROWS,
+    MODE_COPY = 0, MODE_TILE = 1, MODE_ROWS = 2,
+};
+
+/* How this warp's full tiles come (uniform over (b, g): a contiguous tile's
+ * offset moves by RAW_TILE, a multiple of 16, from tile to tile). Only the
+ * partial last tile, its stage's last use, leaves the mode, so a stage's
+ * mbarrier completes once per earlier use: tile i's parity is (i / STAGES) & 1. */
+AVK_DEVICE int avk_decode_mode(const avk_attn_params &p, const avk_work &w)
+{
+    if (BULK_TILE && p.page_size == 0 && p.kv_ss == 1) {
+        const unsigned long long off = (unsigned long long)avk_kv_row(p, w.b, w.g, 0) * AVK_KV_ROW_BYTES;
+        if (((p.k + off) | (p.v + off)) % 16 == 0) return MODE_TILE;
+    }
+    return BULK_ROWS && (p.k | p.v) % 16 == 0 ? MODE_ROWS : MODE_COPY;
+}
+
+/* Tile tile's K and V into stage s of a warp's ring (bulk copies on the
+ * stage's mbarrier, bars + 8 s, or cp.async); one commit group either way. */
+AVK_DEVICE void avk_decode_stage(unsigned char *ring, avk_u32 bars, int mode, int s, const avk_attn_params &p,
+                                 const avk_work &w, int tile, int lane, long long my_row)
+{
+    unsigned char *stage = ring + s * 2 * RAW_TILE;
+    const int key0 = tile * BC, valid = w.kv_end - key0;
+#if AVK_DECODE_BULK_PATH
+    const avk_u32 bar = bars + s * 8;
+    if (BULK_TILE && mode == MODE_TILE && valid >= BC) {
+        if (lane == 0) {
+            const unsigned long long off = (unsigned long long)avk_kv_row(p, w.b, w.g, key0) * AVK_KV_ROW_BYTES;
+            avk_mbar_arrive_expect_tx(bar, 2 * RAW_TILE);
+            avk_bulk_copy(avk_smem_addr(stage), (const void *)(p.k + off), RAW_TILE, bar);
+            avk_bulk_copy(avk_smem_addr(stage + RAW_TILE), (const void *)(p.v + off), RAW_TILE, bar);
+        }
+        return;
+    }
+    if (BULK_ROWS && mode == MODE_ROWS && valid >= BC) {
+        if (lane == 0) avk_mbar_arrive_expect_tx(bar, 2 * BC * AVK_KV_ROW_BYTES);
+        avk_syncwarp(); /* the bytes are expected before any lands */
+        if (lane < BC) {
+            const unsigned long long off = (unsigned long long)my_row * AVK_KV_ROW_BYTES;
+            avk_bulk_copy(avk_smem_addr(stage + lane * RAW_ROW), (const void *)(p.k + off), AVK_KV_ROW_BYTES, bar);
+            avk_bulk_copy(avk_smem_addr(stage + RAW_TILE + lane * RAW_ROW), (const void *)(p.v + off),
+                          AVK_KV_ROW_BYTES, bar);
+        }
+        return;
+    }
+#else
+    (void)bars, (void)mode;
+#endif
+    avk_decode_load(stage, p, w, p.k, key0, valid, lane, my_row);
+    avk_decode_load(stage + RAW_TILE, p, w, p.v, key0, valid, lane, my_row);
 }
 
 /* B fragments of n-tiles n, n+1 (keys) and k-step kk (D) for S = Q K^T,
@@ -188,10 +263,22 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     AVK_DYNAMIC_SMEM(smem_raw);
     if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
     avk_elem *sQ = (avk_elem *)smem_raw;
-    unsigned char *rings = smem_raw + BR * RS * sizeof(avk_elem);
+    unsigned char *rings = smem_raw + BR * RS * sizeof(avk_elem) + BARS;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int quad_row = lane / 4, quad_col = lane % 4;
     unsigned char *ring = rings + warp * WARP_RING;
+    /* this warp's stage mbarriers (the bulk copies') */
+    const avk_u32 bars = avk_smem_addr(smem_raw + BR * RS * sizeof(avk_elem)) + (avk_u32)(warp * STAGES * 8);
+#if AVK_DECODE_BULK_PATH
+    if (BULK) {
+        if (lane == 0) {
+#pragma unroll
+            for (int s = 0; s < STAGES; ++s) avk_mbar_init(bars + s * 8, 1);
+            avk_mbar_init_fence();
+        }
+        avk_syncwarp();
+    }
+#endif
 
     const avk_work w = avk_locate(p, BR, BC);
     /* every row sees keys [max_begin, min_end); none sees keys outside [min_begin, max_end) */
@@ -204,6 +291,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #endif
     const float scale_log2 = p.scale_log2 * avk_kv_scale(p, 0, w.g) * code_unit; /* fp8: K's scale folds into S */
     const avk_tile_rows<1> rows = avk_rows_before_loop<1>(p, w, w.r0 + quad_row, scale_log2);
+    const int mode = BULK ? avk_decode_mode(p, w) : MODE_COPY;
 
     /* Q, then each warp's first STAGES - 1 tiles, one commit group each */
     avk_load_q_tile<BR, D, NT, false>(avk_smem_addr(sQ), p, w);
@@ -212,12 +300,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         const int t = t_first + s * KW;
-        if (t < w.t_end) {
-            unsigned char *stage = ring + s * 2 * RAW_TILE;
-            const long long rows = avk_decode_row(p, w, t, lane);
-            avk_decode_load(stage, p, w, p.k, t * BC, w.kv_end - t * BC, lane, rows);
-            avk_decode_load(stage + RAW_TILE, p, w, p.v, t * BC, w.kv_end - t * BC, lane, rows);
-        }
+        if (t < w.t_end) avk_decode_stage(ring, bars, mode, s, p, w, t, lane, avk_decode_row(p, w, t, lane));
         avk_cp_async_commit();
     }
     long long next_rows = avk_decode_row(p, w, t_first + (STAGES - 1) * KW, lane); /* the loop's first issue */
@@ -253,14 +336,14 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         /* this lane's copies of tile i have landed; the warp barrier makes
          * every lane's visible and says the stage read last iteration is free */
         AVK_CP_ASYNC_WAIT(STAGES - 2);
+#if AVK_DECODE_BULK_PATH
+        if (BULK && mode != MODE_COPY && (t + 1) * BC <= w.kv_end) /* or its bulk copies have */
+            avk_mbar_wait(bars + (i % STAGES) * 8, (avk_u32)(i / STAGES) & 1u);
+#endif
         avk_syncwarp();
         {
             const int tn = t + (STAGES - 1) * KW;
-            if (tn < w.t_end) {
-                unsigned char *stage = ring + ((i + STAGES - 1) % STAGES) * 2 * RAW_TILE;
-                avk_decode_load(stage, p, w, p.k, tn * BC, w.kv_end - tn * BC, lane, next_rows);
-                avk_decode_load(stage + RAW_TILE, p, w, p.v, tn * BC, w.kv_end - tn * BC, lane, next_rows);
-            }
+            if (tn < w.t_end) avk_decode_stage(ring, bars, mode, (i + STAGES - 1) % STAGES, p, w, tn, lane, next_rows);
             avk_cp_async_commit();
             next_rows = avk_decode_row(p, w, tn + KW, lane); /* the next round's tile, a round ahead */
         }

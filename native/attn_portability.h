@@ -18,6 +18,9 @@
  *                       avk_ldmatrix_x4(_trans),
  *                       avk_pack_f16x2 / avk_pack_bf16x2, avk_cp_async16,
  *                       avk_cp_async_commit, AVK_CP_ASYNC_WAIT(n)
+ *   AVK_BULK_SM90       1 on CUDA sm_90+: avk_bulk_copy (cp.async.bulk) and its
+ *                       mbarrier (avk_mbar_init, _arrive_expect_tx, _wait);
+ *                       never defined for HIP
  * The AMD side (gfx90a/gfx940/gfx1030) lives in amd_portability.h. */
 #ifndef ATTNVK_ATTN_PORTABILITY_H
 #define ATTNVK_ATTN_PORTABILITY_H
@@ -175,6 +178,49 @@ AVK_DEVICE void avk_cp_async_commit(void) { asm volatile("cp.async.commit_group;
 #define AVK_CP_ASYNC_WAIT(n) asm volatile("cp.async.wait_group %0;" ::"n"(n))
 
 #endif /* sm_80 */
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/* Hopper's bulk copies (cp.async.bulk: the TMA unit, 1-D, no tensor map): one
+ * instruction moves a run of bytes (size, both addresses multiples of 16) and
+ * counts them off the transaction count of an mbarrier in shared memory. */
+#define AVK_BULK_SM90 1
+
+/* count arrivals complete a phase (with its expected bytes landed) */
+AVK_DEVICE void avk_mbar_init(avk_u32 bar, avk_u32 count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+/* makes initialized barriers visible to the async proxy (the bulk copies) */
+AVK_DEVICE void avk_mbar_init_fence(void) { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+
+/* one arrival that also expects bytes more before the phase completes */
+AVK_DEVICE void avk_mbar_arrive_expect_tx(avk_u32 bar, avk_u32 bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+/* waits (acquire: the landed bytes are visible) until the phase of parity completes */
+AVK_DEVICE void avk_mbar_wait(avk_u32 bar, avk_u32 parity)
+{
+    avk_u32 done;
+    do {
+        asm volatile("{\n\t.reg .pred p;\n\t"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* global -> shared, completing bytes on bar (a CTA's own shared address is a cluster address) */
+AVK_DEVICE void avk_bulk_copy(avk_u32 smem, const void *gmem, avk_u32 bytes, avk_u32 bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem),
+                 "l"(gmem), "r"(bytes), "r"(bar)
+                 : "memory");
+}
+#endif /* sm_90 */
 #endif /* CUDA */
 
 AVK_DEVICE float avk_max(float a, float b) { return a > b ? a : b; }

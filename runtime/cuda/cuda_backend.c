@@ -215,12 +215,13 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     avk_cuda_arch_name(dev->cc_major, dev->cc_minor, arch, sizeof arch);
     snprintf(info->variant, sizeof info->variant, "%s", k->cfg.variant);
     avk_native_describe(&k->native, k->cfg.bc, info);
+    const char *copy = avk_cuda_decode_copy(&k->cfg, dev->cc_major, p->page_size > 0);
     snprintf(info->params, sizeof info->params,
-             "arch=%s regs=%d local=%d smem=%zu pack=%d key_warps=%d stages=%d col_warps=%d split_keys=%u kv=%s "
+             "arch=%s regs=%d local=%d smem=%zu pack=%d key_warps=%d stages=%d%s%s col_warps=%d split_keys=%u kv=%s "
              "cubin=%s",
              arch, k->mod->registers, k->mod->local_bytes, shape.smem, pack, k->cfg.key_warps, k->cfg.kv_stages,
-             k->cfg.col_warps, k->native.args.split_keys, attnvk_kv_format_name(p->kv_format),
-             k->mod->from_cache ? "cached" : "nvrtc");
+             copy ? " copy=" : "", copy ? copy : "", k->cfg.col_warps, k->native.args.split_keys,
+             attnvk_kv_format_name(p->kv_format), k->mod->from_cache ? "cached" : "nvrtc");
     *out = k;
     return ATTNVK_OK;
 }

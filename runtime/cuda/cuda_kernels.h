@@ -62,6 +62,11 @@ size_t avk_cuda_config_smem(const avk_cuda_config *cfg);
 /* CTAs per SM for the split plan: the config's resident, as many as the SM's shared memory holds */
 int avk_cuda_resident(const avk_cuda_config *cfg, size_t smem_per_sm);
 
+/* How mma-decode brings full K/V tiles (attn_decode.h's choice, for the kernel
+ * info): "bulk" (cp.async.bulk on sm_90+: rows a multiple of 16 bytes, or a
+ * contiguous cache's tile as one run), else "cp.async"; NULL for other variants. */
+const char *avk_cuda_decode_copy(const avk_cuda_config *cfg, int cc_major, int paged);
+
 /* The tuning table (vendor -> architecture -> device -> default). */
 const avk_tuning *avk_cuda_tuning_table(int *count);
 

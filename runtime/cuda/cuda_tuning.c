@@ -121,6 +121,10 @@ static const avk_tuning cuda_table[] = {
  *   one kv head: 128 packed rows): Q stays in shared memory and the warps of a
  *   row group split O's columns (col_warps): 64 rows x 2 (254 registers, no
  *   spills, one CTA per SM), up to 16 rows x 4 (164 registers). Not measured. */
+/* - Session 16: on sm_90 mma-decode brings full tiles by bulk copies
+ *   (attn_decode.h, copy=bulk in the kernel info); ATTNVK_CUDA_DEFINES=
+ *   -DAVK_DECODE_BULK=0 keeps cp.async for an A/B (tools/h100/sweep-s16-bulk.txt).
+ *   Not measured yet: contiguous f16 stays on mma16. */
 enum { KV_ANY, KV_QUANTIZED, KV_PAGED };
 static const struct {
     int max_rows;
@@ -217,11 +221,12 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
         return 1024u + ((size_t)c->br * D + 2u * (size_t)c->bc * (D + DV)) * 2;
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
         return (c->dtype == ATTNVK_F32 ? 2u : 1u) * (size_t)c->bc * (D + DV) * 4;
-    if (c->key_warps) { /* Q, then per warp its raw K/V stages; the warps' merge reuses them */
+    if (c->key_warps) { /* Q, the stages' mbarriers, then per warp its raw K/V stages; the warps' merge reuses them */
         size_t rows = kv_row_bytes(c) % 32 == 0 ? kv_row_bytes(c) + 16 : kv_row_bytes(c); /* attn_decode.h's RAW_ROW */
         size_t rings = (size_t)c->key_warps * (size_t)c->kv_stages * 2u * (size_t)c->bc * rows;
         size_t merge = (size_t)c->key_warps * 16u * (D + 2) * 4;
-        return 16u * (D + 8) * 2 + (rings > merge ? rings : merge);
+        size_t bars = ((size_t)c->key_warps * (size_t)c->kv_stages * 8u + 15u) / 16u * 16u; /* attn_decode.h's BARS */
+        return 16u * (D + 8) * 2 + bars + (rings > merge ? rings : merge);
     }
     if (c->mma) { /* attn_mma.h: Q + two stages of K (rows of Dk padded to k-steps, + 16 bytes) and V (Dv),
                    * two raw stages of a quantized K/V, the row groups' two partial-S buffers (col_warps > 1) */
@@ -234,6 +239,19 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
     }
     return ((size_t)c->br * (D + 1) + (size_t)c->bc * (D + 1) + (size_t)c->bc * (DV + 1) +
             (size_t)c->br * (c->bc + 1) + 3u * c->br) * 4;
+}
+
+const char *avk_cuda_decode_copy(const avk_cuda_config *c, int cc_major, int paged)
+{
+    if (!c->key_warps) return NULL;
+    const char *defs = getenv("ATTNVK_CUDA_DEFINES");
+    if (cc_major < 9 || (defs && strstr(defs, "AVK_DECODE_BULK=0"))) return "cp.async";
+    const size_t row = kv_row_bytes(c);
+    /* attn_decode.h's BULK_ROWS, and BULK_TILE (LINEAR_TILE: unpadded rows, whole 16-byte runs) */
+    const int rows = row % 16 == 0;
+    const int tile = !paged && row % 32 != 0 && ((size_t)c->bc * row) % 16 == 0 &&
+                     !(defs && strstr(defs, "AVK_DECODE_LINEAR=0"));
+    return rows || tile ? "bulk" : "cp.async";
 }
 
 int avk_cuda_resident(const avk_cuda_config *c, size_t smem_per_sm)
