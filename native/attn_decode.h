@@ -119,9 +119,12 @@ AVK_DEVICE void avk_decode_load(unsigned char *dst, const avk_attn_params &p, co
  * where a row is a multiple of 16 bytes (f16/bf16, fp8: padded rows, paged
  * caches), lane r copies row r. The partial last tile (rows past valid are
  * zero-filled), rows of another size (q8_0 paged) or an unaligned base take
- * avk_decode_load. AVK_DECODE_BULK=0 (ATTNVK_CUDA_DEFINES) turns it off. */
+ * avk_decode_load. Off unless AVK_DECODE_BULK=1 (ATTNVK_CUDA_DEFINES): on the H100
+ * (session 16, tools/h100/sweep-s16-bulk.txt, 64k) it lost everywhere: f16 one key warp
+ * 0.746 -> 1.136 ms, two 0.782 -> 0.786, fp8 0.414 -> 0.576, q8_0 contiguous no faster
+ * (0.428); the mbarrier helpers stay for the warp-specialized kernel of issue #16. */
 #ifndef AVK_DECODE_BULK
-#define AVK_DECODE_BULK 1
+#define AVK_DECODE_BULK 0
 #endif
 #if AVK_DECODE_BULK && defined(AVK_BULK_SM90)
 #define AVK_DECODE_BULK_PATH 1

@@ -121,10 +121,10 @@ static const avk_tuning cuda_table[] = {
  *   one kv head: 128 packed rows): Q stays in shared memory and the warps of a
  *   row group split O's columns (col_warps): 64 rows x 2 (254 registers, no
  *   spills, one CTA per SM), up to 16 rows x 4 (164 registers). Not measured. */
-/* - Session 16: on sm_90 mma-decode brings full tiles by bulk copies
- *   (attn_decode.h, copy=bulk in the kernel info); ATTNVK_CUDA_DEFINES=
- *   -DAVK_DECODE_BULK=0 keeps cp.async for an A/B (tools/h100/sweep-s16-bulk.txt).
- *   Not measured yet: contiguous f16 stays on mma16. */
+/* - Session 16: mma-decode's sm_90 bulk copies (attn_decode.h, ATTNVK_CUDA_DEFINES=
+ *   -DAVK_DECODE_BULK=1, copy=bulk in the kernel info) lost to cp.async on the H100
+ *   (f16 64k 0.746 -> 1.136 ms with one key warp, fp8 0.414 -> 0.576), so they are off.
+ *   f16 64k: mma16 0.750 ms, mma-decode w1s2 0.746, cuDNN 0.701 (sweep-s16-bulk.txt). */
 enum { KV_ANY, KV_QUANTIZED, KV_PAGED };
 static const struct {
     int max_rows;
@@ -245,7 +245,7 @@ const char *avk_cuda_decode_copy(const avk_cuda_config *c, int cc_major, int pag
 {
     if (!c->key_warps) return NULL;
     const char *defs = getenv("ATTNVK_CUDA_DEFINES");
-    if (cc_major < 9 || (defs && strstr(defs, "AVK_DECODE_BULK=0"))) return "cp.async";
+    if (cc_major < 9 || !defs || !strstr(defs, "AVK_DECODE_BULK=1")) return "cp.async"; /* off by default */
     const size_t row = kv_row_bytes(c);
     /* attn_decode.h's BULK_ROWS, and BULK_TILE (LINEAR_TILE: unpadded rows, whole 16-byte runs) */
     const int rows = row % 16 == 0;

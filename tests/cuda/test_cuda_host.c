@@ -115,7 +115,10 @@ static void test_lookup(void)
           "H100 paged f16 decode at D=256 (past mma-decode) -> mma16 16x32, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick_paged(128, ATTNVK_KV_Q8_0, NULL, &c) == ATTNVK_OK && is(&c, "mma-decode", 16, 32) && c.key_warps == 4,
           "H100 paged q8_0 decode -> mma-decode 16x32 w4, got %s %dx%d w%d", c.variant, c.br, c.bc, c.key_warps);
-    /* the bulk-copy marker (attn_decode.h's BULK_ROWS / BULK_TILE) and the stages' mbarriers in shared memory */
+    /* the bulk-copy marker (attn_decode.h's BULK_ROWS / BULK_TILE, asked for) and the stages' mbarriers in shared memory */
+    CHECK(pick_paged(128, ATTNVK_KV_DTYPE, NULL, &c) == ATTNVK_OK && strcmp(avk_cuda_decode_copy(&c, 9, 1), "cp.async") == 0,
+          "paged f16 mma-decode: cp.async unless bulk copies are asked for");
+    setenv("ATTNVK_CUDA_DEFINES", "-DAVK_DECODE_BULK=1", 1);
     CHECK(pick_paged(128, ATTNVK_KV_DTYPE, NULL, &c) == ATTNVK_OK && strcmp(avk_cuda_decode_copy(&c, 9, 1), "bulk") == 0 &&
               strcmp(avk_cuda_decode_copy(&c, 8, 1), "cp.async") == 0 &&
               avk_cuda_config_smem(&c) == 16 * 136 * 2 + 32 + 2 * 2 * 2 * 32 * 272,
@@ -123,6 +126,7 @@ static void test_lookup(void)
     CHECK(pick_paged(128, ATTNVK_KV_Q8_0, NULL, &c) == ATTNVK_OK && strcmp(avk_cuda_decode_copy(&c, 9, 1), "cp.async") == 0 &&
               strcmp(avk_cuda_decode_copy(&c, 9, 0), "bulk") == 0,
           "q8_0 mma-decode: 136-byte rows copy in bulk only as a contiguous tile");
+    unsetenv("ATTNVK_CUDA_DEFINES");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 1, NULL, 0, 0, &c) == ATTNVK_OK && !avk_cuda_decode_copy(&c, 9, 0),
           "mma16 has no copy marker");
     CHECK(pick_paged(128, ATTNVK_KV_DTYPE, "mma16", &c) == ATTNVK_OK && is(&c, "mma16", 16, 32),

@@ -184,8 +184,9 @@ int main(void)
             cfg.split = scored[v].decode;
             add_job(t, &cfg);
         }
-        /* mma-decode's load paths on sm_90a (attn_decode.h): bulk copies by row (f16 contiguous,
-         * as the sweeps name it; bf16 16-key tiles, 4 warps x 4 stages; fp8's 128-byte rows) */
+        /* mma-decode's rings on sm_90a (attn_decode.h): f16 one key warp, bf16 16-key tiles with
+         * 4 warps x 4 stages, fp8's 128-byte rows (the sweeps' configurations; the bulk copies
+         * these were written for, off by default, ran on the H100 in session 16) */
         static const struct {
             attnvk_dtype dtype;
             attnvk_kv_format kv;
