@@ -24,6 +24,9 @@ typedef struct run_args {
     double softcap;
     int window, window_left, window_right;
     attnvk_causal_align align;
+    /* the backward pass: dO in, gradients out (at least one with grad_out) */
+    const char *grad_out, *out_dq, *out_dk, *out_dv, *out_dsinks;
+    int deterministic;
 } run_args;
 
 int run_parse_args(int argc, char **argv, run_args *a);

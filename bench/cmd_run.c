@@ -4,6 +4,7 @@
 #include "core/atomic_file.h"
 #include "core/npy.h"
 #include "run_cache.h"
+#include "run_grads.h"
 #include "run_scores.h"
 
 #include <math.h>
@@ -17,6 +18,8 @@ static const char run_usage[] =
     "                  [--block-table T.npy --seq-lens L.npy] [--kv-dtype q8_0|q4_0|fp8]\n"
     "                  [--mask M.npy] [--window LEFT,RIGHT] [--causal-align top-left|bottom-right]\n"
     "                  [--alibi | --alibi-slopes S.npy] [--softcap C] [--sinks S.npy]\n"
+    "                  [--grad-out dO.npy [--out-dq DQ.npy] [--out-dk DK.npy] [--out-dv DV.npy]\n"
+    "                   [--out-dsinks DS.npy] [--deterministic]]\n"
     "Shapes: bhsd Q [B,H,Nq,D], K/V [B,Hkv,Nk,D]; bshd Q [B,Nq,H,D], K/V [B,Nk,Hkv,D]. V's last\n"
     "dimension gives Dv (V and O): D itself, or Dk/Dv 192/128 and 576/512 (contiguous K/V).\n"
     "Paged: K/V are pages [num_pages,page_size,Hkv,D], the block table int32 [B,max_pages] names each\n"
@@ -26,7 +29,10 @@ static const char run_usage[] =
     "window i'-LEFT .. i'+RIGHT (-1: unbounded) and, causal, up to i' (i' = i + Nk - Nq bottom-right,\n"
     "or i top-left); sinks [H] join each row's softmax. The mask is f32 or f16, [Nq,Nk] or [1|B,1|H,Nq,Nk].\n"
     "O is written as float32 with Q's shape (last dimension Dv). --check compares with the float64 CPU reference\n"
-    "(on the cache as the kernel reads it: gathered and decoded).";
+    "(on the cache as the kernel reads it: gathered and decoded).\n"
+    "Backward pass (contiguous K/V): --grad-out is dO, O's shape; after the forward, dQ, dK and dV are written\n"
+    "as float32 in Q's, K's and V's shapes (d(sinks) [H]); --check compares them with the float64 reference\n"
+    "(rel-L2 f32 1e-4, f16/bf16 1e-2). --deterministic asks for bit-identical runs (no float atomics).";
 
 int run_parse_args(int argc, char **argv, run_args *a)
 {
@@ -41,11 +47,13 @@ int run_parse_args(int argc, char **argv, run_args *a)
         if (strcmp(argv[i], "--causal") == 0) { a->causal = 1; continue; }
         if (strcmp(argv[i], "--check") == 0) { a->check = 1; continue; }
         if (strcmp(argv[i], "--alibi") == 0) { a->alibi = 1; continue; }
+        if (strcmp(argv[i], "--deterministic") == 0) { a->deterministic = 1; continue; }
         static const char *const names[] = {"--api", "--device", "--q", "--k", "--v", "--out", "--lse",
                                             "--impl", "--variant", "--scale", "--dtype", "--layout", "--tile",
                                             "--split-kv", "--block-table", "--seq-lens", "--kv-dtype",
                                             "--mask", "--sinks", "--alibi-slopes", "--window", "--causal-align",
-                                            "--softcap"};
+                                            "--softcap", "--grad-out", "--out-dq", "--out-dk", "--out-dv",
+                                            "--out-dsinks"};
         int which = -1;
         for (int n = 0; n < (int)(sizeof names / sizeof *names) && which < 0; ++n) {
             m = cli_option(argc, argv, &i, names[n], &val);
@@ -93,6 +101,11 @@ int run_parse_args(int argc, char **argv, run_args *a)
         }
         if (which == 22 && !cli_parse_double(val, 1e-30, 1e30, &a->softcap))
             return cli_error(EXIT_USAGE, "run: --softcap must be a positive number, got '%s'", val);
+        if (which >= 23) {
+            const char **grad_slots[] = {&a->grad_out, &a->out_dq, &a->out_dk, &a->out_dv, &a->out_dsinks};
+            if (!*val) return cli_error(EXIT_USAGE, "run: %s wants a file, got ''", names[which]);
+            *grad_slots[which - 23] = val;
+        }
         long sk;
         if (which == 13) {
             if (!cli_parse_int(val, 1, 4096, &sk))
@@ -123,10 +136,25 @@ int run_parse_args(int argc, char **argv, run_args *a)
     if (!a->block_table != !a->seq_lens)
         return cli_error(EXIT_USAGE, "run: %s needs %s too (a paged cache takes both)",
                          a->block_table ? "--block-table" : "--seq-lens", a->block_table ? "--seq-lens" : "--block-table");
+    const char *grad_flag = a->out_dq ? "--out-dq" : a->out_dk ? "--out-dk" : a->out_dv ? "--out-dv"
+                          : a->out_dsinks ? "--out-dsinks" : a->deterministic ? "--deterministic" : NULL;
+    if (grad_flag && !a->grad_out)
+        return cli_error(EXIT_USAGE, "run: %s belongs to the backward pass: give --grad-out dO.npy too", grad_flag);
+    if (a->grad_out && !a->out_dq && !a->out_dk && !a->out_dv && !a->out_dsinks)
+        return cli_error(EXIT_USAGE, "run: --grad-out needs an output: --out-dq, --out-dk, --out-dv or --out-dsinks");
+    if (a->grad_out && run_uses_cache(a))
+        return cli_error(EXIT_USAGE, "run: the backward pass (--grad-out) takes a contiguous K/V "
+                                     "(not --block-table or --kv-dtype)");
+    if (a->out_dsinks && !a->sinks) return cli_error(EXIT_USAGE, "run: --out-dsinks needs --sinks");
     /* before the inputs are read and the kernel runs, not after */
     if (avk_check_writable(a->out) != ATTNVK_OK) return cli_error(EXIT_USAGE, "run: --out %s", attnvk_last_error());
     if (a->lse && avk_check_writable(a->lse) != ATTNVK_OK)
         return cli_error(EXIT_USAGE, "run: --lse %s", attnvk_last_error());
+    const char *grad_outputs[] = {a->out_dq, a->out_dk, a->out_dv, a->out_dsinks};
+    static const char *const grad_names[] = {"--out-dq", "--out-dk", "--out-dv", "--out-dsinks"};
+    for (int g = 0; g < 4; ++g)
+        if (grad_outputs[g] && avk_check_writable(grad_outputs[g]) != ATTNVK_OK)
+            return cli_error(EXIT_USAGE, "run: %s %s", grad_names[g], attnvk_last_error());
     return 0;
 }
 
@@ -229,6 +257,8 @@ int cmd_run(int argc, char **argv)
     if (rc) return rc < 0 ? EXIT_OK : rc;
     avk_npy t[3] = {{0}}, tables[2] = {{0}};
     run_scores scores = {.made_slopes = NULL};
+    run_grads grads;
+    memset(&grads, 0, sizeof grads);
     attnvk_problem p;
     attnvk_context *ctx = NULL;
     attnvk_device *dev = NULL;
@@ -236,6 +266,7 @@ int cmd_run(int argc, char **argv)
     rc = a.block_table ? run_load_paged(&a, t, tables, &p) : load_problem(&a, t, &p);
     if (rc == 0) rc = run_load_scores(&a, &p, &scores);
     if (rc == 0) rc = prepare_inputs(&a, &p, t);
+    if (rc == 0 && a.grad_out) rc = run_grads_load(&a, &p, t, &grads);
     if (rc == 0) rc = cli_context_create(&ctx);
     if (rc) goto done;
     rc = cli_open_device(ctx, a.api, a.device, &dev);
@@ -254,7 +285,9 @@ int cmd_run(int argc, char **argv)
     attnvk_check c = {0};
     attnvk_host_inputs in = {.q = t[0].data, .k = t[1].data, .v = t[2].data};
     run_scores_inputs(&scores, &in);
-    attnvk_status s = run_uses_cache(&a)
+    attnvk_status s = a.grad_out
+        ? run_grads_compute(dev, &p, &opts, a.deterministic, &in, &grads, o, lse, &info, &ms)
+        : run_uses_cache(&a)
         ? run_cache_attention(dev, &p, &opts, t, tables, o, lse, &info, &ms, a.check ? &c : NULL)
         : attnvk_attention_host_inputs(dev, &p, &opts, &in, o, lse, &info, &ms);
     if (s != ATTNVK_OK) {
@@ -282,11 +315,16 @@ int cmd_run(int argc, char **argv)
                c.passed ? "pass" : "FAIL");
         if (!c.passed) rc = EXIT_FAILED;
     }
+    if (a.grad_out) {
+        const int grc = run_grads_finish(&a, &p, t, &in, &grads);
+        if (grc) rc = grc;
+    }
     printf("\n");
 done:
     for (int i = 0; i < 3; ++i) avk_npy_free(&t[i]);
     for (int i = 0; i < 2; ++i) avk_npy_free(&tables[i]);
     run_scores_free(&scores);
+    run_grads_free(&grads);
     free(o);
     free(lse);
     attnvk_device_close(dev);

@@ -28,6 +28,15 @@ typedef struct avk_dispatch {
     void *stream;
 } avk_dispatch;
 
+/* attnvk_kernel_backward's buffers: fwd as the forward's (lse always set, every
+ * query row, launches 1, never async), then the gradients' (d_sinks NULL
+ * unless the problem has sinks and the caller asked for it). */
+typedef struct avk_backward_dispatch {
+    avk_dispatch fwd;
+    avk_bbuf *d_o, *dq, *dk, *dv, *d_sinks;
+    int deterministic; /* no floating-point atomics: bit-identical runs */
+} avk_backward_dispatch;
+
 typedef struct attnvk_backend {
     attnvk_api api;
     /* Loads the API's library (dlopen/volk) and counts its devices. On failure
@@ -88,6 +97,12 @@ typedef struct attnvk_backend {
      * pass the same checks as the table's (core/tuning.h); up to max written, the count
      * returned. May be NULL: nothing to tune. */
     int (*tuning_candidates)(avk_bdev *dev, const attnvk_problem *p, struct avk_tuning *out, int max);
+    /* attnvk_kernel_backward on a kernel prepare made: dQ, dK, dV (and d(sink))
+     * written whole, synchronously; *device_ms its time. The core has checked
+     * the buffers and refused paged or quantized caches. May be NULL: the
+     * core answers UNSUPPORTED ("the <api> backend has no backward pass yet");
+     * an implementation without one (a vendor baseline) answers UNSUPPORTED itself. */
+    attnvk_status (*backward)(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *args, double *device_ms);
 } attnvk_backend;
 
 #endif

@@ -16,17 +16,6 @@ int avk_cpu_threads(void)
     return (int)n;
 }
 
-/* Score of key j for row i (attnvk.h's order: scale, softcap, ALiBi, mask). */
-static double score(const attnvk_problem *p, double dot, double scale, double slope, long long pos, const float *mask_row,
-                    int j)
-{
-    double s = dot * scale;
-    if (p->softcap > 0) s = p->softcap * tanh(s / p->softcap);
-    if (p->alibi) s += slope * (double)(j - pos);
-    if (mask_row) s += mask_row[j];
-    return s;
-}
-
 static void attend_row(const avk_reference_job *job, size_t slot, size_t row, double *scores, double *acc)
 {
     const attnvk_problem *p = job->p;
@@ -42,11 +31,7 @@ static void attend_row(const avk_reference_job *job, size_t slot, size_t row, do
     if (job->drop_keys > 0) hi = hi - lo > job->drop_keys ? hi - job->drop_keys : lo;
     const long long pos = avk_row_position(p, i, len);
     const double slope = p->alibi ? job->alibi_slopes[h] : 0.0;
-    const float *mask_row = NULL;
-    if (p->mask) {
-        size_t mb = p->mask_batch > 1 ? (size_t)b : 0, mh = p->mask_heads > 1 ? (size_t)h : 0;
-        mask_row = job->mask + ((mb * p->mask_heads + mh) * p->seq_q + i) * (size_t)p->seq_kv;
-    }
+    const float *mask_row = avk_reference_mask_row(p, job->mask, b, h, i);
 
     const float *qr = job->q + avk_q_offset(p, b, h, i);
     double m = p->sinks ? (double)job->sinks[h] : -INFINITY;
@@ -54,7 +39,7 @@ static void attend_row(const avk_reference_job *job, size_t slot, size_t row, do
         const float *kr = job->k + avk_kv_offset(p, b, g, j);
         double dot = 0;
         for (int d = 0; d < D; ++d) dot += (double)qr[d] * kr[d];
-        scores[j - lo] = score(p, dot, scale, slope, pos, mask_row, j);
+        scores[j - lo] = avk_reference_score(p, dot, scale, slope, pos, mask_row, j, NULL);
         if (scores[j - lo] > m) m = scores[j - lo];
     }
     for (int d = 0; d < Dv; ++d) acc[d] = 0;

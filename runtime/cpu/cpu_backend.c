@@ -343,6 +343,62 @@ static attnvk_status cpu_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispa
     return s;
 }
 
+/* reference-f64's backward: the float64 oracle on f32 copies (it recomputes O and the LSE itself) */
+static attnvk_status reference_backward(avk_bkernel *k, const avk_backward_dispatch *a)
+{
+    const attnvk_problem *p = &k->p;
+    const avk_dispatch *f = &a->fwd;
+    const size_t nq = attnvk_q_elements(p), nk = attnvk_kv_elements(p), nv = attnvk_v_elements(p);
+    const size_t no = attnvk_o_elements(p);
+    const size_t nmask = p->mask ? (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv : 0;
+    float *q = to_f32(p->dtype, f->q, nq), *kk = to_f32(p->dtype, f->k, nk), *v = to_f32(p->dtype, f->v, nv);
+    float *d_o = to_f32(p->dtype, a->d_o, no), *mask = p->mask ? to_f32(p->mask_dtype, f->mask, nmask) : NULL;
+    float *dq = malloc(sizeof(float) * nq), *dk = malloc(sizeof(float) * nk), *dv = malloc(sizeof(float) * nv);
+    attnvk_status s = ATTNVK_OK;
+    if (!q || !kk || !v || !d_o || !dq || !dk || !dv || (p->mask && !mask)) {
+        s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
+    } else {
+        const attnvk_host_inputs in = {.q = q, .k = kk, .v = v, .mask = mask,
+                                       .kv_lens = f->seq_lens ? (const int32_t *)f->seq_lens->data : NULL,
+                                       .sinks = f->sinks ? (const float *)f->sinks->data : NULL,
+                                       .alibi_slopes = f->alibi_slopes ? (const float *)f->alibi_slopes->data : NULL};
+        const attnvk_host_grads g = {.d_o = d_o, .dq = dq, .dk = dk, .dv = dv,
+                                     .d_sinks = a->d_sinks ? (float *)a->d_sinks->data : NULL};
+        attnvk_reference_backward(p, &in, &g);
+        attnvk_pack(p->dtype, dq, a->dq->data, nq);
+        attnvk_pack(p->dtype, dk, a->dk->data, nk);
+        attnvk_pack(p->dtype, dv, a->dv->data, nv);
+    }
+    float *all[] = {q, kk, v, d_o, mask, dq, dk, dv};
+    for (size_t i = 0; i < sizeof all / sizeof *all; ++i) free(all[i]);
+    return s;
+}
+
+/* attnvk_kernel_backward: flash-f32's backward (cpu_backward.c, always deterministic) or the oracle's */
+static attnvk_status cpu_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms)
+{
+    (void)dev;
+    if (k->kind == CPU_OPENBLAS)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "openblas on cpu has no backward pass (attnvk's kernel has)");
+    const avk_dispatch *f = &a->fwd;
+    double t0 = now_ms();
+    attnvk_status s;
+    if (k->kind == CPU_REFERENCE) {
+        s = reference_backward(k, a);
+    } else {
+        const avk_cpu_backward_job job = {
+            .fwd = {.p = &k->p, .q = f->q->data, .k = f->k->data, .v = f->v->data, .o = f->o->data,
+                    .lse = (float *)f->lse->data, .seq_lens = data_of(f->seq_lens), .mask = data_of(f->mask),
+                    .sinks = data_of(f->sinks), .alibi_slopes = data_of(f->alibi_slopes), .q_begin = 0,
+                    .q_count = k->p.seq_q},
+            .d_o = a->d_o->data, .dq = a->dq->data, .dk = a->dk->data, .dv = a->dv->data,
+            .d_sinks = a->d_sinks ? (float *)a->d_sinks->data : NULL};
+        s = avk_cpu_backward_run(&job);
+    }
+    *device_ms = now_ms() - t0;
+    return s;
+}
+
 static void cpu_release_kernel(avk_bdev *dev, avk_bkernel *k)
 {
     (void)dev;
@@ -414,4 +470,5 @@ const attnvk_backend avk_backend_cpu = {
     .native = cpu_native,
     .wait = cpu_wait,
     .tuning_candidates = cpu_tuning_candidates,
+    .backward = cpu_backward,
 };

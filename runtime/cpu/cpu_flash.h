@@ -35,6 +35,24 @@ attnvk_status avk_cpu_flash_run(const avk_cpu_job *job);
 /* "avx512", "avx2" or "generic": the inner loops this host runs */
 const char *avk_cpu_flash_isa(void);
 
+/* The backward pass (cpu_backward.c): fwd's q, k, v, o and lse are read (the
+ * forward's O and LSE), with its seq_lens, mask, sinks and ALiBi slopes; every
+ * query row. dO is in p->dtype; dQ, dK, dV are written whole in p->dtype,
+ * d_sinks (f32 [H]) when non-NULL. */
+typedef struct avk_cpu_backward_job {
+    avk_cpu_job fwd;
+    const void *d_o;
+    void *dq, *dk, *dv;
+    float *d_sinks;
+} avk_cpu_backward_job;
+
+/* Keys of one dK/dV work item and query rows of one dQ work item. */
+enum { AVK_CPU_BWD_KEYS = 64, AVK_CPU_BWD_ROWS = 64 };
+
+/* FlashAttention-2's backward in f32 over avk_cpu_threads() threads, with no
+ * shared sums (dK/dV by key blocks, dQ by query blocks): bit-identical runs. */
+attnvk_status avk_cpu_backward_run(const avk_cpu_backward_job *job);
+
 /* The OpenBLAS unfused baseline: 1 if libopenblas.so.0 loads (else *why). */
 int avk_openblas_available(const char **why);
 /* "OpenBLAS 0.3.21 ..." (its config string), once loaded */

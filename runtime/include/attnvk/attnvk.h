@@ -407,6 +407,37 @@ attnvk_status attnvk_kernel_run_async(attnvk_kernel *k, const attnvk_tensors *t,
 /* Waits until every run enqueued on dev's own queue has finished. */
 attnvk_status attnvk_device_wait(attnvk_device *dev);
 
+/* ---- the backward pass (training): gradients of O with respect to Q, K, V and the sinks ---- */
+/* The backward pass's own buffers. dO has O's shape and the problem's
+ * dtype; dQ, dK and dV are written in Q's, K's and V's shapes and dtype
+ * (accumulated in f32 or better). d_sinks (f32 [H]) is written when the
+ * problem has sinks (it may then be NULL to skip it). */
+typedef struct attnvk_grad_tensors {
+    attnvk_buffer *d_o;
+    attnvk_buffer *dq, *dk, *dv;
+    attnvk_buffer *d_sinks;
+} attnvk_grad_tensors;
+/* Options of attnvk_kernel_backward; attnvk_backward_options_init sets struct_size and zeroes the rest. */
+typedef struct attnvk_backward_options {
+    size_t struct_size;          /* sizeof(attnvk_backward_options) */
+    int deterministic;           /* 1: no floating-point atomics: two runs give bit-identical gradients
+                                    (the CPU always is) */
+} attnvk_backward_options;
+void attnvk_backward_options_init(attnvk_backward_options *o);
+/* FlashAttention-2's backward pass of k's problem, synchronous: fwd holds the
+ * forward's inputs (Q, K, V, and the mask, sinks, ALiBi slopes and seq_lens
+ * the problem asks for), its O and its LSE (f32 [B][H][Nq], as a run with
+ * write_lse writes it; required here whatever k's write_lse). With
+ * P = softmax(scores) as in attnvk_problem: dV = P^T dO, dP = dO V^T,
+ * D_i = rowsum(dO_i * O_i), dS = P * (dP - D), dQ = scale dS' K,
+ * dK = scale dS'^T Q, where dS' is dS times the softcap's derivative
+ * (1 - tanh^2); GQA sums dK and dV over a group's query heads; d_sinks[h] =
+ * -sum over rows of P_sink * D_i. Paged and quantized caches are
+ * UNSUPPORTED, as is an API or implementation without a backward pass yet
+ * (the message names it). opts may be NULL; *device_ms may be NULL. */
+attnvk_status attnvk_kernel_backward(attnvk_kernel *k, const attnvk_tensors *fwd, const attnvk_grad_tensors *grad,
+                                     const attnvk_backward_options *opts, double *device_ms);
+
 /* ---- KV caches on the host ---- */
 const char *attnvk_kv_format_name(attnvk_kv_format f); /* "dtype", "q8_0", "q4_0", "fp8" */
 int attnvk_kv_format_from_name(const char *name, attnvk_kv_format *out);
@@ -438,6 +469,15 @@ attnvk_status attnvk_attention_host(attnvk_device *dev, const attnvk_problem *p,
                                     const float *q, const float *k, const float *v,
                                     float *o, float *lse, attnvk_kernel_info *info,
                                     double *device_ms);
+/* Convenience for the backward pass: the forward on in (O and LSE out; lse
+ * may be NULL), then attnvk_kernel_backward with g's dO, all as host f32
+ * (converted to p->dtype and back); outputs poisoned before each run. */
+typedef struct attnvk_host_grads attnvk_host_grads;
+attnvk_status attnvk_attention_backward_host(attnvk_device *dev, const attnvk_problem *p,
+                                             const attnvk_kernel_options *opts, const attnvk_backward_options *bopts,
+                                             const attnvk_host_inputs *in, const attnvk_host_grads *g, float *o,
+                                             float *lse, attnvk_kernel_info *info, double *forward_ms,
+                                             double *backward_ms);
 
 /* ---- the CPU reference (float64 accumulation, multi-threaded) ---- */
 /* Full output, O as f32 in p->layout; lse may be NULL. Q and K rows hold
@@ -466,6 +506,18 @@ struct attnvk_host_inputs {
 };
 /* Full output of any problem: O as f32 in p->layout; lse may be NULL. */
 void attnvk_reference_inputs(const attnvk_problem *p, const attnvk_host_inputs *in, float *o, float *lse);
+/* Host gradients: d_o in (O's shape), the rest out as f32 in p->layout
+ * (dq Q's shape, dk K's, dv V's, d_sinks [H] with sinks; d_sinks may be NULL). */
+struct attnvk_host_grads {
+    const float *d_o;
+    float *dq, *dk, *dv;
+    float *d_sinks;
+};
+/* The backward pass in float64 (the gradients' oracle): computes O and the
+ * LSE itself from in, then g's outputs exactly by the formulas of
+ * attnvk_kernel_backward, for every problem attnvk_reference_inputs takes.
+ * Keys past a sequence's length get zero dK and dV. */
+void attnvk_reference_backward(const attnvk_problem *p, const attnvk_host_inputs *in, const attnvk_host_grads *g);
 /* ALiBi slopes as ggml makes them (max_bias 8): n = 2^floor(log2 H), m0 =
  * 2^(-8/n), m1 = 2^(-4/n); slope h = m0^(h+1) for h < n, else m1^(2(h-n)+1). */
 void attnvk_alibi_slopes(int heads, float *out);
@@ -486,6 +538,8 @@ typedef struct attnvk_check {
     int passed;
 } attnvk_check;
 double attnvk_tolerance(attnvk_dtype d); /* relative L2: f32 1e-5, f16/bf16 5e-3 */
+/* the backward pass's, per gradient: relative L2 f32 1e-4, f16/bf16 1e-2 */
+double attnvk_backward_tolerance(attnvk_dtype d);
 /* Compares o (f32, p->layout) with the reference at the given rows
  * (rows == NULL: every row). */
 attnvk_check attnvk_check_output(const attnvk_problem *p, const float *q, const float *k,
