@@ -139,7 +139,18 @@ static int compare_section(strbuf *o, const results_run *base, const results_run
     sb_html(o, base->label);
     sb_puts(o, " \xe2\x86\x92 ");
     sb_html(o, next->label);
-    sb_puts(o, "</h2>\n<p>");
+    sb_puts(o, "</h2>\n");
+    if (r.matched == 0) { /* every row would be "missing" or "new": nothing is compared */
+        sb_printf(o, "<p class=\"sub\">These runs share no case (%d and %d records; a case matches on implementation, "
+                     "API, device and every case field): nothing to compare.</p></section>\n",
+                  base->record_count, next->record_count);
+        compare_free(&r);
+        return 0;
+    }
+    if (r.matched_by_name)
+        sb_puts(o, "<p class=\"sub\">Devices matched by name: a card only one run has, against the other run's card of "
+                   "that model.</p>\n");
+    sb_puts(o, "<p>");
     static const compare_verdict shown[] = {VERDICT_REGRESSION, VERDICT_NEW_FAILURE, VERDICT_ACCURACY, VERDICT_IMPROVEMENT,
                                             VERDICT_NOISE,      VERDICT_SAME,        VERDICT_MISSING,  VERDICT_NEW,
                                             VERDICT_NOT_RUN,    VERDICT_FIXED,       VERDICT_STILL_FAILING};

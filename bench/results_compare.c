@@ -82,6 +82,24 @@ static void judge(compare_row *row, double threshold)
     else row->verdict = VERDICT_SAME;
 }
 
+/* Is rec's device (same API) in run? */
+static bool device_in(const results_run *run, const results_record *rec)
+{
+    for (int i = 0; i < run->record_count; ++i)
+        if (strcmp(run->records[i].api, rec->api) == 0 && results_same_device(&run->records[i], rec)) return true;
+    return false;
+}
+
+/* A device of one run that the other run lacks, and the other run's device of that name that
+ * this run lacks: another card of the same model (the GPU machine lends a fresh card per
+ * lease), matched by name. Two cards that are both in both runs still match by UUID only. */
+static bool same_model_elsewhere(const compare_result *r, const results_record *a, const results_record *b)
+{
+    return strcmp(a->implementation, b->implementation) == 0 && strcmp(a->api, b->api) == 0 &&
+           strcmp(a->device_name, b->device_name) == 0 && results_same_case(&a->kase, &b->kase) &&
+           !device_in(r->next, a) && !device_in(r->base, b);
+}
+
 static int match_rows(compare_result *r)
 {
     const results_run *base = r->base, *next = r->next;
@@ -91,17 +109,21 @@ static int match_rows(compare_result *r)
         free(used);
         return -1;
     }
-    for (int i = 0; i < base->record_count; ++i) {
-        compare_row *row = &r->rows[r->row_count++];
-        row->base = &base->records[i];
-        for (int j = 0; j < next->record_count; ++j)
-            if (!used[j] && results_same_key(row->base, &next->records[j])) {
-                used[j] = true;
-                row->next = &next->records[j];
-                ++r->matched;
-                break;
-            }
-    }
+    for (int pass = 0; pass < 2; ++pass) /* by UUID (or name where one lacks it), then by model */
+        for (int i = 0; i < base->record_count; ++i) {
+            if (pass == 0) r->rows[r->row_count++].base = &base->records[i];
+            compare_row *row = &r->rows[i];
+            if (row->next) continue;
+            for (int j = 0; j < next->record_count; ++j)
+                if (!used[j] && (pass == 0 ? results_same_key(row->base, &next->records[j])
+                                           : same_model_elsewhere(r, row->base, &next->records[j]))) {
+                    used[j] = true;
+                    row->next = &next->records[j];
+                    ++r->matched;
+                    r->matched_by_name |= pass == 1;
+                    break;
+                }
+        }
     for (int j = 0; j < next->record_count; ++j)
         if (!used[j]) r->rows[r->row_count++].next = &next->records[j];
     free(used);

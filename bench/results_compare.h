@@ -71,6 +71,7 @@ typedef struct compare_result {
     int driver_count;
     int counts[VERDICT_COUNT];
     int matched;     /* rows found in both runs: 0 means the runs share no case */
+    bool matched_by_name; /* some rows matched on the device's name: a card only one run has, the same model */
     int regressions; /* time regressions, whatever the row shows */
 } compare_result;
 

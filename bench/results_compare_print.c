@@ -252,6 +252,9 @@ static int print_text(FILE *f, const compare_result *r, bool md, bool all_rows)
     fprintf(f, "%sthreshold %.3g%%: a regression is slower by more than the threshold and outside both runs' spread "
                "(new median > base p95, and median ± 2 std bands apart)\n\n",
             md ? "- " : "", 100.0 * r->threshold);
+    if (r->matched_by_name)
+        fprintf(f, "%sdevices matched by name: a card only one run has, against the other run's card of that model\n\n",
+                md ? "- " : "");
 
     text_table t;
     static const char *driver_headers[] = {"API", "DEVICE", "BASE DRIVER", "NEW DRIVER"};
@@ -383,6 +386,7 @@ static int print_json(FILE *f, const compare_result *r)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "format_version", 1);
     cJSON_AddNumberToObject(root, "threshold", r->threshold);
+    cJSON_AddBoolToObject(root, "devices_matched_by_name", r->matched_by_name);
     cJSON_AddItemToObject(root, "base", run_json(r->base));
     cJSON_AddItemToObject(root, "new", run_json(r->next));
     cJSON *drivers = cJSON_AddArrayToObject(root, "drivers");

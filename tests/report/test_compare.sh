@@ -86,6 +86,20 @@ compare "$base" "$work/other_gpu.json"
 check "no shared case: exit 2" [ "$rc" = 2 ]
 check "no shared case: one line that says so" one_line 'base.json and .*other_gpu.json share no case (99 and 99 records'
 check "no shared case: no verdict table" [ ! -s "$work/out" ]
+# another card of the same model (the GPU machine lends a fresh card per lease): matched by name, said once
+"$PYTHON" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["records"]:
+    r["device_uuid"] = r["group"] = "0a0b0c0d-0000-4000-8000-000000000002"
+json.dump(d, open(sys.argv[2], "w"))
+' "$base" "$work/other_card.json"
+compare "$base" "$work/other_card.json"
+check "same model, other card: exit 0" [ "$rc" = 0 ]
+check "same model, other card: says so" has '^devices matched by name: a card only one run has'
+check "same model, other card: rows compared" has '95 same, 0 missing, 0 new'
+compare "$base" "$base"
+check "one card: no by-name note" not has 'matched by name'
 compare "$base" "$base" --case 'no-such-case*'
 check "no case matches --case: exit 2" [ "$rc" = 2 ]
 check "no case matches --case: one line" one_line 'share no case (0 and 0 records after --case no-such-case\*'
