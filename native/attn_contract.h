@@ -84,6 +84,27 @@ AVK_DEVICE float avk_tanh(float y)
 #endif
 }
 
+/* tanh of a pair for the softcap: f16/bf16 problems on NVIDIA sm_80+ take one
+ * tanh.approx.f16x2 for both (the special-function unit, which the softmax's
+ * exp2 also needs, does half the work); its error near 1 is f16's 2^-11, as
+ * tanh.approx.f32's relative error. AVK_SOFTCAP_F16X2=0 (ATTNVK_CUDA_DEFINES) takes
+ * avk_tanh per value (an A/B). */
+#ifndef AVK_SOFTCAP_F16X2
+#define AVK_SOFTCAP_F16X2 1
+#endif
+AVK_DEVICE void avk_tanh2(float &a, float &b)
+{
+#if defined(AVK_TARGET_CUDA) && AVK_DTYPE != 0 && __CUDA_ARCH__ >= 800 && AVK_SOFTCAP_F16X2
+    unsigned int h;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(b), "f"(a)); /* a in the low half */
+    asm("tanh.approx.f16x2 %0, %0;" : "+r"(h));
+    asm("{ .reg .f16 l, u; mov.b32 {l, u}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, u; }" : "=f"(a), "=f"(b) : "r"(h));
+#else
+    a = avk_tanh(a);
+    b = avk_tanh(b);
+#endif
+}
+
 /* element offset of query i's row of head h in the mask ([b][h][i][j] with broadcast strides) */
 AVK_DEVICE long long avk_mask_row(const avk_attn_params &p, int b, int h, int i)
 {

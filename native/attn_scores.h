@@ -72,8 +72,16 @@ AVK_DEVICE void avk_score_mod(const avk_attn_params &p, const avk_row_info &r, f
     const float log2e = 1.4426950408889634f;
     if (AVK_SCORE_MOD & AVK_MOD_SOFTCAP) { /* tanh(scale * x / softcap): the softmax multiplies by softcap * log2(e) */
         const float in = scale_log2 * (0.69314718055994530942f / p.softcap);
+        if (N % 2 == 0) {
 #pragma unroll
-        for (int i = 0; i < N; ++i) x[i] = avk_tanh(x[i] * in);
+            for (int i = 0; i < N; i += 2) {
+                x[i] *= in, x[i + 1] *= in;
+                avk_tanh2(x[i], x[i + 1]);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < N; ++i) x[i] = avk_tanh(x[i] * in);
+        }
     }
     if (AVK_SCORE_MOD & AVK_MOD_ALIBI) {
         const float rel0 = (float)(col0 - r.pos); /* j - i', exact as a float */

@@ -116,6 +116,26 @@ AVK_INLINE float avk_softcap_tanh(float y)
     return tanh(y);
 #endif
 }
+/* both of a pair: on NVIDIA's inline-PTX path one tanh.approx.f16x2 for the two (the
+ * special-function unit, which the softmax's exp2 also needs, does half the work; the
+ * error near 1 is f16's 2^-11, as tanh.approx.f32's relative error). -DAVK_SOFTCAP_F16X2=0
+ * (ATTNVK_OPENCL_BUILD_OPTIONS) takes avk_softcap_tanh per value (an A/B). */
+#ifndef AVK_SOFTCAP_F16X2
+#define AVK_SOFTCAP_F16X2 1
+#endif
+AVK_INLINE void avk_softcap_tanh2(float *a, float *b)
+{
+#if AVK_F16 && !AVK_SOFTCAP_EXP2 && AVK_TANH_PTX && AVK_SOFTCAP_F16X2
+    uint h;
+    AVK_ASM("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(*b), "f"(*a)); /* a in the low half */
+    AVK_ASM("tanh.approx.f16x2 %0, %0;" : "+r"(h));
+    AVK_ASM("{ .reg .f16 l, u; mov.b32 {l, u}, %2; cvt.f32.f16 %0, l; cvt.f32.f16 %1, u; }"
+            : "=f"(*a), "=f"(*b) : "r"(h));
+#else
+    *a = avk_softcap_tanh(*a);
+    *b = avk_softcap_tanh(*b);
+#endif
+}
 /* what a body's raw score (scale_log2 times it is the log2-domain score) is
  * multiplied by for avk_softcap_tanh: scale / c (times AVK_TANH_PRE) */
 AVK_INLINE float avk_softcap_in(const avk_kernel_args *a, float scale_log2)

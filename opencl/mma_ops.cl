@@ -246,7 +246,10 @@ AVK_INLINE void avk_frag_score_mod(float s[AVK_NT][4], const avk_kernel_args *a,
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt)
 AVK_PRAGMA_UNROLL
-            for (int r = 0; r < 4; ++r) s[nt][r] = avk_softcap_tanh(s[nt][r] * in);
+            for (int r = 0; r < 4; r += 2) {
+                s[nt][r] *= in, s[nt][r + 1] *= in;
+                avk_softcap_tanh2(&s[nt][r], &s[nt][r + 1]);
+            }
     }
     if (a->flags & AVK_FLAG_ALIBI) {
         const float rel_a = (float)(key0 + 2 * t - f->pos_a), rel_b = (float)(key0 + 2 * t - f->pos_b); /* exact */

@@ -13,6 +13,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 
+#define CM_F16_MATH 1 // f16 arithmetic is on (cm_score_mods.glsl's softcap pairs)
 #define CM_A fcoopmatNV<16, gl_ScopeSubgroup, MS, MS>
 #define CM_B fcoopmatNV<16, gl_ScopeSubgroup, MS, MS>
 #define CM_C fcoopmatNV<32, gl_ScopeSubgroup, MS, MS>

@@ -34,6 +34,17 @@
     const uint EPS = CM_LEN / CM_SLOTS;
     if (avk_softcap() > 0.0) {
         float cap_in = avk_softcap_raw_in();
+#ifdef CM_F16_MATH
+        if (AVK_SOFTCAP_EXP2 == 2u) { // tanh of f16 pairs (flash_common.glsl: half the special-function work)
+            [[unroll]] for (uint x = 0u; x < RT * NT; ++x)
+                CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; e += 2u) {
+                    vec2 y = clamp(vec2(CM_AT(sacc[x], e), CM_AT(sacc[x], e + 1u)) * cap_in, -15.0, 15.0);
+                    vec2 t = vec2(tanh(f16vec2(y)));
+                    CM_AT(sacc[x], e) = t.x;
+                    CM_AT(sacc[x], e + 1u) = t.y;
+                }
+        } else
+#endif
         [[unroll]] for (uint x = 0u; x < RT * NT; ++x)
             CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e)
                 CM_AT(sacc[x], e) = avk_softcap_tanh(CM_AT(sacc[x], e) * cap_in);

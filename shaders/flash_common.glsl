@@ -124,11 +124,13 @@ float avk_raw_unit() { return LOG2E / avk_score_scale(); }
 // constant 13, set by vk_variants.c unless ATTNVK_VK_SOFTCAP_EXP2=0) 1 - 2 / (2^y' + 1),
 // y' = 2 log2(e) y: one exp2 and one reciprocal, never NaN (2^y' -> inf gives
 // 1, -> 0 gives -1), absolute error ~1e-7 (the matrix bodies run f16 data).
+// 2 (ATTNVK_VK_SOFTCAP_EXP2=2, an A/B): tanh of f16 pairs where the layout has f16 math
+// (cm_score_mods.glsl), GLSL's tanh elsewhere.
 layout(constant_id = 13) const uint AVK_SOFTCAP_EXP2 = 0u;
-float avk_softcap_raw_in() { return pc.scale_log2 * ((AVK_SOFTCAP_EXP2 != 0u ? 2.0 : LN2) / pc.softcap); }
+float avk_softcap_raw_in() { return pc.scale_log2 * ((AVK_SOFTCAP_EXP2 == 1u ? 2.0 : LN2) / pc.softcap); }
 float avk_softcap_tanh(float y)
 {
-    if (AVK_SOFTCAP_EXP2 != 0u) return fma(-2.0, 1.0 / (exp2(y) + 1.0), 1.0);
+    if (AVK_SOFTCAP_EXP2 == 1u) return fma(-2.0, 1.0 / (exp2(y) + 1.0), 1.0);
     return tanh(clamp(y, -15.0, 15.0));
 }
 

@@ -134,7 +134,7 @@ static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint
     uint32_t all[SPEC_SCORES + 1] = {0}; /* ids the shader lacks are ignored */
     memcpy(all, spec, (n < SPEC_PAGED ? n : SPEC_PAGED) * sizeof *spec);
     all[SPEC_PAGED] = t->paged;
-    all[SPEC_SOFTCAP_EXP2] = t->scores > 1;
+    all[SPEC_SOFTCAP_EXP2] = t->scores > 1 ? (uint32_t)t->scores - 1u : 0u; /* 1 exp2 form, 2 f16 pairs */
     all[SPEC_DV] = t->dv;
     all[SPEC_SCORES] = t->scores != 0;
     /* SPIR-V is read as words: hand the driver an aligned copy */
@@ -185,8 +185,8 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                                                       (int)cfg->resident, (int)cfg->whole_waves, opts->split_kv);
     }
     uint32_t D = (uint32_t)p->head_dim, DV = (uint32_t)avk_head_dim_v(p); /* Dk at constant 2, Dv at SPEC_DV */
-    /* 2: with the softcap's exp2 form (ATTNVK_VK_SOFTCAP_EXP2) */
-    const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0 ? 1 + (cfg->softcap_exp2 != 0) : 0;
+    /* 2: with the softcap's exp2 form, 3: its f16 pairs (ATTNVK_VK_SOFTCAP_EXP2) */
+    const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0 ? 1 + (int)cfg->softcap_exp2 : 0;
     /* constant 12: the decode body of a paged cache is built for the block table alone (H100, q8_0
      * page 16 at 32k: 2.43 -> 0.424 ms); every other pipeline decides by pc.page_size, so paged and
      * contiguous problems share it (half the pipelines to compile: lavapipe takes seconds each) */

@@ -642,7 +642,8 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
      * flash_common.glsl's AVK_SOFTCAP_EXP2) rather than GLSL's tanh, slower on the H100 (8k D=128
      * f16 coopmat-nv-rs, plain 128.2 / 148.5 TFLOP/s causal / not: exp2 form 109.3 / 126.0, tanh
      * 99.1 / 114.2; tools/h100/sweep-s14-softcap.txt). ATTNVK_VK_SOFTCAP_EXP2=0 takes tanh (A/B). */
-    cfg->softcap_exp2 = env_choice("ATTNVK_VK_SOFTCAP_EXP2") != 0;
+    const int softcap_form = env_choice("ATTNVK_VK_SOFTCAP_EXP2"); /* 2: tanh of f16 pairs (an A/B) */
+    cfg->softcap_exp2 = softcap_form < 0 ? 1u : (uint32_t)softcap_form;
     /* the decode body's pipeline for a paged cache carries only its addressing (flash_common.glsl's
      * avk_kv_row, vk_kernel.c); ATTNVK_VK_KV_ADDRESSING=2 builds both into it, as every other body has (A/B) */
     const int addressing = env_choice("ATTNVK_VK_KV_ADDRESSING");
