@@ -17,7 +17,7 @@ static const char bench_usage[] =
     "                    [--cooldown S] [--max-memory BYTES] [--max-time S]\n"
     "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
     "                    [--variant V] [--tile BRxBC] [--split-kv N] [--kv-dtype q8_0|q4_0|fp8] [--page-size N]\n"
-    "                    [--cold [--cold-runs N]]\n"
+    "                    [--pass fwd|bwd|fwd+bwd] [--cold [--cold-runs N]]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
     "output against the float64 CPU reference and times it with device timestamps.\n"
     "  --api LIST     APIs to run (comma list or 'all', the default). Under 'all' the cpu API (the reference\n"
@@ -52,6 +52,9 @@ static const char bench_usage[] =
     "                 f16 for f16/bf16 cases); TFLOP/s count a window's visible pairs\n"
     "  --head-dim-v N V and O's head dim on every case (Q and K keep --head-dim): N = D, or Dk/Dv 192/128 or\n"
     "                 576/512 (DeepSeek MLA); the name says it (-dv128); FLOPs count 2*(Dk+Dv) per pair\n"
+    "  --pass P       fwd (the default), bwd (the backward pass: dQ, dK, dV checked against the float64\n"
+    "                 reference, FLOPs 2.5x the forward's) or fwd+bwd (forward, backward and total latency);\n"
+    "                 an implementation without a backward, decode shapes and paged/quantized caches are skipped\n"
     "  --cold         also the time to the first correct result on an empty kernel cache and on a warm one:\n"
     "                 per record, a fresh process on empty temporary caches (attnvk's and the drivers': Mesa,\n"
     "                 PoCL, CUDA, NVIDIA) times device open, prepare (compile, pipeline creation), the first\n"
@@ -124,7 +127,7 @@ typedef enum opt_id {
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_MAX_TIME, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
     OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_HEAD_DIM_V, OPT_COLD_RUNS,
-    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_COUNT
+    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_PASS, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
@@ -132,7 +135,7 @@ static const char *const option_names[OPT_COUNT] = {
     "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "--max-time", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
     "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks", "--head-dim-v", "--cold-runs",
-    "--cold-child", "--max-seq"};
+    "--cold-child", "--max-seq", "--pass"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -294,6 +297,13 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         if (!cli_parse_int_list(val, 1, 1l << 24, &n, 1)) return bad(name, "a length in 1..16m like 2k", val);
         o->max_seq = n;
         return 0;
+    case OPT_PASS:
+        for (int p = BENCH_PASS_FWD; p <= BENCH_PASS_FWD_BWD; ++p)
+            if (strcmp(val, bench_pass_name((bench_pass)p)) == 0) {
+                o->pass = (bench_pass)p;
+                return 0;
+            }
+        return bad(name, "fwd, bwd or fwd+bwd", val);
     case OPT_COUNT: break;
     }
     return cli_error(EXIT_USAGE, "bench: internal option error");
@@ -344,6 +354,9 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
         return cli_error(EXIT_USAGE, "bench: --cold adds a table (-o table, md) or cold_start (-o json, jsonl); "
                                      "csv has no column for it");
     if (o->cold && !o->cold_runs) o->cold_runs = 1;
+    if (o->cold && o->pass != BENCH_PASS_FWD)
+        return cli_error(EXIT_USAGE, "bench: --cold times the forward's first result; drop --pass %s",
+                         bench_pass_name(o->pass));
     if (o->variant) {
         int rc = cli_check_variant("bench", o->variant, o->api_mask);
         if (rc) return rc;

@@ -3,6 +3,7 @@
 #define ATTNVK_BENCH_OPTIONS_H
 
 #include "attnvk/attnvk.h"
+#include "bench_record.h" /* bench_pass */
 
 #include <stdint.h>
 
@@ -57,6 +58,7 @@ typedef struct bench_options {
     unsigned test_flags;         /* --test-wrong-kernel */
     int save;                    /* --save: store the run in the history database */
     const char *db;              /* --db PATH (implies --save); NULL: the default database */
+    bench_pass pass;             /* --pass fwd|bwd|fwd+bwd (fwd) */
     int cold;                    /* --cold: also the time to the first correct result on empty and warm
                                     kernel caches, each in a fresh process (bench_cold.h) */
     long cold_runs;              /* --cold-runs N: pairs of starts per record, medians reported (1) */

@@ -137,6 +137,7 @@ static cJSON *settings_json(const bench_results *res)
     cJSON_AddNumberToObject(s, "seed", (double)o->seed);
     if (o->max_memory) cJSON_AddNumberToObject(s, "max_memory_bytes", (double)o->max_memory);
     else cJSON_AddNullToObject(s, "max_memory_bytes");
+    cJSON_AddStringToObject(s, "pass", bench_pass_name(o->pass));
     cJSON_AddBoolToObject(s, "test_wrong_kernel", (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) != 0);
     return s;
 }
@@ -315,6 +316,17 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     add_int_or_null(o, "memory_bytes", r->memory_bytes > 0, (double)r->memory_bytes);
     if (r->have_check) cJSON_AddItemToObject(o, "check", check_json(&r->check));
     else cJSON_AddNullToObject(o, "check");
+    cJSON_AddStringToObject(o, "pass", bench_pass_name(r->pass));
+    if (r->have_grad) { /* the backward's check of each gradient; `check` is the worst one's */
+        cJSON *g = cJSON_AddObjectToObject(o, "grad_check");
+        cJSON_AddStringToObject(g, "worst", bench_grad_name(r->worst_grad));
+        for (int i = 0; i < BENCH_GRAD_COUNT; ++i)
+            if (r->have_grad & (1u << i)) cJSON_AddItemToObject(g, bench_grad_name(i), check_json(&r->grad_check[i]));
+    }
+    if (r->have_pass_stats) { /* fwd+bwd: stats and samples_ms are their sums */
+        cJSON_AddItemToObject(o, "forward_stats", stats_json(&r->fwd_stats));
+        cJSON_AddItemToObject(o, "backward_stats", stats_json(&r->bwd_stats));
+    }
     add_int_or_null(o, "chunks", r->chunks > 0, r->chunks);
     add_int_or_null(o, "input_sets", r->input_sets > 0, r->input_sets);
     add_int_or_null(o, "warmup_runs", r->have_stats, r->warmup_runs);

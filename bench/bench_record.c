@@ -36,6 +36,17 @@ void bench_record_init(bench_record *r, const char *impl, int fused, int device_
     r->compute_path[0] = '\0';
 }
 
+const char *bench_pass_name(bench_pass p)
+{
+    return p == BENCH_PASS_BWD ? "bwd" : p == BENCH_PASS_FWD_BWD ? "fwd+bwd" : "fwd";
+}
+
+const char *bench_grad_name(int g)
+{
+    static const char *const names[BENCH_GRAD_COUNT] = {"dq", "dk", "dv", "o"};
+    return g >= 0 && g < BENCH_GRAD_COUNT ? names[g] : "?";
+}
+
 int bench_memory_bound(const attnvk_problem *p) { return p->seq_q <= 16; }
 
 void bench_record_set(bench_record *r, bench_status s, const char *fmt, ...)

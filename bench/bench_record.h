@@ -11,6 +11,15 @@
 typedef enum bench_status { BENCH_OK = 0, BENCH_FAIL, BENCH_SKIPPED, BENCH_UNAVAILABLE } bench_status;
 const char *bench_status_name(bench_status s);
 
+/* --pass: what a record times. bwd: attnvk_kernel_backward after one untimed forward
+ * (O and LSE); fwd+bwd: the forward then the backward, each timed (bench_backward.h). */
+typedef enum bench_pass { BENCH_PASS_FWD = 0, BENCH_PASS_BWD, BENCH_PASS_FWD_BWD } bench_pass;
+const char *bench_pass_name(bench_pass p); /* "fwd", "bwd", "fwd+bwd" */
+
+/* The gradients a backward record checks, in this order; O only with fwd+bwd. */
+enum { BENCH_GRAD_DQ, BENCH_GRAD_DK, BENCH_GRAD_DV, BENCH_GRAD_O, BENCH_GRAD_COUNT };
+const char *bench_grad_name(int g); /* "dq", "dk", "dv", "o" */
+
 /* One workload: a named problem (dtype and layout already applied). */
 typedef struct bench_case {
     char name[96];
@@ -53,7 +62,16 @@ typedef struct bench_record {
     uint64_t memory_bytes;       /* Q+K+V+O(+LSE)+workspace of one input set; 0 unknown */
 
     int have_check;
-    attnvk_check check;
+    attnvk_check check;          /* bwd, fwd+bwd: the worst of grad_check (highest rel_l2 / tolerance) */
+
+    bench_pass pass;
+    /* bwd, fwd+bwd: each gradient's check (have_grad bit g: BENCH_GRAD_*), the worst one's index */
+    unsigned have_grad;
+    attnvk_check grad_check[BENCH_GRAD_COUNT];
+    int worst_grad;
+    /* fwd+bwd: the forward's and the backward's own samples' stats (samples_ms and stats: their sums) */
+    int have_pass_stats;
+    bench_stats fwd_stats, bwd_stats;
 
     int chunks;                  /* dispatches per sample (q_begin/q_count split) */
     int input_sets;              /* rotated copies of Q, K, V, O */

@@ -56,7 +56,7 @@ struct bench_job {
 };
 
 /* Maps a library status to the record's status; DEVICE_LOST marks the device. */
-static void record_status(bench_record *r, bench_target *t, attnvk_status s, const char *stage)
+void bench_record_status(bench_record *r, bench_target *t, attnvk_status s, const char *stage)
 {
     const char *msg = attnvk_last_error();
     switch (s) {
@@ -427,7 +427,7 @@ static attnvk_status timed_runs(bench_job *st, const bench_run_config *cfg, doub
     return s;
 }
 
-static void derive_metrics(bench_target *t, bench_record *r)
+void bench_derive_metrics(bench_target *t, bench_record *r)
 {
     const attnvk_problem *p = &r->c.p;
     if (bench_memory_bound(p) && r->status == BENCH_OK && r->have_stats && !r->interrupted) {
@@ -534,7 +534,7 @@ static int prepare(bench_job *st, const attnvk_impl_info *impl, const bench_run_
                           : attnvk_kernel_prepare(st->t->dev, p, &opts, &st->kernel, &r->kernel);
     if (s != ATTNVK_OK) {
         st->kernel = NULL;
-        record_status(r, st->t, s, "prepare");
+        bench_record_status(r, st->t, s, "prepare");
         return 0;
     }
     r->have_kernel = 1;
@@ -623,7 +623,7 @@ bench_job *bench_job_begin(bench_target *t, const attnvk_impl_info *impl, const 
     report_progress(st, "allocation", 0);
     attnvk_status s = allocate_sets(st);
     if (s != ATTNVK_OK) {
-        record_status(r, t, s, "allocation");
+        bench_record_status(r, t, s, "allocation");
         bench_job_abort(st);
         drop_partial(r);
         return NULL;
@@ -663,10 +663,10 @@ void bench_job_finish(bench_job *st, const bench_workload *w, const bench_run_co
         if (s == ATTNVK_OK && r->launches > 1 && r->status == BENCH_OK && !st->stopped)
             s = check_output(st, r, "back-to-back launches");
     }
-    if (s != ATTNVK_OK) record_status(r, st->t, s, stage);
+    if (s != ATTNVK_OK) bench_record_status(r, st->t, s, stage);
     r->interrupted = st->stopped;
     drop_partial(r);
-    derive_metrics(st->t, r);
+    bench_derive_metrics(st->t, r);
     bench_job_abort(st);
 }
 

@@ -35,7 +35,14 @@ typedef struct bench_run_config {
     /* non-NULL: called as the record advances (phase, dispatches done, dispatches expected) */
     void (*on_progress)(void *ctx, const char *phase, long done, long expected);
     void *progress_ctx;
+    bench_pass pass;             /* bwd, fwd+bwd: bench_backward_run times the backward pass */
 } bench_run_config;
+
+/* Maps a library status to r's status and reason (UNSUPPORTED: skipped, UNAVAILABLE:
+ * unavailable, OUT_OF_MEMORY: skipped, else fail); DEVICE_LOST marks the device lost. */
+void bench_record_status(bench_record *r, bench_target *t, attnvk_status s, const char *stage);
+/* tflops, tokens/s, GB/s, the roofline and peak fraction of an ok record from r->flops and its median. */
+void bench_derive_metrics(bench_target *t, bench_record *r);
 
 /* The checks that need neither host inputs nor a kernel. 1: r is final (skipped or
  * unavailable, with the reason); 0: the record may run. */

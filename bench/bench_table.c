@@ -140,11 +140,25 @@ static void short_sci(double v, char *out, size_t n)
     snprintf(out, n, "%se%s%s", buf, sign ? "-" : "", digits);
 }
 
+/* the backward's names its worst gradient: "ok 2.1e-3 dk" */
 static void check_cell(const bench_record *r, char *out, size_t n)
 {
     char rel[48];
     short_sci(r->check.rel_l2, rel, sizeof rel);
-    snprintf(out, n, "ok %s", rel);
+    if (r->have_grad) snprintf(out, n, "ok %s %s", rel, bench_grad_name(r->worst_grad));
+    else snprintf(out, n, "ok %s", rel);
+}
+
+/* fwd+bwd: "fwd 1.234 ± 0.010 + bwd 2.345 ± 0.020 ms" */
+static void split_cell(const bench_record *r, char *out, size_t n)
+{
+    bench_record f = *r, b = *r;
+    f.stats = r->fwd_stats;
+    b.stats = r->bwd_stats;
+    char fc[48], bc[48];
+    time_cell(&f, fc, sizeof fc);
+    time_cell(&b, bc, sizeof bc);
+    snprintf(out, n, "fwd %s + bwd %s ms", fc, bc);
 }
 
 static const char *status_word(bench_status s) { return s == BENCH_FAIL ? "FAIL" : bench_status_name(s); }
@@ -176,6 +190,7 @@ static void run_summary(const bench_results *res, strbuf *b)
     if (o->iters) sb_printf(b, "%ld repetitions", o->iters);
     else sb_printf(b, "min-time %g s", o->min_time_s);
     sb_printf(b, ", seed %llu", (unsigned long long)o->seed);
+    if (o->pass != BENCH_PASS_FWD) sb_printf(b, ", pass %s", bench_pass_name(o->pass));
 }
 
 static void device_description(const bench_target *t, strbuf *b)
@@ -206,7 +221,9 @@ static const char column_key[] =
     "MEDIAN \xc2\xb1 STD: device time of one run in ms and its sample standard deviation; THROUGHPUT: "
     "4*B*H*Nq*Nk*D FLOP (halved for causal) / median, except for decode (Nq <= 16): bytes of Q, K, V and O / "
     "median in GB/s, and its % of the device's measured read bandwidth (attnvk devices); VS VENDOR: the median of the fastest vendor kernel on "
-    "the same device / this median (> 1: faster); CHECK: relative L2 error against the float64 reference.";
+    "the same device / this median (> 1: faster); CHECK: relative L2 error against the float64 reference. "
+    "--pass bwd: the backward's time, 2.5x the forward's FLOP, CHECK the worst of dQ, dK, dV; fwd+bwd: "
+    "the total, 3.5x, the forward's and backward's times on the line below.";
 
 /* Wraps the text built in tmp, then empties it. */
 static void flush_wrapped(strbuf *b, strbuf *tmp, int col, int indent, int width)
@@ -298,6 +315,11 @@ void bench_table_row(strbuf *b, const bench_results *res, int i)
     sb_puts(b, " ");
     check_cell(r, cell, sizeof cell);
     sb_printf(b, "%s\n", cell);
+    if (r->have_pass_stats) {
+        split_cell(r, cell, sizeof cell);
+        text_pad(b, "", col, 0);
+        sb_printf(b, "%s\n", cell);
+    }
 }
 
 void bench_table_tail(strbuf *b, const bench_results *res)
@@ -376,7 +398,12 @@ void bench_md_row(strbuf *b, const bench_results *res, int i)
         return;
     }
     time_cell(r, cell, sizeof cell);
-    sb_printf(b, " | %s | ", cell);
+    sb_printf(b, " | %s", cell);
+    if (r->have_pass_stats) {
+        split_cell(r, cell, sizeof cell);
+        sb_printf(b, " (%s)", cell);
+    }
+    sb_puts(b, " | ");
     rate_cell(r, cell, sizeof cell);
     sb_printf(b, "%s | ", cell);
     speedup_cell(r, cell, sizeof cell);

@@ -34,7 +34,7 @@ void bench_csv_head(strbuf *b)
                "head_dim,causal,dtype,layout,status,reason,variant,tile_br,tile_bc,median_ms,min_ms,mean_ms,std_ms,"
                "p95_ms,p99_ms,cv,samples,tflops,tokens_per_s,gbytes_per_s,peak_fraction,memory_bytes,rel_l2,max_abs,"
                "tolerance,passed,speedup_vs_vendor,vendor_reference,kv_format,page_size,read_bandwidth_gbps,"
-               "bandwidth_fraction,tuning_source\n");
+               "bandwidth_fraction,tuning_source,pass,forward_median_ms,backward_median_ms\n");
 }
 
 void bench_csv_row(strbuf *b, const bench_results *res, int i)
@@ -83,6 +83,10 @@ void bench_csv_row(strbuf *b, const bench_results *res, int i)
     char source[16];
     sb_puts(b, ",");
     csv_text(b, bench_tuning_source(r, source, sizeof source) ? source : "");
+    sb_printf(b, ",%s,", bench_pass_name(r->pass));
+    csv_number(b, r->have_pass_stats ? r->fwd_stats.median_ms : nan);
+    sb_puts(b, ",");
+    csv_number(b, r->have_pass_stats ? r->bwd_stats.median_ms : nan);
     sb_puts(b, "\n");
 }
 

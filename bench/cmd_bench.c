@@ -2,6 +2,7 @@
  * identical inputs, each output checked, then timed with device timestamps. Rows
  * are printed, and --out rewritten, as records finish; SIGINT/SIGTERM stop after
  * the current dispatch with what finished printed and saved. */
+#include "bench_backward.h"
 #include "bench_cold.h"
 #include "bench_options.h"
 #include "bench_output.h"
@@ -48,6 +49,11 @@ typedef struct bench_session {
     int workload_case;         /* -1: none */
     int have_workload;
     char workload_error[512];
+    bench_grad_workload grads; /* --pass bwd, fwd+bwd: dO and the reference gradients of grads_case */
+    int grads_case;            /* -1: none */
+    int have_grads;
+    char grads_error[512];
+    int unit_case;             /* the case of the record running now */
     bench_results res;
     bench_progress progress;
     int write_failed, print_failed;
@@ -260,6 +266,28 @@ static const bench_workload *case_workload(bench_session *s, int c)
     return s->have_workload ? &s->workload : NULL;
 }
 
+/* The backward's inputs and reference gradients of the running record's case, built once per case. */
+static const bench_grad_workload *case_grads(void *ctx, char *why, size_t n)
+{
+    bench_session *s = ctx;
+    const int c = s->unit_case;
+    if (s->grads_case != c) {
+        if (s->have_grads) bench_grad_workload_destroy(&s->grads);
+        s->have_grads = 0;
+        s->grads_error[0] = '\0';
+        s->grads_case = c;
+    }
+    if (!s->have_grads && !s->grads_error[0]) {
+        const bench_case *bc = &s->cases[c];
+        if (bench_grad_workload_create(&bc->p, bench_case_seed(s->o.seed, bc->name), &s->grads) == ATTNVK_OK)
+            s->have_grads = 1;
+        else
+            snprintf(s->grads_error, sizeof s->grads_error, "%s", attnvk_last_error());
+    }
+    if (!s->have_grads) snprintf(why, n, "%s", s->grads_error);
+    return s->have_grads ? &s->grads : NULL;
+}
+
 static void add_record(bench_session *s, bench_record *r)
 {
     int ran = r->status == BENCH_OK || r->status == BENCH_FAIL;
@@ -290,6 +318,9 @@ static void run_unit(bench_session *s, const bench_unit *u, const bench_run_conf
         bench_record_set(&r, BENCH_SKIPPED,
                          "%.0f GFLOP is too slow for the cpu reference under --api all; use --api cpu to run it",
                          r.flops / 1e9);
+    } else if (cfg->pass != BENCH_PASS_FWD) {
+        s->unit_case = u->c;
+        bench_backward_run(t, impl, cfg, case_grads, s, &r);
     } else {
         /* the kernel, the memory checks and the device buffers come first: a case that
          * cannot run ends here, before any host input or reference is built */
@@ -356,6 +387,8 @@ static void run_all(bench_session *s, const bench_run_config *cfg)
     bench_progress_finish(&s->progress);
     if (s->have_workload) bench_workload_destroy(&s->workload);
     s->have_workload = 0;
+    if (s->have_grads) bench_grad_workload_destroy(&s->grads);
+    s->have_grads = 0;
 }
 
 /* The tail, the final --out, the closing messages; the exit status. */
@@ -416,7 +449,7 @@ static int bench_session_run(bench_session *s)
         .variant = s->o.variant, .tile_br = s->o.tile_br, .tile_bc = s->o.tile_bc, .split_kv = s->o.split_kv,
         .test_flags = s->o.test_flags, .max_memory = s->o.max_memory,
         .fused_only_suite = suite && suite->fused_only ? suite->name : NULL,
-        .stop = &stop_signal, .on_progress = progress_hook, .progress_ctx = &s->progress,
+        .stop = &stop_signal, .on_progress = progress_hook, .progress_ctx = &s->progress, .pass = s->o.pass,
     };
     if ((rc = plan_units(s, &cfg)) != 0) return rc;
     res->planned = s->nunits;
@@ -431,6 +464,7 @@ int cmd_bench(int argc, char **argv)
     bench_session *s = calloc(1, sizeof *s);
     if (!s) return cli_error(EXIT_FAILED, "out of host memory");
     s->workload_case = -1;
+    s->grads_case = -1;
     int rc = bench_parse_options(argc, argv, &s->o);
     if (rc) {
         free(s);

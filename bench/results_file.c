@@ -327,6 +327,8 @@ static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
     rec->memory_bytes = number(rd, r, where, "memory_bytes", false);
     rec->speedup_vs_vendor = number(rd, r, where, "speedup_vs_vendor", true);
     text(rd, r, where, "vendor_reference", rec->vendor_reference, sizeof rec->vendor_reference, false);
+    text(rd, r, where, "pass", rec->pass, sizeof rec->pass, false);
+    if (!rec->pass[0]) snprintf(rec->pass, sizeof rec->pass, "fwd");
     rec->fused = field(r, "fused") ? flag(rd, r, where, "fused", false) : -1;
     const cJSON *launches = field(r, "launches");
     rec->launches = launches && !cJSON_IsNull(launches) ? (int)integer(rd, r, where, "launches", 1, 1000, false, 1) : 1;
@@ -545,7 +547,7 @@ bool results_same_device(const results_record *a, const results_record *b)
 bool results_same_key(const results_record *a, const results_record *b)
 {
     return strcmp(a->implementation, b->implementation) == 0 && strcmp(a->api, b->api) == 0 &&
-           results_same_device(a, b) && results_same_case(&a->kase, &b->kase);
+           strcmp(a->pass, b->pass) == 0 && results_same_device(a, b) && results_same_case(&a->kase, &b->kase);
 }
 
 void results_case_label(const results_case *c, char *out, size_t n)

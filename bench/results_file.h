@@ -58,6 +58,7 @@ typedef struct results_record {
     int fused; /* the writer's "fused" flag: 1, 0, or -1 when absent */
     int launches; /* back-to-back launches per timed sample (1 when absent or null: files before --launches) */
     char vendor_reference[32];
+    char pass[8];         /* "fwd" (also when absent), "bwd", "fwd+bwd": records of different passes never match */
     results_check check;
     int tile_br, tile_bc; /* the kernel's tile; 0 when null or absent */
     double gbytes_per_s;  /* NAN when null or absent */

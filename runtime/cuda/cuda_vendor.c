@@ -92,6 +92,18 @@ attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel,
     return avk_cublas_unfused_enqueue(dev, vk->impl.cublas, a);
 }
 
+attnvk_status avk_cuda_vendor_backward(avk_cuda_device *dev, void *vendor_kernel, const avk_backward_dispatch *a)
+{
+    (void)dev;
+    (void)a;
+    vendor_object *vk = vendor_kernel;
+    if (!vk) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no vendor kernel");
+    /* issue #18's baselines (cuDNN's SDPA backward graph, cuBLAS's materialised-P backward) are not built yet */
+    if (vk->kind == VENDOR_CUDNN)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cudnn: attnvk has no cuDNN SDPA backward graph yet");
+    return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cublas: attnvk has no cuBLAS unfused backward yet");
+}
+
 void avk_cuda_vendor_release(avk_cuda_device *dev, void *vendor_kernel)
 {
     vendor_object *vk = vendor_kernel;

@@ -20,6 +20,12 @@ attnvk_status avk_cuda_vendor_prepare(avk_cuda_device *dev, const attnvk_problem
  * The backend has pushed dev's context. */
 attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel, const avk_dispatch *a);
 
+/* attnvk_kernel_backward on a vendor kernel: the CUDA backend's `backward` entry
+ * (cuda_backend.c) hands a kernel with a vendor object here; dev's context is
+ * pushed, the backend times it as it times a dispatch. UNSUPPORTED with the
+ * reason where the baseline has no backward (yet). */
+attnvk_status avk_cuda_vendor_backward(avk_cuda_device *dev, void *vendor_kernel, const avk_backward_dispatch *a);
+
 void avk_cuda_vendor_release(avk_cuda_device *dev, void *vendor_kernel);
 
 #endif

@@ -30,6 +30,14 @@ attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel,
     return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "no vendor implementations in this build");
 }
 
+attnvk_status avk_cuda_vendor_backward(avk_cuda_device *dev, void *vendor_kernel, const avk_backward_dispatch *a)
+{
+    (void)dev;
+    (void)vendor_kernel;
+    (void)a;
+    return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "no vendor implementations in this build");
+}
+
 void avk_cuda_vendor_release(avk_cuda_device *dev, void *vendor_kernel)
 {
     (void)dev;
