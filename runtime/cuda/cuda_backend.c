@@ -259,7 +259,7 @@ static void cuda_release_kernel(avk_bdev *dev, avk_bkernel *k)
 /* attnvk_kernel_backward: attnvk's kernel only (cuda_backward.c) */
 static attnvk_status cuda_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms)
 {
-    if (k->vendor) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the cuda vendor baselines have no backward pass here");
+    if (k->vendor) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the cuda vendor baselines have no backward pass (attnvk's kernel has)");
     return avk_cuda_backward(dev, &k->native, &k->bwd, a, device_ms);
 }
 
