@@ -7,6 +7,7 @@
 #include "core/native_flash.h"
 #include "core/tuning.h"
 #include "core/split_plan.h" /* avk_is_decode */
+#include "cuda/cuda_backward.h"
 #include "cuda/cuda_bandwidth.h"
 #include "cuda/cuda_peak.h"
 #include "cuda/cuda_device.h"
@@ -32,6 +33,7 @@ struct avk_bkernel {
     avk_cuda_config cfg;
     const avk_cuda_module *mod;
     avk_native_kernel native;   /* planned arguments, splits, partials */
+    avk_cuda_bwd *bwd;          /* the backward's kernels, once asked for */
 };
 
 /* ---- the driver table of the native host layer ---- */
@@ -249,8 +251,16 @@ static void cuda_release_kernel(avk_bdev *dev, avk_bkernel *k)
 {
     if (!k) return;
     if (k->vendor) avk_cuda_vendor_release(dev, k->vendor);
+    avk_cuda_backward_release(dev, k->bwd);
     avk_native_release(&cuda_driver, dev, &k->native);
     free(k);
+}
+
+/* attnvk_kernel_backward: attnvk's kernel only (cuda_backward.c) */
+static attnvk_status cuda_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms)
+{
+    if (k->vendor) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the cuda vendor baselines have no backward pass (attnvk's kernel has)");
+    return avk_cuda_backward(dev, &k->native, &k->bwd, a, device_ms);
 }
 
 void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t n)
@@ -299,4 +309,5 @@ const attnvk_backend avk_backend_cuda = {
     .native = avk_cuda_native,
     .wait = avk_cuda_wait,
     .tuning_candidates = cuda_tuning_candidates,
+    .backward = cuda_backward,
 };

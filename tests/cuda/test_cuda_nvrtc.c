@@ -1,8 +1,11 @@
 /* Compiles, with NVRTC and no GPU, every configuration the CUDA tuning table
  * can produce for sm_80 and sm_90a (each dtype, head dim, prefill/decode,
  * split-KV or not) plus every variant by name, and prints the compiler's
- * register and spill counts. Skips (and passes) when NVRTC is missing.
- * ATTNVK_TEST_JOBS sets the number of compile threads (default 2). */
+ * register and spill counts. Then the backward pass's (native/attn_bwd.cu):
+ * its table's picks for f16, bf16 and f32 with and without score mods; its
+ * dK/dV and dQ kernels must not spill. Skips (and passes) when NVRTC is missing.
+ * ATTNVK_TEST_JOBS sets the number of compile threads (default 2);
+ * ATTNVK_TEST_BACKWARD_ONLY=1 builds the backward's configurations alone. */
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_loader.h"
 #include "test_util.h"
@@ -22,6 +25,8 @@ typedef struct target {
 typedef struct job {
     const target *t;
     avk_cuda_config cfg;
+    int backward;            /* bcfg, not cfg */
+    avk_cuda_bwd_config bcfg;
     int ok, registers, spill_bytes;
     double seconds;
     char error[512];
@@ -34,6 +39,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void add_job(const target *t, const avk_cuda_config *cfg)
 {
+    if (getenv("ATTNVK_TEST_BACKWARD_ONLY")) return; /* 1: the backward's builds alone (a quick look) */
     char a[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], b[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN];
     const char *oa[AVK_CUDA_MAX_OPTIONS], *ob[AVK_CUDA_MAX_OPTIONS];
     int na = avk_cuda_build_options(cfg, t->arch, a, oa);
@@ -49,11 +55,24 @@ static void add_job(const target *t, const avk_cuda_config *cfg)
     ++job_count;
 }
 
-/* "Used N registers" and "N bytes spill stores" of avk_attn_fwd in the ptxas log. */
-static void parse_resources(const char *log, int *registers, int *spill)
+static void add_backward_job(const target *t, const avk_cuda_bwd_config *cfg)
 {
+    for (int j = 0; j < job_count; ++j)
+        if (jobs[j].backward && jobs[j].t == t && !memcmp(&jobs[j].bcfg, cfg, sizeof *cfg)) return;
+    if (job_count == MAX_JOBS) return;
+    jobs[job_count].t = t;
+    jobs[job_count].backward = 1;
+    jobs[job_count].bcfg = *cfg;
+    ++job_count;
+}
+
+/* "Used N registers" and "N bytes spill stores" of kernel fn in the ptxas log. */
+static void parse_function(const char *log, const char *fn, int *registers, int *spill)
+{
+    char what[96];
+    snprintf(what, sizeof what, "Function properties for %s\n", fn);
     *registers = *spill = -1;
-    const char *f = strstr(log, "Function properties for avk_attn_fwd");
+    const char *f = strstr(log, what);
     if (!f) return;
     const char *sp = strstr(f, "bytes spill stores");
     if (sp) {
@@ -64,6 +83,21 @@ static void parse_resources(const char *log, int *registers, int *spill)
     }
     const char *used = strstr(f, "Used ");
     if (used) *registers = atoi(used + 5);
+}
+
+static void parse_resources(const char *log, int *registers, int *spill)
+{
+    parse_function(log, "avk_attn_fwd", registers, spill);
+}
+
+/* the backward's two big kernels: the larger register count, the spills summed */
+static void parse_backward(const char *log, int *registers, int *spill)
+{
+    int r0, s0, r1, s1;
+    parse_function(log, "avk_bwd_dkdv", &r0, &s0);
+    parse_function(log, "avk_bwd_dq", &r1, &s1);
+    *registers = r0 > r1 ? r0 : r1;
+    *spill = s0 < 0 || s1 < 0 ? -1 : s0 + s1;
 }
 
 static void *worker(void *arg)
@@ -82,13 +116,15 @@ static void *worker(void *arg)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         void *cubin = NULL;
         size_t size = 0;
-        attnvk_status s = avk_cuda_compile(&j->cfg, j->t->arch, 0, "--ptxas-options=-v", &cubin, &size, NULL, mine,
-                                           sizeof log);
+        attnvk_status s = j->backward
+            ? avk_cuda_compile_backward(&j->bcfg, j->t->arch, 0, "--ptxas-options=-v", &cubin, &size, NULL, mine, sizeof log)
+            : avk_cuda_compile(&j->cfg, j->t->arch, 0, "--ptxas-options=-v", &cubin, &size, NULL, mine, sizeof log);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         j->seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
         j->ok = s == ATTNVK_OK && size > 0;
         if (!j->ok) snprintf(j->error, sizeof j->error, "%s", attnvk_last_error());
-        parse_resources(mine, &j->registers, &j->spill_bytes);
+        if (j->backward) parse_backward(mine, &j->registers, &j->spill_bytes);
+        else parse_resources(mine, &j->registers, &j->spill_bytes);
         free(cubin);
     }
     free(mine);
@@ -260,6 +296,41 @@ int main(void)
         }
     }
 
+    /* the backward pass: what its table picks (GQA and the masks without score mods
+     * are runtime arguments: the same builds) */
+    static const struct {
+        attnvk_dtype dtype;
+        int dk, dv, mods;
+    } bwd_cases[] = {
+        {ATTNVK_F16, 64, 64, 0},   {ATTNVK_F16, 128, 128, 0}, {ATTNVK_F16, 256, 256, 0},
+        {ATTNVK_BF16, 192, 128, 0}, {ATTNVK_F16, 64, 64, 1},  {ATTNVK_BF16, 128, 128, 1},
+        {ATTNVK_BF16, 256, 256, 1}, {ATTNVK_F16, 72, 72, 0},  /* Dk 72: the simt body */
+        {ATTNVK_F32, 64, 64, 0},   {ATTNVK_F32, 128, 128, 1}, {ATTNVK_F32, 256, 256, 0},
+    };
+    for (size_t ti = 0; ti < sizeof targets / sizeof *targets; ++ti)
+        for (size_t i = 0; i < sizeof bwd_cases / sizeof *bwd_cases; ++i) {
+            attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = 512, .seq_kv = 512,
+                                .head_dim = bwd_cases[i].dk, .head_dim_v = bwd_cases[i].dv, .dtype = bwd_cases[i].dtype};
+            if (bwd_cases[i].mods) p.softcap = 30.0f, p.alibi = 1, p.mask = 1, p.mask_batch = p.mask_heads = 1;
+            avk_cuda_bwd_config cfg;
+            if (avk_cuda_bwd_select(targets[ti].cc_major, targets[ti].smem_optin, &p, &cfg) != ATTNVK_OK) {
+                EXPECT(0, "%s: no backward configuration for D=%d/%d %s: %s", targets[ti].arch, p.head_dim,
+                       p.head_dim_v, attnvk_dtype_name(p.dtype), attnvk_last_error());
+                continue;
+            }
+            EXPECT(cfg.mma == (p.dtype != ATTNVK_F32 && p.head_dim % 16 == 0), "%s: backward D=%d %s: mma %d",
+                   targets[ti].arch, p.head_dim, attnvk_dtype_name(p.dtype), cfg.mma);
+            EXPECT(!bwd_cases[i].mods || cfg.score_mod == 7, "%s: backward score mods %d", targets[ti].arch,
+                   cfg.score_mod);
+            add_backward_job(&targets[ti], &cfg);
+        }
+    {
+        attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 8, .seq_kv = 8, .head_dim = 512,
+                            .dtype = ATTNVK_F16};
+        avk_cuda_bwd_config cfg;
+        EXPECT(avk_cuda_bwd_select(9, 232448, &p, &cfg) == ATTNVK_ERROR_UNSUPPORTED, "backward D=512 is refused");
+    }
+
     const char *env = getenv("ATTNVK_TEST_JOBS");
     int threads = env ? atoi(env) : 2;
     if (threads < 1) threads = 1;
@@ -271,6 +342,16 @@ int main(void)
     int passed = 0, failed = 0;
     for (int i = 0; i < job_count; ++i) {
         const job *j = &jobs[i];
+        if (j->backward) {
+            const avk_cuda_bwd_config *b = &j->bcfg;
+            printf("%s %-6s backward %-4s D=%d/%d %-4s dkdv %dx%d wn=%d dq %dx%d mods=%d regs=%d spill=%d (%.1f s)%s%s\n",
+                   j->ok && j->spill_bytes == 0 ? "ok  " : "FAIL", j->t->arch, b->mma ? "mma" : "simt", b->head_dim,
+                   b->head_dim_v, attnvk_dtype_name(b->dtype), b->bc, b->bq, b->wn, b->qb, b->kb, b->score_mod,
+                   j->registers, j->spill_bytes, j->seconds, j->ok ? "" : ": ", j->error);
+            if (j->ok && j->spill_bytes == 0) ++passed;
+            else ++failed;
+            continue;
+        }
         const avk_cuda_config *c = &j->cfg;
         char dims[16];
         snprintf(dims, sizeof dims, "%d/%d", c->head_dim, c->head_dim_v > 0 ? c->head_dim_v : c->head_dim);

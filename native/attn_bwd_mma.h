@@ -1,0 +1,277 @@
+/* The backward's tensor-core body (AVK_BWD_MMA=1; included by attn_bwd.cu):
+ * mma.sync m16n8k16 on f16/bf16 with f32 accumulators, the fragment layouts
+ * of attn_fwd.cu's mma body (A from shared rows by ldmatrix, B from rows by
+ * ldmatrix (k along the row) or ldmatrix.trans (k along the rows), P and dS
+ * repacked from accumulators as A fragments). Tiles are loaded whole into
+ * shared memory (rows + 16 bytes: ldmatrix rows on distinct banks), one
+ * stage: simple before fast.
+ *
+ * dK/dV: a warp owns 16 keys; it computes S^T = K Q^T and dP^T = V dO^T
+ * (keys x queries), so P^T and dS^T are already A fragments of dV += P^T dO
+ * and dK += dS^T Q. AVK_BWD_WN warps share a key group (both compute its
+ * S^T and dP^T) and each keeps Dk/WN and Dv/WN columns of dK and dV, so
+ * Dk 256 holds 128 accumulator registers, not 256.
+ * dQ: a warp owns 16 query rows; S = Q K^T and dP = dO V^T in the forward's
+ * layout, dQ += dS K. */
+#if !defined(AVK_MMA_SM80)
+#error "AVK_BWD_MMA=1 needs mma.sync m16n8k16 (sm_80 or newer)"
+#endif
+#if AVK_DTYPE == 1
+#define avk_bmma avk_mma_f16
+#define avk_bmma_zc avk_mma_f16_zc
+#define avk_bpack avk_pack_f16x2
+#elif AVK_DTYPE == 2
+#define avk_bmma avk_mma_bf16
+#define avk_bmma_zc avk_mma_bf16_zc
+#define avk_bpack avk_pack_bf16x2
+#else
+#error "the tensor-core backward takes f16 or bf16"
+#endif
+
+enum {
+    D = AVK_D, DV = AVK_DV, WN = AVK_BWD_WN,
+    BC = AVK_BWD_BC, BQ = AVK_BWD_BQ, /* dK/dV: keys per CTA, query rows per tile */
+    QB = AVK_BWD_QB, KB = AVK_BWD_KB, /* dQ: query rows per CTA, keys per tile */
+    NT = BC / 16 * WN * 32, NTQ = QB / 16 * 32,
+    RS = D + 8, RSV = DV + 8, /* shared row strides (elements) of Q/K and dO/V */
+    KD = D / 16, KDV = DV / 16, /* k-steps over Dk, Dv */
+    NDK = D / WN / 8, NDV = DV / WN / 8, /* a dK/dV warp's n-tiles of dK, dV */
+    NSQ = BQ / 8, NSK = KB / 8, NDQ = D / 8,
+};
+static_assert(D % 16 == 0 && DV % 16 == 0, "head dims in whole k-steps");
+static_assert(NDK % 2 == 0 && NDV % 2 == 0, "a warp's columns of dK and dV in n-tile pairs");
+static_assert(BC % 16 == 0 && BQ % 16 == 0 && QB % 16 == 0 && KB % 16 == 0, "tiles of whole m-tiles and k-steps");
+
+/* ROWS rows of W elements (stride `stride`) into shared rows of W + 8; rows past valid are 0 */
+template <int ROWS, int W, int NT_>
+AVK_DEVICE void avk_bwd_rows(avk_elem *dst, const avk_elem *src, long long stride, int valid)
+{
+    enum { CH = W / 8 };
+    for (int c = threadIdx.x; c < ROWS * CH; c += NT_) {
+        const int r = c / CH, k = c % CH;
+        uint4 v;
+        v.x = v.y = v.z = v.w = 0u;
+        if (r < valid) v = *(const uint4 *)(src + r * stride + k * 8);
+        *(uint4 *)(dst + r * (W + 8) + k * 8) = v;
+    }
+}
+
+/* accumulators of n-tiles 2kk, 2kk+1 as the A fragment of k-step kk */
+template <int N>
+AVK_DEVICE void avk_bwd_pack(const float (&s)[N][4], int kk, avk_u32 (&a)[4])
+{
+    a[0] = avk_bpack(s[2 * kk][0], s[2 * kk][1]);
+    a[1] = avk_bpack(s[2 * kk][2], s[2 * kk][3]);
+    a[2] = avk_bpack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    a[3] = avk_bpack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+}
+
+/* c[N] = A(16 x K-steps, ldmatrix rows at a_lane) * B^T (B's rows at b_lane, k along the row) */
+template <int N, int KS, int RSB>
+AVK_DEVICE void avk_bwd_gemm_nt(float (&c)[N][4], avk_u32 a_lane, avk_u32 b_lane)
+{
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk) {
+        avk_u32 af[4];
+        avk_ldmatrix_x4(af, a_lane + (avk_u32)(kk * 32));
+#pragma unroll
+        for (int n = 0; n < N; n += 2) {
+            avk_u32 b[4];
+            avk_ldmatrix_x4(b, b_lane + (avk_u32)((n * 8 * RSB + kk * 16) * 2));
+            if (kk == 0) {
+                avk_bmma_zc(c[n], af, b);
+                avk_bmma_zc(c[n + 1], af, b + 2);
+            } else {
+                avk_bmma(c[n], af, b);
+                avk_bmma(c[n + 1], af, b + 2);
+            }
+        }
+    }
+}
+
+/* c[N] += (A fragments from accumulators s) * B (B's rows at b_lane, k along the rows: .trans) */
+template <int N, int KS, int NS, int RSB>
+AVK_DEVICE void avk_bwd_gemm_acc(float (&c)[N][4], const float (&s)[NS][4], avk_u32 b_lane)
+{
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk) {
+        avk_u32 af[4];
+        avk_bwd_pack<NS>(s, kk, af);
+#pragma unroll
+        for (int n = 0; n < N; n += 2) {
+            avk_u32 b[4];
+            avk_ldmatrix_x4_trans(b, b_lane + (avk_u32)((kk * 16 * RSB + n * 8) * 2));
+            avk_bmma(c[n], af, b);
+            avk_bmma(c[n + 1], af, b + 2);
+        }
+    }
+}
+
+/* ldmatrix lane offsets (elements): A operand rows, B rows with k along the row, B rows with k along the rows */
+#define AVK_A_ROW (lane % 16)
+#define AVK_A_COL ((lane / 16) * 8)
+#define AVK_BK_ROW ((lane / 16) * 8 + lane % 8)
+#define AVK_BK_COL (((lane / 8) % 2) * 8)
+#define AVK_BV_ROW (((lane / 8) % 2) * 8 + lane % 8)
+#define AVK_BV_COL ((lane / 16) * 8)
+
+/* grid (key blocks, kv heads, batch) */
+AVK_KERNEL void __launch_bounds__(NT) avk_bwd_dkdv(const avk_bwd_params a)
+{
+    AVK_DYNAMIC_SMEM(smem_raw);
+    const avk_attn_params &p = a.f;
+    avk_elem *sK = (avk_elem *)smem_raw, *sV = sK + BC * RS, *sQ = sV + BC * RSV, *sdO = sQ + BQ * RS;
+    float *sL = (float *)(sdO + BQ * RSV), *sDel = sL + BQ;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kg = warp / WN, cw = warp % WN;
+    const int quad_row = lane / 4, quad_col = lane % 4;
+    const int k0 = blockIdx.x * BC, g = blockIdx.y, b = blockIdx.z, nk = min(BC, (int)p.seq_kv - k0);
+    const long long kr0 = avk_bwd_kv_row(p, b, g, k0);
+    avk_bwd_rows<BC, D, NT>(sK, (const avk_elem *)p.k + kr0 * D, (long long)p.kv_ss * D, nk);
+    avk_bwd_rows<BC, DV, NT>(sV, (const avk_elem *)p.v + kr0 * DV, (long long)p.kv_ss * DV, nk);
+
+    const avk_u32 aK = avk_smem_addr(sK) + (avk_u32)(((kg * 16 + AVK_A_ROW) * RS + AVK_A_COL) * 2);
+    const avk_u32 aV = avk_smem_addr(sV) + (avk_u32)(((kg * 16 + AVK_A_ROW) * RSV + AVK_A_COL) * 2);
+    const avk_u32 bQ = avk_smem_addr(sQ) + (avk_u32)((AVK_BK_ROW * RS + AVK_BK_COL) * 2);
+    const avk_u32 bdO = avk_smem_addr(sdO) + (avk_u32)((AVK_BK_ROW * RSV + AVK_BK_COL) * 2);
+    const avk_u32 tQ = avk_smem_addr(sQ) + (avk_u32)((AVK_BV_ROW * RS + cw * (D / WN) + AVK_BV_COL) * 2);
+    const avk_u32 tdO = avk_smem_addr(sdO) + (avk_u32)((AVK_BV_ROW * RSV + cw * (DV / WN) + AVK_BV_COL) * 2);
+    const int key_a = k0 + kg * 16 + quad_row; /* this thread's keys: key_a, key_a + 8 */
+    const float sc = avk_score_scale(p, p.scale_log2), cap_in = avk_bwd_cap_in(p);
+
+    float dk[NDK][4], dv[NDV][4];
+#pragma unroll
+    for (int n = 0; n < NDK; ++n) dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = 0.f;
+#pragma unroll
+    for (int n = 0; n < NDV; ++n) dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;
+
+    for (int h = g * (int)p.group; h < (g + 1) * (int)p.group; ++h) {
+        const avk_work w = avk_bwd_work(p, b, h);
+        for (int i0 = 0; i0 < (int)p.seq_q; i0 += BQ) {
+            const int i1 = min(i0 + BQ, (int)p.seq_q);
+            if (avk_bwd_disjoint(p, w, i0, i1, k0, k0 + BC)) continue; /* the same for every thread */
+            __syncthreads(); /* the previous tile is consumed */
+            avk_bwd_rows<BQ, D, NT>(sQ, (const avk_elem *)p.q + avk_bwd_q(p, b, h, i0), p.q_ss, i1 - i0);
+            avk_bwd_rows<BQ, DV, NT>(sdO, (const avk_elem *)a.d_o + avk_bwd_o(p, b, h, i0),
+                                     (long long)p.q_ss / D * DV, i1 - i0);
+            for (int r = threadIdx.x; r < BQ; r += NT) {
+                const long long row = avk_bwd_row(p, b, h, i0 + r);
+                sL[r] = i0 + r < i1 ? avk_bwd_lse2(a, row) : AVK_POS_INF;
+                sDel[r] = i0 + r < i1 ? ((const float *)a.delta)[row] : 0.f;
+            }
+            __syncthreads();
+
+            /* S^T = K Q^T and dP^T = V dO^T: row quad_row + 8 * (e / 2) of the warp's keys,
+             * column (query) n * 8 + quad_col * 2 + e % 2 */
+            float s[NSQ][4], dp[NSQ][4];
+            avk_bwd_gemm_nt<NSQ, KD, RS>(s, aK, bQ);
+            avk_bwd_gemm_nt<NSQ, KDV, RSV>(dp, aV, bdO);
+            /* per query column: its two keys through the hook (G 1, stride 8), then P and dS */
+#pragma unroll
+            for (int n = 0; n < NSQ; ++n)
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+                    const int q = n * 8 + quad_col * 2 + c;
+                    float y[2] = {s[n][c], s[n][2 + c]};
+                    avk_score_mod<2, 1, 8>(p, avk_row(p, w, i0 + q, p.scale_log2), y, key_a, p.scale_log2, true);
+                    const float lse2 = sL[q], del = sDel[q];
+#pragma unroll
+                    for (int e = 0; e < 2; ++e)
+                        avk_bwd_grad(s[n][2 * e + c], y[e], dp[n][2 * e + c], sc, lse2, del, cap_in, s[n][2 * e + c],
+                                     dp[n][2 * e + c]);
+                }
+            /* dV += P^T dO, dK += dS^T Q over this warp's columns */
+            avk_bwd_gemm_acc<NDV, BQ / 16, NSQ, RSV>(dv, s, tdO);
+            avk_bwd_gemm_acc<NDK, BQ / 16, NSQ, RS>(dk, dp, tQ);
+        }
+    }
+
+    const float scale = p.scale_log2 / AVK_LOG2E;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int j = kg * 16 + quad_row + half * 8;
+        if (j >= nk) continue;
+        const long long kr = kr0 + (long long)j * p.kv_ss;
+        avk_elem *dK = (avk_elem *)a.dk + kr * D + cw * (D / WN) + quad_col * 2;
+        avk_elem *dV = (avk_elem *)a.dv + kr * DV + cw * (DV / WN) + quad_col * 2;
+#pragma unroll
+        for (int n = 0; n < NDK; ++n)
+            *(avk_u32 *)(dK + n * 8) = avk_bpack(dk[n][2 * half] * scale, dk[n][2 * half + 1] * scale);
+#pragma unroll
+        for (int n = 0; n < NDV; ++n) *(avk_u32 *)(dV + n * 8) = avk_bpack(dv[n][2 * half], dv[n][2 * half + 1]);
+    }
+}
+
+/* grid (query blocks, heads, batch) */
+AVK_KERNEL void __launch_bounds__(NTQ) avk_bwd_dq(const avk_bwd_params a)
+{
+    AVK_DYNAMIC_SMEM(smem_raw);
+    const avk_attn_params &p = a.f;
+    avk_elem *sQ = (avk_elem *)smem_raw, *sdO = sQ + QB * RS, *sK = sdO + QB * RSV, *sV = sK + KB * RS;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, quad_row = lane / 4, quad_col = lane % 4;
+    const int i0 = blockIdx.x * QB, h = blockIdx.y, b = blockIdx.z, g = h / (int)p.group;
+    const int i1 = min(i0 + QB, (int)p.seq_q);
+    const avk_work w = avk_bwd_work(p, b, h);
+    avk_bwd_rows<QB, D, NTQ>(sQ, (const avk_elem *)p.q + avk_bwd_q(p, b, h, i0), p.q_ss, i1 - i0);
+    avk_bwd_rows<QB, DV, NTQ>(sdO, (const avk_elem *)a.d_o + avk_bwd_o(p, b, h, i0), (long long)p.q_ss / D * DV,
+                              i1 - i0);
+
+    const avk_u32 aQ = avk_smem_addr(sQ) + (avk_u32)(((warp * 16 + AVK_A_ROW) * RS + AVK_A_COL) * 2);
+    const avk_u32 adO = avk_smem_addr(sdO) + (avk_u32)(((warp * 16 + AVK_A_ROW) * RSV + AVK_A_COL) * 2);
+    const avk_u32 bK = avk_smem_addr(sK) + (avk_u32)((AVK_BK_ROW * RS + AVK_BK_COL) * 2);
+    const avk_u32 bV = avk_smem_addr(sV) + (avk_u32)((AVK_BK_ROW * RSV + AVK_BK_COL) * 2);
+    const avk_u32 tK = avk_smem_addr(sK) + (avk_u32)((AVK_BV_ROW * RS + AVK_BV_COL) * 2);
+    const float sc = avk_score_scale(p, p.scale_log2), cap_in = avk_bwd_cap_in(p);
+
+    /* this thread's two rows (quad_row, + 8 of the warp's 16): score inputs, LSE, D_i */
+    avk_row_info ri[2];
+    float lse2[2], del[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int i = i0 + warp * 16 + quad_row + half * 8;
+        ri[half] = avk_row(p, w, i, p.scale_log2);
+        const long long row = avk_bwd_row(p, b, h, i);
+        lse2[half] = i < i1 ? avk_bwd_lse2(a, row) : AVK_POS_INF;
+        del[half] = i < i1 ? ((const float *)a.delta)[row] : 0.f;
+    }
+
+    float dq[NDQ][4];
+#pragma unroll
+    for (int n = 0; n < NDQ; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;
+    const int lo = avk_row_key_begin(p, w, i0), hi = avk_row_key_end(p, w, i1 - 1);
+    for (int k0 = lo / KB * KB; k0 < hi; k0 += KB) {
+        __syncthreads(); /* the previous tile is consumed */
+        const long long kr0 = avk_bwd_kv_row(p, b, g, k0);
+        const int nk = min(KB, (int)p.seq_kv - k0);
+        avk_bwd_rows<KB, D, NTQ>(sK, (const avk_elem *)p.k + kr0 * D, (long long)p.kv_ss * D, nk);
+        avk_bwd_rows<KB, DV, NTQ>(sV, (const avk_elem *)p.v + kr0 * DV, (long long)p.kv_ss * DV, nk);
+        __syncthreads();
+        float s[NSK][4], dp[NSK][4];
+        avk_bwd_gemm_nt<NSK, KD, RS>(s, aQ, bK);
+        avk_bwd_gemm_nt<NSK, KDV, RSV>(dp, adO, bV);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            float y[2 * NSK]; /* the row's values: key n * 8 + c is y[2n + c] (the forward's layout) */
+#pragma unroll
+            for (int e = 0; e < 2 * NSK; ++e) y[e] = s[e / 2][2 * half + e % 2];
+            avk_score_mod<2 * NSK, 2, 8>(p, ri[half], y, k0 + quad_col * 2, p.scale_log2, true);
+#pragma unroll
+            for (int e = 0; e < 2 * NSK; ++e) {
+                float prob, ds;
+                avk_bwd_grad(s[e / 2][2 * half + e % 2], y[e], dp[e / 2][2 * half + e % 2], sc, lse2[half], del[half],
+                             cap_in, prob, ds);
+                dp[e / 2][2 * half + e % 2] = ds;
+            }
+        }
+        avk_bwd_gemm_acc<NDQ, KB / 16, NSK, RS>(dq, dp, tK);
+    }
+
+    const float scale = p.scale_log2 / AVK_LOG2E;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int i = i0 + warp * 16 + quad_row + half * 8;
+        if (i >= i1) continue;
+        avk_elem *dQ = (avk_elem *)a.dq + avk_bwd_q(p, b, h, i) + quad_col * 2;
+#pragma unroll
+        for (int n = 0; n < NDQ; ++n) *(avk_u32 *)(dQ + n * 8) = avk_bpack(dq[n][2 * half] * scale, dq[n][2 * half + 1] * scale);
+    }
+}
