@@ -256,10 +256,11 @@ static void cuda_release_kernel(avk_bdev *dev, avk_bkernel *k)
     free(k);
 }
 
-/* attnvk_kernel_backward: attnvk's kernel only (cuda_backward.c) */
+/* attnvk_kernel_backward: attnvk's kernel (cuda_backward.c); the vendor baselines answer through
+ * cuda_vendor.c (UNSUPPORTED with the reason while they have none) */
 static attnvk_status cuda_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms)
 {
-    if (k->vendor) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the cuda vendor baselines have no backward pass (attnvk's kernel has)");
+    if (k->vendor) return avk_cuda_vendor_backward(dev, k->vendor, a);
     return avk_cuda_backward(dev, &k->native, &k->bwd, a, device_ms);
 }
 
