@@ -84,13 +84,13 @@ AVK_DEVICE float avk_tanh(float y)
 #endif
 }
 
-/* tanh of a pair for the softcap: f16/bf16 problems on NVIDIA sm_80+ take one
- * tanh.approx.f16x2 for both (the special-function unit, which the softmax's
- * exp2 also needs, does half the work); its error near 1 is f16's 2^-11, as
- * tanh.approx.f32's relative error. AVK_SOFTCAP_F16X2=0 (ATTNVK_CUDA_DEFINES) takes
- * avk_tanh per value (an A/B). */
+/* tanh of a pair for the softcap: with AVK_SOFTCAP_F16X2=1 (ATTNVK_CUDA_DEFINES), f16/bf16
+ * problems on NVIDIA sm_80+ take one tanh.approx.f16x2 for both (half the special-function
+ * ops; its error near 1 is f16's 2^-11, as tanh.approx.f32's relative error). Off: on the
+ * H100 (session 16, 8k D=128 causal, wgmma) it lost, 293.3 -> 279.4 TFLOP/s (plain 348.9):
+ * the conversions cost more than the halved tanh saves. */
 #ifndef AVK_SOFTCAP_F16X2
-#define AVK_SOFTCAP_F16X2 1
+#define AVK_SOFTCAP_F16X2 0
 #endif
 AVK_DEVICE void avk_tanh2(float &a, float &b)
 {

@@ -116,12 +116,12 @@ AVK_INLINE float avk_softcap_tanh(float y)
     return tanh(y);
 #endif
 }
-/* both of a pair: on NVIDIA's inline-PTX path one tanh.approx.f16x2 for the two (the
- * special-function unit, which the softmax's exp2 also needs, does half the work; the
- * error near 1 is f16's 2^-11, as tanh.approx.f32's relative error). -DAVK_SOFTCAP_F16X2=0
- * (ATTNVK_OPENCL_BUILD_OPTIONS) takes avk_softcap_tanh per value (an A/B). */
+/* both of a pair: with -DAVK_SOFTCAP_F16X2=1 (ATTNVK_OPENCL_BUILD_OPTIONS) on NVIDIA's
+ * inline-PTX path one tanh.approx.f16x2 for the two (half the special-function ops; the
+ * error near 1 is f16's 2^-11, as tanh.approx.f32's). Off: on the H100 (session 16, 8k D=128
+ * causal, mma-f16) 158.7 -> 155.7 TFLOP/s (plain 185.2). */
 #ifndef AVK_SOFTCAP_F16X2
-#define AVK_SOFTCAP_F16X2 1
+#define AVK_SOFTCAP_F16X2 0
 #endif
 AVK_INLINE void avk_softcap_tanh2(float *a, float *b)
 {

@@ -642,8 +642,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
      * flash_common.glsl's AVK_SOFTCAP_EXP2) rather than GLSL's tanh, slower on the H100 (8k D=128
      * f16 coopmat-nv-rs, plain 128.2 / 148.5 TFLOP/s causal / not: exp2 form 109.3 / 126.0, tanh
      * 99.1 / 114.2; tools/h100/sweep-s14-softcap.txt). ATTNVK_VK_SOFTCAP_EXP2=0 takes tanh (A/B). */
-    const int softcap_form = env_choice("ATTNVK_VK_SOFTCAP_EXP2"); /* 2: tanh of f16 pairs (an A/B) */
-    cfg->softcap_exp2 = softcap_form < 0 ? 1u : (uint32_t)softcap_form;
+    const int softcap_form = env_choice("ATTNVK_VK_SOFTCAP_EXP2"); /* 2: tanh of f16 pairs; unset: below */
     /* the decode body's pipeline for a paged cache carries only its addressing (flash_common.glsl's
      * avk_kv_row, vk_kernel.c); ATTNVK_VK_KV_ADDRESSING=2 builds both into it, as every other body has (A/B) */
     const int addressing = env_choice("ATTNVK_VK_KV_ADDRESSING");
@@ -722,6 +721,13 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     if (*why)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,
                         cfg->bc, cfg->wg, c->info.name, why);
+    /* the softcap's tanh on NVIDIA's register-softmax bodies (NV and KHR): of f16 pairs (GLSL's
+     * f16vec2 tanh, half the special-function ops), H100 8k D=128 causal, coopmat-khr-rs: plain
+     * 175.3 TFLOP/s, exp2 form 145.7, pairs 152.9 (session 16, sweep-s16-softcap); the exp2
+     * form elsewhere (the emulations keep what CI checks) */
+    const int pairs = (algo == VK_ALGO_COOPMAT_NV_RS || algo == VK_ALGO_COOPMAT_KHR_RS || algo == VK_ALGO_DECODE_NV_RS ||
+                       algo == VK_ALGO_DECODE_KHR_RS) && !cfg->emulated;
+    cfg->softcap_exp2 = softcap_form >= 0 ? (uint32_t)softcap_form : pairs ? 2u : 1u;
     avk_tuning_note(e);
     return ATTNVK_OK;
 }
