@@ -1,6 +1,7 @@
 /* attnvk_kernel_backward: the backward pass's checks, done once here for
  * every backend, and its host convenience (attnvk_attention_backward_host). */
 #include "core/api_objects.h"
+#include "core/host_upload.h"
 #include "core/kv_cache.h"
 
 #include <math.h>
@@ -75,25 +76,13 @@ attnvk_status attnvk_kernel_backward(attnvk_kernel *k, const attnvk_tensors *fwd
 
 /* ---- host convenience ---- */
 
-static attnvk_status upload(attnvk_device *dev, attnvk_dtype dt, const float *src, size_t n, attnvk_buffer **out)
-{
-    const size_t bytes = n * attnvk_dtype_size(dt);
-    void *packed = malloc(bytes ? bytes : 1);
-    if (!packed) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory (%zu bytes)", bytes);
-    attnvk_pack(dt, src, packed, n);
-    attnvk_status s = attnvk_buffer_create(dev, bytes, out);
-    if (s == ATTNVK_OK) s = attnvk_buffer_write(*out, 0, packed, bytes);
-    free(packed);
-    return s;
-}
-
 /* A buffer of n dtype values, all NaN: what a kernel leaves unwritten shows. */
 static attnvk_status poisoned(attnvk_device *dev, attnvk_dtype dt, size_t n, attnvk_buffer **out)
 {
     float *nan_values = malloc(sizeof(float) * n);
     if (!nan_values) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (size_t i = 0; i < n; ++i) nan_values[i] = NAN;
-    attnvk_status s = upload(dev, dt, nan_values, n, out);
+    attnvk_status s = avk_upload_values(dev, dt, nan_values, n, out);
     free(nan_values);
     return s;
 }
@@ -136,20 +125,20 @@ attnvk_status attnvk_attention_backward_host(attnvk_device *dev, const attnvk_pr
     if (!lse_host) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
 
     s = attnvk_kernel_prepare(dev, p, &local, &kern, info);
-    if (s == ATTNVK_OK) s = upload(dev, p->dtype, in->q, nq, &t.q);
-    if (s == ATTNVK_OK) s = upload(dev, p->dtype, in->k, nk, &t.k);
-    if (s == ATTNVK_OK) s = upload(dev, p->dtype, in->v, nv, &t.v);
+    if (s == ATTNVK_OK) s = avk_upload_values(dev, p->dtype, in->q, nq, &t.q);
+    if (s == ATTNVK_OK) s = avk_upload_values(dev, p->dtype, in->k, nk, &t.k);
+    if (s == ATTNVK_OK) s = avk_upload_values(dev, p->dtype, in->v, nv, &t.v);
     if (s == ATTNVK_OK) s = poisoned(dev, p->dtype, no, &t.o);
     if (s == ATTNVK_OK) s = poisoned(dev, ATTNVK_F32, rows, &t.lse);
     if (s == ATTNVK_OK && p->ragged) {
         s = attnvk_buffer_create(dev, sizeof(int32_t) * p->batch, &t.seq_lens);
         if (s == ATTNVK_OK) s = attnvk_buffer_write(t.seq_lens, 0, in->kv_lens, sizeof(int32_t) * p->batch);
     }
-    if (s == ATTNVK_OK && p->mask) s = upload(dev, p->mask_dtype, in->mask, nmask, &t.mask);
-    if (s == ATTNVK_OK && p->sinks) s = upload(dev, ATTNVK_F32, in->sinks, (size_t)p->heads, &t.sinks);
-    if (s == ATTNVK_OK && p->alibi) s = upload(dev, ATTNVK_F32, in->alibi_slopes, (size_t)p->heads, &t.alibi_slopes);
+    if (s == ATTNVK_OK && p->mask) s = avk_upload_values(dev, p->mask_dtype, in->mask, nmask, &t.mask);
+    if (s == ATTNVK_OK && p->sinks) s = avk_upload_values(dev, ATTNVK_F32, in->sinks, (size_t)p->heads, &t.sinks);
+    if (s == ATTNVK_OK && p->alibi) s = avk_upload_values(dev, ATTNVK_F32, in->alibi_slopes, (size_t)p->heads, &t.alibi_slopes);
     if (s == ATTNVK_OK) s = attnvk_kernel_run_tensors(kern, &t, 0, 0, forward_ms);
-    if (s == ATTNVK_OK) s = upload(dev, p->dtype, g->d_o, no, &gt.d_o);
+    if (s == ATTNVK_OK) s = avk_upload_values(dev, p->dtype, g->d_o, no, &gt.d_o);
     if (s == ATTNVK_OK) s = poisoned(dev, p->dtype, nq, &gt.dq);
     if (s == ATTNVK_OK) s = poisoned(dev, p->dtype, nk, &gt.dk);
     if (s == ATTNVK_OK) s = poisoned(dev, p->dtype, nv, &gt.dv);

@@ -1,16 +1,16 @@
 /* attnvk_attention_host: the one-call path used by `attnvk run` and tests. */
 #include "attnvk/attnvk.h"
 #include "core/error.h"
+#include "core/host_upload.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static attnvk_status upload_tensor(attnvk_device *dev, attnvk_dtype dt, const float *src, size_t n,
-                                   attnvk_buffer **out)
+attnvk_status avk_upload_values(attnvk_device *dev, attnvk_dtype dt, const float *src, size_t n, attnvk_buffer **out)
 {
-    size_t bytes = n * attnvk_dtype_size(dt);
-    void *packed = malloc(bytes);
+    const size_t bytes = n * attnvk_dtype_size(dt);
+    void *packed = malloc(bytes ? bytes : 1);
     if (!packed) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory (%zu bytes)", bytes);
     attnvk_pack(dt, src, packed, n);
     attnvk_status s = attnvk_buffer_create(dev, bytes, out);
@@ -77,15 +77,15 @@ attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_prob
     void *packed_o = NULL;
 
     s = attnvk_kernel_prepare(dev, p, &local, &kern, info);
-    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->q, nq, &t.q);
-    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->k, nkv, &t.k);
-    if (s == ATTNVK_OK) s = upload_tensor(dev, p->dtype, in->v, nv, &t.v);
+    if (s == ATTNVK_OK) s = avk_upload_values(dev, p->dtype, in->q, nq, &t.q);
+    if (s == ATTNVK_OK) s = avk_upload_values(dev, p->dtype, in->k, nkv, &t.k);
+    if (s == ATTNVK_OK) s = avk_upload_values(dev, p->dtype, in->v, nv, &t.v);
     if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, no * attnvk_dtype_size(p->dtype), &t.o);
     if (s == ATTNVK_OK) s = poison(t.o, p->dtype, no);
     if (s == ATTNVK_OK && lse) s = attnvk_buffer_create(dev, nlse * sizeof(float), &t.lse);
     if (s == ATTNVK_OK && lse) s = poison(t.lse, ATTNVK_F32, nlse);
     if (s == ATTNVK_OK && p->ragged) s = upload_bytes(dev, in->kv_lens, sizeof(int32_t) * p->batch, &t.seq_lens);
-    if (s == ATTNVK_OK && p->mask) s = upload_tensor(dev, p->mask_dtype, in->mask, nmask, &t.mask);
+    if (s == ATTNVK_OK && p->mask) s = avk_upload_values(dev, p->mask_dtype, in->mask, nmask, &t.mask);
     if (s == ATTNVK_OK && p->sinks) s = upload_bytes(dev, in->sinks, sizeof(float) * p->heads, &t.sinks);
     if (s == ATTNVK_OK && p->alibi)
         s = upload_bytes(dev, in->alibi_slopes, sizeof(float) * p->heads, &t.alibi_slopes);
