@@ -54,8 +54,8 @@ static const env_var developer_vars[] = {
      "the table"},
     {"ATTNVK_VK_KV_ADDRESSING", "2: the Vulkan decode body's pipeline for a paged cache carries both K/V addressings (contiguous and paged), decided at run time, as every other body's does (A/B)",
      "paged only"},
-    {"ATTNVK_VK_SOFTCAP_EXP2", "0: the Vulkan matrix kernels' softcap takes GLSL's tanh instead of 1 - 2/(2^y + 1) (one exp2, one reciprocal) (A/B)",
-     "1"},
+    {"ATTNVK_VK_SOFTCAP_EXP2", "the Vulkan matrix kernels' softcap tanh: 0 GLSL's tanh, 1 as 1 - 2/(2^y + 1) (one exp2, one reciprocal), 2 GLSL's tanh of f16 pairs (A/B)",
+     "2 on NVIDIA's register-softmax bodies, else 1"},
     {"ATTNVK_VK_PIPELINE_STATS", "1: add the driver's pipeline statistics (registers, spills) to the kernel params",
      "off"},
     {"ATTNVK_VK_RS_PROBE_DUMP", "any value: print what the coopmat-nv-rs accumulator-layout probe found", "off"},
@@ -74,6 +74,8 @@ static const env_var developer_vars[] = {
 static const env_var test_vars[] = {
     {"ATTNVK_TEST_SEED", "seed of the test programs' random inputs (each prints its seed)", "the clock"},
     {"ATTNVK_TEST_JOBS", "threads of test_cuda_nvrtc (1..16)", "2"},
+    {"ATTNVK_TEST_BACKWARD_ALL", "set: test_cuda_nvrtc builds every backward configuration for both targets", "CI's 8"},
+    {"ATTNVK_TEST_BACKWARD_ONLY", "set: test_cuda_nvrtc builds the backward's configurations alone", "unset"},
     {"ATTNVK_TEST_OPENCL_VARIANTS", "comma list: the OpenCL variants test_opencl_flash runs", "all"},
     {"ATTNVK_HISTORY_TEST_HOOK", "exit-before-commit, pause-before-commit or fail-commit: stops or fails a "
                                  "history save at its COMMIT (tests/report)", "unset"},
