@@ -61,6 +61,7 @@ static const env_var developer_vars[] = {
     {"ATTNVK_VK_RS_PROBE_DUMP", "any value: print what the coopmat-nv-rs accumulator-layout probe found", "off"},
     {"ATTNVK_VK_RS_FORCE", "1: use coopmat-nv-rs where the layout probe disagrees (diagnosis only)", "off"},
     {"ATTNVK_CUDA_TUNE", "key_warps=,stages=,min_ctas= over the CUDA mma-decode configuration (sweeps)", "none"},
+    {"ATTNVK_CUDA_BWD_TILES", "bc=,bq=,wn=,qb=,kb= over the CUDA backward's tile table (sweeps)", "none"},
     {"ATTNVK_CUDA_DEFINES", "extra -D/-U options for NVRTC, space-separated (part of the cache key)", "none"},
     {"ATTNVK_OPENCL_TUNE", "ds=,tm=,wg=,bc=,br=,reduce=,maxreg=,nativeexp= over the OpenCL tuning table", "none"},
     {"ATTNVK_OPENCL_BUILD_OPTIONS", "appended to the OpenCL build options (e.g. -cl-nv-verbose; -DAVK_SOFTCAP_EXP2=1|0: softcap's tanh as one exp2 and one reciprocal, or OpenCL's tanh, in f16 programs)", "none"},

@@ -1,7 +1,7 @@
 /* attnvk's native backward pass (FlashAttention-2's, issue #18) for NVRTC:
  * the gradients of runtime/core/reference_backward.c from the forward's O and
  * LSE, P recomputed per tile as exp2(S - LSE), nothing of size Nq x Nk kept.
- * Every kernel owns what it writes: no atomics, bit-identical runs.
+ * The deterministic mode's kernels own what they write: bit-identical runs.
  *
  *   avk_bwd_pre    D_i = rowsum(dO_i * O_i) (f32) and, with sinks, the row's
  *                  share of d(sink): -exp(sink_h - LSE_i) * D_i
@@ -11,6 +11,9 @@
  *                  that see those keys, dV += P^T dO, dK += dS^T Q
  *   avk_bwd_dq     a CTA per AVK_BWD_QB query rows of one (b, h): over the
  *                  AVK_BWD_KB-key tiles they see, dQ += dS K
+ * The mma body's default replaces the last with avk_bwd_dkdv_dq, which adds
+ * each key block's dS K to an f32 dQ by atomics, and avk_bwd_dq_convert;
+ * the deterministic mode keeps avk_bwd_dq.
  * with dS = P (dP - D) times the softcap's derivative and dP = dO V^T; dK and
  * dQ take the softmax scale at the end. Scores go through the contract's hook
  * (avk_score_mod), so P is the forward's own.
@@ -150,6 +153,8 @@ AVK_KERNEL void __launch_bounds__(256) avk_bwd_pre(const avk_bwd_params a)
     const avk_elem *O = (const avk_elem *)p.o + o, *dO = (const avk_elem *)a.d_o + o;
     float sum = 0.f;
     for (int d = lane; d < AVK_DV; d += 32) sum += avk_to_f32(O[d]) * avk_to_f32(dO[d]);
+    if (a.dq_acc) /* the atomics' dQ sums start at 0 */
+        for (int d = lane; d < AVK_D; d += 32) ((float *)a.dq_acc)[row * AVK_D + d] = 0.f;
     for (int m = 16; m > 0; m /= 2) sum += avk_shfl_xor(sum, m);
     if (lane == 0) {
         ((float *)a.delta)[row] = sum;
@@ -176,6 +181,19 @@ AVK_KERNEL void __launch_bounds__(256) avk_bwd_sinks(const avk_bwd_params a)
         __syncthreads();
     }
     if (threadIdx.x == 0) ((float *)a.d_sinks)[h] = part[0];
+}
+
+/* dQ from the atomics' f32 sums (a.dq_acc, [B][H][Nq][Dk]): scaled, in the problem's dtype and layout */
+AVK_KERNEL void __launch_bounds__(256) avk_bwd_dq_convert(const avk_bwd_params a)
+{
+    const avk_attn_params &p = a.f;
+    const long long n = (long long)p.batch * p.heads * p.seq_q * AVK_D;
+    const float scale = p.scale_log2 / AVK_LOG2E;
+    for (long long e = (long long)blockIdx.x * 256 + threadIdx.x; e < n; e += (long long)gridDim.x * 256) {
+        const long long row = e / AVK_D;
+        const int i = (int)(row % p.seq_q), h = (int)(row / p.seq_q % p.heads), b = (int)(row / p.seq_q / p.heads);
+        ((avk_elem *)a.dq)[avk_bwd_q(p, b, h, i) + e % AVK_D] = avk_from_f32(((const float *)a.dq_acc)[e] * scale);
+    }
 }
 
 /* Rows [i0, i1) see none of keys [k0, k1): visible ranges only grow with i. */

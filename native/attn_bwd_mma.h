@@ -3,16 +3,18 @@
  * of attn_fwd.cu's mma body (A from shared rows by ldmatrix, B from rows by
  * ldmatrix (k along the row) or ldmatrix.trans (k along the rows), P and dS
  * repacked from accumulators as A fragments). Tiles are loaded whole into
- * shared memory (rows + 16 bytes: ldmatrix rows on distinct banks), one
- * stage: simple before fast.
+ * shared memory (rows + 16 bytes: ldmatrix rows on distinct banks); the
+ * dK/dV kernel's Q and dO tiles in two stages by cp.async.
  *
  * dK/dV: a warp owns 16 keys; it computes S^T = K Q^T and dP^T = V dO^T
  * (keys x queries), so P^T and dS^T are already A fragments of dV += P^T dO
  * and dK += dS^T Q. AVK_BWD_WN warps share a key group (both compute its
  * S^T and dP^T) and each keeps Dk/WN and Dv/WN columns of dK and dV, so
  * Dk 256 holds 128 accumulator registers, not 256.
- * dQ: a warp owns 16 query rows; S = Q K^T and dP = dO V^T in the forward's
- * layout, dQ += dS K. */
+ * dQ, by default (avk_bwd_dkdv_dq): dS^T goes through shared memory and the
+ * CTA's warps add dS K to an f32 dQ by atomics, FlashAttention-2's way; in
+ * the deterministic mode avk_bwd_dq owns it: a warp owns 16 query rows, S =
+ * Q K^T and dP = dO V^T in the forward's layout, dQ += dS K. */
 #if !defined(AVK_MMA_SM80)
 #error "AVK_BWD_MMA=1 needs mma.sync m16n8k16 (sm_80 or newer)"
 #endif
@@ -115,13 +117,121 @@ AVK_DEVICE void avk_bwd_gemm_acc(float (&c)[N][4], const float (&s)[NS][4], avk_
 #define AVK_BV_ROW (((lane / 8) % 2) * 8 + lane % 8)
 #define AVK_BV_COL ((lane / 16) * 8)
 
-/* grid (key blocks, kv heads, batch) */
-AVK_KERNEL void __launch_bounds__(NT) avk_bwd_dkdv(const avk_bwd_params a)
+/* ROWS rows of W elements by cp.async into shared rows of W + 8 at dst; rows past valid are zero-filled */
+template <int ROWS, int W, int NT_>
+AVK_DEVICE void avk_bwd_rows_async(avk_u32 dst, const avk_elem *src, long long stride, int valid)
 {
-    AVK_DYNAMIC_SMEM(smem_raw);
+    enum { CH = W / 8 };
+    for (int c = threadIdx.x; c < ROWS * CH; c += NT_) {
+        const int r = c / CH, k = c % CH;
+        const bool in = r < valid;
+        avk_cp_async16(dst + (avk_u32)((r * (W + 8) + k * 8) * 2), src + (in ? r * stride + k * 8 : 0), in ? 16 : 0);
+    }
+}
+
+/* c[N] += A (16 rows, k along the shared rows: ldmatrix.trans at a_lane, row stride RSA) * B (k along the rows:
+ * .trans at b_lane, row stride RSB) over KS k-steps */
+template <int N, int KS, int RSA, int RSB>
+AVK_DEVICE void avk_bwd_gemm_tt(float (&c)[N][4], avk_u32 a_lane, avk_u32 b_lane)
+{
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk) {
+        avk_u32 af[4];
+        avk_ldmatrix_x4_trans(af, a_lane + (avk_u32)(kk * 16 * RSA * 2));
+#pragma unroll
+        for (int n = 0; n < N; n += 2) {
+            avk_u32 b[4];
+            avk_ldmatrix_x4_trans(b, b_lane + (avk_u32)((kk * 16 * RSB + n * 8) * 2));
+            avk_bmma(c[n], af, b);
+            avk_bmma(c[n + 1], af, b + 2);
+        }
+    }
+}
+
+/* (h, i0) -> the group's next query tile that sees keys [k0, k0 + BC) (heads in order, tiles
+ * in order); false past the last. The same for every thread. */
+AVK_DEVICE bool avk_bwd_next_tile(const avk_attn_params &p, int b, int g, int k0, int &h, int &i0)
+{
+    if ((int)p.seq_q <= 0) return false;
+    for (;;) {
+        i0 += BQ;
+        if (i0 >= (int)p.seq_q) {
+            i0 = 0;
+            if (++h >= (g + 1) * (int)p.group) return false;
+        }
+        if (!avk_bwd_disjoint(p, avk_bwd_work(p, b, h), i0, min(i0 + BQ, (int)p.seq_q), k0, k0 + BC)) return true;
+    }
+}
+
+/* dQ's tile work inside the dK/dV kernel (DQ): BQ/16 m-tiles times DQ_SPLIT column
+ * chunks of DQC, spread over the NT/32 warps */
+/* the most chunks (up to a warp each, S at most) that split Dk into whole n-tile pairs */
+template <int S>
+struct avk_bwd_dq_split {
+    enum { value = (D % S == 0 && (D / S) % 16 == 0) ? S : avk_bwd_dq_split<S - 1>::value };
+};
+template <>
+struct avk_bwd_dq_split<1> {
+    enum { value = 1 };
+};
+template <>
+struct avk_bwd_dq_split<0> {
+    enum { value = 1 };
+};
+enum {
+    NW = NT / 32, DQ_MT = BQ / 16, DQ_SPLIT = avk_bwd_dq_split<NW / DQ_MT>::value, DQC = D / DQ_SPLIT,
+    RSS = BQ + 8, /* dS^T's shared row stride: a row per key */
+};
+static_assert(D % DQ_SPLIT == 0 && DQC % 16 == 0, "dQ chunks of whole n-tile pairs");
+
+/* Adds a warp's 16-row dQ chunk (accumulator layout, N n-tiles) to the f32 rows at row0 (of D
+ * floats; rows past valid skipped). sm_90: quad lane pairs swap halves so each lane adds four
+ * consecutive floats with one red.v4 (a quarter of the atomics). */
+template <int N>
+AVK_DEVICE void avk_bwd_red_rows(float *row0, const float (&c)[N][4], int lane, int valid)
+{
+    const int quad_row = lane / 4, quad_col = lane % 4;
+#if defined(AVK_TARGET_CUDA) && __CUDA_ARCH__ >= 900
+    const int odd = quad_col & 1, r = quad_row + 8 * odd;
+    float *dst = row0 + (long long)r * D + (quad_col - odd) * 2;
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+        /* even lanes keep rows quad_row (theirs, then the partner's columns), odd lanes rows + 8 */
+        const float s0 = odd ? c[n][0] : c[n][2], s1 = odd ? c[n][1] : c[n][3];
+        const float y0 = avk_shfl_xor(s0, 1), y1 = avk_shfl_xor(s1, 1);
+        const float v0 = odd ? y0 : c[n][0], v1 = odd ? y1 : c[n][1];
+        const float v2 = odd ? c[n][2] : y0, v3 = odd ? c[n][3] : y1;
+        if (r < valid)
+            asm volatile("red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(dst + n * 8), "f"(v0), "f"(v1),
+                         "f"(v2), "f"(v3)
+                         : "memory");
+    }
+#else
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        if (quad_row + 8 * half >= valid) continue;
+        float *dst = row0 + (long long)(quad_row + 8 * half) * D + quad_col * 2;
+#pragma unroll
+        for (int n = 0; n < N; ++n) {
+            atomicAdd(dst + n * 8, c[n][2 * half]);
+            atomicAdd(dst + n * 8 + 1, c[n][2 * half + 1]);
+        }
+    }
+#endif
+}
+
+/* Shared memory of the dK/dV kernel (elements of avk_elem, then floats): K, V; two stages of
+ * Q, dO and their rows' LSE and D_i; with DQ, dS^T. The host's avk_cuda_bwd_smem agrees. */
+/* grid (key blocks, kv heads, batch); DQ: dQ's share of these keys summed into a.dq_acc by
+ * atomics (FlashAttention-2's schedule: 5 GEMMs, not 7), else avk_bwd_dq computes it */
+template <bool DQ>
+AVK_DEVICE void avk_bwd_dkdv_body(const avk_bwd_params &a)
+{
+    AVK_DYNAMIC_SMEM(dkdv_smem); /* not smem_raw: a template's extern would clash with avk_bwd_dq's */
     const avk_attn_params &p = a.f;
-    avk_elem *sK = (avk_elem *)smem_raw, *sV = sK + BC * RS, *sQ = sV + BC * RSV, *sdO = sQ + BQ * RS;
-    float *sL = (float *)(sdO + BQ * RSV), *sDel = sL + BQ;
+    enum { STAGE = BQ * (RS + RSV) }; /* elements of one stage's Q and dO */
+    avk_elem *sK = (avk_elem *)dkdv_smem, *sV = sK + BC * RS, *sQ0 = sV + BC * RSV, *sdS = sQ0 + 2 * STAGE;
+    float *sL0 = (float *)(sdS + (DQ ? BC * RSS : 0)), *sDel0 = sL0 + 2 * BQ;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, kg = warp / WN, cw = warp % WN;
     const int quad_row = lane / 4, quad_col = lane % 4;
     const int k0 = blockIdx.x * BC, g = blockIdx.y, b = blockIdx.z, nk = min(BC, (int)p.seq_kv - k0);
@@ -131,10 +241,11 @@ AVK_KERNEL void __launch_bounds__(NT) avk_bwd_dkdv(const avk_bwd_params a)
 
     const avk_u32 aK = avk_smem_addr(sK) + (avk_u32)(((kg * 16 + AVK_A_ROW) * RS + AVK_A_COL) * 2);
     const avk_u32 aV = avk_smem_addr(sV) + (avk_u32)(((kg * 16 + AVK_A_ROW) * RSV + AVK_A_COL) * 2);
-    const avk_u32 bQ = avk_smem_addr(sQ) + (avk_u32)((AVK_BK_ROW * RS + AVK_BK_COL) * 2);
-    const avk_u32 bdO = avk_smem_addr(sdO) + (avk_u32)((AVK_BK_ROW * RSV + AVK_BK_COL) * 2);
-    const avk_u32 tQ = avk_smem_addr(sQ) + (avk_u32)((AVK_BV_ROW * RS + cw * (D / WN) + AVK_BV_COL) * 2);
-    const avk_u32 tdO = avk_smem_addr(sdO) + (avk_u32)((AVK_BV_ROW * RSV + cw * (DV / WN) + AVK_BV_COL) * 2);
+    const avk_u32 q0 = avk_smem_addr(sQ0), stage_bytes = (avk_u32)(STAGE * 2), dO_off = (avk_u32)(BQ * RS * 2);
+    const avk_u32 bQ = q0 + (avk_u32)((AVK_BK_ROW * RS + AVK_BK_COL) * 2);
+    const avk_u32 bdO = q0 + dO_off + (avk_u32)((AVK_BK_ROW * RSV + AVK_BK_COL) * 2);
+    const avk_u32 tQ = q0 + (avk_u32)((AVK_BV_ROW * RS + cw * (D / WN) + AVK_BV_COL) * 2);
+    const avk_u32 tdO = q0 + dO_off + (avk_u32)((AVK_BV_ROW * RSV + cw * (DV / WN) + AVK_BV_COL) * 2);
     const int key_a = k0 + kg * 16 + quad_row; /* this thread's keys: key_a, key_a + 8 */
     const float sc = avk_score_scale(p, p.scale_log2), cap_in = avk_bwd_cap_in(p);
 
@@ -144,45 +255,82 @@ AVK_KERNEL void __launch_bounds__(NT) avk_bwd_dkdv(const avk_bwd_params a)
 #pragma unroll
     for (int n = 0; n < NDV; ++n) dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;
 
-    for (int h = g * (int)p.group; h < (g + 1) * (int)p.group; ++h) {
-        const avk_work w = avk_bwd_work(p, b, h);
-        for (int i0 = 0; i0 < (int)p.seq_q; i0 += BQ) {
-            const int i1 = min(i0 + BQ, (int)p.seq_q);
-            if (avk_bwd_disjoint(p, w, i0, i1, k0, k0 + BC)) continue; /* the same for every thread */
-            __syncthreads(); /* the previous tile is consumed */
-            avk_bwd_rows<BQ, D, NT>(sQ, (const avk_elem *)p.q + avk_bwd_q(p, b, h, i0), p.q_ss, i1 - i0);
-            avk_bwd_rows<BQ, DV, NT>(sdO, (const avk_elem *)a.d_o + avk_bwd_o(p, b, h, i0),
-                                     (long long)p.q_ss / D * DV, i1 - i0);
-            for (int r = threadIdx.x; r < BQ; r += NT) {
-                const long long row = avk_bwd_row(p, b, h, i0 + r);
-                sL[r] = i0 + r < i1 ? avk_bwd_lse2(a, row) : AVK_POS_INF;
-                sDel[r] = i0 + r < i1 ? ((const float *)a.delta)[row] : 0.f;
+    /* a tile's Q, dO (cp.async) and its rows' LSE and D_i into stage st */
+    auto issue = [&](int h, int i0, int st) {
+        const int valid = min(BQ, (int)p.seq_q - i0);
+        avk_bwd_rows_async<BQ, D, NT>(q0 + st * stage_bytes, (const avk_elem *)p.q + avk_bwd_q(p, b, h, i0), p.q_ss, valid);
+        avk_bwd_rows_async<BQ, DV, NT>(q0 + st * stage_bytes + dO_off, (const avk_elem *)a.d_o + avk_bwd_o(p, b, h, i0),
+                                       (long long)p.q_ss / D * DV, valid);
+        avk_cp_async_commit();
+        for (int r = threadIdx.x; r < BQ; r += NT) {
+            const long long row = avk_bwd_row(p, b, h, i0 + r);
+            sL0[st * BQ + r] = r < valid ? avk_bwd_lse2(a, row) : AVK_POS_INF;
+            sDel0[st * BQ + r] = r < valid ? ((const float *)a.delta)[row] : 0.f;
+        }
+    };
+    int h = g * (int)p.group, i0 = -BQ;
+    bool have = avk_bwd_next_tile(p, b, g, k0, h, i0);
+    if (have) issue(h, i0, 0);
+    for (int st = 0; have; st ^= 1) {
+        const int cur_h = h, cur_i0 = i0;
+        have = avk_bwd_next_tile(p, b, g, k0, h, i0);
+        if (have) issue(h, i0, st ^ 1); /* its stage was consumed before the last barrier */
+        if (have)
+            AVK_CP_ASYNC_WAIT(1);
+        else
+            AVK_CP_ASYNC_WAIT(0);
+        __syncthreads();
+        const avk_work w = avk_bwd_work(p, b, cur_h);
+        const avk_u32 so = st * stage_bytes;
+        const float *sL = sL0 + st * BQ, *sDel = sDel0 + st * BQ;
+
+        /* S^T = K Q^T and dP^T = V dO^T: row quad_row + 8 * (e / 2) of the warp's keys,
+         * column (query) n * 8 + quad_col * 2 + e % 2 */
+        float s[NSQ][4], dp[NSQ][4];
+        avk_bwd_gemm_nt<NSQ, KD, RS>(s, aK, bQ + so);
+        avk_bwd_gemm_nt<NSQ, KDV, RSV>(dp, aV, bdO + so);
+        /* per query column: its two keys through the hook (G 1, stride 8), then P and dS */
+#pragma unroll
+        for (int n = 0; n < NSQ; ++n)
+#pragma unroll
+            for (int c = 0; c < 2; ++c) {
+                const int q = n * 8 + quad_col * 2 + c;
+                float y[2] = {s[n][c], s[n][2 + c]};
+                avk_score_mod<2, 1, 8>(p, avk_row(p, w, cur_i0 + q, p.scale_log2), y, key_a, p.scale_log2, true);
+                const float lse2 = sL[q], del = sDel[q];
+#pragma unroll
+                for (int e = 0; e < 2; ++e)
+                    avk_bwd_grad(s[n][2 * e + c], y[e], dp[n][2 * e + c], sc, lse2, del, cap_in, s[n][2 * e + c],
+                                 dp[n][2 * e + c]);
+            }
+        /* dV += P^T dO, dK += dS^T Q over this warp's columns */
+        avk_bwd_gemm_acc<NDV, BQ / 16, NSQ, RSV>(dv, s, tdO + so);
+        avk_bwd_gemm_acc<NDK, BQ / 16, NSQ, RS>(dk, dp, tQ + so);
+        if (DQ) {
+            /* dS^T to shared (a row per key), then dQ[tile] += dS K by m-tile and column chunk */
+            if (cw == 0) {
+#pragma unroll
+                for (int n = 0; n < NSQ; ++n)
+#pragma unroll
+                    for (int e2 = 0; e2 < 2; ++e2)
+                        *(avk_u32 *)(sdS + (kg * 16 + quad_row + 8 * e2) * RSS + n * 8 + quad_col * 2) =
+                            avk_bpack(dp[n][2 * e2], dp[n][2 * e2 + 1]);
             }
             __syncthreads();
-
-            /* S^T = K Q^T and dP^T = V dO^T: row quad_row + 8 * (e / 2) of the warp's keys,
-             * column (query) n * 8 + quad_col * 2 + e % 2 */
-            float s[NSQ][4], dp[NSQ][4];
-            avk_bwd_gemm_nt<NSQ, KD, RS>(s, aK, bQ);
-            avk_bwd_gemm_nt<NSQ, KDV, RSV>(dp, aV, bdO);
-            /* per query column: its two keys through the hook (G 1, stride 8), then P and dS */
+            const avk_u32 aS = avk_smem_addr(sdS) + (avk_u32)((AVK_BK_ROW * RSS + AVK_BK_COL) * 2);
+            const avk_u32 tK = avk_smem_addr(sK) + (avk_u32)((AVK_BV_ROW * RS + AVK_BV_COL) * 2);
+            float *acc = (float *)a.dq_acc;
+            for (int job = warp; job < DQ_MT * DQ_SPLIT; job += NW) {
+                const int mt = job % DQ_MT, cs = job / DQ_MT;
+                float dq[DQC / 8][4];
 #pragma unroll
-            for (int n = 0; n < NSQ; ++n)
-#pragma unroll
-                for (int c = 0; c < 2; ++c) {
-                    const int q = n * 8 + quad_col * 2 + c;
-                    float y[2] = {s[n][c], s[n][2 + c]};
-                    avk_score_mod<2, 1, 8>(p, avk_row(p, w, i0 + q, p.scale_log2), y, key_a, p.scale_log2, true);
-                    const float lse2 = sL[q], del = sDel[q];
-#pragma unroll
-                    for (int e = 0; e < 2; ++e)
-                        avk_bwd_grad(s[n][2 * e + c], y[e], dp[n][2 * e + c], sc, lse2, del, cap_in, s[n][2 * e + c],
-                                     dp[n][2 * e + c]);
-                }
-            /* dV += P^T dO, dK += dS^T Q over this warp's columns */
-            avk_bwd_gemm_acc<NDV, BQ / 16, NSQ, RSV>(dv, s, tdO);
-            avk_bwd_gemm_acc<NDK, BQ / 16, NSQ, RS>(dk, dp, tQ);
+                for (int n = 0; n < DQC / 8; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.f;
+                avk_bwd_gemm_tt<DQC / 8, BC / 16, RSS, RS>(dq, aS + (avk_u32)(mt * 16 * 2), tK + (avk_u32)(cs * DQC * 2));
+                const int i = cur_i0 + mt * 16; /* the chunk's first row */
+                avk_bwd_red_rows<DQC / 8>(acc + avk_bwd_row(p, b, cur_h, i) * D + cs * DQC, dq, lane, (int)p.seq_q - i);
+            }
         }
+        __syncthreads(); /* this stage (and dS^T) consumed: the next issue may refill it */
     }
 
     const float scale = p.scale_log2 / AVK_LOG2E;
@@ -200,6 +348,9 @@ AVK_KERNEL void __launch_bounds__(NT) avk_bwd_dkdv(const avk_bwd_params a)
         for (int n = 0; n < NDV; ++n) *(avk_u32 *)(dV + n * 8) = avk_bpack(dv[n][2 * half], dv[n][2 * half + 1]);
     }
 }
+
+AVK_KERNEL void __launch_bounds__(NT) avk_bwd_dkdv(const avk_bwd_params a) { avk_bwd_dkdv_body<false>(a); }
+AVK_KERNEL void __launch_bounds__(NT) avk_bwd_dkdv_dq(const avk_bwd_params a) { avk_bwd_dkdv_body<true>(a); }
 
 /* grid (query blocks, heads, batch) */
 AVK_KERNEL void __launch_bounds__(NTQ) avk_bwd_dq(const avk_bwd_params a)

@@ -1,7 +1,9 @@
 /* The CUDA backward pass (issue #18): native/attn_bwd.cu's kernels, their
  * tile table and NVRTC options, and the run behind attnvk_kernel_backward:
  * D_i (and the sink shares), dK/dV, dQ, d(sink), in that order on the
- * device's stream, timed by its events. Deterministic by construction. */
+ * device's stream, timed by its events. The mma body's default sums dQ by
+ * atomics inside the dK/dV kernel; the deterministic mode (and the simt
+ * body, always) runs a dQ kernel that owns its rows: bit-identical runs. */
 #include "cuda/cuda_backward.h"
 #include "core/kv_cache.h" /* avk_score_mod_bits */
 #include "cuda/cuda_kernels.h"
@@ -17,33 +19,64 @@
  * apply from sm_80 to f16/bf16 with Dk and Dv multiples of 16; the simt ones
  * take the rest. Register budget (no spills on sm_80/sm_90a, test_cuda_nvrtc):
  * a dK/dV warp holds (Dk + Dv) / wn / 2 accumulators and 16 x bq of S^T and
- * dP^T each; a dQ warp Dk / 2 and 16 x kb. Not yet tuned on a GPU. */
+ * dP^T each; a dQ warp Dk / 2 and 16 x kb. mma tiles from an H100 sweep
+ * (session 17, dQ by atomics, f16 B=4 N=4k H*D=2048, ATTNVK_CUDA_BWD_TILES):
+ * D=128 bc/bq 64/32 8.43 ms, 64/64 7.93, 128/32 8.74, 128/64 7.57; D=64 64/32
+ * 8.72, 64/64 9.02, 128/64 8.84, 128/32 10.99. */
 static const struct {
     int mma, min_dim, max_dim;
     int bc, bq, wn, qb, kb, threads;
 } bwd_table[] = {
-    {1, 16, 64, 64, 64, 1, 64, 64, 0},
-    {1, 65, 128, 64, 32, 1, 64, 64, 0},
+    {1, 16, 64, 64, 32, 1, 64, 64, 0},
+    {1, 65, 128, 128, 64, 1, 64, 64, 0},
     {1, 129, 256, 64, 32, 2, 64, 32, 0},
     {0, 1, 128, 32, 32, 0, 32, 32, 256},
     {0, 129, 256, 16, 16, 0, 16, 16, 256},
 };
 
-int avk_cuda_bwd_threads(const avk_cuda_bwd_config *c, int dq)
+int avk_cuda_bwd_threads(const avk_cuda_bwd_config *c, avk_cuda_bwd_kernel kind)
 {
     if (!c->mma) return c->threads;
-    return dq ? c->qb / 16 * 32 : c->bc / 16 * c->wn * 32;
+    return kind == AVK_BWD_KERNEL_DQ ? c->qb / 16 * 32 : c->bc / 16 * c->wn * 32;
 }
 
-size_t avk_cuda_bwd_smem(const avk_cuda_bwd_config *c, int dq)
+size_t avk_cuda_bwd_smem(const avk_cuda_bwd_config *c, avk_cuda_bwd_kernel kind)
 {
     const size_t dk = (size_t)c->head_dim, dv = (size_t)c->head_dim_v;
+    const int dq = kind == AVK_BWD_KERNEL_DQ;
     const size_t rows_a = (size_t)(dq ? c->qb : c->bc), rows_b = (size_t)(dq ? c->kb : c->bq);
-    if (c->mma) /* attn_bwd_mma.h: f16 rows + 8 of both tiles (dK/dV: and the rows' LSE and D_i) */
-        return (rows_a + rows_b) * (dk + 8 + dv + 8) * 2 + (dq ? 0 : 2 * rows_b * 4);
+    if (c->mma) { /* attn_bwd_mma.h: f16 rows + 8 of both tiles (dK/dV: Q/dO in two stages, their rows' LSE and
+                   * D_i, and with the atomics' dQ, dS^T: a row of bq + 8 per key) */
+        if (dq) return (rows_a + rows_b) * (dk + 8 + dv + 8) * 2;
+        const size_t ds = kind == AVK_BWD_KERNEL_DKDV_DQ ? rows_a * (rows_b + 8) * 2 : 0;
+        return (rows_a + 2 * rows_b) * (dk + 8 + dv + 8) * 2 + ds + 2 * 2 * rows_b * 4;
+    }
     /* attn_bwd_simt.h: f32 rows + 1 of both tiles, P and dS [rows][cols + 1], LSE and D_i */
     const size_t rq = dq ? rows_a : rows_b, ck = dq ? rows_b : rows_a;
     return ((rows_a + rows_b) * (dk + 1 + dv + 1) + 2 * rq * (ck + 1) + 2 * rq) * 4;
+}
+
+/* $ATTNVK_CUDA_BWD_TILES "bc=,bq=,wn=,qb=,kb=" over the table's tiles (sweeps); 0 on a bad string */
+static int tiles_override(avk_cuda_bwd_config *cfg)
+{
+    const char *env = getenv("ATTNVK_CUDA_BWD_TILES");
+    if (!env || !*env) return 1;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", env);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int v = 0;
+        char key[8];
+        if (sscanf(tok, "%7[a-z]=%d", key, &v) != 2 || v <= 0) return 0;
+        const int tile = strcmp(key, "wn") != 0;
+        if (tile ? v % 16 != 0 || v > 256 : v > 4) return 0;
+        if (!strcmp(key, "bc")) cfg->bc = v;
+        else if (!strcmp(key, "bq")) cfg->bq = v;
+        else if (!strcmp(key, "wn")) cfg->wn = v;
+        else if (!strcmp(key, "qb")) cfg->qb = v;
+        else if (!strcmp(key, "kb")) cfg->kb = v;
+        else return 0;
+    }
+    return 1;
 }
 
 attnvk_status avk_cuda_bwd_select(int cc_major, size_t smem_optin, const attnvk_problem *p, avk_cuda_bwd_config *cfg)
@@ -64,8 +97,15 @@ attnvk_status avk_cuda_bwd_select(int cc_major, size_t smem_optin, const attnvk_
         cfg->qb = bwd_table[i].qb, cfg->kb = bwd_table[i].kb, cfg->threads = bwd_table[i].threads;
         /* an mma warp's columns of dK and dV come in n-tile pairs */
         if (cfg->mma && (dk % (16 * cfg->wn) || dv % (16 * cfg->wn))) continue;
-        const size_t need = avk_cuda_bwd_smem(cfg, 0) > avk_cuda_bwd_smem(cfg, 1) ? avk_cuda_bwd_smem(cfg, 0)
-                                                                                  : avk_cuda_bwd_smem(cfg, 1);
+        if (!tiles_override(cfg))
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "ATTNVK_CUDA_BWD_TILES: '%s' is not bc=,bq=,qb=,kb= (multiples of 16 up to 256) and wn= (1-4)",
+                            getenv("ATTNVK_CUDA_BWD_TILES"));
+        size_t need = 0;
+        for (int kind = 0; kind < AVK_BWD_KERNELS; ++kind) {
+            const size_t n = avk_cuda_bwd_smem(cfg, (avk_cuda_bwd_kernel)kind);
+            need = n > need ? n : need;
+        }
         if (smem_optin && need > smem_optin) continue;
         return ATTNVK_OK;
     }
@@ -100,7 +140,8 @@ int avk_cuda_bwd_options(const avk_cuda_bwd_config *c, const char *arch,
 struct avk_cuda_bwd {
     avk_cuda_bwd_config cfg;
     CUmodule module;
-    CUfunction pre, sinks, dkdv, dq;
+    CUfunction pre, sinks, dq_convert;
+    CUfunction tiled[AVK_BWD_KERNELS]; /* by avk_cuda_bwd_kernel; dK/dV with dQ's atomics: mma only */
 };
 
 void avk_cuda_backward_release(avk_cuda_device *dev, avk_cuda_bwd *b)
@@ -123,15 +164,18 @@ static attnvk_status load(avk_cuda_device *dev, const attnvk_problem *p, avk_cud
     if (s == ATTNVK_OK) s = avk_cuda_compile_backward(&b->cfg, arch, dev->driver_version, NULL, &cubin, &size, NULL, NULL, 0);
     if (s == ATTNVK_OK) s = avk_cuda_check(dev, dev->cu->cuModuleLoadData(&b->module, cubin), "cuModuleLoadData(backward)");
     free(cubin);
-    static const char *const names[] = {"avk_bwd_pre", "avk_bwd_sinks", "avk_bwd_dkdv", "avk_bwd_dq"};
-    CUfunction *fns[] = {&b->pre, &b->sinks, &b->dkdv, &b->dq};
-    for (int i = 0; i < 4 && s == ATTNVK_OK; ++i)
+    static const char *const names[] = {"avk_bwd_pre", "avk_bwd_sinks", "avk_bwd_dq_convert", "avk_bwd_dkdv",
+                                        "avk_bwd_dq", "avk_bwd_dkdv_dq"};
+    CUfunction *fns[] = {&b->pre, &b->sinks, &b->dq_convert, &b->tiled[AVK_BWD_KERNEL_DKDV], &b->tiled[AVK_BWD_KERNEL_DQ],
+                         &b->tiled[AVK_BWD_KERNEL_DKDV_DQ]};
+    const int nfns = b->cfg.mma ? 6 : 5;
+    for (int i = 0; i < nfns && s == ATTNVK_OK; ++i)
         s = avk_cuda_check(dev, dev->cu->cuModuleGetFunction(fns[i], b->module, names[i]), names[i]);
-    for (int dq = 0; dq < 2 && s == ATTNVK_OK; ++dq) {
-        const size_t smem = avk_cuda_bwd_smem(&b->cfg, dq);
-        if (smem > 48 * 1024)
-            s = avk_cuda_check(dev, dev->cu->cuFuncSetAttribute(dq ? b->dq : b->dkdv,
-                                                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+    for (int kind = 0; kind < AVK_BWD_KERNELS && s == ATTNVK_OK; ++kind) {
+        const size_t smem = avk_cuda_bwd_smem(&b->cfg, (avk_cuda_bwd_kernel)kind);
+        if (b->tiled[kind] && smem > 48 * 1024)
+            s = avk_cuda_check(dev, dev->cu->cuFuncSetAttribute(b->tiled[kind], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                                (int)smem),
                                "cuFuncSetAttribute(backward shared memory)");
     }
     if (s != ATTNVK_OK) {
@@ -171,19 +215,32 @@ static attnvk_status run(avk_cuda_device *dev, const avk_native_kernel *nk, avk_
     P.d_o = avk_cuda_ptr(a->d_o), P.dq = avk_cuda_ptr(a->dq), P.dk = avk_cuda_ptr(a->dk), P.dv = avk_cuda_ptr(a->dv);
     P.d_sinks = avk_cuda_ptr(a->d_sinks);
     const int rows = p->batch * p->heads * p->seq_q;
+    /* the mma body's default adds dQ by atomics into f32 sums; the deterministic mode (and the simt
+     * body) run the dQ kernel, which owns its rows */
+    const int atomic_dq = c->mma && !a->deterministic;
+    const size_t r = (size_t)(rows > 0 ? rows : 1);
+    const size_t acc_at = (2 * sizeof(float) * r + 255) / 256 * 256; /* red.v4 takes 16-byte-aligned rows */
+    const size_t work_bytes = acc_at + (atomic_dq ? sizeof(float) * r * (size_t)p->head_dim : 0);
     CUdeviceptr work = 0;
-    attnvk_status s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&work, 2 * sizeof(float) * (size_t)(rows > 0 ? rows : 1)),
-                                     "cuMemAlloc(backward workspace)");
+    attnvk_status s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&work, work_bytes), "cuMemAlloc(backward workspace)");
     if (s != ATTNVK_OK) return s;
-    P.delta = work, P.sink_share = work + sizeof(float) * (size_t)rows;
+    P.delta = work, P.sink_share = work + sizeof(float) * r;
+    P.dq_acc = atomic_dq ? work + acc_at : 0;
+    const avk_cuda_bwd_kernel keys = atomic_dq ? AVK_BWD_KERNEL_DKDV_DQ : AVK_BWD_KERNEL_DKDV;
     s = avk_cuda_time_begin(dev);
     if (s == ATTNVK_OK && rows > 0) s = launch(dev, b->pre, blocks(rows, 8), 1, 1, 256, 0, &P, "cuLaunchKernel(avk_bwd_pre)");
     if (s == ATTNVK_OK && p->seq_kv > 0)
-        s = launch(dev, b->dkdv, blocks(p->seq_kv, c->bc), (unsigned)p->kv_heads, (unsigned)p->batch,
-                   avk_cuda_bwd_threads(c, 0), avk_cuda_bwd_smem(c, 0), &P, "cuLaunchKernel(avk_bwd_dkdv)");
-    if (s == ATTNVK_OK && p->seq_q > 0)
-        s = launch(dev, b->dq, blocks(p->seq_q, c->qb), (unsigned)p->heads, (unsigned)p->batch,
-                   avk_cuda_bwd_threads(c, 1), avk_cuda_bwd_smem(c, 1), &P, "cuLaunchKernel(avk_bwd_dq)");
+        s = launch(dev, b->tiled[keys], blocks(p->seq_kv, c->bc), (unsigned)p->kv_heads, (unsigned)p->batch,
+                   avk_cuda_bwd_threads(c, keys), avk_cuda_bwd_smem(c, keys), &P, "cuLaunchKernel(avk_bwd_dkdv)");
+    if (s == ATTNVK_OK && rows > 0 && atomic_dq) {
+        /* a grid-stride loop: a few waves of 256 threads */
+        const size_t n = (size_t)rows * p->head_dim, want = (n + 255) / 256;
+        s = launch(dev, b->dq_convert, (unsigned)(want < 65536 ? want : 65536), 1, 1, 256, 0, &P,
+                   "cuLaunchKernel(avk_bwd_dq_convert)");
+    } else if (s == ATTNVK_OK && p->seq_q > 0)
+        s = launch(dev, b->tiled[AVK_BWD_KERNEL_DQ], blocks(p->seq_q, c->qb), (unsigned)p->heads, (unsigned)p->batch,
+                   avk_cuda_bwd_threads(c, AVK_BWD_KERNEL_DQ), avk_cuda_bwd_smem(c, AVK_BWD_KERNEL_DQ), &P,
+                   "cuLaunchKernel(avk_bwd_dq)");
     if (s == ATTNVK_OK && P.d_sinks)
         s = launch(dev, b->sinks, (unsigned)p->heads, 1, 1, 256, 0, &P, "cuLaunchKernel(avk_bwd_sinks)");
     if (s == ATTNVK_OK) s = avk_cuda_time_end(dev, device_ms);

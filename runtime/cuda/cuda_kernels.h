@@ -121,9 +121,11 @@ typedef struct avk_cuda_bwd_config {
  * keeps the table's), checked against the device's shared memory;
  * UNSUPPORTED with the reason (head dims past 256). */
 attnvk_status avk_cuda_bwd_select(int cc_major, size_t smem_optin, const attnvk_problem *p, avk_cuda_bwd_config *cfg);
-/* threads and dynamic shared memory of the dK/dV (dq 0) or dQ (dq 1) kernel */
-int avk_cuda_bwd_threads(const avk_cuda_bwd_config *c, int dq);
-size_t avk_cuda_bwd_smem(const avk_cuda_bwd_config *c, int dq);
+/* the backward's tiled kernels: dK/dV; dQ (the deterministic mode's); dK/dV adding dQ by atomics (mma) */
+typedef enum avk_cuda_bwd_kernel { AVK_BWD_KERNEL_DKDV, AVK_BWD_KERNEL_DQ, AVK_BWD_KERNEL_DKDV_DQ, AVK_BWD_KERNELS } avk_cuda_bwd_kernel;
+/* threads and dynamic shared memory of one of them */
+int avk_cuda_bwd_threads(const avk_cuda_bwd_config *c, avk_cuda_bwd_kernel kind);
+size_t avk_cuda_bwd_smem(const avk_cuda_bwd_config *c, avk_cuda_bwd_kernel kind);
 int avk_cuda_bwd_options(const avk_cuda_bwd_config *c, const char *arch,
                          char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts);
 /* avk_cuda_compile for the backward's program */

@@ -79,6 +79,9 @@ static double rel_l2(const float *x, const float *ref, size_t n, size_t *nonfini
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* run_case's backward mode: 1 asks for the deterministic one (a backend's default may use atomics) */
+static int backward_deterministic;
+
 /* One case in one dtype on dev (variant NULL: the device's default kernel); 1 on pass. */
 static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, const char *variant, uint64_t seed)
 {
@@ -100,6 +103,7 @@ static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, cons
     attnvk_kernel_options opts = {.variant = variant};
     attnvk_backward_options bopts;
     attnvk_backward_options_init(&bopts);
+    bopts.deterministic = backward_deterministic;
     double fwd_ms = 0, bwd_ms = 0;
     attnvk_status s = attnvk_attention_backward_host(dev, &p, &opts, &bopts, &in, &out, g.o, NULL, NULL, &fwd_ms, &bwd_ms);
     if (s != ATTNVK_OK) {
@@ -113,8 +117,9 @@ static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, cons
         const double es = p.sinks ? rel_l2(g.ds, ref.ds, (size_t)p.heads, &bad) : 0;
         const double tol = attnvk_backward_tolerance(dtype);
         ok = bad == 0 && eq <= tol && ek <= tol && ev <= tol && es <= tol;
-        printf("%s %-34s %-4s %s: dq %.1e dk %.1e dv %.1e dsinks %.1e nonfinite %zu (%.1f ms)\n", ok ? "ok  " : "FAIL",
-               c->label, attnvk_dtype_name(dtype), variant ? variant : "default", eq, ek, ev, es, bad, bwd_ms);
+        printf("%s %-34s %-4s %s%s: dq %.1e dk %.1e dv %.1e dsinks %.1e nonfinite %zu (%.1f ms)\n", ok ? "ok  " : "FAIL",
+               c->label, attnvk_dtype_name(dtype), variant ? variant : "default",
+               backward_deterministic ? " deterministic" : "", eq, ek, ev, es, bad, bwd_ms);
     }
     fflush(stdout);
     free_inputs(&g);

@@ -45,6 +45,11 @@ int main(void)
     const attnvk_dtype dtypes[] = {ATTNVK_F32, ATTNVK_F16, ATTNVK_BF16};
     for (int d = 0; d < 3; ++d)
         for (int i = 0; i < n; ++i) run_case(dev, &t[i], dtypes[d], NULL, seed + 31 * (uint64_t)i) ? ++passed : ++failed;
+    /* the tensor-core body's default adds dQ by atomics; its deterministic mode runs the dQ kernel */
+    backward_deterministic = 1;
+    for (int d = 1; d < 3; ++d)
+        for (int i = 0; i < n; ++i) run_case(dev, &t[i], dtypes[d], NULL, seed + 37 * (uint64_t)i) ? ++passed : ++failed;
+    backward_deterministic = 0;
     deterministic(dev, seed) ? ++passed : ++failed;
     attnvk_device_close(dev);
     attnvk_context_destroy(ctx);
