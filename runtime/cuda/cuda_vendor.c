@@ -94,13 +94,10 @@ attnvk_status avk_cuda_vendor_enqueue(avk_cuda_device *dev, void *vendor_kernel,
 
 attnvk_status avk_cuda_vendor_backward(avk_cuda_device *dev, void *vendor_kernel, const avk_backward_dispatch *a)
 {
-    (void)dev;
-    (void)a;
     vendor_object *vk = vendor_kernel;
     if (!vk) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no vendor kernel");
-    /* issue #18's baselines (cuDNN's SDPA backward graph, cuBLAS's materialised-P backward) are not built yet */
-    if (vk->kind == VENDOR_CUDNN)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cudnn: attnvk has no cuDNN SDPA backward graph yet");
+    /* issue #18's baselines: cuDNN's SDPA backward graph; cuBLAS's materialised-P backward is not built yet */
+    if (vk->kind == VENDOR_CUDNN) return avk_cudnn_sdpa_backward(dev, vk->impl.cudnn, a);
     return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cublas: attnvk has no cuBLAS unfused backward yet");
 }
 

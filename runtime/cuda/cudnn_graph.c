@@ -183,3 +183,12 @@ void avk_dnn_matmul(avk_dnn_builder *b, const char *name, cudnnBackendDescriptor
     avk_dnn_finalize(b, op, name);
     add_op(b, op);
 }
+
+void avk_dnn_reshape(avk_dnn_builder *b, const char *name, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y)
+{
+    cudnnBackendDescriptor_t op = avk_dnn_create(b, CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, name);
+    avk_dnn_set(b, op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, name);
+    avk_dnn_set(b, op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, name);
+    avk_dnn_finalize(b, op, name);
+    add_op(b, op);
+}

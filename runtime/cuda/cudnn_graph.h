@@ -41,7 +41,8 @@ extern size_t avk_dnn_version_number;
 /* "CUDNN_STATUS_NOT_SUPPORTED_SHAPE (cuDNN's own last message)" */
 const char *avk_dnn_text(cudnnStatus_t s, char *buf, size_t n);
 
-enum { AVK_DNN_MAX_DESCRIPTORS = 192, AVK_DNN_MAX_OPS = 48, AVK_DNN_MAX_BY_VALUE = 16 };
+/* the backward graph with every score input needs about 45 operations */
+enum { AVK_DNN_MAX_DESCRIPTORS = 256, AVK_DNN_MAX_OPS = 64, AVK_DNN_MAX_BY_VALUE = 16, AVK_DNN_MAX_BOUND = 16 };
 
 typedef struct avk_dnn_builder {
     cudnnBackendDescriptor_t owned[AVK_DNN_MAX_DESCRIPTORS];
@@ -94,5 +95,28 @@ void avk_dnn_reduction(avk_dnn_builder *b, const char *name, cudnnReduceTensorOp
                        cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y);
 void avk_dnn_matmul(avk_dnn_builder *b, const char *name, cudnnBackendDescriptor_t a, cudnnBackendDescriptor_t bm,
                     cudnnBackendDescriptor_t c);
+/* y views x's data with y's dims, strides and type (a transpose, or P in the I/O type). */
+void avk_dnn_reshape(avk_dnn_builder *b, const char *name, cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t y);
+
+/* ---- cudnn_plan.c: from a built graph to a run ---- */
+
+/* NOT_SUPPORTED* -> UNSUPPORTED, allocation failures -> OUT_OF_MEMORY, else BACKEND. */
+attnvk_status avk_dnn_status_kind(cudnnStatus_t s);
+
+typedef struct avk_dnn_plan {
+    cudnnBackendDescriptor_t plan; /* owned by the builder */
+    int64_t engine;                /* cuDNN's global engine index, for the record */
+    int64_t workspace_bytes;
+} avk_dnn_plan;
+
+/* The operation graph of b's operations on handle, then the first engine
+ * config of the heuristics (mode A, then fallback) whose plan finalizes.
+ * UNSUPPORTED with cuDNN's message when none does; `what` names the graph. */
+attnvk_status avk_dnn_make_plan(avk_dnn_builder *b, cudnnHandle_t handle, const char *what, avk_dnn_plan *out);
+
+/* A variant pack of n device tensors (uids[i] -> data[i]) and b's by-value
+ * scalars; replaces (and destroys) *pack on success. */
+attnvk_status avk_dnn_make_variant_pack(const avk_dnn_builder *b, const int64_t *uids, void *const *data, int n,
+                                        void *workspace, cudnnBackendDescriptor_t *pack);
 
 #endif

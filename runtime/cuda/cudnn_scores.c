@@ -23,6 +23,38 @@ static cudnnBackendDescriptor_t per_head(avk_dnn_builder *b, const char *name, i
     return avk_dnn_tensor(b, name, uid, f32, avk_dnn_dense(1, p->heads, 1, 1), false);
 }
 
+avk_dnn_shape avk_dnn_layout_shape(const attnvk_problem *p, int64_t heads, int64_t seq, int64_t dim)
+{
+    const int64_t B = p->batch, D = dim;
+    avk_dnn_shape s = {{B, heads, seq, D}, {0, 0, 0, 1}};
+    if (p->layout == ATTNVK_LAYOUT_BHSD) {
+        s.strides[0] = heads * seq * D;
+        s.strides[1] = seq * D;
+        s.strides[2] = D;
+    } else {
+        s.strides[0] = seq * heads * D;
+        s.strides[1] = D;
+        s.strides[2] = heads * D;
+    }
+    return s;
+}
+
+avk_dnn_shape avk_dnn_transposed(avk_dnn_shape s)
+{
+    int64_t swap = s.dims[2];
+    s.dims[2] = s.dims[3];
+    s.dims[3] = swap;
+    swap = s.strides[2];
+    s.strides[2] = s.strides[3];
+    s.strides[3] = swap;
+    return s;
+}
+
+cudnnDataType_t avk_dnn_io_type(attnvk_dtype d)
+{
+    return d == ATTNVK_F16 ? CUDNN_DATA_HALF : d == ATTNVK_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
 avk_dnn_band avk_dnn_band_of(const attnvk_problem *p)
 {
     avk_dnn_band band = {0};
@@ -162,19 +194,31 @@ static cudnnBackendDescriptor_t left_bound(avk_dnn_builder *b, const attnvk_prob
     return masked;
 }
 
-cudnnBackendDescriptor_t avk_dnn_score_mods(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v,
-                                            cudnnBackendDescriptor_t scores)
+cudnnBackendDescriptor_t avk_dnn_score_values_mods(avk_dnn_builder *b, const attnvk_problem *p,
+                                                   avk_dnn_score_values *v, cudnnBackendDescriptor_t scores)
 {
-    /* cudnn-frontend's order: score modifier (softcap), bias, ALiBi, then the band */
+    /* cudnn-frontend's order: score modifier (softcap), bias, ALiBi */
     cudnnBackendDescriptor_t s = scores;
     if (p->softcap > 0) s = softcap(b, p, v, s);
     if (p->mask) s = bias(b, p, s);
     if (p->alibi) s = alibi(b, p, s);
+    return s;
+}
+
+cudnnBackendDescriptor_t avk_dnn_band_select(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v,
+                                             cudnnBackendDescriptor_t s)
+{
     const avk_dnn_band band = avk_dnn_band_of(p);
     cudnnBackendDescriptor_t neg_inf = NULL;
     if (band.right) s = right_bound(b, p, v, &band, &neg_inf, s);
     if (band.left) s = left_bound(b, p, v, neg_inf_scalar(b, v, &neg_inf), s);
     return s;
+}
+
+cudnnBackendDescriptor_t avk_dnn_score_mods(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v,
+                                            cudnnBackendDescriptor_t scores)
+{
+    return avk_dnn_band_select(b, p, v, avk_dnn_score_values_mods(b, p, v, scores));
 }
 
 cudnnBackendDescriptor_t avk_dnn_softmax(avk_dnn_builder *b, const attnvk_problem *p, cudnnBackendDescriptor_t logits,

@@ -23,8 +23,24 @@ enum {
     AVK_DNN_UID_MASK,         /* mask_dtype [mask_batch][mask_heads][Nq][Nk] */
     AVK_DNN_UID_SINKS,        /* f32 [H] */
     AVK_DNN_UID_ALIBI_SLOPES, /* f32 [H] */
+    /* the backward's (cudnn_sdpa_bwd.c) */
+    AVK_DNN_UID_DO,
+    AVK_DNN_UID_DQ,
+    AVK_DNN_UID_DK,
+    AVK_DNN_UID_DV,
+    AVK_DNN_UID_ONE,
+    AVK_DNN_UID_ROW_DOT,  /* f32 [B][H][Nq][1] sum_d dO*O, in attnvk's memory */
+    AVK_DNN_UID_DQ_ACCUM, /* f32 [B][H][Nq][Dk], in attnvk's memory */
     AVK_DNN_UID_FIRST_FREE = 100
 };
+
+/* Q, K, V, O or their gradients ([B][heads][seq][dim] logical) in p's
+ * layout: Q and K rows hold Dk values, V and O rows Dv. */
+avk_dnn_shape avk_dnn_layout_shape(const attnvk_problem *p, int64_t heads, int64_t seq, int64_t dim);
+/* The last two dims and strides swapped (K as K^T, P as P^T). */
+avk_dnn_shape avk_dnn_transposed(avk_dnn_shape s);
+/* f16 -> HALF, bf16 -> BFLOAT16, else FLOAT */
+cudnnDataType_t avk_dnn_io_type(attnvk_dtype d);
 
 /* Key j is visible to row i iff (no right bound or j <= i' + right) and
  * (no left bound or j >= i' - left), as cuDNN's graph writes it:
@@ -51,9 +67,19 @@ typedef struct avk_dnn_score_values {
 
 void avk_dnn_score_values_init(const attnvk_problem *p, avk_dnn_score_values *v);
 
-/* scores (f32 [B][H][Nq][Nk], already scaled) -> the logits the softmax reads. */
+/* scores (f32 [B][H][Nq][Nk], already scaled) -> the logits the softmax
+ * reads: avk_dnn_score_values_mods, then avk_dnn_band_select. */
 cudnnBackendDescriptor_t avk_dnn_score_mods(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v,
                                             cudnnBackendDescriptor_t scores);
+
+/* The modifications that change a score's value (softcap, mask as bias,
+ * ALiBi), in cudnn-frontend's order. */
+cudnnBackendDescriptor_t avk_dnn_score_values_mods(avk_dnn_builder *b, const attnvk_problem *p,
+                                                   avk_dnn_score_values *v, cudnnBackendDescriptor_t scores);
+/* -inf outside the visible band (causal/window bounds); s itself without one.
+ * The backward applies it after subtracting the stats, as cudnn-frontend does. */
+cudnnBackendDescriptor_t avk_dnn_band_select(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v,
+                                             cudnnBackendDescriptor_t s);
 
 /* Returns P = softmax(logits) in prob_type, with the sink (f32 [1][H][1][1])
  * in the denominator when p has sinks; stats = max + log(sum) per row is a

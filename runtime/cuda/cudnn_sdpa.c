@@ -11,6 +11,7 @@
  * cuDNN's runtime-fusion engines recognise this pattern as flash attention. */
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/cudnn_scores.h"
+#include "cuda/cudnn_sdpa_bwd.h"
 #include "core/dynlib.h"
 #include "core/error.h"
 
@@ -67,65 +68,22 @@ attnvk_status avk_cudnn_load(void)
 
 const char *avk_cudnn_version_text(void) { return dnn_version; }
 
-static attnvk_status dnn_status_kind(cudnnStatus_t s)
-{
-    switch (CUDNN_STATUS_CATEGORY(s)) {
-    case CUDNN_STATUS_NOT_SUPPORTED: return ATTNVK_ERROR_UNSUPPORTED;
-    default: break;
-    }
-    if (s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
-        s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
-        return ATTNVK_ERROR_OUT_OF_MEMORY;
-    return ATTNVK_ERROR_BACKEND;
-}
-
-enum { MAX_ENGINE_CONFIGS = 16 };
-
-/* Q, K, V or O ([B][heads][seq][dim] logical) in either layout: Q and K rows
- * hold Dk values, V and O rows Dv. */
-static avk_dnn_shape layout_shape(const attnvk_problem *p, int64_t heads, int64_t seq, int64_t dim)
-{
-    int64_t B = p->batch, D = dim;
-    avk_dnn_shape s = {{B, heads, seq, D}, {0, 0, 0, 1}};
-    if (p->layout == ATTNVK_LAYOUT_BHSD) {
-        s.strides[0] = heads * seq * D;
-        s.strides[1] = seq * D;
-        s.strides[2] = D;
-    } else {
-        s.strides[0] = seq * heads * D;
-        s.strides[1] = D;
-        s.strides[2] = heads * D;
-    }
-    return s;
-}
-
-static cudnnDataType_t io_type(attnvk_dtype d)
-{
-    return d == ATTNVK_F16 ? CUDNN_DATA_HALF : d == ATTNVK_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-}
-
 /* Adds the SDPA forward operations for p; v holds the by-value scalars'
  * host values. real_stats: stats (log-sum-exp) is a bound tensor instead of a
  * virtual one (some engines want it). */
 static void build_sdpa(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v, int real_stats)
 {
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    const cudnnDataType_t io = io_type(p->dtype);
+    const cudnnDataType_t io = avk_dnn_io_type(p->dtype);
     int64_t B = p->batch, H = p->heads, Hkv = p->kv_heads, Nq = p->seq_q, Nk = p->seq_kv;
     const int64_t Dk = p->head_dim, Dv = attnvk_problem_head_dim_v(p);
 
-    avk_dnn_shape kt = layout_shape(p, Hkv, Nk, Dk); /* K as K^T: swap the last two dims and strides */
-    int64_t swap = kt.dims[2];
-    kt.dims[2] = kt.dims[3];
-    kt.dims[3] = swap;
-    swap = kt.strides[2];
-    kt.strides[2] = kt.strides[3];
-    kt.strides[3] = swap;
+    const avk_dnn_shape kt = avk_dnn_transposed(avk_dnn_layout_shape(p, Hkv, Nk, Dk)); /* K as K^T */
 
-    cudnnBackendDescriptor_t q = avk_dnn_tensor(b, "Q", AVK_DNN_UID_Q, io, layout_shape(p, H, Nq, Dk), false);
+    cudnnBackendDescriptor_t q = avk_dnn_tensor(b, "Q", AVK_DNN_UID_Q, io, avk_dnn_layout_shape(p, H, Nq, Dk), false);
     cudnnBackendDescriptor_t k = avk_dnn_tensor(b, "K^T", AVK_DNN_UID_K, io, kt, false);
-    cudnnBackendDescriptor_t vt = avk_dnn_tensor(b, "V", AVK_DNN_UID_V, io, layout_shape(p, Hkv, Nk, Dv), false);
-    cudnnBackendDescriptor_t o = avk_dnn_tensor(b, "O", AVK_DNN_UID_O, io, layout_shape(p, H, Nq, Dv), false);
+    cudnnBackendDescriptor_t vt = avk_dnn_tensor(b, "V", AVK_DNN_UID_V, io, avk_dnn_layout_shape(p, Hkv, Nk, Dv), false);
+    cudnnBackendDescriptor_t o = avk_dnn_tensor(b, "O", AVK_DNN_UID_O, io, avk_dnn_layout_shape(p, H, Nq, Dv), false);
     cudnnBackendDescriptor_t scale = avk_dnn_scalar(b, "scale", AVK_DNN_UID_SCALE, f32, &v->scale);
 
     avk_dnn_shape scores = avk_dnn_dense(B, H, Nq, Nk);
@@ -263,6 +221,8 @@ struct avk_cudnn_sdpa {
     int has_mask, has_sinks, has_alibi; /* score inputs the graph reads */
     avk_dnn_score_values values;       /* by-value scalars: read from here at execute */
     int64_t engine;
+    attnvk_problem problem;
+    avk_cudnn_bwd *backward[2]; /* built at the first backward, [deterministic] */
 };
 
 static void release_memory(avk_cuda_device *dev, avk_cudnn_sdpa *k)
@@ -270,71 +230,6 @@ static void release_memory(avk_cuda_device *dev, avk_cudnn_sdpa *k)
     if (k->workspace) dev->cu->cuMemFree(k->workspace);
     if (k->stats) dev->cu->cuMemFree(k->stats);
     k->workspace = k->stats = 0;
-}
-
-/* Engine configs from the heuristics in `mode`; the first one whose plan
- * finalizes wins. Returns 1 with k->plan set. */
-static int plan_from_heuristics(avk_cudnn_sdpa *k, cudnnBackendDescriptor_t op_graph, cudnnBackendHeurMode_t mode,
-                                cudnnStatus_t *last)
-{
-    avk_dnn_builder *b = &k->graph;
-    cudnnBackendDescriptor_t heur = avk_dnn_create(b, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, "engine heuristics");
-    avk_dnn_set(b, heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op_graph, "heuristics");
-    avk_dnn_set(b, heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode, "heuristics mode");
-    avk_dnn_finalize(b, heur, "engine heuristics");
-    if (!avk_dnn_builder_ok(b)) return 0;
-
-    int64_t available = 0;
-    *last = avk_dnn.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                             &available, NULL);
-    if (*last != CUDNN_STATUS_SUCCESS || available <= 0) return 0;
-    if (available > MAX_ENGINE_CONFIGS) available = MAX_ENGINE_CONFIGS;
-    cudnnBackendDescriptor_t configs[MAX_ENGINE_CONFIGS] = {0};
-    int64_t made = 0;
-    for (; made < available; ++made)
-        if (avk_dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &configs[made]) !=
-            CUDNN_STATUS_SUCCESS)
-            break;
-    int64_t got = 0;
-    *last = avk_dnn.cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, made,
-                                             &got, configs);
-    int chosen = -1;
-    for (int64_t i = 0; *last == CUDNN_STATUS_SUCCESS && i < got && i < made && chosen < 0; ++i) {
-        cudnnBackendDescriptor_t plan = NULL;
-        cudnnStatus_t s = avk_dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
-        if (s == CUDNN_STATUS_SUCCESS)
-            s = avk_dnn.cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &k->handle);
-        if (s == CUDNN_STATUS_SUCCESS)
-            s = avk_dnn.cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                                 CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &configs[i]);
-        if (s == CUDNN_STATUS_SUCCESS) s = avk_dnn.cudnnBackendFinalize(plan);
-        if (s == CUDNN_STATUS_SUCCESS && b->owned_count < AVK_DNN_MAX_DESCRIPTORS - 1) {
-            b->owned[b->owned_count++] = configs[i];
-            b->owned[b->owned_count++] = plan;
-            configs[i] = NULL;
-            k->plan = plan;
-            chosen = (int)i;
-        } else {
-            if (plan) avk_dnn.cudnnBackendDestroyDescriptor(plan);
-            *last = s == CUDNN_STATUS_SUCCESS ? CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND : s;
-        }
-    }
-    /* which engine ran, for the record */
-    if (chosen >= 0) {
-        cudnnBackendDescriptor_t engine = NULL, cfg = b->owned[b->owned_count - 2];
-        int64_t n = 0;
-        k->engine = -1;
-        if (avk_dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) == CUDNN_STATUS_SUCCESS) {
-            if (avk_dnn.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
-                                                 &engine) == CUDNN_STATUS_SUCCESS)
-                avk_dnn.cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
-                                                 &k->engine);
-            avk_dnn.cudnnBackendDestroyDescriptor(engine);
-        }
-    }
-    for (int64_t i = 0; i < made; ++i)
-        if (configs[i]) avk_dnn.cudnnBackendDestroyDescriptor(configs[i]);
-    return chosen >= 0;
 }
 
 /* One attempt: graph (virtual or bound stats), heuristics, plan. */
@@ -348,28 +243,10 @@ static attnvk_status try_build(avk_cuda_device *dev, avk_cudnn_sdpa *k, const at
     if (!avk_dnn_builder_ok(b))
         return avk_fail(ATTNVK_ERROR_BACKEND, "cuDNN descriptor '%s': %s", b->failed_at,
                         avk_dnn_text(b->status, text, sizeof text));
-    cudnnBackendDescriptor_t op_graph = avk_dnn_create(b, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph");
-    avk_dnn_set(b, op_graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &k->handle, "operation graph");
-    avk_dnn_set(b, op_graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, b->op_count, b->ops,
-                "operation graph");
-    avk_dnn_finalize(b, op_graph, "operation graph");
-    if (!avk_dnn_builder_ok(b))
-        return avk_fail(dnn_status_kind(b->status) == ATTNVK_ERROR_UNSUPPORTED ? ATTNVK_ERROR_UNSUPPORTED
-                                                                                  : ATTNVK_ERROR_BACKEND,
-                        "cuDNN %s rejects the SDPA graph: %s", dnn_version, avk_dnn_text(b->status, text, sizeof text));
-
-    cudnnStatus_t last = CUDNN_STATUS_NOT_SUPPORTED;
-    if (!plan_from_heuristics(k, op_graph, CUDNN_HEUR_MODE_A, &last) &&
-        !plan_from_heuristics(k, op_graph, CUDNN_HEUR_MODE_FALLBACK, &last)) {
-        cudnnStatus_t why = avk_dnn_builder_ok(b) ? last : b->status;
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuDNN %s has no engine for this SDPA graph: %s", dnn_version,
-                        avk_dnn_text(why, text, sizeof text));
-    }
-    int64_t n = 0;
-    cudnnStatus_t s = avk_dnn.cudnnBackendGetAttribute(k->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                                       CUDNN_TYPE_INT64, 1, &n, &k->workspace_bytes);
-    if (s != CUDNN_STATUS_SUCCESS)
-        return avk_fail(ATTNVK_ERROR_BACKEND, "cuDNN plan workspace size: %s", avk_dnn_text(s, text, sizeof text));
+    avk_dnn_plan plan;
+    attnvk_status made = avk_dnn_make_plan(b, k->handle, "SDPA graph", &plan);
+    if (made != ATTNVK_OK) return made;
+    k->plan = plan.plan, k->engine = plan.engine, k->workspace_bytes = plan.workspace_bytes;
     if (k->workspace_bytes > 0) {
         attnvk_status st = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->workspace, (size_t)k->workspace_bytes),
                                           "cuDNN workspace");
@@ -388,6 +265,7 @@ void avk_cudnn_sdpa_release(avk_cuda_device *dev, avk_cudnn_sdpa *k)
     if (!k) return;
     if (avk_cuda_push(dev) == ATTNVK_OK) {
         release_memory(dev, k);
+        for (int i = 0; i < 2; ++i) avk_cudnn_bwd_release(dev, k->backward[i]);
         if (k->variant_pack) avk_dnn.cudnnBackendDestroyDescriptor(k->variant_pack);
         avk_dnn_builder_free(&k->graph);
         if (k->handle) avk_dnn.cudnnDestroy(k->handle);
@@ -405,6 +283,7 @@ attnvk_status avk_cudnn_sdpa_prepare(avk_cuda_device *dev, const attnvk_problem 
     avk_cudnn_sdpa *k = calloc(1, sizeof *k);
     if (!k) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     avk_dnn_score_values_init(p, &k->values);
+    k->problem = *p;
     k->has_mask = p->mask;
     k->has_sinks = p->sinks;
     k->has_alibi = p->alibi;
@@ -417,7 +296,7 @@ attnvk_status avk_cudnn_sdpa_prepare(avk_cuda_device *dev, const attnvk_problem 
     cudnnStatus_t ds = avk_dnn.cudnnCreate(&k->handle);
     if (ds == CUDNN_STATUS_SUCCESS) ds = avk_dnn.cudnnSetStream(k->handle, (cudaStream_t)dev->stream);
     if (ds != CUDNN_STATUS_SUCCESS)
-        s = avk_fail(ds == CUDNN_STATUS_NOT_INITIALIZED ? ATTNVK_ERROR_UNAVAILABLE : dnn_status_kind(ds),
+        s = avk_fail(ds == CUDNN_STATUS_NOT_INITIALIZED ? ATTNVK_ERROR_UNAVAILABLE : avk_dnn_status_kind(ds),
                      "cudnnCreate: %s", avk_dnn_text(ds, text, sizeof text));
     if (s == ATTNVK_OK) {
         s = try_build(dev, k, p, 0);
@@ -451,39 +330,20 @@ attnvk_status avk_cudnn_sdpa_prepare(avk_cuda_device *dev, const attnvk_problem 
 static attnvk_status bind_variant_pack(avk_cudnn_sdpa *k, const CUdeviceptr ptrs[BOUND_COUNT])
 {
     const avk_dnn_builder *b = &k->graph;
-    int64_t uids[BOUND_COUNT + AVK_DNN_MAX_BY_VALUE + 1];
-    void *data[BOUND_COUNT + AVK_DNN_MAX_BY_VALUE + 1];
+    int64_t uids[BOUND_COUNT + 1];
+    void *data[BOUND_COUNT + 1];
     int n = 0;
     for (int i = 0; i < BOUND_COUNT; ++i) {
         if (i > BOUND_O && !ptrs[i]) continue;
         uids[n] = bound_uids[i];
         data[n++] = (void *)(uintptr_t)ptrs[i];
     }
-    for (int i = 0; i < b->by_value_count; ++i) {
-        uids[n] = b->by_value_uids[i];
-        data[n++] = b->by_value_data[i];
-    }
     if (k->real_stats) {
         uids[n] = AVK_DNN_UID_STATS;
         data[n++] = (void *)(uintptr_t)k->stats;
     }
-    void *workspace = (void *)(uintptr_t)k->workspace;
-    cudnnBackendDescriptor_t pack = NULL;
-    cudnnStatus_t s = avk_dnn.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
-    if (s == CUDNN_STATUS_SUCCESS)
-        s = avk_dnn.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids);
-    if (s == CUDNN_STATUS_SUCCESS)
-        s = avk_dnn.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, data);
-    if (s == CUDNN_STATUS_SUCCESS)
-        s = avk_dnn.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
-    if (s == CUDNN_STATUS_SUCCESS) s = avk_dnn.cudnnBackendFinalize(pack);
-    if (s != CUDNN_STATUS_SUCCESS) {
-        char text[512];
-        if (pack) avk_dnn.cudnnBackendDestroyDescriptor(pack);
-        return avk_fail(ATTNVK_ERROR_BACKEND, "cuDNN variant pack: %s", avk_dnn_text(s, text, sizeof text));
-    }
-    if (k->variant_pack) avk_dnn.cudnnBackendDestroyDescriptor(k->variant_pack);
-    k->variant_pack = pack;
+    attnvk_status s = avk_dnn_make_variant_pack(b, uids, data, n, (void *)(uintptr_t)k->workspace, &k->variant_pack);
+    if (s != ATTNVK_OK) return s;
     memcpy(k->bound, ptrs, sizeof k->bound);
     return ATTNVK_OK;
 }
@@ -507,7 +367,16 @@ attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, co
     cudnnStatus_t s = avk_dnn.cudnnBackendExecute(k->handle, k->plan, k->variant_pack);
     if (s != CUDNN_STATUS_SUCCESS) {
         char text[512];
-        return avk_fail(dnn_status_kind(s), "cudnnBackendExecute: %s", avk_dnn_text(s, text, sizeof text));
+        return avk_fail(avk_dnn_status_kind(s), "cudnnBackendExecute: %s", avk_dnn_text(s, text, sizeof text));
     }
     return ATTNVK_OK;
+}
+
+attnvk_status avk_cudnn_sdpa_backward(avk_cuda_device *dev, avk_cudnn_sdpa *k, const avk_backward_dispatch *a)
+{
+    const int det = a->deterministic != 0;
+    attnvk_status s = avk_cudnn_bwd_supports(&k->problem, dev->cc_major, det, a->d_sinks != NULL);
+    if (s == ATTNVK_OK && !k->backward[det]) s = avk_cudnn_bwd_prepare(dev, k->handle, &k->problem, det, &k->backward[det]);
+    if (s == ATTNVK_OK) s = avk_cudnn_bwd_run(dev, k->handle, k->backward[det], a);
+    return s;
 }

@@ -37,6 +37,12 @@ attnvk_status avk_cudnn_sdpa_prepare(avk_cuda_device *dev, const attnvk_problem 
                                      attnvk_kernel_info *info);
 /* Enqueues on dev->stream (dev's context is current). */
 attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, const avk_dispatch *a);
+/* The backward (cudnn_sdpa_bwd.c) on dev->stream: refused with the reason
+ * where cuDNN's backward or attnvk's graph lacks a feature the forward takes
+ * (avk_cudnn_bwd_supports); the graph is built at the first call per
+ * deterministic flag and kept in k. a->fwd.lse is attnvk's forward LSE,
+ * which is cuDNN's softmax stats as they are. dev's context is current. */
+attnvk_status avk_cudnn_sdpa_backward(avk_cuda_device *dev, avk_cudnn_sdpa *k, const avk_backward_dispatch *a);
 void avk_cudnn_sdpa_release(avk_cuda_device *dev, avk_cudnn_sdpa *k);
 
 #endif

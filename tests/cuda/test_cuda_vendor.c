@@ -15,6 +15,7 @@
 #include "cuda/cublas_unfused.h"
 #include "cuda/cudnn_scores.h"
 #include "cuda/cudnn_sdpa.h"
+#include "cuda/cudnn_sdpa_bwd.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -155,6 +156,64 @@ static int cudnn_expected_ops(const attnvk_problem *p)
     return ops;
 }
 
+/* The backward graph's operations (cudnn_sdpa_bwd.c, as cudnn-frontend's
+ * composite backward lowers it): the forward's score modifications and band
+ * (no softmax, no sink), then dO*O, its row sum, *1, bmm Q.K^T, scale, -stats,
+ * exp, E^T, bmm dV, bmm dP, -D, *E, scale, dS^T, bmm dK, K view, bmm dQ
+ * (+ identity from the f32 accumulator unless deterministic), and per-group
+ * sums of dK and dV with GQA. */
+static int cudnn_expected_backward_ops(const attnvk_problem *p, int deterministic)
+{
+    const int score_ops = cudnn_expected_ops(p) - 10 - (p->sinks ? 4 : 0);
+    return score_ops + 18 - (deterministic ? 1 : 0) + (p->kv_heads < p->heads ? 2 : 0);
+}
+
+/* The backward of every problem whose forward cuDNN takes: its descriptors
+ * finalize with the expected operations, both ways, or it is refused with a
+ * one-line reason (softcap). */
+static void cudnn_backward_graph(const attnvk_problem *p, const char *label)
+{
+    if (avk_cudnn_bwd_supports(p, 9, 0, 0) != ATTNVK_OK) {
+        const char *why = attnvk_last_error();
+        const int ok = *why && !strchr(why, '\n') && p->softcap > 0;
+        printf("%s backward %-29s %s: refused: %s\n", ok ? "skip" : "FAIL", label, attnvk_dtype_name(p->dtype), why);
+        if (!ok) count(0);
+        return;
+    }
+    for (int det = 0; det < 2; ++det) {
+        int ops = 0;
+        attnvk_status s = avk_cudnn_bwd_check_descriptors(p, det, &ops);
+        const int want = cudnn_expected_backward_ops(p, det), ok = s == ATTNVK_OK && ops == want;
+        printf("%s backward %-29s %s%s: %d operations (expected %d)%s%s\n", ok ? "ok  " : "FAIL", label,
+               attnvk_dtype_name(p->dtype), det ? " deterministic" : "", ops, want, s == ATTNVK_OK ? "" : ": ",
+               s == ATTNVK_OK ? "" : attnvk_last_error());
+        count(ok);
+    }
+}
+
+/* What only the backward refuses, each in one line. */
+static void cudnn_backward_refusals(void)
+{
+    attnvk_problem p = {.batch = 1, .heads = 4, .kv_heads = 4, .seq_q = 128, .seq_kv = 128, .head_dim = 128,
+                        .causal = 1, .dtype = ATTNVK_F16};
+    attnvk_status s = avk_cudnn_bwd_supports(&p, 9, 1, 0);
+    EXPECT(s == ATTNVK_OK, "the backward takes causal D=128 deterministic on Hopper: %s", attnvk_last_error());
+    count(s == ATTNVK_OK);
+    struct {
+        const char *what;
+        int cc, deterministic, d_sinks, head_dim;
+    } refused[] = {{"d(sinks)", 9, 0, 1, 128}, {"deterministic on Blackwell", 10, 1, 0, 128},
+                   {"D=256 before Hopper", 8, 0, 0, 256}};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; ++i) {
+        attnvk_problem q = p;
+        q.head_dim = refused[i].head_dim;
+        s = avk_cudnn_bwd_supports(&q, refused[i].cc, refused[i].deterministic, refused[i].d_sinks);
+        const int ok = s == ATTNVK_ERROR_UNSUPPORTED && *attnvk_last_error() && !strchr(attnvk_last_error(), '\n');
+        printf("%s backward refuses %s: %s\n", ok ? "ok  " : "FAIL", refused[i].what, attnvk_last_error());
+        count(ok);
+    }
+}
+
 /* The band the graph writes, evaluated on every (i, j) the way cuDNN
  * evaluates it (int32 row/col, the left bound in f32), against attnvk's
  * visibility rule with i' from the alignment. */
@@ -249,6 +308,7 @@ static void cudnn_score_graphs(attnvk_dtype dtype)
                attnvk_dtype_name(dtype), ops, cudnn_expected_ops(p), band_ok ? "" : ", band ", why,
                s == ATTNVK_OK ? "" : attnvk_last_error());
         count(ok);
+        cudnn_backward_graph(p, labels[i]);
     }
 }
 
@@ -289,6 +349,8 @@ static void host_checks(uint64_t seed)
     EXPECT(s == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "Dv=512") && !strchr(attnvk_last_error(), '\n'),
            "cuDNN refuses 576/512 in one line: %s", attnvk_last_error());
     count(s == ATTNVK_ERROR_UNSUPPORTED);
+
+    cudnn_backward_refusals();
 
     /* the libraries: loaded, or a one-line reason */
     attnvk_status blas = avk_cublas_load();
