@@ -257,10 +257,18 @@ static void cuda_release_kernel(avk_bdev *dev, avk_bkernel *k)
 }
 
 /* attnvk_kernel_backward: attnvk's kernel (cuda_backward.c); the vendor baselines answer through
- * cuda_vendor.c (UNSUPPORTED with the reason while they have none) */
+ * cuda_vendor.c (UNSUPPORTED with the reason where they have none), timed as a dispatch */
 static attnvk_status cuda_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms)
 {
-    if (k->vendor) return avk_cuda_vendor_backward(dev, k->vendor, a);
+    if (k->vendor) {
+        attnvk_status s = avk_cuda_push(dev);
+        if (s != ATTNVK_OK) return s;
+        s = avk_cuda_time_begin(dev);
+        if (s == ATTNVK_OK) s = avk_cuda_vendor_backward(dev, k->vendor, a);
+        if (s == ATTNVK_OK) s = avk_cuda_time_end(dev, device_ms);
+        avk_cuda_pop(dev);
+        return s;
+    }
     return avk_cuda_backward(dev, &k->native, &k->bwd, a, device_ms);
 }
 

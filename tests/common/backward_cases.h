@@ -79,9 +79,11 @@ static double rel_l2(const float *x, const float *ref, size_t n, size_t *nonfini
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* One case in one dtype on dev (variant NULL: the device's default kernel); 1 on pass. */
-static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, const char *variant, uint64_t seed)
+/* One case in one dtype on dev with the kernel opts choose (NULL: the device's default); 1 on pass. */
+static int run_case_opts(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, const attnvk_kernel_options *opts,
+                         uint64_t seed)
 {
+    const char *variant = opts ? (opts->implementation ? opts->implementation : opts->variant) : NULL;
     attnvk_problem p = c->p;
     p.dtype = dtype;
     grads g, ref;
@@ -97,11 +99,10 @@ static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, cons
     const attnvk_host_inputs in = inputs_of(&p, &g);
     const attnvk_host_grads out = {.d_o = g.d_o, .dq = g.dq, .dk = g.dk, .dv = g.dv, .d_sinks = g.ds};
     const attnvk_host_grads want = {.d_o = g.d_o, .dq = ref.dq, .dk = ref.dk, .dv = ref.dv, .d_sinks = ref.ds};
-    attnvk_kernel_options opts = {.variant = variant};
     attnvk_backward_options bopts;
     attnvk_backward_options_init(&bopts);
     double fwd_ms = 0, bwd_ms = 0;
-    attnvk_status s = attnvk_attention_backward_host(dev, &p, &opts, &bopts, &in, &out, g.o, NULL, NULL, &fwd_ms, &bwd_ms);
+    attnvk_status s = attnvk_attention_backward_host(dev, &p, opts, &bopts, &in, &out, g.o, NULL, NULL, &fwd_ms, &bwd_ms);
     if (s != ATTNVK_OK) {
         printf("FAIL %-34s %s: %s: %s\n", c->label, attnvk_dtype_name(dtype), attnvk_status_name(s), attnvk_last_error());
         ok = 0;
@@ -120,6 +121,13 @@ static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, cons
     free_inputs(&g);
     free(ref.dq), free(ref.dk), free(ref.dv), free(ref.ds);
     return ok;
+}
+
+/* One case in one dtype on dev (variant NULL: the device's default kernel); 1 on pass. */
+static inline int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, const char *variant, uint64_t seed)
+{
+    const attnvk_kernel_options opts = {.variant = variant};
+    return run_case_opts(dev, c, dtype, &opts, seed);
 }
 
 static int cases(bcase *t)
@@ -147,11 +155,11 @@ static int cases(bcase *t)
     return n;
 }
 
-/* Two runs of one case: every gradient bit-identical. */
-static int deterministic(attnvk_device *dev, uint64_t seed)
+/* Two runs of one case in dtype with opts' kernel: every gradient bit-identical. */
+static int deterministic_opts(attnvk_device *dev, const attnvk_kernel_options *opts, attnvk_dtype dtype, uint64_t seed)
 {
     attnvk_problem p = shape(2, 8, 2, 150, 140, 64);
-    p.causal = 1, p.sinks = 1, p.dtype = ATTNVK_BF16;
+    p.causal = 1, p.sinks = 1, p.dtype = dtype;
     const bcase c = {.label = "determinism", .p = p};
     grads a, b;
     int ok = make_inputs(&p, &c, seed, &a) && make_inputs(&p, &c, seed, &b);
@@ -161,15 +169,20 @@ static int deterministic(attnvk_device *dev, uint64_t seed)
     const attnvk_host_inputs ina = inputs_of(&p, &a), inb = inputs_of(&p, &b);
     const attnvk_host_grads ga = {.d_o = a.d_o, .dq = a.dq, .dk = a.dk, .dv = a.dv, .d_sinks = a.ds};
     const attnvk_host_grads gb = {.d_o = b.d_o, .dq = b.dq, .dk = b.dk, .dv = b.dv, .d_sinks = b.ds};
-    ok = ok && attnvk_attention_backward_host(dev, &p, NULL, &bopts, &ina, &ga, a.o, NULL, NULL, NULL, NULL) == ATTNVK_OK &&
-         attnvk_attention_backward_host(dev, &p, NULL, &bopts, &inb, &gb, b.o, NULL, NULL, NULL, NULL) == ATTNVK_OK;
+    ok = ok && attnvk_attention_backward_host(dev, &p, opts, &bopts, &ina, &ga, a.o, NULL, NULL, NULL, NULL) == ATTNVK_OK &&
+         attnvk_attention_backward_host(dev, &p, opts, &bopts, &inb, &gb, b.o, NULL, NULL, NULL, NULL) == ATTNVK_OK;
     ok = ok && !memcmp(a.dq, b.dq, sizeof(float) * attnvk_q_elements(&p)) &&
          !memcmp(a.dk, b.dk, sizeof(float) * attnvk_kv_elements(&p)) &&
          !memcmp(a.dv, b.dv, sizeof(float) * attnvk_v_elements(&p)) && !memcmp(a.ds, b.ds, sizeof(float) * 8);
-    printf("%s two runs bit-identical (bf16 causal sinks GQA 4)\n", ok ? "ok  " : "FAIL");
+    printf("%s two runs bit-identical (%s causal sinks GQA 4)\n", ok ? "ok  " : "FAIL", attnvk_dtype_name(dtype));
     free_inputs(&a);
     free_inputs(&b);
     return ok;
+}
+
+static inline int deterministic(attnvk_device *dev, uint64_t seed)
+{
+    return deterministic_opts(dev, NULL, ATTNVK_BF16, seed);
 }
 
 #endif

@@ -6,10 +6,13 @@
  * native/softmax.cu compiles with NVRTC for sm_80 and sm_90a; every cuDNN
  * graph descriptor finalizes. With a CUDA device: both implementations run
  * the feature matrix against the reference (cuDNN may answer UNSUPPORTED,
- * with its reason, where its support surface ends).
+ * with its reason, where its support surface ends); cuBLAS's materialised-P
+ * backward runs tests/common/backward_cases.h (not ragged lengths, which its
+ * softmax does not take) in f16, bf16 and f32, and twice bit-identically.
  * `test_cuda_vendor --perf` also times the large cases (median of runs);
  * `--perf-only` times them and skips everything else. */
 #include "test_util.h"
+#include "backward_cases.h"
 
 #include "core/score_cases.h"
 #include "cuda/cublas_unfused.h"
@@ -372,6 +375,16 @@ static void device_checks(attnvk_device *dev, uint64_t seed)
                 printf("FAIL cudnn scores %s: %s\n", r.shape, r.message);
             count(ok);
         }
+    }
+    if (have_cublas) {
+        /* the backward (issue #18) against the float64 reference */
+        const attnvk_kernel_options o = {.implementation = "cublas"};
+        bcase bt[16];
+        const int nb = cases(bt);
+        for (int t = 0; t < 3; ++t)
+            for (int i = 0; i < nb; ++i)
+                if (!bt[i].p.ragged) count(run_case_opts(dev, &bt[i], dtypes[t], &o, seed + 700 + 31 * (uint64_t)i));
+        count(deterministic_opts(dev, &o, ATTNVK_BF16, seed + 701));
     }
     if (have_cublas) {
         /* valid shape whose 4.4 TB of scores can't fit: UNSUPPORTED with the bytes, never a crash */
