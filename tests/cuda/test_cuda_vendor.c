@@ -324,6 +324,19 @@ static void host_checks(uint64_t seed)
 
 /* ---- on a CUDA device ---- */
 
+/* cuBLAS's backward (issue #18) against the float64 reference */
+static void backward_checks(attnvk_device *dev, uint64_t seed)
+{
+    const attnvk_kernel_options o = {.implementation = "cublas"};
+    const attnvk_dtype dtypes[] = {ATTNVK_F16, ATTNVK_BF16, ATTNVK_F32};
+    bcase bt[16];
+    const int nb = cases(bt);
+    for (int t = 0; t < 3; ++t)
+        for (int i = 0; i < nb; ++i)
+            if (!bt[i].p.ragged) count(run_case_opts(dev, &bt[i], dtypes[t], &o, seed + 700 + 31 * (uint64_t)i));
+    count(deterministic_opts(dev, &o, ATTNVK_BF16, seed + 701));
+}
+
 static void device_checks(attnvk_device *dev, uint64_t seed)
 {
     attnvk_impl_info impls[8];
@@ -376,16 +389,7 @@ static void device_checks(attnvk_device *dev, uint64_t seed)
             count(ok);
         }
     }
-    if (have_cublas) {
-        /* the backward (issue #18) against the float64 reference */
-        const attnvk_kernel_options o = {.implementation = "cublas"};
-        bcase bt[16];
-        const int nb = cases(bt);
-        for (int t = 0; t < 3; ++t)
-            for (int i = 0; i < nb; ++i)
-                if (!bt[i].p.ragged) count(run_case_opts(dev, &bt[i], dtypes[t], &o, seed + 700 + 31 * (uint64_t)i));
-        count(deterministic_opts(dev, &o, ATTNVK_BF16, seed + 701));
-    }
+    if (have_cublas) backward_checks(dev, seed);
     if (have_cublas) {
         /* valid shape whose 4.4 TB of scores can't fit: UNSUPPORTED with the bytes, never a crash */
         attnvk_problem huge = {.batch = 1, .heads = 64, .kv_heads = 64, .seq_q = 131072, .seq_kv = 131072, .head_dim = 128, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD};
