@@ -21,6 +21,7 @@
 struct avk_f32_out {
     typedef float type;
     static __device__ __forceinline__ float convert(float x) { return x; }
+    static __device__ __forceinline__ float to_float(float x) { return x; }
 };
 struct avk_f16_out {
     typedef unsigned short type;
@@ -29,6 +30,12 @@ struct avk_f16_out {
         unsigned short h;
         asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
         return h;
+    }
+    static __device__ __forceinline__ float to_float(unsigned short h)
+    {
+        float f;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+        return f;
     }
 };
 struct avk_bf16_out {
@@ -39,6 +46,7 @@ struct avk_bf16_out {
         asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
         return h;
     }
+    static __device__ __forceinline__ float to_float(unsigned short h) { return __int_as_float((int)h << 16); }
 };
 
 // Max (is_max) or sum over the block; every thread gets the result.
@@ -81,16 +89,36 @@ static __device__ __forceinline__ float avk_half_to_float(unsigned short h)
 }
 
 // Softcap, then ALiBi, then the mask, in attnvk.h's order. mask_row: the
-// row's first mask element.
+// row's first mask element. dsdx (the backward's): the softcap's derivative.
 static __device__ __forceinline__ float avk_modify(float x, int j, long long pos, float slope, long long mask_row,
-                                                  const avk_score_mods &mod)
+                                                  const avk_score_mods &mod, float *dsdx = nullptr)
 {
-    if (mod.softcap > 0.0f) x = mod.softcap * tanhf(x / mod.softcap);
+    if (mod.softcap > 0.0f) {
+        const float t = tanhf(x / mod.softcap);
+        x = mod.softcap * t;
+        if (dsdx) *dsdx = 1.0f - t * t;
+    }
     if (mod.flags & AVK_SM_ALIBI) x += slope * (float)(j - pos);
     if (mod.flags & AVK_SM_MASK)
         x += (mod.flags & AVK_SM_MASK_F16) ? avk_half_to_float(((const unsigned short *)mod.mask)[mask_row + j])
                                            : ((const float *)mod.mask)[mask_row + j];
     return x;
+}
+
+// Row i's position i' (bottom-right i + Nk - Nq, or top-left i) and its
+// visible keys [*begin, *end): causal and the window around i'.
+static __device__ __forceinline__ long long avk_visible_keys(int i, int seq_q, int seq_kv, int causal,
+                                                             const avk_score_mods &mod, int *begin, int *end)
+{
+    const long long pos = (mod.flags & AVK_SM_TOP_LEFT) ? (long long)i : (long long)i + seq_kv - seq_q;
+    long long lo = 0, hi = seq_kv;
+    if (causal && pos + 1 < hi) hi = pos + 1;
+    if (mod.window_right >= 0 && pos + mod.window_right + 1 < hi) hi = pos + mod.window_right + 1;
+    if (mod.window_left >= 0 && pos - mod.window_left > lo) lo = pos - mod.window_left;
+    if (hi < 0) hi = 0;
+    if (lo > hi) lo = hi;
+    *begin = (int)lo, *end = (int)hi;
+    return pos;
 }
 
 // cached_cols: the row is first copied to dynamic shared memory when
@@ -100,23 +128,18 @@ static __device__ __forceinline__ float avk_modify(float x, int j, long long pos
 // j % threads, so a thread only re-reads what it wrote itself.
 // Mod: softcap, ALiBi or a mask change the scores; the first pass stores the
 // modified score (in the cache, or over S) for the later passes.
+// lse (null when not asked): the row's log-sum-exp, [B][H][Nq] like the rows.
 template <class Out, bool Mod>
 __device__ void avk_softmax_row(float *scores, int seq_q, int seq_kv, int causal, int cached_cols,
-                                const avk_score_mods &mod)
+                                const avk_score_mods &mod, float *lse)
 {
     extern __shared__ float row_cache[];
     __shared__ float scratch[AVK_WARPS];
     const long long row = blockIdx.x;
     const int i = (int)(row % seq_q);
     const int bh = (int)(row / seq_q), b = bh / mod.heads, h = bh % mod.heads;
-    const long long pos = (mod.flags & AVK_SM_TOP_LEFT) ? (long long)i : (long long)i + seq_kv - seq_q;
-    long long lo = 0, hi = seq_kv;
-    if (causal && pos + 1 < hi) hi = pos + 1;
-    if (mod.window_right >= 0 && pos + mod.window_right + 1 < hi) hi = pos + mod.window_right + 1;
-    if (mod.window_left >= 0 && pos - mod.window_left > lo) lo = pos - mod.window_left;
-    if (hi < 0) hi = 0;
-    if (lo > hi) lo = hi;
-    const int begin = (int)lo, end = (int)hi;
+    int begin, end;
+    const long long pos = avk_visible_keys(i, seq_q, seq_kv, causal, mod, &begin, &end);
     const int first = begin - begin % AVK_SOFTMAX_THREADS + (int)threadIdx.x;
     float *s = scores + row * seq_kv;
     typename Out::type *p = (typename Out::type *)s;
@@ -151,6 +174,7 @@ __device__ void avk_softmax_row(float *scores, int seq_q, int seq_kv, int causal
     l = avk_block_reduce<false>(l, scratch); // ends with __syncthreads: S may be overwritten from here
     if (any && (mod.flags & AVK_SM_SINKS)) l += exp2f(sink * log2e - m2);
     const float inv = any ? 1.0f / l : 0.0f;
+    if (lse && threadIdx.x == 0) lse[row] = any ? m + logf(l) : AVK_NEG_INF;
 
     if (cached || sizeof(typename Out::type) == sizeof(float)) {
         // each element is read (from the cache, or from the same f32 slot) before it is written
@@ -178,11 +202,11 @@ __device__ void avk_softmax_row(float *scores, int seq_q, int seq_kv, int causal
     extern "C" __global__ void __launch_bounds__(AVK_SOFTMAX_THREADS)                                            \
         name(float *scores, int seq_q, int seq_kv, int causal, int cached_cols, int heads, int flags,             \
              int window_left, int window_right, float softcap, const float *slopes, const float *sinks,           \
-             const void *mask, long long mask_b, long long mask_h)                                                \
+             const void *mask, long long mask_b, long long mask_h, float *lse)                                    \
     {                                                                                                             \
         const avk_score_mods mod = {heads,   flags, window_left, window_right, softcap, slopes, sinks, mask,     \
                                     mask_b, mask_h};                                                              \
-        avk_softmax_row<out, mod_on>(scores, seq_q, seq_kv, causal, cached_cols, mod);                           \
+        avk_softmax_row<out, mod_on>(scores, seq_q, seq_kv, causal, cached_cols, mod, lse);                      \
     }
 
 AVK_SOFTMAX_ENTRY(avk_softmax_f32, avk_f32_out, false)
@@ -191,3 +215,103 @@ AVK_SOFTMAX_ENTRY(avk_softmax_bf16, avk_bf16_out, false)
 AVK_SOFTMAX_ENTRY(avk_softmax_f32_mod, avk_f32_out, true)
 AVK_SOFTMAX_ENTRY(avk_softmax_f16_mod, avk_f16_out, true)
 AVK_SOFTMAX_ENTRY(avk_softmax_bf16_mod, avk_bf16_out, true)
+
+// ---- the backward (issue #18) ----
+//
+// One block per row of the [B][H][Nq][Nk] f32 scores S (scale * Q.K^T) and
+// dP (dO.V^T): D_i = rowsum(dO * O) over the row's Dv values (O, dO in the
+// problem's type Io at o_batch/o_head/o_row element strides), then over the
+// visible keys P = exp(S' - LSE) (S' the modified score) and
+// dS = P (dP - D_i) times the softcap's derivative; hidden keys get 0. P goes
+// over S and dS over dP IN PLACE in type Io (16-bit: chunk by chunk, as the
+// forward writes P), for the gradient GEMMs. With sinks, share[row] =
+// exp(sink - LSE) D_i for d(sink).
+template <class Io, bool Mod>
+__device__ void avk_softmax_bwd_row(float *scores, float *dp, const float *lse, const typename Io::type *o,
+                                    const typename Io::type *d_o, float *share, int seq_q, int seq_kv, int dv,
+                                    long long o_batch, long long o_head, long long o_row, int causal,
+                                    const avk_score_mods &mod)
+{
+    __shared__ float scratch[AVK_WARPS];
+    const long long row = blockIdx.x;
+    const int i = (int)(row % seq_q);
+    const int bh = (int)(row / seq_q), b = bh / mod.heads, h = bh % mod.heads;
+    const long long o0 = b * o_batch + h * o_head + i * o_row;
+    float dot = 0.0f;
+    for (int d = threadIdx.x; d < dv; d += AVK_SOFTMAX_THREADS) dot += Io::to_float(o[o0 + d]) * Io::to_float(d_o[o0 + d]);
+    const float delta = avk_block_reduce<false>(dot, scratch), row_lse = lse[row];
+    int begin, end;
+    const long long pos = avk_visible_keys(i, seq_q, seq_kv, causal, mod, &begin, &end);
+    float slope = 0.0f;
+    long long mask_row = 0;
+    if (Mod) {
+        if (mod.flags & AVK_SM_ALIBI) slope = mod.slopes[h];
+        mask_row = b * mod.mask_b + h * mod.mask_h + (long long)i * seq_kv;
+    }
+    const bool any = row_lse != AVK_NEG_INF; // else the forward's P row was all zeros
+    float *s = scores + row * seq_kv, *g = dp + row * seq_kv;
+    typename Io::type *p_out = (typename Io::type *)s, *ds_out = (typename Io::type *)g;
+    // chunk by chunk: every thread reads its S and dP, barrier, then writes (16-bit outputs overlap
+    // only f32 slots of this or earlier chunks)
+    for (int base = 0; base < seq_kv; base += AVK_SOFTMAX_THREADS) {
+        const int j = base + threadIdx.x;
+        float p = 0.0f, ds = 0.0f;
+        if (any && j >= begin && j < end) {
+            float dsdx = 1.0f, x = s[j];
+            if (Mod) x = avk_modify(x, j, pos, slope, mask_row, mod, &dsdx);
+            p = expf(x - row_lse);
+            ds = p * (g[j] - delta) * dsdx;
+        }
+        if (sizeof(typename Io::type) != sizeof(float)) __syncthreads();
+        if (j < seq_kv) {
+            p_out[j] = Io::convert(p);
+            ds_out[j] = Io::convert(ds);
+        }
+    }
+    if ((mod.flags & AVK_SM_SINKS) && threadIdx.x == 0) share[row] = any ? expf(mod.sinks[h] - row_lse) * delta : 0.0f;
+}
+
+#define AVK_SOFTMAX_BWD_ENTRY(name, io, mod_on)                                                                  \
+    extern "C" __global__ void __launch_bounds__(AVK_SOFTMAX_THREADS)                                            \
+        name(float *scores, float *dp, const float *lse, const io::type *o, const io::type *d_o, float *share,   \
+             int seq_q, int seq_kv, int dv, long long o_batch, long long o_head, long long o_row, int causal,      \
+             int heads, int flags, int window_left, int window_right, float softcap, const float *slopes,         \
+             const float *sinks, const void *mask, long long mask_b, long long mask_h)                            \
+    {                                                                                                             \
+        const avk_score_mods mod = {heads,   flags, window_left, window_right, softcap, slopes, sinks, mask,     \
+                                    mask_b, mask_h};                                                              \
+        avk_softmax_bwd_row<io, mod_on>(scores, dp, lse, o, d_o, share, seq_q, seq_kv, dv, o_batch, o_head,      \
+                                        o_row, causal, mod);                                                      \
+    }
+
+AVK_SOFTMAX_BWD_ENTRY(avk_softmax_bwd_f32, avk_f32_out, false)
+AVK_SOFTMAX_BWD_ENTRY(avk_softmax_bwd_f16, avk_f16_out, false)
+AVK_SOFTMAX_BWD_ENTRY(avk_softmax_bwd_bf16, avk_bf16_out, false)
+AVK_SOFTMAX_BWD_ENTRY(avk_softmax_bwd_f32_mod, avk_f32_out, true)
+AVK_SOFTMAX_BWD_ENTRY(avk_softmax_bwd_f16_mod, avk_f16_out, true)
+AVK_SOFTMAX_BWD_ENTRY(avk_softmax_bwd_bf16_mod, avk_bf16_out, true)
+
+// d(sink_h) = -sum over (b, i) of share: one block per head, a fixed order (bit-identical runs).
+extern "C" __global__ void __launch_bounds__(AVK_SOFTMAX_THREADS)
+    avk_sink_grad(const float *share, float *d_sinks, int batch, int heads, int seq_q)
+{
+    __shared__ float scratch[AVK_WARPS];
+    const int h = blockIdx.x;
+    float sum = 0.0f;
+    for (long long n = threadIdx.x; n < (long long)batch * seq_q; n += AVK_SOFTMAX_THREADS)
+        sum += share[((n / seq_q) * heads + h) * seq_q + n % seq_q];
+    sum = avk_block_reduce<false>(sum, scratch);
+    if (threadIdx.x == 0) d_sinks[h] = -sum;
+}
+
+// f32 gradients (the GEMMs' f32 outputs) to the problem's 16-bit type, n elements.
+#define AVK_CONVERT_ENTRY(name, out)                                                                             \
+    extern "C" __global__ void name(const float *src, out::type *dst, long long n)                               \
+    {                                                                                                             \
+        for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n;                              \
+             e += (long long)gridDim.x * blockDim.x)                                                             \
+            dst[e] = out::convert(src[e]);                                                                       \
+    }
+
+AVK_CONVERT_ENTRY(avk_convert_f16, avk_f16_out)
+AVK_CONVERT_ENTRY(avk_convert_bf16, avk_bf16_out)

@@ -4,7 +4,7 @@
  * column-major cols x rows matrix with the same ld. So per (b, h):
  *   S^T (Nk x rows) = K (as Dk x Nk, op T) . Q^T (Dk x rows)           GEMM 1
  *   O^T (Dv x rows) = V^T (Dv x Nk) . P^T (Nk x rows, pitch 4*Nk/es)   GEMM 2 */
-#include "cuda/cublas_unfused.h"
+#include "cuda/cublas_internal.h"
 #include "core/cache.h"
 #include "core/dynlib.h"
 #include "core/error.h"
@@ -12,75 +12,12 @@
 #include "core/split_plan.h"
 #include "core/tuning.h"
 
-#include <cublas_api.h>
-
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 extern const unsigned char avk_cuda_softmax_source[]; /* native/softmax.cu, embedded */
 extern const size_t avk_cuda_softmax_source_size;
-
-/* ---- the plan: (b, h) problems as strided batches ---- */
-
-static int fits_int(int64_t x) { return x >= 0 && x <= INT_MAX; }
-
-attnvk_status avk_unfused_plan_make(const attnvk_problem *p, avk_unfused_plan *plan)
-{
-    memset(plan, 0, sizeof *plan);
-    const int64_t B = p->batch, H = p->heads, Hkv = p->kv_heads, G = H / Hkv;
-    const int64_t Nq = p->seq_q, Nk = p->seq_kv, D = p->head_dim, Dv = attnvk_problem_head_dim_v(p);
-    plan->scores_bytes = (uint64_t)(B * H * Nq) * (uint64_t)Nk * sizeof(float);
-    int64_t rows, ld_q, ld_kv, calls;
-    if (p->layout == ATTNVK_LAYOUT_BHSD) {
-        rows = G * Nq; /* the G heads sharing a KV head are contiguous: one GEMM */
-        ld_q = ld_kv = D;
-        calls = 1;
-    } else {
-        rows = Nq;
-        ld_q = H * D;
-        ld_kv = Hkv * D;
-        calls = H <= B * G ? H : B * G;
-    }
-    if (!fits_int(rows) || !fits_int(ld_q) || !fits_int(Nk * 2) || !fits_int(B * Hkv))
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuBLAS unfused: GEMM sizes exceed 32-bit cuBLAS arguments");
-    plan->calls = calloc((size_t)calls, sizeof *plan->calls);
-    if (!plan->calls) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
-    plan->rows = (int)rows;
-    plan->ld_q = (int)ld_q;
-    plan->ld_kv = (int)ld_kv;
-    /* V and O: the same layout in rows of Dv (Dv <= Dk, so the pitches fit too) */
-    plan->ld_o = (int)(ld_q / D * Dv);
-    plan->ld_v = (int)(ld_kv / D * Dv);
-    plan->call_count = (int)calls;
-    avk_unfused_call *c = plan->calls;
-    if (p->layout == ATTNVK_LAYOUT_BHSD) {
-        c[0] = (avk_unfused_call){0, 0, 0, 0, 0, G * Nq * D, Nk * D, G * Nq * Nk, Nk * Dv, G * Nq * Dv, (int)(B * Hkv)};
-    } else if (calls == H) {
-        /* one call per head, batched over b */
-        for (int64_t h = 0; h < H; ++h)
-            c[h] = (avk_unfused_call){h * D,       (h / G) * D,      h * Nq * Nk, (h / G) * Dv, h * Dv,
-                                      Nq * H * D,  Nk * Hkv * D,     H * Nq * Nk, Nk * Hkv * Dv, Nq * H * Dv, (int)B};
-    } else {
-        /* one call per (b, r), batched over the KV heads g: h = g*G + r */
-        for (int64_t b = 0; b < B; ++b)
-            for (int64_t r = 0; r < G; ++r)
-                c[b * G + r] = (avk_unfused_call){b * Nq * H * D + r * D, b * Nk * Hkv * D, (b * H + r) * Nq * Nk,
-                                                  b * Nk * Hkv * Dv,      b * Nq * H * Dv + r * Dv,
-                                                  G * D,                  D,
-                                                  G * Nq * Nk,            Dv,
-                                                  G * Dv,                 (int)Hkv};
-    }
-    return ATTNVK_OK;
-}
-
-void avk_unfused_plan_free(avk_unfused_plan *plan)
-{
-    free(plan->calls);
-    plan->calls = NULL;
-    plan->call_count = 0;
-}
 
 /* ---- the library ---- */
 
@@ -146,6 +83,17 @@ static attnvk_status blas_fail(cublasStatus_t s, const char *what)
     return avk_fail(kind, "%s: %s", what, blas.cublasGetStatusString(s));
 }
 
+attnvk_status avk_cublas_gemm(avk_cublas_unfused *k, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                              int kk, const float *alpha, const void *a, cudaDataType at, int lda, long long sa,
+                              const void *b, cudaDataType bt, int ldb, long long sb, const float *beta, void *c,
+                              cudaDataType ct, int ldc, long long sc, int count, const char *what)
+{
+    cublasStatus_t bs = blas.cublasGemmStridedBatchedEx(k->handle, ta, tb, m, n, kk, alpha, a, at, lda, sa, b, bt, ldb,
+                                                        sb, beta, c, ct, ldc, sc, count, CUBLAS_COMPUTE_32F,
+                                                        CUBLAS_GEMM_DEFAULT);
+    return bs == CUBLAS_STATUS_SUCCESS ? ATTNVK_OK : blas_fail(bs, what);
+}
+
 /* ---- the softmax kernel: tuning, NVRTC, cubin cache ---- */
 
 /* extra[0]: longest row cached in dynamic shared memory (48 KiB of f32 needs no opt-in). */
@@ -166,7 +114,7 @@ static const char *softmax_entry(attnvk_dtype d, int mod)
 /* native/softmax.cu's AVK_SM_* flags (opencl/softmax.cl's values) */
 enum { SM_ALIBI = 1, SM_SINKS = 2, SM_MASK = 4, SM_MASK_F16 = 8, SM_TOP_LEFT = 16 };
 
-static int softmax_flags(const attnvk_problem *p)
+int avk_cublas_softmax_flags(const attnvk_problem *p)
 {
     return (p->alibi ? SM_ALIBI : 0) | (p->sinks ? SM_SINKS : 0) | (p->mask ? SM_MASK : 0) |
            (p->mask && p->mask_dtype == ATTNVK_F16 ? SM_MASK_F16 : 0) |
@@ -226,11 +174,18 @@ attnvk_status avk_softmax_compile_check(const char *arch, size_t *cubin_bytes)
     void *cubin = NULL;
     size_t size = 0;
     attnvk_status s = nvrtc_compile(arch, softmax_tuning[0].workgroup_size, &cubin, &size);
-    for (int mod = 0; mod < 2 && s == ATTNVK_OK; ++mod)
-        for (int d = ATTNVK_F32; d <= ATTNVK_BF16 && s == ATTNVK_OK; ++d)
-            if (!cubin_has(cubin, size, softmax_entry((attnvk_dtype)d, mod)))
-                s = avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC softmax.cu for sm_%s: no %s in the cubin", arch,
-                             softmax_entry((attnvk_dtype)d, mod));
+    /* the forward's and the backward's entries (cublas_backward.c) */
+    const char *names[16];
+    int n = 0;
+    for (int mod = 0; mod < 2; ++mod)
+        for (int d = ATTNVK_F32; d <= ATTNVK_BF16; ++d) {
+            names[n++] = softmax_entry((attnvk_dtype)d, mod);
+            names[n++] = avk_cublas_bwd_entry((attnvk_dtype)d, mod);
+        }
+    names[n++] = "avk_sink_grad", names[n++] = "avk_convert_f16", names[n++] = "avk_convert_bf16";
+    for (int i = 0; i < n && s == ATTNVK_OK; ++i)
+        if (!cubin_has(cubin, size, names[i]))
+            s = avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC softmax.cu for sm_%s: no %s in the cubin", arch, names[i]);
     free(cubin);
     if (cubin_bytes) *cubin_bytes = size;
     return s;
@@ -266,23 +221,13 @@ static attnvk_status load_softmax(avk_cuda_device *dev, int threads, CUmodule *m
 
 /* ---- the prepared kernel ---- */
 
-struct avk_cublas_unfused {
-    cublasHandle_t handle;
-    avk_unfused_plan plan;
-    attnvk_problem problem;
-    CUdeviceptr scores;
-    CUmodule module;
-    CUfunction softmax;
-    int threads, cached_cols;
-    int score_mod; /* softcap, ALiBi or a mask: the _mod softmax */
-    float scale;
-};
-
 void avk_cublas_unfused_release(avk_cuda_device *dev, avk_cublas_unfused *k)
 {
     if (!k) return;
     if (avk_cuda_push(dev) == ATTNVK_OK) {
-        if (k->scores) dev->cu->cuMemFree(k->scores);
+        CUdeviceptr mems[] = {k->scores, k->bwd_dp, k->bwd_share, k->bwd_grads};
+        for (size_t i = 0; i < sizeof mems / sizeof *mems; ++i)
+            if (mems[i]) dev->cu->cuMemFree(mems[i]);
         if (k->module) dev->cu->cuModuleUnload(k->module);
         if (k->handle) blas.cublasDestroy_v2(k->handle);
         avk_cuda_pop(dev);
@@ -366,7 +311,7 @@ attnvk_status avk_cublas_unfused_prepare(avk_cuda_device *dev, const attnvk_prob
     return ATTNVK_OK;
 }
 
-static cudaDataType cuda_type(attnvk_dtype d)
+cudaDataType avk_cublas_type(attnvk_dtype d)
 {
     return d == ATTNVK_F16 ? CUDA_R_16F : d == ATTNVK_BF16 ? CUDA_R_16BF : CUDA_R_32F;
 }
@@ -377,7 +322,7 @@ attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfuse
     const attnvk_problem *p = &k->problem;
     const avk_unfused_plan *plan = &k->plan;
     const size_t es = attnvk_dtype_size(p->dtype);
-    const cudaDataType io = cuda_type(p->dtype);
+    const cudaDataType io = avk_cublas_type(p->dtype);
     const int per_f32 = (int)(sizeof(float) / es); /* P elements per S element: P's pitch is Nk f32 */
     const float one = 1.0f, zero = 0.0f;
     const char *base_q = (const char *)(uintptr_t)q, *base_k = (const char *)(uintptr_t)kb;
@@ -398,7 +343,7 @@ attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfuse
     int seq_q = p->seq_q, seq_kv = p->seq_kv, causal = p->causal, cached = k->cached_cols;
     /* attnvk.h's score modifications; absent inputs are null pointers */
     const int has_window = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0;
-    int heads = p->heads, flags = softmax_flags(p), window_left = has_window ? p->window_left : -1,
+    int heads = p->heads, flags = avk_cublas_softmax_flags(p), window_left = has_window ? p->window_left : -1,
         window_right = has_window ? p->window_right : -1;
     float softcap = p->softcap;
     CUdeviceptr slopes = avk_cuda_ptr(a->alibi_slopes), sinks = avk_cuda_ptr(a->sinks), mask = avk_cuda_ptr(a->mask);
@@ -408,8 +353,9 @@ attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfuse
     const long long mask_pair = (long long)p->seq_q * p->seq_kv;
     long long mask_b = p->mask && p->mask_batch > 1 ? mask_pair * p->mask_heads : 0,
               mask_h = p->mask && p->mask_heads > 1 ? mask_pair : 0;
+    CUdeviceptr lse = avk_cuda_ptr(a->lse); /* 0: not asked */
     void *args[] = {&k->scores, &seq_q,   &seq_kv, &causal, &cached, &heads,  &flags, &window_left,
-                    &window_right, &softcap, &slopes, &sinks, &mask,   &mask_b, &mask_h};
+                    &window_right, &softcap, &slopes, &sinks, &mask,   &mask_b, &mask_h, &lse};
     unsigned smem = (unsigned)((size_t)cached * sizeof(float));
     attnvk_status s = avk_cuda_check(dev,
                                      dev->cu->cuLaunchKernel(k->softmax, rows, 1, 1, (unsigned)k->threads, 1, 1, smem,

@@ -9,33 +9,9 @@
 #define ATTNVK_CUBLAS_UNFUSED_H
 
 #include "cuda/cuda_internal.h"
+#include "core/unfused_plan.h"
 
 #include <stdint.h>
-
-/* One strided-batched GEMM pair: `count` problems whose Q, K, S (GEMM 1) and
- * P, V, O (GEMM 2) operands start at the offsets (elements) and step by the
- * strides. Q and K rows hold Dk values, V and O rows Dv. */
-typedef struct avk_unfused_call {
-    int64_t q_offset, kv_offset, s_offset, v_offset, o_offset;
-    int64_t q_stride, kv_stride, s_stride, v_stride, o_stride;
-    int count;
-} avk_unfused_call;
-
-/* How the (b, h) problems map onto strided batches for both layouts and GQA:
- * BHSD packs the H/Hkv query heads that share a KV head into one GEMM of
- * G*Nq rows (one call in all); BSHD loops over heads or over (batch, head in
- * group), whichever needs fewer calls. S is [B][H][Nq][Nk] in every case. */
-typedef struct avk_unfused_plan {
-    int rows;            /* query rows per GEMM */
-    int ld_q, ld_kv;     /* row pitch of Q and K, elements */
-    int ld_o, ld_v;      /* of O and V (Dv rows) */
-    int call_count;
-    avk_unfused_call *calls;
-    uint64_t scores_bytes; /* B*H*Nq*Nk*4: the workspace */
-} avk_unfused_plan;
-
-attnvk_status avk_unfused_plan_make(const attnvk_problem *p, avk_unfused_plan *plan);
-void avk_unfused_plan_free(avk_unfused_plan *plan);
 
 /* Loads libcublas (.so.13, .so.12, .so) once; ATTNVK_OK or UNAVAILABLE. */
 attnvk_status avk_cublas_load(void);
@@ -52,6 +28,11 @@ attnvk_status avk_cublas_unfused_prepare(avk_cuda_device *dev, const attnvk_prob
                                          attnvk_kernel_info *info);
 /* Enqueues GEMM, softmax, GEMM on dev->stream (dev's context is current). */
 attnvk_status avk_cublas_unfused_enqueue(avk_cuda_device *dev, avk_cublas_unfused *k, const avk_dispatch *a);
+/* The materialised-P backward (cublas_backward.c) on dev->stream, dev's
+ * context current: the shared plan's GEMMs around native/softmax.cu's
+ * backward row kernel. UNSUPPORTED where dP (B*H*Nq*Nk f32 beside the
+ * scores) cannot be allocated. */
+attnvk_status avk_cublas_unfused_backward(avk_cuda_device *dev, avk_cublas_unfused *k, const avk_backward_dispatch *a);
 void avk_cublas_unfused_release(avk_cuda_device *dev, avk_cublas_unfused *k);
 
 #endif

@@ -57,8 +57,8 @@ attnvk_status avk_cuda_vendor_prepare(avk_cuda_device *dev, const attnvk_problem
     if (!is_cudnn && !is_cublas)
         return avk_fail(ATTNVK_ERROR_UNAVAILABLE, "the cuda API has no '%s' implementation (attnvk, cudnn, cublas)",
                         name);
-    /* vendor kernels compute every row and keep no LSE; the test flag is for attnvk's kernel */
-    if (o->write_lse)
+    /* cuDNN's graph keeps no LSE (cuBLAS's softmax writes it); the test flag is for attnvk's kernel */
+    if (o->write_lse && is_cudnn)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s: the vendor baseline does not write the log-sum-exp", name);
     if (o->test_flags)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s: test flags apply to attnvk's kernel only", name);
@@ -96,9 +96,9 @@ attnvk_status avk_cuda_vendor_backward(avk_cuda_device *dev, void *vendor_kernel
 {
     vendor_object *vk = vendor_kernel;
     if (!vk) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no vendor kernel");
-    /* issue #18's baselines: cuDNN's SDPA backward graph; cuBLAS's materialised-P backward is not built yet */
+    /* issue #18's baselines: cuDNN's SDPA backward graph, cuBLAS's materialised-P backward */
     if (vk->kind == VENDOR_CUDNN) return avk_cudnn_sdpa_backward(dev, vk->impl.cudnn, a);
-    return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cublas: attnvk has no cuBLAS unfused backward yet");
+    return avk_cublas_unfused_backward(dev, vk->impl.cublas, a);
 }
 
 void avk_cuda_vendor_release(avk_cuda_device *dev, void *vendor_kernel)

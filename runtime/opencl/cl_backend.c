@@ -136,7 +136,9 @@ static void cl_release_kernel(avk_bdev *dev, avk_bkernel *k)
     if (k->main) avk_cl.ReleaseKernel(k->main);
     if (k->reduce) avk_cl.ReleaseKernel(k->reduce);
     if (k->timestamp) avk_cl.ReleaseKernel(k->timestamp);
-    cl_mem mems[] = {k->opart, k->lsepart, k->scores, k->dummy};
+    if (k->bwd_rows) avk_cl.ReleaseKernel(k->bwd_rows);
+    if (k->bwd_sinks) avk_cl.ReleaseKernel(k->bwd_sinks);
+    cl_mem mems[] = {k->opart, k->lsepart, k->scores, k->dummy, k->bwd_scores, k->bwd_dp, k->bwd_share};
     for (size_t i = 0; i < sizeof mems / sizeof *mems; ++i)
         if (mems[i]) avk_cl.ReleaseMemObject(mems[i]);
     free(k);
@@ -170,6 +172,13 @@ static attnvk_status cl_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispat
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "clblast runs on attnvk's queue only (no caller's cl_command_queue)");
     /* an async clblast run completes before returning: allowed */
     return k->is_clblast ? avk_clblast_dispatch(dev, k, a, ms) : avk_cl_flash_dispatch(dev, k, a, ms);
+}
+
+static attnvk_status cl_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *ms)
+{
+    if (dev->lost) return avk_cl_check_lost(dev);
+    if (k->is_clblast) return avk_clblast_backward(dev, k, a, ms);
+    return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the opencl backend has no backward pass yet");
 }
 
 static void cl_shutdown(void)
@@ -211,4 +220,5 @@ const attnvk_backend avk_backend_opencl = {
     .native = avk_cl_native,
     .wait = avk_cl_wait,
     .tuning_candidates = cl_tuning_candidates,
+    .backward = cl_backward,
 };

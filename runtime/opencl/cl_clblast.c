@@ -33,7 +33,7 @@ enum { SOFTMAX_WG = 128, SKIPPED_TILE = 64 };
  * it to exercise chunking on small cases) */
 #define CLBLAST_MAX_ELEMENTS (1ull << 31)
 
-static uint64_t clblast_max_elements(void)
+uint64_t avk_clblast_max_elements(void)
 {
     const char *env = getenv("ATTNVK_CLBLAST_MAX_ELEMENTS");
     unsigned long long v = env ? strtoull(env, NULL, 10) : 0;
@@ -86,6 +86,17 @@ static attnvk_status clblast_fail(avk_bdev *dev, int code, const char *what)
     return avk_fail(ATTNVK_ERROR_BACKEND, "CLBlast %s failed with status %d", what, code);
 }
 
+attnvk_status avk_clblast_sgemm(avk_bdev *dev, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                const float *alphas, cl_mem a, const size_t *a_offsets, size_t lda, cl_mem b,
+                                const size_t *b_offsets, size_t ldb, const float *betas, cl_mem c,
+                                const size_t *c_offsets, size_t ldc, size_t count, const char *what)
+{
+    const int code = clblast_sgemm_batched(CLBLAST_ROW_MAJOR, trans_a ? CLBLAST_TRANS : CLBLAST_NO_TRANS,
+                                           trans_b ? CLBLAST_TRANS : CLBLAST_NO_TRANS, m, n, k, alphas, a, a_offsets,
+                                           lda, b, b_offsets, ldb, betas, c, c_offsets, ldc, count, &dev->queue, NULL);
+    return code == CLBLAST_SUCCESS ? ATTNVK_OK : clblast_fail(dev, code, what);
+}
+
 attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                   avk_bkernel *k, attnvk_kernel_info *info)
 {
@@ -106,7 +117,7 @@ attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     /* CLBlast's kernels index with 32-bit ints: past 2^31 elements in one
      * score buffer its batched GEMM faults (seen on the H100 at B*H=64 x
      * 8192^2) and takes the queue with it. */
-    const uint64_t max_elements = clblast_max_elements();
+    const uint64_t max_elements = avk_clblast_max_elements();
     if (pair_elements > max_elements)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                         "too large for CLBlast's 32-bit indexing: one (b, h) score matrix of %dx%d holds %llu "

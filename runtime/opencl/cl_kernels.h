@@ -21,6 +21,9 @@ struct avk_bkernel {
     int chunk_heads;     /* CLBlast: (b, h) pairs per GEMM-softmax-GEMM pass */
     cl_kernel timestamp;
     cl_mem dummy;        /* stands in for unused buffer arguments */
+    /* CLBlast's backward (cl_clblast_backward.c), made on its first call */
+    cl_kernel bwd_rows, bwd_sinks;
+    cl_mem bwd_scores, bwd_dp, bwd_share; /* S then P, dP then dS ([B*H][Nq][Nk] f32); d(sink) shares */
 };
 
 attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
@@ -33,6 +36,15 @@ attnvk_status avk_clblast_prepare(avk_bdev *dev, const attnvk_problem *p, const 
                                   avk_bkernel *k, attnvk_kernel_info *info);
 attnvk_status avk_clblast_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *ms);
 void avk_clblast_unload(void);
+/* Most elements one score buffer may hold ($ATTNVK_CLBLAST_MAX_ELEMENTS lowers it). */
+uint64_t avk_clblast_max_elements(void);
+/* One CLBlastSgemmBatched (row-major) on dev's queue; `what` names it in errors. */
+attnvk_status avk_clblast_sgemm(avk_bdev *dev, int trans_a, int trans_b, size_t m, size_t n, size_t k,
+                                const float *alphas, cl_mem a, const size_t *a_offsets, size_t lda, cl_mem b,
+                                const size_t *b_offsets, size_t ldb, const float *betas, cl_mem c,
+                                const size_t *c_offsets, size_t ldc, size_t count, const char *what);
+/* The materialised-P backward (f32), dispatched by the backend's backward entry. */
+attnvk_status avk_clblast_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *ms);
 
 /* Layout strides in elements of rows of head_dim values: Q and K's with
  * Dk, O and V's with Dv. */

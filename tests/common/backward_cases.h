@@ -79,12 +79,43 @@ static double rel_l2(const float *x, const float *ref, size_t n, size_t *nonfini
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* d(sink_h) = -sum over the rows of P_sink * D_i, D_i = rowsum(dO * O): the terms carry O's
+ * storage rounding and, of either sign, may cancel to far below their size, so its error is
+ * judged against the terms' magnitude, sum of P_sink * rowsum|dO * O| (from the kernel's O and
+ * LSE), where that is larger than the sum's: the relative error of an ill-conditioned sum
+ * would fail a correct kernel on some seeds. */
+static double dsinks_error(const attnvk_problem *p, const float *ds, const float *ref, const float *sinks,
+                           const float *o, const float *d_o, const float *lse, size_t *nonfinite)
+{
+    const int B = p->batch, H = p->heads, Nq = p->seq_q, Dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim;
+    double num = 0, den = 0, terms = 0;
+    for (int h = 0; h < H; ++h) {
+        if (!isfinite(ds[h])) ++*nonfinite;
+        double t = 0;
+        for (int b = 0; b < B; ++b)
+            for (int i = 0; i < Nq; ++i) {
+                const size_t row = ((size_t)b * H + h) * Nq + i;
+                const size_t at = p->layout == ATTNVK_LAYOUT_BSHD ? (((size_t)b * Nq + i) * H + h) * Dv : row * Dv;
+                double mag = 0;
+                for (int d = 0; d < Dv; ++d) mag += fabs((double)d_o[at + d] * o[at + d]);
+                if (isfinite(lse[row])) t += exp((double)sinks[h] - lse[row]) * mag;
+            }
+        num += ((double)ds[h] - ref[h]) * ((double)ds[h] - ref[h]);
+        den += (double)ref[h] * ref[h];
+        terms += t * t;
+    }
+    const double scale = den > terms ? den : terms;
+    return scale > 0 ? sqrt(num / scale) : sqrt(num);
+}
+
 /* run_case's backward mode: 1 asks for the deterministic one (a backend's default may use atomics) */
 static int backward_deterministic;
 
-/* One case in one dtype on dev (variant NULL: the device's default kernel); 1 on pass. */
-static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, const char *variant, uint64_t seed)
+/* One case in one dtype on dev with the kernel opts choose (NULL: the device's default); 1 on pass. */
+static int run_case_opts(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, const attnvk_kernel_options *opts,
+                         uint64_t seed)
 {
+    const char *variant = opts ? (opts->implementation ? opts->implementation : opts->variant) : NULL;
     attnvk_problem p = c->p;
     p.dtype = dtype;
     grads g, ref;
@@ -100,12 +131,13 @@ static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, cons
     const attnvk_host_inputs in = inputs_of(&p, &g);
     const attnvk_host_grads out = {.d_o = g.d_o, .dq = g.dq, .dk = g.dk, .dv = g.dv, .d_sinks = g.ds};
     const attnvk_host_grads want = {.d_o = g.d_o, .dq = ref.dq, .dk = ref.dk, .dv = ref.dv, .d_sinks = ref.ds};
-    attnvk_kernel_options opts = {.variant = variant};
     attnvk_backward_options bopts;
     attnvk_backward_options_init(&bopts);
     bopts.deterministic = backward_deterministic;
     double fwd_ms = 0, bwd_ms = 0;
-    attnvk_status s = attnvk_attention_backward_host(dev, &p, &opts, &bopts, &in, &out, g.o, NULL, NULL, &fwd_ms, &bwd_ms);
+    float *lse = malloc(sizeof(float) * (size_t)p.batch * p.heads * p.seq_q);
+    attnvk_status s = lse ? attnvk_attention_backward_host(dev, &p, opts, &bopts, &in, &out, g.o, lse, NULL, &fwd_ms, &bwd_ms)
+                          : ATTNVK_ERROR_OUT_OF_MEMORY;
     if (s != ATTNVK_OK) {
         printf("FAIL %-34s %s: %s: %s\n", c->label, attnvk_dtype_name(dtype), attnvk_status_name(s), attnvk_last_error());
         ok = 0;
@@ -114,7 +146,7 @@ static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, cons
         size_t bad = 0;
         const double eq = rel_l2(g.dq, ref.dq, nq, &bad), ek = rel_l2(g.dk, ref.dk, nk, &bad);
         const double ev = rel_l2(g.dv, ref.dv, nv, &bad);
-        const double es = p.sinks ? rel_l2(g.ds, ref.ds, (size_t)p.heads, &bad) : 0;
+        const double es = p.sinks ? dsinks_error(&p, g.ds, ref.ds, g.sinks, g.o, g.d_o, lse, &bad) : 0;
         const double tol = attnvk_backward_tolerance(dtype);
         ok = bad == 0 && eq <= tol && ek <= tol && ev <= tol && es <= tol;
         printf("%s %-34s %-4s %s%s: dq %.1e dk %.1e dv %.1e dsinks %.1e nonfinite %zu (%.1f ms)\n", ok ? "ok  " : "FAIL",
@@ -123,8 +155,15 @@ static int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, cons
     }
     fflush(stdout);
     free_inputs(&g);
-    free(ref.dq), free(ref.dk), free(ref.dv), free(ref.ds);
+    free(ref.dq), free(ref.dk), free(ref.dv), free(ref.ds), free(lse);
     return ok;
+}
+
+/* One case in one dtype on dev (variant NULL: the device's default kernel); 1 on pass. */
+static inline int run_case(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, const char *variant, uint64_t seed)
+{
+    const attnvk_kernel_options opts = {.variant = variant};
+    return run_case_opts(dev, c, dtype, &opts, seed);
 }
 
 static int cases(bcase *t)
@@ -152,11 +191,11 @@ static int cases(bcase *t)
     return n;
 }
 
-/* Two runs of one case: every gradient bit-identical. */
-static int deterministic(attnvk_device *dev, uint64_t seed)
+/* Two runs of one case in dtype with opts' kernel: every gradient bit-identical. */
+static int deterministic_opts(attnvk_device *dev, const attnvk_kernel_options *opts, attnvk_dtype dtype, uint64_t seed)
 {
     attnvk_problem p = shape(2, 8, 2, 150, 140, 64);
-    p.causal = 1, p.sinks = 1, p.dtype = ATTNVK_BF16;
+    p.causal = 1, p.sinks = 1, p.dtype = dtype;
     const bcase c = {.label = "determinism", .p = p};
     grads a, b;
     int ok = make_inputs(&p, &c, seed, &a) && make_inputs(&p, &c, seed, &b);
@@ -166,15 +205,20 @@ static int deterministic(attnvk_device *dev, uint64_t seed)
     const attnvk_host_inputs ina = inputs_of(&p, &a), inb = inputs_of(&p, &b);
     const attnvk_host_grads ga = {.d_o = a.d_o, .dq = a.dq, .dk = a.dk, .dv = a.dv, .d_sinks = a.ds};
     const attnvk_host_grads gb = {.d_o = b.d_o, .dq = b.dq, .dk = b.dk, .dv = b.dv, .d_sinks = b.ds};
-    ok = ok && attnvk_attention_backward_host(dev, &p, NULL, &bopts, &ina, &ga, a.o, NULL, NULL, NULL, NULL) == ATTNVK_OK &&
-         attnvk_attention_backward_host(dev, &p, NULL, &bopts, &inb, &gb, b.o, NULL, NULL, NULL, NULL) == ATTNVK_OK;
+    ok = ok && attnvk_attention_backward_host(dev, &p, opts, &bopts, &ina, &ga, a.o, NULL, NULL, NULL, NULL) == ATTNVK_OK &&
+         attnvk_attention_backward_host(dev, &p, opts, &bopts, &inb, &gb, b.o, NULL, NULL, NULL, NULL) == ATTNVK_OK;
     ok = ok && !memcmp(a.dq, b.dq, sizeof(float) * attnvk_q_elements(&p)) &&
          !memcmp(a.dk, b.dk, sizeof(float) * attnvk_kv_elements(&p)) &&
          !memcmp(a.dv, b.dv, sizeof(float) * attnvk_v_elements(&p)) && !memcmp(a.ds, b.ds, sizeof(float) * 8);
-    printf("%s two runs bit-identical (bf16 causal sinks GQA 4)\n", ok ? "ok  " : "FAIL");
+    printf("%s two runs bit-identical (%s causal sinks GQA 4)\n", ok ? "ok  " : "FAIL", attnvk_dtype_name(dtype));
     free_inputs(&a);
     free_inputs(&b);
     return ok;
+}
+
+static inline int deterministic(attnvk_device *dev, uint64_t seed)
+{
+    return deterministic_opts(dev, NULL, ATTNVK_BF16, seed);
 }
 
 #endif

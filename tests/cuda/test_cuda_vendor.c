@@ -6,10 +6,13 @@
  * native/softmax.cu compiles with NVRTC for sm_80 and sm_90a; every cuDNN
  * graph descriptor finalizes. With a CUDA device: both implementations run
  * the feature matrix against the reference (cuDNN may answer UNSUPPORTED,
- * with its reason, where its support surface ends).
+ * with its reason, where its support surface ends); cuBLAS's materialised-P
+ * backward runs tests/common/backward_cases.h (not ragged lengths, which its
+ * softmax does not take) in f16, bf16 and f32, and twice bit-identically.
  * `test_cuda_vendor --perf` also times the large cases (median of runs);
  * `--perf-only` times them and skips everything else. */
 #include "test_util.h"
+#include "backward_cases.h"
 
 #include "core/score_cases.h"
 #include "cuda/cublas_unfused.h"
@@ -383,6 +386,19 @@ static void host_checks(uint64_t seed)
 
 /* ---- on a CUDA device ---- */
 
+/* cuBLAS's backward (issue #18) against the float64 reference */
+static void backward_checks(attnvk_device *dev, uint64_t seed)
+{
+    const attnvk_kernel_options o = {.implementation = "cublas"};
+    const attnvk_dtype dtypes[] = {ATTNVK_F16, ATTNVK_BF16, ATTNVK_F32};
+    bcase bt[16];
+    const int nb = cases(bt);
+    for (int t = 0; t < 3; ++t)
+        for (int i = 0; i < nb; ++i)
+            if (!bt[i].p.ragged) count(run_case_opts(dev, &bt[i], dtypes[t], &o, seed + 700 + 31 * (uint64_t)i));
+    count(deterministic_opts(dev, &o, ATTNVK_BF16, seed + 701));
+}
+
 static void device_checks(attnvk_device *dev, uint64_t seed)
 {
     attnvk_impl_info impls[8];
@@ -435,6 +451,7 @@ static void device_checks(attnvk_device *dev, uint64_t seed)
             count(ok);
         }
     }
+    if (have_cublas) backward_checks(dev, seed);
     if (have_cublas) {
         /* valid shape whose 4.4 TB of scores can't fit: UNSUPPORTED with the bytes, never a crash */
         attnvk_problem huge = {.batch = 1, .heads = 64, .kv_heads = 64, .seq_q = 131072, .seq_kv = 131072, .head_dim = 128, .causal = 0, .scale = 0, .dtype = ATTNVK_F16, .layout = ATTNVK_LAYOUT_BHSD};
