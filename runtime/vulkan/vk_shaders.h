@@ -66,5 +66,16 @@ AVK_EMBEDDED(avk_spv_flash_decode_khr_rs_q8_0)
 AVK_EMBEDDED(avk_spv_flash_decode_khr_rs_q4_0)
 AVK_EMBEDDED(avk_spv_flash_decode_khr_rs_fp8)
 AVK_EMBEDDED(avk_spv_coopmat_khr_layout_probe)
+/* the backward pass (vk_backward.c): pre, dK/dV and dQ per storage type, the sink sum */
+AVK_EMBEDDED(avk_spv_flash_bwd_pre_f32)
+AVK_EMBEDDED(avk_spv_flash_bwd_pre_f16)
+AVK_EMBEDDED(avk_spv_flash_bwd_pre_bf16)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f32)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f16)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_bf16)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_f32)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_f16)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_bf16)
+AVK_EMBEDDED(avk_spv_flash_bwd_sinks)
 
 #endif
