@@ -19,6 +19,16 @@ const uint DV4 = DV / 4;
 
 #define POS_INF uintBitsToFloat(0x7f800000u)
 
+// The inner loops over a head dim or a tile: left to the driver with
+// AVK_BWD_UNROLL (the GPU build), kept rolled otherwise (the build for CPU
+// devices: llvmpipe unrolls them whole and compiles the pipelines for 13 s
+// instead of 2).
+#ifdef AVK_BWD_UNROLL
+#define BWD_INNER_LOOP
+#else
+#define BWD_INNER_LOOP [[dont_unroll]]
+#endif
+
 // Row (b, h, i) of the [B][H][Nq] LSE, D_i and sink shares (flash_lse_index's order).
 uint bwd_row(uint b, uint h, uint i) { return flash_lse_index(b, h, i); }
 

@@ -37,12 +37,12 @@ void main()
             [[unroll]] for (uint u = 0u; u < EK; ++u) {
                 uint e = tid + u * WG, c = e / D4, d4 = e % D4;
                 if (e < KEEP * D4)
-                    [[dont_unroll]] for (uint r = 0u; r < STREAM; ++r) dk[u] += ds_sh[r * PSTRIDE + c] * q_sh[r * KSTRIDE + d4];
+                    BWD_INNER_LOOP for (uint r = 0u; r < STREAM; ++r) dk[u] += ds_sh[r * PSTRIDE + c] * q_sh[r * KSTRIDE + d4];
             }
             [[unroll]] for (uint u = 0u; u < EV; ++u) {
                 uint e = tid + u * WG, c = e / DV4, d4 = e % DV4;
                 if (e < KEEP * DV4)
-                    [[dont_unroll]] for (uint r = 0u; r < STREAM; ++r) dv[u] += p_sh[r * PSTRIDE + c] * do_sh[r * VSTRIDE + d4];
+                    BWD_INNER_LOOP for (uint r = 0u; r < STREAM; ++r) dv[u] += p_sh[r * PSTRIDE + c] * do_sh[r * VSTRIDE + d4];
             }
         }
     }

@@ -33,7 +33,7 @@ void main()
         [[unroll]] for (uint u = 0u; u < EQ; ++u) {
             uint e = tid + u * WG, r = e / D4, d4 = e % D4;
             if (e < KEEP * D4)
-                [[dont_unroll]] for (uint c = 0u; c < STREAM; ++c) dq[u] += ds_sh[r * PSTRIDE + c] * k_sh[c * KSTRIDE + d4];
+                BWD_INNER_LOOP for (uint c = 0u; c < STREAM; ++c) dq[u] += ds_sh[r * PSTRIDE + c] * k_sh[c * KSTRIDE + d4];
         }
     }
     float scale = pc.scale_log2 * LN2;

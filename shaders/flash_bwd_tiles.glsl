@@ -84,8 +84,8 @@ void bwd_scores(uint b, uint h, uint len, uint i0, uint k0)
         float prob = 0.0, ds = 0.0;
         if (i < pc.seq_q && j >= avk_key_begin(len, i) && j < avk_key_end(len, i)) {
             float x = 0.0, dp = 0.0;
-            [[dont_unroll]] for (uint d4 = 0u; d4 < D4; ++d4) x += dot(q_sh[r * KSTRIDE + d4], k_sh[c * KSTRIDE + d4]);
-            [[dont_unroll]] for (uint d4 = 0u; d4 < DV4; ++d4) dp += dot(do_sh[r * VSTRIDE + d4], v_sh[c * VSTRIDE + d4]);
+            BWD_INNER_LOOP for (uint d4 = 0u; d4 < D4; ++d4) x += dot(q_sh[r * KSTRIDE + d4], k_sh[c * KSTRIDE + d4]);
+            BWD_INNER_LOOP for (uint d4 = 0u; d4 < DV4; ++d4) dp += dot(do_sh[r * VSTRIDE + d4], v_sh[c * VSTRIDE + d4]);
             float s = x * s_pre;
             vec2 st = stat_sh[r];
             prob = exp2(avk_score_mod(s, j, avk_row_pos(len, i), slope, avk_mask_row(b, h, i)) - st.x);

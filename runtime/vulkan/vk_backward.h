@@ -11,6 +11,8 @@
 typedef struct vk_bwd_tiles {
     uint32_t keep, stream, wg;
     uint32_t shared_bytes;
+    int unroll; /* GPUs: the dK/dV and dQ builds whose inner loops the driver may unroll (CPU devices
+                 * compile those slowly: llvmpipe 13 s a problem instead of 2) */
 } vk_bwd_tiles;
 
 /* The largest table entry whose shared memory fits the device; UNSUPPORTED with the reason. */

@@ -77,5 +77,11 @@ AVK_EMBEDDED(avk_spv_flash_bwd_dq_f32)
 AVK_EMBEDDED(avk_spv_flash_bwd_dq_f16)
 AVK_EMBEDDED(avk_spv_flash_bwd_dq_bf16)
 AVK_EMBEDDED(avk_spv_flash_bwd_sinks)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f32_unroll) /* inner loops left to the driver: GPUs */
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f16_unroll)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_bf16_unroll)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_f32_unroll)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_f16_unroll)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_bf16_unroll)
 
 #endif
