@@ -52,26 +52,19 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_ti
                     dk, dv, tiles_shared(4, 4, dk, dv), limit);
 }
 
-typedef struct spv_ref {
-    const unsigned char *code;
-    size_t size;
-    const char *name;
-} spv_ref;
-#define SPV(sym) {avk_spv_##sym, avk_spv_##sym##_size, #sym}
-
 enum { PASS_PRE, PASS_DKDV, PASS_DQ, PASS_SINKS, PASSES };
 
 /* unroll: dK/dV and dQ with their inner loops left to the driver (vk_bwd_tiles) */
-static spv_ref pass_shader(int pass, attnvk_dtype dt, int unroll)
+static spv_blob pass_shader(int pass, attnvk_dtype dt, int unroll)
 {
-    const spv_ref table[5][3] = {
-        {SPV(flash_bwd_pre_f32), SPV(flash_bwd_pre_f16), SPV(flash_bwd_pre_bf16)},
-        {SPV(flash_bwd_dkdv_f32), SPV(flash_bwd_dkdv_f16), SPV(flash_bwd_dkdv_bf16)},
-        {SPV(flash_bwd_dq_f32), SPV(flash_bwd_dq_f16), SPV(flash_bwd_dq_bf16)},
-        {SPV(flash_bwd_dkdv_f32_unroll), SPV(flash_bwd_dkdv_f16_unroll), SPV(flash_bwd_dkdv_bf16_unroll)},
-        {SPV(flash_bwd_dq_f32_unroll), SPV(flash_bwd_dq_f16_unroll), SPV(flash_bwd_dq_bf16_unroll)},
+    const spv_blob table[5][3] = {
+        {SPV_BLOB(flash_bwd_pre_f32), SPV_BLOB(flash_bwd_pre_f16), SPV_BLOB(flash_bwd_pre_bf16)},
+        {SPV_BLOB(flash_bwd_dkdv_f32), SPV_BLOB(flash_bwd_dkdv_f16), SPV_BLOB(flash_bwd_dkdv_bf16)},
+        {SPV_BLOB(flash_bwd_dq_f32), SPV_BLOB(flash_bwd_dq_f16), SPV_BLOB(flash_bwd_dq_bf16)},
+        {SPV_BLOB(flash_bwd_dkdv_f32_unroll), SPV_BLOB(flash_bwd_dkdv_f16_unroll), SPV_BLOB(flash_bwd_dkdv_bf16_unroll)},
+        {SPV_BLOB(flash_bwd_dq_f32_unroll), SPV_BLOB(flash_bwd_dq_f16_unroll), SPV_BLOB(flash_bwd_dq_bf16_unroll)},
     };
-    const spv_ref sinks = SPV(flash_bwd_sinks);
+    const spv_blob sinks = SPV_BLOB(flash_bwd_sinks);
     if (pass == PASS_SINKS) return sinks;
     const int row = unroll && (pass == PASS_DKDV || pass == PASS_DQ) ? pass + 2 : pass;
     return table[row][dt == ATTNVK_F16 ? 1 : dt == ATTNVK_BF16 ? 2 : 0];
@@ -86,7 +79,7 @@ static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_
     for (int pass = 0; pass < PASSES && s == ATTNVK_OK; ++pass) {
         const int tiled = pass == PASS_DKDV || pass == PASS_DQ;
         const uint32_t spec[4] = {tiled ? t->keep : 0, tiled ? t->stream : 0, dk, t->wg};
-        const spv_ref b = pass_shader(pass, p->dtype, t->unroll);
+        const spv_blob b = pass_shader(pass, p->dtype, t->unroll);
         s = vk_build_body(dev, b.code, b.size, b.name, spec, 4, dv, scores, out + pass);
     }
     return s;

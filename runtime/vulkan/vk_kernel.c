@@ -24,13 +24,6 @@ struct avk_bkernel {
     avk_bbuf *ws_o, *ws_ml;
 };
 
-typedef struct spv_blob {
-    const unsigned char *code;
-    size_t size;
-    const char *name;
-} spv_blob;
-
-#define SPV_BLOB(sym) {avk_spv_##sym, avk_spv_##sym##_size, #sym}
 /* The scalar body per storage type (f32, f16, bf16) and kv format (dtype, q8_0, q4_0, fp8);
  * on a device without subgroup shuffles the build that does not declare them. */
 static spv_blob scalar_shader(attnvk_dtype dt, attnvk_kv_format kv, int shuffles)

@@ -4,6 +4,17 @@
 
 #include "core/embedded.h"
 
+#include <stddef.h>
+
+/* An embedded module and the name its pipelines are cached under. */
+typedef struct spv_blob {
+    const unsigned char *code;
+    size_t size;
+    const char *name;
+} spv_blob;
+
+#define SPV_BLOB(sym) {avk_spv_##sym, avk_spv_##sym##_size, #sym}
+
 AVK_EMBEDDED(avk_spv_flash_scalar_f32)
 AVK_EMBEDDED(avk_spv_flash_scalar_f16)
 AVK_EMBEDDED(avk_spv_flash_scalar_bf16)

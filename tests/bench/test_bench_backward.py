@@ -93,12 +93,21 @@ def test_text_formats():
            and float(ours[0]["backward_median_ms"]) > 0, "csv: pass, forward and backward medians")
 
 
-def test_vulkan_passes():
-    rc, doc, stderr = bench_json("vulkan", "--api", "vulkan", "--dtype", "f32", "--pass", "fwd+bwd", *SMALL)
+def api_bench(api, pass_):
+    """--pass pass_ on one API, validated; None (with a note) where the API has no device here."""
+    rc, doc, stderr = bench_json(api, "--api", api, "--dtype", "f32", "--pass", pass_, *SMALL)
     if not doc["devices"]:
-        print("note: no vulkan device here; skipping its backward check")
+        print(f"note: no {api} device here; skipping its --pass {pass_} check")
+        return None
+    valid(doc, f"--pass {pass_} on {api}")
+    return rc, doc, stderr
+
+
+def test_vulkan_passes():
+    got = api_bench("vulkan", "fwd+bwd")
+    if got is None:
         return
-    valid(doc, "--pass fwd+bwd on vulkan")
+    rc, doc, stderr = got
     r = record(doc, "attnvk", "vulkan")
     expect(rc == 0 and r and r["status"] == "ok", f"vulkan attnvk fwd+bwd ok, exit {rc}: {r and r['reason']} "
            f"{stderr.strip()[-200:]}")
@@ -107,11 +116,10 @@ def test_vulkan_passes():
 
 
 def test_unsupported_apis():
-    rc, doc, _ = bench_json("gpu", "--api", "opencl", "--dtype", "f32", "--pass", "bwd", *SMALL)
-    if not doc["devices"]:
-        print("note: no opencl device here; skipping the unsupported-API check")
+    got = api_bench("opencl", "bwd")
+    if got is None:
         return
-    valid(doc, "--pass bwd on opencl")
+    rc, doc, _ = got
     for r in doc["records"]:
         expect(r["status"] == "skipped" and r["reason"].startswith("unsupported: ") and r["check"] is None,
                f"{r['api']} {r['implementation']}: skipped, unsupported: {r['reason']}")
