@@ -13,12 +13,12 @@
 #include <string.h>
 
 /* keep x stream pairs, largest first: the first whose shared memory fits the
- * device (lavapipe 32 KiB, NVIDIA 48 KiB, the Vulkan minimum 16 KiB). With a
+ * device (lavapipe 32 KiB, NVIDIA 48 KiB, the Vulkan minimum 16 KiB: D 256 at 4 x 2). With a
  * workgroup of 128 a thread owns keep * D / 512 vec4s of dK and of dV (or dQ):
  * 4 at the usual picks (D 64: 32 keys, D 128: 16, D 256: 8). Not yet tuned on a GPU. */
 static const struct {
     uint32_t keep, stream;
-} tile_table[] = {{32, 32}, {32, 16}, {16, 16}, {16, 8}, {8, 8}, {8, 4}, {4, 4}};
+} tile_table[] = {{32, 32}, {32, 16}, {16, 16}, {16, 8}, {8, 8}, {8, 4}, {4, 4}, {4, 2}};
 
 /* Every pass's workgroup: 128 is the least maxComputeWorkGroupInvocations (and
  * size x) Vulkan allows, so it fits everywhere; a power of two (the sink sum's tree). */
@@ -49,7 +49,7 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_ti
     }
     return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                     "vulkan: the backward pass's smallest tiles for head dims %u/%u need %u bytes of shared memory; the device has %u",
-                    dk, dv, tiles_shared(4, 4, dk, dv), limit);
+                    dk, dv, tiles_shared(4, 2, dk, dv), limit);
 }
 
 enum { PASS_PRE, PASS_DKDV, PASS_DQ, PASS_SINKS, PASSES };
