@@ -27,10 +27,11 @@ static int vulkan_cases(bcase *t)
     return n;
 }
 
-/* The shared cases run in f16 and bf16 by default (indices into cases()): one
- * per storage path the 16-bit types take, with GQA, causal both alignments,
- * sinks, softcap and Dk != Dv among them. */
-static const int half_subset[] = {1, 3, 8, 9};
+/* The shared cases run in f16 and bf16 by default (indices into cases()): GQA
+ * causal bshd, sinks+window+softcap MQA, Dk 192/Dv 128 (each new shape or
+ * feature set is a pipeline lavapipe compiles: ~1 s; the 16-bit types share
+ * everything but the loads and stores with f32). */
+static const int half_subset[] = {1, 8, 9};
 
 int main(void)
 {
