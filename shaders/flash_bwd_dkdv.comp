@@ -34,15 +34,21 @@ void main()
             barrier();
             bwd_scores(b, h, len, i0, k0);
             barrier();
-            [[unroll]] for (uint u = 0u; u < EK; ++u) {
-                uint e = tid + u * WG, c = e / D4, d4 = e % D4;
-                if (e < KEEP * D4)
-                    BWD_INNER_LOOP for (uint r = 0u; r < STREAM; ++r) dk[u] += ds_sh[r * PSTRIDE + c] * q_sh[r * KSTRIDE + d4];
-            }
-            [[unroll]] for (uint u = 0u; u < EV; ++u) {
-                uint e = tid + u * WG, c = e / DV4, d4 = e % DV4;
-                if (e < KEEP * DV4)
-                    BWD_INNER_LOOP for (uint r = 0u; r < STREAM; ++r) dv[u] += p_sh[r * PSTRIDE + c] * do_sh[r * VSTRIDE + d4];
+            // the rows outermost: where WG is a multiple of a row's vec4s (the spec constants fold
+            // the test) a thread's elements share one column, so Q's and dO's vec4 of a row are
+            // loaded once for all of them
+            BWD_INNER_LOOP for (uint r = 0u; r < STREAM; ++r) {
+                vec4 q_col = q_sh[r * KSTRIDE + tid % D4], do_col = do_sh[r * VSTRIDE + tid % DV4];
+                [[unroll]] for (uint u = 0u; u < EK; ++u) {
+                    uint e = tid + u * WG;
+                    vec4 q = WG % D4 == 0u ? q_col : q_sh[r * KSTRIDE + e % D4];
+                    if (e < KEEP * D4) dk[u] += ds_sh[r * PSTRIDE + e / D4] * q;
+                }
+                [[unroll]] for (uint u = 0u; u < EV; ++u) {
+                    uint e = tid + u * WG;
+                    vec4 o = WG % DV4 == 0u ? do_col : do_sh[r * VSTRIDE + e % DV4];
+                    if (e < KEEP * DV4) dv[u] += p_sh[r * PSTRIDE + e / DV4] * o;
+                }
             }
         }
     }

@@ -30,10 +30,15 @@ void main()
         barrier();
         bwd_scores(b, h, len, i0, k0);
         barrier();
-        [[unroll]] for (uint u = 0u; u < EQ; ++u) {
-            uint e = tid + u * WG, r = e / D4, d4 = e % D4;
-            if (e < KEEP * D4)
-                BWD_INNER_LOOP for (uint c = 0u; c < STREAM; ++c) dq[u] += ds_sh[r * PSTRIDE + c] * k_sh[c * KSTRIDE + d4];
+        // the keys outermost: where WG is a multiple of a row's vec4s (folded) a thread's
+        // elements share one column, so K's vec4 of a key is loaded once for all of them
+        BWD_INNER_LOOP for (uint c = 0u; c < STREAM; ++c) {
+            vec4 k_col = k_sh[c * KSTRIDE + tid % D4];
+            [[unroll]] for (uint u = 0u; u < EQ; ++u) {
+                uint e = tid + u * WG;
+                vec4 k = WG % D4 == 0u ? k_col : k_sh[c * KSTRIDE + e % D4];
+                if (e < KEEP * D4) dq[u] += ds_sh[(e / D4) * PSTRIDE + c] * k;
+            }
         }
     }
     float scale = pc.scale_log2 * LN2;
