@@ -24,8 +24,9 @@ static const struct {
  * size x) Vulkan allows, so it fits everywhere; a power of two (the sink sum's tree). */
 enum { BWD_WG = 128 };
 
-/* flash_bwd_tiles.glsl's shared arrays for owned rows `own` and streamed rows
- * `walk`: padded vec4 rows of Q/K (Dk) and dO/V (Dv), P and dS, the row stats */
+/* flash_bwd_tiles.glsl's shared arrays for q_rows query rows and k_rows keys (dK/dV:
+ * stream x keep, dQ: keep x stream): padded vec4 rows of Q/K (Dk) and dO/V (Dv), P and
+ * dS, the rows' (LSE, D_i) */
 static uint32_t tiles_shared(uint32_t q_rows, uint32_t k_rows, uint32_t dk, uint32_t dv)
 {
     return (q_rows + k_rows) * (dk / 4 + 1 + dv / 4 + 1) * 16 + 2 * q_rows * (k_rows + 1) * 4 + q_rows * 8;
