@@ -1,5 +1,5 @@
 /* The Vulkan backend's vtable: the pieces live in vk_instance.c (init),
- * vk_describe.c, vk_device.c (devices, buffers) and vk_kernel.c. */
+ * vk_describe.c, vk_device.c (devices, buffers), vk_kernel.c and vk_backward.c. */
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
 #include "vulkan/vk_internal.h"
 #include "vulkan/vk_candidates.h"
@@ -19,6 +19,7 @@ attnvk_status avk_vk_prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                              avk_bkernel **out, attnvk_kernel_info *info);
 attnvk_status avk_vk_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch *a, double *device_ms);
 void avk_vk_release_kernel(avk_bdev *dev, avk_bkernel *k);
+attnvk_status avk_vk_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms);
 attnvk_status avk_vk_read_bandwidth(avk_bdev *dev, double *gbps); /* vk_bandwidth.c */
 attnvk_status avk_vk_measure_peak(avk_bdev *dev, int kind, struct avk_peak_sample *out); /* vk_peak.c */
 
@@ -65,4 +66,5 @@ const attnvk_backend avk_backend_vulkan = {
     .native = avk_vk_native,
     .wait = vk_wait_pending,
     .tuning_candidates = vk_tuning_candidates,
+    .backward = avk_vk_backward, /* vk_backward.c */
 };

@@ -232,8 +232,8 @@ static attnvk_status create_objects(avk_bdev *dev)
                                       .pSetLayouts = &dev->set_layout, .pushConstantRangeCount = 1,
                                       .pPushConstantRanges = &range};
     if (r == VK_SUCCESS) r = dev->vk.vkCreatePipelineLayout(dev->device, &pli, NULL, &dev->pipeline_layout);
-    VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 4 * VK_BINDINGS};
-    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 4,
+    VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = VK_MAX_SETS * VK_BINDINGS};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = VK_MAX_SETS,
                                       .poolSizeCount = 1, .pPoolSizes = &size};
     if (r == VK_SUCCESS) r = dev->vk.vkCreateDescriptorPool(dev->device, &dpi, NULL, &dev->descriptor_pool);
     if (r != VK_SUCCESS) return vk_status(r, "creating device objects");

@@ -74,6 +74,8 @@ typedef struct vk_pipeline_entry {
 
 /* bindings: the contract's buffers (docs/kernel-contract.md), Q .. kv_scales, alibi_slopes, sinks, mask */
 enum { VK_BINDINGS = 13 };
+/* descriptor sets one submission may use (the pool's maxSets, vk_device.c): the backward's four passes */
+enum { VK_MAX_SETS = 4 };
 
 struct avk_bdev {
     const vk_caps *caps;
@@ -110,6 +112,7 @@ struct avk_bbuf {
 /* vk_util.c */
 attnvk_status vk_status(VkResult r, const char *what);
 attnvk_status vk_bind_storage_buffers(avk_bdev *dev, avk_bbuf *const bufs[VK_BINDINGS], VkDescriptorSet *set);
+attnvk_status vk_bind_storage_sets(avk_bdev *dev, uint32_t count, avk_bbuf *const (*bufs)[VK_BINDINGS], VkDescriptorSet *sets);
 const char *vk_result_name(VkResult r);
 
 /* vk_device.c */
@@ -127,6 +130,11 @@ attnvk_status vk_wait_pending(avk_bdev *dev);
  * gives the device time (the wall time where the queue has no timestamps). */
 attnvk_status vk_begin_timed(avk_bdev *dev);
 attnvk_status vk_submit_timed(avk_bdev *dev, double *ms);
+
+/* vk_kernel.c: a pipeline of an embedded body with the constants every body shares past
+ * its own n (Dv, the score features 0/1; K/V contiguous), no required subgroup size */
+attnvk_status vk_build_body(avk_bdev *dev, const unsigned char *code, size_t size, const char *name, const uint32_t *spec,
+                            uint32_t n, uint32_t dv, int scores, VkPipeline *out);
 
 /* vk_khr_coopmat.c: fills khr_coopmat, the shape, or khr_coopmat_why */
 void vk_khr_probe(vk_caps *caps, int feature_on);

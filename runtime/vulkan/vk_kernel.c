@@ -5,6 +5,7 @@
 #include "core/test_hooks.h"
 #include "core/kv_cache.h" /* avk_problem_features */
 #include "core/layout.h"   /* avk_head_dim_v */
+#include "vulkan/vk_backward.h"
 #include "vulkan/vk_internal.h"
 #include "vulkan/vk_shaders.h"
 #include "vulkan/vk_variants.h"
@@ -23,13 +24,6 @@ struct avk_bkernel {
     avk_bbuf *ws_o, *ws_ml;
 };
 
-typedef struct spv_blob {
-    const unsigned char *code;
-    size_t size;
-    const char *name;
-} spv_blob;
-
-#define SPV_BLOB(sym) {avk_spv_##sym, avk_spv_##sym##_size, #sym}
 /* The scalar body per storage type (f32, f16, bf16) and kv format (dtype, q8_0, q4_0, fp8);
  * on a device without subgroup shuffles the build that does not declare them. */
 static spv_blob scalar_shader(attnvk_dtype dt, attnvk_kv_format kv, int shuffles)
@@ -144,6 +138,13 @@ static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint
     attnvk_status s = vk_pipeline_get(dev, words, b.size, b.name, all, SPEC_SCORES + 1, req_sg, out);
     free(words);
     return s;
+}
+
+attnvk_status vk_build_body(avk_bdev *dev, const unsigned char *code, size_t size, const char *name, const uint32_t *spec,
+                            uint32_t n, uint32_t dv, int scores, VkPipeline *out)
+{
+    const spec_tail t = {.dv = dv, .scores = scores, .paged = 0};
+    return build(dev, (spv_blob){code, size, name}, spec, n, &t, 0, out);
 }
 
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
@@ -339,3 +340,7 @@ attnvk_status avk_vk_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch 
     return dispatch(dev, k, a, device_ms);
 }
 void avk_vk_release_kernel(avk_bdev *dev, avk_bkernel *k) { release_kernel(dev, k); }
+attnvk_status avk_vk_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms)
+{
+    return vk_backward_run(dev, &k->p, &k->args, a, device_ms);
+}

@@ -4,6 +4,17 @@
 
 #include "core/embedded.h"
 
+#include <stddef.h>
+
+/* An embedded module and the name its pipelines are cached under. */
+typedef struct spv_blob {
+    const unsigned char *code;
+    size_t size;
+    const char *name;
+} spv_blob;
+
+#define SPV_BLOB(sym) {avk_spv_##sym, avk_spv_##sym##_size, #sym}
+
 AVK_EMBEDDED(avk_spv_flash_scalar_f32)
 AVK_EMBEDDED(avk_spv_flash_scalar_f16)
 AVK_EMBEDDED(avk_spv_flash_scalar_bf16)
@@ -66,5 +77,22 @@ AVK_EMBEDDED(avk_spv_flash_decode_khr_rs_q8_0)
 AVK_EMBEDDED(avk_spv_flash_decode_khr_rs_q4_0)
 AVK_EMBEDDED(avk_spv_flash_decode_khr_rs_fp8)
 AVK_EMBEDDED(avk_spv_coopmat_khr_layout_probe)
+/* the backward pass (vk_backward.c): pre, dK/dV and dQ per storage type, the sink sum */
+AVK_EMBEDDED(avk_spv_flash_bwd_pre_f32)
+AVK_EMBEDDED(avk_spv_flash_bwd_pre_f16)
+AVK_EMBEDDED(avk_spv_flash_bwd_pre_bf16)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f32)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f16)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_bf16)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_f32)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_f16)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_bf16)
+AVK_EMBEDDED(avk_spv_flash_bwd_sinks)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f32_unroll) /* inner loops left to the driver: GPUs */
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f16_unroll)
+AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_bf16_unroll)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_f32_unroll)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_f16_unroll)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_bf16_unroll)
 
 #endif

@@ -44,33 +44,44 @@ attnvk_status vk_status(VkResult r, const char *what)
     }
 }
 
-/* Allocates the device's one descriptor set (resetting the pool first: one
- * dispatch at a time) and points its VK_BINDINGS storage-buffer bindings at bufs. */
-attnvk_status vk_bind_storage_buffers(avk_bdev *dev, avk_bbuf *const bufs[VK_BINDINGS], VkDescriptorSet *set)
+/* Allocates count descriptor sets (up to VK_MAX_SETS; the pool is reset first:
+ * one submission at a time) and points set i's VK_BINDINGS storage-buffer
+ * bindings at bufs[i]. */
+attnvk_status vk_bind_storage_sets(avk_bdev *dev, uint32_t count, avk_bbuf *const (*bufs)[VK_BINDINGS], VkDescriptorSet *sets)
 {
     attnvk_status s = vk_wait_pending(dev); /* an async run's set is in use until it finishes */
     if (s != ATTNVK_OK) return s;
+    if (count > VK_MAX_SETS) return avk_fail(ATTNVK_ERROR_BACKEND, "vulkan: %u descriptor sets asked, the pool has %d", count, VK_MAX_SETS);
     const VkDeviceSize max_range = dev->caps->props.limits.maxStorageBufferRange;
     VkResult r = dev->vk.vkResetDescriptorPool(dev->device, dev->descriptor_pool, 0);
+    VkDescriptorSetLayout layouts[VK_MAX_SETS];
+    for (uint32_t i = 0; i < count; ++i) layouts[i] = dev->set_layout;
     VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = dev->descriptor_pool, .descriptorSetCount = 1,
-                                      .pSetLayouts = &dev->set_layout};
-    if (r == VK_SUCCESS) r = dev->vk.vkAllocateDescriptorSets(dev->device, &ai, set);
+                                      .descriptorPool = dev->descriptor_pool, .descriptorSetCount = count,
+                                      .pSetLayouts = layouts};
+    if (r == VK_SUCCESS) r = dev->vk.vkAllocateDescriptorSets(dev->device, &ai, sets);
     if (r != VK_SUCCESS) return vk_status(r, "vkAllocateDescriptorSets");
-    VkDescriptorBufferInfo bi[VK_BINDINGS];
-    VkWriteDescriptorSet w[VK_BINDINGS];
-    for (uint32_t i = 0; i < VK_BINDINGS; ++i) {
+    VkDescriptorBufferInfo bi[VK_MAX_SETS * VK_BINDINGS];
+    VkWriteDescriptorSet w[VK_MAX_SETS * VK_BINDINGS];
+    for (uint32_t n = 0; n < count * VK_BINDINGS; ++n) {
+        const uint32_t set = n / VK_BINDINGS, i = n % VK_BINDINGS;
+        const avk_bbuf *b = bufs[set][i];
         /* a wrapped buffer: its range, in whole words (shaders read words), within the device's limit */
-        VkDeviceSize range = (bufs[i]->size + 3) & ~(VkDeviceSize)3;
+        VkDeviceSize range = (b->size + 3) & ~(VkDeviceSize)3;
         if (range > max_range) range = max_range;
-        bi[i] = (VkDescriptorBufferInfo){.buffer = bufs[i]->buffer, .offset = bufs[i]->offset,
-                                         .range = bufs[i]->borrowed ? range : VK_WHOLE_SIZE};
-        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = *set, .dstBinding = i,
+        bi[n] = (VkDescriptorBufferInfo){.buffer = b->buffer, .offset = b->offset, .range = b->borrowed ? range : VK_WHOLE_SIZE};
+        w[n] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = sets[set], .dstBinding = i,
                                       .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                      .pBufferInfo = &bi[i]};
+                                      .pBufferInfo = &bi[n]};
     }
-    dev->vk.vkUpdateDescriptorSets(dev->device, VK_BINDINGS, w, 0, NULL);
+    dev->vk.vkUpdateDescriptorSets(dev->device, count * VK_BINDINGS, w, 0, NULL);
     return ATTNVK_OK;
+}
+
+/* The device's one descriptor set of a dispatch. */
+attnvk_status vk_bind_storage_buffers(avk_bdev *dev, avk_bbuf *const bufs[VK_BINDINGS], VkDescriptorSet *set)
+{
+    return vk_bind_storage_sets(dev, 1, (avk_bbuf *const (*)[VK_BINDINGS])bufs, set);
 }
 
 /* Opens the command buffer with a start timestamp (where the queue has them). */

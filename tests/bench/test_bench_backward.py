@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`attnvk bench --pass bwd|fwd+bwd` end to end (issue #18): checked backward records on the cpu
 API with FlashAttention's FLOP convention (2.5x the forward's, 3.5x for fwd+bwd), each gradient's
-check in the JSON, forward/backward/total latency for fwd+bwd in the JSON, CSV and table, APIs
-without a backward (lavapipe, PoCL) skipped as unsupported, decode shapes skipped, and a bad
+check in the JSON, forward/backward/total latency for fwd+bwd in the JSON, CSV and table, Vulkan's
+(lavapipe) checked, APIs without a backward (PoCL) skipped as unsupported, decode shapes skipped, and a bad
 --pass exiting 2 with one line.
 
 usage: test_bench_backward.py ATTNVK SCHEMA WORKDIR"""
@@ -93,12 +93,33 @@ def test_text_formats():
            and float(ours[0]["backward_median_ms"]) > 0, "csv: pass, forward and backward medians")
 
 
-def test_other_apis():
-    rc, doc, _ = bench_json("gpu", "--api", "vulkan,opencl", "--dtype", "f32", "--pass", "bwd", *SMALL)
+def api_bench(api, pass_):
+    """--pass pass_ on one API, validated; None (with a note) where the API has no device here."""
+    rc, doc, stderr = bench_json(api, "--api", api, "--dtype", "f32", "--pass", pass_, *SMALL)
     if not doc["devices"]:
-        print("note: no vulkan or opencl device here; skipping the unsupported-API check")
+        print(f"note: no {api} device here; skipping its --pass {pass_} check")
+        return None
+    valid(doc, f"--pass {pass_} on {api}")
+    return rc, doc, stderr
+
+
+def test_vulkan_passes():
+    got = api_bench("vulkan", "fwd+bwd")
+    if got is None:
         return
-    valid(doc, "--pass bwd on vulkan/opencl")
+    rc, doc, stderr = got
+    r = record(doc, "attnvk", "vulkan")
+    expect(rc == 0 and r and r["status"] == "ok", f"vulkan attnvk fwd+bwd ok, exit {rc}: {r and r['reason']} "
+           f"{stderr.strip()[-200:]}")
+    g = r["grad_check"] if r and r["status"] == "ok" else {}
+    expect(all(k in g and g[k]["passed"] for k in ["dq", "dk", "dv", "o"]), "vulkan: grad_check dq, dk, dv, o passed")
+
+
+def test_opencl_records():
+    got = api_bench("opencl", "bwd")
+    if got is None:
+        return
+    rc, doc, _ = got
     for r in doc["records"]:
         if r["status"] == "ok":  # a backward there (CLBlast's unfused one, attnvk's as they land): checked
             expect(r["check"] is not None and r["check"]["passed"], f"{r['api']} {r['implementation']}: ok and checked")
@@ -120,7 +141,7 @@ def test_skips_and_usage():
                f"bench {' '.join(args)}: exit 2 with one line: {lines[:1]}")
 
 
-for test in [test_cpu_passes, test_text_formats, test_other_apis, test_skips_and_usage]:
+for test in [test_cpu_passes, test_text_formats, test_vulkan_passes, test_opencl_records, test_skips_and_usage]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run

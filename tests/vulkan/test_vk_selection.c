@@ -7,8 +7,10 @@
  * the H100's picks are the ones docs/kernel-contract.md names. The family rows
  * (RDNA2/3, Intel Xe-LP/Arc/Xe2, Mali, Adreno, Apple) and the ATTNVK_VK_PROFILE
  * profiles, clamped from a large described device, pick variants that fit their
- * shared memory and subgroup sizes (vk_selection_families.c). */
+ * shared memory and subgroup sizes (vk_selection_families.c). The backward
+ * pass's tiles fit the H100, lavapipe and 16 KiB (vk_backward.c's table). */
 #include "test_util.h"
+#include "vulkan/vk_backward.h"
 #include "vulkan/vk_khr_coopmat.h"
 #include "vulkan/vk_variants.h"
 #include "vk_selection_families.h"
@@ -205,6 +207,39 @@ static int check_khr_rs(void)
     return passed + ok;
 }
 
+/* The backward pass's tiles (vk_backward.c's table): the largest pair that fits each
+ * device's shared memory, the Vulkan minimum of 16 KiB included, and head dims that are
+ * not multiples of 4 refused. */
+static int check_backward_tiles(void)
+{
+    vk_caps h = h100(), l = lavapipe(), small = lavapipe();
+    small.props.limits.maxComputeSharedMemorySize = 16 * 1024;
+    static const struct {
+        const char *device;
+        int dk, dv;
+        uint32_t keep, stream;
+    } want[] = {{"H100", 64, 64, 32, 32},     {"H100", 128, 128, 16, 16},    {"H100", 256, 256, 8, 8},
+                {"H100", 192, 128, 16, 16},   {"lavapipe", 64, 64, 32, 16},  {"lavapipe", 128, 128, 16, 8},
+                {"lavapipe", 256, 256, 8, 4}, {"lavapipe", 192, 128, 16, 8}, {"16 KiB", 256, 256, 4, 2}};
+    int passed = 0;
+    for (size_t i = 0; i < sizeof want / sizeof *want; ++i) {
+        const vk_caps *c = want[i].device[0] == 'H' ? &h : want[i].device[0] == 'l' ? &l : &small;
+        attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = want[i].dk,
+                            .head_dim_v = want[i].dv, .dtype = ATTNVK_F16};
+        vk_bwd_tiles t;
+        const int ok = vk_bwd_select(c, &p, &t) == ATTNVK_OK && t.keep == want[i].keep && t.stream == want[i].stream &&
+                       t.shared_bytes <= c->props.limits.maxComputeSharedMemorySize;
+        EXPECT(ok, "backward tiles on %s at %d/%d: %ux%u (want %ux%u), %u bytes: %s", want[i].device, want[i].dk,
+               want[i].dv, t.keep, t.stream, want[i].keep, want[i].stream, t.shared_bytes, attnvk_last_error());
+        passed += ok;
+    }
+    attnvk_problem odd = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 8, .seq_kv = 8, .head_dim = 30, .dtype = ATTNVK_F32};
+    vk_bwd_tiles t;
+    const int refused = vk_bwd_select(&l, &odd, &t) == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "multiples of 4");
+    EXPECT(refused, "backward at D=30 refused: %s", attnvk_last_error());
+    return passed + refused;
+}
+
 int main(void)
 {
     vk_caps a = h100(), b = lavapipe();
@@ -220,5 +255,6 @@ int main(void)
     passed += check_khr();
     passed += check_families();
     passed += check_khr_rs();
+    passed += check_backward_tiles();
     return avk_test_finish(passed, 0);
 }

@@ -1,0 +1,180 @@
+/* The Vulkan backward pass (issue #18): shaders/flash_bwd_*.comp, three passes
+ * as the CUDA backward's (runtime/cuda/cuda_backward.c) in one submission:
+ * pre (D_i and the LSE in log2 per row, the sink shares), dK/dV per key block
+ * over the group's query heads, dQ per query block, then d(sink) summed in a
+ * fixed order. No atomics: runs are bit-identical. The portable body: f32
+ * tiles in shared memory, no subgroup operations or matrix units. */
+#include "vulkan/vk_backward.h"
+#include "core/kv_cache.h" /* avk_problem_features */
+#include "core/layout.h"   /* avk_head_dim_v */
+#include "vulkan/vk_shaders.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* keep x stream pairs, largest first: the first whose shared memory fits the
+ * device (lavapipe 32 KiB, NVIDIA 48 KiB, the Vulkan minimum 16 KiB: D 256 at 4 x 2). With a
+ * workgroup of 128 a thread owns keep * D / 512 vec4s of dK and of dV (or dQ):
+ * 4 at the usual picks (D 64: 32 keys, D 128: 16, D 256: 8). Not yet tuned on a GPU. */
+static const struct {
+    uint32_t keep, stream;
+} tile_table[] = {{32, 32}, {32, 16}, {16, 16}, {16, 8}, {8, 8}, {8, 4}, {4, 4}, {4, 2}};
+
+/* Every pass's workgroup: 128 is the least maxComputeWorkGroupInvocations (and
+ * size x) Vulkan allows, so it fits everywhere; a power of two (the sink sum's tree). */
+enum { BWD_WG = 128 };
+
+/* flash_bwd_tiles.glsl's shared arrays for q_rows query rows and k_rows keys (dK/dV:
+ * stream x keep, dQ: keep x stream): padded vec4 rows of Q/K (Dk) and dO/V (Dv), P and
+ * dS, the rows' (LSE, D_i) */
+static uint32_t tiles_shared(uint32_t q_rows, uint32_t k_rows, uint32_t dk, uint32_t dv)
+{
+    return (q_rows + k_rows) * (dk / 4 + 1 + dv / 4 + 1) * 16 + 2 * q_rows * (k_rows + 1) * 4 + q_rows * 8;
+}
+
+attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_tiles *out)
+{
+    const uint32_t dk = (uint32_t)p->head_dim, dv = (uint32_t)avk_head_dim_v(p);
+    if (dk % 4 || dv % 4)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: the backward pass takes head dims that are multiples of 4 (got %u/%u)",
+                        dk, dv);
+    const uint32_t limit = c->props.limits.maxComputeSharedMemorySize;
+    for (size_t i = 0; i < sizeof tile_table / sizeof *tile_table; ++i) {
+        const uint32_t keep = tile_table[i].keep, stream = tile_table[i].stream;
+        const uint32_t dkdv = tiles_shared(stream, keep, dk, dv), dq = tiles_shared(keep, stream, dk, dv);
+        const uint32_t need = dkdv > dq ? dkdv : dq;
+        if (need > limit) continue;
+        *out = (vk_bwd_tiles){.keep = keep, .stream = stream, .wg = BWD_WG, .shared_bytes = need,
+                              .unroll = c->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU};
+        return ATTNVK_OK;
+    }
+    return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                    "vulkan: the backward pass's smallest tiles for head dims %u/%u need %u bytes of shared memory; the device has %u",
+                    dk, dv, tiles_shared(4, 2, dk, dv), limit);
+}
+
+enum { PASS_PRE, PASS_DKDV, PASS_DQ, PASS_SINKS, PASSES };
+
+/* unroll: dK/dV and dQ with their inner loops left to the driver (vk_bwd_tiles) */
+static spv_blob pass_shader(int pass, attnvk_dtype dt, int unroll)
+{
+    const spv_blob table[5][3] = {
+        {SPV_BLOB(flash_bwd_pre_f32), SPV_BLOB(flash_bwd_pre_f16), SPV_BLOB(flash_bwd_pre_bf16)},
+        {SPV_BLOB(flash_bwd_dkdv_f32), SPV_BLOB(flash_bwd_dkdv_f16), SPV_BLOB(flash_bwd_dkdv_bf16)},
+        {SPV_BLOB(flash_bwd_dq_f32), SPV_BLOB(flash_bwd_dq_f16), SPV_BLOB(flash_bwd_dq_bf16)},
+        {SPV_BLOB(flash_bwd_dkdv_f32_unroll), SPV_BLOB(flash_bwd_dkdv_f16_unroll), SPV_BLOB(flash_bwd_dkdv_bf16_unroll)},
+        {SPV_BLOB(flash_bwd_dq_f32_unroll), SPV_BLOB(flash_bwd_dq_f16_unroll), SPV_BLOB(flash_bwd_dq_bf16_unroll)},
+    };
+    const spv_blob sinks = SPV_BLOB(flash_bwd_sinks);
+    if (pass == PASS_SINKS) return sinks;
+    const int row = unroll && (pass == PASS_DKDV || pass == PASS_DQ) ? pass + 2 : pass;
+    return table[row][dt == ATTNVK_F16 ? 1 : dt == ATTNVK_BF16 ? 2 : 0];
+}
+
+/* the four pipelines (the device keeps them: a second call finds them built) */
+static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_bwd_tiles *t, VkPipeline out[PASSES])
+{
+    const uint32_t dk = (uint32_t)p->head_dim, dv = (uint32_t)avk_head_dim_v(p);
+    const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0;
+    attnvk_status s = ATTNVK_OK;
+    for (int pass = 0; pass < PASSES && s == ATTNVK_OK; ++pass) {
+        const int tiled = pass == PASS_DKDV || pass == PASS_DQ;
+        const uint32_t spec[4] = {tiled ? t->keep : 0, tiled ? t->stream : 0, dk, t->wg};
+        const spv_blob b = pass_shader(pass, p->dtype, t->unroll);
+        s = vk_build_body(dev, b.code, b.size, b.name, spec, 4, dv, scores, out + pass);
+    }
+    return s;
+}
+
+/* Bindings 0..6 per pass (the shaders' own), 7..12 the contract's score inputs (flash_common.glsl). */
+static void pass_bindings(avk_bdev *dev, const avk_backward_dispatch *a, avk_bbuf *stats, avk_bbuf *share,
+                          avk_bbuf *bufs[PASSES][VK_BINDINGS])
+{
+    const avk_dispatch *f = &a->fwd;
+    avk_bbuf *const dummy = dev->dummy;
+    for (int pass = 0; pass < PASSES; ++pass) {
+        avk_bbuf **b = bufs[pass];
+        for (int i = 0; i < VK_BINDINGS; ++i) b[i] = dummy;
+        b[8] = f->seq_lens ? f->seq_lens : dummy;
+        b[10] = f->alibi_slopes ? f->alibi_slopes : dummy;
+        b[11] = f->sinks ? f->sinks : dummy;
+        b[12] = f->mask ? f->mask : dummy;
+    }
+    avk_bbuf **pre = bufs[PASS_PRE], **dkdv = bufs[PASS_DKDV], **dq = bufs[PASS_DQ], **sinks = bufs[PASS_SINKS];
+    pre[0] = f->o, pre[1] = a->d_o, pre[2] = share ? share : dummy, pre[4] = f->lse, pre[5] = stats;
+    avk_bbuf *const tiles[5] = {f->q, f->k, f->v, a->d_o, stats}; /* flash_bwd_tiles.glsl */
+    memcpy(dkdv, tiles, sizeof tiles);
+    memcpy(dq, tiles, sizeof tiles);
+    dkdv[5] = a->dk, dkdv[6] = a->dv, dq[5] = a->dq;
+    sinks[0] = share ? share : dummy, sinks[1] = a->d_sinks ? a->d_sinks : dummy;
+}
+
+static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+
+attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_kernel_args *fwd_args,
+                              const avk_backward_dispatch *a, double *device_ms)
+{
+    const VkPhysicalDeviceLimits *lim = &dev->caps->props.limits;
+    vk_bwd_tiles t;
+    attnvk_status s = vk_bwd_select(dev->caps, p, &t);
+    /* grids: pre rows over x and y; dK/dV (key blocks, kv heads, batch); dQ (query blocks, heads, batch) */
+    const uint64_t rows = (uint64_t)p->batch * p->heads * p->seq_q;
+    const uint32_t row_groups = ceil_div(rows, t.wg), pre_x = row_groups < lim->maxComputeWorkGroupCount[0]
+                                                                  ? row_groups : lim->maxComputeWorkGroupCount[0];
+    const uint32_t grid[PASSES][3] = {{pre_x, ceil_div(row_groups, pre_x ? pre_x : 1), 1},
+                                      {ceil_div((uint64_t)p->seq_kv, t.keep), (uint32_t)p->kv_heads, (uint32_t)p->batch},
+                                      {ceil_div((uint64_t)p->seq_q, t.keep), (uint32_t)p->heads, (uint32_t)p->batch},
+                                      {(uint32_t)p->heads, 1, 1}};
+    for (int pass = 0; pass < PASSES && s == ATTNVK_OK; ++pass)
+        for (int d = 0; d < 3; ++d)
+            if (grid[pass][d] > lim->maxComputeWorkGroupCount[d])
+                s = avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: the backward pass's grid %ux%ux%u exceeds the device's workgroup counts",
+                             grid[pass][0], grid[pass][1], grid[pass][2]);
+    VkPipeline pipe[PASSES];
+    if (s == ATTNVK_OK) s = pipelines(dev, p, &t, pipe);
+    if (s != ATTNVK_OK) return s;
+    /* every query row, one head per workgroup, one split: the forward's packing and splits do not apply */
+    avk_kernel_args pc = *fwd_args;
+    pc.pack = 1, pc.q_begin = 0, pc.q_count = (U32)p->seq_q, pc.splits = 1;
+    pc.flags &= ~(U32)(AVK_FLAG_SPLIT | AVK_FLAG_SKIP_LAST_TILE | AVK_FLAG_WRITE_LSE);
+    /* workspace: (LSE log2, D_i) per row; the sink shares with sinks */
+    avk_bbuf *stats = NULL, *share = NULL;
+    s = vk_buffer_new(dev, (rows ? rows : 1) * 8, 0, &stats);
+    if (s == ATTNVK_OK && a->d_sinks) s = vk_buffer_new(dev, (rows ? rows : 1) * 4, 0, &share);
+    avk_bbuf *bufs[PASSES][VK_BINDINGS];
+    VkDescriptorSet sets[PASSES];
+    if (s == ATTNVK_OK) {
+        pass_bindings(dev, a, stats, share, bufs);
+        s = vk_bind_storage_sets(dev, PASSES, (avk_bbuf *const (*)[VK_BINDINGS])bufs, sets);
+    }
+    if (s == ATTNVK_OK) s = vk_begin_timed(dev);
+    if (s == ATTNVK_OK) {
+        VkCommandBuffer cmd = dev->cmd;
+        const VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                                    .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+        dev->vk.vkCmdPushConstants(cmd, dev->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+        for (int pass = 0; pass < PASSES; ++pass) {
+            if (pass == PASS_SINKS && !a->d_sinks) break;
+            if (grid[pass][0] == 0 || grid[pass][1] == 0 || grid[pass][2] == 0) continue;
+            if (pass > 0) /* the stats and sink shares of the pre pass are written */
+                dev->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                             0, 1, &mb, 0, NULL, 0, NULL);
+            dev->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe[pass]);
+            dev->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipeline_layout, 0, 1, &sets[pass], 0,
+                                            NULL);
+            dev->vk.vkCmdDispatch(cmd, grid[pass][0], grid[pass][1], grid[pass][2]);
+        }
+        /* the gradients visible to the host and to later transfers (downloads, wrapped buffers) */
+        const VkMemoryBarrier done = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                                      .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT};
+        dev->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                     VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &done, 0, NULL, 0,
+                                     NULL);
+        double ms = 0;
+        s = vk_submit_timed(dev, &ms);
+        if (s == ATTNVK_OK && device_ms) *device_ms = ms;
+    }
+    vk_buffer_free(dev, stats);
+    vk_buffer_free(dev, share);
+    return s;
+}
