@@ -168,7 +168,7 @@ AVK_DEVICE avk_tile_rows<WM> avk_rows_before_loop(const avk_attn_params &p, cons
 template <int WM, int BC>
 AVK_DEVICE void avk_mask_prefetch(const avk_attn_params &p, const avk_tile_rows<WM> &rows, int key0, int quad_col)
 {
-#if (AVK_SCORE_MOD & AVK_MOD_MASK) && AVK_MASK_PREFETCH && !defined(__HIP_PLATFORM_AMD__)
+#if (AVK_SCORE_MOD & AVK_MOD_MASK) && AVK_MASK_PREFETCH && !defined(AVK_TARGET_HIP) /* PTX; hipRTC defines no __HIP_PLATFORM_AMD__ */
     const int es = (p.flags & AVK_FLAG_MASK_F16) ? 2 : 4, lines = (BC * es + 127) / 128;
 #pragma unroll
     for (int mi = 0; mi < WM; ++mi)

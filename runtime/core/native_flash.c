@@ -75,10 +75,11 @@ static attnvk_status launch(const avk_native_driver *d, void *ctx, const avk_nat
     const int pack = (int)k->args.pack;
     const unsigned grid[3] = {(unsigned)avk_row_blocks(pack, a->q_count, k->shape.br),
                               (unsigned)(k->p.heads / pack), (unsigned)(k->p.batch * k->splits)};
-    attnvk_status s = d->launch(ctx, a->stream, k->fwd, grid, (unsigned)k->shape.threads, k->shape.smem, args, 0);
+    attnvk_status s = d->launch(ctx, a->stream, k->fwd, grid, (unsigned)k->shape.threads, k->shape.smem, args, 0, "avk_attn_fwd");
     if (s != ATTNVK_OK || !k->split_build) return s;
     const unsigned merge[3] = {(unsigned)a->q_count, (unsigned)k->p.heads, (unsigned)k->p.batch};
-    return d->launch(ctx, a->stream, k->reduce, merge, (unsigned)avk_head_dim_v(&k->p), 0, args, 1);
+    return d->launch(ctx, a->stream, k->reduce, merge, (unsigned)avk_head_dim_v(&k->p), 0, args, 1,
+                     "avk_attn_reduce");
 }
 
 attnvk_status avk_native_dispatch(const avk_native_driver *d, void *ctx, const avk_native_kernel *k,

@@ -23,9 +23,9 @@ typedef struct avk_native_driver {
     /* early: the grid may launch while the stream's previous grid finishes
      * and waits for it in the kernel (programmatic dependent launch), where
      * the device has it */
-    /* stream: the caller's (async runs), NULL for the device's own */
+    /* stream: the caller's (async runs), NULL for the device's own; name: the kernel's, for errors */
     attnvk_status (*launch)(void *ctx, void *stream, void *function, const unsigned grid[3], unsigned threads,
-                            size_t smem, void **args, int early);
+                            size_t smem, void **args, int early, const char *name);
     attnvk_status (*time_begin)(void *ctx);
     attnvk_status (*time_end)(void *ctx, double *device_ms);
     unsigned long long (*address)(const avk_bbuf *b); /* 0 for NULL */

@@ -44,7 +44,7 @@ static attnvk_status drv_alloc(void *ctx, size_t bytes, unsigned long long *addr
 {
     avk_cuda_device *dev = ctx;
     CUdeviceptr ptr = 0;
-    attnvk_status s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&ptr, bytes), "cuMemAlloc(split-KV workspace)");
+    attnvk_status s = avk_cuda_check(dev, dev->cu->cuMemAlloc(&ptr, bytes), "cuMemAlloc(kernel workspace)");
     *addr = ptr;
     return s;
 }
@@ -56,7 +56,7 @@ static void drv_free(void *ctx, unsigned long long addr)
 }
 
 static attnvk_status drv_launch(void *ctx, void *stream, void *function, const unsigned grid[3], unsigned threads,
-                                size_t smem, void **args, int early)
+                                size_t smem, void **args, int early, const char *name)
 {
     avk_cuda_device *dev = ctx;
     /* early (the split-KV merge), Hopper on: it launches while the split
@@ -69,16 +69,18 @@ static attnvk_status drv_launch(void *ctx, void *stream, void *function, const u
                                 .sharedMemBytes = (unsigned)smem,
                                 .hStream = stream ? (CUstream)stream : dev->stream,
                                 .attrs = &pdl, .numAttrs = early && dev->cc_major >= 9 ? 1u : 0u};
-    return avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, (CUfunction)function, args, NULL),
-                          early ? "cuLaunchKernelEx(avk_attn_reduce)" : "cuLaunchKernelEx(avk_attn_fwd)");
+    char what[96];
+    snprintf(what, sizeof what, "cuLaunchKernelEx(%s)", name);
+    return avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, (CUfunction)function, args, NULL), what);
 }
 
 static attnvk_status drv_time_begin(void *ctx) { return avk_cuda_time_begin(ctx); }
 static attnvk_status drv_time_end(void *ctx, double *ms) { return avk_cuda_time_end(ctx, ms); }
 static unsigned long long drv_address(const avk_bbuf *b) { return avk_cuda_ptr(b); }
 
-static const avk_native_driver cuda_driver = {"cuda", drv_enter, drv_leave, drv_alloc, drv_free, drv_launch,
-                                              drv_time_begin, drv_time_end, drv_address};
+const avk_native_driver avk_cuda_native_driver = {"cuda",   drv_enter,      drv_leave,    drv_alloc,
+                                                  drv_free, drv_launch,     drv_time_begin, drv_time_end,
+                                                  drv_address};
 
 void avk_cuda_modules_release(avk_cuda_device *dev)
 {
@@ -189,7 +191,7 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         .split_round = k->cfg.bc * (k->cfg.key_warps > 0 ? k->cfg.key_warps : 1),
         .resident = avk_cuda_resident(&k->cfg, dev->smem_per_sm), .whole_waves = k->cfg.whole_waves,
         .compute_units = dev->sm_count, .smem = avk_cuda_config_smem(&k->cfg)};
-    s = avk_native_plan(&cuda_driver, &k->native, p, o, pack, &shape, 0);
+    s = avk_native_plan(&avk_cuda_native_driver, &k->native, p, o, pack, &shape, 0);
     if (s != ATTNVK_OK) {
         free(k);
         return s;
@@ -205,7 +207,7 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     if (s == ATTNVK_OK) {
         k->native.fwd = k->mod->fwd;
         k->native.reduce = k->mod->reduce;
-        s = avk_native_alloc_workspace(&cuda_driver, dev, &k->native);
+        s = avk_native_alloc_workspace(&avk_cuda_native_driver, dev, &k->native);
     }
     avk_cuda_pop(dev);
     if (s != ATTNVK_OK) {
@@ -244,7 +246,7 @@ static attnvk_status cuda_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_disp
         avk_cuda_pop(dev);
         return s;
     }
-    return avk_native_dispatch(&cuda_driver, dev, &k->native, a, device_ms);
+    return avk_native_dispatch(&avk_cuda_native_driver, dev, &k->native, a, device_ms);
 }
 
 static void cuda_release_kernel(avk_bdev *dev, avk_bkernel *k)
@@ -252,7 +254,7 @@ static void cuda_release_kernel(avk_bdev *dev, avk_bkernel *k)
     if (!k) return;
     if (k->vendor) avk_cuda_vendor_release(dev, k->vendor);
     avk_cuda_backward_release(dev, k->bwd);
-    avk_native_release(&cuda_driver, dev, &k->native);
+    avk_native_release(&avk_cuda_native_driver, dev, &k->native);
     free(k);
 }
 

@@ -8,6 +8,9 @@
 
 typedef struct avk_cuda_bwd avk_cuda_bwd;
 
+/* the shared native layer's driver table for CUDA (cuda_backend.c) */
+extern const avk_native_driver avk_cuda_native_driver;
+
 /* Runs dQ, dK, dV (and d(sink)) for the forward kernel nk planned, loading
  * its kernels into *bwd first when NULL; *device_ms: the passes' event time. */
 attnvk_status avk_cuda_backward(avk_cuda_device *dev, const avk_native_kernel *nk, avk_cuda_bwd **bwd,

@@ -157,7 +157,7 @@ attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int
                            driver_version, extra_option, cubin, size, from_cache, log, log_size);
 }
 
-attnvk_status avk_cuda_compile_backward(const avk_cuda_bwd_config *cfg, const char *arch, int driver_version,
+attnvk_status avk_cuda_compile_backward(const avk_native_bwd_config *cfg, const char *arch, int driver_version,
                                         const char *extra_option, void **cubin, size_t *size, int *from_cache,
                                         char *log, size_t log_size)
 {

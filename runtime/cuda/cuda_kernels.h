@@ -5,6 +5,7 @@
 #define ATTNVK_CUDA_KERNELS_H
 
 #include "attnvk/attnvk.h"
+#include "core/native_backward.h"
 #include "core/tuning.h"
 
 #include <stddef.h>
@@ -103,33 +104,16 @@ attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int
                                char *log, size_t log_size);
 
 /* ---- the backward pass (native/attn_bwd.cu; runtime/cuda/cuda_backward.c) ----
- * mma: the tensor-core body (f16/bf16 on sm_80+, Dk and Dv multiples of 16),
- * else the f32 simt body. bc keys per dK/dV CTA, bq query rows per tile of
- * it, wn warps sharing each 16-key group (mma); qb query rows per dQ CTA, kb
- * keys per tile of it; threads: the simt body's per CTA (mma derives them). */
-typedef struct avk_cuda_bwd_config {
-    attnvk_dtype dtype;
-    int head_dim, head_dim_v;
-    int mma;
-    int bc, bq, wn;
-    int qb, kb;
-    int threads;
-    int score_mod; /* AVK_MOD_* bits: AVK_SCORE_MOD */
-} avk_cuda_bwd_config;
-
-/* The table's configuration for p (and the options' tiles, when given; 0
- * keeps the table's), checked against the device's shared memory;
+ * The tile table and configuration: core/native_backward.h; the mma body
+ * needs sm_80+. */
+/* The shared table's configuration for p on a device of compute capability
+ * cc_major with smem_optin bytes of shared memory, with p's score mods;
  * UNSUPPORTED with the reason (head dims past 256). */
-attnvk_status avk_cuda_bwd_select(int cc_major, size_t smem_optin, const attnvk_problem *p, avk_cuda_bwd_config *cfg);
-/* the backward's tiled kernels: dK/dV; dQ (the deterministic mode's); dK/dV adding dQ by atomics (mma) */
-typedef enum avk_cuda_bwd_kernel { AVK_BWD_KERNEL_DKDV, AVK_BWD_KERNEL_DQ, AVK_BWD_KERNEL_DKDV_DQ, AVK_BWD_KERNELS } avk_cuda_bwd_kernel;
-/* threads and dynamic shared memory of one of them */
-int avk_cuda_bwd_threads(const avk_cuda_bwd_config *c, avk_cuda_bwd_kernel kind);
-size_t avk_cuda_bwd_smem(const avk_cuda_bwd_config *c, avk_cuda_bwd_kernel kind);
-int avk_cuda_bwd_options(const avk_cuda_bwd_config *c, const char *arch,
+attnvk_status avk_cuda_bwd_select(int cc_major, size_t smem_optin, const attnvk_problem *p, avk_native_bwd_config *cfg);
+int avk_cuda_bwd_options(const avk_native_bwd_config *c, const char *arch,
                          char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts);
 /* avk_cuda_compile for the backward's program */
-attnvk_status avk_cuda_compile_backward(const avk_cuda_bwd_config *cfg, const char *arch, int driver_version,
+attnvk_status avk_cuda_compile_backward(const avk_native_bwd_config *cfg, const char *arch, int driver_version,
                                         const char *extra_option, void **cubin, size_t *size, int *from_cache,
                                         char *log, size_t log_size);
 

@@ -1,5 +1,7 @@
-/* The HIP backend's vtable: attnvk's flash kernel (hip_flash.c) and the
- * unfused rocBLAS baseline (hip_rocblas.c). Devices and buffers: hip_device.c. */
+/* The HIP backend's vtable: attnvk's flash kernel (hip_flash.c) and its
+ * backward pass (hip_backward.c), and the unfused rocBLAS baseline
+ * (hip_rocblas.c). Devices and buffers: hip_device.c. */
+#include "hip/hip_backward.h"
 #include "hip/hip_device.h"
 #include "hip/hip_flash.h"
 #include "hip/hip_rocblas.h"
@@ -15,6 +17,7 @@ attnvk_status avk_hip_measure_peak(avk_bdev *dev, int kind, struct avk_peak_samp
 struct avk_bkernel {
     avk_hip_flash_kernel *flash;     /* one of the two */
     avk_hip_rocblas_kernel *rocblas;
+    avk_hip_bwd *bwd;                /* the flash kernel's backward, once asked for */
 };
 
 static int hip_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
@@ -55,8 +58,16 @@ static void hip_release_kernel(avk_bdev *dev, avk_bkernel *k)
 {
     if (!k) return;
     if (k->rocblas) avk_hip_rocblas_release(dev, k->rocblas);
+    avk_hip_backward_release(dev, k->bwd);
     if (k->flash) avk_hip_flash_release(dev, k->flash);
     free(k);
+}
+
+/* attnvk_kernel_backward: attnvk's kernel (hip_backward.c) */
+static attnvk_status hip_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms)
+{
+    if (k->rocblas) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "rocblas: attnvk has no rocBLAS unfused backward yet");
+    return avk_hip_backward(dev, avk_hip_flash_native(k->flash), &k->bwd, a, device_ms);
 }
 
 /* what parse_variant in hip_tuning.c accepts */
@@ -81,6 +92,7 @@ const attnvk_backend avk_backend_hip = {
     .implementations = hip_implementations,
     .prepare = hip_prepare,
     .dispatch = hip_dispatch,
+    .backward = hip_backward,
     .release_kernel = hip_release_kernel,
     .shutdown = avk_hip_shutdown,
     .variants = hip_variants,

@@ -25,6 +25,9 @@ extern const unsigned char avk_hip_args_source[];
 extern const unsigned char avk_hip_flags_source[];
 extern const unsigned char avk_hip_amd_matrix_source[];
 extern const unsigned char avk_hip_amd_fragments_source[];
+extern const unsigned char avk_hip_bwd_source[];
+extern const unsigned char avk_hip_bwd_params_source[];
+extern const unsigned char avk_hip_bwd_simt_source[];
 
 typedef struct avk_hip_module {
     struct avk_hip_module *next;
@@ -46,7 +49,7 @@ static attnvk_status drv_alloc(void *ctx, size_t bytes, unsigned long long *addr
 {
     avk_hip_device *dev = ctx;
     void *ptr = NULL;
-    attnvk_status s = avk_hip_check(dev, dev->hip->hipMalloc(&ptr, bytes), "hipMalloc(split-KV workspace)");
+    attnvk_status s = avk_hip_check(dev, dev->hip->hipMalloc(&ptr, bytes), "hipMalloc(kernel workspace)");
     *addr = (unsigned long long)(size_t)ptr;
     return s;
 }
@@ -58,22 +61,25 @@ static void drv_free(void *ctx, unsigned long long addr)
 }
 
 static attnvk_status drv_launch(void *ctx, void *stream, void *function, const unsigned grid[3], unsigned threads,
-                                size_t smem, void **args, int early)
+                                size_t smem, void **args, int early, const char *name)
 {
     avk_hip_device *dev = ctx;
+    (void)early; /* no programmatic dependent launch on HIP */
     hipStream_t on = stream ? (hipStream_t)stream : dev->stream;
+    char what[96];
+    snprintf(what, sizeof what, "hipModuleLaunchKernel(%s)", name);
     return avk_hip_check(dev,
                          dev->hip->hipModuleLaunchKernel((hipFunction_t)function, grid[0], grid[1], grid[2], threads,
                                                          1, 1, (unsigned)smem, on, args, NULL),
-                         early ? "hipModuleLaunchKernel(avk_attn_reduce)" : "hipModuleLaunchKernel(avk_attn_fwd)");
+                         what);
 }
 
 static attnvk_status drv_time_begin(void *ctx) { return avk_hip_time_begin(ctx); }
 static attnvk_status drv_time_end(void *ctx, double *ms) { return avk_hip_time_end(ctx, ms); }
 static unsigned long long drv_address(const avk_bbuf *b) { return b ? (unsigned long long)(size_t)b->ptr : 0; }
 
-static const avk_native_driver hip_driver = {"hip", drv_enter, drv_leave, drv_alloc, drv_free, drv_launch,
-                                             drv_time_begin, drv_time_end, drv_address};
+const avk_native_driver avk_hip_native_driver = {"hip", drv_enter, drv_leave, drv_alloc, drv_free, drv_launch,
+                                                 drv_time_begin, drv_time_end, drv_address};
 
 void avk_hip_flash_close(avk_hip_device *dev)
 {
@@ -103,13 +109,14 @@ void avk_hip_flash_describe(avk_hip_device *dev, attnvk_impl_info *out)
     }
 }
 
-void avk_hip_flash_source(const char *defines, avk_hip_source *out)
+/* the native sources' headers, the forward's and the backward's */
+static void native_source(const char *name, const unsigned char *text, const char *defines, avk_hip_source *out)
 {
     static const char *const header_names[] = {"attn_portability.h", "attn_params.h", "amd_portability.h",
                                                "amd_matrix.h", "amd_fragments.h", "attn_contract.h",
                                                "contract/kernel_args.def", "contract/kernel_flags.h", "attn_scores.h",
-                                               "attn_mma.h"};
-    static const char *headers[10];
+                                               "attn_mma.h", "attn_bwd_params.h", "attn_bwd_simt.h"};
+    static const char *headers[12];
     headers[0] = (const char *)avk_hip_portability_source;
     headers[1] = (const char *)avk_hip_params_source;
     headers[2] = (const char *)avk_hip_amd_portability_source;
@@ -120,9 +127,23 @@ void avk_hip_flash_source(const char *defines, avk_hip_source *out)
     headers[7] = (const char *)avk_hip_flags_source;
     headers[8] = (const char *)avk_hip_scores_source;
     headers[9] = (const char *)avk_hip_mma_source;
-    const avk_hip_source src = {"attn_fwd.cu", (const char *)avk_hip_attn_source, defines, headers, header_names, 10};
+    headers[10] = (const char *)avk_hip_bwd_params_source;
+    headers[11] = (const char *)avk_hip_bwd_simt_source;
+    const avk_hip_source src = {name, (const char *)text, defines, headers, header_names, 12};
     *out = src;
 }
+
+void avk_hip_flash_source(const char *defines, avk_hip_source *out)
+{
+    native_source("attn_fwd.cu", avk_hip_attn_source, defines, out);
+}
+
+void avk_hip_backward_source(const char *defines, avk_hip_source *out)
+{
+    native_source("attn_bwd.cu", avk_hip_bwd_source, defines, out);
+}
+
+const avk_native_kernel *avk_hip_flash_native(const avk_hip_flash_kernel *k) { return &k->native; }
 
 /* The embedded object of cfg's variant if it holds cfg's kernels; else the
  * kernel source compiled for exactly cfg with hipRTC. */
@@ -169,7 +190,7 @@ static attnvk_status load_module(avk_hip_device *dev, const avk_hip_config *cfg,
 void avk_hip_flash_release(avk_hip_device *dev, avk_hip_flash_kernel *k)
 {
     if (!k) return;
-    avk_native_release(&hip_driver, dev, &k->native);
+    avk_native_release(&avk_hip_native_driver, dev, &k->native);
     free(k);
 }
 
@@ -191,7 +212,7 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
     const avk_native_shape shape = {.br = k->cfg.br, .threads = k->cfg.threads, .split_round = k->cfg.bc,
                                     .resident = 1, .whole_waves = 0, .compute_units = dev->info.compute_units,
                                     .smem = avk_hip_config_dynamic_lds(&k->cfg)};
-    s = avk_native_plan(&hip_driver, &k->native, p, o, 1, &shape, k->cfg.split);
+    s = avk_native_plan(&avk_hip_native_driver, &k->native, p, o, 1, &shape, k->cfg.split);
     if (s != ATTNVK_OK) {
         free(k);
         return s;
@@ -207,7 +228,7 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
     k->native.fwd = fn;
     if (s == ATTNVK_OK && k->cfg.split) s = avk_hip_get_function(dev, m->module, reduce, &fn);
     if (k->cfg.split) k->native.reduce = fn;
-    if (s == ATTNVK_OK) s = avk_native_alloc_workspace(&hip_driver, dev, &k->native);
+    if (s == ATTNVK_OK) s = avk_native_alloc_workspace(&avk_hip_native_driver, dev, &k->native);
     if (s != ATTNVK_OK) {
         avk_hip_flash_release(dev, k);
         return s;
@@ -223,5 +244,5 @@ attnvk_status avk_hip_flash_prepare(avk_hip_device *dev, const attnvk_problem *p
 attnvk_status avk_hip_flash_dispatch(avk_hip_device *dev, avk_hip_flash_kernel *k, const avk_dispatch *a,
                                      double *device_ms)
 {
-    return avk_native_dispatch(&hip_driver, dev, &k->native, a, device_ms);
+    return avk_native_dispatch(&avk_hip_native_driver, dev, &k->native, a, device_ms);
 }

@@ -3,6 +3,7 @@
 #ifndef ATTNVK_HIP_FLASH_H
 #define ATTNVK_HIP_FLASH_H
 
+#include "core/native_flash.h"
 #include "hip/hip_internal.h"
 
 typedef struct avk_hip_flash_kernel avk_hip_flash_kernel;
@@ -16,6 +17,12 @@ void avk_hip_flash_release(avk_hip_device *dev, avk_hip_flash_kernel *k);
 /* The kernel source and its headers as hipRTC takes them, with the -D options. */
 struct avk_hip_source;
 void avk_hip_flash_source(const char *defines, struct avk_hip_source *out);
+/* the same for the backward's source (native/attn_bwd.cu) */
+void avk_hip_backward_source(const char *defines, struct avk_hip_source *out);
+/* the planned arguments of a prepared kernel, which its backward pass reuses */
+const avk_native_kernel *avk_hip_flash_native(const avk_hip_flash_kernel *k);
+/* the shared native layer's driver table for HIP */
+extern const avk_native_driver avk_hip_native_driver;
 /* Unloads every module of the device (at close). */
 void avk_hip_flash_close(avk_hip_device *dev);
 

@@ -6,6 +6,7 @@
 #define ATTNVK_HIP_KERNELS_H
 
 #include "attnvk/attnvk.h"
+#include "core/native_backward.h"
 #include "core/tuning.h"
 
 #include <stddef.h>
@@ -69,5 +70,18 @@ void avk_hip_default_variant(const attnvk_device_info *info, char *out, size_t n
 
 /* The unfused baseline's numbers: softmax workgroup, test-skip tile. */
 const avk_tuning *avk_hip_rocblas_tuning(const attnvk_device_info *info, const attnvk_problem *p);
+
+/* ---- the backward pass (native/attn_bwd.cu; hip_bwd_table.c, hip_backward.c) ----
+ * The simt body (no MFMA/WMMA body yet) from the shared tile table, under
+ * the device's LDS. Each gfx target's embedded "bwd" code object holds the
+ * instances below (score_mod 0); every other configuration compiles with
+ * hipRTC. Kernels are renamed per instance (avk_bwd_pre_simt_d128_f16_...). */
+#define AVK_HIP_BWD_OBJECT "bwd"
+attnvk_status avk_hip_bwd_select(const attnvk_device_info *info, const attnvk_problem *p, avk_native_bwd_config *cfg);
+int avk_hip_bwd_instances(const char *arch, avk_native_bwd_config *out, int max);
+/* kernel: AVK_BWD_PRE ... AVK_BWD_SINKS */
+void avk_hip_bwd_kernel_name(const avk_native_bwd_config *c, int kernel, char *out, size_t n);
+/* the shared -D options plus the kernels' renames (-Davk_bwd_pre=...) */
+void avk_hip_bwd_defines(const avk_native_bwd_config *c, char *out, size_t n);
 
 #endif

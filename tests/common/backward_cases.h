@@ -1,5 +1,6 @@
 /* The backward pass's test cases (issue #18), shared by every device's
- * backward test (tests/core/test_cpu_backward.c, tests/cuda/test_cuda_backward.c):
+ * backward test (tests/core/test_cpu_backward.c, tests/cuda/test_cuda_backward.c,
+ * tests/hip/test_hip_backward.c):
  * fresh random inputs, attnvk_attention_backward_host (every output poisoned
  * with NaN first) against attnvk_reference_backward, rel-L2 of dQ, dK, dV and
  * d(sinks) each within attnvk_backward_tolerance (NaN never passes), over
@@ -219,6 +220,41 @@ static int deterministic_opts(attnvk_device *dev, const attnvk_kernel_options *o
 static inline int deterministic(attnvk_device *dev, uint64_t seed)
 {
     return deterministic_opts(dev, NULL, ATTNVK_BF16, seed);
+}
+
+/* A GPU backend's whole test: on api's first device, the shared cases and the
+ * backend's own (extra fills its list, returns the count) in f32, f16 and
+ * bf16, then determinism; skipped (passes, says so) without such a device.
+ * The status avk_test_finish returns. (inline: the CPU test has its own main.) */
+static inline int device_backward_test(attnvk_api api, int (*extra)(bcase *t))
+{
+    const uint64_t seed = avk_test_seed();
+    attnvk_context *ctx = NULL;
+    if (attnvk_context_create(&ctx) != ATTNVK_OK) return 1;
+    attnvk_device *dev = avk_test_open_api(ctx, api);
+    if (!dev) {
+        printf("skipped: no %s device\n", attnvk_api_name(api));
+        attnvk_context_destroy(ctx);
+        return avk_test_finish(0, 0);
+    }
+    const attnvk_device_info *info = attnvk_device_info_of(dev);
+    if (info) printf("device: %s (%s)\n", info->name, info->architecture);
+    bcase t[32];
+    int n = cases(t);
+    n += extra(t + n);
+    int passed = 0, failed = 0;
+    const attnvk_dtype dtypes[] = {ATTNVK_F32, ATTNVK_F16, ATTNVK_BF16};
+    for (int d = 0; d < 3; ++d)
+        for (int i = 0; i < n; ++i) run_case(dev, &t[i], dtypes[d], NULL, seed + 31 * (uint64_t)i) ? ++passed : ++failed;
+    /* a default that may use atomics (the tensor-core bodies' dQ) has a deterministic mode beside it */
+    backward_deterministic = 1;
+    for (int d = 1; d < 3; ++d)
+        for (int i = 0; i < n; ++i) run_case(dev, &t[i], dtypes[d], NULL, seed + 37 * (uint64_t)i) ? ++passed : ++failed;
+    backward_deterministic = 0;
+    deterministic(dev, seed) ? ++passed : ++failed;
+    attnvk_device_close(dev);
+    attnvk_context_destroy(ctx);
+    return avk_test_finish(passed, failed);
 }
 
 #endif

@@ -27,33 +27,7 @@ static int cuda_cases(bcase *t)
 
 int main(void)
 {
-    const uint64_t seed = avk_test_seed();
-    attnvk_context *ctx = NULL;
-    if (attnvk_context_create(&ctx) != ATTNVK_OK) return 1;
-    attnvk_device *dev = avk_test_open_api(ctx, ATTNVK_API_CUDA);
-    if (!dev) {
-        printf("skipped: no CUDA device\n");
-        attnvk_context_destroy(ctx);
-        return avk_test_finish(0, 0);
-    }
-    const attnvk_device_info *info = attnvk_device_info_of(dev);
-    if (info) printf("device: %s (%s)\n", info->name, info->architecture);
-    bcase t[32];
-    int n = cases(t);
-    n += cuda_cases(t + n);
-    int passed = 0, failed = 0;
-    const attnvk_dtype dtypes[] = {ATTNVK_F32, ATTNVK_F16, ATTNVK_BF16};
-    for (int d = 0; d < 3; ++d)
-        for (int i = 0; i < n; ++i) run_case(dev, &t[i], dtypes[d], NULL, seed + 31 * (uint64_t)i) ? ++passed : ++failed;
-    /* the tensor-core body's default adds dQ by atomics; its deterministic mode runs the dQ kernel */
-    backward_deterministic = 1;
-    for (int d = 1; d < 3; ++d)
-        for (int i = 0; i < n; ++i) run_case(dev, &t[i], dtypes[d], NULL, seed + 37 * (uint64_t)i) ? ++passed : ++failed;
-    backward_deterministic = 0;
-    deterministic(dev, seed) ? ++passed : ++failed;
-    attnvk_device_close(dev);
-    attnvk_context_destroy(ctx);
-    const int rc = avk_test_finish(passed, failed);
+    const int rc = device_backward_test(ATTNVK_API_CUDA, cuda_cases);
     printf("test_cuda_backward: %s\n", rc ? "FAIL" : "PASS");
     return rc;
 }

@@ -26,7 +26,7 @@ typedef struct job {
     const target *t;
     avk_cuda_config cfg;
     int backward;            /* bcfg, not cfg */
-    avk_cuda_bwd_config bcfg;
+    avk_native_bwd_config bcfg;
     int ok, registers, spill_bytes;
     double seconds;
     char error[512];
@@ -55,7 +55,7 @@ static void add_job(const target *t, const avk_cuda_config *cfg)
     ++job_count;
 }
 
-static void add_backward_job(const target *t, const avk_cuda_bwd_config *cfg)
+static void add_backward_job(const target *t, const avk_native_bwd_config *cfg)
 {
     for (int j = 0; j < job_count; ++j)
         if (jobs[j].backward && jobs[j].t == t && !memcmp(&jobs[j].bcfg, cfg, sizeof *cfg)) return;
@@ -317,7 +317,7 @@ int main(void)
             attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = 512, .seq_kv = 512,
                                 .head_dim = bwd_cases[i].dk, .head_dim_v = bwd_cases[i].dv, .dtype = bwd_cases[i].dtype};
             if (bwd_cases[i].mods) p.softcap = 30.0f, p.alibi = 1, p.mask = 1, p.mask_batch = p.mask_heads = 1;
-            avk_cuda_bwd_config cfg;
+            avk_native_bwd_config cfg;
             if (avk_cuda_bwd_select(targets[ti].cc_major, targets[ti].smem_optin, &p, &cfg) != ATTNVK_OK) {
                 EXPECT(0, "%s: no backward configuration for D=%d/%d %s: %s", targets[ti].arch, p.head_dim,
                        p.head_dim_v, attnvk_dtype_name(p.dtype), attnvk_last_error());
@@ -332,7 +332,7 @@ int main(void)
     {
         attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 8, .seq_kv = 8, .head_dim = 512,
                             .dtype = ATTNVK_F16};
-        avk_cuda_bwd_config cfg;
+        avk_native_bwd_config cfg;
         EXPECT(avk_cuda_bwd_select(9, 232448, &p, &cfg) == ATTNVK_ERROR_UNSUPPORTED, "backward D=512 is refused");
     }
 
@@ -348,7 +348,7 @@ int main(void)
     for (int i = 0; i < job_count; ++i) {
         const job *j = &jobs[i];
         if (j->backward) {
-            const avk_cuda_bwd_config *b = &j->bcfg;
+            const avk_native_bwd_config *b = &j->bcfg;
             printf("%s %-6s backward %-4s D=%d/%d %-4s dkdv %dx%d wn=%d dq %dx%d mods=%d regs=%d spill=%d (%.1f s)%s%s\n",
                    j->ok && j->spill_bytes == 0 ? "ok  " : "FAIL", j->t->arch, b->mma ? "mma" : "simt", b->head_dim,
                    b->head_dim_v, attnvk_dtype_name(b->dtype), b->bc, b->bq, b->wn, b->qb, b->kb, b->score_mod,

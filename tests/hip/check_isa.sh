@@ -2,7 +2,8 @@
 # Disassembles the embedded code objects: the mma variants must use MFMA on
 # gfx90a/gfx940; gfx1030 (no matrix unit) must use none. Also compiles the
 # WMMA side of amd_matrix.h for gfx1100 to assembly (Debian ships no gfx1100
-# device library, so it is not linked; the table leaves gfx11 to hipRTC).
+# device library, so it is not linked; the table leaves gfx11 to hipRTC), and
+# the backward's simt instances for gfx1100 the same way.
 # usage: check_isa.sh OBJDUMP HIPCC CODE_OBJECT_DIR NATIVE_DIR PROBE.hip WORK_DIR
 objdump=$1 hipcc=$2 codir=$3 native=$4 probe=$5 work=$6
 passed=0 failed=0
@@ -20,6 +21,12 @@ for arch in gfx90a gfx940; do
   done
   n=$(count $arch "$codir/$arch-simt.co" "v_mfma")
   [ "$n" -eq 0 ] && pass "$arch/simt: portable kernel, no MFMA" || fail "$arch/simt: $n v_mfma"
+  # the backward (issue #18): the simt body on every target, all five kernels of each instance
+  co=$codir/$arch-bwd.co
+  n=$(count $arch "$co" "v_mfma")
+  k=$("$objdump" -d --mcpu=$arch "$co" | grep -c "^[0-9a-f]* <avk_bwd_\(pre\|dkdv\|dq\|sinks\|dq_convert\)_\(mma\|simt\)_.*>:")
+  [ "$n" -eq 0 ] && [ "$k" -gt 0 ] && [ $((k % 5)) -eq 0 ] && pass "$arch/bwd: $k backward kernels, no MFMA" ||
+    fail "$arch/bwd: $k kernels, $n v_mfma"
 done
 for co in "$codir"/gfx1030-*.co; do
   n=$(count gfx1030 "$co" "v_mfma\|v_wmma")
@@ -31,6 +38,14 @@ if "$hipcc" -x hip --cuda-device-only -S -nogpulib --offload-arch=gfx1100 -O3 -I
   [ "$n" -gt 0 ] && pass "gfx1100 probe: $n WMMA instructions" || fail "gfx1100 probe: no v_wmma"
 else
   fail "gfx1100 probe does not compile: $(grep error "$work/wmma_probe.log" | head -5)"
+fi
+# the backward's instances for RDNA3 (hipRTC's at run time), to assembly as the probe
+if "$hipcc" -x hip --cuda-device-only -S -nogpulib --offload-arch=gfx1100 -O3 -Wno-pass-failed -I"$native" \
+     -I"$native/../runtime" "$codir/../gen/gfx1030-bwd.hip" -o "$work/bwd_gfx1100.s" 2>"$work/bwd_gfx1100.log"; then
+  k=$(grep -c "^avk_bwd_[a-z_]*_simt_[^:]*:" "$work/bwd_gfx1100.s")
+  [ "$k" -gt 0 ] && pass "gfx1100 backward: $k kernels" || fail "gfx1100 backward: no kernels in the assembly"
+else
+  fail "gfx1100 backward does not compile: $(grep error "$work/bwd_gfx1100.log" | head -5)"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

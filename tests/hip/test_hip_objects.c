@@ -1,7 +1,9 @@
 /* The HIP build, checked without an AMD GPU: every (arch, variant) code
  * object the tuning table needs is embedded, non-empty, an AMDGPU ELF for the
  * right gfx target, and holds the kernel of every configuration the table
- * selects there; the lookup picks the right object per gfx arch. */
+ * selects there; the lookup picks the right object per gfx arch. The same
+ * for the backward's "bwd" objects (issue #18): every instance's four
+ * kernels, and a configuration within the LDS for every head dim. */
 #include "test_util.h"
 #include "hip/hip_kernels.h"
 #include "hip/hip_modules.h"
@@ -108,9 +110,63 @@ static void check_objects(void)
     for (int i = 0; i < avk_hip_code_object_count; ++i) {
         const avk_hip_code_object *co = &avk_hip_code_objects[i];
         avk_hip_config c;
-        int used = strcmp(co->name, "softmax") == 0 || avk_hip_instances(co->arch, co->name, &c, 1) > 0;
+        avk_native_bwd_config b;
+        int used = strcmp(co->name, "softmax") == 0 || avk_hip_instances(co->arch, co->name, &c, 1) > 0 ||
+                   (strcmp(co->name, AVK_HIP_BWD_OBJECT) == 0 && avk_hip_bwd_instances(co->arch, &b, 1) > 0);
         CHECK(used, "%s/%s: embedded and used by the table", co->arch, co->name);
     }
+}
+
+/* The backward's objects: per gfx target, an AMDGPU ELF holding the four
+ * kernels of every instance (every dtype, simt). */
+static void check_backward_objects(void)
+{
+    for (int a = 0; a < avk_hip_build_arch_count; ++a) {
+        const char *arch = avk_hip_build_archs[a];
+        avk_native_bwd_config inst[32];
+        const int n = avk_hip_bwd_instances(arch, inst, 32);
+        int dtypes = 0;
+        for (int i = 0; i < n && i < 32; ++i) dtypes |= 1 << inst[i].dtype;
+        CHECK(n > 0 && n <= 32 && dtypes == 7, "%s: backward instances of every dtype (%d)", arch, n);
+        const avk_hip_code_object *co = avk_hip_find_code_object(arch, AVK_HIP_BWD_OBJECT);
+        CHECK(co && *co->size >= 64 && avk_hip_is_amdgpu_elf(co->data, *co->size) &&
+                  elf_mach(co->data) == expected_mach(arch),
+              "%s/bwd: embedded AMDGPU ELF for the target", arch);
+        if (!co || *co->size < 64) continue;
+        int have = 0;
+        for (int i = 0; i < n && i < 32; ++i)
+            for (int k = 0; k < AVK_BWD_KERNELS; ++k) {
+                char name[128];
+                avk_hip_bwd_kernel_name(&inst[i], k, name, sizeof name);
+                const int ok = elf_has_symbol(co->data, *co->size, name);
+                EXPECT(ok, "%s/bwd lacks %s", arch, name);
+                have += ok;
+            }
+        CHECK(have == n * AVK_BWD_KERNELS, "%s/bwd: %d of %d kernels present", arch, have, n * AVK_BWD_KERNELS);
+        printf("ok   %-8s %-9s %7zu bytes, %2d instances x %d kernels\n", arch, co->name, *co->size, n,
+               AVK_BWD_KERNELS);
+    }
+    /* every head dim the forward takes up to 256, within 64 KiB of LDS; 512 refused */
+    static const int dims[][2] = {{32, 32}, {40, 40}, {64, 64}, {72, 72}, {80, 80}, {96, 96}, {112, 112},
+                                  {128, 128}, {192, 192}, {192, 128}, {256, 256}, {512, 512}};
+    attnvk_device_info info;
+    avk_hip_synthetic_device("gfx90a", &info);
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i)
+        for (int dt = ATTNVK_F32; dt <= ATTNVK_BF16; ++dt) {
+            attnvk_problem p = {.batch = 1, .heads = 4, .kv_heads = 2, .seq_q = 300, .seq_kv = 300,
+                                .head_dim = dims[i][0], .head_dim_v = dims[i][1], .dtype = (attnvk_dtype)dt};
+            avk_native_bwd_config c;
+            const attnvk_status s = avk_hip_bwd_select(&info, &p, &c);
+            if (dims[i][0] > 256) {
+                CHECK(s == ATTNVK_ERROR_UNSUPPORTED, "backward D=%d refused", dims[i][0]);
+                continue;
+            }
+            const size_t lds = avk_native_bwd_smem_max(&c);
+            CHECK(s == ATTNVK_OK && !c.mma && lds <= 65536 && (c.bc * c.head_dim) % c.threads == 0 &&
+                      (c.bc * c.head_dim_v) % c.threads == 0 && (c.qb * c.head_dim) % c.threads == 0,
+                  "backward D=%d/%d %s: simt %dx%d/%dx%d, %zu bytes of LDS", dims[i][0], dims[i][1],
+                  attnvk_dtype_name(p.dtype), c.bc, c.bq, c.qb, c.kb, lds);
+        }
 }
 
 typedef struct pick_case {
@@ -231,6 +287,7 @@ static void check_unavailable(void)
 int main(void)
 {
     check_objects();
+    check_backward_objects();
     check_lookup();
     check_unavailable();
     return avk_test_finish(passed, 0);

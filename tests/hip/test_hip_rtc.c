@@ -1,7 +1,8 @@
 /* The run-time path for gfx targets without an embedded object: the kernel
  * source and its headers, as the backend hands them to hipRTC, compile into
  * an AMDGPU code object holding the renamed kernels (here for
- * configurations no embedded object has). Needs no GPU; skipped without hipRTC. */
+ * configurations no embedded object has), the backward's too. Needs no GPU;
+ * skipped without hipRTC. */
 #include "test_util.h"
 #include "hip/hip_flash.h"
 #include "hip/hip_kernels.h"
@@ -62,6 +63,28 @@ static void flash_case(const char *arch, const char *variant, int br, int bc, at
     compile_case(arch, &src, fwd);
 }
 
+/* The backward (native/attn_bwd.cu) as hip_backward.c builds a configuration
+ * no embedded object has: score mods (AVK_SCORE_MOD 7) and Dk != Dv. */
+static void backward_case(const char *arch, attnvk_dtype dt, int d, int dv)
+{
+    attnvk_device_info info;
+    avk_hip_synthetic_device(arch, &info);
+    attnvk_problem p = {.batch = 1, .heads = 4, .kv_heads = 2, .seq_q = 256, .seq_kv = 256, .head_dim = d,
+                        .head_dim_v = dv, .dtype = dt};
+    avk_native_bwd_config c;
+    attnvk_status s = avk_hip_bwd_select(&info, &p, &c);
+    EXPECT(s == ATTNVK_OK, "%s backward D=%d/%d: %s", arch, d, dv, attnvk_last_error());
+    if (s != ATTNVK_OK) return;
+    passed++;
+    c.score_mod = 7;
+    char defines[1024], dq[128];
+    avk_hip_bwd_defines(&c, defines, sizeof defines);
+    avk_hip_bwd_kernel_name(&c, AVK_BWD_DQ, dq, sizeof dq);
+    avk_hip_source src;
+    avk_hip_backward_source(defines, &src);
+    compile_case(arch, &src, dq);
+}
+
 int main(void)
 {
     if (!avk_hiprtc_load()) {
@@ -75,6 +98,7 @@ int main(void)
      * each): MLA's 192/128 on MFMA, 576/512 split-KV decode on simt */
     flash_case("gfx90a", "mma16", 0, 0, ATTNVK_F16, 192, 128, 0, 0);
     flash_case("gfx90a", "simt", 0, 0, ATTNVK_F16, 576, 512, 1, 0);
+    backward_case("gfx1030", ATTNVK_BF16, 192, 128);
     avk_hip_source src;
     avk_hip_rocblas_softmax_source("-DAVK_SOFTMAX_THREADS=128", &src);
     compile_case("gfx90a", &src, "avk_softmax_rows_f16");

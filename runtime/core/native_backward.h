@@ -1,0 +1,60 @@
+/* The host side of the native backward pass (native/attn_bwd.cu), shared by
+ * the CUDA and HIP backends: the tile table, each kernel's threads and
+ * shared memory, the compile-time defines, and the run (workspace, the four
+ * launches in order, timing) over native_flash.h's driver table. The
+ * backends keep how modules are compiled and loaded. */
+#ifndef ATTNVK_NATIVE_BACKWARD_H
+#define ATTNVK_NATIVE_BACKWARD_H
+
+#include "core/native_flash.h"
+
+#include <stddef.h>
+
+/* mma: the tensor-core body (f16/bf16, Dk and Dv multiples of 16), else the
+ * f32 simt body. bc keys per dK/dV CTA, bq query rows per tile of it, wn
+ * warps sharing each 16-key group (mma); qb query rows per dQ CTA, kb keys
+ * per tile of it; threads: the simt body's per CTA (mma derives them). */
+typedef struct avk_native_bwd_config {
+    attnvk_dtype dtype;
+    int head_dim, head_dim_v;
+    int mma;
+    int bc, bq, wn;
+    int qb, kb;
+    int threads;
+    int score_mod; /* AVK_MOD_* bits: AVK_SCORE_MOD (the backend sets it) */
+} avk_native_bwd_config;
+
+/* The table's first configuration for p whose kernels fit smem_limit bytes
+ * of shared memory (0: no limit); mma rows only where tensor_cores (the
+ * backend has the body for this device). score_mod is left 0.
+ * UNSUPPORTED with the reason (head dims past 256). */
+attnvk_status avk_native_bwd_select(const char *api, int tensor_cores, size_t smem_limit, const attnvk_problem *p,
+                                    avk_native_bwd_config *cfg);
+/* The kernels of a loaded configuration: every body's (the HIP code generator renames these per
+ * instance), then the mma body's dK/dV that adds dQ by atomics (its default mode). */
+enum {
+    AVK_BWD_PRE, AVK_BWD_DKDV, AVK_BWD_DQ, AVK_BWD_SINKS, AVK_BWD_DQ_CONVERT, AVK_BWD_KERNELS,
+    AVK_BWD_DKDV_DQ = AVK_BWD_KERNELS, AVK_BWD_ALL_KERNELS
+};
+extern const char *const avk_native_bwd_kernel_names[AVK_BWD_ALL_KERNELS]; /* "avk_bwd_pre", ... */
+/* how many of them cfg's module holds */
+int avk_native_bwd_kernel_count(const avk_native_bwd_config *c);
+/* threads and dynamic shared memory of one of them (AVK_BWD_*) */
+int avk_native_bwd_threads(const avk_native_bwd_config *c, int kernel);
+size_t avk_native_bwd_smem(const avk_native_bwd_config *c, int kernel);
+/* the most shared memory any of cfg's kernels takes */
+size_t avk_native_bwd_smem_max(const avk_native_bwd_config *c);
+/* "-DAVK_D=128 -DAVK_DV=128 ..." (space separated) for NVRTC, hipcc, hipRTC */
+void avk_native_bwd_defines(const avk_native_bwd_config *c, char *out, size_t n);
+
+/* One backward run of nk's problem with the functions of cfg: D_i (and the
+ * sink shares), dK/dV, dQ, d(sink), on the device's stream, timed; its f32
+ * workspace allocated and freed around it. The mma body's default adds dQ by
+ * atomics inside dK/dV (then converts it); the deterministic mode, and the
+ * simt body always, run the dQ kernel, which owns its rows. Call inside
+ * d->enter / leave. */
+attnvk_status avk_native_backward(const avk_native_driver *d, void *ctx, const avk_native_kernel *nk,
+                                  const avk_native_bwd_config *cfg, void *const functions[AVK_BWD_ALL_KERNELS],
+                                  const avk_backward_dispatch *a, double *device_ms);
+
+#endif
