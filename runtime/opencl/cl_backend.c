@@ -136,6 +136,7 @@ static void cl_release_kernel(avk_bdev *dev, avk_bkernel *k)
     if (k->main) avk_cl.ReleaseKernel(k->main);
     if (k->reduce) avk_cl.ReleaseKernel(k->reduce);
     if (k->timestamp) avk_cl.ReleaseKernel(k->timestamp);
+    avk_cl_backward_release(k->bwd);
     cl_mem mems[] = {k->opart, k->lsepart, k->scores, k->dummy};
     for (size_t i = 0; i < sizeof mems / sizeof *mems; ++i)
         if (mems[i]) avk_cl.ReleaseMemObject(mems[i]);
@@ -170,6 +171,14 @@ static attnvk_status cl_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispat
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "clblast runs on attnvk's queue only (no caller's cl_command_queue)");
     /* an async clblast run completes before returning: allowed */
     return k->is_clblast ? avk_clblast_dispatch(dev, k, a, ms) : avk_cl_flash_dispatch(dev, k, a, ms);
+}
+
+/* attnvk_kernel_backward: attnvk's kernel only (cl_backward.c) */
+static attnvk_status cl_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *ms)
+{
+    if (dev->lost) return avk_cl_check_lost(dev);
+    if (k->is_clblast) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "clblast has no backward pass (attnvk's kernel has)");
+    return avk_cl_backward(dev, k, &k->bwd, a, ms);
 }
 
 static void cl_shutdown(void)
@@ -211,4 +220,5 @@ const attnvk_backend avk_backend_opencl = {
     .native = avk_cl_native,
     .wait = avk_cl_wait,
     .tuning_candidates = cl_tuning_candidates,
+    .backward = cl_backward,
 };

@@ -5,6 +5,7 @@
 
 #include "core/backend.h"
 #include "core/kernel_args.h"
+#include "opencl/cl_backward.h"
 #include "opencl/cl_device.h"
 #include "opencl/cl_tuning.h"
 
@@ -21,6 +22,7 @@ struct avk_bkernel {
     int chunk_heads;     /* CLBlast: (b, h) pairs per GEMM-softmax-GEMM pass */
     cl_kernel timestamp;
     cl_mem dummy;        /* stands in for unused buffer arguments */
+    avk_cl_bwd *bwd;     /* the backward's kernels, once asked for (cl_backward.c) */
 };
 
 attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,

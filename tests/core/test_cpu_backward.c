@@ -67,9 +67,10 @@ static int refusals(attnvk_context *ctx, attnvk_device *dev, int *passed)
         attnvk_kernel_destroy(k);
     }
     for (int i = 0; i < 9; ++i) attnvk_buffer_destroy(b[i]);
-    /* an API whose backend has no backward entry yet (lavapipe, PoCL where present) */
+    /* an API whose backend has no backward entry yet (lavapipe where present) */
     for (attnvk_api api = ATTNVK_API_VULKAN; api < ATTNVK_API_COUNT; ++api) {
-        if (api == ATTNVK_API_CUDA) continue; /* has one (tests/cuda/test_cuda_backward.c) */
+        /* these have one (tests/cuda/test_cuda_backward.c, tests/opencl/test_opencl_backward.c) */
+        if (api == ATTNVK_API_CUDA || api == ATTNVK_API_OPENCL) continue;
         int idx;
         attnvk_device *gpu = NULL;
         if (attnvk_api_status(ctx, api, NULL) != ATTNVK_OK ||
