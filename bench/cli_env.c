@@ -74,7 +74,10 @@ static const env_var developer_vars[] = {
 static const env_var test_vars[] = {
     {"ATTNVK_TEST_SEED", "seed of the test programs' random inputs (each prints its seed)", "the clock"},
     {"ATTNVK_TEST_JOBS", "threads of test_cuda_nvrtc (1..16)", "2"},
-    {"ATTNVK_TEST_BACKWARD_ALL", "set: test_cuda_nvrtc builds every backward configuration for both targets", "CI's 8"},
+    {"ATTNVK_TEST_BACKWARD_ALL",
+     "set: test_cuda_nvrtc builds every backward configuration for both targets; test_opencl_backward runs every "
+     "case in f32 and f16",
+     "CI's 8"},
     {"ATTNVK_TEST_BACKWARD_ONLY", "set: test_cuda_nvrtc builds the backward's configurations alone", "unset"},
     {"ATTNVK_TEST_OPENCL_VARIANTS", "comma list: the OpenCL variants test_opencl_flash runs", "all"},
     {"ATTNVK_HISTORY_TEST_HOOK", "exit-before-commit, pause-before-commit or fail-commit: stops or fails a "
