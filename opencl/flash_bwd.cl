@@ -29,6 +29,11 @@
 #define BWD_EV ((AVK_BWD_BC * AVK_DV + BWD_NT - 1) / BWD_NT)
 #define BWD_EQ ((AVK_BWD_QB * AVK_D + BWD_NT - 1) / BWD_NT)
 
+/* Before the inner loops (dot products, a tile's sums): a few steps a
+ * round. Unrolled whole, with the item's accumulator loops around them
+ * unrolled too, clang's PTX took 255 registers (D=128) against 66. */
+#define BWD_UNROLL_INNER _Pragma("unroll 4")
+
 #if AVK_F16
 #define AVK_LOAD1(p, i) vload_half((i), (p))
 #else
@@ -36,7 +41,7 @@
 #endif
 
 /* The contract's view of one (b, h) with pack 1: rows are query indices. */
-inline avk_work avk_bwd_work(const avk_kernel_args *a, __global const int *seq_lens, int b, int h)
+AVK_INLINE avk_work avk_bwd_work(const avk_kernel_args *a, __global const int *seq_lens, int b, int h)
 {
     avk_work w;
     w.b = b, w.h = h, w.g = h / (int)a->group, w.split = 0;
@@ -50,20 +55,20 @@ inline avk_work avk_bwd_work(const avk_kernel_args *a, __global const int *seq_l
 
 /* The LSE in the log2 domain; a row without keys (-inf) becomes +inf, so
  * every P of it is exp2(-inf) = 0, as the reference's zero gradients. */
-inline float avk_bwd_lse2(__global const float *LSE, long row)
+AVK_INLINE float avk_bwd_lse2(__global const float *LSE, long row)
 {
     const float l = LSE[row];
     return l == -INFINITY ? INFINITY : l * AVK_LOG2E;
 }
 
 /* Rows [i0, i1) see none of keys [k0, k1): visible ranges only grow with i. */
-inline int avk_bwd_disjoint(const avk_kernel_args *a, const avk_work *w, int i0, int i1, int k0, int k1)
+AVK_INLINE int avk_bwd_disjoint(const avk_kernel_args *a, const avk_work *w, int i0, int i1, int k0, int k1)
 {
     return avk_row_key_end(a, w, i1 - 1) <= k0 || avk_row_key_begin(a, w, i0) >= k1;
 }
 
 /* ROWS rows of W values (offset of row r: base + r * stride) as f32 rows of W + 1; rows past valid are 0 */
-inline void avk_bwd_rows_f32(__local float *dst, __global const avk_elem *src, long base, long stride, int rows, int width,
+AVK_INLINE void avk_bwd_rows_f32(__local float *dst, __global const avk_elem *src, long base, long stride, int rows, int width,
                              int valid)
 {
     for (int e = get_local_id(0); e < rows * width; e += BWD_NT) {
@@ -73,7 +78,7 @@ inline void avk_bwd_rows_f32(__local float *dst, __global const avk_elem *src, l
 }
 
 /* K (or V) rows [k0, k0 + rows) of (b, g), width values each, as f32 rows of width + 1 */
-inline void avk_bwd_keys_f32(__local float *dst, __global const avk_elem *src, const avk_kernel_args *a, int b, int g,
+AVK_INLINE void avk_bwd_keys_f32(__local float *dst, __global const avk_elem *src, const avk_kernel_args *a, int b, int g,
                              int k0, int rows, int width)
 {
     const int valid = min(rows, (int)a->seq_kv - k0);
@@ -81,7 +86,7 @@ inline void avk_bwd_keys_f32(__local float *dst, __global const avk_elem *src, c
 }
 
 /* rows [i0, i1) of (b, h): LSE (log2) and D_i, padding rows +inf and 0 */
-inline void avk_bwd_row_stats(const avk_kernel_args *a, const avk_work *w, __global const float *LSE,
+AVK_INLINE void avk_bwd_row_stats(const avk_kernel_args *a, const avk_work *w, __global const float *LSE,
                               __global const float *delta, int i0, int i1, int rows, __local float *sL,
                               __local float *sDel)
 {
@@ -95,7 +100,7 @@ inline void avk_bwd_row_stats(const avk_kernel_args *a, const avk_work *w, __glo
 /* P and dS of rows [i0, i0 + R) x keys [k0, k0 + C) into sP (when not 0)
  * and sdS ([R][C + 1]) from the f32 tiles. Keys a row does not see get
  * P = dS = 0; the visible ones go through the forward's score hook. */
-inline void avk_bwd_scores(const avk_kernel_args *a, const avk_work *w, __global const float *alibi_slopes,
+AVK_INLINE void avk_bwd_scores(const avk_kernel_args *a, const avk_work *w, __global const float *alibi_slopes,
                            __global const uchar *mask, __local const float *sQ, __local const float *sdO,
                            __local const float *sK, __local const float *sV, __local const float *sL,
                            __local const float *sDel, __local float *sP, __local float *sdS, int i0, int k0, int R, int C)
@@ -107,7 +112,9 @@ inline void avk_bwd_scores(const avk_kernel_args *a, const avk_work *w, __global
         float prob = 0.0f, ds = 0.0f;
         if (k0 + j >= avk_row_key_begin(a, w, i) && k0 + j < avk_row_key_end(a, w, i)) {
             float x = 0.0f, dp = 0.0f;
+            BWD_UNROLL_INNER
             for (int d = 0; d < AVK_D; ++d) x = fma(sQ[q * (AVK_D + 1) + d], sK[j * (AVK_D + 1) + d], x);
+            BWD_UNROLL_INNER
             for (int d = 0; d < AVK_DV; ++d) dp = fma(sdO[q * (AVK_DV + 1) + d], sV[j * (AVK_DV + 1) + d], dp);
             const float s = x * pre;
             const float y = avk_score_mod(a, s, k0 + j, avk_row_pos(a, w->seq_len, i), slope, mask,
@@ -204,6 +211,7 @@ AVK_PRAGMA_UNROLL
             for (int u = 0; u < BWD_EK; ++u) {
                 const int e = min(tid + u * BWD_NT, BC * D - 1), j = e / D, d = e % D;
                 float acc = dk[u];
+                BWD_UNROLL_INNER
                 for (int q = 0; q < BQ; ++q) acc = fma(sdS[q * (BC + 1) + j], sQ[q * (D + 1) + d], acc);
                 dk[u] = acc;
             }
@@ -211,6 +219,7 @@ AVK_PRAGMA_UNROLL
             for (int u = 0; u < BWD_EV; ++u) {
                 const int e = min(tid + u * BWD_NT, BC * DV - 1), j = e / DV, d = e % DV;
                 float acc = dv[u];
+                BWD_UNROLL_INNER
                 for (int q = 0; q < BQ; ++q) acc = fma(sP[q * (BC + 1) + j], sdO[q * (DV + 1) + d], acc);
                 dv[u] = acc;
             }
@@ -266,6 +275,7 @@ AVK_PRAGMA_UNROLL
         for (int u = 0; u < BWD_EQ; ++u) {
             const int e = min(tid + u * BWD_NT, QB * D - 1), q = e / D, d = e % D;
             float acc = dq[u];
+            BWD_UNROLL_INNER
             for (int j = 0; j < KB; ++j) acc = fma(sdS[q * (KB + 1) + j], sK[j * (D + 1) + d], acc);
             dq[u] = acc;
         }
