@@ -97,6 +97,25 @@ AVK_INLINE void avk_bwd_row_stats(const avk_kernel_args *a, const avk_work *w, _
     }
 }
 
+/* rows [i0, i1) of (b, h): Q and dO as f32 tiles of `rows` rows, their LSE (log2) and D_i */
+AVK_INLINE void avk_bwd_query_tile(const avk_kernel_args *a, const avk_work *w, __global const avk_elem *Q,
+                                   __global const avk_elem *dO, __global const float *LSE, __global const float *delta,
+                                   int i0, int i1, int rows, __local float *sQ, __local float *sdO, __local float *sL,
+                                   __local float *sDel)
+{
+    avk_bwd_rows_f32(sQ, Q, avk_q_row(a, w, i0), a->q_ss, rows, AVK_D, i1 - i0);
+    avk_bwd_rows_f32(sdO, dO, avk_o_row(a, w, i0), (long)a->q_ss / AVK_D * AVK_DV, rows, AVK_DV, i1 - i0);
+    avk_bwd_row_stats(a, w, LSE, delta, i0, i1, rows, sL, sDel);
+}
+
+/* acc + sum over t < n of x[t * xs] * y[t * ys]: one gradient element's share of a tile, in a fixed order */
+AVK_INLINE float avk_bwd_sum(__local const float *x, int xs, __local const float *y, int ys, int n, float acc)
+{
+    BWD_UNROLL_INNER
+    for (int t = 0; t < n; ++t) acc = fma(x[t * xs], y[t * ys], acc);
+    return acc;
+}
+
 /* P and dS of rows [i0, i0 + R) x keys [k0, k0 + C) into sP (when not 0)
  * and sdS ([R][C + 1]) from the f32 tiles. Keys a row does not see get
  * P = dS = 0; the visible ones go through the forward's score hook. */
@@ -111,11 +130,8 @@ AVK_INLINE void avk_bwd_scores(const avk_kernel_args *a, const avk_work *w, __gl
         const int q = e / C, j = e % C, i = min(i0 + q, w->r_end - 1); /* padding rows read a real row */
         float prob = 0.0f, ds = 0.0f;
         if (k0 + j >= avk_row_key_begin(a, w, i) && k0 + j < avk_row_key_end(a, w, i)) {
-            float x = 0.0f, dp = 0.0f;
-            BWD_UNROLL_INNER
-            for (int d = 0; d < AVK_D; ++d) x = fma(sQ[q * (AVK_D + 1) + d], sK[j * (AVK_D + 1) + d], x);
-            BWD_UNROLL_INNER
-            for (int d = 0; d < AVK_DV; ++d) dp = fma(sdO[q * (AVK_DV + 1) + d], sV[j * (AVK_DV + 1) + d], dp);
+            const float x = avk_bwd_sum(sQ + q * (AVK_D + 1), 1, sK + j * (AVK_D + 1), 1, AVK_D, 0.0f);
+            const float dp = avk_bwd_sum(sdO + q * (AVK_DV + 1), 1, sV + j * (AVK_DV + 1), 1, AVK_DV, 0.0f);
             const float s = x * pre;
             const float y = avk_score_mod(a, s, k0 + j, avk_row_pos(a, w->seq_len, i), slope, mask,
                                           avk_mask_row(a, w->b, w->h, i));
@@ -201,27 +217,19 @@ AVK_PRAGMA_UNROLL
             const int i1 = min(i0 + BQ, (int)a->seq_q);
             if (avk_bwd_disjoint(a, &w, i0, i1, k0, k0 + BC)) continue; /* the same for every item */
             barrier(CLK_LOCAL_MEM_FENCE);                              /* the previous tile is consumed */
-            avk_bwd_rows_f32(sQ, Q, avk_q_row(a, &w, i0), a->q_ss, BQ, D, i1 - i0);
-            avk_bwd_rows_f32(sdO, dO, avk_o_row(a, &w, i0), (long)a->q_ss / D * DV, BQ, DV, i1 - i0);
-            avk_bwd_row_stats(a, &w, LSE, delta, i0, i1, BQ, sL, sDel);
+            avk_bwd_query_tile(a, &w, Q, dO, LSE, delta, i0, i1, BQ, sQ, sdO, sL, sDel);
             barrier(CLK_LOCAL_MEM_FENCE);
             avk_bwd_scores(a, &w, alibi_slopes, mask, sQ, sdO, sK, sV, sL, sDel, sP, sdS, i0, k0, BQ, BC);
             barrier(CLK_LOCAL_MEM_FENCE);
 AVK_PRAGMA_UNROLL
             for (int u = 0; u < BWD_EK; ++u) {
                 const int e = min(tid + u * BWD_NT, BC * D - 1), j = e / D, d = e % D;
-                float acc = dk[u];
-                BWD_UNROLL_INNER
-                for (int q = 0; q < BQ; ++q) acc = fma(sdS[q * (BC + 1) + j], sQ[q * (D + 1) + d], acc);
-                dk[u] = acc;
+                dk[u] = avk_bwd_sum(sdS + j, BC + 1, sQ + d, D + 1, BQ, dk[u]);
             }
 AVK_PRAGMA_UNROLL
             for (int u = 0; u < BWD_EV; ++u) {
                 const int e = min(tid + u * BWD_NT, BC * DV - 1), j = e / DV, d = e % DV;
-                float acc = dv[u];
-                BWD_UNROLL_INNER
-                for (int q = 0; q < BQ; ++q) acc = fma(sP[q * (BC + 1) + j], sdO[q * (DV + 1) + d], acc);
-                dv[u] = acc;
+                dv[u] = avk_bwd_sum(sP + j, BC + 1, sdO + d, DV + 1, BQ, dv[u]);
             }
         }
     }
@@ -256,9 +264,7 @@ avk_bwd_dq(__global const avk_elem *Q, __global const avk_elem *K, __global cons
     const int i0 = get_group_id(0) * QB, h = get_group_id(1), b = get_group_id(2), tid = get_local_id(0);
     const int i1 = min(i0 + QB, (int)a->seq_q);
     const avk_work w = avk_bwd_work(a, seq_lens, b, h);
-    avk_bwd_rows_f32(sQ, Q, avk_q_row(a, &w, i0), a->q_ss, QB, D, i1 - i0);
-    avk_bwd_rows_f32(sdO, dO, avk_o_row(a, &w, i0), (long)a->q_ss / D * DV, QB, DV, i1 - i0);
-    avk_bwd_row_stats(a, &w, LSE, delta, i0, i1, QB, sL, sDel);
+    avk_bwd_query_tile(a, &w, Q, dO, LSE, delta, i0, i1, QB, sQ, sdO, sL, sDel);
     float dq[BWD_EQ];
 AVK_PRAGMA_UNROLL
     for (int u = 0; u < BWD_EQ; ++u) dq[u] = 0.0f;
@@ -274,10 +280,7 @@ AVK_PRAGMA_UNROLL
 AVK_PRAGMA_UNROLL
         for (int u = 0; u < BWD_EQ; ++u) {
             const int e = min(tid + u * BWD_NT, QB * D - 1), q = e / D, d = e % D;
-            float acc = dq[u];
-            BWD_UNROLL_INNER
-            for (int j = 0; j < KB; ++j) acc = fma(sdS[q * (KB + 1) + j], sK[j * (D + 1) + d], acc);
-            dq[u] = acc;
+            dq[u] = avk_bwd_sum(sdS + q * (KB + 1), 1, sK + d, D + 1, KB, dq[u]);
         }
     }
     const float scale = a->scale_log2 / AVK_LOG2E;
