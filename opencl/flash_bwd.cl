@@ -23,6 +23,9 @@
     !defined(AVK_BWD_WG)
 #error "the AVK_BWD_* tiles and work-group size must be defined"
 #endif
+#ifndef AVK_BWD_MMA
+#define AVK_BWD_MMA 0 /* 1: dK/dV and dQ from flash_bwd_mma.cl (appended after this file), not the bodies below */
+#endif
 #define BWD_NT AVK_BWD_WG
 /* gradient elements per item (the last round guarded) */
 #define BWD_EK ((AVK_BWD_BC * AVK_D + BWD_NT - 1) / BWD_NT)
@@ -32,7 +35,11 @@
 /* Before the inner loops (dot products, a tile's sums): a few steps a
  * round. Unrolled whole, with the item's accumulator loops around them
  * unrolled too, clang's PTX took 255 registers (D=128) against 66. */
+#if AVK_UNROLL
 #define BWD_UNROLL_INNER _Pragma("unroll 4")
+#else
+#define BWD_UNROLL_INNER /* CPU runtimes: PoCL warns where it cannot */
+#endif
 
 #if AVK_F16
 #define AVK_LOAD1(p, i) vload_half((i), (p))
@@ -116,38 +123,55 @@ AVK_INLINE float avk_bwd_sum(__local const float *x, int xs, __local const float
     return acc;
 }
 
-/* P and dS of rows [i0, i0 + R) x keys [k0, k0 + C) into sP (when not 0)
- * and sdS ([R][C + 1]) from the f32 tiles. Keys a row does not see get
- * P = dS = 0; the visible ones go through the forward's score hook. */
-AVK_INLINE void avk_bwd_scores(const avk_kernel_args *a, const avk_work *w, __global const float *alibi_slopes,
-                           __global const uchar *mask, __local const float *sQ, __local const float *sdO,
-                           __local const float *sK, __local const float *sV, __local const float *sL,
-                           __local const float *sDel, __local float *sP, __local float *sdS, int i0, int k0, int R, int C)
+/* P and dS of query i (a real row: padding rows pass their block's last)
+ * and key j from the raw q.k (x) and dP; lse2: the row's log2 LSE (+inf for
+ * padding rows: P = 0), delta its D_i. Keys the row does not see get
+ * P = dS = 0; the visible ones go through the forward's score hook, and
+ * the softcap's derivative takes its tanh once more, as the hook did. */
+AVK_INLINE void avk_bwd_point(const avk_kernel_args *a, const avk_work *w, float slope, __global const uchar *mask,
+                              float x, float dp, int i, int j, float lse2, float delta, float *prob, float *ds)
 {
-    const float pre = avk_score_pre(a, a->scale_log2);
-    const float slope = (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h] : 0.0f;
+    *prob = 0.0f, *ds = 0.0f;
+    if (j < avk_row_key_begin(a, w, i) || j >= avk_row_key_end(a, w, i)) return;
+    const float s = x * avk_score_pre(a, a->scale_log2);
+    const float y = avk_score_mod(a, s, j, avk_row_pos(a, w->seq_len, i), slope, mask, avk_mask_row(a, w->b, w->h, i));
+    const float p = AVK_EXP2(y - lse2);
+    float dsdx = 1.0f;
+    if (a->softcap > 0.0f) {
+        const float t = avk_softcap_tanh(s);
+        dsdx = 1.0f - t * t;
+    }
+    *prob = p;
+    *ds = p == 0.0f ? 0.0f : p * (dp - delta) * dsdx;
+}
+
+/* the ALiBi slope of head h (0 without ALiBi) */
+AVK_INLINE float avk_bwd_slope(const avk_kernel_args *a, __global const float *alibi_slopes, int h)
+{
+    return (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[h] : 0.0f;
+}
+
+#if !AVK_BWD_MMA
+/* P and dS of rows [i0, i0 + R) x keys [k0, k0 + C) into sP (when not 0)
+ * and sdS ([R][C + 1]) from the f32 tiles. */
+AVK_INLINE void avk_bwd_scores(const avk_kernel_args *a, const avk_work *w, __global const float *alibi_slopes,
+                               __global const uchar *mask, __local const float *sQ, __local const float *sdO,
+                               __local const float *sK, __local const float *sV, __local const float *sL,
+                               __local const float *sDel, __local float *sP, __local float *sdS, int i0, int k0, int R,
+                               int C)
+{
+    const float slope = avk_bwd_slope(a, alibi_slopes, w->h);
     for (int e = get_local_id(0); e < R * C; e += BWD_NT) {
-        const int q = e / C, j = e % C, i = min(i0 + q, w->r_end - 1); /* padding rows read a real row */
-        float prob = 0.0f, ds = 0.0f;
-        if (k0 + j >= avk_row_key_begin(a, w, i) && k0 + j < avk_row_key_end(a, w, i)) {
-            const float x = avk_bwd_sum(sQ + q * (AVK_D + 1), 1, sK + j * (AVK_D + 1), 1, AVK_D, 0.0f);
-            const float dp = avk_bwd_sum(sdO + q * (AVK_DV + 1), 1, sV + j * (AVK_DV + 1), 1, AVK_DV, 0.0f);
-            const float s = x * pre;
-            const float y = avk_score_mod(a, s, k0 + j, avk_row_pos(a, w->seq_len, i), slope, mask,
-                                          avk_mask_row(a, w->b, w->h, i));
-            prob = AVK_EXP2(y - sL[q]);
-            /* the softcap's derivative: its tanh once more, as the hook took it */
-            float dsdx = 1.0f;
-            if (a->softcap > 0.0f) {
-                const float t = avk_softcap_tanh(s);
-                dsdx = 1.0f - t * t;
-            }
-            ds = prob == 0.0f ? 0.0f : prob * (dp - sDel[q]) * dsdx;
-        }
+        const int q = e / C, j = e % C, i = min(i0 + q, w->r_end - 1);
+        const float x = avk_bwd_sum(sQ + q * (AVK_D + 1), 1, sK + j * (AVK_D + 1), 1, AVK_D, 0.0f);
+        const float dp = avk_bwd_sum(sdO + q * (AVK_DV + 1), 1, sV + j * (AVK_DV + 1), 1, AVK_DV, 0.0f);
+        float prob, ds;
+        avk_bwd_point(a, w, slope, mask, x, dp, i, k0 + j, sL[q], sDel[q], &prob, &ds);
         if (sP) sP[q * (C + 1) + j] = prob;
         sdS[q * (C + 1) + j] = ds;
     }
 }
+#endif
 
 /* ===================== D_i and d(sink) ===================== */
 
@@ -190,6 +214,7 @@ avk_bwd_sinks(__global const float *sink_share, __global float *d_sinks, const a
     if (t == 0) d_sinks[h] = part[0];
 }
 
+#if !AVK_BWD_MMA /* the tensor-core kernels: flash_bwd_mma.cl */
 /* ===================== dK, dV ===================== */
 
 /* grid (key blocks * WG, kv heads, batch) */
@@ -290,3 +315,4 @@ AVK_PRAGMA_UNROLL
         if (e < QB * D && i0 + q < i1) AVK_STORE1(dq[u] * scale, dQ, avk_q_row(a, &w, i0 + q) + d);
     }
 }
+#endif

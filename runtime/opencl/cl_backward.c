@@ -24,14 +24,44 @@ static const struct {
     {128, 8, 8, 8, 8, 128},     {256, 8, 8, 8, 8, 256},     {256, 4, 4, 4, 4, 128},
 };
 
+/* The tensor-core body (flash_bwd_mma.cl; UNTESTED on a GPU, chosen only by
+ * $ATTNVK_OPENCL_BWD_MMA): warps of 16 keys (dK/dV) or 16 query rows (dQ),
+ * inner tiles of `inner` query rows or keys. f16 rows + 8 halves; both
+ * entries fit 48 KiB (D=128: 43.6 KiB). */
+static const struct {
+    int max_dim, warps, inner;
+} bwd_mma_table[] = {{64, 4, 32}, {128, 4, 16}};
+
 size_t avk_cl_bwd_local_bytes(const avk_cl_bwd_config *c, int dq)
 {
+    if (c->mma) {
+        const size_t row = ((size_t)c->head_dim + 8 + (size_t)c->head_dim_v + 8) * 2, warps = (size_t)c->wg / 32;
+        const size_t outer = (size_t)(dq ? c->qb : c->bc), inner = (size_t)(dq ? c->kb : c->bq);
+        const size_t emulation = c->mma == 2 ? warps * (256 + 128 + 32) * sizeof(float) : 0;
+        return (outer + inner) * row + 2 * (dq ? outer : inner) * sizeof(float) + emulation;
+    }
     const size_t row = (size_t)c->head_dim + 1 + (size_t)c->head_dim_v + 1; /* a Q/K row and its dO/V row */
     if (dq) return ((size_t)(c->qb + c->kb) * row + (size_t)c->qb * (c->kb + 1) + 2 * (size_t)c->qb) * sizeof(float);
     return ((size_t)(c->bc + c->bq) * row + 2 * (size_t)c->bq * (c->bc + 1) + 2 * (size_t)c->bq) * sizeof(float);
 }
 
-attnvk_status avk_cl_bwd_select(uint64_t local_mem, size_t max_wg, int gpu, const attnvk_problem *p,
+/* the tensor-core entry for cfg's head dims, if one applies and fits */
+static int select_mma(uint64_t local_mem, size_t max_wg, avk_cl_bwd_config *cfg)
+{
+    const int dk = cfg->head_dim, dv = cfg->head_dim_v, dmax = dk > dv ? dk : dv;
+    if (!cfg->f16 || dk % 16 || dv % 16) return 0;
+    for (size_t i = 0; i < sizeof bwd_mma_table / sizeof *bwd_mma_table; ++i) {
+        if (dmax > bwd_mma_table[i].max_dim || (size_t)bwd_mma_table[i].warps * 32 > max_wg) continue;
+        cfg->wg = bwd_mma_table[i].warps * 32;
+        cfg->bc = cfg->qb = bwd_mma_table[i].warps * 16;
+        cfg->bq = cfg->kb = bwd_mma_table[i].inner;
+        const size_t a = avk_cl_bwd_local_bytes(cfg, 0), b = avk_cl_bwd_local_bytes(cfg, 1);
+        if ((a > b ? a : b) <= local_mem) return 1;
+    }
+    return 0;
+}
+
+attnvk_status avk_cl_bwd_select(uint64_t local_mem, size_t max_wg, int gpu, int mma, const attnvk_problem *p,
                                 avk_cl_bwd_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -42,6 +72,9 @@ attnvk_status avk_cl_bwd_select(uint64_t local_mem, size_t max_wg, int gpu, cons
     cfg->head_dim_v = attnvk_problem_head_dim_v(p);
     cfg->f16 = p->dtype == ATTNVK_F16;
     cfg->unroll = gpu; /* CPU runtimes (PoCL) build far faster without forced unrolling */
+    cfg->mma = mma;
+    if (mma && select_mma(local_mem, max_wg, cfg)) return ATTNVK_OK;
+    cfg->mma = 0;
     const int dmax = cfg->head_dim > cfg->head_dim_v ? cfg->head_dim : cfg->head_dim_v;
     for (size_t i = 0; i < sizeof bwd_table / sizeof *bwd_table; ++i) {
         if (dmax > bwd_table[i].max_dim || (size_t)bwd_table[i].wg > max_wg) continue;
@@ -60,8 +93,25 @@ static void build_options(const avk_cl_bwd_config *c, char *out, size_t n)
 {
     snprintf(out, n,
              "-cl-std=CL1.2 -DAVK_D=%d -DAVK_DV=%d -DAVK_F16=%d -DAVK_UNROLL=%d -DAVK_BWD_BC=%d -DAVK_BWD_BQ=%d "
-             "-DAVK_BWD_QB=%d -DAVK_BWD_KB=%d -DAVK_BWD_WG=%d",
-             c->head_dim, c->head_dim_v, c->f16, c->unroll, c->bc, c->bq, c->qb, c->kb, c->wg);
+             "-DAVK_BWD_QB=%d -DAVK_BWD_KB=%d -DAVK_BWD_WG=%d%s",
+             c->head_dim, c->head_dim_v, c->f16, c->unroll, c->bc, c->bq, c->qb, c->kb, c->wg,
+             c->mma == 1 ? " -DAVK_BWD_MMA=1 -DAVK_EMULATE=0" : c->mma == 2 ? " -DAVK_BWD_MMA=1 -DAVK_EMULATE=1" : "");
+}
+
+/* $ATTNVK_OPENCL_BWD_MMA: unset or 0, the portable body; 1, mma.sync through
+ * inline PTX (NVIDIA cc >= 8.0; untested on a GPU); emu, the same emulated */
+static attnvk_status mma_choice(const avk_cl_caps *caps, int *mma)
+{
+    const char *v = getenv("ATTNVK_OPENCL_BWD_MMA");
+    *mma = 0;
+    if (!v || !*v || !strcmp(v, "0")) return ATTNVK_OK;
+    if (!strcmp(v, "emu")) *mma = 2;
+    else if (!strcmp(v, "1")) *mma = 1;
+    else return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_OPENCL_BWD_MMA=%s: expected 0, 1 or emu", v);
+    if (*mma == 1 && !avk_cl_has_mma(caps))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "ATTNVK_OPENCL_BWD_MMA=1 needs mma.sync (NVIDIA, compute capability 8.0 or newer); emu emulates it");
+    return ATTNVK_OK;
 }
 
 /* ---- the run ---- */
@@ -85,12 +135,16 @@ static attnvk_status load(avk_bdev *dev, const attnvk_problem *p, avk_cl_bwd **o
     avk_cl_bwd *b = calloc(1, sizeof *b);
     if (!b) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     const int gpu = (dev->caps.type & CL_DEVICE_TYPE_GPU) != 0;
-    attnvk_status s = avk_cl_bwd_select(dev->caps.local_mem, dev->caps.max_workgroup, gpu, p, &b->cfg);
+    int mma = 0;
+    attnvk_status s = mma_choice(&dev->caps, &mma);
+    if (s == ATTNVK_OK) s = avk_cl_bwd_select(dev->caps.local_mem, dev->caps.max_workgroup, gpu, mma, p, &b->cfg);
     char options[384];
     build_options(&b->cfg, options, sizeof options);
-    const avk_cl_source sources[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_CONTRACT, AVK_CL_SRC_FLASH_BWD};
+    const avk_cl_source simt[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_CONTRACT, AVK_CL_SRC_FLASH_BWD};
+    const avk_cl_source tensor[] = {AVK_CL_SRC_COMMON, AVK_CL_SRC_CONTRACT, AVK_CL_SRC_MMA_OPS, AVK_CL_SRC_FLASH_BWD,
+                                    AVK_CL_SRC_FLASH_BWD_MMA};
     cl_program prog = NULL;
-    if (s == ATTNVK_OK) s = avk_cl_program(dev, sources, 3, options, &prog);
+    if (s == ATTNVK_OK) s = b->cfg.mma ? avk_cl_program(dev, tensor, 5, options, &prog) : avk_cl_program(dev, simt, 3, options, &prog);
     if (s == ATTNVK_OK) s = avk_cl_kernel(dev, prog, "avk_bwd_pre", 64, &b->pre);
     if (s == ATTNVK_OK) s = avk_cl_kernel(dev, prog, "avk_bwd_sinks", (size_t)b->cfg.wg, &b->sinks);
     if (s == ATTNVK_OK) s = avk_cl_kernel(dev, prog, "avk_bwd_dkdv", (size_t)b->cfg.wg, &b->dkdv);

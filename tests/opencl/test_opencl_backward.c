@@ -7,7 +7,9 @@
  * bit-identical. Fresh random inputs, outputs poisoned with NaN first, rel-L2
  * per gradient within attnvk_backward_tolerance. On PoCL the default runs
  * every shared case in f32 and a subset covering each feature in f16;
- * ATTNVK_TEST_BACKWARD_ALL=1 runs everything in both. Exits 77 (skipped)
+ * ATTNVK_TEST_BACKWARD_ALL=1 runs everything in both. Then the tensor-core
+ * body (ATTNVK_OPENCL_BWD_MMA=emu: mma.sync emulated) on D=64 cases and two
+ * runs of it bit-identical (D=128 too with _ALL). Exits 77 (skipped)
  * without an OpenCL device. The last line is "N passed, M failed". */
 #include "backward_cases.h"
 
@@ -38,6 +40,19 @@ static int f16_default(const char *label)
                                          "Dk192/Dv128 causal",      "ragged causal", "alibi+mask per batch/head (-inf)"};
     for (size_t i = 0; i < sizeof picked / sizeof *picked; ++i)
         if (!strcmp(label, picked[i])) return 1;
+    return 0;
+}
+
+/* the cases the emulated tensor-core body runs (f16): D=64 ones by default */
+static int mma_emulated(const char *label, int all)
+{
+    static const char *const d64[] = {"GQA 4 causal Nq>Nk bshd", "window+softcap GQA 2", "mask f16 broadcast+sinks causal",
+                                      "ragged causal", "GQA 2 several tiles each way"};
+    static const char *const d128[] = {"top-left causal Nq>Nk D128", "D128 GQA 4 window+mask bshd"};
+    for (size_t i = 0; i < sizeof d64 / sizeof *d64; ++i)
+        if (!strcmp(label, d64[i])) return 1;
+    for (size_t i = 0; all && i < sizeof d128 / sizeof *d128; ++i)
+        if (!strcmp(label, d128[i])) return 1;
     return 0;
 }
 
@@ -84,6 +99,15 @@ int main(void)
     for (int i = 0; i < n; ++i)
         if (all || (i < shared && f16_default(t[i].label)) || i == shared + 2)
             run_case(dev, &t[i], ATTNVK_F16, NULL, seed + 31 * (uint64_t)i) ? ++passed : ++failed;
+    /* the tensor-core body (flash_bwd_mma.cl) through mma_ops.cl's emulation:
+     * D=64 by default (several key and query blocks among them), D=128 too with _ALL */
+    setenv("ATTNVK_OPENCL_BWD_MMA", "emu", 1);
+    printf("-- the tensor-core body, emulated (ATTNVK_OPENCL_BWD_MMA=emu)\n");
+    for (int i = 0; i < n; ++i)
+        if (mma_emulated(t[i].label, all))
+            run_case(dev, &t[i], ATTNVK_F16, NULL, seed + 31 * (uint64_t)i) ? ++passed : ++failed;
+    deterministic_dtype(dev, seed, ATTNVK_F16) ? ++passed : ++failed;
+    unsetenv("ATTNVK_OPENCL_BWD_MMA");
     const int refused = clblast_refuses(dev);
     if (refused >= 0) refused ? ++passed : ++failed;
     deterministic_dtype(dev, seed, ATTNVK_F16) ? ++passed : ++failed;
