@@ -18,7 +18,9 @@
  * gradient elements and sums the tile's other dimension in a fixed order.
  * Arguments: the contract's avk_kernel_args with pack 1, every query row,
  * one split (runtime/opencl/cl_backward.c). Storage f32 or f16 (AVK_F16:
- * vload_half/vstore_half, no cl_khr_fp16 needed), f32 arithmetic. */
+ * vload_half/vstore_half, no cl_khr_fp16 needed), f32 arithmetic. With
+ * AVK_BWD_MMA=1 the dK/dV and dQ kernels come from flash_bwd_mma.cl
+ * (mma.sync) instead; both take each score's P and dS from avk_bwd_point. */
 #if !defined(AVK_BWD_BC) || !defined(AVK_BWD_BQ) || !defined(AVK_BWD_QB) || !defined(AVK_BWD_KB) || \
     !defined(AVK_BWD_WG)
 #error "the AVK_BWD_* tiles and work-group size must be defined"
