@@ -48,6 +48,27 @@ AVK_INLINE void bm_rows(__local ushort *dst, __global const avk_elem *src, long 
     }
 }
 
+/* keys [k0, k0 + rows) of (b, g): K and V as f16 tiles */
+AVK_INLINE void bm_key_tile(const avk_kernel_args *a, __global const avk_elem *K, __global const avk_elem *V, int b,
+                            int g, int k0, int rows, __local ushort *sK, __local ushort *sV)
+{
+    const int valid = min(rows, (int)a->seq_kv - k0);
+    const long kr0 = avk_kv_row(a, 0, b, g, k0);
+    bm_rows(sK, K, kr0 * AVK_D, (long)a->kv_ss * AVK_D, rows, AVK_D, valid, AVK_BWD_WG);
+    bm_rows(sV, V, kr0 * AVK_DV, (long)a->kv_ss * AVK_DV, rows, AVK_DV, valid, AVK_BWD_WG);
+}
+
+/* rows [i0, i1) of (b, h): Q and dO as f16 tiles of `rows` rows, their LSE (log2) and D_i */
+AVK_INLINE void bm_query_tile(const avk_kernel_args *a, const avk_work *w, __global const avk_elem *Q,
+                              __global const avk_elem *dO, __global const float *LSE, __global const float *delta,
+                              int i0, int i1, int rows, __local ushort *sQ, __local ushort *sdO, __local float *sL,
+                              __local float *sDel)
+{
+    bm_rows(sQ, Q, avk_q_row(a, w, i0), a->q_ss, rows, AVK_D, i1 - i0, AVK_BWD_WG);
+    bm_rows(sdO, dO, avk_o_row(a, w, i0), (long)a->q_ss / AVK_D * AVK_DV, rows, AVK_DV, i1 - i0, AVK_BWD_WG);
+    avk_bwd_row_stats(a, w, LSE, delta, i0, i1, rows, sL, sDel);
+}
+
 /* c[n] = A B^T over ks k-steps: A's 16 rows from r0 of tile A, B's rows (k
  * along them) 8n.. from b0 of tile B; c is zeroed first */
 AVK_INLINE void bm_gemm_nt(float c[][4], int n_tiles, __local const ushort *A, int r0, __local const ushort *B, int b0,
@@ -103,10 +124,7 @@ avk_bwd_dkdv(__global const avk_elem *Q, __global const avk_elem *K, __global co
     const avk_kernel_args *a = &args;
     const int k0 = get_group_id(0) * BC, g_kv = get_group_id(1), b = get_group_id(2), tid = get_local_id(0);
     const int warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
-    const int nk = min(BC, (int)a->seq_kv - k0);
-    const long kr0 = avk_kv_row(a, 0, b, g_kv, k0);
-    bm_rows(sK, K, kr0 * AVK_D, (long)a->kv_ss * AVK_D, BC, AVK_D, nk, AVK_BWD_WG);
-    bm_rows(sV, V, kr0 * AVK_DV, (long)a->kv_ss * AVK_DV, BC, AVK_DV, nk, AVK_BWD_WG);
+    bm_key_tile(a, K, V, b, g_kv, k0, BC, sK, sV);
     float dk[AVK_D / 8][4], dv[AVK_DV / 8][4], st[NS][4], dpt[NS][4];
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < AVK_D / 8; ++n) dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = 0.0f;
@@ -119,9 +137,7 @@ AVK_PRAGMA_UNROLL
             const int i1 = min(i0 + BQ, (int)a->seq_q);
             if (avk_bwd_disjoint(a, &w, i0, i1, k0, k0 + BC)) continue; /* the same for every item */
             barrier(CLK_LOCAL_MEM_FENCE);                              /* the previous tile is consumed */
-            bm_rows(sQ, Q, avk_q_row(a, &w, i0), a->q_ss, BQ, AVK_D, i1 - i0, AVK_BWD_WG);
-            bm_rows(sdO, dO, avk_o_row(a, &w, i0), (long)a->q_ss / AVK_D * AVK_DV, BQ, AVK_DV, i1 - i0, AVK_BWD_WG);
-            avk_bwd_row_stats(a, &w, LSE, delta, i0, i1, BQ, sL, sDel);
+            bm_query_tile(a, &w, Q, dO, LSE, delta, i0, i1, BQ, sQ, sdO, sL, sDel);
             barrier(CLK_LOCAL_MEM_FENCE);
             bm_gemm_nt(st, NS, sK, warp * 16, sQ, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
             bm_gemm_nt(dpt, NS, sV, warp * 16, sdO, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
@@ -139,6 +155,8 @@ AVK_PRAGMA_UNROLL
             bm_gemm_acc(dk, AVK_D / 8, dpt, BQ / 16, sQ, BM_RS, g, t BM_EMU);
         }
     }
+    const int nk = min(BC, (int)a->seq_kv - k0);
+    const long kr0 = avk_kv_row(a, 0, b, g_kv, k0);
     const float scale = a->scale_log2 / AVK_LOG2E;
 AVK_PRAGMA_UNROLL
     for (int r = 0; r < 4; ++r) {
@@ -169,19 +187,14 @@ avk_bwd_dq(__global const avk_elem *Q, __global const avk_elem *K, __global cons
     const int i1 = min(i0 + QB, (int)a->seq_q);
     const avk_work w = avk_bwd_work(a, seq_lens, b, h);
     const float slope = avk_bwd_slope(a, alibi_slopes, h);
-    bm_rows(sQ, Q, avk_q_row(a, &w, i0), a->q_ss, QB, AVK_D, i1 - i0, AVK_BWD_WG);
-    bm_rows(sdO, dO, avk_o_row(a, &w, i0), (long)a->q_ss / AVK_D * AVK_DV, QB, AVK_DV, i1 - i0, AVK_BWD_WG);
-    avk_bwd_row_stats(a, &w, LSE, delta, i0, i1, QB, sL, sDel);
+    bm_query_tile(a, &w, Q, dO, LSE, delta, i0, i1, QB, sQ, sdO, sL, sDel);
     float dq[AVK_D / 8][4], s[NS][4], dp[NS][4];
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < AVK_D / 8; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
     const int lo = avk_row_key_begin(a, &w, i0), hi = avk_row_key_end(a, &w, i1 - 1);
     for (int k0 = lo / KB * KB; k0 < hi; k0 += KB) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        const int nk = min(KB, (int)a->seq_kv - k0);
-        const long kr0 = avk_kv_row(a, 0, b, w.g, k0);
-        bm_rows(sK, K, kr0 * AVK_D, (long)a->kv_ss * AVK_D, KB, AVK_D, nk, AVK_BWD_WG);
-        bm_rows(sV, V, kr0 * AVK_DV, (long)a->kv_ss * AVK_DV, KB, AVK_DV, nk, AVK_BWD_WG);
+        bm_key_tile(a, K, V, b, w.g, k0, KB, sK, sV);
         barrier(CLK_LOCAL_MEM_FENCE);
         bm_gemm_nt(s, NS, sQ, warp * 16, sK, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
         bm_gemm_nt(dp, NS, sdO, warp * 16, sV, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
