@@ -69,6 +69,9 @@ static const env_var developer_vars[] = {
     {"ATTNVK_OPENCL_DUMP_DIR", "folder that gets a copy of every OpenCL program binary (PTX on NVIDIA)", "none"},
     {"ATTNVK_OPENCL_LOCAL_MEM", "bytes: configure OpenCL kernels as for a device with this much local memory (tests)", "the device's"},
     {"ATTNVK_OPENCL_MEM_LIMIT", "bytes: caps the memory attnvk assumes an OpenCL device has", "the device's"},
+    {"ATTNVK_OPENCL_BWD_MMA", "0, 1 or emu: the OpenCL backward's mma.sync body (inline PTX, NVIDIA cc >= 8.0; "
+                              "untested on a GPU), or the same emulated (any device); f16 with head dims up to 128",
+     "0: the portable body"},
     {"ATTNVK_CLBLAST_MAX_ELEMENTS", "the most score elements one CLBlast call may index, below 2^31", "2^31"},
 };
 
@@ -76,7 +79,8 @@ static const env_var test_vars[] = {
     {"ATTNVK_TEST_SEED", "seed of the test programs' random inputs (each prints its seed)", "the clock"},
     {"ATTNVK_TEST_JOBS", "threads of test_cuda_nvrtc (1..16)", "2"},
     {"ATTNVK_TEST_BACKWARD_ALL",
-     "set: test_cuda_nvrtc builds every backward configuration for both targets; test_vulkan_backward runs every case in f16 and bf16 too",
+     "set: test_cuda_nvrtc builds every backward configuration for both targets; test_vulkan_backward runs every "
+     "case in f16 and bf16 too, test_opencl_backward every case in f32 and f16",
      "CI's 8; f32 all, a subset in f16/bf16"},
     {"ATTNVK_TEST_BACKWARD_ONLY", "set: test_cuda_nvrtc builds the backward's configurations alone", "unset"},
     {"ATTNVK_TEST_OPENCL_VARIANTS", "comma list: the OpenCL variants test_opencl_flash runs", "all"},

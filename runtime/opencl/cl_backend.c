@@ -138,6 +138,7 @@ static void cl_release_kernel(avk_bdev *dev, avk_bkernel *k)
     if (k->timestamp) avk_cl.ReleaseKernel(k->timestamp);
     if (k->bwd_rows) avk_cl.ReleaseKernel(k->bwd_rows);
     if (k->bwd_sinks) avk_cl.ReleaseKernel(k->bwd_sinks);
+    avk_cl_backward_release(k->bwd);
     cl_mem mems[] = {k->opart, k->lsepart, k->scores, k->dummy, k->bwd_scores, k->bwd_dp, k->bwd_share};
     for (size_t i = 0; i < sizeof mems / sizeof *mems; ++i)
         if (mems[i]) avk_cl.ReleaseMemObject(mems[i]);
@@ -174,11 +175,12 @@ static attnvk_status cl_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispat
     return k->is_clblast ? avk_clblast_dispatch(dev, k, a, ms) : avk_cl_flash_dispatch(dev, k, a, ms);
 }
 
+/* attnvk_kernel_backward: attnvk's kernel (cl_backward.c), or CLBlast's unfused one (cl_clblast_backward.c) */
 static attnvk_status cl_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *ms)
 {
     if (dev->lost) return avk_cl_check_lost(dev);
     if (k->is_clblast) return avk_clblast_backward(dev, k, a, ms);
-    return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the opencl backend has no backward pass yet");
+    return avk_cl_backward(dev, k, &k->bwd, a, ms);
 }
 
 static void cl_shutdown(void)

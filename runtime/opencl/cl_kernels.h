@@ -5,6 +5,7 @@
 
 #include "core/backend.h"
 #include "core/kernel_args.h"
+#include "opencl/cl_backward.h"
 #include "opencl/cl_device.h"
 #include "opencl/cl_tuning.h"
 
@@ -24,6 +25,7 @@ struct avk_bkernel {
     /* CLBlast's backward (cl_clblast_backward.c), made on its first call */
     cl_kernel bwd_rows, bwd_sinks;
     cl_mem bwd_scores, bwd_dp, bwd_share; /* S then P, dP then dS ([B*H][Nq][Nk] f32); d(sink) shares */
+    avk_cl_bwd *bwd; /* attnvk's backward kernels, once asked for (cl_backward.c) */
 };
 
 attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,

@@ -16,6 +16,8 @@ typedef enum avk_cl_source {
     AVK_CL_SRC_FLASH_DECODE,
     AVK_CL_SRC_SPLIT_REDUCE,
     AVK_CL_SRC_SOFTMAX,
+    AVK_CL_SRC_FLASH_BWD,
+    AVK_CL_SRC_FLASH_BWD_MMA,
     AVK_CL_SRC_COUNT
 } avk_cl_source;
 

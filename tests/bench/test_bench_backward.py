@@ -2,8 +2,8 @@
 """`attnvk bench --pass bwd|fwd+bwd` end to end (issue #18): checked backward records on the cpu
 API with FlashAttention's FLOP convention (2.5x the forward's, 3.5x for fwd+bwd), each gradient's
 check in the JSON, forward/backward/total latency for fwd+bwd in the JSON, CSV and table, Vulkan's
-(lavapipe) checked, APIs without a backward (PoCL) skipped as unsupported, decode shapes skipped, and a bad
---pass exiting 2 with one line.
+(lavapipe) and OpenCL's (PoCL, attnvk's and CLBlast's) records checked or skipped as unsupported, decode
+shapes skipped, and a bad --pass exiting 2 with one line.
 
 usage: test_bench_backward.py ATTNVK SCHEMA WORKDIR"""
 import csv
@@ -121,7 +121,10 @@ def test_opencl_records():
         return
     rc, doc, _ = got
     for r in doc["records"]:
-        if r["status"] == "ok":  # a backward there (CLBlast's unfused one, attnvk's as they land): checked
+        if r["api"] == "opencl" and r["implementation"] == "attnvk":  # has one (opencl/flash_bwd.cl)
+            expect(r["status"] == "ok" and r["check"] is not None and r["check"]["passed"],
+                   f"opencl attnvk: checked ok: {r['status']} {r['reason']}")
+        elif r["status"] == "ok":  # CLBlast's unfused backward where it runs (f32): checked
             expect(r["check"] is not None and r["check"]["passed"], f"{r['api']} {r['implementation']}: ok and checked")
         else:
             expect(r["status"] == "skipped" and r["reason"].startswith("unsupported: ") and r["check"] is None,

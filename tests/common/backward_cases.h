@@ -217,10 +217,12 @@ static int deterministic_opts(attnvk_device *dev, const attnvk_kernel_options *o
     return ok;
 }
 
-static inline int deterministic(attnvk_device *dev, uint64_t seed)
+/* the same with the device's default kernel, in dtype or in bf16 (devices that take it) */
+static inline int deterministic_dtype(attnvk_device *dev, uint64_t seed, attnvk_dtype dtype)
 {
-    return deterministic_opts(dev, NULL, ATTNVK_BF16, seed);
+    return deterministic_opts(dev, NULL, dtype, seed);
 }
+static inline int deterministic(attnvk_device *dev, uint64_t seed) { return deterministic_dtype(dev, seed, ATTNVK_BF16); }
 
 /* A GPU backend's whole test: on api's first device, the shared cases and the
  * backend's own (extra fills its list, returns the count) in f32, f16 and

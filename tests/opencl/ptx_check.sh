@@ -2,6 +2,9 @@
 # Lowers an attnvk OpenCL kernel to PTX with clang (nvptx64-nvidia-nvcl and
 # tests/opencl/nv_shim.cl) and assembles it with ptxas for sm_90: checks the
 # inline PTX and prints registers/spills. Usage: ptx_check.sh tiled|mma|decode -DAVK_D=128 ...
+# (bwd: flash_bwd.cl, say -DAVK_D=128 -DAVK_F16=1 -DAVK_UNROLL=1 -DAVK_BWD_BC=16 -DAVK_BWD_BQ=16
+#  -DAVK_BWD_QB=16 -DAVK_BWD_KB=16 -DAVK_BWD_WG=256; f32 softcap's tanh is not in nv_shim.cl;
+#  bwd-mma: the same with -DAVK_BWD_MMA=1 -DAVK_F16=1 and BC = QB = 16 x warps, WG = 32 x warps)
 # (decode: flash_decode.cl, say -DAVK_F16=1 -DAVK_ASYNC=1 -DAVK_KV_FORMAT=1 -DAVK_KEY_WARPS=4 -DAVK_STAGES=2 -DAVK_BC=16)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +17,7 @@ trap 'rm -rf "$work"' EXIT
 case $which in
   mma) files="$kernels/mma_ops.cl $kernels/flash_mma.cl" ;;
   decode) files="$kernels/mma_ops.cl $kernels/flash_decode.cl" ;;
+  bwd-mma) files="$kernels/mma_ops.cl $kernels/flash_bwd.cl $kernels/flash_bwd_mma.cl" ;;
   *) files="$kernels/flash_$which.cl" ;;
 esac
 # shellcheck disable=SC2086

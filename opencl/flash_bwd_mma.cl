@@ -1,0 +1,222 @@
+/* The backward's dK/dV and dQ on mma.sync m16n8k16 (AVK_BWD_MMA=1; after
+ * mma_ops.cl and flash_bwd.cl in the program), f16 storage, f32
+ * accumulators; UNTESTED ON A GPU: selected only by
+ * ATTNVK_OPENCL_BWD_MMA=1 (inline PTX, NVIDIA cc >= 8.0) or =emu (mma_ops.cl's
+ * emulation, any device: what the tests run). Native attn_bwd_mma.h's
+ * scheme without ldmatrix or pipelining (simple before fast): tiles are f16
+ * rows of D + 8 halves in local memory, fragments read by plain loads.
+ *
+ * dK/dV: a warp owns 16 keys of the work-group's AVK_BWD_BC; it computes
+ * S^T = K Q^T and dP^T = V dO^T (keys x queries), turns them into P^T and
+ * dS^T (avk_bwd_point: the forward's hooks), whose accumulators are
+ * already A fragments of dV += P^T dO and dK += dS^T Q.
+ * dQ: a warp owns 16 query rows; S = Q K^T, dP = dO V^T, dQ += dS K.
+ * Every item runs the same loops (the emulation's barriers need it). */
+#if !AVK_F16 || AVK_D % 16 || AVK_DV % 16
+#error "the tensor-core backward takes f16 and head dims in whole k-steps"
+#endif
+#define BM_RS (AVK_D + 8)   /* local row stride (halves) of Q and K */
+#define BM_RSV (AVK_DV + 8) /* ... of dO and V */
+
+#if AVK_EMULATE
+#define BM_EMU_DECL , const avk_emu *e
+#define BM_EMU , e
+#define BM_MMA(c, a, b) avk_mma((c), (a)[0], (a)[1], (a)[2], (a)[3], (b)[0], (b)[1], e)
+/* the emulation's local memory, and a pointer e to it */
+#define BM_EMU_SETUP(nw)                                                                              \
+    __local float emu_a[(nw) * 256], emu_b[(nw) * 128], emu_x[(nw) * 32];                            \
+    avk_emu emu_state = {emu_a, emu_b, emu_x, (int)get_local_id(0) / 32, (int)get_local_id(0) % 32}; \
+    const avk_emu *e = &emu_state;
+#else
+#define BM_EMU_DECL
+#define BM_EMU
+#define BM_MMA(c, a, b) avk_mma((c), (a)[0], (a)[1], (a)[2], (a)[3], (b)[0], (b)[1])
+#define BM_EMU_SETUP(nw)
+#endif
+
+/* two halves of row r from column c (even) of a tile with `rs` halves a row, as one word */
+AVK_INLINE uint bm_pair(__local const ushort *T, int rs, int r, int c) { return *(__local const uint *)(T + r * rs + c); }
+
+/* rows [0, rows) of `width` halves (base + r * stride in src) into rows of width + 8; rows past valid are 0 */
+AVK_INLINE void bm_rows(__local ushort *dst, __global const avk_elem *src, long base, long stride, int rows, int width,
+                        int valid, int nt)
+{
+    __global const ushort *s = (__global const ushort *)src;
+    for (int u = get_local_id(0); u < rows * width; u += nt) {
+        const int r = u / width, d = u % width;
+        dst[r * (width + 8) + d] = r < valid ? s[base + r * stride + d] : (ushort)0;
+    }
+}
+
+/* keys [k0, k0 + rows) of (b, g): K and V as f16 tiles */
+AVK_INLINE void bm_key_tile(const avk_kernel_args *a, __global const avk_elem *K, __global const avk_elem *V, int b,
+                            int g, int k0, int rows, __local ushort *sK, __local ushort *sV)
+{
+    const int valid = min(rows, (int)a->seq_kv - k0);
+    const long kr0 = avk_kv_row(a, 0, b, g, k0);
+    bm_rows(sK, K, kr0 * AVK_D, (long)a->kv_ss * AVK_D, rows, AVK_D, valid, AVK_BWD_WG);
+    bm_rows(sV, V, kr0 * AVK_DV, (long)a->kv_ss * AVK_DV, rows, AVK_DV, valid, AVK_BWD_WG);
+}
+
+/* rows [i0, i1) of (b, h): Q and dO as f16 tiles of `rows` rows, their LSE (log2) and D_i */
+AVK_INLINE void bm_query_tile(const avk_kernel_args *a, const avk_work *w, __global const avk_elem *Q,
+                              __global const avk_elem *dO, __global const float *LSE, __global const float *delta,
+                              int i0, int i1, int rows, __local ushort *sQ, __local ushort *sdO, __local float *sL,
+                              __local float *sDel)
+{
+    bm_rows(sQ, Q, avk_q_row(a, w, i0), a->q_ss, rows, AVK_D, i1 - i0, AVK_BWD_WG);
+    bm_rows(sdO, dO, avk_o_row(a, w, i0), (long)a->q_ss / AVK_D * AVK_DV, rows, AVK_DV, i1 - i0, AVK_BWD_WG);
+    avk_bwd_row_stats(a, w, LSE, delta, i0, i1, rows, sL, sDel);
+}
+
+/* c[n] = A B^T over ks k-steps: A's 16 rows from r0 of tile A, B's rows (k
+ * along them) 8n.. from b0 of tile B; c is zeroed first */
+AVK_INLINE void bm_gemm_nt(float c[][4], int n_tiles, __local const ushort *A, int r0, __local const ushort *B, int b0,
+                           int rs, int ks, int g, int t BM_EMU_DECL)
+{
+AVK_PRAGMA_UNROLL
+    for (int n = 0; n < n_tiles; ++n) c[n][0] = c[n][1] = c[n][2] = c[n][3] = 0.0f;
+AVK_PRAGMA_UNROLL
+    for (int kk = 0; kk < ks; ++kk) {
+        const int k = kk * 16 + 2 * t;
+        const uint a[4] = {bm_pair(A, rs, r0 + g, k), bm_pair(A, rs, r0 + g + 8, k), bm_pair(A, rs, r0 + g, k + 8),
+                           bm_pair(A, rs, r0 + g + 8, k + 8)};
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < n_tiles; ++n) {
+            const uint b[2] = {bm_pair(B, rs, b0 + n * 8 + g, k), bm_pair(B, rs, b0 + n * 8 + g, k + 8)};
+            BM_MMA(c[n], a, b);
+        }
+    }
+}
+
+/* c[n] += S B: S's accumulators (16 x 8 per n-tile, ks k-steps of 16) as A
+ * fragments, B's rows (k along the rows) from 0, columns 8n.. */
+AVK_INLINE void bm_gemm_acc(float c[][4], int n_tiles, float s[][4], int ks, __local const ushort *B, int rs, int g,
+                            int t BM_EMU_DECL)
+{
+AVK_PRAGMA_UNROLL
+    for (int kk = 0; kk < ks; ++kk) {
+        const uint a[4] = {avk_pack_f16x2(s[2 * kk][0], s[2 * kk][1]), avk_pack_f16x2(s[2 * kk][2], s[2 * kk][3]),
+                           avk_pack_f16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                           avk_pack_f16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+        const int k = kk * 16 + 2 * t;
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < n_tiles; ++n) {
+            const int col = n * 8 + g;
+            const uint b[2] = {(uint)B[k * rs + col] | ((uint)B[(k + 1) * rs + col] << 16),
+                               (uint)B[(k + 8) * rs + col] | ((uint)B[(k + 9) * rs + col] << 16)};
+            BM_MMA(c[n], a, b);
+        }
+    }
+}
+
+/* grid (key blocks * WG, kv heads, batch); AVK_BWD_WG = AVK_BWD_BC / 16 warps */
+__kernel __attribute__((reqd_work_group_size(AVK_BWD_WG, 1, 1))) void
+avk_bwd_dkdv(__global const avk_elem *Q, __global const avk_elem *K, __global const avk_elem *V,
+             __global const avk_elem *dO, __global const float *LSE, __global const float *delta,
+             __global const int *seq_lens, __global const float *alibi_slopes, __global const uchar *mask,
+             __global avk_elem *dK, __global avk_elem *dV, const avk_kernel_args args)
+{
+    enum { BC = AVK_BWD_BC, BQ = AVK_BWD_BQ, NW = AVK_BWD_BC / 16, NS = AVK_BWD_BQ / 8 };
+    __local ushort sK[BC * BM_RS], sV[BC * BM_RSV], sQ[BQ * BM_RS], sdO[BQ * BM_RSV];
+    __local float sL[BQ], sDel[BQ];
+    BM_EMU_SETUP(NW)
+    const avk_kernel_args *a = &args;
+    const int k0 = get_group_id(0) * BC, g_kv = get_group_id(1), b = get_group_id(2), tid = get_local_id(0);
+    const int warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
+    bm_key_tile(a, K, V, b, g_kv, k0, BC, sK, sV);
+    float dk[AVK_D / 8][4], dv[AVK_DV / 8][4], st[NS][4], dpt[NS][4];
+AVK_PRAGMA_UNROLL
+    for (int n = 0; n < AVK_D / 8; ++n) dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = 0.0f;
+AVK_PRAGMA_UNROLL
+    for (int n = 0; n < AVK_DV / 8; ++n) dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.0f;
+    for (int h = g_kv * (int)a->group; h < (g_kv + 1) * (int)a->group; ++h) {
+        const avk_work w = avk_bwd_work(a, seq_lens, b, h);
+        const float slope = avk_bwd_slope(a, alibi_slopes, h);
+        for (int i0 = 0; i0 < (int)a->seq_q; i0 += BQ) {
+            const int i1 = min(i0 + BQ, (int)a->seq_q);
+            if (avk_bwd_disjoint(a, &w, i0, i1, k0, k0 + BC)) continue; /* the same for every item */
+            barrier(CLK_LOCAL_MEM_FENCE);                              /* the previous tile is consumed */
+            bm_query_tile(a, &w, Q, dO, LSE, delta, i0, i1, BQ, sQ, sdO, sL, sDel);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            bm_gemm_nt(st, NS, sK, warp * 16, sQ, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
+            bm_gemm_nt(dpt, NS, sV, warp * 16, sdO, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
+AVK_PRAGMA_UNROLL
+            for (int n = 0; n < NS; ++n)
+AVK_PRAGMA_UNROLL
+                for (int r = 0; r < 4; ++r) {
+                    const int key = k0 + warp * 16 + g + (r >> 1) * 8, q = n * 8 + 2 * t + (r & 1);
+                    float prob, ds;
+                    avk_bwd_point(a, &w, slope, mask, st[n][r], dpt[n][r], min(i0 + q, i1 - 1), key, sL[q], sDel[q],
+                                  &prob, &ds);
+                    st[n][r] = prob, dpt[n][r] = ds;
+                }
+            bm_gemm_acc(dv, AVK_DV / 8, st, BQ / 16, sdO, BM_RSV, g, t BM_EMU);
+            bm_gemm_acc(dk, AVK_D / 8, dpt, BQ / 16, sQ, BM_RS, g, t BM_EMU);
+        }
+    }
+    const int nk = min(BC, (int)a->seq_kv - k0);
+    const long kr0 = avk_kv_row(a, 0, b, g_kv, k0);
+    const float scale = a->scale_log2 / AVK_LOG2E;
+AVK_PRAGMA_UNROLL
+    for (int r = 0; r < 4; ++r) {
+        const int j = warp * 16 + g + (r >> 1) * 8;
+        if (j >= nk) continue;
+        const long row = kr0 + (long)j * a->kv_ss;
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < AVK_D / 8; ++n) AVK_STORE1(dk[n][r] * scale, dK, row * AVK_D + n * 8 + 2 * t + (r & 1));
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < AVK_DV / 8; ++n) AVK_STORE1(dv[n][r], dV, row * AVK_DV + n * 8 + 2 * t + (r & 1));
+    }
+}
+
+/* grid (query blocks * WG, heads, batch); AVK_BWD_WG = AVK_BWD_QB / 16 warps */
+__kernel __attribute__((reqd_work_group_size(AVK_BWD_WG, 1, 1))) void
+avk_bwd_dq(__global const avk_elem *Q, __global const avk_elem *K, __global const avk_elem *V,
+           __global const avk_elem *dO, __global const float *LSE, __global const float *delta,
+           __global const int *seq_lens, __global const float *alibi_slopes, __global const uchar *mask,
+           __global avk_elem *dQ, const avk_kernel_args args)
+{
+    enum { QB = AVK_BWD_QB, KB = AVK_BWD_KB, NW = AVK_BWD_QB / 16, NS = AVK_BWD_KB / 8 };
+    __local ushort sQ[QB * BM_RS], sdO[QB * BM_RSV], sK[KB * BM_RS], sV[KB * BM_RSV];
+    __local float sL[QB], sDel[QB];
+    BM_EMU_SETUP(NW)
+    const avk_kernel_args *a = &args;
+    const int i0 = get_group_id(0) * QB, h = get_group_id(1), b = get_group_id(2), tid = get_local_id(0);
+    const int warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
+    const int i1 = min(i0 + QB, (int)a->seq_q);
+    const avk_work w = avk_bwd_work(a, seq_lens, b, h);
+    const float slope = avk_bwd_slope(a, alibi_slopes, h);
+    bm_query_tile(a, &w, Q, dO, LSE, delta, i0, i1, QB, sQ, sdO, sL, sDel);
+    float dq[AVK_D / 8][4], s[NS][4], dp[NS][4];
+AVK_PRAGMA_UNROLL
+    for (int n = 0; n < AVK_D / 8; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
+    const int lo = avk_row_key_begin(a, &w, i0), hi = avk_row_key_end(a, &w, i1 - 1);
+    for (int k0 = lo / KB * KB; k0 < hi; k0 += KB) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        bm_key_tile(a, K, V, b, w.g, k0, KB, sK, sV);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        bm_gemm_nt(s, NS, sQ, warp * 16, sK, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
+        bm_gemm_nt(dp, NS, sdO, warp * 16, sV, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < NS; ++n)
+AVK_PRAGMA_UNROLL
+            for (int r = 0; r < 4; ++r) {
+                const int q = warp * 16 + g + (r >> 1) * 8, key = k0 + n * 8 + 2 * t + (r & 1);
+                float prob, ds;
+                avk_bwd_point(a, &w, slope, mask, s[n][r], dp[n][r], min(i0 + q, i1 - 1), key, sL[q], sDel[q], &prob,
+                              &ds);
+                s[n][r] = ds;
+            }
+        bm_gemm_acc(dq, AVK_D / 8, s, KB / 16, sK, BM_RS, g, t BM_EMU);
+    }
+    const float scale = a->scale_log2 / AVK_LOG2E;
+AVK_PRAGMA_UNROLL
+    for (int r = 0; r < 4; ++r) {
+        const int q = warp * 16 + g + (r >> 1) * 8;
+        if (i0 + q >= i1) continue;
+        const long row = avk_q_row(a, &w, i0 + q);
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < AVK_D / 8; ++n) AVK_STORE1(dq[n][r] * scale, dQ, row + n * 8 + 2 * t + (r & 1));
+    }
+}
