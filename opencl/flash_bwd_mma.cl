@@ -17,6 +17,7 @@
 #endif
 #define BM_RS (AVK_D + 8)   /* local row stride (halves) of Q and K */
 #define BM_RSV (AVK_DV + 8) /* ... of dO and V */
+#define BM_ALIGN __attribute__((aligned(16)))
 
 #if AVK_EMULATE
 #define BM_EMU_DECL , const avk_emu *e
@@ -118,7 +119,8 @@ avk_bwd_dkdv(__global const avk_elem *Q, __global const avk_elem *K, __global co
              __global avk_elem *dK, __global avk_elem *dV, const avk_kernel_args args)
 {
     enum { BC = AVK_BWD_BC, BQ = AVK_BWD_BQ, NW = AVK_BWD_BC / 16, NS = AVK_BWD_BQ / 8 };
-    __local ushort sK[BC * BM_RS], sV[BC * BM_RSV], sQ[BQ * BM_RS], sdO[BQ * BM_RSV];
+    /* 16-byte aligned: fragments are read as words (bm_pair); a ushort array may sit at any even address */
+    __local ushort sK[BC * BM_RS] BM_ALIGN, sV[BC * BM_RSV] BM_ALIGN, sQ[BQ * BM_RS] BM_ALIGN, sdO[BQ * BM_RSV] BM_ALIGN;
     __local float sL[BQ], sDel[BQ];
     BM_EMU_SETUP(NW)
     const avk_kernel_args *a = &args;
@@ -178,7 +180,7 @@ avk_bwd_dq(__global const avk_elem *Q, __global const avk_elem *K, __global cons
            __global avk_elem *dQ, const avk_kernel_args args)
 {
     enum { QB = AVK_BWD_QB, KB = AVK_BWD_KB, NW = AVK_BWD_QB / 16, NS = AVK_BWD_KB / 8 };
-    __local ushort sQ[QB * BM_RS], sdO[QB * BM_RSV], sK[KB * BM_RS], sV[KB * BM_RSV];
+    __local ushort sQ[QB * BM_RS] BM_ALIGN, sdO[QB * BM_RSV] BM_ALIGN, sK[KB * BM_RS] BM_ALIGN, sV[KB * BM_RSV] BM_ALIGN;
     __local float sL[QB], sDel[QB];
     BM_EMU_SETUP(NW)
     const avk_kernel_args *a = &args;
