@@ -69,9 +69,9 @@ static const env_var developer_vars[] = {
     {"ATTNVK_OPENCL_DUMP_DIR", "folder that gets a copy of every OpenCL program binary (PTX on NVIDIA)", "none"},
     {"ATTNVK_OPENCL_LOCAL_MEM", "bytes: configure OpenCL kernels as for a device with this much local memory (tests)", "the device's"},
     {"ATTNVK_OPENCL_MEM_LIMIT", "bytes: caps the memory attnvk assumes an OpenCL device has", "the device's"},
-    {"ATTNVK_OPENCL_BWD_MMA", "0, 1 or emu: the OpenCL backward's mma.sync body (inline PTX, NVIDIA cc >= 8.0; "
-                              "untested on a GPU), or the same emulated (any device); f16 with head dims up to 128",
-     "0: the portable body"},
+    {"ATTNVK_OPENCL_BWD_MMA", "0, 1 or emu: the OpenCL backward's portable body, its mma.sync body (inline PTX, "
+                              "NVIDIA cc >= 8.0; f16 with head dims up to 128), or the same emulated (any device)",
+     "mma.sync where the device has it"},
     {"ATTNVK_CLBLAST_MAX_ELEMENTS", "the most score elements one CLBlast call may index, below 2^31", "2^31"},
 };
 

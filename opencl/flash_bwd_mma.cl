@@ -1,8 +1,8 @@
 /* The backward's dK/dV and dQ on mma.sync m16n8k16 (AVK_BWD_MMA=1; after
  * mma_ops.cl and flash_bwd.cl in the program), f16 storage, f32
- * accumulators; UNTESTED ON A GPU: selected only by
- * ATTNVK_OPENCL_BWD_MMA=1 (inline PTX, NVIDIA cc >= 8.0) or =emu (mma_ops.cl's
- * emulation, any device: what the tests run). Native attn_bwd_mma.h's
+ * accumulators: the default where inline-PTX mma.sync exists (NVIDIA cc >=
+ * 8.0; test_opencl_backward passes on the H100), ATTNVK_OPENCL_BWD_MMA=emu
+ * runs mma_ops.cl's emulation on any device (what CI's PoCL runs). Native attn_bwd_mma.h's
  * scheme without ldmatrix or pipelining (simple before fast): tiles are f16
  * rows of D + 8 halves in local memory, fragments read by plain loads.
  *
