@@ -91,6 +91,19 @@ AVK_DEVICE void avk_bwd_gemm_nt(float (&c)[N][4], avk_u32 a_lane, avk_u32 b_lane
     }
 }
 
+/* c[N] += A fragment af (one k-step) * B (the k-step's 16 rows at b_lane, k along the rows: .trans) */
+template <int N>
+AVK_DEVICE void avk_bwd_kstep_trans(float (&c)[N][4], const avk_u32 (&af)[4], avk_u32 b_lane)
+{
+#pragma unroll
+    for (int n = 0; n < N; n += 2) {
+        avk_u32 b[4];
+        avk_ldmatrix_x4_trans(b, b_lane + (avk_u32)(n * 8 * 2));
+        avk_bmma(c[n], af, b);
+        avk_bmma(c[n + 1], af, b + 2);
+    }
+}
+
 /* c[N] += (A fragments from accumulators s) * B (B's rows at b_lane, k along the rows: .trans) */
 template <int N, int KS, int NS, int RSB>
 AVK_DEVICE void avk_bwd_gemm_acc(float (&c)[N][4], const float (&s)[NS][4], avk_u32 b_lane)
@@ -99,13 +112,7 @@ AVK_DEVICE void avk_bwd_gemm_acc(float (&c)[N][4], const float (&s)[NS][4], avk_
     for (int kk = 0; kk < KS; ++kk) {
         avk_u32 af[4];
         avk_bwd_pack<NS>(s, kk, af);
-#pragma unroll
-        for (int n = 0; n < N; n += 2) {
-            avk_u32 b[4];
-            avk_ldmatrix_x4_trans(b, b_lane + (avk_u32)((kk * 16 * RSB + n * 8) * 2));
-            avk_bmma(c[n], af, b);
-            avk_bmma(c[n + 1], af, b + 2);
-        }
+        avk_bwd_kstep_trans<N>(c, af, b_lane + (avk_u32)(kk * 16 * RSB * 2));
     }
 }
 
@@ -138,13 +145,7 @@ AVK_DEVICE void avk_bwd_gemm_tt(float (&c)[N][4], avk_u32 a_lane, avk_u32 b_lane
     for (int kk = 0; kk < KS; ++kk) {
         avk_u32 af[4];
         avk_ldmatrix_x4_trans(af, a_lane + (avk_u32)(kk * 16 * RSA * 2));
-#pragma unroll
-        for (int n = 0; n < N; n += 2) {
-            avk_u32 b[4];
-            avk_ldmatrix_x4_trans(b, b_lane + (avk_u32)((kk * 16 * RSB + n * 8) * 2));
-            avk_bmma(c[n], af, b);
-            avk_bmma(c[n + 1], af, b + 2);
-        }
+        avk_bwd_kstep_trans<N>(c, af, b_lane + (avk_u32)(kk * 16 * RSB * 2));
     }
 }
 
