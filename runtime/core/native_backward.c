@@ -12,9 +12,9 @@
 /* Kernels are data: Dk range (Dv within it too), body, tiles; the first row
  * that applies and fits the device's shared memory wins. mma rows apply to
  * f16/bf16 with Dk and Dv multiples of 16 where the backend has tensor cores;
- * the simt ones take the rest. Register budget (no spills on sm_80/sm_90a,
- * test_cuda_nvrtc): a dK/dV warp holds (Dk + Dv) / wn / 2 accumulators and
- * 16 x bq of S^T and dP^T each; a dQ warp Dk / 2 and 16 x kb. The last two
+ * the simt ones take the rest. Register budget (test_cuda_nvrtc: at most 32
+ * bytes of spills a kernel on sm_80/sm_90a): a dK/dV warp holds (Dk + Dv) /
+ * wn / 2 accumulators and 16 x bq of S^T and dP^T each; a dQ warp Dk / 2 and 16 x kb. The last two
  * simt rows are for 64 KiB of LDS (AMD): smaller tiles where the first ones
  * don't fit (BC x D a multiple of the threads, every listed D). mma tiles
  * from an H100 sweep (session 17, dQ by atomics, f16 B=4 N=4k H*D=2048,
