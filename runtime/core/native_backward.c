@@ -14,8 +14,8 @@
  * f16/bf16 with Dk and Dv multiples of 16 where the backend has tensor cores;
  * the simt ones take the rest. Register budget (test_cuda_nvrtc: at most 32
  * bytes of spills a kernel on sm_80/sm_90a): a dK/dV warp holds (Dk + Dv) /
- * wn / 2 accumulators and 16 x bq of S^T and dP^T each; a dQ warp Dk / 2 and 16 x kb. The last two
- * simt rows are for 64 KiB of LDS (AMD): smaller tiles where the first ones
+ * wn / 2 accumulators and 16 x bq of S^T and dP^T each; a dQ warp Dk / 2 and
+ * 16 x kb. The last two simt rows are for 64 KiB of LDS (AMD): smaller tiles where the first ones
  * don't fit (BC x D a multiple of the threads, every listed D). mma tiles
  * from an H100 sweep (session 17, dQ by atomics, f16 B=4 N=4k H*D=2048,
  * ATTNVK_CUDA_BWD_TILES): D=128 bc/bq 64/32 8.43 ms, 64/64 7.93, 128/32
