@@ -46,21 +46,7 @@
 #define AVK_POS_INF (__int_as_float(0x7f800000))
 #define AVK_LOG2E 1.4426950408889634f
 
-#if AVK_DTYPE == 0
-typedef float avk_elem;
-AVK_DEVICE float avk_to_f32(avk_elem x) { return x; }
-AVK_DEVICE avk_elem avk_from_f32(float x) { return x; }
-#elif AVK_DTYPE == 1
-typedef avk_u16 avk_elem;
-AVK_DEVICE float avk_to_f32(avk_elem x) { return avk_f16_to_f32(x); }
-AVK_DEVICE avk_elem avk_from_f32(float x) { return avk_f32_to_f16(x); }
-#else
-typedef avk_u16 avk_elem;
-AVK_DEVICE float avk_to_f32(avk_elem x) { return avk_bf16_to_f32(x); }
-AVK_DEVICE avk_elem avk_from_f32(float x) { return avk_f32_to_bf16(x); }
-#endif
-
-#include "attn_contract.h"
+#include "attn_contract.h" /* the storage type (avk_elem) and the contract's hooks */
 
 /* What attn_scores.h's hook needs of a CTA: one head (the host sets pack 1),
  * rows are query indices. */

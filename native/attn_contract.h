@@ -1,9 +1,27 @@
 /* The kernel contract's hooks for the native kernels (CUDA and HIP alike;
  * docs/kernel-contract.md): sequence lengths, visible key ranges, where a
  * K/V row lives (contiguous or paged) and how its bytes decode (the kv
- * format, AVK_KV_FORMAT). Included by attn_fwd.cu after the storage type. */
-/* No include guard: HIP builds several instances of attn_fwd.cu into one
- * object, each in its own namespace, and each needs these. */
+ * format, AVK_KV_FORMAT), and first the storage type of AVK_DTYPE they
+ * take. Included by attn_fwd.cu and attn_bwd.cu. */
+/* No include guard: HIP builds several instances of attn_fwd.cu (and of
+ * attn_bwd.cu) into one object, each in its own namespace with its own
+ * AVK_DTYPE, and each needs these. */
+
+/* ---- the storage type: avk_elem and its f32 conversions ---- */
+#if AVK_DTYPE == 0
+typedef float avk_elem;
+AVK_DEVICE float avk_to_f32(avk_elem x) { return x; }
+AVK_DEVICE avk_elem avk_from_f32(float x) { return x; }
+#elif AVK_DTYPE == 1
+typedef avk_u16 avk_elem;
+AVK_DEVICE float avk_to_f32(avk_elem x) { return avk_f16_to_f32(x); }
+AVK_DEVICE avk_elem avk_from_f32(float x) { return avk_f32_to_f16(x); }
+#else
+typedef avk_u16 avk_elem;
+AVK_DEVICE float avk_to_f32(avk_elem x) { return avk_bf16_to_f32(x); }
+AVK_DEVICE avk_elem avk_from_f32(float x) { return avk_f32_to_bf16(x); }
+#endif
+
 #ifndef AVK_KV_FORMAT
 #define AVK_KV_FORMAT AVK_KV_DTYPE
 #endif

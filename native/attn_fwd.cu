@@ -73,22 +73,7 @@
 #define AVK_NEG_INF (-__int_as_float(0x7f800000))
 #define AVK_LN2 0.69314718055994530942f
 
-/* ---- storage type ---- */
-#if AVK_DTYPE == 0
-typedef float avk_elem;
-AVK_DEVICE float avk_to_f32(avk_elem x) { return x; }
-AVK_DEVICE avk_elem avk_from_f32(float x) { return x; }
-#elif AVK_DTYPE == 1
-typedef avk_u16 avk_elem;
-AVK_DEVICE float avk_to_f32(avk_elem x) { return avk_f16_to_f32(x); }
-AVK_DEVICE avk_elem avk_from_f32(float x) { return avk_f32_to_f16(x); }
-#else
-typedef avk_u16 avk_elem;
-AVK_DEVICE float avk_to_f32(avk_elem x) { return avk_bf16_to_f32(x); }
-AVK_DEVICE avk_elem avk_from_f32(float x) { return avk_f32_to_bf16(x); }
-#endif
-
-/* ---- the kernel contract's hooks (docs/kernel-contract.md) ---- */
+/* ---- the storage type (avk_elem) and the kernel contract's hooks (docs/kernel-contract.md) ---- */
 #include "attn_contract.h"
 
 /* ---- where one CTA works ----
