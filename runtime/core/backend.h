@@ -37,6 +37,29 @@ typedef struct avk_backward_dispatch {
     int deterministic; /* no floating-point atomics: bit-identical runs */
 } avk_backward_dispatch;
 
+/* Ring attention's merge (core/ring.c): folds one block's partial result
+ * into a rank's running (O, LSE) accumulator, row by row. A row is
+ * r = (b * heads + h) * rows_per_head + i; there are batch * heads *
+ * rows_per_head rows of dv values, contiguous (BHSD).
+ *   lp = lse_part[r] + (lse_shift ? lse_shift[h] : 0)
+ *   first: acc = (o_part[r], lp)
+ *   else:  m = max(lse_acc[r], lp); if m == -inf: acc = (0, -inf)
+ *          else wa = exp(lse_acc[r] - m), wp = exp(lp - m),
+ *          acc = ((o_acc[r] wa + o_part[r] wp) / (wa + wp), m + log(wa + wp))
+ * o_acc and lse_acc (f32) are written with the merged values; o_out, when
+ * not NULL, too (in dtype: the run's output, at the last block).
+ * o_part holds the block's O in dtype (a kernel's output), lse_part its f32
+ * LSE (-inf for a row with no visible key, whose o_part is zeros). */
+typedef struct avk_merge_args {
+    avk_bbuf *o_part, *lse_part;
+    avk_bbuf *o_acc, *lse_acc;
+    avk_bbuf *o_out;      /* NULL, or the merged O in dtype */
+    avk_bbuf *lse_shift;  /* NULL, or f32 [heads]: ALiBi's per-head offset of a block's scores */
+    attnvk_dtype dtype;
+    int batch, heads, rows_per_head, dv;
+    int first;
+} avk_merge_args;
+
 typedef struct attnvk_backend {
     attnvk_api api;
     /* Loads the API's library (dlopen/volk) and counts its devices. On failure
@@ -103,6 +126,14 @@ typedef struct attnvk_backend {
      * core answers UNSUPPORTED ("the <api> backend has no backward pass yet");
      * an implementation without one (a vendor baseline) answers UNSUPPORTED itself. */
     attnvk_status (*backward)(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *args, double *device_ms);
+    /* Ring attention's merge (avk_merge_args), enqueued on the device's own
+     * queue after the runs before it, like an async dispatch (the CPU runs it
+     * at once). May be NULL: the core merges on the host. */
+    attnvk_status (*merge)(avk_bdev *dev, const avk_merge_args *args);
+    /* Ring attention's device-to-device transport among ranks that are all
+     * devices of this backend (NCCL on CUDA, RCCL on HIP). May be NULL: the
+     * core moves K/V through host memory. See core/ring_comm.h. */
+    const struct avk_ring_comm_ops *ring_comm;
 } attnvk_backend;
 
 #endif

@@ -12,6 +12,7 @@
 #endif
 #include "core/names.h"
 #include "core/reference.h"
+#include "core/ring_merge.h"
 #include "cpu/cpu_flash.h"
 #include "cpu/cpu_tuning.h"
 
@@ -448,6 +449,19 @@ static int cpu_tuning_candidates(avk_bdev *dev, const attnvk_problem *p, avk_tun
 /* flash-f32: attnvk's kernel (the default); reference-f64: the oracle itself */
 static const char *const cpu_variants[] = {"flash-f32", "reference-f64", NULL};
 
+static attnvk_status cpu_merge(avk_bdev *dev, const avk_merge_args *a)
+{
+    (void)dev;
+    const avk_host_merge m = {.o_part = a->o_part->data, .lse_part = (const float *)a->lse_part->data,
+                              .o_acc = (float *)a->o_acc->data, .lse_acc = (float *)a->lse_acc->data,
+                              .o_out = a->o_out ? a->o_out->data : NULL,
+                              .lse_shift = a->lse_shift ? (const float *)a->lse_shift->data : NULL,
+                              .dtype = a->dtype, .batch = a->batch, .heads = a->heads,
+                              .rows_per_head = a->rows_per_head, .dv = a->dv, .first = a->first};
+    avk_ring_merge_host(&m);
+    return ATTNVK_OK;
+}
+
 const attnvk_backend avk_backend_cpu = {
     .api = ATTNVK_API_CPU,
     .init = cpu_init,
@@ -471,4 +485,5 @@ const attnvk_backend avk_backend_cpu = {
     .wait = cpu_wait,
     .tuning_candidates = cpu_tuning_candidates,
     .backward = cpu_backward,
+    .merge = cpu_merge,
 };

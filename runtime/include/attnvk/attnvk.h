@@ -553,6 +553,57 @@ attnvk_check attnvk_check_output_ragged(const attnvk_problem *p, const float *q,
 attnvk_check attnvk_check_output_inputs(const attnvk_problem *p, const attnvk_host_inputs *in, const float *o,
                                         const size_t *rows, size_t nrows);
 
+/* ---- ring attention: one sequence across several devices (context parallelism) ---- */
+/* The sequence's N tokens are cut into chunks; each rank (a device) keeps
+ * its chunks of Q, computes them against every rank's K and V chunks as
+ * those travel once around the ring, and merges the partial (O, LSE) pairs
+ * exactly. Causal runs are load-balanced (zigzag): with G ranks the
+ * sequence is cut into 2G chunks and rank r holds chunks r and 2G-1-r;
+ * otherwise rank r holds chunk r of G. Chunks differ by at most one token.
+ * The problem is self-attention of one sequence length (seq_q == seq_kv),
+ * contiguous K/V in the problem's dtype; GQA, softcap and ALiBi are
+ * supported; windows, masks, sinks and Dv != D are UNSUPPORTED for now.
+ * Ranks may repeat a device (virtual ranks) and mix APIs. */
+typedef enum attnvk_ring_transport {
+    ATTNVK_RING_AUTO = 0, /* the backend's own (NCCL between CUDA devices) where it serves every rank, else host */
+    ATTNVK_RING_HOST,     /* K/V through host memory: any devices, no overlap with compute */
+    ATTNVK_RING_DEVICE,   /* the backend's own transport, or UNAVAILABLE / UNSUPPORTED with the reason */
+} attnvk_ring_transport;
+typedef struct attnvk_ring_options {
+    size_t struct_size;              /* sizeof(attnvk_ring_options): attnvk_ring_options_init sets it */
+    attnvk_ring_transport transport;
+    int contiguous;                  /* 1: causal runs keep rank r on chunk r of G (no zigzag) */
+    attnvk_kernel_options kernel;    /* for each block's kernel (write_lse is always on) */
+} attnvk_ring_options;
+void attnvk_ring_options_init(attnvk_ring_options *o);
+typedef struct attnvk_ring attnvk_ring;
+/* A ring over devs[0..ranks-1] (1..64 ranks) for problem p, whose whole
+ * sequence it splits. Buffers are allocated at creation. */
+attnvk_status attnvk_ring_create(attnvk_device *const *devs, int ranks, const attnvk_problem *p,
+                                 const attnvk_ring_options *opts, attnvk_ring **out);
+void attnvk_ring_destroy(attnvk_ring *r);
+/* The token ranges rank `rank` holds, [begin[i], end[i]) in its order; returns their count (1 or 2). */
+int attnvk_ring_shard(const attnvk_ring *r, int rank, int begin[2], int end[2]);
+/* The transport in use ("host", "nccl", ...) and, where AUTO fell back to host, why. */
+const char *attnvk_ring_transport_name(const attnvk_ring *r, const char **fallback_reason);
+/* Scatters the whole sequence's inputs (host f32 in p->layout; ALiBi slopes
+ * when the problem has them; kv_lens must be NULL) to the ranks. */
+attnvk_status attnvk_ring_upload(attnvk_ring *r, const attnvk_host_inputs *in);
+typedef struct attnvk_ring_stats {
+    double total_ms;         /* wall time of the run, every rank finished */
+    double transfer_ms;      /* time the K/V transfers took (each step's slowest rank, summed); -1: unknown */
+    int steps;               /* ring steps (= ranks) */
+    int blocks;              /* attention blocks run, all ranks */
+} attnvk_ring_stats;
+/* Flags of attnvk_ring_run. NO_TRANSFERS is for timing alone: K and V stay
+ * where they are, so O is not the attention's (the bench's compute-only run,
+ * from which it tells how much of the transfers the computation hid). */
+enum { ATTNVK_RING_NO_TRANSFERS = 1u << 0 };
+/* One run on the uploaded inputs; synchronous. stats may be NULL. */
+attnvk_status attnvk_ring_run(attnvk_ring *r, unsigned flags, attnvk_ring_stats *stats);
+/* Gathers O (f32 in p->layout) and, when lse is not NULL, the LSE (f32 [B][H][N]). */
+attnvk_status attnvk_ring_download(attnvk_ring *r, float *o, float *lse);
+
 /* ---- numeric helpers ---- */
 uint16_t attnvk_f32_to_f16(float f);
 float attnvk_f16_to_f32(uint16_t h);
