@@ -17,7 +17,7 @@ static const char bench_usage[] =
     "                    [--cooldown S] [--max-memory BYTES] [--max-time S]\n"
     "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
     "                    [--variant V] [--tile BRxBC] [--split-kv N] [--kv-dtype q8_0|q4_0|fp8] [--page-size N]\n"
-    "                    [--pass fwd|bwd|fwd+bwd] [--cold [--cold-runs N]]\n"
+    "                    [--pass fwd|bwd|fwd+bwd] [--cold [--cold-runs N]] [--ring G]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
     "output against the float64 CPU reference and times it with device timestamps.\n"
     "  --api LIST     APIs to run (comma list or 'all', the default). Under 'all' the cpu API (the reference\n"
@@ -61,6 +61,12 @@ static const char bench_usage[] =
     "                 dispatch and the checked result; a second one on the caches the first left; a cold-start\n"
     "                 table follows the results and each JSON record gets cold_start (not in csv)\n"
     "  --cold-runs N  with --cold: N pairs of starts per record (1..20, default 1), medians reported\n"
+    "  --ring G       ring attention (context parallelism) over G ranks, --gpus G alike: the selected devices\n"
+    "                 in order, repeated as virtual ranks when fewer than G; each case's sequence is split over\n"
+    "                 them (zigzag when causal), K/V travel by NCCL between CUDA devices, else through host\n"
+    "                 memory. Records: time, TFLOP/s in all and per rank, transfer time and the share the\n"
+    "                 computation hid, strong and weak scaling against one device running the whole case and\n"
+    "                 its N/G share, and O checked on sampled rows\n"
     "Ctrl-C (SIGINT) or SIGTERM stops after the current dispatch: the finished records are printed and\n"
     "in --out, exit status 130 (143 for SIGTERM).\n"
     "Exit status: 0 every case ran and passed (skipped/unavailable allowed), 1 a correctness or run failure,\n"
@@ -127,7 +133,7 @@ typedef enum opt_id {
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_MAX_TIME, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
     OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_HEAD_DIM_V, OPT_COLD_RUNS,
-    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_PASS, OPT_COUNT
+    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_PASS, OPT_RING, OPT_GPUS, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
@@ -135,7 +141,7 @@ static const char *const option_names[OPT_COUNT] = {
     "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "--max-time", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
     "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks", "--head-dim-v", "--cold-runs",
-    "--cold-child", "--max-seq", "--pass"};
+    "--cold-child", "--max-seq", "--pass", "--ring", "--gpus"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -304,6 +310,10 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
                 return 0;
             }
         return bad(name, "fwd, bwd or fwd+bwd", val);
+    case OPT_RING:
+    case OPT_GPUS:
+        if (!cli_parse_int(val, 1, 64, &o->ring)) return bad(name, "a rank count in 1..64", val);
+        return 0;
     case OPT_COUNT: break;
     }
     return cli_error(EXIT_USAGE, "bench: internal option error");
@@ -357,6 +367,9 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
     if (o->cold && o->pass != BENCH_PASS_FWD)
         return cli_error(EXIT_USAGE, "bench: --cold times the forward's first result; drop --pass %s",
                          bench_pass_name(o->pass));
+    if (o->ring && (o->pass != BENCH_PASS_FWD || o->cold || o->page_size || o->kv_format != ATTNVK_KV_DTYPE))
+        return cli_error(EXIT_USAGE, "bench: --ring runs the forward on a contiguous cache in the problem's dtype; "
+                                     "drop --pass, --cold, --page-size and --kv-dtype");
     if (o->variant) {
         int rc = cli_check_variant("bench", o->variant, o->api_mask);
         if (rc) return rc;

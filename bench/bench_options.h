@@ -62,6 +62,7 @@ typedef struct bench_options {
     int cold;                    /* --cold: also the time to the first correct result on empty and warm
                                     kernel caches, each in a fresh process (bench_cold.h) */
     long cold_runs;              /* --cold-runs N: pairs of starts per record, medians reported (1) */
+    long ring;                   /* --ring G / --gpus G: ring attention over G ranks (0: off) */
     const char *cold_child;      /* hidden --cold-child CASE:API:DEVICE:IMPL:NAME: be one such start */
     char command[2048];          /* the command line, for the results file */
 } bench_options;

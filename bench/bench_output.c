@@ -245,6 +245,29 @@ static cJSON *cold_times_json(bool have, const bench_cold_times *t)
     return o;
 }
 
+/* --ring: the ranks and what the record measured beside its samples (bench_ring.h). */
+static cJSON *ring_json(const struct bench_ring_result *g)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "ranks", g->ranks);
+    cJSON *devs = cJSON_AddArrayToObject(o, "rank_devices");
+    for (int i = 0; i < g->ranks; ++i) cJSON_AddItemToArray(devs, cJSON_CreateNumber(g->rank_device[i]));
+    cJSON_AddStringToObject(o, "transport", g->transport);
+    if (g->transport_note[0]) cJSON_AddStringToObject(o, "transport_note", g->transport_note);
+    else cJSON_AddNullToObject(o, "transport_note");
+    add_number_or_null(o, "transfer_ms", g->transfer_ms);
+    add_number_or_null(o, "compute_only_ms", g->compute_only_ms);
+    add_number_or_null(o, "hidden_fraction", g->hidden_fraction);
+    add_number_or_null(o, "tflops_per_rank", g->tflops_per_rank);
+    add_number_or_null(o, "single_device_ms", g->single_ms);
+    add_number_or_null(o, "share_device_ms", g->shard_ms);
+    add_number_or_null(o, "strong_scaling", g->strong_scaling);
+    add_number_or_null(o, "weak_scaling", g->weak_scaling);
+    if (g->baseline_note[0]) cJSON_AddStringToObject(o, "baseline_note", g->baseline_note);
+    else cJSON_AddNullToObject(o, "baseline_note");
+    return o;
+}
+
 static cJSON *cold_start_json(const bench_cold_result *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -336,6 +359,7 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     if (r->vendor_reference[0]) cJSON_AddStringToObject(o, "vendor_reference", r->vendor_reference);
     else cJSON_AddNullToObject(o, "vendor_reference");
     if (r->cold_start.present) cJSON_AddItemToObject(o, "cold_start", cold_start_json(&r->cold_start));
+    if (r->have_ring) cJSON_AddItemToObject(o, "ring", ring_json(&r->ring));
     return o;
 }
 

@@ -84,6 +84,25 @@ typedef struct bench_record {
     char vendor_reference[32];
 
     bench_cold_result cold_start; /* --cold (bench_cold.h): present on ok records; written as cold_start */
+
+    /* --ring G (bench_ring.h): the ring's ranks and what the record measured beside its own samples;
+     * NAN: not measured */
+    int have_ring;
+    struct bench_ring_result {
+        int ranks;
+        int rank_device[64];      /* each rank's device, into the results' device list */
+        char transport[32];       /* "host", "nccl", ... */
+        char transport_note[192]; /* why the host transport was used, or "" */
+        double transfer_ms;       /* median of the samples' K/V transfer time */
+        double compute_only_ms;   /* median of the same schedule without transfers */
+        double hidden_fraction;   /* of the transfer time, the share the computation hid */
+        double single_ms;         /* one device (rank 0's) running the whole case */
+        double shard_ms;          /* one device running an N/G share of it */
+        double strong_scaling;    /* single_ms / (G * median) */
+        double weak_scaling;      /* TFLOP/s per rank / the N/G share's TFLOP/s on one device */
+        double tflops_per_rank;
+        char baseline_note[192];  /* why a baseline is missing, or "" */
+    } ring;
 } bench_record;
 
 /* Zeroed record of a case on a device, every result null (NAN). */

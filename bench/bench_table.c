@@ -4,6 +4,7 @@
  * is in JSON and CSV. The table fits TEXT_WIDE columns, or TEXT_COMPACT, where the
  * case becomes a heading above its rows. */
 #include "bench_formats.h"
+#include "bench_ring.h"
 #include "text_layout.h"
 
 #include <math.h>
@@ -327,6 +328,8 @@ void bench_table_tail(strbuf *b, const bench_results *res)
     strbuf tmp = {0};
     counts_summary(res, &tmp);
     flush_wrapped(b, &tmp, 0, 2, res->width);
+    for (int i = 0; i < res->nrecords; ++i)
+        if (bench_ring_line(&tmp, &res->records[i])) flush_wrapped(b, &tmp, 0, 2, res->width);
     text_wrap(b, column_key, 0, 2, res->width);
 }
 
@@ -415,6 +418,8 @@ void bench_md_row(strbuf *b, const bench_results *res, int i)
 void bench_md_tail(strbuf *b, const bench_results *res)
 {
     sb_puts(b, "\n");
+    for (int i = 0; i < res->nrecords; ++i)
+        if (bench_ring_line(b, &res->records[i])) sb_puts(b, "\n\n");
     int last = 0;
     for (int i = 0; i < res->nrecords; ++i) {
         int n = footnote_of(res, i);

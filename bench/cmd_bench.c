@@ -7,6 +7,7 @@
 #include "bench_options.h"
 #include "bench_output.h"
 #include "bench_progress.h"
+#include "bench_ring.h"
 #include "bench_runner.h"
 #include "bench_suites.h"
 #include "cli.h"
@@ -58,6 +59,7 @@ typedef struct bench_session {
     bench_progress progress;
     int write_failed, print_failed;
     int noisy_cpu_records;     /* cv warnings on CPU-type devices, summed up at the end */
+    int ring_target[64];       /* --ring: each rank's target */
     int argc;                  /* the command line, for --cold's fresh processes */
     char **argv;
 } bench_session;
@@ -216,8 +218,22 @@ static int run_pass(const attnvk_impl_info *impl)
     return impl->fused ? 0 : 1;
 }
 
+/* --ring: one record per case, over the selected devices in order (virtual ranks when fewer). */
+static int plan_ring_units(bench_session *s)
+{
+    s->units = calloc((size_t)s->ncases + 1, sizeof *s->units);
+    if (!s->units) return cli_error(EXIT_FAILED, "out of host memory");
+    for (int i = 0; i < s->o.ring; ++i) s->ring_target[i] = i % s->ntargets;
+    int own = 0;
+    for (int i = 0; i < s->targets[0].nimpls; ++i)
+        if (!strcmp(s->targets[0].impls[i].name, "attnvk")) own = i;
+    for (int c = 0; c < s->ncases; ++c) s->units[s->nunits++] = (bench_unit){c, 0, own, 1};
+    return 0;
+}
+
 static int plan_units(bench_session *s, const bench_run_config *cfg)
 {
+    if (s->o.ring) return plan_ring_units(s);
     int per_case = 0;
     for (int d = 0; d < s->ntargets; ++d) per_case += s->targets[d].nimpls;
     s->units = calloc((size_t)(s->ncases * per_case) + 1, sizeof *s->units);
@@ -314,7 +330,14 @@ static void run_unit(bench_session *s, const bench_unit *u, const bench_run_conf
     bench_progress_record(&s->progress, what, u->may_run);
     bench_record r;
     bench_record_init(&r, impl->name, impl->fused, u->d, c);
-    if (cpu_rule_for(s, t, c) == CPU_SKIP) {
+    if (s->o.ring) {
+        bench_case rc = *c;
+        bench_ring_case_name(c->name, (int)s->o.ring, rc.name, sizeof rc.name);
+        bench_record_init(&r, "attnvk", 1, u->d, &rc);
+        const bench_workload *w = case_workload(s, u->c);
+        if (w) bench_ring_run(s->targets, s->ring_target, (int)s->o.ring, cfg, w, &r);
+        else bench_record_set(&r, BENCH_SKIPPED, "host: %s", s->workload_error);
+    } else if (cpu_rule_for(s, t, c) == CPU_SKIP) {
         bench_record_set(&r, BENCH_SKIPPED,
                          "%.0f GFLOP is too slow for the cpu reference under --api all; use --api cpu to run it",
                          r.flops / 1e9);

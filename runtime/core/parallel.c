@@ -134,7 +134,8 @@ void avk_parallel_for(size_t n, size_t min_items, size_t align, void (*fn)(void 
     if (n == 0) return;
     if (align < 1) align = 1;
     if (min_items < 1) min_items = 1;
-    size_t threads = (size_t)avk_cpu_threads(); /* 1..256 */
+    /* a job too small to split never asks for the thread count (sysconf reads /sys per call) */
+    size_t threads = n / min_items >= 2 ? (size_t)avk_cpu_threads() : 1; /* 1..256 */
     if (threads > n / min_items) threads = n / min_items ? n / min_items : 1;
     if (threads == 1 || in_task || pthread_mutex_trylock(&submit) != 0) {
         /* one slice, a nested call, or another thread's job running: inline */
