@@ -499,6 +499,38 @@ def test_launches():
                        for r in doc["records"]))
 
 
+def test_ring():
+    """--ring G: one record per case over G ranks (virtual ranks on the CPU here), O checked, the ring's
+    measurements in JSON (schema) and a summary line after the table; what it cannot run is a usage error
+    or a skipped record with the reason."""
+    out = os.path.join(WORK, "ring.json")
+    shape = ("--api", "cpu", "--seq", "96,130", "--heads", "4", "--kv-heads", "2", "--head-dim", "32", "--causal",
+             "--dtype", "f32", "-r", "3", "--warmup", "0")
+    rc, _, err = run("bench", *shape, "--ring", "3", "-o", "json", "--out", out)
+    doc = load(out)
+    valid(doc, "--ring 3 JSON")
+    recs = doc["records"]
+    ring = [r.get("ring") or {} for r in recs]
+    expect(rc == 0 and len(recs) == 2 and all(r["status"] == "ok" and r["case"]["name"].endswith("-ring3")
+                                              and r["check"]["passed"] for r in recs)
+           and all(g.get("ranks") == 3 and g.get("rank_devices") == [0, 0, 0] and g.get("transport") == "host"
+                   and g.get("transfer_ms", -1) >= 0 and g.get("strong_scaling", 0) > 0 and g.get("weak_scaling", 0) > 0
+                   and g.get("single_device_ms", 0) > 0 for g in ring),
+           f"--ring 3: exit {rc}, " + ", ".join(f"{r['case']['name']}:{r['status']}:{r.get('ring')}" for r in recs)
+           + (f" {err.strip()!r}" if rc else ""))
+    rc, stdout, _ = run("bench", *shape, "--ring", "2", "--gpus", "2")
+    lines = [l for l in stdout.splitlines() if l.startswith("ring ")]
+    expect(rc == 0 and len(lines) == 2 and "2 ranks (devices 0,0) over host" in lines[0],
+           f"--ring 2: the table's summary lines: {lines}")
+    rc, _, _ = run("bench", *shape, "--ring", "2", "--window", "8,0", "-o", "json", "--out", out)
+    doc = load(out)
+    expect(rc == 0 and all(r["status"] == "skipped" and "window" in r["reason"] for r in doc["records"]),
+           "--ring with a window: skipped with the reason: " + "; ".join(r["reason"] for r in doc["records"]))
+    for bad in (["--ring", "0"], ["--ring", "65"], ["--gpus", "x"], ["--ring", "2", "--pass", "bwd"]):
+        rc, _, err = run("bench", "--api", "cpu", *bad)
+        expect(rc == 2 and len(err.strip().splitlines()) == 1, f"bench {' '.join(bad)}: exit {rc}: {err.strip()!r}")
+
+
 def test_interrupt():
     """SIGINT stops after the current dispatch: the finished rows and the summary are printed,
     --out holds them as a valid file, stderr says where, exit 130."""
@@ -691,7 +723,7 @@ def test_interrupted():
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
              test_variance, test_exit_codes, test_csv_md, test_format_everywhere, test_rows_as_they_finish,
-             test_table_widths, test_devices_layout, test_cpu_labels_and_units, test_decode_bandwidth, test_launches, test_interrupt, test_max_time, test_progress, test_interrupted]:
+             test_table_widths, test_devices_layout, test_cpu_labels_and_units, test_decode_bandwidth, test_launches, test_ring, test_interrupt, test_max_time, test_progress, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
