@@ -63,7 +63,7 @@ AVK_DEVICE int avk_seq_len(const avk_attn_params &p, int b)
 /* i' of query i in a sequence of len keys: where causal masks, windows and ALiBi put it */
 AVK_DEVICE int avk_row_pos(const avk_attn_params &p, int len, int i)
 {
-    return (p.flags & AVK_FLAG_TOP_LEFT) ? i : i + len - (int)p.seq_q;
+    return ((p.flags & AVK_FLAG_TOP_LEFT) ? i : i + len - (int)p.seq_q) + p.pos_offset;
 }
 
 /* exclusive end of the keys query i sees in a sequence of len keys (causal, window) */

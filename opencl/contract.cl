@@ -52,7 +52,7 @@ inline int avk_seq_len(const avk_kernel_args *a, __global const int *seq_lens, i
 /* i' of query i in a sequence of len keys: where causal masks, windows and ALiBi put it */
 inline long avk_row_pos(const avk_kernel_args *a, int len, int i)
 {
-    return (a->flags & AVK_FLAG_TOP_LEFT) ? (long)i : (long)i + len - (long)a->seq_q;
+    return ((a->flags & AVK_FLAG_TOP_LEFT) ? (long)i : (long)i + len - (long)a->seq_q) + a->pos_offset;
 }
 
 /* exclusive end of the keys query i sees in a sequence of len keys (causal, window) */

@@ -51,7 +51,7 @@ uint avk_seq_len(uint b)
 // i' of query i in a sequence of len keys: where causal masks, windows and ALiBi put it.
 int avk_row_pos(uint len, uint i)
 {
-    return (avk_flags() & AVK_FLAG_TOP_LEFT) != 0u ? int(i) : int(i) + int(len) - int(pc.seq_q);
+    return ((avk_flags() & AVK_FLAG_TOP_LEFT) != 0u ? int(i) : int(i) + int(len) - int(pc.seq_q)) + pc.pos_offset;
 }
 
 // Exclusive end of the keys query i of sequence b (len keys) sees (causal, window).
@@ -60,8 +60,9 @@ uint avk_key_end(uint len, uint i)
     if ((avk_flags() & (AVK_FLAG_CAUSAL | AVK_FLAG_WINDOW)) == 0u) return len;
     int pos = avk_row_pos(len, i), end = int(len);
     if ((pc.flags & AVK_FLAG_CAUSAL) != 0u) end = min(end, pos + 1);
-    // the window's width capped at len: no int overflow for huge windows
-    if ((avk_flags() & AVK_FLAG_WINDOW) != 0u && pc.window_right >= 0) end = min(end, pos + 1 + min(pc.window_right, int(len)));
+    // a window that reaches past the sequence's end bounds nothing: no int overflow for huge windows
+    if ((avk_flags() & AVK_FLAG_WINDOW) != 0u && pc.window_right >= 0 && pc.window_right < end - pos)
+        end = min(end, pos + 1 + pc.window_right);
     return uint(clamp(end, 0, int(len)));
 }
 
@@ -69,8 +70,8 @@ uint avk_key_end(uint len, uint i)
 uint avk_key_begin(uint len, uint i)
 {
     if ((avk_flags() & AVK_FLAG_WINDOW) == 0u || pc.window_left < 0) return 0u;
-    int reach = min(pc.window_left, int(len) + int(pc.seq_q));
-    return uint(clamp(avk_row_pos(len, i) - reach, 0, int(len)));
+    int pos = avk_row_pos(len, i); // a window reaching before key 0 starts there: no int overflow
+    return pc.window_left >= pos ? 0u : uint(min(pos - pc.window_left, int(len)));
 }
 
 // Element offset of query i's row in the mask ([b][h][i][j] with broadcast strides).

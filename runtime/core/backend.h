@@ -41,7 +41,7 @@ typedef struct avk_backward_dispatch {
  * into a rank's running (O, LSE) accumulator, row by row. A row is
  * r = (b * heads + h) * rows_per_head + i; there are batch * heads *
  * rows_per_head rows of dv values, contiguous (BHSD).
- *   lp = lse_part[r] + (lse_shift ? lse_shift[h] : 0)
+ *   lp = lse_part[r]
  *   first: acc = (o_part[r], lp)
  *   else:  m = max(lse_acc[r], lp); if m == -inf: acc = (0, -inf)
  *          else wa = exp(lse_acc[r] - m), wp = exp(lp - m),
@@ -54,7 +54,6 @@ typedef struct avk_merge_args {
     avk_bbuf *o_part, *lse_part;
     avk_bbuf *o_acc, *lse_acc;
     avk_bbuf *o_out;      /* NULL, or the merged O in dtype */
-    avk_bbuf *lse_shift;  /* NULL, or f32 [heads]: ALiBi's per-head offset of a block's scores */
     attnvk_dtype dtype;
     int batch, heads, rows_per_head, dv;
     int first;

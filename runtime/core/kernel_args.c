@@ -55,6 +55,7 @@ void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_beg
     a->window_left = (f & ATTNVK_FEATURE_WINDOW) ? p->window_left : -1;
     a->window_right = (f & ATTNVK_FEATURE_WINDOW) ? p->window_right : -1;
     a->softcap = p->softcap;
+    a->pos_offset = (f & ATTNVK_FEATURE_POSITION_OFFSET) ? p->position_offset : 0;
     if (p->mask) {
         const uint32_t pair = (uint32_t)p->seq_q * (uint32_t)p->seq_kv;
         a->mask_sb = p->mask_batch > 1 ? pair * (uint32_t)p->mask_heads : 0u;

@@ -107,6 +107,8 @@ unsigned avk_problem_features(const attnvk_problem *p)
     if (p->align == ATTNVK_ALIGN_TOP_LEFT && (p->causal || (f & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI))))
         f |= ATTNVK_FEATURE_TOP_LEFT;
     if (avk_head_dim_v(p) != p->head_dim) f |= ATTNVK_FEATURE_HEAD_DIM_V;
+    if (p->position_offset && (p->causal || (f & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI))))
+        f |= ATTNVK_FEATURE_POSITION_OFFSET;
     return f;
 }
 
@@ -131,6 +133,7 @@ const char *avk_feature_name(unsigned missing)
     if (missing & ATTNVK_FEATURE_MASK) return "additive masks";
     if (missing & ATTNVK_FEATURE_TOP_LEFT) return "top-left causal alignment";
     if (missing & ATTNVK_FEATURE_HEAD_DIM_V) return "different K and V head dims";
+    if (missing & ATTNVK_FEATURE_POSITION_OFFSET) return "a position offset";
     return "this feature";
 }
 

@@ -47,7 +47,7 @@ static inline size_t avk_o_offset(const attnvk_problem *p, int b, int h, int i)
 /* i' of query row i in a sequence of len keys (attnvk_causal_align). */
 static inline long long avk_row_position(const attnvk_problem *p, int i, int len)
 {
-    return p->align == ATTNVK_ALIGN_TOP_LEFT ? (long long)i : (long long)i + len - p->seq_q;
+    return (p->align == ATTNVK_ALIGN_TOP_LEFT ? (long long)i : (long long)i + len - p->seq_q) + p->position_offset;
 }
 
 /* Keys [*lo, *hi) that query row i may see in a sequence of len keys: the

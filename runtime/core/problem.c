@@ -50,6 +50,8 @@ static attnvk_status avk_problem_validate_scores(const attnvk_problem *p)
                         p->window_left, p->window_right);
     if (!isfinite(p->softcap) || p->softcap < 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "softcap must be finite and >= 0 (0: off)");
+    if (p->position_offset <= -(1 << 30) || p->position_offset >= (1 << 30))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "position offset %d is outside -2^30..2^30", p->position_offset);
     if (!p->mask) return ATTNVK_OK;
     if (p->mask_batch != 1 && p->mask_batch != p->batch)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "mask batch dimension %d does not broadcast to B=%d (1 or B)",

@@ -36,7 +36,6 @@ static attnvk_status check_problem(const attnvk_problem *p)
     const char *what = p->seq_q != p->seq_kv ? "seq_q != seq_kv (it splits one sequence attending to itself)"
                        : p->page_size > 0 || p->ragged ? "paged or ragged caches"
                        : p->kv_format != ATTNVK_KV_DTYPE ? "quantized caches"
-                       : p->window ? "windows (blocks would need a position offset the kernels lack)"
                        : p->mask ? "masks"
                        : p->sinks ? "sinks"
                        : attnvk_problem_head_dim_v(p) != p->head_dim ? "Dv != D"
@@ -98,7 +97,6 @@ static void rank_free(ring_rank *rk)
         }
         free(rk->host_acc_o[i]);
         free(rk->host_acc_lse[i]);
-        for (int c = 0; c < AVK_RING_MAX_CHUNKS; c++) attnvk_buffer_destroy(rk->shift[i][c]);
     }
     attnvk_buffer_destroy(rk->slopes);
     for (int i = 0; i < rk->nkernels; i++) attnvk_kernel_destroy(rk->kernels[i].k);
@@ -244,7 +242,6 @@ void attnvk_ring_destroy(attnvk_ring *r)
     free(r->staging);
     free(r->staging_f32);
     free(r->staging_lse);
-    free(r->slopes);
     free(r);
 }
 

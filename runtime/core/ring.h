@@ -10,11 +10,12 @@
 enum {
     RING_KV_SETS = 3, /* the rank's own K/V (kept for the next run), and two that the others' take turns in */
     RING_SLOTS = 2,   /* chunks per rank: 2 with zigzag */
-    RING_KERNELS = 8, /* distinct block shapes per rank: 2 chunk lengths squared, causal or not */
+    /* distinct blocks per rank: each own chunk against each chunk of the sequence at most */
+    RING_KERNELS = RING_SLOTS * AVK_RING_MAX_CHUNKS,
 };
 
 typedef struct ring_kernel {
-    int lq, lk, causal;
+    int lq, lk, offset, bounded;
     attnvk_kernel *k;
 } ring_kernel;
 
@@ -27,8 +28,7 @@ typedef struct ring_rank {
     attnvk_buffer *acc_o[RING_SLOTS], *acc_lse[RING_SLOTS];   /* f32, device merge */
     float *host_acc_o[RING_SLOTS], *host_acc_lse[RING_SLOTS]; /* host merge */
     attnvk_buffer *k[RING_KV_SETS][RING_SLOTS], *v[RING_KV_SETS][RING_SLOTS];
-    attnvk_buffer *slopes;                                 /* ALiBi */
-    attnvk_buffer *shift[RING_SLOTS][AVK_RING_MAX_CHUNKS]; /* ALiBi: slope * (key chunk's start - query chunk's) */
+    attnvk_buffer *slopes; /* ALiBi */
     ring_kernel kernels[RING_KERNELS];
     int nkernels;
 } ring_rank;
@@ -49,7 +49,6 @@ struct attnvk_ring {
     char transport[32];
     char fallback[256];   /* why AUTO took the host */
     int uploaded;
-    float *slopes;        /* ALiBi slopes, host copy for host merges */
     void *staging;        /* host: one K/V chunk, or one Q/O chunk in dtype */
     float *staging_f32, *staging_lse;
 };

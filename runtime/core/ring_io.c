@@ -45,26 +45,6 @@ static attnvk_status put_chunk(attnvk_ring *r, attnvk_buffer *buf, const float *
     return attnvk_buffer_write(buf, 0, r->staging, n * attnvk_dtype_size(p->dtype));
 }
 
-/* ALiBi: a block of query chunk qc and key chunk kc runs with i' = its own
- * row, so its scores lack slope * (start of kc - start of qc): a per-head
- * constant, which moves the block's LSE and not its O. */
-static attnvk_status put_shifts(attnvk_ring *r, ring_rank *rk)
-{
-    const attnvk_problem *p = &r->p;
-    attnvk_status s = ATTNVK_OK;
-    for (int i = 0; i < rk->n && s == ATTNVK_OK; i++)
-        for (int kc = 0; kc < r->plan.chunks && s == ATTNVK_OK; kc++) {
-            int delta = r->plan.begin[kc] - r->plan.begin[rk->chunk[i]];
-            if (delta == 0 || avk_ring_block(&r->plan, rk->chunk[i], kc, p->causal) == AVK_RING_SKIP) continue;
-            for (int h = 0; h < p->heads; h++) r->staging_f32[h] = r->slopes[h] * (float)delta;
-            if (!rk->shift[i][kc])
-                s = attnvk_buffer_create(rk->dev, (size_t)p->heads * sizeof(float), &rk->shift[i][kc]);
-            if (s == ATTNVK_OK)
-                s = attnvk_buffer_write(rk->shift[i][kc], 0, r->staging_f32, (size_t)p->heads * sizeof(float));
-        }
-    return s;
-}
-
 attnvk_status attnvk_ring_upload(attnvk_ring *r, const attnvk_host_inputs *in)
 {
     if (!r || !in || !in->q || !in->k || !in->v)
@@ -74,11 +54,6 @@ attnvk_status attnvk_ring_upload(attnvk_ring *r, const attnvk_host_inputs *in)
     if (p->alibi && !in->alibi_slopes)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring upload: the problem has ALiBi but no slopes were given");
     attnvk_status s = ATTNVK_OK;
-    if (p->alibi) {
-        if (!r->slopes) r->slopes = malloc((size_t)p->heads * sizeof(float));
-        if (!r->slopes) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "ring upload: no host memory");
-        memcpy(r->slopes, in->alibi_slopes, (size_t)p->heads * sizeof(float));
-    }
     r->uploaded = 0;
     for (int k = 0; k < r->ranks && s == ATTNVK_OK; k++) {
         ring_rank *rk = &r->rank[k];
@@ -87,10 +62,8 @@ attnvk_status attnvk_ring_upload(attnvk_ring *r, const attnvk_host_inputs *in)
             if (s == ATTNVK_OK) s = put_chunk(r, rk->k[0][i], in->k, p->kv_heads, rk->chunk[i]);
             if (s == ATTNVK_OK) s = put_chunk(r, rk->v[0][i], in->v, p->kv_heads, rk->chunk[i]);
         }
-        if (s == ATTNVK_OK && p->alibi) {
-            s = attnvk_buffer_write(rk->slopes, 0, r->slopes, (size_t)p->heads * sizeof(float));
-            if (s == ATTNVK_OK && rk->device_merge) s = put_shifts(r, rk);
-        }
+        if (s == ATTNVK_OK && p->alibi) /* every block adds them at its own i' (its position offset) */
+            s = attnvk_buffer_write(rk->slopes, 0, in->alibi_slopes, (size_t)p->heads * sizeof(float));
     }
     r->uploaded = s == ATTNVK_OK;
     return s;

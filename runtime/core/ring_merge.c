@@ -13,8 +13,7 @@ void avk_ring_merge_host(const avk_host_merge *m)
     float *row = dv <= MERGE_ROW_MAX ? part : malloc(dv * sizeof(float));
     if (!row) abort(); /* Dv is bounded by the problem's validation; never reached */
     for (size_t r = 0; r < rows; r++) {
-        int h = (int)((r / (size_t)m->rows_per_head) % (size_t)m->heads);
-        float lp = m->lse_part[r] + (m->lse_shift ? m->lse_shift[h] : 0.0f);
+        float lp = m->lse_part[r];
         float *acc = m->o_acc + r * dv;
         attnvk_unpack(m->dtype, (const unsigned char *)m->o_part + r * dv * esize, row, dv);
         if (m->first) {

@@ -11,7 +11,6 @@ typedef struct avk_host_merge {
     const float *lse_part;
     float *o_acc, *lse_acc;
     void *o_out;             /* NULL, or dtype */
-    const float *lse_shift;  /* NULL, or [heads] */
     attnvk_dtype dtype;
     int batch, heads, rows_per_head, dv;
     int first;

@@ -16,9 +16,15 @@ typedef struct avk_ring_plan {
 
 typedef enum avk_ring_block_kind {
     AVK_RING_SKIP = 0, /* no key of the chunk is visible to any query of the other */
-    AVK_RING_FULL,     /* every key visible */
-    AVK_RING_DIAG,     /* the same chunk: causal within it */
+    AVK_RING_FULL,     /* every key visible to every query: no causal or window bound inside */
+    AVK_RING_BOUNDED,  /* the causal bound or the window cuts through it */
 } avk_ring_block_kind;
+
+/* The problem's visibility rules that decide a block's kind. */
+typedef struct avk_ring_rules {
+    int causal;
+    int window, window_left, window_right; /* as attnvk_problem's */
+} avk_ring_rules;
 
 /* Cuts seq tokens for ranks ranks (zigzag or not); 0 when seq < chunks or
  * ranks is outside 1..AVK_RING_MAX_RANKS. The first seq % chunks chunks get
@@ -32,6 +38,12 @@ static inline int avk_ring_source(const avk_ring_plan *plan, int rank, int step)
 {
     return ((rank - step) % plan->ranks + plan->ranks) % plan->ranks;
 }
-avk_ring_block_kind avk_ring_block(const avk_ring_plan *plan, int q_chunk, int k_chunk, int causal);
+/* Query chunk q_chunk's rows sit at i' = row + (its start - k_chunk's start)
+ * among k_chunk's keys (the block's position offset). */
+static inline int avk_ring_offset(const avk_ring_plan *plan, int q_chunk, int k_chunk)
+{
+    return plan->begin[q_chunk] - plan->begin[k_chunk];
+}
+avk_ring_block_kind avk_ring_block(const avk_ring_plan *plan, int q_chunk, int k_chunk, const avk_ring_rules *rules);
 
 #endif

@@ -23,37 +23,46 @@ typedef struct ring_block {
 static int step_blocks(const attnvk_ring *r, int k, int step, ring_block out[RING_SLOTS * RING_SLOTS])
 {
     const ring_rank *rk = &r->rank[k];
+    const avk_ring_rules rules = {.causal = r->p.causal, .window = r->p.window, .window_left = r->p.window_left,
+                                  .window_right = r->p.window_right};
     int src_chunks[RING_SLOTS], n = 0;
     int src_n = avk_ring_rank_chunks(&r->plan, avk_ring_source(&r->plan, k, step), src_chunks);
     for (int qi = 0; qi < rk->n; qi++)
         for (int ki = 0; ki < src_n; ki++) {
-            avk_ring_block_kind kind = avk_ring_block(&r->plan, rk->chunk[qi], src_chunks[ki], r->p.causal);
+            avk_ring_block_kind kind = avk_ring_block(&r->plan, rk->chunk[qi], src_chunks[ki], &rules);
             if (kind != AVK_RING_SKIP)
                 out[n++] = (ring_block){.q_slot = qi, .k_slot = ki, .k_chunk = src_chunks[ki], .kind = kind};
         }
     return n;
 }
 
-static attnvk_status block_kernel(attnvk_ring *r, ring_rank *rk, int lq, int lk, int causal, attnvk_kernel **out)
+/* The kernel of a block: the problem's score modifications on lq queries at
+ * i' = row + offset among lk keys (top-left), with its causal and window
+ * bounds only where they cut through the block. */
+static attnvk_status block_kernel(attnvk_ring *r, ring_rank *rk, int lq, int lk, int offset, int bounded,
+                                  attnvk_kernel **out)
 {
+    if (!bounded && !r->p.alibi) offset = 0; /* nothing else reads i' */
     for (int i = 0; i < rk->nkernels; i++) {
         const ring_kernel *c = &rk->kernels[i];
-        if (c->lq == lq && c->lk == lk && c->causal == causal) {
+        if (c->lq == lq && c->lk == lk && c->offset == offset && c->bounded == bounded) {
             *out = c->k;
             return ATTNVK_OK;
         }
     }
-    if (rk->nkernels == RING_KERNELS) /* two chunk lengths make at most 8 shapes */
+    if (rk->nkernels == RING_KERNELS)
         return avk_fail(ATTNVK_ERROR_BACKEND, "ring attention: more block shapes than expected");
     attnvk_problem b = r->p;
     b.seq_q = lq;
     b.seq_kv = lk;
-    b.causal = causal;
     b.layout = ATTNVK_LAYOUT_BHSD;
     b.scale = attnvk_problem_scale(&r->p);
-    if (b.alibi) b.align = ATTNVK_ALIGN_TOP_LEFT; /* i' = the block's row; put_shifts adds the chunks' offset */
+    b.align = ATTNVK_ALIGN_TOP_LEFT;
+    b.position_offset = offset;
+    if (!bounded) b.causal = b.window = 0;
     attnvk_status s = attnvk_kernel_prepare(rk->dev, &b, &r->opts.kernel, out, NULL);
-    if (s == ATTNVK_OK) rk->kernels[rk->nkernels++] = (ring_kernel){.lq = lq, .lk = lk, .causal = causal, .k = *out};
+    if (s == ATTNVK_OK)
+        rk->kernels[rk->nkernels++] = (ring_kernel){.lq = lq, .lk = lk, .offset = offset, .bounded = bounded, .k = *out};
     return s;
 }
 
@@ -66,15 +75,9 @@ static attnvk_status merge_on_host(attnvk_ring *r, ring_rank *rk, const ring_blo
                                          rows * p->head_dim * attnvk_dtype_size(p->dtype));
     if (s == ATTNVK_OK) s = attnvk_buffer_read(rk->lse_part[blk->q_slot], 0, r->staging_lse, rows * sizeof(float));
     if (s != ATTNVK_OK) return s;
-    int delta = r->plan.begin[blk->k_chunk] - r->plan.begin[qc];
-    float *shift = NULL;
-    if (p->alibi && delta != 0) {
-        shift = r->staging_f32; /* free between uploads and downloads */
-        for (int h = 0; h < p->heads; h++) shift[h] = r->slopes[h] * (float)delta;
-    }
     const avk_host_merge m = {.o_part = r->staging, .lse_part = r->staging_lse, .o_acc = rk->host_acc_o[blk->q_slot],
                               .lse_acc = rk->host_acc_lse[blk->q_slot], .o_out = last ? r->staging : NULL,
-                              .lse_shift = shift, .dtype = p->dtype, .batch = p->batch, .heads = p->heads,
+                              .dtype = p->dtype, .batch = p->batch, .heads = p->heads,
                               .rows_per_head = lq, .dv = p->head_dim, .first = first};
     avk_ring_merge_host(&m); /* in place: each row is read before it is written */
     return last ? attnvk_buffer_write(rk->o[blk->q_slot], 0, r->staging, rows * p->head_dim * attnvk_dtype_size(p->dtype))
@@ -85,11 +88,9 @@ static attnvk_status merge_on_device(attnvk_ring *r, ring_rank *rk, const ring_b
 {
     const attnvk_problem *p = &r->p;
     int qi = blk->q_slot;
-    attnvk_buffer *shift = p->alibi ? rk->shift[qi][blk->k_chunk] : NULL;
     const avk_merge_args a = {.o_part = rk->o_part[qi]->bbuf, .lse_part = rk->lse_part[qi]->bbuf,
                               .o_acc = rk->acc_o[qi]->bbuf, .lse_acc = rk->acc_lse[qi]->bbuf,
-                              .o_out = last ? rk->o[qi]->bbuf : NULL, .lse_shift = shift ? shift->bbuf : NULL,
-                              .dtype = p->dtype, .batch = p->batch, .heads = p->heads,
+                              .o_out = last ? rk->o[qi]->bbuf : NULL, .dtype = p->dtype, .batch = p->batch, .heads = p->heads,
                               .rows_per_head = avk_ring_chunk_len(&r->plan, rk->chunk[qi]), .dv = p->head_dim,
                               .first = first};
     attnvk_status s = rk->dev->backend->merge(rk->dev->bdev, &a);
@@ -113,7 +114,8 @@ static attnvk_status run_step(attnvk_ring *r, int k, int step, int kv_set, ring_
         const ring_block *b = &blocks[i];
         int lq = avk_ring_chunk_len(&r->plan, rk->chunk[b->q_slot]), lk = avk_ring_chunk_len(&r->plan, b->k_chunk);
         attnvk_kernel *kern;
-        s = block_kernel(r, rk, lq, lk, b->kind == AVK_RING_DIAG, &kern);
+        s = block_kernel(r, rk, lq, lk, avk_ring_offset(&r->plan, rk->chunk[b->q_slot], b->k_chunk),
+                         b->kind == AVK_RING_BOUNDED, &kern);
         if (s != ATTNVK_OK) break;
         const attnvk_tensors t = {.q = rk->q[b->q_slot], .k = rk->k[kv_set][b->k_slot], .v = rk->v[kv_set][b->k_slot],
                                   .o = rk->o_part[b->q_slot], .lse = rk->lse_part[b->q_slot],

@@ -16,25 +16,32 @@ int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max)
         int b, h, hkv, nq, nk, d, causal, what, left, right;
         float softcap;
         int split; /* the split-KV count the tests force (0: theirs) */
+        int offset; /* position_offset: i' moved along the keys (ring attention's blocks) */
     } cases[] = {
-        {"softcap window sinks", 2, 4, 2, 40, 70, 64, 1, SOFTCAP | WINDOW | SINKS, 16, -1, 5.f, 0},
-        {"mask alibi", 2, 4, 2, 33, 50, 64, 0, MASK | ALIBI, -1, -1, 0.f, 0},
-        {"mask per head f16", 2, 4, 4, 20, 37, 32, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f, 0},
+        {"softcap window sinks", 2, 4, 2, 40, 70, 64, 1, SOFTCAP | WINDOW | SINKS, 16, -1, 5.f, 0, 0},
+        {"mask alibi", 2, 4, 2, 33, 50, 64, 0, MASK | ALIBI, -1, -1, 0.f, 0, 0},
+        {"mask per head f16", 2, 4, 4, 20, 37, 32, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f, 0, 0},
         /* rows of whole 16-byte chunks over three 128-key tiles: CUDA's wgmma stages them in shared memory */
-        {"mask f16 staged", 1, 2, 1, 40, 264, 128, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f, 0},
-        {"top-left Nq>Nk", 1, 4, 1, 50, 20, 64, 1, TL, -1, -1, 0.f, 0},
-        {"top-left Nq<Nk window", 1, 4, 2, 20, 90, 64, 1, TL | WINDOW, 8, -1, 0.f, 0},
-        {"window both sides", 1, 2, 2, 64, 64, 128, 0, WINDOW | SINKS, 5, 3, 0.f, 0},
-        {"decode window sinks", 4, 8, 2, 1, 300, 64, 1, WINDOW | SINKS | SOFTCAP, 128, -1, 30.f, 0},
+        {"mask f16 staged", 1, 2, 1, 40, 264, 128, 1, MASK | MASK_F16 | MASK_FULL, -1, -1, 0.f, 0, 0},
+        {"top-left Nq>Nk", 1, 4, 1, 50, 20, 64, 1, TL, -1, -1, 0.f, 0, 0},
+        {"top-left Nq<Nk window", 1, 4, 2, 20, 90, 64, 1, TL | WINDOW, 8, -1, 0.f, 0, 0},
+        {"window both sides", 1, 2, 2, 64, 64, 128, 0, WINDOW | SINKS, 5, 3, 0.f, 0, 0},
+        {"decode window sinks", 4, 8, 2, 1, 300, 64, 1, WINDOW | SINKS | SOFTCAP, 128, -1, 30.f, 0, 0},
         /* windows well inside a 1000-key cache, split over the keys a row block sees
          * (core's avk_kernel_args_span): every split inside the window */
-        {"decode window inside", 1, 8, 2, 1, 1000, 64, 1, WINDOW | SINKS, 100, -1, 0.f, 5},
-        {"decode Nq4 window right", 2, 8, 2, 4, 1000, 64, 0, WINDOW, 100, 20, 0.f, 8},
-        {"top-left decode window right", 1, 8, 2, 4, 1000, 64, 0, TL | WINDOW, 100, 300, 0.f, 6},
-        {"top-left prefill window inside", 1, 2, 1, 300, 1000, 64, 1, TL | WINDOW | SINKS, 100, -1, 0.f, 7},
-        {"prefill window right inside", 1, 2, 2, 64, 1000, 64, 0, WINDOW, 100, 10, 0.f, 4},
+        {"decode window inside", 1, 8, 2, 1, 1000, 64, 1, WINDOW | SINKS, 100, -1, 0.f, 5, 0},
+        {"decode Nq4 window right", 2, 8, 2, 4, 1000, 64, 0, WINDOW, 100, 20, 0.f, 8, 0},
+        {"top-left decode window right", 1, 8, 2, 4, 1000, 64, 0, TL | WINDOW, 100, 300, 0.f, 6, 0},
+        {"top-left prefill window inside", 1, 2, 1, 300, 1000, 64, 1, TL | WINDOW | SINKS, 100, -1, 0.f, 7, 0},
+        {"prefill window right inside", 1, 2, 2, 64, 1000, 64, 0, WINDOW, 100, 10, 0.f, 4, 0},
+        /* position offsets: rows that see every key, none, or a window's middle */
+        {"offset causal", 1, 4, 2, 40, 30, 64, 1, TL, -1, -1, 0.f, 0, 10},
+        {"offset causal bottom-right", 2, 4, 4, 40, 60, 32, 1, 0, -1, -1, 0.f, 0, -5},
+        {"offset window alibi", 1, 4, 2, 48, 64, 64, 1, TL | WINDOW | ALIBI, 12, -1, 0.f, 0, 25},
+        {"offset window empty rows", 1, 2, 1, 40, 40, 64, 0, TL | WINDOW | ALIBI, 5, 3, 0.f, 0, -30},
+        {"decode offset window", 2, 8, 2, 1, 300, 64, 1, WINDOW, 64, -1, 0.f, 3, -100},
         /* last: the tests take it as every feature at once */
-        {"all of them", 2, 4, 2, 24, 48, 64, 1, SOFTCAP | WINDOW | ALIBI | SINKS | MASK, 12, -1, 20.f, 0},
+        {"all of them", 2, 4, 2, 24, 48, 64, 1, SOFTCAP | WINDOW | ALIBI | SINKS | MASK, 12, -1, 20.f, 0, 0},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof cases / sizeof *cases && n < max; ++i, ++n) {
@@ -58,6 +65,7 @@ int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max)
         p->mask_batch = (what & MASK_FULL) ? p->batch : 1;
         p->mask_heads = (what & MASK_FULL) ? p->heads : 1;
         p->mask_dtype = (what & MASK_F16) ? ATTNVK_F16 : ATTNVK_F32;
+        p->position_offset = cases[i].offset;
     }
     return n;
 }
@@ -71,6 +79,7 @@ static void describe(const attnvk_problem *p, char *out, size_t n)
     if (p->window && len < (int)n) len += snprintf(out + len, n - len, " window=%d,%d", p->window_left, p->window_right);
     if (p->alibi && len < (int)n) len += snprintf(out + len, n - len, " alibi");
     if (p->sinks && len < (int)n) len += snprintf(out + len, n - len, " sinks");
+    if (p->position_offset && len < (int)n) len += snprintf(out + len, n - len, " offset=%d", p->position_offset);
     if (p->mask && len < (int)n)
         snprintf(out + len, n - len, " mask=%dx%d %s", p->mask_batch, p->mask_heads, attnvk_dtype_name(p->mask_dtype));
 }

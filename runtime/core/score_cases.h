@@ -16,6 +16,8 @@ typedef struct avk_score_case {
     int split_kv;     /* the split-KV count the tests force on it (0: their own) */
 } avk_score_case;
 
+enum { AVK_SCORE_CASES_MAX = 32 }; /* room for every case */
+
 /* Fills up to max cases in dtype; returns the count. */
 int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max);
 

@@ -172,7 +172,8 @@ static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     out->available = 1;
     out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
                     ATTNVK_FEATURE_KV_FP8 | ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
-                    ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT | ATTNVK_FEATURE_HEAD_DIM_V;
+                    ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT | ATTNVK_FEATURE_HEAD_DIM_V |
+                    ATTNVK_FEATURE_POSITION_OFFSET;
     if (max < 2) return n;
     const char *why = "";
     memset(&out[1], 0, sizeof out[1]);
@@ -455,7 +456,6 @@ static attnvk_status cpu_merge(avk_bdev *dev, const avk_merge_args *a)
     const avk_host_merge m = {.o_part = a->o_part->data, .lse_part = (const float *)a->lse_part->data,
                               .o_acc = (float *)a->o_acc->data, .lse_acc = (float *)a->lse_acc->data,
                               .o_out = a->o_out ? a->o_out->data : NULL,
-                              .lse_shift = a->lse_shift ? (const float *)a->lse_shift->data : NULL,
                               .dtype = a->dtype, .batch = a->batch, .heads = a->heads,
                               .rows_per_head = a->rows_per_head, .dv = a->dv, .first = a->first};
     avk_ring_merge_host(&m);

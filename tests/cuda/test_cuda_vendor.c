@@ -289,8 +289,8 @@ static void cudnn_score_graphs(attnvk_dtype dtype)
 {
     attnvk_problem problems[32];
     const char *labels[32];
-    avk_score_case sc[16];
-    int n = 0, m = avk_score_cases(dtype, sc, 16);
+    avk_score_case sc[AVK_SCORE_CASES_MAX];
+    int n = 0, m = avk_score_cases(dtype, sc, AVK_SCORE_CASES_MAX);
     for (int i = 0; i < m && n < 32; ++i, ++n) problems[n] = sc[i].p, labels[n] = sc[i].label;
     n += cudnn_graph_variants(dtype, problems + n, labels + n, 32 - n);
     for (int i = 0; i < n; ++i) {
@@ -432,8 +432,8 @@ static void device_checks(attnvk_device *dev, uint64_t seed)
     }
     for (int t = 0; t < 2 && have_cudnn; ++t) {
         /* the score cases of `attnvk check`: ok, or UNSUPPORTED with cuDNN's reason */
-        avk_score_case sc[16];
-        int m = avk_score_cases(dtypes[t], sc, 16);
+        avk_score_case sc[AVK_SCORE_CASES_MAX];
+        int m = avk_score_cases(dtypes[t], sc, AVK_SCORE_CASES_MAX);
         for (int i = 0; i < m; ++i) {
             attnvk_kernel_options o = {.implementation = "cudnn"};
             avk_score_result r;

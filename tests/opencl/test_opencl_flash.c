@@ -176,9 +176,9 @@ static int decode_score_cases(avk_score_case *sc, int max)
  * through mma-f16, all of them made decode shapes through mma-decode. */
 static void run_scores(attnvk_device *dev, const char *variant, uint64_t seed)
 {
-    avk_score_case sc[16];
+    avk_score_case sc[AVK_SCORE_CASES_MAX];
     const int decode_body = !strncmp(variant, "mma-decode", 10);
-    const int n = decode_body ? decode_score_cases(sc, 16) : avk_score_cases(ATTNVK_F16, sc, 16);
+    const int n = decode_body ? decode_score_cases(sc, AVK_SCORE_CASES_MAX) : avk_score_cases(ATTNVK_F16, sc, AVK_SCORE_CASES_MAX);
     printf("-- %s, score cases\n", variant);
     for (int split = 0; split < 2; ++split)
         for (int i = 0; i < n; ++i)

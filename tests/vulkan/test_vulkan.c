@@ -199,8 +199,8 @@ static int emulated_score_case(const char *label, const char *variant)
 
 static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd, int quick)
 {
-    avk_score_case sc[16];
-    int n = avk_score_cases(vd->dtype, sc, 16);
+    avk_score_case sc[AVK_SCORE_CASES_MAX];
+    int n = avk_score_cases(vd->dtype, sc, AVK_SCORE_CASES_MAX);
     int slow = is_emulation(vd) || is_rs_emulation(vd);
     for (int sp = 0; sp < (quick || slow ? 1 : 2); ++sp)
         for (int i = 0; i < n; ++i) {

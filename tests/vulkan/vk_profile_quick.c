@@ -120,8 +120,8 @@ static void feature_and_cache_cases(vk_tally *t, attnvk_device *dev)
 static void score_cases_once(vk_tally *t, attnvk_device *dev)
 {
     static const char *const kept[] = {"all of them", "top-left Nq<Nk window", "decode window sinks"};
-    avk_score_case sc[16];
-    int n = avk_score_cases(ATTNVK_F16, sc, 16);
+    avk_score_case sc[AVK_SCORE_CASES_MAX];
+    int n = avk_score_cases(ATTNVK_F16, sc, AVK_SCORE_CASES_MAX);
     attnvk_kernel_options plain = {0};
     for (int i = 0; i < n; ++i) {
         int wanted = 0;

@@ -112,6 +112,7 @@ typedef enum attnvk_device_type {
 typedef enum attnvk_causal_align { ATTNVK_ALIGN_BOTTOM_RIGHT = 0, ATTNVK_ALIGN_TOP_LEFT } attnvk_causal_align;
 
 /* Attention with score modifications and visibility bounds, in this order:
+ *   (i' is then moved by position_offset)
  *   s = scale * q_i . k_j; softcap > 0: s = softcap * tanh(s / softcap);
  *   alibi: s += slope[h] * (j - i'); mask: s += mask[b][h][i][j];
  *   key j visible iff (window_left < 0 or j >= i' - window_left) and
@@ -146,6 +147,10 @@ typedef struct attnvk_problem {
     attnvk_dtype mask_dtype;  /* with mask: its storage on the device, f32 or f16 */
     int head_dim_v;           /* Dv of V and O; 0: = head_dim. Dv != head_dim: 192/128 or 576/512 (Dk/Dv),
                                  with a contiguous cache in the problem's dtype */
+    int position_offset;      /* added to every row's i' (|offset| < 2^30): the query rows sit that many
+                                 positions further along the keys, for causal masks, windows and ALiBi
+                                 (ring attention's blocks: a query chunk against another chunk's keys);
+                                 attnvk's kernels only (ATTNVK_FEATURE_POSITION_OFFSET) */
 } attnvk_problem;
 
 enum { ATTNVK_UUID_SIZE = 16, ATTNVK_MAX_SUBGROUP_SIZES = 4 };
@@ -189,6 +194,7 @@ enum {
     ATTNVK_FEATURE_MASK = 1u << 9,
     ATTNVK_FEATURE_TOP_LEFT = 1u << 10, /* top-left alignment where it matters (causal, window, ALiBi) */
     ATTNVK_FEATURE_HEAD_DIM_V = 1u << 11, /* V and O head dim differs from Q and K's (head_dim_v) */
+    ATTNVK_FEATURE_POSITION_OFFSET = 1u << 12, /* position_offset != 0 where it matters (causal, window, ALiBi) */
 };
 typedef struct attnvk_impl_info {
     char name[32];
@@ -561,8 +567,11 @@ attnvk_check attnvk_check_output_inputs(const attnvk_problem *p, const attnvk_ho
  * sequence is cut into 2G chunks and rank r holds chunks r and 2G-1-r;
  * otherwise rank r holds chunk r of G. Chunks differ by at most one token.
  * The problem is self-attention of one sequence length (seq_q == seq_kv),
- * contiguous K/V in the problem's dtype; GQA, softcap and ALiBi are
- * supported; windows, masks, sinks and Dv != D are UNSUPPORTED for now.
+ * contiguous K/V in the problem's dtype; GQA, windows, softcap and ALiBi
+ * are supported (each block runs at its chunks' position offset, and blocks
+ * no row of which sees a key are skipped); masks, sinks and Dv != D are
+ * UNSUPPORTED for now. Block kernels need ATTNVK_FEATURE_POSITION_OFFSET
+ * where ALiBi or a bound cuts through them: attnvk's kernel has it.
  * Ranks may repeat a device (virtual ranks) and mix APIs. */
 typedef enum attnvk_ring_transport {
     ATTNVK_RING_AUTO = 0, /* the backend's own (NCCL between CUDA devices) where it serves every rank, else host */
