@@ -39,6 +39,10 @@ typedef struct avk_ring_comm_ops {
      * waited on; resets the sum. -1 when the transport cannot time them. */
     double (*take_elapsed_ms)(avk_ring_comm *c);
     void (*destroy)(avk_ring_comm *c);
+    /* The transport c actually uses, when create may pick another than
+     * `name` (CUDA: "cuda-copy" for ranks sharing a GPU, which NCCL
+     * refuses). May be NULL: `name`. */
+    const char *(*name_of)(avk_ring_comm *c);
 } avk_ring_comm_ops;
 
 #endif

@@ -36,10 +36,12 @@
     X(cuStreamDestroy)               \
     X(cuStreamSynchronize)           \
     X(cuStreamGetCtx)                \
+    X(cuStreamWaitEvent)             \
     X(cuEventCreate)                 \
     X(cuEventDestroy)                \
     X(cuEventRecord)                 \
     X(cuEventSynchronize)            \
+    X(cuEventQuery)                  \
     X(cuEventElapsedTime)            \
     X(cuMemAlloc)                    \
     X(cuMemFree)                     \
@@ -48,6 +50,8 @@
     X(cuMemcpyDtoH)                  \
     X(cuMemcpyHtoDAsync)             \
     X(cuMemcpyDtoHAsync)             \
+    X(cuMemcpyDtoDAsync)             \
+    X(cuMemcpyPeerAsync)             \
     X(cuMemsetD8Async)               \
     X(cuModuleLoadData)              \
     X(cuModuleUnload)                \
