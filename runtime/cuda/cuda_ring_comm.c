@@ -303,7 +303,7 @@ static double ring_take_elapsed_ms(avk_ring_comm *c)
     return total;
 }
 
-static const char *ring_name_of(avk_ring_comm *c) { return c && c->ccl ? c->ccl->label : ring_copy_name; }
+static const char *ring_name_of(avk_ring_comm *c) { return c->ccl ? c->ccl->label : ring_copy_name; }
 
 static void ring_destroy(avk_ring_comm *c)
 {
