@@ -41,7 +41,6 @@
     X(cuEventDestroy)                \
     X(cuEventRecord)                 \
     X(cuEventSynchronize)            \
-    X(cuEventQuery)                  \
     X(cuEventElapsedTime)            \
     X(cuMemAlloc)                    \
     X(cuMemFree)                     \
