@@ -39,8 +39,9 @@ typedef struct avk_ring_comm_ops {
      * waited on; resets the sum. -1 when the transport cannot time them. */
     double (*take_elapsed_ms)(avk_ring_comm *c);
     void (*destroy)(avk_ring_comm *c);
-    /* The transport a communicator actually uses ("nccl", or another where
-     * NCCL cannot serve the devices); may be NULL: `name`. */
+    /* The transport c actually uses, when create may pick another than
+     * `name` (CUDA: "cuda-copy" for ranks sharing a GPU, which NCCL
+     * refuses). May be NULL: `name`. */
     const char *(*name_of)(avk_ring_comm *c);
 } avk_ring_comm_ops;
 

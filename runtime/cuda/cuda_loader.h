@@ -36,6 +36,7 @@
     X(cuStreamDestroy)               \
     X(cuStreamSynchronize)           \
     X(cuStreamGetCtx)                \
+    X(cuStreamWaitEvent)             \
     X(cuEventCreate)                 \
     X(cuEventDestroy)                \
     X(cuEventRecord)                 \
@@ -48,6 +49,8 @@
     X(cuMemcpyDtoH)                  \
     X(cuMemcpyHtoDAsync)             \
     X(cuMemcpyDtoHAsync)             \
+    X(cuMemcpyDtoDAsync)             \
+    X(cuMemcpyPeerAsync)             \
     X(cuMemsetD8Async)               \
     X(cuModuleLoadData)              \
     X(cuModuleUnload)                \
