@@ -6,7 +6,9 @@
  * accumulator would show), and the refusals.
  *   test_ring            virtual ranks on the CPU device
  *   test_ring mixed      ranks on the CPU, Vulkan and OpenCL devices at once
- *   test_ring API [G]    G ranks (default 2) on API's first device */
+ *   test_ring API [G|all] [every]  G virtual ranks (default 2) on API's first
+ *                        device, or one rank on each of its devices (all, up
+ *                        to 4, then repeated); every: all the cases, not a few */
 #include "test_util.h"
 
 #include "core/ring_plan.h"
@@ -256,12 +258,28 @@ int main(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             printf("rank %d: %s %s\n", i, attnvk_api_name(attnvk_device_info_of(devs[i])->api),
                    attnvk_device_info_of(devs[i])->name);
+    } else if (argc > 2 && !strcmp(argv[2], "all")) { /* one rank per device of the API */
+        attnvk_api api;
+        int idx[4], n = attnvk_api_from_name(mode, &api) ? attnvk_device_select(ctx, mode, idx, 4) : 0;
+        for (int i = 0; i < n; i++)
+            if (attnvk_device_open(ctx, idx[i], &devs[i]) != ATTNVK_OK) {
+                printf("FAIL cannot open %s device %d: %s\n", mode, i, attnvk_last_error());
+                return 1;
+            }
+        if (n == 0) {
+            printf("skip: no %s device\n", mode);
+            return 77;
+        }
+        for (int i = n; i < 4; i++) devs[i] = devs[i % n];
+        ranks_max = n;
+        printf("%d %s devices, one rank each\n", n, mode);
     } else {
         attnvk_device *dev = open_first(ctx, mode);
         if (!dev) return !strcmp(mode, "cpu") ? 1 : 77;
         ranks_max = argc > 2 ? atoi(argv[2]) : !strcmp(mode, "cpu") ? 4 : 2;
         for (int i = 0; i < 4; i++) devs[i] = dev;
     }
+    const int every = !strcmp(mode, "cpu") || (argc > 3 && !strcmp(argv[3], "every"));
     if (!strcmp(mode, "cpu")) {
         plan_checks();
         refusals(devs[0]);
@@ -269,7 +287,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         ring_case c = cases[i];
         if (c.ranks > ranks_max) c.ranks = ranks_max;
-        if (strcmp(mode, "cpu") && i % 3 != 1 && i != sizeof cases / sizeof *cases - 1) continue; /* a few on GPU APIs */
+        if (!every && i % 3 != 1 && i != sizeof cases / sizeof *cases - 1) continue; /* a few elsewhere */
         run_case(devs, &c, seed + 17 * i);
     }
     for (int i = 0; i < 4; i++) { /* each distinct device once */
