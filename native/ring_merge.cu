@@ -22,7 +22,7 @@ typedef unsigned short avk_u16;
 typedef unsigned int avk_u32;
 typedef unsigned long long avk_u64;
 
-#define AVK_MERGE_NEG_INF (-__builtin_huge_valf()) /* neither RTC has <math.h>'s INFINITY */
+#define AVK_MERGE_NEG_INF __uint_as_float(0xff800000u) /* neither RTC has <math.h>'s INFINITY */
 
 struct avk_merge_f32 {
     static __device__ __forceinline__ float load(const void *p, avk_u64 i) { return ((const float *)p)[i]; }
