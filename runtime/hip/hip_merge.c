@@ -14,9 +14,12 @@
 AVK_EMBEDDED(avk_hip_merge_source_text)
 
 /* A block: MERGE_ROWS_PER_GROUP rows of MERGE_ROW_LANES threads each; the embedded objects are built
- * with ring_merge.cu's defaults, which these match (hipRTC passes them as -D options). */
-enum { MERGE_ROW_LANES = 32, MERGE_ROWS_PER_GROUP = 4 };
-#define MERGE_DEFINES "-DAVK_MERGE_LANES=32 -DAVK_MERGE_ROWS=4"
+ * with ring_merge.cu's defaults, which these match (hipRTC is given them as -D options). */
+#define MERGE_ROW_LANES 32
+#define MERGE_ROWS_PER_GROUP 4
+#define MERGE_STRING(x) #x
+#define MERGE_DEFINE(name, value) "-D" name "=" MERGE_STRING(value)
+#define MERGE_DEFINES MERGE_DEFINE("AVK_MERGE_LANES", MERGE_ROW_LANES) " " MERGE_DEFINE("AVK_MERGE_ROWS", MERGE_ROWS_PER_GROUP)
 
 const char *const avk_hip_merge_kernels[3] = {"avk_ring_merge_f32", "avk_ring_merge_f16", "avk_ring_merge_bf16"};
 
