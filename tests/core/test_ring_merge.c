@@ -1,5 +1,5 @@
 /* Ring attention's merge (backend.h's merge, avk_merge_args) on every device
- * of the CPU, Vulkan and OpenCL APIs against the host merge
+ * of the CPU, Vulkan, OpenCL, CUDA and HIP APIs against the host merge
  * (avk_ring_merge_host) on the same fresh random inputs: f32/f16/bf16, a
  * first merge with and without o_out, then merges folded in back to back
  * without a wait (each must see the one before), with and without a per-head
@@ -206,7 +206,8 @@ int main(void)
         return 1;
     }
     int passed = 0, failed = 0, devices = 0;
-    const attnvk_api apis[] = {ATTNVK_API_CPU, ATTNVK_API_VULKAN, ATTNVK_API_OPENCL};
+    /* CUDA and HIP where a GPU is present (skipped here) */
+    const attnvk_api apis[] = {ATTNVK_API_CPU, ATTNVK_API_VULKAN, ATTNVK_API_OPENCL, ATTNVK_API_CUDA, ATTNVK_API_HIP};
     for (size_t ai = 0; ai < sizeof apis / sizeof *apis; ++ai) {
         const char *reason = NULL;
         if (attnvk_api_status(ctx, apis[ai], &reason) != ATTNVK_OK) {
