@@ -12,6 +12,7 @@
 #include "cuda/cuda_peak.h"
 #include "cuda/cuda_device.h"
 #include "cuda/cuda_kernels.h"
+#include "cuda/cuda_merge.h"
 #include "cuda/cuda_ring_comm.h"
 #include "cuda/cuda_vendor.h"
 
@@ -323,5 +324,6 @@ const attnvk_backend avk_backend_cuda = {
     .wait = avk_cuda_wait,
     .tuning_candidates = cuda_tuning_candidates,
     .backward = cuda_backward,
+    .merge = avk_cuda_merge,
     .ring_comm = &avk_cuda_ring_comm,
 };

@@ -2,6 +2,7 @@
  * error mapping and event timing. Kernels are in cuda_backend.c. */
 #include "cuda/cuda_internal.h"
 #include "cuda/cuda_device.h"
+#include "cuda/cuda_merge.h"
 #include "core/driver_version.h"
 
 #include <stdio.h>
@@ -137,6 +138,7 @@ static void destroy_device(avk_cuda_device *dev)
     if (dev->context) {
         int current = !dev->lost && cu->cuCtxPushCurrent(dev->context) == CUDA_SUCCESS;
         avk_cuda_modules_release(dev); /* unloads only while the context is usable */
+        avk_cuda_merge_release(dev);
         if (current) {
             if (dev->start) cu->cuEventDestroy(dev->start);
             if (dev->stop) cu->cuEventDestroy(dev->stop);

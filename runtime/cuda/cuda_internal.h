@@ -25,6 +25,7 @@ typedef struct avk_bdev {
     attnvk_device_info info;    /* as described to the core */
     void *vendor;               /* the baselines' per-device state (cuda_vendor.c owns it) */
     struct avk_cuda_module *modules; /* loaded native kernels (cuda_backend.c) */
+    struct avk_cuda_merge_module *merge;    /* ring attention's merge module (cuda_merge.c), loaded on first use */
 } avk_cuda_device;
 
 /* A device buffer: plain cuMemAlloc memory in the primary context. */

@@ -6,6 +6,7 @@
 #include "hip/hip_flash.h"
 #include "hip/hip_rocblas.h"
 #include "hip/hip_kernels.h"
+#include "hip/hip_merge.h"
 #include "core/split_plan.h" /* avk_is_decode */
 
 attnvk_status avk_hip_read_bandwidth(avk_bdev *dev, double *gbps); /* hip_bandwidth.c */
@@ -102,4 +103,5 @@ const attnvk_backend avk_backend_hip = {
     .native = avk_hip_native,
     .wait = avk_hip_wait,
     .tuning_candidates = hip_tuning_candidates,
+    .merge = avk_hip_merge,
 };

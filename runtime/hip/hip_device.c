@@ -4,6 +4,7 @@
 #include "hip/hip_device.h"
 #include "hip/hip_flash.h"
 #include "hip/hip_kernels.h"
+#include "hip/hip_merge.h"
 #include "hip/hip_rocblas.h"
 
 #include <stdio.h>
@@ -163,6 +164,7 @@ void avk_hip_close(avk_bdev *dev)
     if (!dev->lost) hip->hipSetDevice(dev->ordinal);
     avk_hip_rocblas_close(dev);
     avk_hip_flash_close(dev);
+    avk_hip_merge_release(dev);
     if (dev->stop) hip->hipEventDestroy(dev->stop);
     if (dev->start) hip->hipEventDestroy(dev->start);
     if (dev->stream) hip->hipStreamDestroy(dev->stream);

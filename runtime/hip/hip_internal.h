@@ -18,6 +18,7 @@ typedef struct avk_bdev {
     attnvk_device_info info;  /* as described to the core (architecture = "gfx90a") */
     void *rocblas;            /* rocBLAS state (hip_rocblas.c), NULL until first used */
     struct avk_hip_module *modules; /* code objects loaded on this device (hip_flash.c) */
+    struct avk_hip_merge_module *merge;    /* ring attention's merge module (hip_merge.c), loaded on first use */
 } avk_hip_device;
 
 /* A device buffer: plain hipMalloc memory. */

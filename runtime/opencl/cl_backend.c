@@ -7,6 +7,7 @@
 #include "opencl/cl_bandwidth.h"
 #include "opencl/cl_peak.h"
 #include "opencl/cl_kernels.h"
+#include "opencl/cl_merge.h"
 #include "opencl/cl_program.h"
 #include "opencl/cl_tuning.h"
 
@@ -35,6 +36,7 @@ static attnvk_status cl_describe(int device, attnvk_device_info *info)
 static void cl_close(avk_bdev *dev)
 {
     if (!dev) return;
+    avk_cl_merge_release(dev);
     avk_cl_release_programs(dev);
     if (dev->queue) avk_cl.ReleaseCommandQueue(dev->queue);
     if (dev->context) avk_cl.ReleaseContext(dev->context);
@@ -223,4 +225,5 @@ const attnvk_backend avk_backend_opencl = {
     .wait = avk_cl_wait,
     .tuning_candidates = cl_tuning_candidates,
     .backward = cl_backward,
+    .merge = avk_cl_merge,
 };

@@ -38,6 +38,7 @@ struct avk_bdev {
     char lost_reason[256];
     struct { uint64_t key; cl_program program; } programs[AVK_CL_MAX_PROGRAMS];
     int program_count;
+    cl_kernel merge[3];      /* ring_merge.cl's kernels per dtype (cl_merge.c), built on first use */
 };
 
 struct avk_bbuf {

@@ -12,10 +12,10 @@ extern const unsigned char avk_cl_src_kernel_flags[], avk_cl_src_kernel_args[], 
 extern const size_t avk_cl_src_kernel_flags_size, avk_cl_src_kernel_args_size, avk_cl_src_contract_size;
 extern const unsigned char avk_cl_src_common[], avk_cl_src_flash_tiled[], avk_cl_src_mma_ops[], avk_cl_src_flash_mma[], avk_cl_src_flash_decode[],
     avk_cl_src_split_reduce[], avk_cl_src_softmax[], avk_cl_src_flash_bwd[],
-    avk_cl_src_flash_bwd_mma[];
+    avk_cl_src_flash_bwd_mma[], avk_cl_src_ring_merge[];
 extern const size_t avk_cl_src_common_size, avk_cl_src_flash_tiled_size, avk_cl_src_mma_ops_size, avk_cl_src_flash_mma_size, avk_cl_src_flash_decode_size,
     avk_cl_src_split_reduce_size, avk_cl_src_softmax_size, avk_cl_src_flash_bwd_size,
-    avk_cl_src_flash_bwd_mma_size;
+    avk_cl_src_flash_bwd_mma_size, avk_cl_src_ring_merge_size;
 
 static void source_text(avk_cl_source s, const char **text, size_t *size)
 {
@@ -30,6 +30,7 @@ static void source_text(avk_cl_source s, const char **text, size_t *size)
     case AVK_CL_SRC_SOFTMAX: *text = (const char *)avk_cl_src_softmax; *size = avk_cl_src_softmax_size; return;
     case AVK_CL_SRC_FLASH_BWD: *text = (const char *)avk_cl_src_flash_bwd; *size = avk_cl_src_flash_bwd_size; return;
     case AVK_CL_SRC_FLASH_BWD_MMA: *text = (const char *)avk_cl_src_flash_bwd_mma; *size = avk_cl_src_flash_bwd_mma_size; return;
+    case AVK_CL_SRC_RING_MERGE: *text = (const char *)avk_cl_src_ring_merge; *size = avk_cl_src_ring_merge_size; return;
     case AVK_CL_SRC_COUNT: break;
     }
     *text = "";

@@ -18,6 +18,7 @@ typedef enum avk_cl_source {
     AVK_CL_SRC_SOFTMAX,
     AVK_CL_SRC_FLASH_BWD,
     AVK_CL_SRC_FLASH_BWD_MMA,
+    AVK_CL_SRC_RING_MERGE,
     AVK_CL_SRC_COUNT
 } avk_cl_source;
 

@@ -22,6 +22,7 @@ void avk_vk_release_kernel(avk_bdev *dev, avk_bkernel *k);
 attnvk_status avk_vk_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms);
 attnvk_status avk_vk_read_bandwidth(avk_bdev *dev, double *gbps); /* vk_bandwidth.c */
 attnvk_status avk_vk_measure_peak(avk_bdev *dev, int kind, struct avk_peak_sample *out); /* vk_peak.c */
+attnvk_status avk_vk_merge(avk_bdev *dev, const avk_merge_args *a);                      /* vk_merge.c */
 
 static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
 {
@@ -68,4 +69,5 @@ const attnvk_backend avk_backend_vulkan = {
     .wait = vk_wait_pending,
     .tuning_candidates = vk_tuning_candidates,
     .backward = avk_vk_backward, /* vk_backward.c */
+    .merge = avk_vk_merge,
 };

@@ -4,10 +4,12 @@
  * register and spill counts. Then the backward pass's (native/attn_bwd.cu):
  * its table's picks for f16, bf16 and f32 with and without score mods; its
  * tiled kernels may spill at most bwd_spill_budget bytes each. Skips (and passes) when NVRTC is missing.
+ * Then ring attention's merge (native/ring_merge.cu) for both targets.
  * ATTNVK_TEST_JOBS sets the number of compile threads (default 2);
  * ATTNVK_TEST_BACKWARD_ONLY=1 builds the backward's configurations alone. */
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_loader.h"
+#include "cuda/cuda_merge.h"
 #include "test_util.h"
 
 #include <pthread.h>
@@ -83,6 +85,28 @@ static void parse_function(const char *log, const char *fn, int *registers, int 
     }
     const char *used = strstr(f, "Used ");
     if (used) *registers = atoi(used + 5);
+}
+
+/* ring attention's merge (native/ring_merge.cu) for arch: a cubin holding its three kernels */
+static int merge_builds(const char *arch)
+{
+    void *cubin = NULL;
+    size_t size = 0;
+    attnvk_status s = avk_cuda_merge_compile(arch, 0, &cubin, &size);
+    int kernels = 0;
+    for (int k = 0; s == ATTNVK_OK && k < 3; ++k) {
+        const size_t m = strlen(avk_cuda_merge_kernels[k]);
+        for (size_t i = 0; i + m <= size; ++i)
+            if (memcmp((const char *)cubin + i, avk_cuda_merge_kernels[k], m) == 0) {
+                ++kernels;
+                break;
+            }
+    }
+    free(cubin);
+    const int ok = s == ATTNVK_OK && kernels == 3;
+    printf("%s %-6s ring merge: %zu-byte cubin, %d of 3 kernels%s%s\n", ok ? "ok  " : "FAIL", arch, size, kernels,
+           s == ATTNVK_OK ? "" : ": ", s == ATTNVK_OK ? "" : attnvk_last_error());
+    return ok;
 }
 
 static void parse_resources(const char *log, int *registers, int *spill)
@@ -381,6 +405,11 @@ int main(void)
         const int spilled = j->ok && c->key_warps && j->spill_bytes > 0;
         if (spilled) printf("FAIL: mma-decode spills %d bytes\n", j->spill_bytes);
         if (j->ok && !spilled) ++passed;
+        else ++failed;
+    }
+    setenv("ATTNVK_CACHE_DIR", "off", 1); /* compiled, not fetched */
+    for (size_t ti = 0; ti < sizeof targets / sizeof *targets; ++ti) {
+        if (merge_builds(targets[ti].arch)) ++passed;
         else ++failed;
     }
     return avk_test_finish(passed, failed);

@@ -6,6 +6,7 @@
  * kernels, and a configuration within the LDS for every head dim. */
 #include "test_util.h"
 #include "hip/hip_kernels.h"
+#include "hip/hip_merge.h"
 #include "hip/hip_modules.h"
 #include "hip/hip_rocblas.h"
 
@@ -104,6 +105,13 @@ static void check_objects(void)
         CHECK(sm && *sm->size > 0 && avk_hip_is_amdgpu_elf(sm->data, *sm->size) &&
                   elf_mach(sm->data) == expected_mach(arch) && elf_has_symbol(sm->data, *sm->size, "avk_softmax_rows_bf16"),
               "%s/softmax: embedded AMDGPU ELF with the softmax kernels", arch);
+        /* ring attention's merge (native/ring_merge.cu): a kernel per dtype */
+        const avk_hip_code_object *rm = avk_hip_find_code_object(arch, AVK_HIP_MERGE_OBJECT);
+        int merge_kernels = 0;
+        for (int k = 0; rm && *rm->size >= 64 && k < 3; ++k) merge_kernels += elf_has_symbol(rm->data, *rm->size, avk_hip_merge_kernels[k]);
+        CHECK(rm && avk_hip_is_amdgpu_elf(rm->data, *rm->size) && elf_mach(rm->data) == expected_mach(arch) &&
+                  merge_kernels == 3,
+              "%s/%s: embedded AMDGPU ELF with the three merge kernels", arch, AVK_HIP_MERGE_OBJECT);
         CHECK(objects > 0, "%s: the table uses some variant", arch);
     }
     /* nothing embedded the table does not use */
@@ -111,7 +119,8 @@ static void check_objects(void)
         const avk_hip_code_object *co = &avk_hip_code_objects[i];
         avk_hip_config c;
         avk_native_bwd_config b;
-        int used = strcmp(co->name, "softmax") == 0 || avk_hip_instances(co->arch, co->name, &c, 1) > 0 ||
+        int used = strcmp(co->name, "softmax") == 0 || strcmp(co->name, AVK_HIP_MERGE_OBJECT) == 0 ||
+                   avk_hip_instances(co->arch, co->name, &c, 1) > 0 ||
                    (strcmp(co->name, AVK_HIP_BWD_OBJECT) == 0 && avk_hip_bwd_instances(co->arch, &b, 1) > 0);
         CHECK(used, "%s/%s: embedded and used by the table", co->arch, co->name);
     }

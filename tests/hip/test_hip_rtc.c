@@ -6,6 +6,7 @@
 #include "test_util.h"
 #include "hip/hip_flash.h"
 #include "hip/hip_kernels.h"
+#include "hip/hip_merge.h"
 #include "hip/hip_modules.h"
 #include "hip/hip_rocblas.h"
 
@@ -103,5 +104,12 @@ int main(void)
     avk_hip_rocblas_softmax_source("-DAVK_SOFTMAX_THREADS=128", &src);
     compile_case("gfx90a", &src, "avk_softmax_rows_f16");
     compile_case("gfx1030", &src, "avk_softmax_rows_bf16_mod"); /* softcap, ALiBi, masks (wave32) */
+    /* ring attention's merge (native/ring_merge.cu), as hip_merge.c hands it to hipRTC */
+    char *merge_text = NULL;
+    if (avk_hip_merge_source(&src, &merge_text) == ATTNVK_OK) {
+        compile_case("gfx90a", &src, avk_hip_merge_kernels[2]);
+        compile_case("gfx1030", &src, avk_hip_merge_kernels[1]);
+    }
+    free(merge_text);
     return avk_test_finish(passed, 0);
 }
