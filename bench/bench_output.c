@@ -253,18 +253,18 @@ static cJSON *ring_json(const struct bench_ring_result *g)
     cJSON *devs = cJSON_AddArrayToObject(o, "rank_devices");
     for (int i = 0; i < g->ranks; ++i) cJSON_AddItemToArray(devs, cJSON_CreateNumber(g->rank_device[i]));
     cJSON_AddStringToObject(o, "transport", g->transport);
-    if (g->transport_note[0]) cJSON_AddStringToObject(o, "transport_note", g->transport_note);
-    else cJSON_AddNullToObject(o, "transport_note");
-    add_number_or_null(o, "transfer_ms", g->transfer_ms);
-    add_number_or_null(o, "compute_only_ms", g->compute_only_ms);
-    add_number_or_null(o, "hidden_fraction", g->hidden_fraction);
-    add_number_or_null(o, "tflops_per_rank", g->tflops_per_rank);
-    add_number_or_null(o, "single_device_ms", g->single_ms);
-    add_number_or_null(o, "share_device_ms", g->shard_ms);
-    add_number_or_null(o, "strong_scaling", g->strong_scaling);
-    add_number_or_null(o, "weak_scaling", g->weak_scaling);
-    if (g->baseline_note[0]) cJSON_AddStringToObject(o, "baseline_note", g->baseline_note);
-    else cJSON_AddNullToObject(o, "baseline_note");
+    const struct { const char *key; double v; } numbers[] = {
+        {"transfer_ms", g->transfer_ms},         {"compute_only_ms", g->compute_only_ms},
+        {"hidden_fraction", g->hidden_fraction}, {"tflops_per_rank", g->tflops_per_rank},
+        {"single_device_ms", g->single_ms},      {"share_device_ms", g->shard_ms},
+        {"strong_scaling", g->strong_scaling},   {"weak_scaling", g->weak_scaling}};
+    for (size_t i = 0; i < sizeof numbers / sizeof *numbers; ++i) add_number_or_null(o, numbers[i].key, numbers[i].v);
+    const struct { const char *key, *text; } notes[] = {{"transport_note", g->transport_note},
+                                                        {"baseline_note", g->baseline_note}};
+    for (size_t i = 0; i < sizeof notes / sizeof *notes; ++i) {
+        if (notes[i].text[0]) cJSON_AddStringToObject(o, notes[i].key, notes[i].text);
+        else cJSON_AddNullToObject(o, notes[i].key);
+    }
     return o;
 }
 
