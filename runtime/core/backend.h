@@ -26,6 +26,7 @@ typedef struct avk_dispatch {
      * core passes NULL on Vulkan and the CPU). */
     int async;
     void *stream;
+    avk_bbuf *block_layout; /* NULL unless the problem is block-sparse */
 } avk_dispatch;
 
 /* attnvk_kernel_backward's buffers: fwd as the forward's (lse always set, every

@@ -519,12 +519,13 @@ attnvk_status avk_dispatch_fill(const attnvk_kernel *k, const attnvk_tensors *t,
                         "mask");
     if (s == ATTNVK_OK && p->sinks) s = need_buffer(t->sinks, (size_t)p->heads * sizeof(float), "sinks");
     if (s == ATTNVK_OK && p->alibi) s = need_buffer(t->alibi_slopes, (size_t)p->heads * sizeof(float), "ALiBi slopes");
+    if (s == ATTNVK_OK && p->block_sparse) s = need_buffer(t->block_layout, attnvk_block_layout_bytes(p), "block layout");
     if (s != ATTNVK_OK) return s;
     if (q_count == 0 && q_begin == 0) q_count = p->seq_q;
     if (q_begin < 0 || q_count < 1 || q_begin > p->seq_q - q_count)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "query rows %d+%d outside 0..%d", q_begin, q_count, p->seq_q);
     const attnvk_buffer *all[] = {t->q,        t->k,        t->v,    t->o,    t->lse,         t->block_table,
-                                  t->seq_lens, t->kv_scales, t->mask, t->sinks, t->alibi_slopes};
+                                  t->seq_lens, t->kv_scales, t->mask, t->sinks, t->alibi_slopes, t->block_layout};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
         if (all[i] && all[i]->dev != k->dev)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "buffer belongs to another device");
@@ -534,7 +535,7 @@ attnvk_status avk_dispatch_fill(const attnvk_kernel *k, const attnvk_tensors *t,
                          avk_problem_has_seq_lens(p) ? BBUF(t->seq_lens) : NULL,
                          p->kv_format == ATTNVK_KV_FP8 ? BBUF(t->kv_scales) : NULL, q_begin, q_count, launches,
                          p->mask ? BBUF(t->mask) : NULL, p->sinks ? BBUF(t->sinks) : NULL,
-                         p->alibi ? BBUF(t->alibi_slopes) : NULL, 0, NULL};
+                         p->alibi ? BBUF(t->alibi_slopes) : NULL, 0, NULL, p->block_sparse ? BBUF(t->block_layout) : NULL};
 #undef BBUF
     *out = args;
     return ATTNVK_OK;

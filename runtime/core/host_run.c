@@ -60,12 +60,13 @@ attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_prob
     if (p->page_size > 0 || p->kv_format != ATTNVK_KV_DTYPE)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "a paged or quantized cache takes attnvk_kernel_run_tensors");
     if ((p->ragged && !in->kv_lens) || (p->mask && !in->mask) || (p->sinks && !in->sinks) ||
-        (p->alibi && !in->alibi_slopes))
+        (p->alibi && !in->alibi_slopes) || (p->block_sparse && !in->block_layout))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "the problem asks for %s, and none was given",
                         p->ragged && !in->kv_lens ? "sequence lengths"
                         : p->mask && !in->mask    ? "a mask"
                         : p->sinks && !in->sinks  ? "sinks"
-                                                  : "ALiBi slopes");
+                        : p->alibi && !in->alibi_slopes ? "ALiBi slopes"
+                                                  : "a block layout");
     attnvk_kernel_options local = {0};
     if (opts) local = *opts;
     if (lse) local.write_lse = 1;
@@ -89,6 +90,8 @@ attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_prob
     if (s == ATTNVK_OK && p->sinks) s = upload_bytes(dev, in->sinks, sizeof(float) * p->heads, &t.sinks);
     if (s == ATTNVK_OK && p->alibi)
         s = upload_bytes(dev, in->alibi_slopes, sizeof(float) * p->heads, &t.alibi_slopes);
+    if (s == ATTNVK_OK && p->block_sparse)
+        s = upload_bytes(dev, in->block_layout, attnvk_block_layout_bytes(p), &t.block_layout);
     if (s == ATTNVK_OK) s = attnvk_kernel_run_tensors(kern, &t, 0, 0, device_ms);
     if (s == ATTNVK_OK) {
         packed_o = malloc(no * attnvk_dtype_size(p->dtype));
@@ -100,7 +103,7 @@ attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_prob
 
     free(packed_o);
     attnvk_kernel_destroy(kern);
-    attnvk_buffer *all[] = {t.q, t.k, t.v, t.o, t.lse, t.seq_lens, t.mask, t.sinks, t.alibi_slopes};
+    attnvk_buffer *all[] = {t.q, t.k, t.v, t.o, t.lse, t.seq_lens, t.mask, t.sinks, t.alibi_slopes, t.block_layout};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i) attnvk_buffer_destroy(all[i]);
     return s;
 }

@@ -109,6 +109,8 @@ unsigned avk_problem_features(const attnvk_problem *p)
     if (avk_head_dim_v(p) != p->head_dim) f |= ATTNVK_FEATURE_HEAD_DIM_V;
     if (p->position_offset && (p->causal || (f & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI))))
         f |= ATTNVK_FEATURE_POSITION_OFFSET;
+    if (p->block_sparse) f |= ATTNVK_FEATURE_BLOCK_SPARSE;
+    if (p->dilated_groups) f |= ATTNVK_FEATURE_DILATED;
     return f;
 }
 
@@ -134,6 +136,8 @@ const char *avk_feature_name(unsigned missing)
     if (missing & ATTNVK_FEATURE_TOP_LEFT) return "top-left causal alignment";
     if (missing & ATTNVK_FEATURE_HEAD_DIM_V) return "different K and V head dims";
     if (missing & ATTNVK_FEATURE_POSITION_OFFSET) return "a position offset";
+    if (missing & ATTNVK_FEATURE_BLOCK_SPARSE) return "block-sparse layouts";
+    if (missing & ATTNVK_FEATURE_DILATED) return "dilated attention";
     return "this feature";
 }
 

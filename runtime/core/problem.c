@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/kv_cache.h"
 #include "core/layout.h"
+#include "core/sparse.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -95,6 +96,7 @@ attnvk_status attnvk_problem_validate(const attnvk_problem *p)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "scale must be finite and >= 0 (0 = 1/sqrt(D))");
     attnvk_status s = avk_problem_validate_scores(p);
     if (s == ATTNVK_OK) s = avk_problem_validate_head_dim_v(p);
+    if (s == ATTNVK_OK) s = avk_sparse_validate(p);
     if (s != ATTNVK_OK) return s;
     /* Kernels index with 32-bit ints: a row index i + Nk - Nq (causal) and a
      * tile end j + Bc must not wrap, nor may any per-tensor element offset. */
@@ -147,6 +149,7 @@ double attnvk_problem_flops(const attnvk_problem *p)
     double per_pair = 2.0 * ((double)p->head_dim + avk_head_dim_v(p)); /* Q.K, then P.V */
     double bh = (double)p->batch * p->heads;
     double nq = p->seq_q, nk = p->seq_kv;
+    if (p->dilated_groups) return attnvk_flops_inputs(p, NULL); /* exact: every pair is known without inputs */
     const int windowed = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0;
     if (!p->causal && !windowed) return per_pair * bh * nq * nk;
     if (!windowed && p->seq_q == p->seq_kv) return per_pair * bh * nq * nk / 2.0; /* FlashAttention convention */

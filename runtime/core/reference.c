@@ -2,6 +2,7 @@
 #include "core/parallel.h"
 #include "core/reference.h"
 #include "core/layout.h"
+#include "core/sparse.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,14 +29,21 @@ static void attend_row(const avk_reference_job *job, size_t slot, size_t row, do
     const int len = avk_seq_len(p, job->kv_lens, b);
     int lo, hi;
     avk_visible_range(p, i, len, &lo, &hi);
+    avk_sparse_row_range(p, h, i, &lo, &hi);
     if (job->drop_keys > 0) hi = hi - lo > job->drop_keys ? hi - job->drop_keys : lo;
     const long long pos = avk_row_position(p, i, len);
+    const uint8_t *layout_row = p->block_sparse ? avk_layout_row(p, job->block_layout, b, h, i) : NULL;
+    const int sparse = layout_row || p->dilated_groups;
     const double slope = p->alibi ? job->alibi_slopes[h] : 0.0;
     const float *mask_row = avk_reference_mask_row(p, job->mask, b, h, i);
 
     const float *qr = job->q + avk_q_offset(p, b, h, i);
     double m = p->sinks ? (double)job->sinks[h] : -INFINITY;
     for (int j = lo; j < hi; ++j) {
+        if (sparse && !avk_sparse_key_visible(p, layout_row, h, j)) {
+            scores[j - lo] = -INFINITY; /* adds nothing below */
+            continue;
+        }
         const float *kr = job->k + avk_kv_offset(p, b, g, j);
         double dot = 0;
         for (int d = 0; d < D; ++d) dot += (double)qr[d] * kr[d];
@@ -48,6 +56,7 @@ static void attend_row(const avk_reference_job *job, size_t slot, size_t row, do
         sum = p->sinks ? exp((double)job->sinks[h] - m) : 0.0;
         for (int j = lo; j < hi; ++j) {
             double e = exp(scores[j - lo] - m);
+            if (e == 0) continue; /* a key no pattern shows (or the mask's -inf) */
             sum += e;
             const float *vr = job->v + avk_v_offset(p, b, g, j);
             for (int d = 0; d < Dv; ++d) acc[d] += e * vr[d];
@@ -116,7 +125,7 @@ void attnvk_reference_inputs(const attnvk_problem *p, const attnvk_host_inputs *
 {
     avk_reference_job job = {.p = p, .q = in->q, .k = in->k, .v = in->v, .kv_lens = in->kv_lens,
                              .mask = in->mask, .sinks = in->sinks, .alibi_slopes = in->alibi_slopes,
-                             .nrows = (size_t)p->batch * p->heads * p->seq_q,
+                             .block_layout = in->block_layout, .nrows = (size_t)p->batch * p->heads * p->seq_q,
                              .out_f32 = o, .lse_f32 = lse};
     avk_reference_run(&job);
 }

@@ -14,6 +14,7 @@ typedef struct avk_reference_job {
     const float *q, *k, *v;
     const int32_t *kv_lens; /* [B] keys per sequence, NULL: Nk */
     const float *mask, *sinks, *alibi_slopes; /* as in attnvk_host_inputs, when the problem asks */
+    const uint8_t *block_layout;              /* with block_sparse */
     const size_t *rows; /* NULL: rows 0..nrows-1 */
     size_t nrows;
     int drop_keys;

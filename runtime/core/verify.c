@@ -57,6 +57,7 @@ attnvk_check attnvk_check_output_inputs(const attnvk_problem *p, const attnvk_ho
     }
     avk_reference_job job = {.p = p, .q = in->q, .k = in->k, .v = in->v, .kv_lens = in->kv_lens,
                              .mask = in->mask, .sinks = in->sinks, .alibi_slopes = in->alibi_slopes,
+                             .block_layout = in->block_layout,
                              .rows = rows, .nrows = nrows, .out_f64 = ref};
     avk_reference_run(&job);
     double diff2 = 0, ref2 = 0;

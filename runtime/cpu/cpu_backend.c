@@ -173,7 +173,7 @@ static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
                     ATTNVK_FEATURE_KV_FP8 | ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
                     ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT | ATTNVK_FEATURE_HEAD_DIM_V |
-                    ATTNVK_FEATURE_POSITION_OFFSET;
+                    ATTNVK_FEATURE_POSITION_OFFSET | ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED;
     if (max < 2) return n;
     const char *why = "";
     memset(&out[1], 0, sizeof out[1]);
@@ -300,7 +300,7 @@ static attnvk_status run_once(avk_bkernel *k, const avk_dispatch *a, double *dev
                                  .kv_lens = a->seq_lens ? (const int32_t *)a->seq_lens->data : NULL,
                                  .mask = mask, .sinks = a->sinks ? (const float *)a->sinks->data : NULL,
                                  .alibi_slopes = a->alibi_slopes ? (const float *)a->alibi_slopes->data : NULL,
-                                 .drop_keys = k->drop_keys, .out_f32 = o,
+                                 .block_layout = a->block_layout ? a->block_layout->data : NULL, .drop_keys = k->drop_keys, .out_f32 = o,
                                  .lse_f32 = a->lse ? (float *)a->lse->data : NULL};
         avk_reference_run(&job);
         attnvk_pack(p->dtype, o, a->o->data, no);
@@ -324,8 +324,9 @@ static attnvk_status run_job(avk_bkernel *k, const avk_dispatch *a, double *devi
                        .lse = a->lse ? (float *)a->lse->data : NULL,
                        .block_table = data_of(a->block_table), .seq_lens = data_of(a->seq_lens),
                        .kv_scales = data_of(a->kv_scales), .mask = data_of(a->mask), .sinks = data_of(a->sinks),
-                       .alibi_slopes = data_of(a->alibi_slopes), .q_begin = a->q_begin, .q_count = a->q_count,
-                       .drop_keys = k->drop_keys, .tile_bc = k->tile_bc, .rows = k->rows};
+                       .alibi_slopes = data_of(a->alibi_slopes), .block_layout = data_of(a->block_layout),
+                       .q_begin = a->q_begin, .q_count = a->q_count, .drop_keys = k->drop_keys,
+                       .tile_bc = k->tile_bc, .rows = k->rows};
     double t0 = now_ms();
     attnvk_status s = k->kind == CPU_OPENBLAS ? avk_openblas_run(&job) : avk_cpu_flash_run(&job);
     *device_ms = now_ms() - t0;

@@ -16,6 +16,7 @@
 #include "core/layout.h"
 #include "core/parallel.h"
 #include "core/reference.h"
+#include "core/sparse.h"
 
 #include <limits.h>
 #include <math.h>
@@ -75,7 +76,8 @@ typedef struct flash_ctx {
     int bc, kt_ld; /* keys per tile (the job's, else AVK_CPU_TILE_BC) and Kt's row pitch */
     size_t items, q_es, o_es, mask_es, k_rb, v_rb;
     float qscale;
-    int mods;     /* softcap, ALiBi or a mask: scores leave the gemm in natural units */
+    int mods;     /* softcap, ALiBi, a mask or a sparse pattern: scores leave the gemm in natural units */
+    int sparse;   /* a block layout or dilation hides keys inside the rows' ranges */
     int k_f32;    /* K rows are f32 values: transposed straight from the cache */
     int v_direct; /* V rows are contiguous f32 of a multiple of nc: P V reads them in place */
     size_t ldv;   /* with v_direct: floats between V rows */
@@ -88,6 +90,7 @@ typedef struct row_info {
     long long pos;
     float slope, m, l;
     size_t mask_off; /* element offset of the row's mask (mask_dtype) */
+    const uint8_t *layout_row; /* block-sparse: the row's blocks */
 } row_info;
 
 typedef struct scratch {
@@ -154,6 +157,9 @@ static void score_mods(const flash_ctx *c, const row_info *r, float *restrict s,
             for (int j = a; j < e; ++j) s[j] += m[j];
         }
     }
+    if (c->sparse)
+        for (int j = a; j < e; ++j)
+            if (!avk_sparse_key_visible(p, r->layout_row, r->h, t0 + j)) s[j] = -INFINITY;
     for (int j = a; j < e; ++j) s[j] *= LOG2E;
 }
 
@@ -177,6 +183,8 @@ static int setup_rows(const flash_ctx *c, scratch *w, int b, int g, int i0, int 
         ri->i = i0 + r / c->G;
         ri->h = g * c->G + r % c->G;
         avk_visible_range(p, ri->i, len, &ri->lo, &ri->hi);
+        avk_sparse_row_range(p, ri->h, ri->i, &ri->lo, &ri->hi);
+        if (p->block_sparse) ri->layout_row = avk_layout_row(p, job->block_layout, b, ri->h, ri->i);
         if (job->drop_keys > 0) ri->hi = ri->hi - ri->lo > job->drop_keys ? ri->hi - job->drop_keys : ri->lo;
         ri->pos = avk_row_position(p, ri->i, len);
         ri->slope = p->alibi ? job->alibi_slopes[ri->h] : 0.f;
@@ -245,6 +253,19 @@ static void finish_row(const flash_ctx *c, const row_info *ri, int b, float *res
             l > 0 ? (float)(((double)m + log2((double)l)) * LN2) : -INFINITY;
 }
 
+/* Block-sparse: whether any row of the item has a live block among the tile's keys [t0, t0 + bc). */
+static int tile_live(const flash_ctx *c, const scratch *w, int rows, int t0, int bc)
+{
+    const int bk = c->p->block_k, c0 = t0 / bk, c1 = (t0 + bc - 1) / bk;
+    for (int r = 0; r < rows; ++r) {
+        const row_info *ri = &w->rows[r];
+        if (ri->lo >= ri->hi || ri->hi <= t0 || ri->lo >= t0 + bc) continue;
+        for (int cb = c0; cb <= c1; ++cb)
+            if (ri->layout_row[cb]) return 1;
+    }
+    return 0;
+}
+
 static void run_item(const flash_ctx *c, scratch *w, size_t item)
 {
     const attnvk_problem *p = c->p;
@@ -261,6 +282,7 @@ static void run_item(const flash_ctx *c, scratch *w, size_t item)
     memset(w->o, 0, sizeof(float) * (size_t)R4 * Dvp);
     for (int t0 = kl; t0 < kh; t0 += BC) {
         const int bc = kh - t0 < BC ? kh - t0 : BC;
+        if (p->block_sparse && !tile_live(c, w, R4, t0, bc)) continue; /* K/V of empty blocks are never read */
         load_tile(c, w, b, g, t0, bc);
         if (c->v_direct) vt = (const float *)c->job->v + avk_v_offset(p, b, g, t0), ldv = c->ldv;
         for (int r0 = 0; r0 < R4; r0 += AVK_SIMD_ROWS) {
@@ -335,7 +357,8 @@ attnvk_status avk_cpu_flash_run(const avk_cpu_job *job)
     attnvk_problem vview = *p;
     vview.head_dim = c.Dv;
     c.v_rb = attnvk_kv_row_bytes(&vview);
-    c.mods = p->softcap > 0 || p->alibi || p->mask;
+    c.sparse = p->block_sparse || p->dilated_groups;
+    c.mods = p->softcap > 0 || p->alibi || p->mask || c.sparse;
     c.k_f32 = p->kv_format == ATTNVK_KV_DTYPE && p->dtype == ATTNVK_F32;
     c.v_direct = c.k_f32 && p->page_size == 0 && c.Dv % c.simd->nc == 0;
     c.ldv = p->layout == ATTNVK_LAYOUT_BHSD ? (size_t)c.Dv : (size_t)p->kv_heads * c.Dv;

@@ -19,6 +19,7 @@ typedef struct avk_cpu_job {
     const float *kv_scales;
     const void *mask; /* p->mask_dtype */
     const float *sinks, *alibi_slopes;
+    const uint8_t *block_layout; /* with block_sparse */
     int q_begin, q_count;
     int drop_keys; /* > 0: ignore the last drop_keys visible keys of each row (ATTNVK_TEST_SKIP_LAST_KV_TILE) */
     int tile_bc, rows; /* flash: keys per tile, query rows per work item (0: the defaults below) */

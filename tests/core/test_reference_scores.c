@@ -202,7 +202,7 @@ static double compare(const scored_case *c)
     size_t no = attnvk_o_elements(p), nl = (size_t)p->batch * p->heads * p->seq_q;
     float *o = malloc(sizeof(float) * no), *lse = malloc(sizeof(float) * nl);
     double *o_lit = malloc(sizeof(double) * no), *lse_lit = malloc(sizeof(double) * nl);
-    attnvk_host_inputs in = {c->q, c->k, c->v, c->lens, c->mask, c->sinks, c->slopes};
+    attnvk_host_inputs in = {.q = c->q, .k = c->k, .v = c->v, .kv_lens = c->lens, .mask = c->mask, .sinks = c->sinks, .alibi_slopes = c->slopes};
     attnvk_reference_inputs(p, &in, o, lse);
     literal(c, o_lit, lse_lit);
     double worst = 0;
@@ -257,7 +257,7 @@ int main(void)
         const double worst = compare(&c);
         int ok = attnvk_problem_validate(&c.p) == ATTNVK_OK && worst >= 0 && worst < 1e-5;
         float *o = malloc(sizeof(float) * attnvk_o_elements(&c.p));
-        attnvk_host_inputs in = {c.q, c.k, c.v, NULL, c.mask, c.sinks, c.slopes};
+        attnvk_host_inputs in = {.q = c.q, .k = c.k, .v = c.v, .mask = c.mask, .sinks = c.sinks, .alibi_slopes = c.slopes};
         attnvk_reference_inputs(&c.p, &in, o, NULL);
         const attnvk_check chk = attnvk_check_output_inputs(&c.p, &in, o, NULL, 0);
         ok &= chk.passed; /* O rounded to f32 against float64 */
@@ -276,7 +276,7 @@ int main(void)
         attnvk_fill_random(q, 12, 11);
         attnvk_fill_random(k, 4, 12);
         attnvk_fill_random(v, 4, 13);
-        attnvk_host_inputs in = {q, k, v, NULL, NULL, &sink, NULL};
+        attnvk_host_inputs in = {.q = q, .k = k, .v = v, .sinks = &sink};
         attnvk_reference_inputs(&p, &in, o, lse);
         int ok = lse[0] == sink && lse[1] == sink && lse[2] > sink; /* rows 0, 1: i' < 0 */
         for (int d = 0; d < 8; ++d) ok &= o[d] == 0.f;

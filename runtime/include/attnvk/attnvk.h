@@ -111,6 +111,8 @@ typedef enum attnvk_device_type {
  * decode) or i' = i (top-left, PyTorch's is_causal). */
 typedef enum attnvk_causal_align { ATTNVK_ALIGN_BOTTOM_RIGHT = 0, ATTNVK_ALIGN_TOP_LEFT } attnvk_causal_align;
 
+enum { ATTNVK_MAX_DILATED_GROUPS = 8 };
+
 /* Attention with score modifications and visibility bounds, in this order:
  *   (i' is then moved by position_offset)
  *   s = scale * q_i . k_j; softcap > 0: s = softcap * tanh(s / softcap);
@@ -151,6 +153,24 @@ typedef struct attnvk_problem {
                                  positions further along the keys, for causal masks, windows and ALiBi
                                  (ring attention's blocks: a query chunk against another chunk's keys);
                                  attnvk's kernels only (ATTNVK_FEATURE_POSITION_OFFSET) */
+    /* Block-sparse attention: key j is visible to query i only where
+     * L[b][h][i / block_q][j / block_k] != 0, on top of every other rule; L is
+     * the block_layout input, uint8 [layout_batch][layout_heads][ceil(Nq /
+     * block_q)][ceil(Nk / block_k)] with layout_batch 1 or B and layout_heads
+     * 1 or H (broadcast). A row that sees no key outputs zeros, as always. */
+    int block_sparse;
+    int block_q, block_k;
+    int layout_batch, layout_heads;
+    /* LongNet's dilated attention (Nq = Nk): dilated_groups G > 0 splits the
+     * heads into G consecutive groups (H % G == 0); group g has segment length
+     * s = dilated_segment[g], rate r = dilated_rate[g] and offset o = g % r.
+     * Position p is active iff (p % s) % r == o; an active query p sees exactly
+     * the active keys j of its own segment (j / s == p / s; causal: j <= p),
+     * with plain softmax over them; an inactive query outputs zeros (LSE -inf).
+     * The last segment may be shorter. Combines with causal, softcap and GQA. */
+    int dilated_groups;
+    int dilated_segment[ATTNVK_MAX_DILATED_GROUPS];
+    int dilated_rate[ATTNVK_MAX_DILATED_GROUPS];
 } attnvk_problem;
 
 enum { ATTNVK_UUID_SIZE = 16, ATTNVK_MAX_SUBGROUP_SIZES = 4 };
@@ -195,6 +215,8 @@ enum {
     ATTNVK_FEATURE_TOP_LEFT = 1u << 10, /* top-left alignment where it matters (causal, window, ALiBi) */
     ATTNVK_FEATURE_HEAD_DIM_V = 1u << 11, /* V and O head dim differs from Q and K's (head_dim_v) */
     ATTNVK_FEATURE_POSITION_OFFSET = 1u << 12, /* position_offset != 0 where it matters (causal, window, ALiBi) */
+    ATTNVK_FEATURE_BLOCK_SPARSE = 1u << 13, /* block_sparse: a block layout */
+    ATTNVK_FEATURE_DILATED = 1u << 14,      /* dilated_groups > 0: LongNet's dilated attention */
 };
 typedef struct attnvk_impl_info {
     char name[32];
@@ -353,6 +375,8 @@ size_t attnvk_o_elements(const attnvk_problem *p);              /* O: B*H*Nq*Dv 
  * causal with Nq == Nk; otherwise (Nq != Nk, windows) the visible pairs are
  * counted exactly. */
 double attnvk_problem_flops(const attnvk_problem *p);
+/* Bytes of a block-sparse problem's layout (0 without one). */
+size_t attnvk_block_layout_bytes(const attnvk_problem *p);
 
 attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p,
                                     const attnvk_kernel_options *opts, /* may be NULL */
@@ -376,6 +400,7 @@ typedef struct attnvk_tensors {
     attnvk_buffer *mask;         /* mask_dtype [mask_batch][mask_heads][Nq][Nk], with mask */
     attnvk_buffer *sinks;        /* f32 [H], with sinks */
     attnvk_buffer *alibi_slopes; /* f32 [H], with alibi */
+    attnvk_buffer *block_layout; /* uint8 [layout_batch][layout_heads][row blocks][key blocks], with block_sparse */
 } attnvk_tensors;
 /* attnvk_kernel_run for any problem. Lengths past Nk are clamped to Nk and
  * page indices into 0..num_pages-1, so bad table contents never fault. */
@@ -509,9 +534,14 @@ struct attnvk_host_inputs {
     const float *mask;           /* [mask_batch][mask_heads][Nq][Nk], with p->mask */
     const float *sinks;          /* [H], with p->sinks */
     const float *alibi_slopes;   /* [H], with p->alibi */
+    const uint8_t *block_layout; /* with p->block_sparse (attnvk_problem) */
 };
 /* Full output of any problem: O as f32 in p->layout; lse may be NULL. */
 void attnvk_reference_inputs(const attnvk_problem *p, const attnvk_host_inputs *in, float *o, float *lse);
+/* FLOPs of exactly the visible (query, key) pairs, 2 (Dk + Dv) each, the
+ * block layout's and sequence lengths' too (attnvk_problem_flops has no
+ * inputs: it counts a block-sparse problem's pairs as dense). */
+double attnvk_flops_inputs(const attnvk_problem *p, const attnvk_host_inputs *in);
 /* Host gradients: d_o in (O's shape), the rest out as f32 in p->layout
  * (dq Q's shape, dk K's, dv V's, d_sinks [H] with sinks; d_sinks may be NULL). */
 struct attnvk_host_grads {
