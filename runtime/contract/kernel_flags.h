@@ -16,6 +16,10 @@
 #define AVK_FLAG_SINKS 256u         /* sinks[h] joins each row's softmax (in the split merge when split) */
 #define AVK_FLAG_MASK 512u          /* s += mask[b * mask_sb + h * mask_sh + i * seq_kv + j] */
 #define AVK_FLAG_MASK_F16 1024u     /* the mask holds f16 (else f32) */
+/* sparse patterns (#20), read through the mask's binding (a problem with one has no mask there) */
+#define AVK_FLAG_BLOCKS 2048u       /* uint8 block layout: key j hidden where layout[b * mask_sb + h * mask_sh +
+                                       (i / block_q) * ceil(Nk / block_k) + j / block_k] == 0 */
+#define AVK_FLAG_DILATED 4096u      /* int32 [groups][2] (segment, rate): LongNet's dilated pattern */
 
 /* AVK_SCORE_MOD bits: the score modifications a kernel build applies per
  * element (0: none). One build per combination, so a softcap-only kernel

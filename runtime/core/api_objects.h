@@ -26,6 +26,7 @@ struct attnvk_kernel {
     avk_bkernel *bkernel;
     attnvk_problem problem;
     int write_lse;
+    attnvk_buffer *dilation; /* dilated problems: the groups' (segment, rate) pairs on the device */
 };
 
 /* Checks t against k's problem and fills the backend's arguments (context.c). */

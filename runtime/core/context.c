@@ -360,6 +360,17 @@ static attnvk_status check_features(attnvk_device *dev, const attnvk_problem *p,
     return ATTNVK_OK; /* not offered here: prepare says why */
 }
 
+/* Dilated attention's groups as the kernels read them (AVK_FLAG_DILATED): int32 (segment, rate) pairs. */
+static attnvk_status upload_dilation(attnvk_kernel *k)
+{
+    int32_t table[2 * ATTNVK_MAX_DILATED_GROUPS];
+    const attnvk_problem *p = &k->problem;
+    for (int g = 0; g < p->dilated_groups; ++g) table[2 * g] = p->dilated_segment[g], table[2 * g + 1] = p->dilated_rate[g];
+    const size_t bytes = sizeof(int32_t) * 2 * (size_t)p->dilated_groups;
+    attnvk_status s = attnvk_buffer_create(k->dev, bytes, &k->dilation);
+    return s == ATTNVK_OK ? attnvk_buffer_write(k->dilation, 0, table, bytes) : s;
+}
+
 /* The backend's prepare inside one pick (core/tuning.h): explicit, when non-NULL, is the
  * entry its chooser must use; the pick's source joins info->params as "tuning=...". */
 static attnvk_status prepare_picked(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
@@ -376,6 +387,9 @@ static attnvk_status prepare_picked(attnvk_device *dev, const attnvk_problem *p,
     s = check_names(dev, opts);
     if (s == ATTNVK_OK) s = check_features(dev, p, opts);
     if (s != ATTNVK_OK) return s;
+    if (p->block_sparse && p->mask && dev->info.api != ATTNVK_API_CPU) /* the kernels read both through one binding */
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "attnvk on %s does not take a mask and a block layout together",
+                        attnvk_api_name(dev->info.api));
     attnvk_kernel_info local_info;
     if (!info) info = &local_info;
     memset(info, 0, sizeof *info);
@@ -399,6 +413,11 @@ static attnvk_status prepare_picked(attnvk_device *dev, const attnvk_problem *p,
     k->dev = dev;
     k->problem = *p;
     k->write_lse = opts->write_lse;
+    s = p->dilated_groups ? upload_dilation(k) : ATTNVK_OK;
+    if (s != ATTNVK_OK) {
+        attnvk_kernel_destroy(k);
+        return s;
+    }
     *out = k;
     return ATTNVK_OK;
 }
@@ -534,7 +553,9 @@ attnvk_status avk_dispatch_fill(const attnvk_kernel *k, const attnvk_tensors *t,
                          p->page_size > 0 ? BBUF(t->block_table) : NULL,
                          avk_problem_has_seq_lens(p) ? BBUF(t->seq_lens) : NULL,
                          p->kv_format == ATTNVK_KV_FP8 ? BBUF(t->kv_scales) : NULL, q_begin, q_count, launches,
-                         p->mask ? BBUF(t->mask) : NULL, p->sinks ? BBUF(t->sinks) : NULL,
+                         /* a sparse pattern takes the mask's binding (prepare refused a mask beside a layout) */
+                         p->mask ? BBUF(t->mask) : p->block_sparse ? BBUF(t->block_layout) : BBUF(k->dilation),
+                         p->sinks ? BBUF(t->sinks) : NULL,
                          p->alibi ? BBUF(t->alibi_slopes) : NULL, 0, NULL, p->block_sparse ? BBUF(t->block_layout) : NULL};
 #undef BBUF
     *out = args;
@@ -545,6 +566,7 @@ void attnvk_kernel_destroy(attnvk_kernel *k)
 {
     if (!k) return;
     avk_device_settle(k->dev); /* its workspace may be in use */
-    k->dev->backend->release_kernel(k->dev->bdev, k->bkernel);
+    if (k->bkernel) k->dev->backend->release_kernel(k->dev->bdev, k->bkernel);
+    attnvk_buffer_destroy(k->dilation);
     free(k);
 }

@@ -56,6 +56,18 @@ void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_beg
     a->window_right = (f & ATTNVK_FEATURE_WINDOW) ? p->window_right : -1;
     a->softcap = p->softcap;
     a->pos_offset = (f & ATTNVK_FEATURE_POSITION_OFFSET) ? p->position_offset : 0;
+    if (p->block_sparse) { /* the layout takes the mask's binding and strides (core refuses both at once) */
+        const uint32_t rows = (uint32_t)((p->seq_q + p->block_q - 1) / p->block_q);
+        const uint32_t cols = (uint32_t)((p->seq_kv + p->block_k - 1) / p->block_k);
+        a->flags |= AVK_FLAG_BLOCKS;
+        a->pattern = (U32)p->block_q | (U32)p->block_k << 16;
+        a->mask_sb = p->layout_batch > 1 ? rows * cols * (uint32_t)p->layout_heads : 0u;
+        a->mask_sh = p->layout_heads > 1 ? rows * cols : 0u;
+    }
+    if (p->dilated_groups) {
+        a->flags |= AVK_FLAG_DILATED;
+        a->pattern = (U32)p->dilated_groups;
+    }
     if (p->mask) {
         const uint32_t pair = (uint32_t)p->seq_q * (uint32_t)p->seq_kv;
         a->mask_sb = p->mask_batch > 1 ? pair * (uint32_t)p->mask_heads : 0u;
