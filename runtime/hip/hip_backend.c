@@ -1,6 +1,7 @@
 /* The HIP backend's vtable: attnvk's flash kernel (hip_flash.c) and its
  * backward pass (hip_backward.c), and the unfused rocBLAS baseline
- * (hip_rocblas.c). Devices and buffers: hip_device.c. */
+ * (hip_rocblas.c, its backward hip_rocblas_backward.c). Devices and
+ * buffers: hip_device.c. */
 #include "hip/hip_backward.h"
 #include "hip/hip_device.h"
 #include "hip/hip_flash.h"
@@ -64,10 +65,10 @@ static void hip_release_kernel(avk_bdev *dev, avk_bkernel *k)
     free(k);
 }
 
-/* attnvk_kernel_backward: attnvk's kernel (hip_backward.c) */
+/* attnvk_kernel_backward: attnvk's kernel (hip_backward.c), or rocBLAS's unfused one (hip_rocblas_backward.c) */
 static attnvk_status hip_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms)
 {
-    if (k->rocblas) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "rocblas: attnvk has no rocBLAS unfused backward yet");
+    if (k->rocblas) return avk_hip_rocblas_backward(dev, k->rocblas, a, device_ms);
     return avk_hip_backward(dev, avk_hip_flash_native(k->flash), &k->bwd, a, device_ms);
 }
 

@@ -1,11 +1,11 @@
 /* Unfused attention on rocBLAS: two strided-batched GEMMs around a row
  * softmax. Materialises Nq x Nk scores per head, so its workspace is checked
- * against free device memory before anything is allocated. */
-#include "hip/hip_rocblas.h"
+ * against free device memory before anything is allocated. The backward:
+ * hip_rocblas_backward.c. */
+#include "hip/hip_rocblas_internal.h"
 #include "core/test_hooks.h"
 #include "hip/hip_kernels.h"
 #include "hip/hip_modules.h"
-#include "hip/rocblas_abi.h"
 #include "core/dynlib.h"
 #include "core/kv_cache.h"
 #include "core/layout.h"
@@ -19,20 +19,12 @@ extern const unsigned char avk_hip_softmax_source[];
 static const char *const rocblas_names[] = {"librocblas.so.5", "librocblas.so.4", "librocblas.so.3",
                                             "librocblas.so.0", "librocblas.so", NULL};
 
-typedef struct rocblas_api {
-    rocblas_create_handle_fn create_handle;
-    rocblas_destroy_handle_fn destroy_handle;
-    rocblas_set_stream_fn set_stream;
-    rocblas_gemm_strided_batched_ex_fn gemm;
-    rocblas_status_to_string_fn status_to_string; /* optional */
-} rocblas_api;
-
-static rocblas_api api;
+static avk_rocblas_api api;
 static avk_dynlib *lib;
 static int tried;
 static char why[512];
 
-static const rocblas_api *load_rocblas(void)
+static const avk_rocblas_api *load_rocblas(void)
 {
     if (lib) return &api;
     if (tried) {
@@ -50,6 +42,8 @@ static const rocblas_api *load_rocblas(void)
         };
         if (avk_dynlib_bind(l, symbols, (int)(sizeof symbols / sizeof *symbols)) == ATTNVK_OK) {
             *(void **)&api.status_to_string = avk_dynlib_sym(l, "rocblas_status_to_string");
+            *(void **)&api.get_atomics_mode = avk_dynlib_sym(l, "rocblas_get_atomics_mode");
+            *(void **)&api.set_atomics_mode = avk_dynlib_sym(l, "rocblas_set_atomics_mode");
             lib = l;
             return &api;
         }
@@ -86,6 +80,10 @@ static attnvk_status rocblas_check(rocblas_status r, const char *what)
         return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "%s: %s", what, text ? text : "rocblas_status_memory_error");
     return avk_fail(ATTNVK_ERROR_BACKEND, "%s: rocblas status %d%s%s", what, (int)r, text ? " " : "", text ? text : "");
 }
+
+const avk_rocblas_api *avk_hip_rocblas_api(void) { return &api; }
+
+attnvk_status avk_hip_rocblas_check(rocblas_status r, const char *what) { return rocblas_check(r, what); }
 
 static attnvk_status device_handle(avk_hip_device *dev, rocblas_handle *out)
 {
@@ -131,21 +129,17 @@ void avk_hip_rocblas_softmax_source(const char *defines, avk_hip_source *out)
     *out = src;
 }
 
-struct avk_hip_rocblas_kernel {
-    attnvk_problem p;
-    rocblas_handle handle;
-    hipModule_t module;
-    hipFunction_t softmax;
-    void *scores, *probs; /* workspace: f32 S and dtype P */
-    int key_limit;        /* Nk, or fewer with ATTNVK_TEST_SKIP_LAST_KV_TILE */
-    int softmax_threads;
-    int score_mod;        /* softcap, ALiBi or a mask: the _mod softmax */
-};
-
 /* kernels/softmax_rows.hip's AVK_SM_* flags (opencl/softmax.cl's values) */
 enum { SM_ALIBI = 1, SM_SINKS = 2, SM_MASK = 4, SM_MASK_F16 = 8, SM_TOP_LEFT = 16 };
 
-static rocblas_datatype blas_type(attnvk_dtype d)
+int avk_hip_rocblas_softmax_flags(const attnvk_problem *p)
+{
+    return (p->alibi ? SM_ALIBI : 0) | (p->sinks ? SM_SINKS : 0) | (p->mask ? SM_MASK : 0) |
+           (p->mask && p->mask_dtype == ATTNVK_F16 ? SM_MASK_F16 : 0) |
+           (p->align == ATTNVK_ALIGN_TOP_LEFT ? SM_TOP_LEFT : 0);
+}
+
+rocblas_datatype avk_hip_rocblas_type(attnvk_dtype d)
 {
     if (d == ATTNVK_F16) return rocblas_datatype_f16_r;
     return d == ATTNVK_BF16 ? rocblas_datatype_bf16_r : rocblas_datatype_f32_r;
@@ -155,6 +149,7 @@ void avk_hip_rocblas_release(avk_hip_device *dev, avk_hip_rocblas_kernel *k)
 {
     if (!k) return;
     if (!dev->lost && dev->hip->hipSetDevice(dev->ordinal) == hipSuccess) {
+        avk_hip_rocblas_backward_free(dev, k);
         if (k->scores) dev->hip->hipFree(k->scores);
         if (k->probs) dev->hip->hipFree(k->probs);
         if (k->module) dev->hip->hipModuleUnload(k->module);
@@ -276,7 +271,7 @@ static attnvk_status run_gemms(avk_hip_rocblas_kernel *k, const avk_dispatch *a,
     const size_t es = attnvk_dtype_size(p->dtype);
     const int heads_per_call = hb.batch, G = p->heads / p->kv_heads, D = p->head_dim, Dv = attnvk_problem_head_dim_v(p);
     const long long s_stride = (long long)a->q_count * p->seq_kv;
-    const rocblas_datatype dt = blas_type(p->dtype);
+    const rocblas_datatype dt = avk_hip_rocblas_type(p->dtype);
     const float scale = attnvk_problem_scale(p), one = 1.f, zero = 0.f;
     for (int c = 0; c < hb.calls; ++c) {
         int first = c * heads_per_call; /* flat b*H + h of the call's first head */
@@ -318,9 +313,7 @@ static attnvk_status launch(avk_hip_device *dev, avk_hip_rocblas_kernel *k, cons
         const int has_window = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0;
         int heads = p->heads, window_left = has_window ? p->window_left : -1,
             window_right = has_window ? p->window_right : -1;
-        int flags = (p->alibi ? SM_ALIBI : 0) | (p->sinks ? SM_SINKS : 0) | (p->mask ? SM_MASK : 0) |
-                    (p->mask && p->mask_dtype == ATTNVK_F16 ? SM_MASK_F16 : 0) |
-                    (p->align == ATTNVK_ALIGN_TOP_LEFT ? SM_TOP_LEFT : 0);
+        int flags = avk_hip_rocblas_softmax_flags(p);
         float softcap = p->softcap;
         void *slopes = a->alibi_slopes ? a->alibi_slopes->ptr : NULL, *sinks = a->sinks ? a->sinks->ptr : NULL,
              *mask = a->mask ? a->mask->ptr : NULL;

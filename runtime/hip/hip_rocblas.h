@@ -1,6 +1,6 @@
 /* The unfused rocBLAS baseline: S = scale * Q K^T (f32, strided-batched GEMM),
- * P = softmax(S) (a HIP kernel), O = P V (GEMM). librocblas is loaded at run
- * time; absent means "unavailable" with the reason. */
+ * P = softmax(S) (a HIP kernel), O = P V (GEMM), and its backward. librocblas
+ * is loaded at run time; absent means "unavailable" with the reason. */
 #ifndef ATTNVK_HIP_ROCBLAS_H
 #define ATTNVK_HIP_ROCBLAS_H
 
@@ -16,6 +16,12 @@ attnvk_status avk_hip_rocblas_prepare(avk_hip_device *dev, const attnvk_problem 
 attnvk_status avk_hip_rocblas_dispatch(avk_hip_device *dev, avk_hip_rocblas_kernel *k, const avk_dispatch *a,
                                        double *device_ms);
 void avk_hip_rocblas_release(avk_hip_device *dev, avk_hip_rocblas_kernel *k);
+
+/* attnvk_kernel_backward on a rocblas kernel (hip_rocblas_backward.c): the
+ * materialised-P backward, dQ, dK, dV (and d(sink)) written whole on return;
+ * `deterministic` keeps rocBLAS's GEMMs off atomics. */
+attnvk_status avk_hip_rocblas_backward(avk_hip_device *dev, avk_hip_rocblas_kernel *k, const avk_backward_dispatch *a,
+                                       double *device_ms);
 
 /* The row-softmax kernel source as hipRTC takes it (archs without an object). */
 struct avk_hip_source;

@@ -1,6 +1,7 @@
-/* The few rocBLAS declarations the unfused baseline calls. rocBLAS headers are
- * not installed here, so the ABI subset is spelled out (values from rocBLAS's
- * public rocblas-types.h; stable since ROCm 3). Never linked: dlopen only. */
+/* The few rocBLAS declarations the unfused baseline (forward and backward)
+ * calls. rocBLAS headers are not installed here, so the ABI subset is spelled
+ * out (values from rocBLAS's public rocblas-types.h; stable since ROCm 3).
+ * Never linked: dlopen only. */
 #ifndef ATTNVK_ROCBLAS_ABI_H
 #define ATTNVK_ROCBLAS_ABI_H
 
@@ -18,11 +19,15 @@ typedef enum {
     rocblas_datatype_bf16_r = 168,
 } rocblas_datatype;
 typedef enum { rocblas_gemm_algo_standard = 0 } rocblas_gemm_algo;
+/* whether GEMMs may split k across workgroups summed with atomics (rocBLAS >= ROCm 3.8) */
+typedef enum { rocblas_atomics_not_allowed = 0, rocblas_atomics_allowed = 1 } rocblas_atomics_mode;
 
 typedef rocblas_status (*rocblas_create_handle_fn)(rocblas_handle *handle);
 typedef rocblas_status (*rocblas_destroy_handle_fn)(rocblas_handle handle);
 typedef rocblas_status (*rocblas_set_stream_fn)(rocblas_handle handle, void *stream);
 typedef const char *(*rocblas_status_to_string_fn)(rocblas_status status);
+typedef rocblas_status (*rocblas_set_atomics_mode_fn)(rocblas_handle handle, rocblas_atomics_mode mode);
+typedef rocblas_status (*rocblas_get_atomics_mode_fn)(rocblas_handle handle, rocblas_atomics_mode *mode);
 /* D = alpha * op(A) op(B) + beta * C, column-major, per batch element. */
 typedef rocblas_status (*rocblas_gemm_strided_batched_ex_fn)(
     rocblas_handle handle, rocblas_operation trans_a, rocblas_operation trans_b, rocblas_int m, rocblas_int n,

@@ -3,7 +3,8 @@
  * right gfx target, and holds the kernel of every configuration the table
  * selects there; the lookup picks the right object per gfx arch. The same
  * for the backward's "bwd" objects (issue #18): every instance's four
- * kernels, and a configuration within the LDS for every head dim. */
+ * kernels, and a configuration within the LDS for every head dim; and the
+ * "softmax" objects hold rocBLAS's backward row kernels beside the forward's. */
 #include "test_util.h"
 #include "hip/hip_kernels.h"
 #include "hip/hip_merge.h"
@@ -112,6 +113,18 @@ static void check_objects(void)
         CHECK(rm && avk_hip_is_amdgpu_elf(rm->data, *rm->size) && elf_mach(rm->data) == expected_mach(arch) &&
                   merge_kernels == 3,
               "%s/%s: embedded AMDGPU ELF with the three merge kernels", arch, AVK_HIP_MERGE_OBJECT);
+        /* rocBLAS's backward (hip_rocblas_backward.c) takes its kernels from the same object */
+        static const char *const rocblas_bwd[] = {"avk_softmax_bwd_f32",     "avk_softmax_bwd_f16",
+                                                  "avk_softmax_bwd_bf16",    "avk_softmax_bwd_f32_mod",
+                                                  "avk_softmax_bwd_f16_mod", "avk_softmax_bwd_bf16_mod",
+                                                  "avk_sink_grad",           "avk_convert_f16",
+                                                  "avk_convert_bf16"};
+        int have_bwd = 0;
+        for (size_t i = 0; sm && i < sizeof rocblas_bwd / sizeof *rocblas_bwd; ++i)
+            have_bwd += elf_has_symbol(sm->data, *sm->size, rocblas_bwd[i]);
+        CHECK(have_bwd == (int)(sizeof rocblas_bwd / sizeof *rocblas_bwd),
+              "%s/softmax: %d of the rocBLAS backward's %zu kernels", arch, have_bwd,
+              sizeof rocblas_bwd / sizeof *rocblas_bwd);
         CHECK(objects > 0, "%s: the table uses some variant", arch);
     }
     /* nothing embedded the table does not use */

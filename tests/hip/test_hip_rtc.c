@@ -1,7 +1,8 @@
 /* The run-time path for gfx targets without an embedded object: the kernel
  * source and its headers, as the backend hands them to hipRTC, compile into
  * an AMDGPU code object holding the renamed kernels (here for
- * configurations no embedded object has), the backward's too. Needs no GPU;
+ * configurations no embedded object has), the backward's too, and the
+ * rocBLAS baseline's row kernels (forward and backward). Needs no GPU;
  * skipped without hipRTC. */
 #include "test_util.h"
 #include "hip/hip_flash.h"
@@ -23,16 +24,28 @@ static int contains(const void *hay, size_t n, const char *needle)
     return 0;
 }
 
-static void compile_case(const char *arch, const avk_hip_source *src, const char *symbol)
+/* src compiled once for arch must hold every kernel of `symbols` (NULL-terminated) */
+static void compile_symbols(const char *arch, const avk_hip_source *src, const char *const *symbols)
 {
     void *code = NULL;
     size_t size = 0;
     attnvk_status s = avk_hip_rtc_compile(arch, src, &code, &size);
-    int ok = s == ATTNVK_OK && avk_hip_is_amdgpu_elf(code, size) && contains(code, size, symbol);
-    EXPECT(ok, "hipRTC %s for %s: %s", src->name, arch, s == ATTNVK_OK ? "no such kernel in the object" : attnvk_last_error());
-    if (ok) printf("ok   hipRTC %-16s %-8s %7zu bytes, has %s\n", src->name, arch, size, symbol);
+    int ok = s == ATTNVK_OK && avk_hip_is_amdgpu_elf(code, size);
+    const char *missing = NULL;
+    for (int i = 0; ok && symbols[i]; ++i)
+        if (!contains(code, size, symbols[i])) ok = 0, missing = symbols[i];
+    EXPECT(ok, "hipRTC %s for %s: %s%s", src->name, arch,
+           s == ATTNVK_OK ? "no such kernel in the object: " : attnvk_last_error(), missing ? missing : "");
+    for (int i = 0; ok && symbols[i]; ++i)
+        printf("ok   hipRTC %-16s %-8s %7zu bytes, has %s\n", src->name, arch, size, symbols[i]);
     passed += ok;
     free(code);
+}
+
+static void compile_case(const char *arch, const avk_hip_source *src, const char *symbol)
+{
+    const char *const symbols[] = {symbol, NULL};
+    compile_symbols(arch, src, symbols);
 }
 
 /* score_mod: built as the backend builds softcap, ALiBi and mask problems (AVK_SCORE_MOD);
@@ -102,8 +115,13 @@ int main(void)
     backward_case("gfx1030", ATTNVK_BF16, 192, 128);
     avk_hip_source src;
     avk_hip_rocblas_softmax_source("-DAVK_SOFTMAX_THREADS=128", &src);
-    compile_case("gfx90a", &src, "avk_softmax_rows_f16");
-    compile_case("gfx1030", &src, "avk_softmax_rows_bf16_mod"); /* softcap, ALiBi, masks (wave32) */
+    /* the forward's row softmax and rocBLAS's backward kernels (hip_rocblas_backward.c) from one source */
+    const char *const wave64[] = {"avk_softmax_rows_f16", "avk_softmax_bwd_f16", "avk_softmax_bwd_f32_mod",
+                                  "avk_sink_grad", "avk_convert_f16", NULL};
+    const char *const wave32[] = {"avk_softmax_rows_bf16_mod", /* softcap, ALiBi, masks */
+                                  "avk_softmax_bwd_bf16_mod", "avk_sink_grad", "avk_convert_bf16", NULL};
+    compile_symbols("gfx90a", &src, wave64);
+    compile_symbols("gfx1030", &src, wave32);
     /* ring attention's merge (native/ring_merge.cu), as hip_merge.c hands it to hipRTC */
     char *merge_text = NULL;
     if (avk_hip_merge_source(&src, &merge_text) == ATTNVK_OK) {
