@@ -171,6 +171,24 @@ inline float avk_score_mod(const avk_kernel_args *a, float s, int j, long pos, f
     return s;
 }
 
+/* Sparse patterns (#20; kernel_flags.h), through the mask's binding: whether
+ * key j is visible to query i of (b, h) beside the contiguous rules. */
+inline int avk_pattern_visible(const avk_kernel_args *a, __global const uchar *pattern, int b, int h, int i, int j)
+{
+    if (a->flags & AVK_FLAG_BLOCKS) {
+        const int bq = (int)(a->pattern & 0xffffu), bk = (int)(a->pattern >> 16);
+        const long cols = ((long)a->seq_kv + bk - 1) / bk;
+        return pattern[(long)b * a->mask_sb + (long)h * a->mask_sh + (long)(i / bq) * cols + j / bk] != 0;
+    }
+    if (a->flags & AVK_FLAG_DILATED) {
+        __global const int *groups = (__global const int *)pattern;
+        const int g = h / ((int)a->heads / (int)a->pattern), s = groups[2 * g], r = groups[2 * g + 1], o = g % r;
+        return (i % s) % r == o && (j % s) % r == o && i / s == j / s;
+    }
+    return 1;
+}
+#define AVK_PATTERNS (AVK_FLAG_BLOCKS | AVK_FLAG_DILATED)
+
 /* element offset of query i's row in the mask ([b][h][i][j] with broadcast strides) */
 inline long avk_mask_row(const avk_kernel_args *a, int b, int h, int i)
 {

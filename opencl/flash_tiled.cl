@@ -119,6 +119,7 @@ void avk_flash_tiled(AVK_CONTRACT_ARGS(avk_elem))
     int key_end[AVK_TM], key_begin[AVK_TM];
     long pos[AVK_TM], mask_row[AVK_TM]; /* i', and the row's mask offset */
     float slope[AVK_TM];
+    int row_head[AVK_TM], row_query[AVK_TM]; /* for a sparse pattern's hook */
 AVK_PRAGMA_UNROLL
     for (int m = 0; m < AVK_TM; ++m) {
         const int R = w.r0 + rg + m * AVK_NRG;
@@ -136,6 +137,8 @@ AVK_PRAGMA_UNROLL
         pos[m] = avk_row_pos(a, w.seq_len, Rv / pack);
         slope[m] = (args.flags & AVK_FLAG_ALIBI) ? alibi_slopes[w.h + Rv % pack] : 0.0f;
         mask_row[m] = avk_mask_row(a, w.b, w.h + Rv % pack, Rv / pack);
+        row_head[m] = w.h + Rv % pack;
+        row_query[m] = Rv / pack;
     }
     /* tiles below every row's window are skipped */
     const int t_first = max(w.t_begin, w.kv_begin / AVK_BC);
@@ -237,6 +240,15 @@ AVK_PRAGMA_UNROLL
                 for (int k = 0; k < AVK_BC; ++k)
                     if (kt + k < key_end[m] && kt + k >= key_begin[m])
                         s[m][k] = avk_score_mod(a, s[m][k], kt + k, pos[m], slope[m], mask, mask_row[m]);
+        }
+
+        /* a sparse pattern's hidden keys (block layout, dilation) */
+        if (args.flags & AVK_PATTERNS) {
+AVK_PRAGMA_UNROLL
+            for (int m = 0; m < AVK_TM; ++m)
+AVK_PRAGMA_UNROLL
+                for (int k = 0; k < AVK_BC; ++k)
+                    if (!avk_pattern_visible(a, mask, w.b, row_head[m], row_query[m], kt + k)) s[m][k] = -INFINITY;
         }
 
         /* masks: keys outside each row's visible range (edge tile, causal

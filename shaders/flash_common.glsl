@@ -30,7 +30,8 @@ layout(binding = 12) readonly buffer MaskB { uint mask_words[]; };
 // alignment (runtime/vulkan/vk_kernel.c): a plain problem's pipeline compiles
 // without their code, so it keeps its registers and speed.
 layout(constant_id = 15) const uint AVK_SCORES = 0u;
-const uint AVK_SCORE_FLAGS = AVK_FLAG_TOP_LEFT | AVK_FLAG_WINDOW | AVK_FLAG_ALIBI | AVK_FLAG_SINKS | AVK_FLAG_MASK | AVK_FLAG_MASK_F16;
+const uint AVK_SCORE_FLAGS = AVK_FLAG_TOP_LEFT | AVK_FLAG_WINDOW | AVK_FLAG_ALIBI | AVK_FLAG_SINKS | AVK_FLAG_MASK | AVK_FLAG_MASK_F16 |
+                             AVK_FLAG_BLOCKS | AVK_FLAG_DILATED;
 // pc.flags, with the score features' bits only in pipelines built for them
 uint avk_flags() { return AVK_SCORES != 0u ? pc.flags : pc.flags & ~AVK_SCORE_FLAGS; }
 float avk_softcap() { return AVK_SCORES != 0u ? pc.softcap : 0.0; }
@@ -76,6 +77,23 @@ uint avk_key_begin(uint len, uint i)
 
 // Element offset of query i's row in the mask ([b][h][i][j] with broadcast strides).
 uint avk_mask_row(uint b, uint h, uint i) { return b * pc.mask_sb + h * pc.mask_sh + i * pc.seq_kv; }
+
+// Sparse patterns (#20; kernel_flags.h), through the mask's binding: whether key j is
+// visible to query i of (b, h) beside the contiguous rules.
+bool avk_pattern_visible(uint b, uint h, uint i, uint j)
+{
+    if ((avk_flags() & AVK_FLAG_BLOCKS) != 0u) {
+        uint bq = pc.pattern & 0xffffu, bk = pc.pattern >> 16u, cols = (pc.seq_kv + bk - 1u) / bk;
+        uint e = b * pc.mask_sb + h * pc.mask_sh + (i / bq) * cols + j / bk; // a byte of the layout
+        return ((mask_words[e >> 2u] >> (8u * (e & 3u))) & 0xffu) != 0u;
+    }
+    if ((avk_flags() & AVK_FLAG_DILATED) != 0u) {
+        uint g = h / (pc.heads / pc.pattern), s = mask_words[2u * g], r = mask_words[2u * g + 1u], o = g % r;
+        return (i % s) % r == o && (j % s) % r == o && i / s == j / s;
+    }
+    return true;
+}
+const uint AVK_PATTERNS = AVK_FLAG_BLOCKS | AVK_FLAG_DILATED;
 
 float avk_mask_value(uint e)
 {

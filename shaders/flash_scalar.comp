@@ -193,6 +193,7 @@ void main()
             uint c = t + k * TPR;
             uint j = j0 + c;
             bool visible = c < BC && j < w.kv_hi && j < row_end && j >= row_begin;
+            if ((avk_flags() & AVK_PATTERNS) != 0u) visible = visible && avk_pattern_visible(w.b, head, row, j);
             s[k] = visible ? s[k] : NEG_INF;
             tmax = max(tmax, s[k]);
         }

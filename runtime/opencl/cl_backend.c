@@ -115,7 +115,8 @@ static int cl_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
          * hooks; a head dim a body cannot hold goes to the next (avk_cl_configure) */
         out[0].features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 |
                           ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 | AVK_SCORE_FEATURES |
-                          ATTNVK_FEATURE_HEAD_DIM_V | ATTNVK_FEATURE_POSITION_OFFSET;
+                          ATTNVK_FEATURE_HEAD_DIM_V | ATTNVK_FEATURE_POSITION_OFFSET |
+                          ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED; /* the tiled body (cl_tuning.c) */
     }
     if (max >= 2) {
         const char *why = "";

@@ -486,7 +486,14 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
      * refuses head dims it cannot hold and the next one is tried */
     const int decode = avk_is_decode(p);
     const unsigned features = avk_problem_features(p);
-    cfg->score_mod = (features & AVK_SCORE_MOD_FEATURES) != 0;
+    /* sparse patterns (#20): the tiled body reads them through the contract's hook; the others not yet */
+    if (features & (ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) {
+        if (family && strcmp(family, "tiled"))
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s does not take sparse patterns yet (tiled-f32, tiled-f16 do)",
+                            opts->variant);
+        family = "tiled";
+    }
+    cfg->score_mod = (features & (AVK_SCORE_MOD_FEATURES | ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) != 0;
     cfg->score_bounds = (features & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_SINKS)) != 0;
     if (explicit_entry) return configure_explicit(caps, info, p, opts, explicit_entry, cfg);
     /* the table's head-dim ranges bound the wider of K and V's rows */

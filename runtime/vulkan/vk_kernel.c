@@ -187,7 +187,8 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     }
     uint32_t D = (uint32_t)p->head_dim, DV = (uint32_t)avk_head_dim_v(p); /* Dk at constant 2, Dv at SPEC_DV */
     /* 2: with the softcap's exp2 form, 3: its f16 pairs (ATTNVK_VK_SOFTCAP_EXP2) */
-    const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0 ? 1 + (int)cfg->softcap_exp2 : 0;
+    const unsigned scored = AVK_SCORE_FEATURES | ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED;
+    const int scores = (avk_problem_features(p) & scored) != 0 ? 1 + (int)cfg->softcap_exp2 : 0;
     /* constant 12: the decode body of a paged cache is built for the block table alone (H100, q8_0
      * page 16 at 32k: 2.43 -> 0.424 ms); every other pipeline decides by pc.page_size, so paged and
      * contiguous problems share it (half the pipelines to compile: lavapipe takes seconds each) */

@@ -29,23 +29,26 @@ typedef struct sparse_case {
     int groups;         /* dilated */
     int seg[3], rate[3];
     float softcap;
+    int nq; /* query rows, 0: n (a decode shape's few rows against n keys) */
 } sparse_case;
 
 static const sparse_case cases[] = {
-    {"random 30%", 2, 4, 2, 100, 32, 0, 16, 16, 1, 1, 0.3, 0, 0, {0}, {0}, 0},
-    {"random, causal, per head", 1, 4, 4, 90, 64, 1, 16, 32, 1, 4, 0.4, 0, 0, {0}, {0}, 0},
-    {"local band, partial blocks", 2, 2, 1, 77, 32, 1, 10, 12, 2, 1, -1, 0, 0, {0}, {0}, 0},
-    {"empty block row, softcap", 1, 2, 2, 64, 32, 0, 16, 8, 1, 1, 0.5, 1, 0, {0}, {0}, 20.f},
-    {"dilated 2 groups", 1, 4, 2, 64, 32, 0, 0, 0, 0, 0, 0, 0, 2, {16, 32}, {1, 2}, 0},
-    {"dilated causal, N % s != 0", 2, 6, 3, 70, 32, 1, 0, 0, 0, 0, 0, 0, 3, {8, 16, 32}, {1, 2, 4}, 0},
-    {"dilated one group, rate 3", 1, 2, 1, 50, 64, 1, 0, 0, 0, 0, 0, 0, 1, {12}, {3}, 10.f},
+    {"random 30%", 2, 4, 2, 100, 32, 0, 16, 16, 1, 1, 0.3, 0, 0, {0}, {0}, 0, 0},
+    {"random, causal, per head", 1, 4, 4, 90, 64, 1, 16, 32, 1, 4, 0.4, 0, 0, {0}, {0}, 0, 0},
+    {"local band, partial blocks", 2, 2, 1, 77, 32, 1, 10, 12, 2, 1, -1, 0, 0, {0}, {0}, 0, 0},
+    {"empty block row, softcap", 1, 2, 2, 64, 32, 0, 16, 8, 1, 1, 0.5, 1, 0, {0}, {0}, 20.f, 0},
+    {"dilated 2 groups", 1, 4, 2, 64, 32, 0, 0, 0, 0, 0, 0, 0, 2, {16, 32}, {1, 2}, 0, 0},
+    {"dilated causal, N % s != 0", 2, 6, 3, 70, 32, 1, 0, 0, 0, 0, 0, 0, 3, {8, 16, 32}, {1, 2, 4}, 0, 0},
+    {"dilated one group, rate 3", 1, 2, 1, 50, 64, 1, 0, 0, 0, 0, 0, 0, 1, {12}, {3}, 10.f, 0},
+    {"decode rows, GQA 4", 2, 8, 2, 300, 64, 1, 4, 32, 1, 8, 0.35, 0, 0, {0}, {0}, 0, 4},
 };
 
 static attnvk_problem make_problem(const sparse_case *c, attnvk_dtype dt)
 {
     attnvk_problem p;
     attnvk_problem_init(&p);
-    p.batch = c->b, p.heads = c->h, p.kv_heads = c->hkv, p.seq_q = p.seq_kv = c->n, p.head_dim = c->d;
+    p.batch = c->b, p.heads = c->h, p.kv_heads = c->hkv, p.seq_q = c->nq ? c->nq : c->n, p.seq_kv = c->n;
+    p.head_dim = c->d;
     p.causal = c->causal, p.dtype = dt, p.softcap = c->softcap;
     if (c->bq) {
         p.block_sparse = 1, p.block_q = c->bq, p.block_k = c->bk, p.layout_batch = c->lb, p.layout_heads = c->lh;
@@ -78,15 +81,15 @@ static uint8_t *make_layout(const attnvk_problem *p, const sparse_case *c, uint6
 /* The rules, spelled from the issue: the additive mask [B][H][N][N] of a pattern. */
 static float *rules_mask(const attnvk_problem *p, const uint8_t *layout)
 {
-    const int N = p->seq_q, H = p->heads;
-    float *m = malloc(sizeof(float) * (size_t)p->batch * H * N * N);
+    const int NQ = p->seq_q, NK = p->seq_kv, H = p->heads;
+    float *m = malloc(sizeof(float) * (size_t)p->batch * H * NQ * NK);
     for (int b = 0; b < p->batch; ++b)
         for (int h = 0; h < H; ++h)
-            for (int i = 0; i < N; ++i)
-                for (int j = 0; j < N; ++j) {
+            for (int i = 0; i < NQ; ++i)
+                for (int j = 0; j < NK; ++j) {
                     int visible = 1;
                     if (p->block_sparse) {
-                        const int rows = (N + p->block_q - 1) / p->block_q, cols = (N + p->block_k - 1) / p->block_k;
+                        const int rows = (NQ + p->block_q - 1) / p->block_q, cols = (NK + p->block_k - 1) / p->block_k;
                         const int lb = p->layout_batch > 1 ? b : 0, lh = p->layout_heads > 1 ? h : 0;
                         visible = layout[(((size_t)lb * p->layout_heads + lh) * rows + i / p->block_q) * cols +
                                          j / p->block_k] != 0;
@@ -96,7 +99,7 @@ static float *rules_mask(const attnvk_problem *p, const uint8_t *layout)
                         const int o = g % r, active_i = (i % s) % r == o, active_j = (j % s) % r == o;
                         visible = visible && active_i && active_j && i / s == j / s;
                     }
-                    m[(((size_t)b * H + h) * N + i) * N + j] = visible ? 0.0f : -INFINITY;
+                    m[(((size_t)b * H + h) * NQ + i) * NK + j] = visible ? 0.0f : -INFINITY;
                 }
     return m;
 }
@@ -134,7 +137,7 @@ static void reference_vs_rules(const sparse_case *c, uint64_t seed)
     for (int b = 0; b < p.batch; ++b)
         for (int h = 0; h < p.heads; ++h)
             for (int i = 0; i < p.seq_q; ++i)
-                for (int j = 0; j <= (p.causal ? i : p.seq_kv - 1); ++j)
+                for (int j = 0; j <= (p.causal ? i + p.seq_kv - p.seq_q : p.seq_kv - 1); ++j)
                     pairs += mask[(((size_t)b * p.heads + h) * p.seq_q + i) * p.seq_kv + j] == 0.0f;
     const double flops = attnvk_flops_inputs(&p, &in), want = pairs * 2.0 * (p.head_dim * 2);
     const double eo = max_rel(o, o_ref, no), el = max_rel(lse, lse_ref, nl);
