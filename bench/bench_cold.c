@@ -402,8 +402,8 @@ int bench_cold_child(const bench_options *o, const bench_case *cases, int ncases
         return child_report("error", "--cold-child names no case of this command line", &t);
     const bench_case *c = &cases[ci];
     bench_workload w;
-    if (bench_workload_create(&c->p, bench_case_seed(o->seed, c->name), bench_workload_wants_full(&c->p), &w) !=
-        ATTNVK_OK)
+    if (bench_workload_create_pattern(&c->p, &c->block_pattern, bench_case_seed(o->seed, c->name),
+                                      bench_workload_wants_full(&c->p), &w) != ATTNVK_OK)
         return child_report("skipped", attnvk_last_error(), &t);
     attnvk_context *ctx = NULL;
     attnvk_device *dev = NULL;

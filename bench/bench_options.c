@@ -18,6 +18,7 @@ static const char bench_usage[] =
     "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
     "                    [--variant V] [--tile BRxBC] [--split-kv N] [--kv-dtype q8_0|q4_0|fp8] [--page-size N]\n"
     "                    [--pass fwd|bwd|fwd+bwd] [--cold [--cold-runs N]] [--ring G]\n"
+    "                    [--block-layout PATTERN [--block-size BQxBK]] [--dilated S0,S1,..:R0,R1,..]\n"
     "Runs identical, seeded inputs through every implementation of every selected device, checks each\n"
     "output against the float64 CPU reference and times it with device timestamps.\n"
     "  --api LIST     APIs to run (comma list or 'all', the default). Under 'all' the cpu API (the reference\n"
@@ -50,6 +51,17 @@ static const char bench_usage[] =
     "  --softcap C, --window LEFT,RIGHT, --causal-align top-left|bottom-right, --alibi, --sinks random,\n"
     "  --mask random  score modifications on every case (as in attnvk run; the mask is [Nq,Nk] with 10% -inf,\n"
     "                 f16 for f16/bf16 cases); TFLOP/s count a window's visible pairs\n"
+    "  --block-layout PATTERN  block-sparse attention on every case with a layout generated from the case's\n"
+    "                 seed, [1,1,ceil(Nq/BQ),ceil(Nk/BK)] blocks (0 = skip): random:DENSITY each block live with\n"
+    "                 probability DENSITY (0..1]; local:W the key blocks within W blocks of the diagonal (bottom-\n"
+    "                 right aligned, as causal); bigbird:W,G,R local W, plus the first G row blocks and the\n"
+    "                 first G key blocks whole (global), plus R seeded random key blocks per row. Other rules\n"
+    "                 (causal, window) still apply; TFLOP/s count the visible pairs. The name says it\n"
+    "                 (-bs64x64r0.1, -bs64x64l2, -bs64x64bb2_1_2)\n"
+    "  --block-size BQxBK  the layout's block size (default 64x64)\n"
+    "  --dilated S..:R..  LongNet dilated attention on every case (Nq = Nk): the heads in G equal groups, group\n"
+    "                 g with segment length Sg and rate Rg (e.g. 2048,4096,8192:1,2,4); the name says it\n"
+    "                 (-dil2048_4096_8192r1_2_4); TFLOP/s count the visible pairs\n"
     "  --head-dim-v N V and O's head dim on every case (Q and K keep --head-dim): N = D, or Dk/Dv 192/128 or\n"
     "                 576/512 (DeepSeek MLA); the name says it (-dv128); FLOPs count 2*(Dk+Dv) per pair\n"
     "  --pass P       fwd (the default), bwd (the backward pass: dQ, dK, dV checked against the float64\n"
@@ -133,7 +145,7 @@ typedef enum opt_id {
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_MAX_TIME, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
     OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_HEAD_DIM_V, OPT_COLD_RUNS,
-    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_PASS, OPT_RING, OPT_GPUS, OPT_COUNT
+    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_PASS, OPT_RING, OPT_GPUS, OPT_BLOCK_LAYOUT, OPT_BLOCK_SIZE, OPT_DILATED, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
@@ -141,7 +153,7 @@ static const char *const option_names[OPT_COUNT] = {
     "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "--max-time", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
     "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks", "--head-dim-v", "--cold-runs",
-    "--cold-child", "--max-seq", "--pass", "--ring", "--gpus"};
+    "--cold-child", "--max-seq", "--pass", "--ring", "--gpus", "--block-layout", "--block-size", "--dilated"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -314,6 +326,17 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
     case OPT_GPUS:
         if (!cli_parse_int(val, 1, 64, &o->ring)) return bad(name, "a rank count in 1..64", val);
         return 0;
+    case OPT_BLOCK_LAYOUT:
+        if (!sparse_parse_pattern(val, &o->block_pattern))
+            return bad(name, "random:DENSITY (0..1], local:W or bigbird:W,G,R (block counts >= 0)", val);
+        return 0;
+    case OPT_BLOCK_SIZE:
+        if (!cli_parse_tile(val, &o->block_q, &o->block_k)) return bad(name, "BQxBK, e.g. 64x64", val);
+        return 0;
+    case OPT_DILATED:
+        if (!sparse_parse_dilated(val, &o->dilated))
+            return bad(name, "segments:rates, two comma lists of equal length (at most 8), e.g. 2048,4096:1,2", val);
+        return 0;
     case OPT_COUNT: break;
     }
     return cli_error(EXIT_USAGE, "bench: internal option error");
@@ -370,6 +393,11 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
     if (o->ring && (o->pass != BENCH_PASS_FWD || o->cold || o->page_size || o->kv_format != ATTNVK_KV_DTYPE))
         return cli_error(EXIT_USAGE, "bench: --ring runs the forward on a contiguous cache in the problem's dtype; "
                                      "drop --pass, --cold, --page-size and --kv-dtype");
+    if (o->block_q && o->block_pattern.kind == BENCH_LAYOUT_NONE)
+        return cli_error(EXIT_USAGE, "bench: --block-size sizes the blocks of --block-layout: give --block-layout too");
+    if (o->block_pattern.kind != BENCH_LAYOUT_NONE && !o->block_q) o->block_q = o->block_k = BENCH_BLOCK_SIZE;
+    if (o->ring && (o->block_pattern.kind != BENCH_LAYOUT_NONE || o->dilated.dilated_groups))
+        return cli_error(EXIT_USAGE, "bench: --ring runs dense attention; drop --block-layout and --dilated");
     if (o->variant) {
         int rc = cli_check_variant("bench", o->variant, o->api_mask);
         if (rc) return rc;

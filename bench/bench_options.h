@@ -4,12 +4,13 @@
 
 #include "attnvk/attnvk.h"
 #include "bench_record.h" /* bench_pass */
+#include "sparse_pattern.h"
 
 #include <stdint.h>
 
 typedef enum bench_format { BENCH_FMT_TABLE = 0, BENCH_FMT_JSON, BENCH_FMT_CSV, BENCH_FMT_MD, BENCH_FMT_JSONL } bench_format;
 
-enum { BENCH_MAX_LIST = 32 };
+enum { BENCH_MAX_LIST = 32, BENCH_BLOCK_SIZE = 64 }; /* BENCH_BLOCK_SIZE: --block-size default, both sides */
 
 typedef struct bench_options {
     unsigned api_mask;           /* bit (1u << attnvk_api) per API asked for */
@@ -52,6 +53,11 @@ typedef struct bench_options {
     int window, window_left, window_right;
     attnvk_causal_align align;
     int alibi, sinks, mask;      /* --alibi, --sinks random, --mask random (10% -inf) */
+    /* sparse patterns (#20) on every case: --block-layout PATTERN (generated per
+     * case) in --block-size blocks, --dilated (the segments and rates in dilated) */
+    bench_block_pattern block_pattern;
+    int block_q, block_k;        /* 0: not given (64x64 with --block-layout) */
+    attnvk_problem dilated;      /* dilated_groups, dilated_segment, dilated_rate; the rest unused */
     long page_size;              /* --page-size: 0 none; else a paged twin of every case */
     long max_seq;                /* --max-seq: a suite's cases up to this Nq and Nk (0: all) */
     uint64_t max_memory;         /* 0: each device's own memory */

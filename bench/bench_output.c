@@ -197,6 +197,17 @@ static cJSON *case_json(const bench_case *c)
     if (p->alibi) cJSON_AddBoolToObject(o, "alibi", 1);
     if (p->sinks) cJSON_AddBoolToObject(o, "sinks", 1);
     if (p->mask) cJSON_AddStringToObject(o, "mask", "random");
+    if (p->block_sparse) { /* the generated layout's pattern and block size */
+        char pattern[64];
+        sparse_pattern_text(&c->block_pattern, pattern, sizeof pattern);
+        cJSON_AddStringToObject(o, "block_layout", pattern);
+        cJSON_AddNumberToObject(o, "block_q", p->block_q);
+        cJSON_AddNumberToObject(o, "block_k", p->block_k);
+    }
+    if (p->dilated_groups) {
+        cJSON_AddItemToObject(o, "dilated_segments", cJSON_CreateIntArray(p->dilated_segment, p->dilated_groups));
+        cJSON_AddItemToObject(o, "dilated_rates", cJSON_CreateIntArray(p->dilated_rate, p->dilated_groups));
+    }
     if (c->note) cJSON_AddStringToObject(o, "note", c->note);
     return o;
 }

@@ -106,7 +106,8 @@ double bench_io_bytes(const attnvk_problem *p)
                                       p->seq_q * p->seq_kv * share
                                 : 0;
     return es * ((double)attnvk_q_elements(p) + (double)attnvk_o_elements(p)) +
-           ((double)attnvk_kv_bytes(p) + (double)attnvk_v_bytes(p)) * share + tables + mask;
+           ((double)attnvk_kv_bytes(p) + (double)attnvk_v_bytes(p)) * share + tables + mask +
+           (double)attnvk_block_layout_bytes(p);
 }
 
 const char *bench_tuning_source(const bench_record *r, char *out, size_t n)

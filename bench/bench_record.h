@@ -5,6 +5,7 @@
 
 #include "attnvk/attnvk.h"
 #include "cold_start.h"
+#include "sparse_pattern.h"
 
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ typedef struct bench_case {
     char name[96];
     attnvk_problem p;
     const char *note; /* static text, e.g. why a shape is an approximation; may be NULL */
+    bench_block_pattern block_pattern; /* how the workload generates p's block layout (p.block_sparse) */
 } bench_case;
 
 typedef struct bench_stats {

@@ -33,7 +33,7 @@ typedef struct io_set {
 /* A paged or quantized case's tables and the score inputs, shared by every input set. */
 typedef struct cache_tables {
     attnvk_buffer *block_table, *seq_lens, *kv_scales;
-    attnvk_buffer *mask, *sinks, *slopes;
+    attnvk_buffer *mask, *sinks, *slopes, *layout;
 } cache_tables;
 
 /* One record's run on a device: the kernel, its buffers, the dispatch plan. */
@@ -103,7 +103,8 @@ static attnvk_status run_chunk(bench_job *st, io_set *s, int begin, int count, d
     if (begin == 0 && count == st->p.seq_q) count = 0; /* the plain whole-problem dispatch */
     const attnvk_tensors t = {.q = s->q, .k = s->k, .v = s->v, .o = s->o, .block_table = st->tables.block_table,
                               .seq_lens = st->tables.seq_lens, .kv_scales = st->tables.kv_scales,
-                              .mask = st->tables.mask, .sinks = st->tables.sinks, .alibi_slopes = st->tables.slopes};
+                              .mask = st->tables.mask, .sinks = st->tables.sinks, .alibi_slopes = st->tables.slopes,
+                              .block_layout = st->tables.layout};
     return attnvk_kernel_run_repeated(st->kernel, &t, begin, count, st->launches > 0 ? st->launches : 1, ms);
 }
 
@@ -230,7 +231,7 @@ static attnvk_status upload_cache(bench_job *st, const bench_workload *w)
     return s;
 }
 
-/* The mask (in its dtype), sinks and ALiBi slopes the problem asks for. */
+/* The mask (in its dtype), sinks, ALiBi slopes and block layout the problem asks for. */
 static attnvk_status upload_scores(bench_job *st, const bench_workload *w)
 {
     const attnvk_problem *p = &w->p;
@@ -245,6 +246,7 @@ static attnvk_status upload_scores(bench_job *st, const bench_workload *w)
     }
     if (s == ATTNVK_OK && w->sinks) s = new_buffer(st, w->sinks, sizeof(float) * p->heads, &st->tables.sinks);
     if (s == ATTNVK_OK && w->slopes) s = new_buffer(st, w->slopes, sizeof(float) * p->heads, &st->tables.slopes);
+    if (s == ATTNVK_OK && w->layout) s = new_buffer(st, w->layout, attnvk_block_layout_bytes(p), &st->tables.layout);
     return s;
 }
 
@@ -587,6 +589,7 @@ void bench_job_abort(bench_job *st)
     attnvk_buffer_destroy(st->tables.mask);
     attnvk_buffer_destroy(st->tables.sinks);
     attnvk_buffer_destroy(st->tables.slopes);
+    attnvk_buffer_destroy(st->tables.layout);
     attnvk_kernel_destroy(st->kernel);
     free(st->chunk_begin);
     free(st->chunk_count);
@@ -666,6 +669,7 @@ void bench_job_finish(bench_job *st, const bench_workload *w, const bench_run_co
     if (s != ATTNVK_OK) bench_record_status(r, st->t, s, stage);
     r->interrupted = st->stopped;
     drop_partial(r);
+    if (w->layout) r->flops = w->flops; /* the layout's visible pairs, not the dense count */
     bench_derive_metrics(st->t, r);
     bench_job_abort(st);
 }

@@ -346,12 +346,29 @@ static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
     return n * twins;
 }
 
-/* --softcap, --window, --causal-align, --alibi, --sinks, --mask apply to every
- * case; the name says which ("-softcap50-w4096_-1-tl-alibi-sinks-mask"). */
+/* --block-layout (in --block-size blocks) and --dilated: the problem's fields
+ * (the workload generates the layout from the case's pattern). */
+static void sparse_case(const bench_options *o, bench_case *c)
+{
+    attnvk_problem *p = &c->p;
+    if (o->block_pattern.kind != BENCH_LAYOUT_NONE) {
+        p->block_sparse = 1, p->block_q = o->block_q, p->block_k = o->block_k;
+        p->layout_batch = p->layout_heads = 1;
+        c->block_pattern = o->block_pattern;
+    }
+    p->dilated_groups = o->dilated.dilated_groups;
+    for (int g = 0; g < p->dilated_groups; ++g)
+        p->dilated_segment[g] = o->dilated.dilated_segment[g], p->dilated_rate[g] = o->dilated.dilated_rate[g];
+}
+
+/* --softcap, --window, --causal-align, --alibi, --sinks, --mask, --block-layout
+ * and --dilated apply to every case; the name says which
+ * ("-softcap50-w4096_-1-tl-alibi-sinks-mask-bs64x64r0.1-dil2048r1"). */
 static int score_cases(const bench_options *o, bench_case **all, int n)
 {
     bench_case *cases = n > 0 ? *all : NULL;
-    if (n <= 0 || !(o->softcap > 0 || o->window || o->align || o->alibi || o->sinks || o->mask)) return n;
+    const int sparse = o->block_pattern.kind != BENCH_LAYOUT_NONE || o->dilated.dilated_groups;
+    if (n <= 0 || !(o->softcap > 0 || o->window || o->align || o->alibi || o->sinks || o->mask || sparse)) return n;
     for (int i = 0; i < n; ++i) {
         bench_case *c = &cases[i];
         attnvk_problem *p = &c->p; /* the options add to a preset's own modifications */
@@ -364,7 +381,8 @@ static int score_cases(const bench_options *o, bench_case **all, int n)
             p->mask_batch = p->mask_heads = 1;
             p->mask_dtype = p->dtype == ATTNVK_F32 ? ATTNVK_F32 : ATTNVK_F16;
         }
-        char suffix[96] = "";
+        sparse_case(o, c);
+        char suffix[192] = "";
         size_t len = 0;
         if (o->softcap > 0) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-softcap%g", o->softcap);
         if (o->window && len < sizeof suffix)
@@ -372,7 +390,8 @@ static int score_cases(const bench_options *o, bench_case **all, int n)
         if (o->align && len < sizeof suffix) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-tl");
         if (o->alibi && len < sizeof suffix) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-alibi");
         if (o->sinks && len < sizeof suffix) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-sinks");
-        if (o->mask && len < sizeof suffix) snprintf(suffix + len, sizeof suffix - len, "-mask");
+        if (o->mask && len < sizeof suffix) len += (size_t)snprintf(suffix + len, sizeof suffix - len, "-mask");
+        if (len < sizeof suffix) sparse_name_suffix(p, &c->block_pattern, suffix + len, sizeof suffix - len);
         char base[sizeof c->name];
         snprintf(base, sizeof base, "%s", c->name);
         int rc = 0;

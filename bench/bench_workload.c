@@ -15,7 +15,7 @@
 enum { FULL_CHECK_MAX_ROWS = 8192 };
 static const double full_check_max_flops = 2e9;
 
-static uint64_t mix64(uint64_t z)
+uint64_t bench_mix64(uint64_t z)
 {
     z += 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -27,7 +27,7 @@ uint64_t bench_case_seed(uint64_t seed, const char *case_name)
 {
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the name */
     for (const unsigned char *c = (const unsigned char *)case_name; *c; ++c) h = (h ^ *c) * 0x100000001b3ull;
-    return mix64(seed ^ mix64(h));
+    return bench_mix64(seed ^ bench_mix64(h));
 }
 
 int bench_workload_wants_full(const attnvk_problem *p)
@@ -70,7 +70,7 @@ static size_t sample_rows(const attnvk_problem *p, uint64_t seed, size_t *rows)
         if (tile_edges[t] < nq) rows[n++] = flat_row(p, mid, tile_edges[t]);
     uint64_t s = seed;
     while (n < BENCH_SAMPLED_ROWS) {
-        s = mix64(s);
+        s = bench_mix64(s);
         rows[n++] = (size_t)(s % total);
     }
     qsort(rows, n, sizeof *rows, compare_size);
@@ -95,14 +95,16 @@ static size_t mask_elements(const attnvk_problem *p)
 static double host_bytes(const attnvk_problem *p, int full)
 {
     double nq = (double)attnvk_q_elements(p), nkv = (double)attnvk_kv_elements(p) + (double)attnvk_v_elements(p);
-    return 4.0 * (nq + nkv + (double)mask_elements(p)) + (full ? 8.0 * (double)attnvk_o_elements(p) : 0);
+    return 4.0 * (nq + nkv + (double)mask_elements(p)) + (double)attnvk_block_layout_bytes(p) +
+           (full ? 8.0 * (double)attnvk_o_elements(p) : 0);
 }
 
 /* The reference of the checked rows, with the problem's score inputs. */
 static void reference_rows(const bench_workload *w, const float *k, const float *v, double *out)
 {
     avk_reference_job job = {.p = &w->p, .q = w->q, .k = k, .v = v, .mask = w->mask, .sinks = w->sinks,
-                             .alibi_slopes = w->slopes, .rows = w->rows, .nrows = w->nrows, .out_f64 = out};
+                             .alibi_slopes = w->slopes, .block_layout = w->layout, .rows = w->rows,
+                             .nrows = w->nrows, .out_f64 = out};
     avk_reference_run(&job);
 }
 
@@ -116,7 +118,7 @@ static void mask_slice(void *ctx, size_t begin, size_t end)
 {
     const mask_job *j = ctx;
     for (size_t i = begin; i < end; ++i)
-        if (mix64(j->seed + (uint64_t)i * 0xd1b54a32d192ed03ull) % 10 == 0) j->mask[i] = -INFINITY;
+        if (bench_mix64(j->seed + (uint64_t)i * 0xd1b54a32d192ed03ull) % 10 == 0) j->mask[i] = -INFINITY;
 }
 
 /* Seeded score inputs: a mask with 10% -inf (the rest normal, as its dtype
@@ -137,6 +139,23 @@ static attnvk_status score_inputs(bench_workload *w, uint64_t seed)
     }
     if (w->sinks) attnvk_fill_random(w->sinks, (size_t)p->heads, seed * 3 + 5);
     if (w->slopes) attnvk_alibi_slopes(p->heads, w->slopes);
+    return ATTNVK_OK;
+}
+
+/* A block-sparse case's layout, from its pattern and seed, and the FLOPs of its visible pairs. */
+static attnvk_status sparse_inputs(bench_workload *w, const bench_block_pattern *pattern, uint64_t seed)
+{
+    const attnvk_problem *p = &w->p;
+    w->flops = attnvk_problem_flops(p); /* exact for dilated attention too */
+    if (!p->block_sparse) return ATTNVK_OK;
+    if (!pattern || pattern->kind == BENCH_LAYOUT_NONE || p->layout_batch != 1 || p->layout_heads != 1)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "a block-sparse case needs the pattern of its [1,1,rows,cols] layout (--block-layout)");
+    w->layout = malloc(attnvk_block_layout_bytes(p));
+    if (!w->layout) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the block layout");
+    sparse_fill_layout(p, pattern, seed * 3 + 6, w->layout);
+    const attnvk_host_inputs in = {.block_layout = w->layout};
+    w->flops = attnvk_flops_inputs(p, &in);
     return ATTNVK_OK;
 }
 
@@ -189,6 +208,12 @@ static void alloc_packed(bench_workload *w, double need)
 
 attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int full, bench_workload *w)
 {
+    return bench_workload_create_pattern(p, NULL, seed, full, w);
+}
+
+attnvk_status bench_workload_create_pattern(const attnvk_problem *p, const bench_block_pattern *pattern, uint64_t seed,
+                                            int full, bench_workload *w)
+{
     memset(w, 0, sizeof *w);
     w->p = *p;
     size_t nq = attnvk_q_elements(p), nkv = attnvk_kv_elements(p), nv = attnvk_v_elements(p);
@@ -220,6 +245,11 @@ attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int 
         bench_workload_destroy(w);
         return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference rows");
     }
+    attnvk_status sparse = sparse_inputs(w, pattern, seed);
+    if (sparse != ATTNVK_OK) {
+        bench_workload_destroy(w);
+        return sparse;
+    }
     if (p->kv_format != ATTNVK_KV_DTYPE || p->page_size > 0) {
         attnvk_status s = build_cache(w, seed);
         if (s != ATTNVK_OK) {
@@ -245,6 +275,7 @@ void bench_workload_destroy(bench_workload *w)
     free(w->mask);
     free(w->sinks);
     free(w->slopes);
+    free(w->layout);
     if (w->has_cache) avk_kv_host_free(&w->cache);
     memset(w, 0, sizeof *w);
 }

@@ -6,6 +6,7 @@
 
 #include "attnvk/attnvk.h"
 #include "core/kv_build.h"
+#include "sparse_pattern.h"
 
 #include <stdint.h>
 
@@ -31,15 +32,27 @@ typedef struct bench_workload {
     /* the score inputs the problem asks for (mask: 10% -inf), else NULL */
     float *mask, *sinks, *slopes;
     size_t nmask;
+    /* a block-sparse problem's layout, generated from the case seed (NULL without) */
+    uint8_t *layout;
+    /* the records' FLOPs: attnvk_problem_flops, or with a layout exactly its
+     * visible pairs' (attnvk_flops_inputs) */
+    double flops;
 } bench_workload;
 
 /* Same inputs for the same case name and seed, whatever else runs. */
 uint64_t bench_case_seed(uint64_t seed, const char *case_name);
 
+/* SplitMix64's finalizer: the bench's seeded counters. */
+uint64_t bench_mix64(uint64_t z);
+
 /* Builds inputs and reference rows. full: check every row (else up to
  * BENCH_SAMPLED_ROWS rows: first, last, causal edges, tile edges, random).
  * Fails with ATTNVK_ERROR_OUT_OF_MEMORY (message set) when host memory is short. */
 attnvk_status bench_workload_create(const attnvk_problem *p, uint64_t seed, int full, bench_workload *w);
+/* The same for a case whose block layout the bench generates from pattern
+ * (a block-sparse problem needs one; NULL otherwise). */
+attnvk_status bench_workload_create_pattern(const attnvk_problem *p, const bench_block_pattern *pattern, uint64_t seed,
+                                            int full, bench_workload *w);
 void bench_workload_destroy(bench_workload *w);
 
 /* Host bytes bench_workload_create needs, and whether the host has them (within 80%

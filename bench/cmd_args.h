@@ -24,6 +24,11 @@ typedef struct run_args {
     double softcap;
     int window, window_left, window_right;
     attnvk_causal_align align;
+    /* sparse patterns (#20): a block layout .npy in BQxBK blocks; dilated
+     * attention's groups, segments and rates (in dilated; the rest unused) */
+    const char *block_layout;
+    int block_q, block_k;
+    attnvk_problem dilated;
     /* the backward pass: dO in, gradients out (at least one with grad_out) */
     const char *grad_out, *out_dq, *out_dk, *out_dv, *out_dsinks;
     int deterministic;

@@ -273,8 +273,8 @@ static const bench_workload *case_workload(bench_session *s, int c)
     if (!s->have_workload && !s->workload_error[0]) {
         const bench_case *bc = &s->cases[c];
         bench_progress_within(&s->progress, "inputs and reference", 0, 0);
-        if (bench_workload_create(&bc->p, bench_case_seed(s->o.seed, bc->name), bench_workload_wants_full(&bc->p),
-                                  &s->workload) == ATTNVK_OK)
+        if (bench_workload_create_pattern(&bc->p, &bc->block_pattern, bench_case_seed(s->o.seed, bc->name),
+                                          bench_workload_wants_full(&bc->p), &s->workload) == ATTNVK_OK)
             s->have_workload = 1;
         else
             snprintf(s->workload_error, sizeof s->workload_error, "%s", attnvk_last_error());

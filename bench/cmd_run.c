@@ -6,6 +6,7 @@
 #include "run_cache.h"
 #include "run_grads.h"
 #include "run_scores.h"
+#include "sparse_pattern.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ static const char run_usage[] =
     "                  [--block-table T.npy --seq-lens L.npy] [--kv-dtype q8_0|q4_0|fp8]\n"
     "                  [--mask M.npy] [--window LEFT,RIGHT] [--causal-align top-left|bottom-right]\n"
     "                  [--alibi | --alibi-slopes S.npy] [--softcap C] [--sinks S.npy]\n"
+    "                  [--block-layout L.npy --block-size BQxBK] [--dilated S0,S1,..:R0,R1,..]\n"
     "                  [--grad-out dO.npy [--out-dq DQ.npy] [--out-dk DK.npy] [--out-dv DV.npy]\n"
     "                   [--out-dsinks DS.npy] [--deterministic]]\n"
     "Shapes: bhsd Q [B,H,Nq,D], K/V [B,Hkv,Nk,D]; bshd Q [B,Nq,H,D], K/V [B,Nk,Hkv,D]. V's last\n"
@@ -28,6 +30,10 @@ static const char run_usage[] =
     "Scores: s = scale*q.k, softcap*tanh(s/softcap), + slope[h]*(j-i'), + mask; key j is visible in the\n"
     "window i'-LEFT .. i'+RIGHT (-1: unbounded) and, causal, up to i' (i' = i + Nk - Nq bottom-right,\n"
     "or i top-left); sinks [H] join each row's softmax. The mask is f32 or f16, [Nq,Nk] or [1|B,1|H,Nq,Nk].\n"
+    "Block-sparse: L (uint8 or int8, [ceil(Nq/BQ),ceil(Nk/BK)] or [1|B,1|H,ceil(Nq/BQ),ceil(Nk/BK)]) lets\n"
+    "query i see key j only where L[b,h,i/BQ,j/BK] != 0, on top of the other rules. Dilated (LongNet, Nq = Nk):\n"
+    "the heads form G equal groups, group g with segment Sg and rate Rg; position p is active iff\n"
+    "(p mod Sg) mod Rg = g mod Rg, and an active query sees the active keys of its own segment.\n"
     "O is written as float32 with Q's shape (last dimension Dv). --check compares with the float64 CPU reference\n"
     "(on the cache as the kernel reads it: gathered and decoded).\n"
     "Backward pass (contiguous K/V): --grad-out is dO, O's shape; after the forward, dQ, dK and dV are written\n"
@@ -53,7 +59,7 @@ int run_parse_args(int argc, char **argv, run_args *a)
                                             "--split-kv", "--block-table", "--seq-lens", "--kv-dtype",
                                             "--mask", "--sinks", "--alibi-slopes", "--window", "--causal-align",
                                             "--softcap", "--grad-out", "--out-dq", "--out-dk", "--out-dv",
-                                            "--out-dsinks"};
+                                            "--out-dsinks", "--block-layout", "--block-size", "--dilated"};
         int which = -1;
         for (int n = 0; n < (int)(sizeof names / sizeof *names) && which < 0; ++n) {
             m = cli_option(argc, argv, &i, names[n], &val);
@@ -101,6 +107,22 @@ int run_parse_args(int argc, char **argv, run_args *a)
         }
         if (which == 22 && !cli_parse_double(val, 1e-30, 1e30, &a->softcap))
             return cli_error(EXIT_USAGE, "run: --softcap must be a positive number, got '%s'", val);
+        if (which == 28) {
+            if (!*val) return cli_error(EXIT_USAGE, "run: --block-layout wants a file, got ''");
+            a->block_layout = val;
+            continue;
+        }
+        if (which == 29) {
+            if (!cli_parse_tile(val, &a->block_q, &a->block_k))
+                return cli_error(EXIT_USAGE, "run: --block-size wants BQxBK (each 1..4096), e.g. 64x64, got '%s'", val);
+            continue;
+        }
+        if (which == 30) {
+            if (!sparse_parse_dilated(val, &a->dilated))
+                return cli_error(EXIT_USAGE, "run: --dilated wants S0,S1,..:R0,R1,.. (segments:rates, equal counts, "
+                                             "at most %d), e.g. 2048,4096:1,2, got '%s'", ATTNVK_MAX_DILATED_GROUPS, val);
+            continue;
+        }
         if (which >= 23) {
             const char **grad_slots[] = {&a->grad_out, &a->out_dq, &a->out_dk, &a->out_dv, &a->out_dsinks};
             if (!*val) return cli_error(EXIT_USAGE, "run: %s wants a file, got ''", names[which]);
@@ -133,6 +155,12 @@ int run_parse_args(int argc, char **argv, run_args *a)
     if (run_uses_cache(a) && (a->mask || a->sinks || a->alibi || a->alibi_slopes))
         return cli_error(EXIT_USAGE, "run: --mask, --sinks and ALiBi take a contiguous f32/f16 K/V here "
                                      "(not yet with --block-table or --kv-dtype)");
+    if (!a->block_layout != !a->block_q)
+        return cli_error(EXIT_USAGE, "run: %s", a->block_layout ? "--block-layout needs --block-size BQxBK"
+                                                                : "--block-size sizes the blocks of --block-layout: give it too");
+    if (run_uses_cache(a) && (a->block_layout || a->dilated.dilated_groups))
+        return cli_error(EXIT_USAGE, "run: --block-layout and --dilated take a contiguous f32/f16 K/V here "
+                                     "(not --block-table or --kv-dtype)");
     if (!a->block_table != !a->seq_lens)
         return cli_error(EXIT_USAGE, "run: %s needs %s too (a paged cache takes both)",
                          a->block_table ? "--block-table" : "--seq-lens", a->block_table ? "--seq-lens" : "--block-table");
@@ -173,6 +201,9 @@ int run_problem_from_options(const run_args *a, attnvk_problem *p)
     p->align = a->align;
     p->alibi = a->alibi || a->alibi_slopes;
     p->sinks = a->sinks != NULL;
+    p->dilated_groups = a->dilated.dilated_groups;
+    for (int g = 0; g < p->dilated_groups; ++g)
+        p->dilated_segment[g] = a->dilated.dilated_segment[g], p->dilated_rate[g] = a->dilated.dilated_rate[g];
     if (p->heads % p->kv_heads)
         return cli_error(EXIT_USAGE, "shape mismatch: Q heads (%d) is not a multiple of K/V heads (%d)", p->heads,
                          p->kv_heads);

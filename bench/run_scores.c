@@ -46,10 +46,35 @@ static int load_mask(const char *path, attnvk_problem *p, avk_npy *t)
     return 0;
 }
 
+/* uint8/int8 [rows,cols] (broadcast) or [1|B,1|H,rows,cols] in BQxBK blocks */
+static int load_layout(const run_args *a, attnvk_problem *p, avk_npy *t)
+{
+    const char *path = a->block_layout;
+    if (avk_npy_read_bytes(path, "the block layout", t) != ATTNVK_OK)
+        return cli_error(EXIT_USAGE, "%s", attnvk_last_error());
+    if (t->ndim != 2 && t->ndim != 4)
+        return cli_error(EXIT_USAGE, "%s: the block layout needs shape [rows,cols] or [1|B,1|H,rows,cols], got %d "
+                         "dimensions", path, t->ndim);
+    const long long rows = (p->seq_q + (long long)a->block_q - 1) / a->block_q;
+    const long long cols = (p->seq_kv + (long long)a->block_k - 1) / a->block_k;
+    const int64_t *s = t->shape + (t->ndim - 2);
+    if (s[0] != rows || s[1] != cols)
+        return cli_error(EXIT_USAGE, "%s: the block layout's last dimensions are [%lld,%lld]; [Nq,Nk] = [%d,%d] in "
+                         "%dx%d blocks needs [%lld,%lld]", path, (long long)s[0], (long long)s[1], p->seq_q,
+                         p->seq_kv, a->block_q, a->block_k, rows, cols);
+    p->block_sparse = 1;
+    p->block_q = a->block_q, p->block_k = a->block_k;
+    p->layout_batch = t->ndim == 4 ? (int)(t->shape[0] > (1 << 30) ? -1 : t->shape[0]) : 1;
+    p->layout_heads = t->ndim == 4 ? (int)(t->shape[1] > (1 << 30) ? -1 : t->shape[1]) : 1;
+    if (attnvk_problem_validate(p) != ATTNVK_OK) return cli_error(EXIT_USAGE, "%s: %s", path, attnvk_last_error());
+    return 0;
+}
+
 int run_load_scores(const run_args *a, attnvk_problem *p, run_scores *s)
 {
     int rc = 0;
-    if (a->mask) rc = load_mask(a->mask, p, &s->mask);
+    if (a->block_layout) rc = load_layout(a, p, &s->layout);
+    if (!rc && a->mask) rc = load_mask(a->mask, p, &s->mask);
     if (!rc && a->sinks) rc = load_per_head(a->sinks, "sinks", p, &s->sinks);
     if (!rc && a->alibi_slopes) rc = load_per_head(a->alibi_slopes, "ALiBi slopes", p, &s->slopes);
     if (!rc && a->alibi) {
@@ -65,6 +90,7 @@ void run_scores_inputs(const run_scores *s, attnvk_host_inputs *in)
     in->mask = s->mask.data;
     in->sinks = s->sinks.data;
     in->alibi_slopes = s->made_slopes ? s->made_slopes : s->slopes.data;
+    in->block_layout = s->layout.bytes;
 }
 
 void run_scores_free(run_scores *s)
@@ -72,5 +98,6 @@ void run_scores_free(run_scores *s)
     avk_npy_free(&s->mask);
     avk_npy_free(&s->sinks);
     avk_npy_free(&s->slopes);
+    avk_npy_free(&s->layout);
     free(s->made_slopes);
 }

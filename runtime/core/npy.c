@@ -11,19 +11,24 @@
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
-/* The element types a file may hold, and how each becomes float32 (floats)
- * or stays int32 (index tables: a float would round indices past 2^24). */
+/* What a reader wants: float tensors (converted to float32), int32 index
+ * tables (a float would round indices past 2^24) or byte maps (block layouts). */
+typedef enum npy_kind { NPY_FLOAT = 0, NPY_INT32, NPY_BYTES } npy_kind;
+
+/* The element types a file may hold, and the kind each belongs to. */
 typedef struct npy_dtype {
     const char *descr;
     size_t item_size;
-    int is_int32;
+    npy_kind kind;
     attnvk_dtype unpack_as; /* floats: attnvk_unpack converts it to float32 */
 } npy_dtype;
 
 static const npy_dtype npy_dtypes[] = {
-    {"<f4", 4, 0, ATTNVK_F32},
-    {"<f2", 2, 0, ATTNVK_F16},
-    {"<i4", 4, 1, ATTNVK_F32},
+    {"<f4", 4, NPY_FLOAT, ATTNVK_F32},
+    {"<f2", 2, NPY_FLOAT, ATTNVK_F16},
+    {"<i4", 4, NPY_INT32, ATTNVK_F32},
+    {"|u1", 1, NPY_BYTES, ATTNVK_F32},
+    {"|i1", 1, NPY_BYTES, ATTNVK_F32},
 };
 
 enum { NPY_MAX_HEADER = 1 << 20, NPY_MAX_ELEMENTS_LOG2 = 40 };
@@ -32,7 +37,8 @@ enum { NPY_MAX_HEADER = 1 << 20, NPY_MAX_ELEMENTS_LOG2 = 40 };
  * The grammar is the subset of Python literals that numpy writes and reads back. */
 typedef struct npy_parse {
     const char *path;
-    const char *int32_what; /* NULL: a float tensor is wanted; else an int32 table of this name */
+    npy_kind want;
+    const char *what; /* the int32 table's or byte map's name, for errors */
     const char *at, *end; /* the dict text, without the padding and the final newline */
 } npy_parse;
 
@@ -77,28 +83,31 @@ static int take_string(npy_parse *ps, char *out, size_t n)
     return 1;
 }
 
+static const char *const kind_need[] = {"little-endian float32 '<f4' or float16 '<f2'", "int32 '<i4'",
+                                         "uint8 '|u1' or int8 '|i1'"};
+
 static attnvk_status parse_descr(npy_parse *ps, const npy_dtype **dtype)
 {
     char descr[32];
-    const char *need = ps->int32_what ? "int32 '<i4'" : "little-endian float32 '<f4' or float16 '<f2'";
+    const char *need = kind_need[ps->want];
     if (!take_string(ps, descr, sizeof descr))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                         "%s: unsupported dtype (descr is not a simple type string; need %s)", ps->path, need);
-    for (size_t i = 0; i < sizeof npy_dtypes / sizeof *npy_dtypes; ++i)
-        if (strcmp(descr, npy_dtypes[i].descr) == 0) {
-            if (npy_dtypes[i].is_int32 && !ps->int32_what)
-                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                                "%s: unsupported dtype '<i4' for a tensor (int32 is only for --block-table and "
-                                "--seq-lens; tensors need float32 '<f4' or float16 '<f2')", ps->path);
-            if (!npy_dtypes[i].is_int32 && ps->int32_what)
-                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: %s has dtype '%s'; it must be int32 '<i4'",
-                                ps->path, ps->int32_what, descr);
+    for (size_t i = 0; i < sizeof npy_dtypes / sizeof *npy_dtypes; ++i) {
+        if (strcmp(descr, npy_dtypes[i].descr) != 0) continue;
+        if (npy_dtypes[i].kind == ps->want) {
             *dtype = &npy_dtypes[i];
             return ATTNVK_OK;
         }
-    if (ps->int32_what)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: %s has dtype '%s'; it must be int32 '<i4'", ps->path,
-                        ps->int32_what, descr);
+        if (ps->want != NPY_FLOAT) break; /* named below */
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "%s: unsupported dtype '%s' for a tensor (%s is only for %s; tensors need float32 '<f4' or "
+                        "float16 '<f2')", ps->path, descr, npy_dtypes[i].kind == NPY_INT32 ? "int32" : "uint8/int8",
+                        npy_dtypes[i].kind == NPY_INT32 ? "--block-table and --seq-lens" : "--block-layout");
+    }
+    if (ps->want != NPY_FLOAT)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: %s has dtype '%s'; it must be %s", ps->path, ps->what,
+                        descr, need);
     return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: unsupported dtype '%s' (need %s)", ps->path, descr, need);
 }
 
@@ -177,7 +186,7 @@ static attnvk_status parse_dict(npy_parse *ps, avk_npy *out, const npy_dtype **d
 
 static int read_exactly(FILE *f, void *buf, size_t n) { return fread(buf, 1, n, f) == n; }
 
-static attnvk_status npy_read(const char *path, const char *int32_what, avk_npy *out)
+static attnvk_status npy_read(const char *path, npy_kind kind, const char *what, avk_npy *out)
 {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
@@ -225,11 +234,11 @@ static attnvk_status npy_read(const char *path, const char *int32_what, avk_npy 
     }
     size_t dict_len = header_len - 1;
     while (dict_len && header[dict_len - 1] == ' ') --dict_len; /* the alignment padding */
-    npy_parse ps = {.path = path, .int32_what = int32_what, .at = header, .end = header + dict_len};
+    npy_parse ps = {.path = path, .want = kind, .what = what, .at = header, .end = header + dict_len};
     const npy_dtype *dtype = NULL;
     s = parse_dict(&ps, out, &dtype);
     if (s != ATTNVK_OK) goto done;
-    out->stored_float16 = !dtype->is_int32 && dtype->unpack_as == ATTNVK_F16;
+    out->stored_float16 = dtype->kind == NPY_FLOAT && dtype->unpack_as == ATTNVK_F16;
     /* the size is checked before anything that large is allocated */
     uint64_t want = (uint64_t)out->count * dtype->item_size, have = (uint64_t)st.st_size - data_offset;
     if (have < want) {
@@ -245,9 +254,10 @@ static attnvk_status npy_read(const char *path, const char *int32_what, avk_npy 
         goto done;
     }
     raw = malloc(want + 1);
-    if (dtype->is_int32) out->ints = malloc(out->count * sizeof(int32_t) + 1);
+    if (dtype->kind == NPY_INT32) out->ints = malloc(out->count * sizeof(int32_t) + 1);
+    else if (dtype->kind == NPY_BYTES) out->bytes = malloc(out->count + 1);
     else out->data = malloc(out->count * sizeof(float) + 1);
-    if (!raw || (!out->data && !out->ints)) {
+    if (!raw || (!out->data && !out->ints && !out->bytes)) {
         s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "%s: out of host memory for %zu elements", path, out->count);
         goto done;
     }
@@ -255,7 +265,8 @@ static attnvk_status npy_read(const char *path, const char *int32_what, avk_npy 
         s = avk_fail(ATTNVK_ERROR_IO, "%s: read failed: %s", path, ferror(f) ? strerror(errno) : "file shrank");
         goto done;
     }
-    if (dtype->is_int32) memcpy(out->ints, raw, want); /* host is little-endian (x86-64/arm64) */
+    if (dtype->kind == NPY_INT32) memcpy(out->ints, raw, want); /* host is little-endian (x86-64/arm64) */
+    else if (dtype->kind == NPY_BYTES) memcpy(out->bytes, raw, want); /* int8 too: only zero or not matters */
     else attnvk_unpack(dtype->unpack_as, raw, out->data, out->count);
     goto done;
 truncated:
@@ -268,11 +279,16 @@ done:
     return s;
 }
 
-attnvk_status avk_npy_read(const char *path, avk_npy *out) { return npy_read(path, NULL, out); }
+attnvk_status avk_npy_read(const char *path, avk_npy *out) { return npy_read(path, NPY_FLOAT, NULL, out); }
 
 attnvk_status avk_npy_read_int32(const char *path, const char *what, avk_npy *out)
 {
-    return npy_read(path, what ? what : "an index table", out);
+    return npy_read(path, NPY_INT32, what ? what : "an index table", out);
+}
+
+attnvk_status avk_npy_read_bytes(const char *path, const char *what, avk_npy *out)
+{
+    return npy_read(path, NPY_BYTES, what ? what : "a byte map", out);
 }
 
 attnvk_status avk_npy_write(const char *path, const float *data, int ndim, const int64_t *shape)
@@ -311,6 +327,8 @@ void avk_npy_free(avk_npy *npy)
 {
     free(npy->data);
     free(npy->ints);
+    free(npy->bytes);
     npy->data = NULL;
     npy->ints = NULL;
+    npy->bytes = NULL;
 }

@@ -531,6 +531,75 @@ def test_ring():
         expect(rc == 2 and len(err.strip().splitlines()) == 1, f"bench {' '.join(bad)}: exit {rc}: {err.strip()!r}")
 
 
+def dilated_pairs(h, n, segs, rates, causal):
+    """Visible (query, key) pairs of dilated attention (B = 1), from issue #20's rules."""
+    total = 0
+    for head in range(h):
+        g = head // (h // len(segs))
+        s, r = segs[g], rates[g]
+        active = [p for p in range(n) if (p % s) % r == g % r]
+        total += sum(1 for i in active for j in active if j // s == i // s and (not causal or j <= i))
+    return total
+
+
+def local_pairs(n, bs, w, causal):
+    """Visible pairs of local:W on an N x N problem in bs x bs blocks (Nq = Nk: the diagonal is r = c)."""
+    return sum(1 for i in range(n) for j in range(n)
+               if abs(i // bs - j // bs) <= w and (not causal or j <= i))
+
+
+def test_sparse_patterns():
+    """--block-layout (random, local, bigbird) and --dilated on the CPU: ok records checked against the
+    reference, the pattern in the case's name and fields (schema-valid), FLOPs of the visible pairs only;
+    bad values are usage errors."""
+    out = os.path.join(WORK, "sparse.json")
+    n, h, d = 256, 2, 32
+    base = ("--api", "cpu", "--impl", "attnvk", "--seq", str(n), "--heads", str(h), "--head-dim", str(d),
+            "--dtype", "f32", "-r", "1", "--warmup", "0", "-o", "json", "--out", out)
+    dense = 2.0 * (d + d) * h * n * n
+    runs = [(["--block-layout", "random:0.25", "--block-size", "16x16"], "-bs16x16r0.25",
+             {"block_layout": "random:0.25", "block_q": 16, "block_k": 16},
+             lambda f: 0.25 - 0.07 < f / dense < 0.25 + 0.07),
+            (["--causal", "--block-layout", "local:1", "--block-size", "32x32"], "-bs32x32l1",
+             {"block_layout": "local:1", "block_q": 32, "block_k": 32},
+             lambda f: f == 2.0 * (d + d) * h * local_pairs(n, 32, 1, True)),
+            (["--block-layout", "bigbird:1,1,2", "--block-size", "16x16"], "-bs16x16bb1_1_2",
+             {"block_layout": "bigbird:1,1,2", "block_q": 16, "block_k": 16},
+             lambda f: 2.0 * (d + d) * h * local_pairs(n, 16, 1, False) < f < dense),
+            (["--causal", "--dilated", "32,64:1,2"], "-dil32_64r1_2",
+             {"dilated_segments": [32, 64], "dilated_rates": [1, 2]},
+             lambda f: f == 2.0 * (d + d) * dilated_pairs(h, n, [32, 64], [1, 2], True))]
+    for extra, suffix, fields, flops_ok in runs:
+        rc, _, err = run("bench", *base, *extra)
+        recs = load(out)["records"]
+        valid(load(out), f"bench {' '.join(extra)} JSON")
+        r = recs[0] if recs else {"case": {}, "status": None, "flops": None}
+        c = r["case"]
+        expect(rc == 0 and len(recs) == 1 and r["status"] == "ok" and r["check"]["passed"]
+               and c["name"].endswith(suffix) and all(c.get(k) == v for k, v in fields.items())
+               and flops_ok(r["flops"]),
+               f"bench {' '.join(extra)}: exit {rc}, {c.get('name')} {r['status']}, flops {r['flops']} "
+               f"(dense {dense:.0f}) {err.strip()!r}")
+    # a device whose kernel lacks the pattern skips it, naming the feature (lavapipe, PoCL where present)
+    rc, _, _ = run("bench", "--api", "all", *base[2:], "--block-layout", "local:0")
+    recs = load(out)["records"]
+    others = [r for r in recs if r["api"] != "cpu"]
+    expect(rc == 0 and all(r["case"]["name"].endswith("-bs64x64l0") for r in recs) and all(r["status"] in ("skipped", "unavailable") for r in others)
+           and all("block-sparse" in r["reason"] for r in others if r["status"] == "skipped"),
+           "other devices skip a block layout: " + "; ".join(f"{r['api']}:{r['status']}:{r['reason']}" for r in others))
+    bad = [["--block-layout", "random:0"], ["--block-layout", "random:1.5"], ["--block-layout", "local:-1"],
+           ["--block-layout", "bigbird:1,2"], ["--block-layout", "dense:1"], ["--block-layout", "local"],
+           ["--block-size", "32x32"], ["--block-layout", "local:1", "--block-size", "0x4"],
+           ["--dilated", "32,64:1"], ["--dilated", "32"], ["--dilated", "32:1,x"],
+           ["--dilated", "32,64,96:1,1,1", "--heads", "4", "--seq", "64"], ["--dilated", "32:0", "--seq", "64"],
+           ["--dilated", "32:1", "--seq", "64", "--seq-kv", "80"], ["--ring", "2", "--dilated", "32:1"]]
+    for args in bad:
+        rc, stdout, stderr = run("bench", "--api", "cpu", *args)
+        lines = stderr.strip().splitlines()
+        expect(rc == 2 and len(lines) == 1 and lines[0].startswith("attnvk: ") and stdout == "",
+               f"bench {' '.join(args)}: exit 2 with one line: {lines[:1]}")
+
+
 def test_interrupt():
     """SIGINT stops after the current dispatch: the finished rows and the summary are printed,
     --out holds them as a valid file, stderr says where, exit 130."""
@@ -723,7 +792,7 @@ def test_interrupted():
 
 for test in [test_quick_suite, test_wrong_kernel, test_skipped_and_unavailable, test_too_large_skips_at_once,
              test_variance, test_exit_codes, test_csv_md, test_format_everywhere, test_rows_as_they_finish,
-             test_table_widths, test_devices_layout, test_cpu_labels_and_units, test_decode_bandwidth, test_launches, test_ring, test_interrupt, test_max_time, test_progress, test_interrupted]:
+             test_table_widths, test_devices_layout, test_cpu_labels_and_units, test_decode_bandwidth, test_launches, test_ring, test_sparse_patterns, test_interrupt, test_max_time, test_progress, test_interrupted]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run

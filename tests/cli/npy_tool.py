@@ -13,6 +13,9 @@ independent float64 attention written with numpy.
   npy_tool.py checkscores DIR CAUSAL ALIGN WINDOW SOFTCAP MASK SINKS ALIBI
       (bhsd, default scale; WINDOW "L,R" or -, MASK/SINKS file names in DIR or -,
        ALIBI 1 for ggml's slopes) -> rel_l2 against numpy, exits 1 above 1e-5
+  npy_tool.py checksparse DIR CAUSAL LAYOUT BQxBK DILATED
+      (bhsd, Nq = Nk for DILATED; LAYOUT a file in DIR or -, DILATED "S0,S1:R0,R1" or -)
+      -> rel_l2 against numpy with the issue's visibility rules, exits 1 above 1e-5
 """
 import sys
 import numpy as np
@@ -168,6 +171,57 @@ def check_scores(d, causal, align, window, softcap, mask, sinks, alibi):
     return 0 if rel <= 1e-5 else 1
 
 
+def sparse_visible(b, h, nq, nk, causal, layout, block, dilated):
+    """[B,H,Nq,Nk] visibility from issue #20's rules, spelled independently."""
+    i = np.arange(nq)[:, None]
+    j = np.arange(nk)[None, :]
+    vis = np.ones((b, h, nq, nk), dtype=bool)
+    if causal == "1":
+        vis &= (j <= i + nk - nq)[None, None]
+    if layout is not None:
+        bq, bk = block
+        lay = layout.reshape((1, 1) + layout.shape) if layout.ndim == 2 else layout
+        full = np.repeat(np.repeat(lay != 0, bq, axis=2), bk, axis=3)[:, :, :nq, :nk]
+        vis &= np.broadcast_to(full, vis.shape)
+    if dilated is not None:
+        segs, rates = ([int(x) for x in part.split(",")] for part in dilated.split(":"))
+        groups = len(segs)
+        for hh in range(h):
+            g = hh // (h // groups)
+            s, r = segs[g], rates[g]
+            o = g % r
+            active_i = (i % s) % r == o
+            active_j = (j % s) % r == o
+            vis[:, hh] &= active_i & active_j & (i // s == j // s)
+    return vis
+
+
+def check_sparse(d, causal, layout_file, block, dilated):
+    q, k, v = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in "qkv")
+    out = np.load(f"{d}/o.npy")
+    b, h, nq, dim = q.shape
+    hkv, nk = k.shape[1], k.shape[2]
+    k, v = np.repeat(k, h // hkv, axis=1), np.repeat(v, h // hkv, axis=1)
+    s = np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(dim)
+    layout = np.load(f"{d}/{layout_file}") if layout_file != "-" else None
+    bq, bk = (int(x) for x in block.split("x")) if block != "-" else (1, 1)
+    vis = sparse_visible(b, h, nq, nk, causal, layout, (bq, bk), dilated if dilated != "-" else None)
+    s = np.where(vis, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    p = np.exp(s - m)
+    denom = p.sum(axis=-1, keepdims=True)
+    o = np.einsum("bhij,bhjd->bhid", p, v)
+    ref = np.divide(o, denom, out=np.zeros_like(o), where=denom > 0)
+    if out.shape != ref.shape or not np.all(np.isfinite(out)):
+        print(f"bad output: {out.shape}, finite {np.all(np.isfinite(out))}")
+        return 1
+    rel = np.linalg.norm(out - ref) / max(np.linalg.norm(ref), 1e-300)
+    empty = int((~vis.any(axis=-1)).sum())
+    print(f"rel_l2 {rel:.3e} ({empty} rows see no key)")
+    return 0 if rel <= 1e-5 else 1
+
+
 if __name__ == "__main__":
     a = sys.argv
     if a[1] == "make":
@@ -183,6 +237,8 @@ if __name__ == "__main__":
         sys.exit(0)
     if a[1] == "checkscores":
         sys.exit(check_scores(*a[2:10]))
+    if a[1] == "checksparse":
+        sys.exit(check_sparse(*a[2:7]))
     if a[1] == "checkpaged":
         sys.exit(check_paged(a[2], a[3], a[4], a[5]))
     sys.exit(check(a[2], a[3], a[4], a[5]))

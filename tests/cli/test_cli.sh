@@ -381,6 +381,56 @@ expect_usage "bench-window" "bench: --window wants LEFT,RIGHT" bench --api cpu -
 expect_usage "bench-mask-too-large" "mask too large: 1*1*65536*65536" bench --api cpu --seq 65536 --heads 1 --head-dim 16 --mask random
 expect_usage "bench-kv-dtype-head-dim" "kv format q8_0 needs a head dim that is a multiple of 32" bench --api cpu --seq 64 --heads 1 --head-dim 16 --kv-dtype q8_0
 
+# --- sparse patterns (issue #20): block layouts and dilated attention on the CPU, against numpy ---
+sp="$work/sparse"; spd="$work/sparse-nq-nk"; mkdir -p "$sp" "$spd"
+$tool make "$sp" 2 4 2 37 37 16 bhsd "$seed"    # 37: partial last blocks
+$tool make "$spd" 1 2 1 20 45 16 bhsd "$seed"   # Nq < Nk
+py "
+rng = np.random.default_rng($seed)
+l = (rng.random((1, 4, 5, 3)) < 0.5).astype(np.uint8) * rng.integers(1, 255, (1, 4, 5, 3)).astype(np.uint8)
+l[0, 1, 2, :] = 0  # an empty row of blocks
+np.save('$sp/layout.npy', l)
+np.save('$spd/layout.npy', np.where(rng.random((5, 6)) < 0.6, -3, 0).astype(np.int8))
+np.save('$work/layout_f32.npy', np.ones((5, 3), np.float32))
+np.save('$work/layout_short.npy', np.ones((5, 2), np.uint8))
+np.save('$work/layout_b3.npy', np.ones((3, 1, 5, 3), np.uint8))
+np.save('$work/layout_3d.npy', np.ones((1, 5, 3), np.uint8))
+np.save('$work/q_u1.npy', np.ones((2, 4, 37, 16), np.uint8))
+np.save('$sp/mask.npy', np.zeros((37, 37), np.float32))"
+while read -r name d causal layout block dilated; do
+  flags=(--api cpu --q "$work/$d/q.npy" --k "$work/$d/k.npy" --v "$work/$d/v.npy" --out "$work/$d/o.npy")
+  [ "$causal" = 1 ] && flags+=(--causal)
+  [ "$layout" != - ] && flags+=(--block-layout "$work/$d/$layout" --block-size "$block")
+  [ "$dilated" != - ] && flags+=(--dilated "$dilated")
+  if ! "$attnvk" run "${flags[@]}" --check > "$work/$d/log" 2>&1; then bad "sparse $name: $(cat "$work/$d/log")"; continue; fi
+  if res=$($tool checksparse "$work/$d" "$causal" "$layout" "$block" "$dilated"); then ok "sparse $name $res"
+  else bad "sparse $name $res"; fi
+done <<'CASES'
+layout-per-head-causal   sparse        1 layout.npy 8x16 -
+layout-2d-int8-nq-lt-nk  sparse-nq-nk  0 layout.npy 4x8  -
+dilated-2-groups         sparse        0 -          -    16,24:1,2
+dilated-causal-4-groups  sparse        1 -          -    8,16,9,37:1,2,3,4
+CASES
+sprun() { echo run --api cpu --q "$sp/q.npy" --k "$sp/k.npy" --v "$sp/v.npy" --out "$work/o.npy"; }
+expect_usage "layout-shape" "the block layout's last dimensions are [5,2]; [Nq,Nk] = [37,37] in 8x16 blocks needs [5,3]" \
+  $(sprun) --block-layout "$work/layout_short.npy" --block-size 8x16
+expect_usage "layout-batch" "block layout batch dimension 3 does not broadcast to B=2" $(sprun) --block-layout "$work/layout_b3.npy" --block-size 8x16
+expect_usage "layout-3d" "the block layout needs shape [rows,cols] or [1|B,1|H,rows,cols], got 3" $(sprun) --block-layout "$work/layout_3d.npy" --block-size 8x16
+expect_usage "layout-f32" "layout_f32.npy: the block layout has dtype '<f4'; it must be uint8 '|u1' or int8 '|i1'" \
+  $(sprun) --block-layout "$work/layout_f32.npy" --block-size 8x16
+expect_usage "q-uint8" "q_u1.npy: unsupported dtype '|u1' for a tensor" $(run_with "$work/q_u1.npy" "$sp/k.npy" "$sp/v.npy")
+expect_usage "layout-no-size" "--block-layout needs --block-size BQxBK" $(sprun) --block-layout "$sp/layout.npy"
+expect_usage "size-no-layout" "--block-size sizes the blocks of --block-layout" $(sprun) --block-size 8x16
+expect_usage "block-size-bad" "--block-size wants BQxBK" $(sprun) --block-layout "$sp/layout.npy" --block-size 8
+expect_usage "dilated-groups" "3 dilated groups do not divide H=4 heads" $(sprun) --dilated 8,16,32:1,2,4
+expect_usage "dilated-rate-0" "dilated rate 1 is 0: rates must be >= 1" $(sprun) --dilated 8,16:1,0
+expect_usage "dilated-counts" "--dilated wants S0,S1,..:R0,R1,.." $(sprun) --dilated 8,16:1
+expect_usage "dilated-no-rates" "--dilated wants S0,S1,..:R0,R1,.." $(sprun) --dilated 8,16
+expect_usage "dilated-nq-nk" "dilated attention needs Nq = Nk (got 20 and 45)" \
+  run --api cpu --q "$spd/q.npy" --k "$spd/k.npy" --v "$spd/v.npy" --out "$work/o.npy" --dilated 8:2
+expect_usage "dilated-mask" "dilated attention takes causal, softcap and GQA, not a mask" $(sprun) --dilated 8:2 --mask "$sp/mask.npy"
+expect_usage "layout-paged" "--block-layout and --dilated take a contiguous" $(sprun) --block-layout "$sp/layout.npy" --block-size 8x16 --kv-dtype q8_0
+
 # --- --check prints a passing comparison; ATTNVK_VISIBLE_DEVICES hides devices (a typo is an error, above) ---
 if "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy" --check | grep -q "pass"; then
   ok "run --check"; else bad "run --check"; fi

@@ -282,6 +282,31 @@ int main(void)
     passed += expect_error("f8.npy", "unsupported dtype '<f8'");
     write_npy("i4.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", 8);
     passed += expect_error("i4.npy", "unsupported dtype");
+    { /* block layouts: uint8 and int8 as stored, only through avk_npy_read_bytes */
+        static const char *const byte_types[] = {"|u1", "|i1"};
+        for (int b = 0; b < 2; ++b) {
+            char dict[96], name[16];
+            unsigned char buf[4096]; /* build_npy's size */
+            snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (2, 3), }", byte_types[b]);
+            snprintf(name, sizeof name, "bytes%d.npy", b);
+            size_t total = build_npy(buf, dict, 0);
+            const unsigned char values[6] = {0, 1, 255, 7, 0, 128};
+            memcpy(buf + total, values, 6);
+            write_raw(name, buf, total + 6);
+            avk_npy t;
+            EXPECT(avk_npy_read_bytes(name, "the block layout", &t) == ATTNVK_OK, "%s read: %s", byte_types[b],
+                   attnvk_last_error());
+            EXPECT(t.ndim == 2 && t.count == 6 && t.bytes && !t.data && memcmp(t.bytes, values, 6) == 0, "%s values",
+                   byte_types[b]);
+            avk_npy_free(&t);
+            passed += expect_error(name, "unsupported dtype"); /* not a tensor */
+        }
+        avk_npy t;
+        EXPECT(avk_npy_read_bytes("f8.npy", "the block layout", &t) != ATTNVK_OK &&
+                   strstr(attnvk_last_error(), "the block layout has dtype '<f8'; it must be uint8 '|u1' or int8 '|i1'"),
+               "a float64 layout: %s", attnvk_last_error());
+        passed += 3;
+    }
     write_npy("be.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8);
     passed += expect_error("be.npy", "unsupported dtype '>f4'");
     write_npy("fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16);
