@@ -15,6 +15,7 @@ LAYOUTS = ("bhsd", "bshd")
 KV_FORMATS = ("dtype", "q8_0", "q4_0", "fp8")
 DEVICE_TYPES = ("other", "discrete", "integrated", "cpu")
 ALIGNS = ("bottom-right", "top-left")
+MAX_DILATED_GROUPS = 8  # ATTNVK_MAX_DILATED_GROUPS
 
 
 class Problem(Structure):
@@ -22,7 +23,10 @@ class Problem(Structure):
         ("scale", c_float)] + [(n, c_int) for n in (
             "dtype", "layout", "kv_format", "page_size", "num_pages", "max_pages", "ragged", "align", "window",
             "window_left", "window_right")] + [("softcap", c_float)] + [(n, c_int) for n in (
-                "alibi", "sinks", "mask", "mask_batch", "mask_heads", "mask_dtype", "head_dim_v")]
+                "alibi", "sinks", "mask", "mask_batch", "mask_heads", "mask_dtype", "head_dim_v",
+                "position_offset", "block_sparse", "block_q", "block_k", "layout_batch", "layout_heads",
+                "dilated_groups")] + [
+                    ("dilated_segment", c_int * MAX_DILATED_GROUPS), ("dilated_rate", c_int * MAX_DILATED_GROUPS)]
 
 
 class DeviceInfo(Structure):
@@ -50,7 +54,8 @@ class ImplInfo(Structure):
                 ("features", c_uint)]
 
 
-TENSOR_NAMES = ("q", "k", "v", "o", "lse", "block_table", "seq_lens", "kv_scales", "mask", "sinks", "alibi_slopes")
+TENSOR_NAMES = ("q", "k", "v", "o", "lse", "block_table", "seq_lens", "kv_scales", "mask", "sinks", "alibi_slopes",
+                "block_layout")
 
 
 class Tensors(Structure):
@@ -59,7 +64,7 @@ class Tensors(Structure):
 
 class HostInputs(Structure):
     _fields_ = [("q", c_float_p), ("k", c_float_p), ("v", c_float_p), ("kv_lens", c_int32_p), ("mask", c_float_p),
-                ("sinks", c_float_p), ("alibi_slopes", c_float_p)]
+                ("sinks", c_float_p), ("alibi_slopes", c_float_p), ("block_layout", c_void_p)]
 
 
 class Check(Structure):

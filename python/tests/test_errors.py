@@ -65,3 +65,18 @@ def test_library_not_found_names_each_place(monkeypatch, tmp_path):
     monkeypatch.delenv("ATTNVK_LIBRARY")
     places = [where for where, _ in _find._candidates()]
     assert places[0] == "ATTNVK_LIBRARY" and places[-1] == "the system loader"
+
+
+def test_problem_struct_matches_the_library():
+    """The ctypes attnvk_problem has the library's size: attnvk_problem_init zeroes
+    exactly sizeof(attnvk_problem) bytes of a larger, marked buffer (a field added in C
+    and not here would make the library read past the Python struct)."""
+    import ctypes
+    from attnvk import _lib
+    size = ctypes.sizeof(_lib.Problem)
+    buf = (ctypes.c_uint8 * (size + 256))(*([0xAB] * (size + 256)))
+    fn = _lib.lib().attnvk_problem_init
+    fn.restype, fn.argtypes = None, [ctypes.c_void_p]
+    fn(ctypes.cast(buf, ctypes.c_void_p))
+    zeroed = next(i for i in range(size + 256) if buf[i] == 0xAB)
+    assert zeroed == size, f"the library's attnvk_problem is {zeroed} bytes, the Python one {size}"
