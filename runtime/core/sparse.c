@@ -87,10 +87,31 @@ static double head_pairs(const attnvk_problem *p, const attnvk_host_inputs *in, 
     return pairs;
 }
 
+/* Dilated attention's visible pairs in closed form, a segment at a time: a
+ * segment of L positions has n = ceil((L - o) / r) active ones, which see
+ * n^2 pairs (n (n + 1) / 2 causal). O(H N / s), not O(H N s / r). */
+static double dilated_pairs(const attnvk_problem *p)
+{
+    double pairs = 0;
+    const int per_group = p->heads / p->dilated_groups;
+    for (int g = 0; g < p->dilated_groups; ++g) {
+        const avk_dilation d = avk_dilation_of(p, g * per_group);
+        double group = 0;
+        for (long long start = 0; start < p->seq_q; start += d.segment) {
+            const long long len = p->seq_q - start < d.segment ? p->seq_q - start : d.segment;
+            const double n = len > d.offset ? (double)((len - d.offset - 1) / d.rate + 1) : 0.0;
+            group += p->causal ? n * (n + 1) / 2 : n * n;
+        }
+        pairs += group * per_group;
+    }
+    return pairs * p->batch;
+}
+
 double attnvk_flops_inputs(const attnvk_problem *p, const attnvk_host_inputs *in)
 {
     if (!p) return 0;
     const double per_pair = 2.0 * ((double)p->head_dim + avk_head_dim_v(p));
+    if (p->dilated_groups) return per_pair * dilated_pairs(p); /* no layout, lengths or window beside it */
     const int per_head = (p->block_sparse && in && in->block_layout && p->layout_heads > 1) || p->dilated_groups;
     const int per_batch = (p->block_sparse && in && in->block_layout && p->layout_batch > 1) || (in && in->kv_lens);
     double pairs = 0;
