@@ -1,6 +1,7 @@
 /* The unfused baselines' GEMM plan (see unfused_plan.h). */
 #include "core/unfused_plan.h"
 #include "core/error.h"
+#include "core/kv_cache.h" /* avk_problem_features */
 
 #include <limits.h>
 #include <stdlib.h>
@@ -112,4 +113,38 @@ void avk_unfused_backward_gemm(const attnvk_problem *p, const avk_unfused_plan *
     g->count = c->count;
     g->scaled = index == 0 || index == 3 || index == 4;
     g->accumulate = (index == 2 || index == 3) && add;
+}
+
+void avk_unfused_row_args_of(const attnvk_problem *p, int flags, avk_unfused_row_args *out)
+{
+    const int window = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0, dv = attnvk_problem_head_dim_v(p);
+    const int bshd = p->layout == ATTNVK_LAYOUT_BSHD;
+    const long long mask_pair = (long long)p->seq_q * p->seq_kv;
+    *out = (avk_unfused_row_args){
+        .seq_q = p->seq_q, .seq_kv = p->seq_kv, .dv = dv,
+        .o_batch = (long long)p->heads * p->seq_q * dv,
+        .o_head = bshd ? dv : (long long)p->seq_q * dv, .o_row = bshd ? (long long)p->heads * dv : dv,
+        .causal = p->causal, .heads = p->heads, .batch = p->batch, .flags = flags,
+        .window_left = window ? p->window_left : -1, .window_right = window ? p->window_right : -1,
+        .softcap = p->softcap,
+        .mask_b = p->mask && p->mask_batch > 1 ? mask_pair * p->mask_heads : 0,
+        .mask_h = p->mask && p->mask_heads > 1 ? mask_pair : 0};
+}
+
+attnvk_status avk_unfused_backward_run(const attnvk_problem *p, const avk_unfused_plan *plan,
+                                       const avk_unfused_backward_steps *steps)
+{
+    attnvk_status s = ATTNVK_OK;
+    for (int part = 0; part < 2 && s == ATTNVK_OK; ++part) {
+        const int first = part ? AVK_UNFUSED_BWD_ROW_STEP : 0, end = part ? AVK_UNFUSED_BWD_GEMMS : AVK_UNFUSED_BWD_ROW_STEP;
+        for (int c = 0; c < plan->call_count && s == ATTNVK_OK; ++c)
+            for (int i = first; i < end && s == ATTNVK_OK; ++i) {
+                avk_unfused_gemm g;
+                avk_unfused_backward_gemm(p, plan, c, i, &g);
+                s = steps->gemm(steps->ctx, &g);
+            }
+        if (s == ATTNVK_OK && !part) s = steps->rows(steps->ctx);
+    }
+    if (s == ATTNVK_OK && p->dtype != ATTNVK_F32) s = steps->convert(steps->ctx);
+    return s;
 }

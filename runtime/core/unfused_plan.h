@@ -72,4 +72,29 @@ enum { AVK_UNFUSED_BWD_GEMMS = 5, AVK_UNFUSED_BWD_ROW_STEP = 2 };
 void avk_unfused_backward_gemm(const attnvk_problem *p, const avk_unfused_plan *plan, int call, int index,
                                avk_unfused_gemm *g);
 
+/* The backward row kernel's scalar arguments (native/softmax.cu's
+ * avk_softmax_bwd_rows, the HIP twin in runtime/hip/kernels/softmax_rows.hip),
+ * the same for every API; flags: the API's softmax mod bits. O's (and dO's)
+ * strides are in elements of Dv rows; the mask's 0 where it broadcasts. */
+typedef struct avk_unfused_row_args {
+    int seq_q, seq_kv, dv;
+    long long o_batch, o_head, o_row;
+    int causal, heads, batch, flags, window_left, window_right;
+    float softcap;
+    long long mask_b, mask_h;
+} avk_unfused_row_args;
+void avk_unfused_row_args_of(const attnvk_problem *p, int flags, avk_unfused_row_args *out);
+
+/* The backward in stream order: S and dP of every call, the row step over
+ * all of them, the three gradient GEMMs of every call, and (16-bit problems)
+ * the f32 gradients converted. The API supplies the steps. */
+typedef struct avk_unfused_backward_steps {
+    void *ctx;
+    attnvk_status (*gemm)(void *ctx, const avk_unfused_gemm *g);
+    attnvk_status (*rows)(void *ctx);
+    attnvk_status (*convert)(void *ctx);
+} avk_unfused_backward_steps;
+attnvk_status avk_unfused_backward_run(const attnvk_problem *p, const avk_unfused_plan *plan,
+                                       const avk_unfused_backward_steps *steps);
+
 #endif

@@ -109,32 +109,22 @@ static attnvk_status launch(avk_cuda_device *dev, CUfunction f, unsigned blocks,
 static attnvk_status run_rows(avk_cuda_device *dev, avk_cublas_unfused *k, const avk_backward_dispatch *a)
 {
     const attnvk_problem *p = &k->problem;
-    const int has_window = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0;
-    int seq_q = p->seq_q, seq_kv = p->seq_kv, dv = attnvk_problem_head_dim_v(p), causal = p->causal;
-    int heads = p->heads, batch = p->batch, flags = avk_cublas_softmax_flags(p);
-    int window_left = has_window ? p->window_left : -1, window_right = has_window ? p->window_right : -1;
-    float softcap = p->softcap;
-    /* O's (and dO's) strides in elements of Dv rows */
-    const int bshd = p->layout == ATTNVK_LAYOUT_BSHD;
-    long long o_row = bshd ? (long long)p->heads * dv : dv, o_head = bshd ? dv : (long long)p->seq_q * dv;
-    long long o_batch = (long long)p->heads * p->seq_q * dv;
+    avk_unfused_row_args r;
+    avk_unfused_row_args_of(p, avk_cublas_softmax_flags(p), &r);
     CUdeviceptr lse = avk_cuda_ptr(a->fwd.lse), o = avk_cuda_ptr(a->fwd.o), d_o = avk_cuda_ptr(a->d_o);
     CUdeviceptr slopes = avk_cuda_ptr(a->fwd.alibi_slopes), sinks = avk_cuda_ptr(a->fwd.sinks);
     CUdeviceptr mask = avk_cuda_ptr(a->fwd.mask);
     if ((p->alibi && !slopes) || (p->sinks && !sinks) || (p->mask && !mask))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                         "cuBLAS unfused backward: the problem's ALiBi slopes, sinks or mask buffer is missing");
-    const long long mask_pair = (long long)p->seq_q * p->seq_kv;
-    long long mask_b = p->mask && p->mask_batch > 1 ? mask_pair * p->mask_heads : 0,
-              mask_h = p->mask && p->mask_heads > 1 ? mask_pair : 0;
-    void *args[] = {&k->scores,   &k->bwd_dp, &lse,    &o,       &d_o,    &k->bwd_share, &seq_q,   &seq_kv,
-                    &dv,          &o_batch,   &o_head, &o_row,   &causal, &heads,        &flags,   &window_left,
-                    &window_right, &softcap,  &slopes, &sinks,   &mask,   &mask_b,       &mask_h};
+    void *args[] = {&k->scores, &k->bwd_dp,    &lse,    &o,        &d_o,          &k->bwd_share, &r.seq_q, &r.seq_kv,
+                    &r.dv,      &r.o_batch,    &r.o_head, &r.o_row, &r.causal,     &r.heads,      &r.flags, &r.window_left,
+                    &r.window_right, &r.softcap, &slopes, &sinks,  &mask,         &r.mask_b,     &r.mask_h};
     const unsigned rows = (unsigned)((size_t)p->batch * p->heads * p->seq_q);
     attnvk_status s = launch(dev, k->bwd_rows, rows, (unsigned)k->threads, args, "cuLaunchKernel(backward rows)");
     if (s != ATTNVK_OK || !a->d_sinks) return s;
     CUdeviceptr d_sinks = avk_cuda_ptr(a->d_sinks);
-    void *sink_args[] = {&k->bwd_share, &d_sinks, &batch, &heads, &seq_q};
+    void *sink_args[] = {&k->bwd_share, &d_sinks, &r.batch, &r.heads, &r.seq_q};
     return launch(dev, k->sink_grad, (unsigned)p->heads, (unsigned)k->threads, sink_args, "cuLaunchKernel(d(sink))");
 }
 
@@ -157,25 +147,36 @@ static attnvk_status convert_grads(avk_cuda_device *dev, avk_cublas_unfused *k, 
     return s;
 }
 
+typedef struct cublas_steps {
+    avk_cuda_device *dev;
+    avk_cublas_unfused *k;
+    const avk_backward_dispatch *a;
+    operands o;
+} cublas_steps;
+
+static attnvk_status step_gemm(void *ctx, const avk_unfused_gemm *g)
+{
+    cublas_steps *c = ctx;
+    return run_gemm(c->k, &c->o, g);
+}
+
+static attnvk_status step_rows(void *ctx)
+{
+    cublas_steps *c = ctx;
+    return run_rows(c->dev, c->k, c->a);
+}
+
+static attnvk_status step_convert(void *ctx)
+{
+    cublas_steps *c = ctx;
+    return convert_grads(c->dev, c->k, &c->o, c->a);
+}
+
 attnvk_status avk_cublas_unfused_backward(avk_cuda_device *dev, avk_cublas_unfused *k, const avk_backward_dispatch *a)
 {
     attnvk_status s = make_backward(dev, k);
     if (s != ATTNVK_OK) return s;
-    const operands o = operands_of(k, a);
-    /* S and dP of every call, the row step over all of them, then the gradients */
-    for (int c = 0; c < k->plan.call_count && s == ATTNVK_OK; ++c)
-        for (int i = 0; i < AVK_UNFUSED_BWD_ROW_STEP && s == ATTNVK_OK; ++i) {
-            avk_unfused_gemm g;
-            avk_unfused_backward_gemm(&k->problem, &k->plan, c, i, &g);
-            s = run_gemm(k, &o, &g);
-        }
-    if (s == ATTNVK_OK) s = run_rows(dev, k, a);
-    for (int c = 0; c < k->plan.call_count && s == ATTNVK_OK; ++c)
-        for (int i = AVK_UNFUSED_BWD_ROW_STEP; i < AVK_UNFUSED_BWD_GEMMS && s == ATTNVK_OK; ++i) {
-            avk_unfused_gemm g;
-            avk_unfused_backward_gemm(&k->problem, &k->plan, c, i, &g);
-            s = run_gemm(k, &o, &g);
-        }
-    if (s == ATTNVK_OK && k->problem.dtype != ATTNVK_F32) s = convert_grads(dev, k, &o, a);
-    return s;
+    cublas_steps c = {.dev = dev, .k = k, .a = a, .o = operands_of(k, a)};
+    const avk_unfused_backward_steps steps = {.ctx = &c, .gemm = step_gemm, .rows = step_rows, .convert = step_convert};
+    return avk_unfused_backward_run(&k->problem, &k->plan, &steps);
 }

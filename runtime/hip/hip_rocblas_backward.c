@@ -141,33 +141,23 @@ static attnvk_status launch(avk_hip_device *dev, hipFunction_t f, unsigned block
 static attnvk_status run_rows(avk_hip_device *dev, avk_hip_rocblas_kernel *k, const avk_backward_dispatch *a)
 {
     const attnvk_problem *p = &k->p;
-    const int has_window = (avk_problem_features(p) & ATTNVK_FEATURE_WINDOW) != 0;
-    int seq_q = p->seq_q, seq_kv = p->seq_kv, dv = attnvk_problem_head_dim_v(p), causal = p->causal;
-    int heads = p->heads, batch = p->batch, flags = avk_hip_rocblas_softmax_flags(p);
-    int window_left = has_window ? p->window_left : -1, window_right = has_window ? p->window_right : -1;
-    float softcap = p->softcap;
-    /* O's (and dO's) strides in elements of Dv rows */
-    const int bshd = p->layout == ATTNVK_LAYOUT_BSHD;
-    long long o_row = bshd ? (long long)p->heads * dv : dv, o_head = bshd ? dv : (long long)p->seq_q * dv;
-    long long o_batch = (long long)p->heads * p->seq_q * dv;
+    avk_unfused_row_args r;
+    avk_unfused_row_args_of(p, avk_hip_rocblas_softmax_flags(p), &r);
     void *lse = a->fwd.lse->ptr, *o = a->fwd.o->ptr, *d_o = a->d_o->ptr;
     void *slopes = a->fwd.alibi_slopes ? a->fwd.alibi_slopes->ptr : NULL;
     void *sinks = a->fwd.sinks ? a->fwd.sinks->ptr : NULL, *mask = a->fwd.mask ? a->fwd.mask->ptr : NULL;
     if ((p->alibi && !slopes) || (p->sinks && !sinks) || (p->mask && !mask))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                         "rocblas unfused backward: the problem's ALiBi slopes, sinks or mask buffer is missing");
-    const long long mask_pair = (long long)p->seq_q * p->seq_kv;
-    long long mask_b = p->mask && p->mask_batch > 1 ? mask_pair * p->mask_heads : 0,
-              mask_h = p->mask && p->mask_heads > 1 ? mask_pair : 0;
-    void *args[] = {&k->scores,    &k->bwd_dp, &lse,    &o,       &d_o,    &k->bwd_share, &seq_q,   &seq_kv,
-                    &dv,           &o_batch,   &o_head, &o_row,   &causal, &heads,        &flags,   &window_left,
-                    &window_right, &softcap,   &slopes, &sinks,   &mask,   &mask_b,       &mask_h};
+    void *args[] = {&k->scores, &k->bwd_dp,    &lse,    &o,        &d_o,          &k->bwd_share, &r.seq_q, &r.seq_kv,
+                    &r.dv,      &r.o_batch,    &r.o_head, &r.o_row, &r.causal,     &r.heads,      &r.flags, &r.window_left,
+                    &r.window_right, &r.softcap, &slopes, &sinks,  &mask,         &r.mask_b,     &r.mask_h};
     /* prepare checked rows x threads against one launch's limit */
     const unsigned rows = (unsigned)((size_t)p->batch * p->heads * p->seq_q), threads = (unsigned)k->softmax_threads;
     attnvk_status s = launch(dev, k->bwd_rows, rows, threads, args, "hipModuleLaunchKernel(backward rows)");
     if (s != ATTNVK_OK || !a->d_sinks) return s;
     void *d_sinks = a->d_sinks->ptr;
-    void *sink_args[] = {&k->bwd_share, &d_sinks, &batch, &heads, &seq_q};
+    void *sink_args[] = {&k->bwd_share, &d_sinks, &r.batch, &r.heads, &r.seq_q};
     return launch(dev, k->sink_grad, (unsigned)p->heads, threads, sink_args, "hipModuleLaunchKernel(d(sink))");
 }
 
@@ -191,28 +181,38 @@ static attnvk_status convert_grads(avk_hip_device *dev, avk_hip_rocblas_kernel *
     return s;
 }
 
-/* The plan's GEMMs and kernels in stream order. */
+typedef struct rocblas_steps {
+    avk_hip_device *dev;
+    avk_hip_rocblas_kernel *k;
+    const avk_backward_dispatch *a;
+    operands o;
+} rocblas_steps;
+
+static attnvk_status step_gemm(void *ctx, const avk_unfused_gemm *g)
+{
+    rocblas_steps *c = ctx;
+    return run_gemm(c->k, &c->o, g);
+}
+
+static attnvk_status step_rows(void *ctx)
+{
+    rocblas_steps *c = ctx;
+    return run_rows(c->dev, c->k, c->a);
+}
+
+static attnvk_status step_convert(void *ctx)
+{
+    rocblas_steps *c = ctx;
+    return convert_grads(c->dev, c->k, &c->o, c->a);
+}
+
+/* The plan's GEMMs and kernels in stream order (core/unfused_plan.h). */
 static attnvk_status enqueue(avk_hip_device *dev, avk_hip_rocblas_kernel *k, const avk_unfused_plan *plan,
                              const avk_backward_dispatch *a)
 {
-    const operands o = operands_of(k, a);
-    attnvk_status s = ATTNVK_OK;
-    /* S and dP of every call, the row step over all of them, then the gradients */
-    for (int c = 0; c < plan->call_count && s == ATTNVK_OK; ++c)
-        for (int i = 0; i < AVK_UNFUSED_BWD_ROW_STEP && s == ATTNVK_OK; ++i) {
-            avk_unfused_gemm g;
-            avk_unfused_backward_gemm(&k->p, plan, c, i, &g);
-            s = run_gemm(k, &o, &g);
-        }
-    if (s == ATTNVK_OK) s = run_rows(dev, k, a);
-    for (int c = 0; c < plan->call_count && s == ATTNVK_OK; ++c)
-        for (int i = AVK_UNFUSED_BWD_ROW_STEP; i < AVK_UNFUSED_BWD_GEMMS && s == ATTNVK_OK; ++i) {
-            avk_unfused_gemm g;
-            avk_unfused_backward_gemm(&k->p, plan, c, i, &g);
-            s = run_gemm(k, &o, &g);
-        }
-    if (s == ATTNVK_OK && k->p.dtype != ATTNVK_F32) s = convert_grads(dev, k, &o, a);
-    return s;
+    rocblas_steps c = {.dev = dev, .k = k, .a = a, .o = operands_of(k, a)};
+    const avk_unfused_backward_steps steps = {.ctx = &c, .gemm = step_gemm, .rows = step_rows, .convert = step_convert};
+    return avk_unfused_backward_run(&k->p, plan, &steps);
 }
 
 /* deterministic: the handle's atomics mode (in *saved) switched off for this run */
