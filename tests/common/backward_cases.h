@@ -259,4 +259,18 @@ static inline int device_backward_test(attnvk_api api, int (*extra)(bcase *t))
     return avk_test_finish(passed, failed);
 }
 
+/* Whether dev offers implementation `name` and it loads; prints why not ("skipped: ..."). */
+static inline int backward_impl_available(attnvk_device *dev, const char *name)
+{
+    attnvk_impl_info impls[8];
+    const int n = attnvk_device_implementations(dev, impls, 8);
+    for (int i = 0; i < n && i < 8; ++i)
+        if (!strcmp(impls[i].name, name)) {
+            if (!impls[i].available) printf("skipped: %s unavailable: %s\n", name, impls[i].reason);
+            return impls[i].available;
+        }
+    printf("skipped: this build has no %s implementation\n", name);
+    return 0;
+}
+
 #endif

@@ -156,19 +156,6 @@ static int run_vendor_case(attnvk_device *dev, const bcase *bc, attnvk_dtype dty
     return result;
 }
 
-static int cudnn_available(attnvk_device *dev)
-{
-    attnvk_impl_info impls[8];
-    const int n = attnvk_device_implementations(dev, impls, 8);
-    for (int i = 0; i < n && i < 8; ++i)
-        if (!strcmp(impls[i].name, "cudnn")) {
-            if (!impls[i].available) printf("skipped: cudnn unavailable: %s\n", impls[i].reason);
-            return impls[i].available;
-        }
-    printf("skipped: this build has no cudnn implementation\n");
-    return 0;
-}
-
 int main(void)
 {
     (void)run_case, (void)deterministic; /* the shared header's runs of attnvk's own kernel */
@@ -182,7 +169,7 @@ int main(void)
         return avk_test_finish(0, 0);
     }
     int passed = 0, failed = 0, skipped = 0;
-    if (cudnn_available(dev)) {
+    if (backward_impl_available(dev, "cudnn")) {
         bcase t[32];
         /* beyond the shared list: the bench's shape family, small enough for the reference */
         int n = cases(t);

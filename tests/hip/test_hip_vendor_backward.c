@@ -17,19 +17,6 @@
 
 enum { SKIP = 77 };
 
-static int rocblas_available(attnvk_device *dev)
-{
-    attnvk_impl_info impls[8];
-    const int n = attnvk_device_implementations(dev, impls, 8);
-    for (int i = 0; i < n && i < 8; ++i)
-        if (!strcmp(impls[i].name, "rocblas")) {
-            if (!impls[i].available) printf("skipped: rocblas unavailable: %s\n", impls[i].reason);
-            return impls[i].available;
-        }
-    printf("skipped: this build has no rocblas implementation\n");
-    return 0;
-}
-
 /* A valid shape whose scores (B*H*Nq*Nk f32) no device holds: UNSUPPORTED naming the bytes. */
 static int huge_refused(attnvk_device *dev, const attnvk_kernel_options *o)
 {
@@ -56,7 +43,7 @@ int main(void)
         attnvk_context_destroy(ctx);
         return SKIP;
     }
-    if (!rocblas_available(dev)) {
+    if (!backward_impl_available(dev, "rocblas")) {
         attnvk_device_close(dev);
         attnvk_context_destroy(ctx);
         return SKIP;
