@@ -6,6 +6,7 @@
 #include "bench_suites.h"
 #include "cli.h"
 #include "core/score_cases.h"
+#include "core/sparse_cases.h"
 #include "cmd_args.h"
 #include "bench_workload.h"
 #include "core/cache_cases.h"
@@ -201,18 +202,32 @@ static void check_cache_block(bench_target *t, const attnvk_impl_info *impl, att
     }
 }
 
-/* The score-modification cases (core/score_cases.c) through every
+/* A table of cases (core/score_cases.c, core/sparse_cases.c) through every
  * implementation; one that does not declare a case's features prints it as
  * skipped with the feature's name. */
-static void check_score_block(bench_target *t, const attnvk_impl_info *impl, attnvk_dtype dt, const check_args *a,
-                              check_counts *counts)
+typedef attnvk_status (*case_runner)(attnvk_device *dev, const void *c, const attnvk_kernel_options *opts, uint64_t seed,
+                                     avk_score_result *r);
+
+static attnvk_status run_score_case(attnvk_device *dev, const void *c, const attnvk_kernel_options *opts, uint64_t seed,
+                                    avk_score_result *r)
 {
-    avk_score_case cases[MAX_CHECK_CASES];
-    const int ncases = avk_score_cases(dt, cases, MAX_CHECK_CASES);
+    return avk_score_case_run(dev, c, opts, seed, r);
+}
+
+static attnvk_status run_sparse_case(attnvk_device *dev, const void *c, const attnvk_kernel_options *opts, uint64_t seed,
+                                     avk_score_result *r)
+{
+    return avk_sparse_case_run(dev, c, opts, seed, r);
+}
+
+static void check_case_block(bench_target *t, const attnvk_impl_info *impl, attnvk_dtype dt, const check_args *a,
+                             check_counts *counts, const char *kind, const void *cases, size_t stride, int ncases,
+                             case_runner run)
+{
     char dev[48], why[512];
     snprintf(dev, sizeof dev, "%s:%d", attnvk_api_name(t->info.api), t->info.index);
     if (blanket_reason(t, impl, dt, why, sizeof why)) {
-        printf("skip %-9s %-8s all %d %s score cases: %s\n", dev, impl->name, ncases, attnvk_dtype_name(dt), why);
+        printf("skip %-9s %-8s all %d %s %s cases: %s\n", dev, impl->name, ncases, attnvk_dtype_name(dt), kind, why);
         counts->skipped += ncases;
         return;
     }
@@ -220,15 +235,34 @@ static void check_score_block(bench_target *t, const attnvk_impl_info *impl, att
     const attnvk_kernel_options opts = {
         .implementation = own ? NULL : impl->name, .variant = own ? a->variant : NULL, .test_flags = a->test_flags};
     for (int c = 0; c < ncases; ++c) {
+        const void *item = (const char *)cases + (size_t)c * stride;
+        const char *label = *(const char *const *)item; /* both case structs begin with their label */
         if (t->lost) {
-            printf("skip %-9s %-8s %-24s (device lost earlier)\n", dev, impl->name, cases[c].label);
+            printf("skip %-9s %-8s %-24s (device lost earlier)\n", dev, impl->name, label);
             ++counts->skipped;
             continue;
         }
         avk_score_result r;
-        attnvk_status s = avk_score_case_run(t->dev, &cases[c], &opts, bench_case_seed(a->seed, cases[c].label), &r);
-        report_case(t, dev, impl, cases[c].label, r.shape, s, &r.check, r.info.variant, r.message, counts);
+        attnvk_status s = run(t->dev, item, &opts, bench_case_seed(a->seed, label), &r);
+        report_case(t, dev, impl, label, r.shape, s, &r.check, r.info.variant, r.message, counts);
     }
+}
+
+static void check_score_block(bench_target *t, const attnvk_impl_info *impl, attnvk_dtype dt, const check_args *a,
+                              check_counts *counts)
+{
+    avk_score_case cases[MAX_CHECK_CASES];
+    const int ncases = avk_score_cases(dt, cases, MAX_CHECK_CASES);
+    check_case_block(t, impl, dt, a, counts, "score", cases, sizeof *cases, ncases, run_score_case);
+}
+
+/* The sparse patterns (#20): block layouts and dilated attention. */
+static void check_sparse_block(bench_target *t, const attnvk_impl_info *impl, attnvk_dtype dt, const check_args *a,
+                               check_counts *counts)
+{
+    avk_sparse_case cases[AVK_SPARSE_CASES_MAX];
+    const int ncases = avk_sparse_cases(dt, cases, AVK_SPARSE_CASES_MAX);
+    check_case_block(t, impl, dt, a, counts, "sparse", cases, sizeof *cases, ncases, run_sparse_case);
 }
 
 int cmd_check(int argc, char **argv)
@@ -274,6 +308,7 @@ int cmd_check(int argc, char **argv)
                 check_block(&targets[d], d, &targets[d].impls[i], cases, workloads, ncases, &cfg, &counts);
                 check_cache_block(&targets[d], &targets[d].impls[i], a.dtypes[di], &a, &counts);
                 check_score_block(&targets[d], &targets[d].impls[i], a.dtypes[di], &a, &counts);
+                check_sparse_block(&targets[d], &targets[d].impls[i], a.dtypes[di], &a, &counts);
             }
         for (int c = 0; c < built; ++c) bench_workload_destroy(&workloads[c]);
     }

@@ -183,7 +183,8 @@ static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     /* its row softmax applies every score modification; P V runs over Dv */
     out[1].features = ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
                       ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT |
-                      ATTNVK_FEATURE_HEAD_DIM_V | ATTNVK_FEATURE_POSITION_OFFSET; /* i' from core/layout.h */
+                      ATTNVK_FEATURE_HEAD_DIM_V | ATTNVK_FEATURE_POSITION_OFFSET | /* i' from core/layout.h */
+                      ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED;   /* as a dense mask (core/sparse.h) */
     snprintf(out[1].reason, sizeof out[1].reason, "%s", why);
     return n;
 }

@@ -12,6 +12,7 @@
 #include "core/dynlib.h"
 #include "core/error.h"
 #include "core/layout.h"
+#include "core/sparse.h"
 #include "core/kv_cache.h"
 #include "core/parallel.h"
 
@@ -105,6 +106,7 @@ static void softmax_rows(void *ctx, size_t begin, size_t end)
         float *s = t->s + r * (size_t)t->width;
         int lo, hi;
         avk_visible_range(p, i, t->len, &lo, &hi);
+        avk_sparse_row_range(p, t->h, i, &lo, &hi);
         int e = (hi < t->kl + t->width ? hi : t->kl + t->width) - t->kl, a = (lo > t->kl ? lo : t->kl) - t->kl;
         if (e < 0) e = 0;
         if (a > e) a = e; /* an empty row: [a, e) empty inside the tile */
@@ -123,6 +125,11 @@ static void softmax_rows(void *ctx, size_t begin, size_t end)
             else
                 for (int j = a; j < e; ++j) s[j] += ((const float *)t->job->mask)[off + j];
         }
+        if (p->block_sparse || p->dilated_groups) { /* the patterns as a dense mask: hidden keys -inf */
+            const uint8_t *row = p->block_sparse ? avk_layout_row(p, t->job->block_layout, t->b, t->h, i) : NULL;
+            for (int j = a; j < e; ++j)
+                if (!avk_sparse_key_visible(p, row, t->h, t->kl + j)) s[j] = -INFINITY;
+        }
         for (int j = a; j < e; ++j) s[j] *= LOG2E;
         const float sink = p->sinks ? t->job->sinks[t->h] * LOG2E : -INFINITY;
         float m = a < e ? t->simd->max(s + a, e - a) : -INFINITY;
@@ -134,7 +141,10 @@ static void softmax_rows(void *ctx, size_t begin, size_t end)
         }
         const float inv = sum > 0 ? 1.0f / sum : 0.f;
         for (int j = 0; j < a; ++j) s[j] = 0;
-        for (int j = a; j < e; ++j) s[j] *= inv;
+        if (sum > 0)
+            for (int j = a; j < e; ++j) s[j] *= inv;
+        else /* every visible key masked (-inf): no P, not -inf * 0 */
+            for (int j = a; j < e; ++j) s[j] = 0;
         for (int j = e; j < t->width; ++j) s[j] = 0;
         if (t->job->lse)
             t->job->lse[((size_t)t->b * p->heads + t->h) * p->seq_q + i] =
