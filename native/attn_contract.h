@@ -60,10 +60,18 @@ AVK_DEVICE int avk_seq_len(const avk_attn_params &p, int b)
     return n < 0 ? 0 : min(n, (int)p.seq_kv);
 }
 
+/* AVK_POS_OFFSET 1: the problem moves i' (its position_offset, ring attention's
+ * blocks). Built in only then: reading it cost mma-decode a register (4-44
+ * bytes of spills on sm_80/sm_90a). The host passes it (cuda_tuning.c); the
+ * HIP build never does, and HIP declares no position offset. */
+#ifndef AVK_POS_OFFSET
+#define AVK_POS_OFFSET 0
+#endif
+
 /* i' of query i in a sequence of len keys: where causal masks, windows and ALiBi put it */
 AVK_DEVICE int avk_row_pos(const avk_attn_params &p, int len, int i)
 {
-    return ((p.flags & AVK_FLAG_TOP_LEFT) ? i : i + len - (int)p.seq_q) + p.pos_offset;
+    return ((p.flags & AVK_FLAG_TOP_LEFT) ? i : i + len - (int)p.seq_q) + (AVK_POS_OFFSET ? p.pos_offset : 0);
 }
 
 /* exclusive end of the keys query i sees in a sequence of len keys (causal, window) */

@@ -49,10 +49,16 @@ inline int avk_seq_len(const avk_kernel_args *a, __global const int *seq_lens, i
     return clamp(seq_lens[b], 0, (int)a->seq_kv);
 }
 
+/* -DAVK_POS_OFFSET=1: the problem moves i' (its position_offset); built in only
+ * then, as in the CUDA bodies (a register the tensor-core bodies keep) */
+#ifndef AVK_POS_OFFSET
+#define AVK_POS_OFFSET 0
+#endif
+
 /* i' of query i in a sequence of len keys: where causal masks, windows and ALiBi put it */
 inline long avk_row_pos(const avk_kernel_args *a, int len, int i)
 {
-    return ((a->flags & AVK_FLAG_TOP_LEFT) ? (long)i : (long)i + len - (long)a->seq_q) + a->pos_offset;
+    return ((a->flags & AVK_FLAG_TOP_LEFT) ? (long)i : (long)i + len - (long)a->seq_q) + (AVK_POS_OFFSET ? a->pos_offset : 0);
 }
 
 /* exclusive end of the keys query i sees in a sequence of len keys (causal, window) */

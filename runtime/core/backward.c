@@ -44,9 +44,11 @@ attnvk_status attnvk_kernel_backward(attnvk_kernel *k, const attnvk_tensors *fwd
     if (p->page_size > 0 || p->kv_format != ATTNVK_KV_DTYPE)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the backward pass takes a contiguous K/V in the problem's dtype "
                                                   "(not a paged or quantized cache)");
-    if (p->block_sparse || p->dilated_groups)
+    if (p->block_sparse || p->dilated_groups || (avk_problem_features(p) & ATTNVK_FEATURE_POSITION_OFFSET))
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the backward pass of %s is not there yet",
-                        p->block_sparse ? "block-sparse attention" : "dilated attention");
+                        p->block_sparse     ? "block-sparse attention"
+                        : p->dilated_groups ? "dilated attention"
+                                            : "a position offset");
     if (!be->backward)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "the %s backend has no backward pass yet", attnvk_api_name(be->api));
     avk_backward_dispatch args;

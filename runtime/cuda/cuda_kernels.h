@@ -51,6 +51,7 @@ typedef struct avk_cuda_config {
                          * quantized cache: only the mma (not wgmma) and simt
                          * bodies implement those */
     int score_mod;      /* AVK_MOD_* bits (softcap, ALiBi, mask): AVK_SCORE_MOD (every body) */
+    int pos_offset;     /* the problem moves i' (position_offset): AVK_POS_OFFSET, built only then */
 } avk_cuda_config;
 
 /* Fills the variant fields of cfg from a name; 0 for an unknown name. */

@@ -472,6 +472,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     cfg->kv_format = p->kv_format;
     cfg->contract = contract;
     cfg->score_mod = (int)avk_score_mod_bits(p);
+    cfg->pos_offset = (avk_problem_features(p) & ATTNVK_FEATURE_POSITION_OFFSET) != 0;
     /* a tuned file's entry or a tune candidate (core/tuning.h): exactly it, or why it cannot run */
     const avk_tuning *explicit_entry = o->variant ? NULL : avk_tuning_explicit();
     if (explicit_entry) {
@@ -633,6 +634,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_FORMAT=%d", (int)c->kv_format);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KEY_WARPS=%d", c->key_warps);
     if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=%d", c->score_mod);
+    if (c->pos_offset) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_POS_OFFSET=1");
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
     /* Developer knob for tuning sweeps: extra -D (and -U) options (in the cache key too). */

@@ -98,7 +98,7 @@ void avk_hip_flash_describe(avk_hip_device *dev, attnvk_impl_info *out)
     out->fused = 1;
     out->available = 1;
     /* the native bodies' hooks and separate Dk/Dv (build-verified: no AMD GPU here) */
-    out->features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V | ATTNVK_FEATURE_POSITION_OFFSET;
+    out->features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V; /* no AVK_POS_OFFSET build (attn_contract.h) */
     int embedded = 0;
     for (int i = 0; i < avk_hip_code_object_count; ++i)
         embedded |= strcmp(avk_hip_code_objects[i].arch, dev->info.architecture) == 0;
