@@ -3,7 +3,8 @@
 # over virtual ranks on CUDA, Vulkan and OpenCL (the device merges), and the bench's ring beside one
 # device. On a machine of several GPUs (kind nvidia-h100-x2/x4): NCCL, a rank per GPU, and the scaling
 # runs of the issue (N = 128k causal D=128 f16, then the longest sequence that fits).
-#   STAGE="attnvk tests/core/test_ring tests/cuda/test_cuda_ring_comm" bash tools/h100/stage.sh build build-h100
+#   STAGE="attnvk tests/core/test_ring tests/core/test_ring_merge tests/cuda/test_cuda_ring_comm" \
+#     bash tools/h100/stage.sh build build-h100
 #   run carry [".gpu","build-h100"]: bash tools/h100/s18-ring.sh   (SEQS, GPUS, SKIP_TESTS to vary)
 set -u
 source .gpu/gpu-env.sh
@@ -15,6 +16,8 @@ echo "gpus: $gpus"
 if [ -z "${SKIP_TESTS:-}" ]; then
   ( time NCCL_DEBUG=WARN timeout 300 $B/tests/cuda/test_cuda_ring_comm ) > "$OUT/ring-comm.log" 2>&1
   echo "test_cuda_ring_comm rc=$?: $(grep -E 'passed|transport' "$OUT/ring-comm.log" | tr '\n' ' ')"
+  ( time timeout 300 $B/tests/core/test_ring_merge ) > "$OUT/ring-merge.log" 2>&1
+  echo "test_ring_merge rc=$?: $(tail -1 "$OUT/ring-merge.log")"; grep -E "^FAIL" "$OUT/ring-merge.log" | head -4
   for api in cuda vulkan opencl; do
     ( time timeout 300 $B/tests/core/test_ring $api 3 every ) > "$OUT/ring-$api.log" 2>&1
     echo "test_ring $api (3 virtual ranks) rc=$?: $(tail -1 "$OUT/ring-$api.log")"
