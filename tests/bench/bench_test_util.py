@@ -49,3 +49,11 @@ def load_validator(schema_path):
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
+
+
+def schema_valid(validator, doc, what):
+    """doc against the results schema (load_validator): its first errors printed, one expectation."""
+    errors = [] if validator is None else list(validator.iter_errors(doc))
+    for e in errors[:5]:
+        print(f"     schema: {'/'.join(map(str, e.absolute_path))}: {e.message}")
+    return expect(validator is not None and not errors, f"{what}: validates against the schema")

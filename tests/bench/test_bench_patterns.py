@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the sources
-from bench_test_util import expect, finish, load_validator, run_attnvk  # noqa: E402
+from bench_test_util import expect, finish, load_validator, run_attnvk, schema_valid  # noqa: E402
 
 ATTNVK, SCHEMA_PATH, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(WORK, exist_ok=True)
@@ -22,10 +22,7 @@ def run(*args, timeout=240):
 
 
 def valid(doc, what):
-    errors = [] if VALIDATOR is None else list(VALIDATOR.iter_errors(doc))
-    for e in errors[:5]:
-        print(f"     schema: {'/'.join(map(str, e.absolute_path))}: {e.message}")
-    return expect(VALIDATOR is not None and not errors, f"{what}: validates against {os.path.basename(SCHEMA_PATH)}")
+    return schema_valid(VALIDATOR, doc, what)
 
 
 def load(path):
