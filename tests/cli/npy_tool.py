@@ -129,13 +129,18 @@ def alibi_slopes(h):
     return np.array([m0 ** (i + 1) if i < n else m1 ** (2 * (i - n) + 1) for i in range(h)])
 
 
-def check_scores(d, causal, align, window, softcap, mask, sinks, alibi):
+def load_scores(d):
+    """Q, K and V of a run's folder (K/V repeated over GQA groups), its O and the scaled scores."""
     q, k, v = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in "qkv")
-    out = np.load(f"{d}/o.npy")
-    b, h, nq, dim = q.shape
-    hkv, nk = k.shape[1], k.shape[2]
+    h, hkv = q.shape[1], k.shape[1]
     k, v = np.repeat(k, h // hkv, axis=1), np.repeat(v, h // hkv, axis=1)
-    s = np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(dim)
+    return q, k, v, np.load(f"{d}/o.npy"), np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(q.shape[3])
+
+
+def check_scores(d, causal, align, window, softcap, mask, sinks, alibi):
+    q, k, v, out, s = load_scores(d)
+    b, h, nq, dim = q.shape
+    nk = k.shape[2]
     if float(softcap) > 0:
         s = float(softcap) * np.tanh(s / float(softcap))
     i = np.arange(nq)[:, None] + (0 if align == "top-left" else nk - nq)
@@ -197,12 +202,9 @@ def sparse_visible(b, h, nq, nk, causal, layout, block, dilated):
 
 
 def check_sparse(d, causal, layout_file, block, dilated):
-    q, k, v = (np.load(f"{d}/{n}.npy").astype(np.float64) for n in "qkv")
-    out = np.load(f"{d}/o.npy")
+    q, k, v, out, s = load_scores(d)
     b, h, nq, dim = q.shape
-    hkv, nk = k.shape[1], k.shape[2]
-    k, v = np.repeat(k, h // hkv, axis=1), np.repeat(v, h // hkv, axis=1)
-    s = np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(dim)
+    nk = k.shape[2]
     layout = np.load(f"{d}/{layout_file}") if layout_file != "-" else None
     bq, bk = (int(x) for x in block.split("x")) if block != "-" else (1, 1)
     vis = sparse_visible(b, h, nq, nk, causal, layout, (bq, bk), dilated if dilated != "-" else None)
