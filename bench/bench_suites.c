@@ -212,6 +212,12 @@ static void fill_problem(attnvk_problem *p, int b, int h, int hkv, int nq, int n
 }
 
 /* A dtype between dashes in a case name ("quick-f32-d64-..."). */
+/* A ring splits the sequence: the kernel limits bind each rank's chunks, not the whole. */
+static attnvk_status validate_case(const bench_options *o, const attnvk_problem *p)
+{
+    return o->ring > 0 ? attnvk_ring_validate(p, (int)o->ring, NULL) : attnvk_problem_validate(p);
+}
+
 static int named_dtype(const char *name, attnvk_dtype *out)
 {
     static const char *const tokens[] = {"-f32-", "-f16-", "-bf16-"};
@@ -279,7 +285,7 @@ static int shape_cases(const bench_options *o, bench_case **out)
             else snprintf(lens, sizeof lens, "n%d", nq);
             snprintf(bc->name, sizeof bc->name, "custom-d%d-%s-b%d-h%d%s%s", d, lens, b, h, kv,
                      o->causal ? "-causal" : "");
-            if (attnvk_problem_validate(&bc->p) != ATTNVK_OK) {
+            if (validate_case(o, &bc->p) != ATTNVK_OK) {
                 free(cases);
                 return cli_error(EXIT_USAGE, "bench: %s", attnvk_last_error()), -1;
             }
@@ -332,7 +338,7 @@ static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
             int rc = 0;
             if (snprintf(c->name, sizeof c->name, "%s%s", (*cases)[i].name, suffix) >= (int)sizeof c->name)
                 rc = cli_error(EXIT_USAGE, "bench: case name %s%s is too long", (*cases)[i].name, suffix);
-            else if (attnvk_problem_validate(&c->p) != ATTNVK_OK)
+            else if (validate_case(o, &c->p) != ATTNVK_OK)
                 rc = cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error());
             if (rc) {
                 free(all);
@@ -397,7 +403,7 @@ static int score_cases(const bench_options *o, bench_case **all, int n)
         int rc = 0;
         if (snprintf(c->name, sizeof c->name, "%s%s", base, suffix) >= (int)sizeof c->name)
             rc = cli_error(EXIT_USAGE, "bench: case name %s%s is too long", base, suffix);
-        else if (attnvk_problem_validate(p) != ATTNVK_OK)
+        else if (validate_case(o, p) != ATTNVK_OK)
             rc = cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error());
         if (rc) {
             free(*all);
@@ -422,7 +428,7 @@ static int head_dim_v_cases(const bench_options *o, bench_case **all, int n)
         int rc = 0;
         if (snprintf(c->name, sizeof c->name, "%s-dv%ld", base, o->head_dim_v) >= (int)sizeof c->name)
             rc = cli_error(EXIT_USAGE, "bench: case name %s-dv%ld is too long", base, o->head_dim_v);
-        else if (attnvk_problem_validate(&c->p) != ATTNVK_OK)
+        else if (validate_case(o, &c->p) != ATTNVK_OK)
             rc = cli_error(EXIT_USAGE, "bench: %s: %s", c->name, attnvk_last_error());
         if (rc) {
             free(*all);

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/kv_cache.h"
 #include "core/layout.h"
+#include "core/problem.h"
 #include "core/sparse.h"
 
 #include <math.h>
@@ -75,7 +76,7 @@ void attnvk_problem_init(attnvk_problem *p)
     if (p) memset(p, 0, sizeof *p); /* every default is zero (attnvk.h) */
 }
 
-attnvk_status attnvk_problem_validate(const attnvk_problem *p)
+attnvk_status avk_problem_validate_rules(const attnvk_problem *p)
 {
     if (!p) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "no problem given");
     if (p->batch < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "batch must be >= 1 (got %d)", p->batch);
@@ -94,15 +95,19 @@ attnvk_status attnvk_problem_validate(const attnvk_problem *p)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "unknown layout %d", (int)p->layout);
     if (!isfinite(p->scale) || p->scale < 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "scale must be finite and >= 0 (0 = 1/sqrt(D))");
-    attnvk_status s = avk_problem_validate_scores(p);
-    if (s == ATTNVK_OK) s = avk_problem_validate_head_dim_v(p);
-    if (s == ATTNVK_OK) s = avk_sparse_validate(p);
-    if (s != ATTNVK_OK) return s;
-    /* Kernels index with 32-bit ints: a row index i + Nk - Nq (causal) and a
-     * tile end j + Bc must not wrap, nor may any per-tensor element offset. */
+    /* Kernels index with 32-bit ints: a row index i + Nk - Nq (causal) and a tile end j + Bc
+     * must not wrap, nor (avk_problem_validate_kernel_limits) any per-tensor element offset. */
     if (p->seq_q > AVK_MAX_SEQ || p->seq_kv > AVK_MAX_SEQ)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "sequence lengths must be at most %d (got Nq %d, Nk %d)",
                         AVK_MAX_SEQ, p->seq_q, p->seq_kv);
+    attnvk_status s = avk_problem_validate_scores(p);
+    if (s == ATTNVK_OK) s = avk_problem_validate_head_dim_v(p);
+    if (s == ATTNVK_OK) s = avk_sparse_validate(p);
+    return s == ATTNVK_OK ? avk_kv_cache_validate(p) : s;
+}
+
+attnvk_status avk_problem_validate_kernel_limits(const attnvk_problem *p)
+{
     /* Dv > Dk only with Dk = Dv (the pairs above have Dv < Dk): D bounds every tensor */
     int64_t q_elems, kv_elems;
     const int64_t q_dims[4] = {p->batch, p->heads, p->seq_q, p->head_dim};
@@ -114,7 +119,13 @@ attnvk_status attnvk_problem_validate(const attnvk_problem *p)
                         "%d elements",
                         p->batch, p->heads, p->seq_q, p->head_dim, p->batch, p->kv_heads, p->seq_kv, p->head_dim,
                         INT32_MAX);
-    return avk_kv_cache_validate(p);
+    return ATTNVK_OK;
+}
+
+attnvk_status attnvk_problem_validate(const attnvk_problem *p)
+{
+    attnvk_status s = avk_problem_validate_rules(p);
+    return s == ATTNVK_OK ? avk_problem_validate_kernel_limits(p) : s;
 }
 
 float attnvk_problem_scale(const attnvk_problem *p)

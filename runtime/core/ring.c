@@ -9,6 +9,7 @@
 
 #include "core/api_objects.h"
 #include "core/error.h"
+#include "core/problem.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ double avk_ring_now_ms(void)
 
 static attnvk_status check_problem(const attnvk_problem *p)
 {
-    attnvk_status s = attnvk_problem_validate(p);
+    attnvk_status s = avk_problem_validate_rules(p); /* the kernel limits bind each chunk, not the whole */
     if (s != ATTNVK_OK) return s;
     const char *what = p->seq_q != p->seq_kv ? "seq_q != seq_kv (it splits one sequence attending to itself)"
                        : p->page_size > 0 || p->ragged ? "paged or ragged caches"
@@ -168,22 +169,52 @@ attnvk_status avk_ring_shift_kv(attnvk_ring *r, int from, int to, double *host_m
 
 /* ---- create / destroy ---- */
 
+/* The whole problem's rules, what the ring supports, and the kernel limits of its
+ * longest (query chunk, key chunk) block; *plan holds the cut. */
+static attnvk_status check_ring(const attnvk_problem *p, int ranks, const attnvk_ring_options *opts,
+                                avk_ring_plan *plan)
+{
+    if (ranks < 1 || ranks > AVK_RING_MAX_RANKS)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring attention: %d ranks, want 1..%d", ranks,
+                        AVK_RING_MAX_RANKS);
+    if (opts && opts->struct_size < sizeof *opts)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "ring options: struct_size %zu is too small (call attnvk_ring_options_init)", opts->struct_size);
+    attnvk_status s = check_problem(p);
+    if (s != ATTNVK_OK) return s;
+    const int zigzag = p->causal && !(opts && opts->contiguous);
+    if (!avk_ring_plan_make(plan, ranks, p->seq_q, zigzag))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring attention: %d tokens cannot be cut into %d chunks",
+                        p->seq_q, (zigzag ? 2 : 1) * ranks);
+    attnvk_problem block = *p;
+    block.seq_q = block.seq_kv = avk_ring_chunk_len(plan, 0); /* the first chunks are the longest */
+    if (avk_problem_validate_kernel_limits(&block) != ATTNVK_OK) {
+        char why[256]; /* the message is formatted into the error buffer it quotes */
+        snprintf(why, sizeof why, "%s", attnvk_last_error());
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring attention over %d ranks: a chunk of %d tokens: %s",
+                        ranks, block.seq_q, why);
+    }
+    return ATTNVK_OK;
+}
+
+attnvk_status attnvk_ring_validate(const attnvk_problem *p, int ranks, const attnvk_ring_options *opts)
+{
+    avk_ring_plan plan;
+    if (!p) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring attention: no problem given");
+    return check_ring(p, ranks, opts, &plan);
+}
+
 attnvk_status attnvk_ring_create(attnvk_device *const *devs, int ranks, const attnvk_problem *p,
                                  const attnvk_ring_options *opts, attnvk_ring **out)
 {
     if (!out) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring attention: no place for the ring");
     *out = NULL;
     if (!devs || !p) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring attention: no devices or problem given");
-    if (ranks < 1 || ranks > AVK_RING_MAX_RANKS)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring attention: %d ranks, want 1..%d", ranks,
-                        AVK_RING_MAX_RANKS);
+    avk_ring_plan plan;
+    attnvk_status s = check_ring(p, ranks, opts, &plan);
+    if (s != ATTNVK_OK) return s;
     for (int i = 0; i < ranks; i++)
         if (!devs[i]) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring attention: rank %d has no device", i);
-    if (opts && opts->struct_size < sizeof *opts)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                        "ring options: struct_size %zu is too small (call attnvk_ring_options_init)", opts->struct_size);
-    attnvk_status s = check_problem(p);
-    if (s != ATTNVK_OK) return s;
     attnvk_ring *r = calloc(1, sizeof *r);
     if (!r) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "ring attention: no host memory");
     r->p = *p;
@@ -191,12 +222,7 @@ attnvk_status attnvk_ring_create(attnvk_device *const *devs, int ranks, const at
     else attnvk_ring_options_init(&r->opts);
     r->opts.kernel.write_lse = 1;
     r->ranks = ranks;
-    const int zigzag = p->causal && !r->opts.contiguous;
-    if (!avk_ring_plan_make(&r->plan, ranks, p->seq_q, zigzag)) {
-        free(r);
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ring attention: %d tokens cannot be cut into %d chunks",
-                        p->seq_q, (zigzag ? 2 : 1) * ranks);
-    }
+    r->plan = plan;
     r->max_chunk = avk_ring_chunk_len(&r->plan, 0); /* the first chunks are the longest */
     r->kv_slot_bytes = chunk_elems(p, p->kv_heads, r->max_chunk) * attnvk_dtype_size(p->dtype);
     r->rank = calloc((size_t)ranks, sizeof *r->rank);

@@ -621,6 +621,9 @@ typedef struct attnvk_ring attnvk_ring;
 attnvk_status attnvk_ring_create(attnvk_device *const *devs, int ranks, const attnvk_problem *p,
                                  const attnvk_ring_options *opts, attnvk_ring **out);
 void attnvk_ring_destroy(attnvk_ring *r);
+/* What attnvk_ring_create checks of p before it touches a device: the problem's rules, what the ring
+ * supports, and that each rank's chunks fit one kernel (the whole sequence may be past one GPU's limits). */
+attnvk_status attnvk_ring_validate(const attnvk_problem *p, int ranks, const attnvk_ring_options *opts);
 /* The token ranges rank `rank` holds, [begin[i], end[i]) in its order; returns their count (1 or 2). */
 int attnvk_ring_shard(const attnvk_ring *r, int rank, int begin[2], int end[2]);
 /* The transport in use ("host", "nccl", ...) and, where AUTO fell back to host, why. */
