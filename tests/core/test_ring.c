@@ -206,8 +206,21 @@ static void refusals(attnvk_device *dev)
     refused("0 ranks", attnvk_ring_create(devs, 0, &p, NULL, &ring), ATTNVK_ERROR_INVALID_ARGUMENT, "ranks");
     bad = p, bad.head_dim = 0;
     refused("a bad problem", attnvk_ring_create(devs, 2, &bad, NULL, &ring), ATTNVK_ERROR_INVALID_ARGUMENT, "");
+    /* 4M tokens of 16 heads of 128: past one kernel's 2^31 - 1 elements, its 8 chunks are not */
+    bad = p, bad.heads = bad.kv_heads = 16, bad.head_dim = 128, bad.seq_q = bad.seq_kv = 4 << 20, bad.causal = 1;
+    refused("one kernel's limits", attnvk_problem_validate(&bad), ATTNVK_ERROR_INVALID_ARGUMENT, "too large");
+    attnvk_status whole = attnvk_ring_validate(&bad, 4, NULL);
+    printf("%s 4M tokens over 4 ranks: %s %s\n", whole == ATTNVK_OK ? "ok  " : "FAIL", attnvk_status_name(whole),
+           whole == ATTNVK_OK ? "" : attnvk_last_error());
+    tally(whole == ATTNVK_OK);
+    refused("4M tokens over 2 ranks", attnvk_ring_validate(&bad, 2, NULL), ATTNVK_ERROR_INVALID_ARGUMENT,
+            "a chunk of 1048576 tokens: tensor too large");
     attnvk_ring_options o;
     attnvk_ring_options_init(&o);
+    o.contiguous = 1;
+    refused("4M tokens on 4 contiguous ranks", attnvk_ring_validate(&bad, 4, &o), ATTNVK_ERROR_INVALID_ARGUMENT,
+            "a chunk of 1048576 tokens");
+    o.contiguous = 0;
     o.transport = ATTNVK_RING_DEVICE;
     refused("a device transport on the CPU", attnvk_ring_create(devs, 2, &p, &o, &ring), ATTNVK_ERROR_UNSUPPORTED,
             "no device transport");
