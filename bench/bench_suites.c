@@ -1,6 +1,7 @@
 /* The suites are data: one row per case. Names encode the shape so a results
  * file stays readable without this table. */
 #include "bench_suites.h"
+#include "bench_suite_dilated.h"
 
 #include "cli.h"
 
@@ -116,17 +117,24 @@ static const bench_suite_case fa_grid_cases[] = {
 #define COUNT(a) (int)(sizeof a / sizeof *a)
 static const bench_suite suites[] = {
     {"quick", "small shapes for CI and a first look (< 1 minute on a CPU-only machine)", ATTNVK_F16, 0.05, 1, 0,
-     quick_cases, COUNT(quick_cases)},
+     quick_cases, COUNT(quick_cases), NULL},
     {"production", "prefill at 1K-16K tokens, GQA, causal, D 64/128/256, cross attention", ATTNVK_F16, 0.5, 3, 0,
-     production_cases, COUNT(production_cases)},
-    {"long", "32K-1M tokens, flash kernels only", ATTNVK_F16, 0.5, 1, 1, long_cases, COUNT(long_cases)},
-    {"decode", "Nq=1 against a 1K-128K KV cache, GQA", ATTNVK_F16, 0.5, 3, 0, decode_cases, COUNT(decode_cases)},
+     production_cases, COUNT(production_cases), NULL},
+    {"long", "32K-1M tokens, flash kernels only", ATTNVK_F16, 0.5, 1, 1, long_cases, COUNT(long_cases), NULL},
+    {"decode", "Nq=1 against a 1K-128K KV cache, GQA", ATTNVK_F16, 0.5, 3, 0, decode_cases, COUNT(decode_cases), NULL},
     {"models",
      "Llama-3, Gemma-2/3, Mistral, gpt-oss, BLOOM, DeepSeek-V3 MLA (as they attend), a 1M context",
      ATTNVK_F16, 0.5, 3, 0,
-     model_cases, COUNT(model_cases)},
+     model_cases, COUNT(model_cases), NULL},
     {"fa-grid", "B*N = 16K tokens, H*D = 2048, D 64/128, causal on/off, N 512-16K", ATTNVK_F16, 0.5, 3, 0,
-     fa_grid_cases, COUNT(fa_grid_cases)},
+     fa_grid_cases, COUNT(fa_grid_cases), NULL},
+    /* issue #20's ranges (bench_suite_dilated.h); the longer ones leave out the unfused baselines */
+    {"dilated", "LongNet dilated attention beside dense causal flash, N 1K-16K, D 64/128", ATTNVK_F16, 0.5, 3, 0,
+     NULL, 0, bench_dilated_cases},
+    {"dilated-medium", "the dilated suite at N 32K-128K", ATTNVK_F16, 0.5, 1, 1, NULL, 0, bench_dilated_cases},
+    {"dilated-long", "the dilated suite at N 256K-1M", ATTNVK_F16, 0.5, 1, 1, NULL, 0, bench_dilated_cases},
+    {"dilated-quick", "the dilated suite at N 256-512 with small segments, for CI (seconds on a CPU)", ATTNVK_F16,
+     0.05, 1, 0, NULL, 0, bench_dilated_cases},
 };
 
 /* The correctness sweep: shapes, GQA, MQA, causal incl. Nq<Nk and empty rows,
@@ -190,10 +198,20 @@ const bench_suite *bench_suite_find(const char *name)
     return NULL;
 }
 
+/* A generated suite's size is what its generator makes (-1: out of memory). */
+static int suite_size(const bench_suite *s)
+{
+    if (!s->generate) return s->ncases;
+    bench_case *cases = NULL;
+    int n = s->generate(s->name, s->dtype, &cases);
+    free(cases);
+    return n;
+}
+
 void bench_suite_print_list(FILE *f)
 {
     for (int i = 0; i < COUNT(suites); ++i)
-        fprintf(f, "  %-11s %2d cases: %s\n", suites[i].name, suites[i].ncases, suites[i].summary);
+        fprintf(f, "  %-14s %3d cases: %s\n", suites[i].name, suite_size(&suites[i]), suites[i].summary);
 }
 
 static void fill_problem(attnvk_problem *p, int b, int h, int hkv, int nq, int nk, int d, int causal,
@@ -230,36 +248,52 @@ static int named_dtype(const char *name, attnvk_dtype *out)
     return 0;
 }
 
+/* A table row as a case in dtype, BHSD, with its preset's score modifications. */
+static void table_case(const bench_suite_case *c, attnvk_dtype dtype, bench_case *bc)
+{
+    memset(bc, 0, sizeof *bc);
+    snprintf(bc->name, sizeof bc->name, "%s", c->name);
+    fill_problem(&bc->p, c->batch, c->heads, c->kv_heads, c->seq_q, c->seq_kv, c->head_dim, c->causal, dtype,
+                 ATTNVK_LAYOUT_BHSD);
+    bc->note = c->note;
+    if (c->model) {
+        bc->p.softcap = c->model->softcap;
+        bc->p.window = c->model->window;
+        bc->p.window_left = c->model->window_left;
+        bc->p.window_right = c->model->window_right;
+        bc->p.alibi = c->model->alibi;
+        bc->p.sinks = c->model->sinks;
+        bc->p.head_dim_v = c->model->head_dim_v;
+    }
+}
+
 static int suite_cases(const bench_options *o, const bench_suite *s, bench_case **out)
 {
-    bench_case *cases = calloc((size_t)s->ncases, sizeof *cases);
-    if (!cases) return cli_error(EXIT_FAILED, "out of host memory"), -1;
+    bench_case *made = NULL;
+    const int total = s->generate ? s->generate(s->name, s->dtype, &made) : s->ncases;
+    bench_case *cases = total >= 0 ? calloc((size_t)total + 1, sizeof *cases) : NULL;
+    if (!cases) {
+        free(made);
+        return cli_error(EXIT_FAILED, "out of host memory"), -1;
+    }
     int n = 0;
-    for (int i = 0; i < s->ncases; ++i) {
-        const bench_suite_case *c = &s->cases[i];
-        if (o->causal && !c->causal) continue; /* --causal keeps the suite's causal cases */
-        if (o->max_seq && (c->seq_q > o->max_seq || c->seq_kv > o->max_seq)) continue;
+    for (int i = 0; i < total; ++i) {
+        bench_case c;
+        if (made) c = made[i];
+        else table_case(&s->cases[i], s->dtype, &c);
+        if (o->causal && !c.p.causal) continue; /* --causal keeps the suite's causal cases */
+        if (o->max_seq && (c.p.seq_q > o->max_seq || c.p.seq_kv > o->max_seq)) continue;
         attnvk_dtype dtype = o->dtype_given ? o->dtype : s->dtype;
         attnvk_dtype fixed;
-        if (named_dtype(c->name, &fixed)) { /* a case named for its dtype keeps it; --dtype keeps the matching ones */
+        if (named_dtype(c.name, &fixed)) { /* a case named for its dtype keeps it; --dtype keeps the matching ones */
             if (o->dtype_given && fixed != o->dtype) continue;
             dtype = fixed;
         }
-        bench_case *bc = &cases[n++];
-        snprintf(bc->name, sizeof bc->name, "%s", c->name);
-        fill_problem(&bc->p, c->batch, c->heads, c->kv_heads, c->seq_q, c->seq_kv, c->head_dim, c->causal, dtype,
-                     o->layout);
-        bc->note = c->note;
-        if (c->model) {
-            bc->p.softcap = c->model->softcap;
-            bc->p.window = c->model->window;
-            bc->p.window_left = c->model->window_left;
-            bc->p.window_right = c->model->window_right;
-            bc->p.alibi = c->model->alibi;
-            bc->p.sinks = c->model->sinks;
-            bc->p.head_dim_v = c->model->head_dim_v;
-        }
+        c.p.dtype = dtype;
+        c.p.layout = o->layout;
+        cases[n++] = c;
     }
+    free(made);
     *out = cases;
     return n;
 }
@@ -362,6 +396,7 @@ static void sparse_case(const bench_options *o, bench_case *c)
         p->layout_batch = p->layout_heads = 1;
         c->block_pattern = o->block_pattern;
     }
+    if (!o->dilated.dilated_groups) return; /* a suite's own dilation stays */
     p->dilated_groups = o->dilated.dilated_groups;
     for (int g = 0; g < p->dilated_groups; ++g)
         p->dilated_segment[g] = o->dilated.dilated_segment[g], p->dilated_rate[g] = o->dilated.dilated_rate[g];

@@ -33,6 +33,9 @@ typedef struct bench_suite {
     int fused_only;              /* unfused baselines are skipped (their Nq x Nk scores don't fit) */
     const bench_suite_case *cases;
     int ncases;
+    /* a suite built by code (cases NULL): its cases in dtype, BHSD, into *out (malloc'd);
+     * the count, or -1 when out of memory */
+    int (*generate)(const char *suite, attnvk_dtype dtype, bench_case **out);
 } bench_suite;
 
 const bench_suite *bench_suite_find(const char *name);
