@@ -47,8 +47,52 @@ static int same_case(const bench_case *a, const bench_case *b)
     return strcmp(a->name, b->name) == 0 && a->p.dtype == b->p.dtype && a->p.layout == b->p.layout;
 }
 
+static int is_sparse(const attnvk_problem *p) { return p->block_sparse || p->dilated_groups > 0; }
+
+/* Whether dense is sparse's problem without its block layout or dilation. attnvk_problem holds
+ * 4-byte scalars only (no padding), and every case is built from a zeroed one. */
+static int dense_partner(const attnvk_problem *sparse, const attnvk_problem *dense)
+{
+    if (is_sparse(dense)) return 0;
+    attnvk_problem plain = *sparse;
+    plain.block_sparse = plain.block_q = plain.block_k = plain.layout_batch = plain.layout_heads = 0;
+    plain.dilated_groups = 0;
+    memset(plain.dilated_segment, 0, sizeof plain.dilated_segment);
+    memset(plain.dilated_rate, 0, sizeof plain.dilated_rate);
+    return memcmp(&plain, dense, sizeof plain) == 0;
+}
+
+static int timed_ok(const bench_record *r) { return r->status == BENCH_OK && r->have_stats && r->stats.median_ms > 0; }
+
+/* vs_dense of every ok sparse record: its speedup and memory against its dense partner's record. */
+static void link_dense(bench_results *res)
+{
+    for (int i = 0; i < res->nrecords; ++i) {
+        bench_record *r = &res->records[i];
+        r->have_dense = 0;
+        if (!timed_ok(r) || !is_sparse(&r->c.p)) continue;
+        const bench_record *d = NULL;
+        for (int j = 0; j < res->nrecords && !d; ++j) {
+            const bench_record *v = &res->records[j];
+            if (timed_ok(v) && v->device_index == r->device_index && v->pass == r->pass &&
+                strcmp(v->implementation, r->implementation) == 0 && dense_partner(&r->c.p, &v->c.p))
+                d = v;
+        }
+        if (!d) continue;
+        struct bench_vs_dense *x = &r->vs_dense;
+        r->have_dense = 1;
+        snprintf(x->dense_case, sizeof x->dense_case, "%s", d->c.name);
+        x->dense_ms = d->stats.median_ms;
+        x->speedup = d->stats.median_ms / r->stats.median_ms;
+        x->dense_memory_bytes = d->memory_bytes;
+        x->memory_ratio = d->memory_bytes > 0 && r->memory_bytes > 0 ? (double)r->memory_bytes / (double)d->memory_bytes
+                                                                     : NAN;
+    }
+}
+
 void bench_results_link(bench_results *res)
 {
+    link_dense(res);
     for (int i = 0; i < res->nrecords; ++i) {
         bench_record *r = &res->records[i];
         r->speedup_vs_vendor = NAN;
@@ -300,6 +344,20 @@ static void add_int_or_null(cJSON *o, const char *key, int have, double v)
     else cJSON_AddNullToObject(o, key);
 }
 
+/* A sparse record against its dense partner; null when either has no time. */
+static cJSON *vs_dense_json(const bench_record *r)
+{
+    if (!r->have_dense) return cJSON_CreateNull();
+    const struct bench_vs_dense *x = &r->vs_dense;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "dense_case", x->dense_case);
+    cJSON_AddNumberToObject(o, "dense_ms", x->dense_ms);
+    cJSON_AddNumberToObject(o, "speedup", x->speedup);
+    add_int_or_null(o, "dense_memory_bytes", x->dense_memory_bytes > 0, (double)x->dense_memory_bytes);
+    add_number_or_null(o, "memory_ratio", x->memory_ratio);
+    return o;
+}
+
 static cJSON *record_json(const bench_results *res, const bench_record *r)
 {
     const bench_target *t = &res->devices[r->device_index];
@@ -371,6 +429,7 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
     else cJSON_AddNullToObject(o, "vendor_reference");
     if (r->cold_start.present) cJSON_AddItemToObject(o, "cold_start", cold_start_json(&r->cold_start));
     if (r->have_ring) cJSON_AddItemToObject(o, "ring", ring_json(&r->ring));
+    if (is_sparse(&r->c.p)) cJSON_AddItemToObject(o, "vs_dense", vs_dense_json(r));
     return o;
 }
 

@@ -84,6 +84,16 @@ typedef struct bench_record {
     /* filled when the results are linked (bench_results_link) */
     double speedup_vs_vendor;    /* NAN: none */
     char vendor_reference[32];
+    /* a sparse case (block layout or dilation): the dense record of the same problem without its
+     * pattern, implementation, device and pass in this run (have_dense 0: none ran ok) */
+    int have_dense;
+    struct bench_vs_dense {
+        char dense_case[96];
+        double dense_ms;            /* the dense record's median */
+        double speedup;             /* dense_ms / this record's median */
+        uint64_t dense_memory_bytes; /* 0: unknown */
+        double memory_ratio;        /* memory_bytes / dense_memory_bytes; NAN: unknown */
+    } vs_dense;
 
     bench_cold_result cold_start; /* --cold (bench_cold.h): present on ok records; written as cold_start */
 
