@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "history_db.h"
 #include "report_html.h"
+#include "report_sparse.h"
 
 #include "core/atomic_file.h"
 
@@ -21,7 +22,9 @@ static void usage(FILE *f)
           "case with p5-p95 error bars (GFLOP/s below 1 TFLOP/s) and the vendor-native kernel marked,\n"
           "scaling over sequence length with the crossovers marked, speedup over the vendor kernel and\n"
           "device memory flash vs unfused for every head dim; for each pair of consecutive runs, the\n"
-          "compare verdicts (table and chart of time ratios).\n"
+          "compare verdicts (table and chart of time ratios). Sparse records (block layouts, dilation) with\n"
+          "their dense partner (vs_dense) also get the sparse/dense crossover per family, the smallest N\n"
+          "from which the sparse case stays faster, in the page and one line each on stdout.\n"
           "  --out FILE       output (default attnvk-report.html), replaced whole or not at all\n"
           "  -o FORMAT        html, the one format (-o FILE.html is still taken as --out FILE.html)\n"
           "  --threshold PCT  regression threshold of the comparisons (default 5)\n"
@@ -42,6 +45,23 @@ typedef struct source {
     bool stored;
     const char *value;
 } source;
+
+/* The sparse/dense crossovers of every run, one line each, beside the page's table. */
+static int print_sparse_crossovers(const results_run *runs, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        sparse_crossovers xo;
+        if (report_sparse_compute(runs[i].records, runs[i].record_count, &xo) != 0)
+            return cli_error(EXIT_FAILED, "report: out of memory");
+        for (int j = 0; j < xo.count; ++j) {
+            char line[1024];
+            report_sparse_line(&xo.items[j], line, sizeof line);
+            printf("sparse/dense crossover, %s: %s\n", runs[i].label, line);
+        }
+        report_sparse_free(&xo);
+    }
+    return EXIT_OK;
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -116,6 +136,7 @@ int cmd_report(int argc, char **argv)
             rc = cli_error(EXIT_FAILED, "report: %s", attnvk_last_error());
         } else {
             printf("wrote %s (%d run%s)\n", out_path, n, n == 1 ? "" : "s");
+            rc = print_sparse_crossovers(runs, n);
         }
         sb_free(&page);
     }

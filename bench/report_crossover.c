@@ -15,7 +15,7 @@ bool report_same_family(const results_case *a, const results_case *b)
     bool batch = a->batch == b->batch || tokens_of(a) == tokens_of(b);
     return batch && a->heads == b->heads && a->kv_heads == b->kv_heads && a->head_dim == b->head_dim &&
            a->causal == b->causal && strcmp(a->dtype, b->dtype) == 0 && strcmp(a->layout, b->layout) == 0 &&
-           square_a == square_b && (square_a || a->seq_q == b->seq_q);
+           strcmp(a->pattern, b->pattern) == 0 && square_a == square_b && (square_a || a->seq_q == b->seq_q);
 }
 
 void report_length_text(long n, char *out, size_t size)

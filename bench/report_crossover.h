@@ -14,7 +14,7 @@ enum { CROSSOVER_MAX_POINTS = 64 };
 
 /* Cases of one family: equal but for the sequence length. N is Nk; where Nq = Nk both
  * move, else Nq stays (decode). The batch may move too where B·Nq stays (the FlashAttention
- * papers' grid, the fa-grid suite). */
+ * papers' grid, the fa-grid suite). A sparse pattern (results_case.pattern) stays too. */
 bool report_same_family(const results_case *a, const results_case *b);
 
 typedef struct crossover_point {

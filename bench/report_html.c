@@ -3,6 +3,7 @@
 #include "report_charts.h"
 #include "report_crossover.h"
 #include "report_roofline.h"
+#include "report_sparse.h"
 #include "report_tables.h"
 #include "results_compare.h"
 
@@ -76,6 +77,10 @@ static void run_section(strbuf *o, const results_run *run, int index, report_pal
     report_summary_table(o, run);
     sb_puts(o, "<h3>CPU/GPU crossover</h3>\n");
     report_crossover_table(o, run, &xo);
+    sparse_crossovers sparse = {0};
+    if (report_sparse_compute(run->records, run->record_count, &sparse) != 0) o->failed = true;
+    report_sparse_table(o, &sparse);
+    report_sparse_free(&sparse);
     /* one block of charts per device group (a GPU seen through several APIs is one group) */
     for (int i = 0; i < run->record_count; ++i) {
         const char *group = run->records[i].group;

@@ -176,6 +176,55 @@ static int parse_status(const char *s, result_status *out)
 }
 
 /* Sizes are what attnvk_problem holds (int): products of two of them fit a long long. */
+/* "2048,4096" from an array of positive integers (at most 8, as the writer's groups). */
+static void int_list(reader *rd, const cJSON *obj, const char *where, const char *key, char *out, size_t n)
+{
+    const cJSON *v = field(obj, key), *item;
+    size_t len = 0;
+    out[0] = '\0';
+    if (!v) return;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > 8) {
+        bad(rd, where, key, "must be an array of at most 8 integers");
+        return;
+    }
+    cJSON_ArrayForEach(item, v) {
+        double d = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+        if (!(d >= 1 && d <= RESULTS_MAX_SIZE) || d != floor(d)) {
+            bad(rd, where, key, "must hold integers from 1 to %ld", RESULTS_MAX_SIZE);
+            return;
+        }
+        if (len < n) len += (size_t)snprintf(out + len, n - len, "%s%ld", len ? "," : "", (long)d);
+    }
+}
+
+/* The case's sparse pattern (results_case.pattern): a dilation or a generated block layout. */
+static void parse_pattern(reader *rd, const cJSON *c, const char *where, results_case *k)
+{
+    char segments[48], rates[48], layout[40];
+    int_list(rd, c, where, "dilated_segments", segments, sizeof segments);
+    int_list(rd, c, where, "dilated_rates", rates, sizeof rates);
+    text(rd, c, where, "block_layout", layout, sizeof layout, false);
+    k->pattern[0] = '\0';
+    if (segments[0]) snprintf(k->pattern, sizeof k->pattern, "dilated %s:%s", segments, rates);
+    else if (layout[0])
+        snprintf(k->pattern, sizeof k->pattern, "block %s %ldx%ld", layout,
+                 integer(rd, c, where, "block_q", 1, RESULTS_MAX_SIZE, false, 0),
+                 integer(rd, c, where, "block_k", 1, RESULTS_MAX_SIZE, false, 0));
+}
+
+static void parse_vs_dense(reader *rd, const cJSON *r, const char *where, struct results_vs_dense *x)
+{
+    const cJSON *v = object(rd, r, where, "vs_dense", false);
+    char sub[160];
+    snprintf(sub, sizeof sub, "%s.vs_dense", where);
+    x->present = v != NULL;
+    text(rd, v, sub, "dense_case", x->dense_case, sizeof x->dense_case, x->present);
+    x->dense_ms = number(rd, v, sub, "dense_ms", true);
+    x->speedup = number(rd, v, sub, "speedup", true);
+    x->memory_ratio = number(rd, v, sub, "memory_ratio", true);
+    if (x->present && !(isfinite(x->dense_ms) && isfinite(x->speedup))) bad(rd, sub, "", "needs dense_ms and speedup");
+}
+
 static void parse_case(reader *rd, const cJSON *c, const char *where, results_case *k)
 {
     text(rd, c, where, "name", k->name, sizeof k->name, false);
@@ -186,6 +235,7 @@ static void parse_case(reader *rd, const cJSON *c, const char *where, results_ca
     text(rd, c, where, "dtype", k->dtype, sizeof k->dtype, true);
     text(rd, c, where, "layout", k->layout, sizeof k->layout, true);
     k->scale = number(rd, c, where, "scale", true);
+    parse_pattern(rd, c, where, k);
 }
 
 static void parse_stats(reader *rd, const cJSON *s, const char *where, results_stats *st)
@@ -340,6 +390,7 @@ static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
     rec->check.tolerance = number(rd, check, sub, "tolerance", true);
     rec->check.passed = flag(rd, check, sub, "passed", false);
     parse_cold(rd, r, where, &rec->cold_start);
+    parse_vs_dense(rd, r, where, &rec->vs_dense);
     /* A failed record's time is not a result, whatever the writer put there. */
     if (rec->status == RESULT_FAIL) rec->tflops = NAN;
     if (rec->status == RESULT_FAIL) rec->roofline.fraction = NAN;

@@ -19,6 +19,8 @@ typedef struct results_case {
     bool causal;
     char dtype[16], layout[16];
     double scale; /* NAN when absent */
+    /* a sparse case's pattern, "" when dense: "dilated 2048,4096:1,2" or "block local:1 64x64" */
+    char pattern[112];
 } results_case;
 
 typedef struct results_stats {
@@ -64,6 +66,12 @@ typedef struct results_record {
     double gbytes_per_s;  /* NAN when null or absent */
     results_roofline roofline;
     bench_cold_result cold_start; /* `attnvk bench --cold` (cold_start.h); present false when absent */
+    /* a sparse record against its dense partner (`vs_dense`); present false when absent or null */
+    struct results_vs_dense {
+        bool present;
+        char dense_case[128];
+        double dense_ms, speedup, memory_ratio; /* memory_ratio NAN when null */
+    } vs_dense;
 } results_record;
 
 /* One entry of a device's `peak` record (`attnvk peak`): read, copy, fma_f32, fma_f16, matrix. */
