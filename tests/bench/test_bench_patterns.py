@@ -2,7 +2,8 @@
 """`attnvk bench` over several devices and sparse patterns, end to end on the cpu API (and lavapipe,
 PoCL where present): --ring G (issue #19) records with their ring object and summary lines, and
 --block-layout / --dilated (issue #20) records with the pattern in the case's name and fields and
-FLOPs of the visible pairs only; bad values exit 2 with one line.
+FLOPs of the visible pairs only; bad values exit 2 with one line; the dilated suites' cases, their
+records' vs_dense and the report's sparse/dense crossover.
 
 usage: test_bench_patterns.py ATTNVK SCHEMA WORKDIR"""
 import json
@@ -134,7 +135,132 @@ def test_sparse_patterns():
                f"bench {' '.join(args)}: exit 2 with one line: {lines[:1]}")
 
 
-for test in [test_ring, test_sparse_patterns]:
+# issue #20's dilated suites: (lengths with their names, tokens per case, heads, head dims, ladders (first segment,
+# groups): segments first*2^g, rates 2^g); every length runs its dense case, then the ladders that fit N
+DILATED_RANGES = {
+    "dilated": ([(1024, "1k"), (2048, "2k"), (4096, "4k"), (8192, "8k"), (12288, "12k"), (16384, "16k")], 49152, 12,
+                [64, 128], [(512, 1), (512, 2), (512, 3), (2048, 1), (2048, 2), (2048, 3)]),
+    "dilated-medium": ([(32768, "32k"), (49152, "49k"), (65536, "64k"), (98304, "98k"), (131072, "128k")], 1, 12,
+                       [64, 128], [(2048, 1), (2048, 2), (2048, 3), (2048, 6)]),
+    "dilated-long": ([(262144, "256k"), (393216, "384k"), (524288, "512k"), (786432, "768k"), (1048576, "1m")], 1, 12,
+                     [64, 128], [(2048, 1), (2048, 2), (2048, 3), (2048, 6)]),
+    "dilated-quick": ([(256, "256"), (512, "512")], 512, 6, [32], [(64, 1), (64, 2), (64, 3)]),
+}
+
+
+def dilated_expected(suite):
+    """[(name, batch, heads, n, d, segments, rates, dense partner's name or None)] in the suite's order."""
+    lengths, tokens, h, dims, ladders = DILATED_RANGES[suite]
+    cases = []
+    for n, label in lengths:
+        for d in dims:
+            b = max(1, tokens // n)
+            dense = f"{suite}-d{d}-n{label}-b{b}-h{h}-causal"
+            cases.append((dense, b, h, n, d, None, None, None))
+            for first, groups in ladders:
+                segs, rates = [first << g for g in range(groups)], [1 << g for g in range(groups)]
+                if segs[-1] > n or h % groups:
+                    continue
+                name = f"{dense}-dil{'_'.join(map(str, segs))}r{'_'.join(map(str, rates))}"
+                cases.append((name, b, h, n, d, segs, rates, dense))
+    return cases
+
+
+def listed(rec):
+    c = rec["case"]
+    v = rec.get("vs_dense")
+    return (c["name"], c["batch"], c["heads"], c["seq_kv"], c["head_dim"], c.get("dilated_segments"),
+            c.get("dilated_rates"), v and v["dense_case"])
+
+
+def test_dilated_suites():
+    """--suite dilated, dilated-medium, dilated-long: the cases (names, segments, rates, batch; each dense case
+    before its dilated ones), listed without running them (--max-memory 1 skips every case before any work)."""
+    for suite in ("dilated", "dilated-medium", "dilated-long"):
+        out = os.path.join(WORK, f"{suite}-list.json")
+        rc, _, err = run("bench", "--suite", suite, "--api", "cpu", "--impl", "attnvk", "--max-memory", "1",
+                         "-o", "json", "--out", out)
+        doc = load(out)
+        recs = doc["records"]
+        got = [listed(r)[:7] for r in recs]
+        want = [w[:7] for w in dilated_expected(suite)]
+        firsts = [g for g in got if g[0] not in [w[0] for w in want]] + [w for w in want if w[0] not in [g[0] for g in got]]
+        expect(rc == 0 and got == want and all(r["case"]["causal"] and r["case"]["dtype"] == "f16" for r in recs)
+               and all(r["status"] == "skipped" and ("vs_dense" in r) == bool(r["case"].get("dilated_segments"))
+                       for r in recs),
+               f"--suite {suite}: {len(got)} cases as expected ({len(want)}), dense before dilated; "
+               f"differences {firsts[:3]} {err.strip()!r}")
+        valid(doc, f"--suite {suite} (skipped) JSON")
+    rc, _, _ = run("bench", "--suite", "dilated", "--api", "cpu", "--max-seq", "2k", "--max-memory", "1")
+    expect(rc == 0, "--suite dilated --max-seq 2k: the 1k and 2k cases")
+
+
+def test_dilated_vs_dense():
+    """--suite dilated-quick on the CPU: every dilated record carries vs_dense against its dense partner of the
+    same run (speedup = dense_ms / median, memory_ratio = memory_bytes / dense's); attnvk report prints one
+    crossover line per family and the page has the table; the crossover is the smallest N from which the
+    sparse case stays faster (checked on doctored medians)."""
+    out = os.path.join(WORK, "dilated-quick.json")
+    rc, _, err = run("bench", "--suite", "dilated-quick", "--api", "cpu", "--impl", "attnvk", "-o", "json",
+                     "--out", out)
+    doc = load(out)
+    valid(doc, "--suite dilated-quick JSON")
+    recs = doc["records"]
+    by_name = {r["case"]["name"]: r for r in recs}
+    want = dilated_expected("dilated-quick")
+    expect(rc == 0 and [listed(r) for r in recs] == [w for w in want]
+           and all(r["status"] == "ok" and r["check"]["passed"] for r in recs),
+           f"--suite dilated-quick: exit {rc}, the cases with their dense partners, all ok: "
+           + "; ".join(f"{r['case']['name']}:{r['status']}" for r in recs if r["status"] != "ok") + err.strip())
+    bad = []
+    for r in recs:
+        v = r.get("vs_dense")
+        if v is None:
+            continue
+        dense = by_name.get(v["dense_case"], {})
+        ms = r["stats"]["median_ms"]
+        if not (abs(v["speedup"] - v["dense_ms"] / ms) <= 1e-9 * v["speedup"]
+                and dense.get("stats", {}).get("median_ms") == v["dense_ms"]
+                and v["dense_memory_bytes"] == dense.get("memory_bytes")
+                and abs(v["memory_ratio"] - r["memory_bytes"] / v["dense_memory_bytes"]) < 1e-12
+                and "vs_dense" not in dense):
+            bad.append(r["case"]["name"])
+    expect(not bad, f"vs_dense: speedup = dense_ms / median, dense_ms and memory its partner's: wrong in {bad}")
+    page = os.path.join(WORK, "dilated-quick.html")
+    rc, stdout, err = run("report", out, "--out", page)
+    lines = [l for l in stdout.splitlines() if l.startswith("sparse/dense crossover, ")]
+    with open(page) as f:
+        html = f.read()
+    expect(rc == 0 and len(lines) == 3 and all(" attnvk cpu " in l and ("sparse faster from N=" in l or
+                                                                        "sparse not faster up to N=512" in l)
+                                               for l in lines)
+           and "<h3>Sparse/dense crossover</h3>" in html,
+           f"attnvk report: one crossover line per ladder and the page's table: {lines} {err.strip()!r}")
+    # doctored medians: 64r1 slower at 256, faster at 512 (crossover 512); 64_128r1_2 faster at both (256 or
+    # below); 64_128_256r1_2_4 faster at 256 only (none: not faster at the largest N)
+    plan = {"dil64r1": (2.0, 0.5), "dil64_128r1_2": (0.5, 0.25), "dil64_128_256r1_2_4": (0.5, 2.0)}
+    for r in recs:
+        v, name = r.get("vs_dense"), r["case"]["name"]
+        if v:
+            ratio = plan[name.rsplit("-", 1)[1]][0 if r["case"]["seq_kv"] == 256 else 1]
+            r["stats"]["median_ms"] = v["dense_ms"] * ratio
+            v["speedup"] = 1 / ratio
+    doctored = os.path.join(WORK, "dilated-doctored.json")
+    with open(doctored, "w") as f:
+        json.dump(doc, f)
+    rc, stdout, _ = run("report", doctored, "--out", page)
+    got = sorted(l.split(": ", 2)[2] for l in stdout.splitlines() if l.startswith("sparse/dense crossover, "))
+    expect(rc == 0 and len(got) == 3
+           and any(l.startswith("dilated 64:1 D=32 B*N=512 H=6/6 causal f16: sparse faster from N=512 (2.00x there,")
+                   for l in got)
+           and any(l.startswith("dilated 64,128:1,2 D=32 B*N=512 H=6/6 causal f16: sparse faster from N=256 or below "
+                                "(2.00x there, 4.00x at 512)") for l in got)
+           and any(l.startswith("dilated 64,128,256:1,2,4 D=32 B*N=512 H=6/6 causal f16: sparse not faster up to "
+                                "N=512 (0.50x there)") for l in got),
+           f"the crossover on doctored medians: {got}")
+
+
+for test in [test_ring, test_sparse_patterns, test_dilated_suites, test_dilated_vs_dense]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
