@@ -105,8 +105,6 @@ static void dilated_case(const bench_case *dense, const dilated_ladder *l, bench
     c->note = "LongNet dilated attention: segments w·2^g, rates 2^g";
 }
 
-int bench_dilated_is_suite(const char *suite) { return range_of(suite) != NULL; }
-
 int bench_dilated_cases(const char *suite, attnvk_dtype dtype, bench_case **out)
 {
     const dilated_range *r = range_of(suite);

@@ -12,9 +12,6 @@
 
 #include "bench_record.h"
 
-/* Whether suite names one of the dilated suites. */
-int bench_dilated_is_suite(const char *suite);
-
 /* The suite's cases in dtype (BHSD) into *out (malloc'd; the caller frees): the count,
  * 0 for a name that is not a dilated suite, -1 when out of memory. */
 int bench_dilated_cases(const char *suite, attnvk_dtype dtype, bench_case **out);

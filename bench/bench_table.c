@@ -323,6 +323,18 @@ void bench_table_row(strbuf *b, const bench_results *res, int i)
     }
 }
 
+/* A sparse record against its dense partner (vs_dense): one line, 0 when it has none. */
+static int dense_line(strbuf *b, const bench_results *res, const bench_record *r)
+{
+    if (!r->have_dense) return 0;
+    const struct bench_vs_dense *x = &r->vs_dense;
+    const attnvk_device_info *d = &res->devices[r->device_index].info;
+    sb_printf(b, "vs dense %s, %s %s:%d: %.2fx (%.3f ms, dense %.3f ms)", r->c.name, r->implementation,
+              attnvk_api_name(d->api), d->index, x->speedup, r->stats.median_ms, x->dense_ms);
+    if (isfinite(x->memory_ratio)) sb_printf(b, ", memory %.2fx", x->memory_ratio);
+    return 1;
+}
+
 void bench_table_tail(strbuf *b, const bench_results *res)
 {
     strbuf tmp = {0};
@@ -330,6 +342,8 @@ void bench_table_tail(strbuf *b, const bench_results *res)
     flush_wrapped(b, &tmp, 0, 2, res->width);
     for (int i = 0; i < res->nrecords; ++i)
         if (bench_ring_line(&tmp, &res->records[i])) flush_wrapped(b, &tmp, 0, 2, res->width);
+    for (int i = 0; i < res->nrecords; ++i)
+        if (dense_line(&tmp, res, &res->records[i])) flush_wrapped(b, &tmp, 0, 2, res->width);
     text_wrap(b, column_key, 0, 2, res->width);
 }
 

@@ -226,6 +226,10 @@ def test_dilated_vs_dense():
                 and "vs_dense" not in dense):
             bad.append(r["case"]["name"])
     expect(not bad, f"vs_dense: speedup = dense_ms / median, dense_ms and memory its partner's: wrong in {bad}")
+    rc, stdout, _ = run("bench", "--suite", "dilated-quick", "--api", "cpu", "--impl", "attnvk", "--max-seq", "256")
+    lines = [l for l in stdout.splitlines() if l.startswith("vs dense dilated-quick-d32-n256-b2-h6-causal-dil")]
+    expect(rc == 0 and len(lines) == 3 and all(", attnvk cpu:0: " in l and "x (" in l for l in lines),
+           f"the table's tail: a vs-dense line per dilated record: {lines}")
     page = os.path.join(WORK, "dilated-quick.html")
     rc, stdout, err = run("report", out, "--out", page)
     lines = [l for l in stdout.splitlines() if l.startswith("sparse/dense crossover, ")]
