@@ -30,6 +30,13 @@ AVK_DEVICE float avk_shfl_xor(float v, int mask) { return __shfl_xor(v, mask, AV
  * kernel written for 32, a superset of "any lane of my warp", which is what a
  * branch made uniform by the vote needs. */
 AVK_DEVICE bool avk_any(bool pred) { return __any(pred) != 0; }
+/* The lowest 32-lane warp lane whose pred holds, or -1: on wave64 the vote spans
+ * both warps, which callers make agree (they test the same lane % 32 values). */
+AVK_DEVICE int avk_first_lane(bool pred)
+{
+    const unsigned long long m = __ballot(pred);
+    return m ? (__ffsll((unsigned long long)m) - 1) % 32 : -1;
+}
 
 /* A warp never spans wavefronts and a wavefront runs in lockstep with its LDS
  * operations in order: only the compiler must not move memory across this. */

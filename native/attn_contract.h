@@ -92,6 +92,40 @@ AVK_DEVICE int avk_key_begin(const avk_attn_params &p, int len, int i)
     return (int)min((long long)len, max(0ll, (long long)avk_row_pos(p, len, i) - p.window_left));
 }
 
+/* ---- sparse patterns (#20; kernel_flags.h), through the mask's binding ----
+ * Built in with AVK_SCORE_MOD's AVK_MOD_BLOCKS or AVK_MOD_DILATED (a build has one). The host runs them one head per
+ * CTA (pack 1), so a CTA's rows share one head's pattern and their key bounds stay
+ * monotone in the row, as the tile loops' skip tests assume. */
+
+/* A dilated head's group: segment s, rate r, offset o = g mod r (LongNet). */
+struct avk_dilation {
+    int s, r, o;
+};
+
+AVK_DEVICE avk_dilation avk_dilation_of(const avk_attn_params &p, int h)
+{
+    const int *table = (const int *)p.mask; /* [groups][2]: segment, rate */
+    const int g = h / ((int)p.heads / (int)p.pattern);
+    avk_dilation d;
+    d.s = table[2 * g];
+    d.r = table[2 * g + 1];
+    d.o = g % d.r;
+    return d;
+}
+
+/* Keys [begin, end) of query i of head h narrowed to what its pattern allows as
+ * a range: a dilated query's own segment (the residues are per element). */
+AVK_DEVICE void avk_pattern_bounds(const avk_attn_params &p, int h, int i, int &begin, int &end)
+{
+#if AVK_SCORE_MOD & AVK_MOD_DILATED
+    const int s = avk_dilation_of(p, h).s, seg0 = i / s * s;
+    begin = max(begin, seg0);
+    end = min(end, seg0 + s);
+#else
+    (void)p, (void)h, (void)i, (void)begin, (void)end;
+#endif
+}
+
 /* The score modifications (attnvk.h's order after the scale: softcap, ALiBi,
  * mask) run per row of a tile in attn_fwd.cu's avk_score_mod, where the
  * accumulator layout is known. */

@@ -351,7 +351,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             next_rows = avk_decode_row(p, w, tn + KW, lane); /* the next round's tile, a round ahead */
         }
         const int key0 = t * BC;
-        if (avk_tile_invisible(key0, BC, min_begin, max_end)) continue;
+        const int pattern = avk_pattern_tile(p, w, w.r0, w.r_end - 1, key0, BC);
+        if (avk_tile_invisible(key0, BC, min_begin, max_end) || pattern == AVK_TILE_HIDDEN) continue;
         const unsigned char *k_tile = ring + (i % STAGES) * 2 * RAW_TILE;
         const unsigned char *v_tile = k_tile + RAW_TILE;
 
@@ -407,7 +408,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             }
 #endif
         avk_score_tile<1, NS>(p, w, rows, s, w.r0 + quad_row, key0 + quad_col * 2, scale_log2,
-                              avk_tile_is_edge(key0, BC, max_begin, min_end));
+                              avk_tile_is_edge(key0, BC, max_begin, min_end) || pattern == AVK_TILE_PARTIAL);
         avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, scale_log2));
 #if AVK_DECODE_CODES && AVK_KV_BLOCK_SCALED
         /* O += (P * d_V[key][block]) . codes: P scaled per block of D */

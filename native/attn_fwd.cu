@@ -117,6 +117,9 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     w.kv_limit = (p.flags & AVK_FLAG_SKIP_LAST_TILE) ? (w.seq_len > 0 ? (w.seq_len - 1) / bc * bc : 0) : w.seq_len;
     w.kv_end = min(w.kv_limit, avk_key_end(p, w.seq_len, (w.r_end - 1) / pack));
     w.kv_begin = avk_key_begin(p, w.seq_len, w.r0 / pack);
+    int first_end = w.kv_end, last_begin = w.kv_begin; /* unused halves of the pattern's bounds */
+    avk_pattern_bounds(p, w.h, w.r0 / pack, w.kv_begin, first_end);
+    avk_pattern_bounds(p, w.h, (w.r_end - 1) / pack, last_begin, w.kv_end);
     const int tiles = (w.kv_end + bc - 1) / bc;
     /* tiles below every row's window are never loaded: the splits count from
      * the block's first visible tile (0 without a left window), as core plans
@@ -168,13 +171,19 @@ AVK_DEVICE long long avk_o_row(const avk_attn_params &p, const avk_work &w, int 
 /* Keys [0, end) row R may see: the tile loop's mask and skip bounds. */
 AVK_DEVICE int avk_row_key_end(const avk_attn_params &p, const avk_work &w, int R)
 {
-    return min(w.kv_limit, avk_key_end(p, w.seq_len, R / (int)p.pack));
+    const int i = R / (int)p.pack;
+    int begin = 0, end = min(w.kv_limit, avk_key_end(p, w.seq_len, i));
+    avk_pattern_bounds(p, w.h + R % (int)p.pack, i, begin, end);
+    return end;
 }
 
 /* The first key row R sees. */
 AVK_DEVICE int avk_row_key_begin(const avk_attn_params &p, const avk_work &w, int R)
 {
-    return avk_key_begin(p, w.seq_len, R / (int)p.pack);
+    const int i = R / (int)p.pack;
+    int begin = avk_key_begin(p, w.seq_len, i), end = w.seq_len;
+    avk_pattern_bounds(p, w.h + R % (int)p.pack, i, begin, end);
+    return begin;
 }
 
 /* the contract's score hook in native form, and the per-tile visibility tests */

@@ -103,13 +103,14 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_q_tile<BR, D, NT, false, DKP>(aQ, p, w);
-    if (w.t_begin < w.t_end) {
+    const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC); /* w.t_begin, or a pattern's first visible tile */
+    if (t_first < w.t_end) {
 #if AVK_KV_QUANT
-        avk_load_raw_tile<BC, NT>(sRaw, p, w, p.k, w.t_begin * BC, w.kv_end - w.t_begin * BC);
-        avk_load_raw_tile<BC, NT>(sRaw + RAW_TILE, p, w, p.v, w.t_begin * BC, w.kv_end - w.t_begin * BC);
+        avk_load_raw_tile<BC, NT>(sRaw, p, w, p.k, t_first * BC, w.kv_end - t_first * BC);
+        avk_load_raw_tile<BC, NT>(sRaw + RAW_TILE, p, w, p.v, t_first * BC, w.kv_end - t_first * BC);
 #else
-        avk_load_kv_tile<BC, D, NT, false, DKP>(aK, p, w, p.k, w.t_begin * BC, w.kv_end - w.t_begin * BC);
-        avk_load_kv_tile<BC, DV, NT, false, DVP>(aV, p, w, p.v, w.t_begin * BC, w.kv_end - w.t_begin * BC);
+        avk_load_kv_tile<BC, D, NT, false, DKP>(aK, p, w, p.k, t_first * BC, w.kv_end - t_first * BC);
+        avk_load_kv_tile<BC, DV, NT, false, DVP>(aV, p, w, p.v, t_first * BC, w.kv_end - t_first * BC);
 #endif
     }
     avk_cp_async_commit();
@@ -140,27 +141,33 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         row_sum[mi][0] = row_sum[mi][1] = 0.f;
     }
 
-    for (int t = w.t_begin; t < w.t_end; ++t) {
-        const int key0 = t * BC;
-        const bool more = t + 1 < w.t_end;
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    for (int t = t_first, it = 0, t_next = 0; t < w.t_end; t = t_next, ++it) {
+        t_next = avk_next_tile(p, w, t, BC);
+#else
+    for (int t = w.t_begin; t < w.t_end; ++t) { /* the plain count: no loop-carried tile registers */
+        const int t_next = t + 1, it = t - w.t_begin;
+#endif
+        const int key0 = t * BC, next = key0 + (t_next - t) * BC; /* key0 + BC without a pattern */
+        const bool more = t_next < w.t_end;
 #if AVK_KV_QUANT
         /* raw tile t has landed and every warp is done with the previous
          * dequantized tile: dequantize t, start raw t+1, then one more barrier */
         const int stage = 0;
-        const int raw_stage = (t - w.t_begin) & 1;
+        const int raw_stage = it & 1;
         AVK_CP_ASYNC_WAIT(0);
         __syncthreads();
         avk_dequant_tile<BC, D, NT, DKP>(sK, sRaw + raw_stage * 2 * RAW_TILE);
         avk_dequant_tile<BC, D, NT, DKP>(sV, sRaw + raw_stage * 2 * RAW_TILE + RAW_TILE);
         if (more) {
-            unsigned char *next = sRaw + (raw_stage ^ 1) * 2 * RAW_TILE;
-            avk_load_raw_tile<BC, NT>(next, p, w, p.k, key0 + BC, w.kv_end - key0 - BC);
-            avk_load_raw_tile<BC, NT>(next + RAW_TILE, p, w, p.v, key0 + BC, w.kv_end - key0 - BC);
+            unsigned char *raw_next = sRaw + (raw_stage ^ 1) * 2 * RAW_TILE;
+            avk_load_raw_tile<BC, NT>(raw_next, p, w, p.k, next, w.kv_end - next);
+            avk_load_raw_tile<BC, NT>(raw_next + RAW_TILE, p, w, p.v, next, w.kv_end - next);
         }
         avk_cp_async_commit();
         __syncthreads();
 #else
-        const int stage = (t - w.t_begin) & 1;
+        const int stage = it & 1;
         /* One barrier per tile: K[t] and V[t] have landed for every warp, and
          * every warp is done with tile t-1, whose stage now takes tile t+1
          * (in flight during all of this tile's work). No barrier between the
@@ -168,17 +175,18 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         AVK_CP_ASYNC_WAIT(0);
         __syncthreads();
         if (more) {
-            avk_load_kv_tile<BC, D, NT, false, DKP>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), p, w, p.k, key0 + BC,
-                                                    w.kv_end - key0 - BC);
-            avk_load_kv_tile<BC, DV, NT, false, DVP>(aV + (avk_u32)((stage ^ 1) * BC * RSV * 2), p, w, p.v, key0 + BC,
-                                                     w.kv_end - key0 - BC);
+            avk_load_kv_tile<BC, D, NT, false, DKP>(aK + (avk_u32)((stage ^ 1) * BC * RS * 2), p, w, p.k, next,
+                                                    w.kv_end - next);
+            avk_load_kv_tile<BC, DV, NT, false, DVP>(aV + (avk_u32)((stage ^ 1) * BC * RSV * 2), p, w, p.v, next,
+                                                     w.kv_end - next);
         }
         avk_cp_async_commit();
 #endif
-        if (more) avk_mask_prefetch<WM, BC>(p, rows, key0 + BC, quad_col);
-        /* a tile no row of the warp sees (past the diagonal, below the window) changes nothing
-         * (the warps of a row group decide alike: they share rows) */
-        if (avk_tile_invisible(key0, BC, warp_min_begin, warp_max_end)) continue;
+        if (more) avk_mask_prefetch<WM, BC>(p, rows, next, quad_col);
+        /* a tile no row of the warp sees (past the diagonal, below the window, outside its pattern)
+         * changes nothing (the warps of a row group decide alike: they share rows) */
+        const int pattern = avk_pattern_tile(p, w, warp_first_row, warp_last_row, key0, BC);
+        if (avk_tile_invisible(key0, BC, warp_min_begin, warp_max_end) || pattern == AVK_TILE_HIDDEN) continue;
 
         /* ---- S = Q K^T (16 x BC per m-tile, f32) over this warp's Dk columns ---- */
         float s[WM][NS][4];
@@ -218,7 +226,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         /* ---- mask (tiles that cross the sequence end, the diagonal or a window edge) and
          * score modifications, online softmax ---- */
         avk_score_tile<WM, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, scale_log2,
-                               avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end));
+                               avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end) || pattern == AVK_TILE_PARTIAL);
         avk_online_softmax<WM, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, scale_log2));
 
         /* ---- O += P V over this warp's Dv columns: P's accumulator layout is already the A-fragment layout ---- */

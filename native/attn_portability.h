@@ -6,7 +6,7 @@
  * What a target provides:
  *   AVK_WARP            lanes per warp/wavefront
  *   avk_shfl_xor        butterfly shuffle of a float within a warp
- *   avk_any, avk_syncwarp  warp vote, warp barrier
+ *   avk_any, avk_first_lane, avk_syncwarp  warp votes, warp barrier
  *   avk_launch_dependents / avk_wait_primary  programmatic dependent launch
  *                       (Hopper): the split-KV merge starts while the split
  *                       kernel finishes; no-ops where absent
@@ -42,6 +42,8 @@ typedef unsigned long long avk_u64;
 
 AVK_DEVICE float avk_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 AVK_DEVICE bool avk_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
+/* the lowest lane of the warp whose pred holds, or -1 */
+AVK_DEVICE int avk_first_lane(bool pred) { return __ffs(__ballot_sync(0xffffffffu, pred)) - 1; }
 AVK_DEVICE void avk_syncwarp(void) { __syncwarp(); }
 AVK_DEVICE void avk_launch_dependents(void)
 {

@@ -14,6 +14,11 @@ struct avk_row_info {
     int begin, end, pos;
     float slope_raw;    /* ALiBi slope * log2(e) / scale_log2: in the raw score's units */
     long long mask_row; /* element offset of the row in the mask */
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    int pat; /* the layout's offset of the row's block row (layouts hold < 2^31 blocks) */
+#elif AVK_SCORE_MOD & AVK_MOD_DILATED
+    int pat, pat_r; /* the row sees keys pat + m * pat_r (pat_r 0: an inactive row, none) */
+#endif
 };
 
 /* What turns the score hook's output into the log2 domain, the one multiply
@@ -37,8 +42,17 @@ AVK_DEVICE avk_row_info avk_row(const avk_attn_params &p, const avk_work &w, int
     avk_row_info r;
     r.begin = avk_row_key_begin(p, w, R);
     r.end = avk_row_key_end(p, w, R);
-#if AVK_SCORE_MOD & (AVK_MOD_ALIBI | AVK_MOD_MASK)
+#if AVK_SCORE_MOD & (AVK_MOD_ALIBI | AVK_MOD_MASK | AVK_MOD_PATTERN)
     const int Rv = min(R, w.r_end - 1), i = Rv / (int)p.pack, h = w.h + Rv % (int)p.pack;
+#endif
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    const int bq = (int)(p.pattern & 0xffffu), bk = (int)(p.pattern >> 16);
+    r.pat = w.b * (int)p.mask_sb + h * (int)p.mask_sh + i / bq * (((int)p.seq_kv + bk - 1) / bk);
+#elif AVK_SCORE_MOD & AVK_MOD_DILATED
+    const avk_dilation d = avk_dilation_of(p, h);
+    const int seg0 = i / d.s * d.s;
+    r.pat = seg0 + d.o;
+    r.pat_r = (i - seg0) % d.r == d.o ? d.r : 0;
 #endif
 #if AVK_SCORE_MOD & AVK_MOD_ALIBI
     r.pos = avk_row_pos(p, w.seq_len, i);
@@ -131,6 +145,19 @@ AVK_DEVICE void avk_score_mod(const avk_attn_params &p, const avk_row_info &r, f
             const int j = col0 + AVK_K(i);
             x[i] = j < r.begin || j >= r.end ? AVK_NEG_INF : x[i];
         }
+        /* a pattern's tile that is not wholly visible is an edge tile (avk_pattern_tile) */
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+        const unsigned char *layout = (const unsigned char *)p.mask + r.pat;
+        const int bk = (int)(p.pattern >> 16), last = max(r.end - 1, 0); /* keys past the end: dropped above */
+#pragma unroll
+        for (int i = 0; i < N; ++i) x[i] = layout[min(col0 + AVK_K(i), last) / bk] ? x[i] : AVK_NEG_INF;
+#elif AVK_SCORE_MOD & AVK_MOD_DILATED
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            const int d = col0 + AVK_K(i) - r.pat; /* within the row's segment (r.begin, r.end) */
+            x[i] = r.pat_r > 0 && d >= 0 && d % max(r.pat_r, 1) == 0 ? x[i] : AVK_NEG_INF;
+        }
+#endif
     }
 #undef AVK_K
 }
@@ -196,6 +223,58 @@ AVK_DEVICE bool avk_tile_is_edge(int key0, int bc, int max_begin, int min_end)
 AVK_DEVICE bool avk_tile_invisible(int key0, int bc, int min_begin, int max_end)
 {
     return key0 >= max_end || key0 + bc <= min_begin;
+}
+
+/* How a sparse pattern meets keys [key0, key0 + bc) of packed rows [R0, R1]:
+ * no pair visible (the tile is skipped, not even loaded), some, or every pair
+ * the rows' bounds allow (no per-element test). Dilated tiles are bounded by
+ * their segments (avk_pattern_bounds) and partial unless the rate is 1. */
+enum { AVK_TILE_HIDDEN = 0, AVK_TILE_PARTIAL = 1, AVK_TILE_FULL = 2 };
+/* layout blocks a tile test reads at most; past it a tile counts as partial */
+#define AVK_PATTERN_SCAN_MAX 64
+AVK_DEVICE int avk_pattern_tile(const avk_attn_params &p, const avk_work &w, int R0, int R1, int key0, int bc)
+{
+#if AVK_SCORE_MOD & AVK_MOD_DILATED
+    (void)R0, (void)R1, (void)key0, (void)bc;
+    return avk_dilation_of(p, w.h).r == 1 ? AVK_TILE_FULL : AVK_TILE_PARTIAL;
+#elif AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    const int bq = (int)(p.pattern & 0xffffu), bk = (int)(p.pattern >> 16), pack = (int)p.pack;
+    const int cols = ((int)p.seq_kv + bk - 1) / bk;
+    const int qb0 = R0 / pack / bq, qb1 = R1 / pack / bq;
+    const int kb0 = key0 / bk, kb1 = (min(key0 + bc, (int)p.seq_kv) - 1) / bk;
+    if (kb1 < kb0) return AVK_TILE_HIDDEN;
+    if ((qb1 - qb0 + 1) * (kb1 - kb0 + 1) > AVK_PATTERN_SCAN_MAX) return AVK_TILE_PARTIAL;
+    const unsigned char *layout = (const unsigned char *)p.mask + (long long)w.b * p.mask_sb + (long long)w.h * p.mask_sh;
+    int set = 0;
+    for (int qb = qb0; qb <= qb1; ++qb)
+        for (int kb = kb0; kb <= kb1; ++kb) set += layout[(long long)qb * cols + kb] != 0;
+    return set == 0 ? AVK_TILE_HIDDEN : set == (qb1 - qb0 + 1) * (kb1 - kb0 + 1) ? AVK_TILE_FULL : AVK_TILE_PARTIAL;
+#else
+    (void)p, (void)w, (void)R0, (void)R1, (void)key0, (void)bc;
+    return AVK_TILE_FULL;
+#endif
+}
+
+/* The tile after t that some row of the CTA sees through its pattern (w.t_end: none):
+ * the key loops load and visit only those. t + 1 without a pattern. Every lane tests
+ * its own of the next 32 tiles and a vote picks the first: one round of layout loads
+ * per 32 hidden tiles, not one per tile (at 10% density a tile-by-tile walk took as
+ * long as the visible tiles' MMAs). Called by whole warps. */
+AVK_DEVICE int avk_next_tile(const avk_attn_params &p, const avk_work &w, int t, int bc)
+{
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    const int lane = (int)(threadIdx.x % 32);
+    for (int base = t + 1; base < w.t_end; base += 32) {
+        const int c = base + lane;
+        const bool seen = c < w.t_end && avk_pattern_tile(p, w, w.r0, w.r_end - 1, c * bc, bc) != AVK_TILE_HIDDEN;
+        const int first = avk_first_lane(seen);
+        if (first >= 0) return base + first;
+    }
+    return w.t_end;
+#else
+    (void)p, (void)w, (void)bc;
+    return t + 1;
+#endif
 }
 
 /* The per-element work of this thread's part of an S tile (accumulator

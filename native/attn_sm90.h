@@ -98,9 +98,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
-    if (w.t_begin < w.t_end) {
-        avk_load_tile<BC, D, NT, true>(aK, K + (long long)w.t_begin * BC * avk_kv_es(p), avk_kv_es(p), w.kv_end - w.t_begin * BC);
-        avk_load_tile<BC, DV, NT, true>(aV, V + (long long)w.t_begin * BC * avk_v_es(p), avk_v_es(p), w.kv_end - w.t_begin * BC);
+    const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC); /* w.t_begin, or a pattern's first visible tile */
+    if (t_first < w.t_end) {
+        avk_load_tile<BC, D, NT, true>(aK, K + (long long)t_first * BC * avk_kv_es(p), avk_kv_es(p), w.kv_end - t_first * BC);
+        avk_load_tile<BC, DV, NT, true>(aV, V + (long long)t_first * BC * avk_v_es(p), avk_v_es(p), w.kv_end - t_first * BC);
     }
     avk_cp_async_commit();
 
@@ -112,8 +113,18 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     row_sum[0][0] = row_sum[0][1] = 0.f;
     const avk_u32 q_wg = aQ + (avk_u32)(wg * 64 * 128); /* this warpgroup's rows in every column block */
 
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    /* t_after: the tile after t_next, found during tile t (the layout loads overlap its S MMAs) */
+    int t_next = avk_next_tile(p, w, t_first, BC), t_after = w.t_end;
+    for (int t = t_first, it = 0; t < w.t_end; t = t_next, t_next = t_after, ++it) {
+#define AVK_FIND_AFTER() (t_after = avk_next_tile(p, w, t_next, BC))
+#else
+    /* the plain count: loop-carried tile variables cost 3 warpgroups registers they have not got */
     for (int t = w.t_begin; t < w.t_end; ++t) {
-        const int stage = (t - w.t_begin) & 1;
+        const int t_next = t + 1, it = t - w.t_begin;
+#define AVK_FIND_AFTER() ((void)0)
+#endif
+        const int stage = it & 1;
         const int key0 = t * BC;
         /* One barrier per tile: tile t has landed for every thread, and every
          * warpgroup is done with tile t-1 (its MMAs were waited for), whose
@@ -121,15 +132,20 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         AVK_CP_ASYNC_WAIT(0);
         avk_fence_proxy_async();
         __syncthreads();
-        if (t + 1 < w.t_end) {
-            const long long next = (long long)(key0 + BC);
-            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * K_BYTES, K + next * avk_kv_es(p), avk_kv_es(p), w.kv_end - key0 - BC);
-            avk_load_tile<BC, DV, NT, true>(aV + (stage ^ 1) * V_BYTES, V + next * avk_v_es(p), avk_v_es(p), w.kv_end - key0 - BC);
+        if (t_next < w.t_end) {
+            const int next = key0 + (t_next - t) * BC; /* key0 + BC without a pattern, as ever */
+            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * K_BYTES, K + (long long)next * avk_kv_es(p), avk_kv_es(p), w.kv_end - next);
+            avk_load_tile<BC, DV, NT, true>(aV + (stage ^ 1) * V_BYTES, V + (long long)next * avk_v_es(p), avk_v_es(p), w.kv_end - next);
         }
         avk_cp_async_commit();
-        if (t + 1 < w.t_end) avk_mask_prefetch<1, BC>(p, rows, key0 + BC, quad_col);
-        /* a tile no row of the warpgroup sees (right of its diagonal, below its window) changes nothing */
-        if (avk_tile_invisible(key0, BC, wg_min_begin, wg_max_end)) continue;
+        if (t_next < w.t_end) avk_mask_prefetch<1, BC>(p, rows, key0 + (t_next - t) * BC, quad_col);
+        /* a tile no row of the warpgroup sees (right of its diagonal, below its window, outside its
+         * pattern) changes nothing */
+        const int pattern = avk_pattern_tile(p, w, wg_r0, wg_last_row, key0, BC);
+        if (avk_tile_invisible(key0, BC, wg_min_begin, wg_max_end) || pattern == AVK_TILE_HIDDEN) {
+            AVK_FIND_AFTER();
+            continue;
+        }
         const avk_u32 k_tile = aK + stage * K_BYTES, v_tile = aV + stage * V_BYTES;
 
         /* ---- S = Q K^T: both K-major; a k-step is 32 bytes along a swizzled row ---- */
@@ -142,12 +158,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                          avk_desc_sw128(k_tile + (avk_u32)((kk / 4) * BC * 128) + col, 16, 1024), kk > 0);
         }
         avk_wgmma_commit();
+        AVK_FIND_AFTER();
         avk_wgmma_wait_all();
         avk_reg_fence<NS * 4>(&s[0][0][0]);
 
         /* ---- mask (edge tiles) and score modifications, online softmax ---- */
         avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, p.scale_log2,
-                              avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end));
+                              avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end) || pattern == AVK_TILE_PARTIAL);
         avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, p.scale_log2));
 
         /* ---- O += P V: V is MN-major (keys x Dv, Dv contiguous): column blocks
@@ -166,6 +183,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_wgmma_wait_all();
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
     }
+#undef AVK_FIND_AFTER
     AVK_CP_ASYNC_WAIT(0);
 #if !AVK_SPLIT
     /* every copy has landed and no warpgroup reads Q any more: O is staged over

@@ -181,7 +181,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
 
         /* masks on tiles that cross the sequence end, the diagonal or a window edge, and
          * score modifications (S is already in the log2 domain: Q was scaled) */
-        const bool edge = avk_tile_is_edge(key0, BC, cta_max_begin, cta_min_end);
+        const bool edge = avk_tile_is_edge(key0, BC, cta_max_begin, cta_min_end) ||
+                          avk_pattern_tile(p, w, w.r0, w.r_end - 1, key0, BC) != AVK_TILE_FULL;
         if (AVK_SCORE_MOD || edge) {
 #pragma unroll
             for (int m = 0; m < TM; ++m) avk_score_mod<BC, 1, 1>(p, avk_row(p, w, w.r0 + rg + m * RG, 1.f), s[m], key0, 1.f, edge);

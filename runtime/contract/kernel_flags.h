@@ -27,6 +27,9 @@
 #define AVK_MOD_SOFTCAP 1u
 #define AVK_MOD_ALIBI 2u
 #define AVK_MOD_MASK 4u
+#define AVK_MOD_BLOCKS 8u   /* a block layout (AVK_FLAG_BLOCKS) */
+#define AVK_MOD_DILATED 16u /* a dilation (AVK_FLAG_DILATED) */
+#define AVK_MOD_PATTERN (AVK_MOD_BLOCKS | AVK_MOD_DILATED)
 
 /* AVK_KV_FORMAT values (= attnvk_kv_format) */
 #define AVK_KV_DTYPE 0

@@ -8,7 +8,8 @@
 int avk_gqa_pack(const attnvk_problem *p, int q_count, int max_rows)
 {
     const int group = p->heads / p->kv_heads;
-    if (group <= 1 || !avk_is_decode(p)) return 1;
+    /* patterns run a head per CTA: its rows share one head's layout or dilation */
+    if (group <= 1 || !avk_is_decode(p) || p->block_sparse || p->dilated_groups) return 1;
     int pack = group;
     /* the largest divisor of group whose rows fit the cap (never below 1) */
     while (max_rows > 0 && pack > 1 && (int64_t)pack * q_count > max_rows) {

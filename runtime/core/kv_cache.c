@@ -118,7 +118,8 @@ unsigned avk_score_mod_bits(const attnvk_problem *p)
 {
     const unsigned f = avk_problem_features(p);
     return (f & ATTNVK_FEATURE_SOFTCAP ? AVK_MOD_SOFTCAP : 0u) | (f & ATTNVK_FEATURE_ALIBI ? AVK_MOD_ALIBI : 0u) |
-           (f & ATTNVK_FEATURE_MASK ? AVK_MOD_MASK : 0u);
+           (f & ATTNVK_FEATURE_MASK ? AVK_MOD_MASK : 0u) |
+           (f & ATTNVK_FEATURE_BLOCK_SPARSE ? AVK_MOD_BLOCKS : 0u) | (f & ATTNVK_FEATURE_DILATED ? AVK_MOD_DILATED : 0u);
 }
 
 const char *avk_feature_name(unsigned missing)

@@ -39,6 +39,7 @@ static attnvk_status check_problem(const attnvk_problem *p)
                        : p->kv_format != ATTNVK_KV_DTYPE ? "quantized caches"
                        : p->mask ? "masks"
                        : p->sinks ? "sinks"
+                       : p->block_sparse || p->dilated_groups ? "sparse patterns"
                        : attnvk_problem_head_dim_v(p) != p->head_dim ? "Dv != D"
                        : NULL;
     return what ? avk_fail(ATTNVK_ERROR_UNSUPPORTED, "ring attention: %s not supported yet", what) : ATTNVK_OK;

@@ -25,7 +25,10 @@ int avk_sparse_cases(attnvk_dtype dtype, avk_sparse_case *out, int max)
         {"local band, partial blocks", 2, 2, 1, 77, 77, 32, 1, 10, 12, 2, 1, -1, 0, 0, {0}, {0}, 0},
         {"empty block row, softcap", 1, 2, 2, 64, 64, 32, 0, 16, 8, 1, 1, 0.5, 1, 0, {0}, {0}, 20.f},
         {"decode rows, GQA 4", 2, 8, 2, 4, 300, 64, 1, 4, 32, 1, 8, 0.35, 0, 0, {0}, {0}, 0},
+        /* blocks as large as GPU tiles: whole tiles skipped (not loaded) or wholly visible */
+        {"random 20%, 64-blocks, causal", 1, 2, 1, 1000, 1000, 64, 1, 64, 64, 1, 2, 0.2, 0, 0, {0}, {0}, 0},
         {"dilated 2 groups", 1, 4, 2, 64, 64, 32, 0, 0, 0, 0, 0, 0, 0, 2, {16, 32}, {1, 2}, 0},
+        {"dilated long segments", 1, 4, 4, 600, 600, 64, 1, 0, 0, 0, 0, 0, 0, 2, {128, 256}, {1, 4}, 0},
         {"dilated causal, N % s != 0", 2, 6, 3, 70, 70, 32, 1, 0, 0, 0, 0, 0, 0, 3, {8, 16, 32}, {1, 2, 4}, 0},
         {"dilated one group, rate 3", 1, 2, 1, 50, 50, 64, 1, 0, 0, 0, 0, 0, 0, 1, {12}, {3}, 10.f},
     };

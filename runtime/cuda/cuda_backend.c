@@ -148,7 +148,8 @@ static int cuda_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
         out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 |
                         ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 | AVK_SCORE_FEATURES |
                         ATTNVK_FEATURE_HEAD_DIM_V | /* every body (mma-decode: the selection routes Dk != Dv past it) */
-                        ATTNVK_FEATURE_POSITION_OFFSET; /* the contract's i' (ring attention's blocks) */
+                        ATTNVK_FEATURE_POSITION_OFFSET | /* the contract's i' (ring attention's blocks) */
+                        ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED; /* AVK_MOD_PATTERN builds */
         if (!rt) snprintf(out->reason, sizeof out->reason, "%s", avk_nvrtc_reason());
     }
     return 1 + avk_cuda_vendor_implementations(dev, max > 1 ? out + 1 : NULL, max > 1 ? max - 1 : 0);

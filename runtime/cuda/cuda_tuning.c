@@ -31,7 +31,9 @@ static const avk_tuning cuda_table[] = {
      * 2 warpgroups, no spills (3 spill at 168 registers) and a shorter diagonal.
      * H100 D=128 f16 H=16 (session 11): causal 8k 331 -> 380 TFLOP/s, 32k 400 ->
      * 434; window 4096 at 32k 349 -> 383. A mask too (its loads spill 3 warpgroups):
-     * 8k not causal 207.9 -> 253.3 (session 13) */
+     * 8k not causal 207.9 -> 253.3 (session 13). Block layouts too (192 rows span two
+     * 128-row blocks, and a CTA loads the union of their tiles), and dilation (3
+     * warpgroups spill 460 bytes with its residue tests) */
     {NV, "sm_9", NULL, ANY, 128, 128, PREFILL, "wgmma", 192, 128, 0, {0, 128}},
     /* Dk 192 (not measured yet): MLA's 192/128 keeps D=128's registers (Dv 128,
      * 128 keys) in 2 warpgroups (3 would need 233 KiB); 192/192 takes 64-key
@@ -489,7 +491,9 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (e) {
         take_entry(e, cfg);
         if (cfg->wgmma && e->extra[1] &&
-            (p->causal || (avk_problem_features(p) & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_MASK))))
+            (p->causal ||
+             (avk_problem_features(p) & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_BLOCK_SPARSE |
+                                         ATTNVK_FEATURE_DILATED))))
             cfg->br = e->extra[1];
     }
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {

@@ -98,7 +98,8 @@ void avk_hip_flash_describe(avk_hip_device *dev, attnvk_impl_info *out)
     out->fused = 1;
     out->available = 1;
     /* the native bodies' hooks and separate Dk/Dv (build-verified: no AMD GPU here) */
-    out->features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V; /* no AVK_POS_OFFSET build (attn_contract.h) */
+    out->features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V | /* no AVK_POS_OFFSET build (attn_contract.h) */
+                    ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED; /* AVK_MOD_PATTERN builds, as CUDA's */
     int embedded = 0;
     for (int i = 0; i < avk_hip_code_object_count; ++i)
         embedded |= strcmp(avk_hip_code_objects[i].arch, dev->info.architecture) == 0;

@@ -201,6 +201,8 @@ static void refusals(attnvk_device *dev)
     refused("seq_q != seq_kv", attnvk_ring_create(devs, 2, &bad, NULL, &ring), ATTNVK_ERROR_UNSUPPORTED, "seq_kv");
     bad = p, bad.sinks = 1;
     refused("sinks", attnvk_ring_create(devs, 2, &bad, NULL, &ring), ATTNVK_ERROR_UNSUPPORTED, "sinks");
+    bad = p, bad.dilated_groups = 1, bad.dilated_segment[0] = 8, bad.dilated_rate[0] = 2;
+    refused("a dilated pattern", attnvk_ring_create(devs, 2, &bad, NULL, &ring), ATTNVK_ERROR_UNSUPPORTED, "patterns");
     bad = p, bad.seq_q = bad.seq_kv = 3, bad.causal = 1;
     refused("too few tokens", attnvk_ring_create(devs, 2, &bad, NULL, &ring), ATTNVK_ERROR_INVALID_ARGUMENT, "chunks");
     refused("0 ranks", attnvk_ring_create(devs, 0, &p, NULL, &ring), ATTNVK_ERROR_INVALID_ARGUMENT, "ranks");

@@ -126,7 +126,14 @@ static void device_case(attnvk_device *dev, const avk_sparse_case *c, uint64_t s
 /* 3: bad shapes */
 static void refusals(void)
 {
-    const avk_sparse_case *blk = &cases[0], *dil = &cases[5];
+    const avk_sparse_case *blk = &cases[0], *dil = NULL;
+    for (int i = 0; i < ncases && !dil; ++i)
+        if (!strcmp(cases[i].label, "dilated 2 groups")) dil = &cases[i];
+    if (!dil) {
+        printf("FAIL no 'dilated 2 groups' case for the refusals\n");
+        tally(0);
+        return;
+    }
     struct {
         const char *label, *frag;
         attnvk_problem p;

@@ -257,6 +257,24 @@ int main(void)
             EXPECT(cfg.score_mod, "%s: a softcap problem builds %s with AVK_SCORE_MOD", t->arch, scored[v].variant);
             cfg.split = scored[v].decode;
             add_job(t, &cfg);
+            /* sparse patterns (#20) in every body, as the selection builds them: block layouts
+             * (tile skipping in the key loop) and dilation (segment bounds, residues per element;
+             * Nq = Nk, never a decode shape) */
+            for (int dilated = 0; dilated <= !scored[v].decode; ++dilated) {
+                attnvk_problem sp = p;
+                sp.softcap = 0.0f, sp.alibi = 0;
+                if (dilated) sp.dilated_groups = 1, sp.dilated_segment[0] = 256, sp.dilated_rate[0] = 2;
+                else sp.block_sparse = 1, sp.block_q = sp.block_k = 64, sp.layout_batch = sp.layout_heads = 1;
+                avk_cuda_config sparse;
+                if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &sp, &o, scored[v].decode, 1, &sparse) != ATTNVK_OK) {
+                    EXPECT(0, "%s: sparse %s: %s", t->arch, scored[v].variant, attnvk_last_error());
+                    continue;
+                }
+                EXPECT((unsigned)sparse.score_mod == (dilated ? AVK_MOD_DILATED : AVK_MOD_BLOCKS), "%s: %s builds pattern bits %d",
+                       t->arch, scored[v].variant, sparse.score_mod);
+                sparse.split = scored[v].decode;
+                add_job(t, &sparse);
+            }
         }
         /* mma-decode's rings on sm_90a (attn_decode.h): f16 one key warp, bf16 16-key tiles with
          * 4 warps x 4 stages, fp8's 128-byte rows (the sweeps' configurations; the bulk copies

@@ -107,7 +107,7 @@ int main(void)
     }
     flash_case("gfx90a", "mma16", 64, 16, ATTNVK_BF16, 128, 0, 0, 0); /* MFMA, a tile the table does not use */
     flash_case("gfx1030", "simt", 16, 32, ATTNVK_F16, 64, 0, 0, 0);   /* portable, prefill with decode tiles */
-    flash_case("gfx90a", "mma16", 64, 64, ATTNVK_F16, 64, 0, 0, 1);   /* softcap, ALiBi, masks */
+    flash_case("gfx90a", "mma16", 64, 64, ATTNVK_F16, 64, 0, 0, 1 | 8); /* softcap and block layouts (AVK_MOD_BLOCKS) */
     /* issue #13's Dk != Dv (hipRTC only: no embedded object has them; about 8 s
      * each): MLA's 192/128 on MFMA, 576/512 split-KV decode on simt */
     flash_case("gfx90a", "mma16", 0, 0, ATTNVK_F16, 192, 128, 0, 0);
