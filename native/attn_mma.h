@@ -104,6 +104,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_q_tile<BR, D, NT, false, DKP>(aQ, p, w);
     const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC); /* w.t_begin, or a pattern's first visible tile */
+    const bool aligned = avk_pattern_aligned(p, w, BC);
     if (t_first < w.t_end) {
 #if AVK_KV_QUANT
         avk_load_raw_tile<BC, NT>(sRaw, p, w, p.k, t_first * BC, w.kv_end - t_first * BC);
@@ -185,7 +186,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         if (more) avk_mask_prefetch<WM, BC>(p, rows, next, quad_col);
         /* a tile no row of the warp sees (past the diagonal, below the window, outside its pattern)
          * changes nothing (the warps of a row group decide alike: they share rows) */
-        const int pattern = avk_pattern_tile(p, w, warp_first_row, warp_last_row, key0, BC);
+        const int pattern = aligned ? AVK_TILE_FULL : avk_pattern_tile(p, w, warp_first_row, warp_last_row, key0, BC);
         if (avk_tile_invisible(key0, BC, warp_min_begin, warp_max_end) || pattern == AVK_TILE_HIDDEN) continue;
 
         /* ---- S = Q K^T (16 x BC per m-tile, f32) over this warp's Dk columns ---- */

@@ -255,6 +255,20 @@ AVK_DEVICE int avk_pattern_tile(const avk_attn_params &p, const avk_work &w, int
 #endif
 }
 
+/* Whether the tiles a CTA loads (avk_next_tile's: visible to some row of it) are wholly visible
+ * to every row, known without reading the layout: the rows in one block row, key blocks whole
+ * tiles. The key loops then skip the per-tile layout test, a load they would wait on. */
+AVK_DEVICE bool avk_pattern_aligned(const avk_attn_params &p, const avk_work &w, int bc)
+{
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    const int bq = (int)(p.pattern & 0xffffu), bk = (int)(p.pattern >> 16), pack = (int)p.pack;
+    return w.r0 / pack / bq == (w.r_end - 1) / pack / bq && bk % bc == 0;
+#else
+    (void)p, (void)w, (void)bc;
+    return true; /* nothing to test */
+#endif
+}
+
 /* The tile after t that some row of the CTA sees through its pattern (w.t_end: none):
  * the key loops load and visit only those. t + 1 without a pattern. Every lane tests
  * its own of the next 32 tiles and a vote picks the first: one round of layout loads

@@ -99,6 +99,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
     const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC); /* w.t_begin, or a pattern's first visible tile */
+    const bool aligned = avk_pattern_aligned(p, w, BC);
     if (t_first < w.t_end) {
         avk_load_tile<BC, D, NT, true>(aK, K + (long long)t_first * BC * avk_kv_es(p), avk_kv_es(p), w.kv_end - t_first * BC);
         avk_load_tile<BC, DV, NT, true>(aV, V + (long long)t_first * BC * avk_v_es(p), avk_v_es(p), w.kv_end - t_first * BC);
@@ -141,7 +142,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         if (t_next < w.t_end) avk_mask_prefetch<1, BC>(p, rows, key0 + (t_next - t) * BC, quad_col);
         /* a tile no row of the warpgroup sees (right of its diagonal, below its window, outside its
          * pattern) changes nothing */
-        const int pattern = avk_pattern_tile(p, w, wg_r0, wg_last_row, key0, BC);
+        const int pattern = aligned ? AVK_TILE_FULL : avk_pattern_tile(p, w, wg_r0, wg_last_row, key0, BC);
         if (avk_tile_invisible(key0, BC, wg_min_begin, wg_max_end) || pattern == AVK_TILE_HIDDEN) {
             AVK_FIND_AFTER();
             continue;
