@@ -21,21 +21,55 @@
  * Shared memory: Q (16 rows), per warp STAGES mbarriers (8 bytes each, the
  * bulk copies'; the region rounded to 16 bytes), then per warp STAGES x (K, V)
  * raw tiles of BC rows; the merge reuses the rings (avk_cuda_config_smem
- * sizes all three). */
+ * sizes all three). With ALIGNED_ROWS, Q has no region of its own: it lives
+ * in the last warp's last stage until every warp holds its fragments. */
+/* A paged cache's q8_0 / q4_0 rows at D=128 (136 / 72 bytes) start 8 bytes
+ * off 16 every other row, so copied as stored they take 8-byte cp.async (17 /
+ * 9 a row). ALIGNED_ROWS gives each row of a stage a 16-byte aligned slot of
+ * SLOT bytes and puts it at the slot + (its address & 8): source and
+ * destination agree mod 16, and a row is one 8-byte copy plus 16-byte ones
+ * (q8_0 9 copies, q4_0 5). The stage's bits of which rows sit 8 bytes in
+ * travel with it (a ballot per tile, avk_decode_key finds a key's row).
+ * Built for paged caches only (AVK_KV_PAGED, the host's cfg->paged): the
+ * contiguous tile path stays one run. AVK_DECODE_ALIGNED_ROWS=0 (a tuning
+ * A/B through ATTNVK_CUDA_DEFINES) copies rows as stored. */
+#ifndef AVK_DECODE_ALIGNED_ROWS
+#define AVK_DECODE_ALIGNED_ROWS 1
+#endif
+#ifndef AVK_KV_PAGED
+#define AVK_KV_PAGED 0
+#endif
 enum {
     D = AVK_D, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS, KW = AVK_KEY_WARPS, STAGES = AVK_KV_STAGES,
     RS = D + 8, /* Q rows (elements), padded for ldmatrix */
     KD = D / 16, ND = D / 8, NS = BC / 8, KS = BC / 16,
-    /* raw K/V rows as stored, padded by 16 bytes where the row is a multiple
-     * of 32 bytes (the dtype format, fp8) so the 8 rows a fragment read
-     * touches fall on distinct banks (q8_0's 136 and q4_0's 72 already do) */
-    RAW_ROW = AVK_KV_ROW_BYTES % 32 == 0 ? AVK_KV_ROW_BYTES + 16 : AVK_KV_ROW_BYTES,
+    /* (bf16 over q8_0, dequantized per value, has no registers left for the
+     * slots' offsets: 4-8 bytes spilled on sm_90a, so it copies rows as stored) */
+    ALIGNED_ROWS = AVK_DECODE_ALIGNED_ROWS && AVK_KV_PAGED && AVK_KV_ROW_BYTES % 16 == 8 &&
+                   (AVK_DTYPE == 1 || AVK_KV_FORMAT != AVK_KV_Q8_0),
+    ROW_PIECES = AVK_KV_ROW_BYTES / 16, /* ALIGNED_ROWS: a row's 16-byte copies (and one of 8 bytes) */
+    /* a stage's row stride: raw K/V rows as stored, padded by 16 bytes where
+     * the row is a multiple of 32 bytes (the dtype format, fp8) so the 8 rows
+     * a fragment read touches fall on distinct banks (q8_0's 136 and q4_0's
+     * 72 already do); ALIGNED_ROWS: the row + 8 bytes rounded to 16 (q8_0 144,
+     * q4_0 80: 8 rows still meet distinct 4-byte banks at either offset) */
+    RAW_ROW = ALIGNED_ROWS ? (AVK_KV_ROW_BYTES + 8 + 15) / 16 * 16
+                           : AVK_KV_ROW_BYTES % 32 == 0 ? AVK_KV_ROW_BYTES + 16 : AVK_KV_ROW_BYTES,
     RAW_TILE = BC * RAW_ROW,
     WARP_RING = STAGES * 2 * RAW_TILE,
     GRAIN = AVK_KV_ROW_BYTES % 16 == 0 ? 16 : AVK_KV_ROW_BYTES % 8 == 0 ? 8 : AVK_KV_ROW_BYTES % 4 == 0 ? 4 : 2,
     CHUNKS = AVK_KV_ROW_BYTES / GRAIN, /* copies per row */
     BARS = (KW * STAGES * 8 + 15) / 16 * 16, /* the stages' mbarriers (every target: one layout) */
+    Q_BYTES = BR * RS * (int)sizeof(avk_elem),
+    /* ALIGNED_ROWS: Q sits in the last warp's last stage where it fits, so the
+     * slots' padding costs no shared memory (q8_0 w4s2 keeps 3 CTAs an SM) */
+    Q_IN_RING = ALIGNED_ROWS && Q_BYTES <= 2 * RAW_TILE,
+    Q_REGION = Q_IN_RING ? 0 : Q_BYTES,
+    /* ALIGNED_ROWS: per warp and stage the K and V tiles' avk_decode_odd_rows
+     * (words in shared memory, not registers held across the loop) */
+    ODD_BYTES = ALIGNED_ROWS ? (KW * STAGES * 8 + 15) / 16 * 16 : 0,
 };
+static_assert(!ALIGNED_ROWS || BC * ROW_PIECES % 32 == 0, "mma-decode: a tile's 16-byte row copies are whole warp rounds");
 #define AVK_DECODE_CODES (AVK_KV_QUANT && AVK_DTYPE == 1)
 /* V's code fragments by quads: O's n-tiles 4t .. 4t+3 are value block t and
  * column g of n-tile 4t + e holds value 32t + avk_kv_quad_value(g, e), so a
@@ -82,9 +116,58 @@ AVK_DEVICE long long avk_decode_row(const avk_attn_params &p, const avk_work &w,
 #endif
 enum { LINEAR_TILE = AVK_DECODE_LINEAR && RAW_ROW == AVK_KV_ROW_BYTES && RAW_TILE % 16 == 0 };
 
+/* ALIGNED_ROWS: which rows of a tile (bit r: lane r's my_row) start 8 bytes
+ * off 16 in the cache at base, so sit 8 bytes into their slots. Every lane
+ * calls it (a ballot). */
+AVK_DEVICE avk_u32 avk_decode_odd_rows(unsigned long long base, long long my_row)
+{
+    if (!ALIGNED_ROWS) return 0u;
+    return __ballot_sync(0xffffffffu, ((base + (unsigned long long)my_row * AVK_KV_ROW_BYTES) & 8u) != 0);
+}
+
+/* ALIGNED_ROWS: a stage's avk_decode_odd_rows of K and V into its two words
+ * (lane 0; read after the warp barrier that makes the stage's copies visible) */
+AVK_DEVICE void avk_decode_note_odd(avk_u32 *words, const avk_attn_params &p, long long my_row, int lane)
+{
+    const avk_u32 k = avk_decode_odd_rows(p.k, my_row), v = avk_decode_odd_rows(p.v, my_row);
+    if (ALIGNED_ROWS && lane == 0) words[0] = k, words[1] = v;
+}
+
+/* Key key's row in a stage's tile (odd: the stage's avk_decode_odd_rows). */
+AVK_DEVICE const unsigned char *avk_decode_key(const unsigned char *tile, avk_u32 odd, int key)
+{
+    return tile + key * RAW_ROW + (ALIGNED_ROWS ? (int)((odd >> key) & 1u) * 8 : 0);
+}
+
+/* ALIGNED_ROWS: rows into their slots, byte j of a row at slot + off + j (off:
+ * its address & 8), so its 16-byte aligned run [off, off + 16 ROW_PIECES)
+ * goes in 16-byte copies (lane c0 + lane: piece c % ROW_PIECES of row c /
+ * ROW_PIECES) and the 8 bytes left (its head where off is 8, else its tail)
+ * in one copy by the row's own lane. Rows at or past valid are zero-filled. */
+AVK_DEVICE void avk_decode_load_slots(unsigned char *dst, unsigned long long base, int valid, int lane,
+                                      long long my_row)
+{
+#pragma unroll
+    for (int c0 = 0; c0 < BC * ROW_PIECES; c0 += 32) {
+        const int c = c0 + lane, r = c / ROW_PIECES, k = c % ROW_PIECES;
+        const unsigned long long row = base + (unsigned long long)__shfl_sync(0xffffffffu, my_row, r) * AVK_KV_ROW_BYTES;
+        const int off = (int)(row & 8u), at = off + 16 * k;
+        avk_cp_async16(avk_smem_addr(dst + r * RAW_ROW + off + at), (const void *)(row + at), r < valid ? 16 : 0);
+    }
+    if (lane < BC) {
+        const unsigned long long row = base + (unsigned long long)my_row * AVK_KV_ROW_BYTES;
+        const int off = (int)(row & 8u), at = off ? 0 : 16 * ROW_PIECES;
+        avk_cp_async8(avk_smem_addr(dst + lane * RAW_ROW + off + at), (const void *)(row + at), lane < valid ? 8 : 0);
+    }
+}
+
 AVK_DEVICE void avk_decode_load(unsigned char *dst, const avk_attn_params &p, const avk_work &w,
                                 unsigned long long base, int key0, int valid, int lane, long long my_row)
 {
+    if (ALIGNED_ROWS) {
+        avk_decode_load_slots(dst, base, valid, lane, my_row);
+        return;
+    }
     if (LINEAR_TILE && p.page_size == 0 && p.kv_ss == 1 && valid >= BC) {
         const unsigned long long src0 = base + (unsigned long long)avk_kv_row(p, w.b, w.g, key0) * AVK_KV_ROW_BYTES;
         if ((src0 & 15) == 0) {
@@ -188,20 +271,22 @@ AVK_DEVICE void avk_decode_stage(unsigned char *ring, avk_u32 bars, int mode, in
 }
 
 /* B fragments of n-tiles n, n+1 (keys) and k-step kk (D) for S = Q K^T,
- * in ldmatrix_x4's order: b[0..1] n-tile n, b[2..3] n-tile n + 1. */
-AVK_DEVICE void avk_decode_k_frag(avk_u32 (&b)[4], const unsigned char *k_tile, int n, int kk, int lane)
+ * in ldmatrix_x4's order: b[0..1] n-tile n, b[2..3] n-tile n + 1 (odd: the
+ * tile's avk_decode_odd_rows). */
+AVK_DEVICE void avk_decode_k_frag(avk_u32 (&b)[4], const unsigned char *k_tile, avk_u32 odd, int n, int kk, int lane)
 {
 #if AVK_DECODE_KQ
 #pragma unroll
     for (int t = 0; t < 2; ++t) { /* b[2t]: the quad's bytes 0, 1; b[2t + 1]: bytes 2, 3 */
-        const avk_u32 q = avk_kv_code_quad(k_tile + ((n + t) * 8 + lane / 4) * RAW_ROW, kk / 2, 4 * (kk % 2) + lane % 4);
+        const unsigned char *row = avk_decode_key(k_tile, odd, (n + t) * 8 + lane / 4);
+        const avk_u32 q = avk_kv_code_quad(row, kk / 2, 4 * (kk % 2) + lane % 4);
         b[2 * t] = avk_kv_codes_f16x2(q & 0xffu, (q >> 8) & 0xffu);
         b[2 * t + 1] = avk_kv_codes_f16x2((q >> 16) & 0xffu, q >> 24);
     }
 #elif AVK_KV_QUANT
 #pragma unroll
     for (int t = 0; t < 2; ++t) {
-        const unsigned char *row = k_tile + ((n + t) * 8 + lane / 4) * RAW_ROW;
+        const unsigned char *row = avk_decode_key(k_tile, odd, (n + t) * 8 + lane / 4);
         const int d0 = kk * 16 + (lane % 4) * 2;
 #pragma unroll
         for (int h = 0; h < 2; ++h) { /* values d0 + 8h and the next */
@@ -215,6 +300,7 @@ AVK_DEVICE void avk_decode_k_frag(avk_u32 (&b)[4], const unsigned char *k_tile, 
         }
     }
 #else
+    (void)odd;
     const int r = (lane / 16) * 8 + lane % 8, c = ((lane / 8) % 2) * 8;
     avk_ldmatrix_x4(b, avk_smem_addr(k_tile + (n * 8 + r) * RAW_ROW + (kk * 16 + c) * (int)sizeof(avk_elem)));
 #endif
@@ -222,7 +308,7 @@ AVK_DEVICE void avk_decode_k_frag(avk_u32 (&b)[4], const unsigned char *k_tile, 
 
 /* B fragments of k-step kk (keys) and n-tiles n, n+1 (D) for O += P V, in
  * ldmatrix_x4_trans's order: b[0..1] n-tile n (keys +0, +8), b[2..3] n + 1. */
-AVK_DEVICE void avk_decode_v_frag(avk_u32 (&b)[4], const unsigned char *v_tile, int kk, int n, int lane)
+AVK_DEVICE void avk_decode_v_frag(avk_u32 (&b)[4], const unsigned char *v_tile, avk_u32 odd, int kk, int n, int lane)
 {
 #if AVK_KV_QUANT
     const int k0 = kk * 16 + (lane % 4) * 2;
@@ -231,15 +317,18 @@ AVK_DEVICE void avk_decode_v_frag(avk_u32 (&b)[4], const unsigned char *v_tile, 
         const int d = (n + t) * 8 + lane / 4;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const unsigned char *row = v_tile + (k0 + 8 * h) * RAW_ROW; /* keys k0 + 8h and the next */
+            /* keys k0 + 8h and the next */
+            const unsigned char *row = avk_decode_key(v_tile, odd, k0 + 8 * h);
+            const unsigned char *next = avk_decode_key(v_tile, odd, k0 + 8 * h + 1);
 #if AVK_DECODE_CODES
-            b[2 * t + h] = avk_kv_codes_f16x2(avk_kv_code(row, d), avk_kv_code(row + RAW_ROW, d));
+            b[2 * t + h] = avk_kv_codes_f16x2(avk_kv_code(row, d), avk_kv_code(next, d));
 #else
-            b[2 * t + h] = avk_pack2(avk_kv_value(row, d), avk_kv_value(row + RAW_ROW, d));
+            b[2 * t + h] = avk_pack2(avk_kv_value(row, d), avk_kv_value(next, d));
 #endif
         }
     }
 #else
+    (void)odd;
     const int r = ((lane / 8) % 2) * 8 + lane % 8, c = (lane / 16) * 8;
     avk_ldmatrix_x4_trans(b, avk_smem_addr(v_tile + (kk * 16 + r) * RAW_ROW + (n * 8 + c) * (int)sizeof(avk_elem)));
 #endif
@@ -248,13 +337,14 @@ AVK_DEVICE void avk_decode_v_frag(avk_u32 (&b)[4], const unsigned char *v_tile, 
 #if AVK_DECODE_QUADS
 /* B fragments of k-step kk (keys) for O += P V over n-tiles 4t .. 4t+3 (block
  * t): b[e][h] n-tile 4t + e, keys kk*16 + 8h + 2(lane%4), +1 */
-AVK_DEVICE void avk_decode_v_frag_quad(avk_u32 (&b)[4][2], const unsigned char *v_tile, int kk, int t, int lane)
+AVK_DEVICE void avk_decode_v_frag_quad(avk_u32 (&b)[4][2], const unsigned char *v_tile, avk_u32 odd, int kk, int t,
+                                       int lane)
 {
     const int k0 = kk * 16 + (lane % 4) * 2, g = lane / 4;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-        const unsigned char *row = v_tile + (k0 + 8 * h) * RAW_ROW;
-        const avk_u32 lo = avk_kv_code_quad(row, t, g), hi = avk_kv_code_quad(row + RAW_ROW, t, g);
+        const avk_u32 lo = avk_kv_code_quad(avk_decode_key(v_tile, odd, k0 + 8 * h), t, g),
+                      hi = avk_kv_code_quad(avk_decode_key(v_tile, odd, k0 + 8 * h + 1), t, g);
 #pragma unroll
         for (int e = 0; e < 4; ++e) b[e][h] = avk_kv_codes_f16x2((lo >> 8 * e) & 0xffu, (hi >> 8 * e) & 0xffu);
     }
@@ -265,13 +355,15 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 {
     AVK_DYNAMIC_SMEM(smem_raw);
     if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
-    avk_elem *sQ = (avk_elem *)smem_raw;
-    unsigned char *rings = smem_raw + BR * RS * sizeof(avk_elem) + BARS;
+    unsigned char *rings = smem_raw + Q_REGION + BARS + ODD_BYTES;
+    avk_u32 *odd_words = (avk_u32 *)(smem_raw + Q_REGION + BARS) + threadIdx.x / 32 * STAGES * 2;
+    /* Q_IN_RING: the last warp's last stage, which its loop fills first */
+    avk_elem *sQ = (avk_elem *)(Q_IN_RING ? rings + KW * WARP_RING - 2 * RAW_TILE : smem_raw);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int quad_row = lane / 4, quad_col = lane % 4;
     unsigned char *ring = rings + warp * WARP_RING;
     /* this warp's stage mbarriers (the bulk copies') */
-    const avk_u32 bars = avk_smem_addr(smem_raw + BR * RS * sizeof(avk_elem)) + (avk_u32)(warp * STAGES * 8);
+    const avk_u32 bars = avk_smem_addr(smem_raw + Q_REGION) + (avk_u32)(warp * STAGES * 8);
 #if AVK_DECODE_BULK_PATH
     if (BULK) {
         if (lane == 0) {
@@ -303,7 +395,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         const int t = t_first + s * KW;
-        if (t < w.t_end) avk_decode_stage(ring, bars, mode, s, p, w, t, lane, avk_decode_row(p, w, t, lane));
+        if (t < w.t_end) {
+            const long long rows = avk_decode_row(p, w, t, lane);
+            avk_decode_stage(ring, bars, mode, s, p, w, t, lane, rows);
+            avk_decode_note_odd(odd_words + 2 * s, p, rows, lane);
+        }
         avk_cp_async_commit();
     }
     long long next_rows = avk_decode_row(p, w, t_first + (STAGES - 1) * KW, lane); /* the loop's first issue */
@@ -329,6 +425,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         for (int kk = 0; kk < KD; ++kk) avk_ldmatrix_x4(qf[kk], q_lane + (avk_u32)(kk * 16 * 2));
     }
 #endif
+    if (Q_IN_RING) __syncthreads(); /* every warp holds Q before the last warp's loop fills its stage */
 
     float acc[1][ND][4];
     float row_max[1][2] = {{AVK_NEG_INF, AVK_NEG_INF}}, row_sum[1][2] = {{0.f, 0.f}};
@@ -345,8 +442,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #endif
         avk_syncwarp();
         {
-            const int tn = t + (STAGES - 1) * KW;
-            if (tn < w.t_end) avk_decode_stage(ring, bars, mode, (i + STAGES - 1) % STAGES, p, w, tn, lane, next_rows);
+            const int tn = t + (STAGES - 1) * KW, sn = (i + STAGES - 1) % STAGES;
+            if (tn < w.t_end) {
+                avk_decode_stage(ring, bars, mode, sn, p, w, tn, lane, next_rows);
+                avk_decode_note_odd(odd_words + 2 * sn, p, next_rows, lane);
+            }
             avk_cp_async_commit();
             next_rows = avk_decode_row(p, w, tn + KW, lane); /* the next round's tile, a round ahead */
         }
@@ -355,6 +455,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         if (avk_tile_invisible(key0, BC, min_begin, max_end) || pattern == AVK_TILE_HIDDEN) continue;
         const unsigned char *k_tile = ring + (i % STAGES) * 2 * RAW_TILE;
         const unsigned char *v_tile = k_tile + RAW_TILE;
+        const avk_u32 k_odd = ALIGNED_ROWS ? odd_words[2 * (i % STAGES)] : 0u;
 
         float s[1][NS][4];
 #if AVK_DECODE_CODES && AVK_KV_BLOCK_SCALED
@@ -367,7 +468,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
                 for (int kk = 2 * blk; kk < 2 * blk + 2; ++kk) {
                     avk_u32 b[4];
-                    avk_decode_k_frag(b, k_tile, n, kk, lane);
+                    avk_decode_k_frag(b, k_tile, k_odd, n, kk, lane);
                     if (kk == 2 * blk) {
                         avk_mma_zc(sb[0], qf[kk], b);
                         avk_mma_zc(sb[1], qf[kk], b + 2);
@@ -380,7 +481,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 for (int t = 0; t < 2; ++t)
 #pragma unroll
                     for (int c = 0; c < 2; ++c) { /* this thread's keys: columns quad_col * 2 + c */
-                        const float dk = avk_kv_block_scale(k_tile + ((n + t) * 8 + quad_col * 2 + c) * RAW_ROW, blk * 32);
+                        const unsigned char *row = avk_decode_key(k_tile, k_odd, (n + t) * 8 + quad_col * 2 + c);
+                        const float dk = avk_kv_block_scale(row, blk * 32);
                         if (blk == 0) {
                             s[0][n + t][c] = sb[t][c] * dk;
                             s[0][n + t][c + 2] = sb[t][c + 2] * dk;
@@ -397,7 +499,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
             for (int n = 0; n < NS; n += 2) {
                 avk_u32 b[4];
-                avk_decode_k_frag(b, k_tile, n, kk, lane);
+                avk_decode_k_frag(b, k_tile, k_odd, n, kk, lane);
                 if (kk == 0) {
                     avk_mma_zc(s[0][n], qf[kk], b);
                     avk_mma_zc(s[0][n + 1], qf[kk], b + 2);
@@ -410,6 +512,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_score_tile<1, NS>(p, w, rows, s, w.r0 + quad_row, key0 + quad_col * 2, scale_log2,
                               avk_tile_is_edge(key0, BC, max_begin, min_end) || pattern == AVK_TILE_PARTIAL);
         avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, scale_log2));
+        const avk_u32 v_odd = ALIGNED_ROWS ? odd_words[2 * (i % STAGES) + 1] : 0u;
 #if AVK_DECODE_CODES && AVK_KV_BLOCK_SCALED
         /* O += (P * d_V[key][block]) . codes: P scaled per block of D */
 #pragma unroll
@@ -420,7 +523,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             for (int blk = 0; blk < D / 32; ++blk) {
                 float dv[4];
 #pragma unroll
-                for (int c = 0; c < 4; ++c) dv[c] = avk_kv_block_scale(v_tile + (k0 + (c / 2) * 8 + c % 2) * RAW_ROW, blk * 32);
+                for (int c = 0; c < 4; ++c)
+                    dv[c] = avk_kv_block_scale(avk_decode_key(v_tile, v_odd, k0 + (c / 2) * 8 + c % 2), blk * 32);
                 pa[blk][0] = avk_pack2(s[0][2 * kk][0] * dv[0], s[0][2 * kk][1] * dv[1]);
                 pa[blk][1] = avk_pack2(s[0][2 * kk][2] * dv[0], s[0][2 * kk][3] * dv[1]);
                 pa[blk][2] = avk_pack2(s[0][2 * kk + 1][0] * dv[2], s[0][2 * kk + 1][1] * dv[3]);
@@ -430,7 +534,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
             for (int t = 0; t < D / 32; ++t) { /* n-tiles 4t .. 4t+3 are block t */
                 avk_u32 b[4][2];
-                avk_decode_v_frag_quad(b, v_tile, kk, t, lane);
+                avk_decode_v_frag_quad(b, v_tile, v_odd, kk, t, lane);
 #pragma unroll
                 for (int e = 0; e < 4; ++e) avk_mma(acc[0][4 * t + e], pa[t], b[e]);
             }
@@ -438,7 +542,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
             for (int n = 0; n < ND; n += 2) {
                 avk_u32 b[4];
-                avk_decode_v_frag(b, v_tile, kk, n, lane);
+                avk_decode_v_frag(b, v_tile, v_odd, kk, n, lane);
                 avk_mma(acc[0][n], pa[n / 4], b); /* n-tiles n, n + 1 share block n / 4 */
                 avk_mma(acc[0][n + 1], pa[n / 4], b + 2);
             }
@@ -453,7 +557,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
             for (int t = 0; t < D / 32; ++t) {
                 avk_u32 b[4][2];
-                avk_decode_v_frag_quad(b, v_tile, kk, t, lane);
+                avk_decode_v_frag_quad(b, v_tile, v_odd, kk, t, lane);
 #pragma unroll
                 for (int e = 0; e < 4; ++e) avk_mma(acc[0][4 * t + e], pa[0], b[e]);
             }
@@ -461,7 +565,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
             for (int n = 0; n < ND; n += 2) {
                 avk_u32 b[4];
-                avk_decode_v_frag(b, v_tile, kk, n, lane);
+                avk_decode_v_frag(b, v_tile, v_odd, kk, n, lane);
                 avk_mma(acc[0][n], pa[0], b);
                 avk_mma(acc[0][n + 1], pa[0], b + 2);
             }

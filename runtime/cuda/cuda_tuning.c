@@ -224,11 +224,19 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
         return (c->dtype == ATTNVK_F32 ? 2u : 1u) * (size_t)c->bc * (D + DV) * 4;
     if (c->key_warps) { /* Q, the stages' mbarriers, then per warp its raw K/V stages; the warps' merge reuses them */
-        size_t rows = kv_row_bytes(c) % 32 == 0 ? kv_row_bytes(c) + 16 : kv_row_bytes(c); /* attn_decode.h's RAW_ROW */
-        size_t rings = (size_t)c->key_warps * (size_t)c->kv_stages * 2u * (size_t)c->bc * rows;
+        const size_t row = kv_row_bytes(c), stage_rows = (size_t)c->key_warps * (size_t)c->kv_stages * 2u * (size_t)c->bc;
+        size_t rings = stage_rows * (row % 32 == 0 ? row + 16 : row); /* attn_decode.h's RAW_ROW */
         size_t merge = (size_t)c->key_warps * 16u * (D + 2) * 4;
         size_t bars = ((size_t)c->key_warps * (size_t)c->kv_stages * 8u + 15u) / 16u * 16u; /* attn_decode.h's BARS */
-        return 16u * (D + 8) * 2 + bars + (rings > merge ? rings : merge);
+        const size_t q = 16u * (D + 8) * 2, bytes = q + bars + (rings > merge ? rings : merge);
+        if (!c->paged || row % 16 != 8) return bytes;
+        /* ALIGNED_ROWS: slots of the row + 8 bytes rounded to 16, Q in the last warp's last stage where
+         * it fits (Q_IN_RING), two words a stage (ODD_BYTES); sized for either layout (bf16 over q8_0
+         * and ATTNVK_CUDA_DEFINES=-DAVK_DECODE_ALIGNED_ROWS=0 copy rows as stored) */
+        const size_t slot = (row + 8 + 15) / 16 * 16, slots = stage_rows * slot;
+        const size_t odd = ((size_t)c->key_warps * (size_t)c->kv_stages * 8u + 15u) / 16u * 16u;
+        const size_t aligned = (q <= 2 * (size_t)c->bc * slot ? 0 : q) + bars + odd + (slots > merge ? slots : merge);
+        return aligned > bytes ? aligned : bytes;
     }
     if (c->mma) { /* attn_mma.h: Q + two stages of K (rows of Dk padded to k-steps, + 16 bytes) and V (Dv),
                    * two raw stages of a quantized K/V, the row groups' two partial-S buffers (col_warps > 1) */
@@ -371,7 +379,7 @@ typedef struct usable_ctx {
     attnvk_dtype dtype;
     int head_dim, head_dim_v;
     attnvk_kv_format kv_format;
-    int contract;
+    int contract, paged;
     const char *variant; /* only this variant's entries, or NULL for any */
 } usable_ctx;
 
@@ -387,6 +395,7 @@ static int usable(const avk_tuning *e, const void *ctx)
     c.head_dim_v = u->head_dim_v;
     c.kv_format = u->kv_format;
     c.contract = u->contract;
+    c.paged = u->paged;
     c.br = e->tile_br;
     c.bc = e->tile_bc;
     c.threads = e->workgroup_size;
@@ -462,7 +471,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     memset(cfg, 0, sizeof *cfg);
     const int contract = pack > 1 || p->page_size > 0 || p->ragged || p->kv_format != ATTNVK_KV_DTYPE;
     const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim;
-    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim, dv, p->kv_format, contract, NULL};
+    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim, dv, p->kv_format, contract, p->page_size > 0, NULL};
     avk_tuning_query q = {info, p->dtype, p->head_dim, decode, usable, &u};
     int count;
     const avk_tuning *table = avk_cuda_tuning_table(&count);
@@ -473,6 +482,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     cfg->head_dim_v = dv;
     cfg->kv_format = p->kv_format;
     cfg->contract = contract;
+    cfg->paged = p->page_size > 0;
     cfg->score_mod = (int)avk_score_mod_bits(p);
     cfg->pos_offset = (avk_problem_features(p) & ATTNVK_FEATURE_POSITION_OFFSET) != 0;
     /* a tuned file's entry or a tune candidate (core/tuning.h): exactly it, or why it cannot run */
@@ -637,6 +647,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_FORMAT=%d", (int)c->kv_format);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KEY_WARPS=%d", c->key_warps);
+    if (c->key_warps && c->paged) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_PAGED=1");
     if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=%d", c->score_mod);
     if (c->pos_offset) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_POS_OFFSET=1");
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
