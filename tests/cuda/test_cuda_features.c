@@ -243,6 +243,36 @@ int main(void)
             }
     }
 
+    /* paged q8_0 / q4_0 at D=128 (136- and 72-byte rows, 8 bytes off 16 every other row: mma-decode's
+     * aligned slots, attn_decode.h's ALIGNED_ROWS): pages of 16 and 17 keys, even and odd kv heads
+     * (rows of one tile at one or both offsets), ragged lengths (partial tiles, empty sequences) */
+    {
+        static const struct {
+            const char *label;
+            int b, h, hkv, nq, nk, page;
+            attnvk_kv_format fmt;
+            int32_t lens[5];
+        } slots[] = {
+            {"paged 16 q8_0 D128 hkv2 ragged", 5, 8, 2, 1, 700, 16, ATTNVK_KV_Q8_0, {0, 1, 31, 33, 700}},
+            {"paged 17 q8_0 D128 hkv1 Nq2", 4, 8, 1, 2, 600, 17, ATTNVK_KV_Q8_0, {17, 16, 600, 259, 0}},
+            {"paged 16 q4_0 D128 hkv3 ragged", 3, 12, 3, 1, 650, 16, ATTNVK_KV_Q4_0, {650, 2, 100, 0, 0}},
+            {"paged 17 q4_0 D128 hkv2 ragged", 4, 8, 2, 1, 500, 17, ATTNVK_KV_Q4_0, {1, 34, 500, 35, 0}},
+        };
+        static const char *const slot_variants[] = {NULL, "mma-decode"};
+        for (int dt = ATTNVK_F16; dt <= ATTNVK_BF16; ++dt)
+            for (size_t v = 0; v < sizeof slot_variants / sizeof *slot_variants; ++v)
+                for (size_t i = 0; i < sizeof slots / sizeof *slots; ++i) {
+                    avk_cache_case c = {.label = slots[i].label, .nlens = slots[i].b};
+                    attnvk_problem p = {.batch = slots[i].b, .heads = slots[i].h, .kv_heads = slots[i].hkv,
+                                        .seq_q = slots[i].nq, .seq_kv = slots[i].nk, .head_dim = 128,
+                                        .dtype = (attnvk_dtype)dt, .page_size = slots[i].page, .kv_format = slots[i].fmt};
+                    c.p = p;
+                    memcpy(c.lens, slots[i].lens, sizeof slots[i].lens);
+                    attnvk_kernel_options o = {.variant = slot_variants[v]};
+                    avk_test_run_cache_case(dev, &c, &o, seed + 2000 + i, 0) ? ++passed : ++failed;
+                }
+    }
+
     static const char *const variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "tiled", "simt"};
     for (size_t i = 0; i < sizeof variants / sizeof *variants; ++i) {
         attnvk_kernel_options o = {.variant = variants[i]};

@@ -127,6 +127,32 @@ static void test_lookup(void)
               strcmp(avk_cuda_decode_copy(&c, 9, 0), "bulk") == 0,
           "q8_0 mma-decode: 136-byte rows copy in bulk only as a contiguous tile");
     unsetenv("ATTNVK_CUDA_DEFINES");
+    /* paged q8_0 / q4_0 at D=128: mma-decode builds with AVK_KV_PAGED (rows in 16-byte aligned
+     * slots, Q in a stage), sized for either layout; q8_0 keeps 3 CTAs an H100 SM, as contiguous */
+    {
+        static const struct {
+            attnvk_kv_format kv;
+            size_t slots, as_stored; /* attn_decode.h: bars + words + slots (Q_IN_RING); Q + bars + rows as stored */
+        } paged[] = {{ATTNVK_KV_Q8_0, 64 + 64 + 4 * 2 * 2 * 32 * 144, 16 * 136 * 2 + 64 + 4 * 2 * 2 * 32 * 136},
+                     {ATTNVK_KV_Q4_0, 64 + 64 + 4 * 2 * 2 * 32 * 80, 16 * 136 * 2 + 64 + 4 * 2 * 2 * 32 * 72}};
+        for (size_t i = 0; i < sizeof paged / sizeof *paged; ++i) {
+            CHECK(pick_paged(128, paged[i].kv, NULL, &c) == ATTNVK_OK && c.key_warps == 4 && c.kv_stages == 2 && c.paged,
+                  "paged %s: mma-decode w4s2, paged", attnvk_kv_format_name(paged[i].kv));
+            const size_t want = paged[i].slots > paged[i].as_stored ? paged[i].slots : paged[i].as_stored;
+            CHECK(avk_cuda_config_smem(&c) == want, "paged %s mma-decode: %zu bytes of shared memory, want %zu",
+                  attnvk_kv_format_name(paged[i].kv), avk_cuda_config_smem(&c), want);
+            char opt[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN];
+            const char *ov[AVK_CUDA_MAX_OPTIONS];
+            int n = avk_cuda_build_options(&c, "sm_90a", opt, ov), flagged = 0;
+            for (int k = 0; k < n; ++k) flagged |= strcmp(ov[k], "-DAVK_KV_PAGED=1") == 0;
+            c.paged = 0;
+            int m = avk_cuda_build_options(&c, "sm_90a", opt, ov), unflagged = 1;
+            for (int k = 0; k < m; ++k) unflagged &= strcmp(ov[k], "-DAVK_KV_PAGED=1") != 0;
+            CHECK(flagged && unflagged, "-DAVK_KV_PAGED=1 on paged mma-decode builds only");
+        }
+        CHECK(pick_paged(128, ATTNVK_KV_Q8_0, NULL, &c) == ATTNVK_OK && avk_cuda_resident(&c, 233472) == 3,
+              "paged q8_0 mma-decode: 3 CTAs an H100 SM, got %d", avk_cuda_resident(&c, 233472));
+    }
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 1, NULL, 0, 0, &c) == ATTNVK_OK && !avk_cuda_decode_copy(&c, 9, 0),
           "mma16 has no copy marker");
     CHECK(pick_paged(128, ATTNVK_KV_DTYPE, "mma16", &c) == ATTNVK_OK && is(&c, "mma16", 16, 32),

@@ -233,6 +233,21 @@ int main(void)
                         cfg.split = mode == 2 || (mode == 1 && f != ATTNVK_KV_DTYPE);
                         add_job(t, &cfg);
                     }
+        /* the builds above are paged (mma-decode: AVK_KV_PAGED, q8_0 / q4_0 rows of D=128 in aligned
+         * slots); f16 mma-decode over contiguous q8_0 / q4_0 at D=128 builds its linear tile path */
+        for (int f = ATTNVK_KV_Q8_0; f <= ATTNVK_KV_Q4_0; ++f) {
+            attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = 4, .seq_kv = 512, .head_dim = 128,
+                                .dtype = ATTNVK_F16, .kv_format = (attnvk_kv_format)f};
+            attnvk_kernel_options o = {0};
+            avk_cuda_config cfg;
+            if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, 1, 4, &cfg) != ATTNVK_OK || !cfg.key_warps) {
+                EXPECT(0, "%s: contiguous kv=%s decode is not mma-decode: %s", t->arch,
+                       attnvk_kv_format_name((attnvk_kv_format)f), attnvk_last_error());
+                continue;
+            }
+            cfg.split = 1;
+            add_job(t, &cfg);
+        }
         /* score modifications (softcap, ALiBi, masks: AVK_SCORE_MOD) in every body, once each:
          * wgmma on sm_90a, the rest on sm_80 (the same source) */
         static const struct {
@@ -416,9 +431,10 @@ int main(void)
         const avk_cuda_config *c = &j->cfg;
         char dims[16];
         snprintf(dims, sizeof dims, "%d/%d", c->head_dim, c->head_dim_v > 0 ? c->head_dim_v : c->head_dim);
-        printf("%s %-6s %-10s %3dx%-3d D=%-7s %-4s threads=%-3d split=%d regs=%d spill=%d (%.1f s)%s%s\n",
+        printf("%s %-6s %-10s %3dx%-3d D=%-7s %-4s kv=%-4s%s threads=%-3d split=%d regs=%d spill=%d (%.1f s)%s%s\n",
                j->ok ? "ok  " : "FAIL", j->t->arch, c->variant, c->br, c->bc, dims, attnvk_dtype_name(c->dtype),
-               c->threads, c->split, j->registers, j->spill_bytes, j->seconds, j->ok ? "" : ": ", j->error);
+               attnvk_kv_format_name(c->kv_format), c->key_warps && c->paged ? " paged" : "", c->threads, c->split,
+               j->registers, j->spill_bytes, j->seconds, j->ok ? "" : ": ", j->error);
         /* the decode body's register budget holds its rings' bookkeeping (bulk copies: mbarrier phases) */
         const int spilled = j->ok && c->key_warps && j->spill_bytes > 0;
         if (spilled) printf("FAIL: mma-decode spills %d bytes\n", j->spill_bytes);
