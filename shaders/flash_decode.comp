@@ -117,7 +117,9 @@ const bool WORDS_SHAPE = SLICE == 16u && WORDS_D;
 #endif
 const bool WORDS = RUNS == 2u && WORDS_SHAPE;
 // (the bodies test WORDS first; quantized caches have Dv = Dk)
-const bool RUN = RUNS != 0u && SLICE <= 16u && DV == D;
+// (a run stays in one 32-value block: slices of 4, 8 or 16 values; a product, as WORDS_SHAPE is built in steps)
+const uint RUN_OK = (RUNS != 0u ? 1u : 0u) * (SLICE <= 16u ? 1u : 0u) * (32u % SLICE == 0u ? 1u : 0u) * (DV == D ? 1u : 0u);
+const bool RUN = RUN_OK != 0u;
 #else
 const bool WORDS = false;
 const bool RUN = false;

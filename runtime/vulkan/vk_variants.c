@@ -400,6 +400,11 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
      * sweep-s15-vkpaged3 against vkaddr) q8_0 paged went 0.424 -> 2.471 ms with it, q4_0 2.471 ->
      * 2.067, fp8 0.464 -> 0.471, f16 0.406 -> 0.409 (contiguous 0.37-0.39): the driver's code for
      * this 255-register body swings between formats with small changes, staging or not. */
+    /* Tried for the quantized targets (session 20, tools/h100/sweep-s20-decode*.txt, H100 64k) and left out:
+     * tiles of raw rows copied through shared memory in 8- and 16-byte pieces, the lanes reading their
+     * words there: q8_0 0.745 -> 1.001 ms, q4_0 0.732 -> 0.849, fp8 0.789 -> 1.135; half the packed rows
+     * per workgroup (--tile 2x64, K/V decoded twice, 168 registers): q8_0 0.750 -> 1.108, f16 0.785 ->
+     * 0.852. The loads are not what limits this body on quantized caches: the dequantization is. */
     uint32_t pages = 0;
     decode_env(&lanes, &keys, &runs, &want_slice, &pages);
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
@@ -431,13 +436,14 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     }
     cfg->key_lanes = lanes;
     cfg->keys_per_step = keys;
-    /* a run stays inside one 32-value block: slices of 4, 8 or 16 values (quantized caches have Dv = Dk);
+    /* a run stays inside one 32-value block: slices of 4, 8 or 16 values (quantized caches have Dv = Dk; D=96's
+     * slices of 12 straddled blocks and read the wrong scales before session 20);
      * aligned words (runs 2, shaders/flash_decode.comp's WORDS): slices of 16, q8_0 and q4_0 rows in
      * pairs of blocks, fewer loads (q8_0 5 aligned words a key for K and for V against 6 and
      * realigning shifts, q4_0 3 against 6, fp8 one 16-byte load against 4), the same arithmetic */
     int quant = p->kv_format != ATTNVK_KV_DTYPE && dk == dv;
     int words = quant && slice == 16 && (p->kv_format == ATTNVK_KV_FP8 || dk % 64 == 0);
-    cfg->runs = !quant || !runs ? 0 : runs == 2 && words ? 2 : slice <= 16 ? 1 : 0;
+    cfg->runs = !quant || !runs ? 0 : runs == 2 && words ? 2 : slice <= 16 && 32 % slice == 0 ? 1 : 0;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
     cfg->page_slots = p->page_size > 0 ? pages : 0;
     cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (dv / 4) * 16 + cfg->page_slots * 4;
