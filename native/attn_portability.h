@@ -159,10 +159,27 @@ AVK_DEVICE avk_u32 avk_pack_bf16x2(float lo, float hi)
     return r;
 }
 
-/* 16-byte global->shared copy; src_bytes < 16 zero-fills the rest (edges). */
+/* 16-byte global->shared copy; src_bytes < 16 zero-fills the rest (edges).
+ * AVK_CP_L2_PREFETCH (64, 128 or 256; 0: none) asks L2 to fetch that many
+ * bytes around each copy (ATTNVK_CUDA_DEFINES=-DAVK_CP_L2_PREFETCH=N for an
+ * A/B). H100 decode, B=8 H=32/8 D=128 f16 (session 20, sweep-s20-decode2):
+ * 64k 0.749 -> 0.738 ms with 128 bytes (256: 0.740), 32k 0.379 -> 0.375. */
+#ifndef AVK_CP_L2_PREFETCH
+#define AVK_CP_L2_PREFETCH 128
+#endif
+#if AVK_CP_L2_PREFETCH == 64
+#define AVK_CP_L2_HINT ".L2::64B"
+#elif AVK_CP_L2_PREFETCH == 128
+#define AVK_CP_L2_HINT ".L2::128B"
+#elif AVK_CP_L2_PREFETCH == 256
+#define AVK_CP_L2_HINT ".L2::256B"
+#else
+#define AVK_CP_L2_HINT ""
+#endif
 AVK_DEVICE void avk_cp_async16(avk_u32 smem, const void *gmem, int src_bytes)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(src_bytes));
+    asm volatile("cp.async.cg.shared.global" AVK_CP_L2_HINT " [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem),
+                 "r"(src_bytes));
 }
 
 /* 8- and 4-byte copies (cp.async.ca): raw rows of quantized K/V are only

@@ -66,10 +66,25 @@ typedef float avk_elem;
 #ifndef AVK_ASYNC
 #define AVK_ASYNC 0
 #endif
+/* cp.async's L2 prefetch size (64, 128 or 256 bytes; 0: none; an A/B through
+ * ATTNVK_OPENCL_BUILD_OPTIONS=-DAVK_CP_L2_PREFETCH=N). H100 decode, B=8 H=32/8
+ * D=128 f16 64k (session 20): 0.747 -> 0.734 ms with 128 bytes. */
+#ifndef AVK_CP_L2_PREFETCH
+#define AVK_CP_L2_PREFETCH 128
+#endif
+#if AVK_CP_L2_PREFETCH == 64
+#define AVK_CP_L2_HINT ".L2::64B"
+#elif AVK_CP_L2_PREFETCH == 128
+#define AVK_CP_L2_HINT ".L2::128B"
+#elif AVK_CP_L2_PREFETCH == 256
+#define AVK_CP_L2_HINT ".L2::256B"
+#else
+#define AVK_CP_L2_HINT ""
+#endif
 #if AVK_ASYNC == 1
 inline void avk_cp16(__local void *dst, __global const void *src, int valid)
 {
-    AVK_ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(valid ? 16 : 0)
+    AVK_ASM("cp.async.cg.shared.global" AVK_CP_L2_HINT " [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(valid ? 16 : 0)
             : "memory");
 }
 inline void avk_cp_commit(void) { AVK_ASM("cp.async.commit_group;" ::: "memory"); }

@@ -165,7 +165,7 @@ inline void avk_dec_copy(__local uchar *dst, __global const uchar *src, int in)
 #if AVK_EMULATE || DEC_GRAIN == 2
     for (int i = 0; i < DEC_GRAIN; i += 2) *(__local ushort *)(dst + i) = in ? *(__global const ushort *)(src + i) : 0;
 #elif DEC_GRAIN == 16
-    AVK_ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(in ? 16 : 0)
+    AVK_ASM("cp.async.cg.shared.global" AVK_CP_L2_HINT " [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(in ? 16 : 0)
             : "memory");
 #elif DEC_GRAIN == 8
     AVK_ASM("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(in ? 8 : 0)
@@ -408,7 +408,7 @@ inline void avk_dec_load_linear(__local uchar *dst, __global const uchar *base, 
 {
     __global const uchar *src = base + (ulong)row0 * DEC_ROW_BYTES;
     for (int c = lane; c < DEC_RAW_TILE / 16; c += 32)
-        AVK_ASM("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((uint)(size_t)(dst + c * 16)), "l"(src + c * 16)
+        AVK_ASM("cp.async.cg.shared.global" AVK_CP_L2_HINT " [%0], [%1], 16;" ::"r"((uint)(size_t)(dst + c * 16)), "l"(src + c * 16)
                 : "memory");
 }
 

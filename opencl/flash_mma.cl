@@ -40,7 +40,7 @@ inline void avk_cp_raw(__local uchar *dst, __global const uchar *src, int valid)
 {
 #if AVK_ASYNC == 1
 #if AVK_RAW_GRAN == 16
-    AVK_ASM("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(valid ? 16 : 0)
+    AVK_ASM("cp.async.cg.shared.global" AVK_CP_L2_HINT " [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(valid ? 16 : 0)
             : "memory");
 #else
     AVK_ASM("cp.async.ca.shared.global [%0], [%1], " AVK_STR(AVK_RAW_GRAN) ", %2;" ::"r"((uint)(size_t)dst), "l"(src),
