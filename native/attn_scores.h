@@ -264,8 +264,10 @@ AVK_DEVICE bool avk_pattern_aligned(const avk_attn_params &p, const avk_work &w,
     const int bq = (int)(p.pattern & 0xffffu), bk = (int)(p.pattern >> 16), pack = (int)p.pack;
     return w.r0 / pack / bq == (w.r_end - 1) / pack / bq && bk % bc == 0;
 #else
+    /* a dilated row sees every r-th key of its segment: its tiles are always tested (a build
+     * without a pattern has nothing to test, and avk_pattern_tile says FULL there anyway) */
     (void)p, (void)w, (void)bc;
-    return true; /* nothing to test */
+    return !(AVK_SCORE_MOD & AVK_MOD_DILATED);
 #endif
 }
 
