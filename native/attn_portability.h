@@ -167,12 +167,10 @@ AVK_DEVICE avk_u32 avk_pack_bf16x2(float lo, float hi)
 #ifndef AVK_CP_L2_PREFETCH
 #define AVK_CP_L2_PREFETCH 128
 #endif
-#if AVK_CP_L2_PREFETCH == 64
-#define AVK_CP_L2_HINT ".L2::64B"
-#elif AVK_CP_L2_PREFETCH == 128
-#define AVK_CP_L2_HINT ".L2::128B"
-#elif AVK_CP_L2_PREFETCH == 256
-#define AVK_CP_L2_HINT ".L2::256B"
+#if AVK_CP_L2_PREFETCH
+#define AVK_PTX_L2_BYTES_(n) ".L2::" #n "B"
+#define AVK_PTX_L2_BYTES(n) AVK_PTX_L2_BYTES_(n)
+#define AVK_CP_L2_HINT AVK_PTX_L2_BYTES(AVK_CP_L2_PREFETCH)
 #else
 #define AVK_CP_L2_HINT ""
 #endif

@@ -72,12 +72,10 @@ typedef float avk_elem;
 #ifndef AVK_CP_L2_PREFETCH
 #define AVK_CP_L2_PREFETCH 128
 #endif
-#if AVK_CP_L2_PREFETCH == 64
-#define AVK_CP_L2_HINT ".L2::64B"
-#elif AVK_CP_L2_PREFETCH == 128
-#define AVK_CP_L2_HINT ".L2::128B"
-#elif AVK_CP_L2_PREFETCH == 256
-#define AVK_CP_L2_HINT ".L2::256B"
+#define AVK_STR_(x) #x
+#define AVK_STR(x) AVK_STR_(x)
+#if AVK_CP_L2_PREFETCH
+#define AVK_CP_L2_HINT ".L2::" AVK_STR(AVK_CP_L2_PREFETCH) "B"
 #else
 #define AVK_CP_L2_HINT ""
 #endif

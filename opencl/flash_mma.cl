@@ -32,8 +32,6 @@
 #define AVK_RAW_GRAN 4
 #endif
 #define AVK_RAW_CHUNKS (AVK_KV_ROW_BYTES / AVK_RAW_GRAN)
-#define AVK_STR_(x) #x
-#define AVK_STR(x) AVK_STR_(x)
 #define AVK_RAW_TILE16 ((AVK_BC * AVK_KV_ROW_BYTES + 15) / 16)
 
 inline void avk_cp_raw(__local uchar *dst, __global const uchar *src, int valid)
