@@ -195,6 +195,10 @@ inline int avk_pattern_visible(const avk_kernel_args *a, __global const uchar *p
 }
 #define AVK_PATTERNS (AVK_FLAG_BLOCKS | AVK_FLAG_DILATED)
 
+/* At most this many block-layout entries are read to find a tile hidden (a longer
+ * scan says "visible": the per-element test still hides what it must). */
+#define AVK_PATTERN_SCAN 64
+
 /* element offset of query i's row in the mask ([b][h][i][j] with broadcast strides) */
 inline long avk_mask_row(const avk_kernel_args *a, int b, int h, int i)
 {
@@ -266,6 +270,49 @@ inline long avk_q_row(const avk_kernel_args *a, const avk_work *w, int R)
 {
     const int pack = (int)a->pack;
     return (long)w->b * a->q_sb + (long)(w->h + R % pack) * a->q_sh + (long)(R / pack) * a->q_ss;
+}
+
+/* Whether no packed row of w sees any of keys [key0, key0 + n) through the
+ * problem's pattern: the fast bodies neither load nor compute such tiles. A
+ * block layout's entries for the rows' heads and block rows are scanned; a
+ * dilated row sees keys of its segment only. Conservative: 0 when unsure. */
+inline int avk_pattern_hides_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int key0,
+                                  int n)
+{
+    const int pack = (int)a->pack, q0 = w->r0 / pack, q1 = (w->r_end - 1) / pack;
+    const int rows_end = min(w->r_end, w->r0 + pack); /* one row of each head the work-group holds */
+    if (a->flags & AVK_FLAG_BLOCKS) {
+        const int bq = (int)(a->pattern & 0xffffu), bk = (int)(a->pattern >> 16);
+        const long cols = ((long)a->seq_kv + bk - 1) / bk;
+        const int c0 = key0 / bk, c1 = (key0 + n - 1) / bk, b0 = q0 / bq, b1 = q1 / bq;
+        if ((long)(rows_end - w->r0) * (b1 - b0 + 1) * (c1 - c0 + 1) > AVK_PATTERN_SCAN) return 0;
+        for (int R = w->r0; R < rows_end; ++R) {
+            __global const uchar *head = pattern + (long)w->b * a->mask_sb + (long)(w->h + R % pack) * a->mask_sh;
+            for (int br = b0; br <= b1; ++br)
+                for (int c = c0; c <= c1; ++c)
+                    if (head[(long)br * cols + c]) return 0;
+        }
+        return 1;
+    }
+    if (a->flags & AVK_FLAG_DILATED) {
+        __global const int *groups = (__global const int *)pattern;
+        for (int R = w->r0; R < rows_end; ++R) {
+            const int g = (w->h + R % pack) / ((int)a->heads / (int)a->pattern), seg = groups[2 * g];
+            if (key0 < (q1 / seg + 1) * seg && key0 + n > q0 / seg * seg) return 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* The first tile after t (of bc keys) some row of w sees through the pattern,
+ * or w->t_end; t + 1 without a pattern. */
+inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t, int bc)
+{
+    int next = t + 1;
+    if (a->flags & AVK_PATTERNS)
+        while (next < w->t_end && avk_pattern_hides_tile(a, pattern, w, next * bc, bc)) ++next;
+    return next;
 }
 
 /* element offset of packed row R in O: Q's strides are whole Dk rows, O's rows hold Dv */

@@ -28,15 +28,19 @@
 #define AVK_RAW_GRAN 16
 #elif AVK_KV_ROW_BYTES % 8 == 0
 #define AVK_RAW_GRAN 8
-#else
+#elif AVK_KV_ROW_BYTES % 4 == 0
 #define AVK_RAW_GRAN 4
+#else
+#define AVK_RAW_GRAN 2 /* q8_0 rows of an odd number of blocks (D=96: 102 bytes): plain copies */
 #endif
 #define AVK_RAW_CHUNKS (AVK_KV_ROW_BYTES / AVK_RAW_GRAN)
 #define AVK_RAW_TILE16 ((AVK_BC * AVK_KV_ROW_BYTES + 15) / 16)
 
 inline void avk_cp_raw(__local uchar *dst, __global const uchar *src, int valid)
 {
-#if AVK_ASYNC == 1
+#if AVK_RAW_GRAN == 2 /* cp.async takes 4, 8 or 16 bytes */
+    *(__local ushort *)dst = valid ? *(__global const ushort *)src : (ushort)0;
+#elif AVK_ASYNC == 1
 #if AVK_RAW_GRAN == 16
     AVK_ASM("cp.async.cg.shared.global" AVK_CP_L2_HINT " [%0], [%1], 16, %2;" ::"r"((uint)(size_t)dst), "l"(src), "r"(valid ? 16 : 0)
             : "memory");
@@ -77,8 +81,8 @@ inline void avk_decode_tile(__local uint4 *dst, __local const uint4 *raw, float 
                                                 avk_pack_f16x2(hi.x, hi.y), avk_pack_f16x2(hi.z, hi.w));
     }
 }
-#define AVK_ISSUE_K(kt) avk_issue_raw(Kraw, K, AVK_TILE_ROWS(kt), &w, (kt), tid)
-#define AVK_ISSUE_V(kt) avk_issue_raw(Vraw, V, AVK_TILE_ROWS(kt), &w, (kt), tid)
+#define AVK_ISSUE_K(kt, slot) avk_issue_raw(Kraw, K, AVK_TILE_ROWS(slot), &w, (kt), tid)
+#define AVK_ISSUE_V(kt, slot) avk_issue_raw(Vraw, V, AVK_TILE_ROWS(slot), &w, (kt), tid)
 /* after a tile's raw rows landed (and a barrier): decode, and let every lane see it */
 #define AVK_DECODE_K()                                 \
     do {                                               \
@@ -91,8 +95,8 @@ inline void avk_decode_tile(__local uint4 *dst, __local const uint4 *raw, float 
         barrier(CLK_LOCAL_MEM_FENCE);                  \
     } while (0)
 #elif AVK_ASYNC
-#define AVK_ISSUE_K(kt) avk_issue_rows(Kbuf, K, AVK_TILE_ROWS(kt), &w, (kt), tid)
-#define AVK_ISSUE_V(kt) avk_issue_rows_v(Vbuf, V, AVK_TILE_ROWS(kt), &w, (kt), tid)
+#define AVK_ISSUE_K(kt, slot) avk_issue_rows(Kbuf, K, AVK_TILE_ROWS(slot), &w, (kt), tid)
+#define AVK_ISSUE_V(kt, slot) avk_issue_rows_v(Vbuf, V, AVK_TILE_ROWS(slot), &w, (kt), tid)
 #define AVK_DECODE_K() ((void)0)
 #define AVK_DECODE_V() ((void)0)
 #endif
@@ -124,8 +128,9 @@ inline uint4 avk_v_load8_f16(__global const uchar *buf, long row, int d0, float 
 }
 
 #if AVK_ASYNC
-/* the K/V rows of the tile at key kt: two buffers, by tile parity */
-#define AVK_TILE_ROWS(kt) (kv_rows + (((kt) / AVK_BC) & 1) * AVK_BC)
+/* the K/V rows of the tiles in flight: two buffers, by the parity of the tile's visit
+ * (a sparse pattern's hidden tiles are skipped: visits, not tile indices, alternate) */
+#define AVK_TILE_ROWS(slot) (kv_rows + ((slot) & 1) * AVK_BC)
 /* natural order: columns 2t, 2t+1 and 2t+8, 2t+9 of step ks */
 #define AVK_QCOL(ks, t, half) ((ks) * 16 + 2 * (t) + 8 * (half))
 #else
@@ -211,19 +216,29 @@ AVK_PRAGMA_UNROLL
     const float s_unit = args.scale_log2;
 #endif
 
+#if AVK_SCORE_MOD
+    /* a sparse pattern's rows: head and query of rows a and b (avk_pattern_visible) */
+    const int pack = (int)a->pack;
+    const int pr_a = min(row_a, w.r_end - 1), pr_b = min(row_b, w.r_end - 1); /* padding rows: the last real one's */
+    const int head_a = w.h + pr_a % pack, query_a = pr_a / pack, head_b = w.h + pr_b % pack, query_b = pr_b / pack;
+#endif
+    /* the tiles visited: those some row sees (a sparse pattern hides the rest, loads and all) */
+    int tile = avk_next_visible_tile(a, mask, &w, w.t_begin - 1, AVK_BC);
+    int next = tile < w.t_end ? avk_next_visible_tile(a, mask, &w, tile, AVK_BC) : w.t_end;
 #if AVK_ASYNC
-    if (w.t_begin < w.t_end) { /* rows of the first two tiles, then the first tile's copies */
-        avk_read_rows(pend, a, block_table, &w, w.t_begin * AVK_BC, tid);
-        avk_store_rows(AVK_TILE_ROWS(w.t_begin * AVK_BC), pend, tid);
-        avk_read_rows(pend, a, block_table, &w, (w.t_begin + 1) * AVK_BC, tid);
-        avk_store_rows(AVK_TILE_ROWS((w.t_begin + 1) * AVK_BC), pend, tid);
+    if (tile < w.t_end) { /* rows of the first two tiles, then the first tile's copies */
+        avk_read_rows(pend, a, block_table, &w, tile * AVK_BC, tid);
+        avk_store_rows(AVK_TILE_ROWS(0), pend, tid);
+        avk_read_rows(pend, a, block_table, &w, next * AVK_BC, tid);
+        avk_store_rows(AVK_TILE_ROWS(1), pend, tid);
         barrier(CLK_LOCAL_MEM_FENCE);
-        AVK_ISSUE_K(w.t_begin * AVK_BC);
-        AVK_ISSUE_V(w.t_begin * AVK_BC);
+        AVK_ISSUE_K(tile * AVK_BC, 0);
+        AVK_ISSUE_V(tile * AVK_BC, 0);
     }
 #endif
-    for (int tile = w.t_begin; tile < w.t_end; ++tile) {
+    for (int visit = 0; tile < w.t_end; ++visit) {
         const int kt = tile * AVK_BC;
+        const int after = next < w.t_end ? avk_next_visible_tile(a, mask, &w, next, AVK_BC) : w.t_end;
 #if AVK_ASYNC
         avk_cp_wait_all_but_one(); /* K(tile) has landed; V(tile) may be in flight */
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -268,7 +283,7 @@ AVK_PRAGMA_UNROLL
 #endif
 
 #if AVK_SCORE_MOD
-        if (tile + 1 < w.t_end) avk_frag_mask_prefetch(a, &fr, mask, kt + AVK_BC, t, lim_a, lim_b);
+        if (next < w.t_end) avk_frag_mask_prefetch(a, &fr, mask, next * AVK_BC, t, lim_a, lim_b);
 #endif
         /* S = Q K^T: n-tile nt covers keys kt + 8nt .. +7 */
         float s[AVK_NT][4];
@@ -299,8 +314,8 @@ AVK_PRAGMA_UNROLL
         }
 #if AVK_ASYNC
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with K(tile) */
-        if (tile + 1 < w.t_end) AVK_ISSUE_K(kt + AVK_BC);
-        avk_read_rows(pend, a, block_table, &w, kt + 2 * AVK_BC, tid); /* stored after V's copies */
+        if (next < w.t_end) AVK_ISSUE_K(next * AVK_BC, visit + 1);
+        avk_read_rows(pend, a, block_table, &w, after * AVK_BC, tid); /* stored after V's copies */
 #endif
 
         /* the score hook (mma_ops.cl) on the raw scores; -inf for keys
@@ -311,6 +326,16 @@ AVK_PRAGMA_UNROLL
          * (s_unit > 0). */
 #if AVK_SCORE_MOD
         avk_frag_score_mod(s, a, &fr, mask, kt, t, lim_a, lim_b);
+        if (args.flags & AVK_PATTERNS) { /* the pattern's hidden keys of a visited tile */
+AVK_PRAGMA_UNROLL
+            for (int nt = 0; nt < AVK_NT; ++nt)
+AVK_PRAGMA_UNROLL
+                for (int r = 0; r < 4; ++r) {
+                    const int key = kt + nt * 8 + 2 * t + (r & 1);
+                    if (!avk_pattern_visible(a, mask, w.b, r < 2 ? head_a : head_b, r < 2 ? query_a : query_b, key))
+                        s[nt][r] = -INFINITY;
+                }
+        }
 #endif
         if (kt + AVK_BC > w.kv_full || kt < w.kv_full_begin) {
 AVK_PRAGMA_UNROLL
@@ -360,7 +385,7 @@ AVK_PRAGMA_UNROLL
         }
 
 #if AVK_ASYNC
-        if (tile + 1 < w.t_end) avk_cp_wait_all_but_one(); /* V(tile) has landed */
+        if (next < w.t_end) avk_cp_wait_all_but_one(); /* V(tile) has landed */
         else avk_cp_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE);
         AVK_DECODE_V(); /* into the tile K used: S is done with it */
@@ -390,10 +415,12 @@ AVK_PRAGMA_UNROLL
         }
 #if AVK_ASYNC
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with V(tile) */
-        if (tile + 1 < w.t_end) AVK_ISSUE_V(kt + AVK_BC);
-        /* tile's rows are no longer read (its copies were issued last round): tile + 2's take them */
-        avk_store_rows(AVK_TILE_ROWS(kt), pend, tid);
+        if (next < w.t_end) AVK_ISSUE_V(next * AVK_BC, visit + 1);
+        /* tile's rows are no longer read (its copies were issued last round): the visit after next's take them */
+        avk_store_rows(AVK_TILE_ROWS(visit), pend, tid);
 #endif
+        tile = next;
+        next = after;
     }
 
     l_a += avk_quad_xor(l_a, 1 AVK_EMU_ARG);

@@ -486,12 +486,13 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
      * refuses head dims it cannot hold and the next one is tried */
     const int decode = avk_is_decode(p);
     const unsigned features = avk_problem_features(p);
-    /* sparse patterns (#20): the tiled body reads them through the contract's hook; the others not yet */
+    /* sparse patterns (#20): the tiled body tests them per score, mma-f16 also skips the tiles no row
+     * of a work-group sees (contract.cl's avk_next_visible_tile); the decode bodies not yet */
     if (features & (ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) {
-        if (family && strcmp(family, "tiled"))
-            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s does not take sparse patterns yet (tiled-f32, tiled-f16 do)",
-                            opts->variant);
-        family = "tiled";
+        if (family && strcmp(family, "tiled") && strcmp(family, "mma") && strcmp(family, "mma-emu"))
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                            "%s does not take sparse patterns yet (tiled-f32, tiled-f16, mma-f16 do)", opts->variant);
+        if (!family && decode) family = "tiled";
     }
     cfg->score_mod = (features & (AVK_SCORE_MOD_FEATURES | ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) != 0;
     cfg->score_bounds = (features & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_SINKS)) != 0;
