@@ -94,6 +94,32 @@ bool avk_pattern_visible(uint b, uint h, uint i, uint j)
     return true;
 }
 const uint AVK_PATTERNS = AVK_FLAG_BLOCKS | AVK_FLAG_DILATED;
+// At most this many block-layout entries are read to find a tile hidden (a longer scan says
+// "visible": the per-element test still hides what it must).
+const uint AVK_PATTERN_SCAN = 64u;
+
+// Whether queries [i0, i1] of (b, h) see none of keys [j0, j0 + n) through the pattern: the
+// matrix bodies neither load nor compute such tiles. Conservative (false when unsure); a
+// dilated row is bounded by its segment only.
+bool avk_pattern_hides(uint b, uint h, uint i0, uint i1, uint j0, uint n)
+{
+    if ((avk_flags() & AVK_FLAG_BLOCKS) != 0u) {
+        uint bq = pc.pattern & 0xffffu, bk = pc.pattern >> 16u, cols = (pc.seq_kv + bk - 1u) / bk;
+        uint r0 = i0 / bq, r1 = i1 / bq, c0 = j0 / bk, c1 = min(j0 + n - 1u, pc.seq_kv - 1u) / bk;
+        if ((r1 - r0 + 1u) * (c1 - c0 + 1u) > AVK_PATTERN_SCAN) return false;
+        for (uint r = r0; r <= r1; ++r)
+            for (uint c = c0; c <= c1; ++c) {
+                uint e = b * pc.mask_sb + h * pc.mask_sh + r * cols + c;
+                if (((mask_words[e >> 2u] >> (8u * (e & 3u))) & 0xffu) != 0u) return false;
+            }
+        return true;
+    }
+    if ((avk_flags() & AVK_FLAG_DILATED) != 0u) {
+        uint s = mask_words[2u * (h / (pc.heads / pc.pattern))];
+        return j0 >= (i1 / s + 1u) * s || j0 + n <= i0 / s * s;
+    }
+    return false;
+}
 
 float avk_mask_value(uint e)
 {

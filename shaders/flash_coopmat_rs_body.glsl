@@ -107,6 +107,16 @@ void commit(uint base, bool values)
     }
 }
 
+// The first key tile at or after t (of the workgroup's w.ntiles) that some of its rows see through
+// a sparse pattern (w.ntiles: none); t itself without a pattern. Uniform over the workgroup.
+uint visible_tile_from(Work w, uint t)
+{
+    if ((avk_flags() & AVK_PATTERNS) == 0u) return t;
+    uint last_row = min(w.i0 + BR, avk_q_end()) - 1u;
+    while (t < w.ntiles && avk_pattern_hides(w.b, w.h, w.i0, last_row, w.kv_lo + t * BC, BC)) ++t;
+    return t;
+}
+
 void main()
 {
     Work w = flash_work(BR, BC);
@@ -146,22 +156,24 @@ void main()
 
 #include "cm_softmax_state.glsl"
 
-    // tile 0 straight into buffer 0
-    if (w.ntiles > 0u) {
-        prefetch(w.kv_lo, w, false);
+    // the first visited tile straight into buffer 0 (a sparse pattern's hidden tiles are never visited)
+    uint tile = visible_tile_from(w, 0u);
+    if (tile < w.ntiles) {
+        prefetch(w.kv_lo + tile * BC, w, false);
         commit(K_OFF, false);
-        prefetch(w.kv_lo, w, true);
+        prefetch(w.kv_lo + tile * BC, w, true);
         commit(V_OFF, true);
     }
     barrier();
 
-    for (uint tile = 0u; tile < w.ntiles; ++tile) {
+    for (uint visit = 0u; tile < w.ntiles; ++visit) {
         uint j0 = w.kv_lo + tile * BC;
-        uint k_buf = K_OFF + (tile % KV_STAGES) * KTILE, v_buf = V_OFF + (tile % KV_STAGES) * VTILE;
-        uint next = (tile + 1u) % KV_STAGES;
-        bool more = tile + 1u < w.ntiles;
+        uint k_buf = K_OFF + (visit % KV_STAGES) * KTILE, v_buf = V_OFF + (visit % KV_STAGES) * VTILE;
+        uint next = (visit + 1u) % KV_STAGES;
+        uint next_tile = visible_tile_from(w, tile + 1u), j_next = w.kv_lo + next_tile * BC;
+        bool more = next_tile < w.ntiles;
         if (KV_STAGES > 1u) barrier(); // tile's K/V are in place; the other buffers' readers are done
-        if (more) prefetch(j0 + BC, w, false);
+        if (more) prefetch(j_next, w, false);
 
         // 1. S = Q.K^T: RT x NT accumulators
         CM_C sacc[RT * NT];
@@ -181,7 +193,7 @@ void main()
         if (KV_STAGES == 1u) barrier(); // everyone is done reading this K
         if (more) {
             commit(K_OFF + next * KTILE, false);
-            prefetch(j0 + BC, w, true); // lands during the softmax and P.V
+            prefetch(j_next, w, true); // lands during the softmax and P.V
         }
 
         // 2. masks: keys past the end, causal limit, window (edge tiles only); score features
@@ -209,12 +221,22 @@ void main()
 #define SCORE_BOUNDS(x) uvec2(flash_row_begin(w, SCORE_ROW(x)), \
                               SCORE_ROW(x) < avk_q_end() ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
 #include "cm_score_mods.glsl"
+            if ((avk_flags() & AVK_PATTERNS) != 0u) { // a sparse pattern's hidden keys of a visited tile
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                    [[unroll]] for (uint n = 0u; n < NT; ++n)
+                        CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
+                            uint row = min(row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e)), avk_q_end() - 1u);
+                            uint j = min(j0 + n * MS + CM_COL(lane, e), pc.seq_kv - 1u); // past the end: -inf anyway
+                            if (!avk_pattern_visible(w.b, w.h, row, j)) CM_AT(sacc[rt * NT + n], e) = NEG_INF;
+                        }
+            }
         }
 
         uint v_tile = v_buf;
 #include "cm_softmax_pv.glsl"
         if (KV_STAGES == 1u) barrier(); // everyone is done reading this V (and the next K is in place)
         if (more) commit(V_OFF + next * VTILE, true);
+        tile = next_tile;
     }
 
     // epilogue: whole row sums, then O / l from the accumulators, two columns per store

@@ -38,7 +38,7 @@ static int vk_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
                     AVK_SCORE_FEATURES |    /* softcap, windows, ALiBi, sinks, masks, top-left: every body */
                     ATTNVK_FEATURE_HEAD_DIM_V | /* Dk != Dv: every body (AVK_DV, specialization constant 14) */
                     ATTNVK_FEATURE_POSITION_OFFSET | /* the prelude's i' (ring attention's blocks) */
-                    ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED; /* the scalar body (vk_variants.c) */
+                    ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED; /* scalar and rs bodies (vk_variants.c) */
     return 1;
 }
 

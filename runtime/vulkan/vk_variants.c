@@ -240,8 +240,8 @@ static int divides_both(uint32_t x, uint32_t dk, uint32_t dv) { return dk % x ==
 /* Why c cannot run algo on p at all ("" when it can). */
 static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_problem *p)
 {
-    if (algo != VK_ALGO_SCALAR && (p->block_sparse || p->dilated_groups))
-        return "sparse patterns (block layouts, dilation) run on the scalar variant only, so far";
+    if (algo != VK_ALGO_SCALAR && !vk_algo_is_rs(algo) && (p->block_sparse || p->dilated_groups))
+        return "sparse patterns (block layouts, dilation) run on the scalar and register-softmax matrix variants only, so far";
     if (algo != VK_ALGO_SCALAR && algo != VK_ALGO_DECODE && !vk_algo_is_decode_mma(algo) && p->kv_format != ATTNVK_KV_DTYPE)
         return "quantized K/V (q8_0, q4_0, fp8) runs on the scalar and decode variants only";
     /* Dk and Dv alike: 16-byte vectors of 4 values (scalar, f16, decode), 8 halves (matrix bodies) */

@@ -184,9 +184,10 @@ int main(void)
             avk_sparse_case typed[AVK_SPARSE_CASES_MAX];
             const int n = avk_sparse_cases(dt ? ATTNVK_F16 : ATTNVK_F32, typed, AVK_SPARSE_CASES_MAX);
             for (int i = 0; i < n; ++i) device_case(dev, &typed[i], NULL, seed + 101 * (uint64_t)i + (uint64_t)dt);
-            /* OpenCL's tensor-core body skips hidden tiles: its emulation runs the same code on any device */
-            const attnvk_kernel_options emu = {.variant = "mma-f16-emu"};
-            if (dt && apis[a] == ATTNVK_API_OPENCL)
+            /* the tensor-core bodies that skip hidden tiles (OpenCL's mma-f16, Vulkan's register-softmax
+             * matrix bodies): their emulations run the same code on any device */
+            const attnvk_kernel_options emu = {.variant = apis[a] == ATTNVK_API_OPENCL ? "mma-f16-emu" : "coopmat-rs-emu"};
+            if (dt && (apis[a] == ATTNVK_API_OPENCL || apis[a] == ATTNVK_API_VULKAN))
                 for (int i = 0; i < n; ++i) device_case(dev, &typed[i], &emu, seed + 101 * (uint64_t)i + 7);
         }
         attnvk_device_close(dev);
