@@ -22,7 +22,8 @@
  * mma.sync m16n8k16 (f16/bf16, Dk and Dv multiples of 16; warps own 16 keys
  * (dK/dV) or 16 query rows (dQ), AVK_BWD_WN warps share a key group, each with
  * its Dk/WN and Dv/WN columns of dK and dV), 0: f32 arithmetic in shared
- * memory (any dtype). Tiles from runtime/cuda/cuda_backward.c's table. */
+ * memory (any dtype). Tiles from runtime/core/native_backward.c's table;
+ * on HIP the mma body runs through amd_matrix.h (attn_bwd_mma.h). */
 #include "attn_portability.h"
 #include "attn_bwd_params.h"
 

@@ -14,9 +14,15 @@
  * dQ, by default (avk_bwd_dkdv_dq): dS^T goes through shared memory and the
  * CTA's warps add dS K to an f32 dQ by atomics, FlashAttention-2's way; in
  * the deterministic mode avk_bwd_dq owns it: a warp owns 16 query rows, S =
- * Q K^T and dP = dO V^T in the forward's layout, dQ += dS K. */
+ * Q K^T and dP = dO V^T in the forward's layout, dQ += dS K.
+ * HIP: the same body through amd_matrix.h (MFMA on gfx90a/gfx94x, WMMA on
+ * gfx11; AVK_THREADS sizes its per-wave scratch): the fragments keep their
+ * NVIDIA layout, ldmatrix is shuffles plus LDS loads, cp.async a synchronous
+ * copy (its waits no-ops: the tiles' __syncthreads order them) and dQ's
+ * atomics are atomicAdd; each kernel is whole wavefronts (the table's AMD
+ * rows), so both 32-lane warps of a wave64 reach every MMA together. */
 #if !defined(AVK_MMA_SM80)
-#error "AVK_BWD_MMA=1 needs mma.sync m16n8k16 (sm_80 or newer)"
+#error "AVK_BWD_MMA=1 needs mma.sync m16n8k16 (sm_80 or newer) or an AMD matrix unit (amd_matrix.h)"
 #endif
 #if AVK_DTYPE == 1
 #define avk_bmma avk_mma_f16

@@ -10,23 +10,34 @@
 #include <string.h>
 
 /* Kernels are data: Dk range (Dv within it too), body, tiles; the first row
- * that applies and fits the device's shared memory wins. mma rows apply to
- * f16/bf16 with Dk and Dv multiples of 16 where the backend has tensor cores;
- * the simt ones take the rest. Register budget (test_cuda_nvrtc: at most 32
- * bytes of spills a kernel on sm_80/sm_90a): a dK/dV warp holds (Dk + Dv) /
- * wn / 2 accumulators and 16 x bq of S^T and dP^T each; a dQ warp Dk / 2 and
- * 16 x kb. The last two simt rows are for 64 KiB of LDS (AMD): smaller tiles where the first ones
- * don't fit (BC x D a multiple of the threads, every listed D). mma tiles
- * from an H100 sweep (session 17, dQ by atomics, f16 B=4 N=4k H*D=2048,
- * ATTNVK_CUDA_BWD_TILES): D=128 bc/bq 64/32 8.43 ms, 64/64 7.93, 128/32
- * 8.74, 128/64 7.57; D=64 64/32 8.72, 64/64 9.02, 128/64 8.84, 128/32 10.99. */
+ * that applies and fits the device's shared memory wins. mma rows (a mask of
+ * the matrix paths they serve, AVK_BWD_TENSOR_*) apply to f16/bf16 with Dk
+ * and Dv multiples of 16 where the backend has that path; the simt ones take
+ * the rest. Register budget (test_cuda_nvrtc: at most 32 bytes of spills a
+ * kernel on sm_80/sm_90a): a dK/dV warp holds (Dk + Dv) / wn / 2
+ * accumulators and 16 x bq of S^T and dP^T each; a dQ warp Dk / 2 and
+ * 16 x kb. The AMD rows fit 64 KiB of LDS with the matrix re-layout's
+ * scratch on wave64 and wave32, each kernel whole wave64s, dK/dV split over
+ * 2-4 warps (hipcc gfx90a: the re-layout's registers leave D=128 wn 1 with
+ * 131 VGPRs spilled, wn 2 with 35); untuned, no AMD GPU has run them. The
+ * last two simt rows are for 64 KiB of LDS (AMD): smaller tiles where the
+ * first ones don't fit (BC x D a multiple of the threads, every listed D).
+ * mma.sync tiles from an H100 sweep (session 17,
+ * dQ by atomics, f16 B=4 N=4k H*D=2048, ATTNVK_CUDA_BWD_TILES): D=128 bc/bq
+ * 64/32 8.43 ms, 64/64 7.93, 128/32 8.74, 128/64 7.57; D=64 64/32 8.72,
+ * 64/64 9.02, 128/64 8.84, 128/32 10.99. */
+enum { NV = AVK_BWD_TENSOR_MMA_SYNC, AMD = AVK_BWD_TENSOR_AMD };
 static const struct {
-    int mma, min_dim, max_dim;
+    int tensor, min_dim, max_dim; /* tensor: the paths an mma row serves, 0: a simt row */
     int bc, bq, wn, qb, kb, threads;
 } bwd_table[] = {
-    {1, 16, 64, 64, 32, 1, 64, 64, 0},
-    {1, 65, 128, 128, 64, 1, 64, 64, 0},
-    {1, 129, 256, 64, 32, 2, 64, 32, 0},
+    {NV | AMD, 16, 64, 64, 32, 1, 64, 64, 0},
+    {NV, 65, 128, 128, 64, 1, 64, 64, 0},
+    {NV, 129, 256, 64, 32, 2, 64, 32, 0},
+    {AMD, 65, 128, 32, 32, 2, 64, 32, 0},
+    {AMD, 65, 128, 32, 32, 1, 64, 32, 0}, /* Dk or Dv an odd multiple of 16 (80, 112) */
+    {AMD, 129, 256, 16, 16, 4, 32, 16, 0},
+    {AMD, 129, 256, 16, 16, 2, 32, 16, 0}, /* 160, 224 */
     {0, 1, 128, 32, 32, 0, 32, 32, 256},
     {0, 129, 256, 16, 16, 0, 16, 16, 256},
     {0, 65, 128, 32, 16, 0, 32, 16, 256},
@@ -72,6 +83,18 @@ size_t avk_native_bwd_smem_max(const avk_native_bwd_config *c)
     return need;
 }
 
+int avk_native_bwd_threads_max(const avk_native_bwd_config *c)
+{
+    const int a = avk_native_bwd_threads(c, AVK_BWD_DKDV), b = avk_native_bwd_threads(c, AVK_BWD_DQ);
+    return a > b ? a : b;
+}
+
+size_t avk_native_bwd_static_smem(const avk_native_bwd_device *dev, const avk_native_bwd_config *c)
+{
+    const int wave = dev->wave > 0 ? dev->wave : 32;
+    return c->mma ? (size_t)((avk_native_bwd_threads_max(c) + wave - 1) / wave) * dev->mma_static_per_wave : 0;
+}
+
 /* $ATTNVK_CUDA_BWD_TILES "bc=,bq=,wn=,qb=,kb=" over the table's mma tiles (sweeps); 0 on a bad string */
 static int tiles_override(avk_native_bwd_config *cfg)
 {
@@ -95,20 +118,20 @@ static int tiles_override(avk_native_bwd_config *cfg)
     return 1;
 }
 
-attnvk_status avk_native_bwd_select(const char *api, int tensor_cores, size_t smem_limit, const attnvk_problem *p,
-                                    avk_native_bwd_config *cfg)
+attnvk_status avk_native_bwd_select_on(const avk_native_bwd_device *dev, const attnvk_problem *p,
+                                       avk_native_bwd_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     const int dk = p->head_dim, dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim;
-    const int dmax = dk > dv ? dk : dv;
+    const int dmax = dk > dv ? dk : dv, wave = dev->wave > 0 ? dev->wave : 32;
     cfg->dtype = p->dtype;
     cfg->head_dim = dk;
     cfg->head_dim_v = dv;
-    const int tensor = tensor_cores && p->dtype != ATTNVK_F32 && dk % 16 == 0 && dv % 16 == 0;
+    const int tensor = p->dtype != ATTNVK_F32 && dk % 16 == 0 && dv % 16 == 0 ? dev->tensor : 0;
     for (size_t i = 0; i < sizeof bwd_table / sizeof *bwd_table; ++i) {
-        if (bwd_table[i].mma && !tensor) continue;
+        if (bwd_table[i].tensor && !(bwd_table[i].tensor & tensor)) continue;
         if (dmax < bwd_table[i].min_dim || dmax > bwd_table[i].max_dim) continue;
-        cfg->mma = bwd_table[i].mma;
+        cfg->mma = bwd_table[i].tensor != 0;
         cfg->bc = bwd_table[i].bc, cfg->bq = bwd_table[i].bq, cfg->wn = bwd_table[i].wn;
         cfg->qb = bwd_table[i].qb, cfg->kb = bwd_table[i].kb, cfg->threads = bwd_table[i].threads;
         /* an mma warp's columns of dK and dV come in n-tile pairs */
@@ -121,12 +144,24 @@ attnvk_status avk_native_bwd_select(const char *api, int tensor_cores, size_t sm
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                             "ATTNVK_CUDA_BWD_TILES: '%s' is not bc=,bq=,qb=,kb= (multiples of 16 up to 256) and wn= (1-4)",
                             getenv("ATTNVK_CUDA_BWD_TILES"));
-        if (smem_limit && avk_native_bwd_smem_max(cfg) > smem_limit) continue;
+        /* a matrix instruction takes a whole wave: mma kernels of whole waves */
+        if (cfg->mma &&
+            (avk_native_bwd_threads(cfg, AVK_BWD_DKDV) % wave || avk_native_bwd_threads(cfg, AVK_BWD_DQ) % wave))
+            continue;
+        if (dev->smem_limit && avk_native_bwd_smem_max(cfg) + avk_native_bwd_static_smem(dev, cfg) > dev->smem_limit)
+            continue;
         return ATTNVK_OK;
     }
     return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                     "%s: the backward pass takes head dims up to 256 (got %d/%d) that fit the device's shared memory",
-                    api, dk, dv);
+                    dev->api, dk, dv);
+}
+
+attnvk_status avk_native_bwd_select(const char *api, int tensor_cores, size_t smem_limit, const attnvk_problem *p,
+                                    avk_native_bwd_config *cfg)
+{
+    const avk_native_bwd_device dev = {api, tensor_cores ? AVK_BWD_TENSOR_MMA_SYNC : 0, smem_limit, 32, 0};
+    return avk_native_bwd_select_on(&dev, p, cfg);
 }
 
 void avk_native_bwd_defines(const avk_native_bwd_config *c, char *out, size_t n)

@@ -24,10 +24,31 @@ typedef struct avk_native_bwd_config {
     int score_mod; /* AVK_MOD_* bits: AVK_SCORE_MOD (the backend sets it) */
 } avk_native_bwd_config;
 
-/* The table's first configuration for p whose kernels fit smem_limit bytes
- * of shared memory (0: no limit); mma rows only where tensor_cores (the
- * backend has the body for this device). score_mod is left 0.
- * UNSUPPORTED with the reason (head dims past 256). */
+/* The mma body's matrix paths, as masks of which a table row serves: CUDA's
+ * mma.sync, and AMD's MFMA/WMMA through native/amd_matrix.h (its rows sized
+ * for 64 KiB of LDS and whole wavefronts). */
+enum { AVK_BWD_TENSOR_MMA_SYNC = 1, AVK_BWD_TENSOR_AMD = 2 };
+
+/* What a device offers the table: the mma paths the backend has for it
+ * (AVK_BWD_TENSOR_*, 0: the simt body only), the shared memory one CTA may
+ * take (0: no limit), its hardware warp width (0: 32) and the static shared
+ * memory an mma kernel adds per hardware warp (AMD's re-layout scratch). */
+typedef struct avk_native_bwd_device {
+    const char *api;
+    int tensor;
+    size_t smem_limit;
+    int wave;
+    size_t mma_static_per_wave;
+} avk_native_bwd_device;
+
+/* The table's first configuration for p whose kernels fit the device's
+ * shared memory (their static scratch included); mma rows only of the
+ * device's tensor paths, and on a wider wave only where each mma kernel is
+ * whole waves. score_mod is left 0. UNSUPPORTED with the reason (head dims
+ * past 256). */
+attnvk_status avk_native_bwd_select_on(const avk_native_bwd_device *dev, const attnvk_problem *p,
+                                       avk_native_bwd_config *cfg);
+/* The same for a device whose mma path is mma.sync where tensor_cores, and no static scratch. */
 attnvk_status avk_native_bwd_select(const char *api, int tensor_cores, size_t smem_limit, const attnvk_problem *p,
                                     avk_native_bwd_config *cfg);
 /* The kernels of a loaded configuration: every body's (the HIP code generator renames these per
@@ -44,6 +65,10 @@ int avk_native_bwd_threads(const avk_native_bwd_config *c, int kernel);
 size_t avk_native_bwd_smem(const avk_native_bwd_config *c, int kernel);
 /* the most shared memory any of cfg's kernels takes */
 size_t avk_native_bwd_smem_max(const avk_native_bwd_config *c);
+/* the most threads of cfg's dK/dV and dQ kernels (the others take 256 and no matrix scratch) */
+int avk_native_bwd_threads_max(const avk_native_bwd_config *c);
+/* the static shared memory an mma kernel of cfg adds on dev (0 for the simt body) */
+size_t avk_native_bwd_static_smem(const avk_native_bwd_device *dev, const avk_native_bwd_config *c);
 /* "-DAVK_D=128 -DAVK_DV=128 ..." (space separated) for NVRTC, hipcc, hipRTC */
 void avk_native_bwd_defines(const avk_native_bwd_config *c, char *out, size_t n);
 

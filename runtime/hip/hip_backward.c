@@ -1,8 +1,10 @@
-/* The HIP backward pass (issue #18): native/attn_bwd.cu's simt body from the
- * shared tile table, taken from the gfx target's embedded "bwd" object when
- * it holds the configuration (hip_bwd_table.c), else compiled with hipRTC;
- * run by the shared host layer (core/native_backward.c). Build-verified only:
- * no AMD GPU here. */
+/* The HIP backward pass (issue #18): native/attn_bwd.cu from the shared tile
+ * table, its mma body on MFMA/WMMA (through native/amd_matrix.h, f16/bf16)
+ * and its simt body elsewhere (hip_bwd_table.c), taken from the gfx target's
+ * embedded "bwd" object when it holds the configuration, else compiled with
+ * hipRTC; run by the shared host layer (core/native_backward.c), whose mma
+ * default adds dQ by atomics and whose deterministic mode does not.
+ * Build-verified only: no AMD GPU here. */
 #include "hip/hip_backward.h"
 #include "core/kv_cache.h" /* avk_score_mod_bits */
 #include "core/native_backward.h"
@@ -17,7 +19,7 @@
 struct avk_hip_bwd {
     avk_native_bwd_config cfg;
     hipModule_t module;
-    void *fn[AVK_BWD_ALL_KERNELS]; /* the simt body's: AVK_BWD_KERNELS of them */
+    void *fn[AVK_BWD_ALL_KERNELS]; /* avk_native_bwd_kernel_count of them (the simt body has no dK/dV with dQ) */
     char origin[96];
 };
 
@@ -51,7 +53,7 @@ static attnvk_status load(avk_hip_device *dev, const attnvk_problem *p, avk_hip_
     /* an embedded object that lacks this instance must not be picked up */
     const char *object = embedded(dev->info.architecture, &b->cfg) ? AVK_HIP_BWD_OBJECT : NULL;
     if (s == ATTNVK_OK) s = avk_hip_load_module(dev, object, &src, &b->module, b->origin, sizeof b->origin);
-    for (int i = 0; i < AVK_BWD_KERNELS && s == ATTNVK_OK; ++i) {
+    for (int i = 0; i < avk_native_bwd_kernel_count(&b->cfg) && s == ATTNVK_OK; ++i) {
         char name[128];
         avk_hip_bwd_kernel_name(&b->cfg, i, name, sizeof name);
         hipFunction_t f = NULL;

@@ -28,6 +28,7 @@ extern const unsigned char avk_hip_amd_fragments_source[];
 extern const unsigned char avk_hip_bwd_source[];
 extern const unsigned char avk_hip_bwd_params_source[];
 extern const unsigned char avk_hip_bwd_simt_source[];
+extern const unsigned char avk_hip_bwd_mma_source[];
 
 typedef struct avk_hip_module {
     struct avk_hip_module *next;
@@ -116,8 +117,9 @@ static void native_source(const char *name, const unsigned char *text, const cha
     static const char *const header_names[] = {"attn_portability.h", "attn_params.h", "amd_portability.h",
                                                "amd_matrix.h", "amd_fragments.h", "attn_contract.h",
                                                "contract/kernel_args.def", "contract/kernel_flags.h", "attn_scores.h",
-                                               "attn_mma.h", "attn_bwd_params.h", "attn_bwd_simt.h"};
-    static const char *headers[12];
+                                               "attn_mma.h", "attn_bwd_params.h", "attn_bwd_simt.h",
+                                               "attn_bwd_mma.h"};
+    static const char *headers[13];
     headers[0] = (const char *)avk_hip_portability_source;
     headers[1] = (const char *)avk_hip_params_source;
     headers[2] = (const char *)avk_hip_amd_portability_source;
@@ -130,7 +132,8 @@ static void native_source(const char *name, const unsigned char *text, const cha
     headers[9] = (const char *)avk_hip_mma_source;
     headers[10] = (const char *)avk_hip_bwd_params_source;
     headers[11] = (const char *)avk_hip_bwd_simt_source;
-    const avk_hip_source src = {name, (const char *)text, defines, headers, header_names, 12};
+    headers[12] = (const char *)avk_hip_bwd_mma_source;
+    const avk_hip_source src = {name, (const char *)text, defines, headers, header_names, 13};
     *out = src;
 }
 

@@ -72,16 +72,19 @@ void avk_hip_default_variant(const attnvk_device_info *info, char *out, size_t n
 const avk_tuning *avk_hip_rocblas_tuning(const attnvk_device_info *info, const attnvk_problem *p);
 
 /* ---- the backward pass (native/attn_bwd.cu; hip_bwd_table.c, hip_backward.c) ----
- * The simt body (no MFMA/WMMA body yet) from the shared tile table, under
- * the device's LDS. Each gfx target's embedded "bwd" code object holds the
- * instances below (score_mod 0); every other configuration compiles with
- * hipRTC. Kernels are renamed per instance (avk_bwd_pre_simt_d128_f16_...). */
+ * From the shared tile table under the device's LDS (the matrix scratch
+ * included): the mma body (attn_bwd_mma.h through amd_matrix.h) for f16/bf16
+ * where avk_hip_arch_matrix says MFMA or WMMA, the simt body otherwise. Each
+ * gfx target's embedded "bwd" code object holds the instances below
+ * (score_mod 0); every other configuration compiles with hipRTC. Kernels are
+ * renamed per instance (avk_bwd_pre_mma_d128_f16_..., avk_bwd_dq_simt_...). */
 #define AVK_HIP_BWD_OBJECT "bwd"
 attnvk_status avk_hip_bwd_select(const attnvk_device_info *info, const attnvk_problem *p, avk_native_bwd_config *cfg);
 int avk_hip_bwd_instances(const char *arch, avk_native_bwd_config *out, int max);
-/* kernel: AVK_BWD_PRE ... AVK_BWD_SINKS */
+/* kernel: AVK_BWD_PRE ... (avk_native_bwd_kernel_count of them) */
 void avk_hip_bwd_kernel_name(const avk_native_bwd_config *c, int kernel, char *out, size_t n);
-/* the shared -D options plus the kernels' renames (-Davk_bwd_pre=...) */
+/* the shared -D options, the mma body's AVK_THREADS (amd_matrix.h's scratch) and the kernels' renames
+ * (-Davk_bwd_pre=...) */
 void avk_hip_bwd_defines(const avk_native_bwd_config *c, char *out, size_t n);
 
 #endif

@@ -11,6 +11,8 @@
 #include "hip/hip_modules.h"
 #include "hip/hip_rocblas.h"
 
+#include "../../native/amd_fragments.h" /* the matrix scratch per wave */
+
 #include <stdint.h>
 #include <string.h>
 
@@ -139,56 +141,90 @@ static void check_objects(void)
     }
 }
 
-/* The backward's objects: per gfx target, an AMDGPU ELF holding the four
- * kernels of every instance (every dtype, simt). */
+/* The backward's objects: per gfx target, an AMDGPU ELF holding every kernel
+ * of every instance (every dtype; the mma body's f16/bf16 where the target has
+ * a matrix unit, whose six kernels include dK/dV with dQ's atomics). */
 static void check_backward_objects(void)
 {
     for (int a = 0; a < avk_hip_build_arch_count; ++a) {
         const char *arch = avk_hip_build_archs[a];
         avk_native_bwd_config inst[32];
         const int n = avk_hip_bwd_instances(arch, inst, 32);
-        int dtypes = 0;
-        for (int i = 0; i < n && i < 32; ++i) dtypes |= 1 << inst[i].dtype;
+        int dtypes = 0, mma = 0, f32 = 0, threads = 0;
+        for (int i = 0; i < n && i < 32; ++i) {
+            dtypes |= 1 << inst[i].dtype;
+            mma += inst[i].mma;
+            f32 += inst[i].dtype == ATTNVK_F32;
+            const int t = inst[i].mma ? avk_native_bwd_threads_max(&inst[i]) : 0;
+            threads = t > threads ? t : threads;
+        }
         CHECK(n > 0 && n <= 32 && dtypes == 7, "%s: backward instances of every dtype (%d)", arch, n);
+        /* the mma body for every f16/bf16 instance exactly where the forward's mma variants run */
+        const int want_mma = avk_hip_arch_matrix(arch) ? n - f32 : 0;
+        CHECK(mma == want_mma, "%s: %d of %d backward instances mma, want %d", arch, mma, n, want_mma);
+        /* the object's matrix scratch is sized by its largest mma workgroup: every instance still fits */
+        attnvk_device_info info;
+        avk_hip_synthetic_device(arch, &info);
+        const int wave = avk_hip_arch_wave(arch);
+        for (int i = 0; i < n && i < 32; ++i) {
+            if (!inst[i].mma) continue;
+            const size_t lds = avk_native_bwd_smem_max(&inst[i]) +
+                               (size_t)((threads + wave - 1) / wave) * AVK_SCRATCH_U16_PER_WAVE * 2;
+            CHECK(lds <= (size_t)info.shared_memory_per_group, "%s/bwd: D=%d %s mma with the object's scratch: %zu B",
+                  arch, inst[i].head_dim, attnvk_dtype_name(inst[i].dtype), lds);
+        }
         const avk_hip_code_object *co = avk_hip_find_code_object(arch, AVK_HIP_BWD_OBJECT);
         CHECK(co && *co->size >= 64 && avk_hip_is_amdgpu_elf(co->data, *co->size) &&
                   elf_mach(co->data) == expected_mach(arch),
               "%s/bwd: embedded AMDGPU ELF for the target", arch);
         if (!co || *co->size < 64) continue;
-        int have = 0;
+        int have = 0, want = 0;
         for (int i = 0; i < n && i < 32; ++i)
-            for (int k = 0; k < AVK_BWD_KERNELS; ++k) {
+            for (int k = 0; k < avk_native_bwd_kernel_count(&inst[i]); ++k, ++want) {
                 char name[128];
                 avk_hip_bwd_kernel_name(&inst[i], k, name, sizeof name);
                 const int ok = elf_has_symbol(co->data, *co->size, name);
                 EXPECT(ok, "%s/bwd lacks %s", arch, name);
                 have += ok;
             }
-        CHECK(have == n * AVK_BWD_KERNELS, "%s/bwd: %d of %d kernels present", arch, have, n * AVK_BWD_KERNELS);
-        printf("ok   %-8s %-9s %7zu bytes, %2d instances x %d kernels\n", arch, co->name, *co->size, n,
-               AVK_BWD_KERNELS);
+        CHECK(have == want, "%s/bwd: %d of %d kernels present", arch, have, want);
+        printf("ok   %-8s %-9s %7zu bytes, %2d instances (%d mma), %d kernels\n", arch, co->name, *co->size, n, mma,
+               want);
     }
-    /* every head dim the forward takes up to 256, within 64 KiB of LDS; 512 refused */
+    /* every head dim the forward takes up to 256, within 64 KiB of LDS (the mma body's scratch
+     * included) on wave64 MFMA (MI200, MI300X), wave32 WMMA and no matrix unit (gfx908 has no
+     * bf16_1k); 512 refused */
     static const int dims[][2] = {{32, 32}, {40, 40}, {64, 64}, {72, 72}, {80, 80}, {96, 96}, {112, 112},
                                   {128, 128}, {192, 192}, {192, 128}, {256, 256}, {512, 512}};
-    attnvk_device_info info;
-    avk_hip_synthetic_device("gfx90a", &info);
-    for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i)
-        for (int dt = ATTNVK_F32; dt <= ATTNVK_BF16; ++dt) {
-            attnvk_problem p = {.batch = 1, .heads = 4, .kv_heads = 2, .seq_q = 300, .seq_kv = 300,
-                                .head_dim = dims[i][0], .head_dim_v = dims[i][1], .dtype = (attnvk_dtype)dt};
-            avk_native_bwd_config c;
-            const attnvk_status s = avk_hip_bwd_select(&info, &p, &c);
-            if (dims[i][0] > 256) {
-                CHECK(s == ATTNVK_ERROR_UNSUPPORTED, "backward D=%d refused", dims[i][0]);
-                continue;
+    static const char *const archs[] = {"gfx90a", "gfx942", "gfx1100", "gfx1030", "gfx908"};
+    for (size_t ai = 0; ai < sizeof archs / sizeof *archs; ++ai) {
+        attnvk_device_info info;
+        avk_hip_synthetic_device(archs[ai], &info);
+        const int matrix = avk_hip_arch_matrix(archs[ai]) != 0, wave = avk_hip_arch_wave(archs[ai]);
+        const avk_native_bwd_device dev = {"hip", matrix ? AVK_BWD_TENSOR_AMD : 0, 65536, wave,
+                                           AVK_SCRATCH_U16_PER_WAVE * 2};
+        for (size_t i = 0; i < sizeof dims / sizeof *dims; ++i)
+            for (int dt = ATTNVK_F32; dt <= ATTNVK_BF16; ++dt) {
+                attnvk_problem p = {.batch = 1, .heads = 4, .kv_heads = 2, .seq_q = 300, .seq_kv = 300,
+                                    .head_dim = dims[i][0], .head_dim_v = dims[i][1], .dtype = (attnvk_dtype)dt};
+                avk_native_bwd_config c;
+                const attnvk_status s = avk_hip_bwd_select(&info, &p, &c);
+                if (dims[i][0] > 256) {
+                    CHECK(s == ATTNVK_ERROR_UNSUPPORTED, "%s backward D=%d refused", archs[ai], dims[i][0]);
+                    continue;
+                }
+                const int want_mma = matrix && dt != ATTNVK_F32 && dims[i][0] % 16 == 0 && dims[i][1] % 16 == 0;
+                const size_t lds = avk_native_bwd_smem_max(&c) + avk_native_bwd_static_smem(&dev, &c);
+                const int fits = s == ATTNVK_OK && c.mma == want_mma && lds <= 65536;
+                const int shape = c.mma ? avk_native_bwd_threads(&c, AVK_BWD_DKDV) % wave == 0 &&
+                                              avk_native_bwd_threads(&c, AVK_BWD_DQ) % wave == 0
+                                        : (c.bc * c.head_dim) % c.threads == 0 &&
+                                              (c.bc * c.head_dim_v) % c.threads == 0 &&
+                                              (c.qb * c.head_dim) % c.threads == 0;
+                CHECK(fits && shape, "%s backward D=%d/%d %s: %s %dx%d/%dx%d, %zu bytes of LDS", archs[ai], dims[i][0],
+                      dims[i][1], attnvk_dtype_name(p.dtype), c.mma ? "mma" : "simt", c.bc, c.bq, c.qb, c.kb, lds);
             }
-            const size_t lds = avk_native_bwd_smem_max(&c);
-            CHECK(s == ATTNVK_OK && !c.mma && lds <= 65536 && (c.bc * c.head_dim) % c.threads == 0 &&
-                      (c.bc * c.head_dim_v) % c.threads == 0 && (c.qb * c.head_dim) % c.threads == 0,
-                  "backward D=%d/%d %s: simt %dx%d/%dx%d, %zu bytes of LDS", dims[i][0], dims[i][1],
-                  attnvk_dtype_name(p.dtype), c.bc, c.bq, c.qb, c.kb, lds);
-        }
+    }
 }
 
 typedef struct pick_case {
