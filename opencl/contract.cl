@@ -284,7 +284,7 @@ inline int avk_pattern_hides_tile(const avk_kernel_args *a, __global const uchar
     if (a->flags & AVK_FLAG_BLOCKS) {
         const int bq = (int)(a->pattern & 0xffffu), bk = (int)(a->pattern >> 16);
         const long cols = ((long)a->seq_kv + bk - 1) / bk;
-        const int c0 = key0 / bk, c1 = (key0 + n - 1) / bk, b0 = q0 / bq, b1 = q1 / bq;
+        const int c0 = key0 / bk, c1 = min(key0 + n - 1, (int)a->seq_kv - 1) / bk, b0 = q0 / bq, b1 = q1 / bq;
         if ((long)(rows_end - w->r0) * (b1 - b0 + 1) * (c1 - c0 + 1) > AVK_PATTERN_SCAN) return 0;
         for (int R = w->r0; R < rows_end; ++R) {
             __global const uchar *head = pattern + (long)w->b * a->mask_sb + (long)(w->h + R % pack) * a->mask_sh;
@@ -303,6 +303,28 @@ inline int avk_pattern_hides_tile(const avk_kernel_args *a, __global const uchar
         return 1;
     }
     return 0;
+}
+
+/* Whether a block layout shows every key of [key0, key0 + n) to every packed row
+ * of w: the fast bodies then skip the per-element test on the tile (0 for
+ * dilation and long scans). */
+inline int avk_pattern_covers_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int key0,
+                                   int n)
+{
+    if (!(a->flags & AVK_FLAG_BLOCKS)) return 0;
+    const int pack = (int)a->pack, q0 = w->r0 / pack, q1 = (w->r_end - 1) / pack;
+    const int rows_end = min(w->r_end, w->r0 + pack);
+    const int bq = (int)(a->pattern & 0xffffu), bk = (int)(a->pattern >> 16);
+    const long cols = ((long)a->seq_kv + bk - 1) / bk;
+    const int c0 = key0 / bk, c1 = min(key0 + n - 1, (int)a->seq_kv - 1) / bk, b0 = q0 / bq, b1 = q1 / bq;
+    if ((long)(rows_end - w->r0) * (b1 - b0 + 1) * (c1 - c0 + 1) > AVK_PATTERN_SCAN) return 0;
+    for (int R = w->r0; R < rows_end; ++R) {
+        __global const uchar *head = pattern + (long)w->b * a->mask_sb + (long)(w->h + R % pack) * a->mask_sh;
+        for (int br = b0; br <= b1; ++br)
+            for (int c = c0; c <= c1; ++c)
+                if (!head[(long)br * cols + c]) return 0;
+    }
+    return 1;
 }
 
 /* The first tile after t (of bc keys) some row of w sees through the pattern,

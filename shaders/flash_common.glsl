@@ -121,6 +121,22 @@ bool avk_pattern_hides(uint b, uint h, uint i0, uint i1, uint j0, uint n)
     return false;
 }
 
+// Whether a block layout shows every key of [j0, j0 + n) to queries [i0, i1] of (b, h): the
+// bodies then skip the per-element test on the tile (false for dilation and long scans).
+bool avk_pattern_covers(uint b, uint h, uint i0, uint i1, uint j0, uint n)
+{
+    if ((avk_flags() & AVK_FLAG_BLOCKS) == 0u) return false;
+    uint bq = pc.pattern & 0xffffu, bk = pc.pattern >> 16u, cols = (pc.seq_kv + bk - 1u) / bk;
+    uint r0 = i0 / bq, r1 = i1 / bq, c0 = j0 / bk, c1 = min(j0 + n - 1u, pc.seq_kv - 1u) / bk;
+    if ((r1 - r0 + 1u) * (c1 - c0 + 1u) > AVK_PATTERN_SCAN) return false;
+    for (uint r = r0; r <= r1; ++r)
+        for (uint c = c0; c <= c1; ++c) {
+            uint e = b * pc.mask_sb + h * pc.mask_sh + r * cols + c;
+            if (((mask_words[e >> 2u] >> (8u * (e & 3u))) & 0xffu) == 0u) return false;
+        }
+    return true;
+}
+
 float avk_mask_value(uint e)
 {
     uint word = mask_words[(avk_flags() & AVK_FLAG_MASK_F16) != 0u ? e >> 1u : e];

@@ -221,7 +221,9 @@ void main()
 #define SCORE_BOUNDS(x) uvec2(flash_row_begin(w, SCORE_ROW(x)), \
                               SCORE_ROW(x) < avk_q_end() ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
 #include "cm_score_mods.glsl"
-            if ((avk_flags() & AVK_PATTERNS) != 0u) { // a sparse pattern's hidden keys of a visited tile
+            // a sparse pattern's hidden keys of a visited tile the layout does not show whole
+            if ((avk_flags() & AVK_PATTERNS) != 0u &&
+                !avk_pattern_covers(w.b, w.h, w.i0, min(w.i0 + BR, avk_q_end()) - 1u, j0, BC)) {
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                     [[unroll]] for (uint n = 0u; n < NT; ++n)
                         CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
