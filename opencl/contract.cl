@@ -272,12 +272,14 @@ inline long avk_q_row(const avk_kernel_args *a, const avk_work *w, int R)
     return (long)w->b * a->q_sb + (long)(w->h + R % pack) * a->q_sh + (long)(R / pack) * a->q_ss;
 }
 
-/* Whether no packed row of w sees any of keys [key0, key0 + n) through the
- * problem's pattern: the fast bodies neither load nor compute such tiles. A
- * block layout's entries for the rows' heads and block rows are scanned; a
- * dilated row sees keys of its segment only. Conservative: 0 when unsure. */
-inline int avk_pattern_hides_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int key0,
-                                  int n)
+/* What the pattern shows the packed rows of w of keys [key0, key0 + n): none
+ * (HIDDEN: the fast bodies neither load nor compute the tile), all of them
+ * (SHOWN, block layouts only: no per-element test) or some (PARTIAL, also when
+ * unsure: a scan longer than AVK_PATTERN_SCAN; a dilated row is bounded by its
+ * segment only). A block layout's entries for the rows' heads and block rows
+ * are scanned. */
+enum { AVK_TILE_HIDDEN, AVK_TILE_PARTIAL, AVK_TILE_SHOWN };
+inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int key0, int n)
 {
     const int pack = (int)a->pack, q0 = w->r0 / pack, q1 = (w->r_end - 1) / pack;
     const int rows_end = min(w->r_end, w->r0 + pack); /* one row of each head the work-group holds */
@@ -285,46 +287,28 @@ inline int avk_pattern_hides_tile(const avk_kernel_args *a, __global const uchar
         const int bq = (int)(a->pattern & 0xffffu), bk = (int)(a->pattern >> 16);
         const long cols = ((long)a->seq_kv + bk - 1) / bk;
         const int c0 = key0 / bk, c1 = min(key0 + n - 1, (int)a->seq_kv - 1) / bk, b0 = q0 / bq, b1 = q1 / bq;
-        if ((long)(rows_end - w->r0) * (b1 - b0 + 1) * (c1 - c0 + 1) > AVK_PATTERN_SCAN) return 0;
+        if ((long)(rows_end - w->r0) * (b1 - b0 + 1) * (c1 - c0 + 1) > AVK_PATTERN_SCAN) return AVK_TILE_PARTIAL;
+        int any = 0, all = 1;
         for (int R = w->r0; R < rows_end; ++R) {
             __global const uchar *head = pattern + (long)w->b * a->mask_sb + (long)(w->h + R % pack) * a->mask_sh;
             for (int br = b0; br <= b1; ++br)
-                for (int c = c0; c <= c1; ++c)
-                    if (head[(long)br * cols + c]) return 0;
+                for (int c = c0; c <= c1; ++c) {
+                    const int on = head[(long)br * cols + c] != 0;
+                    any |= on;
+                    all &= on;
+                }
         }
-        return 1;
+        return all ? AVK_TILE_SHOWN : any ? AVK_TILE_PARTIAL : AVK_TILE_HIDDEN;
     }
     if (a->flags & AVK_FLAG_DILATED) {
         __global const int *groups = (__global const int *)pattern;
         for (int R = w->r0; R < rows_end; ++R) {
             const int g = (w->h + R % pack) / ((int)a->heads / (int)a->pattern), seg = groups[2 * g];
-            if (key0 < (q1 / seg + 1) * seg && key0 + n > q0 / seg * seg) return 0;
+            if (key0 < (q1 / seg + 1) * seg && key0 + n > q0 / seg * seg) return AVK_TILE_PARTIAL;
         }
-        return 1;
+        return AVK_TILE_HIDDEN;
     }
-    return 0;
-}
-
-/* Whether a block layout shows every key of [key0, key0 + n) to every packed row
- * of w: the fast bodies then skip the per-element test on the tile (0 for
- * dilation and long scans). */
-inline int avk_pattern_covers_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int key0,
-                                   int n)
-{
-    if (!(a->flags & AVK_FLAG_BLOCKS)) return 0;
-    const int pack = (int)a->pack, q0 = w->r0 / pack, q1 = (w->r_end - 1) / pack;
-    const int rows_end = min(w->r_end, w->r0 + pack);
-    const int bq = (int)(a->pattern & 0xffffu), bk = (int)(a->pattern >> 16);
-    const long cols = ((long)a->seq_kv + bk - 1) / bk;
-    const int c0 = key0 / bk, c1 = min(key0 + n - 1, (int)a->seq_kv - 1) / bk, b0 = q0 / bq, b1 = q1 / bq;
-    if ((long)(rows_end - w->r0) * (b1 - b0 + 1) * (c1 - c0 + 1) > AVK_PATTERN_SCAN) return 0;
-    for (int R = w->r0; R < rows_end; ++R) {
-        __global const uchar *head = pattern + (long)w->b * a->mask_sb + (long)(w->h + R % pack) * a->mask_sh;
-        for (int br = b0; br <= b1; ++br)
-            for (int c = c0; c <= c1; ++c)
-                if (!head[(long)br * cols + c]) return 0;
-    }
-    return 1;
+    return AVK_TILE_PARTIAL;
 }
 
 /* The first tile after t (of bc keys) some row of w sees through the pattern,
@@ -333,7 +317,7 @@ inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar 
 {
     int next = t + 1;
     if (a->flags & AVK_PATTERNS)
-        while (next < w->t_end && avk_pattern_hides_tile(a, pattern, w, next * bc, bc)) ++next;
+        while (next < w->t_end && avk_pattern_tile(a, pattern, w, next * bc, bc) == AVK_TILE_HIDDEN) ++next;
     return next;
 }
 

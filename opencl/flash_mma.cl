@@ -327,7 +327,7 @@ AVK_PRAGMA_UNROLL
 #if AVK_SCORE_MOD
         avk_frag_score_mod(s, a, &fr, mask, kt, t, lim_a, lim_b);
         /* the pattern's hidden keys of a visited tile the layout does not show whole */
-        if ((args.flags & AVK_PATTERNS) && !avk_pattern_covers_tile(a, mask, &w, kt, AVK_BC)) {
+        if ((args.flags & AVK_PATTERNS) && avk_pattern_tile(a, mask, &w, kt, AVK_BC) != AVK_TILE_SHOWN) {
 AVK_PRAGMA_UNROLL
             for (int nt = 0; nt < AVK_NT; ++nt)
 AVK_PRAGMA_UNROLL

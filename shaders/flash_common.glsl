@@ -98,43 +98,32 @@ const uint AVK_PATTERNS = AVK_FLAG_BLOCKS | AVK_FLAG_DILATED;
 // "visible": the per-element test still hides what it must).
 const uint AVK_PATTERN_SCAN = 64u;
 
-// Whether queries [i0, i1] of (b, h) see none of keys [j0, j0 + n) through the pattern: the
-// matrix bodies neither load nor compute such tiles. Conservative (false when unsure); a
-// dilated row is bounded by its segment only.
-bool avk_pattern_hides(uint b, uint h, uint i0, uint i1, uint j0, uint n)
+// What the pattern shows queries [i0, i1] of (b, h) of keys [j0, j0 + n): none (HIDDEN: the
+// matrix bodies neither load nor compute the tile), all of them (SHOWN, block layouts only: no
+// per-element test) or some (PARTIAL, also when unsure: a scan longer than AVK_PATTERN_SCAN; a
+// dilated row is bounded by its segment only).
+const uint AVK_TILE_HIDDEN = 0u, AVK_TILE_PARTIAL = 1u, AVK_TILE_SHOWN = 2u;
+uint avk_pattern_tile(uint b, uint h, uint i0, uint i1, uint j0, uint n)
 {
     if ((avk_flags() & AVK_FLAG_BLOCKS) != 0u) {
         uint bq = pc.pattern & 0xffffu, bk = pc.pattern >> 16u, cols = (pc.seq_kv + bk - 1u) / bk;
         uint r0 = i0 / bq, r1 = i1 / bq, c0 = j0 / bk, c1 = min(j0 + n - 1u, pc.seq_kv - 1u) / bk;
-        if ((r1 - r0 + 1u) * (c1 - c0 + 1u) > AVK_PATTERN_SCAN) return false;
+        if ((r1 - r0 + 1u) * (c1 - c0 + 1u) > AVK_PATTERN_SCAN) return AVK_TILE_PARTIAL;
+        bool any = false, all = true;
         for (uint r = r0; r <= r1; ++r)
             for (uint c = c0; c <= c1; ++c) {
                 uint e = b * pc.mask_sb + h * pc.mask_sh + r * cols + c;
-                if (((mask_words[e >> 2u] >> (8u * (e & 3u))) & 0xffu) != 0u) return false;
+                bool on = ((mask_words[e >> 2u] >> (8u * (e & 3u))) & 0xffu) != 0u;
+                any = any || on;
+                all = all && on;
             }
-        return true;
+        return all ? AVK_TILE_SHOWN : any ? AVK_TILE_PARTIAL : AVK_TILE_HIDDEN;
     }
     if ((avk_flags() & AVK_FLAG_DILATED) != 0u) {
         uint s = mask_words[2u * (h / (pc.heads / pc.pattern))];
-        return j0 >= (i1 / s + 1u) * s || j0 + n <= i0 / s * s;
+        return j0 >= (i1 / s + 1u) * s || j0 + n <= i0 / s * s ? AVK_TILE_HIDDEN : AVK_TILE_PARTIAL;
     }
-    return false;
-}
-
-// Whether a block layout shows every key of [j0, j0 + n) to queries [i0, i1] of (b, h): the
-// bodies then skip the per-element test on the tile (false for dilation and long scans).
-bool avk_pattern_covers(uint b, uint h, uint i0, uint i1, uint j0, uint n)
-{
-    if ((avk_flags() & AVK_FLAG_BLOCKS) == 0u) return false;
-    uint bq = pc.pattern & 0xffffu, bk = pc.pattern >> 16u, cols = (pc.seq_kv + bk - 1u) / bk;
-    uint r0 = i0 / bq, r1 = i1 / bq, c0 = j0 / bk, c1 = min(j0 + n - 1u, pc.seq_kv - 1u) / bk;
-    if ((r1 - r0 + 1u) * (c1 - c0 + 1u) > AVK_PATTERN_SCAN) return false;
-    for (uint r = r0; r <= r1; ++r)
-        for (uint c = c0; c <= c1; ++c) {
-            uint e = b * pc.mask_sb + h * pc.mask_sh + r * cols + c;
-            if (((mask_words[e >> 2u] >> (8u * (e & 3u))) & 0xffu) == 0u) return false;
-        }
-    return true;
+    return AVK_TILE_PARTIAL;
 }
 
 float avk_mask_value(uint e)

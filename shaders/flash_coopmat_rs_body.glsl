@@ -113,7 +113,7 @@ uint visible_tile_from(Work w, uint t)
 {
     if ((avk_flags() & AVK_PATTERNS) == 0u) return t;
     uint last_row = min(w.i0 + BR, avk_q_end()) - 1u;
-    while (t < w.ntiles && avk_pattern_hides(w.b, w.h, w.i0, last_row, w.kv_lo + t * BC, BC)) ++t;
+    while (t < w.ntiles && avk_pattern_tile(w.b, w.h, w.i0, last_row, w.kv_lo + t * BC, BC) == AVK_TILE_HIDDEN) ++t;
     return t;
 }
 
@@ -223,7 +223,7 @@ void main()
 #include "cm_score_mods.glsl"
             // a sparse pattern's hidden keys of a visited tile the layout does not show whole
             if ((avk_flags() & AVK_PATTERNS) != 0u &&
-                !avk_pattern_covers(w.b, w.h, w.i0, min(w.i0 + BR, avk_q_end()) - 1u, j0, BC)) {
+                avk_pattern_tile(w.b, w.h, w.i0, min(w.i0 + BR, avk_q_end()) - 1u, j0, BC) != AVK_TILE_SHOWN) {
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                     [[unroll]] for (uint n = 0u; n < NT; ++n)
                         CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
