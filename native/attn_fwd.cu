@@ -604,7 +604,14 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
 
 /* ==================== split-KV merge (one CTA per row) ==================== */
 /* grid (q_count, H, B), block Dv threads: O = sum_s w_s O_s / sum_s w_s with
- * w_s = exp(lse_s - max lse); LSE = max + log(sum w_s). */
+ * w_s = exp(lse_s - max lse); LSE = max + log(sum w_s). The splits come
+ * AVK_MERGE_BATCH at a time, every load of a batch issued before any is used
+ * and the running max moved once per batch: a loop that waited on each
+ * split's LSE before loading its O took two L2 round trips a split, which at
+ * B=1 with 44 or more splits (few rows, long splits) was most of the merge. */
+#ifndef AVK_MERGE_BATCH
+#define AVK_MERGE_BATCH 8
+#endif
 AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
 {
     avk_wait_primary(); /* launched early (programmatic dependent launch): the partials are complete past here */
@@ -613,20 +620,34 @@ AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
     const long long split_stride = (long long)p.batch * p.heads * p.seq_q;
     const float *plse = (const float *)p.part_lse;
     const float *po = (const float *)p.part_o;
-    /* a sink joins once, here: a logit with no value */
+    const float log2e = 1.4426950408889634f;
+    /* a sink joins once, here: a logit with no value (weight 1 at its own max) */
     const float sink = (p.flags & AVK_FLAG_SINKS) ? ((const float *)p.sinks)[h] : AVK_NEG_INF;
-    float mx = sink;
-    for (int s = 0; s < p.splits; ++s) mx = avk_max(mx, plse[s * split_stride + row]);
-    float wsum = 0.f, o = 0.f;
-    if (mx != AVK_NEG_INF) {
-        if (sink != AVK_NEG_INF) wsum = avk_exp2((sink - mx) * 1.4426950408889634f);
-        for (int s = 0; s < p.splits; ++s) {
-            const float ls = plse[s * split_stride + row];
-            if (ls == AVK_NEG_INF) continue;
-            const float wgt = avk_exp2((ls - mx) * 1.4426950408889634f);
-            wsum += wgt;
-            o += wgt * po[(s * split_stride + row) * AVK_DV + d];
+    float mx = sink, wsum = sink != AVK_NEG_INF ? 1.f : 0.f, o = 0.f;
+    for (int s0 = 0; s0 < p.splits; s0 += AVK_MERGE_BATCH) {
+        float ls[AVK_MERGE_BATCH], ov[AVK_MERGE_BATCH];
+#pragma unroll
+        for (int k = 0; k < AVK_MERGE_BATCH; ++k) {
+            /* past the last split: its row again, masked below (no branch around the loads) */
+            const long long s = s0 + k < p.splits ? s0 + k : p.splits - 1;
+            ls[k] = s0 + k < p.splits ? plse[s * split_stride + row] : AVK_NEG_INF;
+            ov[k] = po[(s * split_stride + row) * AVK_DV + d];
         }
+        float batch_max = mx;
+#pragma unroll
+        for (int k = 0; k < AVK_MERGE_BATCH; ++k) batch_max = avk_max(batch_max, ls[k]);
+        if (batch_max == AVK_NEG_INF) continue; /* only empty splits so far */
+        const float keep = avk_exp2((mx - batch_max) * log2e); /* 0 while mx is -inf */
+        wsum *= keep;
+        o *= keep;
+#pragma unroll
+        for (int k = 0; k < AVK_MERGE_BATCH; ++k) {
+            /* an empty split's O may hold anything: selected away, never multiplied */
+            const float wgt = ls[k] == AVK_NEG_INF ? 0.f : avk_exp2((ls[k] - batch_max) * log2e);
+            wsum += wgt;
+            o += wgt > 0.f ? wgt * ov[k] : 0.f;
+        }
+        mx = batch_max;
     }
     const float out = wsum > 0.f ? o / wsum : 0.f;
     const long long q_off = (long long)b * p.q_sb + (long long)h * p.q_sh + (long long)i * p.q_ss;
