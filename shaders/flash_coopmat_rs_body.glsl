@@ -108,13 +108,27 @@ void commit(uint base, bool values)
 }
 
 // The first key tile at or after t (of the workgroup's w.ntiles) that some of its rows see through
-// a sparse pattern (w.ntiles: none); t itself without a pattern. Uniform over the workgroup.
+// a sparse pattern (w.ntiles: none); t itself without a pattern. Uniform over the workgroup: its
+// lanes classify WG tiles at once and the first visible one wins through a shared minimum, one
+// round trip a WG tiles where a lane walking them alone waited on the layout once per hidden tile
+// (H100, 32k, 10% of 128x128 blocks: 77 TFLOP/s against dense's 208, session 21).
+shared uint visible_sh;
 uint visible_tile_from(Work w, uint t)
 {
     if ((avk_flags() & AVK_PATTERNS) == 0u) return t;
     uint last_row = min(w.i0 + BR, avk_q_end()) - 1u;
-    while (t < w.ntiles && avk_pattern_tile(w.b, w.h, w.i0, last_row, w.kv_lo + t * BC, BC) == AVK_TILE_HIDDEN) ++t;
-    return t;
+    for (uint base = t; base < w.ntiles; base += WG) {
+        if (gl_LocalInvocationID.x == 0u) visible_sh = w.ntiles;
+        barrier();
+        uint cand = base + gl_LocalInvocationID.x;
+        if (cand < w.ntiles && avk_pattern_tile(w.b, w.h, w.i0, last_row, w.kv_lo + cand * BC, BC) != AVK_TILE_HIDDEN)
+            atomicMin(visible_sh, cand);
+        barrier();
+        uint found = visible_sh;
+        barrier(); // every lane has read it before a next round resets it
+        if (found < w.ntiles) return found;
+    }
+    return w.ntiles;
 }
 
 void main()

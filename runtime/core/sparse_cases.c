@@ -19,18 +19,22 @@ int avk_sparse_cases(attnvk_dtype dtype, avk_sparse_case *out, int max)
         int groups; /* dilated */
         int seg[3], rate[3];
         float softcap;
+        int recent; /* the first block column and the last `recent` */
     } cases[] = {
-        {"random 30%", 2, 4, 2, 100, 100, 32, 0, 16, 16, 1, 1, 0.3, 0, 0, {0}, {0}, 0},
-        {"random, causal, per head", 1, 4, 4, 90, 90, 64, 1, 16, 32, 1, 4, 0.4, 0, 0, {0}, {0}, 0},
-        {"local band, partial blocks", 2, 2, 1, 77, 77, 32, 1, 10, 12, 2, 1, -1, 0, 0, {0}, {0}, 0},
-        {"empty block row, softcap", 1, 2, 2, 64, 64, 32, 0, 16, 8, 1, 1, 0.5, 1, 0, {0}, {0}, 20.f},
-        {"decode rows, GQA 4", 2, 8, 2, 4, 300, 64, 1, 4, 32, 1, 8, 0.35, 0, 0, {0}, {0}, 0},
+        {"random 30%", 2, 4, 2, 100, 100, 32, 0, 16, 16, 1, 1, 0.3, 0, 0, {0}, {0}, 0, 0},
+        {"random, causal, per head", 1, 4, 4, 90, 90, 64, 1, 16, 32, 1, 4, 0.4, 0, 0, {0}, {0}, 0, 0},
+        {"local band, partial blocks", 2, 2, 1, 77, 77, 32, 1, 10, 12, 2, 1, -1, 0, 0, {0}, {0}, 0, 0},
+        {"empty block row, softcap", 1, 2, 2, 64, 64, 32, 0, 16, 8, 1, 1, 0.5, 1, 0, {0}, {0}, 20.f, 0},
+        {"decode rows, GQA 4", 2, 8, 2, 4, 300, 64, 1, 4, 32, 1, 8, 0.35, 0, 0, {0}, {0}, 0, 0},
         /* blocks as large as GPU tiles: whole tiles skipped (not loaded) or wholly visible */
-        {"random 20%, 64-blocks, causal", 1, 2, 1, 1000, 1000, 64, 1, 64, 64, 1, 2, 0.2, 0, 0, {0}, {0}, 0},
-        {"dilated 2 groups", 1, 4, 2, 64, 64, 32, 0, 0, 0, 0, 0, 0, 0, 2, {16, 32}, {1, 2}, 0},
-        {"dilated long segments", 1, 4, 4, 600, 600, 64, 1, 0, 0, 0, 0, 0, 0, 2, {128, 256}, {1, 4}, 0},
-        {"dilated causal, N % s != 0", 2, 6, 3, 70, 70, 32, 1, 0, 0, 0, 0, 0, 0, 3, {8, 16, 32}, {1, 2, 4}, 0},
-        {"dilated one group, rate 3", 1, 2, 1, 50, 50, 64, 1, 0, 0, 0, 0, 0, 0, 1, {12}, {3}, 10.f},
+        {"random 20%, 64-blocks, causal", 1, 2, 1, 1000, 1000, 64, 1, 64, 64, 1, 2, 0.2, 0, 0, {0}, {0}, 0, 0},
+        /* the bodies that skip hidden tiles search them a work-group's lanes at a time: 185 hidden
+         * 64-key tiles between the sink and the recent blocks take a second round */
+        {"sink and recent blocks, 12k keys", 1, 2, 1, 48, 12000, 64, 0, 16, 64, 1, 1, 0, 0, 0, {0}, {0}, 0, 2},
+        {"dilated 2 groups", 1, 4, 2, 64, 64, 32, 0, 0, 0, 0, 0, 0, 0, 2, {16, 32}, {1, 2}, 0, 0},
+        {"dilated long segments", 1, 4, 4, 600, 600, 64, 1, 0, 0, 0, 0, 0, 0, 2, {128, 256}, {1, 4}, 0, 0},
+        {"dilated causal, N % s != 0", 2, 6, 3, 70, 70, 32, 1, 0, 0, 0, 0, 0, 0, 3, {8, 16, 32}, {1, 2, 4}, 0, 0},
+        {"dilated one group, rate 3", 1, 2, 1, 50, 50, 64, 1, 0, 0, 0, 0, 0, 0, 1, {12}, {3}, 10.f, 0},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof cases / sizeof *cases && n < max; ++i, ++n) {
@@ -41,6 +45,7 @@ int avk_sparse_cases(attnvk_dtype dtype, avk_sparse_case *out, int max)
         c->label = cases[i].label;
         c->density = cases[i].density;
         c->empty_row = cases[i].empty_row;
+        c->recent = cases[i].recent;
         p->batch = cases[i].b, p->heads = cases[i].h, p->kv_heads = cases[i].hkv;
         p->seq_q = cases[i].nq, p->seq_kv = cases[i].nk, p->head_dim = cases[i].d, p->causal = cases[i].causal;
         p->dtype = dtype, p->softcap = cases[i].softcap;
@@ -70,7 +75,9 @@ uint8_t *avk_sparse_case_layout(const avk_sparse_case *c, uint64_t seed)
     attnvk_fill_random(u, n, seed);
     for (size_t e = 0; e < n; ++e) {
         const int r = (int)(e / (size_t)cols % (size_t)rows), col = (int)(e % (size_t)cols);
-        if (c->density >= 0) /* a standard normal below its quantile: about density of the blocks */
+        if (c->recent > 0)
+            l[e] = col == 0 || col >= cols - c->recent;
+        else if (c->density >= 0) /* a standard normal below its quantile: about density of the blocks */
             l[e] = 0.5 * erfc(-u[e] / sqrt(2.0)) < c->density ? (uint8_t)(1 + e % 200) : 0;
         else /* the band in token units: block r's rows against block col's keys */
             l[e] = abs(r * p->block_q / p->block_k - col) <= (int)-c->density;

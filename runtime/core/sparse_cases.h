@@ -1,6 +1,7 @@
 /* The sparse-pattern cases (#20) and their runner, for `attnvk check` and the
  * tests: block layouts (random, a local band, causal, per head and per batch,
- * partial last blocks, an empty row of blocks, decode rows with GQA) and
+ * partial last blocks, an empty row of blocks, decode rows with GQA, a sink
+ * and recent blocks past more hidden tiles than a work-group has lanes) and
  * LongNet's dilated attention (several groups, causal on and off, N not a
  * multiple of a segment, GQA). An implementation without the pattern answers
  * UNSUPPORTED with its name. */
@@ -17,6 +18,7 @@ typedef struct avk_sparse_case {
     attnvk_problem p;  /* dtype filled from the argument */
     double density;    /* a random layout's live share; < 0: a band of |density| blocks each side of the diagonal */
     int empty_row;     /* one row of blocks all zero */
+    int recent;        /* > 0: the first block column (a sink) and the last `recent` only, StreamingLLM's shape */
 } avk_sparse_case;
 
 enum { AVK_SPARSE_CASES_MAX = 16 };

@@ -123,6 +123,11 @@ static const avk_tuning cuda_table[] = {
  *   one kv head: 128 packed rows): Q stays in shared memory and the warps of a
  *   row group split O's columns (col_warps): 64 rows x 2 (254 registers, no
  *   spills, one CTA per SM), up to 16 rows x 4 (164 registers). Not measured. */
+/* - Session 21, after the batched split merge (sweep-s21-decode.txt): mma16
+ *   16x32 plans 3 resident in whole waves (396 slots), not the 4 that fit an
+ *   SM (528): f16 16k 6 splits 0.192 ms against 8's 0.195 (cuDNN 0.183), 64k
+ *   0.724 / 0.738 (0.698); B=1 128k 48 splits 0.197, 63 0.198, 32 0.220, 96
+ *   0.247 (0.184). The plan for 3 gives 6 and 48. */
 /* - Session 16: mma-decode's sm_90 bulk copies (attn_decode.h, ATTNVK_CUDA_DEFINES=
  *   -DAVK_DECODE_BULK=1, copy=bulk in the kernel info) lost to cp.async on the H100
  *   (f16 64k 0.746 -> 1.136 ms with one key warp, fp8 0.414 -> 0.576), so they are off.
@@ -137,7 +142,7 @@ static const struct {
 } packed_decode_tiles[] = {
     {16, 0, 256, KV_QUANTIZED, "mma-decode", 16, 32, 4, 2, 3, 3, 1, 0},
     {16, 0, 256, KV_PAGED, "mma-decode", 16, 32, 2, 2, 0, 0, 0, 0},
-    {16, 0, 256, KV_ANY, "mma16", 16, 32, 0, 0, 0, 4, 1, 0},
+    {16, 0, 256, KV_ANY, "mma16", 16, 32, 0, 0, 0, 3, 1, 0},
     {1 << 30, 0, 256, KV_ANY, "mma16", 64, 64, 0, 0, 0, 2, 1, 0},
     {16, 257, 1 << 30, KV_ANY, "mma16-qs", 16, 16, 0, 0, 0, 2, 1, 4},
     {1 << 30, 257, 1 << 30, KV_ANY, "mma16-qs", 64, 16, 0, 0, 0, 1, 1, 2},

@@ -373,7 +373,9 @@ static attnvk_status configure_tensor(const avk_cl_caps *caps, const avk_tuning 
  * Nq=16 at 32k (64 rows, mma-f16 64x64, 2 work-groups per SM): 4 splits
  * 0.424 ms, 8 0.434, 5 (one resident, not whole waves) 0.600. Session 14, the
  * quantized entries planned for 3 resident in whole waves (396 slots): q4_0 64k
- * 0.372 ms with 9 splits (2 resident), 0.335 with 12 (sweep-s14-vkq). */
+ * 0.372 ms with 9 splits (2 resident), 0.335 with 12 (sweep-s14-vkq). Sessions 20
+ * and 21, whole waves: q4_0 64k 0.318 ms with 4 splits (2 resident) against 6's 0.338-0.340
+ * (3 resident); q8_0 keeps 3 (6 splits 0.467, 4 0.487; sweep-s20-splits, sweep-s21-decode). */
 static const struct {
     int max_rows;
     int kv_format; /* -1: any */
@@ -385,7 +387,7 @@ static const struct {
     int whole_waves;   /* splits in whole waves (a partial last wave is pure tail) */
 } packed_decode[] = {
     {16, ATTNVK_KV_Q8_0, 0, "mma-decode", 16, 16, 4, 2, 168, 3, 1},
-    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168, 3, 1},
+    {16, ATTNVK_KV_Q4_0, 0, "mma-decode", 16, 32, 4, 2, 168, 2, 1},
     {16, ATTNVK_KV_FP8, 0, "mma-decode", 16, 16, 4, 2, 168, 3, 1},
     {16, ATTNVK_KV_DTYPE, 1, "mma-decode", 16, 32, 1, 2, 0, 1, 0},
     {16, -1, 1, "mma", 16, 32, 0, 0, -1, 1, 0},

@@ -56,7 +56,10 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, F16, 1, 64, 0, "coopmat-khr", 128, 16, 128, {0, 2, 2}},
     {"NVIDIA", NULL, NULL, F16, 65, 127, 0, "coopmat-khr", 128, 16, 128, {0, 1, 1}},
     {"NVIDIA", NULL, NULL, F16, 129, 256, 0, "coopmat-khr", 64, 16, 128, {0, 1, 1}},
-    /* decode, 16 values of a row per lane, 4 resident workgroups in the split plan.
+    /* decode, 16 values of a row per lane. The split plan fills 2 resident workgroups an SM
+     * (255 registers x 128 lanes) in whole waves: H100 f16 (sweep-s21-decode.txt, after the
+     * batched merge) 16k 4 splits 0.192 ms, 8 0.195, 16 (4 resident, not whole) 0.204; 64k 4
+     * 0.731, 8 0.729, 17 0.783; B=1 128k 32 0.195, 64 0.204, 128 0.225 (cuDNN 0.183, 0.698, 0.184).
      * H100, f16 Nk=16k, warm clocks (session 8; session 7's sizes were timed on a cold
      * GPU): 16 lanes x 2 keys 2057 GB/s with 9 splits, 2371 with 18; 8 lanes x 2 keys
      * 2368 (9 splits); 16 x 1 1778, 16 x 4 2125, 32 x 2 2032, 8 x 4 1253; cuDNN 2905 */
@@ -76,7 +79,7 @@ static const avk_tuning vk_table[] = {
     {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 256, {32, 1, 2}},
     {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-nv-rs", 0, 0, 128, {8, 1, 2}},
     {"NVIDIA", NULL, NULL, F16, 16, 128, 1, "decode-khr-rs", 0, 0, 128, {8, 1, 2}},
-    {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 4, 16}},
+    {"NVIDIA", NULL, NULL, -1, 1, 256, 1, "decode", 4, 64, 128, {0, 0, 2, 16}},
     {"NVIDIA", NULL, NULL, F16, 1, 256, 1, "f16", 4, 64, 128, {1}},
     {"NVIDIA", NULL, NULL, F16, 1, 128, -1, "f16", 16, 32, 128, {1}},
     /* Dk or Dv past 256 (D=512, MLA's 576/512): no matrix body holds O of 16 rows x 512
@@ -445,6 +448,9 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
     int words = quant && slice == 16 && (p->kv_format == ATTNVK_KV_FP8 || dk % 64 == 0);
     cfg->runs = !quant || !runs ? 0 : runs == 2 && words ? 2 : slice <= 16 && 32 % slice == 0 ? 1 : 0;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
+    /* a resident count the table names was measured: the plan fills it in whole waves, as a
+     * partial last wave of this memory-bound body is pure tail (elsewhere: enough splits) */
+    cfg->whole_waves = e->extra[X_RESIDENT] > 0;
     cfg->page_slots = p->page_size > 0 ? pages : 0;
     cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (dv / 4) * 16 + cfg->page_slots * 4;
     return "";
