@@ -29,6 +29,7 @@ static const char bench_usage[] =
     "  --seq LIST     query (and key) lengths, e.g. 512,1k,4k; --seq-kv sets a different key length\n"
     "  --causal       causal masking (with --suite: only the suite's causal cases)\n"
     "  --max-seq N    with --suite: only the suite's cases whose Nq and Nk are at most N (e.g. 2k)\n"
+    "  --case TEXT    with --suite: only the suite's cases whose name contains TEXT (e.g. decode)\n"
     "  -r N, --iters N  exactly N timed repetitions per implementation and case (else calibrated)\n"
     "  --min-time S   timing budget per implementation and case (suite default, 0.5 s; quick 0.05 s)\n"
     "  --warmup N     warm-up runs before timing (suite default; 3); 0 turns the warm-up off\n"
@@ -145,7 +146,7 @@ typedef enum opt_id {
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_MAX_TIME, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
     OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_HEAD_DIM_V, OPT_COLD_RUNS,
-    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_PASS, OPT_RING, OPT_GPUS, OPT_BLOCK_LAYOUT, OPT_BLOCK_SIZE, OPT_DILATED, OPT_COUNT
+    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_CASE, OPT_PASS, OPT_RING, OPT_GPUS, OPT_BLOCK_LAYOUT, OPT_BLOCK_SIZE, OPT_DILATED, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
@@ -153,7 +154,7 @@ static const char *const option_names[OPT_COUNT] = {
     "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "--max-time", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
     "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks", "--head-dim-v", "--cold-runs",
-    "--cold-child", "--max-seq", "--pass", "--ring", "--gpus", "--block-layout", "--block-size", "--dilated"};
+    "--cold-child", "--max-seq", "--case", "--pass", "--ring", "--gpus", "--block-layout", "--block-size", "--dilated"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -311,6 +312,10 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         o->db = val;
         o->save = 1;
         return 0;
+    case OPT_CASE:
+        if (!*val) return bad(name, "part of a case name (e.g. decode)", val);
+        o->case_filter = val;
+        return 0;
     case OPT_MAX_SEQ:
         if (!cli_parse_int_list(val, 1, 1l << 24, &n, 1)) return bad(name, "a length in 1..16m like 2k", val);
         o->max_seq = n;
@@ -381,6 +386,7 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
     if (o->suite && o->shape_given)
         return cli_error(EXIT_USAGE, "bench: --suite and shape options (--seq, --heads, ...) are exclusive");
     if (o->max_seq && !o->suite) return cli_error(EXIT_USAGE, "bench: --max-seq filters a --suite's cases (give --seq for a custom shape)");
+    if (o->case_filter && !o->suite) return cli_error(EXIT_USAGE, "bench: --case filters a --suite's cases (give --seq for a custom shape)");
     if (o->iters && o->min_time_given) return cli_error(EXIT_USAGE, "bench: use either --iters (-r) or --min-time");
     if (o->cold_runs && !o->cold) return cli_error(EXIT_USAGE, "bench: --cold-runs needs --cold");
     if (o->cold && o->format == BENCH_FMT_CSV && !o->cold_child)

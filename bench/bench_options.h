@@ -60,6 +60,7 @@ typedef struct bench_options {
     attnvk_problem dilated;      /* dilated_groups, dilated_segment, dilated_rate; the rest unused */
     long page_size;              /* --page-size: 0 none; else a paged twin of every case */
     long max_seq;                /* --max-seq: a suite's cases up to this Nq and Nk (0: all) */
+    const char *case_filter;     /* --case: a suite's cases whose name contains it (NULL: all) */
     uint64_t max_memory;         /* 0: each device's own memory */
     unsigned test_flags;         /* --test-wrong-kernel */
     int save;                    /* --save: store the run in the history database */

@@ -287,6 +287,7 @@ static int suite_cases(const bench_options *o, const bench_suite *s, bench_case 
         else table_case(&s->cases[i], s->dtype, &c);
         if (o->causal && !c.p.causal) continue; /* --causal keeps the suite's causal cases */
         if (o->max_seq && (c.p.seq_q > o->max_seq || c.p.seq_kv > o->max_seq)) continue;
+        if (o->case_filter && !strstr(c.name, o->case_filter)) continue;
         attnvk_dtype dtype = o->dtype_given ? o->dtype : s->dtype;
         attnvk_dtype fixed;
         if (named_dtype(c.name, &fixed)) { /* a case named for its dtype keeps it; --dtype keeps the matching ones */

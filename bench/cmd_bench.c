@@ -495,7 +495,7 @@ int cmd_bench(int argc, char **argv)
     }
     s->ncases = bench_build_cases(&s->o, &s->cases);
     if (s->ncases <= 0) {
-        if (s->ncases == 0) cli_error(EXIT_USAGE, "bench: suite '%s' has no case left after --causal/--dtype", s->o.suite);
+        if (s->ncases == 0) cli_error(EXIT_USAGE, "bench: suite '%s' has no case left after --causal/--dtype/--max-seq/--case", s->o.suite);
         free(s->cases);
         free(s);
         return EXIT_USAGE;

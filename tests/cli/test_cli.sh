@@ -120,6 +120,8 @@ expect_usage "run-impl-typo" "unknown implementation 'bogus' (attnvk, cudnn" $(r
 expect_usage "bench-variant-typo" "unknown variant 'bogus' (cpu: flash-f32, reference-f64" bench --variant bogus
 expect_usage "bench-max-seq-without-suite" "bench: --max-seq filters a --suite's cases" bench --max-seq 2k
 expect_usage "bench-max-seq-garbage" "bench: --max-seq wants a length in 1..16m like 2k, got 'x'" bench --suite fa-grid --max-seq x
+expect_usage "bench-case-without-suite" "bench: --case filters a --suite's cases" bench --case decode
+expect_usage "bench-case-matches-none" "bench: suite 'models' has no case left after" bench --suite models --case no-such-case
 expect_usage "run-variant-of-another-api" "unknown variant 'wgmma' (cpu: flash-f32, reference-f64)" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --variant wgmma
 expect_usage "check-device-typo" "'no-such-gpu' matches no device" check --api cpu --device no-such-gpu
 expect_usage "check-variant-typo" "check: unknown variant 'nope' (cpu: flash-f32, reference-f64)" check --variant nope --api cpu
