@@ -313,23 +313,34 @@ inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *patt
 
 /* The first tile after t (of bc keys) some row of w sees through the pattern,
  * or w->t_end; t + 1 without a pattern. Called by the whole work-group, in
- * uniform control flow: its wg lanes classify the wg tiles after t at once and the first visible one
- * wins through a local minimum, one round trip per wg tiles where one lane
- * walking them waited on the layout once per hidden tile (H100, 32k, 10% of
- * 128x128 blocks: mma-f16 58.6 TFLOP/s against dense's 211, session 21). */
+ * uniform control flow. Its wg lanes classify a window of wg tiles at once
+ * into bits (one layout round trip per wg tiles; *base: the window's first
+ * tile, -1 before the first) and searches inside the window read local memory
+ * only: one lane walking the tiles waited on the layout once per hidden tile
+ * (H100, 32k, 10% of 128x128 blocks: mma-f16 58.6 TFLOP/s against dense's
+ * 211), a search per visible tile still once per visible tile (122). */
 inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t,
-                                 int bc, __local int *first, int tid, int wg)
+                                 int bc, __local uint *bits, int *base, int tid, int wg)
 {
     if (!(a->flags & AVK_PATTERNS)) return t + 1;
-    for (int base = t + 1; base < w->t_end; base += wg) {
-        if (tid == 0) *first = w->t_end;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int tile = base + tid;
-        if (tile < w->t_end && avk_pattern_tile(a, pattern, w, tile * bc, bc) != AVK_TILE_HIDDEN) atomic_min(first, tile);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int found = *first;
-        barrier(CLK_LOCAL_MEM_FENCE); /* every lane has read it before a next round resets it */
-        if (found < w->t_end) return found;
+    const int words = (wg + 31) / 32;
+    for (++t; t < w->t_end;) {
+        if (*base < 0 || t < *base || t - *base >= wg) { /* classify [t, t + wg) */
+            barrier(CLK_LOCAL_MEM_FENCE); /* every lane is done reading the old window */
+            if (tid < words) bits[tid] = 0u;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int tile = t + tid;
+            if (tile < w->t_end && avk_pattern_tile(a, pattern, w, tile * bc, bc) != AVK_TILE_HIDDEN)
+                atomic_or(&bits[tid / 32], 1u << (tid % 32));
+            barrier(CLK_LOCAL_MEM_FENCE);
+            *base = t;
+        }
+        const int off = t - *base;
+        for (int wd = off / 32; wd < words; ++wd) {
+            const uint m = bits[wd] & (wd == off / 32 ? 0xffffffffu << (off % 32) : 0xffffffffu);
+            if (m) return *base + wd * 32 + (31 - (int)clz(m & (0u - m))); /* its lowest set bit */
+        }
+        t = *base + wg;
     }
     return w->t_end;
 }

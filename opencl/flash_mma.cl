@@ -177,7 +177,8 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     __local float emu_a[AVK_NW * 256], emu_b[AVK_NW * 128], emu_x[AVK_WG];
     const avk_emu emu = {emu_a, emu_b, emu_x, warp, lane};
 #endif
-    __local int visible_first; /* avk_next_visible_tile's minimum */
+    __local uint visible_bits[(AVK_WG + 31) / 32]; /* avk_next_visible_tile's window */
+    int visible_base = -1;
 #if AVK_ASYNC
     __local uint kv_rows[2 * AVK_BC]; /* K/V rows of the tiles in flight (avk_read_rows) */
     uint pend[AVK_ROWS_PER_ITEM];
@@ -224,8 +225,8 @@ AVK_PRAGMA_UNROLL
     const int head_a = w.h + pr_a % pack, query_a = pr_a / pack, head_b = w.h + pr_b % pack, query_b = pr_b / pack;
 #endif
     /* the tiles visited: those some row sees (a sparse pattern hides the rest, loads and all) */
-    int tile = avk_next_visible_tile(a, mask, &w, w.t_begin - 1, AVK_BC, &visible_first, tid, AVK_WG);
-    int next = tile < w.t_end ? avk_next_visible_tile(a, mask, &w, tile, AVK_BC, &visible_first, tid, AVK_WG) : w.t_end;
+    int tile = avk_next_visible_tile(a, mask, &w, w.t_begin - 1, AVK_BC, visible_bits, &visible_base, tid, AVK_WG);
+    int next = tile < w.t_end ? avk_next_visible_tile(a, mask, &w, tile, AVK_BC, visible_bits, &visible_base, tid, AVK_WG) : w.t_end;
 #if AVK_ASYNC
     if (tile < w.t_end) { /* rows of the first two tiles, then the first tile's copies */
         avk_read_rows(pend, a, block_table, &w, tile * AVK_BC, tid);
@@ -240,7 +241,7 @@ AVK_PRAGMA_UNROLL
     for (int visit = 0; tile < w.t_end; ++visit) {
         const int kt = tile * AVK_BC;
         const int after =
-            next < w.t_end ? avk_next_visible_tile(a, mask, &w, next, AVK_BC, &visible_first, tid, AVK_WG) : w.t_end;
+            next < w.t_end ? avk_next_visible_tile(a, mask, &w, next, AVK_BC, visible_bits, &visible_base, tid, AVK_WG) : w.t_end;
 #if AVK_ASYNC
         avk_cp_wait_all_but_one(); /* K(tile) has landed; V(tile) may be in flight */
         barrier(CLK_LOCAL_MEM_FENCE);
