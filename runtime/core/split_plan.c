@@ -29,8 +29,10 @@ avk_split_plan avk_plan_split_kv(const avk_split_request *r)
         int64_t units = r->compute_units > 0 ? r->compute_units : unknown_compute_units;
         int64_t groups = r->workgroups > 0 ? r->workgroups : 1;
         /* whole-wave plans fill one wave: past the resident count the device streams at its rate
-         * already, and more splits only add partials (H100, CUDA mma16 at 3 resident, 512
-         * workgroups a split at B=64, Nk=8k: 2 splits 0.772 ms, 1 0.732; sweep-s21-decode) */
+         * already, and more splits only add partials. H100, B=64 Nk=8k (512 workgroups a split,
+         * 396 slots; bench/results/decode-2026-11-27-s21): CUDA mma16 1 split 0.735 ms, 2 0.751
+         * (its 3 resident are where the bandwidth saturates; 5 fit an SM); OpenCL's q8_0
+         * mma-decode, whose 3 are all that fit, 1 split 0.484, 2 0.469 */
         int64_t target = (r->whole_waves ? 1 : waves_to_fill) * units * (r->resident > 1 ? r->resident : 1);
         splits = (target + groups - 1) / groups;
         int64_t most = tiles / min_tiles_per_split;

@@ -79,7 +79,7 @@ int main(void)
     passed += expect_splits((avk_split_request){65536, 32, 64, 132, 0, 1, 3, 1}, 6, "64 workgroups, 3 resident, whole waves");
     /* 300 workgroups: one split already fills a wave of 264; more only add partials (whole-wave
      * plans fill one wave: H100, CUDA mma16 at B=64 Nk=8k, 512 workgroups over 396 slots,
-     * 1 split against 2 in bench/results/decode-2026-11-27-s21) */
+     * 1 split 0.735 ms against 2's 0.751, bench/results/decode-2026-11-27-s21) */
     passed += expect_splits((avk_split_request){65536, 32, 300, 132, 0, 1, 2, 1}, 1, "300 workgroups, whole waves");
     /* the combine's bound */
     avk_split_request huge = {1 << 24, 16, 1, 4096, 0, 1, 1, 0};
