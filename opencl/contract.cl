@@ -318,27 +318,35 @@ inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *patt
  * tile, -1 before the first) and searches inside the window read local memory
  * only: one lane walking the tiles waited on the layout once per hidden tile
  * (H100, 32k, 10% of 128x128 blocks: mma-f16 58.6 TFLOP/s against dense's
- * 211), a search per visible tile still once per visible tile (122). */
+ * 211), a search per visible tile still once per visible tile (122). bits:
+ * 2 * ceil(wg / 32) words, visible tiles then those the layout shows whole to
+ * every row (*shown: the found tile's, no per-element test). */
 inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t,
-                                 int bc, __local uint *bits, int *base, int tid, int wg)
+                                 int bc, __local uint *bits, int *base, int *shown, int tid, int wg)
 {
+    *shown = 1;
     if (!(a->flags & AVK_PATTERNS)) return t + 1;
     const int words = (wg + 31) / 32;
     for (++t; t < w->t_end;) {
         if (*base < 0 || t < *base || t - *base >= wg) { /* classify [t, t + wg) */
             barrier(CLK_LOCAL_MEM_FENCE); /* every lane is done reading the old window */
-            if (tid < words) bits[tid] = 0u;
+            if (tid < 2 * words) bits[tid] = 0u;
             barrier(CLK_LOCAL_MEM_FENCE);
             const int tile = t + tid;
-            if (tile < w->t_end && avk_pattern_tile(a, pattern, w, tile * bc, bc) != AVK_TILE_HIDDEN)
-                atomic_or(&bits[tid / 32], 1u << (tid % 32));
+            const int cls = tile < w->t_end ? avk_pattern_tile(a, pattern, w, tile * bc, bc) : AVK_TILE_HIDDEN;
+            if (cls != AVK_TILE_HIDDEN) atomic_or(&bits[tid / 32], 1u << (tid % 32));
+            if (cls == AVK_TILE_SHOWN) atomic_or(&bits[words + tid / 32], 1u << (tid % 32));
             barrier(CLK_LOCAL_MEM_FENCE);
             *base = t;
         }
         const int off = t - *base;
         for (int wd = off / 32; wd < words; ++wd) {
             const uint m = bits[wd] & (wd == off / 32 ? 0xffffffffu << (off % 32) : 0xffffffffu);
-            if (m) return *base + wd * 32 + (31 - (int)clz(m & (0u - m))); /* its lowest set bit */
+            if (m) {
+                const int bit = 31 - (int)clz(m & (0u - m)); /* its lowest set bit */
+                *shown = (bits[words + wd] >> bit) & 1u;
+                return *base + wd * 32 + bit;
+            }
         }
         t = *base + wg;
     }

@@ -177,8 +177,8 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     __local float emu_a[AVK_NW * 256], emu_b[AVK_NW * 128], emu_x[AVK_WG];
     const avk_emu emu = {emu_a, emu_b, emu_x, warp, lane};
 #endif
-    __local uint visible_bits[(AVK_WG + 31) / 32]; /* avk_next_visible_tile's window */
-    int visible_base = -1;
+    __local uint visible_bits[2 * ((AVK_WG + 31) / 32)]; /* avk_next_visible_tile's window */
+    int visible_base = -1, tile_shown = 1, next_shown = 1, after_shown = 1; /* the layout shows the tile whole */
 #if AVK_ASYNC
     __local uint kv_rows[2 * AVK_BC]; /* K/V rows of the tiles in flight (avk_read_rows) */
     uint pend[AVK_ROWS_PER_ITEM];
@@ -225,8 +225,11 @@ AVK_PRAGMA_UNROLL
     const int head_a = w.h + pr_a % pack, query_a = pr_a / pack, head_b = w.h + pr_b % pack, query_b = pr_b / pack;
 #endif
     /* the tiles visited: those some row sees (a sparse pattern hides the rest, loads and all) */
-    int tile = avk_next_visible_tile(a, mask, &w, w.t_begin - 1, AVK_BC, visible_bits, &visible_base, tid, AVK_WG);
-    int next = tile < w.t_end ? avk_next_visible_tile(a, mask, &w, tile, AVK_BC, visible_bits, &visible_base, tid, AVK_WG) : w.t_end;
+    int tile = avk_next_visible_tile(a, mask, &w, w.t_begin - 1, AVK_BC, visible_bits, &visible_base, &tile_shown, tid,
+                                     AVK_WG);
+    int next = tile < w.t_end ? avk_next_visible_tile(a, mask, &w, tile, AVK_BC, visible_bits, &visible_base, &next_shown,
+                                                      tid, AVK_WG)
+                              : w.t_end;
 #if AVK_ASYNC
     if (tile < w.t_end) { /* rows of the first two tiles, then the first tile's copies */
         avk_read_rows(pend, a, block_table, &w, tile * AVK_BC, tid);
@@ -241,7 +244,9 @@ AVK_PRAGMA_UNROLL
     for (int visit = 0; tile < w.t_end; ++visit) {
         const int kt = tile * AVK_BC;
         const int after =
-            next < w.t_end ? avk_next_visible_tile(a, mask, &w, next, AVK_BC, visible_bits, &visible_base, tid, AVK_WG) : w.t_end;
+            next < w.t_end ? avk_next_visible_tile(a, mask, &w, next, AVK_BC, visible_bits, &visible_base, &after_shown, tid,
+                                                   AVK_WG)
+                           : w.t_end;
 #if AVK_ASYNC
         avk_cp_wait_all_but_one(); /* K(tile) has landed; V(tile) may be in flight */
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -330,7 +335,7 @@ AVK_PRAGMA_UNROLL
 #if AVK_SCORE_MOD
         avk_frag_score_mod(s, a, &fr, mask, kt, t, lim_a, lim_b);
         /* the pattern's hidden keys of a visited tile the layout does not show whole */
-        if ((args.flags & AVK_PATTERNS) && avk_pattern_tile(a, mask, &w, kt, AVK_BC) != AVK_TILE_SHOWN) {
+        if ((args.flags & AVK_PATTERNS) && !tile_shown) {
 AVK_PRAGMA_UNROLL
             for (int nt = 0; nt < AVK_NT; ++nt)
 AVK_PRAGMA_UNROLL
@@ -425,6 +430,8 @@ AVK_PRAGMA_UNROLL
 #endif
         tile = next;
         next = after;
+        tile_shown = next_shown;
+        next_shown = after_shown;
     }
 
     l_a += avk_quad_xor(l_a, 1 AVK_EMU_ARG);

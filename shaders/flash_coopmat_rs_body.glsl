@@ -112,29 +112,36 @@ void commit(uint base, bool values)
 // lanes classify a window of WG tiles at once into vis_bits (one layout round trip per WG tiles)
 // and searches inside the window read shared memory only: a lane walking the tiles alone waited
 // on the layout once per hidden tile (H100, 32k, 10% of 128x128 blocks: 77 TFLOP/s against
-// dense's 208), a search per visible tile still once per visible tile (140).
+// dense's 208), a search per visible tile still once per visible tile (140). shown: whether the
+// layout shows the tile whole to every row (no per-element test), kept in the window as well.
 const uint VIS_WORDS = (WG + 31u) / 32u;
-shared uint vis_bits[VIS_WORDS];
+shared uint vis_bits[2u * VIS_WORDS]; // visible tiles, then wholly shown ones
 uint vis_base = 0xffffffffu; // the window's first tile, the same in every lane (none yet)
-uint visible_tile_from(Work w, uint t)
+uint visible_tile_from(Work w, uint t, out bool shown)
 {
+    shown = true;
     if ((avk_flags() & AVK_PATTERNS) == 0u) return t;
     uint last_row = min(w.i0 + BR, avk_q_end()) - 1u;
     while (t < w.ntiles) {
         if (vis_base == 0xffffffffu || t < vis_base || t - vis_base >= WG) { // classify [t, t + WG)
             barrier(); // every lane is done reading the old window
-            if (gl_LocalInvocationID.x < VIS_WORDS) vis_bits[gl_LocalInvocationID.x] = 0u;
+            if (gl_LocalInvocationID.x < 2u * VIS_WORDS) vis_bits[gl_LocalInvocationID.x] = 0u;
             barrier();
-            uint cand = t + gl_LocalInvocationID.x;
-            if (cand < w.ntiles && avk_pattern_tile(w.b, w.h, w.i0, last_row, w.kv_lo + cand * BC, BC) != AVK_TILE_HIDDEN)
-                atomicOr(vis_bits[gl_LocalInvocationID.x / 32u], 1u << (gl_LocalInvocationID.x % 32u));
+            uint cand = t + gl_LocalInvocationID.x, word = gl_LocalInvocationID.x / 32u;
+            uint cls = cand < w.ntiles ? avk_pattern_tile(w.b, w.h, w.i0, last_row, w.kv_lo + cand * BC, BC) : AVK_TILE_HIDDEN;
+            if (cls != AVK_TILE_HIDDEN) atomicOr(vis_bits[word], 1u << (gl_LocalInvocationID.x % 32u));
+            if (cls == AVK_TILE_SHOWN) atomicOr(vis_bits[VIS_WORDS + word], 1u << (gl_LocalInvocationID.x % 32u));
             barrier();
             vis_base = t;
         }
         uint off = t - vis_base;
         for (uint wd = off / 32u; wd < VIS_WORDS; ++wd) {
             uint bits = vis_bits[wd] & (wd == off / 32u ? 0xffffffffu << (off % 32u) : 0xffffffffu);
-            if (bits != 0u) return vis_base + wd * 32u + uint(findLSB(bits));
+            if (bits != 0u) {
+                uint bit = uint(findLSB(bits));
+                shown = (vis_bits[VIS_WORDS + wd] & (1u << bit)) != 0u;
+                return vis_base + wd * 32u + bit;
+            }
         }
         t = vis_base + WG;
     }
@@ -181,7 +188,8 @@ void main()
 #include "cm_softmax_state.glsl"
 
     // the first visited tile straight into buffer 0 (a sparse pattern's hidden tiles are never visited)
-    uint tile = visible_tile_from(w, 0u);
+    bool tile_shown, next_shown; // the layout shows the tile whole (visible_tile_from)
+    uint tile = visible_tile_from(w, 0u, tile_shown);
     if (tile < w.ntiles) {
         prefetch(w.kv_lo + tile * BC, w, false);
         commit(K_OFF, false);
@@ -194,7 +202,7 @@ void main()
         uint j0 = w.kv_lo + tile * BC;
         uint k_buf = K_OFF + (visit % KV_STAGES) * KTILE, v_buf = V_OFF + (visit % KV_STAGES) * VTILE;
         uint next = (visit + 1u) % KV_STAGES;
-        uint next_tile = visible_tile_from(w, tile + 1u), j_next = w.kv_lo + next_tile * BC;
+        uint next_tile = visible_tile_from(w, tile + 1u, next_shown), j_next = w.kv_lo + next_tile * BC;
         bool more = next_tile < w.ntiles;
         if (KV_STAGES > 1u) barrier(); // tile's K/V are in place; the other buffers' readers are done
         if (more) prefetch(j_next, w, false);
@@ -246,8 +254,7 @@ void main()
                               SCORE_ROW(x) < avk_q_end() ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
 #include "cm_score_mods.glsl"
             // a sparse pattern's hidden keys of a visited tile the layout does not show whole
-            if ((avk_flags() & AVK_PATTERNS) != 0u &&
-                avk_pattern_tile(w.b, w.h, w.i0, min(w.i0 + BR, avk_q_end()) - 1u, j0, BC) != AVK_TILE_SHOWN) {
+            if ((avk_flags() & AVK_PATTERNS) != 0u && !tile_shown) {
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                     [[unroll]] for (uint n = 0u; n < NT; ++n)
                         CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
@@ -263,6 +270,7 @@ void main()
         if (KV_STAGES == 1u) barrier(); // everyone is done reading this V (and the next K is in place)
         if (more) commit(V_OFF + next * VTILE, true);
         tile = next_tile;
+        tile_shown = next_shown;
     }
 
     // epilogue: whole row sums, then O / l from the accumulators, two columns per store
