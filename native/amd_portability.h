@@ -37,6 +37,9 @@ AVK_DEVICE int avk_first_lane(bool pred)
     const unsigned long long m = __ballot(pred);
     return m ? (__ffsll((unsigned long long)m) - 1) % 32 : -1;
 }
+/* bit i: 32-lane warp lane i's pred (on wave64 the upper warp, whose lanes test
+ * the same lane % 32 values, agrees) */
+AVK_DEVICE unsigned avk_vote_bits(bool pred) { return (unsigned)(__ballot(pred) & 0xffffffffull); }
 
 /* A warp never spans wavefronts and a wavefront runs in lockstep with its LDS
  * operations in order: only the compiler must not move memory across this. */

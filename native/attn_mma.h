@@ -103,7 +103,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_q_tile<BR, D, NT, false, DKP>(aQ, p, w);
-    const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC); /* w.t_begin, or a pattern's first visible tile */
+    avk_tile_window win = AVK_TILE_WINDOW_NONE; /* avk_next_tile's vote */
+    const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC, win); /* w.t_begin, or a pattern's first visible tile */
     const bool aligned = avk_pattern_aligned(p, w, BC);
     if (t_first < w.t_end) {
 #if AVK_KV_QUANT
@@ -144,7 +145,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     for (int t = t_first, it = 0, t_next = 0; t < w.t_end; t = t_next, ++it) {
-        t_next = avk_next_tile(p, w, t, BC);
+        t_next = avk_next_tile(p, w, t, BC, win);
 #else
     for (int t = w.t_begin; t < w.t_end; ++t) { /* the plain count: no loop-carried tile registers */
         const int t_next = t + 1, it = t - w.t_begin;

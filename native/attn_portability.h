@@ -44,6 +44,8 @@ AVK_DEVICE float avk_shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffff
 AVK_DEVICE bool avk_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
 /* the lowest lane of the warp whose pred holds, or -1 */
 AVK_DEVICE int avk_first_lane(bool pred) { return __ffs(__ballot_sync(0xffffffffu, pred)) - 1; }
+/* bit i: lane i's pred */
+AVK_DEVICE unsigned avk_vote_bits(bool pred) { return __ballot_sync(0xffffffffu, pred); }
 AVK_DEVICE void avk_syncwarp(void) { __syncwarp(); }
 AVK_DEVICE void avk_launch_dependents(void)
 {

@@ -271,24 +271,35 @@ AVK_DEVICE bool avk_pattern_aligned(const avk_attn_params &p, const avk_work &w,
 #endif
 }
 
+/* A warp's vote over the 32 key tiles from base (bit i: tile base + i is visible to some
+ * row of the CTA): avk_next_tile's searches inside it load nothing. */
+struct avk_tile_window {
+    int base;
+    unsigned bits;
+};
+#define AVK_TILE_WINDOW_NONE {-64, 0u}
+
 /* The tile after t that some row of the CTA sees through its pattern (w.t_end: none):
  * the key loops load and visit only those. t + 1 without a pattern. Every lane tests
- * its own of the next 32 tiles and a vote picks the first: one round of layout loads
- * per 32 hidden tiles, not one per tile (at 10% density a tile-by-tile walk took as
- * long as the visible tiles' MMAs). Called by whole warps. */
-AVK_DEVICE int avk_next_tile(const avk_attn_params &p, const avk_work &w, int t, int bc)
+ * its own of the next 32 tiles and the vote is kept in win: one round of layout loads
+ * per 32 tiles, not one per hidden tile (at 10% density a tile-by-tile walk took as
+ * long as the visible tiles' MMAs) nor one per visible tile. Called by whole warps. */
+AVK_DEVICE int avk_next_tile(const avk_attn_params &p, const avk_work &w, int t, int bc, avk_tile_window &win)
 {
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     const int lane = (int)(threadIdx.x % 32);
-    for (int base = t + 1; base < w.t_end; base += 32) {
-        const int c = base + lane;
-        const bool seen = c < w.t_end && avk_pattern_tile(p, w, w.r0, w.r_end - 1, c * bc, bc) != AVK_TILE_HIDDEN;
-        const int first = avk_first_lane(seen);
-        if (first >= 0) return base + first;
+    for (int from = t + 1; from < w.t_end; from = win.base + 32) {
+        if (from < win.base || from >= win.base + 32) {
+            const int c = from + lane;
+            win.bits = avk_vote_bits(c < w.t_end && avk_pattern_tile(p, w, w.r0, w.r_end - 1, c * bc, bc) != AVK_TILE_HIDDEN);
+            win.base = from;
+        }
+        const unsigned seen = win.bits & (0xffffffffu << (from - win.base));
+        if (seen) return win.base + __ffs((int)seen) - 1;
     }
     return w.t_end;
 #else
-    (void)p, (void)w, (void)bc;
+    (void)p, (void)w, (void)bc, (void)win;
     return t + 1;
 #endif
 }

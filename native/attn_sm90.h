@@ -98,7 +98,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
-    const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC); /* w.t_begin, or a pattern's first visible tile */
+    avk_tile_window win = AVK_TILE_WINDOW_NONE; /* avk_next_tile's vote */
+    const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC, win); /* w.t_begin, or a pattern's first visible tile */
     const bool aligned = avk_pattern_aligned(p, w, BC);
     if (t_first < w.t_end) {
         avk_load_tile<BC, D, NT, true>(aK, K + (long long)t_first * BC * avk_kv_es(p), avk_kv_es(p), w.kv_end - t_first * BC);
@@ -116,9 +117,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     /* t_after: the tile after t_next, found during tile t (the layout loads overlap its S MMAs) */
-    int t_next = avk_next_tile(p, w, t_first, BC), t_after = w.t_end;
+    int t_next = avk_next_tile(p, w, t_first, BC, win), t_after = w.t_end;
     for (int t = t_first, it = 0; t < w.t_end; t = t_next, t_next = t_after, ++it) {
-#define AVK_FIND_AFTER() (t_after = avk_next_tile(p, w, t_next, BC))
+#define AVK_FIND_AFTER() (t_after = avk_next_tile(p, w, t_next, BC, win))
 #else
     /* the plain count: loop-carried tile variables cost 3 warpgroups registers they have not got */
     for (int t = w.t_begin; t < w.t_end; ++t) {
