@@ -6,29 +6,7 @@
 #     PART=a bash tools/h100/s21-final.sh   (carry .gpu and build-h100; OUT set by the device tool)
 set -u
 out=${OUT:-/tmp/s21-out}
-mkdir -p "$out/json"
-source .gpu/gpu-env.sh
-export ATTNVK_CACHE_DIR=/tmp/attnvk-cache
-avk=./build-h100/attnvk
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-summary() { python3 - "$1" <<'PY'
-import json, sys
-try:
-    recs = json.load(open(sys.argv[1]))["records"]
-except Exception as e:
-    print("  (no JSON: %s)" % e); sys.exit()
-for r in recs:
-    rate = (f"{r['gbytes_per_s']:6.0f} GB/s {r['tflops']:6.1f} TFLOP/s {r['stats']['median_ms']:8.3f} ms" if r["status"] == "ok"
-            else r.get("reason", "")[:70])
-    ck = (r.get("check") or {}).get("rel_l2")
-    print(f"{r['case']['name'][-44:]:44s} {r['api']:6s} {r['implementation']:6s} {r['status']:5s} {rate} {r.get('variant') or ''} split={r.get('split_kv')} check={ck}")
-PY
-}
-bench() { # tag, then bench arguments
-  local tag=$1; shift
-  timeout ${BENCH_TIMEOUT:-90} $avk bench "$@" -o json --out "$out/json/$tag.json" > /dev/null 2> "$out/json/$tag.err"
-  echo "== $tag rc=$?"; summary "$out/json/$tag.json"
-}
+source tools/h100/bench-lib.sh
 shape="--batch 8 --heads 32 --kv-heads 8 --head-dim 128 --dtype f16 --seq 1"
 if [ "${PART:-a}" = a ]; then
   $avk devices > "$out/devices.txt" 2>&1; grep -iE "bandwidth|GB/s" "$out/devices.txt" | head -6

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Shared by the device-call scripts (source it with `out` set): the GPU environment, a
+# one-line-per-record summary of a bench JSON, and `bench TAG ARGS...`, which runs the
+# bench into $out/json/TAG.json (BENCH_TIMEOUT seconds, default 90) and summarizes it.
+mkdir -p "$out/json"
+source .gpu/gpu-env.sh
+export ATTNVK_CACHE_DIR=/tmp/attnvk-cache
+avk=./build-h100/attnvk
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+summary() { python3 - "$1" <<'PY'
+import json, sys
+try:
+    recs = json.load(open(sys.argv[1]))["records"]
+except Exception as e:
+    print("  (no JSON: %s)" % e); sys.exit()
+for r in recs:
+    rate = (f"{r['gbytes_per_s']:6.0f} GB/s {r['tflops']:6.1f} TFLOP/s {r['stats']['median_ms']:8.3f} ms" if r["status"] == "ok"
+            else r.get("reason", "")[:70])
+    ck = (r.get("check") or {}).get("rel_l2")
+    print(f"{r['case']['name'][-44:]:44s} {r['api']:6s} {r['implementation']:6s} {r['status']:5s} {rate} {r.get('variant') or ''} split={r.get('split_kv')} check={ck}")
+PY
+}
+bench() { # tag, then bench arguments
+  local tag=$1; shift
+  timeout ${BENCH_TIMEOUT:-90} $avk bench "$@" -o json --out "$out/json/$tag.json" > /dev/null 2> "$out/json/$tag.err"
+  echo "== $tag rc=$?"; summary "$out/json/$tag.json"
+}
