@@ -325,6 +325,7 @@ inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar 
                                  int bc, __local uint *bits, int *base, int *shown, int tid, int wg)
 {
     *shown = 1;
+#if AVK_PATTERN_SEARCH /* programs for a pattern only: barriers in loops slow PoCL's compiler */
     if (!(a->flags & AVK_PATTERNS)) return t + 1;
     const int words = (wg + 31) / 32;
     for (++t; t < w->t_end;) {
@@ -351,6 +352,10 @@ inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar 
         t = *base + wg;
     }
     return w->t_end;
+#else
+    (void)a, (void)pattern, (void)w, (void)bc, (void)bits, (void)base, (void)tid, (void)wg;
+    return t + 1;
+#endif
 }
 
 /* element offset of packed row R in O: Q's strides are whole Dk rows, O's rows hold Dv */

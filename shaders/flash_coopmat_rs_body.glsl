@@ -1,3 +1,4 @@
+#extension GL_KHR_memory_scope_semantics : require // workgroup-scoped atomics on vis_bits
 // FlashAttention-2 forward on matrix units with the softmax in registers
 // ("register softmax"): S = Q.K^T stays in the f32 accumulators, each lane
 // works on the elements it holds, and P is converted to f16 in place and used
@@ -129,8 +130,13 @@ uint visible_tile_from(Work w, uint t, out bool shown)
             barrier();
             uint cand = t + gl_LocalInvocationID.x, word = gl_LocalInvocationID.x / 32u;
             uint cls = cand < w.ntiles ? avk_pattern_tile(w.b, w.h, w.i0, last_row, w.kv_lo + cand * BC, BC) : AVK_TILE_HIDDEN;
-            if (cls != AVK_TILE_HIDDEN) atomicOr(vis_bits[word], 1u << (gl_LocalInvocationID.x % 32u));
-            if (cls == AVK_TILE_SHOWN) atomicOr(vis_bits[VIS_WORDS + word], 1u << (gl_LocalInvocationID.x % 32u));
+            // workgroup scope: a device-scope atomic needs vulkanMemoryModelDeviceScope (lavapipe's
+            // validation layer refuses it without)
+            uint bit = 1u << (gl_LocalInvocationID.x % 32u);
+            if (cls != AVK_TILE_HIDDEN)
+                atomicOr(vis_bits[word], bit, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsRelaxed);
+            if (cls == AVK_TILE_SHOWN)
+                atomicOr(vis_bits[VIS_WORDS + word], bit, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsRelaxed);
             barrier();
             vis_base = t;
         }
