@@ -313,48 +313,105 @@ inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *patt
 
 /* The first tile after t (of bc keys) some row of w sees through the pattern,
  * or w->t_end; t + 1 without a pattern. Called by the whole work-group, in
- * uniform control flow. Its wg lanes classify a window of wg tiles at once
- * into bits (one layout round trip per wg tiles; *base: the window's first
- * tile, -1 before the first) and searches inside the window read local memory
- * only: one lane walking the tiles waited on the layout once per hidden tile
- * (H100, 32k, 10% of 128x128 blocks: mma-f16 58.6 TFLOP/s against dense's
- * 211), a search per visible tile still once per visible tile (122). bits:
- * 2 * ceil(wg / 32) words, visible tiles then those the layout shows whole to
- * every row (*shown: the found tile's, no per-element test). */
+ * uniform control flow. One lane walking the tiles waited on the layout once
+ * per hidden tile (H100, 32k, 10% of 128x128 blocks: mma-f16 58.6 TFLOP/s
+ * against dense's 211), a search per visible tile still once per visible tile
+ * (122). So the wg lanes refill a window of wg tiles at once: each walks its
+ * own stride of tiles to the first one it sees (at most AVK_WALK_STRIDES
+ * steps), the earliest of those starts the window, and the lanes classify the
+ * window into bits; searches inside the window read local memory only. No
+ * barrier sits in a loop: PoCL's compiler took 50x longer on such a search.
+ * bits: 2 * ceil(wg / 32) words, visible tiles then those the layout shows
+ * whole to every row (*shown: the found tile's, no per-element test), and one
+ * word for the walk's minimum. *base: the window's first tile, -1 before the
+ * first. A walk that finds nothing returns its last (hidden) tile: one wasted
+ * tile per AVK_WALK_STRIDES * wg hidden ones, whose rows all mask to nothing. */
+#define AVK_WALK_STRIDES 4
+inline int avk_window_find(__local const uint *bits, int words, int base, int t, int wg, int *shown)
+{
+    if (base < 0 || t < base || t - base >= wg) return -1;
+    const int off = t - base;
+    for (int wd = off / 32; wd < words; ++wd) {
+        const uint m = bits[wd] & (wd == off / 32 ? 0xffffffffu << (off % 32) : 0xffffffffu);
+        if (m) {
+            const int bit = 31 - (int)clz(m & (0u - m)); /* its lowest set bit */
+            *shown = (bits[words + wd] >> bit) & 1u;
+            return base + wd * 32 + bit;
+        }
+    }
+    return -1;
+}
+
+/* Refills the window from tile t (see above); returns its first tile, or
+ * w->t_end when no tile from t on is visible. No branch around its barriers:
+ * the caller's control flow decides (the first fill is unconditional). */
+inline int avk_fill_window(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t, int bc,
+                           __local uint *bits, int *base, int tid, int wg)
+{
+    const int words = (wg + 31) / 32;
+    barrier(CLK_LOCAL_MEM_FENCE); /* every lane is done reading the old window */
+    if (tid < 2 * words) bits[tid] = 0u;
+    if (tid == 0) bits[2 * words] = (uint)w->t_end;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int walk_end = min(w->t_end, t + AVK_WALK_STRIDES * wg);
+    int first = walk_end == w->t_end ? w->t_end : walk_end - 1;
+    for (int tile = t + tid; tile < walk_end; tile += wg)
+        if (avk_pattern_tile(a, pattern, w, tile * bc, bc) != AVK_TILE_HIDDEN) {
+            first = min(first, tile);
+            break;
+        }
+    atomic_min(&bits[2 * words], (uint)first);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int start = (int)bits[2 * words];
+    const int tile = start + tid;
+    const int cls = tile < w->t_end ? avk_pattern_tile(a, pattern, w, tile * bc, bc) : AVK_TILE_HIDDEN;
+    if (cls != AVK_TILE_HIDDEN || tid == 0) atomic_or(&bits[tid / 32], 1u << (tid % 32)); /* start: a hit or the walk's end */
+    if (cls == AVK_TILE_SHOWN) atomic_or(&bits[words + tid / 32], 1u << (tid % 32));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *base = start;
+    return min(start, w->t_end);
+}
+
 inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t,
                                  int bc, __local uint *bits, int *base, int *shown, int tid, int wg)
 {
     *shown = 1;
-#if AVK_PATTERN_SEARCH /* programs for a pattern only: barriers in loops slow PoCL's compiler */
+#if AVK_PATTERN_SEARCH /* programs for a pattern only */
     if (!(a->flags & AVK_PATTERNS)) return t + 1;
     const int words = (wg + 31) / 32;
-    for (++t; t < w->t_end;) {
-        if (*base < 0 || t < *base || t - *base >= wg) { /* classify [t, t + wg) */
-            barrier(CLK_LOCAL_MEM_FENCE); /* every lane is done reading the old window */
-            if (tid < 2 * words) bits[tid] = 0u;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            const int tile = t + tid;
-            const int cls = tile < w->t_end ? avk_pattern_tile(a, pattern, w, tile * bc, bc) : AVK_TILE_HIDDEN;
-            if (cls != AVK_TILE_HIDDEN) atomic_or(&bits[tid / 32], 1u << (tid % 32));
-            if (cls == AVK_TILE_SHOWN) atomic_or(&bits[words + tid / 32], 1u << (tid % 32));
-            barrier(CLK_LOCAL_MEM_FENCE);
-            *base = t;
-        }
-        const int off = t - *base;
-        for (int wd = off / 32; wd < words; ++wd) {
-            const uint m = bits[wd] & (wd == off / 32 ? 0xffffffffu << (off % 32) : 0xffffffffu);
-            if (m) {
-                const int bit = 31 - (int)clz(m & (0u - m)); /* its lowest set bit */
-                *shown = (bits[words + wd] >> bit) & 1u;
-                return *base + wd * 32 + bit;
-            }
-        }
-        t = *base + wg;
-    }
-    return w->t_end;
+    if (++t >= w->t_end) return w->t_end;
+    const int found = avk_window_find(bits, words, *base, t, wg, shown);
+    if (found >= 0) return found; /* the same in every lane: they read the same bits */
+    const int start = avk_fill_window(a, pattern, w, t, bc, bits, base, tid, wg);
+    *shown = bits[words] & 1u;
+    return start;
 #else
     (void)a, (void)pattern, (void)w, (void)bc, (void)bits, (void)base, (void)tid, (void)wg;
     return t + 1;
+#endif
+}
+
+/* The first two tiles of w to visit (*tile, *next, with their shown bits).
+ * The fill runs unconditionally: PoCL replicates the code after a barrier
+ * under a branch, and before the tile loop that is the whole loop. A window
+ * holding one visible tile makes *next the tile after it, visited though
+ * hidden (its rows mask to nothing): one wasted tile, no second fill here. */
+inline void avk_first_visible_tiles(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int bc,
+                                    __local uint *bits, int *base, int tid, int wg, int *tile, int *tile_shown, int *next,
+                                    int *next_shown)
+{
+    *tile_shown = *next_shown = 1;
+#if AVK_PATTERN_SEARCH
+    const int words = (wg + 31) / 32;
+    *tile = avk_fill_window(a, pattern, w, w->t_begin, bc, bits, base, tid, wg);
+    *tile_shown = bits[words] & 1u;
+    const int found = *tile < w->t_end ? avk_window_find(bits, words, *base, *tile + 1, wg, next_shown) : w->t_end;
+    if (found < 0) *next_shown = 0;
+    *next = found >= 0 ? found : min(*base + wg, w->t_end);
+#else
+    (void)a, (void)pattern, (void)bc, (void)bits, (void)base, (void)tid, (void)wg;
+    *tile = w->t_begin;
+    *next = min(w->t_begin + 1, w->t_end);
 #endif
 }
 

@@ -177,7 +177,7 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     __local float emu_a[AVK_NW * 256], emu_b[AVK_NW * 128], emu_x[AVK_WG];
     const avk_emu emu = {emu_a, emu_b, emu_x, warp, lane};
 #endif
-    __local uint visible_bits[2 * ((AVK_WG + 31) / 32)]; /* avk_next_visible_tile's window */
+    __local uint visible_bits[2 * ((AVK_WG + 31) / 32) + 1]; /* avk_next_visible_tile's window */
     int visible_base = -1, tile_shown = 1, next_shown = 1, after_shown = 1; /* the layout shows the tile whole */
 #if AVK_ASYNC
     __local uint kv_rows[2 * AVK_BC]; /* K/V rows of the tiles in flight (avk_read_rows) */
@@ -225,11 +225,9 @@ AVK_PRAGMA_UNROLL
     const int head_a = w.h + pr_a % pack, query_a = pr_a / pack, head_b = w.h + pr_b % pack, query_b = pr_b / pack;
 #endif
     /* the tiles visited: those some row sees (a sparse pattern hides the rest, loads and all) */
-    int tile = avk_next_visible_tile(a, mask, &w, w.t_begin - 1, AVK_BC, visible_bits, &visible_base, &tile_shown, tid,
-                                     AVK_WG);
-    int next = tile < w.t_end ? avk_next_visible_tile(a, mask, &w, tile, AVK_BC, visible_bits, &visible_base, &next_shown,
-                                                      tid, AVK_WG)
-                              : w.t_end;
+    int tile, next;
+    avk_first_visible_tiles(a, mask, &w, AVK_BC, visible_bits, &visible_base, tid, AVK_WG, &tile, &tile_shown, &next,
+                            &next_shown);
 #if AVK_ASYNC
     if (tile < w.t_end) { /* rows of the first two tiles, then the first tile's copies */
         avk_read_rows(pend, a, block_table, &w, tile * AVK_BC, tid);
