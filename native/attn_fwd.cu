@@ -603,35 +603,43 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
 #endif /* AVK_MMA */
 
 /* ==================== split-KV merge (one CTA per row) ==================== */
-/* grid (q_count, H, B), block Dv threads: O = sum_s w_s O_s / sum_s w_s with
- * w_s = exp(lse_s - max lse); LSE = max + log(sum w_s). The splits come
- * AVK_MERGE_BATCH at a time, every load of a batch issued before any is used
- * and the running max moved once per batch: a loop that waited on each
- * split's LSE before loading its O took two L2 round trips a split, which at
- * B=1 with 44 or more splits (few rows, long splits) was most of the merge. */
-#ifndef AVK_MERGE_BATCH
-#define AVK_MERGE_BATCH 8
-#endif
+/* grid (q_count, H, B), block G x Dv/4 threads (native_flash.c's merge_threads):
+ * O = sum_s w_s O_s / sum_s w_s with w_s = exp(lse_s - max lse); LSE = max +
+ * log(sum w_s). Group g of Dv/4 lanes (four values of O each, one 16-byte
+ * load a split) merges splits g, g + G, ..., AVK_MERGE_BATCH at a time, every
+ * load of a batch issued before any is used and the running max moved once per
+ * batch; then the groups' partial merges combine through shared memory. A loop
+ * that waited on each split's LSE before loading its O took two L2 round trips
+ * a split, which at B=1 with 44 or more splits (few rows, long splits) was most
+ * of the merge; one group of Dv threads still took a round trip per 8 splits. */
+static_assert(AVK_DV % 4 == 0, "the merge moves O four values a lane");
 AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
 {
     avk_wait_primary(); /* launched early (programmatic dependent launch): the partials are complete past here */
-    const int i = p.q_begin + blockIdx.x, h = blockIdx.y, b = blockIdx.z, d = threadIdx.x;
+    __shared__ float4 group_o[AVK_MERGE_MAX_THREADS];
+    __shared__ float group_max[AVK_MERGE_MAX_THREADS], group_sum[AVK_MERGE_MAX_THREADS];
+    const int lanes = AVK_DV / 4, groups = (int)blockDim.x / lanes;
+    const int g = (int)threadIdx.x / lanes, d4 = (int)threadIdx.x % lanes;
+    const int i = p.q_begin + blockIdx.x, h = blockIdx.y, b = blockIdx.z;
     const long long row = ((long long)b * p.heads + h) * p.seq_q + i;
     const long long split_stride = (long long)p.batch * p.heads * p.seq_q;
     const float *plse = (const float *)p.part_lse;
-    const float *po = (const float *)p.part_o;
+    const float4 *po = (const float4 *)p.part_o;
     const float log2e = 1.4426950408889634f;
-    /* a sink joins once, here: a logit with no value (weight 1 at its own max) */
-    const float sink = (p.flags & AVK_FLAG_SINKS) ? ((const float *)p.sinks)[h] : AVK_NEG_INF;
-    float mx = sink, wsum = sink != AVK_NEG_INF ? 1.f : 0.f, o = 0.f;
-    for (int s0 = 0; s0 < p.splits; s0 += AVK_MERGE_BATCH) {
-        float ls[AVK_MERGE_BATCH], ov[AVK_MERGE_BATCH];
+    /* a sink joins once, in group 0: a logit with no value (weight 1 at its own max) */
+    const float sink = g == 0 && (p.flags & AVK_FLAG_SINKS) ? ((const float *)p.sinks)[h] : AVK_NEG_INF;
+    float mx = sink, wsum = sink != AVK_NEG_INF ? 1.f : 0.f;
+    float4 o = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int s0 = g; s0 < p.splits; s0 += groups * AVK_MERGE_BATCH) {
+        float ls[AVK_MERGE_BATCH];
+        float4 ov[AVK_MERGE_BATCH];
 #pragma unroll
         for (int k = 0; k < AVK_MERGE_BATCH; ++k) {
-            /* past the last split: its row again, masked below (no branch around the loads) */
-            const long long s = s0 + k < p.splits ? s0 + k : p.splits - 1;
-            ls[k] = s0 + k < p.splits ? plse[s * split_stride + row] : AVK_NEG_INF;
-            ov[k] = po[(s * split_stride + row) * AVK_DV + d];
+            /* past the last split: the group's first split again, masked below (no branch around the loads) */
+            const int sk = s0 + k * groups;
+            const long long s = sk < p.splits ? sk : s0;
+            ls[k] = sk < p.splits ? plse[s * split_stride + row] : AVK_NEG_INF;
+            ov[k] = po[(s * split_stride + row) * lanes + d4];
         }
         float batch_max = mx;
 #pragma unroll
@@ -639,18 +647,40 @@ AVK_KERNEL void avk_attn_reduce(const avk_attn_params p)
         if (batch_max == AVK_NEG_INF) continue; /* only empty splits so far */
         const float keep = avk_exp2((mx - batch_max) * log2e); /* 0 while mx is -inf */
         wsum *= keep;
-        o *= keep;
+        o.x *= keep, o.y *= keep, o.z *= keep, o.w *= keep;
 #pragma unroll
         for (int k = 0; k < AVK_MERGE_BATCH; ++k) {
             /* an empty split's O may hold anything: selected away, never multiplied */
             const float wgt = ls[k] == AVK_NEG_INF ? 0.f : avk_exp2((ls[k] - batch_max) * log2e);
             wsum += wgt;
-            o += wgt > 0.f ? wgt * ov[k] : 0.f;
+            if (wgt > 0.f) o.x += wgt * ov[k].x, o.y += wgt * ov[k].y, o.z += wgt * ov[k].z, o.w += wgt * ov[k].w;
         }
         mx = batch_max;
     }
-    const float out = wsum > 0.f ? o / wsum : 0.f;
+    if (groups > 1) { /* the groups' partial merges, each at its own max, into group 0 */
+        group_o[threadIdx.x] = o;
+        if (d4 == 0) group_max[g] = mx, group_sum[g] = wsum;
+        __syncthreads();
+        if (g != 0) return;
+        float all_max = mx;
+        for (int k = 1; k < groups; ++k) all_max = avk_max(all_max, group_max[k]);
+        if (all_max != AVK_NEG_INF) {
+            float wt = mx == AVK_NEG_INF ? 0.f : avk_exp2((mx - all_max) * log2e);
+            wsum *= wt;
+            o.x *= wt, o.y *= wt, o.z *= wt, o.w *= wt;
+            for (int k = 1; k < groups; ++k) {
+                wt = group_max[k] == AVK_NEG_INF ? 0.f : avk_exp2((group_max[k] - all_max) * log2e);
+                const float4 ok = group_o[k * lanes + d4];
+                wsum += wt * group_sum[k];
+                if (wt > 0.f) o.x += wt * ok.x, o.y += wt * ok.y, o.z += wt * ok.z, o.w += wt * ok.w;
+            }
+            mx = all_max;
+        }
+    }
+    const float inv = wsum > 0.f ? 1.f / wsum : 0.f;
     const long long q_off = (long long)b * p.q_sb + (long long)h * p.q_sh + (long long)i * p.q_ss;
-    ((avk_elem *)p.o)[avk_o_elem(q_off) + d] = avk_from_f32(out);
-    if (d == 0 && (p.flags & AVK_FLAG_WRITE_LSE)) ((float *)p.lse)[row] = wsum > 0.f ? mx + logf(wsum) : AVK_NEG_INF;
+    avk_elem *out = (avk_elem *)p.o + avk_o_elem(q_off) + 4 * d4;
+    out[0] = avk_from_f32(o.x * inv), out[1] = avk_from_f32(o.y * inv);
+    out[2] = avk_from_f32(o.z * inv), out[3] = avk_from_f32(o.w * inv);
+    if (threadIdx.x == 0 && (p.flags & AVK_FLAG_WRITE_LSE)) ((float *)p.lse)[row] = wsum > 0.f ? mx + logf(wsum) : AVK_NEG_INF;
 }

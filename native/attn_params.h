@@ -8,6 +8,13 @@
 
 #include "contract/kernel_flags.h"
 
+/* the split-KV merge (avk_attn_reduce; the host's merge_threads): a group of
+ * Dv/4 lanes loads AVK_MERGE_BATCH splits at once; groups up to this many threads */
+#define AVK_MERGE_MAX_THREADS 256
+#ifndef AVK_MERGE_BATCH
+#define AVK_MERGE_BATCH 8
+#endif
+
 #define AVK_ARG_U32 unsigned int
 #define AVK_ARG_I32 int
 #define AVK_ARG_F32 float

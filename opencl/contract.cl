@@ -311,21 +311,23 @@ inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *patt
     return AVK_TILE_PARTIAL;
 }
 
-/* The first tile after t (of bc keys) some row of w sees through the pattern,
- * or w->t_end; t + 1 without a pattern. Called by the whole work-group, in
- * uniform control flow. One lane walking the tiles waited on the layout once
- * per hidden tile (H100, 32k, 10% of 128x128 blocks: mma-f16 58.6 TFLOP/s
- * against dense's 211), a search per visible tile still once per visible tile
- * (122). So the wg lanes refill a window of wg tiles at once: each walks its
- * own stride of tiles to the first one it sees (at most AVK_WALK_STRIDES
- * steps), the earliest of those starts the window, and the lanes classify the
- * window into bits; searches inside the window read local memory only. No
- * barrier sits in a loop: PoCL's compiler took 50x longer on such a search.
- * bits: 2 * ceil(wg / 32) words, visible tiles then those the layout shows
- * whole to every row (*shown: the found tile's, no per-element test), and one
- * word for the walk's minimum. *base: the window's first tile, -1 before the
- * first. A walk that finds nothing returns its last (hidden) tile: one wasted
- * tile per AVK_WALK_STRIDES * wg hidden ones, whose rows all mask to nothing. */
+/* The tile search of the bodies that skip hidden tiles. One lane walking the
+ * tiles waited on the layout once per hidden tile (H100, 32k, 10% of 128x128
+ * blocks: mma-f16 58.6 TFLOP/s against dense's 211), a search per visible
+ * tile still once per visible tile (122). So the wg lanes classify a window
+ * of wg tiles at once into bits in local memory, and searches inside the
+ * window read local memory only. bits: 2 * ceil(wg / 32) words, visible tiles
+ * then those the layout shows whole to every row (*shown: the found tile's,
+ * no per-element test), and one word for avk_fill_window's minimum. *base:
+ * the window's first tile, -1 before the first.
+ *
+ * avk_next_visible_tile (in the tile loop): the first tile after t some row
+ * of w sees through the pattern, or w->t_end; t + 1 without a pattern.
+ * avk_first_visible_tiles (before the loop): the first two. It may not put a
+ * barrier under a branch: PoCL replicates the code after such a barrier, and
+ * before the loop that is the whole loop (test_sparse's mma-f16-emu programs
+ * took 280 s each to build, now ~2 s). Both are called by the whole
+ * work-group in uniform control flow. */
 #define AVK_WALK_STRIDES 4
 inline int avk_window_find(__local const uint *bits, int words, int base, int t, int wg, int *shown)
 {
@@ -342,9 +344,13 @@ inline int avk_window_find(__local const uint *bits, int words, int base, int t,
     return -1;
 }
 
-/* Refills the window from tile t (see above); returns its first tile, or
- * w->t_end when no tile from t on is visible. No branch around its barriers:
- * the caller's control flow decides (the first fill is unconditional). */
+/* The window from the first tile at or after t that some row sees: each lane
+ * walks its own stride of tiles (t + tid, + wg, ...; at most AVK_WALK_STRIDES
+ * steps) to the first it sees, the earliest of those starts the window, and
+ * the lanes classify it. No branch around its barriers. Returns the window's
+ * first tile, or w->t_end when no tile from t on is visible; a walk that
+ * finds nothing starts the window at its last (hidden) tile, visited though
+ * its rows all mask to nothing: one wasted tile per AVK_WALK_STRIDES * wg. */
 inline int avk_fill_window(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t, int bc,
                            __local uint *bits, int *base, int tid, int wg)
 {
@@ -379,12 +385,23 @@ inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar 
 #if AVK_PATTERN_SEARCH /* programs for a pattern only */
     if (!(a->flags & AVK_PATTERNS)) return t + 1;
     const int words = (wg + 31) / 32;
-    if (++t >= w->t_end) return w->t_end;
-    const int found = avk_window_find(bits, words, *base, t, wg, shown);
-    if (found >= 0) return found; /* the same in every lane: they read the same bits */
-    const int start = avk_fill_window(a, pattern, w, t, bc, bits, base, tid, wg);
-    *shown = bits[words] & 1u;
-    return start;
+    for (++t; t < w->t_end;) {
+        if (*base < 0 || t < *base || t - *base >= wg) { /* classify [t, t + wg) */
+            barrier(CLK_LOCAL_MEM_FENCE); /* every lane is done reading the old window */
+            if (tid < 2 * words) bits[tid] = 0u;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int tile = t + tid;
+            const int cls = tile < w->t_end ? avk_pattern_tile(a, pattern, w, tile * bc, bc) : AVK_TILE_HIDDEN;
+            if (cls != AVK_TILE_HIDDEN) atomic_or(&bits[tid / 32], 1u << (tid % 32));
+            if (cls == AVK_TILE_SHOWN) atomic_or(&bits[words + tid / 32], 1u << (tid % 32));
+            barrier(CLK_LOCAL_MEM_FENCE);
+            *base = t;
+        }
+        const int found = avk_window_find(bits, words, *base, t, wg, shown);
+        if (found >= 0) return found;
+        t = *base + wg;
+    }
+    return w->t_end;
 #else
     (void)a, (void)pattern, (void)w, (void)bc, (void)bits, (void)base, (void)tid, (void)wg;
     return t + 1;

@@ -18,7 +18,10 @@ bash "$root/tools/build.sh" build
 # test_hip_isa: hipcc and objdump, no host C of ours, ~20 s); so do
 # four of the five Vulkan profile runs (`small` stays: no subgroup ops, no fp16, 16 KiB).
 # opencl_backward (PoCL building ten programs cold, ~50 s) runs in the plain pass only too.
-bash "$root/tools/build.sh" build-asan -DATTNVK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+# (the HIP code objects, device code the sanitizers do not see, are the plain build's)
+hip_objects=()
+[ -d "$root/build/runtime/hip/co" ] && hip_objects=(-DATTNVK_HIP_CODE_OBJECTS_FROM="$root/build/runtime/hip/co")
+bash "$root/tools/build.sh" build-asan -DATTNVK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug "${hip_objects[@]}"
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs" --timeout 1200 -E '^(vulkan_correctness_(coopmat-(rs-)?|decode-rs-)emu|test_cuda_nvrtc|test_hip_isa|opencl_backward|vulkan_profile_(intel-gen12|arm-mali|adreno|apple-moltenvk))$')
 

@@ -67,8 +67,19 @@ static void fill_params(const avk_native_driver *d, const avk_native_kernel *k, 
     avk_attn_params_set_args(P, &args);
 }
 
+/* The merge's block (avk_attn_reduce): a group of Dv/4 lanes per
+ * AVK_MERGE_BATCH splits, up to AVK_MERGE_MAX_THREADS threads, so each group
+ * loads its splits in one round trip. H100, B=1, 128k keys, 47 splits: one
+ * group of Dv lanes 0.198-0.200 ms, six groups 0.195. */
+static unsigned merge_threads(int dv, int splits)
+{
+    const int lanes = dv / 4, cap = AVK_MERGE_MAX_THREADS / lanes > 0 ? AVK_MERGE_MAX_THREADS / lanes : 1;
+    const int groups = (splits + AVK_MERGE_BATCH - 1) / AVK_MERGE_BATCH;
+    return (unsigned)(lanes * (groups < 1 ? 1 : groups < cap ? groups : cap));
+}
+
 /* One run: the attention grid (row blocks, head groups, B x splits), then
- * the merge (rows, H, B; Dv threads) where the build splits. */
+ * the merge (rows, H, B; merge_threads) where the build splits. */
 static attnvk_status launch(const avk_native_driver *d, void *ctx, const avk_native_kernel *k, const avk_dispatch *a,
                             void **args)
 {
@@ -78,7 +89,7 @@ static attnvk_status launch(const avk_native_driver *d, void *ctx, const avk_nat
     attnvk_status s = d->launch(ctx, a->stream, k->fwd, grid, (unsigned)k->shape.threads, k->shape.smem, args, 0, "avk_attn_fwd");
     if (s != ATTNVK_OK || !k->split_build) return s;
     const unsigned merge[3] = {(unsigned)a->q_count, (unsigned)k->p.heads, (unsigned)k->p.batch};
-    return d->launch(ctx, a->stream, k->reduce, merge, (unsigned)avk_head_dim_v(&k->p), 0, args, 1,
+    return d->launch(ctx, a->stream, k->reduce, merge, merge_threads(avk_head_dim_v(&k->p), k->splits), 0, args, 1,
                      "avk_attn_reduce");
 }
 
