@@ -25,3 +25,8 @@ bench() { # tag, then bench arguments
   timeout ${BENCH_TIMEOUT:-90} $avk bench "$@" -o json --out "$out/json/$tag.json" > /dev/null 2> "$out/json/$tag.err"
   echo "== $tag rc=$?"; summary "$out/json/$tag.json"
 }
+logged() { # tag, seconds, then a command: timed into $out/TAG.log; prints its tally and first failures
+  local tag=$1 limit=$2; shift 2
+  ( time timeout "$limit" "$@" ) > "$out/$tag.log" 2>&1
+  echo "$tag rc=$?: $(grep -E 'passed' "$out/$tag.log" | tail -1)"; grep -E "^FAIL" "$out/$tag.log" | head -8 | cut -c1-200
+}

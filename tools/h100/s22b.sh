@@ -7,10 +7,8 @@ set -u
 out=${OUT:-/tmp/s22b-out}
 source tools/h100/bench-lib.sh
 new=$avk base=./build-h100/attnvk-s21
-( time timeout 150 ./build-h100/tests/test_sparse ) > "$out/test-sparse.log" 2>&1
-echo "test_sparse rc=$?: $(grep -E 'passed' "$out/test-sparse.log")"; grep -E "^FAIL" "$out/test-sparse.log" | head -8 | cut -c1-200
-( time timeout 200 $avk check --api cuda --impl attnvk ) > "$out/check-cuda.log" 2>&1
-echo "check cuda rc=$?: $(grep -E 'passed' "$out/check-cuda.log")"
+logged test-sparse 150 ./build-h100/tests/test_sparse
+logged check-cuda 200 $avk check --api cuda --impl attnvk
 sp="--impl attnvk --dtype f16 --batch 1 --heads 16 --head-dim 128 --seq 32k --min-time 1"
 for bin in new base; do
   avk=${!bin}
