@@ -322,8 +322,11 @@ static int shape_cases(const bench_options *o, bench_case **out)
             if (hkv != h) snprintf(kv, sizeof kv, "-kv%d", hkv);
             if (nk != nq) snprintf(lens, sizeof lens, "nq%d-nk%d", nq, nk);
             else snprintf(lens, sizeof lens, "n%d", nq);
-            snprintf(bc->name, sizeof bc->name, "custom-d%d-%s-b%d-h%d%s%s", d, lens, b, h, kv,
-                     o->causal ? "-causal" : "");
+            if (snprintf(bc->name, sizeof bc->name, "custom-d%d-%s-b%d-h%d%s%s", d, lens, b, h, kv,
+                         o->causal ? "-causal" : "") >= (int)sizeof bc->name) {
+                free(cases);
+                return cli_error(EXIT_USAGE, "bench: the case name for D=%d, %s is too long", d, lens), -1;
+            }
             if (validate_case(o, &bc->p) != ATTNVK_OK) {
                 free(cases);
                 return cli_error(EXIT_USAGE, "bench: %s", attnvk_last_error()), -1;

@@ -288,7 +288,7 @@ int main(void)
             char dict[96], name[16];
             unsigned char buf[4096]; /* build_npy's size */
             snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (2, 3), }", byte_types[b]);
-            snprintf(name, sizeof name, "bytes%d.npy", b);
+            snprintf(name, sizeof name, "bytes%c.npy", "01"[b]);
             size_t total = build_npy(buf, dict, 0);
             const unsigned char values[6] = {0, 1, 255, 7, 0, 128};
             memcpy(buf + total, values, 6);
