@@ -14,7 +14,16 @@
  * Two warpgroups per CTA interleave naturally: one computes its softmax while
  * the other's MMAs run. Dk and Dv are whole 128-byte swizzle rows (64, 128,
  * 192, 256; MLA's 192/128): P V runs as one wgmma of N = Dv where the
- * wrappers have it (64, 128, 256), else as 64-column blocks. */
+ * wrappers have it (64, 128, 256), else as 64-column blocks.
+ *
+ * AVK_WGMMA=2 ("wgmma-ws", issue #16's first step): warp-specialized. One more
+ * warpgroup, the producer, gives its registers to the others (setmaxnreg) and
+ * one of its threads streams K and V through the tensor-memory accelerator
+ * (cp.async.bulk.tensor, the host's tensor maps tm_k and tm_v, 128-byte
+ * swizzled boxes of 64 columns) into a two-stage ring: a stage's K and V each
+ * complete an mbarrier (full), and the consumers' warps release the stage on
+ * a third (empty). The consumers run the same tile body; no CTA barrier in
+ * the loop. */
 #include "sm90_wgmma_ops.h"
 
 #if AVK_DTYPE == 1
@@ -32,9 +41,11 @@
 #endif
 #define avk_wgmma_pv AVK_PASTE4(avk_wgmma_rs_, AVK_WG_TYPE, _n, AVK_WG_PV_N)
 
+#define AVK_WS (AVK_WGMMA == 2)
 enum {
     D = AVK_D, DV = AVK_DV, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS,
-    WGS = NT / 128,       /* warpgroups, 64 query rows each */
+    WGS = NT / 128 - AVK_WS, /* consumer warpgroups, 64 query rows each */
+    NC = WGS * 128,          /* consumer threads (the producer's warpgroup comes after them) */
     KD = D / 16,          /* k-steps over Dk for S = Q K^T */
     ND = DV / 8,          /* 8-wide n-tiles over Dv for O */
     NS = BC / 8,          /* 8-wide n-tiles over keys for S */
@@ -46,6 +57,39 @@ enum {
 static_assert(BR == WGS * 64 && WGS >= 1 && WGS <= 3, "BR must be 64 rows per warpgroup, 1 to 3 warpgroups");
 static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 256 && DV <= D, "the wgmma kernel takes Dk, Dv in 64, 128, 192, 256");
 static_assert(BC == 64 || BC == 128 || BC == 256, "the wgmma kernel takes BC = 64, 128 or 256");
+#if AVK_WS
+static_assert(!(AVK_SCORE_MOD & AVK_MOD_BLOCKS), "wgmma-ws streams every tile of the range: no block layouts");
+
+/* a CUtensorMap (the driver's opaque 128-byte descriptor), passed by value */
+struct __align__(64) avk_tmap {
+    unsigned long long bits[16];
+};
+
+/* box {64 columns, BC keys, 1, 1} at column c, key k, kv head g, batch b; rows past the
+ * tensor's keys land as zeros. The CTA's own shared address is a cluster address. */
+AVK_DEVICE void avk_tma_load(avk_u32 smem, const avk_tmap *map, int c, int k, int g, int b, avk_u32 bar)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(smem),
+                 "l"((unsigned long long)map), "r"(c), "r"(k), "r"(g), "r"(b), "r"(bar)
+                 : "memory");
+}
+
+AVK_DEVICE void avk_mbar_arrive(avk_u32 bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+/* the consumers' own barrier (the producer's warpgroup never joins) */
+AVK_DEVICE void avk_consumers_sync(void) { asm volatile("bar.sync 1, %0;" ::"r"((int)NC) : "memory"); }
+
+/* registers: the producer keeps 40, the consumers share the rest of the 64K */
+enum { PRODUCER_REGS = 40, CONSUMER_REGS = WGS == 2 ? 232 : WGS == 3 ? 152 : 0 };
+template <int R>
+AVK_DEVICE void avk_setmaxnreg_dec(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R)); }
+template <int R>
+AVK_DEVICE void avk_setmaxnreg_inc(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R)); }
+#endif
 
 AVK_DEVICE void avk_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 AVK_DEVICE void avk_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -71,7 +115,13 @@ AVK_DEVICE avk_u64 avk_desc_sw128(avk_u32 addr, avk_u32 lbo, avk_u32 sbo)
            (avk_u64)((sbo >> 4) & 0x3fffu) << 32 | 1ull << 62;
 }
 
-AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p)
+AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p
+#if AVK_WS
+                                                                       ,
+                                                                       const __grid_constant__ avk_tmap tm_k,
+                                                                       const __grid_constant__ avk_tmap tm_v
+#endif
+)
 {
     AVK_DYNAMIC_SMEM(smem_raw);
     if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
@@ -96,6 +146,51 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int warp_max_begin = avk_row_key_begin(p, w, warp_last_row), warp_min_end = avk_row_key_end(p, w, min(warp_r0, warp_last_row));
     const avk_tile_rows<1> rows = avk_rows_before_loop<1>(p, w, warp_r0 + quad_row, p.scale_log2);
 
+#if AVK_WS
+    /* full K, full V, empty: one mbarrier each a stage, after the V stages */
+    const avk_u32 bars = aV + 2 * V_BYTES;
+#define AVK_BAR_FULL_K(st) (bars + (avk_u32)(st) * 8u)
+#define AVK_BAR_FULL_V(st) (bars + 16u + (avk_u32)(st) * 8u)
+#define AVK_BAR_EMPTY(st) (bars + 32u + (avk_u32)(st) * 8u)
+    if (threadIdx.x == 0) {
+        for (int st = 0; st < 2; ++st) {
+            avk_mbar_init(AVK_BAR_FULL_K(st), 1);
+            avk_mbar_init(AVK_BAR_FULL_V(st), 1);
+            avk_mbar_init(AVK_BAR_EMPTY(st), NC / 32); /* each consumer warp releases */
+        }
+        avk_mbar_init_fence();
+    }
+    __syncthreads(); /* the barriers exist before anyone waits on them */
+    if (wg == WGS) {
+        /* ---- producer: tile t into stage it & 1 once the consumers released tile it - 2 ---- */
+        avk_setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x == NC) {
+            for (int t = w.t_begin, it = 0; t < w.t_end; ++t, ++it) {
+                const int st = it & 1;
+                if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1);
+                avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
+#pragma unroll
+                for (int cb = 0; cb < D / 64; ++cb)
+                    avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 64, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
+                avk_mbar_arrive_expect_tx(AVK_BAR_FULL_V(st), V_BYTES);
+#pragma unroll
+                for (int cb = 0; cb < DV / 64; ++cb)
+                    avk_tma_load(aV + st * V_BYTES + cb * BC * 128, &tm_v, cb * 64, t * BC, w.g, w.b, AVK_BAR_FULL_V(st));
+            }
+        }
+        return;
+    }
+    if (CONSUMER_REGS) avk_setmaxnreg_inc<CONSUMER_REGS>();
+    /* ---- prologue: Q by the consumers' cp.async ---- */
+    avk_load_tile<BR, D, NC, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
+    avk_cp_async_commit();
+    AVK_CP_ASYNC_WAIT(0);
+    avk_fence_proxy_async();
+    avk_consumers_sync();
+    const int t_first = w.t_begin;
+    const bool aligned = avk_pattern_aligned(p, w, BC);
+    (void)K, (void)V, (void)t_first; /* the producer's tensor maps address K and V */
+#else
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * p.q_ss, p.q_ss, w.r_end - w.r0);
     avk_tile_window win = AVK_TILE_WINDOW_NONE; /* avk_next_tile's vote */
@@ -106,6 +201,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_load_tile<BC, DV, NT, true>(aV, V + (long long)t_first * BC * avk_v_es(p), avk_v_es(p), w.kv_end - t_first * BC);
     }
     avk_cp_async_commit();
+#endif
 
     float acc[1][ND][4];
     float row_max[1][2], row_sum[1][2];
@@ -128,6 +224,18 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #endif
         const int stage = it & 1;
         const int key0 = t * BC;
+#if AVK_WS
+        /* the stage is released after this tile's MMAs, seen or skipped (both copies
+         * landed: the producer's next expect_tx must start a fresh phase) */
+#define AVK_RELEASE()                                                            \
+    do {                                                                         \
+        avk_mbar_wait(AVK_BAR_FULL_K(stage), (it >> 1) & 1);                     \
+        avk_mbar_wait(AVK_BAR_FULL_V(stage), (it >> 1) & 1);                     \
+        avk_syncwarp();                                                          \
+        if (lane == 0) avk_mbar_arrive(AVK_BAR_EMPTY(stage));                    \
+    } while (0)
+#else
+#define AVK_RELEASE() ((void)0)
         /* One barrier per tile: tile t has landed for every thread, and every
          * warpgroup is done with tile t-1 (its MMAs were waited for), whose
          * stage now takes tile t+1. */
@@ -140,15 +248,20 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_load_tile<BC, DV, NT, true>(aV + (stage ^ 1) * V_BYTES, V + (long long)next * avk_v_es(p), avk_v_es(p), w.kv_end - next);
         }
         avk_cp_async_commit();
+#endif
         if (t_next < w.t_end) avk_mask_prefetch<1, BC>(p, rows, key0 + (t_next - t) * BC, quad_col);
         /* a tile no row of the warpgroup sees (right of its diagonal, below its window, outside its
          * pattern) changes nothing */
         const int pattern = aligned ? AVK_TILE_FULL : avk_pattern_tile(p, w, wg_r0, wg_last_row, key0, BC);
         if (avk_tile_invisible(key0, BC, wg_min_begin, wg_max_end) || pattern == AVK_TILE_HIDDEN) {
             AVK_FIND_AFTER();
+            AVK_RELEASE();
             continue;
         }
         const avk_u32 k_tile = aK + stage * K_BYTES, v_tile = aV + stage * V_BYTES;
+#if AVK_WS
+        avk_mbar_wait(AVK_BAR_FULL_K(stage), (it >> 1) & 1);
+#endif
 
         /* ---- S = Q K^T: both K-major; a k-step is 32 bytes along a swizzled row ---- */
         float s[1][NS][4];
@@ -174,6 +287,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_u32 pa[KS][1][4];
 #pragma unroll
         for (int kk = 0; kk < KS; ++kk) avk_pack_p<1, NS>(s, kk, pa[kk]);
+#if AVK_WS
+        avk_mbar_wait(AVK_BAR_FULL_V(stage), (it >> 1) & 1);
+#endif
         avk_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KS; ++kk)
@@ -184,15 +300,21 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_wgmma_commit();
         avk_wgmma_wait_all();
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
+        AVK_RELEASE();
     }
 #undef AVK_FIND_AFTER
+#undef AVK_RELEASE
     AVK_CP_ASYNC_WAIT(0);
 #if !AVK_SPLIT
     /* every copy has landed and no warpgroup reads Q any more: O is staged over
      * it. A CTA barrier, not the warpgroup's: a CTA without tiles (a row block
      * of empty rows) skips the loop's barriers, and its Q rows may be copied by
      * the other warpgroup's threads, whose copies could land over staged O. */
+#if AVK_WS
+    avk_consumers_sync();
+#else
     __syncthreads();
+#endif
 #endif
 
     /* ---- epilogue: O = acc / l, written once; LSE ---- */

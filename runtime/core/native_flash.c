@@ -98,9 +98,17 @@ attnvk_status avk_native_dispatch(const avk_native_driver *d, void *ctx, const a
 {
     avk_attn_params P;
     fill_params(d, k, a, &P);
-    void *args[] = {&P};
+    _Alignas(64) unsigned char maps[AVK_MAX_TENSOR_MAPS][128];
+    void *args[1 + AVK_MAX_TENSOR_MAPS] = {&P};
+    for (int i = 0; i < k->tensor_maps; ++i) args[1 + i] = maps[i];
     attnvk_status s = d->enter(ctx);
     if (s != ATTNVK_OK) return s;
+    if (k->tensor_maps) s = d->tensor_maps ? d->tensor_maps(ctx, k, &P, maps)
+                                           : avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s: no tensor maps", d->api);
+    if (s != ATTNVK_OK) {
+        d->leave(ctx);
+        return s;
+    }
     if (!a->async) s = d->time_begin(ctx);
     for (int i = 0; i < a->launches && s == ATTNVK_OK; ++i) s = launch(d, ctx, k, a, args);
     if (s == ATTNVK_OK && !a->async) s = d->time_end(ctx, device_ms);

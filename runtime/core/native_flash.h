@@ -12,6 +12,10 @@
 
 #include <stddef.h>
 
+struct avk_attn_params;     /* native/attn_params.h: the kernels' one argument */
+struct avk_native_kernel;
+#define AVK_MAX_TENSOR_MAPS 2 /* descriptors a forward kernel takes after its argument */
+
 /* One API's driver, as the native host layer calls it. ctx is the backend's
  * device; functions are module handles (CUfunction, hipFunction_t). */
 typedef struct avk_native_driver {
@@ -29,6 +33,10 @@ typedef struct avk_native_driver {
     attnvk_status (*time_begin)(void *ctx);
     attnvk_status (*time_end)(void *ctx, double *device_ms);
     unsigned long long (*address)(const avk_bbuf *b); /* 0 for NULL */
+    /* NULL where no kernel takes them: k->tensor_maps descriptors (128 bytes, 64-byte
+     * aligned) the forward kernel takes after P, for P's buffers (CUDA's TMA tensor maps) */
+    attnvk_status (*tensor_maps)(void *ctx, const struct avk_native_kernel *k, const struct avk_attn_params *P,
+                                 unsigned char (*maps)[128]);
 } avk_native_driver;
 
 /* What a backend's tuning picked, in the layer's terms. */
@@ -45,6 +53,8 @@ typedef struct avk_native_shape {
  * functions and the split-KV partials. */
 typedef struct avk_native_kernel {
     attnvk_problem p;
+    int tensor_maps;      /* descriptors the forward kernel takes after P (AVK_MAX_TENSOR_MAPS at most) */
+    int tensor_map_rows;  /* their boxes' rows: the key tile */
     avk_kernel_args args; /* the contract's scalars; q_begin/q_count set per dispatch */
     avk_native_shape shape;
     int splits;

@@ -4,6 +4,7 @@
  * cuda_vendor.h. Devices and buffers: cuda_device.c. */
 #include "core/kernel_args.h"
 #include "core/kv_cache.h" /* AVK_SCORE_FEATURES */
+#include "core/layout.h"   /* avk_head_dim_v */
 #include "core/native_flash.h"
 #include "core/tuning.h"
 #include "core/split_plan.h" /* avk_is_decode */
@@ -15,7 +16,9 @@
 #include "cuda/cuda_merge.h"
 #include "cuda/cuda_ring_comm.h"
 #include "cuda/cuda_vendor.h"
+#include "../../native/attn_params.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,13 +79,40 @@ static attnvk_status drv_launch(void *ctx, void *stream, void *function, const u
     return avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, (CUfunction)function, args, NULL), what);
 }
 
+/* wgmma-ws's TMA descriptors: K and V as 4-D tensors {D, keys, kv heads, batch} (P's
+ * row strides), boxes of 64 columns x the key tile in the 128-byte swizzle its wgmma
+ * descriptors read; keys past Nk land as zeros */
+static attnvk_status drv_tensor_maps(void *ctx, const avk_native_kernel *k, const avk_attn_params *P,
+                                     unsigned char (*maps)[128])
+{
+    avk_cuda_device *dev = ctx;
+    const int dims[2] = {k->p.head_dim, avk_head_dim_v(&k->p)};
+    const unsigned long long base[2] = {P->k, P->v};
+    const CUtensorMapDataType type =
+        k->p.dtype == ATTNVK_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    for (int i = 0; i < 2 && i < k->tensor_maps; ++i) {
+        const cuuint64_t row = (cuuint64_t)dims[i] * 2u;
+        /* a stride of a size-1 dimension is never stepped; the encoder still wants it valid */
+        const cuuint64_t size[4] = {(cuuint64_t)dims[i], P->seq_kv, P->kv_heads, P->batch};
+        const cuuint64_t stride[3] = {(P->kv_ss ? P->kv_ss : 1u) * row, (P->kv_sh ? P->kv_sh : 1u) * row,
+                                      (P->kv_sb ? P->kv_sb : 1u) * row};
+        const cuuint32_t box[4] = {64u, (cuuint32_t)k->tensor_map_rows, 1u, 1u}, step[4] = {1u, 1u, 1u, 1u};
+        CUresult r = dev->cu->cuTensorMapEncodeTiled((CUtensorMap *)maps[i], type, 4, (void *)(uintptr_t)base[i], size,
+                                                     stride, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS) return avk_cuda_check(dev, r, i ? "cuTensorMapEncodeTiled(V)" : "cuTensorMapEncodeTiled(K)");
+    }
+    return ATTNVK_OK;
+}
+
 static attnvk_status drv_time_begin(void *ctx) { return avk_cuda_time_begin(ctx); }
 static attnvk_status drv_time_end(void *ctx, double *ms) { return avk_cuda_time_end(ctx, ms); }
 static unsigned long long drv_address(const avk_bbuf *b) { return avk_cuda_ptr(b); }
 
 const avk_native_driver avk_cuda_native_driver = {"cuda",   drv_enter,      drv_leave,    drv_alloc,
                                                   drv_free, drv_launch,     drv_time_begin, drv_time_end,
-                                                  drv_address};
+                                                  drv_address, drv_tensor_maps};
 
 void avk_cuda_modules_release(avk_cuda_device *dev)
 {
@@ -201,6 +231,8 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         return s;
     }
     k->cfg.split = k->native.split_build;
+    k->native.tensor_maps = k->cfg.wgmma == 2 ? 2 : 0; /* wgmma-ws: K's and V's */
+    k->native.tensor_map_rows = k->cfg.bc;
 
     s = avk_cuda_push(dev);
     if (s != ATTNVK_OK) {
@@ -294,7 +326,7 @@ void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t 
 }
 
 /* what avk_cuda_parse_variant accepts */
-static const char *const cuda_variants[] = {"wgmma", "mma16", "mma16-qs", "mma32", "mma32-qs", "mma-decode", "tiled", "simt", NULL};
+static const char *const cuda_variants[] = {"wgmma", "wgmma-ws", "mma16", "mma16-qs", "mma32", "mma32-qs", "mma-decode", "tiled", "simt", NULL};
 
 /* `attnvk tune`: configurations of attnvk's kernel for p (cuda/cuda_tuning.c) */
 static int cuda_tuning_candidates(avk_bdev *dev, const attnvk_problem *p, avk_tuning *out, int max)

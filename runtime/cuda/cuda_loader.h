@@ -58,7 +58,8 @@
     X(cuFuncSetAttribute)            \
     X(cuFuncGetAttribute)            \
     X(cuLaunchKernel)                \
-    X(cuLaunchKernelEx) /* CUDA 11.8+: programmatic dependent launch */
+    X(cuLaunchKernelEx) /* CUDA 11.8+: programmatic dependent launch */ \
+    X(cuTensorMapEncodeTiled) /* CUDA 12.0+: wgmma-ws's TMA descriptors */
 
 #define AVK_NVRTC_FUNCTIONS(X)   \
     X(nvrtcVersion)              \

@@ -23,10 +23,12 @@ enum { ANY = -1, PREFILL = 0, DECODE = 1 };
  * device cannot run. */
 static const avk_tuning cuda_table[] = {
     /* Hopper (sm_90), measured on the H100 (bench/results/cuda-h100-notes.md):
-     * wgmma where D is whole 128-byte rows (3 warpgroups of 64 rows at D <= 128:
-     * 432 TFLOP/s at D=128 vs 390 with 2); else 4 warps x 32 rows of mma.sync,
+     * wgmma-ws where D is whole 128-byte rows (TMA, a producer warpgroup; session 23,
+     * f16 N=4k, TFLOP/s against wgmma in one run: D=64 332 -> 384 at 192x128, D=128
+     * 368 -> 486 at 128x128 (192 rows: 276), D=256 419 -> 551, MLA 192/128 358 -> 534;
+     * block layouts run wgmma at the row's tiles); else 4 warps x 32 rows of mma.sync,
      * two CTAs per SM at 255 registers */
-    {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma", 192, 128, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma-ws", 192, 128, 0, {0}},
     /* extra[1]: rows per CTA where rows see different key ranges (causal, windows):
      * 2 warpgroups, no spills (3 spill at 168 registers) and a shorter diagonal.
      * H100 D=128 f16 H=16 (session 11): causal 8k 331 -> 380 TFLOP/s, 32k 400 ->
@@ -34,13 +36,13 @@ static const avk_tuning cuda_table[] = {
      * 8k not causal 207.9 -> 253.3 (session 13). Block layouts too (192 rows span two
      * 128-row blocks, and a CTA loads the union of their tiles), and dilation (3
      * warpgroups spill 460 bytes with its residue tests) */
-    {NV, "sm_9", NULL, ANY, 128, 128, PREFILL, "wgmma", 192, 128, 0, {0, 128}},
+    {NV, "sm_9", NULL, ANY, 128, 128, PREFILL, "wgmma-ws", 128, 128, 0, {0}},
     /* Dk 192 (not measured yet): MLA's 192/128 keeps D=128's registers (Dv 128,
      * 128 keys) in 2 warpgroups (3 would need 233 KiB); 192/192 takes 64-key
      * tiles (128x128 would need 241 KiB) */
-    {NV, "sm_9", NULL, ANY, 192, 192, PREFILL, "wgmma", 128, 128, 0, {0}},
-    {NV, "sm_9", NULL, ANY, 192, 192, PREFILL, "wgmma", 128, 64, 0, {0}},
-    {NV, "sm_9", NULL, ANY, 256, 256, PREFILL, "wgmma", 128, 64, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 192, 192, PREFILL, "wgmma-ws", 128, 128, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 192, 192, PREFILL, "wgmma-ws", 128, 64, 0, {0}},
+    {NV, "sm_9", NULL, ANY, 256, 256, PREFILL, "wgmma-ws", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 32, 64, PREFILL, "mma32", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 72, 96, PREFILL, "mma32-qs", 128, 64, 0, {0}},
     {NV, "sm_9", NULL, ANY, 112, 112, PREFILL, "mma32-qs", 128, 32, 0, {0}}, /* 64 keys spill 140 bytes */
@@ -182,9 +184,9 @@ int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
         cfg->mma = 0;
         cfg->rows_per_warp = 0;
         cfg->qreg = 0;
-    } else if (strcmp(name, "wgmma") == 0) {
+    } else if (strcmp(name, "wgmma") == 0 || strcmp(name, "wgmma-ws") == 0) {
         cfg->mma = 1;
-        cfg->wgmma = 1;
+        cfg->wgmma = name[5] ? 2 : 1;
         cfg->rows_per_warp = 16;
         cfg->qreg = 0;
     } else if (strncmp(name, "mma", 3) == 0) {
@@ -224,8 +226,9 @@ static size_t pad16(int d) { return ((size_t)d + 15) / 16 * 16; }
 size_t avk_cuda_config_smem(const avk_cuda_config *c)
 {
     size_t D = (size_t)c->head_dim, DV = (size_t)dim_v(c);
-    if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded) */
-        return 1024u + ((size_t)c->br * D + 2u * (size_t)c->bc * (D + DV)) * 2;
+    if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded); wgmma-ws: the
+                   * stages' three mbarriers each */
+        return 1024u + ((size_t)c->br * D + 2u * (size_t)c->bc * (D + DV)) * 2 + (c->wgmma == 2 ? 48u : 0u);
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
         return (c->dtype == ATTNVK_F32 ? 2u : 1u) * (size_t)c->bc * (D + DV) * 4;
     if (c->key_warps) { /* Q, the stages' mbarriers, then per warp its raw K/V stages; the warps' merge reuses them */
@@ -316,7 +319,10 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                                 "cuda: wgmma needs tile_br 64, 128 or 192 and tile_bc 64, 128 or 256 (got %dx%d)",
                                 c->br, c->bc);
-            c->threads = c->br / 64 * 128;
+            if (c->wgmma == 2 && (c->score_mod & AVK_MOD_BLOCKS))
+                return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                                "cuda: wgmma-ws streams every key tile; block-sparse layouts run on wgmma");
+            c->threads = (c->br / 64 + (c->wgmma == 2)) * 128; /* wgmma-ws: the producer's warpgroup */
         } else if (c->key_warps) {
             if (c->br != 16 || (c->bc != 16 && c->bc != 32))
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: mma-decode needs tile_br 16 and tile_bc 16 or 32 (got %dx%d)",
@@ -505,6 +511,9 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     }
     if (e) {
         take_entry(e, cfg);
+        /* wgmma-ws streams every key tile of the range: a block layout's skips run on wgmma */
+        if (cfg->wgmma == 2 && (avk_problem_features(p) & ATTNVK_FEATURE_BLOCK_SPARSE))
+            avk_cuda_parse_variant("wgmma", cfg);
         if (cfg->wgmma && e->extra[1] &&
             (p->causal ||
              (avk_problem_features(p) & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_BLOCK_SPARSE |
@@ -514,7 +523,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "unknown cuda variant '%s' (wgmma, mma16, mma16-qs, mma32, mma32-qs, mma-decode, tiled, simt)", o->variant);
+                            "unknown cuda variant '%s' (wgmma, wgmma-ws, mma16, mma16-qs, mma32, mma32-qs, mma-decode, tiled, simt)", o->variant);
         /* the table's tiles for the named variant where it has them */
         u.variant = o->variant;
         const avk_tuning *named = avk_tuning_lookup(table, count, &q);

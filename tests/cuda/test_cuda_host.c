@@ -61,7 +61,8 @@ static void test_variants(void)
     CHECK(avk_cuda_parse_variant("simt", &c) && !c.mma, "simt");
     CHECK(!avk_cuda_parse_variant("mma8", &c), "mma8 rejected");
     CHECK(!avk_cuda_parse_variant("mma16-x", &c), "mma16-x rejected");
-    CHECK(avk_cuda_parse_variant("wgmma", &c) && c.mma && c.wgmma, "wgmma");
+    CHECK(avk_cuda_parse_variant("wgmma", &c) && c.mma && c.wgmma == 1, "wgmma");
+    CHECK(avk_cuda_parse_variant("wgmma-ws", &c) && c.mma && c.wgmma == 2, "wgmma-ws");
     CHECK(avk_cuda_parse_variant("mma32", &c) && !c.wgmma, "mma32 is not wgmma");
     CHECK(!avk_cuda_parse_variant("wgmma2", &c), "wgmma2 rejected");
 }
@@ -70,27 +71,38 @@ static void test_lookup(void)
 {
     const size_t h100 = 232448, a100 = 166912, t4 = 65536;
     avk_cuda_config c;
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma", 192, 128) &&
+    /* wgmma-ws: 2 consumer warpgroups and the producer's */
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
               c.threads == 384 && avk_cuda_config_smem(&c) <= h100,
-          "H100 f16 D=128 -> wgmma 192x128, got %s %dx%d", c.variant, c.br, c.bc);
+          "H100 f16 D=128 -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
     {
-        /* rows that see different key ranges (causal, windows) take 2 warpgroups */
+        /* rows that see different key ranges (causal, windows) take the same 2 warpgroups;
+         * a block layout runs wgmma at the row's tiles */
         attnvk_device_info info = fake_device("sm_90");
         attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
                             .dtype = ATTNVK_F16, .causal = 1};
         attnvk_kernel_options o = {0};
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
+                  c.threads == 384,
+              "H100 f16 D=128 causal -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+        p.causal = 0, p.window = 1, p.window_left = 100, p.window_right = -1;
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128),
+              "H100 f16 D=128 windowed -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+        p.window = 0, p.block_sparse = 1, p.block_q = p.block_k = 64, p.layout_batch = p.layout_heads = 1;
         CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma", 128, 128) &&
                   c.threads == 256,
-              "H100 f16 D=128 causal -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
-        p.causal = 0, p.window = 1, p.window_left = 100, p.window_right = -1;
-        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma", 128, 128),
-              "H100 f16 D=128 windowed -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+              "H100 f16 D=128 block layout -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+        o.variant = "wgmma-ws";
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_ERROR_UNSUPPORTED &&
+                  strstr(attnvk_last_error(), "block-sparse"),
+              "H100 wgmma-ws named for a block layout: refused with the reason (%s)", attnvk_last_error());
     }
-    CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma") == 0,
-          "H100 bf16 D=64 -> wgmma, got %s", c.variant);
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma") == 0 &&
+    CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 192, 128) &&
+              c.threads == 512,
+          "H100 bf16 D=64 -> wgmma-ws 192x128, got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma-ws") == 0 &&
               avk_cuda_config_smem(&c) <= h100,
-          "H100 D=256 -> wgmma, got %s", c.variant);
+          "H100 D=256 -> wgmma-ws, got %s", c.variant);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 96, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "mma32-qs", 128, 64),
           "H100 D=96 (not whole 128-byte rows) -> mma32-qs 128x64, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "wgmma", 64, 0, &c) == ATTNVK_OK && is(&c, "wgmma", 64, 128) &&
@@ -222,11 +234,11 @@ static void test_head_dims(void)
     const size_t h100 = 232448, a100 = 166912;
     avk_cuda_config c;
     CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 192, 128, 128, 128, 4096, 1, NULL, &c) == ATTNVK_OK &&
-              is(&c, "wgmma", 128, 128) && c.head_dim_v == 128 && avk_cuda_config_smem(&c) <= h100,
-          "H100 MLA prefill 192/128 -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+              is(&c, "wgmma-ws", 128, 128) && c.head_dim_v == 128 && avk_cuda_config_smem(&c) <= h100,
+          "H100 MLA prefill 192/128 -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick_dims("sm_90", 9, h100, ATTNVK_BF16, 192, 192, 8, 8, 4096, 0, NULL, &c) == ATTNVK_OK &&
-              is(&c, "wgmma", 128, 64) && avk_cuda_config_smem(&c) <= h100,
-          "H100 D=192 -> wgmma 128x64 (128x128 does not fit), got %s %dx%d", c.variant, c.br, c.bc);
+              is(&c, "wgmma-ws", 128, 64) && avk_cuda_config_smem(&c) <= h100,
+          "H100 D=192 -> wgmma-ws 128x64 (128x128 does not fit), got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick_dims("sm_90", 9, h100, ATTNVK_F16, 576, 512, 128, 1, 1, 0, NULL, &c) == ATTNVK_OK &&
               is(&c, "mma16-qs", 64, 16) && c.col_warps == 2 && c.threads == 256 && avk_cuda_config_smem(&c) <= h100,
           "H100 MLA decode 576/512 (128 packed rows) -> mma16-qs 64x16, 2 warps a row group, got %s %dx%d %d",
@@ -290,7 +302,7 @@ static void test_options_and_keys(void)
     for (int i = 0; i < n; ++i) {
         arch |= strcmp(o[i], "--gpu-architecture=sm_90a") == 0;
         dim |= strcmp(o[i], "-DAVK_D=128") == 0;
-        br |= strcmp(o[i], "-DAVK_BR=192") == 0;
+        br |= strcmp(o[i], "-DAVK_BR=128") == 0;
     }
     CHECK(arch && dim && br, "NVRTC options carry arch, D and tiles");
 

@@ -7,6 +7,7 @@
  * Then ring attention's merge (native/ring_merge.cu) for both targets.
  * ATTNVK_TEST_JOBS sets the number of compile threads (default 2);
  * ATTNVK_TEST_CONTRACT_ALL=1 builds the contract matrix in every dtype on sm_80 too;
+ * ATTNVK_TEST_VARIANT=NAME builds one variant's configurations alone;
  * ATTNVK_TEST_BACKWARD_ONLY=1 builds the backward's configurations alone. */
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_loader.h"
@@ -43,6 +44,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static void add_job(const target *t, const avk_cuda_config *cfg)
 {
     if (getenv("ATTNVK_TEST_BACKWARD_ONLY")) return; /* 1: the backward's builds alone (a quick look) */
+    const char *only = getenv("ATTNVK_TEST_VARIANT"); /* one variant's builds alone */
+    if (only && strcmp(only, cfg->variant) != 0) return;
     char a[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], b[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN];
     const char *oa[AVK_CUDA_MAX_OPTIONS], *ob[AVK_CUDA_MAX_OPTIONS];
     int na = avk_cuda_build_options(cfg, t->arch, a, oa);
@@ -361,6 +364,29 @@ int main(void)
                 continue;
             }
             cfg.split = dims_cases[i].split;
+            add_job(t, &cfg);
+        }
+        /* wgmma-ws (issue #16: TMA, a producer warpgroup, setmaxnreg): D 64, 128 and 256,
+         * f16 and bf16, causal with softcap and ALiBi, split-KV; sm_90a only */
+        static const struct {
+            int d;
+            attnvk_dtype dtype;
+            int mods, split;
+        } ws_cases[] = {{64, ATTNVK_F16, 0, 0}, {128, ATTNVK_F16, 0, 0}, {128, ATTNVK_BF16, 1, 0},
+                        {128, ATTNVK_F16, 0, 1}, {256, ATTNVK_BF16, 0, 0}};
+        for (size_t v = 0; v < sizeof ws_cases / sizeof *ws_cases && t->cc_major == 9; ++v) {
+            attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = 512, .seq_kv = 512,
+                                .head_dim = ws_cases[v].d, .dtype = ws_cases[v].dtype, .causal = 1};
+            if (ws_cases[v].mods) p.softcap = 30.0f, p.alibi = 1;
+            attnvk_kernel_options o = {.variant = "wgmma-ws"};
+            avk_cuda_config cfg;
+            if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &p, &o, 0, 1, &cfg) != ATTNVK_OK) {
+                EXPECT(0, "%s: wgmma-ws D=%d: %s", t->arch, ws_cases[v].d, attnvk_last_error());
+                continue;
+            }
+            EXPECT(cfg.wgmma == 2 && cfg.threads == (cfg.br / 64 + 1) * 128, "%s: wgmma-ws %dx%d: %d threads", t->arch,
+                   cfg.br, cfg.bc, cfg.threads);
+            cfg.split = ws_cases[v].split;
             add_job(t, &cfg);
         }
         for (size_t v = 0; v < sizeof variants / sizeof *variants; ++v) {
