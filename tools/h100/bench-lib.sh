@@ -20,6 +20,14 @@ for r in recs:
     print(f"{r['case']['name'][-44:]:44s} {r['api']:6s} {r['implementation']:6s} {r['status']:5s} {rate} {r.get('variant') or ''} split={r.get('split_kv')} check={ck}")
 PY
 }
+# the FlashAttention papers' grid (f16 unless named; B*N = 16k, H*D = 2048), "tag:bench arguments"
+fa_grid=("d128-n4k:--batch 4 --heads 16 --head-dim 128 --seq 4096"
+         "d128-n4k-causal:--batch 4 --heads 16 --head-dim 128 --seq 4096 --causal"
+         "d128-n16k:--batch 1 --heads 16 --head-dim 128 --seq 16384"
+         "d128-n16k-causal:--batch 1 --heads 16 --head-dim 128 --seq 16384 --causal"
+         "d64-n4k:--batch 4 --heads 32 --head-dim 64 --seq 4096"
+         "d64-n4k-causal:--batch 4 --heads 32 --head-dim 64 --seq 4096 --causal"
+         "d64-n16k:--batch 1 --heads 32 --head-dim 64 --seq 16384")
 bench() { # tag, then bench arguments
   local tag=$1; shift
   timeout ${BENCH_TIMEOUT:-90} $avk bench "$@" -o json --out "$out/json/$tag.json" > /dev/null 2> "$out/json/$tag.err"
