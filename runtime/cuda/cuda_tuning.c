@@ -29,7 +29,8 @@ static const avk_tuning cuda_table[] = {
      * block layouts run wgmma at the row's tiles); else 4 warps x 32 rows of mma.sync,
      * two CTAs per SM at 255 registers */
     {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma-ws", 192, 128, 0, {0}},
-    /* extra[1]: rows per CTA where rows see different key ranges (causal, windows):
+    /* extra[1]: rows per CTA where rows see different key ranges (causal, windows).
+     * Until session 23 this row was wgmma 192x128 with extra[1] = 128 for those:
      * 2 warpgroups, no spills (3 spill at 168 registers) and a shorter diagonal.
      * H100 D=128 f16 H=16 (session 11): causal 8k 331 -> 380 TFLOP/s, 32k 400 ->
      * 434; window 4096 at 32k 349 -> 383. A mask too (its loads spill 3 warpgroups):
