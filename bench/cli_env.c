@@ -83,6 +83,10 @@ static const env_var test_vars[] = {
      "case in f16 and bf16 too, test_opencl_backward every case in f32 and f16",
      "CI's 8; f32 all, a subset in f16/bf16"},
     {"ATTNVK_TEST_BACKWARD_ONLY", "set: test_cuda_nvrtc builds the backward's configurations alone", "unset"},
+    {"ATTNVK_TEST_VARIANT", "a CUDA variant: test_cuda_nvrtc builds that variant's forward configurations alone", "unset"},
+    {"ATTNVK_TEST_CONTRACT_ALL", "set: test_cuda_nvrtc builds the kernel contract's matrix in every dtype on sm_80 too",
+     "f16 on sm_80, every dtype on sm_90a"},
+    {"ATTNVK_TEST_HOST_PATHS", "set: test_hip_rtc compiles one case per host path (the sanitizer build sets it)", "unset"},
     {"ATTNVK_TEST_OPENCL_VARIANTS", "comma list: the OpenCL variants test_opencl_flash runs", "all"},
     {"ATTNVK_HISTORY_TEST_HOOK", "exit-before-commit, pause-before-commit or fail-commit: stops or fails a "
                                  "history save at its COMMIT (tests/report)", "unset"},
