@@ -626,14 +626,26 @@ static const avk_tuning *fallback_entry(const char *variant)
 /* Packed decode rows (GQA): the scalar bodies' row tile grows to cover a kv
  * head's pack * Nq rows (up to VK_PACKED_ROWS_MAX), so each K/V tile is read
  * once per kv head rather than once per row block; the largest tile that fits
- * the device wins, else the table's own. */
+ * the device wins, else the table's own. The decode body's tile also shrinks
+ * to the packed rows (the power of two that holds them): its rows are register
+ * arrays that every key updates, padding rows too. H100, gemma3-27b local
+ * decode (2 packed rows, window 1024, tools/h100/s24.sh): 0.060 ms at the
+ * table's 4 rows, 0.048 at 2. */
 enum { VK_PACKED_ROWS_MAX = 32 };
-static void grow_packed_rows(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
+static void fit_packed_rows(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     if (!avk_is_decode(p) || cfg->algo > VK_ALGO_DECODE) return;
     /* the decode body keeps each row's Q and O slices in registers (finish_decode_config bounds them) */
     uint32_t cap = cfg->algo != VK_ALGO_DECODE ? VK_PACKED_ROWS_MAX : 16;
     uint32_t rows = (uint32_t)(avk_gqa_pack(p, p->seq_q, 0) * p->seq_q), want = cfg->br;
+    if (cfg->algo == VK_ALGO_DECODE && rows < cfg->br) {
+        uint32_t fit = 1;
+        while (fit < rows) fit *= 2;
+        vk_config shrunk = *cfg;
+        shrunk.br = fit;
+        if (fit < cfg->br && *finish_config(c, p, &shrunk, e) == '\0') *cfg = shrunk;
+        return;
+    }
     while (want < rows && want < cap) want *= 2;
     for (; want > cfg->br; want /= 2) {
         vk_config grown = *cfg;
@@ -730,7 +742,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     if (wg_env && atoi(wg_env) > 0) cfg->wg = (uint32_t)atoi(wg_env);
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
-    if (!opts->tile_br && !explicit_entry) grow_packed_rows(c, p, cfg, e); /* an explicit Br is the one timed */
+    if (!opts->tile_br && !explicit_entry) fit_packed_rows(c, p, cfg, e); /* an explicit Br is the one timed */
     const char *why = finish_config(c, p, cfg, e);
     if (*why)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,
