@@ -49,6 +49,11 @@ avk_split_plan avk_plan_split_kv(const avk_split_request *r)
                 for (int64_t s = splits; s >= 1; --s) {
                     int64_t total = groups * s, waves = (total + slots - 1) / slots;
                     double fill = (double)total / (double)(waves * slots);
+                    /* a single wave that leaves slots empty streams below the device's rate for its
+                     * whole length, not just in a tail: it counts only as the planned count's
+                     * fallback. H100, CUDA mma16, MHA decode B=8 H=32 Nk=16k (256 workgroups a
+                     * split, 396 slots; tools/h100/s24c.sh): 1 split 0.832 ms, 2 0.734 (cuDNN 0.697) */
+                    if (s < splits && waves == 1 && (double)total < (1.0 - whole_wave_slack) * (double)slots) continue;
                     if (pass == 0 && fill > best_fill) best_fill = fill;
                     if (pass == 1 && fill >= best_fill - whole_wave_slack) best = s;
                 }

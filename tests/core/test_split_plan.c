@@ -81,6 +81,10 @@ int main(void)
      * plans fill one wave: H100, CUDA mma16 at B=64 Nk=8k, 512 workgroups over 396 slots,
      * 1 split 0.735 ms against 2's 0.751, bench/results/decode-2026-11-27-s21) */
     passed += expect_splits((avk_split_request){65536, 32, 300, 132, 0, 1, 2, 1}, 1, "300 workgroups, whole waves");
+    /* 256 workgroups (MHA decode, B=8 H=32), 3 resident (396 slots): one split leaves a third of
+     * the slots empty for its whole length; two fill the first wave (H100 CUDA mma16 at 16k:
+     * 1 split 0.832 ms, 2 0.734) */
+    passed += expect_splits((avk_split_request){16384, 32, 256, 132, 0, 1, 3, 1}, 2, "256 workgroups, 3 resident, whole waves");
     /* the combine's bound */
     avk_split_request huge = {1 << 24, 16, 1, 4096, 0, 1, 1, 0};
     p = avk_plan_split_kv(&huge);
