@@ -205,12 +205,19 @@ float avk_sink_log2(uint h) { return (avk_flags() & AVK_FLAG_SINKS) != 0u ? sink
 // H100 decode, q8_0 page 16 at 32k, with both in one pipeline: 2.43 ms paged against
 // 0.379 contiguous (bshd rows, the same stride: 0.389); with 1, 0.424.
 layout(constant_id = 12) const uint AVK_PAGED = 2u;
+// A paged cache's page size where the pipeline is built for one problem's (constant 11: the
+// decode body's paged pipelines, vk_kernel.c), else 0 and pc.page_size: key j's page and slot
+// are then a multiply and shifts the driver derives from the constant, not a 32-bit division
+// (a long integer sequence on GPUs) by every lane for every key.
+layout(constant_id = 11) const uint AVK_PAGE_SIZE = 0u;
+uint avk_page_size() { return AVK_PAGE_SIZE != 0u ? AVK_PAGE_SIZE : pc.page_size; }
 uint avk_kv_row(uint b, uint g, uint j)
 {
     if (AVK_PAGED == 0u || (AVK_PAGED == 2u && pc.page_size == 0u)) return b * pc.kv_sb + g * pc.kv_sh + j * pc.kv_ss;
-    int page = block_table[b * pc.max_pages + j / pc.page_size];
+    uint ps = avk_page_size();
+    int page = block_table[b * pc.max_pages + j / ps];
     uint p = uint(clamp(page, 0, int(pc.num_pages) - 1));
-    return (p * pc.page_size + j % pc.page_size) * pc.kv_heads + g;
+    return (p * ps + j % ps) * pc.kv_heads + g;
 }
 
 // K/V in a quantized format (AVK_KV_FORMAT, a build define): bindings 1 and 2

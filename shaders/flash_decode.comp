@@ -67,8 +67,9 @@ shared uint page_sh[PAGE_SLOTS > 0u ? PAGE_SLOTS : 1u];
 uint decode_kv_row(Work w, uint j, bool staged, uint page0)
 {
     if (AVK_PAGED != 0u && PAGE_SLOTS > 0u && staged) {
-        uint page = page_sh[j / pc.page_size - page0];
-        return (page * pc.page_size + j % pc.page_size) * pc.kv_heads + w.g;
+        uint ps = avk_page_size();
+        uint page = page_sh[j / ps - page0];
+        return (page * ps + j % ps) * pc.kv_heads + w.g;
     }
     return avk_kv_row(w.b, w.g, j);
 }
@@ -302,8 +303,8 @@ void main()
     bool staged = false;
     uint page0 = 0u;
     if (AVK_PAGED != 0u && PAGE_SLOTS > 0u && pc.page_size > 0u) { // uniform: the barrier is reached by all
-        page0 = w.kv_lo / pc.page_size;
-        uint pages = key_hi > w.kv_lo ? (key_hi - 1u) / pc.page_size - page0 + 1u : 0u;
+        page0 = w.kv_lo / avk_page_size();
+        uint pages = key_hi > w.kv_lo ? (key_hi - 1u) / avk_page_size() - page0 + 1u : 0u;
         staged = pages <= PAGE_SLOTS;
         if (staged) {
             for (uint i = tid; i < pages; i += WG)

@@ -113,20 +113,23 @@ static spv_blob reduce_shader(attnvk_dtype dt)
  * AVK_SCORES, 1 where the problem has windows, softcap, ALiBi, masks, sinks or
  * top-left alignment, so a plain problem's pipeline is compiled without their
  * code. */
-enum { SPEC_PAGED = 12, SPEC_SOFTCAP_EXP2 = 13, SPEC_DV = 14, SPEC_SCORES = 15 };
+enum { SPEC_PAGE_SIZE = 11, SPEC_PAGED = 12, SPEC_SOFTCAP_EXP2 = 13, SPEC_DV = 14, SPEC_SCORES = 15 };
 /* The constants past a body's own that every body shares: Dv, the score features
- * (1, 2 with the softcap's exp2 form) and whether K/V come through a block table. */
+ * (1, 2 with the softcap's exp2 form), whether K/V come through a block table and,
+ * for a pipeline built for the block table alone, its page size (11: AVK_PAGE_SIZE). */
 typedef struct spec_tail {
     uint32_t dv;
     int scores;
-    uint32_t paged; /* AVK_PAGED: 1 the block table only, 2 either */
+    uint32_t paged;     /* AVK_PAGED: 1 the block table only, 2 either */
+    uint32_t page_size; /* AVK_PAGE_SIZE: with paged 1, the problem's; 0 reads the push constant */
 } spec_tail;
 
 static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, const spec_tail *t,
                            uint32_t req_sg, VkPipeline *out)
 {
     uint32_t all[SPEC_SCORES + 1] = {0}; /* ids the shader lacks are ignored */
-    memcpy(all, spec, (n < SPEC_PAGED ? n : SPEC_PAGED) * sizeof *spec);
+    memcpy(all, spec, (n < SPEC_PAGE_SIZE ? n : SPEC_PAGE_SIZE) * sizeof *spec);
+    all[SPEC_PAGE_SIZE] = t->paged == 1u ? t->page_size : 0u;
     all[SPEC_PAGED] = t->paged;
     all[SPEC_SOFTCAP_EXP2] = t->scores > 1 ? (uint32_t)t->scores - 1u : 0u; /* 1 exp2 form, 2 f16 pairs */
     all[SPEC_DV] = t->dv;
@@ -193,7 +196,8 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
      * page 16 at 32k: 2.43 -> 0.424 ms); every other pipeline decides by pc.page_size, so paged and
      * contiguous problems share it (half the pipelines to compile: lavapipe takes seconds each) */
     const uint32_t paged = cfg->algo == VK_ALGO_DECODE && cfg->kv_addressing == 1 ? 1u : 2u;
-    const spec_tail tail = {.dv = DV, .scores = scores, .paged = paged};
+    /* with it, constant 11: the page size (H100, B=8 H=32/8 D=128 32k, page 16: see tools/h100/s24f.sh) */
+    const spec_tail tail = {.dv = DV, .scores = scores, .paged = paged, .page_size = (uint32_t)p->page_size};
     if (s == ATTNVK_OK) {
         spv_blob body = main_shader(cfg, p->dtype, p->kv_format, c->subgroup_shuffle);
         if (vk_algo_is_decode_mma(cfg->algo)) {
