@@ -196,7 +196,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
      * page 16 at 32k: 2.43 -> 0.424 ms); every other pipeline decides by pc.page_size, so paged and
      * contiguous problems share it (half the pipelines to compile: lavapipe takes seconds each) */
     const uint32_t paged = cfg->algo == VK_ALGO_DECODE && cfg->kv_addressing == 1 ? 1u : 2u;
-    /* with it, constant 11: the page size (H100, B=8 H=32/8 D=128 32k, page 16: see tools/h100/s24f.sh) */
+    /* with it, constant 11: the page size. H100, B=8 H=32/8 D=128 32k, page 16 shuffled, paged / contiguous
+     * (tools/h100/s24f.sh, two rounds): q8_0 1.11-1.15 -> 1.02-1.05, q4_0 1.13 -> 1.01-1.02, fp8 1.12 -> 1.00,
+     * f16 1.06 either way */
     const spec_tail tail = {.dv = DV, .scores = scores, .paged = paged, .page_size = (uint32_t)p->page_size};
     if (s == ATTNVK_OK) {
         spv_blob body = main_shader(cfg, p->dtype, p->kv_format, c->subgroup_shuffle);
