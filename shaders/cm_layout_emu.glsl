@@ -1,11 +1,15 @@
 // Test-only emulated layout for the register-softmax bodies (CM_* macros, see
-// flash_coopmat_rs_body.glsl): each "matrix" an 8x8 array held whole by every
+// flash_coopmat_rs_body.glsl): each "matrix" an 8x8 (EMU_MS: 16x16) array held whole by every
 // invocation, so every lane owns all 8 rows, no cross-lane reduction, lane 0
 // writes. The including file adds flash_coopmat_emu_ops.glsl after its body.
 // Included first, never compiled alone.
-const uint EMU = 8u;
-struct emu_h { float v[64]; }; // f16 operand (A, B): values rounded to f16
-struct emu_f { float v[64]; }; // f32 accumulator
+#ifndef EMU_MS
+#define EMU_MS 8u // the direct K/V operands' emulation takes NVIDIA's 16 (flash_decode_direct_emu.comp)
+#endif
+#define CM_EMULATED 1
+const uint EMU = EMU_MS;
+struct emu_h { float v[EMU_MS * EMU_MS]; }; // f16 operand (A, B): values rounded to f16
+struct emu_f { float v[EMU_MS * EMU_MS]; }; // f32 accumulator
 
 #define CM_A emu_h
 #define CM_B emu_h
@@ -19,11 +23,11 @@ struct emu_f { float v[64]; }; // f32 accumulator
 
 // element loops stay loops: unrolling 64 elements per matrix takes lavapipe minutes to compile
 #define CM_ELEM_LOOP [[dont_unroll]]
-#define CM_LEN 64u
-#define CM_SLOTS 8u
-#define CM_SLOT(e) ((e) / 8u)
+#define CM_LEN (EMU_MS * EMU_MS)
+#define CM_SLOTS EMU_MS
+#define CM_SLOT(e) ((e) / EMU_MS)
 #define CM_SLOT_ROW(lane, s) (s)
-#define CM_COL(lane, e) ((e) % 8u)
+#define CM_COL(lane, e) ((e) % EMU_MS)
 #define CM_ROW_MAX(x) (x)
 #define CM_ROW_SUM(x) (x)
 #define CM_ROW_LEADER(lane) ((lane) == 0u)
@@ -36,7 +40,7 @@ emu_f emu_mad(emu_h a, emu_h b, emu_f c);
 emu_h emu_to_f16(emu_f c)
 {
     emu_h m;
-    for (uint i = 0u; i < 64u; ++i) m.v[i] = unpackHalf2x16(packHalf2x16(vec2(c.v[i], 0.0))).x;
+    for (uint i = 0u; i < EMU * EMU; ++i) m.v[i] = unpackHalf2x16(packHalf2x16(vec2(c.v[i], 0.0))).x;
     return m;
 }
 

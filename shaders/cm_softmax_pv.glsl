@@ -53,7 +53,11 @@
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt) pa[rt] = CM_A_FROM_C(sacc[rt * NT + kc]);
         [[unroll]] for (uint n = 0u; n < OT; ++n) {
             CM_B vb;
+#ifdef PV_B_OPERAND
+            vb = PV_B_OPERAND(kc, n); // the body's own V operand (flash_decode_mma_body.glsl's direct K/V)
+#else
             CM_LOAD_ROW(vb, tile_sh, v_tile + kc * MS * VS + n * MS / 8u, VS);
+#endif
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt) oacc[rt * OT + n] = CM_MAD(pa[rt], vb, oacc[rt * OT + n]);
         }
     }

@@ -12,6 +12,10 @@
 //   from binding 2 ((r, c) = r*16 + c), and [A_PRODUCT ..] that A times the
 //   identity: what a KHR build's P = f16(S) element moves must agree with
 //   (docs/spirv-nv2khr.md). The same module, rewritten, probes KHR matrices.
+//   [B_PRODUCT + k*16 + n] (NV only): the identity times an f16 B operand whose
+//   element i of lane is set to lane*8 + i, so the host sees which (k, n) each
+//   element written by a lane lands on (the matrix decode body's register
+//   operands, AVK_DIRECT_KV).
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -28,6 +32,7 @@ const uint LENGTH = 256u;
 const uint ELEMS = 260u;
 const uint A_PRODUCT = 2320u;
 const uint A_ELEMS = 2576u;
+const uint B_PRODUCT = 4624u;
 const uint A_LEN = 8u; // not asked: the f16 type serves A and B, whose KHR lengths may differ
 
 void main()
@@ -60,4 +65,13 @@ void main()
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> qc = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
     qc = coopMatMulAddNV(qa, b, qc); // qa is an A operand (its Use in KHR)
     coopMatStoreNV(qc, out_f, A_PRODUCT, 16u, false);
+#ifndef AVK_PROBE_KHR
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> bt;
+    for (uint i = 0u; i < A_LEN; ++i) bt[i] = float16_t(float(lane * A_LEN + i));
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> ia;
+    coopMatLoadNV(ia, ident, 0u, 2u, false);
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> bc = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    bc = coopMatMulAddNV(ia, bt, bc); // bt is a B operand
+    coopMatStoreNV(bc, out_f, B_PRODUCT, 16u, false);
+#endif
 }

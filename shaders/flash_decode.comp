@@ -95,17 +95,12 @@ const uint NRM = NR > NRV ? NR : NRV;
 // probability (V) rather than to every value; longer slices take raw_load's
 // 4-value words.
 //
-// RUNS == 2 (the host's default where it applies): a lane's 16 values are the
-// codes of aligned words of the row instead of 16 consecutive values of D, so
-// its K (V) slice of a key is 2 (q4_0) or 4 (q8_0) word loads and one more word
-// for the scale, or one 16-byte load (fp8), with no realigning shifts. Q and O
-// use the same permutation of D (words_dim), found once before and after the
-// key loop. q8_0 (q4_0) rows are pairs of 34-byte (18-byte) blocks A, B: 17
-// (9) words, A's scale in word 0's low half, B's in word 2 * WNW's high half,
-// whose low half holds A's last codes. Lane q of a pair's four takes WNW words
-// at q * WNW (+ 1 from q = 2), all codes of one block: q = 0, 1 of A, 2, 3 of
-// B; its extra word is word 2 * WNW (q = 0: A's last codes, which replace the
-// scale in its word 0; q = 2, 3: B's scale) or word 0 (q = 1: A's scale).
+// RUNS == 2 (the host's default where it applies): a lane's 16 values are a
+// part of the row (flash_kv_words.glsl): 2 (q4_0) or 4 (q8_0) word loads and
+// one more word for the scale, or one 16-byte load (fp8), with no realigning
+// shifts. Q and O use the same permutation of D (words_dim), found once
+// before and after the key loop.
+#include "flash_kv_words.glsl"
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
 // (built up in steps of plain operators: glslang 11 emits `D / 64u * 64u == D`
 // or `(D & 63u) == 0u` inside a && chain as code, which does not validate)
@@ -126,16 +121,6 @@ const bool WORDS = false;
 const bool RUN = false;
 #endif
 const uint RUN_WORDS = SLICE / 4u + 1u;
-#if AVK_KV_FORMAT == AVK_KV_Q8_0
-const uint WNW = 4u, WBLOCK = 34u; // code words per lane, bytes per block
-#else
-const uint WNW = 2u, WBLOCK = 18u; // q4_0 (fp8 does not use them)
-#endif
-const uint WPAIR = 4u * WNW + 1u;   // words per pair of blocks
-#if AVK_KV_FORMAT == AVK_KV_FP8
-layout(binding = 1) readonly buffer KQuadsB { uvec4 k_quads[]; };
-layout(binding = 2) readonly buffer VQuadsB { uvec4 v_quads[]; };
-#endif
 
 // Raw word r of the lane's slice (values e0 ..) of a K (values false: D wide)
 // or V row (DV wide).
@@ -186,24 +171,6 @@ void run_load(bool values, uint row, uint e0, out uint words[RUN_WORDS], out uin
     scale_word = avk_kv_scale_word(values, row, e0, D);
 }
 
-// The lane's words of a K or V row (WORDS): code words and the extra word.
-void words_load(bool values, uint row, uint part, out uvec4 wd, out uint extra)
-{
-#if AVK_KV_FORMAT == AVK_KV_FP8
-    uint idx = row * (D / 16u) + part; // 16 values of a row of D bytes
-    wd = values ? v_quads[idx] : k_quads[idx];
-    extra = 0u;
-#else
-    uint q = part % 4u, base = row * (D / 64u * WPAIR) + part / 4u * WPAIR;
-    uint w0 = base + q * WNW + (q >= 2u ? 1u : 0u);
-    wd.x = avk_kv_word(values, w0);
-    wd.y = avk_kv_word(values, w0 + 1u);
-    wd.z = WNW > 2u ? avk_kv_word(values, w0 + 2u) : 0u;
-    wd.w = WNW > 2u ? avk_kv_word(values, w0 + 3u) : 0u;
-    extra = avk_kv_word(values, base + (q == 1u ? 0u : 2u * WNW));
-#endif
-}
-
 // The lane's 16 codes as f32, unscaled (slot 4k + c in x[k][c]); returns the
 // scale (fp8: kv head g's, found once before the loop and passed in).
 float words_decode(uvec4 wd, uint extra, uint part, float fp8_scale, out vec4 x[NVM])
@@ -224,25 +191,6 @@ float words_decode(uvec4 wd, uint extra, uint part, float fp8_scale, out vec4 x[
     }
 #endif
     return s;
-#endif
-}
-
-// The value of D (Dk = Dv) in slot s (0..15) of lane `part` (WORDS).
-uint words_dim(uint part, uint s)
-{
-#if AVK_KV_FORMAT == AVK_KV_FP8
-    return part * 16u + s;
-#else
-    uint q = part % 4u, h = 0u;
-#if AVK_KV_FORMAT == AVK_KV_Q4_0
-    h = s / 8u; // a word's high nibbles hold values 16 on
-    s %= 8u;
-#endif
-    uint i = s / 4u, c = s % 4u;
-    uint x = q * 4u * WNW + (q >= 2u ? 4u : 0u) + 4u * i + c; // byte of the pair
-    if (q == 0u && i == 0u && c < 2u) x = 8u * WNW + c;       // from the extra word
-    uint blk = x >= WBLOCK ? 1u : 0u;
-    return part / 4u * 64u + blk * 32u + (x - 2u - blk * WBLOCK) + 16u * h;
 #endif
 }
 

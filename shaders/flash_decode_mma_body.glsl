@@ -49,7 +49,12 @@ const float RESCALE_LOG2 = 8.0;
 // shared memory: the step's K | V; Q staging before the loop; the key groups' O after it
 const uint MERGE_WORDS = (KEY_GROUPS - 1u) * BR * DVP / 4u;
 const uint SH_A = KTILE + VTILE > BR * KS ? KTILE + VTILE : BR * KS;
+#ifdef AVK_DIRECT_KV
+const uint MERGE_ALL = MERGE_WORDS > BR * DVP / 4u ? MERGE_WORDS : BR * DVP / 4u; // + the merged O
+const uint SH_WORDS = BR * KS > MERGE_ALL ? BR * KS : MERGE_ALL;                 // no K/V tiles
+#else
 const uint SH_WORDS = SH_A > MERGE_WORDS ? SH_A : MERGE_WORDS;
+#endif
 
 layout(binding = 0) readonly buffer QB { uvec4 q_data[]; };
 #if AVK_KV_FORMAT == AVK_KV_DTYPE
@@ -79,6 +84,181 @@ const uint QPT = (STEP * (D / UNIT) + WG - 1) / WG; // units per thread per K (o
 uint qpre[2][QPT][UNIT_WORDS];
 bool qodd[2][QPT]; // the unit starts 2 bytes into its first word
 const uint UNITS = STEP * (D / UNIT); // load units of a step's K (or V)
+#endif
+
+#ifdef AVK_DIRECT_KV
+#include "flash_kv_words.glsl"
+// Parts of a K row a lane takes (q + 4 pp) and of a V row (g + 8 vp); at most 4 and 2
+// (D <= 256: glslang sizes spec-sized arrays as 1 for its bounds checks)
+const uint KPARTS = D / 64u, VPARTS = DV / 128u;
+uvec4 k_wd[2][4], k_nx[2][4], v_wd[4][2], v_nx[4][2]; // this tile's words, the next tile's
+uint k_ex[2][4], k_exn[2][4], v_ex[4][2], v_exn[4][2];
+
+// The value of D at K position p (kperm) and at O column p (vperm).
+uint kperm(uint p)
+{
+    uint t = p / 16u, kk = p % 16u;
+    return words_dim((kk % 8u) / 2u + 4u * (t / 4u), 4u * (t % 4u) + (kk & 1u) + 2u * (kk / 8u));
+}
+uint vperm(uint p)
+{
+    uint nt = p / 16u, n = p % 16u;
+    return words_dim(n % 8u + 8u * (nt / 8u), 2u * (nt % 8u) + n / 8u);
+}
+
+// Lane `lane`'s words of the tile at keys jt (into k_nx, v_nx): K rows jt + g, jt + g + 8, V rows
+// jt + 2q + {0, 1, 8, 9}; keys past the range read row 0, and their V words are zero (no NaN can
+// reach O).
+void lane_words(Work w, uint jt, uint lane)
+{
+    uint g = lane / 4u, q = lane % 4u;
+    [[unroll]] for (uint i = 0u; i < 2u; ++i) {
+        uint j = jt + g + 8u * i;
+        uint row = j < w.kv_hi ? avk_kv_row(w.b, w.g, j) : 0u;
+        [[unroll]] for (uint pp = 0u; pp < KPARTS; ++pp) words_load(false, row, q + 4u * pp, k_nx[i][pp], k_exn[i][pp]);
+    }
+    [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+        uint j = jt + 2u * q + (c & 1u) + 8u * (c >> 1u);
+        bool ok = j < w.kv_hi;
+        uint row = ok ? avk_kv_row(w.b, w.g, j) : 0u;
+        [[unroll]] for (uint vp = 0u; vp < VPARTS; ++vp) {
+            words_load(true, row, g + 8u * vp, v_nx[c][vp], v_exn[c][vp]);
+            if (!ok) {
+                v_nx[c][vp] = uvec4(0u);
+                v_exn[c][vp] = 0u;
+            }
+        }
+    }
+}
+
+void words_advance()
+{
+    k_wd = k_nx;
+    k_ex = k_exn;
+    v_wd = v_nx;
+    v_ex = v_exn;
+}
+
+// A part's scale as an f16 pair (fp8: kv head g's, the code unit included).
+f16vec2 direct_scale(bool values, uvec4 wd, uint ex, uint part, uint g)
+{
+#if AVK_KV_FORMAT == AVK_KV_FP8
+    return f16vec2(float16_t(avk_kv_run_scale(values, 0u, 0u, g)));
+#else
+    return f16vec2(float16_t(words_scale(wd, ex, part)));
+#endif
+}
+
+// Lane `lane`'s 8 elements of K^T's k-step t (from k_wd), as f16 pairs: element 4i + c is key
+// g + 8i at position 16t + 2q + (c & 1) + 8 (c >> 1).
+void k_elems(uint t, uint lane, uint g, out f16vec2 x[4])
+{
+    uint pp = t / 4u, part = lane % 4u + 4u * pp;
+    [[unroll]] for (uint i = 0u; i < 2u; ++i) {
+        uvec2 f = words_f16(k_wd[i][pp], k_ex[i][pp], part, t % 4u, direct_scale(false, k_wd[i][pp], k_ex[i][pp], part, g));
+        x[2u * i] = unpackFloat2x16(f.x);
+        x[2u * i + 1u] = unpackFloat2x16(f.y);
+    }
+}
+
+// Lane `lane`'s 8 elements of V's column tile nt (from v_wd), as f16 pairs: element 4h + c is
+// key 2q + (c & 1) + 8 (c >> 1) at O column 16 nt + g + 8h.
+void v_elems(uint nt, uint lane, uint g, out f16vec2 x[4])
+{
+    uint vp = nt / 8u, s0 = 2u * (nt % 8u), part = lane / 4u + 8u * vp;
+    f16vec2 h[4];
+    [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+        uvec2 f = words_f16(v_wd[c][vp], v_ex[c][vp], part, s0 / 4u, direct_scale(true, v_wd[c][vp], v_ex[c][vp], part, g));
+        h[c] = unpackFloat2x16(s0 % 4u != 0u ? f.y : f.x); // slots s0, s0 + 1
+    }
+    x[0] = f16vec2(h[0].x, h[1].x);
+    x[1] = f16vec2(h[2].x, h[3].x);
+    x[2] = f16vec2(h[0].y, h[1].y);
+    x[3] = f16vec2(h[2].y, h[3].y);
+}
+
+#ifndef CM_EMULATED
+// The next tile's words are loaded a tile ahead, into registers.
+void direct_load(Work w, uint jt, uint lane) { lane_words(w, jt, lane); }
+void direct_advance() { words_advance(); }
+
+CM_B direct_k(uint t, uint lane, uint g)
+{
+    f16vec2 x[4];
+    k_elems(t, lane, g, x);
+    CM_B kb;
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+        kb[2u * i] = x[i].x;
+        kb[2u * i + 1u] = x[i].y;
+    }
+    return kb;
+}
+
+CM_B direct_v(uint nt, uint lane, uint g)
+{
+    f16vec2 x[4];
+    v_elems(nt, lane, g, x);
+    CM_B vb;
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+        vb[2u * i] = x[i].x;
+        vb[2u * i + 1u] = x[i].y;
+    }
+    return vb;
+}
+#else
+// The emulation (every invocation holds whole 16x16 matrices) builds each operand from the 32
+// lanes of NVIDIA's layout in turn, with the same loads and decodes, each lane's element e
+// placed at (k, n) = (2q + (e & 1) + 8 ((e >> 1) & 1), g + 8 (e >> 2)), where the probe found it
+// (runtime/vulkan/vk_rs_layout.c); tile keys are remembered, and the words read again per lane.
+Work emu_w;
+uint emu_next, emu_cur;
+void direct_load(Work w, uint jt, uint lane)
+{
+    emu_w = w;
+    emu_next = jt;
+}
+void direct_advance() { emu_cur = emu_next; }
+
+void emu_place(inout CM_B m, uint l, f16vec2 x[4])
+{
+    for (uint e = 0u; e < 8u; ++e) {
+        uint k = 2u * (l % 4u) + (e & 1u) + 8u * ((e >> 1u) & 1u), n = l / 4u + 8u * (e >> 2u);
+        m.v[k * 16u + n] = float(x[e / 2u][e % 2u]);
+    }
+}
+
+CM_B direct_k(uint t, uint lane, uint g)
+{
+    CM_B kb;
+    for (uint l = 0u; l < 32u; ++l) {
+        lane_words(emu_w, emu_cur, l);
+        words_advance();
+        f16vec2 x[4];
+        k_elems(t, l, g, x);
+        emu_place(kb, l, x);
+    }
+    return kb;
+}
+
+CM_B direct_v(uint nt, uint lane, uint g)
+{
+    CM_B vb;
+    for (uint l = 0u; l < 32u; ++l) {
+        lane_words(emu_w, emu_cur, l);
+        words_advance();
+        f16vec2 x[4];
+        v_elems(nt, l, g, x);
+        emu_place(vb, l, x);
+    }
+    return vb;
+}
+#endif
+
+// f16 number e of Q (as bits)
+uint q_half(uint e) { return (q_data[e / 8u][(e % 8u) / 2u] >> (16u * (e & 1u))) & 0xffffu; }
+#define OCOL(c) vperm(c)
+#else
+#define OCOL(c) (c)
 #endif
 
 #if AVK_KV_FORMAT == AVK_KV_DTYPE
@@ -197,10 +377,21 @@ void main()
     float s_scale = avk_score_scale();            // for cm_softmax_pv.glsl: S stays in raw units
 
     // Q of the block's packed rows: global -> shared -> A matrices in registers
+#ifdef AVK_DIRECT_KV
+    for (uint e = tid; e < BR * D / 2u; e += WG) { // in K's order (kperm), a pair of halves at a time
+        uint r = e / (D / 2u), p = 2u * (e % (D / 2u)), pr = w.r0 + r, word = 0u;
+        if (pr < w.rows) {
+            uint off = avk_q_offset(w.b, avk_q_row(w, pr));
+            word = q_half(off + kperm(p)) | (q_half(off + kperm(p + 1u)) << 16u);
+        }
+        tile_sh[r * KS + p / 8u][(p % 8u) / 2u] = word;
+    }
+#else
     for (uint e = tid; e < BR * KP8; e += WG) {
         uint r = e / KP8, d8 = e % KP8, pr = w.r0 + r;
         tile_sh[r * KS + d8] = pr < w.rows && d8 < D8 ? q_data[avk_q_offset(w.b, avk_q_row(w, pr)) / 8u + d8] : uvec4(0u);
     }
+#endif
     barrier();
     CM_A qm[RT * DT];
     [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
@@ -225,8 +416,13 @@ void main()
     }
 
     if (w.ntiles > 0u) {
+#ifdef AVK_DIRECT_KV
+        direct_load(w, w.kv_lo + kg * BC, lane);
+        direct_advance();
+#else
         prefetch(w.kv_lo, w);
         commit(w.g);
+#endif
     }
     barrier();
 
@@ -234,17 +430,22 @@ void main()
     for (uint step = 0u; step < w.ntiles; ++step) {
         uint j0 = w.kv_lo + step * STEP, jt = j0 + kg * BC;
         bool more = step + 1u < w.ntiles;
-        if (more) prefetch(j0 + STEP, w); // lands while this step computes
-
         // S = Q.K^T
         CM_C sacc[RT * NT];
         [[unroll]] for (uint x = 0u; x < RT * NT; ++x) sacc[x] = CM_C_ZERO;
+#ifdef AVK_DIRECT_KV
+        if (more) direct_load(w, jt + STEP, lane); // lands while this tile computes
+        [[unroll]] for (uint k = 0u; k < DT; ++k) sacc[0] = CM_MAD(qm[k], direct_k(k, lane, w.g), sacc[0]);
+#define PV_B_OPERAND(kc, n) direct_v(n, lane, w.g)
+#else
+        if (more) prefetch(j0 + STEP, w); // lands while this step computes
         [[unroll]] for (uint k = 0u; k < DT; ++k)
             [[unroll]] for (uint n = 0u; n < NT; ++n) {
                 CM_B kb;
                 CM_LOAD_COL(kb, tile_sh, k_off + n * MS * KS + k * MS / 8u, KS);
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt * NT + n] = CM_MAD(qm[rt * DT + k], kb, sacc[rt * NT + n]);
             }
+#endif
 
         // masks: keys past the end, causal limits, windows (edge steps only); score features
         bool edge = j0 + STEP > w.kv_hi || int(j0 + STEP - 1u) > block_limit || j0 < block_begin;
@@ -272,9 +473,13 @@ void main()
         }
 
 #include "cm_softmax_pv.glsl"
+#ifdef AVK_DIRECT_KV
+        direct_advance();
+#else
         barrier(); // everyone is done reading this K and V
         if (more) commit(w.g);
         barrier(); // the next K and V are in place
+#endif
     }
 
     // merge the key groups: whole row sums, each group's (m, l) through shared memory
@@ -315,21 +520,24 @@ void main()
             m_all[x] = mx;
             l_all[x] = sum;
         }
-    // key groups 1.. leave their weighted O in shared memory (over the K/V tiles), group 0 adds them
+    // key groups 1.. leave their weighted O in shared memory (over the K/V tiles), group 0 adds them;
+    // at O's own columns (OCOL: the direct operands' vperm)
     if (kg > 0u && CM_WRITES(lane)) {
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
             [[unroll]] for (uint n = 0u; n < OT; ++n)
                 CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
                     uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e)), col = n * MS + CM_COL(lane, e);
-                    uint f = ((kg - 1u) * BR + row) * DVP + col;
+                    uint f = ((kg - 1u) * BR + row) * DVP + OCOL(col);
                     tile_sh[f / 4u][f % 4u] = floatBitsToUint(CM_AT(oacc[rt * OT + n], e) * own[rt * CM_SLOTS + CM_SLOT(e)]);
                 }
     }
     barrier();
+#ifndef AVK_DIRECT_KV
     if (kg > 0u) return;
+#endif
 
     bool split = (pc.flags & AVK_FLAG_SPLIT) != 0u;
-    if (CM_WRITES(lane)) {
+    if (kg == 0u && CM_WRITES(lane)) {
         [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
             [[unroll]] for (uint n = 0u; n < OT; ++n)
                 CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; e += 2u) {
@@ -338,23 +546,42 @@ void main()
                     uint pr = w.r0 + row;
                     if (pr >= w.rows || col >= DV) continue; // zero columns are not O's
                     vec2 o = vec2(CM_AT(oacc[rt * OT + n], e), CM_AT(oacc[rt * OT + n], e + 1u)) * own[x];
+                    uint f0 = row * DVP + OCOL(col), f1 = row * DVP + OCOL(col + 1u);
                     for (uint k = 1u; k < KEY_GROUPS; ++k) {
-                        uint f = ((k - 1u) * BR + row) * DVP + col;
-                        o += uintBitsToFloat(uvec2(tile_sh[f / 4u][f % 4u], tile_sh[(f + 1u) / 4u][(f + 1u) % 4u]));
+                        uint at = (k - 1u) * BR * DVP;
+                        o += uintBitsToFloat(uvec2(tile_sh[(at + f0) / 4u][(at + f0) % 4u], tile_sh[(at + f1) / 4u][(at + f1) % 4u]));
                     }
                     o *= l_all[x] > 0.0 ? keep[x] / l_all[x] : 0.0;
+#ifdef AVK_DIRECT_KV
+                    // into slot 0 at O's own columns (only this lane reads or writes f0, f1): written out below
+                    tile_sh[f0 / 4u][f0 % 4u] = floatBitsToUint(o.x);
+                    tile_sh[f1 / 4u][f1 % 4u] = floatBitsToUint(o.y);
+#else
                     uvec2 hi = avk_q_row(w, pr);
                     if (split) ws_o[(flash_ws_row(w.split, w.b, hi.x, hi.y) * DV + col) / 2u] = o;
                     else o_pairs[(avk_o_from_q(avk_q_offset(w.b, hi), D, DV) + col) / 2u] = packHalf2x16(o);
+#endif
                 }
     }
-    if (!CM_ROW_LEADER(lane)) return;
-    [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
-        [[unroll]] for (uint s = 0u; s < CM_SLOTS; ++s) {
-            uint x = rt * CM_SLOTS + s, pr = w.r0 + row0 + rt * MS + CM_SLOT_ROW(lane, s);
-            if (pr >= w.rows) continue;
-            uvec2 hi = avk_q_row(w, pr);
-            if (split) ws_ml[flash_ws_row(w.split, w.b, hi.x, hi.y)] = vec2(m_all[x], l_all[x]);
-            else if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u) lse_data[flash_lse_index(w.b, hi.x, hi.y)] = flash_lse(m_all[x], l_all[x]);
-        }
+    if (kg == 0u && CM_ROW_LEADER(lane)) {
+        [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+            [[unroll]] for (uint s = 0u; s < CM_SLOTS; ++s) {
+                uint x = rt * CM_SLOTS + s, pr = w.r0 + row0 + rt * MS + CM_SLOT_ROW(lane, s);
+                if (pr >= w.rows) continue;
+                uvec2 hi = avk_q_row(w, pr);
+                if (split) ws_ml[flash_ws_row(w.split, w.b, hi.x, hi.y)] = vec2(m_all[x], l_all[x]);
+                else if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u) lse_data[flash_lse_index(w.b, hi.x, hi.y)] = flash_lse(m_all[x], l_all[x]);
+            }
+    }
+#ifdef AVK_DIRECT_KV
+    barrier();
+    for (uint e = tid; e < BR * DV / 2u; e += WG) { // the whole workgroup writes O's rows, a pair at a time
+        uint row = e / (DV / 2u), c = 2u * (e % (DV / 2u)), pr = w.r0 + row, f = row * DVP + c;
+        if (pr >= w.rows) continue;
+        vec2 o = uintBitsToFloat(uvec2(tile_sh[f / 4u][f % 4u], tile_sh[(f + 1u) / 4u][(f + 1u) % 4u]));
+        uvec2 hi = avk_q_row(w, pr);
+        if (split) ws_o[(flash_ws_row(w.split, w.b, hi.x, hi.y) * DV + c) / 2u] = o;
+        else o_pairs[(avk_o_from_q(avk_q_offset(w.b, hi), D, DV) + c) / 2u] = packHalf2x16(o);
+    }
+#endif
 }

@@ -35,6 +35,8 @@ int avk_cache_cases(attnvk_dtype dtype, avk_cache_case *out, int max)
         {"paged 32 q4_0 Nq16 causal", 2, 16, 2, 16, 64, 64, 1, 0, 32, 0, Q4, {64, 47}, 2},
         {"paged 16 fp8 gqa 8", 3, 16, 2, 1, 50, 128, 0, 0, 16, 0, F8, {15, 50, 1}, 3},
         {"paged 64 q8_0 D=256", 1, 2, 1, 1, 100, 256, 0, 0, 64, 0, Q8, {100}, 1},
+        /* q4_0 at D=128, Nq=4 causal (16 packed rows) through page 17 (Vulkan's direct K/V operands) */
+        {"paged 17 q4_0 Nq4 causal", 2, 8, 2, 4, 140, 128, 1, 0, 17, 0, Q4, {140, 19}, 2},
         /* D=96: three blocks a row, lanes whose slices straddle blocks; page 17 puts rows on both 8-byte parities */
         {"paged 17 q8_0 D=96 ragged", 3, 4, 2, 1, 120, 96, 0, 0, 17, 0, Q8, {120, 18, 16}, 3},
     };

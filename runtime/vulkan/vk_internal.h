@@ -44,6 +44,8 @@ typedef struct vk_caps {
     int pipeline_stats;                /* VK_KHR_pipeline_executable_properties (tuning aid) */
     int rs_layout;                     /* coopmat-nv-rs layout probe: 0 not run, 1 matches, -1 not usable */
     char rs_layout_why[192];           /* why not, when -1 */
+    int rs_b_layout;                   /* the same probe's B operand built in registers (decode-nv-rs's direct K/V) */
+    char rs_b_layout_why[192];
     int rs_layout_khr;                 /* the same through VK_KHR_cooperative_matrix (coopmat-khr-rs, decode-khr-rs) */
     char rs_layout_khr_why[192];
     attnvk_device_info info;           /* what describe() reports (default_variant aside) */

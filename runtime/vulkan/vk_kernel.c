@@ -73,8 +73,20 @@ static spv_blob decode_mma_shader(int which, attnvk_kv_format kv)
 static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_format kv, int shuffles)
 {
     switch (cfg->algo) {
-    case VK_ALGO_DECODE_NV_RS: return decode_mma_shader(0, kv);
-    case VK_ALGO_DECODE_RS_EMU: return decode_mma_shader(1, kv);
+    case VK_ALGO_DECODE_NV_RS:
+        if (cfg->direct_kv) { /* quantized only (vk_variants.c) */
+            const spv_blob direct[3] = {SPV_BLOB(flash_decode_nv_direct_q8_0), SPV_BLOB(flash_decode_nv_direct_q4_0),
+                                        SPV_BLOB(flash_decode_nv_direct_fp8)};
+            return direct[kv == ATTNVK_KV_Q4_0 ? 1 : kv == ATTNVK_KV_FP8 ? 2 : 0];
+        }
+        return decode_mma_shader(0, kv);
+    case VK_ALGO_DECODE_RS_EMU:
+        if (cfg->direct_kv) {
+            const spv_blob direct[3] = {SPV_BLOB(flash_decode_direct_emu_q8_0), SPV_BLOB(flash_decode_direct_emu_q4_0),
+                                        SPV_BLOB(flash_decode_direct_emu_fp8)};
+            return direct[kv == ATTNVK_KV_Q4_0 ? 1 : kv == ATTNVK_KV_FP8 ? 2 : 0];
+        }
+        return decode_mma_shader(1, kv);
     case VK_ALGO_DECODE_KHR_RS: return decode_mma_shader(cfg->emulated ? 1 : 2, kv); /* the test hook: the emulation */
     case VK_ALGO_DECODE: return decode_shader(dt, kv);
     case VK_ALGO_F16:
@@ -237,8 +249,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
     info->split_kv = (int)k->n_splits;
     info->workspace_bytes = k->ws_o ? k->ws_o->size + k->ws_ml->size : 0;
     if (vk_algo_is_decode_mma(cfg->algo))
-        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u key_groups=%u pack=%u shared=%u split_len=%u%s",
-                 cfg->subgroup, cfg->mm, cfg->mm, cfg->mm, cfg->key_groups, k->args.pack, cfg->shared_bytes,
+        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u key_groups=%u%s pack=%u shared=%u split_len=%u%s",
+                 cfg->subgroup, cfg->mm, cfg->mm, cfg->mm, cfg->key_groups, cfg->direct_kv ? " direct_kv=1" : "", k->args.pack,
+                 cfg->shared_bytes,
                  k->args.split_keys, vk_pipeline_stats(dev, k->main));
     else if (vk_algo_is_rs(cfg->algo))
         snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u q_shared=%u shared=%u split_len=%u%s",

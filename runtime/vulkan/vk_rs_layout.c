@@ -24,6 +24,11 @@ void vk_rs_layout_position(unsigned lane, unsigned e, unsigned *row, unsigned *c
     *col = (lane % 4) * 2 + (e & 1) + 8 * ((e >> 1) & 1);
 }
 
+void vk_rs_layout_b_position(unsigned lane, unsigned e, unsigned *k, unsigned *n)
+{
+    vk_rs_layout_position(lane, e, n, k); /* mma's B fragment: the accumulator's pattern, transposed */
+}
+
 void vk_rs_layout_expected(float *probe)
 {
     memset(probe, 0, VK_RS_PROBE_FLOATS * sizeof *probe);
@@ -38,6 +43,30 @@ void vk_rs_layout_expected(float *probe)
     for (unsigned lane = 0; lane < VK_RS_LANES; ++lane) /* A in the accumulator's order, as the KHR moves assume */
         for (unsigned e = 0; e < VK_RS_LEN; ++e)
             probe[VK_RS_PROBE_A_ELEMS + lane * VK_RS_PROBE_CAP + e] = probe[VK_RS_PROBE_ELEMS + lane * VK_RS_PROBE_CAP + e];
+    for (unsigned lane = 0; lane < VK_RS_LANES; ++lane)
+        for (unsigned e = 0; e < VK_RS_LEN; ++e) {
+            unsigned k, n;
+            vk_rs_layout_b_position(lane, e, &k, &n);
+            probe[VK_RS_PROBE_B_PRODUCT + k * 16 + n] = (float)(lane * VK_RS_LEN + e);
+        }
+}
+
+int vk_rs_layout_check_b(const float *probe, char *why, size_t why_size)
+{
+    for (unsigned lane = 0; lane < VK_RS_LANES; ++lane)
+        for (unsigned e = 0; e < VK_RS_LEN; ++e) {
+            unsigned k, n;
+            vk_rs_layout_b_position(lane, e, &k, &n);
+            float got = probe[VK_RS_PROBE_B_PRODUCT + k * 16 + n];
+            if (got != (float)(lane * VK_RS_LEN + e)) {
+                snprintf(why, why_size,
+                         "decode-nv-rs register operands: B element %u of lane %u does not land on (%u, %u) (found %g there)", e,
+                         lane, k, n, (double)got);
+                return 0;
+            }
+        }
+    if (why_size) why[0] = '\0';
+    return 1;
 }
 
 int vk_rs_layout_check(const float *probe, char *why, size_t why_size)
@@ -181,11 +210,18 @@ static void dump_probe(const vk_caps *caps, const char *ext, int verdict, const 
     dump_elements(probe, VK_RS_PROBE_ELEMS, len);
     fprintf(stderr, "  f16 A operand, (r, c) = r*16 + c, first %d elements per lane:\n", VK_RS_LEN);
     dump_elements(probe, VK_RS_PROBE_A_ELEMS, VK_RS_LEN);
+    fprintf(stderr, "  I x B, B's element i of lane l set to 8l + i (NV), by row k:\n");
+    for (int k = 0; k < 16; ++k) {
+        fprintf(stderr, "  k %2d:", k);
+        for (int n = 0; n < 16; ++n) fprintf(stderr, " %g", (double)probe[VK_RS_PROBE_B_PRODUCT + k * 16 + n]);
+        fputc('\n', stderr);
+    }
 }
 
 /* One probe run: *verdict 1 or -1 and why[] (the variants named in it). */
 static void probe_once(avk_bdev *dev, const vk_caps *caps, const char *ext, const char *variants, const unsigned char *module,
-                       size_t size, const char *name, int *verdict, char *why, size_t why_size)
+                       size_t size, const char *name, int *verdict, char *why, size_t why_size, int *b_verdict, char *b_why,
+                       size_t b_why_size)
 {
     float *probe = malloc(VK_RS_PROBE_FLOATS * sizeof *probe);
     attnvk_status s = probe ? run_probe(dev, module, size, name, probe) : ATTNVK_ERROR_OUT_OF_MEMORY;
@@ -194,6 +230,7 @@ static void probe_once(avk_bdev *dev, const vk_caps *caps, const char *ext, cons
         *verdict = -1;
     } else {
         *verdict = vk_rs_layout_check_for(variants, probe, why, why_size) ? 1 : -1;
+        if (b_verdict) *b_verdict = vk_rs_layout_check_b(probe, b_why, b_why_size) ? 1 : -1;
         if (getenv("ATTNVK_VK_RS_PROBE_DUMP")) dump_probe(caps, ext, *verdict, probe); /* what a new layout looks like */
     }
     free(probe);
@@ -211,9 +248,10 @@ void vk_rs_layout_probe(avk_bdev *dev, vk_caps *caps)
 {
     if (!caps->rs_layout && vk_rs_layout_applies(caps))
         probe_once(dev, caps, "NV", "coopmat-nv-rs", avk_spv_coopmat_nv_layout_probe, avk_spv_coopmat_nv_layout_probe_size,
-                   "coopmat_nv_layout_probe", &caps->rs_layout, caps->rs_layout_why, sizeof caps->rs_layout_why);
+                   "coopmat_nv_layout_probe", &caps->rs_layout, caps->rs_layout_why, sizeof caps->rs_layout_why,
+                   &caps->rs_b_layout, caps->rs_b_layout_why, sizeof caps->rs_b_layout_why);
     if (!caps->rs_layout_khr && vk_rs_layout_applies_khr(caps))
         probe_once(dev, caps, "KHR", "coopmat-khr-rs/decode-khr-rs", avk_spv_coopmat_khr_layout_probe,
                    avk_spv_coopmat_khr_layout_probe_size, "coopmat_khr_layout_probe", &caps->rs_layout_khr,
-                   caps->rs_layout_khr_why, sizeof caps->rs_layout_khr_why);
+                   caps->rs_layout_khr_why, sizeof caps->rs_layout_khr_why, NULL, NULL, 0);
 }

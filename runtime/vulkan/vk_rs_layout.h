@@ -19,7 +19,9 @@ enum {
      * lane (shown by ATTNVK_VK_RS_PROBE_DUMP: the order a KHR build's element moves must follow) */
     VK_RS_PROBE_A_PRODUCT = 2320,
     VK_RS_PROBE_A_ELEMS = 2576,
-    VK_RS_PROBE_FLOATS = VK_RS_PROBE_A_ELEMS + VK_RS_LANES * VK_RS_PROBE_CAP
+    /* NV only: I x an f16 B operand whose element i of lane was set to lane * 8 + i (16 x 16 row-major) */
+    VK_RS_PROBE_B_PRODUCT = VK_RS_PROBE_A_ELEMS + VK_RS_LANES * VK_RS_PROBE_CAP,
+    VK_RS_PROBE_FLOATS = VK_RS_PROBE_B_PRODUCT + 256
 };
 
 /* Row and column of element e of lane (the assumed layout). */
@@ -33,5 +35,12 @@ void vk_rs_layout_expected(float *probe);
  * _for: the variants named (the KHR probe's "coopmat-khr-rs/decode-khr-rs"). */
 int vk_rs_layout_check(const float *probe, char *why, size_t why_size);
 int vk_rs_layout_check_for(const char *variants, const float *probe, char *why, size_t why_size);
+
+/* The (k, n) element e of lane holds in an f16 B operand the matrix decode body builds in
+ * registers (shaders/flash_decode_mma_body.glsl, AVK_DIRECT_KV): k = C's column, n = C's row. */
+void vk_rs_layout_b_position(unsigned lane, unsigned e, unsigned *k, unsigned *n);
+
+/* 1 when the probe's B product matches vk_rs_layout_b_position; else 0 and `why`. */
+int vk_rs_layout_check_b(const float *probe, char *why, size_t why_size);
 
 #endif

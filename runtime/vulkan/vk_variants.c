@@ -460,6 +460,25 @@ static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *
  * 32 KiB of K and V in flight per step at D = 128 */
 enum { VK_DECODE_MMA_STEP = 64 };
 
+/* Whether the matrix decode body takes a quantized cache's K/V as register operands
+ * (shaders/flash_decode_mma_body.glsl, AVK_DIRECT_KV): Dk = Dv a multiple of 128 up to 256, one
+ * 16-row tile, NVIDIA's layout with its B operand probed (vk_rs_layout.c), or its emulation
+ * (decode-rs-emu, 16x16 matrices: flash_decode_direct_emu.comp). On NVIDIA only when
+ * ATTNVK_VK_DECODE_DIRECT=1 until it is measured there; =0 keeps the shared-memory tiles in the
+ * emulation too. */
+static uint32_t decode_direct_kv(const vk_caps *c, const attnvk_problem *p, const vk_config *cfg)
+{
+    const char *env = getenv("ATTNVK_VK_DECODE_DIRECT");
+    int on = env && !strcmp(env, "1"), off = env && !strcmp(env, "0");
+    uint32_t dk = dim_k(p), dv = dim_v(p);
+    uint64_t rows = (uint64_t)avk_gqa_pack(p, p->seq_q, 0) * (uint64_t)p->seq_q;
+    if (off || p->kv_format == ATTNVK_KV_DTYPE || dk != dv || dk % 128 || dk > 256 || rows > 16 || (cfg->br && cfg->br != 16) ||
+        cfg->emulated)
+        return 0;
+    if (cfg->algo == VK_ALGO_DECODE_RS_EMU) return 1;
+    return cfg->algo == VK_ALGO_DECODE_NV_RS && on && cfg->subgroup == 32 && c->rs_b_layout > 0;
+}
+
 /* The matrix decode body (shaders/flash_decode_mma_body.glsl): square MS
  * matrices; the subgroups form row groups (one MS-row tile each, as many as
  * the packed rows fill, up to all of them) x key groups. Br 0 takes it from
@@ -470,7 +489,11 @@ enum { VK_DECODE_MMA_STEP = 64 };
 static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     static char why[160];
-    uint32_t dkp = mat_pad(dim_k(p)), dvp = mat_pad(dim_v(p)), ms = cfg->algo == VK_ALGO_DECODE_RS_EMU || cfg->emulated ? 8 : 16, sg = cfg->subgroup;
+    /* A quantized cache, one 16-row tile: K/V operands straight from the cache into registers, a
+     * 16-key tile per subgroup and step (decode_direct_kv; the emulation then takes 16x16 too) */
+    cfg->direct_kv = decode_direct_kv(c, p, cfg);
+    uint32_t dkp = mat_pad(dim_k(p)), dvp = mat_pad(dim_v(p)), sg = cfg->subgroup;
+    uint32_t ms = !cfg->direct_kv && (cfg->algo == VK_ALGO_DECODE_RS_EMU || cfg->emulated) ? 8 : 16;
     cfg->mm = cfg->mn = cfg->mk = ms;
     if (c->size_control && c->require_size_compute && c->min_subgroup != c->max_subgroup) cfg->required_subgroup = sg;
     if (cfg->wg % sg || !pow2(cfg->wg / sg)) return "workgroup size must be a power-of-two number of subgroups";
@@ -486,6 +509,21 @@ static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_probl
         return why;
     }
     cfg->key_groups = nsg / row_groups;
+    if (cfg->direct_kv) {
+        if (cfg->bc && cfg->bc != cfg->key_groups * ms) {
+            snprintf(why, sizeof why, "direct K/V operands take tile Bc %u (%u key groups x %u)", cfg->key_groups * ms,
+                     cfg->key_groups, ms);
+            return why;
+        }
+        cfg->bc = ms; /* per key group */
+        uint32_t q_words = cfg->br * (dkp / 8 + 1), o_words = cfg->br * dvp / 4;
+        uint32_t merge = (cfg->key_groups - 1) * o_words, words = q_words > merge ? q_words : merge;
+        if (words < o_words) words = o_words;
+        cfg->shared_bytes = words * 16 + cfg->key_groups * cfg->br * 8;
+        cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
+        cfg->whole_waves = e->extra[X_WHOLE_WAVES] != 0;
+        return "";
+    }
     /* Bc is the workgroup's step: each key group takes Bc / key groups of its keys. Bc 0:
      * VK_DECODE_MMA_STEP keys, halved while the step's K/V outgrow shared memory */
     int automatic = cfg->bc == 0;

@@ -52,6 +52,7 @@ typedef struct vk_config {
     uint32_t resident;            /* workgroups a compute unit runs at once, for the split plan (0: unknown) */
     uint32_t whole_waves;         /* split plan in whole waves of compute units x resident */
     uint32_t key_groups;          /* matrix decode: subgroups that take different keys (bc keys each per step) */
+    uint32_t direct_kv;           /* matrix decode, quantized cache: K/V operands built in registers (AVK_DIRECT_KV) */
     uint32_t required_subgroup;   /* 0, or a size to request through subgroup size control */
     uint32_t kv_addressing;       /* 1: a paged cache (the decode body is built for it: constant 12, AVK_PAGED), 0 contiguous, 2 either (ATTNVK_VK_KV_ADDRESSING=2) */
     uint32_t softcap_exp2;        /* matrix bodies: the softcap's tanh as 1 - 2 / (exp2 + 1) (the default; ATTNVK_VK_SOFTCAP_EXP2=0: GLSL's tanh) */

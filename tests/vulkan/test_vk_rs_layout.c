@@ -131,5 +131,21 @@ int main(void)
     EXPECT(vk_rs_layout_check_for(khr, probe, why, sizeof why), "the loaded A's region is not checked: %s", why);
     ++passed;
 
+    /* the B operand built in registers (decode-nv-rs's direct K/V): mma's B fragment, each (k, n)
+     * once; an exchanged pair of elements or an unwritten product fails */
+    vk_rs_layout_expected(probe);
+    EXPECT(vk_rs_layout_check_b(probe, why, sizeof why) && why[0] == '\0', "the assumed B layout passes: %s", why);
+    unsigned k0, n0, k1, n1;
+    vk_rs_layout_b_position(5, 0, &k0, &n0);
+    vk_rs_layout_b_position(5, 1, &k1, &n1);
+    EXPECT(k0 == 2 && n0 == 1 && k1 == 3 && n1 == 1, "lane 5 element 0/1 at (%u, %u), (%u, %u)", k0, n0, k1, n1);
+    float held = probe[VK_RS_PROBE_B_PRODUCT + k0 * 16 + n0];
+    probe[VK_RS_PROBE_B_PRODUCT + k0 * 16 + n0] = probe[VK_RS_PROBE_B_PRODUCT + k1 * 16 + n1];
+    probe[VK_RS_PROBE_B_PRODUCT + k1 * 16 + n1] = held;
+    EXPECT(!vk_rs_layout_check_b(probe, why, sizeof why) && strstr(why, "lane 5"), "an exchanged B pair fails: %s", why);
+    memset(probe, 0xff, sizeof probe);
+    EXPECT(!vk_rs_layout_check_b(probe, why, sizeof why), "an unwritten B product fails");
+    ++passed;
+
     return avk_test_finish(passed, 0);
 }

@@ -169,8 +169,12 @@ static void cache_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
                       strcmp(vd->variant, "decode") == 0;
     for (int sp = 0; sp < (quick ? 1 : scalar_body ? 3 : 2); ++sp)
         for (int i = 0; i < n; ++i) {
-            /* the emulated matrices run for minutes on lavapipe at D > 64 */
-            if ((is_emulation(vd) || is_rs_emulation(vd)) && cc[i].p.head_dim > 64) continue;
+            /* the emulated matrices run for minutes on lavapipe at D > 64; decode-rs-emu takes the
+             * quantized caches its direct K/V operands serve (D a multiple of 128, <= 16 packed rows) */
+            const attnvk_problem *cp = &cc[i].p;
+            int direct = !strcmp(vd->variant, "decode-rs-emu") && cp->kv_format != ATTNVK_KV_DTYPE && cp->head_dim % 128 == 0 &&
+                         (long)(cp->heads / cp->kv_heads) * cp->seq_q <= 16;
+            if ((is_emulation(vd) || is_rs_emulation(vd)) && cp->head_dim > 64 && !direct) continue;
             attnvk_kernel_options o = {.variant = vd->variant, .split_kv = splits[sp]};
             if (sp == 2) o.tile_br = 4, o.tile_bc = 64;
             /* quantized K/V runs on the scalar variant only; the emulated bodies take D <= 64 only */
