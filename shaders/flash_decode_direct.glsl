@@ -95,33 +95,29 @@ void v_elems(uint nt, uint lane, uint g, out f16vec2 x[4])
     x[3] = f16vec2(h[2].y, h[3].y);
 }
 
+// Lane `lane`'s elements of K^T's k-step i (values false) or of V's column tile i.
+void direct_elems(bool values, uint i, uint lane, uint g, out f16vec2 x[4])
+{
+    if (values) v_elems(i, lane, g, x);
+    else k_elems(i, lane, g, x);
+}
+
 #ifndef CM_EMULATED
 // The next tile's words are loaded a tile ahead, into registers.
 void direct_load(Work w, uint jt, uint lane) { lane_words(w, jt, lane); }
 void direct_advance() { words_advance(); }
 
-CM_B direct_k(uint t, uint lane, uint g)
+// K^T's k-step i (values false) or V's column tile i as a B operand.
+CM_B direct_operand(bool values, uint i, uint lane, uint g)
 {
     f16vec2 x[4];
-    k_elems(t, lane, g, x);
-    CM_B kb;
-    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-        kb[2u * i] = x[i].x;
-        kb[2u * i + 1u] = x[i].y;
+    direct_elems(values, i, lane, g, x);
+    CM_B m;
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+        m[2u * e] = x[e].x;
+        m[2u * e + 1u] = x[e].y;
     }
-    return kb;
-}
-
-CM_B direct_v(uint nt, uint lane, uint g)
-{
-    f16vec2 x[4];
-    v_elems(nt, lane, g, x);
-    CM_B vb;
-    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-        vb[2u * i] = x[i].x;
-        vb[2u * i + 1u] = x[i].y;
-    }
-    return vb;
+    return m;
 }
 #else
 // The emulation (every invocation holds whole 16x16 matrices) builds each operand from the 32
@@ -137,38 +133,20 @@ void direct_load(Work w, uint jt, uint lane)
 }
 void direct_advance() { emu_cur = emu_next; }
 
-void emu_place(inout CM_B m, uint l, f16vec2 x[4])
+CM_B direct_operand(bool values, uint i, uint lane, uint g)
 {
-    for (uint e = 0u; e < 8u; ++e) {
-        uint k = 2u * (l % 4u) + (e & 1u) + 8u * ((e >> 1u) & 1u), n = l / 4u + 8u * (e >> 2u);
-        m.v[k * 16u + n] = float(x[e / 2u][e % 2u]);
-    }
-}
-
-CM_B direct_k(uint t, uint lane, uint g)
-{
-    CM_B kb;
+    CM_B m;
     for (uint l = 0u; l < 32u; ++l) {
         lane_words(emu_w, emu_cur, l);
         words_advance();
         f16vec2 x[4];
-        k_elems(t, l, g, x);
-        emu_place(kb, l, x);
+        direct_elems(values, i, l, g, x);
+        for (uint e = 0u; e < 8u; ++e) {
+            uint k = 2u * (l % 4u) + (e & 1u) + 8u * ((e >> 1u) & 1u), n = l / 4u + 8u * (e >> 2u);
+            m.v[k * 16u + n] = float(x[e / 2u][e % 2u]);
+        }
     }
-    return kb;
-}
-
-CM_B direct_v(uint nt, uint lane, uint g)
-{
-    CM_B vb;
-    for (uint l = 0u; l < 32u; ++l) {
-        lane_words(emu_w, emu_cur, l);
-        words_advance();
-        f16vec2 x[4];
-        v_elems(nt, l, g, x);
-        emu_place(vb, l, x);
-    }
-    return vb;
+    return m;
 }
 #endif
 

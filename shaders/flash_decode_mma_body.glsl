@@ -267,8 +267,8 @@ void main()
         [[unroll]] for (uint x = 0u; x < RT * NT; ++x) sacc[x] = CM_C_ZERO;
 #ifdef AVK_DIRECT_KV
         if (more) direct_load(w, jt + STEP, lane); // lands while this tile computes
-        [[unroll]] for (uint k = 0u; k < DT; ++k) sacc[0] = CM_MAD(qm[k], direct_k(k, lane, w.g), sacc[0]);
-#define PV_B_OPERAND(kc, n) direct_v(n, lane, w.g)
+        [[unroll]] for (uint k = 0u; k < DT; ++k) sacc[0] = CM_MAD(qm[k], direct_operand(false, k, lane, w.g), sacc[0]);
+#define PV_B_OPERAND(kc, n) direct_operand(true, n, lane, w.g)
 #else
         if (more) prefetch(j0 + STEP, w); // lands while this step computes
         [[unroll]] for (uint k = 0u; k < DT; ++k)
