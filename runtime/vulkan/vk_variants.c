@@ -6,20 +6,11 @@
 #include "core/layout.h" /* avk_head_dim_v */
 #include "core/split_plan.h"
 #include "vulkan/vk_variants.h"
+#include "vulkan/vk_config_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* avk_tuning.extra[] slots: scalar shaders' subgroup reductions; coopmat K/V
- * stages and S accumulator chains (0 = automatic); register-softmax variants:
- * Q in shared memory instead of registers; decode: lanes per key, keys per
- * step (0 = automatic), workgroups per compute unit for the split plan and
- * values of a row per lane (0 = a 16-byte load's); matrix decode: the fewest
- * packed rows it is picked for unless named, splits in whole waves (1) and
- * resident workgroups */
-enum { X_SG_REDUCE = 0, X_KV_STAGES = 1, X_S_CHAINS = 2, X_Q_SHARED = 3, X_KEY_LANES = 0, X_KEYS_PER_STEP = 1, X_RESIDENT = 2,
-       X_SLICE = 3, X_MIN_ROWS = 0, X_WHOLE_WAVES = 1 };
 
 #define F32 ATTNVK_F32
 #define F16 ATTNVK_F16
@@ -227,19 +218,6 @@ static const char *variant_name(vk_algo algo)
     return "scalar";
 }
 
-static int pow2(uint32_t x) { return x && !(x & (x - 1)); }
-
-/* The matrix bodies pad Dk and Dv with zero columns to a multiple of this
- * (shaders/flash_coopmat_common.glsl's MAT_GRAIN), so D = 40 or 72 run there. */
-enum { VK_MAT_GRAIN = 16 };
-static uint32_t mat_pad(uint32_t d) { return (d + VK_MAT_GRAIN - 1) / VK_MAT_GRAIN * VK_MAT_GRAIN; }
-
-/* Dk (Q, K and the Q.K product) and Dv (V, O and P.V). */
-static uint32_t dim_k(const attnvk_problem *p) { return (uint32_t)p->head_dim; }
-static uint32_t dim_v(const attnvk_problem *p) { return (uint32_t)avk_head_dim_v(p); }
-static uint32_t dim_max(const attnvk_problem *p) { return dim_k(p) > dim_v(p) ? dim_k(p) : dim_v(p); }
-static int divides_both(uint32_t x, uint32_t dk, uint32_t dv) { return dk % x == 0 && dv % x == 0; }
-
 /* Why c cannot run algo on p at all ("" when it can). */
 static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_problem *p)
 {
@@ -352,202 +330,6 @@ static const char *finish_rs_config(const vk_caps *c, const attnvk_problem *p, v
     return "";
 }
 
-/* Registers per lane for each of Q and O in the decode body: the most it
- * accepts, and the most grown packed rows take (more spills on NVIDIA). */
-enum { VK_DECODE_MAX_REGS = 128, VK_DECODE_GROWN_REGS = 64 };
-
-/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R,slice=S,pages=P overrides the decode
- * body's lanes per key and keys per step (0 or absent: the table's, else automatic),
- * the values of a row per lane the lanes are chosen for (as the table's X_SLICE)
- * and how quantized K/V slices load: runs=2 (the default) as aligned words of the
- * row where the slice is 16 values (D a multiple of 64 for q8_0 and q4_0; fp8 as
- * one 16-byte load), else as runs; runs=1 as runs (a lane's 16 consecutive values,
- * realigned); runs=0 4 values at a time as before runs existed; pages=P stages at most P
- * block-table entries of a paged cache per workgroup (0: none; more keys read the table). */
-static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs, uint32_t *slice, uint32_t *pages)
-{
-    const char *v = getenv("ATTNVK_VK_DECODE");
-    if (!v) return;
-    const char *l = strstr(v, "lanes="), *k = strstr(v, "keys="), *r = strstr(v, "runs="), *s = strstr(v, "slice="),
-               *pg = strstr(v, "pages=");
-    if (pg && atoi(pg + 6) >= 0 && atoi(pg + 6) <= 4096) *pages = (uint32_t)atoi(pg + 6);
-    if (l && atoi(l + 6) > 0) *lanes = (uint32_t)atoi(l + 6);
-    if (k && atoi(k + 5) > 0) *keys = (uint32_t)atoi(k + 5);
-    if (r) *runs = atoi(r + 5) <= 0 ? 0 : atoi(r + 5) >= 2 ? 2 : 1;
-    if (s && atoi(s + 6) > 0) *slice = (uint32_t)atoi(s + 6);
-}
-
-/* The decode body (shaders/flash_decode.comp): KEY_LANES lanes share a key,
- * each holding D / KEY_LANES values; the widest slice a 16-byte load fills
- * when nothing says otherwise. Q and O of BR rows live in registers. */
-static const char *finish_decode_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
-{
-    static char why[160];
-    /* lanes split Dk (Q, K) and Dv (V, O) alike: sizes follow the wider, both must divide */
-    uint32_t D = dim_max(p), dk = dim_k(p), dv = dim_v(p);
-    uint32_t min_sg = c->min_subgroup ? c->min_subgroup : c->subgroup_size;
-    uint32_t max_sg = c->max_subgroup ? c->max_subgroup : c->subgroup_size;
-    if (cfg->wg % max_sg || cfg->wg % min_sg) return "workgroup size must be a multiple of the subgroup sizes";
-    /* one subgroup size across the dispatch: lane groups are numbered by subgroup */
-    if (c->size_control && c->require_size_compute && min_sg != max_sg) cfg->required_subgroup = min_sg;
-    cfg->subgroup = min_sg;
-    uint32_t lanes = e->extra[X_KEY_LANES] > 0 ? (uint32_t)e->extra[X_KEY_LANES] : 0;
-    uint32_t keys = e->extra[X_KEYS_PER_STEP] > 0 ? (uint32_t)e->extra[X_KEYS_PER_STEP] : 0;
-    /* aligned words (runs 2) by default where they measured faster: H100 64k
-     * (tools/h100/sweep-s14-vkq.txt) q4_0 0.838 -> 0.733 ms, fp8 0.784 -> 0.785;
-     * q8_0 0.746 -> 0.877 (255 registers), so q8_0 keeps runs */
-    uint32_t runs = p->kv_format == ATTNVK_KV_Q8_0 ? 1 : 2, want_slice = e->extra[X_SLICE] > 0 ? (uint32_t)e->extra[X_SLICE] : 0;
-    /* pages=N stages a paged cache's block-table entries for the workgroup's keys once in shared
-     * memory (each key's row a shared load, not a global load its K/V loads wait on; 512 cover a
-     * split of 8k keys at page 16). Off by default: on the H100 (B=8 H=32/8 D=128, 32k, page 16,
-     * sweep-s15-vkpaged3 against vkaddr) q8_0 paged went 0.424 -> 2.471 ms with it, q4_0 2.471 ->
-     * 2.067, fp8 0.464 -> 0.471, f16 0.406 -> 0.409 (contiguous 0.37-0.39): the driver's code for
-     * this 255-register body swings between formats with small changes, staging or not. */
-    /* Tried for the quantized targets (session 20, tools/h100/sweep-s20-decode*.txt, H100 64k) and left out:
-     * tiles of raw rows copied through shared memory in 8- and 16-byte pieces, the lanes reading their
-     * words there: q8_0 0.745 -> 1.001 ms, q4_0 0.732 -> 0.849, fp8 0.789 -> 1.135; half the packed rows
-     * per workgroup (--tile 2x64, K/V decoded twice, 168 registers): q8_0 0.750 -> 1.108, f16 0.785 ->
-     * 0.852. The loads are not what limits this body on quantized caches: the dequantization is. */
-    uint32_t pages = 0;
-    decode_env(&lanes, &keys, &runs, &want_slice, &pages);
-    /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
-    if (!lanes && want_slice && cfg->br * want_slice <= VK_DECODE_GROWN_REGS) {
-        lanes = 1;
-        while (lanes * 2 <= min_sg && divides_both(lanes * 2 * 4, dk, dv) && D / (lanes * 2) >= want_slice)
-            lanes *= 2;
-    }
-    if (!lanes) { /* a 16-byte load per lane: 8 values of 16-bit storage, 4 otherwise */
-        uint32_t vec = p->kv_format == ATTNVK_KV_DTYPE && p->dtype != ATTNVK_F32 ? 8 : 4;
-        lanes = 1;
-        while (lanes * 2 <= min_sg && divides_both(lanes * 2 * vec, dk, dv)) lanes *= 2;
-        while (lanes * 2 <= min_sg && divides_both(lanes * 2 * 4, dk, dv) && D / lanes > 16) lanes *= 2;
-    }
-    if (!pow2(lanes) || lanes > min_sg || !divides_both(lanes * 4, dk, dv)) {
-        snprintf(why, sizeof why, "decode: %u lanes per key must be a power of two <= the subgroup (%u) dividing Dk / 4 and Dv / 4",
-                 lanes, min_sg);
-        return why;
-    }
-    uint32_t slice = D / lanes;
-    /* H100, f16 D=128, 16 lanes: 2 keys per step 2420 GB/s, 1 1852, 4 1762 (registers) */
-    if (!keys) keys = slice <= 16 ? 2 : 1;
-    if (keys > 4) return "decode: at most 4 keys per step";
-    /* Q and O of every row in registers: at most 128 floats of each per lane */
-    if (cfg->br * slice > VK_DECODE_MAX_REGS) {
-        snprintf(why, sizeof why, "decode: %u rows x %u values per lane exceed the %d registers kept for Q (and O)",
-                 cfg->br, slice, VK_DECODE_MAX_REGS);
-        return why;
-    }
-    cfg->key_lanes = lanes;
-    cfg->keys_per_step = keys;
-    /* a run stays inside one 32-value block: slices of 4, 8 or 16 values (quantized caches have Dv = Dk; D=96's
-     * slices of 12 straddled blocks and read the wrong scales before session 20);
-     * aligned words (runs 2, shaders/flash_decode.comp's WORDS): slices of 16, q8_0 and q4_0 rows in
-     * pairs of blocks, fewer loads (q8_0 5 aligned words a key for K and for V against 6 and
-     * realigning shifts, q4_0 3 against 6, fp8 one 16-byte load against 4), the same arithmetic */
-    int quant = p->kv_format != ATTNVK_KV_DTYPE && dk == dv;
-    int words = quant && slice == 16 && (p->kv_format == ATTNVK_KV_FP8 || dk % 64 == 0);
-    cfg->runs = !quant || !runs ? 0 : runs == 2 && words ? 2 : slice <= 16 && 32 % slice == 0 ? 1 : 0;
-    cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
-    /* a resident count the table names was measured: the plan fills it in whole waves, as a
-     * partial last wave of this memory-bound body is pure tail (elsewhere: enough splits) */
-    cfg->whole_waves = e->extra[X_RESIDENT] > 0;
-    cfg->page_slots = p->page_size > 0 ? pages : 0;
-    cfg->shared_bytes = 2 * (cfg->wg / min_sg) * cfg->br * 4 + cfg->br * (dv / 4) * 16 + cfg->page_slots * 4;
-    return "";
-}
-
-/* Keys per workgroup step of the matrix decode body when the table leaves Bc 0:
- * 32 KiB of K and V in flight per step at D = 128 */
-enum { VK_DECODE_MMA_STEP = 64 };
-
-/* Whether the matrix decode body takes a quantized cache's K/V as register operands
- * (shaders/flash_decode_mma_body.glsl, AVK_DIRECT_KV): Dk = Dv a multiple of 128 up to 256, one
- * 16-row tile, NVIDIA's layout with its B operand probed (vk_rs_layout.c), or its emulation
- * (decode-rs-emu, 16x16 matrices: flash_decode_direct_emu.comp). On NVIDIA only when
- * ATTNVK_VK_DECODE_DIRECT=1 until it is measured there; =0 keeps the shared-memory tiles in the
- * emulation too. */
-static uint32_t decode_direct_kv(const vk_caps *c, const attnvk_problem *p, const vk_config *cfg)
-{
-    const char *env = getenv("ATTNVK_VK_DECODE_DIRECT");
-    int on = env && !strcmp(env, "1"), off = env && !strcmp(env, "0");
-    uint32_t dk = dim_k(p), dv = dim_v(p);
-    uint64_t rows = (uint64_t)avk_gqa_pack(p, p->seq_q, 0) * (uint64_t)p->seq_q;
-    if (off || p->kv_format == ATTNVK_KV_DTYPE || dk != dv || dk % 128 || dk > 256 || rows > 16 || (cfg->br && cfg->br != 16) ||
-        cfg->emulated)
-        return 0;
-    if (cfg->algo == VK_ALGO_DECODE_RS_EMU) return 1;
-    return cfg->algo == VK_ALGO_DECODE_NV_RS && on && cfg->subgroup == 32 && c->rs_b_layout > 0;
-}
-
-/* The matrix decode body (shaders/flash_decode_mma_body.glsl): square MS
- * matrices; the subgroups form row groups (one MS-row tile each, as many as
- * the packed rows fill, up to all of them) x key groups. Br 0 takes it from
- * the packed rows, Bc 0 from VK_DECODE_MMA_STEP. Mirrors the body's shared
- * memory: the step's K and V (or the Q staging, or the key groups' O for the
- * merge) and a (max, sum) pair per row and key group; K rows of padded Dk, V
- * and O rows of padded Dv. */
-static const char *finish_decode_mma_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
-{
-    static char why[160];
-    /* A quantized cache, one 16-row tile: K/V operands straight from the cache into registers, a
-     * 16-key tile per subgroup and step (decode_direct_kv; the emulation then takes 16x16 too) */
-    cfg->direct_kv = decode_direct_kv(c, p, cfg);
-    uint32_t dkp = mat_pad(dim_k(p)), dvp = mat_pad(dim_v(p)), sg = cfg->subgroup;
-    uint32_t ms = !cfg->direct_kv && (cfg->algo == VK_ALGO_DECODE_RS_EMU || cfg->emulated) ? 8 : 16;
-    cfg->mm = cfg->mn = cfg->mk = ms;
-    if (c->size_control && c->require_size_compute && c->min_subgroup != c->max_subgroup) cfg->required_subgroup = sg;
-    if (cfg->wg % sg || !pow2(cfg->wg / sg)) return "workgroup size must be a power-of-two number of subgroups";
-    uint32_t nsg = cfg->wg / sg;
-    if (!cfg->br) {
-        uint64_t rows = (uint64_t)avk_gqa_pack(p, p->seq_q, 0) * (uint64_t)p->seq_q, groups = 1;
-        while (groups < nsg && groups * ms < rows) groups *= 2;
-        cfg->br = (uint32_t)groups * ms;
-    }
-    uint32_t tiles = cfg->br / ms, row_groups = tiles < nsg ? tiles : nsg;
-    if (!tiles || cfg->br % ms || nsg % row_groups || tiles % row_groups) {
-        snprintf(why, sizeof why, "tile Br must be a multiple of %u whose %u-row tiles split evenly with %u subgroups", ms, ms, nsg);
-        return why;
-    }
-    cfg->key_groups = nsg / row_groups;
-    if (cfg->direct_kv) {
-        if (cfg->bc && cfg->bc != cfg->key_groups * ms) {
-            snprintf(why, sizeof why, "direct K/V operands take tile Bc %u (%u key groups x %u)", cfg->key_groups * ms,
-                     cfg->key_groups, ms);
-            return why;
-        }
-        cfg->bc = ms; /* per key group */
-        uint32_t q_words = cfg->br * (dkp / 8 + 1), o_words = cfg->br * dvp / 4;
-        uint32_t merge = (cfg->key_groups - 1) * o_words, words = q_words > merge ? q_words : merge;
-        if (words < o_words) words = o_words;
-        cfg->shared_bytes = words * 16 + cfg->key_groups * cfg->br * 8;
-        cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
-        cfg->whole_waves = e->extra[X_WHOLE_WAVES] != 0;
-        return "";
-    }
-    /* Bc is the workgroup's step: each key group takes Bc / key groups of its keys. Bc 0:
-     * VK_DECODE_MMA_STEP keys, halved while the step's K/V outgrow shared memory */
-    int automatic = cfg->bc == 0;
-    if (automatic) cfg->bc = VK_DECODE_MMA_STEP > cfg->key_groups * ms ? VK_DECODE_MMA_STEP : cfg->key_groups * ms;
-    if (cfg->bc % (cfg->key_groups * ms) || dkp % ms || dvp % ms) {
-        snprintf(why, sizeof why, "tile Bc (keys per step) must be a multiple of %u x %u key groups, and the head dims of %u", ms,
-                 cfg->key_groups, ms);
-        return why;
-    }
-    for (;;) {
-        uint32_t ks = dkp / 8 + 1, kv = cfg->bc * (ks + dvp / 8 + 1), q = cfg->br * ks;
-        uint32_t merge = (cfg->key_groups - 1) * cfg->br * dvp / 4, words = kv > q ? kv : q;
-        cfg->shared_bytes = (words > merge ? words : merge) * 16 + cfg->key_groups * cfg->br * 8;
-        if (!automatic || cfg->shared_bytes <= c->props.limits.maxComputeSharedMemorySize ||
-            cfg->bc == cfg->key_groups * ms)
-            break;
-        cfg->bc /= 2;
-    }
-    cfg->bc /= cfg->key_groups;
-    cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
-    cfg->whole_waves = e->extra[X_WHOLE_WAVES] != 0;
-    return "";
-}
-
 /* Fills the derived fields and checks every limit; "" when cfg can run. */
 static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
@@ -563,7 +345,7 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
     cfg->subgroup = c->subgroup_size;
     cfg->required_subgroup = 0;
     if (cfg->algo == VK_ALGO_DECODE) {
-        const char *decode_why = finish_decode_config(c, p, cfg, e);
+        const char *decode_why = vk_finish_decode_config(c, p, cfg, e);
         if (*decode_why) return decode_why;
     } else if (cfg->algo == VK_ALGO_SCALAR || cfg->algo == VK_ALGO_F16) {
         if (cfg->wg % cfg->br || !pow2(cfg->wg / cfg->br))
@@ -574,7 +356,7 @@ static const char *finish_config(const vk_caps *c, const attnvk_problem *p, vk_c
         cfg->shared_bytes = (cfg->br * (D / 4 + 1) + cfg->bc * (dim_max(p) / 4 + 1)) * elem + cfg->br * (cfg->bc + 1) * 4 +
                             2 * cfg->br * tpr * 4;
     } else if (vk_algo_is_decode_mma(cfg->algo)) {
-        const char *mma_why = finish_decode_mma_config(c, p, cfg, e);
+        const char *mma_why = vk_finish_decode_mma_config(c, p, cfg, e);
         if (*mma_why) return mma_why;
     } else if (vk_algo_is_rs(cfg->algo)) {
         const char *rs_why = finish_rs_config(c, p, cfg, e);
@@ -673,7 +455,7 @@ enum { VK_PACKED_ROWS_MAX = 32 };
 static void fit_packed_rows(const vk_caps *c, const attnvk_problem *p, vk_config *cfg, const avk_tuning *e)
 {
     if (!avk_is_decode(p) || cfg->algo > VK_ALGO_DECODE) return;
-    /* the decode body keeps each row's Q and O slices in registers (finish_decode_config bounds them) */
+    /* the decode body keeps each row's Q and O slices in registers (vk_finish_decode_config bounds them) */
     uint32_t cap = cfg->algo != VK_ALGO_DECODE ? VK_PACKED_ROWS_MAX : 16;
     uint32_t rows = (uint32_t)(avk_gqa_pack(p, p->seq_q, 0) * p->seq_q), want = cfg->br;
     if (cfg->algo == VK_ALGO_DECODE && rows < cfg->br) {
