@@ -31,7 +31,7 @@ layout(binding = 12) readonly buffer MaskB { uint mask_words[]; };
 // without their code, so it keeps its registers and speed.
 layout(constant_id = 15) const uint AVK_SCORES = 0u;
 const uint AVK_SCORE_FLAGS = AVK_FLAG_TOP_LEFT | AVK_FLAG_WINDOW | AVK_FLAG_ALIBI | AVK_FLAG_SINKS | AVK_FLAG_MASK | AVK_FLAG_MASK_F16 |
-                             AVK_FLAG_BLOCKS | AVK_FLAG_DILATED;
+                             AVK_FLAG_BLOCKS | AVK_FLAG_DILATED | AVK_FLAG_DILATED_VIEW;
 // pc.flags, with the score features' bits only in pipelines built for them
 uint avk_flags() { return AVK_SCORES != 0u ? pc.flags : pc.flags & ~AVK_SCORE_FLAGS; }
 float avk_softcap() { return AVK_SCORES != 0u ? pc.softcap : 0.0; }
@@ -382,6 +382,8 @@ struct Work {
     uint q_base;      // with pack = 1: element offset of row 0 of (b, h) in Q/O
     uint kv_lo, kv_hi; // keys this workgroup streams: its split, cut to what some row sees
     uint ntiles;      // key tiles of BC keys to stream
+    uint q_end;       // with pack = 1: the end of the rows (a dilated view's own)
+    uint view_base, view_step; // a dilated view's row t is the problem's row view_base + t view_step
 };
 
 // Head (x) and query (y) of packed row r of a workgroup at grid y.
@@ -401,6 +403,33 @@ layout(constant_id = 14) const uint AVK_DV_SPEC = 0u;
 // strides are whole Dk rows, so O's row is q_row / dk * dv.
 uint avk_o_from_q(uint q_row, uint dk, uint dv) { return dk == dv ? q_row : q_row / dk * dv; }
 
+// A dilated view (AVK_FLAG_DILATED_VIEW, kernel_flags.h): grid x names (segment, residue
+// class, row block) of the head's group; rows and keys become the class's view indices.
+void flash_dilated_view(inout Work w, uint br)
+{
+    uint grp = w.h / (pc.heads / pc.pattern), s = mask_words[2u * grp], r = mask_words[2u * grp + 1u];
+    uint n = pc.seq_q, blocks = ((min(s, n) + r - 1u) / r + br - 1u) / br; // row blocks of a class
+    uint seg = gl_WorkGroupID.x / (r * blocks), cls = gl_WorkGroupID.x / blocks % r;
+    uint seg0 = seg < (n + s - 1u) / s ? seg * s : n; // a smaller group's spare blocks: past the end
+    uint seg_len = min(s, n - seg0);
+    uint rows = seg_len > cls ? (seg_len - cls + r - 1u) / r : 0u;
+    w.view_base = seg0 + cls;
+    w.view_step = r;
+    w.r0 = gl_WorkGroupID.x % blocks * br;
+    w.i0 = w.r0;
+    w.rows = rows;
+    w.q_end = rows;
+    // the other classes are inactive rows (no keys: zeros); a block past the class's rows reads nothing
+    w.len = cls == grp % r && w.r0 < rows ? rows : 0u;
+}
+
+// The problem's row (or key) of view index i: where its Q, K, V, O, LSE and partials live.
+uint flash_row(Work w, uint i) { return (avk_flags() & AVK_FLAG_DILATED_VIEW) != 0u ? w.view_base + i * w.view_step : i; }
+
+// K/V row of key j, and Q's element offset of row (h, i), through a dilated view.
+uint flash_kv_row(Work w, uint j) { return avk_kv_row(w.b, w.g, flash_row(w, j)); }
+uint flash_q_offset(Work w, uvec2 hi) { return avk_q_offset(w.b, uvec2(hi.x, flash_row(w, hi.y))); }
+
 Work flash_work(uint br, uint bc)
 {
     Work w;
@@ -414,6 +443,10 @@ Work flash_work(uint br, uint bc)
     w.i0 = pc.q_begin + w.r0;
     w.q_base = w.b * pc.q_sb + w.h * pc.q_sh;
     w.len = avk_seq_len(w.b);
+    w.q_end = avk_q_end();
+    w.view_base = 0u;
+    w.view_step = 1u;
+    if ((avk_flags() & AVK_FLAG_DILATED_VIEW) != 0u) flash_dilated_view(w, br);
     // the block's first row sees the fewest keys below: tiles under every row's
     // window are never read, and the splits count from the block's first visible
     // tile (0 without a left window), as core plans them over the keys a block

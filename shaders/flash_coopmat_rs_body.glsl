@@ -94,7 +94,7 @@ void prefetch(uint j0, Work w, bool values)
         uint c = e / p8, d8 = e % p8;
         uint j = j0 + c;
         bool ok = e < BC * p8 && j < w.kv_hi && d8 < n8;
-        uint idx = ok ? avk_kv_row(w.b, w.g, j) * n8 + d8 : 0u;
+        uint idx = ok ? flash_kv_row(w, j) * n8 + d8 : 0u;
         kv_pre[x] = ok ? (values ? v_data[idx] : k_data[idx]) : uvec4(0u);
     }
 }
@@ -122,7 +122,7 @@ uint visible_tile_from(Work w, uint t, out bool shown)
 {
     shown = true;
     if ((avk_flags() & AVK_PATTERNS) == 0u) return t;
-    uint last_row = min(w.i0 + BR, avk_q_end()) - 1u;
+    uint last_row = min(w.i0 + BR, w.q_end) - 1u;
     while (t < w.ntiles) {
         if (vis_base == 0xffffffffu || t < vis_base || t - vis_base >= WG) { // classify [t, t + WG)
             barrier(); // every lane is done reading the old window
@@ -173,15 +173,15 @@ void main()
         for (uint e = tid; e < BR * KP8; e += WG) {
             uint rr = e / KP8, d8 = e % KP8;
             uint i = w.i0 + rr;
-            tile_sh[rr * KS + d8] = i < avk_q_end() && d8 < D8 ? q_data[(w.q_base + i * pc.q_ss) / 8u + d8] : uvec4(0u);
+            tile_sh[rr * KS + d8] = i < w.q_end && d8 < D8 ? q_data[(w.q_base + flash_row(w, i) * pc.q_ss) / 8u + d8] : uvec4(0u);
         }
     } else {
         [[unroll]] for (uint c0 = 0u; c0 < DKP; c0 += QC) {
             for (uint e = tid; e < BR * (QC / 8u); e += WG) {
                 uint rr = e / (QC / 8u), d8 = e % (QC / 8u);
                 uint i = w.i0 + rr;
-                bool ok = i < avk_q_end() && c0 + d8 * 8u < D; // zero columns past D
-                tile_sh[rr * QSW + d8] = ok ? q_data[(w.q_base + i * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
+                bool ok = i < w.q_end && c0 + d8 * 8u < D; // zero columns past D
+                tile_sh[rr * QSW + d8] = ok ? q_data[(w.q_base + flash_row(w, i) * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
             }
             barrier();
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
@@ -243,7 +243,7 @@ void main()
                         CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
                             uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
                             uint j = j0 + n * MS + CM_COL(lane, e);
-                            uint end = row < avk_q_end() ? avk_key_end(w.len, row) : 0u;
+                            uint end = row < w.q_end ? avk_key_end(w.len, row) : 0u;
                             CM_AT(sacc[rt * NT + n], e) = flash_score_elem(CM_AT(sacc[rt * NT + n], e), w, j, flash_row_begin(w, row), end);
                         }
             }
@@ -255,16 +255,16 @@ void main()
 #define SCORE_EDGE edge
 #define SCORE_P0 avk_row_pos(w.len, w.i0)
 #define SCORE_SLOPE(x) alibi_raw
-#define SCORE_MASK_ROW(x) avk_mask_row(w.b, w.h, min(SCORE_ROW(x), avk_q_end() - 1u))
+#define SCORE_MASK_ROW(x) avk_mask_row(w.b, w.h, min(SCORE_ROW(x), w.q_end - 1u))
 #define SCORE_BOUNDS(x) uvec2(flash_row_begin(w, SCORE_ROW(x)), \
-                              SCORE_ROW(x) < avk_q_end() ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
+                              SCORE_ROW(x) < w.q_end ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
 #include "cm_score_mods.glsl"
             // a sparse pattern's hidden keys of a visited tile the layout does not show whole
             if ((avk_flags() & AVK_PATTERNS) != 0u && !tile_shown) {
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
                     [[unroll]] for (uint n = 0u; n < NT; ++n)
                         CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e) {
-                            uint row = min(row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e)), avk_q_end() - 1u);
+                            uint row = min(row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e)), w.q_end - 1u);
                             uint j = min(j0 + n * MS + CM_COL(lane, e), pc.seq_kv - 1u); // past the end: -inf anyway
                             if (!avk_pattern_visible(w.b, w.h, row, j)) CM_AT(sacc[rt * NT + n], e) = NEG_INF;
                         }
@@ -308,10 +308,10 @@ void main()
                     uint x = rt * CM_SLOTS + CM_SLOT(e);
                     uint row = row0 + rt * MS + CM_SLOT_ROW(lane, CM_SLOT(e));
                     uint col = n * MS + CM_COL(lane, e);
-                    if (row >= avk_q_end() || col >= DV) continue; // zero columns are not O's
+                    if (row >= w.q_end || col >= DV) continue; // zero columns are not O's
                     vec2 o = vec2(CM_AT(oacc[rt * OT + n], e), CM_AT(oacc[rt * OT + n], e + 1u)) * inv_l[x];
-                    if (split) ws_o[(flash_ws_row(w.split, w.b, w.h, row) * DV + col) / 2u] = o;
-                    else o_pairs[(avk_o_from_q(w.q_base + row * pc.q_ss, D, DV) + col) / 2u] = packHalf2x16(o);
+                    if (split) ws_o[(flash_ws_row(w.split, w.b, w.h, flash_row(w, row)) * DV + col) / 2u] = o;
+                    else o_pairs[(avk_o_from_q(w.q_base + flash_row(w, row) * pc.q_ss, D, DV) + col) / 2u] = packHalf2x16(o);
                 }
     }
     if (!CM_ROW_LEADER(lane)) return;
@@ -319,9 +319,9 @@ void main()
         [[unroll]] for (uint s = 0u; s < CM_SLOTS; ++s) {
             uint x = rt * CM_SLOTS + s;
             uint row = row0 + rt * MS + CM_SLOT_ROW(lane, s);
-            if (row >= avk_q_end()) continue;
-            if (split) ws_ml[flash_ws_row(w.split, w.b, w.h, row)] = vec2(m_i[x], l_i[x]);
+            if (row >= w.q_end) continue;
+            if (split) ws_ml[flash_ws_row(w.split, w.b, w.h, flash_row(w, row))] = vec2(m_i[x], l_i[x]);
             else if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u)
-                lse_data[flash_lse_index(w.b, w.h, row)] = l_i[x] > 0.0 ? (m_i[x] + log2(l_i[x])) * LN2 : NEG_INF;
+                lse_data[flash_lse_index(w.b, w.h, flash_row(w, row))] = l_i[x] > 0.0 ? (m_i[x] + log2(l_i[x])) * LN2 : NEG_INF;
         }
 }

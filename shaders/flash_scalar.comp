@@ -107,9 +107,9 @@ void load_tile(uint j0, Work w, bool values)
         TVEC v = TVEC(0);
         if (j < w.kv_hi) {
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-            v = avk_kv_load4(values, avk_kv_row(w.b, w.g, j), d4 * 4u, w.g, n4 * 4u);
+            v = avk_kv_load4(values, flash_kv_row(w, j), d4 * 4u, w.g, n4 * 4u);
 #else
-            uint idx = avk_kv_row(w.b, w.g, j) * n4 + d4;
+            uint idx = flash_kv_row(w, j) * n4 + d4;
 #ifdef MATH_F16
             v = values ? v_data[idx] : k_data[idx];
 #else
@@ -141,7 +141,7 @@ void main()
         uint pr = w.r0 + rr;
         TVEC v = TVEC(0);
         if (pr < w.rows) {
-            uint qi = avk_q_offset(w.b, avk_q_row(w, pr)) / 4u + d4;
+            uint qi = flash_q_offset(w, avk_q_row(w, pr)) / 4u + d4;
 #ifdef MATH_F16
             v = q_data[qi];
 #else
@@ -240,7 +240,7 @@ void main()
     }
     float inv_l = l_i > 0.0 ? 1.0 / l_i : 0.0;
     if ((pc.flags & AVK_FLAG_SPLIT) != 0u) {
-        uint wrow = flash_ws_row(w.split, w.b, head, row);
+        uint wrow = flash_ws_row(w.split, w.b, head, flash_row(w, row));
         [[unroll]] for (uint q = 0u; q < QPT; ++q) {
             uint d4 = t + q * TPR;
             if (d4 < DV4) ws_o[wrow * DV4 + d4] = o_acc[q] * inv_l;
@@ -248,10 +248,10 @@ void main()
         if (t == 0u) ws_ml[wrow] = vec2(m_i, l_i);
         return;
     }
-    uint o_base = avk_o_from_q(avk_q_offset(w.b, hi), D, DV) / 4u;
+    uint o_base = avk_o_from_q(flash_q_offset(w, hi), D, DV) / 4u;
     [[unroll]] for (uint q = 0u; q < QPT; ++q) {
         uint d4 = t + q * TPR;
         if (d4 < DV4) o_data[o_base + d4] = store4(o_acc[q] * inv_l);
     }
-    if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u && t == 0u) lse_data[flash_lse_index(w.b, head, row)] = flash_lse(m_i, l_i);
+    if ((pc.flags & AVK_FLAG_WRITE_LSE) != 0u && t == 0u) lse_data[flash_lse_index(w.b, head, flash_row(w, row))] = flash_lse(m_i, l_i);
 }

@@ -20,6 +20,15 @@
 #define AVK_FLAG_BLOCKS 2048u       /* uint8 block layout: key j hidden where layout[b * mask_sb + h * mask_sh +
                                        (i / block_q) * ceil(Nk / block_k) + j / block_k] == 0 */
 #define AVK_FLAG_DILATED 4096u      /* int32 [groups][2] (segment, rate): LongNet's dilated pattern */
+/* The same table run as strided views (forward kernels that have them; the host sets this in
+ * place of AVK_FLAG_DILATED, with AVK_FLAG_TOP_LEFT): grid x enumerates each head group's
+ * (segment, residue class, row block) in turn, ceil(Nq / s) * r * ceil(ceil(min(s, Nq) / r) / br)
+ * blocks (the largest group's; the rest of a smaller group's are empty). Class c of segment k
+ * holds the rows k s + c + r t, t < m_c; rows and keys are view indices t, a view row's
+ * address, LSE and partials are those of the row k s + c + r t; the class o = g mod r sees its
+ * own m_o keys (plain causal on view indices), the others none, so they write zeros. A rate-r
+ * group then does N s / r^2 of the work instead of N s. */
+#define AVK_FLAG_DILATED_VIEW 8192u
 
 /* AVK_SCORE_MOD bits: the score modifications a kernel build applies per
  * element (0: none). One build per combination, so a softcap-only kernel

@@ -1,6 +1,7 @@
 /* Fills the kernel contract's arguments from a problem (see kernel_args.h). */
 #include "core/kernel_args.h"
 #include "core/kv_cache.h"
+#include "core/sparse.h"
 #include "core/split_plan.h"
 
 #include <string.h>
@@ -76,6 +77,50 @@ void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_beg
     }
 }
 
+void avk_kernel_args_dilated_view(avk_kernel_args *a, const attnvk_problem *p)
+{
+    if (!p->dilated_groups) return;
+    /* Nq = Nk, so bottom-right and top-left agree; a view's rows and keys both count from 0 */
+    a->flags = (a->flags & ~(U32)AVK_FLAG_DILATED) | AVK_FLAG_DILATED_VIEW | AVK_FLAG_TOP_LEFT;
+}
+
+/* Rows of the largest residue class of a segment of group d: ceil(min(s, N) / r). */
+static int64_t view_rows(avk_dilation d, int n)
+{
+    const int64_t span = d.segment < n ? d.segment : n;
+    return (span + d.rate - 1) / d.rate;
+}
+
+int64_t avk_dilated_view_blocks(const attnvk_problem *p, int br)
+{
+    int64_t most = 0;
+    const int per_group = p->heads / p->dilated_groups;
+    for (int g = 0; g < p->dilated_groups; ++g) {
+        const avk_dilation d = avk_dilation_of(p, g * per_group);
+        const int64_t segments = ((int64_t)p->seq_q + d.segment - 1) / d.segment;
+        const int64_t blocks = segments * d.rate * ((view_rows(d, p->seq_q) + br - 1) / br);
+        if (blocks > most) most = blocks;
+    }
+    return most;
+}
+
+int64_t avk_grid_row_blocks(const avk_kernel_args *a, const attnvk_problem *p, int q_count, int br)
+{
+    return (a->flags & AVK_FLAG_DILATED_VIEW) ? avk_dilated_view_blocks(p, br) : avk_row_blocks((int)a->pack, q_count, br);
+}
+
+/* The most keys a view row sees: a segment's residue class. */
+static int64_t dilated_view_keys(const attnvk_problem *p)
+{
+    int64_t most = 0;
+    const int per_group = p->heads / p->dilated_groups;
+    for (int g = 0; g < p->dilated_groups; ++g) {
+        const int64_t keys = view_rows(avk_dilation_of(p, g * per_group), p->seq_q);
+        if (keys > most) most = keys;
+    }
+    return most;
+}
+
 int64_t avk_kernel_args_span(const avk_kernel_args *a, int br, int tile)
 {
     const int64_t seq_kv = a->seq_kv, seq_q = a->seq_q, left = a->window_left;
@@ -95,8 +140,9 @@ int64_t avk_kernel_args_span(const avk_kernel_args *a, int br, int tile)
 int avk_kernel_args_split(avk_kernel_args *a, const attnvk_problem *p, int br, int bc, int compute_units,
                           int resident, int whole_waves, int requested)
 {
-    const int64_t units = (int64_t)p->batch * (p->heads / (int)a->pack) * avk_row_blocks((int)a->pack, (int)a->q_count, br);
-    avk_split_request r = {.kv_len = avk_kernel_args_span(a, br, bc), .kv_tile = bc, .workgroups = units,
+    const int view = (a->flags & AVK_FLAG_DILATED_VIEW) != 0;
+    const int64_t units = (int64_t)p->batch * (p->heads / (int)a->pack) * avk_grid_row_blocks(a, p, (int)a->q_count, br);
+    avk_split_request r = {.kv_len = view ? dilated_view_keys(p) : avk_kernel_args_span(a, br, bc), .kv_tile = bc, .workgroups = units,
                            .compute_units = compute_units, .resident = resident, .whole_waves = whole_waves,
                            .requested = requested, .decode = avk_is_decode(p)};
     avk_split_plan plan = avk_plan_split_kv(&r);

@@ -31,6 +31,16 @@ static inline int64_t avk_row_blocks(int pack, int q_count, int br) { return ((i
 /* Everything but the split fields; flags from the problem and write_lse. */
 void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_begin, int q_count, int pack,
                           int write_lse);
+/* Dilated problems as strided views (AVK_FLAG_DILATED_VIEW; kernel_flags.h says
+ * how the kernels enumerate them). A backend whose forward body has them calls
+ * avk_kernel_args_dilated_view after avk_kernel_args_fill, and dispatches grid x
+ * avk_dilated_view_blocks (its dispatch runs every query row: q_begin 0, q_count
+ * Nq). avk_kernel_args_span and _split then plan over the views. */
+void avk_kernel_args_dilated_view(avk_kernel_args *a, const attnvk_problem *p);
+int64_t avk_dilated_view_blocks(const attnvk_problem *p, int br);
+/* Grid x of a dispatch of q_count rows: row blocks, or a dilated view's blocks. */
+int64_t avk_grid_row_blocks(const avk_kernel_args *a, const attnvk_problem *p, int q_count, int br);
+
 /* Keys one row block of br packed rows may see, what split-KV divides: the
  * whole cache (seq_kv) without a left window; with one, the block's queries
  * (at most br / pack + 2), window_left, the keys right of its last query

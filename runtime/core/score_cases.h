@@ -26,6 +26,8 @@ typedef struct avk_score_result {
     char message[512];  /* why, when the run did not return OK */
     attnvk_kernel_info info;
     attnvk_check check;
+    double lse_err;     /* the sparse cases' LSE: largest error (relative past 1, inf: -inf missed or NaN), */
+    size_t lse_bad;     /* and rows past the dtype's tolerance (they fail check.passed) */
 } avk_score_result;
 
 /* Fresh random inputs from seed (a mask with 10% -inf, sinks, ggml's ALiBi

@@ -105,18 +105,33 @@ attnvk_status avk_sparse_case_run(attnvk_device *dev, const avk_sparse_case *c, 
     memset(r, 0, sizeof *r);
     describe(p, r->shape, sizeof r->shape);
     float *q = NULL, *k = NULL, *v = NULL;
-    float *o = malloc(sizeof(float) * attnvk_o_elements(p));
+    const size_t no = attnvk_o_elements(p), rows = (size_t)p->batch * p->heads * p->seq_q;
+    float *o = malloc(sizeof(float) * no), *o_ref = malloc(sizeof(float) * no);
+    float *lse = malloc(sizeof(float) * rows), *lse_ref = malloc(sizeof(float) * rows);
     uint8_t *layout = p->block_sparse ? avk_sparse_case_layout(c, seed ^ 0x6c61796fu) : NULL;
     attnvk_status s = ATTNVK_OK;
-    if (!avk_random_inputs(p, seed, &q, &k, &v) || !o || (p->block_sparse && !layout)) {
+    if (!avk_random_inputs(p, seed, &q, &k, &v) || !o || !o_ref || !lse || !lse_ref || (p->block_sparse && !layout)) {
         s = ATTNVK_ERROR_OUT_OF_MEMORY;
         snprintf(r->message, sizeof r->message, "out of host memory");
     } else {
         const attnvk_host_inputs in = {.q = q, .k = k, .v = v, .block_layout = layout};
-        s = attnvk_attention_host_inputs(dev, p, opts, &in, o, NULL, &r->info, NULL);
-        if (s == ATTNVK_OK) r->check = attnvk_check_output_inputs(p, &in, o, NULL, 0);
-        else snprintf(r->message, sizeof r->message, "%s", attnvk_last_error());
+        for (size_t i = 0; i < rows; ++i) lse[i] = NAN; /* poisoned: every row's LSE must be written */
+        s = attnvk_attention_host_inputs(dev, p, opts, &in, o, lse, &r->info, NULL);
+        if (s == ATTNVK_OK) {
+            r->check = attnvk_check_output_inputs(p, &in, o, NULL, 0);
+            /* LSE too: a row with no visible key (-inf) must say so, the rest agree to the dtype's tolerance */
+            attnvk_reference_inputs(p, &in, o_ref, lse_ref);
+            for (size_t i = 0; i < rows; ++i) {
+                const double e = isinf(lse_ref[i]) ? (lse[i] == lse_ref[i] ? 0.0 : INFINITY)
+                                                   : fabs((double)lse[i] - lse_ref[i]) / fmax(1.0, fabs(lse_ref[i]));
+                if (!(e <= (p->dtype == ATTNVK_F32 ? 1e-5 : 2e-3))) ++r->lse_bad;
+                if (!(e <= r->lse_err)) r->lse_err = e;
+            }
+            if (r->lse_bad) r->check.passed = 0;
+        } else {
+            snprintf(r->message, sizeof r->message, "%s", attnvk_last_error());
+        }
     }
-    free(q), free(k), free(v), free(o), free(layout);
+    free(q), free(k), free(v), free(o), free(o_ref), free(lse), free(lse_ref), free(layout);
     return s;
 }

@@ -194,6 +194,8 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
          * prefill matrix bodies keep one head per workgroup */
         int pack = vk_algo_packs_rows(cfg->algo) ? avk_gqa_pack(p, p->seq_q, 0) : 1;
         avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, opts->write_lse);
+        /* the bodies that take dilation (scalar, register softmax: vk_variants.c) run its strided views */
+        avk_kernel_args_dilated_view(&k->args, p);
         if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
         /* the matrix decode body steps over key_groups tiles at once */
         uint32_t step = vk_algo_is_decode_mma(cfg->algo) ? cfg->bc * cfg->key_groups : cfg->bc;
@@ -299,7 +301,11 @@ static attnvk_status dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch 
 {
     const VkPhysicalDeviceLimits *lim = &dev->caps->props.limits;
     avk_kernel_args pc = dispatch_args(k, a);
-    uint32_t gx = (uint32_t)avk_row_blocks((int)pc.pack, a->q_count, (int)k->cfg.br), gy = (uint32_t)k->p.heads / pc.pack,
+    if ((pc.flags & AVK_FLAG_DILATED_VIEW) && (a->q_begin != 0 || a->q_count != k->p.seq_q))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "dilated attention runs all %d query rows at once (asked %d+%d)",
+                        k->p.seq_q, a->q_begin, a->q_count);
+    const int64_t blocks = avk_grid_row_blocks(&pc, &k->p, a->q_count, (int)k->cfg.br);
+    uint32_t gx = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t)blocks, gy = (uint32_t)k->p.heads / pc.pack,
              gz = (uint32_t)k->p.batch * k->n_splits;
     if (gx > lim->maxComputeWorkGroupCount[0] || gy > lim->maxComputeWorkGroupCount[1] ||
         gz > lim->maxComputeWorkGroupCount[2])
