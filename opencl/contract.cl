@@ -219,9 +219,39 @@ typedef struct avk_work {
     int kv_begin;       /* no row sees keys below this (a window's left side) */
     int kv_full_begin;
     int t_begin, t_end; /* this split's K/V tiles */
+    int view_base, view_step; /* a dilated view's row (key) t is the problem's view_base + t view_step */
 } avk_work;
 
-inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_lens, int br, int bc)
+/* Dilated views (AVK_FLAG_DILATED_VIEW, kernel_flags.h), only in programs built
+ * for sparse patterns (AVK_PATTERN_SEARCH): grid x names (segment, residue class, row block) of
+ * the head's group; rows and keys become the class's view indices. */
+#if defined(AVK_PATTERN_SEARCH) && AVK_PATTERN_SEARCH
+#define AVK_VIEWS(a) (((a)->flags & AVK_FLAG_DILATED_VIEW) != 0)
+#else
+#define AVK_VIEWS(a) 0
+#endif
+inline void avk_dilated_view(const avk_kernel_args *a, __global const int *groups, avk_work *w, int br)
+{
+    const int grp = w->h / ((int)a->heads / (int)a->pattern), s = groups[2 * grp], r = groups[2 * grp + 1];
+    const int n = (int)a->seq_q, blocks = ((min(s, n) + r - 1) / r + br - 1) / br; /* row blocks of a class */
+    const int x = (int)get_group_id(0), seg = x / (r * blocks), cls = x / blocks % r;
+    const int seg0 = seg < (int)(((long)n + s - 1) / s) ? seg * s : n; /* a smaller group's spare blocks: past the end */
+    const int seg_len = min(s, n - seg0), rows = seg_len > cls ? (seg_len - cls + r - 1) / r : 0;
+    w->view_base = seg0 + cls;
+    w->view_step = r;
+    w->r0 = x % blocks * br;
+    w->r_end = max(w->r0, min(w->r0 + br, rows));
+    /* the other classes are inactive rows (no keys: zeros); a block past the class's rows reads nothing */
+    w->seq_len = cls == grp % r && w->r0 < rows ? rows : 0;
+}
+
+/* The problem's row (or key) of view index i: where its Q, K, V, O, LSE and partials live. */
+inline long avk_view_row(const avk_kernel_args *a, const avk_work *w, int i)
+{
+    return AVK_VIEWS(a) ? (long)w->view_base + (long)i * w->view_step : (long)i;
+}
+
+inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_lens, __global const void *pattern, int br, int bc)
 {
     avk_work w;
     const int pack = (int)a->pack;
@@ -232,6 +262,8 @@ inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_len
     w.r0 = (int)a->q_begin * pack + (int)get_group_id(0) * br;
     w.r_end = min(w.r0 + br, (int)(a->q_begin + a->q_count) * pack);
     w.seq_len = avk_seq_len(a, seq_lens, w.b);
+    w.view_base = 0, w.view_step = 1;
+    if (AVK_VIEWS(a)) avk_dilated_view(a, (__global const int *)pattern, &w, br);
     w.kv_limit = (a->flags & AVK_FLAG_SKIP_LAST_TILE) ? (w.seq_len > 0 ? (w.seq_len - 1) / bc * bc : 0) : w.seq_len;
     w.kv_end = min(w.kv_limit, avk_key_end(a, w.seq_len, (w.r_end - 1) / pack));
     w.kv_full = min(w.kv_limit, avk_key_end(a, w.seq_len, w.r0 / pack));
@@ -269,7 +301,7 @@ inline int avk_row_key_end(const avk_kernel_args *a, const avk_work *w, int R)
 inline long avk_q_row(const avk_kernel_args *a, const avk_work *w, int R)
 {
     const int pack = (int)a->pack;
-    return (long)w->b * a->q_sb + (long)(w->h + R % pack) * a->q_sh + (long)(R / pack) * a->q_ss;
+    return (long)w->b * a->q_sb + (long)(w->h + R % pack) * a->q_sh + avk_view_row(a, w, R / pack) * a->q_ss;
 }
 
 /* What the pattern shows the packed rows of w of keys [key0, key0 + n): none
@@ -446,7 +478,7 @@ inline long avk_o_row(const avk_kernel_args *a, const avk_work *w, int R)
 inline long avk_lse_row(const avk_kernel_args *a, const avk_work *w, int R)
 {
     const int pack = (int)a->pack;
-    return ((long)w->b * a->heads + w->h + R % pack) * a->seq_q + R / pack;
+    return ((long)w->b * a->heads + w->h + R % pack) * a->seq_q + avk_view_row(a, w, R / pack);
 }
 
 /* first partial row of this split: part_O[((split*B + b)*H + h)*Nq + i] */
@@ -471,6 +503,12 @@ inline long avk_kv_row(const avk_kernel_args *a, __global const int *block_table
     }
     const int page = clamp(block_table[(long)b * a->max_pages + slot], 0, (int)a->num_pages - 1);
     return ((long)page * ps + in_page) * a->kv_heads + g;
+}
+
+/* The K/V row of a work-group's key j: through its dilated view where it has one. */
+inline long avk_work_kv_row(const avk_kernel_args *a, __global const int *block_table, const avk_work *w, int j)
+{
+    return avk_kv_row(a, block_table, w->b, w->g, (int)avk_view_row(a, w, j));
 }
 
 /* fp8: the per-kv-head scale of K (which 0) or V (1); 1 for other formats */

@@ -462,7 +462,7 @@ void avk_flash_decode(AVK_CONTRACT_ARGS(ushort))
     const avk_kernel_args *a = &args;
     const int tid = get_local_id(0);
     const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const avk_work w = avk_locate(a, seq_lens, 16, AVK_BC);
+    const avk_work w = avk_locate(a, seq_lens, mask, 16, AVK_BC);
     __local uint4 smem[DEC_LOCAL_BYTES / 16];
     __local uchar *ring = (__local uchar *)smem + warp * DEC_WARP_RING;
 #if AVK_EMULATE

@@ -148,7 +148,7 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     const avk_kernel_args *a = &args;
     const int tid = get_local_id(0);
     const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const avk_work w = avk_locate(a, seq_lens, AVK_BR, AVK_BC);
+    const avk_work w = avk_locate(a, seq_lens, mask, AVK_BR, AVK_BC);
     const float k_scale = avk_kv_scale(a, kv_scales, 0, w.g), v_scale = avk_kv_scale(a, kv_scales, 1, w.g);
     /* packed rows g and g+8 of this warp's 16 */
     const int row_a = w.r0 + warp * 16 + g, row_b = row_a + 8;
@@ -256,7 +256,7 @@ AVK_PRAGMA_UNROLL
             const int kr = u / (AVK_D / 8), c8 = u - kr * (AVK_D / 8);
             const int key = kt + kr;
             const uint4 kw = key < w.kv_end
-                                 ? avk_kv_load8_f16(K, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, k_scale)
+                                 ? avk_kv_load8_f16(K, avk_work_kv_row(a, block_table, &w, key), c8 * 8, k_scale)
                                  : (uint4)(0u);
             *(__local uint4 *)(Ks + kr * AVK_KW + c8 * 4) = kw;
         }
@@ -266,10 +266,10 @@ AVK_PRAGMA_UNROLL
             const int kp = u % (AVK_BC / 2), c8 = u / (AVK_BC / 2);
             const int kl = 2 * kp, key = kt + kl;
             const uint4 v0 = key < w.kv_end
-                                 ? avk_v_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key), c8 * 8, v_scale)
+                                 ? avk_v_load8_f16(V, avk_work_kv_row(a, block_table, &w, key), c8 * 8, v_scale)
                                  : (uint4)(0u);
             const uint4 v1 = key + 1 < w.kv_end
-                                 ? avk_v_load8_f16(V, avk_kv_row(a, block_table, w.b, w.g, key + 1), c8 * 8, v_scale)
+                                 ? avk_v_load8_f16(V, avk_work_kv_row(a, block_table, &w, key + 1), c8 * 8, v_scale)
                                  : (uint4)(0u);
             const int word = (kl >> 4) * 8 + ((kl & 7) >> 1) * 2 + ((kl >> 3) & 1);
             __local uint *dst = Vt + (c8 * 8) * AVK_VW + word;

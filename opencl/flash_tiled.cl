@@ -51,7 +51,7 @@ inline void avk_issue_tile(__local float4 *ks, __local float4 *vs, __global cons
     for (int u = tid; u < AVK_TILE4; u += AVK_WG) {
         const int kr = u / AVK_D4, c4 = u - kr * AVK_D4, key = kt + kr;
         const int valid = key < w->kv_end;
-        const long row = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0);
+        const long row = avk_work_kv_row(a, block_table, w, valid ? key : 0);
         avk_cp16(ks + u, K + row * AVK_KV_ROW_BYTES + c4 * 16, valid);
 #if AVK_DV == AVK_D
         avk_cp16(vs + u, V + row * AVK_V_ROW_BYTES + c4 * 16, valid);
@@ -61,7 +61,7 @@ inline void avk_issue_tile(__local float4 *ks, __local float4 *vs, __global cons
     for (int u = tid; u < AVK_TILE4V; u += AVK_WG) {
         const int kr = u / AVK_DV4, c4 = u - kr * AVK_DV4, key = kt + kr;
         const int valid = key < w->kv_end;
-        const long row = avk_kv_row(a, block_table, w->b, w->g, valid ? key : 0);
+        const long row = avk_work_kv_row(a, block_table, w, valid ? key : 0);
         avk_cp16(vs + u, V + row * AVK_V_ROW_BYTES + c4 * 16, valid);
     }
 #endif
@@ -101,7 +101,7 @@ void avk_flash_tiled(AVK_CONTRACT_ARGS(avk_elem))
     const int tid = get_local_id(0);
     const int lane_d = tid % AVK_DS;
     const int rg = tid / AVK_DS;
-    const avk_work w = avk_locate(a, seq_lens, AVK_BR, AVK_BC);
+    const avk_work w = avk_locate(a, seq_lens, mask, AVK_BR, AVK_BC);
     const float k_scale = avk_kv_scale(a, kv_scales, 0, w.g), v_scale = avk_kv_scale(a, kv_scales, 1, w.g);
 
     __local float4 Ks[AVK_TILE_BUFFERS * AVK_TILE4];
@@ -165,7 +165,7 @@ AVK_PRAGMA_UNROLL
             const int key = kt + kr;
             float4 kv = (float4)(0.0f), vv = (float4)(0.0f);
             if (key < w.kv_end) {
-                const long row = avk_kv_row(a, block_table, w.b, w.g, key);
+                const long row = avk_work_kv_row(a, block_table, &w, key);
                 kv = avk_kv_load4(K, row, c4 * 4, k_scale);
 #if AVK_DV == AVK_D
                 vv = avk_kv_load4(V, row, c4 * 4, v_scale);
@@ -179,7 +179,7 @@ AVK_PRAGMA_UNROLL
 #if AVK_DV != AVK_D
         for (int u = tid; u < AVK_BC * AVK_DV4; u += AVK_WG) {
             const int kr = u / AVK_DV4, c4 = u - kr * AVK_DV4, key = kt + kr;
-            Vs[u] = key < w.kv_end ? avk_v_load4(V, avk_kv_row(a, block_table, w.b, w.g, key), c4 * 4, v_scale)
+            Vs[u] = key < w.kv_end ? avk_v_load4(V, avk_work_kv_row(a, block_table, &w, key), c4 * 4, v_scale)
                                    : (float4)(0.0f);
         }
 #endif

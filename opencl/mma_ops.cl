@@ -171,7 +171,7 @@ inline void avk_read_rows(uint pend[AVK_ROWS_PER_ITEM], const avk_kernel_args *a
 {
     for (int j = 0; j < AVK_ROWS_PER_ITEM; ++j) {
         const int r = tid + j * AVK_WG, key = kt + r;
-        pend[j] = r < AVK_BC && key < w->kv_end ? (uint)avk_kv_row(a, block_table, w->b, w->g, key) : 0u;
+        pend[j] = r < AVK_BC && key < w->kv_end ? (uint)avk_work_kv_row(a, block_table, w, key) : 0u;
     }
 }
 inline void avk_store_rows(__local uint *rows, const uint pend[AVK_ROWS_PER_ITEM], int tid)

@@ -67,6 +67,8 @@ attnvk_status avk_cl_flash_prepare(avk_bdev *dev, const attnvk_problem *p, const
     if (s != ATTNVK_OK) return s;
     /* the contract's arguments; core plans the splits from this kernel's tiles */
     avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, opts->write_lse);
+    /* the bodies that take dilation (tiled, mma: cl_tuning.c) run its strided views */
+    avk_kernel_args_dilated_view(&k->args, p);
     if (opts->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
     /* mma-decode: a work-group's warps take key_warps tiles per round; a split is whole rounds */
     const int round = cfg->bc * (cfg->key_warps > 0 ? cfg->key_warps : 1);
@@ -155,7 +157,10 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; ++i) SET_ARG(m, i, buffers[i]);
     SET_ARG(m, sizeof buffers / sizeof *buffers, args);
     const int pack = (int)args.pack, splits = (int)args.splits;
-    const size_t blocks = (size_t)avk_row_blocks(pack, a->q_count, cfg->br);
+    if ((args.flags & AVK_FLAG_DILATED_VIEW) && (a->q_begin != 0 || a->q_count != p->seq_q))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "dilated attention runs all %d query rows at once (asked %d+%d)",
+                        p->seq_q, a->q_begin, a->q_count);
+    const size_t blocks = (size_t)avk_grid_row_blocks(&args, p, a->q_count, cfg->br);
     const size_t global[3] = {blocks * cfg->wg, (size_t)(p->heads / pack), (size_t)p->batch * splits};
     const size_t local[3] = {(size_t)cfg->wg, 1, 1};
     cl_kernel r = k->reduce;
