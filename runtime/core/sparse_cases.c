@@ -35,6 +35,9 @@ int avk_sparse_cases(attnvk_dtype dtype, avk_sparse_case *out, int max)
         {"dilated long segments", 1, 4, 4, 600, 600, 64, 1, 0, 0, 0, 0, 0, 0, 2, {128, 256}, {1, 4}, 0, 0},
         {"dilated causal, N % s != 0", 2, 6, 3, 70, 70, 32, 1, 0, 0, 0, 0, 0, 0, 3, {8, 16, 32}, {1, 2, 4}, 0, 0},
         {"dilated one group, rate 3", 1, 2, 1, 50, 50, 64, 1, 0, 0, 0, 0, 0, 0, 1, {12}, {3}, 10.f, 0},
+        /* the strided views' edges: a rate above its segment (classes past it hold no rows) and a
+         * segment longer than the sequence */
+        {"dilated rate above segment, segment past N", 1, 4, 2, 40, 40, 32, 1, 0, 0, 0, 0, 0, 0, 2, {6, 64}, {8, 3}, 0, 0},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof cases / sizeof *cases && n < max; ++i, ++n) {

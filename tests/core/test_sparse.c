@@ -12,6 +12,8 @@
  * several groups, causal on and off, N not a multiple of the segment, GQA. */
 #include "test_util.h"
 
+#include "core/kernel_args.h"
+#include "core/sparse.h"
 #include "core/sparse_cases.h"
 
 #include <math.h>
@@ -124,6 +126,45 @@ static void device_case(attnvk_device *dev, const avk_sparse_case *c, const attn
     }
 }
 
+/* 2b: the dilated views' grid (kernel_flags.h's AVK_FLAG_DILATED_VIEW, as flash_dilated_view /
+ * avk_dilated_view enumerate it) covers every (head, row) exactly once, each active row in the view
+ * of its own segment's active keys, for row tiles of 16 and 64 */
+static void view_cover(const avk_sparse_case *c)
+{
+    const attnvk_problem *p = &c->p;
+    const int n = p->seq_q, brs[2] = {16, 64};
+    for (int t = 0; t < 2; ++t) {
+        const int br = brs[t];
+        const int64_t grid = avk_dilated_view_blocks(p, br);
+        int bad = 0;
+        for (int h = 0; h < p->heads && !bad; ++h) {
+            const avk_dilation d = avk_dilation_of(p, h);
+            int *seen = calloc((size_t)n, sizeof(int));
+            const int blocks = ((d.segment < n ? d.segment : n) + d.rate - 1) / d.rate;
+            const int per_class = (blocks + br - 1) / br;
+            for (int64_t x = 0; x < grid; ++x) {
+                const int64_t seg = x / ((int64_t)d.rate * per_class), cls = x / per_class % d.rate;
+                if (seg >= (n + d.segment - 1) / d.segment) continue;
+                const int seg0 = (int)seg * d.segment, len = n - seg0 < d.segment ? n - seg0 : d.segment;
+                const int rows = len > cls ? (int)((len - cls + d.rate - 1) / d.rate) : 0;
+                const int keys = cls == d.offset ? rows : 0;
+                for (int r = (int)(x % per_class) * br; r < rows && r < (int)(x % per_class) * br + br; ++r) {
+                    const int row = seg0 + (int)cls + r * d.rate;
+                    ++seen[row];
+                    /* the class o sees its segment's active keys, the others none */
+                    if ((keys > 0) != avk_dilated_active(d, row) || (keys && seg0 + d.offset + (keys - 1) * d.rate >= seg0 + len))
+                        bad = 1;
+                }
+            }
+            for (int i = 0; i < n; ++i) bad |= seen[i] != 1;
+            free(seen);
+        }
+        printf("%s dilated view grid covers every row once: %s, br %d (%lld blocks)\n", bad ? "FAIL" : "ok  ", c->label, br,
+               (long long)grid);
+        tally(!bad);
+    }
+}
+
 /* 3: bad shapes */
 static void refusals(void)
 {
@@ -172,6 +213,8 @@ int main(void)
     ncases = avk_sparse_cases(ATTNVK_F32, cases, AVK_SPARSE_CASES_MAX);
     for (int i = 0; i < ncases; ++i) reference_vs_rules(&cases[i], seed + 31 * (uint64_t)i);
     refusals();
+    for (int i = 0; i < ncases; ++i)
+        if (cases[i].p.dilated_groups) view_cover(&cases[i]);
     attnvk_context *ctx = NULL;
     if (attnvk_context_create(&ctx) != ATTNVK_OK) return 1;
     const attnvk_api apis[] = {ATTNVK_API_CPU, ATTNVK_API_VULKAN, ATTNVK_API_OPENCL, ATTNVK_API_CUDA, ATTNVK_API_HIP};
