@@ -523,7 +523,9 @@ static int prepare(bench_job *st, const attnvk_impl_info *impl, const bench_run_
      * vendor libraries reject them */
     int own_kernel = strcmp(impl->name, "attnvk") == 0;
     attnvk_kernel_options opts = {.implementation = own_kernel ? NULL : impl->name};
-    st->splittable = own_kernel;
+    /* dilated attention runs as strided views over every row at once (a view's rows are every r-th
+     * row of a segment: kernel_flags.h's AVK_FLAG_DILATED_VIEW), and at N s / r^2 pairs needs no chunks */
+    st->splittable = own_kernel && !p->dilated_groups;
     if (own_kernel) {
         opts.test_flags = cfg->test_flags;
         opts.variant = cfg->variant;

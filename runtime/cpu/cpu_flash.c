@@ -8,7 +8,13 @@
  * [BC][Dv padded]; then per 4 rows S = Q Kt (cpu_simd's gemm4), the score
  * modifications, the row's visible range, the online softmax in base 2 and
  * O += P Vt. Items are taken from a shared counter by avk_cpu_threads()
- * threads, the heaviest (last query blocks, for causal rows) first. */
+ * threads, the heaviest (last query blocks, for causal rows) first.
+ *
+ * Dilated attention runs as strided views, as Vulkan's and OpenCL's kernels do
+ * (kernel_flags.h's AVK_FLAG_DILATED_VIEW): an item is (b, head h, segment,
+ * block of the active residue class's rows), its rows and keys every r-th row
+ * from seg * s + o, so a rate-r group costs N s / r^2 pairs; an item with the
+ * segment's first block also writes the segment's inactive rows (zeros). */
 #include "cpu/cpu_flash.h"
 #include "cpu/cpu_simd.h"
 #include "core/error.h"
@@ -74,10 +80,11 @@ typedef struct flash_ctx {
     const avk_cpu_simd *simd;
     int D, Dv, Dvp, G, QB, nqb, rmax; /* rmax: rows of the largest item, a multiple of 4 */
     int bc, kt_ld; /* keys per tile (the job's, else AVK_CPU_TILE_BC) and Kt's row pitch */
-    size_t items, q_es, o_es, mask_es, k_rb, v_rb;
+    size_t items, items_per_b, q_es, o_es, mask_es, k_rb, v_rb;
     float qscale;
     int mods;     /* softcap, ALiBi, a mask or a sparse pattern: scores leave the gemm in natural units */
     int sparse;   /* a block layout or dilation hides keys inside the rows' ranges */
+    int view;     /* dilation as strided views (items: view_item) */
     int k_f32;    /* K rows are f32 values: transposed straight from the cache */
     int v_direct; /* V rows are contiguous f32 of a multiple of nc: P V reads them in place */
     size_t ldv;   /* with v_direct: floats between V rows */
@@ -121,12 +128,13 @@ static void kv_decode_row(const flash_ctx *c, const void *base, size_t row, size
                          p->kv_format == ATTNVK_KV_FP8 ? c->job->kv_scales[which * p->kv_heads + g] : 1.f);
 }
 
-/* keys [t0, t0 + bc) of (b, g): K transposed into kt, V into vt's rows */
-static void load_tile(const flash_ctx *c, scratch *w, int b, int g, int t0, int bc)
+/* keys [t0, t0 + bc) of (b, g), key t being the cache's base + step t (a dilated view; else 0, 1):
+ * K transposed into kt, V into vt's rows */
+static void load_tile(const flash_ctx *c, scratch *w, int b, int g, int t0, int bc, int base, int step)
 {
     const int D = c->D;
     for (int jj = 0; jj < bc; ++jj) {
-        const size_t row = avk_kv_row_index(c->p, c->job->block_table, b, g, t0 + jj);
+        const size_t row = avk_kv_row_index(c->p, c->job->block_table, b, g, base + step * (t0 + jj));
         const float *restrict src = w->tmp;
         if (c->k_f32)
             src = (const float *)((const unsigned char *)c->job->k + row * c->k_rb);
@@ -266,25 +274,20 @@ static int tile_live(const flash_ctx *c, const scratch *w, int rows, int t0, int
     return 0;
 }
 
-static void run_item(const flash_ctx *c, scratch *w, size_t item)
+/* The rows' tile loop over keys [kl, kh) (view keys: base + step t) and O += P V in w->o */
+static void attend_rows(const flash_ctx *c, scratch *w, int b, int g, int R4, int kl, int kh, int base, int step)
 {
     const attnvk_problem *p = c->p;
     const avk_cpu_simd *simd = c->simd;
-    const int qb = c->nqb - 1 - (int)(item % (size_t)c->nqb); /* last blocks (most keys) first */
-    const int g = (int)(item / (size_t)c->nqb % (size_t)p->kv_heads), b = (int)(item / (size_t)c->nqb / p->kv_heads);
-    const int i0 = c->job->q_begin + qb * c->QB, iend = c->job->q_begin + c->job->q_count;
-    const int nq = i0 + c->QB <= iend ? c->QB : iend - i0;
     const int D = c->D, Dvp = c->Dvp, nc = simd->nc, BC = c->bc;
-    int kl, kh;
-    const int R4 = setup_rows(c, w, b, g, i0, nq, &kl, &kh);
     const float *vt = w->vt;
     size_t ldv = (size_t)Dvp;
     memset(w->o, 0, sizeof(float) * (size_t)R4 * Dvp);
     for (int t0 = kl; t0 < kh; t0 += BC) {
         const int bc = kh - t0 < BC ? kh - t0 : BC;
         if (p->block_sparse && !tile_live(c, w, R4, t0, bc)) continue; /* K/V of empty blocks are never read */
-        load_tile(c, w, b, g, t0, bc);
-        if (c->v_direct) vt = (const float *)c->job->v + avk_v_offset(p, b, g, t0), ldv = c->ldv;
+        load_tile(c, w, b, g, t0, bc, base, step);
+        if (c->v_direct) vt = (const float *)c->job->v + avk_v_offset(p, b, g, base + step * t0), ldv = c->ldv * step;
         for (int r0 = 0; r0 < R4; r0 += AVK_SIMD_ROWS) {
             row_info *ri = &w->rows[r0];
             int width = 0; /* keys [0, width) of the tile some row of the group sees */
@@ -301,7 +304,87 @@ static void run_item(const flash_ctx *c, scratch *w, size_t item)
                 simd->gemm4(w->s, BC, vt + d0, ldv, w->o + (size_t)r0 * Dvp + d0, (size_t)Dvp, width, 1);
         }
     }
-    for (int r = 0; r < nq * c->G; ++r) finish_row(c, &w->rows[r], b, w->o + (size_t)r * Dvp);
+}
+
+static void run_item(const flash_ctx *c, scratch *w, size_t item)
+{
+    const attnvk_problem *p = c->p;
+    const int qb = c->nqb - 1 - (int)(item % (size_t)c->nqb); /* last blocks (most keys) first */
+    const int g = (int)(item / (size_t)c->nqb % (size_t)p->kv_heads), b = (int)(item / (size_t)c->nqb / p->kv_heads);
+    const int i0 = c->job->q_begin + qb * c->QB, iend = c->job->q_begin + c->job->q_count;
+    const int nq = i0 + c->QB <= iend ? c->QB : iend - i0;
+    int kl, kh;
+    const int R4 = setup_rows(c, w, b, g, i0, nq, &kl, &kh);
+    attend_rows(c, w, b, g, R4, kl, kh, 0, 1);
+    for (int r = 0; r < nq * c->G; ++r) finish_row(c, &w->rows[r], b, w->o + (size_t)r * c->Dvp);
+}
+
+/* ---- dilated views: item = (b, h, segment, block of QB rows of the class o) ---- */
+
+/* the class's rows (and keys) in a segment of length len: positions o, o + r, ... below len */
+static int class_rows(avk_dilation d, int len) { return len > d.offset ? (len - d.offset + d.rate - 1) / d.rate : 0; }
+
+/* Row blocks of a head's view items: per segment, ceil(rows of its longest class o / QB) (at least 1:
+ * the segment's inactive rows are zeroed by its first block) */
+static size_t view_blocks(const flash_ctx *c, avk_dilation d)
+{
+    const int n = c->p->seq_q, first = class_rows(d, d.segment < n ? d.segment : n);
+    return (size_t)(first > 0 ? (first + c->QB - 1) / c->QB : 1);
+}
+
+static size_t view_items_per_head(const flash_ctx *c, avk_dilation d)
+{
+    const int n = c->p->seq_q;
+    return (size_t)((n + d.segment - 1) / d.segment) * view_blocks(c, d);
+}
+
+/* O's row i of (b, h) as zeros, and its LSE -inf: an inactive dilated row */
+static void zero_row(const flash_ctx *c, int b, int h, int i)
+{
+    const attnvk_problem *p = c->p;
+    memset((char *)c->job->o + avk_o_offset(p, b, h, i) * c->o_es, 0, c->o_es * (size_t)c->Dv);
+    if (c->job->lse) c->job->lse[((size_t)b * p->heads + h) * p->seq_q + i] = -INFINITY;
+}
+
+static void view_item(const flash_ctx *c, scratch *w, size_t item)
+{
+    const attnvk_problem *p = c->p;
+    const int n = p->seq_q, D = c->D;
+    int h = 0;
+    size_t per = view_items_per_head(c, avk_dilation_of(p, 0));
+    int b = (int)(item / c->items_per_b);
+    item %= c->items_per_b;
+    while (item >= per) item -= per, per = view_items_per_head(c, avk_dilation_of(p, ++h));
+    const avk_dilation d = avk_dilation_of(p, h);
+    const size_t blocks = view_blocks(c, d);
+    const int seg0 = (int)(item / blocks) * d.segment, blk = (int)(item % blocks);
+    const int len = n - seg0 < d.segment ? n - seg0 : d.segment, rows = class_rows(d, len);
+    const int g = h / (p->heads / p->kv_heads), base = seg0 + d.offset, step = d.rate;
+    if (blk == 0)
+        for (int i = seg0; i < seg0 + len; ++i)
+            if ((i - seg0) % d.rate != d.offset) zero_row(c, b, h, i);
+    const int t_begin = blk * c->QB, nq = rows - t_begin < c->QB ? rows - t_begin : c->QB;
+    if (nq <= 0) return;
+    const int R4 = (int)round_up((size_t)nq, AVK_SIMD_ROWS);
+    int kh = 0;
+    for (int r = 0; r < R4; ++r) {
+        row_info *ri = &w->rows[r];
+        float *q = w->q + (size_t)r * D;
+        memset(ri, 0, sizeof *ri);
+        ri->m = -INFINITY;
+        if (r >= nq) { /* padding to the micro-tile: sees nothing */
+            memset(q, 0, sizeof(float) * (size_t)D);
+            continue;
+        }
+        const int t = t_begin + r;
+        ri->h = h, ri->i = base + step * t; /* the problem's row: where O and LSE go */
+        ri->lo = 0, ri->hi = p->causal ? t + 1 : rows; /* view keys: the class's, causal on view indices */
+        unpack_row(p->dtype, (const char *)c->job->q + avk_q_offset(p, b, h, ri->i) * c->q_es, q, D);
+        for (int d2 = 0; d2 < D; ++d2) q[d2] *= c->qscale;
+        if (ri->hi > kh) kh = ri->hi;
+    }
+    attend_rows(c, w, b, g, R4, 0, kh, base, step);
+    for (int r = 0; r < nq; ++r) finish_row(c, &w->rows[r], b, w->o + (size_t)r * c->Dvp);
 }
 
 static float *alloc_floats(size_t n)
@@ -323,7 +406,7 @@ static void worker(void *ctx, size_t begin, size_t end)
         /* zero: the padding columns of Vt (past Dv) and of Kt stay finite */
         memset(w.kt, 0, sizeof(float) * D * KT_LD);
         memset(w.vt, 0, sizeof(float) * BC * Dvp);
-        for (size_t item; (item = c->next++) < c->items;) run_item(c, &w, item);
+        for (size_t item; (item = c->next++) < c->items;) c->view ? view_item(c, &w, item) : run_item(c, &w, item);
     }
     free(w.q);
     free(w.kt);
@@ -357,7 +440,15 @@ attnvk_status avk_cpu_flash_run(const avk_cpu_job *job)
     attnvk_problem vview = *p;
     vview.head_dim = c.Dv;
     c.v_rb = attnvk_kv_row_bytes(&vview);
-    c.sparse = p->block_sparse || p->dilated_groups;
+    /* dilation as strided views where the job runs every row (else, and with the test-only dropped keys,
+     * the per-element pattern) */
+    c.view = p->dilated_groups && job->q_begin == 0 && job->q_count == p->seq_q && job->drop_keys <= 0;
+    if (c.view) {
+        c.G = 1, c.QB = rows, c.rmax = (int)round_up((size_t)rows, AVK_SIMD_ROWS), c.items_per_b = 0;
+        for (int h = 0; h < p->heads; ++h) c.items_per_b += view_items_per_head(&c, avk_dilation_of(p, h));
+        c.items = (size_t)p->batch * c.items_per_b;
+    }
+    c.sparse = p->block_sparse || (p->dilated_groups && !c.view);
     c.mods = p->softcap > 0 || p->alibi || p->mask || c.sparse;
     c.k_f32 = p->kv_format == ATTNVK_KV_DTYPE && p->dtype == ATTNVK_F32;
     c.v_direct = c.k_f32 && p->page_size == 0 && c.Dv % c.simd->nc == 0;
