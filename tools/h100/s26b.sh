@@ -27,3 +27,7 @@ bench d64k-fp8-body $shape --seq-kv 65536 --kv-dtype fp8
 bench p16-q8_0-direct $shape --seq-kv 32768 --kv-dtype q8_0 --variant decode-nv-rs --page-size 16
 bench d256-q8_0-direct --batch 4 --heads 16 --kv-heads 8 --head-dim 256 --dtype f16 --seq 1 --seq-kv 32768 --kv-dtype q8_0 --impl attnvk --api vulkan --min-time 0.3 --variant decode-nv-rs
 (cd "$out" && tar -czf json.tar.gz json && rm -rf json)
+mkdir -p "$out/json"
+BENCH_TIMEOUT=150 bench dil-medium-opencl --suite dilated-medium --api opencl --impl attnvk > "$out/dil-medium-opencl.txt"
+grep -c ' ok ' "$out/dil-medium-opencl.txt"; grep 'vs dense' "$out/dil-medium-opencl.txt" | cut -c1-150 | head -30
+(cd "$out" && tar -czf json-ocl.tar.gz json && rm -rf json)
