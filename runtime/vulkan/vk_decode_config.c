@@ -119,8 +119,9 @@ enum { VK_DECODE_MMA_STEP = 64 };
  * 16-row tile (a named tile only if it is that and a 16-key tile per subgroup: other tiles keep
  * the shared-memory tiles), NVIDIA's layout with its B operand probed (vk_rs_layout.c), or its emulation
  * (decode-rs-emu, 16x16 matrices: flash_decode_direct_emu.comp). On NVIDIA only when
- * ATTNVK_VK_DECODE_DIRECT=1 until it is measured there; =0 keeps the shared-memory tiles in the
- * emulation too. */
+ * ATTNVK_VK_DECODE_DIRECT=1: correct on the H100 but slower than the register decode body (B=8
+ * H=32/8 D=128 64k, bench/results/decode-2026-12-05-s26: q8_0 1.021 ms against 0.737, q4_0 0.965
+ * against 0.677, fp8 0.951 against 0.731); =0 keeps the shared-memory tiles in the emulation too. */
 static uint32_t decode_direct_kv(const vk_caps *c, const attnvk_problem *p, const vk_config *cfg)
 {
     const char *env = getenv("ATTNVK_VK_DECODE_DIRECT");
