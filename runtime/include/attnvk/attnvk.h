@@ -383,7 +383,9 @@ attnvk_status attnvk_kernel_prepare(attnvk_device *dev, const attnvk_problem *p,
                                     attnvk_kernel **out, attnvk_kernel_info *info);
 /* Runs once and waits; *device_ms is the kernel time from device timestamps.
  * lse may be NULL (unless write_lse was set). q_begin/q_count select a range of
- * query rows (0, 0 = all); rows outside it are left untouched. */
+ * query rows (0, 0 = all); rows outside it are left untouched. A dilated problem
+ * on Vulkan and OpenCL runs all rows at once (its strided views): a range other
+ * than all of them is INVALID_ARGUMENT there. */
 attnvk_status attnvk_kernel_run(attnvk_kernel *k, attnvk_buffer *q, attnvk_buffer *kbuf,
                                 attnvk_buffer *v, attnvk_buffer *o, attnvk_buffer *lse,
                                 int q_begin, int q_count, double *device_ms);
