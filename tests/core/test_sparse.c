@@ -165,6 +165,27 @@ static void view_cover(const avk_sparse_case *c)
     }
 }
 
+/* 2c: a dilated kernel whose strided views take every row at once refuses a range of rows with one line */
+static void view_row_range(attnvk_device *dev, const avk_sparse_case *c)
+{
+    const attnvk_problem *p = &c->p;
+    attnvk_kernel *k = NULL;
+    attnvk_buffer *q = NULL, *kv = NULL, *o = NULL;
+    const size_t es = attnvk_dtype_size(p->dtype);
+    attnvk_status s = attnvk_kernel_prepare(dev, p, NULL, &k, NULL);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, attnvk_q_elements(p) * es, &q);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, attnvk_kv_bytes(p), &kv);
+    if (s == ATTNVK_OK) s = attnvk_buffer_create(dev, attnvk_o_elements(p) * es, &o);
+    if (s == ATTNVK_OK) s = attnvk_kernel_run(k, q, kv, kv, o, NULL, 1, p->seq_q - 1, NULL);
+    const char *msg = attnvk_last_error();
+    const int ok = s == ATTNVK_ERROR_INVALID_ARGUMENT && strstr(msg, "all") && !strchr(msg, '\n');
+    printf("%s %s refuses a dilated run of rows 1..%d: %s\n", ok ? "ok  " : "FAIL",
+           attnvk_api_name(attnvk_device_info_of(dev)->api), p->seq_q - 1, msg);
+    tally(ok);
+    attnvk_buffer_destroy(q), attnvk_buffer_destroy(kv), attnvk_buffer_destroy(o);
+    attnvk_kernel_destroy(k);
+}
+
 /* 3: bad shapes */
 static void refusals(void)
 {
@@ -232,6 +253,12 @@ int main(void)
             const attnvk_kernel_options split3 = {.split_kv = 3};
             for (int i = 0; i < n; ++i)
                 if (typed[i].p.dilated_groups) device_case(dev, &typed[i], &split3, seed + 101 * (uint64_t)i + 5);
+            if (!dt && (apis[a] == ATTNVK_API_VULKAN || apis[a] == ATTNVK_API_OPENCL))
+                for (int i = 0; i < n; ++i)
+                    if (typed[i].p.dilated_groups) {
+                        view_row_range(dev, &typed[i]);
+                        break;
+                    }
             /* the tensor-core bodies that skip hidden tiles (OpenCL's mma-f16, Vulkan's register-softmax
              * matrix bodies): their emulations run the same code on any device, Vulkan's where the
              * device has no matrices of its own (with them, the default variant above is that body) */
