@@ -171,23 +171,36 @@ static void score_mods(const flash_ctx *c, const row_info *r, float *restrict s,
     for (int j = a; j < e; ++j) s[j] *= LOG2E;
 }
 
+/* Row r of an item of `rows` rows, reset; NULL for a padding row to the micro-tile (its Q zeroed: it sees nothing) */
+static row_info *reset_row(const flash_ctx *c, scratch *w, int r, int rows)
+{
+    row_info *ri = &w->rows[r];
+    memset(ri, 0, sizeof *ri);
+    ri->m = -INFINITY;
+    if (r < rows) return ri;
+    memset(w->q + (size_t)r * c->D, 0, sizeof(float) * (size_t)c->D);
+    return NULL;
+}
+
+/* Q's row (b, ri->h, ri->i) as f32, scaled, into the item's row r */
+static void load_q(const flash_ctx *c, scratch *w, int r, int b, const row_info *ri)
+{
+    float *q = w->q + (size_t)r * c->D;
+    unpack_row(c->p->dtype, (const char *)c->job->q + avk_q_offset(c->p, b, ri->h, ri->i) * c->q_es, q, c->D);
+    for (int d = 0; d < c->D; ++d) q[d] *= c->qscale;
+}
+
 /* Rows of item: queries [i0, i0 + nq) x the G heads of g; returns the key range [*kl, *kh) any row sees */
 static int setup_rows(const flash_ctx *c, scratch *w, int b, int g, int i0, int nq, int *kl, int *kh)
 {
     const attnvk_problem *p = c->p;
     const avk_cpu_job *job = c->job;
-    const int D = c->D, R = nq * c->G, R4 = (int)round_up((size_t)R, AVK_SIMD_ROWS);
+    const int R = nq * c->G, R4 = (int)round_up((size_t)R, AVK_SIMD_ROWS);
     const int len = job->seq_lens && avk_problem_has_seq_lens(p) ? avk_seq_len(p, job->seq_lens, b) : p->seq_kv;
     *kl = INT_MAX, *kh = 0;
     for (int r = 0; r < R4; ++r) {
-        row_info *ri = &w->rows[r];
-        float *q = w->q + (size_t)r * D;
-        memset(ri, 0, sizeof *ri);
-        ri->m = -INFINITY;
-        if (r >= R) { /* padding to the micro-tile: sees nothing */
-            memset(q, 0, sizeof(float) * (size_t)D);
-            continue;
-        }
+        row_info *ri = reset_row(c, w, r, R);
+        if (!ri) continue;
         ri->i = i0 + r / c->G;
         ri->h = g * c->G + r % c->G;
         avk_visible_range(p, ri->i, len, &ri->lo, &ri->hi);
@@ -200,8 +213,7 @@ static int setup_rows(const flash_ctx *c, scratch *w, int b, int g, int i0, int 
             const size_t mb = p->mask_batch > 1 ? (size_t)b : 0, mh = p->mask_heads > 1 ? (size_t)ri->h : 0;
             ri->mask_off = ((mb * p->mask_heads + mh) * p->seq_q + ri->i) * (size_t)p->seq_kv;
         }
-        unpack_row(p->dtype, (const char *)job->q + avk_q_offset(p, b, ri->h, ri->i) * c->q_es, q, D);
-        for (int d = 0; d < D; ++d) q[d] *= c->qscale;
+        load_q(c, w, r, b, ri);
         if (ri->lo < ri->hi) {
             if (ri->lo < *kl) *kl = ri->lo;
             if (ri->hi > *kh) *kh = ri->hi;
@@ -349,7 +361,7 @@ static void zero_row(const flash_ctx *c, int b, int h, int i)
 static void view_item(const flash_ctx *c, scratch *w, size_t item)
 {
     const attnvk_problem *p = c->p;
-    const int n = p->seq_q, D = c->D;
+    const int n = p->seq_q;
     int h = 0;
     size_t per = view_items_per_head(c, avk_dilation_of(p, 0));
     int b = (int)(item / c->items_per_b);
@@ -368,19 +380,12 @@ static void view_item(const flash_ctx *c, scratch *w, size_t item)
     const int R4 = (int)round_up((size_t)nq, AVK_SIMD_ROWS);
     int kh = 0;
     for (int r = 0; r < R4; ++r) {
-        row_info *ri = &w->rows[r];
-        float *q = w->q + (size_t)r * D;
-        memset(ri, 0, sizeof *ri);
-        ri->m = -INFINITY;
-        if (r >= nq) { /* padding to the micro-tile: sees nothing */
-            memset(q, 0, sizeof(float) * (size_t)D);
-            continue;
-        }
+        row_info *ri = reset_row(c, w, r, nq);
+        if (!ri) continue;
         const int t = t_begin + r;
         ri->h = h, ri->i = base + step * t; /* the problem's row: where O and LSE go */
         ri->lo = 0, ri->hi = p->causal ? t + 1 : rows; /* view keys: the class's, causal on view indices */
-        unpack_row(p->dtype, (const char *)c->job->q + avk_q_offset(p, b, h, ri->i) * c->q_es, q, D);
-        for (int d2 = 0; d2 < D; ++d2) q[d2] *= c->qscale;
+        load_q(c, w, r, b, ri);
         if (ri->hi > kh) kh = ri->hi;
     }
     attend_rows(c, w, b, g, R4, 0, kh, base, step);
