@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 26, the same measurements as s26.sh, most valuable first (device machines came rarely):
+# Session 26 (device machines came rarely, so the most valuable first):
 # the Vulkan direct K/V operands at 64k (#12), Vulkan's dilated views on the medium range (#20),
 # attnvk check on Vulkan with both, CUDA's paged decode by page and row size, then the rest of s25.
 #     bash tools/h100/s26b.sh   (carry .gpu and build-h100)
