@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Session 26 (device machines came rarely, so the most valuable first):
 # the Vulkan direct K/V operands at 64k (#12), Vulkan's dilated views on the medium range (#20),
-# attnvk check on Vulkan with both, CUDA's paged decode by page and row size, then the rest of s25.
+# attnvk check on Vulkan with both, CUDA's paged decode by page and row size, then fp8, paged 16
+# and D=256 through the direct operands; OpenCL's dilated views last.
 #     bash tools/h100/s26b.sh   (carry .gpu and build-h100)
 set -u
 out=${OUT:-/tmp/s26b-out}
