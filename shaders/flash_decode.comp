@@ -17,6 +17,19 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_vote : require
+#ifdef AVK_DECODE_HALF_QK
+// Q.K in f16 pairs (a quantized cache under f16 compute, where the device has
+// f16 arithmetic; vk_decode_config.c): K's codes go straight into f16 (exact),
+// each row's Q is scaled by a power of two to |q| <= 1 so no partial sum can
+// overflow, and f16 sums of 8 products at a time are added in f32. Half the
+// multiplies and code conversions of the f32 form, and half Q's registers.
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define AVK_KV_F16_MATH
+#define QK_VEC f16vec4
+#else
+#define QK_VEC vec4
+#endif
 
 #include "flash_common.glsl"
 #include "flash_storage.glsl"
@@ -30,6 +43,7 @@ layout(constant_id = 5) const uint KEY_LANES = 16;    // lanes per key (a power 
 layout(constant_id = 6) const uint KEYS_PER_STEP = 4; // keys per lane group per step (1..4)
 layout(constant_id = 7) const uint RUNS = 1;          // quantized slices of <= 16 values load as runs
 layout(constant_id = 8) const uint PAGE_SLOTS = 0;    // paged K/V: block-table entries staged per workgroup
+layout(constant_id = 9) const uint SPREAD = 0;        // 1: a lane group's softmax spread over its lanes (below)
 
 const uint WG = gl_WorkGroupSize.x;
 const uint DV = AVK_DV;            // V and O head dim (multiple of 4 * KEY_LANES)
@@ -40,6 +54,21 @@ const uint SLICE_V = DV / KEY_LANES; // values of a V or O row per lane
 const uint NVV = SLICE_V / 4;
 const uint NVM = NV > NVV ? NV : NVV; // K and V slices share the staging arrays' size
 const uint U = KEYS_PER_STEP;
+
+// SPREAD: a step's BR x U scores (index r * U + u) are summed over the lane
+// group by a reduce-scatter (each lane keeps NSO of them, fully summed: half
+// the values cross each shuffle, not all of them), each lane takes exp2 of its
+// own NSO, and an all-gather hands every lane the step's probabilities. A row
+// rescales (alpha, O *= alpha) only in a step where one of its scores passes its
+// running max; such a step (any lane of the subgroup: a uniform branch) gathers
+// the scores instead and runs the row update as without SPREAD. Where the rows
+// are issue-bound (quantized caches: H100, session 22) this takes the
+// exp2s, most shuffles and O's rescale off each key. NS a power of two <= SP_MAX
+// (the host's check, vk_decode_config.c).
+const uint SP_MAX = 32u;
+const uint NS = BR * U;
+const uint DUP = KEY_LANES > NS ? KEY_LANES / NS : 1u; // lanes holding the same value after the scatter
+const uint NSO = NS > KEY_LANES ? NS / KEY_LANES : 1u; // values a lane keeps
 
 layout(binding = 0) readonly buffer QB { ELEM4 q_data[]; };
 #if AVK_KV_FORMAT == AVK_KV_DTYPE
@@ -208,6 +237,134 @@ float run_decode(bool values, uint words[RUN_WORDS], uint scale_word, uint code_
 uint words_dim(uint part, uint s) { return part * 16u + s; } // (WORDS is false: never called)
 #endif
 
+#ifdef AVK_DECODE_HALF_QK
+// Codes d0 .. d0+3 of word c as f16, unscaled (fp8: value / 256).
+f16vec4 codes4_h(uint c, uint d0)
+{
+    uvec2 h = avk_kv_codes4_f16(c, d0, f16vec2(1.0));
+    return f16vec4(unpackFloat2x16(h.x), unpackFloat2x16(h.y));
+}
+
+// words_decode's codes as f16.
+float words_decode_h(uvec4 wd, uint extra, uint part, float fp8_scale, out f16vec4 x[NVM])
+{
+#if AVK_KV_FORMAT == AVK_KV_FP8
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) x[k] = codes4_h(wd[k], 0u);
+    return fp8_scale;
+#else
+    float s = words_scale(wd, extra, part);
+    if (part % 4u == 0u) wd.x = (wd.x & 0xffff0000u) | (extra & 0xffffu); // A's last codes where its scale was
+#if AVK_KV_FORMAT == AVK_KV_Q8_0
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) x[k] = codes4_h(wd[k], 0u);
+#else
+    [[unroll]] for (uint k = 0u; k < 2u; ++k) {
+        x[k] = codes4_h(wd[k], 0u);
+        x[k + 2u] = codes4_h(wd[k], 16u);
+    }
+#endif
+    return s;
+#endif
+}
+
+// run_decode's codes as f16.
+float run_decode_h(bool values, uint words[RUN_WORDS], uint scale_word, uint code_byte, uint e0, uint g, out f16vec4 x[NVM])
+{
+    uint sh = (code_byte & 3u) * 8u;
+    [[unroll]] for (uint k = 0u; k < NV; ++k) {
+        uint c = sh == 0u ? words[k] : (words[k] >> sh) | (words[k + 1u] << (32u - sh));
+        x[k] = codes4_h(c, e0 + 4u * k);
+    }
+    return avk_kv_run_scale(values, scale_word, code_byte, g);
+}
+#endif
+
+// A row's partial scores over this lane's slice for the step's U keys (K
+// unscaled where the cache is quantized: the caller applies ks).
+vec4 lane_scores(QK_VEC qr[NV], QK_VEC kx[4][NVM])
+{
+    vec4 s4 = vec4(0.0);
+#ifdef AVK_DECODE_HALF_QK
+    [[unroll]] for (uint u = 0u; u < U; ++u) {
+        f16vec2 a = f16vec2(0.0);
+        [[unroll]] for (uint k = 0u; k < NV; ++k) {
+            a = fma(qr[k].xy, kx[u][k].xy, a);
+            a = fma(qr[k].zw, kx[u][k].zw, a);
+            if (k % 2u == 1u || k + 1u == NV) { // 8 products a chain: f32 from there on
+                s4[u] += float(a.x) + float(a.y);
+                a = f16vec2(0.0);
+            }
+        }
+    }
+#else
+    [[unroll]] for (uint k = 0u; k < NV; ++k) {
+        s4.x += dot(qr[k], kx[0][k]);
+        if (U > 1u) s4.y += dot(qr[k], kx[1][k]);
+        if (U > 2u) s4.z += dot(qr[k], kx[2][k]);
+        if (U > 3u) s4.w += dot(qr[k], kx[3][k]);
+    }
+#endif
+    return s4;
+}
+
+// SPREAD: v[0 .. NS) summed over the lane group; this lane keeps its NSO
+// sums (values own0 ..) in v[0 .. NSO). Level x halves what a lane holds until
+// one value is left, then sums the copies.
+void spread_scatter(inout float v[SP_MAX], uint lane)
+{
+    [[unroll]] for (uint x = KEY_LANES >> 1u; x > 0u; x >>= 1u) {
+        uint n = NS * 2u * x / KEY_LANES; // values held before this level
+        bool upper = (lane & x) != 0u;
+        if (n >= 2u) {
+            uint h = n / 2u;
+            [[unroll]] for (uint i = 0u; i < h; ++i) {
+                float give = upper ? v[i] : v[i + h], keep = upper ? v[i + h] : v[i];
+                v[i] = keep + subgroupShuffleXor(give, x);
+            }
+        } else {
+            v[0] += subgroupShuffleXor(v[0], x);
+        }
+    }
+}
+
+// The inverse: each lane's NSO values in, all NS out in index order.
+void spread_gather(inout float v[SP_MAX], uint lane)
+{
+    [[unroll]] for (uint x = DUP; x < KEY_LANES; x <<= 1u) {
+        uint n = NS * x / KEY_LANES; // values held before this level
+        bool upper = (lane & x) != 0u;
+        [[unroll]] for (uint i = 0u; i < n; ++i) {
+            float got = subgroupShuffleXor(v[i], x);
+            v[i + n] = upper ? v[i] : got;
+            v[i] = upper ? got : v[i];
+        }
+    }
+}
+
+// Packed row r's score s for key j (base 2), its features applied; -inf where
+// the row does not see j (past the range, its causal end kend, a window).
+float decode_score(Work w, uint r, uint j, uint key_hi, uint kend, float s)
+{
+    bool vis = j < key_hi && j < kend;
+    uvec2 hi = uvec2(0u);
+    if ((avk_flags() & AVK_FLAG_WINDOW) != 0u || avk_score_mods()) {
+        hi = avk_q_row(w, min(w.r0 + r, w.rows - 1u));
+        vis = vis && j >= avk_key_begin(w.len, hi.y);
+    }
+    if (avk_softcap() > 0.0) s = avk_softcap_log2(s);
+    if ((avk_flags() & AVK_FLAG_ALIBI) != 0u)
+        s += alibi_slopes[hi.x] * LOG2E * float(int(j) - avk_row_pos(w.len, hi.y));
+    if ((avk_flags() & AVK_FLAG_MASK) != 0u) { // an invisible key reads the mask at the last key
+        uint mi = avk_mask_row(w.b, hi.x, hi.y) + min(j, key_hi - 1u);
+        s += ((avk_flags() & AVK_FLAG_MASK_F16) != 0u ? avk_mask_f16(mi) : avk_mask_f32(mi)) * LOG2E;
+    }
+    return vis ? s : NEG_INF;
+}
+
+// SPREAD: a row's running max is a reference SPREAD_HEADROOM above the largest
+// score seen, so a step rescales only when a score passes it (probabilities
+// stay <= 1); the (max, sum, O) merges and the split partials take any reference.
+const float SPREAD_HEADROOM = 8.0;
+
 void main()
 {
     Work w = flash_work(BR, BC);
@@ -218,7 +375,9 @@ void main()
     uint n_groups = nsg * groups_per_sg;
     uint e0 = part * SLICE, e0v = part * SLICE_V; // the lane's first K and V values
 
-    vec4 q[BR][NV], o[BR][NVV];
+    QK_VEC q[BR][NV];
+    vec4 o[BR][NVV];
+    float q_unit[BR]; // HALF_QK: what a unit of row r's f16 Q is worth (a power of two), else 1
     float m[BR], l[BR];
     uint kend[BR];
     bool mods = avk_score_mods(), window = (avk_flags() & AVK_FLAG_WINDOW) != 0u;
@@ -229,19 +388,47 @@ void main()
         kend[r] = valid ? avk_key_end(w.len, hi.y) : 0u;
         uint qbase = avk_q_offset(w.b, hi) / 4u + e0 / 4u;
         // the scale folded into Q: scores come out in base-2 units
+        vec4 qf[NV];
         if (WORDS) { // the lane's values of D in its slots' order (words_dim)
             uint qoff = avk_q_offset(w.b, hi);
             [[unroll]] for (uint k = 0u; k < NV; ++k)
                 [[unroll]] for (uint c = 0u; c < 4u; ++c) {
                     uint d = qoff + words_dim(part, 4u * k + c);
-                    q[r][k][c] = valid ? elem_to_vec4(q_data[d / 4u])[d % 4u] * avk_score_pre() : 0.0;
+                    qf[k][c] = valid ? elem_to_vec4(q_data[d / 4u])[d % 4u] * avk_score_pre() : 0.0;
                 }
         } else {
-            [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = valid ? elem_to_vec4(q_data[qbase + k]) * avk_score_pre() : vec4(0.0);
+            [[unroll]] for (uint k = 0u; k < NV; ++k) qf[k] = valid ? elem_to_vec4(q_data[qbase + k]) * avk_score_pre() : vec4(0.0);
         }
+#ifdef AVK_DECODE_HALF_QK
+        float top = 0.0; // the row's largest |q| over the lane group
+        [[unroll]] for (uint k = 0u; k < NV; ++k) {
+            vec4 a = abs(qf[k]);
+            top = max(top, max(max(a.x, a.y), max(a.z, a.w)));
+        }
+        [[unroll]] for (uint x = 1u; x < KEY_LANES; x <<= 1u) top = max(top, subgroupShuffleXor(top, x));
+        int ex = 0;
+        if (top > 0.0) frexp(top, ex); // top = f * 2^ex, f in [0.5, 1)
+        q_unit[r] = ldexp(1.0, ex);
+        [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = f16vec4(qf[k] * ldexp(1.0, -ex));
+#else
+        q_unit[r] = 1.0;
+        [[unroll]] for (uint k = 0u; k < NV; ++k) q[r][k] = qf[k];
+#endif
         [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] = vec4(0.0);
         m[r] = NEG_INF;
         l[r] = 0.0;
+    }
+
+    // SPREAD: this lane's scores (index own0 + i, row (own0 + i) / U) and their
+    // rows' causal ends and running maxima (m[] by row, kept alike)
+    uint own0 = (part / DUP) * NSO;
+    uint own_kend[SP_MAX];
+    float own_m[SP_MAX];
+    [[unroll]] for (uint i = 0u; i < NSO; ++i) {
+        uint r = (own0 + i) / U;
+        own_kend[i] = 0u;
+        [[unroll]] for (uint rr = 0u; rr < BR; ++rr) own_kend[i] = rr == r ? kend[rr] : own_kend[i];
+        own_m[i] = NEG_INF;
     }
 
     // group `group` takes keys [j0, j0 + U) of every n_groups * U; the lane
@@ -302,11 +489,26 @@ void main()
     for (uint t = 0u; t < trips; ++t) {
         uint base = first + t * stride;
         vec4 kk[4][NVM], vv[4][NVM];
+#ifdef AVK_DECODE_HALF_QK
+        f16vec4 kq[4][NVM]; // K as Q.K takes it: HALF_QK's f16 codes
+#define KQ kq
+#else
+#define KQ kk
+#endif
         bool key_ok[4];
         float ks[4] = float[4](1.0, 1.0, 1.0, 1.0), vs[4] = float[4](1.0, 1.0, 1.0, 1.0); // run scales
         [[unroll]] for (uint u = 0u; u < U; ++u) {
             key_ok[u] = next_ok[u];
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
+#ifdef AVK_DECODE_HALF_QK
+            if (WORDS) {
+                ks[u] = words_decode_h(xk[u], ek[u], part, fp8_ks, kq[u]);
+                vs[u] = words_decode(xv[u], ev[u], part, fp8_vs, vv[u]);
+            } else if (RUN) {
+                ks[u] = run_decode_h(false, wk[u], sk[u], bk[u], e0, w.g, kq[u]);
+                vs[u] = run_decode(true, wv[u], sv[u], bv[u], e0v, w.g, vv[u]);
+            } else
+#else
             if (WORDS) {
                 ks[u] = words_decode(xk[u], ek[u], part, fp8_ks, kk[u]);
                 vs[u] = words_decode(xv[u], ev[u], part, fp8_vs, vv[u]);
@@ -315,10 +517,15 @@ void main()
                 vs[u] = run_decode(true, wv[u], sv[u], bv[u], e0v, w.g, vv[u]);
             } else
 #endif
+#endif
             {
                 raw_decode(false, rk[u], w.g, kk[u]);
                 raw_decode(true, rv[u], w.g, vv[u]);
+#ifdef AVK_DECODE_HALF_QK
+                [[unroll]] for (uint k = 0u; k < NV; ++k) kq[u][k] = f16vec4(kk[u][k]); // (the host picks WORDS or RUN)
+#endif
             }
+
             if (!key_ok[u]) { // V of a key past the range must not reach O, whatever the row holds
                 [[unroll]] for (uint k = 0u; k < NVV; ++k) vv[u][k] = vec4(0.0);
                 vs[u] = 0.0;
@@ -346,15 +553,59 @@ void main()
                 ahead_row[u] = j < key_hi ? decode_kv_row(w, j, staged, page0) : 0u;
             }
         }
-        [[unroll]] for (uint r = 0u; r < BR; ++r) {
-            vec4 s4 = vec4(0.0);
-            [[unroll]] for (uint k = 0u; k < NV; ++k) {
-                s4.x += dot(q[r][k], kk[0][k]);
-                if (U > 1u) s4.y += dot(q[r][k], kk[1][k]);
-                if (U > 2u) s4.z += dot(q[r][k], kk[2][k]);
-                if (U > 3u) s4.w += dot(q[r][k], kk[3][k]);
+        if (SPREAD != 0u) {
+            float sc[SP_MAX];
+            [[unroll]] for (uint r = 0u; r < BR; ++r) {
+                vec4 s4 = lane_scores(q[r], KQ) * (vec4(ks[0], ks[1], ks[2], ks[3]) * q_unit[r]);
+                [[unroll]] for (uint u = 0u; u < U; ++u) sc[r * U + u] = s4[u];
             }
-            s4 *= vec4(ks[0], ks[1], ks[2], ks[3]); // each lane's own block scale, before the lanes add up
+            spread_scatter(sc, lane);
+            bool grows = false;
+            [[unroll]] for (uint i = 0u; i < NSO; ++i) {
+                uint v = own0 + i;
+                sc[i] = decode_score(w, v / U, base + (v % U) * groups_per_sg, key_hi, own_kend[i], sc[i]);
+                grows = grows || sc[i] > own_m[i];
+            }
+            bool rescale = subgroupAny(grows); // uniform: every lane gathers the same kind of value
+            if (!rescale) {
+                [[unroll]] for (uint i = 0u; i < NSO; ++i) sc[i] = sc[i] == NEG_INF ? 0.0 : exp2(sc[i] - own_m[i]);
+            }
+            spread_gather(sc, lane);
+            [[unroll]] for (uint r = 0u; r < BR; ++r) {
+                vec4 p4 = vec4(0.0);
+                [[unroll]] for (uint u = 0u; u < U; ++u) p4[u] = sc[r * U + u];
+                if (rescale) { // sc holds scores: the row update as without SPREAD, the max with headroom
+                    vec4 s4 = vec4(NEG_INF);
+                    [[unroll]] for (uint u = 0u; u < U; ++u) s4[u] = sc[r * U + u];
+                    float top = max(max(s4.x, s4.y), max(s4.z, s4.w));
+                    float m_new = top > m[r] ? top + SPREAD_HEADROOM : m[r];
+                    bool none = m_new == NEG_INF;
+                    float alpha = none ? 1.0 : exp2(m[r] - m_new);
+                    p4 = none ? vec4(0.0) : exp2(s4 - m_new);
+                    l[r] *= alpha;
+                    [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] *= alpha;
+                    m[r] = m_new;
+                }
+                l[r] += (p4.x + p4.y) + (p4.z + p4.w);
+                vec4 pv = p4 * vec4(vs[0], vs[1], vs[2], vs[3]);
+                [[unroll]] for (uint k = 0u; k < NVV; ++k) {
+                    vec4 acc = o[r][k] + pv.x * vv[0][k];
+                    if (U > 1u) acc += pv.y * vv[1][k];
+                    if (U > 2u) acc += pv.z * vv[2][k];
+                    if (U > 3u) acc += pv.w * vv[3][k];
+                    o[r][k] = acc;
+                }
+            }
+            if (rescale) {
+                [[unroll]] for (uint i = 0u; i < NSO; ++i) {
+                    uint r = (own0 + i) / U;
+                    [[unroll]] for (uint rr = 0u; rr < BR; ++rr) own_m[i] = rr == r ? m[rr] : own_m[i];
+                }
+            }
+        } else
+        [[unroll]] for (uint r = 0u; r < BR; ++r) {
+            // each lane's own block scale, before the lanes add up
+            vec4 s4 = lane_scores(q[r], KQ) * (vec4(ks[0], ks[1], ks[2], ks[3]) * q_unit[r]);
             [[unroll]] for (uint x = 1u; x < KEY_LANES; x <<= 1u) s4 += subgroupShuffleXor(s4, x);
             bvec4 vis;
             // a window's first key and the score hook's inputs are looked up here, behind their

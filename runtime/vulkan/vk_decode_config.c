@@ -10,20 +10,25 @@
 #include <string.h>
 
 
-/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R,slice=S,pages=P overrides the decode
+/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R,slice=S,pages=P,spread=0,half=0 overrides the decode
  * body's lanes per key and keys per step (0 or absent: the table's, else automatic),
  * the values of a row per lane the lanes are chosen for (as the table's X_SLICE)
  * and how quantized K/V slices load: runs=2 (the default) as aligned words of the
  * row where the slice is 16 values (D a multiple of 64 for q8_0 and q4_0; fp8 as
  * one 16-byte load), else as runs; runs=1 as runs (a lane's 16 consecutive values,
  * realigned); runs=0 4 values at a time as before runs existed; pages=P stages at most P
- * block-table entries of a paged cache per workgroup (0: none; more keys read the table). */
-static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs, uint32_t *slice, uint32_t *pages)
+ * block-table entries of a paged cache per workgroup (0: none; more keys read the table);
+ * spread=0 keeps each lane group's softmax whole in every lane (no SPREAD); half=0 keeps Q.K in f32
+ * over a quantized cache under f16 compute (no AVK_DECODE_HALF_QK). */
+static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs, uint32_t *slice, uint32_t *pages, uint32_t *spread,
+                       uint32_t *half)
 {
     const char *v = getenv("ATTNVK_VK_DECODE");
     if (!v) return;
     const char *l = strstr(v, "lanes="), *k = strstr(v, "keys="), *r = strstr(v, "runs="), *s = strstr(v, "slice="),
-               *pg = strstr(v, "pages=");
+               *pg = strstr(v, "pages="), *sp = strstr(v, "spread="), *h = strstr(v, "half=");
+    if (sp) *spread = atoi(sp + 7) > 0;
+    if (h) *half = atoi(h + 5) > 0;
     if (pg && atoi(pg + 6) >= 0 && atoi(pg + 6) <= 4096) *pages = (uint32_t)atoi(pg + 6);
     if (l && atoi(l + 6) > 0) *lanes = (uint32_t)atoi(l + 6);
     if (k && atoi(k + 5) > 0) *keys = (uint32_t)atoi(k + 5);
@@ -62,8 +67,8 @@ const char *vk_finish_decode_config(const vk_caps *c, const attnvk_problem *p, v
      * words there: q8_0 0.745 -> 1.001 ms, q4_0 0.732 -> 0.849, fp8 0.789 -> 1.135; half the packed rows
      * per workgroup (--tile 2x64, K/V decoded twice, 168 registers): q8_0 0.750 -> 1.108, f16 0.785 ->
      * 0.852. The loads are not what limits this body on quantized caches: the dequantization is. */
-    uint32_t pages = 0;
-    decode_env(&lanes, &keys, &runs, &want_slice, &pages);
+    uint32_t pages = 0, spread = 1, half = 1;
+    decode_env(&lanes, &keys, &runs, &want_slice, &pages, &spread, &half);
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
     if (!lanes && want_slice && cfg->br * want_slice <= VK_DECODE_GROWN_REGS) {
         lanes = 1;
@@ -93,6 +98,8 @@ const char *vk_finish_decode_config(const vk_caps *c, const attnvk_problem *p, v
     }
     cfg->key_lanes = lanes;
     cfg->keys_per_step = keys;
+    /* SPREAD (flash_decode.comp): a step's rows x keys scores, a power of two the body's 32 slots hold */
+    cfg->spread = spread && pow2(cfg->br * keys) && cfg->br * keys <= 32;
     /* a run stays inside one 32-value block: slices of 4, 8 or 16 values (quantized caches have Dv = Dk; D=96's
      * slices of 12 straddled blocks and read the wrong scales before session 20);
      * aligned words (runs 2, shaders/flash_decode.comp's WORDS): slices of 16, q8_0 and q4_0 rows in
@@ -101,6 +108,8 @@ const char *vk_finish_decode_config(const vk_caps *c, const attnvk_problem *p, v
     int quant = p->kv_format != ATTNVK_KV_DTYPE && dk == dv;
     int words = quant && slice == 16 && (p->kv_format == ATTNVK_KV_FP8 || dk % 64 == 0);
     cfg->runs = !quant || !runs ? 0 : runs == 2 && words ? 2 : slice <= 16 && 32 % slice == 0 ? 1 : 0;
+    /* Q.K in f16 pairs: f16 compute (bf16 Q may not fit f16), K's codes through words or runs */
+    cfg->half_qk = half && quant && p->dtype == ATTNVK_F16 && c->shader_f16 && cfg->runs != 0;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
     /* a resident count the table names was measured: the plan fills it in whole waves, as a
      * partial last wave of this memory-bound body is pure tail (elsewhere: enough splits) */

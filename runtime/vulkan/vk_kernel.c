@@ -44,9 +44,14 @@ static spv_blob scalar_shader(attnvk_dtype dt, attnvk_kv_format kv, int shuffles
     return shuffles ? table[f][e] : no_shuffles[f][e];
 }
 
-/* The decode body per storage type and kv format. */
-static spv_blob decode_shader(attnvk_dtype dt, attnvk_kv_format kv)
+/* The decode body per storage type and kv format (half: f16 over a quantized cache, Q.K in f16 pairs). */
+static spv_blob decode_shader(attnvk_dtype dt, attnvk_kv_format kv, int half)
 {
+    if (half && dt == ATTNVK_F16 && kv != ATTNVK_KV_DTYPE) {
+        const spv_blob halves[3] = {SPV_BLOB(flash_decode_f16_q8_0_half), SPV_BLOB(flash_decode_f16_q4_0_half),
+                                    SPV_BLOB(flash_decode_f16_fp8_half)};
+        return halves[kv == ATTNVK_KV_Q4_0 ? 1 : kv == ATTNVK_KV_FP8 ? 2 : 0];
+    }
     const spv_blob table[4][3] = {
         {SPV_BLOB(flash_decode_f32), SPV_BLOB(flash_decode_f16), SPV_BLOB(flash_decode_bf16)},
         {SPV_BLOB(flash_decode_f32_q8_0), SPV_BLOB(flash_decode_f16_q8_0), SPV_BLOB(flash_decode_bf16_q8_0)},
@@ -88,7 +93,7 @@ static spv_blob main_shader(const vk_config *cfg, attnvk_dtype dt, attnvk_kv_for
         }
         return decode_mma_shader(1, kv);
     case VK_ALGO_DECODE_KHR_RS: return decode_mma_shader(cfg->emulated ? 1 : 2, kv); /* the test hook: the emulation */
-    case VK_ALGO_DECODE: return decode_shader(dt, kv);
+    case VK_ALGO_DECODE: return decode_shader(dt, kv, (int)cfg->half_qk);
     case VK_ALGO_F16:
         if (!shuffles) return (spv_blob){avk_spv_flash_f16_nosg, avk_spv_flash_f16_nosg_size, "flash_f16_nosg"};
         return (spv_blob){avk_spv_flash_f16, avk_spv_flash_f16_size, "flash_f16"};
@@ -224,9 +229,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                                  cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
             s = build(dev, body, spec, 10, &tail, cfg->required_subgroup, &k->main);
         } else if (cfg->algo == VK_ALGO_DECODE) {
-            uint32_t spec[9] = {cfg->br, cfg->bc, D, cfg->wg, cfg->wg / cfg->subgroup, cfg->key_lanes, cfg->keys_per_step,
-                                cfg->runs, cfg->page_slots};
-            s = build(dev, body, spec, 9, &tail, cfg->required_subgroup, &k->main);
+            uint32_t spec[10] = {cfg->br, cfg->bc, D, cfg->wg, cfg->wg / cfg->subgroup, cfg->key_lanes, cfg->keys_per_step,
+                                 cfg->runs, cfg->page_slots, cfg->spread};
+            s = build(dev, body, spec, 10, &tail, cfg->required_subgroup, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
             s = build(dev, body, spec, 6, &tail, 0, &k->main);
@@ -264,8 +269,8 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                  cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->emulated ? " matrices=emulated" : "", cfg->kv_stages,
                  cfg->s_chains, cfg->shared_bytes, k->args.split_keys, vk_pipeline_stats(dev, k->main));
     else if (cfg->algo == VK_ALGO_DECODE)
-        snprintf(info->params, sizeof info->params, "subgroup=%u key_lanes=%u keys_per_step=%u runs=%u pack=%u shared=%u split_len=%u%s",
-                 cfg->subgroup, cfg->key_lanes, cfg->keys_per_step, cfg->runs, k->args.pack, cfg->shared_bytes, k->args.split_keys,
+        snprintf(info->params, sizeof info->params, "subgroup=%u key_lanes=%u keys_per_step=%u runs=%u spread=%u half_qk=%u pack=%u shared=%u split_len=%u%s",
+                 cfg->subgroup, cfg->key_lanes, cfg->keys_per_step, cfg->runs, cfg->spread, cfg->half_qk, k->args.pack, cfg->shared_bytes, k->args.split_keys,
                  vk_pipeline_stats(dev, k->main));
     else
         snprintf(info->params, sizeof info->params, "subgroup=%u sg_reduce=%u pack=%u shared=%u split_len=%u%s",
