@@ -328,13 +328,15 @@ static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype
  * head; it refuses D=256: 64 values a lane); each case says which mode ran, and a case that
  * should take aligned words (by default q4_0 and fp8; with runs=2 q8_0 too) must say runs=2.
  * pages=3 (off by default; with runs=0, CI time): a paged cache's workgroups stage their block-table entries
- * where 3 hold their keys (split 3 of up to 100 keys) and read the table where they do not (one split). */
+ * where 3 hold their keys (split 3 of up to 100 keys) and read the table where they do not (one split).
+ * spread=0,half=0: each lane's whole softmax and Q.K in f32 (the defaults spread it, and f16 problems
+ * take Q.K in f16 pairs). */
 static void decode_quant_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
 {
     /* the defaults (aligned words for q4_0 and fp8, runs for q8_0; one key a step past 16
      * values a lane) run in the decode cases elsewhere */
     static const char *modes[] = {"runs=1", "runs=0,pages=3", "runs=2", "slice=16,runs=1", "slice=16,runs=2",
-                                  "slice=16,keys=4", "lanes=4"};
+                                  "slice=16,keys=4", "lanes=4", "spread=0,half=0"};
     avk_cache_case cc[32];
     int n = avk_test_cache_cases(vd->dtype, cc, 32);
     for (size_t m = 0; m < sizeof modes / sizeof *modes; ++m) {
