@@ -9,7 +9,7 @@ set -u
 out=${OUT:-/tmp/s27-out}
 source tools/h100/bench-lib.sh
 shape="--batch 8 --heads 32 --kv-heads 8 --head-dim 128 --dtype f16 --seq 1 --seq-kv 65536 --impl attnvk --api vulkan --min-time 0.3"
-for round in 1 2; do
+for round in ${ROUNDS:-1 2}; do
   for kv in q8_0 q4_0 f16 fp8; do
     arg=$([ $kv = f16 ] || echo "--kv-dtype $kv")
     ATTNVK_VK_DECODE=spread=0,half=0 bench r$round-$kv-base $shape $arg
