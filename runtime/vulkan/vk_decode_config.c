@@ -54,7 +54,7 @@ const char *vk_finish_decode_config(const vk_caps *c, const attnvk_problem *p, v
     uint32_t keys = e->extra[X_KEYS_PER_STEP] > 0 ? (uint32_t)e->extra[X_KEYS_PER_STEP] : 0;
     /* aligned words (runs 2) by default where they measured faster: H100 64k
      * (tools/h100/sweep-s14-vkq.txt) q4_0 0.838 -> 0.733 ms, fp8 0.784 -> 0.785;
-     * q8_0 0.746 -> 0.877 (255 registers), so q8_0 keeps runs */
+     * q8_0 0.746 -> 0.877 (255 registers), so q8_0 keeps runs unless Q.K is in f16 pairs (below) */
     uint32_t runs = p->kv_format == ATTNVK_KV_Q8_0 ? 1 : 2, want_slice = e->extra[X_SLICE] > 0 ? (uint32_t)e->extra[X_SLICE] : 0;
     /* pages=N stages a paged cache's block-table entries for the workgroup's keys once in shared
      * memory (each key's row a shared load, not a global load its K/V loads wait on; 512 cover a
@@ -67,7 +67,12 @@ const char *vk_finish_decode_config(const vk_caps *c, const attnvk_problem *p, v
      * words there: q8_0 0.745 -> 1.001 ms, q4_0 0.732 -> 0.849, fp8 0.789 -> 1.135; half the packed rows
      * per workgroup (--tile 2x64, K/V decoded twice, 168 registers): q8_0 0.750 -> 1.108, f16 0.785 ->
      * 0.852. The loads are not what limits this body on quantized caches: the dequantization is. */
-    uint32_t pages = 0, spread = 1, half = 1;
+    /* Q.K in f16 pairs (f16 compute over a quantized cache) for q8_0 and fp8: H100 64k (tools/h100/s27.sh,
+     * bench/results/decode-2026-12-06-s27), with the spread softmax: fp8 0.686 -> 0.672 ms, q8_0 as aligned
+     * words 0.680 (runs: 0.725 -> 0.866), q4_0 0.654 -> 0.667. Its registers let q8_0 take aligned words. */
+    uint32_t pages = 0, spread = 1, half = p->kv_format != ATTNVK_KV_Q4_0;
+    int half_ok = p->kv_format != ATTNVK_KV_DTYPE && p->dtype == ATTNVK_F16 && c->shader_f16;
+    if (half_ok && p->kv_format == ATTNVK_KV_Q8_0) runs = 2;
     decode_env(&lanes, &keys, &runs, &want_slice, &pages, &spread, &half);
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
     if (!lanes && want_slice && cfg->br * want_slice <= VK_DECODE_GROWN_REGS) {
@@ -109,7 +114,7 @@ const char *vk_finish_decode_config(const vk_caps *c, const attnvk_problem *p, v
     int words = quant && slice == 16 && (p->kv_format == ATTNVK_KV_FP8 || dk % 64 == 0);
     cfg->runs = !quant || !runs ? 0 : runs == 2 && words ? 2 : slice <= 16 && 32 % slice == 0 ? 1 : 0;
     /* Q.K in f16 pairs: f16 compute (bf16 Q may not fit f16), K's codes through words or runs */
-    cfg->half_qk = half && quant && p->dtype == ATTNVK_F16 && c->shader_f16 && cfg->runs != 0;
+    cfg->half_qk = half && half_ok && quant && cfg->runs != 0;
     cfg->resident = e->extra[X_RESIDENT] > 0 ? (uint32_t)e->extra[X_RESIDENT] : 1;
     /* a resident count the table names was measured: the plan fills it in whole waves, as a
      * partial last wave of this memory-bound body is pure tail (elsewhere: enough splits) */
