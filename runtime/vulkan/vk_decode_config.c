@@ -66,7 +66,8 @@ const char *vk_finish_decode_config(const vk_caps *c, const attnvk_problem *p, v
      * tiles of raw rows copied through shared memory in 8- and 16-byte pieces, the lanes reading their
      * words there: q8_0 0.745 -> 1.001 ms, q4_0 0.732 -> 0.849, fp8 0.789 -> 1.135; half the packed rows
      * per workgroup (--tile 2x64, K/V decoded twice, 168 registers): q8_0 0.750 -> 1.108, f16 0.785 ->
-     * 0.852. The loads are not what limits this body on quantized caches: the dequantization is. */
+     * 0.852. Nor is it the arithmetic alone (session 27, below: far fewer instructions a key gave 2.5-7.6%);
+     * bytes in flight at 255 registers are the suspect left. */
     /* Q.K in f16 pairs (f16 compute over a quantized cache) for q8_0 and fp8: H100 64k (tools/h100/s27.sh,
      * bench/results/decode-2026-12-06-s27), with the spread softmax: fp8 0.686 -> 0.672 ms, q8_0 as aligned
      * words 0.680 (runs: 0.725 -> 0.866), q4_0 0.654 -> 0.667. Its registers let q8_0 take aligned words. */
