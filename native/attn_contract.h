@@ -189,14 +189,24 @@ AVK_DEVICE float avk_fold_sink(const avk_attn_params &p, int h, float &m, float 
 #endif
 }
 
+/* A paged cache's page size, where the host compiled it in (AVK_PAGE_SIZE,
+ * the config's page size): a key's page and slot are then a shift and a mask
+ * (or a division by a constant), not a 32-bit division by a kernel argument
+ * for every key; Vulkan's decode specializes it alike (constant 11). */
+#ifndef AVK_PAGE_SIZE
+#define AVK_PAGE_SIZE 0
+#endif
+AVK_DEVICE int avk_page_size(const avk_attn_params &p) { return AVK_PAGE_SIZE > 0 ? AVK_PAGE_SIZE : (int)p.page_size; }
+
 /* the K/V row holding key j of (b, g): contiguous strides, or the block table
  * (indices clamped so bad table contents never fault) */
 AVK_DEVICE long long avk_kv_row(const avk_attn_params &p, int b, int g, int j)
 {
     if (p.page_size == 0) return (long long)b * p.kv_sb + (long long)g * p.kv_sh + (long long)j * p.kv_ss;
-    int page = ((const int *)p.block_table)[(long long)b * p.max_pages + j / (int)p.page_size];
+    const int ps = avk_page_size(p);
+    int page = ((const int *)p.block_table)[(long long)b * p.max_pages + j / ps];
     page = min(max(page, 0), (int)p.num_pages - 1);
-    return ((long long)page * p.page_size + j % (int)p.page_size) * p.kv_heads + g;
+    return ((long long)page * ps + j % ps) * p.kv_heads + g;
 }
 
 /* fp8: the per-kv-head scale of K (which 0) or V (1); 1 for other formats */

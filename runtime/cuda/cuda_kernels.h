@@ -37,8 +37,9 @@ typedef struct avk_cuda_config {
                          * (AVK_WN; 0: 2 above Dv 256, else 1) */
     int key_warps;      /* mma-decode: warps splitting a CTA's keys (0: other variants) */
     int kv_stages;      /* mma-decode: raw K/V stages in flight per warp */
-    int paged;          /* the problem's cache is paged: mma-decode builds with AVK_KV_PAGED (rows 8 bytes
-                         * off 16 go to 16-byte aligned slots, attn_decode.h's ALIGNED_ROWS) */
+    int paged;          /* the paged cache's page size (0: contiguous), compiled in as AVK_PAGE_SIZE;
+                         * mma-decode also builds with AVK_KV_PAGED (rows 8 bytes off 16 go to
+                         * 16-byte aligned slots, attn_decode.h's ALIGNED_ROWS) */
     int min_ctas;       /* CTAs per SM the register budget must allow (__launch_bounds__; 0: 1) */
     int resident;       /* CTAs per SM the split planner fills the device with (0: 1) */
     int whole_waves;    /* splits in whole waves of SMs x resident (avk_split_request) */

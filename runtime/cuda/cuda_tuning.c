@@ -483,7 +483,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     memset(cfg, 0, sizeof *cfg);
     const int contract = pack > 1 || p->page_size > 0 || p->ragged || p->kv_format != ATTNVK_KV_DTYPE;
     const int dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim;
-    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim, dv, p->kv_format, contract, p->page_size > 0, NULL};
+    usable_ctx u = {cc_major, smem_optin, p->dtype, p->head_dim, dv, p->kv_format, contract, (int)p->page_size, NULL};
     avk_tuning_query q = {info, p->dtype, p->head_dim, decode, usable, &u};
     int count;
     const avk_tuning *table = avk_cuda_tuning_table(&count);
@@ -494,7 +494,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     cfg->head_dim_v = dv;
     cfg->kv_format = p->kv_format;
     cfg->contract = contract;
-    cfg->paged = p->page_size > 0;
+    cfg->paged = (int)p->page_size;
     cfg->score_mod = (int)avk_score_mod_bits(p);
     cfg->pos_offset = (avk_problem_features(p) & ATTNVK_FEATURE_POSITION_OFFSET) != 0;
     /* a tuned file's entry or a tune candidate (core/tuning.h): exactly it, or why it cannot run */
@@ -663,6 +663,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_FORMAT=%d", (int)c->kv_format);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KEY_WARPS=%d", c->key_warps);
     if (c->key_warps && c->paged) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_PAGED=1");
+    if (c->paged > 0) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_PAGE_SIZE=%d", c->paged);
     if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=%d", c->score_mod);
     if (c->pos_offset) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_POS_OFFSET=1");
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);

@@ -155,12 +155,15 @@ static void test_lookup(void)
                   attnvk_kv_format_name(paged[i].kv), avk_cuda_config_smem(&c), want);
             char opt[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN];
             const char *ov[AVK_CUDA_MAX_OPTIONS];
-            int n = avk_cuda_build_options(&c, "sm_90a", opt, ov), flagged = 0;
-            for (int k = 0; k < n; ++k) flagged |= strcmp(ov[k], "-DAVK_KV_PAGED=1") == 0;
+            int n = avk_cuda_build_options(&c, "sm_90a", opt, ov), flagged = 0, sized = 0;
+            for (int k = 0; k < n; ++k) {
+                flagged |= strcmp(ov[k], "-DAVK_KV_PAGED=1") == 0;
+                sized |= strcmp(ov[k], "-DAVK_PAGE_SIZE=16") == 0;
+            }
             c.paged = 0;
             int m = avk_cuda_build_options(&c, "sm_90a", opt, ov), unflagged = 1;
-            for (int k = 0; k < m; ++k) unflagged &= strcmp(ov[k], "-DAVK_KV_PAGED=1") != 0;
-            CHECK(flagged && unflagged, "-DAVK_KV_PAGED=1 on paged mma-decode builds only");
+            for (int k = 0; k < m; ++k) unflagged &= strncmp(ov[k], "-DAVK_KV_PAGED", 14) != 0 && strncmp(ov[k], "-DAVK_PAGE_SIZE", 15) != 0;
+            CHECK(flagged && sized && unflagged, "-DAVK_KV_PAGED=1 -DAVK_PAGE_SIZE=16 on paged mma-decode builds only");
         }
         CHECK(pick_paged(128, ATTNVK_KV_Q8_0, NULL, &c) == ATTNVK_OK && avk_cuda_resident(&c, 233472) == 3,
               "paged q8_0 mma-decode: 3 CTAs an H100 SM, got %d", avk_cuda_resident(&c, 233472));
