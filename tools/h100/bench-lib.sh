@@ -5,7 +5,7 @@
 mkdir -p "$out/json"
 source .gpu/gpu-env.sh
 export ATTNVK_CACHE_DIR=/tmp/attnvk-cache
-avk=./build-h100/attnvk
+avk=${AVK:-./build-h100/attnvk} # AVK: another staged binary (carry its folder)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 summary() { python3 - "$1" <<'PY'
 import json, sys
