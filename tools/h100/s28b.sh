@@ -8,7 +8,7 @@
 #    production range on Vulkan and OpenCL with the views.
 # 3. #12: OpenCL's mma-decode on q4_0 at 64k (0.456 of f16, target 0.45) and paged q8_0: a few table knobs.
 # 4. attnvk check on CUDA (the page-size builds), if time is left.
-#     bash tools/h100/s28b.sh   (carry .gpu and build-h100; DEADLINE seconds, default 570)
+#     AVK=./build-h100b/attnvk bash tools/h100/s28b.sh   (carry .gpu and build-h100b; DEADLINE seconds, default 570)
 set -u
 out=${OUT:-/tmp/s28b-out}
 source tools/h100/bench-lib.sh
@@ -38,7 +38,6 @@ for round in 1 2; do
   done
 done
 echo "== #12 cuda paged done at $((SECONDS - start)) s"
-(cd "$out" && tar -czf json-12.tar.gz json && rm -rf json && mkdir -p json)
 echo "== #12 done at $((SECONDS - start)) s"
 [ "$(left)" -gt 150 ] && logged check-opencl 150 $avk check --api opencl --impl attnvk
 for api in vulkan opencl; do
@@ -59,5 +58,6 @@ for tune in "" stages=3 key_warps=4; do
 done
 }
 [ "$(left)" -gt 100 ] && logged check-cuda $(( $(left) - 10 )) $avk check --api cuda --impl attnvk
-(cd "$out" && tar -czf json-20.tar.gz json && rm -rf json)
 echo "== done at $((SECONDS - start)) s"
+# the device tool brings back at most 8 files: everything in one archive
+cd "$out" && tar -czf s28b.tar.gz --exclude=s28b.tar.gz . && find . -mindepth 1 ! -name s28b.tar.gz -delete
