@@ -91,7 +91,36 @@ struct avk_work {
     long long kv_row0;   /* contiguous caches: the K/V row of key 0 of (b, g) */
     long long kv_off;    /* its element offset in K (rows of Dk), */
     long long v_off;     /* and in V (rows of Dv) */
+    long long q_ss, kv_ss; /* rows between consecutive queries (keys): the problem's, or a dilated view's */
+    int view_base, view_step; /* a dilated view's row of index 0 and its rate (else 0, 1) */
 };
+
+/* Dilated problems as strided views (AVK_FLAG_DILATED_VIEW; kernel_flags.h), in
+ * builds with AVK_DILATED_VIEW (the host's: CUDA, not HIP's precompiled code objects),
+ * which take no per-element dilation test (no AVK_MOD_DILATED): grid x names
+ * (segment, residue class, row block) of the head's group, and the class's rows
+ * and keys are view indices 0..m-1 under plain top-left causal. Q, K, V, O, LSE and
+ * the split partials reach the problem's row base + i * rate through the CTA's
+ * q_ss / kv_ss and avk_lse_row, so the bodies' tile loops are unchanged. Vulkan's
+ * flash_dilated_view and OpenCL's avk_dilated_view alike; one head per CTA (pack 1). */
+#ifndef AVK_DILATED_VIEW
+#define AVK_DILATED_VIEW 0
+#endif
+AVK_DEVICE void avk_dilated_view(const avk_attn_params &p, avk_work &w, int br)
+{
+    const avk_dilation d = avk_dilation_of(p, w.h);
+    const int grp = w.h / ((int)p.heads / (int)p.pattern), n = (int)p.seq_q;
+    const int blocks = ((min(d.s, n) + d.r - 1) / d.r + br - 1) / br; /* row blocks of a class */
+    const int x = (int)blockIdx.x, seg = x / (d.r * blocks), cls = x / blocks % d.r;
+    const int seg0 = seg < (int)(((long long)n + d.s - 1) / d.s) ? seg * d.s : n; /* a smaller group's spare blocks */
+    const int seg_len = min(d.s, n - seg0), rows = seg_len > cls ? (seg_len - cls + d.r - 1) / d.r : 0;
+    w.view_base = seg0 + cls;
+    w.view_step = d.r;
+    w.r0 = x % blocks * br;
+    w.r_end = max(w.r0, min(w.r0 + br, rows));
+    /* the other classes are inactive rows (no keys: zeros, LSE -inf); a block past the class's rows reads nothing */
+    w.seq_len = cls == grp % d.r && w.r0 < rows ? rows : 0;
+}
 
 AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
 {
@@ -109,11 +138,16 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     }
     w.h = by * pack;
     w.g = w.h / (int)p.group;
-    /* causal: the longest rows first, so the short ones fill the tail */
-    int blk = avk_causal(p) ? (int)gridDim.x - 1 - bx : bx;
-    w.r0 = (int)p.q_begin * pack + blk * br;
-    w.r_end = min(w.r0 + br, (int)(p.q_begin + p.q_count) * pack);
-    w.seq_len = avk_seq_len(p, w.b);
+    w.view_base = 0, w.view_step = 1;
+    if (AVK_DILATED_VIEW && (p.flags & AVK_FLAG_DILATED_VIEW)) {
+        avk_dilated_view(p, w, br);
+    } else {
+        /* causal: the longest rows first, so the short ones fill the tail */
+        int blk = avk_causal(p) ? (int)gridDim.x - 1 - bx : bx;
+        w.r0 = (int)p.q_begin * pack + blk * br;
+        w.r_end = min(w.r0 + br, (int)(p.q_begin + p.q_count) * pack);
+        w.seq_len = avk_seq_len(p, w.b);
+    }
     w.kv_limit = (p.flags & AVK_FLAG_SKIP_LAST_TILE) ? (w.seq_len > 0 ? (w.seq_len - 1) / bc * bc : 0) : w.seq_len;
     w.kv_end = min(w.kv_limit, avk_key_end(p, w.seq_len, (w.r_end - 1) / pack));
     w.kv_begin = avk_key_begin(p, w.seq_len, w.r0 / pack);
@@ -134,22 +168,24 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
         w.t_begin = first;
         w.t_end = tiles;
     }
-    w.q_off = (long long)w.b * p.q_sb + (long long)w.h * p.q_sh;
-    w.kv_row0 = (long long)w.b * p.kv_sb + (long long)w.g * p.kv_sh;
+    w.q_ss = (long long)p.q_ss * w.view_step;
+    w.kv_ss = (long long)p.kv_ss * w.view_step;
+    w.q_off = (long long)w.b * p.q_sb + (long long)w.h * p.q_sh + (long long)w.view_base * p.q_ss;
+    w.kv_row0 = (long long)w.b * p.kv_sb + (long long)w.g * p.kv_sh + (long long)w.view_base * p.kv_ss;
     w.kv_off = w.kv_row0 * AVK_D;
     w.v_off = w.kv_row0 * AVK_DV;
     return w;
 }
 
 /* Element stride between keys of a contiguous K/V in the dtype format (the
- * bodies that run only such caches: tiled, sm90). */
-AVK_DEVICE long long avk_kv_es(const avk_attn_params &p) { return (long long)p.kv_ss * AVK_D; }
-AVK_DEVICE long long avk_v_es(const avk_attn_params &p) { return (long long)p.kv_ss * AVK_DV; }
+ * bodies that run only such caches: tiled, sm90), through a dilated view. */
+AVK_DEVICE long long avk_kv_es(const avk_work &w) { return w.kv_ss * AVK_D; }
+AVK_DEVICE long long avk_v_es(const avk_work &w) { return w.kv_ss * AVK_DV; }
 
 /* Element offset of packed row R in Q. */
 AVK_DEVICE long long avk_q_row(const avk_attn_params &p, const avk_work &w, int R)
 {
-    return w.q_off + (long long)(R % (int)p.pack) * p.q_sh + (long long)(R / (int)p.pack) * p.q_ss;
+    return w.q_off + (long long)(R % (int)p.pack) * p.q_sh + (long long)(R / (int)p.pack) * w.q_ss;
 }
 
 /* O's element offset of the row whose Q row starts at element q: Q's strides
@@ -189,10 +225,10 @@ AVK_DEVICE int avk_row_key_begin(const avk_attn_params &p, const avk_work &w, in
 /* the contract's score hook in native form, and the per-tile visibility tests */
 #include "attn_scores.h"
 
-/* Index of packed row R in LSE and the split partials ([b][h][Nq] rows). */
+/* Index of packed row R in LSE and the split partials ([b][h][Nq] rows; a view's row is its problem row). */
 AVK_DEVICE long long avk_lse_row(const avk_attn_params &p, const avk_work &w, int R)
 {
-    return ((long long)w.b * p.heads + w.h + R % (int)p.pack) * p.seq_q + R / (int)p.pack;
+    return ((long long)w.b * p.heads + w.h + R % (int)p.pack) * p.seq_q + w.view_base + (R / (int)p.pack) * w.view_step;
 }
 
 /* Writes the finished row R: o_norm values d0, d0+1 (already divided by l). */
@@ -352,8 +388,8 @@ template <int ROWS, int D_, int NT_, bool SW128, int DP_ = D_>
 AVK_DEVICE void avk_load_q_tile(avk_u32 smem, const avk_attn_params &p, const avk_work &w)
 {
     if (p.pack == 1) {
-        avk_load_tile<ROWS, D_, NT_, SW128, DP_>(smem, (const avk_elem *)p.q + w.q_off + (long long)w.r0 * p.q_ss,
-                                                 p.q_ss, w.r_end - w.r0);
+        avk_load_tile<ROWS, D_, NT_, SW128, DP_>(smem, (const avk_elem *)p.q + w.q_off + (long long)w.r0 * w.q_ss,
+                                                 w.q_ss, w.r_end - w.r0);
         return;
     }
     enum { CH_ = DP_ / 8 };
@@ -374,7 +410,7 @@ AVK_DEVICE void avk_load_kv_tile(avk_u32 smem, const avk_attn_params &p, const a
 {
     const avk_elem *g = (const avk_elem *)base;
     if (p.page_size == 0) {
-        const long long stride = (long long)p.kv_ss * D_;
+        const long long stride = w.kv_ss * D_;
         avk_load_tile<ROWS, D_, NT_, SW128, DP_>(smem, g + w.kv_row0 * D_ + (long long)key0 * stride, stride, valid);
         return;
     }

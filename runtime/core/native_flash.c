@@ -14,6 +14,7 @@ attnvk_status avk_native_plan(const avk_native_driver *d, avk_native_kernel *k, 
     k->p = *p;
     k->shape = *shape;
     avk_kernel_args_fill(&k->args, p, 0, p->seq_q, pack, o->write_lse);
+    if (shape->dilated_view) avk_kernel_args_dilated_view(&k->args, p);
     if (o->test_flags & ATTNVK_TEST_SKIP_LAST_KV_TILE) k->args.flags |= AVK_FLAG_SKIP_LAST_TILE;
     /* over the keys a row block may see; avk_locate counts the splits from its first visible tile */
     k->splits = avk_kernel_args_split(&k->args, p, shape->br, shape->split_round, shape->compute_units,
@@ -84,7 +85,7 @@ static attnvk_status launch(const avk_native_driver *d, void *ctx, const avk_nat
                             void **args)
 {
     const int pack = (int)k->args.pack;
-    const unsigned grid[3] = {(unsigned)avk_row_blocks(pack, a->q_count, k->shape.br),
+    const unsigned grid[3] = {(unsigned)avk_grid_row_blocks(&k->args, &k->p, a->q_count, k->shape.br),
                               (unsigned)(k->p.heads / pack), (unsigned)(k->p.batch * k->splits)};
     attnvk_status s = d->launch(ctx, a->stream, k->fwd, grid, (unsigned)k->shape.threads, k->shape.smem, args, 0, "avk_attn_fwd");
     if (s != ATTNVK_OK || !k->split_build) return s;
@@ -96,6 +97,9 @@ static attnvk_status launch(const avk_native_driver *d, void *ctx, const avk_nat
 attnvk_status avk_native_dispatch(const avk_native_driver *d, void *ctx, const avk_native_kernel *k,
                                   const avk_dispatch *a, double *device_ms)
 {
+    if ((k->args.flags & AVK_FLAG_DILATED_VIEW) && (a->q_begin != 0 || a->q_count != k->p.seq_q))
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "dilated attention runs all %d query rows at once (asked %d+%d)",
+                        k->p.seq_q, a->q_begin, a->q_count);
     avk_attn_params P;
     fill_params(d, k, a, &P);
     _Alignas(64) unsigned char maps[AVK_MAX_TENSOR_MAPS][128];

@@ -47,6 +47,7 @@ typedef struct avk_native_shape {
     int whole_waves;       /* plan splits in whole waves of compute units x resident */
     int compute_units;
     size_t smem;           /* dynamic shared memory of the attention kernel */
+    int dilated_view;      /* a dilated problem runs as strided views (the build has AVK_DILATED_VIEW) */
 } avk_native_shape;
 
 /* A prepared native kernel: the problem, its planned arguments, the two

@@ -55,6 +55,7 @@ typedef struct avk_cuda_config {
                          * bodies implement those */
     int score_mod;      /* AVK_MOD_* bits (softcap, ALiBi, mask): AVK_SCORE_MOD (every body) */
     int pos_offset;     /* the problem moves i' (position_offset): AVK_POS_OFFSET, built only then */
+    int dilated_view;   /* a dilated problem as strided views (AVK_DILATED_VIEW, no AVK_MOD_DILATED) */
 } avk_cuda_config;
 
 /* Fills the variant fields of cfg from a name; 0 for an unknown name. */
@@ -92,7 +93,7 @@ void avk_cuda_arch_name(int cc_major, int cc_minor, char *out, size_t n);
 
 /* NVRTC options for cfg; returns the count. storage holds the strings.
  * $ATTNVK_CUDA_DEFINES ("-DNAME=V ...") adds kernel defines for tuning sweeps. */
-enum { AVK_CUDA_MAX_OPTIONS = 28, AVK_CUDA_OPTION_LEN = 64 };
+enum { AVK_CUDA_MAX_OPTIONS = 32, AVK_CUDA_OPTION_LEN = 64 };
 int avk_cuda_build_options(const avk_cuda_config *cfg, const char *arch,
                            char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts);
 

@@ -476,6 +476,24 @@ static attnvk_status tune_from_env(avk_cuda_config *cfg)
     return ATTNVK_OK;
 }
 
+/* A dilated problem as strided views (attn_fwd.cu's avk_dilated_view: a rate-r group
+ * does its visible work, not r^2 times it through a per-element test) where the body
+ * addresses rows through the CTA's strides: wgmma-ws reads K/V through TMA descriptors
+ * of fixed strides, so it gives way to wgmma unless named; mma-decode finds key rows
+ * one by one (avk_kv_row) and keeps the test. Off unless ATTNVK_CUDA_DILATED_VIEWS=1:
+ * NVRTC builds it, but it has not run on a GPU yet (session 28). */
+static void choose_dilated_view(const attnvk_problem *p, const attnvk_kernel_options *o, avk_cuda_config *cfg)
+{
+    const char *env = getenv("ATTNVK_CUDA_DILATED_VIEWS");
+    if (!p->dilated_groups || !env || strcmp(env, "1") != 0 || cfg->key_warps) return;
+    if (cfg->wgmma == 2) {
+        if (o->variant) return;
+        avk_cuda_parse_variant("wgmma", cfg);
+    }
+    cfg->dilated_view = 1;
+    cfg->score_mod &= ~(int)AVK_MOD_DILATED;
+}
+
 attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
                               const attnvk_problem *p, const attnvk_kernel_options *o, int decode, int pack,
                               avk_cuda_config *cfg)
@@ -505,6 +523,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
             return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: a %s entry cannot run this %s problem", explicit_entry->variant,
                             attnvk_dtype_name(p->dtype));
         take_entry(explicit_entry, cfg);
+        choose_dilated_view(p, o, cfg);
         attnvk_status s = tune_from_env(cfg);
         if (s == ATTNVK_OK) s = avk_cuda_config_check(cfg, cc_major, smem_optin);
         if (s == ATTNVK_OK) avk_tuning_note(explicit_entry);
@@ -559,6 +578,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
             }
     if (o->tile_br) cfg->br = o->tile_br;
     if (o->tile_bc) cfg->bc = o->tile_bc;
+    choose_dilated_view(p, o, cfg);
     attnvk_status s = tune_from_env(cfg);
     if (s == ATTNVK_OK) s = avk_cuda_config_check(cfg, cc_major, smem_optin);
     if (s == ATTNVK_OK) avk_tuning_note(e);
@@ -666,6 +686,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     if (c->paged > 0) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_PAGE_SIZE=%d", c->paged);
     if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=%d", c->score_mod);
     if (c->pos_offset) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_POS_OFFSET=1");
+    if (c->dilated_view) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DILATED_VIEW=1");
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
     /* Developer knob for tuning sweeps: extra -D (and -U) options (in the cache key too). */

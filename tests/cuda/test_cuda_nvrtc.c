@@ -298,7 +298,36 @@ int main(void)
                        t->arch, scored[v].variant, sparse.score_mod);
                 sparse.split = scored[v].decode;
                 add_job(t, &sparse);
+                if (!dilated) continue;
+                /* the same body with the dilation as strided views (AVK_DILATED_VIEW, no per-element test),
+                 * split as a view's keys may be */
+                setenv("ATTNVK_CUDA_DILATED_VIEWS", "1", 1);
+                avk_cuda_config view;
+                attnvk_status vs = avk_cuda_select(&info, t->cc_major, t->smem_optin, &sp, &o, 0, 1, &view);
+                unsetenv("ATTNVK_CUDA_DILATED_VIEWS");
+                EXPECT(vs == ATTNVK_OK && view.dilated_view && view.score_mod == 0, "%s: %s takes dilated views (%s)", t->arch,
+                       scored[v].variant, vs == ATTNVK_OK ? "no view build" : attnvk_last_error());
+                if (vs != ATTNVK_OK) continue;
+                view.split = 1;
+                add_job(t, &view);
             }
+        }
+        /* views by default on sm_90: wgmma-ws (TMA descriptors of fixed strides) gives way to wgmma */
+        if (t->cc_major == 9) {
+            attnvk_problem dp = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128,
+                                 .dtype = ATTNVK_F16, .causal = 1, .dilated_groups = 2, .dilated_segment = {1024, 2048},
+                                 .dilated_rate = {1, 2}};
+            const attnvk_kernel_options none = {0};
+            avk_cuda_config plain, view;
+            attnvk_status ps = avk_cuda_select(&info, 9, t->smem_optin, &dp, &none, 0, 1, &plain);
+            setenv("ATTNVK_CUDA_DILATED_VIEWS", "1", 1);
+            attnvk_status vs = avk_cuda_select(&info, 9, t->smem_optin, &dp, &none, 0, 1, &view);
+            unsetenv("ATTNVK_CUDA_DILATED_VIEWS");
+            EXPECT(ps == ATTNVK_OK && !plain.dilated_view && plain.score_mod == AVK_MOD_DILATED,
+                   "%s: dilated without ATTNVK_CUDA_DILATED_VIEWS keeps the per-element test", t->arch);
+            EXPECT(vs == ATTNVK_OK && view.dilated_view && view.wgmma == 1 && strcmp(view.variant, "wgmma") == 0,
+                   "%s: dilated views run on wgmma, got %s (wgmma=%d)", t->arch, vs == ATTNVK_OK ? view.variant : "-", view.wgmma);
+            if (vs == ATTNVK_OK) add_job(t, &view);
         }
         /* mma-decode's rings on sm_90a (attn_decode.h): f16 one key warp, bf16 16-key tiles with
          * 4 warps x 4 stages, fp8's 128-byte rows (the sweeps' configurations; the bulk copies
