@@ -500,161 +500,160 @@ void main()
     for (uint t0 = 0u; t0 < trips; t0 += AHEAD)
     [[unroll]] for (uint h = 0u; h < AHEAD; ++h) {
         uint t = t0 + h;
-        if (t < trips) { // uniform; no early exit, so the slots stay constant indices after unrolling
-            uint base = first + t * stride;
-            vec4 kk[4][NVM], vv[4][NVM];
+        if (t >= trips) break; // uniform
+        uint base = first + t * stride;
+        vec4 kk[4][NVM], vv[4][NVM];
 #ifdef AVK_DECODE_HALF_QK
-            f16vec4 kq[4][NVM]; // K as Q.K takes it: HALF_QK's f16 codes
+        f16vec4 kq[4][NVM]; // K as Q.K takes it: HALF_QK's f16 codes
 #define KQ kq
 #else
 #define KQ kk
 #endif
-            bool key_ok[4];
-            float ks[4] = float[4](1.0, 1.0, 1.0, 1.0), vs[4] = float[4](1.0, 1.0, 1.0, 1.0); // run scales
-            [[unroll]] for (uint u = 0u; u < U; ++u) {
-                key_ok[u] = slot_ok[h][u];
+        bool key_ok[4];
+        float ks[4] = float[4](1.0, 1.0, 1.0, 1.0), vs[4] = float[4](1.0, 1.0, 1.0, 1.0); // run scales
+        [[unroll]] for (uint u = 0u; u < U; ++u) {
+            key_ok[u] = slot_ok[h][u];
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
 #ifdef AVK_DECODE_HALF_QK
-                if (WORDS) {
-                    ks[u] = words_decode_h(xk[h][u], ek[h][u], part, fp8_ks, kq[u]);
-                    vs[u] = words_decode(xv[h][u], ev[h][u], part, fp8_vs, vv[u]);
-                } else if (RUN) {
-                    ks[u] = run_decode_h(false, wk[h][u], sk[h][u], bk[h][u], e0, w.g, kq[u]);
-                    vs[u] = run_decode(true, wv[h][u], sv[h][u], bv[h][u], e0v, w.g, vv[u]);
-                } else
-#else
-                if (WORDS) {
-                    ks[u] = words_decode(xk[h][u], ek[h][u], part, fp8_ks, kk[u]);
-                    vs[u] = words_decode(xv[h][u], ev[h][u], part, fp8_vs, vv[u]);
-                } else if (RUN) {
-                    ks[u] = run_decode(false, wk[h][u], sk[h][u], bk[h][u], e0, w.g, kk[u]);
-                    vs[u] = run_decode(true, wv[h][u], sv[h][u], bv[h][u], e0v, w.g, vv[u]);
-                } else
-#endif
-#endif
-                {
-                    raw_decode(false, rk[h][u], w.g, kk[u]);
-                    raw_decode(true, rv[h][u], w.g, vv[u]);
-#ifdef AVK_DECODE_HALF_QK
-                    [[unroll]] for (uint k = 0u; k < NV; ++k) kq[u][k] = f16vec4(kk[u][k]); // (the host picks WORDS or RUN)
-#endif
-                }
-
-                if (!key_ok[u]) { // V of a key past the range must not reach O, whatever the row holds
-                    [[unroll]] for (uint k = 0u; k < NVV; ++k) vv[u][k] = vec4(0.0);
-                    vs[u] = 0.0;
-                }
-            }
-            if (t + AHEAD < trips) {
-                [[unroll]] for (uint u = 0u; u < U; ++u) {
-                    uint j = base + AHEAD * stride + u * groups_per_sg;
-                    slot_ok[h][u] = j < key_hi;
-                    uint row = ahead_row[u];
-                    ISSUE_LOADS(h, u, row)
-                    j += stride;
-                    ahead_row[u] = j < key_hi ? decode_kv_row(w, j, staged, page0) : 0u;
-                }
-            }
-            if (SPREAD != 0u) {
-                float sc[SP_MAX];
-                [[unroll]] for (uint r = 0u; r < BR; ++r) {
-                    vec4 s4 = lane_scores(q[r], KQ) * (vec4(ks[0], ks[1], ks[2], ks[3]) * q_unit[r]);
-                    [[unroll]] for (uint u = 0u; u < U; ++u) sc[r * U + u] = s4[u];
-                }
-                spread_scatter(sc, lane);
-                bool grows = false;
-                [[unroll]] for (uint i = 0u; i < NSO; ++i) {
-                    uint v = own0 + i;
-                    sc[i] = decode_score(w, v / U, base + (v % U) * groups_per_sg, key_hi, own_kend[i], sc[i]);
-                    grows = grows || sc[i] > own_m[i];
-                }
-                bool rescale = subgroupAny(grows); // uniform: every lane gathers the same kind of value
-                if (!rescale) {
-                    [[unroll]] for (uint i = 0u; i < NSO; ++i) sc[i] = sc[i] == NEG_INF ? 0.0 : exp2(sc[i] - own_m[i]);
-                }
-                spread_gather(sc, lane);
-                [[unroll]] for (uint r = 0u; r < BR; ++r) {
-                    vec4 p4 = vec4(0.0);
-                    [[unroll]] for (uint u = 0u; u < U; ++u) p4[u] = sc[r * U + u];
-                    if (rescale) { // sc holds scores: the row update as without SPREAD, the max with headroom
-                        vec4 s4 = vec4(NEG_INF);
-                        [[unroll]] for (uint u = 0u; u < U; ++u) s4[u] = sc[r * U + u];
-                        float top = max(max(s4.x, s4.y), max(s4.z, s4.w));
-                        float m_new = top > m[r] ? top + SPREAD_HEADROOM : m[r];
-                        bool none = m_new == NEG_INF;
-                        float alpha = none ? 1.0 : exp2(m[r] - m_new);
-                        p4 = none ? vec4(0.0) : exp2(s4 - m_new);
-                        l[r] *= alpha;
-                        [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] *= alpha;
-                        m[r] = m_new;
-                    }
-                    l[r] += (p4.x + p4.y) + (p4.z + p4.w);
-                    vec4 pv = p4 * vec4(vs[0], vs[1], vs[2], vs[3]);
-                    [[unroll]] for (uint k = 0u; k < NVV; ++k) {
-                        vec4 acc = o[r][k] + pv.x * vv[0][k];
-                        if (U > 1u) acc += pv.y * vv[1][k];
-                        if (U > 2u) acc += pv.z * vv[2][k];
-                        if (U > 3u) acc += pv.w * vv[3][k];
-                        o[r][k] = acc;
-                    }
-                }
-                if (rescale) {
-                    [[unroll]] for (uint i = 0u; i < NSO; ++i) {
-                        uint r = (own0 + i) / U;
-                        [[unroll]] for (uint rr = 0u; rr < BR; ++rr) own_m[i] = rr == r ? m[rr] : own_m[i];
-                    }
-                }
+            if (WORDS) {
+                ks[u] = words_decode_h(xk[h][u], ek[h][u], part, fp8_ks, kq[u]);
+                vs[u] = words_decode(xv[h][u], ev[h][u], part, fp8_vs, vv[u]);
+            } else if (RUN) {
+                ks[u] = run_decode_h(false, wk[h][u], sk[h][u], bk[h][u], e0, w.g, kq[u]);
+                vs[u] = run_decode(true, wv[h][u], sv[h][u], bv[h][u], e0v, w.g, vv[u]);
             } else
+#else
+            if (WORDS) {
+                ks[u] = words_decode(xk[h][u], ek[h][u], part, fp8_ks, kk[u]);
+                vs[u] = words_decode(xv[h][u], ev[h][u], part, fp8_vs, vv[u]);
+            } else if (RUN) {
+                ks[u] = run_decode(false, wk[h][u], sk[h][u], bk[h][u], e0, w.g, kk[u]);
+                vs[u] = run_decode(true, wv[h][u], sv[h][u], bv[h][u], e0v, w.g, vv[u]);
+            } else
+#endif
+#endif
+            {
+                raw_decode(false, rk[h][u], w.g, kk[u]);
+                raw_decode(true, rv[h][u], w.g, vv[u]);
+#ifdef AVK_DECODE_HALF_QK
+                [[unroll]] for (uint k = 0u; k < NV; ++k) kq[u][k] = f16vec4(kk[u][k]); // (the host picks WORDS or RUN)
+#endif
+            }
+
+            if (!key_ok[u]) { // V of a key past the range must not reach O, whatever the row holds
+                [[unroll]] for (uint k = 0u; k < NVV; ++k) vv[u][k] = vec4(0.0);
+                vs[u] = 0.0;
+            }
+        }
+        if (t + AHEAD < trips) {
+            [[unroll]] for (uint u = 0u; u < U; ++u) {
+                uint j = base + AHEAD * stride + u * groups_per_sg;
+                slot_ok[h][u] = j < key_hi;
+                uint row = ahead_row[u];
+                ISSUE_LOADS(h, u, row)
+                j += stride;
+                ahead_row[u] = j < key_hi ? decode_kv_row(w, j, staged, page0) : 0u;
+            }
+        }
+        if (SPREAD != 0u) {
+            float sc[SP_MAX];
             [[unroll]] for (uint r = 0u; r < BR; ++r) {
-                // each lane's own block scale, before the lanes add up
                 vec4 s4 = lane_scores(q[r], KQ) * (vec4(ks[0], ks[1], ks[2], ks[3]) * q_unit[r]);
-                [[unroll]] for (uint x = 1u; x < KEY_LANES; x <<= 1u) s4 += subgroupShuffleXor(s4, x);
-                bvec4 vis;
-                // a window's first key and the score hook's inputs are looked up here, behind their
-                // flags, rather than kept per row: registers are what this body is short of
-                uvec2 hi = uvec2(0u);
-                uint kbegin = 0u;
-                if (window || mods) {
-                    hi = avk_q_row(w, min(w.r0 + r, w.rows - 1u));
-                    kbegin = avk_key_begin(w.len, hi.y);
+                [[unroll]] for (uint u = 0u; u < U; ++u) sc[r * U + u] = s4[u];
+            }
+            spread_scatter(sc, lane);
+            bool grows = false;
+            [[unroll]] for (uint i = 0u; i < NSO; ++i) {
+                uint v = own0 + i;
+                sc[i] = decode_score(w, v / U, base + (v % U) * groups_per_sg, key_hi, own_kend[i], sc[i]);
+                grows = grows || sc[i] > own_m[i];
+            }
+            bool rescale = subgroupAny(grows); // uniform: every lane gathers the same kind of value
+            if (!rescale) {
+                [[unroll]] for (uint i = 0u; i < NSO; ++i) sc[i] = sc[i] == NEG_INF ? 0.0 : exp2(sc[i] - own_m[i]);
+            }
+            spread_gather(sc, lane);
+            [[unroll]] for (uint r = 0u; r < BR; ++r) {
+                vec4 p4 = vec4(0.0);
+                [[unroll]] for (uint u = 0u; u < U; ++u) p4[u] = sc[r * U + u];
+                if (rescale) { // sc holds scores: the row update as without SPREAD, the max with headroom
+                    vec4 s4 = vec4(NEG_INF);
+                    [[unroll]] for (uint u = 0u; u < U; ++u) s4[u] = sc[r * U + u];
+                    float top = max(max(s4.x, s4.y), max(s4.z, s4.w));
+                    float m_new = top > m[r] ? top + SPREAD_HEADROOM : m[r];
+                    bool none = m_new == NEG_INF;
+                    float alpha = none ? 1.0 : exp2(m[r] - m_new);
+                    p4 = none ? vec4(0.0) : exp2(s4 - m_new);
+                    l[r] *= alpha;
+                    [[unroll]] for (uint k = 0u; k < NVV; ++k) o[r][k] *= alpha;
+                    m[r] = m_new;
                 }
-                [[unroll]] for (uint u = 0u; u < 4u; ++u) {
-                    uint j = base + u * groups_per_sg;
-                    vis[u] = u < U && key_ok[u] && j < kend[r] && j >= kbegin;
-                }
-                // score features (avk_score_mod's) on all four scores, one uniform branch each;
-                // invisible ones (mask read at the last key) are dropped below
-                if (avk_softcap() > 0.0) {
-                    [[unroll]] for (uint u = 0u; u < 4u; ++u) s4[u] = avk_softcap_log2(s4[u]);
-                }
-                if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
-                    float rel = float(int(base) - avk_row_pos(w.len, hi.y));
-                    s4 += (alibi_slopes[hi.x] * LOG2E) * (vec4(rel) + vec4(0.0, 1.0, 2.0, 3.0) * float(groups_per_sg));
-                }
-                if ((avk_flags() & AVK_FLAG_MASK) != 0u) {
-                    uint mrow = avk_mask_row(w.b, hi.x, hi.y), last = key_hi - 1u;
-                    if ((avk_flags() & AVK_FLAG_MASK_F16) != 0u) {
-                        [[unroll]] for (uint u = 0u; u < 4u; ++u) s4[u] += avk_mask_f16(mrow + min(base + u * groups_per_sg, last)) * LOG2E;
-                    } else {
-                        [[unroll]] for (uint u = 0u; u < 4u; ++u) s4[u] += avk_mask_f32(mrow + min(base + u * groups_per_sg, last)) * LOG2E;
-                    }
-                }
-                s4 = mix(vec4(NEG_INF), s4, vis);
-                float m_new = max(m[r], max(max(s4.x, s4.y), max(s4.z, s4.w)));
-                bool none = m_new == NEG_INF; // nothing visible to this group yet: the state stays
-                float alpha = none ? 1.0 : exp2(m[r] - m_new);
-                vec4 p4 = none ? vec4(0.0) : mix(vec4(0.0), exp2(s4 - m_new), vis);
-                l[r] = l[r] * alpha + (p4.x + p4.y + p4.z + p4.w);
+                l[r] += (p4.x + p4.y) + (p4.z + p4.w);
                 vec4 pv = p4 * vec4(vs[0], vs[1], vs[2], vs[3]);
                 [[unroll]] for (uint k = 0u; k < NVV; ++k) {
-                    vec4 acc = o[r][k] * alpha + pv.x * vv[0][k];
+                    vec4 acc = o[r][k] + pv.x * vv[0][k];
                     if (U > 1u) acc += pv.y * vv[1][k];
                     if (U > 2u) acc += pv.z * vv[2][k];
                     if (U > 3u) acc += pv.w * vv[3][k];
                     o[r][k] = acc;
                 }
-                m[r] = m_new;
             }
+            if (rescale) {
+                [[unroll]] for (uint i = 0u; i < NSO; ++i) {
+                    uint r = (own0 + i) / U;
+                    [[unroll]] for (uint rr = 0u; rr < BR; ++rr) own_m[i] = rr == r ? m[rr] : own_m[i];
+                }
+            }
+        } else
+        [[unroll]] for (uint r = 0u; r < BR; ++r) {
+            // each lane's own block scale, before the lanes add up
+            vec4 s4 = lane_scores(q[r], KQ) * (vec4(ks[0], ks[1], ks[2], ks[3]) * q_unit[r]);
+            [[unroll]] for (uint x = 1u; x < KEY_LANES; x <<= 1u) s4 += subgroupShuffleXor(s4, x);
+            bvec4 vis;
+            // a window's first key and the score hook's inputs are looked up here, behind their
+            // flags, rather than kept per row: registers are what this body is short of
+            uvec2 hi = uvec2(0u);
+            uint kbegin = 0u;
+            if (window || mods) {
+                hi = avk_q_row(w, min(w.r0 + r, w.rows - 1u));
+                kbegin = avk_key_begin(w.len, hi.y);
+            }
+            [[unroll]] for (uint u = 0u; u < 4u; ++u) {
+                uint j = base + u * groups_per_sg;
+                vis[u] = u < U && key_ok[u] && j < kend[r] && j >= kbegin;
+            }
+            // score features (avk_score_mod's) on all four scores, one uniform branch each;
+            // invisible ones (mask read at the last key) are dropped below
+            if (avk_softcap() > 0.0) {
+                [[unroll]] for (uint u = 0u; u < 4u; ++u) s4[u] = avk_softcap_log2(s4[u]);
+            }
+            if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
+                float rel = float(int(base) - avk_row_pos(w.len, hi.y));
+                s4 += (alibi_slopes[hi.x] * LOG2E) * (vec4(rel) + vec4(0.0, 1.0, 2.0, 3.0) * float(groups_per_sg));
+            }
+            if ((avk_flags() & AVK_FLAG_MASK) != 0u) {
+                uint mrow = avk_mask_row(w.b, hi.x, hi.y), last = key_hi - 1u;
+                if ((avk_flags() & AVK_FLAG_MASK_F16) != 0u) {
+                    [[unroll]] for (uint u = 0u; u < 4u; ++u) s4[u] += avk_mask_f16(mrow + min(base + u * groups_per_sg, last)) * LOG2E;
+                } else {
+                    [[unroll]] for (uint u = 0u; u < 4u; ++u) s4[u] += avk_mask_f32(mrow + min(base + u * groups_per_sg, last)) * LOG2E;
+                }
+            }
+            s4 = mix(vec4(NEG_INF), s4, vis);
+            float m_new = max(m[r], max(max(s4.x, s4.y), max(s4.z, s4.w)));
+            bool none = m_new == NEG_INF; // nothing visible to this group yet: the state stays
+            float alpha = none ? 1.0 : exp2(m[r] - m_new);
+            vec4 p4 = none ? vec4(0.0) : mix(vec4(0.0), exp2(s4 - m_new), vis);
+            l[r] = l[r] * alpha + (p4.x + p4.y + p4.z + p4.w);
+            vec4 pv = p4 * vec4(vs[0], vs[1], vs[2], vs[3]);
+            [[unroll]] for (uint k = 0u; k < NVV; ++k) {
+                vec4 acc = o[r][k] * alpha + pv.x * vv[0][k];
+                if (U > 1u) acc += pv.y * vv[1][k];
+                if (U > 2u) acc += pv.z * vv[2][k];
+                if (U > 3u) acc += pv.w * vv[3][k];
+                o[r][k] = acc;
+            }
+            m[r] = m_new;
         }
     }
 
