@@ -44,7 +44,6 @@ layout(constant_id = 6) const uint KEYS_PER_STEP = 4; // keys per lane group per
 layout(constant_id = 7) const uint RUNS = 1;          // quantized slices of <= 16 values load as runs
 layout(constant_id = 8) const uint PAGE_SLOTS = 0;    // paged K/V: block-table entries staged per workgroup
 layout(constant_id = 9) const uint SPREAD = 0;        // 1: a lane group's softmax spread over its lanes (below)
-layout(constant_id = 10) const uint AHEAD = 1;        // steps whose K/V loads are in flight during a step's math (1, 2)
 
 const uint WG = gl_WorkGroupSize.x;
 const uint DV = AVK_DV;            // V and O head dim (multiple of 4 * KEY_LANES)
@@ -450,57 +449,44 @@ void main()
     }
     uint stride = n_groups * U;
     uint trips = key_hi > w.kv_lo ? (key_hi - w.kv_lo + stride - 1u) / stride : 0u; // uniform
-    // software pipeline: the loads of step t + AHEAD are issued before step t's
-    // math (into slot t % AHEAD, just decoded), and the rows of the step after
-    // are looked up then (a paged cache's block-table read is a load of its own:
-    // it never delays the K/V loads). AHEAD 2 keeps twice the bytes in flight
-    // for a few more registers: the raw words, not the decoded values.
-    uvec4 rk[2][4][NRM], rv[2][4][NRM]; // U <= 4 used (glslang bounds-checks spec-sized arrays as size 1)
+    // software pipeline: step t + 1's loads are issued before step t's math,
+    // and step t + 2's rows are looked up then (a paged cache's block-table
+    // read is a load of its own: it never delays the K/V loads)
+    uvec4 rk[4][NRM], rv[4][NRM]; // U <= 4 used (glslang bounds-checks spec-sized arrays as size 1)
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
-    uint wk[2][4][RUN_WORDS], wv[2][4][RUN_WORDS], sk[2][4], sv[2][4], bk[2][4], bv[2][4]; // runs: words, scale words, first bytes
-    uvec4 xk[2][4], xv[2][4]; // WORDS: the code words and the extra words
-    uint ek[2][4], ev[2][4];
+    uint wk[4][RUN_WORDS], wv[4][RUN_WORDS], sk[4], sv[4], bk[4], bv[4]; // runs: words, scale words, first bytes
+    uvec4 xk[4], xv[4]; // WORDS: the code words and the extra words
+    uint ek[4], ev[4];
 #if AVK_KV_FORMAT == AVK_KV_FP8
     float fp8_ks = kv_scales[w.g] * AVK_KV_CODE_UNIT, fp8_vs = kv_scales[pc.kv_heads + w.g] * AVK_KV_CODE_UNIT;
 #else
     const float fp8_ks = 1.0, fp8_vs = 1.0;
 #endif
-#define ISSUE_QUANT(h, u, row)                                         \
-    if (WORDS) {                                                       \
-        words_load(false, row, part, xk[h][u], ek[h][u]);              \
-        words_load(true, row, part, xv[h][u], ev[h][u]);               \
-    } else if (RUN) {                                                  \
-        run_load(false, row, e0, wk[h][u], sk[h][u], bk[h][u]);        \
-        run_load(true, row, e0v, wv[h][u], sv[h][u], bv[h][u]);        \
-    } else
-#else
-#define ISSUE_QUANT(h, u, row)
 #endif
-// key u of slot h: its K and V slices' loads (raw words, decoded at the step's turn)
-#define ISSUE_LOADS(h, u, row)                                                             \
-    ISSUE_QUANT(h, u, row) {                                                               \
-        [[unroll]] for (uint r = 0u; r < NR; ++r) rk[h][u][r] = raw_load(false, row, e0, r);  \
-        [[unroll]] for (uint r = 0u; r < NRV; ++r) rv[h][u][r] = raw_load(true, row, e0v, r); \
-    }
-    bool slot_ok[2][4];
+    bool next_ok[4];
     uint ahead_row[4];
     uint first = w.kv_lo + sg * groups_per_sg * U + lane / KEY_LANES;
-    [[unroll]] for (uint h = 0u; h < AHEAD; ++h) {
-        [[unroll]] for (uint u = 0u; u < U; ++u) {
-            uint j = first + h * stride + u * groups_per_sg;
-            slot_ok[h][u] = h < trips && j < key_hi;
-            uint row = slot_ok[h][u] ? decode_kv_row(w, j, staged, page0) : 0u;
-            ISSUE_LOADS(h, u, row)
-        }
-    }
     [[unroll]] for (uint u = 0u; u < U; ++u) {
-        uint j = first + AHEAD * stride + u * groups_per_sg;
-        ahead_row[u] = AHEAD < trips && j < key_hi ? decode_kv_row(w, j, staged, page0) : 0u;
+        uint j = first + u * groups_per_sg;
+        next_ok[u] = trips > 0u && j < key_hi;
+        uint row = next_ok[u] ? decode_kv_row(w, j, staged, page0) : 0u;
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+        if (WORDS) {
+            words_load(false, row, part, xk[u], ek[u]);
+            words_load(true, row, part, xv[u], ev[u]);
+        } else if (RUN) {
+            run_load(false, row, e0, wk[u], sk[u], bk[u]);
+            run_load(true, row, e0v, wv[u], sv[u], bv[u]);
+        } else
+#endif
+        {
+            [[unroll]] for (uint r = 0u; r < NR; ++r) rk[u][r] = raw_load(false, row, e0, r);
+            [[unroll]] for (uint r = 0u; r < NRV; ++r) rv[u][r] = raw_load(true, row, e0v, r);
+        }
+        j += stride;
+        ahead_row[u] = trips > 1u && j < key_hi ? decode_kv_row(w, j, staged, page0) : 0u;
     }
-    for (uint t0 = 0u; t0 < trips; t0 += AHEAD)
-    [[unroll]] for (uint h = 0u; h < AHEAD; ++h) {
-        uint t = t0 + h;
-        if (t >= trips) break; // uniform
+    for (uint t = 0u; t < trips; ++t) {
         uint base = first + t * stride;
         vec4 kk[4][NVM], vv[4][NVM];
 #ifdef AVK_DECODE_HALF_QK
@@ -512,29 +498,29 @@ void main()
         bool key_ok[4];
         float ks[4] = float[4](1.0, 1.0, 1.0, 1.0), vs[4] = float[4](1.0, 1.0, 1.0, 1.0); // run scales
         [[unroll]] for (uint u = 0u; u < U; ++u) {
-            key_ok[u] = slot_ok[h][u];
+            key_ok[u] = next_ok[u];
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
 #ifdef AVK_DECODE_HALF_QK
             if (WORDS) {
-                ks[u] = words_decode_h(xk[h][u], ek[h][u], part, fp8_ks, kq[u]);
-                vs[u] = words_decode(xv[h][u], ev[h][u], part, fp8_vs, vv[u]);
+                ks[u] = words_decode_h(xk[u], ek[u], part, fp8_ks, kq[u]);
+                vs[u] = words_decode(xv[u], ev[u], part, fp8_vs, vv[u]);
             } else if (RUN) {
-                ks[u] = run_decode_h(false, wk[h][u], sk[h][u], bk[h][u], e0, w.g, kq[u]);
-                vs[u] = run_decode(true, wv[h][u], sv[h][u], bv[h][u], e0v, w.g, vv[u]);
+                ks[u] = run_decode_h(false, wk[u], sk[u], bk[u], e0, w.g, kq[u]);
+                vs[u] = run_decode(true, wv[u], sv[u], bv[u], e0v, w.g, vv[u]);
             } else
 #else
             if (WORDS) {
-                ks[u] = words_decode(xk[h][u], ek[h][u], part, fp8_ks, kk[u]);
-                vs[u] = words_decode(xv[h][u], ev[h][u], part, fp8_vs, vv[u]);
+                ks[u] = words_decode(xk[u], ek[u], part, fp8_ks, kk[u]);
+                vs[u] = words_decode(xv[u], ev[u], part, fp8_vs, vv[u]);
             } else if (RUN) {
-                ks[u] = run_decode(false, wk[h][u], sk[h][u], bk[h][u], e0, w.g, kk[u]);
-                vs[u] = run_decode(true, wv[h][u], sv[h][u], bv[h][u], e0v, w.g, vv[u]);
+                ks[u] = run_decode(false, wk[u], sk[u], bk[u], e0, w.g, kk[u]);
+                vs[u] = run_decode(true, wv[u], sv[u], bv[u], e0v, w.g, vv[u]);
             } else
 #endif
 #endif
             {
-                raw_decode(false, rk[h][u], w.g, kk[u]);
-                raw_decode(true, rv[h][u], w.g, vv[u]);
+                raw_decode(false, rk[u], w.g, kk[u]);
+                raw_decode(true, rv[u], w.g, vv[u]);
 #ifdef AVK_DECODE_HALF_QK
                 [[unroll]] for (uint k = 0u; k < NV; ++k) kq[u][k] = f16vec4(kk[u][k]); // (the host picks WORDS or RUN)
 #endif
@@ -545,12 +531,24 @@ void main()
                 vs[u] = 0.0;
             }
         }
-        if (t + AHEAD < trips) {
+        if (t + 1u < trips) {
             [[unroll]] for (uint u = 0u; u < U; ++u) {
-                uint j = base + AHEAD * stride + u * groups_per_sg;
-                slot_ok[h][u] = j < key_hi;
+                uint j = base + stride + u * groups_per_sg;
+                next_ok[u] = j < key_hi;
                 uint row = ahead_row[u];
-                ISSUE_LOADS(h, u, row)
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+                if (WORDS) {
+                    words_load(false, row, part, xk[u], ek[u]);
+                    words_load(true, row, part, xv[u], ev[u]);
+                } else if (RUN) {
+                    run_load(false, row, e0, wk[u], sk[u], bk[u]);
+                    run_load(true, row, e0v, wv[u], sv[u], bv[u]);
+                } else
+#endif
+                {
+                    [[unroll]] for (uint r = 0u; r < NR; ++r) rk[u][r] = raw_load(false, row, e0, r);
+                    [[unroll]] for (uint r = 0u; r < NRV; ++r) rv[u][r] = raw_load(true, row, e0v, r);
+                }
                 j += stride;
                 ahead_row[u] = j < key_hi ? decode_kv_row(w, j, staged, page0) : 0u;
             }

@@ -330,20 +330,19 @@ static void rs_config_cases(vk_tally *t, attnvk_device *dev, const variant_dtype
  * pages=3 (off by default; with runs=0, CI time): a paged cache's workgroups stage their block-table entries
  * where 3 hold their keys (split 3 of up to 100 keys) and read the table where they do not (one split).
  * spread=0,half=0: each lane's whole softmax and Q.K in f32 (the defaults spread it, and f16 problems
- * take Q.K in f16 pairs). ahead=2,keys=1: two steps of loads in flight, one key a step (more steps, odd
- * and even counts), over the dtype caches too. */
+ * take Q.K in f16 pairs). */
 static void decode_quant_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd)
 {
     /* the defaults (aligned words for q4_0 and fp8, runs for q8_0; one key a step past 16
      * values a lane) run in the decode cases elsewhere */
     static const char *modes[] = {"runs=1", "runs=0,pages=3", "runs=2", "slice=16,runs=1", "slice=16,runs=2",
-                                  "slice=16,keys=4", "lanes=4", "spread=0,half=0", "ahead=2,keys=1"};
+                                  "slice=16,keys=4", "lanes=4", "spread=0,half=0"};
     avk_cache_case cc[32];
     int n = avk_test_cache_cases(vd->dtype, cc, 32);
     for (size_t m = 0; m < sizeof modes / sizeof *modes; ++m) {
         setenv("ATTNVK_VK_DECODE", modes[m], 1);
         for (int i = 0; i < n; ++i) {
-            if (cc[i].p.kv_format == ATTNVK_KV_DTYPE && strncmp(modes[m], "ahead=", 6) != 0) continue;
+            if (cc[i].p.kv_format == ATTNVK_KV_DTYPE) continue;
             for (int sp = 0; sp < 2; ++sp) {
                 attnvk_kernel_options o = {.variant = vd->variant, .split_kv = sp ? 3 : 0};
                 avk_cache_result r;
@@ -354,8 +353,8 @@ static void decode_quant_cases(vk_tally *t, attnvk_device *dev, const variant_dt
                 }
                 int ok = s == ATTNVK_OK && r.check.passed;
                 /* aligned words wherever a lane holds 16 values: by default (q8_0 keeps runs) or asked */
-                int want_words = cc[i].p.kv_format != ATTNVK_KV_DTYPE &&
-                                 (strstr(modes[m], "runs=2") || (!strstr(modes[m], "runs=") && cc[i].p.kv_format != ATTNVK_KV_Q8_0));
+                int want_words = strstr(modes[m], "runs=2") ||
+                                 (!strstr(modes[m], "runs=") && cc[i].p.kv_format != ATTNVK_KV_Q8_0);
                 if (ok && want_words) {
                     const char *lanes = strstr(r.info.params, "key_lanes=");
                     int slice16 = lanes && atoi(lanes + 10) > 0 && cc[i].p.head_dim / atoi(lanes + 10) == 16;
