@@ -50,7 +50,7 @@ static const env_var developer_vars[] = {
     {"ATTNVK_VK_KV_STAGES", "1/2: K/V shared-memory stages of the Vulkan cooperative-matrix kernels", "the table"},
     {"ATTNVK_VK_S_CHAINS", "1/2: independent S accumulation chains in the Vulkan cooperative-matrix kernels",
      "the table"},
-    {"ATTNVK_VK_DECODE", "lanes=L,keys=U,runs=R,slice=S,spread=0,half=0,ahead=2: lanes sharing a key, keys per step, quantized loads (2 aligned words, 1 runs, 0 4-value loads), values per lane of the Vulkan decode body; spread=0 keeps each lane's whole softmax, half=0 Q.K in f32 over quantized caches, ahead=2 two steps of K/V loads in flight",
+    {"ATTNVK_VK_DECODE", "lanes=L,keys=U,runs=R,slice=S,spread=0,half=0: lanes sharing a key, keys per step, quantized loads (2 aligned words, 1 runs, 0 4-value loads), values per lane of the Vulkan decode body; spread=0 keeps each lane's whole softmax, half=0 Q.K in f32 over quantized caches",
      "the table"},
     {"ATTNVK_VK_DECODE_DIRECT", "1: the Vulkan matrix decode body (decode-nv-rs) takes a quantized cache's K/V as operands built in registers, not through shared memory (D 128 or 256, up to 16 packed rows); 0 keeps shared memory in its emulation too",
      "on in decode-rs-emu; off on NVIDIA, where the H100 measured it 30-43% slower than the decode body"},
