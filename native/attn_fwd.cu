@@ -170,22 +170,32 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     }
     w.q_ss = (long long)p.q_ss * w.view_step;
     w.kv_ss = (long long)p.kv_ss * w.view_step;
-    w.q_off = (long long)w.b * p.q_sb + (long long)w.h * p.q_sh + (long long)w.view_base * p.q_ss;
-    w.kv_row0 = (long long)w.b * p.kv_sb + (long long)w.g * p.kv_sh + (long long)w.view_base * p.kv_ss;
+    w.q_off = (long long)w.b * p.q_sb + (long long)w.h * p.q_sh;
+    w.kv_row0 = (long long)w.b * p.kv_sb + (long long)w.g * p.kv_sh;
+    if (AVK_DILATED_VIEW) {
+        w.q_off += (long long)w.view_base * p.q_ss;
+        w.kv_row0 += (long long)w.view_base * p.kv_ss;
+    }
     w.kv_off = w.kv_row0 * AVK_D;
     w.v_off = w.kv_row0 * AVK_DV;
     return w;
 }
 
+/* Rows between a CTA's consecutive queries and keys: a dilated view's (builds with
+ * AVK_DILATED_VIEW), else the problem's strides straight from the parameters, as
+ * before views existed (no registers held for them in the other builds). */
+AVK_DEVICE long long avk_q_stride(const avk_attn_params &p, const avk_work &w) { return AVK_DILATED_VIEW ? w.q_ss : (long long)p.q_ss; }
+AVK_DEVICE long long avk_kv_stride(const avk_attn_params &p, const avk_work &w) { return AVK_DILATED_VIEW ? w.kv_ss : (long long)p.kv_ss; }
+
 /* Element stride between keys of a contiguous K/V in the dtype format (the
  * bodies that run only such caches: tiled, sm90), through a dilated view. */
-AVK_DEVICE long long avk_kv_es(const avk_work &w) { return w.kv_ss * AVK_D; }
-AVK_DEVICE long long avk_v_es(const avk_work &w) { return w.kv_ss * AVK_DV; }
+AVK_DEVICE long long avk_kv_es(const avk_attn_params &p, const avk_work &w) { return avk_kv_stride(p, w) * AVK_D; }
+AVK_DEVICE long long avk_v_es(const avk_attn_params &p, const avk_work &w) { return avk_kv_stride(p, w) * AVK_DV; }
 
 /* Element offset of packed row R in Q. */
 AVK_DEVICE long long avk_q_row(const avk_attn_params &p, const avk_work &w, int R)
 {
-    return w.q_off + (long long)(R % (int)p.pack) * p.q_sh + (long long)(R / (int)p.pack) * w.q_ss;
+    return w.q_off + (long long)(R % (int)p.pack) * p.q_sh + (long long)(R / (int)p.pack) * avk_q_stride(p, w);
 }
 
 /* O's element offset of the row whose Q row starts at element q: Q's strides
@@ -228,7 +238,8 @@ AVK_DEVICE int avk_row_key_begin(const avk_attn_params &p, const avk_work &w, in
 /* Index of packed row R in LSE and the split partials ([b][h][Nq] rows; a view's row is its problem row). */
 AVK_DEVICE long long avk_lse_row(const avk_attn_params &p, const avk_work &w, int R)
 {
-    return ((long long)w.b * p.heads + w.h + R % (int)p.pack) * p.seq_q + w.view_base + (R / (int)p.pack) * w.view_step;
+    const long long i = AVK_DILATED_VIEW ? w.view_base + (R / (int)p.pack) * w.view_step : R / (int)p.pack;
+    return ((long long)w.b * p.heads + w.h + R % (int)p.pack) * p.seq_q + i;
 }
 
 /* Writes the finished row R: o_norm values d0, d0+1 (already divided by l). */
@@ -388,8 +399,8 @@ template <int ROWS, int D_, int NT_, bool SW128, int DP_ = D_>
 AVK_DEVICE void avk_load_q_tile(avk_u32 smem, const avk_attn_params &p, const avk_work &w)
 {
     if (p.pack == 1) {
-        avk_load_tile<ROWS, D_, NT_, SW128, DP_>(smem, (const avk_elem *)p.q + w.q_off + (long long)w.r0 * w.q_ss,
-                                                 w.q_ss, w.r_end - w.r0);
+        avk_load_tile<ROWS, D_, NT_, SW128, DP_>(smem, (const avk_elem *)p.q + w.q_off + (long long)w.r0 * avk_q_stride(p, w),
+                                                 avk_q_stride(p, w), w.r_end - w.r0);
         return;
     }
     enum { CH_ = DP_ / 8 };
@@ -410,7 +421,7 @@ AVK_DEVICE void avk_load_kv_tile(avk_u32 smem, const avk_attn_params &p, const a
 {
     const avk_elem *g = (const avk_elem *)base;
     if (p.page_size == 0) {
-        const long long stride = w.kv_ss * D_;
+        const long long stride = avk_kv_stride(p, w) * D_;
         avk_load_tile<ROWS, D_, NT_, SW128, DP_>(smem, g + w.kv_row0 * D_ + (long long)key0 * stride, stride, valid);
         return;
     }

@@ -182,7 +182,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     }
     if (CONSUMER_REGS) avk_setmaxnreg_inc<CONSUMER_REGS>();
     /* ---- prologue: Q by the consumers' cp.async ---- */
-    avk_load_tile<BR, D, NC, true>(aQ, Q + (long long)w.r0 * w.q_ss, w.q_ss, w.r_end - w.r0);
+    avk_load_tile<BR, D, NC, true>(aQ, Q + (long long)w.r0 * avk_q_stride(p, w), avk_q_stride(p, w), w.r_end - w.r0);
     avk_cp_async_commit();
     AVK_CP_ASYNC_WAIT(0);
     avk_fence_proxy_async();
@@ -192,13 +192,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     (void)K, (void)V, (void)t_first; /* the producer's tensor maps address K and V */
 #else
     /* ---- prologue: Q and the first K and V tiles ---- */
-    avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * w.q_ss, w.q_ss, w.r_end - w.r0);
+    avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * avk_q_stride(p, w), avk_q_stride(p, w), w.r_end - w.r0);
     avk_tile_window win = AVK_TILE_WINDOW_NONE; /* avk_next_tile's vote */
     const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC, win); /* w.t_begin, or a pattern's first visible tile */
     const bool aligned = avk_pattern_aligned(p, w, BC);
     if (t_first < w.t_end) {
-        avk_load_tile<BC, D, NT, true>(aK, K + (long long)t_first * BC * avk_kv_es(w), avk_kv_es(w), w.kv_end - t_first * BC);
-        avk_load_tile<BC, DV, NT, true>(aV, V + (long long)t_first * BC * avk_v_es(w), avk_v_es(w), w.kv_end - t_first * BC);
+        avk_load_tile<BC, D, NT, true>(aK, K + (long long)t_first * BC * avk_kv_es(p, w), avk_kv_es(p, w), w.kv_end - t_first * BC);
+        avk_load_tile<BC, DV, NT, true>(aV, V + (long long)t_first * BC * avk_v_es(p, w), avk_v_es(p, w), w.kv_end - t_first * BC);
     }
     avk_cp_async_commit();
 #endif
@@ -244,8 +244,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         __syncthreads();
         if (t_next < w.t_end) {
             const int next = key0 + (t_next - t) * BC; /* key0 + BC without a pattern, as ever */
-            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * K_BYTES, K + (long long)next * avk_kv_es(w), avk_kv_es(w), w.kv_end - next);
-            avk_load_tile<BC, DV, NT, true>(aV + (stage ^ 1) * V_BYTES, V + (long long)next * avk_v_es(w), avk_v_es(w), w.kv_end - next);
+            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * K_BYTES, K + (long long)next * avk_kv_es(p, w), avk_kv_es(p, w), w.kv_end - next);
+            avk_load_tile<BC, DV, NT, true>(aV + (stage ^ 1) * V_BYTES, V + (long long)next * avk_v_es(p, w), avk_v_es(p, w), w.kv_end - next);
         }
         avk_cp_async_commit();
 #endif
@@ -354,7 +354,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     for (int c = lane; c < 16 * CH; c += 32) {
         const int rl = c / CH, k = c % CH, r = wg * 64 + warp * 16 + rl, i = w.r0 + r;
         if (i < w.r_end)
-            *(uint4 *)(O + avk_o_elem(w.q_off + (long long)i * w.q_ss) + k * 8) =
+            *(uint4 *)(O + avk_o_elem(w.q_off + (long long)i * avk_q_stride(p, w)) + k * 8) =
                 *(const uint4 *)(sO + avk_tile_offset<BR, DV, true>(r, k));
     }
 #endif

@@ -71,8 +71,8 @@ AVK_DEVICE void avk_issue_rows(avk_f4 *dst, const avk_elem *src, long long es, i
     }
 }
 
-AVK_DEVICE void avk_issue_tile(avk_f4 *stage, const avk_elem *K, const avk_elem *V, const avk_work &w, int key0,
-                               int kv_end)
+AVK_DEVICE void avk_issue_tile(avk_f4 *stage, const avk_elem *K, const avk_elem *V, const avk_attn_params &p,
+                               const avk_work &w, int key0, int kv_end)
 {
 #if AVK_DV == AVK_D
     /* one loop over both (as many registers as before Dv existed) */
@@ -80,13 +80,13 @@ AVK_DEVICE void avk_issue_tile(avk_f4 *stage, const avk_elem *K, const avk_elem 
     for (int u = threadIdx.x; u < BC * D4; u += NT) {
         const int kr = u / D4, c4 = u % D4, key = key0 + kr;
         const bool in = key < kv_end;
-        const long long off = in ? (long long)key * avk_kv_es(w) + c4 * 4 : 0;
+        const long long off = in ? (long long)key * avk_kv_es(p, w) + c4 * 4 : 0;
         avk_cp_async16(avk_smem_addr(stage + u), K + off, in ? 16 : 0);
         avk_cp_async16(avk_smem_addr(sV + u), V + off, in ? 16 : 0);
     }
 #else
-    avk_issue_rows<D4>(stage, K, avk_kv_es(w), key0, kv_end);
-    avk_issue_rows<DV4>(stage + BC * D4, V, avk_v_es(w), key0, kv_end);
+    avk_issue_rows<D4>(stage, K, avk_kv_es(p, w), key0, kv_end);
+    avk_issue_rows<DV4>(stage + BC * D4, V, avk_v_es(p, w), key0, kv_end);
 #endif
     avk_cp_async_commit();
 }
@@ -115,7 +115,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
 #pragma unroll
         for (int j = 0; j < NC4; ++j) {
             avk_f4 v = {0.f, 0.f, 0.f, 0.f};
-            if (row < w.r_end) v = avk_load4(Q + (long long)row * w.q_ss + (j * DS + lane_d) * 4);
+            if (row < w.r_end) v = avk_load4(Q + (long long)row * avk_q_stride(p, w) + (j * DS + lane_d) * 4);
             q[m][j] = avk_f4{v.x * p.scale_log2, v.y * p.scale_log2, v.z * p.scale_log2, v.w * p.scale_log2};
         }
 #pragma unroll
@@ -125,7 +125,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
     }
 
 #if AVK_TILED_ASYNC
-    if (w.t_begin < w.t_end) avk_issue_tile(tiles, K, V, w, w.t_begin * BC, w.kv_end);
+    if (w.t_begin < w.t_end) avk_issue_tile(tiles, K, V, p, w, w.t_begin * BC, w.kv_end);
 #endif
     for (int t = w.t_begin; t < w.t_end; ++t) {
         const int key0 = t * BC;
@@ -135,7 +135,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         const int stage = (t - w.t_begin) & 1;
         AVK_CP_ASYNC_WAIT(0);
         __syncthreads();
-        if (t + 1 < w.t_end) avk_issue_tile(tiles + (stage ^ 1) * KV4, K, V, w, key0 + BC, w.kv_end);
+        if (t + 1 < w.t_end) avk_issue_tile(tiles + (stage ^ 1) * KV4, K, V, p, w, key0 + BC, w.kv_end);
         const avk_f4 *sK = tiles + stage * KV4, *sV = sK + BC * D4;
 #else
         avk_f4 *sK = tiles, *sV = tiles + BC * D4;
@@ -144,8 +144,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
             const int kr = u / D4, c4 = u % D4, key = key0 + kr;
             avk_f4 kv = {0.f, 0.f, 0.f, 0.f}, vv = kv;
             if (key < w.kv_end) {
-                kv = avk_load4(K + (long long)key * avk_kv_es(w) + c4 * 4);
-                if (DV == D) vv = avk_load4(V + (long long)key * avk_v_es(w) + c4 * 4);
+                kv = avk_load4(K + (long long)key * avk_kv_es(p, w) + c4 * 4);
+                if (DV == D) vv = avk_load4(V + (long long)key * avk_v_es(p, w) + c4 * 4);
             }
             sK[u] = kv;
             if (DV == D) sV[u] = vv;
@@ -153,7 +153,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS) avk_attn_fwd(const avk_attn_param
         for (int u = tid; DV != D && u < BC * DV4; u += NT) { /* V's rows of their own width */
             const int kr = u / DV4, c4 = u % DV4, key = key0 + kr;
             avk_f4 vv = {0.f, 0.f, 0.f, 0.f};
-            if (key < w.kv_end) vv = avk_load4(V + (long long)key * avk_v_es(w) + c4 * 4);
+            if (key < w.kv_end) vv = avk_load4(V + (long long)key * avk_v_es(p, w) + c4 * 4);
             sV[u] = vv;
         }
         __syncthreads();
