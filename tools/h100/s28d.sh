@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 28, the last short call (about 150 s of device time were left):
-# 1. #12: the Vulkan decode body's AHEAD steps (branch s28-vk-ahead: stage that build as build-h100b) against
+# 1. #12: the Vulkan decode body's AHEAD steps (branch s28-vk-ahead: main plus the two AHEAD commits; stage its build as build-h100b) against
 #    the session-27 body (build-h100base: cd67952), one round, B=8 H=32/8 D=128 64k.
 # 2. #20: CUDA's dilated problems as strided views (ATTNVK_CUDA_DILATED_VIEWS=1, first run on a GPU)
 #    against the per-element test, each checked against the float64 reference; then 1M's six-group ladder.
