@@ -4,7 +4,8 @@
 #    the session-27 body (build-h100base: cd67952), one round, B=8 H=32/8 D=128 64k.
 # 2. #20: CUDA's dilated problems as strided views (ATTNVK_CUDA_DILATED_VIEWS=1, first run on a GPU)
 #    against the per-element test, each checked against the float64 reference; then 1M's six-group ladder.
-#     AVK=./build-h100b/attnvk DEADLINE=150 bash tools/h100/s28d.sh   (carry .gpu, build-h100b, build-h100base)
+#     AVK=./build-h100b/attnvk DEADLINE=150 bash tools/h100/s28d.sh   (carry .gpu, build-h100b, build-h100base;
+#     stage build-h100b with STAGE="attnvk tests/test_sparse")
 # It did not run in session 28 (no device machine could be started before the device time ran out).
 set -u
 out=${OUT:-/tmp/s28d-out}
@@ -28,6 +29,9 @@ for views in 0 1; do
   BENCH_TIMEOUT=30 bench cu-v$views-gqa $cu --kv-heads 4 --head-dim 128 --seq 12000 --causal --dilated 1000,3000:2,3
 done
 export ATTNVK_CUDA_DILATED_VIEWS=1
+# test_sparse (staged beside attnvk: STAGE="attnvk tests/test_sparse") runs every sparse case on every API,
+# CUDA's dilated ones through the views, once as planned and once split 3, and a refused row range
+[ -x ./build-h100b/tests/test_sparse ] && logged sparse-cuda-views 60 ./build-h100b/tests/test_sparse
 [ "$(left)" -gt 35 ] && BENCH_TIMEOUT=$(( $(left) - 5 )) bench cu-v1-1m-six $cu --head-dim 128 --seq 1048576 --causal \
   --dilated 2048,4096,8192,16384,32768,65536:1,2,4,8,16,32 -r 1 --warmup 1
 echo "== done at $((SECONDS - start)) s"
