@@ -192,6 +192,12 @@ AVK_DEVICE long long avk_kv_stride(const avk_attn_params &p, const avk_work &w) 
 AVK_DEVICE long long avk_kv_es(const avk_attn_params &p, const avk_work &w) { return avk_kv_stride(p, w) * AVK_D; }
 AVK_DEVICE long long avk_v_es(const avk_attn_params &p, const avk_work &w) { return avk_kv_stride(p, w) * AVK_DV; }
 
+/* The K/V row of the CTA's key j: a dilated view's key j is the problem's key base + j * rate. */
+AVK_DEVICE long long avk_work_kv_row(const avk_attn_params &p, const avk_work &w, int j)
+{
+    return avk_kv_row(p, w.b, w.g, AVK_DILATED_VIEW ? w.view_base + j * w.view_step : j);
+}
+
 /* Element offset of packed row R in Q. */
 AVK_DEVICE long long avk_q_row(const avk_attn_params &p, const avk_work &w, int R)
 {
@@ -429,7 +435,7 @@ AVK_DEVICE void avk_load_kv_tile(avk_u32 smem, const avk_attn_params &p, const a
     for (int c = threadIdx.x; c < ROWS * CH_; c += NT_) {
         const int r = c / CH_, k = c % CH_;
         const bool in = r < valid && (DP_ == D_ || k < D_ / 8);
-        const avk_elem *src = in ? g + avk_kv_row(p, w.b, w.g, key0 + r) * D_ + k * 8 : g;
+        const avk_elem *src = in ? g + avk_work_kv_row(p, w, key0 + r) * D_ + k * 8 : g;
         avk_cp_async16(smem + avk_tile_offset<ROWS, DP_, SW128>(r, k), src, in ? 16 : 0);
     }
 }
@@ -448,7 +454,7 @@ AVK_DEVICE void avk_load_raw_tile(unsigned char *sraw, const avk_attn_params &p,
     for (int c = threadIdx.x; c < ROWS * PER_ROW; c += NT_) {
         const int r = c / PER_ROW, k = c % PER_ROW;
         const bool in = r < valid;
-        const unsigned char *src = in ? g + avk_kv_row(p, w.b, w.g, key0 + r) * AVK_KV_ROW_BYTES + k * G : g;
+        const unsigned char *src = in ? g + avk_work_kv_row(p, w, key0 + r) * AVK_KV_ROW_BYTES + k * G : g;
         unsigned char *dst = sraw + r * AVK_KV_ROW_BYTES + k * G;
         if (G == 16) avk_cp_async16(avk_smem_addr(dst), src, in ? 16 : 0);
         else if (G == 8) avk_cp_async8(avk_smem_addr(dst), src, in ? 8 : 0);
@@ -524,7 +530,7 @@ AVK_DEVICE void avk_load_kv_rows(float *dst, const avk_attn_params &p, const avk
         int r = e / W, d = e % W;
         float x = 0.f;
         if (r < valid) {
-            const unsigned char *row = (const unsigned char *)base + avk_kv_row(p, w.b, w.g, key0 + r) * ROW_BYTES;
+            const unsigned char *row = (const unsigned char *)base + avk_work_kv_row(p, w, key0 + r) * ROW_BYTES;
             x = avk_kv_value(row, d) * scale;
         }
         dst[r * (W + 1) + d] = x;

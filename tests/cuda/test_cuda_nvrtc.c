@@ -328,6 +328,13 @@ int main(void)
             EXPECT(vs == ATTNVK_OK && view.dilated_view && view.wgmma == 1 && strcmp(view.variant, "wgmma") == 0,
                    "%s: dilated views run on wgmma, got %s (wgmma=%d)", t->arch, vs == ATTNVK_OK ? view.variant : "-", view.wgmma);
             if (vs == ATTNVK_OK) add_job(t, &view);
+            /* simt finds each key's row itself (avk_work_kv_row) */
+            const attnvk_kernel_options simt = {.variant = "simt"};
+            setenv("ATTNVK_CUDA_DILATED_VIEWS", "1", 1);
+            vs = avk_cuda_select(&info, 9, t->smem_optin, &dp, &simt, 0, 1, &view);
+            unsetenv("ATTNVK_CUDA_DILATED_VIEWS");
+            EXPECT(vs == ATTNVK_OK && view.dilated_view, "%s: simt takes dilated views", t->arch);
+            if (vs == ATTNVK_OK) add_job(t, &view);
         }
         /* mma-decode's rings on sm_90a (attn_decode.h): f16 one key warp, bf16 16-key tiles with
          * 4 warps x 4 stages, fp8's 128-byte rows (the sweeps' configurations; the bulk copies
