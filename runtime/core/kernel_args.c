@@ -1,5 +1,6 @@
 /* Fills the kernel contract's arguments from a problem (see kernel_args.h). */
 #include "core/kernel_args.h"
+#include "core/error.h"
 #include "core/kv_cache.h"
 #include "core/sparse.h"
 #include "core/split_plan.h"
@@ -102,6 +103,13 @@ int64_t avk_dilated_view_blocks(const attnvk_problem *p, int br)
         if (blocks > most) most = blocks;
     }
     return most;
+}
+
+attnvk_status avk_dilated_view_rows(const avk_kernel_args *a, const attnvk_problem *p, int q_begin, int q_count)
+{
+    if (!(a->flags & AVK_FLAG_DILATED_VIEW) || (q_begin == 0 && q_count == p->seq_q)) return ATTNVK_OK;
+    return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "dilated attention runs all %d query rows at once (asked %d+%d)",
+                    p->seq_q, q_begin, q_count);
 }
 
 int64_t avk_grid_row_blocks(const avk_kernel_args *a, const attnvk_problem *p, int q_count, int br)

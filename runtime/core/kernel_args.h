@@ -38,6 +38,9 @@ void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_beg
  * Nq). avk_kernel_args_span and _split then plan over the views. */
 void avk_kernel_args_dilated_view(avk_kernel_args *a, const attnvk_problem *p);
 int64_t avk_dilated_view_blocks(const attnvk_problem *p, int br);
+/* A dispatch of rows [q_begin, q_begin + q_count): a view takes all Nq rows at once, else a
+ * one-line INVALID_ARGUMENT (every backend that runs views asks this before it dispatches). */
+attnvk_status avk_dilated_view_rows(const avk_kernel_args *a, const attnvk_problem *p, int q_begin, int q_count);
 /* Grid x of a dispatch of q_count rows: row blocks, or a dilated view's blocks. */
 int64_t avk_grid_row_blocks(const avk_kernel_args *a, const attnvk_problem *p, int q_count, int br);
 

@@ -97,9 +97,8 @@ static attnvk_status launch(const avk_native_driver *d, void *ctx, const avk_nat
 attnvk_status avk_native_dispatch(const avk_native_driver *d, void *ctx, const avk_native_kernel *k,
                                   const avk_dispatch *a, double *device_ms)
 {
-    if ((k->args.flags & AVK_FLAG_DILATED_VIEW) && (a->q_begin != 0 || a->q_count != k->p.seq_q))
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "dilated attention runs all %d query rows at once (asked %d+%d)",
-                        k->p.seq_q, a->q_begin, a->q_count);
+    attnvk_status rows = avk_dilated_view_rows(&k->args, &k->p, a->q_begin, a->q_count);
+    if (rows != ATTNVK_OK) return rows;
     avk_attn_params P;
     fill_params(d, k, a, &P);
     _Alignas(64) unsigned char maps[AVK_MAX_TENSOR_MAPS][128];

@@ -157,9 +157,8 @@ attnvk_status avk_cl_flash_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dis
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; ++i) SET_ARG(m, i, buffers[i]);
     SET_ARG(m, sizeof buffers / sizeof *buffers, args);
     const int pack = (int)args.pack, splits = (int)args.splits;
-    if ((args.flags & AVK_FLAG_DILATED_VIEW) && (a->q_begin != 0 || a->q_count != p->seq_q))
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "dilated attention runs all %d query rows at once (asked %d+%d)",
-                        p->seq_q, a->q_begin, a->q_count);
+    attnvk_status rows = avk_dilated_view_rows(&args, p, a->q_begin, a->q_count);
+    if (rows != ATTNVK_OK) return rows;
     const size_t blocks = (size_t)avk_grid_row_blocks(&args, p, a->q_count, cfg->br);
     const size_t global[3] = {blocks * cfg->wg, (size_t)(p->heads / pack), (size_t)p->batch * splits};
     const size_t local[3] = {(size_t)cfg->wg, 1, 1};

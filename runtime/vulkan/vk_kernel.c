@@ -306,9 +306,8 @@ static attnvk_status dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch 
 {
     const VkPhysicalDeviceLimits *lim = &dev->caps->props.limits;
     avk_kernel_args pc = dispatch_args(k, a);
-    if ((pc.flags & AVK_FLAG_DILATED_VIEW) && (a->q_begin != 0 || a->q_count != k->p.seq_q))
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "dilated attention runs all %d query rows at once (asked %d+%d)",
-                        k->p.seq_q, a->q_begin, a->q_count);
+    attnvk_status rows = avk_dilated_view_rows(&pc, &k->p, a->q_begin, a->q_count);
+    if (rows != ATTNVK_OK) return rows;
     const int64_t blocks = avk_grid_row_blocks(&pc, &k->p, a->q_count, (int)k->cfg.br);
     uint32_t gx = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t)blocks, gy = (uint32_t)k->p.heads / pc.pack,
              gz = (uint32_t)k->p.batch * k->n_splits;
