@@ -27,6 +27,7 @@ typedef struct avk_dispatch {
     int async;
     void *stream;
     avk_bbuf *block_layout; /* NULL unless the problem is block-sparse */
+    avk_bbuf *q_scales;     /* f32 [H], NULL unless q_format is fp8 */
 } avk_dispatch;
 
 /* attnvk_kernel_backward's buffers: fwd as the forward's (lse always set, every

@@ -171,6 +171,12 @@ typedef struct attnvk_problem {
     int dilated_groups;
     int dilated_segment[ATTNVK_MAX_DILATED_GROUPS];
     int dilated_rate[ATTNVK_MAX_DILATED_GROUPS];
+    /* How Q is stored: ATTNVK_KV_DTYPE (the problem's dtype) or ATTNVK_KV_FP8,
+     * OCP e4m3 bytes in Q's layout with one f32 scale per query head
+     * (q = q_scales[h] * e4m3, the q_scales input). An fp8 Q needs an fp8 cache
+     * (kv_format ATTNVK_KV_FP8) and dtype f16 or bf16, which is O's: that is
+     * the FP8 forward (FlashAttention-3's: P is rounded to e4m3 for P V too). */
+    attnvk_kv_format q_format;
 } attnvk_problem;
 
 enum { ATTNVK_UUID_SIZE = 16, ATTNVK_MAX_SUBGROUP_SIZES = 4 };
@@ -217,6 +223,7 @@ enum {
     ATTNVK_FEATURE_POSITION_OFFSET = 1u << 12, /* position_offset != 0 where it matters (causal, window, ALiBi) */
     ATTNVK_FEATURE_BLOCK_SPARSE = 1u << 13, /* block_sparse: a block layout */
     ATTNVK_FEATURE_DILATED = 1u << 14,      /* dilated_groups > 0: LongNet's dilated attention */
+    ATTNVK_FEATURE_Q_FP8 = 1u << 15,        /* q_format fp8: the FP8 forward (Q, K and V in e4m3) */
 };
 typedef struct attnvk_impl_info {
     char name[32];
@@ -403,6 +410,7 @@ typedef struct attnvk_tensors {
     attnvk_buffer *sinks;        /* f32 [H], with sinks */
     attnvk_buffer *alibi_slopes; /* f32 [H], with alibi */
     attnvk_buffer *block_layout; /* uint8 [layout_batch][layout_heads][row blocks][key blocks], with block_sparse */
+    attnvk_buffer *q_scales;     /* f32 [H]: Q's scale per query head, with q_format fp8 */
 } attnvk_tensors;
 /* attnvk_kernel_run for any problem. Lengths past Nk are clamped to Nk and
  * page indices into 0..num_pages-1, so bad table contents never fault. */
