@@ -65,7 +65,7 @@ static const env_var developer_vars[] = {
     {"ATTNVK_CUDA_TUNE", "key_warps=,stages=,min_ctas= over the CUDA mma-decode configuration (sweeps)", "none"},
     {"ATTNVK_CUDA_BWD_TILES", "bc=,bq=,wn=,qb=,kb= over the CUDA backward's tile table (sweeps)", "none"},
     {"ATTNVK_CUDA_DEFINES", "extra -D/-U options for NVRTC, space-separated (part of the cache key)", "none"},
-    {"ATTNVK_CUDA_DILATED_VIEWS", "1: dilated problems as strided views on CUDA (not yet run on a GPU: the per-element test stays the default)", "off"},
+    {"ATTNVK_CUDA_DILATED_VIEWS", "0: dilated problems on CUDA through the per-element test instead of strided views", "views"},
     {"ATTNVK_OPENCL_TUNE", "ds=,tm=,wg=,bc=,br=,reduce=,maxreg=,nativeexp= over the OpenCL tuning table", "none"},
     {"ATTNVK_OPENCL_BUILD_OPTIONS", "appended to the OpenCL build options (e.g. -cl-nv-verbose; -DAVK_SOFTCAP_EXP2=1|0: softcap's tanh as one exp2 and one reciprocal, or OpenCL's tanh, in f16 programs)", "none"},
     {"ATTNVK_OPENCL_BUILD_LOG", "1: print every OpenCL build log on stderr", "off"},

@@ -253,10 +253,10 @@ int main(void)
             const attnvk_kernel_options split3 = {.split_kv = 3};
             for (int i = 0; i < n; ++i)
                 if (typed[i].p.dilated_groups) device_case(dev, &typed[i], &split3, seed + 101 * (uint64_t)i + 5);
-            /* CUDA takes the views where asked (ATTNVK_CUDA_DILATED_VIEWS=1, not yet the default) */
+            /* CUDA takes the views unless ATTNVK_CUDA_DILATED_VIEWS=0 */
             const char *cuda_views = getenv("ATTNVK_CUDA_DILATED_VIEWS");
             const int views = apis[a] == ATTNVK_API_VULKAN || apis[a] == ATTNVK_API_OPENCL ||
-                              (apis[a] == ATTNVK_API_CUDA && cuda_views && !strcmp(cuda_views, "1"));
+                              (apis[a] == ATTNVK_API_CUDA && !(cuda_views && !strcmp(cuda_views, "0")));
             if (!dt && views)
                 for (int i = 0; i < n; ++i)
                     if (typed[i].p.dilated_groups) {

@@ -301,10 +301,8 @@ int main(void)
                 if (!dilated) continue;
                 /* the same body with the dilation as strided views (AVK_DILATED_VIEW, no per-element test),
                  * split as a view's keys may be */
-                setenv("ATTNVK_CUDA_DILATED_VIEWS", "1", 1);
                 avk_cuda_config view;
                 attnvk_status vs = avk_cuda_select(&info, t->cc_major, t->smem_optin, &sp, &o, 0, 1, &view);
-                unsetenv("ATTNVK_CUDA_DILATED_VIEWS");
                 EXPECT(vs == ATTNVK_OK && view.dilated_view && view.score_mod == 0, "%s: %s takes dilated views (%s)", t->arch,
                        scored[v].variant, vs == ATTNVK_OK ? "no view build" : attnvk_last_error());
                 if (vs != ATTNVK_OK) continue;
@@ -319,20 +317,18 @@ int main(void)
                                  .dilated_rate = {1, 2}};
             const attnvk_kernel_options none = {0};
             avk_cuda_config plain, view;
+            setenv("ATTNVK_CUDA_DILATED_VIEWS", "0", 1);
             attnvk_status ps = avk_cuda_select(&info, 9, t->smem_optin, &dp, &none, 0, 1, &plain);
-            setenv("ATTNVK_CUDA_DILATED_VIEWS", "1", 1);
-            attnvk_status vs = avk_cuda_select(&info, 9, t->smem_optin, &dp, &none, 0, 1, &view);
             unsetenv("ATTNVK_CUDA_DILATED_VIEWS");
+            attnvk_status vs = avk_cuda_select(&info, 9, t->smem_optin, &dp, &none, 0, 1, &view);
             EXPECT(ps == ATTNVK_OK && !plain.dilated_view && plain.score_mod == AVK_MOD_DILATED,
-                   "%s: dilated without ATTNVK_CUDA_DILATED_VIEWS keeps the per-element test", t->arch);
+                   "%s: dilated with ATTNVK_CUDA_DILATED_VIEWS=0 keeps the per-element test", t->arch);
             EXPECT(vs == ATTNVK_OK && view.dilated_view && view.wgmma == 1 && strcmp(view.variant, "wgmma") == 0,
                    "%s: dilated views run on wgmma, got %s (wgmma=%d)", t->arch, vs == ATTNVK_OK ? view.variant : "-", view.wgmma);
             if (vs == ATTNVK_OK) add_job(t, &view);
             /* simt finds each key's row itself (avk_work_kv_row) */
             const attnvk_kernel_options simt = {.variant = "simt"};
-            setenv("ATTNVK_CUDA_DILATED_VIEWS", "1", 1);
             vs = avk_cuda_select(&info, 9, t->smem_optin, &dp, &simt, 0, 1, &view);
-            unsetenv("ATTNVK_CUDA_DILATED_VIEWS");
             EXPECT(vs == ATTNVK_OK && view.dilated_view, "%s: simt takes dilated views", t->arch);
             if (vs == ATTNVK_OK) add_job(t, &view);
         }
