@@ -4,6 +4,7 @@
 #include "core/bandwidth.h"
 #include "core/kv_cache.h"
 #include "core/names.h"
+#include "core/q_format.h"
 #include "core/registry.h"
 #include "core/tuning.h"
 #include "core/kernel_tuning.h"
@@ -514,9 +515,9 @@ attnvk_status avk_dispatch_fill(const attnvk_kernel *k, const attnvk_tensors *t,
     if (launches < 1 || launches > ATTNVK_MAX_LAUNCHES)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "launches %d outside 1..%d", launches, ATTNVK_MAX_LAUNCHES);
     const attnvk_problem *p = &k->problem;
-    const size_t es = attnvk_dtype_size(p->dtype);
-    size_t q_bytes = attnvk_q_elements(p) * es, o_bytes = attnvk_o_elements(p) * es, kv_bytes = attnvk_kv_bytes(p),
-           v_bytes = attnvk_v_bytes(p);
+    /* fp8 queries are one byte an element; O keeps the dtype */
+    size_t q_bytes = avk_q_bytes(p), o_bytes = attnvk_o_elements(p) * attnvk_dtype_size(p->dtype),
+           kv_bytes = attnvk_kv_bytes(p), v_bytes = attnvk_v_bytes(p);
     if (!t->q || !t->k || !t->v || !t->o)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "Q, K, V and O buffers are required");
     if (t->q->size < q_bytes || t->o->size < o_bytes)
@@ -532,6 +533,7 @@ attnvk_status avk_dispatch_fill(const attnvk_kernel *k, const attnvk_tensors *t,
         s = need_buffer(t->seq_lens, (size_t)p->batch * sizeof(int32_t), "seq_lens");
     if (s == ATTNVK_OK && p->kv_format == ATTNVK_KV_FP8)
         s = need_buffer(t->kv_scales, 2 * (size_t)p->kv_heads * sizeof(float), "kv scales");
+    if (s == ATTNVK_OK && avk_q_is_fp8(p)) s = need_buffer(t->q_scales, (size_t)p->heads * sizeof(float), "q scales");
     if (s == ATTNVK_OK && p->mask)
         s = need_buffer(t->mask,
                         (size_t)p->mask_batch * p->mask_heads * p->seq_q * p->seq_kv * attnvk_dtype_size(p->mask_dtype),
@@ -543,8 +545,9 @@ attnvk_status avk_dispatch_fill(const attnvk_kernel *k, const attnvk_tensors *t,
     if (q_count == 0 && q_begin == 0) q_count = p->seq_q;
     if (q_begin < 0 || q_count < 1 || q_begin > p->seq_q - q_count)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "query rows %d+%d outside 0..%d", q_begin, q_count, p->seq_q);
-    const attnvk_buffer *all[] = {t->q,        t->k,        t->v,    t->o,    t->lse,         t->block_table,
-                                  t->seq_lens, t->kv_scales, t->mask, t->sinks, t->alibi_slopes, t->block_layout};
+    const attnvk_buffer *all[] = {t->q,        t->k,         t->v,    t->o,     t->lse,          t->block_table,
+                                  t->seq_lens, t->kv_scales, t->mask, t->sinks, t->alibi_slopes, t->block_layout,
+                                  t->q_scales};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
         if (all[i] && all[i]->dev != k->dev)
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "buffer belongs to another device");
@@ -556,7 +559,8 @@ attnvk_status avk_dispatch_fill(const attnvk_kernel *k, const attnvk_tensors *t,
                          /* a sparse pattern takes the mask's binding (prepare refused a mask beside a layout) */
                          p->mask ? BBUF(t->mask) : p->block_sparse ? BBUF(t->block_layout) : BBUF(k->dilation),
                          p->sinks ? BBUF(t->sinks) : NULL,
-                         p->alibi ? BBUF(t->alibi_slopes) : NULL, 0, NULL, p->block_sparse ? BBUF(t->block_layout) : NULL};
+                         p->alibi ? BBUF(t->alibi_slopes) : NULL, 0, NULL, p->block_sparse ? BBUF(t->block_layout) : NULL,
+                         avk_q_is_fp8(p) ? BBUF(t->q_scales) : NULL};
 #undef BBUF
     *out = args;
     return ATTNVK_OK;

@@ -111,6 +111,7 @@ unsigned avk_problem_features(const attnvk_problem *p)
         f |= ATTNVK_FEATURE_POSITION_OFFSET;
     if (p->block_sparse) f |= ATTNVK_FEATURE_BLOCK_SPARSE;
     if (p->dilated_groups) f |= ATTNVK_FEATURE_DILATED;
+    if (p->q_format == ATTNVK_KV_FP8) f |= ATTNVK_FEATURE_Q_FP8;
     return f;
 }
 
@@ -124,6 +125,8 @@ unsigned avk_score_mod_bits(const attnvk_problem *p)
 
 const char *avk_feature_name(unsigned missing)
 {
+    /* first: an FP8 forward also needs its fp8 cache, and the forward is what was asked for */
+    if (missing & ATTNVK_FEATURE_Q_FP8) return "fp8 queries (the FP8 forward)";
     if (missing & ATTNVK_FEATURE_PAGED) return "paged KV caches";
     if (missing & ATTNVK_FEATURE_RAGGED) return "per-sequence KV lengths (seq_lens)";
     if (missing & ATTNVK_FEATURE_KV_Q8_0) return "q8_0 KV caches";

@@ -5,6 +5,7 @@
 #include "core/kv_cache.h"
 #include "core/layout.h"
 #include "core/problem.h"
+#include "core/q_format.h"
 #include "core/sparse.h"
 
 #include <math.h>
@@ -103,7 +104,8 @@ attnvk_status avk_problem_validate_rules(const attnvk_problem *p)
     attnvk_status s = avk_problem_validate_scores(p);
     if (s == ATTNVK_OK) s = avk_problem_validate_head_dim_v(p);
     if (s == ATTNVK_OK) s = avk_sparse_validate(p);
-    return s == ATTNVK_OK ? avk_kv_cache_validate(p) : s;
+    if (s == ATTNVK_OK) s = avk_kv_cache_validate(p);
+    return s == ATTNVK_OK ? avk_q_format_validate(p) : s; /* after the cache: it names the kv format */
 }
 
 attnvk_status avk_problem_validate_kernel_limits(const attnvk_problem *p)

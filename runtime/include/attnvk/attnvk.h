@@ -499,8 +499,11 @@ float attnvk_fp8_scale(float amax);
 attnvk_status attnvk_kv_tables_check(const attnvk_problem *p, const int32_t *block_table, const int32_t *seq_lens);
 
 /* Convenience: host f32 arrays in p->layout in, f32 O (and optional LSE) out;
- * converts to p->dtype, uploads, runs, downloads, frees. attnvk_host_inputs
- * is declared with the reference below. */
+ * converts to p->dtype, uploads, runs, downloads, frees. A contiguous
+ * quantized cache (kv_format) and fp8 queries (q_format) are encoded here,
+ * fp8 with one scale per kv head / query head from its largest magnitude; a
+ * paged cache takes attnvk_kernel_run_tensors. attnvk_host_inputs is
+ * declared with the reference below. */
 typedef struct attnvk_host_inputs attnvk_host_inputs;
 attnvk_status attnvk_attention_host_inputs(attnvk_device *dev, const attnvk_problem *p,
                                            const attnvk_kernel_options *opts, const attnvk_host_inputs *in,
@@ -587,7 +590,9 @@ double attnvk_tolerance(attnvk_dtype d); /* relative L2: f32 1e-5, f16/bf16 5e-3
 /* the backward pass's, per gradient: relative L2 f32 1e-4, f16/bf16 1e-2 */
 double attnvk_backward_tolerance(attnvk_dtype d);
 /* Compares o (f32, p->layout) with the reference at the given rows
- * (rows == NULL: every row). */
+ * (rows == NULL: every row). The tolerance is attnvk_tolerance(p->dtype),
+ * or 5e-2 for fp8 queries (q_format fp8: the FP8 forward rounds P to e4m3
+ * too), against q, k, v as the kernel read them (dequantized). */
 attnvk_check attnvk_check_output(const attnvk_problem *p, const float *q, const float *k,
                                  const float *v, const float *o, const size_t *rows,
                                  size_t nrows);
