@@ -11,6 +11,7 @@
 #include "cpu/cpu_peak.h"
 #endif
 #include "core/names.h"
+#include "core/q_format.h"
 #include "core/reference.h"
 #include "core/ring_merge.h"
 #include "cpu/cpu_flash.h"
@@ -173,7 +174,8 @@ static int cpu_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
     out->features = ATTNVK_FEATURE_PAGED | ATTNVK_FEATURE_RAGGED | ATTNVK_FEATURE_KV_Q8_0 | ATTNVK_FEATURE_KV_Q4_0 |
                     ATTNVK_FEATURE_KV_FP8 | ATTNVK_FEATURE_SOFTCAP | ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_ALIBI |
                     ATTNVK_FEATURE_SINKS | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_TOP_LEFT | ATTNVK_FEATURE_HEAD_DIM_V |
-                    ATTNVK_FEATURE_POSITION_OFFSET | ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED;
+                    ATTNVK_FEATURE_POSITION_OFFSET | ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED |
+                    ATTNVK_FEATURE_Q_FP8; /* decoded to f32 first: the CPU checks the FP8 forward's plumbing */
     if (max < 2) return n;
     const char *why = "";
     memset(&out[1], 0, sizeof out[1]);
@@ -283,8 +285,9 @@ static attnvk_status run_once(avk_bkernel *k, const avk_dispatch *a, double *dev
     const attnvk_problem *p = &k->p;
     size_t nq = attnvk_q_elements(p), no = attnvk_o_elements(p);
     double t0 = now_ms();
-    float *q = to_f32(p->dtype, a->q, nq), *kk = kv_to_f32(p, a, a->k, 0), *v = kv_to_f32(p, a, a->v, 1);
+    float *q = malloc(nq * sizeof(float)), *kk = kv_to_f32(p, a, a->k, 0), *v = kv_to_f32(p, a, a->v, 1);
     float *o = to_f32(p->dtype, a->o, no); /* keeps rows outside the range */
+    if (q) avk_q_decode(p, a->q->data, a->q_scales ? (const float *)a->q_scales->data : NULL, q);
     float *mask = p->mask ? to_f32(p->mask_dtype, a->mask,
                                    (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv)
                           : NULL;
@@ -324,7 +327,8 @@ static attnvk_status run_job(avk_bkernel *k, const avk_dispatch *a, double *devi
     avk_cpu_job job = {.p = &k->p, .q = a->q->data, .k = a->k->data, .v = a->v->data, .o = a->o->data,
                        .lse = a->lse ? (float *)a->lse->data : NULL,
                        .block_table = data_of(a->block_table), .seq_lens = data_of(a->seq_lens),
-                       .kv_scales = data_of(a->kv_scales), .mask = data_of(a->mask), .sinks = data_of(a->sinks),
+                       .kv_scales = data_of(a->kv_scales), .q_scales = data_of(a->q_scales),
+                       .mask = data_of(a->mask), .sinks = data_of(a->sinks),
                        .alibi_slopes = data_of(a->alibi_slopes), .block_layout = data_of(a->block_layout),
                        .q_begin = a->q_begin, .q_count = a->q_count, .drop_keys = k->drop_keys,
                        .tile_bc = k->tile_bc, .rows = k->rows};

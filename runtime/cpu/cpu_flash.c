@@ -21,6 +21,7 @@
 #include "core/kv_cache.h"
 #include "core/layout.h"
 #include "core/parallel.h"
+#include "core/q_format.h"
 #include "core/reference.h"
 #include "core/sparse.h"
 
@@ -182,11 +183,14 @@ static row_info *reset_row(const flash_ctx *c, scratch *w, int r, int rows)
     return NULL;
 }
 
-/* Q's row (b, ri->h, ri->i) as f32, scaled, into the item's row r */
+/* Q's row (b, ri->h, ri->i) as f32, scaled, into the item's row r; fp8 queries
+ * decoded with their head's scale first, then run as any other row (exact f32) */
 static void load_q(const flash_ctx *c, scratch *w, int r, int b, const row_info *ri)
 {
     float *q = w->q + (size_t)r * c->D;
-    unpack_row(c->p->dtype, (const char *)c->job->q + avk_q_offset(c->p, b, ri->h, ri->i) * c->q_es, q, c->D);
+    const char *src = (const char *)c->job->q + avk_q_offset(c->p, b, ri->h, ri->i) * c->q_es;
+    if (avk_q_is_fp8(c->p)) attnvk_kv_decode(ATTNVK_KV_FP8, c->D, src, q, 1, c->job->q_scales[ri->h]);
+    else unpack_row(c->p->dtype, src, q, c->D);
     for (int d = 0; d < c->D; ++d) q[d] *= c->qscale;
 }
 
@@ -439,8 +443,8 @@ attnvk_status avk_cpu_flash_run(const avk_cpu_job *job)
     c.nqb = (job->q_count + c.QB - 1) / c.QB;
     c.rmax = (int)round_up((size_t)c.QB * c.G, AVK_SIMD_ROWS);
     c.items = (size_t)p->batch * p->kv_heads * c.nqb;
-    c.q_es = attnvk_dtype_size(p->dtype);
-    c.o_es = c.q_es;
+    c.q_es = avk_q_element_bytes(p); /* 1 for fp8 queries; O keeps the dtype */
+    c.o_es = attnvk_dtype_size(p->dtype);
     c.k_rb = attnvk_kv_row_bytes(p);
     attnvk_problem vview = *p;
     vview.head_dim = c.Dv;

@@ -12,11 +12,12 @@
  * every (b, h); rows outside are left untouched. */
 typedef struct avk_cpu_job {
     const attnvk_problem *p;
-    const void *q, *k, *v; /* Q in p->dtype; K and V in the kv format, paged or contiguous */
+    const void *q, *k, *v; /* Q in its q format; K and V in the kv format, paged or contiguous */
     void *o;               /* p->dtype */
     float *lse;            /* [B][H][Nq], or NULL */
     const int32_t *block_table, *seq_lens;
     const float *kv_scales;
+    const float *q_scales; /* [H], fp8 queries only */
     const void *mask; /* p->mask_dtype */
     const float *sinks, *alibi_slopes;
     const uint8_t *block_layout; /* with block_sparse */
