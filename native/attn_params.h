@@ -15,6 +15,10 @@
 #define AVK_MERGE_BATCH 8
 #endif
 
+/* The FP8 forward reads V transposed (avk_fp8_v_transpose): per (b, kv head) Dv
+ * rows of this many key bytes, whole 256-key tiles, zeros past Nk */
+#define AVK_FP8_VT_KEYS(nk) (((unsigned long long)(nk) + 255ull) / 256ull * 256ull)
+
 #define AVK_ARG_U32 unsigned int
 #define AVK_ARG_I32 int
 #define AVK_ARG_F32 float
@@ -30,6 +34,8 @@ typedef struct avk_attn_params {
     unsigned long long alibi_slopes; /* f32 [H] (flags & AVK_FLAG_ALIBI) */
     unsigned long long sinks;        /* f32 [H] natural-log sink logits (flags & AVK_FLAG_SINKS) */
     unsigned long long mask;         /* f32 or f16 additive mask (flags & AVK_FLAG_MASK) */
+    unsigned long long q_scales;     /* f32 [H]: an fp8 Q's scales (the FP8 forward) */
+    unsigned long long vt;           /* the FP8 forward: V transposed (AVK_FP8_VT_KEYS), in the workspace */
 #define AVK_ARG(type, name) AVK_ARG_##type name;
 #include "contract/kernel_args.def"
 #undef AVK_ARG

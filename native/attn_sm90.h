@@ -23,10 +23,25 @@
  * swizzled boxes of 64 columns) into a two-stage ring: a stage's K and V each
  * complete an mbarrier (full), and the consumers' warps release the stage on
  * a third (empty). The consumers run the same tile body; no CTA barrier in
- * the loop. */
+ * the loop.
+ *
+ * AVK_FP8=1 ("wgmma-fp8", issue #16's FP8 forward): Q, K and V are e4m3 with
+ * per-head scales (folded into the score scale and O's), O is f16/bf16. e4m3
+ * wgmma is k = 32 and reads both shared operands K-major only, so V comes
+ * transposed (avk_fp8_v_transpose, before the attention grid); the byte
+ * geometry is the 16-bit kernel's (a k-step is 32 bytes along a swizzled row).
+ * P is rounded to e4m3 in registers: the k-step's four n-tiles of S fill the
+ * A fragment (rows g, g + 8; k 4c..4c+3, 16+4c..), so A's k index 4c + i holds
+ * key 2c + (i & 1) + 8 (i >> 1) of each 16, the order the transpose writes
+ * V's keys in. Non-specialized (AVK_WGMMA=1) only. */
 #include "sm90_wgmma_ops.h"
 
-#if AVK_DTYPE == 1
+#ifndef AVK_FP8
+#define AVK_FP8 0
+#endif
+#if AVK_FP8
+#define AVK_WG_TYPE e4m3
+#elif AVK_DTYPE == 1
 #define AVK_WG_TYPE f16
 #else
 #define AVK_WG_TYPE bf16
@@ -42,18 +57,24 @@
 #define avk_wgmma_pv AVK_PASTE4(avk_wgmma_rs_, AVK_WG_TYPE, _n, AVK_WG_PV_N)
 
 #define AVK_WS (AVK_WGMMA == 2)
+/* a swizzled row holds 128 bytes: rows of 64 (fp8 D = 64, BC = 64) fill half of one */
+#define AVK_SW_ROW(bytes) ((bytes) > 128 ? (bytes) : 128)
+/* element offsets and strides of Q, K, V in the 16-bit units avk_load_tile copies */
+#define AVK_U16(x) ((x) * ES / 2)
 enum {
     D = AVK_D, DV = AVK_DV, BR = AVK_BR, BC = AVK_BC, NT = AVK_THREADS,
     WGS = NT / 128 - AVK_WS, /* consumer warpgroups, 64 query rows each */
     NC = WGS * 128,          /* consumer threads (the producer's warpgroup comes after them) */
-    KD = D / 16,          /* k-steps over Dk for S = Q K^T */
+    ES = AVK_FP8 ? 1 : 2, /* bytes per Q, K, V element */
+    KD = D * ES / 32,     /* k-steps (32 bytes) over Dk for S = Q K^T */
     ND = DV / 8,          /* 8-wide n-tiles over Dv for O */
     NS = BC / 8,          /* 8-wide n-tiles over keys for S */
-    KS = BC / 16,         /* k-steps over keys for O += P V */
-    Q_BYTES = BR * D * 2, /* Q tile, then 2 stages of K, then 2 of V */
-    K_BYTES = BC * D * 2,
-    V_BYTES = BC * DV * 2,
+    KS = BC * ES / 32,    /* k-steps over keys for O += P V */
+    Q_BYTES = BR * D * 2, /* Q tile (O is staged over it: 16-bit), then 2 stages of K, then 2 of V */
+    K_BYTES = BC * AVK_SW_ROW(D * ES),
+    V_BYTES = AVK_FP8 ? DV * AVK_SW_ROW(BC) : BC * DV * 2, /* fp8: Dv rows of BC keys */
 };
+static_assert(!(AVK_FP8 && AVK_WS), "the FP8 forward is the non-specialized wgmma body");
 static_assert(BR == WGS * 64 && WGS >= 1 && WGS <= 3, "BR must be 64 rows per warpgroup, 1 to 3 warpgroups");
 static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 256 && DV <= D, "the wgmma kernel takes Dk, Dv in 64, 128, 192, 256");
 static_assert(BC == 64 || BC == 128 || BC == 256, "the wgmma kernel takes BC = 64, 128 or 256");
@@ -89,6 +110,58 @@ template <int R>
 AVK_DEVICE void avk_setmaxnreg_dec(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R)); }
 template <int R>
 AVK_DEVICE void avk_setmaxnreg_inc(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R)); }
+#endif
+
+#if AVK_FP8
+/* four f32 as e4m3 bytes, a in the low byte (cvt's first source fills the high one) */
+AVK_DEVICE avk_u32 avk_e4m3x4(float a, float b, float c, float d)
+{
+    unsigned short lo, hi;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(b), "f"(a));
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(d), "f"(c));
+    return (avk_u32)lo | (avk_u32)hi << 16;
+}
+
+/* P (f32, accumulator layout) as the e4m3 A fragment of k-step kk (32 keys, n-tiles 4kk..4kk+3) */
+template <int NS_>
+AVK_DEVICE void avk_pack_p_e4m3(const float (&s)[1][NS_][4], int kk, avk_u32 (&pa)[4])
+{
+    const int n = 4 * kk;
+    pa[0] = avk_e4m3x4(s[0][n][0], s[0][n][1], s[0][n + 1][0], s[0][n + 1][1]);
+    pa[1] = avk_e4m3x4(s[0][n][2], s[0][n][3], s[0][n + 1][2], s[0][n + 1][3]);
+    pa[2] = avk_e4m3x4(s[0][n + 2][0], s[0][n + 2][1], s[0][n + 3][0], s[0][n + 3][1]);
+    pa[3] = avk_e4m3x4(s[0][n + 2][2], s[0][n + 2][3], s[0][n + 3][2], s[0][n + 3][3]);
+}
+
+/* V's 64-key block (blockIdx.x) of kv head blockIdx.y, batch blockIdx.z into Vt:
+ * Dv rows of AVK_FP8_VT_KEYS(Nk) bytes, zeros past Nk; slot 4c + i of each 16
+ * holds key 2c + (i & 1) + 8 (i >> 1), the order avk_pack_p_e4m3 gives P's keys. */
+AVK_KERNEL void __launch_bounds__(256) avk_fp8_v_transpose(const avk_attn_params p)
+{
+    __shared__ __align__(16) unsigned char tile[64][DV + 16];
+    const int key0 = (int)blockIdx.x * 64, g = (int)blockIdx.y, b = (int)blockIdx.z;
+    const unsigned char *V = (const unsigned char *)p.v;
+    for (int c = threadIdx.x; c < 64 * DV / 16; c += 256) {
+        const int r = c / (DV / 16), k = c % (DV / 16);
+        uint4 x = make_uint4(0u, 0u, 0u, 0u);
+        if (key0 + r < (int)p.seq_kv) x = *(const uint4 *)(V + avk_kv_row(p, b, g, key0 + r) * DV + k * 16);
+        *(uint4 *)&tile[r][k * 16] = x;
+    }
+    __syncthreads();
+    const unsigned long long nkp = AVK_FP8_VT_KEYS(p.seq_kv);
+    unsigned char *vt = (unsigned char *)p.vt + ((unsigned long long)b * p.kv_heads + g) * DV * nkp;
+    for (int c = threadIdx.x; c < DV * 4; c += 256) {
+        const int d = c / 4, k16 = c % 4 * 16;
+        avk_u32 slot[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            slot[q] = 0u;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) slot[q] |= (avk_u32)tile[k16 + 2 * q + (i & 1) + 8 * (i >> 1)][d] << (8 * i);
+        }
+        *(uint4 *)(vt + d * nkp + key0 + k16) = make_uint4(slot[0], slot[1], slot[2], slot[3]);
+    }
+}
 #endif
 
 AVK_DEVICE void avk_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -134,9 +207,25 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int quad_row = lane / 4, quad_col = lane % 4;
 
     const avk_work w = avk_locate(p, BR, BC);
-    const avk_elem *Q = (const avk_elem *)p.q + w.q_off;
-    const avk_elem *K = (const avk_elem *)p.k + w.kv_off;
+    const avk_elem *Q = (const avk_elem *)p.q + AVK_U16(w.q_off);
+    const avk_elem *K = (const avk_elem *)p.k + AVK_U16(w.kv_off);
+#if AVK_FP8
+    /* the scales: Q's and K's fold into the score scale, V's into O's */
+    const float *kv_scales = (const float *)p.kv_scales;
+    const float score_scale = p.scale_log2 * ((const float *)p.q_scales)[w.h] * kv_scales[w.g];
+    const float v_scale = kv_scales[p.kv_heads + w.g];
+    const unsigned long long vt_keys = AVK_FP8_VT_KEYS(p.seq_kv);
+    const avk_elem *Vt = (const avk_elem *)p.vt + ((unsigned long long)w.b * p.kv_heads + w.g) * DV * vt_keys / 2;
+#define AVK_LOAD_V(addr, key) avk_load_tile<DV, BC / 2, NT, true>(addr, Vt + (key) / 2, (long long)(vt_keys / 2), DV)
+#else
+    const float score_scale = p.scale_log2, v_scale = 1.f;
     const avk_elem *V = (const avk_elem *)p.v + w.v_off;
+#define AVK_LOAD_V(addr, key) \
+    avk_load_tile<BC, DV, NT, true>(addr, V + (long long)(key) * avk_v_es(p, w), avk_v_es(p, w), w.kv_end - (key))
+#endif
+#define AVK_LOAD_K(addr, key)                                                                              \
+    avk_load_tile<BC, AVK_U16(D), NT, true>(addr, K + AVK_U16((long long)(key) * avk_kv_es(p, w)), AVK_U16(avk_kv_es(p, w)), \
+                                            w.kv_end - (key))
     const int wg_r0 = w.r0 + wg * 64;    /* first query row of this warpgroup */
     const int warp_r0 = wg_r0 + warp * 16; /* wgmma gives warp i rows 16i..16i+15 */
     const int wg_last_row = min(wg_r0 + 64, w.r_end) - 1;
@@ -144,7 +233,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     /* keys the warpgroup's rows see at all, and keys every row of the warp sees */
     const int wg_min_begin = avk_row_key_begin(p, w, min(wg_r0, wg_last_row)), wg_max_end = avk_row_key_end(p, w, wg_last_row);
     const int warp_max_begin = avk_row_key_begin(p, w, warp_last_row), warp_min_end = avk_row_key_end(p, w, min(warp_r0, warp_last_row));
-    const avk_tile_rows<1> rows = avk_rows_before_loop<1>(p, w, warp_r0 + quad_row, p.scale_log2);
+    const avk_tile_rows<1> rows = avk_rows_before_loop<1>(p, w, warp_r0 + quad_row, score_scale);
 
 #if AVK_WS
     /* full K, full V, empty: one mbarrier each a stage, after the V stages */
@@ -192,13 +281,14 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     (void)K, (void)V, (void)t_first; /* the producer's tensor maps address K and V */
 #else
     /* ---- prologue: Q and the first K and V tiles ---- */
-    avk_load_tile<BR, D, NT, true>(aQ, Q + (long long)w.r0 * avk_q_stride(p, w), avk_q_stride(p, w), w.r_end - w.r0);
+    avk_load_tile<BR, AVK_U16(D), NT, true>(aQ, Q + AVK_U16((long long)w.r0 * avk_q_stride(p, w)), AVK_U16(avk_q_stride(p, w)),
+                                            w.r_end - w.r0);
     avk_tile_window win = AVK_TILE_WINDOW_NONE; /* avk_next_tile's vote */
     const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC, win); /* w.t_begin, or a pattern's first visible tile */
     const bool aligned = avk_pattern_aligned(p, w, BC);
     if (t_first < w.t_end) {
-        avk_load_tile<BC, D, NT, true>(aK, K + (long long)t_first * BC * avk_kv_es(p, w), avk_kv_es(p, w), w.kv_end - t_first * BC);
-        avk_load_tile<BC, DV, NT, true>(aV, V + (long long)t_first * BC * avk_v_es(p, w), avk_v_es(p, w), w.kv_end - t_first * BC);
+        AVK_LOAD_K(aK, t_first * BC);
+        AVK_LOAD_V(aV, t_first * BC);
     }
     avk_cp_async_commit();
 #endif
@@ -244,8 +334,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         __syncthreads();
         if (t_next < w.t_end) {
             const int next = key0 + (t_next - t) * BC; /* key0 + BC without a pattern, as ever */
-            avk_load_tile<BC, D, NT, true>(aK + (stage ^ 1) * K_BYTES, K + (long long)next * avk_kv_es(p, w), avk_kv_es(p, w), w.kv_end - next);
-            avk_load_tile<BC, DV, NT, true>(aV + (stage ^ 1) * V_BYTES, V + (long long)next * avk_v_es(p, w), avk_v_es(p, w), w.kv_end - next);
+            AVK_LOAD_K(aK + (stage ^ 1) * K_BYTES, next);
+            AVK_LOAD_V(aV + (stage ^ 1) * V_BYTES, next);
         }
         avk_cp_async_commit();
 #endif
@@ -278,15 +368,20 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_reg_fence<NS * 4>(&s[0][0][0]);
 
         /* ---- mask (edge tiles) and score modifications, online softmax ---- */
-        avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, p.scale_log2,
+        avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, score_scale,
                               avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end) || pattern == AVK_TILE_PARTIAL);
-        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, p.scale_log2));
+        avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, score_scale));
 
         /* ---- O += P V: V is MN-major (keys x Dv, Dv contiguous): column blocks
          * of 64 are BC*128 bytes apart, 8-key groups 1024 ---- */
         avk_u32 pa[KS][1][4];
 #pragma unroll
-        for (int kk = 0; kk < KS; ++kk) avk_pack_p<1, NS>(s, kk, pa[kk]);
+        for (int kk = 0; kk < KS; ++kk)
+#if AVK_FP8
+            avk_pack_p_e4m3<NS>(s, kk, pa[kk][0]);
+#else
+            avk_pack_p<1, NS>(s, kk, pa[kk]);
+#endif
 #if AVK_WS
         avk_mbar_wait(AVK_BAR_FULL_V(stage), (it >> 1) & 1);
 #endif
@@ -295,8 +390,14 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         for (int kk = 0; kk < KS; ++kk)
 #pragma unroll
             for (int j = 0; j < DV / AVK_WG_PV_N; ++j) /* N = Dv, or 64-column blocks */
+#if AVK_FP8
+                /* Vt's tile is K-major like K's: Dv rows of BC keys, 32 bytes a k-step */
+                avk_wgmma_pv(&acc[0][j * AVK_WG_PV_N / 8][0], pa[kk][0],
+                             avk_desc_sw128(v_tile + (avk_u32)((kk / 4) * DV * 128 + (kk % 4) * 32 + j * AVK_WG_PV_N * 128), 16, 1024), 1);
+#else
                 avk_wgmma_pv(&acc[0][j * AVK_WG_PV_N / 8][0], pa[kk][0],
                              avk_desc_sw128(v_tile + (avk_u32)(kk * 16 * 128 + j * (AVK_WG_PV_N / 64) * BC * 128), BC * 128, 1024), 1);
+#endif
         avk_wgmma_commit();
         avk_wgmma_wait_all();
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
@@ -304,6 +405,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     }
 #undef AVK_FIND_AFTER
 #undef AVK_RELEASE
+#undef AVK_LOAD_K
+#undef AVK_LOAD_V
     AVK_CP_ASYNC_WAIT(0);
 #if !AVK_SPLIT
     /* every copy has landed and no warpgroup reads Q any more: O is staged over
@@ -327,7 +430,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         const int i = w.r0 + r;
         float m = row_max[0][half];
         const float keep = avk_fold_sink(p, w.h, m, l); /* one head per CTA */
-        const float inv = l > 0.f ? keep / l : 0.f;
+        const float inv = l > 0.f ? keep / l * v_scale : 0.f;
 #if AVK_SPLIT
         if (i >= w.r_end) continue;
 #pragma unroll

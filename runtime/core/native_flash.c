@@ -28,6 +28,12 @@ attnvk_status avk_native_plan(const avk_native_driver *d, avk_native_kernel *k, 
 
 attnvk_status avk_native_alloc_workspace(const avk_native_driver *d, void *ctx, avk_native_kernel *k)
 {
+    if (k->v_transpose) {
+        k->vt_bytes = (size_t)k->p.batch * (size_t)k->p.kv_heads * (size_t)avk_head_dim_v(&k->p) *
+                      (size_t)AVK_FP8_VT_KEYS(k->p.seq_kv);
+        attnvk_status s = d->alloc(ctx, k->vt_bytes, &k->vt);
+        if (s != ATTNVK_OK) return s;
+    }
     if (!k->split_build) return ATTNVK_OK;
     const size_t rows = (size_t)k->splits * k->p.batch * k->p.heads * k->p.seq_q;
     k->part_o_bytes = rows * (size_t)avk_head_dim_v(&k->p) * sizeof(float); /* partial O rows are O's (Dv) */
@@ -40,7 +46,8 @@ void avk_native_describe(const avk_native_kernel *k, int bc, attnvk_kernel_info 
     info->tile_bc = bc;
     info->workgroup_size = k->shape.threads;
     info->split_kv = k->splits;
-    info->workspace_bytes = k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)avk_head_dim_v(&k->p) : 0;
+    info->workspace_bytes = (k->workspace ? k->part_o_bytes + k->part_o_bytes / (size_t)avk_head_dim_v(&k->p) : 0) +
+                            k->vt_bytes;
 }
 
 static void fill_params(const avk_native_driver *d, const avk_native_kernel *k, const avk_dispatch *a,
@@ -58,6 +65,8 @@ static void fill_params(const avk_native_driver *d, const avk_native_kernel *k, 
     P->alibi_slopes = d->address(a->alibi_slopes);
     P->sinks = d->address(a->sinks);
     P->mask = d->address(a->mask);
+    P->q_scales = d->address(a->q_scales);
+    P->vt = k->vt;
     if (k->workspace) {
         P->part_o = k->workspace;
         P->part_lse = k->workspace + k->part_o_bytes;
@@ -85,6 +94,12 @@ static attnvk_status launch(const avk_native_driver *d, void *ctx, const avk_nat
                             void **args)
 {
     const int pack = (int)k->args.pack;
+    if (k->v_transpose) { /* 64-key blocks of every (kv head, batch) */
+        const unsigned blocks[3] = {(unsigned)(AVK_FP8_VT_KEYS(k->p.seq_kv) / 64), (unsigned)k->p.kv_heads,
+                                    (unsigned)k->p.batch};
+        attnvk_status s = d->launch(ctx, a->stream, k->v_transpose, blocks, 256, 0, args, 0, "avk_fp8_v_transpose");
+        if (s != ATTNVK_OK) return s;
+    }
     const unsigned grid[3] = {(unsigned)avk_grid_row_blocks(&k->args, &k->p, a->q_count, k->shape.br),
                               (unsigned)(k->p.heads / pack), (unsigned)(k->p.batch * k->splits)};
     attnvk_status s = d->launch(ctx, a->stream, k->fwd, grid, (unsigned)k->shape.threads, k->shape.smem, args, 0, "avk_attn_fwd");
@@ -122,8 +137,9 @@ attnvk_status avk_native_dispatch(const avk_native_driver *d, void *ctx, const a
 
 void avk_native_release(const avk_native_driver *d, void *ctx, avk_native_kernel *k)
 {
-    if (!k->workspace || d->enter(ctx) != ATTNVK_OK) return;
-    d->free(ctx, k->workspace);
-    k->workspace = 0;
+    if ((!k->workspace && !k->vt) || d->enter(ctx) != ATTNVK_OK) return;
+    if (k->workspace) d->free(ctx, k->workspace);
+    if (k->vt) d->free(ctx, k->vt);
+    k->workspace = k->vt = 0;
     d->leave(ctx);
 }

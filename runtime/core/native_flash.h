@@ -63,6 +63,11 @@ typedef struct avk_native_kernel {
     void *fwd, *reduce;
     unsigned long long workspace; /* partial O (f32 [splits][B][H][Nq][Dv]) then partial LSE */
     size_t part_o_bytes;
+    /* the FP8 forward: a kernel that writes V transposed (AVK_FP8_VT_KEYS keys a row) into vt
+     * before each run, since e4m3 MMAs read B K-major only; NULL elsewhere */
+    void *v_transpose;
+    unsigned long long vt;
+    size_t vt_bytes;
 } avk_native_kernel;
 
 /* 1 when the native bodies take Q/K head dim dk and V/O head dim dv: the

@@ -30,6 +30,7 @@ typedef struct avk_cuda_module {
     uint64_t key;
     CUmodule module;
     CUfunction fwd, reduce;
+    CUfunction v_transpose; /* wgmma-fp8: V into the K-major Vt the P V MMAs read */
     int registers, local_bytes, from_cache;
 } avk_cuda_module;
 
@@ -148,6 +149,9 @@ static attnvk_status load_module(avk_cuda_device *dev, const avk_cuda_config *cf
     free(cubin);
     if (s == ATTNVK_OK) s = avk_cuda_check(dev, dev->cu->cuModuleGetFunction(&m->fwd, m->module, "avk_attn_fwd"), "cuModuleGetFunction(avk_attn_fwd)");
     if (s == ATTNVK_OK) s = avk_cuda_check(dev, dev->cu->cuModuleGetFunction(&m->reduce, m->module, "avk_attn_reduce"), "cuModuleGetFunction(avk_attn_reduce)");
+    if (s == ATTNVK_OK && cfg->fp8)
+        s = avk_cuda_check(dev, dev->cu->cuModuleGetFunction(&m->v_transpose, m->module, "avk_fp8_v_transpose"),
+                           "cuModuleGetFunction(avk_fp8_v_transpose)");
     size_t smem = avk_cuda_config_smem(cfg);
     if (s == ATTNVK_OK && smem > 48 * 1024)
         s = avk_cuda_check(dev, dev->cu->cuFuncSetAttribute(m->fwd, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
@@ -179,7 +183,8 @@ static int cuda_implementations(avk_bdev *dev, attnvk_impl_info *out, int max)
                         ATTNVK_FEATURE_KV_Q4_0 | ATTNVK_FEATURE_KV_FP8 | AVK_SCORE_FEATURES |
                         ATTNVK_FEATURE_HEAD_DIM_V | /* every body (mma-decode: the selection routes Dk != Dv past it) */
                         ATTNVK_FEATURE_POSITION_OFFSET | /* the contract's i' (ring attention's blocks) */
-                        ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED; /* AVK_MOD_PATTERN builds */
+                        ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED | /* AVK_MOD_PATTERN builds */
+                        ATTNVK_FEATURE_Q_FP8; /* wgmma-fp8 (sm_90; the selection says why elsewhere) */
         if (!rt) snprintf(out->reason, sizeof out->reason, "%s", avk_nvrtc_reason());
     }
     return 1 + avk_cuda_vendor_implementations(dev, max > 1 ? out + 1 : NULL, max > 1 ? max - 1 : 0);
@@ -213,7 +218,7 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     }
 
     int decode = avk_is_decode(p) && o->split_kv != 1;
-    const int pack = avk_gqa_pack(p, p->seq_q, 0);
+    const int pack = p->q_format == ATTNVK_KV_FP8 ? 1 : avk_gqa_pack(p, p->seq_q, 0); /* wgmma-fp8: a head a CTA */
     s = avk_cuda_select(&dev->info, dev->cc_major, dev->smem_optin, p, o, decode, pack, &k->cfg);
     if (s != ATTNVK_OK) {
         free(k);
@@ -243,6 +248,7 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
     if (s == ATTNVK_OK) {
         k->native.fwd = k->mod->fwd;
         k->native.reduce = k->mod->reduce;
+        k->native.v_transpose = k->mod->v_transpose;
         s = avk_native_alloc_workspace(&avk_cuda_native_driver, dev, &k->native);
     }
     avk_cuda_pop(dev);
@@ -326,7 +332,7 @@ void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t 
 }
 
 /* what avk_cuda_parse_variant accepts */
-static const char *const cuda_variants[] = {"wgmma", "wgmma-ws", "mma16", "mma16-qs", "mma32", "mma32-qs", "mma-decode", "tiled", "simt", NULL};
+static const char *const cuda_variants[] = {"wgmma", "wgmma-ws", "wgmma-fp8", "mma16", "mma16-qs", "mma32", "mma32-qs", "mma-decode", "tiled", "simt", NULL};
 
 /* `attnvk tune`: configurations of attnvk's kernel for p (cuda/cuda_tuning.c) */
 static int cuda_tuning_candidates(avk_bdev *dev, const attnvk_problem *p, avk_tuning *out, int max)

@@ -174,6 +174,7 @@ int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
     cfg->key_warps = 0;
     cfg->kv_stages = 0;
     cfg->col_warps = 0;
+    cfg->fp8 = 0;
     if (strcmp(name, "mma-decode") == 0) {
         cfg->mma = 1;
         cfg->rows_per_warp = 16;
@@ -185,9 +186,10 @@ int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
         cfg->mma = 0;
         cfg->rows_per_warp = 0;
         cfg->qreg = 0;
-    } else if (strcmp(name, "wgmma") == 0 || strcmp(name, "wgmma-ws") == 0) {
+    } else if (strcmp(name, "wgmma") == 0 || strcmp(name, "wgmma-ws") == 0 || strcmp(name, "wgmma-fp8") == 0) {
         cfg->mma = 1;
-        cfg->wgmma = name[5] ? 2 : 1;
+        cfg->fp8 = strcmp(name, "wgmma-fp8") == 0;
+        cfg->wgmma = name[5] && !cfg->fp8 ? 2 : 1;
         cfg->rows_per_warp = 16;
         cfg->qreg = 0;
     } else if (strncmp(name, "mma", 3) == 0) {
@@ -227,6 +229,10 @@ static size_t pad16(int d) { return ((size_t)d + 15) / 16 * 16; }
 size_t avk_cuda_config_smem(const avk_cuda_config *c)
 {
     size_t D = (size_t)c->head_dim, DV = (size_t)dim_v(c);
+    if (c->fp8) /* attn_sm90.h's AVK_FP8: Q (16-bit: O is staged over it), two stages of K and of V
+                 * transposed, in bytes; a swizzled row is 128 bytes at least */
+        return 1024u + (size_t)c->br * D * 2 + 2u * ((size_t)c->bc * (D > 128 ? D : 128) +
+                                                     DV * ((size_t)c->bc > 128 ? (size_t)c->bc : 128));
     if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded); wgmma-ws: the
                    * stages' three mbarriers each */
         return 1024u + ((size_t)c->br * D + 2u * (size_t)c->bc * (D + DV)) * 2 + (c->wgmma == 2 ? 48u : 0u);
@@ -320,6 +326,11 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                                 "cuda: wgmma needs tile_br 64, 128 or 192 and tile_bc 64, 128 or 256 (got %dx%d)",
                                 c->br, c->bc);
+            if (c->fp8 && (dk != dv || dk == 192 || c->dtype == ATTNVK_F32 || c->dilated_view ||
+                           c->score_mod))
+                return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                                "cuda: the FP8 forward (wgmma-fp8) takes head dims 64, 128 and 256 with f16/bf16 O, "
+                                "causal, windows and sinks (no softcap, ALiBi, masks, block layouts or dilation yet)");
             if (c->wgmma == 2 && (c->score_mod & AVK_MOD_BLOCKS))
                 return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                                 "cuda: wgmma-ws streams every key tile; block-sparse layouts run on wgmma");
@@ -495,6 +506,34 @@ static void choose_dilated_view(const attnvk_problem *p, const attnvk_kernel_opt
     cfg->score_mod &= ~(int)AVK_MOD_DILATED;
 }
 
+/* The FP8 forward's tiles (wgmma-fp8, attn_sm90.h's AVK_FP8): two consumer warpgroups of 64
+ * query rows, and key tiles that keep S and O within a warpgroup's registers, as the 16-bit
+ * wgmma table has them */
+static const struct {
+    int head_dim, br, bc;
+} fp8_tiles[] = {{64, 128, 128}, {128, 128, 128}, {256, 128, 64}};
+
+static attnvk_status select_fp8(int cc_major, size_t smem_optin, const attnvk_problem *p,
+                                const attnvk_kernel_options *o, int pack, avk_cuda_config *cfg)
+{
+    if (o->variant && strcmp(o->variant, "wgmma-fp8") != 0)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: fp8 queries run on wgmma-fp8 only (asked for %s)", o->variant);
+    if (p->page_size > 0 || p->ragged || pack > 1)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "cuda: the FP8 forward takes a contiguous cache of Nk keys, one query head per CTA (no paging, "
+                        "seq_lens or GQA packing yet)");
+    avk_cuda_parse_variant("wgmma-fp8", cfg);
+    cfg->kv_format = ATTNVK_KV_DTYPE; /* the body reads e4m3 rows itself */
+    cfg->contract = 0;
+    cfg->br = 128;
+    cfg->bc = 128;
+    for (size_t i = 0; i < sizeof fp8_tiles / sizeof *fp8_tiles; ++i)
+        if (fp8_tiles[i].head_dim == p->head_dim) cfg->br = fp8_tiles[i].br, cfg->bc = fp8_tiles[i].bc;
+    if (o->tile_br) cfg->br = o->tile_br;
+    if (o->tile_bc) cfg->bc = o->tile_bc;
+    return avk_cuda_config_check(cfg, cc_major, smem_optin);
+}
+
 attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
                               const attnvk_problem *p, const attnvk_kernel_options *o, int decode, int pack,
                               avk_cuda_config *cfg)
@@ -516,6 +555,9 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     cfg->paged = (int)p->page_size;
     cfg->score_mod = (int)avk_score_mod_bits(p);
     cfg->pos_offset = (avk_problem_features(p) & ATTNVK_FEATURE_POSITION_OFFSET) != 0;
+    if (p->q_format == ATTNVK_KV_FP8) return select_fp8(cc_major, smem_optin, p, o, pack, cfg);
+    if (o->variant && strcmp(o->variant, "wgmma-fp8") == 0)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: wgmma-fp8 runs the FP8 forward only (q_format fp8)");
     /* a tuned file's entry or a tune candidate (core/tuning.h): exactly it, or why it cannot run */
     const avk_tuning *explicit_entry = o->variant ? NULL : avk_tuning_explicit();
     if (explicit_entry) {
@@ -544,7 +586,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "unknown cuda variant '%s' (wgmma, wgmma-ws, mma16, mma16-qs, mma32, mma32-qs, mma-decode, tiled, simt)", o->variant);
+                            "unknown cuda variant '%s' (wgmma, wgmma-ws, wgmma-fp8, mma16, mma16-qs, mma32, mma32-qs, mma-decode, tiled, simt)", o->variant);
         /* the table's tiles for the named variant where it has them */
         u.variant = o->variant;
         const avk_tuning *named = avk_tuning_lookup(table, count, &q);
@@ -688,6 +730,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=%d", c->score_mod);
     if (c->pos_offset) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_POS_OFFSET=1");
     if (c->dilated_view) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DILATED_VIEW=1");
+    if (c->fp8) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_FP8=1");
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
     /* Developer knob for tuning sweeps: extra -D (and -U) options (in the cache key too). */

@@ -290,7 +290,10 @@ int main(void)
                 if (dilated) sp.dilated_groups = 1, sp.dilated_segment[0] = 256, sp.dilated_rate[0] = 2;
                 else sp.block_sparse = 1, sp.block_q = sp.block_k = 64, sp.layout_batch = sp.layout_heads = 1;
                 avk_cuda_config sparse;
-                if (avk_cuda_select(&info, t->cc_major, t->smem_optin, &sp, &o, scored[v].decode, 1, &sparse) != ATTNVK_OK) {
+                setenv("ATTNVK_CUDA_DILATED_VIEWS", "0", 1); /* the per-element form (views follow) */
+                const attnvk_status ss = avk_cuda_select(&info, t->cc_major, t->smem_optin, &sp, &o, scored[v].decode, 1, &sparse);
+                unsetenv("ATTNVK_CUDA_DILATED_VIEWS");
+                if (ss != ATTNVK_OK) {
                     EXPECT(0, "%s: sparse %s: %s", t->arch, scored[v].variant, attnvk_last_error());
                     continue;
                 }
@@ -331,6 +334,42 @@ int main(void)
             vs = avk_cuda_select(&info, 9, t->smem_optin, &dp, &simt, 0, 1, &view);
             EXPECT(vs == ATTNVK_OK && view.dilated_view, "%s: simt takes dilated views", t->arch);
             if (vs == ATTNVK_OK) add_job(t, &view);
+        }
+        /* the FP8 forward (wgmma-fp8) on sm_90a at D = 64, 128, 256, f16 and bf16 O, split or not;
+         * refused on sm_80, for softcap, and where a 16-bit problem names it */
+        {
+            const attnvk_kernel_options none = {0}, named = {.variant = "wgmma-fp8"};
+            for (int d = 64; d <= 256; d *= 2)
+                for (int dt = ATTNVK_F16; dt <= ATTNVK_BF16; ++dt) {
+                    attnvk_problem fp = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = 4096, .seq_kv = 4096,
+                                         .head_dim = d, .dtype = (attnvk_dtype)dt, .causal = 1,
+                                         .kv_format = ATTNVK_KV_FP8, .q_format = ATTNVK_KV_FP8};
+                    avk_cuda_config fc;
+                    attnvk_status fs = avk_cuda_select(&info, t->cc_major, t->smem_optin, &fp, &none, 0, 1, &fc);
+                    if (t->cc_major != 9) {
+                        EXPECT(fs == ATTNVK_ERROR_UNSUPPORTED, "%s: the FP8 forward is refused (got %s)", t->arch,
+                               attnvk_status_name(fs));
+                        continue;
+                    }
+                    EXPECT(fs == ATTNVK_OK && fc.fp8 && strcmp(fc.variant, "wgmma-fp8") == 0 && !fc.contract,
+                           "%s: D=%d fp8 queries select wgmma-fp8 (%s)", t->arch, d,
+                           fs == ATTNVK_OK ? fc.variant : attnvk_last_error());
+                    if (fs != ATTNVK_OK) continue;
+                    for (int split = 0; split <= 1; ++split) {
+                        fc.split = split;
+                        add_job(t, &fc);
+                    }
+                    fp.softcap = 30.f;
+                    EXPECT(avk_cuda_select(&info, t->cc_major, t->smem_optin, &fp, &none, 0, 1, &fc) ==
+                               ATTNVK_ERROR_UNSUPPORTED,
+                           "%s: the FP8 forward refuses softcap", t->arch);
+                }
+            attnvk_problem plain16 = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 1024, .seq_kv = 1024,
+                                      .head_dim = 128, .dtype = ATTNVK_F16};
+            avk_cuda_config pc;
+            EXPECT(avk_cuda_select(&info, t->cc_major, t->smem_optin, &plain16, &named, 0, 1, &pc) ==
+                       ATTNVK_ERROR_UNSUPPORTED,
+                   "%s: wgmma-fp8 named for f16 queries is refused", t->arch);
         }
         /* mma-decode's rings on sm_90a (attn_decode.h): f16 one key warp, bf16 16-key tiles with
          * 4 warps x 4 stages, fp8's 128-byte rows (the sweeps' configurations; the bulk copies
