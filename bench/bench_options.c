@@ -12,7 +12,7 @@ static const char bench_usage[] =
     "usage: attnvk bench [--api vulkan|opencl|cuda|hip|cpu|all] [--device SPEC] [--impl LIST]\n"
     "                    [--suite NAME | --batch B --heads H --kv-heads HKV --seq LIST --seq-kv N --head-dim LIST]\n"
     "                    [--head-dim-v N]\n"
-    "                    [--dtype f32|f16|bf16] [--causal] [--layout bhsd|bshd]\n"
+    "                    [--dtype f32|f16|bf16|fp8] [--q-dtype fp8|dtype] [--causal] [--layout bhsd|bshd]\n"
     "                    [-r N | --min-time S] [--warmup N] [--warmup-time S] [--launches N|auto]\n"
     "                    [--cooldown S] [--max-memory BYTES] [--max-time S]\n"
     "                    [-o table|md|csv|jsonl|json] [--out FILE] [--compact] [--save [--db PATH]] [--seed N]\n"
@@ -48,6 +48,10 @@ static const char bench_usage[] =
     "  --variant, --tile, --split-kv apply to the attnvk kernel only.\n"
     "  --kv-dtype F   store K and V as q8_0, q4_0 (ggml blocks) or fp8 (e4m3, a scale per kv head), quantized on\n"
     "                 the host; checked against the reference on the dequantized K/V (quant_error: vs the inputs)\n"
+    "  --q-dtype fp8  the FP8 forward: Q in e4m3 too (a scale per query head), with --kv-dtype fp8 and O in --dtype\n"
+    "                 f16 or bf16; --dtype fp8 is --dtype f16 --q-dtype fp8 --kv-dtype fp8. Records say dtype fp8\n"
+    "                 (o_dtype: O's); check.rel_l2 is against the unquantized inputs, rel_l2_dequantized against\n"
+    "                 what the kernel read, which the 5e-2 tolerance judges (e4m3 rounding alone is ~5%)\n"
     "  --page-size N  also run every case through a paged KV cache of N-token pages in shuffled order\n"
     "  --softcap C, --window LEFT,RIGHT, --causal-align top-left|bottom-right, --alibi, --sinks random,\n"
     "  --mask random  score modifications on every case (as in attnvk run; the mask is [Nq,Nk] with 10% -inf,\n"
@@ -106,6 +110,32 @@ int bench_parse_api_list(const char *s, unsigned *mask, int *all)
     return *mask != 0;
 }
 
+int bench_resolve_fp8(const char *who, int dtype_fp8, int dtype_given, attnvk_dtype *dtype, int q_format_given,
+                      attnvk_kv_format *q_format, int kv_format_given, attnvk_kv_format *kv_format)
+{
+    if (dtype_fp8) { /* the shorthand: f16 O, fp8 Q, K and V */
+        if (q_format_given && *q_format != ATTNVK_KV_FP8)
+            return cli_error(EXIT_USAGE, "%s: --dtype fp8 stores Q in fp8: drop --q-dtype dtype", who);
+        if (kv_format_given && *kv_format != ATTNVK_KV_FP8)
+            return cli_error(EXIT_USAGE, "%s: --dtype fp8 stores K and V in fp8: drop --kv-dtype %s", who,
+                             attnvk_kv_format_name(*kv_format));
+        *dtype = ATTNVK_F16, *q_format = *kv_format = ATTNVK_KV_FP8;
+        return 0;
+    }
+    if (*q_format != ATTNVK_KV_FP8) return 0;
+    if (*kv_format != ATTNVK_KV_FP8)
+        return cli_error(EXIT_USAGE, "%s: --q-dtype fp8 (the FP8 forward) needs an fp8 K/V cache: add --kv-dtype fp8", who);
+    if (dtype_given && *dtype == ATTNVK_F32)
+        return cli_error(EXIT_USAGE, "%s: --q-dtype fp8 (the FP8 forward) writes O in f16 or bf16, not f32", who);
+    if (!dtype_given) *dtype = ATTNVK_F16; /* run's default is f32, which the FP8 forward cannot write */
+    return 0;
+}
+
+const char *bench_options_dtype_label(const bench_options *o, attnvk_dtype dtype)
+{
+    return o->q_format == ATTNVK_KV_FP8 ? "fp8" : attnvk_dtype_name(dtype);
+}
+
 void bench_command_line(const char *prefix, int argc, char **argv, char *out, size_t n)
 {
     size_t len = (size_t)snprintf(out, n, "%s", prefix);
@@ -146,7 +176,8 @@ typedef enum opt_id {
     OPT_HEAD_DIM, OPT_DTYPE, OPT_LAYOUT, OPT_ITERS, OPT_REPETITIONS, OPT_MIN_TIME, OPT_WARMUP, OPT_WARMUP_TIME, OPT_LAUNCHES, OPT_COOLDOWN, OPT_MAX_TIME, OPT_FORMAT,
     OPT_FORMAT_LONG, OPT_OUT, OPT_SEED, OPT_VARIANT, OPT_TILE, OPT_SPLIT_KV, OPT_MAX_MEMORY, OPT_DB, OPT_KV_DTYPE,
     OPT_PAGE_SIZE, OPT_SOFTCAP, OPT_WINDOW, OPT_CAUSAL_ALIGN, OPT_MASK, OPT_SINKS, OPT_HEAD_DIM_V, OPT_COLD_RUNS,
-    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_CASE, OPT_PASS, OPT_RING, OPT_GPUS, OPT_BLOCK_LAYOUT, OPT_BLOCK_SIZE, OPT_DILATED, OPT_COUNT
+    OPT_COLD_CHILD, OPT_MAX_SEQ, OPT_CASE, OPT_PASS, OPT_RING, OPT_GPUS, OPT_BLOCK_LAYOUT, OPT_BLOCK_SIZE, OPT_DILATED,
+    OPT_Q_DTYPE, OPT_COUNT
 } opt_id;
 
 static const char *const option_names[OPT_COUNT] = {
@@ -154,7 +185,8 @@ static const char *const option_names[OPT_COUNT] = {
     "--head-dim", "--dtype", "--layout", "--iters", "-r", "--min-time", "--warmup", "--warmup-time", "--launches", "--cooldown", "--max-time", "-o",
     "--format", "--out", "--seed", "--variant", "--tile", "--split-kv", "--max-memory", "--db", "--kv-dtype",
     "--page-size", "--softcap", "--window", "--causal-align", "--mask", "--sinks", "--head-dim-v", "--cold-runs",
-    "--cold-child", "--max-seq", "--case", "--pass", "--ring", "--gpus", "--block-layout", "--block-size", "--dilated"};
+    "--cold-child", "--max-seq", "--case", "--pass", "--ring", "--gpus", "--block-layout", "--block-size", "--dilated",
+    "--q-dtype"};
 
 static int bad(const char *opt, const char *want, const char *val)
 {
@@ -211,8 +243,15 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
         o->shape_given = 1;
         return 0;
     case OPT_DTYPE:
-        if (!attnvk_dtype_from_name(val, &o->dtype)) return bad(name, "f32, f16 or bf16", val);
+        o->dtype_fp8 = strcmp(val, "fp8") == 0; /* resolved after the loop (bench_resolve_fp8) */
+        if (!o->dtype_fp8 && !attnvk_dtype_from_name(val, &o->dtype)) return bad(name, "f32, f16, bf16 or fp8", val);
         o->dtype_given = 1;
+        return 0;
+    case OPT_Q_DTYPE:
+        if (strcmp(val, "fp8") == 0) o->q_format = ATTNVK_KV_FP8;
+        else if (strcmp(val, "dtype") == 0) o->q_format = ATTNVK_KV_DTYPE;
+        else return bad(name, "fp8 or dtype", val);
+        o->q_format_given = 1;
         return 0;
     case OPT_LAYOUT:
         if (strcmp(val, "bhsd") == 0) o->layout = ATTNVK_LAYOUT_BHSD;
@@ -276,6 +315,7 @@ static int apply_option(bench_options *o, opt_id id, const char *val)
     case OPT_KV_DTYPE:
         if (!attnvk_kv_format_from_name(val, &o->kv_format))
             return cli_error(EXIT_USAGE, "bench: unknown kv dtype '%s' (dtype, q8_0, q4_0, fp8)", val);
+        o->kv_format_given = 1;
         return 0;
     case OPT_PAGE_SIZE:
         if (!cli_parse_int(val, 1, 4096, &o->page_size)) return bad(name, "an integer in 1..4096", val);
@@ -383,6 +423,9 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
         }
         if (!matched) return cli_error(EXIT_USAGE, "bench: unknown option '%s' (see attnvk bench --help)", a);
     }
+    int rc = bench_resolve_fp8("bench", o->dtype_fp8, o->dtype_given, &o->dtype, o->q_format_given, &o->q_format,
+                               o->kv_format_given, &o->kv_format);
+    if (rc) return rc;
     if (o->suite && o->shape_given)
         return cli_error(EXIT_USAGE, "bench: --suite and shape options (--seq, --heads, ...) are exclusive");
     if (o->max_seq && !o->suite) return cli_error(EXIT_USAGE, "bench: --max-seq filters a --suite's cases (give --seq for a custom shape)");

@@ -47,6 +47,9 @@ typedef struct bench_options {
     int tile_br, tile_bc;
     long split_kv;
     attnvk_kv_format kv_format;  /* --kv-dtype */
+    attnvk_kv_format q_format;   /* --q-dtype: fp8 is the FP8 forward (needs an fp8 cache, f16/bf16 O) */
+    int kv_format_given, q_format_given;
+    int dtype_fp8;               /* --dtype fp8: f16 O with --q-dtype fp8 --kv-dtype fp8 */
     long head_dim_v;             /* --head-dim-v: V and O's head dim on every case; 0: each case's D */
     /* score modifications and visibility applied to every case (attnvk_problem) */
     double softcap;
@@ -76,6 +79,15 @@ typedef struct bench_options {
 
 /* 0: parsed; -1: help printed (exit 0); else the exit code (a one-line error was printed). */
 int bench_parse_options(int argc, char **argv, bench_options *o);
+
+/* Shared by bench and run: --dtype fp8's shorthand and --q-dtype's rules, applied once
+ * every option is read (the order does not matter); --q-dtype fp8 without --dtype writes
+ * O in f16. 0, or a usage error printed (exit code). who: "bench" or "run". */
+int bench_resolve_fp8(const char *who, int dtype_fp8, int dtype_given, attnvk_dtype *dtype, int q_format_given,
+                      attnvk_kv_format *q_format, int kv_format_given, attnvk_kv_format *kv_format);
+
+/* The settings' and the summary's dtype: "fp8" with fp8 queries, else the dtype's name. */
+const char *bench_options_dtype_label(const bench_options *o, attnvk_dtype dtype);
 
 /* Shared by bench and check: "all" or a comma list of API names -> mask. 1 on success. */
 int bench_parse_api_list(const char *s, unsigned *mask, int *all);

@@ -166,7 +166,8 @@ static cJSON *settings_json(const bench_results *res)
     cJSON *s = cJSON_CreateObject();
     if (res->suite) cJSON_AddStringToObject(s, "suite", res->suite);
     else cJSON_AddNullToObject(s, "suite");
-    cJSON_AddStringToObject(s, "dtype", attnvk_dtype_name(res->dtype));
+    cJSON_AddStringToObject(s, "dtype", bench_options_dtype_label(o, res->dtype));
+    if (o->q_format != ATTNVK_KV_DTYPE) cJSON_AddStringToObject(s, "o_dtype", attnvk_dtype_name(res->dtype));
     cJSON_AddStringToObject(s, "layout", layout_name(o->layout));
     cJSON_AddBoolToObject(s, "causal", o->causal);
     cJSON_AddNumberToObject(s, "warmup", (double)o->warmup);
@@ -226,10 +227,12 @@ static cJSON *case_json(const bench_case *c)
     /* V and O's head dim, where it differs from Q and K's */
     if (attnvk_problem_head_dim_v(p) != p->head_dim) cJSON_AddNumberToObject(o, "head_dim_v", attnvk_problem_head_dim_v(p));
     cJSON_AddBoolToObject(o, "causal", p->causal);
-    cJSON_AddStringToObject(o, "dtype", attnvk_dtype_name(p->dtype));
+    cJSON_AddStringToObject(o, "dtype", bench_dtype_label(p)); /* "fp8": the FP8 forward, O in o_dtype */
+    if (p->q_format != ATTNVK_KV_DTYPE) cJSON_AddStringToObject(o, "o_dtype", attnvk_dtype_name(p->dtype));
     cJSON_AddStringToObject(o, "layout", layout_name(p->layout));
     cJSON_AddNumberToObject(o, "scale", attnvk_problem_scale(p));
     cJSON_AddStringToObject(o, "kv_format", attnvk_kv_format_name(p->kv_format));
+    if (p->q_format != ATTNVK_KV_DTYPE) cJSON_AddStringToObject(o, "q_format", attnvk_kv_format_name(p->q_format));
     cJSON_AddNumberToObject(o, "page_size", p->page_size);
     /* score modifications: present only where a case has them */
     if (p->softcap > 0) cJSON_AddNumberToObject(o, "softcap", p->softcap);
@@ -406,8 +409,14 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
         add_number_or_null(o, "bandwidth_fraction", r->bandwidth_fraction);
     }
     add_int_or_null(o, "memory_bytes", r->memory_bytes > 0, (double)r->memory_bytes);
-    if (r->have_check) cJSON_AddItemToObject(o, "check", check_json(&r->check));
-    else cJSON_AddNullToObject(o, "check");
+    if (r->have_check) {
+        cJSON *c = check_json(&r->check);
+        /* the FP8 forward: rel_l2 is against the unquantized inputs, passed judges this one */
+        if (!isnan(r->rel_l2_dequantized)) cJSON_AddNumberToObject(c, "rel_l2_dequantized", r->rel_l2_dequantized);
+        cJSON_AddItemToObject(o, "check", c);
+    } else {
+        cJSON_AddNullToObject(o, "check");
+    }
     cJSON_AddStringToObject(o, "pass", bench_pass_name(r->pass));
     if (r->have_grad) { /* the backward's check of each gradient; `check` is the worst one's */
         cJSON *g = cJSON_AddObjectToObject(o, "grad_check");

@@ -1,5 +1,6 @@
 #include "bench_record.h"
 #include "core/layout.h"
+#include "core/q_format.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,7 +30,7 @@ void bench_record_init(bench_record *r, const char *impl, int fused, int device_
     r->flops = attnvk_problem_flops(&c->p);
     r->tflops = r->tokens_per_s = r->gbytes_per_s = r->peak_fraction = NAN;
     r->speedup_vs_vendor = NAN;
-    r->quant_error = NAN;
+    r->quant_error = r->rel_l2_dequantized = NAN;
     r->read_bandwidth_gbps = r->bandwidth_fraction = NAN;
     r->arithmetic_intensity = r->attainable_tflops = r->roofline_fraction = r->compute_peak_tflops = NAN;
     r->bound = NULL;
@@ -98,6 +99,11 @@ static double visible_key_share(const attnvk_problem *p)
     return end > first ? (double)(end - first) / p->seq_kv : 0.0;
 }
 
+const char *bench_dtype_label(const attnvk_problem *p)
+{
+    return avk_q_is_fp8(p) && p->kv_format == ATTNVK_KV_FP8 ? "fp8" : attnvk_dtype_name(p->dtype);
+}
+
 double bench_io_bytes(const attnvk_problem *p)
 {
     const double es = (double)attnvk_dtype_size(p->dtype), share = visible_key_share(p);
@@ -105,7 +111,7 @@ double bench_io_bytes(const attnvk_problem *p)
     const double mask = p->mask ? (double)attnvk_dtype_size(p->mask_dtype) * p->mask_batch * p->mask_heads *
                                       p->seq_q * p->seq_kv * share
                                 : 0;
-    return es * ((double)attnvk_q_elements(p) + (double)attnvk_o_elements(p)) +
+    return (double)avk_q_bytes(p) + es * (double)attnvk_o_elements(p) + /* fp8 queries: a byte an element */
            ((double)attnvk_kv_bytes(p) + (double)attnvk_v_bytes(p)) * share + tables + mask +
            (double)attnvk_block_layout_bytes(p);
 }

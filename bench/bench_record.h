@@ -42,6 +42,9 @@ typedef struct bench_record {
     char reason[512];            /* empty when ok */
 
     double quant_error;          /* quantized K/V: output rel-L2 vs the reference on the unquantized inputs, else NAN */
+    /* fp8 queries (the FP8 forward): rel-L2 vs the reference on the dequantized Q, K and V, the
+     * one check.passed judges (check.rel_l2 is then the one vs the unquantized inputs); else NAN */
+    double rel_l2_dequantized;
     int have_kernel;             /* prepare succeeded: kernel describes what ran */
     attnvk_kernel_info kernel;
 
@@ -139,5 +142,8 @@ int bench_memory_bound(const attnvk_problem *p);
 
 /* Bytes of Q, K, V (read) and O (written) once. */
 double bench_io_bytes(const attnvk_problem *p);
+
+/* The problem's dtype as records name it: "fp8" for the FP8 forward (fp8 Q, K and V), else its dtype. */
+const char *bench_dtype_label(const attnvk_problem *p);
 
 #endif

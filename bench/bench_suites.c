@@ -191,6 +191,17 @@ static const struct head_dim_check_case {
     {"dk576-dv512-prefill-causal", 1, 2, 1, 24, 40, 576, 512, 1, 0, -1, 0},
 };
 
+/* The FP8 forward (issue #16): fp8 Q, K and V, O in the sweep's f16 or bf16; implementations
+ * that do not declare fp8 queries skip them, naming the feature. */
+static const struct check_case fp8_check_cases[] = {
+    {"fp8-d128", 1, 4, 4, 128, 128, 128, 0, 0},
+    {"fp8-d128-causal", 1, 2, 2, 256, 256, 128, 1, 0},
+    {"fp8-gqa-8:2-causal-bshd", 1, 8, 2, 96, 160, 128, 1, 1},
+    {"fp8-n-not-128", 1, 2, 1, 200, 333, 128, 0, 0},
+    {"fp8-d64-causal", 2, 4, 4, 130, 130, 64, 1, 0},
+    {"fp8-d256-causal", 1, 2, 1, 100, 150, 256, 1, 0},
+};
+
 const bench_suite *bench_suite_find(const char *name)
 {
     for (int i = 0; i < COUNT(suites); ++i)
@@ -294,6 +305,7 @@ static int suite_cases(const bench_options *o, const bench_suite *s, bench_case 
             if (o->dtype_given && fixed != o->dtype) continue;
             dtype = fixed;
         }
+        if (o->q_format == ATTNVK_KV_FP8 && dtype == ATTNVK_F32) continue; /* the FP8 forward writes f16/bf16 O */
         c.p.dtype = dtype;
         c.p.layout = o->layout;
         cases[n++] = c;
@@ -350,8 +362,8 @@ int bench_find_case(const bench_options *o, const char *name, bench_case *out)
     return 0;
 }
 
-/* --kv-dtype renames and requantizes every case; --page-size adds a paged
- * twin of each (every sequence full, its pages shuffled by the workload). */
+/* --kv-dtype renames and requantizes every case (--q-dtype fp8 its Q too: "-fp8-qfp8");
+ * --page-size adds a paged twin of each (every sequence full, its pages shuffled by the workload). */
 static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
 {
     if (n <= 0 || (!o->kv_format && !o->page_size)) return n;
@@ -370,6 +382,10 @@ static int kv_cache_cases(const bench_options *o, bench_case **cases, int n)
             if (o->kv_format) {
                 c->p.kv_format = o->kv_format;
                 snprintf(suffix, sizeof suffix, "-%s", attnvk_kv_format_name(o->kv_format));
+            }
+            if (o->q_format) {
+                c->p.q_format = o->q_format;
+                snprintf(suffix + strlen(suffix), sizeof suffix - strlen(suffix), "-q%s", attnvk_kv_format_name(o->q_format));
             }
             if (t == 1) {
                 c->p.page_size = (int)o->page_size;
@@ -515,6 +531,14 @@ int bench_check_cases(attnvk_dtype dtype, bench_case *out, int max)
         p->window = c->window_left >= 0;
         p->window_left = c->window_left, p->window_right = -1;
         p->sinks = c->sinks;
+        out[n].note = NULL;
+    }
+    for (int i = 0; dtype != ATTNVK_F32 && i < COUNT(fp8_check_cases) && n < max; ++i, ++n) {
+        const struct check_case *c = &fp8_check_cases[i];
+        snprintf(out[n].name, sizeof out[n].name, "%s", c->name);
+        fill_problem(&out[n].p, c->b, c->h, c->hkv, c->nq, c->nk, c->d, c->causal, dtype,
+                     c->bshd ? ATTNVK_LAYOUT_BSHD : ATTNVK_LAYOUT_BHSD);
+        out[n].p.q_format = out[n].p.kv_format = ATTNVK_KV_FP8;
         out[n].note = NULL;
     }
     return n;

@@ -49,7 +49,8 @@ int bench_build_cases(const bench_options *o, bench_case **out);
  * 1 found, 0 none of that name, -1 after a one-line error. */
 int bench_find_case(const bench_options *o, const char *name, bench_case *out);
 
-/* The `attnvk check` sweep for one dtype; returns the count written (<= max). */
+/* The `attnvk check` sweep for one dtype (f16/bf16: the FP8 forward's cases too, O in that
+ * dtype); returns the count written (<= max). */
 int bench_check_cases(attnvk_dtype dtype, bench_case *out, int max);
 
 #endif

@@ -141,13 +141,20 @@ static void short_sci(double v, char *out, size_t n)
     snprintf(out, n, "%se%s%s", buf, sign ? "-" : "", digits);
 }
 
-/* the backward's names its worst gradient: "ok 2.1e-3 dk" */
+/* the backward's names its worst gradient: "ok 2.1e-3 dk"; the FP8 forward gives the checked
+ * error (vs the dequantized inputs), then the one vs the unquantized inputs: "ok 1.6e-3 (inputs 5.3e-2)" */
 static void check_cell(const bench_record *r, char *out, size_t n)
 {
-    char rel[48];
-    short_sci(r->check.rel_l2, rel, sizeof rel);
-    if (r->have_grad) snprintf(out, n, "ok %s %s", rel, bench_grad_name(r->worst_grad));
-    else snprintf(out, n, "ok %s", rel);
+    char rel[48], inputs[48];
+    short_sci(isnan(r->rel_l2_dequantized) ? r->check.rel_l2 : r->rel_l2_dequantized, rel, sizeof rel);
+    if (r->have_grad) {
+        snprintf(out, n, "ok %s %s", rel, bench_grad_name(r->worst_grad));
+    } else if (!isnan(r->rel_l2_dequantized)) {
+        short_sci(r->check.rel_l2, inputs, sizeof inputs);
+        snprintf(out, n, "ok %s (inputs %s)", rel, inputs);
+    } else {
+        snprintf(out, n, "ok %s", rel);
+    }
 }
 
 /* fwd+bwd: "fwd 1.234 ± 0.010 + bwd 2.345 ± 0.020 ms" */
@@ -179,12 +186,14 @@ static void run_summary(const bench_results *res, strbuf *b)
 {
     const bench_options *o = res->opts;
     if (res->suite) sb_printf(b, "suite %s, ", res->suite);
-    sb_printf(b, "%d %scase%s, %s", res->ncases, res->suite ? "" : "custom ", res->ncases == 1 ? "" : "s",
-              attnvk_dtype_name(res->dtype));
+    const char *label = bench_options_dtype_label(o, res->dtype); /* "fp8": the FP8 forward */
+    sb_printf(b, "%d %scase%s, %s", res->ncases, res->suite ? "" : "custom ", res->ncases == 1 ? "" : "s", label);
+    if (o->q_format != ATTNVK_KV_DTYPE) sb_printf(b, " (O %s)", attnvk_dtype_name(res->dtype));
     int others = 0;
     for (int c = 0; c < res->ncases; ++c) {
-        if (res->cases[c].p.dtype == res->dtype) continue;
-        sb_printf(b, "%s%s: %s", others++ ? ", " : " (", attnvk_dtype_name(res->cases[c].p.dtype), res->cases[c].name);
+        const char *own = bench_dtype_label(&res->cases[c].p);
+        if (strcmp(own, label) == 0 && res->cases[c].p.dtype == res->dtype) continue;
+        sb_printf(b, "%s%s: %s", others++ ? ", " : " (", own, res->cases[c].name);
     }
     if (others) sb_puts(b, ")");
     sb_printf(b, ", layout %s, ", o->layout == ATTNVK_LAYOUT_BSHD ? "bshd" : "bhsd");
@@ -222,7 +231,8 @@ static const char column_key[] =
     "MEDIAN \xc2\xb1 STD: device time of one run in ms and its sample standard deviation; THROUGHPUT: "
     "4*B*H*Nq*Nk*D FLOP (halved for causal) / median, except for decode (Nq <= 16): bytes of Q, K, V and O / "
     "median in GB/s, and its % of the device's measured read bandwidth (attnvk devices); VS VENDOR: the median of the fastest vendor kernel on "
-    "the same device / this median (> 1: faster); CHECK: relative L2 error against the float64 reference. "
+    "the same device / this median (> 1: faster); CHECK: relative L2 error against the float64 reference "
+    "(dtype fp8, the FP8 forward: on the dequantized inputs, the checked one, then on the unquantized inputs). "
     "--pass bwd: the backward's time, 2.5x the forward's FLOP, CHECK the worst of dQ, dK, dV; fwd+bwd: "
     "the total, 3.5x, the forward's and backward's times on the line below.";
 

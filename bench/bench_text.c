@@ -34,7 +34,7 @@ void bench_csv_head(strbuf *b)
                "head_dim,causal,dtype,layout,status,reason,variant,tile_br,tile_bc,median_ms,min_ms,mean_ms,std_ms,"
                "p95_ms,p99_ms,cv,samples,tflops,tokens_per_s,gbytes_per_s,peak_fraction,memory_bytes,rel_l2,max_abs,"
                "tolerance,passed,speedup_vs_vendor,vendor_reference,kv_format,page_size,read_bandwidth_gbps,"
-               "bandwidth_fraction,tuning_source,pass,forward_median_ms,backward_median_ms\n");
+               "bandwidth_fraction,tuning_source,pass,forward_median_ms,backward_median_ms,o_dtype,rel_l2_dequantized\n");
 }
 
 void bench_csv_row(strbuf *b, const bench_results *res, int i)
@@ -52,7 +52,7 @@ void bench_csv_row(strbuf *b, const bench_results *res, int i)
     sb_puts(b, ",");
     csv_text(b, r->c.name);
     sb_printf(b, ",%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,", p->batch, p->heads, p->kv_heads, p->seq_q, p->seq_kv,
-              p->head_dim, p->causal, attnvk_dtype_name(p->dtype), p->layout == ATTNVK_LAYOUT_BSHD ? "bshd" : "bhsd",
+              p->head_dim, p->causal, bench_dtype_label(p), p->layout == ATTNVK_LAYOUT_BSHD ? "bshd" : "bhsd",
               bench_status_name(r->status));
     csv_text(b, r->status == BENCH_OK ? "" : r->reason);
     sb_puts(b, ",");
@@ -87,6 +87,9 @@ void bench_csv_row(strbuf *b, const bench_results *res, int i)
     csv_number(b, r->have_pass_stats ? r->fwd_stats.median_ms : nan);
     sb_puts(b, ",");
     csv_number(b, r->have_pass_stats ? r->bwd_stats.median_ms : nan);
+    /* O's dtype (dtype says fp8 for the FP8 forward) and, there, the checked error */
+    sb_printf(b, ",%s,", attnvk_dtype_name(p->dtype));
+    csv_number(b, r->rel_l2_dequantized);
     sb_puts(b, "\n");
 }
 

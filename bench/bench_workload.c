@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/numeric.h"
 #include "core/parallel.h"
+#include "core/q_format.h"
 #include "core/reference.h"
 
 #include <math.h>
@@ -91,12 +92,12 @@ static size_t mask_elements(const attnvk_problem *p)
     return p->mask ? (size_t)p->mask_batch * p->mask_heads * p->seq_q * (size_t)p->seq_kv : 0;
 }
 
-/* f32 Q, K, V, a mask, and the float64 reference of every row when checked in full. */
+/* f32 Q, K, V, a mask, and the float64 reference of every row when checked in full (fp8 queries: their bytes too). */
 static double host_bytes(const attnvk_problem *p, int full)
 {
     double nq = (double)attnvk_q_elements(p), nkv = (double)attnvk_kv_elements(p) + (double)attnvk_v_elements(p);
     return 4.0 * (nq + nkv + (double)mask_elements(p)) + (double)attnvk_block_layout_bytes(p) +
-           (full ? 8.0 * (double)attnvk_o_elements(p) : 0);
+           (full ? 8.0 * (double)attnvk_o_elements(p) : 0) + (avk_q_is_fp8(p) ? nq : 0);
 }
 
 /* The reference of the checked rows, with the problem's score inputs. */
@@ -168,8 +169,23 @@ int bench_workload_fits_host(const attnvk_problem *p, int full, char *why, size_
     return 0;
 }
 
+/* fp8 queries: Q in e4m3 with a scale per query head from its largest
+ * magnitude; q becomes what the kernel decodes (the normal inputs are gone). */
+static attnvk_status quantize_q(bench_workload *w)
+{
+    const attnvk_problem *p = &w->p;
+    w->q_fp8 = malloc(avk_q_bytes(p));
+    w->q_scales = malloc(sizeof(float) * (size_t)p->heads);
+    if (!w->q_fp8 || !w->q_scales) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for fp8 queries");
+    avk_q_fp8_scales(p, w->q, w->q_scales);
+    avk_q_encode(p, w->q, w->q_scales, w->q_fp8);
+    avk_q_decode(p, w->q_fp8, w->q_scales, w->q);
+    return ATTNVK_OK;
+}
+
 /* The cache the kernel reads (quantized, paged with shuffled pages); K and V
- * become its decoded values after the reference on the inputs is kept. */
+ * (and fp8 queries' Q) become its decoded values after the reference on the
+ * inputs is kept. */
 static attnvk_status build_cache(bench_workload *w, uint64_t seed)
 {
     const attnvk_problem *p = &w->p;
@@ -181,6 +197,7 @@ static attnvk_status build_cache(bench_workload *w, uint64_t seed)
         if (!w->ref_inputs) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference rows");
         reference_rows(w, w->k, w->v, w->ref_inputs);
     }
+    if (avk_q_is_fp8(p) && (s = quantize_q(w)) != ATTNVK_OK) return s;
     return avk_kv_host_decoded(p, &w->cache, w->k, w->v);
 }
 
@@ -191,14 +208,14 @@ static void alloc_packed(bench_workload *w, double need)
     const attnvk_problem *p = &w->p;
     if (p->dtype == ATTNVK_F32) return;
     const int cache = p->kv_format != ATTNVK_KV_DTYPE || p->page_size > 0; /* K and V upload from the cache */
-    size_t es = attnvk_dtype_size(p->dtype), nq = attnvk_q_elements(p);
+    size_t es = attnvk_dtype_size(p->dtype), nq = avk_q_is_fp8(p) ? 0 : attnvk_q_elements(p); /* fp8: q_fp8 */
     size_t nk = cache ? 0 : attnvk_kv_elements(p), nv = cache ? 0 : attnvk_v_elements(p);
     double have = host_memory_bytes(), extra = (double)es * ((double)nq + (double)nk + (double)nv);
     if (have > 0 && need + extra > 0.8 * have) return;
-    w->q_packed = malloc(nq * es);
+    if (nq) w->q_packed = malloc(nq * es);
     if (nk) w->k_packed = malloc(nk * es);
     if (nv) w->v_packed = malloc(nv * es);
-    if (!w->q_packed || (nk && !w->k_packed) || (nv && !w->v_packed)) {
+    if ((nq && !w->q_packed) || (nk && !w->k_packed) || (nv && !w->v_packed)) {
         free(w->q_packed);
         free(w->k_packed);
         free(w->v_packed);
@@ -272,6 +289,8 @@ void bench_workload_destroy(bench_workload *w)
     free(w->rows);
     free(w->ref);
     free(w->ref_inputs);
+    free(w->q_fp8);
+    free(w->q_scales);
     free(w->mask);
     free(w->sinks);
     free(w->slopes);
@@ -288,7 +307,7 @@ attnvk_check bench_workload_compare(const bench_workload *w, const float *o_rows
 
 attnvk_check bench_workload_compare_to(const bench_workload *w, const double *ref, const float *o_rows)
 {
-    attnvk_check c = {.tolerance = attnvk_tolerance(w->p.dtype)};
+    attnvk_check c = {.tolerance = avk_forward_tolerance(&w->p)}; /* the FP8 forward's 5e-2 (core/q_format.h) */
     size_t D = (size_t)attnvk_problem_head_dim_v(&w->p); /* O's rows */
     double diff2 = 0, ref2 = 0;
     for (size_t s = 0; s < w->nrows * D; ++s) {

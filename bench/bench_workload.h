@@ -14,7 +14,7 @@ enum { BENCH_SAMPLED_ROWS = 64 };
 
 typedef struct bench_workload {
     attnvk_problem p;
-    float *q, *k, *v;   /* f32 values exactly representable in p.dtype */
+    float *q, *k, *v;   /* f32 values exactly representable in p.dtype (Q: in its q format) */
     /* q, k, v packed in p.dtype (f16/bf16), made with them and uploaded as
      * they are by every implementation; NULL for f32 (q, k, v are the bytes),
      * for k and v of a cache (has_cache), or when the host is short of memory */
@@ -29,6 +29,10 @@ typedef struct bench_workload {
     int has_cache;
     avk_kv_host cache;
     double *ref_inputs;
+    /* fp8 queries (the FP8 forward): Q as uploaded, e4m3 in Q's layout, and
+     * its scale per query head; q above then holds what it decodes to */
+    unsigned char *q_fp8;
+    float *q_scales;
     /* the score inputs the problem asks for (mask: 10% -inf), else NULL */
     float *mask, *sinks, *slopes;
     size_t nmask;

@@ -14,9 +14,11 @@ typedef struct run_args {
     const char *api, *device, *q, *k, *v, *out, *lse, *impl, *variant;
     const char *block_table, *seq_lens; /* paged K/V: both or neither */
     attnvk_kv_format kv_format;         /* --kv-dtype: quantized on the host */
+    attnvk_kv_format q_format;          /* --q-dtype fp8: the FP8 forward, Q quantized on the host too */
     int causal, check, tile_br, tile_bc, split_kv;
     double scale;
     attnvk_dtype dtype;
+    int dtype_given, dtype_fp8, kv_format_given, q_format_given; /* --dtype fp8: f16 O, fp8 Q, K and V */
     attnvk_layout layout;
     /* score modifications and visibility (attnvk_problem) */
     const char *mask, *sinks, *alibi_slopes; /* .npy files */

@@ -11,6 +11,7 @@
 #include "bench_workload.h"
 #include "core/cache_cases.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,7 +22,9 @@ static const char check_usage[] =
     "D 32..512 and Dk != Dv, both layouts) in every dtype the device supports through every implementation, and\n"
     "the KV-cache cases (GQA group ratios 1..128, Nq 1/4/16, paged caches with ragged lengths, q8_0,\n"
     "q4_0, fp8) through attnvk's own kernel, and the score cases (softcap, windows, ALiBi, sinks,\n"
-    "masks, top-left alignment; an implementation that lacks one skips it, naming it), and\n"
+    "masks, top-left alignment; an implementation that lacks one skips it, naming it), the FP8 forward's\n"
+    "cases with f16/bf16 (fp8 Q, K and V; tolerance 5e-2 on the dequantized inputs; skipped, naming the\n"
+    "feature, where an implementation lacks it), and\n"
     "checks each output in full against the float64 CPU reference. Prints one line per case and\n"
     "'N passed, M failed, K skipped'; exits 1 on any failure, and when nothing passed (everything\n"
     "skipped: nothing was checked). The seed is printed (--seed replays). --variant V runs attnvk's\n"
@@ -105,9 +108,12 @@ static void shape_text(const attnvk_problem *p, char *out, size_t n)
 {
     char dv[16] = ""; /* "/128": V and O's head dim where it differs */
     if (attnvk_problem_head_dim_v(p) != p->head_dim) snprintf(dv, sizeof dv, "/%d", attnvk_problem_head_dim_v(p));
+    char dtype[24]; /* the FP8 forward: "fp8>f16", O's dtype after the arrow */
+    if (p->q_format != ATTNVK_KV_DTYPE) snprintf(dtype, sizeof dtype, "%s>%s", bench_dtype_label(p), attnvk_dtype_name(p->dtype));
+    else snprintf(dtype, sizeof dtype, "%s", attnvk_dtype_name(p->dtype));
     snprintf(out, n, "B%d H%d/%d Nq%d Nk%d D%d%s %s %s%s%s%s", p->batch, p->heads, p->kv_heads, p->seq_q, p->seq_kv,
-             p->head_dim, dv, attnvk_dtype_name(p->dtype), p->layout == ATTNVK_LAYOUT_BSHD ? "bshd" : "bhsd",
-             p->causal ? " causal" : "", p->window ? " window" : "", p->sinks ? " sinks" : "");
+             p->head_dim, dv, dtype, p->layout == ATTNVK_LAYOUT_BSHD ? "bshd" : "bhsd", p->causal ? " causal" : "",
+             p->window ? " window" : "", p->sinks ? " sinks" : "");
 }
 
 /* Why a whole (device, implementation, dtype) block can't run, or NULL. */
@@ -140,7 +146,10 @@ static void check_block(bench_target *t, int d, const attnvk_impl_info *impl, co
         shape_text(&cases[c].p, shape, sizeof shape);
         const char *tag = r.status == BENCH_OK ? "ok  " : r.status == BENCH_FAIL ? "FAIL" : "skip";
         printf("%s %-9s %-8s %-24s %-40s", tag, dev, impl->name, cases[c].name, shape);
-        if (r.have_check)
+        if (r.have_check && !isnan(r.rel_l2_dequantized)) /* the FP8 forward: the checked error first */
+            printf(" rel_l2_dequantized %.2e (vs inputs %.2e) tol %.0e %s", r.rel_l2_dequantized, r.check.rel_l2,
+                   r.check.tolerance, r.have_kernel ? r.kernel.variant : "");
+        else if (r.have_check)
             printf(" rel_l2 %.2e max_abs %.2e tol %.0e %s", r.check.rel_l2, r.check.max_abs, r.check.tolerance,
                    r.have_kernel ? r.kernel.variant : "");
         if (r.status != BENCH_OK) printf("  (%s)", r.reason);

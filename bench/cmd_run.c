@@ -1,6 +1,7 @@
 /* `attnvk run`: attention on .npy files through one chosen API. */
 #include "cli.h"
 #include "cmd_args.h"
+#include "bench_options.h" /* bench_resolve_fp8 */
 #include "core/atomic_file.h"
 #include "core/npy.h"
 #include "run_cache.h"
@@ -14,9 +15,9 @@
 
 static const char run_usage[] =
     "usage: attnvk run --api API [--device N|NAME] --q Q.npy --k K.npy --v V.npy --out O.npy\n"
-    "                  [--causal] [--scale S] [--dtype f32|f16|bf16] [--layout bhsd|bshd]\n"
+    "                  [--causal] [--scale S] [--dtype f32|f16|bf16|fp8] [--layout bhsd|bshd]\n"
     "                  [--impl NAME] [--variant NAME] [--tile BRxBC] [--split-kv N] [--lse LSE.npy] [--check]\n"
-    "                  [--block-table T.npy --seq-lens L.npy] [--kv-dtype q8_0|q4_0|fp8]\n"
+    "                  [--block-table T.npy --seq-lens L.npy] [--kv-dtype q8_0|q4_0|fp8] [--q-dtype fp8|dtype]\n"
     "                  [--mask M.npy] [--window LEFT,RIGHT] [--causal-align top-left|bottom-right]\n"
     "                  [--alibi | --alibi-slopes S.npy] [--softcap C] [--sinks S.npy]\n"
     "                  [--block-layout L.npy --block-size BQxBK] [--dilated S0,S1,..:R0,R1,..]\n"
@@ -26,7 +27,10 @@ static const char run_usage[] =
     "dimension gives Dv (V and O): D itself, or Dk/Dv 192/128 and 576/512 (contiguous K/V).\n"
     "Paged: K/V are pages [num_pages,page_size,Hkv,D], the block table int32 [B,max_pages] names each\n"
     "sequence's pages in order, seq_lens int32 [B] its key count (Nk = the longest).\n"
-    "--kv-dtype stores K/V quantized (encoded here from the f32/f16 values given).\n"
+    "--kv-dtype stores K/V quantized (encoded here from the f32/f16 values given). --q-dtype fp8 (with\n"
+    "--kv-dtype fp8 and --dtype f16 or bf16, O's dtype) is the FP8 forward: Q in e4m3 too, a scale per query\n"
+    "head from its largest magnitude (O in f16 unless --dtype bf16); --dtype fp8 is --dtype f16 --q-dtype fp8\n"
+    "--kv-dtype fp8.\n"
     "Scores: s = scale*q.k, softcap*tanh(s/softcap), + slope[h]*(j-i'), + mask; key j is visible in the\n"
     "window i'-LEFT .. i'+RIGHT (-1: unbounded) and, causal, up to i' (i' = i + Nk - Nq bottom-right,\n"
     "or i top-left); sinks [H] join each row's softmax. The mask is f32 or f16, [Nq,Nk] or [1|B,1|H,Nq,Nk].\n"
@@ -35,7 +39,7 @@ static const char run_usage[] =
     "the heads form G equal groups, group g with segment Sg and rate Rg; position p is active iff\n"
     "(p mod Sg) mod Rg = g mod Rg, and an active query sees the active keys of its own segment.\n"
     "O is written as float32 with Q's shape (last dimension Dv). --check compares with the float64 CPU reference\n"
-    "(on the cache as the kernel reads it: gathered and decoded).\n"
+    "(on the cache and fp8 queries as the kernel reads them: gathered and decoded; fp8 queries' tolerance 5e-2).\n"
     "Backward pass (contiguous K/V): --grad-out is dO, O's shape; after the forward, dQ, dK and dV are written\n"
     "as float32 in Q's, K's and V's shapes (d(sinks) [H]); --check compares them with the float64 reference\n"
     "(rel-L2 f32 1e-4, f16/bf16 1e-2). --deterministic asks for bit-identical runs (no float atomics).";
@@ -59,7 +63,8 @@ int run_parse_args(int argc, char **argv, run_args *a)
                                             "--split-kv", "--block-table", "--seq-lens", "--kv-dtype",
                                             "--mask", "--sinks", "--alibi-slopes", "--window", "--causal-align",
                                             "--softcap", "--grad-out", "--out-dq", "--out-dk", "--out-dv",
-                                            "--out-dsinks", "--block-layout", "--block-size", "--dilated"};
+                                            "--out-dsinks", "--block-layout", "--block-size", "--dilated",
+                                            "--q-dtype"};
         int which = -1;
         for (int n = 0; n < (int)(sizeof names / sizeof *names) && which < 0; ++n) {
             m = cli_option(argc, argv, &i, names[n], &val);
@@ -75,8 +80,12 @@ int run_parse_args(int argc, char **argv, run_args *a)
         }
         if (which == 9 && !cli_parse_double(val, 1e-30, 1e30, &a->scale))
             return cli_error(EXIT_USAGE, "run: --scale must be a positive number, got '%s'", val);
-        if (which == 10 && !attnvk_dtype_from_name(val, &a->dtype))
-            return cli_error(EXIT_USAGE, "run: unsupported dtype '%s' (f32, f16, bf16)", val);
+        if (which == 10) { /* fp8: resolved after the loop (bench_resolve_fp8) */
+            a->dtype_given = 1;
+            a->dtype_fp8 = strcmp(val, "fp8") == 0;
+            if (!a->dtype_fp8 && !attnvk_dtype_from_name(val, &a->dtype))
+                return cli_error(EXIT_USAGE, "run: unsupported dtype '%s' (f32, f16, bf16, fp8)", val);
+        }
         if (which == 11) {
             if (strcmp(val, "bhsd") == 0) a->layout = ATTNVK_LAYOUT_BHSD;
             else if (strcmp(val, "bshd") == 0) a->layout = ATTNVK_LAYOUT_BSHD;
@@ -90,6 +99,14 @@ int run_parse_args(int argc, char **argv, run_args *a)
         }
         if (which == 16 && (!attnvk_kv_format_from_name(val, &a->kv_format)))
             return cli_error(EXIT_USAGE, "run: unknown kv dtype '%s' (q8_0, q4_0, fp8)", val);
+        a->kv_format_given |= which == 16;
+        if (which == 31) {
+            if (strcmp(val, "fp8") == 0) a->q_format = ATTNVK_KV_FP8;
+            else if (strcmp(val, "dtype") == 0) a->q_format = ATTNVK_KV_DTYPE;
+            else return cli_error(EXIT_USAGE, "run: --q-dtype wants fp8 or dtype, got '%s'", val);
+            a->q_format_given = 1;
+            continue;
+        }
         if (which >= 17 && which <= 19) {
             if (!*val) return cli_error(EXIT_USAGE, "run: %s wants a file, got ''", names[which]);
             *(which == 17 ? &a->mask : which == 18 ? &a->sinks : &a->alibi_slopes) = val;
@@ -135,6 +152,9 @@ int run_parse_args(int argc, char **argv, run_args *a)
             a->split_kv = (int)sk;
         }
     }
+    int fp8 = bench_resolve_fp8("run", a->dtype_fp8, a->dtype_given, &a->dtype, a->q_format_given, &a->q_format,
+                                a->kv_format_given, &a->kv_format);
+    if (fp8) return fp8;
     attnvk_api api;
     if (!a->api) return cli_error(EXIT_USAGE, "run: --api is required");
     if (!attnvk_api_from_name(a->api, &api))
@@ -194,6 +214,7 @@ int run_problem_from_options(const run_args *a, attnvk_problem *p)
     p->dtype = a->dtype;
     p->layout = a->layout;
     p->kv_format = a->kv_format;
+    p->q_format = a->q_format;
     p->softcap = (float)a->softcap;
     p->window = a->window;
     p->window_left = a->window_left;

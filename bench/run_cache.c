@@ -1,9 +1,11 @@
 /* `attnvk run` on a KV cache: paged pages + block table + lengths, and K/V
- * quantized on the host with the same encoders the tests and bench use. */
+ * quantized on the host with the same encoders the tests and bench use (and,
+ * for the FP8 forward, Q in e4m3 with a scale per query head). */
 #include "run_cache.h"
 #include "cli.h"
 #include "core/error.h"
 #include "core/kv_build.h"
+#include "core/q_format.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -124,6 +126,24 @@ static attnvk_status upload(attnvk_device *dev, const void *src, size_t bytes, a
     return s;
 }
 
+/* Q as stored (packed to the dtype, or fp8 queries' e4m3 with q_scales[H] made here) and,
+ * for the check, the values the kernel decodes (qd; NULL when they are q's own). */
+static attnvk_status encode_q(const attnvk_problem *p, const float *q, void *raw, float **q_scales, float **qd)
+{
+    *q_scales = *qd = NULL;
+    if (!avk_q_is_fp8(p)) {
+        attnvk_pack(p->dtype, q, raw, attnvk_q_elements(p));
+        return ATTNVK_OK;
+    }
+    *q_scales = malloc(sizeof(float) * (size_t)p->heads);
+    *qd = malloc(sizeof(float) * attnvk_q_elements(p) + 1);
+    if (!*q_scales || !*qd) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for fp8 queries");
+    avk_q_fp8_scales(p, q, *q_scales);
+    avk_q_encode(p, q, *q_scales, raw);
+    avk_q_decode(p, raw, *q_scales, *qd);
+    return ATTNVK_OK;
+}
+
 attnvk_status run_cache_attention(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                   const avk_npy t[3], const avk_npy tables[2], float *o, float *lse,
                                   attnvk_kernel_info *info, double *ms, attnvk_check *check)
@@ -137,16 +157,20 @@ attnvk_status run_cache_attention(attnvk_device *dev, const attnvk_problem *p, c
     avk_kv_host cache;
     attnvk_status s = build_cache(p, t, &cache);
     if (s != ATTNVK_OK) return s;
-    void *qraw = malloc(nq * es + 1), *oraw = malloc(nq * es + 1);
+    const size_t q_bytes = avk_q_bytes(p); /* fp8 queries: a byte an element; O keeps the dtype */
+    void *qraw = malloc(q_bytes + 1), *oraw = malloc(nq * es + 1);
+    float *q_scales = NULL, *q_decoded = NULL;
     attnvk_buffer *bq = NULL, *bk = NULL, *bv = NULL, *bo = NULL, *bt = NULL, *bl = NULL, *bs = NULL, *blse = NULL;
+    attnvk_buffer *bqs = NULL;
     attnvk_kernel *kern = NULL;
     if (!qraw || !oraw) s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (s == ATTNVK_OK) s = attnvk_kernel_prepare(dev, p, &local, &kern, info);
+    if (s == ATTNVK_OK) s = encode_q(p, t[0].data, qraw, &q_scales, &q_decoded);
     if (s == ATTNVK_OK) {
-        attnvk_pack(p->dtype, t[0].data, qraw, nq);
         memset(oraw, 0xff, nq * es); /* NaN in every dtype: rows left unwritten show */
-        s = upload(dev, qraw, nq * es, &bq);
+        s = upload(dev, qraw, q_bytes, &bq);
     }
+    if (s == ATTNVK_OK && q_scales) s = upload(dev, q_scales, sizeof(float) * (size_t)p->heads, &bqs);
     if (s == ATTNVK_OK) s = upload(dev, cache.k, cache.bytes, &bk);
     if (s == ATTNVK_OK) s = upload(dev, cache.v, cache.bytes, &bv);
     if (s == ATTNVK_OK) s = upload(dev, oraw, nq * es, &bo);
@@ -156,7 +180,7 @@ attnvk_status run_cache_attention(attnvk_device *dev, const attnvk_problem *p, c
     if (s == ATTNVK_OK && lse) s = upload(dev, NULL, nlse * sizeof(float), &blse);
     if (s == ATTNVK_OK) {
         attnvk_tensors tensors = {.q = bq, .k = bk, .v = bv, .o = bo, .lse = blse, .block_table = bt,
-                                  .seq_lens = bl, .kv_scales = bs};
+                                  .seq_lens = bl, .kv_scales = bs, .q_scales = bqs};
         s = attnvk_kernel_run_tensors(kern, &tensors, 0, 0, ms);
     }
     if (s == ATTNVK_OK) s = attnvk_buffer_read(bo, 0, oraw, nq * es);
@@ -167,14 +191,17 @@ attnvk_status run_cache_attention(attnvk_device *dev, const attnvk_problem *p, c
         if (!kd || !vd) s = avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for the reference");
         if (s == ATTNVK_OK) s = attnvk_kv_gather(p, cache.k, table, lens, cache.kv_scales, 0, kd);
         if (s == ATTNVK_OK) s = attnvk_kv_gather(p, cache.v, table, lens, cache.kv_scales, 1, vd);
-        if (s == ATTNVK_OK) *check = attnvk_check_output_ragged(p, t[0].data, kd, vd, lens, o, NULL, 0);
+        if (s == ATTNVK_OK)
+            *check = attnvk_check_output_ragged(p, q_decoded ? q_decoded : t[0].data, kd, vd, lens, o, NULL, 0);
         free(kd);
         free(vd);
     }
     attnvk_kernel_destroy(kern);
-    attnvk_buffer *bufs[] = {bq, bk, bv, bo, bt, bl, bs, blse};
+    attnvk_buffer *bufs[] = {bq, bk, bv, bo, bt, bl, bs, blse, bqs};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; ++i) attnvk_buffer_destroy(bufs[i]);
     avk_kv_host_free(&cache);
+    free(q_scales);
+    free(q_decoded);
     free(qraw);
     free(oraw);
     return s;

@@ -19,8 +19,9 @@ int run_load_paged(const run_args *a, avk_npy t[3], avk_npy tables[2], attnvk_pr
 
 /* Runs p on dev from the host tensors (t: Q and K/V, contiguous or pages,
  * already rounded to p->dtype; tables empty unless paged): encodes K/V in
- * p->kv_format, uploads, runs with O poisoned, reads O (and lse when given).
- * With check set, also fills *check against the reference on the decoded cache. */
+ * p->kv_format (and Q in p->q_format), uploads, runs with O poisoned, reads O
+ * (and lse when given). With check set, also fills *check against the
+ * reference on the decoded cache (and decoded fp8 queries). */
 attnvk_status run_cache_attention(attnvk_device *dev, const attnvk_problem *p, const attnvk_kernel_options *opts,
                                   const avk_npy t[3], const avk_npy tables[2], float *o, float *lse,
                                   attnvk_kernel_info *info, double *ms, attnvk_check *check);

@@ -171,6 +171,28 @@ out=$("$attnvk" run --api cpu "${pflags[@]}" --kv-dtype q8_0 --check 2>&1); rc=$
 if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q ": pass"; then ok "paged q8_0 --check: $out"; else bad "paged q8_0 --check: rc=$rc $out"; fi
 out=$("$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$work/o.npy" --kv-dtype fp8 --check 2>&1); rc=$?
 if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q ": pass"; then ok "contiguous fp8 --check"; else bad "contiguous fp8 --check: rc=$rc $out"; fi
+# the FP8 forward (issue #16): Q, K and V quantized per head here; --check on the dequantized inputs
+# (tolerance 5e-2); O against numpy's float64 attention on the unquantized inputs: e4m3's few percent
+for fp8 in "--dtype fp8" "--dtype bf16 --q-dtype fp8 --kv-dtype fp8" "--kv-dtype fp8 --q-dtype fp8 --causal"; do
+  # shellcheck disable=SC2086 # the options split on purpose
+  out=$("$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$good/o.npy" $fp8 --check 2>&1); rc=$?
+  causal=0; case "$fp8" in *--causal*) causal=1;; esac
+  if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q "(tolerance 5e-02): pass" &&
+     res=$($tool check "$good" bhsd "$causal" 0 2>&1; true) && rel=${res##*rel_l2 } && rel=${rel%% *} &&
+     $python -c "import sys; r = float(sys.argv[1]); sys.exit(not 1e-2 < r < 8e-2)" "$rel"; then
+    ok "run $fp8 --check, vs unquantized inputs rel_l2 $rel"
+  else bad "run $fp8 --check: rc=$rc $out / $res"; fi
+done
+expect_usage "q-fp8-without-fp8-cache" "run: --q-dtype fp8 (the FP8 forward) needs an fp8 K/V cache: add --kv-dtype fp8" \
+  $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --q-dtype fp8
+expect_usage "q-fp8-q8_0-cache" "needs an fp8 K/V cache" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --q-dtype fp8 --kv-dtype q8_0
+expect_usage "q-fp8-f32" "writes O in f16 or bf16, not f32" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --dtype f32 --q-dtype fp8 --kv-dtype fp8
+expect_usage "dtype-fp8-kv-q4_0" "--dtype fp8 stores K and V in fp8: drop --kv-dtype q4_0" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --dtype fp8 --kv-dtype q4_0
+expect_usage "q-dtype-unknown" "--q-dtype wants fp8 or dtype, got 'e5m2'" $(run_with "$good/q.npy" "$good/k.npy" "$good/v.npy") --q-dtype e5m2
+expect_usage "bench-q-fp8-without-fp8-cache" "bench: --q-dtype fp8 (the FP8 forward) needs an fp8 K/V cache" bench --api cpu --q-dtype fp8 --seq 64
+expect_usage "bench-dtype-fp8-q-dtype" "bench: --dtype fp8 stores Q in fp8: drop --q-dtype dtype" bench --api cpu --dtype fp8 --q-dtype dtype
+expect_usage "bench-q-fp8-f32" "bench: --q-dtype fp8 (the FP8 forward) writes O in f16 or bf16, not f32" bench --api cpu --dtype f32 --q-dtype fp8 --kv-dtype fp8
+expect_usage "bench-dtype-unknown" "bench: --dtype wants f32, f16, bf16 or fp8, got 'fp4'" bench --api cpu --dtype fp4
 py "np.save('$work/table_f32.npy', np.load('$pg/table.npy').astype(np.float32))"
 py "np.save('$work/table_i64.npy', np.load('$pg/table.npy').astype(np.int64))"
 py "np.save('$work/lens_f32.npy', np.load('$pg/lens.npy').astype(np.float32))"
