@@ -128,7 +128,8 @@ static void compare_rows(strbuf *o, const compare_result *r, bool changes_only)
         report_cell(o, row->next ? result_status_name(row->next->status) : "-");
         const char *reason = row->next && row->next->reason[0] ? row->next->reason : row->base && row->base->reason[0] ? row->base->reason : "";
         if (row->verdict == VERDICT_ACCURACY)
-            sb_puts(o, "<td>"), sb_htmlf(o, "rel L2 %.2e \xe2\x86\x92 %.2e", row->base->check.rel_l2, row->next->check.rel_l2),
+            sb_puts(o, "<td>"), sb_htmlf(o, "rel L2 %.2e \xe2\x86\x92 %.2e", results_checked_rel_l2(&row->base->check),
+                                         results_checked_rel_l2(&row->next->check)),
                 sb_puts(o, "</td>");
         else report_cell(o, reason);
         sb_puts(o, "</tr>\n");

@@ -39,9 +39,10 @@ static bool has_time(const results_record *r)
 
 static double accuracy_growth(const results_record *b, const results_record *n)
 {
-    if (!b->check.present || !n->check.present || !isfinite(b->check.rel_l2) || !isfinite(n->check.rel_l2)) return NAN;
+    const double be = results_checked_rel_l2(&b->check), ne = results_checked_rel_l2(&n->check);
+    if (!b->check.present || !n->check.present || !isfinite(be) || !isfinite(ne)) return NAN;
     double floor = isfinite(b->check.tolerance) ? b->check.tolerance * 1e-3 : 1e-12;
-    return n->check.rel_l2 / fmax(b->check.rel_l2, floor);
+    return ne / fmax(be, floor);
 }
 
 static void judge(compare_row *row, double threshold)

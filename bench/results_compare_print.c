@@ -71,7 +71,8 @@ static void fmt_note(char *out, const compare_row *row)
                  n->reason[0] ? ": " : (b->reason[0] ? ": was " : ""), n->reason[0] ? n->reason : b->reason);
         return;
     case VERDICT_ACCURACY:
-        snprintf(out, CELL, "rel_l2 %.2e -> %.2e (%.0fx)%s", b->check.rel_l2, n->check.rel_l2, row->rel_l2_growth,
+        snprintf(out, CELL, "rel_l2 %.2e -> %.2e (%.0fx)%s", results_checked_rel_l2(&b->check),
+                 results_checked_rel_l2(&n->check), row->rel_l2_growth,
                  row->slower ? "; also slower" : "");
         return;
     case VERDICT_MISSING: snprintf(out, CELL, "only in base (%s)", result_status_name(b->status)); return;

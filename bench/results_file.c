@@ -388,6 +388,7 @@ static void parse_record(reader *rd, const cJSON *r, int i, results_record *rec)
     rec->check.rel_l2 = number(rd, check, sub, "rel_l2", false);
     rec->check.max_abs = number(rd, check, sub, "max_abs", false);
     rec->check.tolerance = number(rd, check, sub, "tolerance", true);
+    rec->check.rel_l2_dequantized = number(rd, check, sub, "rel_l2_dequantized", false); /* the FP8 forward's */
     rec->check.passed = flag(rd, check, sub, "passed", false);
     parse_cold(rd, r, where, &rec->cold_start);
     parse_vs_dense(rd, r, where, &rec->vs_dense);

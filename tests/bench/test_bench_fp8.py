@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The FP8 forward (issue #16) through `attnvk bench` and `attnvk check`, end to end
+"""The FP8 forward (issue #16) through `attnvk bench`, `attnvk check` and `attnvk compare`, end to end
 on the cpu API (lavapipe and PoCL, where present, skip it naming the feature): records say dtype fp8
 with O's dtype, check both errors (rel_l2 against the unquantized inputs, rel_l2_dequantized against
-what the kernel read, the one the 5e-2 tolerance judges), validate against the schema, and the CSV
-and the table read the same numbers.
+what the kernel read, the one the 5e-2 tolerance judges), validate against the schema, and the CSV,
+the table and compare's accuracy verdict read the same numbers.
 
 usage: test_bench_fp8.py ATTNVK SCHEMA WORKDIR"""
 import csv
@@ -102,7 +102,26 @@ def test_check():
            f"check: exit {rc}, fp8 lines {lines}" + (f" {err.strip()!r}" if rc else ""))
 
 
-for test in [test_records, test_csv_and_table, test_check]:
+def test_compare():
+    """compare judges the FP8 forward's accuracy on rel_l2_dequantized: a kernel error grown 20x is a
+    regression although rel_l2 (vs the inputs, e4m3's rounding) barely moves."""
+    base = load(os.path.join(WORK, "fp8-f16.json"))
+    worse = json.loads(json.dumps(base))
+    for r in worse["records"]:
+        if r["status"] == "ok":
+            r["check"]["rel_l2_dequantized"] *= 20
+            r["check"]["rel_l2"] *= 1.01
+    paths = [os.path.join(WORK, n) for n in ("base.json", "worse.json")]
+    for p, d in zip(paths, (base, worse)):
+        with open(p, "w") as f:
+            json.dump(d, f)
+    rc, out, _ = run("compare", *paths)
+    expect(rc == 1 and "rel_l2" in out and "(20x)" in out, f"compare: exit {rc}: {out.strip()[-400:]!r}")
+    rc, _, _ = run("compare", paths[0], paths[0])
+    expect(rc == 0, f"compare against itself: exit {rc}")
+
+
+for test in [test_records, test_csv_and_table, test_check, test_compare]:
     try:
         test()
     except Exception as e:  # a crash in one test is a failure, the others still run
