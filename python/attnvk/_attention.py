@@ -10,8 +10,8 @@ from ._run import Run
 
 def attention(q, k, v, causal=False, scale=None, *, api=None, device=None, dtype=None, layout="bhsd",
               window=None, causal_align="bottom-right", softcap=None, alibi=None, sinks=None, mask=None,
-              kv_dtype=None, block_table=None, seq_lens=None, return_lse=False, impl=None, variant=None,
-              tile=None, split_kv=None, out=None, lse_out=None, info=None):
+              kv_dtype=None, q_dtype=None, block_table=None, seq_lens=None, return_lse=False, impl=None,
+              variant=None, tile=None, split_kv=None, out=None, lse_out=None, info=None):
     """softmax(scale * Q K^T + score modifications) V; the semantics are attnvk.h's.
 
     q, k, v: numpy arrays (any float dtype; converted to `dtype`, the device's
@@ -21,14 +21,15 @@ def attention(q, k, v, causal=False, scale=None, *, api=None, device=None, dtype
     V's last dimension is Dv. Options as `attnvk run`: window=(left, right),
     causal_align='top-left', softcap, alibi=True (ggml's slopes) or slopes [H],
     sinks [H], mask [Nq,Nk] or [1|B,1|H,Nq,Nk] (f32/f16, -inf allowed),
-    kv_dtype 'q8_0'|'q4_0'|'fp8', block_table int32 [B,max_pages] with
+    kv_dtype 'q8_0'|'q4_0'|'fp8', q_dtype 'fp8' (the FP8 forward: with kv_dtype
+    'fp8'; dtype f16, the default there, or bf16 is O's), block_table int32 [B,max_pages] with
     seq_lens int32 [B] (K/V then pages [num_pages,page_size,Hkv,D]; seq_lens
     alone: a ragged contiguous cache), impl/variant/tile=(br,bc)/split_kv.
     Returns O (numpy: in the compute dtype, bf16 as float32; device: out, or
     a new torch tensor), and (O, lse [B,H,Nq] f32) with return_lse.
     info: a dict to fill with the device, kernel and device_ms of the run."""
     options = dict(layout=layout, causal=causal, scale=scale, window=window, causal_align=causal_align,
-                   softcap=softcap, kv_dtype=kv_dtype)
+                   softcap=softcap, kv_dtype=kv_dtype, q_dtype=q_dtype)
     kernel = dict(implementation=impl, variant=variant, tile=tile, split_kv=split_kv, write_lse=return_lse)
     if _gpu.is_device_array(q):
         return _on_device(q, k, v, api, device, dtype, options, kernel,
@@ -36,6 +37,8 @@ def attention(q, k, v, causal=False, scale=None, *, api=None, device=None, dtype
                           out, lse_out, info)
     q, k, v = (np.asarray(x) for x in (q, k, v))
     mask = None if mask is None else np.asarray(mask)
+    if dtype is None and q_dtype == "fp8":
+        dtype = "f16"  # the FP8 forward writes f16 or bf16 O, as `attnvk run --q-dtype fp8`
     p = _problem.build(q.shape, k.shape, v.shape, dtype=_problem.dtype_name(dtype, q.dtype),
                        table_shape=None if block_table is None else np.shape(block_table),
                        seq_lens=None if seq_lens is None else np.asarray(seq_lens).reshape(-1),
@@ -79,6 +82,8 @@ def _on_device(q, k, v, api, device, dtype, options, kernel, extras, out, lse_ou
         raise Error("this libattnvk has no attnvk_buffer_wrap", "unsupported")
     if options["kv_dtype"] not in (None, "dtype"):
         raise bad_argument("kv_dtype takes numpy K and V (attnvk quantizes on the host)")
+    if options["q_dtype"] not in (None, "dtype"):
+        raise bad_argument("q_dtype takes numpy Q, K and V (attnvk quantizes on the host)")
     t = {name: _gpu.device_tensor(name, x) for name, x in (("q", q), ("k", k), ("v", v))}
     for name in ("k", "v"):
         if (t[name].api, t[name].index, t[name].dtype) != (t["q"].api, t["q"].index, t["q"].dtype):

@@ -73,7 +73,8 @@ def _io_bytes(p):
     """What the kernel must move at least: bench_io_bytes in bench/bench_record.c."""
     L, ref = _lib.lib(), ctypes.byref(p)
     es, share = (4, 2, 2)[p.dtype], _visible_share(p)
-    q_o = es * p.batch * p.heads * p.seq_q * (p.head_dim + _problem.dv(p))
+    q_es = 1 if p.q_format == _lib.Q_FORMATS["fp8"] else es  # fp8 queries: a byte an element
+    q_o = p.batch * p.heads * p.seq_q * (q_es * p.head_dim + es * _problem.dv(p))
     tables = 4.0 * p.batch * (p.max_pages + 1) if p.page_size else 0.0
     mask = (4, 2, 2)[p.mask_dtype] * p.mask_batch * p.mask_heads * p.seq_q * p.seq_kv * share if p.mask else 0.0
     return q_o + (L.attnvk_kv_bytes(ref) + L.attnvk_v_bytes(ref)) * share + tables + mask
@@ -167,7 +168,7 @@ def _bench_api(api):
 
 
 def bench(batch=1, heads=8, kv_heads=None, seq_q=256, seq_kv=None, head_dim=64, head_dim_v=None, causal=False,
-          dtype="f16", layout="bhsd", *, api=None, device=None, kv_dtype=None, page_size=0, window=None,
+          dtype="f16", layout="bhsd", *, api=None, device=None, kv_dtype=None, q_dtype=None, page_size=0, window=None,
           causal_align="bottom-right", softcap=None, alibi=False, sinks=False, mask=False, iters=10, warmup=1,
           launches=1, seed=0, impl=None, variant=None, tile=None, split_kv=None, check=True, name=None):
     """Records (dicts) of one case on the devices asked for: api None (the
@@ -191,7 +192,8 @@ def bench(batch=1, heads=8, kv_heads=None, seq_q=256, seq_kv=None, head_dim=64, 
         table_shape, lens = (batch, pages), [seq_kv] * batch
     p = _problem.build(qs, ks, vs, layout=layout, dtype=_problem.dtype_name(dtype), causal=causal, window=window,
                        causal_align=causal_align, softcap=softcap, alibi=alibi, sinks=sinks,
-                       mask_shape=(seq_q, seq_kv) if mask else None, kv_dtype=kv_dtype, table_shape=table_shape,
+                       mask_shape=(seq_q, seq_kv) if mask else None, kv_dtype=kv_dtype, q_dtype=q_dtype,
+                       table_shape=table_shape,
                        seq_lens=lens)
     case = dict(name=name or f"b{batch}-h{heads}/{kv_heads}-q{seq_q}-k{seq_kv}-d{head_dim}"
                 + ("-causal" if causal else ""), **_problem.describe(p))

@@ -1,6 +1,7 @@
 """Host (numpy) inputs as the device stores them: Q, K, V packed to the
-compute dtype, K/V quantized and per-head fp8 scales, tables, score inputs;
-and the f32 views the float64 reference must read (what the kernel sees)."""
+compute dtype, K/V quantized and per-head fp8 scales (fp8 queries: Q too,
+a scale per query head), tables, score inputs; and the f32 views the
+float64 reference must read (what the kernel sees)."""
 import ctypes
 
 import numpy as np
@@ -70,6 +71,40 @@ def _encode_kv(p, x, fmt, scales_out):
     return out
 
 
+def _fp8_q(p, q):
+    """fp8 queries (the FP8 forward): Q (f32, p's layout) as e4m3 bytes in Q's layout and its scales [H],
+    each from the head's largest magnitude, as attnvk_attention_host encodes them."""
+    L, D = _lib.lib(), p.head_dim
+    rows = q.reshape(-1, D)
+    r = np.arange(rows.shape[0])
+    heads = (r // p.seq_q) % p.heads if p.layout == 0 else r % p.heads  # bhsd [B][H][Nq][D], bshd [B][Nq][H][D]
+    out = np.empty(rows.shape, np.uint8)
+    scales = np.ones(p.heads, np.float32)
+    for h in range(p.heads):
+        sel = np.nonzero(heads == h)[0]
+        src = np.ascontiguousarray(rows[sel])
+        scales[h] = L.attnvk_fp8_scale(float(np.abs(src).max()) if src.size else 0.0)
+        enc = np.empty(src.shape, np.uint8)
+        L.attnvk_kv_encode(3, D, _lib.ptr(src, _lib.c_float_p), _lib.ptr(enc), len(sel), float(scales[h]))
+        out[sel] = enc
+    return out.reshape(q.shape), scales
+
+
+def _fp8_q_decoded(p, q8, scales):
+    """The f32 values the kernel reads from fp8 queries."""
+    L, D = _lib.lib(), p.head_dim
+    rows = q8.reshape(-1, D)
+    r = np.arange(rows.shape[0])
+    heads = (r // p.seq_q) % p.heads if p.layout == 0 else r % p.heads
+    out = np.empty(rows.shape, np.float32)
+    for h in range(p.heads):
+        sel = np.nonzero(heads == h)[0]
+        src, dst = np.ascontiguousarray(rows[sel]), np.empty((len(sel), D), np.float32)
+        L.attnvk_kv_decode(3, D, _lib.ptr(src), _lib.ptr(dst, _lib.c_float_p), len(sel), float(scales[h]))
+        out[sel] = dst
+    return out.reshape(q8.shape)
+
+
 def alibi_slopes(heads):
     """ggml's ALiBi slopes for H heads (`attnvk run --alibi`)."""
     out = np.empty(heads, np.float32)
@@ -85,8 +120,11 @@ class HostTensors:
         dt = _lib.DTYPE_NAMES[p.dtype]
         self.dtype = dt
         a = {}
-        a["q"] = pack(dt, finite_f32("q", q))
-        if dt == "f16" and not np.isfinite(a["q"].view(np.float16)).all():
+        if p.q_format == _lib.Q_FORMATS["fp8"]:
+            a["q"], a["q_scales"] = _fp8_q(p, finite_f32("q", q))
+        else:
+            a["q"] = pack(dt, finite_f32("q", q))
+        if dt == "f16" and "q_scales" not in a and not np.isfinite(a["q"].view(np.float16)).all():
             raise bad_argument("q has values beyond the range of f16 (they round to Inf); use dtype='f32'")
         k32, v32 = finite_f32("k", k), finite_f32("v", v)
         fmt = p.kv_format
@@ -133,7 +171,8 @@ class HostTensors:
         """(HostInputs, keep-alive list): Q, K, V as f32 the way the kernel reads
         them (rounded to the dtype; a cache gathered and decoded), and the rest."""
         p, a, L = self.p, self.arrays, _lib.lib()
-        keep = {"q": unpack(self.dtype, a["q"])}
+        fp8_q = "q_scales" in a
+        keep = {"q": _fp8_q_decoded(p, a["q"], a["q_scales"]) if fp8_q else unpack(self.dtype, a["q"])}
         if p.page_size > 0 or p.kv_format != 0:
             n_k = p.batch * p.kv_heads * p.seq_kv
             for which, name, d in ((0, "k", p.head_dim), (1, "v", p.head_dim_v or p.head_dim)):

@@ -13,6 +13,7 @@ API_NAMES = ("cpu", "vulkan", "opencl", "cuda", "hip")
 DTYPE_NAMES = ("f32", "f16", "bf16")
 LAYOUTS = ("bhsd", "bshd")
 KV_FORMATS = ("dtype", "q8_0", "q4_0", "fp8")
+Q_FORMATS = {"dtype": 0, "fp8": 3}  # attnvk_problem.q_format: KV_FORMATS' values Q can take
 DEVICE_TYPES = ("other", "discrete", "integrated", "cpu")
 ALIGNS = ("bottom-right", "top-left")
 MAX_DILATED_GROUPS = 8  # ATTNVK_MAX_DILATED_GROUPS
@@ -26,7 +27,8 @@ class Problem(Structure):
                 "alibi", "sinks", "mask", "mask_batch", "mask_heads", "mask_dtype", "head_dim_v",
                 "position_offset", "block_sparse", "block_q", "block_k", "layout_batch", "layout_heads",
                 "dilated_groups")] + [
-                    ("dilated_segment", c_int * MAX_DILATED_GROUPS), ("dilated_rate", c_int * MAX_DILATED_GROUPS)]
+                    ("dilated_segment", c_int * MAX_DILATED_GROUPS), ("dilated_rate", c_int * MAX_DILATED_GROUPS),
+                    ("q_format", c_int)]
 
 
 class DeviceInfo(Structure):
@@ -55,7 +57,7 @@ class ImplInfo(Structure):
 
 
 TENSOR_NAMES = ("q", "k", "v", "o", "lse", "block_table", "seq_lens", "kv_scales", "mask", "sinks", "alibi_slopes",
-                "block_layout")
+                "block_layout", "q_scales")
 
 
 class Tensors(Structure):
@@ -106,6 +108,7 @@ _PROTOTYPES = {  # name: (restype, argtypes); c_int restype for attnvk_status
     "attnvk_kv_encode": (None, [c_int, c_int, c_float_p, c_void_p, c_size_t, c_float]),
     "attnvk_kv_gather": (c_int, [P(Problem), c_void_p, c_int32_p, c_int32_p, c_float_p, c_int, c_float_p]),
     "attnvk_fp8_scale": (c_float, [c_float]),
+    "attnvk_kv_decode": (None, [c_int, c_int, c_void_p, c_float_p, c_size_t, c_float]),
     "attnvk_kernel_prepare": (c_int, [c_void_p, P(Problem), P(KernelOptions), P(c_void_p), P(KernelInfo)]),
     "attnvk_kernel_run_tensors": (c_int, [c_void_p, P(Tensors), c_int, c_int, P(c_double)]),
     "attnvk_kernel_run_repeated": (c_int, [c_void_p, P(Tensors), c_int, c_int, c_int, P(c_double)]),

@@ -36,16 +36,19 @@ def _dims(shape, what, expect):
 
 def build(qs, ks, vs, *, layout="bhsd", dtype="f32", causal=False, scale=None, window=None,
           causal_align="bottom-right", softcap=None, alibi=False, sinks=False, mask_shape=None, mask_dtype="f32",
-          kv_dtype=None, table_shape=None, seq_lens=None, device_lens=None):
+          kv_dtype=None, q_dtype=None, table_shape=None, seq_lens=None, device_lens=None):
     """Problem from Q, K, V shapes (tuples). table_shape: the block table's
     (B, max_pages) for a paged cache, whose K/V shapes are pages
     (num_pages, page_size, Hkv, D); seq_lens: host int sequence (paged or
     ragged); device_lens: the shape of seq_lens left on a device (not read
-    back: a paged Nk is then the table's reach, which bounds every length)."""
+    back: a paged Nk is then the table's reach, which bounds every length).
+    q_dtype 'fp8' (with kv_dtype 'fp8', dtype f16/bf16: O's) is the FP8 forward."""
     p = _lib.Problem()
     p.layout = _choice("layout", layout, _lib.LAYOUTS)
     p.dtype = _choice("dtype", dtype, _lib.DTYPE_NAMES)
     p.kv_format = _choice("kv dtype", kv_dtype or "dtype", _lib.KV_FORMATS)
+    q_names = tuple(_lib.Q_FORMATS)
+    p.q_format = _lib.Q_FORMATS[q_names[_choice("q dtype", q_dtype or "dtype", q_names)]]
     p.align = _choice("causal alignment", causal_align, _lib.ALIGNS)
     order = "B,H,S,D" if layout == "bhsd" else "B,S,H,D"
     s_axis, h_axis = (2, 1) if layout == "bhsd" else (1, 2)
@@ -114,10 +117,13 @@ def build(qs, ks, vs, *, layout="bhsd", dtype="f32", causal=False, scale=None, w
 def describe(p):
     """The problem as the bench's `case` object (bench/SCHEMA.md)."""
     L = _lib.lib()
+    fp8 = p.q_format == _lib.Q_FORMATS["fp8"]  # the FP8 forward: dtype fp8, O's in o_dtype (as the CLI's)
     case = {"batch": p.batch, "heads": p.heads, "kv_heads": p.kv_heads, "seq_q": p.seq_q, "seq_kv": p.seq_kv,
-            "head_dim": p.head_dim, "causal": bool(p.causal), "dtype": _lib.DTYPE_NAMES[p.dtype],
+            "head_dim": p.head_dim, "causal": bool(p.causal), "dtype": "fp8" if fp8 else _lib.DTYPE_NAMES[p.dtype],
             "layout": _lib.LAYOUTS[p.layout], "scale": L.attnvk_problem_scale(ctypes.byref(p)),
             "kv_format": _lib.KV_FORMATS[p.kv_format], "page_size": p.page_size}
+    if fp8:
+        case["o_dtype"], case["q_format"] = _lib.DTYPE_NAMES[p.dtype], "fp8"
     if p.head_dim_v and p.head_dim_v != p.head_dim:
         case["head_dim_v"] = p.head_dim_v
     if p.softcap > 0:

@@ -91,3 +91,18 @@ def test_quantized_cache_near_unquantized(rng):
     want, _ = ref.attention(q, k, v)
     for kv_dtype, bound in (("q8_0", 0.03), ("fp8", 0.1), ("q4_0", 0.3)):  # quantization error, not a bug bound
         assert ref.rel_l2(attnvk.attention(q, k, v, api="cpu", kv_dtype=kv_dtype), want) <= bound
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_fp8_forward_on_the_cpu(rng, dtype):
+    """q_dtype='fp8' (the FP8 forward): Q, K and V in e4m3 with per-head scales, O in dtype. The CPU
+    computes exactly on the decoded values: against the unquantized inputs, e4m3's few percent."""
+    q, k, v = qkv(rng, Nq=40, Nk=70, D=64)
+    want, _ = ref.attention(q, k, v, causal=True)
+    o = attnvk.attention(q, k, v, causal=True, api="cpu", dtype=dtype, q_dtype="fp8", kv_dtype="fp8")
+    assert o.shape == q.shape and np.isfinite(o).all()
+    assert 1e-3 < ref.rel_l2(o, want) <= 8e-2  # quantization error, not a bug bound
+    (r,) = attnvk.bench(batch=1, heads=4, kv_heads=2, seq_q=40, head_dim=64, causal=True, dtype=dtype, api="cpu",
+                        kv_dtype="fp8", q_dtype="fp8", iters=2)
+    assert r["status"] == "ok" and r["check"]["passed"] and r["check"]["tolerance"] == 0.05, r
+    assert r["case"]["dtype"] == "fp8" and r["case"]["o_dtype"] == dtype and r["case"]["q_format"] == "fp8"

@@ -80,3 +80,13 @@ def test_problem_struct_matches_the_library():
     fn(ctypes.cast(buf, ctypes.c_void_p))
     zeroed = next(i for i in range(size + 256) if buf[i] == 0xAB)
     assert zeroed == size, f"the library's attnvk_problem is {zeroed} bytes, the Python one {size}"
+
+
+def test_fp8_queries_need_an_fp8_cache(rng):
+    q = normal(rng, 1, 2, 8, 64)
+    with pytest.raises(attnvk.InvalidArgument, match=r"^fp8 queries \(the FP8 forward\) need an fp8 K/V cache"):
+        attnvk.attention(q, q, q, api="cpu", q_dtype="fp8")
+    with pytest.raises(attnvk.InvalidArgument, match=r"need dtype f16 or bf16 \(O's dtype\), got f32$"):
+        attnvk.attention(q, q, q, api="cpu", dtype="f32", q_dtype="fp8", kv_dtype="fp8")
+    with pytest.raises(attnvk.InvalidArgument, match=r"^unknown q dtype 'q8_0' \(dtype, fp8\)$"):
+        attnvk.attention(q, q, q, api="cpu", q_dtype="q8_0")
