@@ -441,7 +441,8 @@ int bench_parse_options(int argc, char **argv, bench_options *o)
                          bench_pass_name(o->pass));
     if (o->ring && (o->pass != BENCH_PASS_FWD || o->cold || o->page_size || o->kv_format != ATTNVK_KV_DTYPE))
         return cli_error(EXIT_USAGE, "bench: --ring runs the forward on a contiguous cache in the problem's dtype; "
-                                     "drop --pass, --cold, --page-size and --kv-dtype");
+                                     "drop --pass, --cold, --page-size and --kv-dtype%s",
+                         o->q_format != ATTNVK_KV_DTYPE ? " (--dtype fp8 and --q-dtype fp8 quantize it)" : "");
     if (o->block_q && o->block_pattern.kind == BENCH_LAYOUT_NONE)
         return cli_error(EXIT_USAGE, "bench: --block-size sizes the blocks of --block-layout: give --block-layout too");
     if (o->block_pattern.kind != BENCH_LAYOUT_NONE && !o->block_q) o->block_q = o->block_k = BENCH_BLOCK_SIZE;
