@@ -33,7 +33,8 @@
  * P is rounded to e4m3 in registers: the k-step's four n-tiles of S fill the
  * A fragment (rows g, g + 8; k 4c..4c+3, 16+4c..), so A's k index 4c + i holds
  * key 2c + (i & 1) + 8 (i >> 1) of each 16, the order the transpose writes
- * V's keys in. Non-specialized (AVK_WGMMA=1) only. */
+ * V's keys in. AVK_WGMMA=2 ("wgmma-ws-fp8"): the producer's TMA boxes are 128
+ * bytes wide, K's columns and Vt's keys (tensor maps over uint8). */
 #include "sm90_wgmma_ops.h"
 
 #ifndef AVK_FP8
@@ -74,7 +75,8 @@ enum {
     K_BYTES = BC * AVK_SW_ROW(D * ES),
     V_BYTES = AVK_FP8 ? DV * AVK_SW_ROW(BC) : BC * DV * 2, /* fp8: Dv rows of BC keys */
 };
-static_assert(!(AVK_FP8 && AVK_WS), "the FP8 forward is the non-specialized wgmma body");
+static_assert(!(AVK_FP8 && AVK_WS) || (D % 128 == 0 && BC % 128 == 0),
+              "wgmma-ws-fp8's TMA boxes are 128 bytes wide: Dk and the key tile multiples of 128");
 static_assert(BR == WGS * 64 && WGS >= 1 && WGS <= 3, "BR must be 64 rows per warpgroup, 1 to 3 warpgroups");
 static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 256 && DV <= D, "the wgmma kernel takes Dk, Dv in 64, 128, 192, 256");
 static_assert(BC == 64 || BC == 128 || BC == 256, "the wgmma kernel takes BC = 64, 128 or 256");
@@ -258,27 +260,40 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 const int st = it & 1;
                 if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1);
                 avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
+                /* boxes of 128 bytes: 64 16-bit columns, or 128 e4m3 ones (fp8) */
 #pragma unroll
-                for (int cb = 0; cb < D / 64; ++cb)
-                    avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 64, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
+                for (int cb = 0; cb < D * ES / 128; ++cb)
+                    avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
                 avk_mbar_arrive_expect_tx(AVK_BAR_FULL_V(st), V_BYTES);
+#if AVK_FP8
+                /* Vt's map: boxes of 128 keys x Dv rows */
+#pragma unroll
+                for (int cb = 0; cb < BC / 128; ++cb)
+                    avk_tma_load(aV + st * V_BYTES + cb * DV * 128, &tm_v, t * BC + cb * 128, 0, w.g, w.b, AVK_BAR_FULL_V(st));
+#else
 #pragma unroll
                 for (int cb = 0; cb < DV / 64; ++cb)
                     avk_tma_load(aV + st * V_BYTES + cb * BC * 128, &tm_v, cb * 64, t * BC, w.g, w.b, AVK_BAR_FULL_V(st));
+#endif
             }
         }
         return;
     }
     if (CONSUMER_REGS) avk_setmaxnreg_inc<CONSUMER_REGS>();
     /* ---- prologue: Q by the consumers' cp.async ---- */
-    avk_load_tile<BR, D, NC, true>(aQ, Q + (long long)w.r0 * avk_q_stride(p, w), avk_q_stride(p, w), w.r_end - w.r0);
+    avk_load_tile<BR, AVK_U16(D), NC, true>(aQ, Q + AVK_U16((long long)w.r0 * avk_q_stride(p, w)), AVK_U16(avk_q_stride(p, w)),
+                                            w.r_end - w.r0);
     avk_cp_async_commit();
     AVK_CP_ASYNC_WAIT(0);
     avk_fence_proxy_async();
     avk_consumers_sync();
     const int t_first = w.t_begin;
     const bool aligned = avk_pattern_aligned(p, w, BC);
+#if AVK_FP8
+    (void)K, (void)Vt, (void)t_first; /* the producer's tensor maps address K and Vt */
+#else
     (void)K, (void)V, (void)t_first; /* the producer's tensor maps address K and V */
+#endif
 #else
     /* ---- prologue: Q and the first K and V tiles ---- */
     avk_load_tile<BR, AVK_U16(D), NT, true>(aQ, Q + AVK_U16((long long)w.r0 * avk_q_stride(p, w)), AVK_U16(avk_q_stride(p, w)),

@@ -83,10 +83,38 @@ static attnvk_status drv_launch(void *ctx, void *stream, void *function, const u
 /* wgmma-ws's TMA descriptors: K and V as 4-D tensors {D, keys, kv heads, batch} (P's
  * row strides), boxes of 64 columns x the key tile in the 128-byte swizzle its wgmma
  * descriptors read; keys past Nk land as zeros */
+/* wgmma-ws-fp8: K's e4m3 rows in boxes of 128 columns x the key tile, and Vt (the
+ * transposed V in the workspace: per (b, kv head) Dv rows of AVK_FP8_VT_KEYS keys)
+ * in boxes of 128 keys x Dv rows, both 128-byte swizzled */
+static attnvk_status fp8_tensor_maps(avk_cuda_device *dev, const avk_native_kernel *k, const avk_attn_params *P,
+                                     unsigned char (*maps)[128])
+{
+    const cuuint64_t d = (cuuint64_t)k->p.head_dim, dv = (cuuint64_t)avk_head_dim_v(&k->p);
+    const cuuint64_t keys = AVK_FP8_VT_KEYS(P->seq_kv);
+    const cuuint64_t k_size[4] = {d, P->seq_kv, P->kv_heads, P->batch};
+    const cuuint64_t k_stride[3] = {(P->kv_ss ? P->kv_ss : 1u) * d, (P->kv_sh ? P->kv_sh : 1u) * d,
+                                    (P->kv_sb ? P->kv_sb : 1u) * d};
+    const cuuint64_t v_size[4] = {keys, dv, P->kv_heads, P->batch};
+    const cuuint64_t v_stride[3] = {keys, dv * keys, (cuuint64_t)P->kv_heads * dv * keys};
+    const cuuint32_t k_box[4] = {128u, (cuuint32_t)k->tensor_map_rows, 1u, 1u}, v_box[4] = {128u, (cuuint32_t)dv, 1u, 1u};
+    const cuuint32_t step[4] = {1u, 1u, 1u, 1u};
+    CUresult r = dev->cu->cuTensorMapEncodeTiled((CUtensorMap *)maps[0], CU_TENSOR_MAP_DATA_TYPE_UINT8, 4,
+                                                 (void *)(uintptr_t)P->k, k_size, k_stride, k_box, step,
+                                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return avk_cuda_check(dev, r, "cuTensorMapEncodeTiled(K, e4m3)");
+    r = dev->cu->cuTensorMapEncodeTiled((CUtensorMap *)maps[1], CU_TENSOR_MAP_DATA_TYPE_UINT8, 4,
+                                        (void *)(uintptr_t)P->vt, v_size, v_stride, v_box, step,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? ATTNVK_OK : avk_cuda_check(dev, r, "cuTensorMapEncodeTiled(Vt)");
+}
+
 static attnvk_status drv_tensor_maps(void *ctx, const avk_native_kernel *k, const avk_attn_params *P,
                                      unsigned char (*maps)[128])
 {
     avk_cuda_device *dev = ctx;
+    if (k->v_transpose) return fp8_tensor_maps(dev, k, P, maps);
     const int dims[2] = {k->p.head_dim, avk_head_dim_v(&k->p)};
     const unsigned long long base[2] = {P->k, P->v};
     const CUtensorMapDataType type =
@@ -332,7 +360,7 @@ void avk_cuda_default_variant(const attnvk_device_info *info, char *out, size_t 
 }
 
 /* what avk_cuda_parse_variant accepts */
-static const char *const cuda_variants[] = {"wgmma", "wgmma-ws", "wgmma-fp8", "mma16", "mma16-qs", "mma32", "mma32-qs", "mma-decode", "tiled", "simt", NULL};
+static const char *const cuda_variants[] = {"wgmma", "wgmma-ws", "wgmma-fp8", "wgmma-ws-fp8", "mma16", "mma16-qs", "mma32", "mma32-qs", "mma-decode", "tiled", "simt", NULL};
 
 /* `attnvk tune`: configurations of attnvk's kernel for p (cuda/cuda_tuning.c) */
 static int cuda_tuning_candidates(avk_bdev *dev, const attnvk_problem *p, avk_tuning *out, int max)

@@ -186,10 +186,11 @@ int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg)
         cfg->mma = 0;
         cfg->rows_per_warp = 0;
         cfg->qreg = 0;
-    } else if (strcmp(name, "wgmma") == 0 || strcmp(name, "wgmma-ws") == 0 || strcmp(name, "wgmma-fp8") == 0) {
+    } else if (strcmp(name, "wgmma") == 0 || strcmp(name, "wgmma-ws") == 0 || strcmp(name, "wgmma-fp8") == 0 ||
+               strcmp(name, "wgmma-ws-fp8") == 0) {
         cfg->mma = 1;
-        cfg->fp8 = strcmp(name, "wgmma-fp8") == 0;
-        cfg->wgmma = name[5] && !cfg->fp8 ? 2 : 1;
+        cfg->fp8 = strstr(name, "fp8") != NULL;
+        cfg->wgmma = strncmp(name, "wgmma-ws", 8) == 0 ? 2 : 1;
         cfg->rows_per_warp = 16;
         cfg->qreg = 0;
     } else if (strncmp(name, "mma", 3) == 0) {
@@ -231,8 +232,9 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
     size_t D = (size_t)c->head_dim, DV = (size_t)dim_v(c);
     if (c->fp8) /* attn_sm90.h's AVK_FP8: Q (16-bit: O is staged over it), two stages of K and of V
                  * transposed, in bytes; a swizzled row is 128 bytes at least */
-        return 1024u + (size_t)c->br * D * 2 + 2u * ((size_t)c->bc * (D > 128 ? D : 128) +
-                                                     DV * ((size_t)c->bc > 128 ? (size_t)c->bc : 128));
+        return 1024u + (size_t)c->br * D * 2 +
+               2u * ((size_t)c->bc * (D > 128 ? D : 128) + DV * ((size_t)c->bc > 128 ? (size_t)c->bc : 128)) +
+               (c->wgmma == 2 ? 48u : 0u);
     if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded); wgmma-ws: the
                    * stages' three mbarriers each */
         return 1024u + ((size_t)c->br * D + 2u * (size_t)c->bc * (D + DV)) * 2 + (c->wgmma == 2 ? 48u : 0u);
@@ -331,6 +333,11 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
                 return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                                 "cuda: the FP8 forward (wgmma-fp8) takes head dims 64, 128 and 256 with f16/bf16 O, "
                                 "causal, windows and sinks (no softcap, ALiBi, masks, block layouts or dilation yet)");
+            if (c->fp8 && c->wgmma == 2 && (dk % 128 || c->bc % 128))
+                return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                                "cuda: wgmma-ws-fp8 loads 128-byte boxes: head dim and tile_bc multiples of 128 (got "
+                                "D=%d, %d keys); wgmma-fp8 takes the others",
+                                dk, c->bc);
             if (c->wgmma == 2 && (c->score_mod & AVK_MOD_BLOCKS))
                 return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                                 "cuda: wgmma-ws streams every key tile; block-sparse layouts run on wgmma");
@@ -510,25 +517,31 @@ static void choose_dilated_view(const attnvk_problem *p, const attnvk_kernel_opt
  * query rows, and key tiles that keep S and O within a warpgroup's registers, as the 16-bit
  * wgmma table has them */
 static const struct {
-    int head_dim, br, bc;
-} fp8_tiles[] = {{64, 128, 128}, {128, 128, 128}, {256, 128, 64}};
+    int head_dim;
+    const char *variant;
+    int br, bc;
+} fp8_tiles[] = {{64, "wgmma-fp8", 128, 128}, {128, "wgmma-ws-fp8", 128, 128}, {256, "wgmma-fp8", 128, 64}};
 
 static attnvk_status select_fp8(int cc_major, size_t smem_optin, const attnvk_problem *p,
                                 const attnvk_kernel_options *o, int pack, avk_cuda_config *cfg)
 {
-    if (o->variant && strcmp(o->variant, "wgmma-fp8") != 0)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: fp8 queries run on wgmma-fp8 only (asked for %s)", o->variant);
+    if (o->variant && strcmp(o->variant, "wgmma-fp8") != 0 && strcmp(o->variant, "wgmma-ws-fp8") != 0)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: fp8 queries run on wgmma-fp8 or wgmma-ws-fp8 only (asked for %s)",
+                        o->variant);
     if (p->page_size > 0 || p->ragged || pack > 1)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                         "cuda: the FP8 forward takes a contiguous cache of Nk keys, one query head per CTA (no paging, "
                         "seq_lens or GQA packing yet)");
-    avk_cuda_parse_variant("wgmma-fp8", cfg);
-    cfg->kv_format = ATTNVK_KV_DTYPE; /* the body reads e4m3 rows itself */
-    cfg->contract = 0;
+    const char *variant = "wgmma-fp8";
     cfg->br = 128;
     cfg->bc = 128;
     for (size_t i = 0; i < sizeof fp8_tiles / sizeof *fp8_tiles; ++i)
-        if (fp8_tiles[i].head_dim == p->head_dim) cfg->br = fp8_tiles[i].br, cfg->bc = fp8_tiles[i].bc;
+        if (fp8_tiles[i].head_dim == p->head_dim)
+            variant = fp8_tiles[i].variant, cfg->br = fp8_tiles[i].br, cfg->bc = fp8_tiles[i].bc;
+    if (o->variant && strcmp(o->variant, variant) != 0) variant = o->variant, cfg->bc = p->head_dim > 128 ? 64 : 128;
+    avk_cuda_parse_variant(variant, cfg);
+    cfg->kv_format = ATTNVK_KV_DTYPE; /* the body reads e4m3 rows itself */
+    cfg->contract = 0;
     if (o->tile_br) cfg->br = o->tile_br;
     if (o->tile_bc) cfg->bc = o->tile_bc;
     return avk_cuda_config_check(cfg, cc_major, smem_optin);
@@ -556,8 +569,8 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     cfg->score_mod = (int)avk_score_mod_bits(p);
     cfg->pos_offset = (avk_problem_features(p) & ATTNVK_FEATURE_POSITION_OFFSET) != 0;
     if (p->q_format == ATTNVK_KV_FP8) return select_fp8(cc_major, smem_optin, p, o, pack, cfg);
-    if (o->variant && strcmp(o->variant, "wgmma-fp8") == 0)
-        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: wgmma-fp8 runs the FP8 forward only (q_format fp8)");
+    if (o->variant && strstr(o->variant, "fp8"))
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuda: %s runs the FP8 forward only (q_format fp8)", o->variant);
     /* a tuned file's entry or a tune candidate (core/tuning.h): exactly it, or why it cannot run */
     const avk_tuning *explicit_entry = o->variant ? NULL : avk_tuning_explicit();
     if (explicit_entry) {
@@ -586,7 +599,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                            "unknown cuda variant '%s' (wgmma, wgmma-ws, wgmma-fp8, mma16, mma16-qs, mma32, mma32-qs, mma-decode, tiled, simt)", o->variant);
+                            "unknown cuda variant '%s' (wgmma, wgmma-ws, wgmma-fp8, wgmma-ws-fp8, mma16, mma16-qs, mma32, mma32-qs, mma-decode, tiled, simt)", o->variant);
         /* the table's tiles for the named variant where it has them */
         u.variant = o->variant;
         const avk_tuning *named = avk_tuning_lookup(table, count, &q);

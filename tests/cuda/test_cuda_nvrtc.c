@@ -351,14 +351,20 @@ int main(void)
                                attnvk_status_name(fs));
                         continue;
                     }
-                    EXPECT(fs == ATTNVK_OK && fc.fp8 && strcmp(fc.variant, "wgmma-fp8") == 0 && !fc.contract,
-                           "%s: D=%d fp8 queries select wgmma-fp8 (%s)", t->arch, d,
-                           fs == ATTNVK_OK ? fc.variant : attnvk_last_error());
+                    /* D=128: the producer's TMA ring (wgmma-ws-fp8); the others cp.async (wgmma-fp8) */
+                    EXPECT(fs == ATTNVK_OK && fc.fp8 && !fc.contract &&
+                               strcmp(fc.variant, d == 128 ? "wgmma-ws-fp8" : "wgmma-fp8") == 0,
+                           "%s: D=%d fp8 queries select %s", t->arch, d, fs == ATTNVK_OK ? fc.variant : attnvk_last_error());
                     if (fs != ATTNVK_OK) continue;
                     for (int split = 0; split <= 1; ++split) {
                         fc.split = split;
                         add_job(t, &fc);
                     }
+                    const attnvk_kernel_options other = {.variant = d == 128 ? "wgmma-fp8" : "wgmma-ws-fp8"};
+                    attnvk_status os = avk_cuda_select(&info, t->cc_major, t->smem_optin, &fp, &other, 0, 1, &fc);
+                    EXPECT(d == 128 ? os == ATTNVK_OK : os == ATTNVK_ERROR_UNSUPPORTED, "%s: D=%d names %s: %s", t->arch,
+                           d, other.variant, attnvk_status_name(os));
+                    if (os == ATTNVK_OK) add_job(t, &fc);
                     fp.softcap = 30.f;
                     EXPECT(avk_cuda_select(&info, t->cc_major, t->smem_optin, &fp, &none, 0, 1, &fc) ==
                                ATTNVK_ERROR_UNSUPPORTED,
