@@ -60,6 +60,17 @@
 #define AVK_WS (AVK_WGMMA == 2)
 /* a swizzled row holds 128 bytes: rows of 64 (fp8 D = 64, BC = 64) fill half of one */
 #define AVK_SW_ROW(bytes) ((bytes) > 128 ? (bytes) : 128)
+/* AVK_WG_OVERLAP=1 (an experiment, ATTNVK_CUDA_DEFINES): FlashAttention-3's intra-warpgroup
+ * overlap in the producer's ring: tile t's S is issued before the previous tile's P V, and
+ * tile t's softmax runs while that P V is in flight. Not with masks (their per-tile prefetch)
+ * or patterns (a row block's visible tiles are one run). */
+#ifndef AVK_WG_OVERLAP
+#define AVK_WG_OVERLAP 0
+#endif
+#if AVK_WG_OVERLAP && (!AVK_WS || (AVK_SCORE_MOD & (AVK_MOD_MASK | AVK_MOD_PATTERN)))
+#undef AVK_WG_OVERLAP
+#define AVK_WG_OVERLAP 0
+#endif
 /* element offsets and strides of Q, K, V in the 16-bit units avk_load_tile copies */
 #define AVK_U16(x) ((x) * ES / 2)
 enum {
@@ -190,6 +201,101 @@ AVK_DEVICE avk_u64 avk_desc_sw128(avk_u32 addr, avk_u32 lbo, avk_u32 sbo)
            (avk_u64)((sbo >> 4) & 0x3fffu) << 32 | 1ull << 62;
 }
 
+/* S = Q K^T for a warpgroup: both K-major, a k-step is 32 bytes along a swizzled row; issued and committed */
+AVK_DEVICE void avk_issue_qk(float (&s)[1][NS][4], avk_u32 q_wg, avk_u32 k_tile)
+{
+    avk_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+        const avk_u32 col = (avk_u32)((kk % 4) * 32);
+        avk_wgmma_qk(&s[0][0][0], avk_desc_sw128(q_wg + (avk_u32)((kk / 4) * BR * 128) + col, 16, 1024),
+                     avk_desc_sw128(k_tile + (avk_u32)((kk / 4) * BC * 128) + col, 16, 1024), kk > 0);
+    }
+    avk_wgmma_commit();
+}
+
+/* P (f32, the accumulator layout) as k-steps of the A fragment */
+AVK_DEVICE void avk_pack_p_tile(const float (&s)[1][NS][4], avk_u32 (&pa)[KS][1][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk)
+#if AVK_FP8
+        avk_pack_p_e4m3<NS>(s, kk, pa[kk][0]);
+#else
+        avk_pack_p<1, NS>(s, kk, pa[kk]);
+#endif
+}
+
+/* O += P V, issued and committed. 16-bit: V is MN-major (keys x Dv, Dv contiguous), column
+ * blocks of 64 BC*128 bytes apart, 8-key groups 1024. fp8: Vt's tile is K-major like K's,
+ * Dv rows of BC keys, 32 bytes a k-step. */
+AVK_DEVICE void avk_issue_pv(float (&acc)[1][ND][4], const avk_u32 (&pa)[KS][1][4], avk_u32 v_tile)
+{
+    avk_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KS; ++kk)
+#pragma unroll
+        for (int j = 0; j < DV / AVK_WG_PV_N; ++j) /* N = Dv, or 64-column blocks */
+            avk_wgmma_pv(&acc[0][j * AVK_WG_PV_N / 8][0], pa[kk][0],
+#if AVK_FP8
+                         avk_desc_sw128(v_tile + (avk_u32)((kk / 4) * DV * 128 + (kk % 4) * 32 + j * AVK_WG_PV_N * 128), 16, 1024),
+#else
+                         avk_desc_sw128(v_tile + (avk_u32)(kk * 16 * 128 + j * (AVK_WG_PV_N / 64) * BC * 128), BC * 128, 1024),
+#endif
+                         1);
+    avk_wgmma_commit();
+}
+
+#if AVK_WG_OVERLAP
+template <int N>
+AVK_DEVICE void avk_wgmma_wait(void) { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+
+/* The online softmax with O's rescale left to the caller (O is in flight in P V's MMAs
+ * meanwhile): S becomes P, the running max and sums move, and alpha holds the factor O
+ * takes once it has landed; false when no row's max moved (alpha all 1). */
+AVK_DEVICE bool avk_softmax_deferred(float (&s)[1][NS][4], float (&row_max)[1][2], float (&row_sum)[1][2],
+                                     float scale_log2, float (&alpha)[2])
+{
+    float tile_max[2];
+    bool grow = false;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        float mx = AVK_NEG_INF;
+#pragma unroll
+        for (int n = 0; n < NS; ++n) mx = avk_max(mx, avk_max(s[0][n][2 * half], s[0][n][2 * half + 1]));
+        mx = avk_max(mx, avk_shfl_xor(mx, 1));
+        mx = avk_max(mx, avk_shfl_xor(mx, 2));
+        tile_max[half] = mx * scale_log2;
+        grow |= tile_max[half] > row_max[0][half] + AVK_RESCALE_SLACK;
+        alpha[half] = 1.f;
+    }
+    grow = avk_any(grow);
+    if (grow)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const float m_new = avk_max(row_max[0][half], tile_max[half]);
+            alpha[half] = m_new == AVK_NEG_INF ? 1.f : avk_exp2(row_max[0][half] - m_new);
+            row_max[0][half] = m_new;
+            row_sum[0][half] *= alpha[half];
+        }
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const float m_use = row_max[0][half] == AVK_NEG_INF ? 0.f : row_max[0][half];
+        float sum = 0.f;
+#pragma unroll
+        for (int n = 0; n < NS; ++n)
+#pragma unroll
+            for (int e = 2 * half; e < 2 * half + 2; ++e) {
+                const float pe = avk_exp2(s[0][n][e] * scale_log2 - m_use);
+                s[0][n][e] = pe;
+                sum += pe;
+            }
+        row_sum[0][half] += sum;
+    }
+    return grow;
+}
+#endif
+
 AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p
 #if AVK_WS
                                                                        ,
@@ -316,6 +422,64 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     row_sum[0][0] = row_sum[0][1] = 0.f;
     const avk_u32 q_wg = aQ + (avk_u32)(wg * 64 * 128); /* this warpgroup's rows in every column block */
 
+#if AVK_WG_OVERLAP
+    /* The warpgroup's visible tiles are one run [v_begin, v_end) (no patterns here); the
+     * stages of the tiles around it go back to the producer unread. Inside the run no wgmma
+     * sits under a branch, which would make ptxas serialize them. */
+#define AVK_STAGE_RELEASE(i)                                                     \
+    do {                                                                         \
+        avk_mbar_wait(AVK_BAR_FULL_K((i) & 1), ((i) >> 1) & 1);                  \
+        avk_mbar_wait(AVK_BAR_FULL_V((i) & 1), ((i) >> 1) & 1);                  \
+        avk_syncwarp();                                                          \
+        if (lane == 0) avk_mbar_arrive(AVK_BAR_EMPTY((i) & 1));                  \
+    } while (0)
+    const int v_begin = max(w.t_begin, min(w.t_end, wg_min_begin / BC));
+    const int v_end = max(v_begin, min(w.t_end, (wg_max_end + BC - 1) / BC));
+    for (int t = w.t_begin; t < v_begin; ++t) AVK_STAGE_RELEASE(t - w.t_begin);
+    if (v_begin < v_end) {
+        avk_u32 pa[KS][1][4];
+        float s[1][NS][4], alpha[2];
+        int it = v_begin - w.t_begin;
+        avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1);
+        avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
+        avk_wgmma_wait_all();
+        avk_reg_fence<NS * 4>(&s[0][0][0]);
+        avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, v_begin * BC + quad_col * 2, score_scale,
+                              avk_tile_is_edge(v_begin * BC, BC, warp_max_begin, warp_min_end));
+        avk_softmax_deferred(s, row_max, row_sum, avk_score_scale(p, score_scale), alpha); /* O is still 0 */
+        avk_pack_p_tile(s, pa);
+        for (int t = v_begin + 1; t < v_end; ++t) {
+            const int prev = it;
+            it = t - w.t_begin;
+            avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1);
+            avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
+            avk_mbar_wait(AVK_BAR_FULL_V(prev & 1), (prev >> 1) & 1);
+            avk_issue_pv(acc, pa, aV + (avk_u32)(prev & 1) * V_BYTES);
+            avk_wgmma_wait<1>(); /* S has landed; P V may still run */
+            avk_reg_fence<NS * 4>(&s[0][0][0]);
+            avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, t * BC + quad_col * 2, score_scale,
+                                  avk_tile_is_edge(t * BC, BC, warp_max_begin, warp_min_end));
+            const bool grow = avk_softmax_deferred(s, row_max, row_sum, avk_score_scale(p, score_scale), alpha);
+            avk_wgmma_wait_all();
+            avk_reg_fence<ND * 4>(&acc[0][0][0]);
+            AVK_STAGE_RELEASE(prev);
+            if (grow)
+#pragma unroll
+                for (int n = 0; n < ND; ++n) {
+                    acc[0][n][0] *= alpha[0], acc[0][n][1] *= alpha[0];
+                    acc[0][n][2] *= alpha[1], acc[0][n][3] *= alpha[1];
+                }
+            avk_pack_p_tile(s, pa);
+        }
+        avk_mbar_wait(AVK_BAR_FULL_V(it & 1), (it >> 1) & 1);
+        avk_issue_pv(acc, pa, aV + (avk_u32)(it & 1) * V_BYTES);
+        avk_wgmma_wait_all();
+        avk_reg_fence<ND * 4>(&acc[0][0][0]);
+        AVK_STAGE_RELEASE(it);
+    }
+    for (int t = v_end; t < w.t_end; ++t) AVK_STAGE_RELEASE(t - w.t_begin);
+#undef AVK_STAGE_RELEASE
+#else
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     /* t_after: the tile after t_next, found during tile t (the layout loads overlap its S MMAs) */
     int t_next = avk_next_tile(p, w, t_first, BC, win), t_after = w.t_end;
@@ -368,16 +532,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_mbar_wait(AVK_BAR_FULL_K(stage), (it >> 1) & 1);
 #endif
 
-        /* ---- S = Q K^T: both K-major; a k-step is 32 bytes along a swizzled row ---- */
         float s[1][NS][4];
-        avk_wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < KD; ++kk) {
-            const avk_u32 col = (avk_u32)((kk % 4) * 32);
-            avk_wgmma_qk(&s[0][0][0], avk_desc_sw128(q_wg + (avk_u32)((kk / 4) * BR * 128) + col, 16, 1024),
-                         avk_desc_sw128(k_tile + (avk_u32)((kk / 4) * BC * 128) + col, 16, 1024), kk > 0);
-        }
-        avk_wgmma_commit();
+        avk_issue_qk(s, q_wg, k_tile);
         AVK_FIND_AFTER();
         avk_wgmma_wait_all();
         avk_reg_fence<NS * 4>(&s[0][0][0]);
@@ -387,39 +543,20 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                               avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end) || pattern == AVK_TILE_PARTIAL);
         avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, score_scale));
 
-        /* ---- O += P V: V is MN-major (keys x Dv, Dv contiguous): column blocks
-         * of 64 are BC*128 bytes apart, 8-key groups 1024 ---- */
+        /* ---- O += P V ---- */
         avk_u32 pa[KS][1][4];
-#pragma unroll
-        for (int kk = 0; kk < KS; ++kk)
-#if AVK_FP8
-            avk_pack_p_e4m3<NS>(s, kk, pa[kk][0]);
-#else
-            avk_pack_p<1, NS>(s, kk, pa[kk]);
-#endif
+        avk_pack_p_tile(s, pa);
 #if AVK_WS
         avk_mbar_wait(AVK_BAR_FULL_V(stage), (it >> 1) & 1);
 #endif
-        avk_wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < KS; ++kk)
-#pragma unroll
-            for (int j = 0; j < DV / AVK_WG_PV_N; ++j) /* N = Dv, or 64-column blocks */
-#if AVK_FP8
-                /* Vt's tile is K-major like K's: Dv rows of BC keys, 32 bytes a k-step */
-                avk_wgmma_pv(&acc[0][j * AVK_WG_PV_N / 8][0], pa[kk][0],
-                             avk_desc_sw128(v_tile + (avk_u32)((kk / 4) * DV * 128 + (kk % 4) * 32 + j * AVK_WG_PV_N * 128), 16, 1024), 1);
-#else
-                avk_wgmma_pv(&acc[0][j * AVK_WG_PV_N / 8][0], pa[kk][0],
-                             avk_desc_sw128(v_tile + (avk_u32)(kk * 16 * 128 + j * (AVK_WG_PV_N / 64) * BC * 128), BC * 128, 1024), 1);
-#endif
-        avk_wgmma_commit();
+        avk_issue_pv(acc, pa, v_tile);
         avk_wgmma_wait_all();
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
         AVK_RELEASE();
     }
 #undef AVK_FIND_AFTER
 #undef AVK_RELEASE
+#endif /* AVK_WG_OVERLAP */
 #undef AVK_LOAD_K
 #undef AVK_LOAD_V
     AVK_CP_ASYNC_WAIT(0);
