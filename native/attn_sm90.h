@@ -71,6 +71,12 @@
 #undef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP 0
 #endif
+/* AVK_SPLIT_RELEASE (producer ring): a stage's K slot goes back to the producer once S has
+ * landed, its V slot once P V has (two empty barriers), so K of tile t+2 loads during tile t's
+ * softmax; 0: one barrier after P V (session 23's ring) */
+#ifndef AVK_SPLIT_RELEASE
+#define AVK_SPLIT_RELEASE 1
+#endif
 /* element offsets and strides of Q, K, V in the 16-bit units avk_load_tile copies */
 #define AVK_U16(x) ((x) * ES / 2)
 enum {
@@ -348,12 +354,40 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const avk_u32 bars = aV + 2 * V_BYTES;
 #define AVK_BAR_FULL_K(st) (bars + (avk_u32)(st) * 8u)
 #define AVK_BAR_FULL_V(st) (bars + 16u + (avk_u32)(st) * 8u)
-#define AVK_BAR_EMPTY(st) (bars + 32u + (avk_u32)(st) * 8u)
+#define AVK_BAR_EMPTY(st) (bars + 32u + (avk_u32)(st) * 8u)   /* K's slot (AVK_SPLIT_RELEASE), else the stage */
+#define AVK_BAR_EMPTY_V(st) (bars + 48u + (avk_u32)(st) * 8u) /* V's slot (AVK_SPLIT_RELEASE) */
+/* a warp's releases: K's slot once S has landed; the stage's rest once P V has; a skipped
+ * tile's whole stage (both copies landed: the producer's next expect_tx starts a fresh phase) */
+#define AVK_FREE_K(i)                                                                     \
+    do {                                                                                  \
+        if (AVK_SPLIT_RELEASE) {                                                          \
+            avk_syncwarp();                                                               \
+            if (lane == 0) avk_mbar_arrive(AVK_BAR_EMPTY((i) & 1));                       \
+        }                                                                                 \
+    } while (0)
+#define AVK_FREE_REST(i)                                                                  \
+    do {                                                                                  \
+        avk_mbar_wait(AVK_BAR_FULL_K((i) & 1), ((i) >> 1) & 1);                           \
+        avk_mbar_wait(AVK_BAR_FULL_V((i) & 1), ((i) >> 1) & 1);                           \
+        avk_syncwarp();                                                                   \
+        if (lane == 0) avk_mbar_arrive(AVK_SPLIT_RELEASE ? AVK_BAR_EMPTY_V((i) & 1) : AVK_BAR_EMPTY((i) & 1)); \
+    } while (0)
+#define AVK_FREE_SKIPPED(i)                                                               \
+    do {                                                                                  \
+        avk_mbar_wait(AVK_BAR_FULL_K((i) & 1), ((i) >> 1) & 1);                           \
+        avk_mbar_wait(AVK_BAR_FULL_V((i) & 1), ((i) >> 1) & 1);                           \
+        avk_syncwarp();                                                                   \
+        if (lane == 0) {                                                                  \
+            avk_mbar_arrive(AVK_BAR_EMPTY((i) & 1));                                      \
+            if (AVK_SPLIT_RELEASE) avk_mbar_arrive(AVK_BAR_EMPTY_V((i) & 1));             \
+        }                                                                                 \
+    } while (0)
     if (threadIdx.x == 0) {
         for (int st = 0; st < 2; ++st) {
             avk_mbar_init(AVK_BAR_FULL_K(st), 1);
             avk_mbar_init(AVK_BAR_FULL_V(st), 1);
             avk_mbar_init(AVK_BAR_EMPTY(st), NC / 32); /* each consumer warp releases */
+            avk_mbar_init(AVK_BAR_EMPTY_V(st), NC / 32);
         }
         avk_mbar_init_fence();
     }
@@ -370,6 +404,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
                 for (int cb = 0; cb < D * ES / 128; ++cb)
                     avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
+                if (AVK_SPLIT_RELEASE && it >= 2) avk_mbar_wait(AVK_BAR_EMPTY_V(st), ((it >> 1) - 1) & 1);
                 avk_mbar_arrive_expect_tx(AVK_BAR_FULL_V(st), V_BYTES);
 #if AVK_FP8
                 /* Vt's map: boxes of 128 keys x Dv rows */
@@ -426,16 +461,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     /* The warpgroup's visible tiles are one run [v_begin, v_end) (no patterns here); the
      * stages of the tiles around it go back to the producer unread. Inside the run no wgmma
      * sits under a branch, which would make ptxas serialize them. */
-#define AVK_STAGE_RELEASE(i)                                                     \
-    do {                                                                         \
-        avk_mbar_wait(AVK_BAR_FULL_K((i) & 1), ((i) >> 1) & 1);                  \
-        avk_mbar_wait(AVK_BAR_FULL_V((i) & 1), ((i) >> 1) & 1);                  \
-        avk_syncwarp();                                                          \
-        if (lane == 0) avk_mbar_arrive(AVK_BAR_EMPTY((i) & 1));                  \
-    } while (0)
     const int v_begin = max(w.t_begin, min(w.t_end, wg_min_begin / BC));
     const int v_end = max(v_begin, min(w.t_end, (wg_max_end + BC - 1) / BC));
-    for (int t = w.t_begin; t < v_begin; ++t) AVK_STAGE_RELEASE(t - w.t_begin);
+    for (int t = w.t_begin; t < v_begin; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
     if (v_begin < v_end) {
         avk_u32 pa[KS][1][4];
         float s[1][NS][4], alpha[2];
@@ -444,6 +472,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
         avk_wgmma_wait_all();
         avk_reg_fence<NS * 4>(&s[0][0][0]);
+        AVK_FREE_K(it);
         avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, v_begin * BC + quad_col * 2, score_scale,
                               avk_tile_is_edge(v_begin * BC, BC, warp_max_begin, warp_min_end));
         avk_softmax_deferred(s, row_max, row_sum, avk_score_scale(p, score_scale), alpha); /* O is still 0 */
@@ -457,12 +486,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_issue_pv(acc, pa, aV + (avk_u32)(prev & 1) * V_BYTES);
             avk_wgmma_wait<1>(); /* S has landed; P V may still run */
             avk_reg_fence<NS * 4>(&s[0][0][0]);
+            AVK_FREE_K(it);
             avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, t * BC + quad_col * 2, score_scale,
                                   avk_tile_is_edge(t * BC, BC, warp_max_begin, warp_min_end));
             const bool grow = avk_softmax_deferred(s, row_max, row_sum, avk_score_scale(p, score_scale), alpha);
             avk_wgmma_wait_all();
             avk_reg_fence<ND * 4>(&acc[0][0][0]);
-            AVK_STAGE_RELEASE(prev);
+            AVK_FREE_REST(prev);
             if (grow)
 #pragma unroll
                 for (int n = 0; n < ND; ++n) {
@@ -475,10 +505,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_issue_pv(acc, pa, aV + (avk_u32)(it & 1) * V_BYTES);
         avk_wgmma_wait_all();
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
-        AVK_STAGE_RELEASE(it);
+        AVK_FREE_REST(it);
     }
-    for (int t = v_end; t < w.t_end; ++t) AVK_STAGE_RELEASE(t - w.t_begin);
-#undef AVK_STAGE_RELEASE
+    for (int t = v_end; t < w.t_end; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
 #else
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     /* t_after: the tile after t_next, found during tile t (the layout loads overlap its S MMAs) */
@@ -494,17 +523,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         const int stage = it & 1;
         const int key0 = t * BC;
 #if AVK_WS
-        /* the stage is released after this tile's MMAs, seen or skipped (both copies
-         * landed: the producer's next expect_tx must start a fresh phase) */
-#define AVK_RELEASE()                                                            \
-    do {                                                                         \
-        avk_mbar_wait(AVK_BAR_FULL_K(stage), (it >> 1) & 1);                     \
-        avk_mbar_wait(AVK_BAR_FULL_V(stage), (it >> 1) & 1);                     \
-        avk_syncwarp();                                                          \
-        if (lane == 0) avk_mbar_arrive(AVK_BAR_EMPTY(stage));                    \
-    } while (0)
+#define AVK_RELEASE() AVK_FREE_REST(it)
+#define AVK_RELEASE_SKIPPED() AVK_FREE_SKIPPED(it)
+#define AVK_RELEASE_K() AVK_FREE_K(it)
 #else
 #define AVK_RELEASE() ((void)0)
+#define AVK_RELEASE_SKIPPED() ((void)0)
+#define AVK_RELEASE_K() ((void)0)
         /* One barrier per tile: tile t has landed for every thread, and every
          * warpgroup is done with tile t-1 (its MMAs were waited for), whose
          * stage now takes tile t+1. */
@@ -524,7 +549,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         const int pattern = aligned ? AVK_TILE_FULL : avk_pattern_tile(p, w, wg_r0, wg_last_row, key0, BC);
         if (avk_tile_invisible(key0, BC, wg_min_begin, wg_max_end) || pattern == AVK_TILE_HIDDEN) {
             AVK_FIND_AFTER();
-            AVK_RELEASE();
+            AVK_RELEASE_SKIPPED();
             continue;
         }
         const avk_u32 k_tile = aK + stage * K_BYTES, v_tile = aV + stage * V_BYTES;
@@ -537,6 +562,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         AVK_FIND_AFTER();
         avk_wgmma_wait_all();
         avk_reg_fence<NS * 4>(&s[0][0][0]);
+        AVK_RELEASE_K();
 
         /* ---- mask (edge tiles) and score modifications, online softmax ---- */
         avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, score_scale,
@@ -556,6 +582,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     }
 #undef AVK_FIND_AFTER
 #undef AVK_RELEASE
+#undef AVK_RELEASE_SKIPPED
+#undef AVK_RELEASE_K
 #endif /* AVK_WG_OVERLAP */
 #undef AVK_LOAD_K
 #undef AVK_LOAD_V

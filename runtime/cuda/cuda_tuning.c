@@ -234,10 +234,10 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
                  * transposed, in bytes; a swizzled row is 128 bytes at least */
         return 1024u + (size_t)c->br * D * 2 +
                2u * ((size_t)c->bc * (D > 128 ? D : 128) + DV * ((size_t)c->bc > 128 ? (size_t)c->bc : 128)) +
-               (c->wgmma == 2 ? 48u : 0u);
+               (c->wgmma == 2 ? 64u : 0u);
     if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded); wgmma-ws: the
-                   * stages' three mbarriers each */
-        return 1024u + ((size_t)c->br * D + 2u * (size_t)c->bc * (D + DV)) * 2 + (c->wgmma == 2 ? 48u : 0u);
+                   * stages' four mbarriers each (full K, full V, K's and V's slots free) */
+        return 1024u + ((size_t)c->br * D + 2u * (size_t)c->bc * (D + DV)) * 2 + (c->wgmma == 2 ? 64u : 0u);
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
         return (c->dtype == ATTNVK_F32 ? 2u : 1u) * (size_t)c->bc * (D + DV) * 4;
     if (c->key_warps) { /* Q, the stages' mbarriers, then per warp its raw K/V stages; the warps' merge reuses them */
