@@ -71,11 +71,15 @@
 #undef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP 0
 #endif
-/* AVK_SPLIT_RELEASE (producer ring): a stage's K slot goes back to the producer once S has
- * landed, its V slot once P V has (two empty barriers), so K of tile t+2 loads during tile t's
- * softmax; 0: one barrier after P V (session 23's ring) */
+/* AVK_SPLIT_RELEASE=1 (producer ring; an experiment through ATTNVK_CUDA_DEFINES): a stage's K
+ * slot goes back to the producer once S has landed, its V slot once P V has (two empty
+ * barriers), so K of tile t+2 loads during tile t's softmax. 0 (the default): one release
+ * after P V, session 23's ring as measured. Session 29's first form re-waited K's full
+ * barrier at the V release, by when K's next load could have completed the following phase
+ * too (the parity wait then never returns: it hung on the H100); the V release below waits
+ * for nothing more, and has not run on a GPU yet. */
 #ifndef AVK_SPLIT_RELEASE
-#define AVK_SPLIT_RELEASE 1
+#define AVK_SPLIT_RELEASE 0
 #endif
 /* element offsets and strides of Q, K, V in the 16-bit units avk_load_tile copies */
 #define AVK_U16(x) ((x) * ES / 2)
@@ -357,7 +361,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #define AVK_BAR_EMPTY(st) (bars + 32u + (avk_u32)(st) * 8u)   /* K's slot (AVK_SPLIT_RELEASE), else the stage */
 #define AVK_BAR_EMPTY_V(st) (bars + 48u + (avk_u32)(st) * 8u) /* V's slot (AVK_SPLIT_RELEASE) */
 /* a warp's releases: K's slot once S has landed; the stage's rest once P V has; a skipped
- * tile's whole stage (both copies landed: the producer's next expect_tx starts a fresh phase) */
+ * tile's whole stage (both copies landed: the producer's next expect_tx starts a fresh phase).
+ * Split, the rest is V's slot only: both full barriers were waited before the MMAs, and K's
+ * may be a phase further on already. */
 #define AVK_FREE_K(i)                                                                     \
     do {                                                                                  \
         if (AVK_SPLIT_RELEASE) {                                                          \
@@ -367,8 +373,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     } while (0)
 #define AVK_FREE_REST(i)                                                                  \
     do {                                                                                  \
-        avk_mbar_wait(AVK_BAR_FULL_K((i) & 1), ((i) >> 1) & 1);                           \
-        avk_mbar_wait(AVK_BAR_FULL_V((i) & 1), ((i) >> 1) & 1);                           \
+        if (!AVK_SPLIT_RELEASE) {                                                         \
+            avk_mbar_wait(AVK_BAR_FULL_K((i) & 1), ((i) >> 1) & 1);                       \
+            avk_mbar_wait(AVK_BAR_FULL_V((i) & 1), ((i) >> 1) & 1);                       \
+        }                                                                                 \
         avk_syncwarp();                                                                   \
         if (lane == 0) avk_mbar_arrive(AVK_SPLIT_RELEASE ? AVK_BAR_EMPTY_V((i) & 1) : AVK_BAR_EMPTY((i) & 1)); \
     } while (0)
@@ -387,7 +395,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_mbar_init(AVK_BAR_FULL_K(st), 1);
             avk_mbar_init(AVK_BAR_FULL_V(st), 1);
             avk_mbar_init(AVK_BAR_EMPTY(st), NC / 32); /* each consumer warp releases */
-            avk_mbar_init(AVK_BAR_EMPTY_V(st), NC / 32);
+            if (AVK_SPLIT_RELEASE) avk_mbar_init(AVK_BAR_EMPTY_V(st), NC / 32);
         }
         avk_mbar_init_fence();
     }

@@ -30,11 +30,11 @@ fa_grid=("d128-n4k:--batch 4 --heads 16 --head-dim 128 --seq 4096"
          "d64-n16k:--batch 1 --heads 32 --head-dim 64 --seq 16384")
 bench() { # tag, then bench arguments
   local tag=$1; shift
-  timeout ${BENCH_TIMEOUT:-90} $avk bench "$@" -o json --out "$out/json/$tag.json" > /dev/null 2> "$out/json/$tag.err"
+  timeout -k 5 ${BENCH_TIMEOUT:-90} $avk bench "$@" -o json --out "$out/json/$tag.json" > /dev/null 2> "$out/json/$tag.err"
   echo "== $tag rc=$?"; summary "$out/json/$tag.json"
 }
 logged() { # tag, seconds, then a command: timed into $out/TAG.log; prints its tally and first failures
   local tag=$1 limit=$2; shift 2
-  ( time timeout "$limit" "$@" ) > "$out/$tag.log" 2>&1
+  ( time timeout -k 5 "$limit" "$@" ) > "$out/$tag.log" 2>&1
   echo "$tag rc=$?: $(grep -E 'passed' "$out/$tag.log" | tail -1)"; grep -E "^FAIL" "$out/$tag.log" | head -8 | cut -c1-200
 }
