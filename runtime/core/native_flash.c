@@ -37,7 +37,12 @@ attnvk_status avk_native_alloc_workspace(const avk_native_driver *d, void *ctx, 
     if (!k->split_build) return ATTNVK_OK;
     const size_t rows = (size_t)k->splits * k->p.batch * k->p.heads * k->p.seq_q;
     k->part_o_bytes = rows * (size_t)avk_head_dim_v(&k->p) * sizeof(float); /* partial O rows are O's (Dv) */
-    return d->alloc(ctx, k->part_o_bytes + rows * sizeof(float), &k->workspace);
+    attnvk_status s = d->alloc(ctx, k->part_o_bytes + rows * sizeof(float), &k->workspace);
+    if (s != ATTNVK_OK && k->vt) { /* the caller frees k without a release */
+        d->free(ctx, k->vt);
+        k->vt = 0;
+    }
+    return s;
 }
 
 void avk_native_describe(const avk_native_kernel *k, int bc, attnvk_kernel_info *info)

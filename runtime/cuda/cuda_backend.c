@@ -80,9 +80,6 @@ static attnvk_status drv_launch(void *ctx, void *stream, void *function, const u
     return avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, (CUfunction)function, args, NULL), what);
 }
 
-/* wgmma-ws's TMA descriptors: K and V as 4-D tensors {D, keys, kv heads, batch} (P's
- * row strides), boxes of 64 columns x the key tile in the 128-byte swizzle its wgmma
- * descriptors read; keys past Nk land as zeros */
 /* wgmma-ws-fp8: K's e4m3 rows in boxes of 128 columns x the key tile, and Vt (the
  * transposed V in the workspace: per (b, kv head) Dv rows of AVK_FP8_VT_KEYS keys)
  * in boxes of 128 keys x Dv rows, both 128-byte swizzled */
@@ -110,6 +107,9 @@ static attnvk_status fp8_tensor_maps(avk_cuda_device *dev, const avk_native_kern
     return r == CUDA_SUCCESS ? ATTNVK_OK : avk_cuda_check(dev, r, "cuTensorMapEncodeTiled(Vt)");
 }
 
+/* wgmma-ws's TMA descriptors: K and V as 4-D tensors {D, keys, kv heads, batch} (P's
+ * row strides), boxes of 64 columns x the key tile in the 128-byte swizzle its wgmma
+ * descriptors read; keys past Nk land as zeros */
 static attnvk_status drv_tensor_maps(void *ctx, const avk_native_kernel *k, const avk_attn_params *P,
                                      unsigned char (*maps)[128])
 {
