@@ -71,6 +71,18 @@
 #undef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP 0
 #endif
+/* AVK_PINGPONG=1 (with AVK_WG_OVERLAP and two consumer warpgroups; an experiment through
+ * ATTNVK_CUDA_DEFINES): FlashAttention-3's ping-pong. The warpgroups take turns issuing their
+ * MMAs (named barriers 2 and 3, a token passed after each issue), so one's softmax runs under the
+ * other's MMAs rather than both waiting on the tensor cores at once. Both iterate the CTA's
+ * visible tiles (the turns must pair up), the tiles a warpgroup does not see masked. */
+#ifndef AVK_PINGPONG
+#define AVK_PINGPONG 0
+#endif
+#if AVK_PINGPONG && !(AVK_WG_OVERLAP && AVK_THREADS == 384)
+#undef AVK_PINGPONG
+#define AVK_PINGPONG 0
+#endif
 /* AVK_SPLIT_RELEASE=1 (producer ring; an experiment through ATTNVK_CUDA_DEFINES): a stage's K
  * slot goes back to the producer once S has landed, its V slot once P V has (two empty
  * barriers), so K of tile t+2 loads during tile t's softmax. 0 (the default): one release
@@ -126,6 +138,13 @@ AVK_DEVICE void avk_mbar_arrive(avk_u32 bar)
 
 /* the consumers' own barrier (the producer's warpgroup never joins) */
 AVK_DEVICE void avk_consumers_sync(void) { asm volatile("bar.sync 1, %0;" ::"r"((int)NC) : "memory"); }
+
+#if AVK_PINGPONG
+/* warpgroup wg's turn (barrier 2 + wg, both warpgroups counted: the other's token and wg) */
+AVK_DEVICE void avk_turn_wait(int wg) { asm volatile("bar.sync %0, 256;" ::"r"(2 + wg) : "memory"); }
+/* the token to warpgroup wg */
+AVK_DEVICE void avk_turn_give(int wg) { asm volatile("bar.arrive %0, 256;" ::"r"(2 + wg) : "memory"); }
+#endif
 
 /* registers: the producer keeps 40, the consumers share the rest of the 64K */
 enum { PRODUCER_REGS = 40, CONSUMER_REGS = WGS == 2 ? 232 : WGS == 3 ? 152 : 0 };
@@ -401,18 +420,26 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     }
     __syncthreads(); /* the barriers exist before anyone waits on them */
     if (wg == WGS) {
-        /* ---- producer: tile t into stage it & 1 once the consumers released tile it - 2 ---- */
+        /* ---- producer: tile t into stage it & 1 once the consumers released tile it - 2; with the
+         * overlap, tile t-1's P V runs beside tile t's S, so V comes one tile behind K ---- */
         avk_setmaxnreg_dec<PRODUCER_REGS>();
         if (threadIdx.x == NC) {
-            for (int t = w.t_begin, it = 0; t < w.t_end; ++t, ++it) {
-                const int st = it & 1;
-                if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1);
-                avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
-                /* boxes of 128 bytes: 64 16-bit columns, or 128 e4m3 ones (fp8) */
+            const int n = w.t_end - w.t_begin;
+            for (int it = 0; it < n + AVK_WG_OVERLAP; ++it) {
+                if (it < n) {
+                    const int st = it & 1, t = w.t_begin + it;
+                    if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1);
+                    avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
+                    /* boxes of 128 bytes: 64 16-bit columns, or 128 e4m3 ones (fp8) */
 #pragma unroll
-                for (int cb = 0; cb < D * ES / 128; ++cb)
-                    avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
-                if (AVK_SPLIT_RELEASE && it >= 2) avk_mbar_wait(AVK_BAR_EMPTY_V(st), ((it >> 1) - 1) & 1);
+                    for (int cb = 0; cb < D * ES / 128; ++cb)
+                        avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
+                }
+                const int iv = it - AVK_WG_OVERLAP; /* V's tile of the range */
+                if (iv < 0) continue;
+                const int st = iv & 1, t = w.t_begin + iv;
+                /* split: V's own slot; else the whole stage, waited before its K */
+                if (AVK_SPLIT_RELEASE && iv >= 2) avk_mbar_wait(AVK_BAR_EMPTY_V(st), ((iv >> 1) - 1) & 1);
                 avk_mbar_arrive_expect_tx(AVK_BAR_FULL_V(st), V_BYTES);
 #if AVK_FP8
                 /* Vt's map: boxes of 128 keys x Dv rows */
@@ -469,15 +496,28 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     /* The warpgroup's visible tiles are one run [v_begin, v_end) (no patterns here); the
      * stages of the tiles around it go back to the producer unread. Inside the run no wgmma
      * sits under a branch, which would make ptxas serialize them. */
-    const int v_begin = max(w.t_begin, min(w.t_end, wg_min_begin / BC));
-    const int v_end = max(v_begin, min(w.t_end, (wg_max_end + BC - 1) / BC));
+#if AVK_PINGPONG
+    /* both warpgroups take the CTA's run: their turns pair up; warpgroup 0 starts */
+    const int run_begin = avk_row_key_begin(p, w, w.r0), run_end = avk_row_key_end(p, w, max(w.r_end - 1, w.r0));
+    if (wg == 0) avk_turn_give(0);
+#define AVK_TURN_WAIT() avk_turn_wait(wg)
+#define AVK_TURN_PASS() avk_turn_give(1 - wg)
+#else
+    const int run_begin = wg_min_begin, run_end = wg_max_end;
+#define AVK_TURN_WAIT() ((void)0)
+#define AVK_TURN_PASS() ((void)0)
+#endif
+    const int v_begin = max(w.t_begin, min(w.t_end, run_begin / BC));
+    const int v_end = max(v_begin, min(w.t_end, (run_end + BC - 1) / BC));
     for (int t = w.t_begin; t < v_begin; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
     if (v_begin < v_end) {
         avk_u32 pa[KS][1][4];
         float s[1][NS][4], alpha[2];
         int it = v_begin - w.t_begin;
         avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1);
+        AVK_TURN_WAIT();
         avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
+        AVK_TURN_PASS();
         avk_wgmma_wait_all();
         avk_reg_fence<NS * 4>(&s[0][0][0]);
         AVK_FREE_K(it);
@@ -489,9 +529,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             const int prev = it;
             it = t - w.t_begin;
             avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1);
+            AVK_TURN_WAIT();
             avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
             avk_mbar_wait(AVK_BAR_FULL_V(prev & 1), (prev >> 1) & 1);
             avk_issue_pv(acc, pa, aV + (avk_u32)(prev & 1) * V_BYTES);
+            AVK_TURN_PASS();
             avk_wgmma_wait<1>(); /* S has landed; P V may still run */
             avk_reg_fence<NS * 4>(&s[0][0][0]);
             AVK_FREE_K(it);
@@ -510,12 +552,16 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_pack_p_tile(s, pa);
         }
         avk_mbar_wait(AVK_BAR_FULL_V(it & 1), (it >> 1) & 1);
+        AVK_TURN_WAIT();
         avk_issue_pv(acc, pa, aV + (avk_u32)(it & 1) * V_BYTES);
+        AVK_TURN_PASS();
         avk_wgmma_wait_all();
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
         AVK_FREE_REST(it);
     }
     for (int t = v_end; t < w.t_end; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
+#undef AVK_TURN_WAIT
+#undef AVK_TURN_PASS
 #else
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     /* t_after: the tile after t_next, found during tile t (the layout loads overlap its S MMAs) */
