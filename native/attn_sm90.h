@@ -71,15 +71,17 @@
 #undef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP 0
 #endif
-/* AVK_PINGPONG=1 (with AVK_WG_OVERLAP and two consumer warpgroups; an experiment through
+/* AVK_PINGPONG=1 (the producer ring with two consumer warpgroups; an experiment through
  * ATTNVK_CUDA_DEFINES): FlashAttention-3's ping-pong. The warpgroups take turns issuing their
- * MMAs (named barriers 2 and 3, a token passed after each issue), so one's softmax runs under the
- * other's MMAs rather than both waiting on the tensor cores at once. Both iterate the CTA's
- * visible tiles (the turns must pair up), the tiles a warpgroup does not see masked. */
+ * MMAs (named barriers 2 and 3, a token passed after each issue: S, or with the overlap S and the
+ * previous P V together), so one's softmax runs under the other's MMAs rather than both waiting on
+ * the tensor cores at once. Both walk the CTA's visible tiles (the turns must pair up), the
+ * tiles a warpgroup does not see masked; not with patterns (their tiles are skipped per
+ * warpgroup). */
 #ifndef AVK_PINGPONG
 #define AVK_PINGPONG 0
 #endif
-#if AVK_PINGPONG && !(AVK_WG_OVERLAP && AVK_THREADS == 384)
+#if AVK_PINGPONG && !(AVK_WS && AVK_THREADS == 384 && !(AVK_SCORE_MOD & AVK_MOD_PATTERN))
 #undef AVK_PINGPONG
 #define AVK_PINGPONG 0
 #endif
@@ -492,10 +494,6 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     row_sum[0][0] = row_sum[0][1] = 0.f;
     const avk_u32 q_wg = aQ + (avk_u32)(wg * 64 * 128); /* this warpgroup's rows in every column block */
 
-#if AVK_WG_OVERLAP
-    /* The warpgroup's visible tiles are one run [v_begin, v_end) (no patterns here); the
-     * stages of the tiles around it go back to the producer unread. Inside the run no wgmma
-     * sits under a branch, which would make ptxas serialize them. */
 #if AVK_PINGPONG
     /* both warpgroups take the CTA's run: their turns pair up; warpgroup 0 starts */
     const int run_begin = avk_row_key_begin(p, w, w.r0), run_end = avk_row_key_end(p, w, max(w.r_end - 1, w.r0));
@@ -507,6 +505,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #define AVK_TURN_WAIT() ((void)0)
 #define AVK_TURN_PASS() ((void)0)
 #endif
+#if AVK_WG_OVERLAP
+    /* The warpgroup's visible tiles are one run [v_begin, v_end) (no patterns here); the
+     * stages of the tiles around it go back to the producer unread. Inside the run no wgmma
+     * sits under a branch, which would make ptxas serialize them. */
     const int v_begin = max(w.t_begin, min(w.t_end, run_begin / BC));
     const int v_end = max(v_begin, min(w.t_end, (run_end + BC - 1) / BC));
     for (int t = w.t_begin; t < v_begin; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
@@ -560,8 +562,6 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         AVK_FREE_REST(it);
     }
     for (int t = v_end; t < w.t_end; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
-#undef AVK_TURN_WAIT
-#undef AVK_TURN_PASS
 #else
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     /* t_after: the tile after t_next, found during tile t (the layout loads overlap its S MMAs) */
@@ -601,7 +601,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         /* a tile no row of the warpgroup sees (right of its diagonal, below its window, outside its
          * pattern) changes nothing */
         const int pattern = aligned ? AVK_TILE_FULL : avk_pattern_tile(p, w, wg_r0, wg_last_row, key0, BC);
-        if (avk_tile_invisible(key0, BC, wg_min_begin, wg_max_end) || pattern == AVK_TILE_HIDDEN) {
+        if (avk_tile_invisible(key0, BC, run_begin, run_end) || pattern == AVK_TILE_HIDDEN) {
             AVK_FIND_AFTER();
             AVK_RELEASE_SKIPPED();
             continue;
@@ -612,7 +612,9 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #endif
 
         float s[1][NS][4];
+        AVK_TURN_WAIT();
         avk_issue_qk(s, q_wg, k_tile);
+        AVK_TURN_PASS();
         AVK_FIND_AFTER();
         avk_wgmma_wait_all();
         avk_reg_fence<NS * 4>(&s[0][0][0]);
@@ -639,6 +641,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #undef AVK_RELEASE_SKIPPED
 #undef AVK_RELEASE_K
 #endif /* AVK_WG_OVERLAP */
+#undef AVK_TURN_WAIT
+#undef AVK_TURN_PASS
 #undef AVK_LOAD_K
 #undef AVK_LOAD_V
     AVK_CP_ASYNC_WAIT(0);
