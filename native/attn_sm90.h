@@ -23,7 +23,8 @@
  * swizzled boxes of 64 columns) into a two-stage ring: a stage's K and V each
  * complete an mbarrier (full), and the consumers' warps release the stage on
  * a third (empty). The consumers run the same tile body; no CTA barrier in
- * the loop.
+ * the loop. A block layout's tiles are walked by the producer's first warp and
+ * by every consumer warp alike (avk_next_tile), so only visible tiles load.
  *
  * AVK_FP8=1 ("wgmma-fp8", issue #16's FP8 forward): Q, K and V are e4m3 with
  * per-head scales (folded into the score scale and O's), O is f16/bf16. e4m3
@@ -110,13 +111,13 @@ enum {
     K_BYTES = BC * AVK_SW_ROW(D * ES),
     V_BYTES = AVK_FP8 ? DV * AVK_SW_ROW(BC) : BC * DV * 2, /* fp8: Dv rows of BC keys */
 };
+static_assert(!(AVK_FP8 && (AVK_SCORE_MOD & AVK_MOD_BLOCKS)), "the FP8 forward takes no block layouts");
 static_assert(!(AVK_FP8 && AVK_WS) || (D % 128 == 0 && BC % 128 == 0),
               "wgmma-ws-fp8's TMA boxes are 128 bytes wide: Dk and the key tile multiples of 128");
 static_assert(BR == WGS * 64 && WGS >= 1 && WGS <= 3, "BR must be 64 rows per warpgroup, 1 to 3 warpgroups");
 static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 256 && DV <= D, "the wgmma kernel takes Dk, Dv in 64, 128, 192, 256");
 static_assert(BC == 64 || BC == 128 || BC == 256, "the wgmma kernel takes BC = 64, 128 or 256");
 #if AVK_WS
-static_assert(!(AVK_SCORE_MOD & AVK_MOD_BLOCKS), "wgmma-ws streams every tile of the range: no block layouts");
 
 /* a CUtensorMap (the driver's opaque 128-byte descriptor), passed by value */
 struct __align__(64) avk_tmap {
@@ -425,6 +426,28 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         /* ---- producer: tile t into stage it & 1 once the consumers released tile it - 2; with the
          * overlap, tile t-1's P V runs beside tile t's S, so V comes one tile behind K ---- */
         avk_setmaxnreg_dec<PRODUCER_REGS>();
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+        /* a block layout: the producer's first warp walks the tiles some row of the CTA sees
+         * (avk_next_tile's vote, the consumers' walk too), its first lane loads them */
+        if (threadIdx.x / 32 == NC / 32) {
+            const bool loader = threadIdx.x == NC;
+            avk_tile_window win = AVK_TILE_WINDOW_NONE;
+            for (int t = avk_next_tile(p, w, w.t_begin - 1, BC, win), it = 0; t < w.t_end; t = avk_next_tile(p, w, t, BC, win), ++it) {
+                const int st = it & 1;
+                if (!loader) continue;
+                if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1);
+                avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
+#pragma unroll
+                for (int cb = 0; cb < D * ES / 128; ++cb)
+                    avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
+                if (AVK_SPLIT_RELEASE && it >= 2) avk_mbar_wait(AVK_BAR_EMPTY_V(st), ((it >> 1) - 1) & 1);
+                avk_mbar_arrive_expect_tx(AVK_BAR_FULL_V(st), V_BYTES);
+#pragma unroll
+                for (int cb = 0; cb < DV / 64; ++cb)
+                    avk_tma_load(aV + st * V_BYTES + cb * BC * 128, &tm_v, cb * 64, t * BC, w.g, w.b, AVK_BAR_FULL_V(st));
+            }
+        }
+#else
         if (threadIdx.x == NC) {
             const int n = w.t_end - w.t_begin;
             for (int it = 0; it < n + AVK_WG_OVERLAP; ++it) {
@@ -455,6 +478,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #endif
             }
         }
+#endif
         return;
     }
     if (CONSUMER_REGS) avk_setmaxnreg_inc<CONSUMER_REGS>();
@@ -465,7 +489,12 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     AVK_CP_ASYNC_WAIT(0);
     avk_fence_proxy_async();
     avk_consumers_sync();
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    avk_tile_window win = AVK_TILE_WINDOW_NONE; /* avk_next_tile's vote: the producer's walk */
+    const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC, win);
+#else
     const int t_first = w.t_begin;
+#endif
     const bool aligned = avk_pattern_aligned(p, w, BC);
 #if AVK_FP8
     (void)K, (void)Vt, (void)t_first; /* the producer's tensor maps address K and Vt */

@@ -26,7 +26,8 @@ static const avk_tuning cuda_table[] = {
      * wgmma-ws where D is whole 128-byte rows (TMA, a producer warpgroup; session 23,
      * f16 N=4k, TFLOP/s against wgmma in one run: D=64 332 -> 384 at 192x128, D=128
      * 368 -> 486 at 128x128 (192 rows: 276), D=256 419 -> 551, MLA 192/128 358 -> 534;
-     * block layouts run wgmma at the row's tiles); else 4 warps x 32 rows of mma.sync,
+     * block layouts too since session 30, whose producer warp walks the visible tiles;
+     * wgmma at the row's tiles before); else 4 warps x 32 rows of mma.sync,
      * two CTAs per SM at 255 registers */
     {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma-ws", 192, 128, 0, {0}},
     /* extra[1]: rows per CTA where rows see different key ranges (causal, windows).
@@ -338,9 +339,6 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
                                 "cuda: wgmma-ws-fp8 loads 128-byte boxes: head dim and tile_bc multiples of 128 (got "
                                 "D=%d, %d keys); wgmma-fp8 takes the others",
                                 dk, c->bc);
-            if (c->wgmma == 2 && (c->score_mod & AVK_MOD_BLOCKS))
-                return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
-                                "cuda: wgmma-ws streams every key tile; block-sparse layouts run on wgmma");
             c->threads = (c->br / 64 + (c->wgmma == 2)) * 128; /* wgmma-ws: the producer's warpgroup */
         } else if (c->key_warps) {
             if (c->br != 16 || (c->bc != 16 && c->bc != 32))
@@ -587,9 +585,9 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     }
     if (e) {
         take_entry(e, cfg);
-        /* wgmma-ws streams every key tile of the range: a block layout's skips run on wgmma */
-        if (cfg->wgmma == 2 && (avk_problem_features(p) & ATTNVK_FEATURE_BLOCK_SPARSE))
-            avk_cuda_parse_variant("wgmma", cfg);
+        /* a block layout on wgmma-ws: 2 warpgroups (3 spill their tile walk; 128-row blocks then
+         * align with a CTA's rows) */
+        if (cfg->wgmma == 2 && cfg->br > 128 && (avk_problem_features(p) & ATTNVK_FEATURE_BLOCK_SPARSE)) cfg->br = 128;
         if (cfg->wgmma && e->extra[1] &&
             (p->causal ||
              (avk_problem_features(p) & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_BLOCK_SPARSE |

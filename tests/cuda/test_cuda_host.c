@@ -77,7 +77,7 @@ static void test_lookup(void)
           "H100 f16 D=128 -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
     {
         /* rows that see different key ranges (causal, windows) take the same 2 warpgroups;
-         * a block layout runs wgmma at the row's tiles */
+         * a block layout runs wgmma-ws too (its producer warp walks the visible tiles) */
         attnvk_device_info info = fake_device("sm_90");
         attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
                             .dtype = ATTNVK_F16, .causal = 1};
@@ -89,13 +89,17 @@ static void test_lookup(void)
         CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128),
               "H100 f16 D=128 windowed -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
         p.window = 0, p.block_sparse = 1, p.block_q = p.block_k = 64, p.layout_batch = p.layout_heads = 1;
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
+                  c.threads == 384,
+              "H100 f16 D=128 block layout -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+        p.head_dim = 64; /* its 192-row entry: a block layout takes 2 warpgroups */
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
+                  c.threads == 384,
+              "H100 f16 D=64 block layout -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+        p.head_dim = 128, o.variant = "wgmma";
         CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma", 128, 128) &&
                   c.threads == 256,
-              "H100 f16 D=128 block layout -> wgmma 128x128, got %s %dx%d", c.variant, c.br, c.bc);
-        o.variant = "wgmma-ws";
-        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_ERROR_UNSUPPORTED &&
-                  strstr(attnvk_last_error(), "block-sparse"),
-              "H100 wgmma-ws named for a block layout: refused with the reason (%s)", attnvk_last_error());
+              "H100 wgmma named for a block layout: 128x128, got %s %dx%d", c.variant, c.br, c.bc);
     }
     CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 192, 128) &&
               c.threads == 512,

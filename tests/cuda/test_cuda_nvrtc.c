@@ -334,6 +334,19 @@ int main(void)
             vs = avk_cuda_select(&info, 9, t->smem_optin, &dp, &simt, 0, 1, &view);
             EXPECT(vs == ATTNVK_OK && view.dilated_view, "%s: simt takes dilated views", t->arch);
             if (vs == ATTNVK_OK) add_job(t, &view);
+            /* block layouts by default on sm_90: wgmma-ws, its producer warp walking the visible tiles
+             * (D = 64 takes 2 warpgroups there), causal and not */
+            for (int d = 64; d <= 128; d *= 2) {
+                attnvk_problem bp = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = 4096, .seq_kv = 4096,
+                                     .head_dim = d, .dtype = ATTNVK_BF16, .causal = d == 64, .block_sparse = 1,
+                                     .block_q = 128, .block_k = 128, .layout_batch = 1, .layout_heads = 1};
+                avk_cuda_config blocks;
+                attnvk_status bs = avk_cuda_select(&info, 9, t->smem_optin, &bp, &none, 0, 1, &blocks);
+                EXPECT(bs == ATTNVK_OK && blocks.wgmma == 2 && blocks.br == 128 && blocks.score_mod == AVK_MOD_BLOCKS,
+                       "%s: D=%d block layouts run on wgmma-ws 128 rows, got %s %d rows", t->arch, d,
+                       bs == ATTNVK_OK ? blocks.variant : attnvk_last_error(), blocks.br);
+                if (bs == ATTNVK_OK) add_job(t, &blocks);
+            }
         }
         /* the FP8 forward (wgmma-fp8) on sm_90a at D = 64, 128, 256, f16 and bf16 O, split or not;
          * refused on sm_80, for softcap, and where a 16-bit problem names it */
