@@ -61,40 +61,43 @@
 #define AVK_WS (AVK_WGMMA == 2)
 /* a swizzled row holds 128 bytes: rows of 64 (fp8 D = 64, BC = 64) fill half of one */
 #define AVK_SW_ROW(bytes) ((bytes) > 128 ? (bytes) : 128)
-/* AVK_WG_OVERLAP=1 (an experiment, ATTNVK_CUDA_DEFINES): FlashAttention-3's intra-warpgroup
- * overlap in the producer's ring: tile t's S is issued before the previous tile's P V, and
- * tile t's softmax runs while that P V is in flight. Not with masks (their per-tile prefetch)
- * or patterns (a row block's visible tiles are one run). */
+/* The producer ring's schedule, FlashAttention-3's, each switch measured alone on the H100
+ * (session 30, s30b: f16 D=128 N=8k TFLOP/s, cuDNN 583.1 in the same run; default before
+ * 501.5). ATTNVK_CUDA_DEFINES=-DAVK_...=0 turns one off.
+ *
+ * AVK_SPLIT_RELEASE (on with the ring; 516.1): a stage's K slot goes back to the producer
+ * once S has landed, its V slot once P V has (two empty barriers), so K of tile t+2 loads
+ * during tile t's softmax. (Session 29's first form re-waited K's full barrier at the V
+ * release, by when K's next load could have completed the following phase too: the parity
+ * wait never returned. The V release waits for nothing more.) */
+#ifndef AVK_SPLIT_RELEASE
+#define AVK_SPLIT_RELEASE AVK_WS
+#endif
+/* AVK_WG_OVERLAP (on with two consumer warpgroups; 558.3 with the split release): the
+ * intra-warpgroup overlap. Tile t's S is issued before the previous tile's P V, and tile t's
+ * softmax runs while that P V is in flight; the producer brings V one tile behind K. Not with
+ * masks (their per-tile prefetch) or patterns (a row block's visible tiles are one run); off
+ * with three warpgroups (D=64's 192 rows: 385.4 -> 338.1, their registers). */
 #ifndef AVK_WG_OVERLAP
-#define AVK_WG_OVERLAP 0
+#define AVK_WG_OVERLAP (AVK_WS && AVK_THREADS == 384)
 #endif
 #if AVK_WG_OVERLAP && (!AVK_WS || (AVK_SCORE_MOD & (AVK_MOD_MASK | AVK_MOD_PATTERN)))
 #undef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP 0
 #endif
-/* AVK_PINGPONG=1 (the producer ring with two consumer warpgroups; an experiment through
- * ATTNVK_CUDA_DEFINES): FlashAttention-3's ping-pong. The warpgroups take turns issuing their
- * MMAs (named barriers 2 and 3, a token passed after each issue: S, or with the overlap S and the
- * previous P V together), so one's softmax runs under the other's MMAs rather than both waiting on
- * the tensor cores at once. Both walk the CTA's visible tiles (the turns must pair up), the
+/* AVK_PINGPONG (on with two consumer warpgroups; 590.1 over the overlap, 518.4 without it):
+ * the ping-pong. The warpgroups take turns issuing their MMAs (named barriers 2 and 3, a
+ * token passed after each issue: S and the previous P V together, or S alone without the
+ * overlap), so one's softmax runs under the other's MMAs rather than both waiting on the
+ * tensor cores at once. Both walk the CTA's visible tiles (the turns must pair up), the
  * tiles a warpgroup does not see masked; not with patterns (their tiles are skipped per
  * warpgroup). */
 #ifndef AVK_PINGPONG
-#define AVK_PINGPONG 0
+#define AVK_PINGPONG (AVK_WS && AVK_THREADS == 384)
 #endif
 #if AVK_PINGPONG && !(AVK_WS && AVK_THREADS == 384 && !(AVK_SCORE_MOD & AVK_MOD_PATTERN))
 #undef AVK_PINGPONG
 #define AVK_PINGPONG 0
-#endif
-/* AVK_SPLIT_RELEASE=1 (producer ring; an experiment through ATTNVK_CUDA_DEFINES): a stage's K
- * slot goes back to the producer once S has landed, its V slot once P V has (two empty
- * barriers), so K of tile t+2 loads during tile t's softmax. 0 (the default): one release
- * after P V, session 23's ring as measured. Session 29's first form re-waited K's full
- * barrier at the V release, by when K's next load could have completed the following phase
- * too (the parity wait then never returns: it hung on the H100); the V release below waits
- * for nothing more, and has not run on a GPU yet. */
-#ifndef AVK_SPLIT_RELEASE
-#define AVK_SPLIT_RELEASE 0
 #endif
 /* element offsets and strides of Q, K, V in the 16-bit units avk_load_tile copies */
 #define AVK_U16(x) ((x) * ES / 2)
