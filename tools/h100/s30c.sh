@@ -9,8 +9,8 @@
 #     bash tools/h100/s30c.sh   (carry .gpu and build-h100b; DEADLINE seconds, default 575)
 set -u
 out=${OUT:-/tmp/s30c-out}
-avk=${AVK:-./build-h100b/attnvk}
-AVK=$avk source tools/h100/bench-lib.sh
+export AVK=${AVK:-./build-h100b/attnvk}
+source tools/h100/bench-lib.sh
 start=$SECONDS deadline=${DEADLINE:-575}
 left() { echo $((deadline - (SECONDS - start))); }
 build=$(dirname "$avk")
