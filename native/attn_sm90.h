@@ -91,11 +91,11 @@
  * overlap), so one's softmax runs under the other's MMAs rather than both waiting on the
  * tensor cores at once. Both walk the CTA's visible tiles (the turns must pair up), the
  * tiles a warpgroup does not see masked; not with patterns (their tiles are skipped per
- * warpgroup). */
+ * warpgroup). Three warpgroups pass the token round (opt-in: -DAVK_PINGPONG=1). */
 #ifndef AVK_PINGPONG
 #define AVK_PINGPONG (AVK_WS && AVK_THREADS == 384)
 #endif
-#if AVK_PINGPONG && !(AVK_WS && AVK_THREADS == 384 && !(AVK_SCORE_MOD & AVK_MOD_PATTERN))
+#if AVK_PINGPONG && !(AVK_WS && (AVK_THREADS == 384 || AVK_THREADS == 512) && !(AVK_SCORE_MOD & AVK_MOD_PATTERN))
 #undef AVK_PINGPONG
 #define AVK_PINGPONG 0
 #endif
@@ -146,14 +146,14 @@ AVK_DEVICE void avk_mbar_arrive(avk_u32 bar)
 AVK_DEVICE void avk_consumers_sync(void) { asm volatile("bar.sync 1, %0;" ::"r"((int)NC) : "memory"); }
 
 #if AVK_PINGPONG
-/* warpgroup wg's turn (barrier 2 + wg, both warpgroups counted: the other's token and wg) */
+/* warpgroup wg's turn (barrier 2 + wg, two warpgroups counted: the token's giver and wg) */
 AVK_DEVICE void avk_turn_wait(int wg) { asm volatile("bar.sync %0, 256;" ::"r"(2 + wg) : "memory"); }
 /* the token to warpgroup wg */
 AVK_DEVICE void avk_turn_give(int wg) { asm volatile("bar.arrive %0, 256;" ::"r"(2 + wg) : "memory"); }
 #endif
 
 /* registers: the producer keeps 40, the consumers share the rest of the 64K */
-enum { PRODUCER_REGS = 40, CONSUMER_REGS = WGS == 2 ? 232 : WGS == 3 ? 152 : 0 };
+enum { PRODUCER_REGS = WGS == 3 ? 32 : 40, CONSUMER_REGS = WGS == 2 ? 232 : WGS == 3 ? 160 : 0 };
 template <int R>
 AVK_DEVICE void avk_setmaxnreg_dec(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R)); }
 template <int R>
@@ -527,11 +527,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const avk_u32 q_wg = aQ + (avk_u32)(wg * 64 * 128); /* this warpgroup's rows in every column block */
 
 #if AVK_PINGPONG
-    /* both warpgroups take the CTA's run: their turns pair up; warpgroup 0 starts */
+    /* every warpgroup takes the CTA's run: their turns pair up; warpgroup 0 starts, the token goes round */
     const int run_begin = avk_row_key_begin(p, w, w.r0), run_end = avk_row_key_end(p, w, max(w.r_end - 1, w.r0));
     if (wg == 0) avk_turn_give(0);
 #define AVK_TURN_WAIT() avk_turn_wait(wg)
-#define AVK_TURN_PASS() avk_turn_give(1 - wg)
+#define AVK_TURN_PASS() avk_turn_give(WGS == 2 ? 1 - wg : wg + 1 == WGS ? 0 : wg + 1)
 #else
     const int run_begin = wg_min_begin, run_end = wg_max_end;
 #define AVK_TURN_WAIT() ((void)0)
