@@ -75,13 +75,14 @@
 #endif
 /* AVK_WG_OVERLAP (on with two consumer warpgroups; 558.3 with the split release): the
  * intra-warpgroup overlap. Tile t's S is issued before the previous tile's P V, and tile t's
- * softmax runs while that P V is in flight; the producer brings V one tile behind K. Not with
- * masks (their per-tile prefetch) or patterns (a row block's visible tiles are one run); off
+ * softmax runs while that P V is in flight; the producer brings V one tile behind K. Over a
+ * run of tiles or a block layout's list; not with masks (their per-tile prefetch) or
+ * dilation's per-element test; off
  * with three warpgroups (D=64's 192 rows: 385.4 -> 338.1, their registers). */
 #ifndef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP (AVK_WS && AVK_THREADS == 384)
 #endif
-#if AVK_WG_OVERLAP && (!AVK_WS || (AVK_SCORE_MOD & (AVK_MOD_MASK | AVK_MOD_PATTERN)))
+#if AVK_WG_OVERLAP && (!AVK_WS || (AVK_SCORE_MOD & (AVK_MOD_MASK | AVK_MOD_DILATED)))
 #undef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP 0
 #endif
@@ -90,12 +91,12 @@
  * token passed after each issue: S and the previous P V together, or S alone without the
  * overlap), so one's softmax runs under the other's MMAs rather than both waiting on the
  * tensor cores at once. Both walk the CTA's visible tiles (the turns must pair up), the
- * tiles a warpgroup does not see masked; not with patterns (their tiles are skipped per
- * warpgroup). Three warpgroups pass the token round (opt-in: -DAVK_PINGPONG=1). */
+ * tiles a warpgroup does not see masked (a block layout's too); not with dilation's
+ * per-element test. Three warpgroups pass the token round (opt-in: -DAVK_PINGPONG=1). */
 #ifndef AVK_PINGPONG
 #define AVK_PINGPONG (AVK_WS && AVK_THREADS == 384)
 #endif
-#if AVK_PINGPONG && !(AVK_WS && (AVK_THREADS == 384 || AVK_THREADS == 512) && !(AVK_SCORE_MOD & AVK_MOD_PATTERN))
+#if AVK_PINGPONG && !(AVK_WS && (AVK_THREADS == 384 || AVK_THREADS == 512) && !(AVK_SCORE_MOD & AVK_MOD_DILATED))
 #undef AVK_PINGPONG
 #define AVK_PINGPONG 0
 #endif
@@ -425,6 +426,24 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_mbar_init_fence();
     }
     __syncthreads(); /* the barriers exist before anyone waits on them */
+/* V of tile t, the it-th the ring carries, into stage it & 1 (split: once V's own slot is free;
+ * else the whole stage was waited for before its K) */
+#if AVK_FP8
+#define AVK_PRODUCE_V_BOXES(st, t) /* Vt's map: boxes of 128 keys x Dv rows */                                            \
+    for (int cb = 0; cb < BC / 128; ++cb)                                                                                 \
+        avk_tma_load(aV + (st) * V_BYTES + cb * DV * 128, &tm_v, (t) * BC + cb * 128, 0, w.g, w.b, AVK_BAR_FULL_V(st))
+#else
+#define AVK_PRODUCE_V_BOXES(st, t)                                                                                        \
+    for (int cb = 0; cb < DV / 64; ++cb)                                                                                  \
+        avk_tma_load(aV + (st) * V_BYTES + cb * BC * 128, &tm_v, cb * 64, (t) * BC, w.g, w.b, AVK_BAR_FULL_V(st))
+#endif
+#define AVK_PRODUCE_V(t, it)                                                                                              \
+    do {                                                                                                                  \
+        const int st_v = (it) & 1;                                                                                        \
+        if (AVK_SPLIT_RELEASE && (it) >= 2) avk_mbar_wait(AVK_BAR_EMPTY_V(st_v), (((it) >> 1) - 1) & 1);                 \
+        avk_mbar_arrive_expect_tx(AVK_BAR_FULL_V(st_v), V_BYTES);                                                         \
+        _Pragma("unroll") AVK_PRODUCE_V_BOXES(st_v, t);                                                                   \
+    } while (0)
     if (wg == WGS) {
         /* ---- producer: tile t into stage it & 1 once the consumers released tile it - 2; with the
          * overlap, tile t-1's P V runs beside tile t's S, so V comes one tile behind K ---- */
@@ -435,7 +454,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         if (threadIdx.x / 32 == NC / 32) {
             const bool loader = threadIdx.x == NC;
             avk_tile_window win = AVK_TILE_WINDOW_NONE;
-            for (int t = avk_next_tile(p, w, w.t_begin - 1, BC, win), it = 0; t < w.t_end; t = avk_next_tile(p, w, t, BC, win), ++it) {
+            int it = 0, t_prev = 0;
+            for (int t = avk_next_tile(p, w, w.t_begin - 1, BC, win); t < w.t_end; t_prev = t, t = avk_next_tile(p, w, t, BC, win), ++it) {
                 const int st = it & 1;
                 if (!loader) continue;
                 if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1);
@@ -443,12 +463,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #pragma unroll
                 for (int cb = 0; cb < D * ES / 128; ++cb)
                     avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
-                if (AVK_SPLIT_RELEASE && it >= 2) avk_mbar_wait(AVK_BAR_EMPTY_V(st), ((it >> 1) - 1) & 1);
-                avk_mbar_arrive_expect_tx(AVK_BAR_FULL_V(st), V_BYTES);
-#pragma unroll
-                for (int cb = 0; cb < DV / 64; ++cb)
-                    avk_tma_load(aV + st * V_BYTES + cb * BC * 128, &tm_v, cb * 64, t * BC, w.g, w.b, AVK_BAR_FULL_V(st));
+                if (!AVK_WG_OVERLAP) AVK_PRODUCE_V(t, it);
+                else if (it >= 1) AVK_PRODUCE_V(t_prev, it - 1);
             }
+            if (AVK_WG_OVERLAP && loader && it >= 1) AVK_PRODUCE_V(t_prev, it - 1);
         }
 #else
         if (threadIdx.x == NC) {
@@ -465,20 +483,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 }
                 const int iv = it - AVK_WG_OVERLAP; /* V's tile of the range */
                 if (iv < 0) continue;
-                const int st = iv & 1, t = w.t_begin + iv;
-                /* split: V's own slot; else the whole stage, waited before its K */
-                if (AVK_SPLIT_RELEASE && iv >= 2) avk_mbar_wait(AVK_BAR_EMPTY_V(st), ((iv >> 1) - 1) & 1);
-                avk_mbar_arrive_expect_tx(AVK_BAR_FULL_V(st), V_BYTES);
-#if AVK_FP8
-                /* Vt's map: boxes of 128 keys x Dv rows */
-#pragma unroll
-                for (int cb = 0; cb < BC / 128; ++cb)
-                    avk_tma_load(aV + st * V_BYTES + cb * DV * 128, &tm_v, t * BC + cb * 128, 0, w.g, w.b, AVK_BAR_FULL_V(st));
-#else
-#pragma unroll
-                for (int cb = 0; cb < DV / 64; ++cb)
-                    avk_tma_load(aV + st * V_BYTES + cb * BC * 128, &tm_v, cb * 64, t * BC, w.g, w.b, AVK_BAR_FULL_V(st));
-#endif
+                AVK_PRODUCE_V(w.t_begin + iv, iv);
             }
         }
 #endif
@@ -538,16 +543,31 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #define AVK_TURN_PASS() ((void)0)
 #endif
 #if AVK_WG_OVERLAP
-    /* The warpgroup's visible tiles are one run [v_begin, v_end) (no patterns here); the
-     * stages of the tiles around it go back to the producer unread. Inside the run no wgmma
-     * sits under a branch, which would make ptxas serialize them. */
+    /* The warpgroup's visible tiles are one run [v_begin, v_end), or a block layout's list
+     * (the producer's walk, from t_first: visits count the stages); the stages of the tiles
+     * around a run go back to the producer unread. Inside the loop no wgmma sits under a
+     * branch, which would make ptxas serialize them. */
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    const int v_begin = t_first, v_end = w.t_end;
+#define AVK_OV_NEXT(t) avk_next_tile(p, w, t, BC, win)
+#define AVK_OV_VISIT(t, prev) ((prev) + 1)
+    /* a tile the layout does not show whole to the warpgroup is tested per element (a hidden
+     * one too: the ping-pong's turns need every warpgroup at every tile of the CTA's list) */
+#define AVK_OV_EDGE(t)                                                                                                    \
+    (avk_tile_is_edge((t) * BC, BC, warp_max_begin, warp_min_end) ||                                                      \
+     (!aligned && avk_pattern_tile(p, w, wg_r0, wg_last_row, (t) * BC, BC) != AVK_TILE_FULL))
+#else
     const int v_begin = max(w.t_begin, min(w.t_end, run_begin / BC));
     const int v_end = max(v_begin, min(w.t_end, (run_end + BC - 1) / BC));
+#define AVK_OV_NEXT(t) ((t) + 1)
+#define AVK_OV_VISIT(t, prev) ((t) - w.t_begin)
+#define AVK_OV_EDGE(t) avk_tile_is_edge((t) * BC, BC, warp_max_begin, warp_min_end)
     for (int t = w.t_begin; t < v_begin; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
+#endif
     if (v_begin < v_end) {
         avk_u32 pa[KS][1][4];
         float s[1][NS][4], alpha[2];
-        int it = v_begin - w.t_begin;
+        int it = AVK_OV_VISIT(v_begin, -1);
         avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1);
         AVK_TURN_WAIT();
         avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
@@ -555,13 +575,12 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_wgmma_wait_all();
         avk_reg_fence<NS * 4>(&s[0][0][0]);
         AVK_FREE_K(it);
-        avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, v_begin * BC + quad_col * 2, score_scale,
-                              avk_tile_is_edge(v_begin * BC, BC, warp_max_begin, warp_min_end));
+        avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, v_begin * BC + quad_col * 2, score_scale, AVK_OV_EDGE(v_begin));
         avk_softmax_deferred(s, row_max, row_sum, avk_score_scale(p, score_scale), alpha); /* O is still 0 */
         avk_pack_p_tile(s, pa);
-        for (int t = v_begin + 1; t < v_end; ++t) {
+        for (int t = AVK_OV_NEXT(v_begin); t < v_end; t = AVK_OV_NEXT(t)) {
             const int prev = it;
-            it = t - w.t_begin;
+            it = AVK_OV_VISIT(t, prev);
             avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1);
             AVK_TURN_WAIT();
             avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
@@ -571,8 +590,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_wgmma_wait<1>(); /* S has landed; P V may still run */
             avk_reg_fence<NS * 4>(&s[0][0][0]);
             AVK_FREE_K(it);
-            avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, t * BC + quad_col * 2, score_scale,
-                                  avk_tile_is_edge(t * BC, BC, warp_max_begin, warp_min_end));
+            avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, t * BC + quad_col * 2, score_scale, AVK_OV_EDGE(t));
             const bool grow = avk_softmax_deferred(s, row_max, row_sum, avk_score_scale(p, score_scale), alpha);
             avk_wgmma_wait_all();
             avk_reg_fence<ND * 4>(&acc[0][0][0]);
@@ -593,7 +611,12 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
         AVK_FREE_REST(it);
     }
+#undef AVK_OV_NEXT
+#undef AVK_OV_VISIT
+#undef AVK_OV_EDGE
+#if !(AVK_SCORE_MOD & AVK_MOD_BLOCKS)
     for (int t = v_end; t < w.t_end; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
+#endif
 #else
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     /* t_after: the tile after t_next, found during tile t (the layout loads overlap its S MMAs) */
@@ -633,7 +656,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         /* a tile no row of the warpgroup sees (right of its diagonal, below its window, outside its
          * pattern) changes nothing */
         const int pattern = aligned ? AVK_TILE_FULL : avk_pattern_tile(p, w, wg_r0, wg_last_row, key0, BC);
-        if (avk_tile_invisible(key0, BC, run_begin, run_end) || pattern == AVK_TILE_HIDDEN) {
+        /* (the ping-pong's turns need every warpgroup at every tile of the CTA: a hidden one is masked) */
+        if (avk_tile_invisible(key0, BC, run_begin, run_end) || (!AVK_PINGPONG && pattern == AVK_TILE_HIDDEN)) {
             AVK_FIND_AFTER();
             AVK_RELEASE_SKIPPED();
             continue;
@@ -654,7 +678,8 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 
         /* ---- mask (edge tiles) and score modifications, online softmax ---- */
         avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, key0 + quad_col * 2, score_scale,
-                              avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end) || pattern == AVK_TILE_PARTIAL);
+                              avk_tile_is_edge(key0, BC, warp_max_begin, warp_min_end) ||
+                                  (AVK_PINGPONG ? pattern != AVK_TILE_FULL : pattern == AVK_TILE_PARTIAL));
         avk_online_softmax<1, NS, ND>(s, acc, row_max, row_sum, avk_score_scale(p, score_scale));
 
         /* ---- O += P V ---- */
