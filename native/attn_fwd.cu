@@ -106,12 +106,13 @@ struct avk_work {
 #ifndef AVK_DILATED_VIEW
 #define AVK_DILATED_VIEW 0
 #endif
-AVK_DEVICE void avk_dilated_view(const avk_attn_params &p, avk_work &w, int br)
+/* x: the CTA's block along grid x (avk_locate's, after its reordering) */
+AVK_DEVICE void avk_dilated_view(const avk_attn_params &p, avk_work &w, int br, int x)
 {
     const avk_dilation d = avk_dilation_of(p, w.h);
     const int grp = w.h / ((int)p.heads / (int)p.pattern), n = (int)p.seq_q;
     const int blocks = ((min(d.s, n) + d.r - 1) / d.r + br - 1) / br; /* row blocks of a class */
-    const int x = (int)blockIdx.x, seg = x / (d.r * blocks), cls = x / blocks % d.r;
+    const int seg = x / (d.r * blocks), cls = x / blocks % d.r;
     const int seg0 = seg < (int)(((long long)n + d.s - 1) / d.s) ? seg * d.s : n; /* a smaller group's spare blocks */
     const int seg_len = min(d.s, n - seg0), rows = seg_len > cls ? (seg_len - cls + d.r - 1) / d.r : 0;
     w.view_base = seg0 + cls;
@@ -122,6 +123,10 @@ AVK_DEVICE void avk_dilated_view(const avk_attn_params &p, avk_work &w, int br)
     w.seq_len = cls == grp % d.r && w.r0 < rows ? rows : 0;
 }
 
+/* 0: causal row blocks longest first within each head (session 30's opt-out) */
+#ifndef AVK_CAUSAL_HEADS_FIRST
+#define AVK_CAUSAL_HEADS_FIRST 1
+#endif
 AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
 {
     avk_work w;
@@ -129,9 +134,10 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     w.b = blockIdx.z / p.splits;
     w.split = blockIdx.z % p.splits;
     int bx = (int)blockIdx.x, by = (int)blockIdx.y;
-    if ((p.flags & AVK_FLAG_MASK) && p.mask_sh == 0) {
+    if (((p.flags & AVK_FLAG_MASK) && p.mask_sh == 0) || (AVK_CAUSAL_HEADS_FIRST && avk_causal(p))) {
         /* a mask the heads share: a row block's heads run together (heads vary
-         * fastest), so its mask rows come from L2 once read */
+         * fastest), so its mask rows come from L2 once read. Causal: every head's
+         * longest row blocks go first (below), not one head's after another */
         const int lin = bx + by * (int)gridDim.x;
         by = lin % (int)gridDim.y;
         bx = lin / (int)gridDim.y;
@@ -140,7 +146,7 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     w.g = w.h / (int)p.group;
     w.view_base = 0, w.view_step = 1;
     if (AVK_DILATED_VIEW && (p.flags & AVK_FLAG_DILATED_VIEW)) {
-        avk_dilated_view(p, w, br);
+        avk_dilated_view(p, w, br, bx);
     } else {
         /* causal: the longest rows first, so the short ones fill the tail */
         int blk = avk_causal(p) ? (int)gridDim.x - 1 - bx : bx;

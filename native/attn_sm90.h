@@ -73,28 +73,28 @@
 #ifndef AVK_SPLIT_RELEASE
 #define AVK_SPLIT_RELEASE AVK_WS
 #endif
-/* AVK_WG_OVERLAP (on with two consumer warpgroups; 558.3 with the split release): the
+/* AVK_WG_OVERLAP (on with two or three consumer warpgroups; 558.3 with the split release): the
  * intra-warpgroup overlap. Tile t's S is issued before the previous tile's P V, and tile t's
  * softmax runs while that P V is in flight; the producer brings V one tile behind K. Over a
  * run of tiles or a block layout's list; not with masks (their per-tile prefetch) or
- * dilation's per-element test; off
- * with three warpgroups (D=64's 192 rows: 385.4 -> 338.1, their registers). */
+ * dilation's per-element test. With three warpgroups (D=64's 192 rows) it needs the
+ * ping-pong: alone 392.2 -> 361.5, with it 420.2 (cuDNN 436.8; s30d, N=4k). */
 #ifndef AVK_WG_OVERLAP
-#define AVK_WG_OVERLAP (AVK_WS && AVK_THREADS == 384)
+#define AVK_WG_OVERLAP (AVK_WS && (AVK_THREADS == 384 || AVK_THREADS == 512))
 #endif
 #if AVK_WG_OVERLAP && (!AVK_WS || (AVK_SCORE_MOD & (AVK_MOD_MASK | AVK_MOD_DILATED)))
 #undef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP 0
 #endif
-/* AVK_PINGPONG (on with two consumer warpgroups; 590.1 over the overlap, 518.4 without it):
+/* AVK_PINGPONG (on with two or three consumer warpgroups; 590.1 over the overlap, 518.4 without it):
  * the ping-pong. The warpgroups take turns issuing their MMAs (named barriers 2 and 3, a
  * token passed after each issue: S and the previous P V together, or S alone without the
  * overlap), so one's softmax runs under the other's MMAs rather than both waiting on the
  * tensor cores at once. Both walk the CTA's visible tiles (the turns must pair up), the
  * tiles a warpgroup does not see masked (a block layout's too); not with dilation's
- * per-element test. Three warpgroups pass the token round (opt-in: -DAVK_PINGPONG=1). */
+ * per-element test. Three warpgroups pass the token round. */
 #ifndef AVK_PINGPONG
-#define AVK_PINGPONG (AVK_WS && AVK_THREADS == 384)
+#define AVK_PINGPONG (AVK_WS && (AVK_THREADS == 384 || AVK_THREADS == 512))
 #endif
 #if AVK_PINGPONG && !(AVK_WS && (AVK_THREADS == 384 || AVK_THREADS == 512) && !(AVK_SCORE_MOD & AVK_MOD_DILATED))
 #undef AVK_PINGPONG
