@@ -29,7 +29,10 @@ static const avk_tuning cuda_table[] = {
      * block layouts too since session 30, whose producer warp walks the visible tiles;
      * wgmma at the row's tiles before); else 4 warps x 32 rows of mma.sync,
      * two CTAs per SM at 255 registers */
-    {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma-ws", 192, 128, 0, {0}},
+    /* rows that see different key ranges (causal, windows, masks, patterns: extra[1]) take 2
+     * warpgroups: H100 N=4k causal 333.1 TFLOP/s on 192 rows, 344.5 on 128 (session 30, s30d,
+     * both with the overlap and the ping-pong); block layouts' tile walk spills 3 */
+    {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma-ws", 192, 128, 0, {0, 128}},
     /* extra[1]: rows per CTA where rows see different key ranges (causal, windows).
      * Until session 23 this row was wgmma 192x128 with extra[1] = 128 for those:
      * 2 warpgroups, no spills (3 spill at 168 registers) and a shorter diagonal.
@@ -585,9 +588,6 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     }
     if (e) {
         take_entry(e, cfg);
-        /* a block layout on wgmma-ws: 2 warpgroups (3 spill their tile walk; 128-row blocks then
-         * align with a CTA's rows) */
-        if (cfg->wgmma == 2 && cfg->br > 128 && (avk_problem_features(p) & ATTNVK_FEATURE_BLOCK_SPARSE)) cfg->br = 128;
         if (cfg->wgmma && e->extra[1] &&
             (p->causal ||
              (avk_problem_features(p) & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_BLOCK_SPARSE |
