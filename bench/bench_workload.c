@@ -169,8 +169,10 @@ int bench_workload_fits_host(const attnvk_problem *p, int full, char *why, size_
     return 0;
 }
 
-/* fp8 queries: Q in e4m3 with a scale per query head from its largest
- * magnitude; q becomes what the kernel decodes (the normal inputs are gone). */
+/* fp8 queries: Q in e4m3 with one scale (stored per query head: attnvk's
+ * form) from its largest magnitude, as the cache's K and V have, so cuDNN's
+ * per-tensor FP8 SDPA reads the same bytes; q becomes what the kernel decodes
+ * (the normal inputs are gone). */
 static attnvk_status quantize_q(bench_workload *w)
 {
     const attnvk_problem *p = &w->p;
@@ -178,6 +180,7 @@ static attnvk_status quantize_q(bench_workload *w)
     w->q_scales = malloc(sizeof(float) * (size_t)p->heads);
     if (!w->q_fp8 || !w->q_scales) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory for fp8 queries");
     avk_q_fp8_scales(p, w->q, w->q_scales);
+    avk_fp8_one_scale(w->q_scales, p->heads);
     avk_q_encode(p, w->q, w->q_scales, w->q_fp8);
     avk_q_decode(p, w->q_fp8, w->q_scales, w->q);
     return ATTNVK_OK;
@@ -189,7 +192,7 @@ static attnvk_status quantize_q(bench_workload *w)
 static attnvk_status build_cache(bench_workload *w, uint64_t seed)
 {
     const attnvk_problem *p = &w->p;
-    attnvk_status s = avk_kv_build(p, w->k, w->v, NULL, seed ^ 0x9a9e5, &w->cache);
+    attnvk_status s = avk_kv_build_scaled(p, w->k, w->v, NULL, seed ^ 0x9a9e5, 1, &w->cache);
     if (s != ATTNVK_OK) return s;
     w->has_cache = 1;
     if (p->kv_format != ATTNVK_KV_DTYPE) {

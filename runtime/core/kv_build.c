@@ -4,6 +4,7 @@
 #include "core/kv_cache.h"
 #include "core/layout.h"
 #include "core/parallel.h"
+#include "core/q_format.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -96,6 +97,12 @@ static void encode_heads(void *ctx, size_t begin, size_t end)
 attnvk_status avk_kv_build(const attnvk_problem *p, const float *k, const float *v, const int32_t *seq_lens,
                            uint64_t seed, avk_kv_host *out)
 {
+    return avk_kv_build_scaled(p, k, v, seq_lens, seed, 0, out);
+}
+
+attnvk_status avk_kv_build_scaled(const attnvk_problem *p, const float *k, const float *v, const int32_t *seq_lens,
+                                  uint64_t seed, int fp8_one_scale, avk_kv_host *out)
+{
     memset(out, 0, sizeof *out);
     const int paged = p->page_size > 0, has_lens = avk_problem_has_seq_lens(p);
     if (paged && p->num_pages < avk_kv_pages_needed(p, seq_lens))
@@ -122,6 +129,10 @@ attnvk_status avk_kv_build(const attnvk_problem *p, const float *k, const float 
     if (out->kv_scales) {
         fp8_scales(p, k, out->seq_lens, out->kv_scales);
         fp8_scales(&vview, v, out->seq_lens, out->kv_scales + p->kv_heads);
+        if (fp8_one_scale) {
+            avk_fp8_one_scale(out->kv_scales, p->kv_heads);
+            avk_fp8_one_scale(out->kv_scales + p->kv_heads, p->kv_heads);
+        }
     }
     if (paged) { /* a shuffled free list; entries past a sequence's pages hold garbage */
         uint64_t s = seed;

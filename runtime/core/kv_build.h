@@ -28,6 +28,10 @@ int avk_kv_pages_needed(const attnvk_problem *p, const int32_t *seq_lens);
  * the pages. On success the caller frees with avk_kv_host_free. */
 attnvk_status avk_kv_build(const attnvk_problem *p, const float *k, const float *v, const int32_t *seq_lens,
                            uint64_t seed, avk_kv_host *out);
+/* The same with fp8_one_scale: an fp8 cache gets one scale for K and one for V
+ * (avk_fp8_one_scale), still stored per kv head. */
+attnvk_status avk_kv_build_scaled(const attnvk_problem *p, const float *k, const float *v, const int32_t *seq_lens,
+                                  uint64_t seed, int fp8_one_scale, avk_kv_host *out);
 void avk_kv_host_free(avk_kv_host *h);
 
 /* The K and V the kernel sees (decoded, zero past each length), contiguous

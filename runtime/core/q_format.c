@@ -48,6 +48,13 @@ void avk_q_fp8_scales(const attnvk_problem *p, const float *q, float *scales)
     }
 }
 
+void avk_fp8_one_scale(float *scales, int n)
+{
+    float top = 0;
+    for (int i = 0; i < n; ++i) top = fmaxf(top, scales[i]);
+    for (int i = 0; i < n; ++i) scales[i] = top;
+}
+
 void avk_q_encode(const attnvk_problem *p, const float *q, const float *scales, void *out)
 {
     if (!avk_q_is_fp8(p)) {

@@ -29,6 +29,10 @@ double avk_forward_tolerance(const attnvk_problem *p);
  * q (f32, p->layout), over every batch and row. */
 void avk_q_fp8_scales(const attnvk_problem *p, const float *q, float *scales);
 
+/* Per-head fp8 scales made one per tensor: each of scales[n] becomes their
+ * largest (the bench's workloads, which cuDNN's per-tensor FP8 SDPA reads too). */
+void avk_fp8_one_scale(float *scales, int n);
+
 /* q (f32, p->layout) in Q's storage: packed to p->dtype, or e4m3 with
  * scales[h] for head h (fp8 queries; scales from avk_q_fp8_scales). */
 void avk_q_encode(const attnvk_problem *p, const float *q, const float *scales, void *out);

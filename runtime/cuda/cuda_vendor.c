@@ -34,9 +34,10 @@ int avk_cuda_vendor_implementations(avk_cuda_device *dev, attnvk_impl_info *out,
     attnvk_impl_info all[2];
     attnvk_status dnn = avk_cudnn_load();
     describe(&all[0], "cudnn", 1, dnn);
-    /* the graph expresses each of them and separate Dk/Dv; avk_cudnn_sdpa_supports refuses the
-     * combinations cuDNN lacks (576/512) */
-    all[0].features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V;
+    /* the graph expresses each of them and separate Dk/Dv, and the FP8 forward (Q, K and V in e4m3,
+     * cudnn_sdpa_fp8.c); avk_cudnn_sdpa_supports refuses the combinations cuDNN lacks (576/512, an fp8
+     * cache under 16-bit queries) */
+    all[0].features = AVK_SCORE_FEATURES | ATTNVK_FEATURE_HEAD_DIM_V | ATTNVK_FEATURE_Q_FP8 | ATTNVK_FEATURE_KV_FP8;
     if (dnn == ATTNVK_OK && dev && dev->cc_major < 8) {
         all[0].available = 0;
         snprintf(all[0].reason, sizeof all[0].reason, "cuDNN fused attention needs compute capability 8.0 or newer");

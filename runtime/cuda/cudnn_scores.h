@@ -31,6 +31,8 @@ enum {
     AVK_DNN_UID_ONE,
     AVK_DNN_UID_ROW_DOT,  /* f32 [B][H][Nq][1] sum_d dO*O, in attnvk's memory */
     AVK_DNN_UID_DQ_ACCUM, /* f32 [B][H][Nq][Dk], in attnvk's memory */
+    /* the FP8 forward's (cudnn_sdpa_fp8.c): f32 [1][1][1][1] each, in order of avk_dnn_fp8_slot */
+    AVK_DNN_UID_FP8_FIRST,
     AVK_DNN_UID_FIRST_FREE = 100
 };
 

@@ -12,6 +12,8 @@
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/cudnn_scores.h"
 #include "cuda/cudnn_sdpa_bwd.h"
+#include "cuda/cudnn_sdpa_fp8.h"
+#include "core/q_format.h"
 #include "core/dynlib.h"
 #include "core/error.h"
 
@@ -73,6 +75,10 @@ const char *avk_cudnn_version_text(void) { return dnn_version; }
  * virtual one (some engines want it). */
 static void build_sdpa(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v, int real_stats)
 {
+    if (avk_q_is_fp8(p)) {
+        avk_dnn_build_sdpa_fp8(b, p, v, real_stats);
+        return;
+    }
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
     const cudnnDataType_t io = avk_dnn_io_type(p->dtype);
     int64_t B = p->batch, H = p->heads, Hkv = p->kv_heads, Nq = p->seq_q, Nk = p->seq_kv;
@@ -106,6 +112,11 @@ attnvk_status avk_cudnn_sdpa_supports(const attnvk_problem *p, int cc_major)
     const size_t version = avk_dnn_version_number; /* 0: not loaded (the test's host checks) */
     const avk_dnn_band band = avk_dnn_band_of(p);
     const int bottom_right = band.right && band.right_bottom;
+    if (avk_q_is_fp8(p) || p->kv_format == ATTNVK_KV_FP8) return avk_cudnn_fp8_supports(p, cc_major, version);
+    if (p->kv_format != ATTNVK_KV_DTYPE)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuDNN fused attention reads K and V in the problem's dtype (or all of "
+                                                  "Q, K and V in fp8), not %s",
+                        attnvk_kv_format_name(p->kv_format));
     if (cc_major && cc_major < 8)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cuDNN fused attention needs compute capability 8.0 or newer");
     if (p->dtype == ATTNVK_F32)
@@ -216,6 +227,8 @@ struct avk_cudnn_sdpa {
     cudnnBackendDescriptor_t variant_pack;
     CUdeviceptr bound[BOUND_COUNT];    /* the device tensors the variant pack was built for */
     CUdeviceptr workspace, stats;
+    CUdeviceptr fp8_slots;      /* fp8: the graph's descales, scales and amaxes (AVK_DNN_FP8_SLOTS f32) */
+    CUdeviceptr fp8_scales[2];  /* fp8: the q_scales and kv_scales the slots were written from */
     int64_t workspace_bytes;
     int real_stats;
     int has_mask, has_sinks, has_alibi; /* score inputs the graph reads */
@@ -229,7 +242,8 @@ static void release_memory(avk_cuda_device *dev, avk_cudnn_sdpa *k)
 {
     if (k->workspace) dev->cu->cuMemFree(k->workspace);
     if (k->stats) dev->cu->cuMemFree(k->stats);
-    k->workspace = k->stats = 0;
+    if (k->fp8_slots) dev->cu->cuMemFree(k->fp8_slots);
+    k->workspace = k->stats = k->fp8_slots = 0;
 }
 
 /* One attempt: graph (virtual or bound stats), heuristics, plan. */
@@ -255,6 +269,11 @@ static attnvk_status try_build(avk_cuda_device *dev, avk_cudnn_sdpa *k, const at
     if (real_stats) {
         size_t bytes = (size_t)p->batch * p->heads * p->seq_q * sizeof(float);
         attnvk_status st = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->stats, bytes), "cuDNN softmax stats");
+        if (st != ATTNVK_OK) return st;
+    }
+    if (avk_q_is_fp8(p)) {
+        attnvk_status st = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->fp8_slots, sizeof(float) * AVK_DNN_FP8_SLOTS),
+                                          "cuDNN fp8 scales");
         if (st != ATTNVK_OK) return st;
     }
     return ATTNVK_OK;
@@ -330,8 +349,8 @@ attnvk_status avk_cudnn_sdpa_prepare(avk_cuda_device *dev, const attnvk_problem 
 static attnvk_status bind_variant_pack(avk_cudnn_sdpa *k, const CUdeviceptr ptrs[BOUND_COUNT])
 {
     const avk_dnn_builder *b = &k->graph;
-    int64_t uids[BOUND_COUNT + 1];
-    void *data[BOUND_COUNT + 1];
+    int64_t uids[BOUND_COUNT + 1 + AVK_DNN_FP8_SLOTS];
+    void *data[BOUND_COUNT + 1 + AVK_DNN_FP8_SLOTS];
     int n = 0;
     for (int i = 0; i < BOUND_COUNT; ++i) {
         if (i > BOUND_O && !ptrs[i]) continue;
@@ -342,6 +361,10 @@ static attnvk_status bind_variant_pack(avk_cudnn_sdpa *k, const CUdeviceptr ptrs
         uids[n] = AVK_DNN_UID_STATS;
         data[n++] = (void *)(uintptr_t)k->stats;
     }
+    for (int i = 0; k->fp8_slots && i < AVK_DNN_FP8_SLOTS; ++i) {
+        uids[n] = AVK_DNN_UID_FP8_FIRST + i;
+        data[n++] = (void *)(uintptr_t)(k->fp8_slots + sizeof(float) * (size_t)i);
+    }
     attnvk_status s = avk_dnn_make_variant_pack(b, uids, data, n, (void *)(uintptr_t)k->workspace, &k->variant_pack);
     if (s != ATTNVK_OK) return s;
     memcpy(k->bound, ptrs, sizeof k->bound);
@@ -350,9 +373,18 @@ static attnvk_status bind_variant_pack(avk_cudnn_sdpa *k, const CUdeviceptr ptrs
 
 attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, const avk_dispatch *a)
 {
-    (void)dev;
     if ((k->has_mask && !a->mask) || (k->has_sinks && !a->sinks) || (k->has_alibi && !a->alibi_slopes))
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuDNN SDPA: a score input of the problem has no buffer");
+    if (k->fp8_slots) { /* the slots follow the problem's scales: read once per pair of buffers */
+        if (!a->q_scales || !a->kv_scales)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuDNN FP8 SDPA: the q_scales or kv_scales buffer is missing");
+        const CUdeviceptr qs = avk_cuda_ptr(a->q_scales), kvs = avk_cuda_ptr(a->kv_scales);
+        if (qs != k->fp8_scales[0] || kvs != k->fp8_scales[1]) {
+            attnvk_status s = avk_cudnn_fp8_bind_scales(dev, &k->problem, qs, kvs, k->fp8_slots);
+            if (s != ATTNVK_OK) return s;
+            k->fp8_scales[0] = qs, k->fp8_scales[1] = kvs;
+        }
+    }
     const CUdeviceptr ptrs[BOUND_COUNT] = {avk_cuda_ptr(a->q),
                                            avk_cuda_ptr(a->k),
                                            avk_cuda_ptr(a->v),

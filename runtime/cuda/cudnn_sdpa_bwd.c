@@ -63,6 +63,9 @@ attnvk_status avk_cudnn_bwd_supports(const attnvk_problem *p, int cc_major, int 
     const int dk = p->head_dim, dv = attnvk_problem_head_dim_v(p);
     char v[32];
     version_text(v, sizeof v);
+    if (p->q_format != ATTNVK_KV_DTYPE || p->kv_format != ATTNVK_KV_DTYPE)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "cudnn backward: the graph takes 16-bit Q, K and V (no fp8 or "
+                                                  "quantized inputs)");
     if (p->softcap > 0)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                         "cudnn backward: a softcap needs its score modifier's bprop in the graph, which attnvk's "

@@ -315,6 +315,62 @@ static void cudnn_score_graphs(attnvk_dtype dtype)
     }
 }
 
+/* cuDNN's FP8 forward (cudnn_sdpa_fp8.c): the 16-bit graph's operations and eight more (descale
+ * Q and K, amax S, scale S, descale S and V, amax O, scale O), and its refusals */
+static void cudnn_fp8_graphs(void)
+{
+    for (int causal = 0; causal <= 1; ++causal)
+        for (int dt = ATTNVK_F16; dt <= ATTNVK_BF16; ++dt) {
+            attnvk_problem p = {.batch = 2, .heads = 8, .kv_heads = 2, .seq_q = 256, .seq_kv = 256, .head_dim = 128,
+                                .dtype = (attnvk_dtype)dt, .causal = causal, .q_format = ATTNVK_KV_FP8,
+                                .kv_format = ATTNVK_KV_FP8};
+            attnvk_problem p16 = p;
+            p16.q_format = p16.kv_format = ATTNVK_KV_DTYPE;
+            int ops = 0;
+            attnvk_status s = avk_cudnn_sdpa_supports(&p, 9);
+            if (s == ATTNVK_OK) s = avk_cudnn_sdpa_check_descriptors(&p, &ops);
+            const int ok = s == ATTNVK_OK && ops == cudnn_expected_ops(&p16) + 8;
+            printf("%s graph fp8 %-6s %s: %d operations (expected %d)%s%s\n", ok ? "ok  " : "FAIL",
+                   causal ? "causal" : "", attnvk_dtype_name(p.dtype), ops, cudnn_expected_ops(&p16) + 8,
+                   s == ATTNVK_OK ? "" : ": ", s == ATTNVK_OK ? "" : attnvk_last_error());
+            count(ok);
+        }
+    struct {
+        const char *what;
+        attnvk_problem p;
+        int cc;
+    } refused[] = {
+        {"an fp8 cache under f16 queries",
+         {.batch = 1, .heads = 2, .kv_heads = 2, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16,
+          .kv_format = ATTNVK_KV_FP8},
+         9},
+        {"Ampere",
+         {.batch = 1, .heads = 2, .kv_heads = 2, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16,
+          .q_format = ATTNVK_KV_FP8, .kv_format = ATTNVK_KV_FP8},
+         8},
+        {"a softcap",
+         {.batch = 1, .heads = 2, .kv_heads = 2, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16,
+          .q_format = ATTNVK_KV_FP8, .kv_format = ATTNVK_KV_FP8, .softcap = 30.0f},
+         9},
+        {"a window",
+         {.batch = 1, .heads = 2, .kv_heads = 2, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16,
+          .q_format = ATTNVK_KV_FP8, .kv_format = ATTNVK_KV_FP8, .window = 1, .window_left = 16, .window_right = 0},
+         9},
+        {"q8_0",
+         {.batch = 1, .heads = 2, .kv_heads = 2, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16,
+          .kv_format = ATTNVK_KV_Q8_0},
+         9},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; ++i) {
+        attnvk_status s = avk_cudnn_sdpa_supports(&refused[i].p, refused[i].cc);
+        EXPECT(s == ATTNVK_ERROR_UNSUPPORTED && *attnvk_last_error(), "cuDNN must refuse %s with a reason",
+               refused[i].what);
+        printf("%s refuse %s: %s\n", s == ATTNVK_ERROR_UNSUPPORTED ? "ok  " : "FAIL", refused[i].what,
+               attnvk_last_error());
+        count(s == ATTNVK_ERROR_UNSUPPORTED);
+    }
+}
+
 static void host_checks(uint64_t seed)
 {
     attnvk_problem cases[32];
@@ -377,6 +433,7 @@ static void host_checks(uint64_t seed)
         }
     }
     for (int t = 0; t < 2; ++t) cudnn_score_graphs(dtypes[t]);
+    cudnn_fp8_graphs();
     attnvk_problem f32 = cases[0];
     f32.dtype = ATTNVK_F32;
     s = avk_cudnn_sdpa_supports(&f32, 9);
