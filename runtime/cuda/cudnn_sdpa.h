@@ -21,9 +21,10 @@ const char *avk_cudnn_version_text(void);
  * as cuDNN's support matrix lists it, and not 576/512), bottom-right causal
  * and windows only with Nq <= Nk,
  * ALiBi only beside a top-left causal diagonal, softcap only without masks
- * or windows, sinks from 9.13 and not for Nq = 1): UNSUPPORTED with the
- * reason for anything outside it, before a graph is built. The one place a
- * problem is refused. */
+ * or windows, sinks from 9.13 and not for Nq = 1), and for fp8 problems the
+ * FP8 graph's (avk_cudnn_fp8_supports): UNSUPPORTED with the reason for
+ * anything outside it, before a graph is built. The one place a problem is
+ * refused. */
 attnvk_status avk_cudnn_sdpa_supports(const attnvk_problem *p, int cc_major);
 
 /* Builds and finalizes every tensor and operation descriptor of the graph
