@@ -96,7 +96,11 @@ static void test_lookup(void)
         CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
                   c.threads == 384,
               "H100 f16 D=64 block layout -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
-        p.head_dim = 128, o.variant = "wgmma";
+        p.block_sparse = 0, p.causal = 1; /* causal at D=64: 2 warpgroups too */
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
+                  c.threads == 384,
+              "H100 f16 D=64 causal -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+        p.head_dim = 128, p.block_sparse = 1, p.causal = 0, o.variant = "wgmma";
         CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma", 128, 128) &&
                   c.threads == 256,
               "H100 wgmma named for a block layout: 128x128, got %s %dx%d", c.variant, c.br, c.bc);
@@ -104,16 +108,6 @@ static void test_lookup(void)
     CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 192, 128) &&
               c.threads == 512,
           "H100 bf16 D=64 -> wgmma-ws 192x128, got %s %dx%d", c.variant, c.br, c.bc);
-    {
-        /* causal at D=64: 2 warpgroups */
-        attnvk_device_info info = fake_device("sm_90");
-        attnvk_problem p = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 4096, .seq_kv = 4096, .head_dim = 64,
-                            .dtype = ATTNVK_F16, .causal = 1};
-        attnvk_kernel_options o = {0};
-        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
-                  c.threads == 384,
-              "H100 f16 D=64 causal -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
-    }
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma-ws") == 0 &&
               avk_cuda_config_smem(&c) <= h100,
           "H100 D=256 -> wgmma-ws, got %s", c.variant);
