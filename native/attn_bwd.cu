@@ -18,7 +18,8 @@
  * dQ take the softmax scale at the end. Scores go through the contract's hook
  * (avk_score_mod), so P is the forward's own.
  *
- * -D: AVK_D, AVK_DV, AVK_DTYPE, AVK_SCORE_MOD as the forward; AVK_BWD_MMA 1:
+ * -D: AVK_D, AVK_DV, AVK_DTYPE, AVK_SCORE_MOD as the forward; AVK_BWD_MMA 2:
+ * Hopper's wgmma for the dK/dV kernels (attn_bwd_sm90.h), 1:
  * mma.sync m16n8k16 (f16/bf16, Dk and Dv multiples of 16; warps own 16 keys
  * (dK/dV) or 16 query rows (dQ), AVK_BWD_WN warps share a key group, each with
  * its Dk/WN and Dv/WN columns of dK and dV), 0: f32 arithmetic in shared
@@ -191,6 +192,9 @@ AVK_DEVICE bool avk_bwd_disjoint(const avk_attn_params &p, const avk_work &w, in
 
 #if AVK_BWD_MMA
 #include "attn_bwd_mma.h"
+#if AVK_BWD_MMA == 2
+#include "attn_bwd_sm90.h" /* its dK/dV kernels on wgmma; the dQ kernel stays mma.sync's */
+#endif
 #else
 #include "attn_bwd_simt.h"
 #endif

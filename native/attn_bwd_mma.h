@@ -130,15 +130,19 @@ AVK_DEVICE void avk_bwd_gemm_acc(float (&c)[N][4], const float (&s)[NS][4], avk_
 #define AVK_BV_ROW (((lane / 8) % 2) * 8 + lane % 8)
 #define AVK_BV_COL ((lane / 16) * 8)
 
-/* ROWS rows of W elements by cp.async into shared rows of W + 8 at dst; rows past valid are zero-filled */
-template <int ROWS, int W, int NT_>
+/* ROWS rows of W elements by cp.async into shared memory at dst: rows of W + 8 or, SW128, the
+ * 128-byte-swizzled layout wgmma's descriptors read (W/64 column blocks of ROWS x 128 bytes,
+ * chunk k of row r at k ^ (r % 8)); rows past valid are zero-filled */
+template <int ROWS, int W, int NT_, bool SW128 = false>
 AVK_DEVICE void avk_bwd_rows_async(avk_u32 dst, const avk_elem *src, long long stride, int valid)
 {
     enum { CH = W / 8 };
     for (int c = threadIdx.x; c < ROWS * CH; c += NT_) {
         const int r = c / CH, k = c % CH;
         const bool in = r < valid;
-        avk_cp_async16(dst + (avk_u32)((r * (W + 8) + k * 8) * 2), src + (in ? r * stride + k * 8 : 0), in ? 16 : 0);
+        const avk_u32 at = SW128 ? (avk_u32)((k / 8) * ROWS * 128 + r * 128 + (((k % 8) ^ (r % 8)) << 4))
+                                 : (avk_u32)((r * (W + 8) + k * 8) * 2);
+        avk_cp_async16(dst + at, src + (in ? r * stride + k * 8 : 0), in ? 16 : 0);
     }
 }
 
@@ -167,6 +171,71 @@ AVK_DEVICE bool avk_bwd_next_tile(const avk_attn_params &p, int b, int g, int k0
             if (++h >= (g + 1) * (int)p.group) return false;
         }
         if (!avk_bwd_disjoint(p, avk_bwd_work(p, b, h), i0, min(i0 + BQ, (int)p.seq_q), k0, k0 + BC)) return true;
+    }
+}
+
+/* A query tile's Q and dO (cp.async into q_at and do_at, one commit) and its rows' LSE and D_i
+ * into sL and sDel (rows past Nq: LSE +inf, so their P is 0) */
+template <int NT_, bool SW128>
+AVK_DEVICE void avk_bwd_issue_tile(const avk_bwd_params &a, int b, int h, int i0, avk_u32 q_at, avk_u32 do_at, float *sL,
+                                   float *sDel)
+{
+    const avk_attn_params &p = a.f;
+    const int valid = min(BQ, (int)p.seq_q - i0);
+    avk_bwd_rows_async<BQ, D, NT_, SW128>(q_at, (const avk_elem *)p.q + avk_bwd_q(p, b, h, i0), p.q_ss, valid);
+    avk_bwd_rows_async<BQ, DV, NT_, SW128>(do_at, (const avk_elem *)a.d_o + avk_bwd_o(p, b, h, i0),
+                                           (long long)p.q_ss / D * DV, valid);
+    avk_cp_async_commit();
+    for (int r = threadIdx.x; r < BQ; r += NT_) {
+        const long long row = avk_bwd_row(p, b, h, i0 + r);
+        sL[r] = r < valid ? avk_bwd_lse2(a, row) : AVK_POS_INF;
+        sDel[r] = r < valid ? ((const float *)a.delta)[row] : 0.f;
+    }
+}
+
+/* S^T and dP^T of a warp's 16 keys (key_a, key_a + 8: rows quad_row + 8 (e / 2)) against N
+ * n-tiles of query columns (n * 8 + quad_col * 2 + e % 2, from query i0): each column's two
+ * keys through the hook (G 1, stride 8), then s becomes P^T and dp dS^T */
+template <int N>
+AVK_DEVICE void avk_bwd_tile_grads(const avk_attn_params &p, const avk_work &w, float (&s)[N][4], float (&dp)[N][4],
+                                   const float *sL, const float *sDel, int i0, int key_a, float sc, float cap_in,
+                                   int quad_col)
+{
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+            const int q = n * 8 + quad_col * 2 + c;
+            float y[2] = {s[n][c], s[n][2 + c]};
+            avk_score_mod<2, 1, 8>(p, avk_row(p, w, i0 + q, p.scale_log2), y, key_a, p.scale_log2, true);
+            const float lse2 = sL[q], del = sDel[q];
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+                avk_bwd_grad(s[n][2 * e + c], y[e], dp[n][2 * e + c], sc, lse2, del, cap_in, s[n][2 * e + c],
+                             dp[n][2 * e + c]);
+        }
+}
+
+/* A warp's rows of dK and dV (keys j0 + quad_row + 8 half, in the accumulator layout; columns
+ * from ck and cv) in the problem's dtype; dK takes the softmax scale */
+template <int NK, int NV>
+AVK_DEVICE void avk_bwd_store_dkdv(const avk_bwd_params &a, long long kr0, int j0, int nk, int ck, int cv,
+                                   const float (&dk)[NK][4], const float (&dv)[NV][4], int quad_row, int quad_col)
+{
+    const avk_attn_params &p = a.f;
+    const float scale = p.scale_log2 / AVK_LOG2E;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int j = j0 + quad_row + half * 8;
+        if (j >= nk) continue;
+        const long long kr = kr0 + (long long)j * p.kv_ss;
+        avk_elem *dK = (avk_elem *)a.dk + kr * D + ck + quad_col * 2;
+        avk_elem *dV = (avk_elem *)a.dv + kr * DV + cv + quad_col * 2;
+#pragma unroll
+        for (int n = 0; n < NK; ++n)
+            *(avk_u32 *)(dK + n * 8) = avk_bpack(dk[n][2 * half] * scale, dk[n][2 * half + 1] * scale);
+#pragma unroll
+        for (int n = 0; n < NV; ++n) *(avk_u32 *)(dV + n * 8) = avk_bpack(dv[n][2 * half], dv[n][2 * half + 1]);
     }
 }
 
@@ -264,16 +333,8 @@ AVK_DEVICE void avk_bwd_dkdv_body(const avk_bwd_params &a)
 
     /* a tile's Q, dO (cp.async) and its rows' LSE and D_i into stage st */
     auto issue = [&](int h, int i0, int st) {
-        const int valid = min(BQ, (int)p.seq_q - i0);
-        avk_bwd_rows_async<BQ, D, NT>(q0 + st * stage_bytes, (const avk_elem *)p.q + avk_bwd_q(p, b, h, i0), p.q_ss, valid);
-        avk_bwd_rows_async<BQ, DV, NT>(q0 + st * stage_bytes + dO_off, (const avk_elem *)a.d_o + avk_bwd_o(p, b, h, i0),
-                                       (long long)p.q_ss / D * DV, valid);
-        avk_cp_async_commit();
-        for (int r = threadIdx.x; r < BQ; r += NT) {
-            const long long row = avk_bwd_row(p, b, h, i0 + r);
-            sL0[st * BQ + r] = r < valid ? avk_bwd_lse2(a, row) : AVK_POS_INF;
-            sDel0[st * BQ + r] = r < valid ? ((const float *)a.delta)[row] : 0.f;
-        }
+        avk_bwd_issue_tile<NT, false>(a, b, h, i0, q0 + st * stage_bytes, q0 + st * stage_bytes + dO_off, sL0 + st * BQ,
+                                      sDel0 + st * BQ);
     };
     int h = g * (int)p.group, i0 = -BQ;
     bool have = avk_bwd_next_tile(p, b, g, k0, h, i0);
@@ -296,20 +357,7 @@ AVK_DEVICE void avk_bwd_dkdv_body(const avk_bwd_params &a)
         float s[NSQ][4], dp[NSQ][4];
         avk_bwd_gemm_nt<NSQ, KD, RS>(s, aK, bQ + so);
         avk_bwd_gemm_nt<NSQ, KDV, RSV>(dp, aV, bdO + so);
-        /* per query column: its two keys through the hook (G 1, stride 8), then P and dS */
-#pragma unroll
-        for (int n = 0; n < NSQ; ++n)
-#pragma unroll
-            for (int c = 0; c < 2; ++c) {
-                const int q = n * 8 + quad_col * 2 + c;
-                float y[2] = {s[n][c], s[n][2 + c]};
-                avk_score_mod<2, 1, 8>(p, avk_row(p, w, cur_i0 + q, p.scale_log2), y, key_a, p.scale_log2, true);
-                const float lse2 = sL[q], del = sDel[q];
-#pragma unroll
-                for (int e = 0; e < 2; ++e)
-                    avk_bwd_grad(s[n][2 * e + c], y[e], dp[n][2 * e + c], sc, lse2, del, cap_in, s[n][2 * e + c],
-                                 dp[n][2 * e + c]);
-            }
+        avk_bwd_tile_grads<NSQ>(p, w, s, dp, sL, sDel, cur_i0, key_a, sc, cap_in, quad_col);
         /* dV += P^T dO, dK += dS^T Q over this warp's columns */
         avk_bwd_gemm_acc<NDV, BQ / 16, NSQ, RSV>(dv, s, tdO + so);
         avk_bwd_gemm_acc<NDK, BQ / 16, NSQ, RS>(dk, dp, tQ + so);
@@ -340,24 +388,13 @@ AVK_DEVICE void avk_bwd_dkdv_body(const avk_bwd_params &a)
         __syncthreads(); /* this stage (and dS^T) consumed: the next issue may refill it */
     }
 
-    const float scale = p.scale_log2 / AVK_LOG2E;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-        const int j = kg * 16 + quad_row + half * 8;
-        if (j >= nk) continue;
-        const long long kr = kr0 + (long long)j * p.kv_ss;
-        avk_elem *dK = (avk_elem *)a.dk + kr * D + cw * (D / WN) + quad_col * 2;
-        avk_elem *dV = (avk_elem *)a.dv + kr * DV + cw * (DV / WN) + quad_col * 2;
-#pragma unroll
-        for (int n = 0; n < NDK; ++n)
-            *(avk_u32 *)(dK + n * 8) = avk_bpack(dk[n][2 * half] * scale, dk[n][2 * half + 1] * scale);
-#pragma unroll
-        for (int n = 0; n < NDV; ++n) *(avk_u32 *)(dV + n * 8) = avk_bpack(dv[n][2 * half], dv[n][2 * half + 1]);
-    }
+    avk_bwd_store_dkdv<NDK, NDV>(a, kr0, kg * 16, nk, cw * (D / WN), cw * (DV / WN), dk, dv, quad_row, quad_col);
 }
 
+#if AVK_BWD_MMA == 1 /* 2: attn_bwd_sm90.h's wgmma kernels take these names */
 AVK_KERNEL void __launch_bounds__(NT) avk_bwd_dkdv(const avk_bwd_params a) { avk_bwd_dkdv_body<false>(a); }
 AVK_KERNEL void __launch_bounds__(NT) avk_bwd_dkdv_dq(const avk_bwd_params a) { avk_bwd_dkdv_body<true>(a); }
+#endif
 
 /* grid (query blocks, heads, batch) */
 AVK_KERNEL void __launch_bounds__(NTQ) avk_bwd_dq(const avk_bwd_params a)

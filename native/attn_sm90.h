@@ -36,6 +36,7 @@
  * key 2c + (i & 1) + 8 (i >> 1) of each 16, the order the transpose writes
  * V's keys in. AVK_WGMMA=2 ("wgmma-ws-fp8"): the producer's TMA boxes are 128
  * bytes wide, K's columns and Vt's keys (tensor maps over uint8). */
+#include "sm90_common.h"
 #include "sm90_wgmma_ops.h"
 
 #ifndef AVK_FP8
@@ -213,30 +214,6 @@ AVK_KERNEL void __launch_bounds__(256) avk_fp8_v_transpose(const avk_attn_params
 }
 #endif
 
-AVK_DEVICE void avk_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-AVK_DEVICE void avk_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-AVK_DEVICE void avk_wgmma_wait_all(void) { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
-
-/* cp.async writes through the generic proxy, wgmma reads through the async one. */
-AVK_DEVICE void avk_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-
-/* Pins registers at this point of the program: the compiler does not know that
- * an issued wgmma writes its accumulators only by the wait. */
-template <int N>
-AVK_DEVICE void avk_reg_fence(float *r)
-{
-#pragma unroll
-    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
-
-/* wgmma shared-memory matrix descriptor (PTX ISA), 128-byte swizzle: start
- * address, leading and stride byte offsets, all in 16-byte units. */
-AVK_DEVICE avk_u64 avk_desc_sw128(avk_u32 addr, avk_u32 lbo, avk_u32 sbo)
-{
-    return (avk_u64)((addr & 0x3ffffu) >> 4) | (avk_u64)((lbo >> 4) & 0x3fffu) << 16 |
-           (avk_u64)((sbo >> 4) & 0x3fffu) << 32 | 1ull << 62;
-}
-
 /* S = Q K^T for a warpgroup: both K-major, a k-step is 32 bytes along a swizzled row; issued and committed */
 AVK_DEVICE void avk_issue_qk(float (&s)[1][NS][4], avk_u32 q_wg, avk_u32 k_tile)
 {
@@ -283,9 +260,6 @@ AVK_DEVICE void avk_issue_pv(float (&acc)[1][ND][4], const avk_u32 (&pa)[KS][1][
 }
 
 #if AVK_WG_OVERLAP
-template <int N>
-AVK_DEVICE void avk_wgmma_wait(void) { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
-
 /* The online softmax with O's rescale left to the caller (O is in flight in P V's MMAs
  * meanwhile): S becomes P, the running max and sums move, and alpha holds the factor O
  * takes once it has landed; false when no row's max moved (alpha all 1). */

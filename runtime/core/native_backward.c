@@ -26,11 +26,14 @@
  * dQ by atomics, f16 B=4 N=4k H*D=2048, ATTNVK_CUDA_BWD_TILES): D=128 bc/bq
  * 64/32 8.43 ms, 64/64 7.93, 128/32 8.74, 128/64 7.57; D=64 64/32 8.72,
  * 64/64 9.02, 128/64 8.84, 128/32 10.99. */
-enum { NV = AVK_BWD_TENSOR_MMA_SYNC, AMD = AVK_BWD_TENSOR_AMD };
+enum { NV = AVK_BWD_TENSOR_MMA_SYNC, AMD = AVK_BWD_TENSOR_AMD, WG = AVK_BWD_TENSOR_WGMMA };
 static const struct {
     int tensor, min_dim, max_dim; /* tensor: the paths an mma row serves, 0: a simt row */
     int bc, bq, wn, qb, kb, threads;
 } bwd_table[] = {
+    /* wgmma (Dk, Dv 64 or 128): two warpgroups of 64 keys; dQ's kernel (deterministic mode) mma.sync's */
+    {WG, 16, 64, 128, 128, 1, 64, 64, 0},
+    {WG, 65, 128, 128, 64, 1, 64, 64, 0},
     {NV | AMD, 16, 64, 64, 32, 1, 64, 64, 0},
     {NV, 65, 128, 128, 64, 1, 64, 64, 0},
     {NV, 129, 256, 64, 32, 2, 64, 32, 0},
@@ -62,6 +65,11 @@ size_t avk_native_bwd_smem(const avk_native_bwd_config *c, int kernel)
     const size_t dk = (size_t)c->head_dim, dv = (size_t)c->head_dim_v;
     const int dq = kernel == AVK_BWD_DQ;
     const size_t rows_a = (size_t)(dq ? c->qb : c->bc), rows_b = (size_t)(dq ? c->kb : c->bq);
+    if (c->mma == 2 && !dq) { /* attn_bwd_sm90.h: 1 KiB of alignment slack, K and V, two stages of Q and dO
+                               * (swizzled, unpadded), dS^T with the atomics' dQ, two stages of LSE and D_i */
+        const size_t ds = kernel == AVK_BWD_DKDV_DQ ? rows_a * rows_b * 2 : 0;
+        return 1024 + (rows_a + 2 * rows_b) * (dk + dv) * 2 + ds + 2 * 2 * rows_b * 4;
+    }
     if (c->mma) { /* attn_bwd_mma.h: f16 rows + 8 of both tiles (dK/dV: Q/dO in two stages, their rows' LSE and
                    * D_i, and with the atomics' dQ, dS^T: a row of bq + 8 per key) */
         if (dq) return (rows_a + rows_b) * (dk + 8 + dv + 8) * 2;
@@ -131,7 +139,8 @@ attnvk_status avk_native_bwd_select_on(const avk_native_bwd_device *dev, const a
     for (size_t i = 0; i < sizeof bwd_table / sizeof *bwd_table; ++i) {
         if (bwd_table[i].tensor && !(bwd_table[i].tensor & tensor)) continue;
         if (dmax < bwd_table[i].min_dim || dmax > bwd_table[i].max_dim) continue;
-        cfg->mma = bwd_table[i].tensor != 0;
+        cfg->mma = bwd_table[i].tensor == WG ? 2 : bwd_table[i].tensor != 0;
+        if (cfg->mma == 2 && (dk % 64 || dv % 64)) continue;
         cfg->bc = bwd_table[i].bc, cfg->bq = bwd_table[i].bq, cfg->wn = bwd_table[i].wn;
         cfg->qb = bwd_table[i].qb, cfg->kb = bwd_table[i].kb, cfg->threads = bwd_table[i].threads;
         /* an mma warp's columns of dK and dV come in n-tile pairs */
@@ -144,6 +153,10 @@ attnvk_status avk_native_bwd_select_on(const avk_native_bwd_device *dev, const a
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                             "ATTNVK_CUDA_BWD_TILES: '%s' is not bc=,bq=,qb=,kb= (multiples of 16 up to 256) and wn= (1-4)",
                             getenv("ATTNVK_CUDA_BWD_TILES"));
+        if (cfg->mma == 2 && (cfg->bc % 64 || cfg->bc > 192 || (cfg->bq != 64 && cfg->bq != 128) || cfg->wn != 1))
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                            "ATTNVK_CUDA_BWD_TILES: the wgmma backward takes bc=64, 128 or 192, bq=64 or 128 and wn=1 "
+                            "(ATTNVK_CUDA_BWD_WGMMA=0 for the mma.sync body)");
         /* a matrix instruction takes a whole wave: mma kernels of whole waves */
         if (cfg->mma &&
             (avk_native_bwd_threads(cfg, AVK_BWD_DKDV) % wave || avk_native_bwd_threads(cfg, AVK_BWD_DQ) % wave))
@@ -155,13 +168,6 @@ attnvk_status avk_native_bwd_select_on(const avk_native_bwd_device *dev, const a
     return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                     "%s: the backward pass takes head dims up to 256 (got %d/%d) that fit the device's shared memory",
                     dev->api, dk, dv);
-}
-
-attnvk_status avk_native_bwd_select(const char *api, int tensor_cores, size_t smem_limit, const attnvk_problem *p,
-                                    avk_native_bwd_config *cfg)
-{
-    const avk_native_bwd_device dev = {api, tensor_cores ? AVK_BWD_TENSOR_MMA_SYNC : 0, smem_limit, 32, 0};
-    return avk_native_bwd_select_on(&dev, p, cfg);
 }
 
 void avk_native_bwd_defines(const avk_native_bwd_config *c, char *out, size_t n)

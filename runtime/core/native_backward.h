@@ -10,8 +10,9 @@
 
 #include <stddef.h>
 
-/* mma: the tensor-core body (f16/bf16, Dk and Dv multiples of 16), else the
- * f32 simt body. bc keys per dK/dV CTA, bq query rows per tile of it, wn
+/* mma: the tensor-core body (f16/bf16, Dk and Dv multiples of 16; 2: its
+ * dK/dV kernels on Hopper's wgmma, Dk and Dv 64 or 128), else the f32 simt
+ * body. bc keys per dK/dV CTA, bq query rows per tile of it, wn
  * warps sharing each 16-key group (mma); qb query rows per dQ CTA, kb keys
  * per tile of it; threads: the simt body's per CTA (mma derives them). */
 typedef struct avk_native_bwd_config {
@@ -25,9 +26,10 @@ typedef struct avk_native_bwd_config {
 } avk_native_bwd_config;
 
 /* The mma body's matrix paths, as masks of which a table row serves: CUDA's
- * mma.sync, and AMD's MFMA/WMMA through native/amd_matrix.h (its rows sized
- * for 64 KiB of LDS and whole wavefronts). */
-enum { AVK_BWD_TENSOR_MMA_SYNC = 1, AVK_BWD_TENSOR_AMD = 2 };
+ * mma.sync, AMD's MFMA/WMMA through native/amd_matrix.h (its rows sized for
+ * 64 KiB of LDS and whole wavefronts), and Hopper's wgmma (sm_90a: the dK/dV
+ * kernels of native/attn_bwd_sm90.h, the dQ kernel mma.sync's). */
+enum { AVK_BWD_TENSOR_MMA_SYNC = 1, AVK_BWD_TENSOR_AMD = 2, AVK_BWD_TENSOR_WGMMA = 4 };
 
 /* What a device offers the table: the mma paths the backend has for it
  * (AVK_BWD_TENSOR_*, 0: the simt body only), the shared memory one CTA may
@@ -48,9 +50,6 @@ typedef struct avk_native_bwd_device {
  * past 256). */
 attnvk_status avk_native_bwd_select_on(const avk_native_bwd_device *dev, const attnvk_problem *p,
                                        avk_native_bwd_config *cfg);
-/* The same for a device whose mma path is mma.sync where tensor_cores, and no static scratch. */
-attnvk_status avk_native_bwd_select(const char *api, int tensor_cores, size_t smem_limit, const attnvk_problem *p,
-                                    avk_native_bwd_config *cfg);
 /* The kernels of a loaded configuration: every body's (the HIP code generator renames these per
  * instance), then the mma body's dK/dV that adds dQ by atomics (its default mode). */
 enum {

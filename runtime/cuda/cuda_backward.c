@@ -12,8 +12,13 @@
 
 attnvk_status avk_cuda_bwd_select(int cc_major, size_t smem_optin, const attnvk_problem *p, avk_native_bwd_config *cfg)
 {
-    /* the mma body is mma.sync m16n8k16: sm_80 on */
-    attnvk_status s = avk_native_bwd_select("cuda", cc_major >= 8, smem_optin, p, cfg);
+    /* the mma body is mma.sync m16n8k16: sm_80 on; its wgmma dK/dV kernels on Hopper (sm_90a),
+     * unless $ATTNVK_CUDA_BWD_WGMMA is 0 */
+    const char *wg = getenv("ATTNVK_CUDA_BWD_WGMMA");
+    const int tensor = (cc_major >= 8 ? AVK_BWD_TENSOR_MMA_SYNC : 0) |
+                       (cc_major == 9 && !(wg && !strcmp(wg, "0")) ? AVK_BWD_TENSOR_WGMMA : 0);
+    const avk_native_bwd_device dev = {"cuda", tensor, smem_optin, 32, 0};
+    attnvk_status s = avk_native_bwd_select_on(&dev, p, cfg);
     cfg->score_mod = (int)avk_score_mod_bits(p);
     return s;
 }

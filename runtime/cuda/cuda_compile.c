@@ -20,6 +20,7 @@ AVK_EMBEDDED(avk_cuda_contract_source)
 AVK_EMBEDDED(avk_cuda_scores_source)
 AVK_EMBEDDED(avk_cuda_sm90_source)
 AVK_EMBEDDED(avk_cuda_wgmma_source)
+AVK_EMBEDDED(avk_cuda_sm90_common_source)
 AVK_EMBEDDED(avk_cuda_tiled_source)
 AVK_EMBEDDED(avk_cuda_decode_source)
 AVK_EMBEDDED(avk_cuda_mma_source)
@@ -27,6 +28,7 @@ AVK_EMBEDDED(avk_cuda_bwd_source)
 AVK_EMBEDDED(avk_cuda_bwd_params_source)
 AVK_EMBEDDED(avk_cuda_bwd_mma_source)
 AVK_EMBEDDED(avk_cuda_bwd_simt_source)
+AVK_EMBEDDED(avk_cuda_bwd_sm90_source)
 
 /* The headers attn_fwd.cu includes, by the names it includes them by. */
 static const struct {
@@ -42,6 +44,7 @@ static const struct {
     {"attn_scores.h", avk_cuda_scores_source, &avk_cuda_scores_source_size},
     {"attn_sm90.h", avk_cuda_sm90_source, &avk_cuda_sm90_source_size},
     {"sm90_wgmma_ops.h", avk_cuda_wgmma_source, &avk_cuda_wgmma_source_size},
+    {"sm90_common.h", avk_cuda_sm90_common_source, &avk_cuda_sm90_common_source_size},
     {"attn_tiled.h", avk_cuda_tiled_source, &avk_cuda_tiled_source_size},
     {"attn_decode.h", avk_cuda_decode_source, &avk_cuda_decode_source_size},
     {"attn_mma.h", avk_cuda_mma_source, &avk_cuda_mma_source_size},
@@ -49,6 +52,7 @@ static const struct {
     {"attn_bwd_params.h", avk_cuda_bwd_params_source, &avk_cuda_bwd_params_source_size},
     {"attn_bwd_mma.h", avk_cuda_bwd_mma_source, &avk_cuda_bwd_mma_source_size},
     {"attn_bwd_simt.h", avk_cuda_bwd_simt_source, &avk_cuda_bwd_simt_source_size},
+    {"attn_bwd_sm90.h", avk_cuda_bwd_sm90_source, &avk_cuda_bwd_sm90_source_size},
 };
 enum { KERNEL_HEADERS = sizeof kernel_headers / sizeof *kernel_headers };
 

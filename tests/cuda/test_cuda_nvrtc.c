@@ -492,13 +492,14 @@ int main(void)
     /* the backward pass: what its table picks (GQA and the masks without score mods
      * are runtime arguments: the same builds) */
     /* CI builds the cases of `on` (1: sm_80, 2: sm_90a): each tile-table row and body once, the
-     * largest register counts on sm_90a (22 builds took 270 s on 2 cores);
+     * largest register counts on sm_90a, the wgmma dK/dV kernels there at D=64 and 128 (22 builds took
+     * 270 s on 2 cores);
      * ATTNVK_TEST_BACKWARD_ALL=1 builds every case for both targets */
     static const struct {
         attnvk_dtype dtype;
         int dk, dv, mods, on;
     } bwd_cases[] = {
-        {ATTNVK_F16, 64, 64, 0, 1},   {ATTNVK_F16, 128, 128, 0, 2}, {ATTNVK_F16, 256, 256, 0, 0},
+        {ATTNVK_F16, 64, 64, 0, 3},   {ATTNVK_F16, 128, 128, 0, 2}, {ATTNVK_F16, 256, 256, 0, 0},
         {ATTNVK_BF16, 192, 128, 0, 0}, {ATTNVK_F16, 64, 64, 1, 0},  {ATTNVK_BF16, 128, 128, 1, 3},
         {ATTNVK_BF16, 256, 256, 1, 2}, {ATTNVK_F16, 72, 72, 0, 2},  /* Dk 72: the simt body */
         {ATTNVK_F32, 64, 64, 0, 0},   {ATTNVK_F32, 128, 128, 1, 1}, {ATTNVK_F32, 256, 256, 0, 2},
@@ -516,8 +517,12 @@ int main(void)
                        p.head_dim_v, attnvk_dtype_name(p.dtype), attnvk_last_error());
                 continue;
             }
-            EXPECT(cfg.mma == (p.dtype != ATTNVK_F32 && p.head_dim % 16 == 0), "%s: backward D=%d %s: mma %d",
-                   targets[ti].arch, p.head_dim, attnvk_dtype_name(p.dtype), cfg.mma);
+            /* mma.sync, or on sm_90a the wgmma dK/dV kernels where Dk and Dv are 64 or 128 */
+            const int tensor = p.dtype != ATTNVK_F32 && p.head_dim % 16 == 0;
+            const int wgmma = tensor && targets[ti].cc_major == 9 && p.head_dim % 64 == 0 && p.head_dim_v % 64 == 0 &&
+                              p.head_dim <= 128 && p.head_dim_v <= 128;
+            EXPECT(cfg.mma == (wgmma ? 2 : tensor), "%s: backward D=%d %s: mma %d", targets[ti].arch, p.head_dim,
+                   attnvk_dtype_name(p.dtype), cfg.mma);
             EXPECT(!bwd_cases[i].mods || cfg.score_mod == 7, "%s: backward score mods %d", targets[ti].arch,
                    cfg.score_mod);
             add_backward_job(&targets[ti], &cfg);
@@ -542,8 +547,8 @@ int main(void)
         const job *j = &jobs[i];
         if (j->backward) {
             const avk_native_bwd_config *b = &j->bcfg;
-            printf("%s %-6s backward %-4s D=%d/%d %-4s dkdv %dx%d wn=%d dq %dx%d mods=%d regs=%d spill=%d (%.1f s)%s%s\n",
-                   j->ok && j->spill_bytes <= bwd_spill_budget ? "ok  " : "FAIL", j->t->arch, b->mma ? "mma" : "simt", b->head_dim,
+            printf("%s %-6s backward %-5s D=%d/%d %-4s dkdv %dx%d wn=%d dq %dx%d mods=%d regs=%d spill=%d (%.1f s)%s%s\n",
+                   j->ok && j->spill_bytes <= bwd_spill_budget ? "ok  " : "FAIL", j->t->arch, b->mma == 2 ? "wgmma" : b->mma ? "mma" : "simt", b->head_dim,
                    b->head_dim_v, attnvk_dtype_name(b->dtype), b->bc, b->bq, b->wn, b->qb, b->kb, b->score_mod,
                    j->registers, j->spill_bytes, j->seconds, j->ok ? "" : ": ", j->error);
             if (j->ok && j->spill_bytes >= 0 && j->spill_bytes <= bwd_spill_budget) ++passed;

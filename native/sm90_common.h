@@ -1,0 +1,37 @@
+/* Hopper (sm_90a) warpgroup-MMA primitives shared by the forward
+ * (attn_sm90.h) and the backward (attn_bwd_sm90.h): the fence, commit and
+ * wait of wgmma's async groups, the generic-to-async proxy fence, register
+ * pins, and the shared-memory matrix descriptor of the 128-byte-swizzled
+ * layout both kernels keep their tiles in. */
+#ifndef ATTNVK_SM90_COMMON_H
+#define ATTNVK_SM90_COMMON_H
+
+AVK_DEVICE void avk_wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+AVK_DEVICE void avk_wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+AVK_DEVICE void avk_wgmma_wait_all(void) { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+
+/* cp.async writes through the generic proxy, wgmma reads through the async one. */
+AVK_DEVICE void avk_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+/* Pins registers at this point of the program: the compiler does not know that
+ * an issued wgmma writes its accumulators only by the wait. */
+template <int N>
+AVK_DEVICE void avk_reg_fence(float *r)
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+/* wgmma shared-memory matrix descriptor (PTX ISA), 128-byte swizzle: start
+ * address, leading and stride byte offsets, all in 16-byte units. */
+AVK_DEVICE avk_u64 avk_desc_sw128(avk_u32 addr, avk_u32 lbo, avk_u32 sbo)
+{
+    return (avk_u64)((addr & 0x3ffffu) >> 4) | (avk_u64)((lbo >> 4) & 0x3fffu) << 16 |
+           (avk_u64)((sbo >> 4) & 0x3fffu) << 32 | 1ull << 62;
+}
+
+/* waits until at most N committed wgmma groups are still in flight */
+template <int N>
+AVK_DEVICE void avk_wgmma_wait(void) { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+
+#endif
