@@ -34,6 +34,7 @@ int avk_cuda_bwd_options(const avk_native_bwd_config *c, const char *arch,
     char *save = NULL;
     for (char *d = strtok_r(defines, " ", &save); d && n < AVK_CUDA_MAX_OPTIONS; d = strtok_r(NULL, " ", &save))
         snprintf(s[n++], AVK_CUDA_OPTION_LEN, "%s", d);
+    n = avk_cuda_extra_defines(s, n);
     for (int i = 0; i < n; ++i) opts[i] = s[i];
     return n;
 }

@@ -116,6 +116,9 @@ attnvk_status avk_cuda_compile(const avk_cuda_config *cfg, const char *arch, int
  * cc_major with smem_optin bytes of shared memory, with p's score mods;
  * UNSUPPORTED with the reason (head dims past 256). */
 attnvk_status avk_cuda_bwd_select(int cc_major, size_t smem_optin, const attnvk_problem *p, avk_native_bwd_config *cfg);
+/* Developer knob for tuning sweeps, the forward's and the backward's: appends $ATTNVK_CUDA_DEFINES's
+ * -D (and -U) options to s[0..n) (so the cache key takes them too); the new count. */
+int avk_cuda_extra_defines(char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], int n);
 int avk_cuda_bwd_options(const avk_native_bwd_config *c, const char *arch,
                          char storage[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts);
 /* avk_cuda_compile for the backward's program */

@@ -744,13 +744,18 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     if (c->fp8) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_FP8=1");
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
-    /* Developer knob for tuning sweeps: extra -D (and -U) options (in the cache key too). */
+    n = avk_cuda_extra_defines(s, n);
+    for (int i = 0; i < n; ++i) opts[i] = s[i];
+    return n;
+}
+
+int avk_cuda_extra_defines(char s[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], int n)
+{
     const char *extra = getenv("ATTNVK_CUDA_DEFINES");
     char copy[512];
     snprintf(copy, sizeof copy, "%s", extra ? extra : "");
     char *save = NULL;
     for (char *tok = strtok_r(copy, " ", &save); tok && n < AVK_CUDA_MAX_OPTIONS; tok = strtok_r(NULL, " ", &save))
         if (strncmp(tok, "-D", 2) == 0 || strncmp(tok, "-U", 2) == 0) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "%s", tok);
-    for (int i = 0; i < n; ++i) opts[i] = s[i];
     return n;
 }
