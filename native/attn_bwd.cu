@@ -94,11 +94,8 @@ AVK_DEVICE long long avk_bwd_row(const avk_attn_params &p, int b, int h, int i)
 
 /* The LSE in the log2 domain; a row without keys (-inf) becomes +inf, so
  * every P of it is exp2(-inf) = 0, as the reference's zero gradients. */
-AVK_DEVICE float avk_bwd_lse2(const avk_bwd_params &a, long long row)
-{
-    const float l = ((const float *)a.f.lse)[row];
-    return l == AVK_NEG_INF ? AVK_POS_INF : l * AVK_LOG2E;
-}
+AVK_DEVICE float avk_bwd_lse2_of(float l) { return l == AVK_NEG_INF ? AVK_POS_INF : l * AVK_LOG2E; }
+AVK_DEVICE float avk_bwd_lse2(const avk_bwd_params &a, long long row) { return avk_bwd_lse2_of(((const float *)a.f.lse)[row]); }
 
 /* The multiply that avk_score_mod's softcap does (tanh(x * it)), for dS's chain rule. */
 AVK_DEVICE float avk_bwd_cap_in(const avk_attn_params &p)

@@ -5,7 +5,9 @@
  * A CTA owns BC keys of one (b, kv head), BC / 64 warpgroups of 64 keys each.
  * K and V stay in shared memory; each query tile's Q and dO (BQ rows) and its
  * rows' LSE and D_i arrive in two stages by cp.async from every thread, in the
- * 128-byte-swizzled layout wgmma's descriptors read. Per tile, a warpgroup:
+ * 128-byte-swizzled layout wgmma's descriptors read: tile t+1's copies are
+ * issued after the barrier that opens tile t, so one barrier a tile (two with
+ * dQ) and no thread waits on a global load. Per tile, a warpgroup:
  *   - S^T = K Q^T and dP^T = V dO^T (m64nBQk16, both operands K-major in
  *     shared memory; keys are rows, so P^T and dS^T come out as A fragments);
  *   - P^T and dS^T through the contract's hook and avk_bwd_grad (as the
@@ -42,6 +44,12 @@ enum {
 static_assert(NT == WG_KEYS * 128 && WN == 1, "the wgmma body's CTA is BC / 64 warpgroups (wn 1)");
 static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 128 && DV <= 128, "the wgmma backward takes Dk, Dv of 64 or 128");
 static_assert(BQ == 64 || BQ == 128, "the wgmma backward's query tiles are 64 or 128 rows");
+
+/* A measurement knob (ATTNVK_CUDA_DEFINES=-DAVK_BWD_X=...): takes a part out, 1 the dQ phase, 2
+ * its atomics, 4 the P/dS arithmetic (wrong gradients: for timing only; session 31's s31c). */
+#ifndef AVK_BWD_X
+#define AVK_BWD_X 0
+#endif
 
 /* Descriptors of a swizzled tile of `rows` rows at base: K-major (the rows are M or N, k-step kk
  * 32 bytes along them) and MN-major (the rows are k: k-step kk is 16 rows; 64-column blocks
@@ -86,21 +94,29 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
 #pragma unroll
     for (int n = 0; n < DV / 8; ++n) dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;
 
-    int h = g * (int)p.group, i0 = -BQ;
-    bool have = avk_bwd_next_tile(p, b, g, k0, h, i0);
-    if (have) avk_bwd_issue_tile<NT, true>(a, b, h, i0, aQ0, aQ0 + SQ_BYTES, sL0, sDel0);
+    /* a tile's Q, dO and its rows' LSE and D_i into stage st, one cp.async group (rows past Nq zero) */
+    auto issue = [&](int h_, int i0_, int st) {
+        const avk_u32 q_at = aQ0 + st * STAGE_BYTES;
+        avk_bwd_issue_rows<NT, true>(a, b, h_, i0_, q_at, q_at + SQ_BYTES);
+        const int valid = min(BQ, (int)p.seq_q - i0_);
+        for (int r = threadIdx.x; r < 2 * BQ; r += NT) {
+            const int rr = r % BQ;
+            const float *src = (const float *)(r < BQ ? p.lse : a.delta) + avk_bwd_row(p, b, h_, i0_ + min(rr, valid - 1));
+            avk_cp_async4(avk_smem_addr(sL0 + (r < BQ ? 0 : 2 * BQ) + st * BQ + rr), src, rr < valid ? 4 : 0);
+        }
+        avk_cp_async_commit();
+    };
+    avk_bwd_walk t = avk_bwd_walk_begin(p, g);
+    bool have = avk_bwd_next_tile(p, b, g, k0, t);
+    if (have) issue(t.h, t.i0, 0);
     for (int st = 0; have; st ^= 1) {
-        const int cur_h = h, cur_i0 = i0;
-        have = avk_bwd_next_tile(p, b, g, k0, h, i0);
-        if (have) /* its stage was consumed before the last barrier */
-            avk_bwd_issue_tile<NT, true>(a, b, h, i0, aQ0 + (st ^ 1) * STAGE_BYTES, aQ0 + (st ^ 1) * STAGE_BYTES + SQ_BYTES,
-                                         sL0 + (st ^ 1) * BQ, sDel0 + (st ^ 1) * BQ);
-        if (have)
-            AVK_CP_ASYNC_WAIT(1);
-        else
-            AVK_CP_ASYNC_WAIT(0);
+        AVK_CP_ASYNC_WAIT(0);
         avk_fence_proxy_async();
+        /* every thread is past the last tile (its MMAs waited for): its stage and dS^T are free */
         __syncthreads();
+        const int cur_h = t.h, cur_i0 = t.i0;
+        have = avk_bwd_next_tile(p, b, g, k0, t);
+        if (have) issue(t.h, t.i0, st ^ 1); /* in flight during this tile */
         const avk_work w = avk_bwd_work(p, b, cur_h);
         const avk_u32 q_st = aQ0 + st * STAGE_BYTES, do_st = q_st + SQ_BYTES;
         const float *sL = sL0 + st * BQ, *sDel = sDel0 + st * BQ;
@@ -117,7 +133,7 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
         avk_wgmma_wait<0>();
         avk_reg_fence<NSQ * 4>(&s[0][0]);
         avk_reg_fence<NSQ * 4>(&dp[0][0]);
-        avk_bwd_tile_grads<NSQ>(p, w, s, dp, sL, sDel, cur_i0, key_a, sc, cap_in, quad_col);
+        if (!(AVK_BWD_X & 4)) avk_bwd_tile_grads<NSQ>(p, w, s, dp, sL, sDel, cur_i0, key_a, sc, cap_in, quad_col);
 
         if (DQ) /* dS^T to shared, swizzled (query chunk n of key row r at n ^ (r % 8)): conflict-free */
 #pragma unroll
@@ -142,7 +158,7 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
             avk_wg_dk(&dk[0][0], da[kk], avk_bw_mnmajor(q_st, BQ, kk), 1);
         }
         avk_wgmma_commit();
-        if (DQ) {
+        if (DQ && !(AVK_BWD_X & 1)) {
             avk_fence_proxy_async(); /* dS^T's stores, then the async proxy's reads */
             __syncthreads();
             for (int job = wg; job < DQ_JOBS; job += WG_KEYS) {
@@ -157,14 +173,13 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
                 avk_wgmma_wait<0>();
                 avk_reg_fence<32>(&dq[0][0]);
                 const int i = cur_i0 + mq * 64 + warp * 16; /* the warp's first row */
-                avk_bwd_red_rows<8>((float *)a.dq_acc + avk_bwd_row(p, b, cur_h, i) * D + nd * 64, dq, lane,
+                if (!(AVK_BWD_X & 2)) avk_bwd_red_rows<8>((float *)a.dq_acc + avk_bwd_row(p, b, cur_h, i) * D + nd * 64, dq, lane,
                                     (int)p.seq_q - i);
             }
         }
         avk_wgmma_wait<0>();
         avk_reg_fence<D / 2>(&dk[0][0]);
         avk_reg_fence<DV / 2>(&dv[0][0]);
-        __syncthreads(); /* this stage (and dS^T) consumed: the next issue may refill it */
     }
     AVK_CP_ASYNC_WAIT(0); /* K and V, when no query tile saw these keys */
     avk_bwd_store_dkdv<D / 8, DV / 8>(a, kr0, key_w, nk, 0, 0, dk, dv, quad_row, quad_col);

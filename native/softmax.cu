@@ -1,4 +1,5 @@
-// Row softmax of the unfused (cuBLAS) baseline, compiled at run time with NVRTC.
+// Row softmax of the unfused (cuBLAS) baseline, compiled at run time with NVRTC,
+// and the vendor rows' small conversions (f32 gradients, cuDNN's e4m3 O).
 //
 // S holds scale * Q.K^T in f32, one row of Nk scores per query row, rows in
 // [B][H][Nq] order. Each block turns one row into probabilities P and writes
@@ -315,3 +316,24 @@ extern "C" __global__ void __launch_bounds__(AVK_SOFTMAX_THREADS)
 
 AVK_CONVERT_ENTRY(avk_convert_f16, avk_f16_out)
 AVK_CONVERT_ENTRY(avk_convert_bf16, avk_bf16_out)
+
+// e4m3 (1 sign, 4 exponent bits biased by 7, 3 mantissa bits; S.1111.111 NaN) as f32, by its bits: any arch
+static __device__ __forceinline__ float avk_e4m3_to_f32(unsigned char b)
+{
+    const int e = (b >> 3) & 15, m = b & 7;
+    float v = e ? __int_as_float(((e + 120) << 23) | (m << 20)) : (float)m * __int_as_float((127 - 9) << 23);
+    if (e == 15 && m == 7) v = __int_as_float(0x7fc00000);
+    return (b & 0x80) ? -v : v;
+}
+
+// cuDNN's FP8 attention writes O in e4m3 on Hopper: O * scale in the problem's 16-bit type, n elements.
+#define AVK_FP8_OUT_ENTRY(name, out)                                                                             \
+    extern "C" __global__ void name(const unsigned char *src, out::type *dst, float scale, long long n)          \
+    {                                                                                                             \
+        for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n;                              \
+             e += (long long)gridDim.x * blockDim.x)                                                             \
+            dst[e] = out::convert(avk_e4m3_to_f32(src[e]) * scale);                                              \
+    }
+
+AVK_FP8_OUT_ENTRY(avk_fp8_out_f16, avk_f16_out)
+AVK_FP8_OUT_ENTRY(avk_fp8_out_bf16, avk_bf16_out)

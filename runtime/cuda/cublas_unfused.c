@@ -175,7 +175,7 @@ attnvk_status avk_softmax_compile_check(const char *arch, size_t *cubin_bytes)
     size_t size = 0;
     attnvk_status s = nvrtc_compile(arch, softmax_tuning[0].workgroup_size, &cubin, &size);
     /* the forward's and the backward's entries (cublas_backward.c) */
-    const char *names[16];
+    const char *names[24];
     int n = 0;
     for (int mod = 0; mod < 2; ++mod)
         for (int d = ATTNVK_F32; d <= ATTNVK_BF16; ++d) {
@@ -183,6 +183,7 @@ attnvk_status avk_softmax_compile_check(const char *arch, size_t *cubin_bytes)
             names[n++] = avk_cublas_bwd_entry((attnvk_dtype)d, mod);
         }
     names[n++] = "avk_sink_grad", names[n++] = "avk_convert_f16", names[n++] = "avk_convert_bf16";
+    names[n++] = "avk_fp8_out_f16", names[n++] = "avk_fp8_out_bf16";
     for (int i = 0; i < n && s == ATTNVK_OK; ++i)
         if (!cubin_has(cubin, size, names[i]))
             s = avk_fail(ATTNVK_ERROR_COMPILE, "NVRTC softmax.cu for sm_%s: no %s in the cubin", arch, names[i]);
@@ -193,7 +194,7 @@ attnvk_status avk_softmax_compile_check(const char *arch, size_t *cubin_bytes)
 
 /* Loads the softmax module for dev: from the cubin cache (keyed by source,
  * options, NVRTC and driver versions) or compiled now and stored. */
-static attnvk_status load_softmax(avk_cuda_device *dev, int threads, CUmodule *module)
+attnvk_status avk_softmax_module(avk_cuda_device *dev, int threads, CUmodule *module)
 {
     const avk_nvrtc *rtc = avk_nvrtc_load();
     if (!rtc) return ATTNVK_ERROR_UNAVAILABLE;
@@ -289,7 +290,7 @@ attnvk_status avk_cublas_unfused_prepare(avk_cuda_device *dev, const attnvk_prob
         if (bs == CUBLAS_STATUS_SUCCESS) bs = blas.cublasSetStream_v2(k->handle, (cudaStream_t)dev->stream);
         if (bs != CUBLAS_STATUS_SUCCESS) s = blas_fail(bs, "cublasCreate");
     }
-    if (s == ATTNVK_OK) s = load_softmax(dev, k->threads, &k->module);
+    if (s == ATTNVK_OK) s = avk_softmax_module(dev, k->threads, &k->module);
     if (s == ATTNVK_OK)
         s = avk_cuda_check(dev,
                            dev->cu->cuModuleGetFunction(&k->softmax, k->module, softmax_entry(p->dtype, k->score_mod)),

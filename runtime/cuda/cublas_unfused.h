@@ -21,6 +21,10 @@ const char *avk_cublas_version_text(void);
  * every entry the host launches in the cubin: the host-side check the tests
  * run without a GPU. */
 attnvk_status avk_softmax_compile_check(const char *arch, size_t *cubin_bytes);
+/* Loads native/softmax.cu's module for dev (threads a block of its row kernels): from the cubin
+ * cache or compiled now and stored; dev's context is current. cuDNN's FP8 row takes its
+ * avk_fp8_out_* conversions from it. */
+attnvk_status avk_softmax_module(avk_cuda_device *dev, int threads, CUmodule *module);
 
 typedef struct avk_cublas_unfused avk_cublas_unfused;
 

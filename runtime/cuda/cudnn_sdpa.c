@@ -13,6 +13,7 @@
 #include "cuda/cudnn_scores.h"
 #include "cuda/cudnn_sdpa_bwd.h"
 #include "cuda/cudnn_sdpa_fp8.h"
+#include "cuda/cublas_unfused.h" /* avk_softmax_module: the e4m3 O conversion */
 #include "core/q_format.h"
 #include "core/dynlib.h"
 #include "core/error.h"
@@ -72,11 +73,12 @@ const char *avk_cudnn_version_text(void) { return dnn_version; }
 
 /* Adds the SDPA forward operations for p; v holds the by-value scalars'
  * host values. real_stats: stats (log-sum-exp) is a bound tensor instead of a
- * virtual one (some engines want it). */
-static void build_sdpa(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v, int real_stats)
+ * virtual one (some engines want it); o_e4m3: the FP8 graph writes O in e4m3. */
+static void build_sdpa(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v, int real_stats,
+                       int o_e4m3)
 {
     if (avk_q_is_fp8(p)) {
-        avk_dnn_build_sdpa_fp8(b, p, v, real_stats);
+        avk_dnn_build_sdpa_fp8(b, p, v, real_stats, o_e4m3);
         return;
     }
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
@@ -201,7 +203,7 @@ attnvk_status avk_cudnn_sdpa_check_descriptors(const attnvk_problem *p, int *ops
     avk_dnn_score_values values;
     avk_dnn_score_values_init(p, &values);
     avk_dnn_builder_init(&b, AVK_DNN_UID_FIRST_FREE);
-    build_sdpa(&b, p, &values, 0);
+    build_sdpa(&b, p, &values, 0, 0);
     if (ops) *ops = b.op_count;
     if (!avk_dnn_builder_ok(&b)) {
         char text[512];
@@ -229,6 +231,11 @@ struct avk_cudnn_sdpa {
     CUdeviceptr workspace, stats;
     CUdeviceptr fp8_slots;      /* fp8: the graph's descales, scales and amaxes (AVK_DNN_FP8_SLOTS f32) */
     CUdeviceptr fp8_scales[2];  /* fp8: the q_scales and kv_scales the slots were written from */
+    int o_e4m3;                 /* fp8 on Hopper: the graph writes O (e4m3) to o8, fp8_out converts it */
+    CUdeviceptr o8;
+    float o8_descale;
+    CUmodule helpers;
+    CUfunction fp8_out;
     int64_t workspace_bytes;
     int real_stats;
     int has_mask, has_sinks, has_alibi; /* score inputs the graph reads */
@@ -243,7 +250,8 @@ static void release_memory(avk_cuda_device *dev, avk_cudnn_sdpa *k)
     if (k->workspace) dev->cu->cuMemFree(k->workspace);
     if (k->stats) dev->cu->cuMemFree(k->stats);
     if (k->fp8_slots) dev->cu->cuMemFree(k->fp8_slots);
-    k->workspace = k->stats = k->fp8_slots = 0;
+    if (k->o8) dev->cu->cuMemFree(k->o8);
+    k->workspace = k->stats = k->fp8_slots = k->o8 = 0;
 }
 
 /* One attempt: graph (virtual or bound stats), heuristics, plan. */
@@ -253,7 +261,7 @@ static attnvk_status try_build(avk_cuda_device *dev, avk_cudnn_sdpa *k, const at
     avk_dnn_builder *b = &k->graph;
     avk_dnn_builder_init(b, AVK_DNN_UID_FIRST_FREE);
     k->real_stats = real_stats;
-    build_sdpa(b, p, &k->values, real_stats);
+    build_sdpa(b, p, &k->values, real_stats, k->o_e4m3);
     if (!avk_dnn_builder_ok(b))
         return avk_fail(ATTNVK_ERROR_BACKEND, "cuDNN descriptor '%s': %s", b->failed_at,
                         avk_dnn_text(b->status, text, sizeof text));
@@ -276,6 +284,16 @@ static attnvk_status try_build(avk_cuda_device *dev, avk_cudnn_sdpa *k, const at
                                           "cuDNN fp8 scales");
         if (st != ATTNVK_OK) return st;
     }
+    if (k->o_e4m3) {
+        attnvk_status st = avk_cuda_check(dev, dev->cu->cuMemAlloc(&k->o8, attnvk_o_elements(p)), "cuDNN fp8 O (e4m3)");
+        if (st == ATTNVK_OK && !k->helpers) st = avk_softmax_module(dev, 256, &k->helpers);
+        if (st == ATTNVK_OK)
+            st = avk_cuda_check(dev,
+                                dev->cu->cuModuleGetFunction(&k->fp8_out, k->helpers,
+                                                             p->dtype == ATTNVK_BF16 ? "avk_fp8_out_bf16" : "avk_fp8_out_f16"),
+                                "avk_fp8_out");
+        if (st != ATTNVK_OK) return st;
+    }
     return ATTNVK_OK;
 }
 
@@ -285,6 +303,7 @@ void avk_cudnn_sdpa_release(avk_cuda_device *dev, avk_cudnn_sdpa *k)
     if (avk_cuda_push(dev) == ATTNVK_OK) {
         release_memory(dev, k);
         for (int i = 0; i < 2; ++i) avk_cudnn_bwd_release(dev, k->backward[i]);
+        if (k->helpers && !dev->lost) dev->cu->cuModuleUnload(k->helpers);
         if (k->variant_pack) avk_dnn.cudnnBackendDestroyDescriptor(k->variant_pack);
         avk_dnn_builder_free(&k->graph);
         if (k->handle) avk_dnn.cudnnDestroy(k->handle);
@@ -306,6 +325,7 @@ attnvk_status avk_cudnn_sdpa_prepare(avk_cuda_device *dev, const attnvk_problem 
     k->has_mask = p->mask;
     k->has_sinks = p->sinks;
     k->has_alibi = p->alibi;
+    k->o_e4m3 = avk_q_is_fp8(p) && avk_cudnn_fp8_o_in_e4m3(dev->cc_major);
     s = avk_cuda_push(dev);
     if (s != ATTNVK_OK) {
         free(k);
@@ -338,8 +358,8 @@ attnvk_status avk_cudnn_sdpa_prepare(avk_cuda_device *dev, const attnvk_problem 
     if (info) {
         snprintf(info->variant, sizeof info->variant, "cudnn-%s-engine%lld", dnn_version, (long long)k->engine);
         info->workspace_bytes = (uint64_t)k->workspace_bytes + (k->stats ? (uint64_t)p->batch * p->heads * p->seq_q * 4u : 0u);
-        snprintf(info->params, sizeof info->params, "engine=%lld stats=%s heuristics=A", (long long)k->engine,
-                 k->real_stats ? "bound" : "virtual");
+        snprintf(info->params, sizeof info->params, "engine=%lld stats=%s heuristics=A%s", (long long)k->engine,
+                 k->real_stats ? "bound" : "virtual", k->o_e4m3 ? " o=e4m3+convert" : "");
     }
     *out = k;
     return ATTNVK_OK;
@@ -380,7 +400,7 @@ attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, co
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuDNN FP8 SDPA: the q_scales or kv_scales buffer is missing");
         const CUdeviceptr qs = avk_cuda_ptr(a->q_scales), kvs = avk_cuda_ptr(a->kv_scales);
         if (qs != k->fp8_scales[0] || kvs != k->fp8_scales[1]) {
-            attnvk_status s = avk_cudnn_fp8_bind_scales(dev, &k->problem, qs, kvs, k->fp8_slots);
+            attnvk_status s = avk_cudnn_fp8_bind_scales(dev, &k->problem, qs, kvs, k->fp8_slots, k->o_e4m3, &k->o8_descale);
             if (s != ATTNVK_OK) return s;
             k->fp8_scales[0] = qs, k->fp8_scales[1] = kvs;
         }
@@ -388,7 +408,7 @@ attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, co
     const CUdeviceptr ptrs[BOUND_COUNT] = {avk_cuda_ptr(a->q),
                                            avk_cuda_ptr(a->k),
                                            avk_cuda_ptr(a->v),
-                                           avk_cuda_ptr(a->o),
+                                           k->o_e4m3 ? k->o8 : avk_cuda_ptr(a->o),
                                            k->has_mask ? avk_cuda_ptr(a->mask) : 0,
                                            k->has_sinks ? avk_cuda_ptr(a->sinks) : 0,
                                            k->has_alibi ? avk_cuda_ptr(a->alibi_slopes) : 0};
@@ -400,6 +420,17 @@ attnvk_status avk_cudnn_sdpa_enqueue(avk_cuda_device *dev, avk_cudnn_sdpa *k, co
     if (s != CUDNN_STATUS_SUCCESS) {
         char text[512];
         return avk_fail(avk_dnn_status_kind(s), "cudnnBackendExecute: %s", avk_dnn_text(s, text, sizeof text));
+    }
+    if (k->o_e4m3) { /* O in the problem's dtype, on the stream after the graph (timed with it) */
+        CUdeviceptr src = k->o8, dst = avk_cuda_ptr(a->o);
+        long long n = (long long)attnvk_o_elements(&k->problem);
+        float scale = k->o8_descale;
+        void *args[] = {&src, &dst, &scale, &n};
+        const long long blocks = (n + 255) / 256;
+        return avk_cuda_check(dev,
+                              dev->cu->cuLaunchKernel(k->fp8_out, (unsigned)(blocks < 65535 ? blocks : 65535), 1, 1, 256, 1,
+                                                      1, 0, dev->stream, args, NULL),
+                              "cuLaunchKernel(avk_fp8_out)");
     }
     return ATTNVK_OK;
 }

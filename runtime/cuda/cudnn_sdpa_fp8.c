@@ -3,7 +3,7 @@
  *   S = Q x K^T (e4m3 in, f32 out), S * scale * descale_q * descale_k,
  *   the causal band, P = softmax (f32), amax_s = max |P|,
  *   P8 = P * scale_s (e4m3), O' = P8 x V, O' * descale_s * descale_v,
- *   amax_o = max |O'|, O = O' * scale_o (f16/bf16). */
+ *   amax_o = max |O'|, O = O' * scale_o (f16/bf16; e4m3 on Hopper). */
 #include "cuda/cudnn_sdpa_fp8.h"
 #include "core/error.h"
 #include "core/q_format.h"
@@ -58,9 +58,13 @@ static cudnnBackendDescriptor_t times(avk_dnn_builder *b, const char *name, cudn
     return y;
 }
 
-void avk_dnn_build_sdpa_fp8(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v, int real_stats)
+int avk_cudnn_fp8_o_in_e4m3(int cc_major) { return cc_major == 9; }
+
+void avk_dnn_build_sdpa_fp8(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v, int real_stats,
+                            int o_e4m3)
 {
-    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT, e4m3 = CUDNN_DATA_FP8_E4M3, io = avk_dnn_io_type(p->dtype);
+    const cudnnDataType_t f32 = CUDNN_DATA_FLOAT, e4m3 = CUDNN_DATA_FP8_E4M3;
+    const cudnnDataType_t io = o_e4m3 ? e4m3 : avk_dnn_io_type(p->dtype);
     const int64_t B = p->batch, H = p->heads, Hkv = p->kv_heads, Nq = p->seq_q, Nk = p->seq_kv, D = p->head_dim;
     cudnnBackendDescriptor_t q = avk_dnn_tensor(b, "Q", AVK_DNN_UID_Q, e4m3, avk_dnn_layout_shape(p, H, Nq, D), false);
     cudnnBackendDescriptor_t k =
@@ -97,7 +101,7 @@ static int first_unlike(const float *values, int n)
 }
 
 attnvk_status avk_cudnn_fp8_bind_scales(avk_cuda_device *dev, const attnvk_problem *p, CUdeviceptr q_scales,
-                                        CUdeviceptr kv_scales, CUdeviceptr slots)
+                                        CUdeviceptr kv_scales, CUdeviceptr slots, int o_e4m3, float *o_descale)
 {
     const int H = p->heads, Hkv = p->kv_heads;
     float *qs = malloc(sizeof(float) * (size_t)(H + 2 * Hkv)), *kvs = qs ? qs + H : NULL;
@@ -123,6 +127,9 @@ attnvk_status avk_cudnn_fp8_bind_scales(avk_cuda_device *dev, const attnvk_probl
     }
     values[AVK_DNN_FP8_SCALE_S] = FP8_E4M3_MAX;
     values[AVK_DNN_FP8_DESCALE_S] = 1.0f / FP8_E4M3_MAX;
-    values[AVK_DNN_FP8_SCALE_O] = 1.0f;
+    /* O is a convex mix of V's rows: |O| <= max |V| = descale_v * 448 fits e4m3 once scaled by 1 / descale_v */
+    const float descale_v = values[AVK_DNN_FP8_DESCALE_V] > 0 ? values[AVK_DNN_FP8_DESCALE_V] : 1.0f;
+    values[AVK_DNN_FP8_SCALE_O] = o_e4m3 ? 1.0f / descale_v : 1.0f;
+    *o_descale = o_e4m3 ? descale_v : 1.0f;
     return avk_cuda_check(dev, dev->cu->cuMemcpyHtoD(slots, values, sizeof values), "cuDNN fp8 scales");
 }

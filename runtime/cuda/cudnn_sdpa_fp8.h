@@ -1,6 +1,8 @@
 /* cuDNN's FP8 fused attention (the "cudnn" vendor kernel for fp8 problems,
  * issue #16): the composite graph cudnn-frontend's sdpa_fp8 node lowers
- * itself to, with per-tensor descales. Q, K and V are e4m3, O is f16 or bf16.
+ * itself to, with per-tensor descales. Q, K and V are e4m3, O is f16 or bf16:
+ * on Blackwell straight from the graph, on Hopper (cuDNN 9.19: "FP8 input with
+ * F16 output is only supported on Blackwell") as e4m3 the caller converts.
  * Private to cudnn_sdpa.c, which builds, binds and runs it like the 16-bit
  * graph. */
 #ifndef ATTNVK_CUDNN_SDPA_FP8_H
@@ -17,7 +19,7 @@ typedef enum avk_dnn_fp8_slot {
     AVK_DNN_FP8_DESCALE_V,
     AVK_DNN_FP8_DESCALE_S, /* 1 / SCALE_S */
     AVK_DNN_FP8_SCALE_S,   /* P's scale into e4m3: P in [0, 1] takes the format's range */
-    AVK_DNN_FP8_SCALE_O,   /* 1: O is f16/bf16 */
+    AVK_DNN_FP8_SCALE_O,   /* 1 for f16/bf16 O; e4m3 O: 1 / DESCALE_V (|O| <= max |V| onto the range) */
     AVK_DNN_FP8_AMAX_S,    /* written: max |P| */
     AVK_DNN_FP8_AMAX_O,    /* written: max |O| */
     AVK_DNN_FP8_SLOTS
@@ -30,15 +32,20 @@ typedef enum avk_dnn_fp8_slot {
  * cc_major 0: not known yet (host-side checks). */
 attnvk_status avk_cudnn_fp8_supports(const attnvk_problem *p, int cc_major, size_t version);
 
-/* Adds the FP8 forward's operations for p (v: the by-value scalars). */
-void avk_dnn_build_sdpa_fp8(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v, int real_stats);
+/* Whether the graph writes O in e4m3 on a device of this compute capability (Hopper). */
+int avk_cudnn_fp8_o_in_e4m3(int cc_major);
+
+/* Adds the FP8 forward's operations for p (v: the by-value scalars); o_e4m3: O in e4m3. */
+void avk_dnn_build_sdpa_fp8(avk_dnn_builder *b, const attnvk_problem *p, avk_dnn_score_values *v, int real_stats,
+                            int o_e4m3);
 
 /* The slots' values for these inputs: reads the per-head scales (q_scales f32
  * [H], kv_scales f32 [2][H_kv]) from the device and fails, with the heads
  * named, unless each tensor has one scale (cuDNN takes one per tensor); then
- * writes the descales and scales into slots (AVK_DNN_FP8_SLOTS floats).
+ * writes the descales and scales into slots (AVK_DNN_FP8_SLOTS floats);
+ * o_e4m3: O's scale for e4m3, and *o_descale what turns it back (else 1).
  * dev's context is current; synchronous (a variant pack's rebind only). */
 attnvk_status avk_cudnn_fp8_bind_scales(avk_cuda_device *dev, const attnvk_problem *p, CUdeviceptr q_scales,
-                                        CUdeviceptr kv_scales, CUdeviceptr slots);
+                                        CUdeviceptr kv_scales, CUdeviceptr slots, int o_e4m3, float *o_descale);
 
 #endif

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# For session 31 (last call): the wgmma backward as it lands (no rotation, no bulk dQ: s31d measured
+# neither helping), checked (test_cuda_backward, both bodies) and timed beside cuDNN with its
+# same-run A/B: interior tiles unmasked (default) vs every tile masked (AVK_BWD_EDGE=0), and the
+# mma.sync body. Then cuDNN's FP8 row on Hopper (O in e4m3, converted) beside attnvk's FP8 forward.
+#     bash tools/h100/s31e.sh   (carry .gpu and build-h100; DEADLINE seconds, default 380)
+set -u
+out=${OUT:-/tmp/s31e-out}
+source tools/h100/bench-lib.sh
+start=$SECONDS deadline=${DEADLINE:-380}
+left() { echo $((deadline - (SECONDS - start))); }
+B=build-h100
+for mode in wgmma mma; do
+  w=1; [ $mode = mma ] && w=0
+  ( time ATTNVK_CUDA_BWD_WGMMA=$w timeout 150 $B/tests/cuda/test_cuda_backward ) > "$out/test-bwd-$mode.log" 2>&1
+  echo "test_cuda_backward ($mode) rc=$?: $(grep -E 'passed|PASS|FAIL' "$out/test-bwd-$mode.log" | tail -2 | tr '\n' ' ')"
+  grep -E "FAIL" "$out/test-bwd-$mode.log" | head -6 | cut -c1-220
+done
+export BENCH_TIMEOUT=150
+f8="--api cuda --dtype fp8 --impl attnvk,cudnn --min-time 0.5"
+[ "$(left)" -gt 40 ] && bench fp8-d128-n8k $f8 --batch 2 --heads 16 --head-dim 128 --seq 8192
+[ "$(left)" -gt 40 ] && bench fp8-d128-n16k-causal $f8 --batch 1 --heads 16 --head-dim 128 --seq 16384 --causal
+d128="--api cuda --dtype f16 --pass bwd --min-time 0.5 --batch 4 --heads 16 --head-dim 128 --seq 4096"
+[ "$(left)" -gt 60 ] && bench bwd-d128-n4k $d128 --impl attnvk,cudnn
+[ "$(left)" -gt 40 ] && ATTNVK_CUDA_DEFINES=-DAVK_BWD_EDGE=0 bench bwd-d128-n4k-edge0 $d128 --impl attnvk
+[ "$(left)" -gt 40 ] && ATTNVK_CUDA_BWD_WGMMA=0 bench bwd-d128-n4k-mma $d128 --impl attnvk
+[ "$(left)" -gt 50 ] && bench bwd-d64-n4k --api cuda --dtype f16 --pass bwd --min-time 0.5 --batch 4 --heads 32 --head-dim 64 --seq 4096 --impl attnvk,cudnn
+[ "$(left)" -gt 50 ] && bench bwd-d128-n4k-causal $d128 --causal --impl attnvk,cudnn
+echo "== done at $((SECONDS - start)) s"
+cd "$out" && tar -czf /tmp/s31e.tar.gz . && find . -mindepth 1 -delete && mv /tmp/s31e.tar.gz .
