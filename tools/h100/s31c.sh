@@ -9,14 +9,8 @@ set -u
 out=${OUT:-/tmp/s31c-out}
 source tools/h100/bench-lib.sh
 start=$SECONDS deadline=${DEADLINE:-400}
-left() { echo $((deadline - (SECONDS - start))); }
-B=build-h100
-for mode in wgmma mma; do
-  w=1; [ $mode = mma ] && w=0
-  ( time ATTNVK_CUDA_BWD_WGMMA=$w timeout 150 $B/tests/cuda/test_cuda_backward ) > "$out/test-bwd-$mode.log" 2>&1
-  echo "test_cuda_backward ($mode) rc=$?: $(grep -E 'passed|PASS|FAIL' "$out/test-bwd-$mode.log" | tail -2 | tr '\n' ' ')"
-  grep -E "FAIL" "$out/test-bwd-$mode.log" | head -6 | cut -c1-220
-done
+test_backward wgmma ATTNVK_CUDA_BWD_WGMMA=1
+test_backward mma ATTNVK_CUDA_BWD_WGMMA=0
 b="--api cuda --dtype f16 --pass bwd --min-time 0.5 --batch 4 --heads 16 --head-dim 128 --seq 4096"
 export BENCH_TIMEOUT=150
 [ "$(left)" -gt 60 ] && bench bwd-d128-n4k $b --impl attnvk,cudnn

@@ -4,22 +4,15 @@
 # their dQ to different rows), interior tiles unmasked, and dQ as bulk reductions from shared memory
 # (AVK_BWD_BULK_DQ=1, off by default until measured). test_cuda_backward for the default, bulk dQ and
 # the mma.sync body, then the bench beside cuDNN.
+# (Both switches were removed after this call: neither helped; bench/results/cuda-2026-12-06-s31.)
 #     bash tools/h100/s31d.sh   (carry .gpu and build-h100; DEADLINE seconds, default 420)
 set -u
 out=${OUT:-/tmp/s31d-out}
 source tools/h100/bench-lib.sh
 start=$SECONDS deadline=${DEADLINE:-420}
-left() { echo $((deadline - (SECONDS - start))); }
-B=build-h100
-tst() { # tag, then env assignments
-  local tag=$1; shift
-  ( time env "$@" timeout 150 $B/tests/cuda/test_cuda_backward ) > "$out/test-bwd-$tag.log" 2>&1
-  echo "test_cuda_backward ($tag) rc=$?: $(grep -E 'passed|PASS|FAIL' "$out/test-bwd-$tag.log" | tail -2 | tr '\n' ' ')"
-  grep -E "FAIL" "$out/test-bwd-$tag.log" | head -6 | cut -c1-220
-}
-tst wgmma ATTNVK_CUDA_BWD_WGMMA=1
-tst bulk ATTNVK_CUDA_DEFINES=-DAVK_BWD_BULK_DQ=1
-tst mma ATTNVK_CUDA_BWD_WGMMA=0
+test_backward wgmma ATTNVK_CUDA_BWD_WGMMA=1
+test_backward bulk ATTNVK_CUDA_DEFINES=-DAVK_BWD_BULK_DQ=1
+test_backward mma ATTNVK_CUDA_BWD_WGMMA=0
 export BENCH_TIMEOUT=150
 d128="--api cuda --dtype f16 --pass bwd --min-time 0.5 --batch 4 --heads 16 --head-dim 128 --seq 4096"
 d64="--api cuda --dtype f16 --pass bwd --min-time 0.5 --batch 4 --heads 32 --head-dim 64 --seq 4096"
