@@ -160,9 +160,9 @@ AVK_DEVICE void avk_bwd_gemm_tt(float (&c)[N][4], avk_u32 a_lane, avk_u32 b_lane
 }
 
 /* The walk over the query tiles that see keys [k0, k0 + BC): the group's heads in order, each
- * head's tiles in order (the key blocks that run at once add their dQ to the same rows while
- * L2 holds them). Start at avk_bwd_walk_begin; avk_bwd_next_tile steps to the next (h, i0),
- * false past the last. The same for every thread. */
+ * head's tiles in order (s31d: starting each key block at another tile was no faster). Start at
+ * avk_bwd_walk_begin; avk_bwd_next_tile steps to the next (h, i0), false past the last. The
+ * same for every thread. */
 struct avk_bwd_walk {
     int h, n, i0; /* head, tiles of it stepped (-1 before the first), the tile's first row */
 };
