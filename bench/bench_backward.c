@@ -236,10 +236,14 @@ static attnvk_status timed_forward(bwd_job *j, double *ms)
     return attnvk_kernel_run_tensors(j->kernel, &j->fwd, 0, 0, ms);
 }
 
-static attnvk_status timed_backward(bwd_job *j, double *ms)
+/* info (may be NULL): what the backward's kernels were */
+static attnvk_status timed_backward(bwd_job *j, double *ms, attnvk_kernel_info *info)
 {
     *ms = 0;
-    return attnvk_kernel_backward(j->kernel, &j->fwd, &j->grad, NULL, ms);
+    attnvk_backward_options o;
+    attnvk_backward_options_init(&o);
+    o.info = info;
+    return attnvk_kernel_backward(j->kernel, &j->fwd, &j->grad, &o, ms);
 }
 
 /* The checked run: forward (fwd+bwd: O checked), then the backward on poisoned
@@ -258,7 +262,8 @@ static attnvk_status checked_run(bwd_job *j, const bench_grad_workload *w, bench
     if (s == ATTNVK_OK) s = poison(j, j->grad.dq, attnvk_q_elements(p));
     if (s == ATTNVK_OK) s = poison(j, j->grad.dk, attnvk_kv_elements(p));
     if (s == ATTNVK_OK) s = poison(j, j->grad.dv, attnvk_v_elements(p));
-    if (s == ATTNVK_OK) s = timed_backward(j, &bwd_ms);
+    if (s == ATTNVK_OK) s = timed_backward(j, &bwd_ms, &r->bwd_kernel);
+    r->have_bwd_kernel = s == ATTNVK_OK && r->bwd_kernel.variant[0] != '\0';
     for (int g = BENCH_GRAD_DQ; g <= BENCH_GRAD_DV && s == ATTNVK_OK; ++g) {
         s = check_gradient(j, w, g, &r->grad_check[g]);
         if (s == ATTNVK_OK) r->have_grad |= 1u << g;
@@ -291,7 +296,7 @@ static attnvk_status run_sample(bwd_job *j, const bench_record *r, double *fwd_m
     *fwd_ms = *bwd_ms = 0;
     attnvk_status s = ATTNVK_OK;
     if (r->pass == BENCH_PASS_FWD_BWD && !stop_requested(j)) s = timed_forward(j, fwd_ms);
-    if (s == ATTNVK_OK && !stop_requested(j)) s = timed_backward(j, bwd_ms);
+    if (s == ATTNVK_OK && !stop_requested(j)) s = timed_backward(j, bwd_ms, NULL);
     return s;
 }
 
@@ -444,7 +449,7 @@ void bench_backward_run(bench_target *t, const attnvk_impl_info *impl, const ben
     if (r->status == BENCH_SKIPPED || r->status == BENCH_UNAVAILABLE) { /* no partial results */
         bench_record_free(r);
         r->have_stats = r->have_check = r->have_pass_stats = 0;
-        r->have_grad = 0;
+        r->have_grad = r->have_bwd_kernel = 0;
     }
     bench_derive_metrics(t, r);
     /* GB/s: what the backward reads and writes at least (Q, K, V, O, LSE, dO in; dQ, dK, dV out), plus

@@ -424,6 +424,16 @@ static cJSON *record_json(const bench_results *res, const bench_record *r)
         for (int i = 0; i < BENCH_GRAD_COUNT; ++i)
             if (r->have_grad & (1u << i)) cJSON_AddItemToObject(g, bench_grad_name(i), check_json(&r->grad_check[i]));
     }
+    if (r->have_bwd_kernel) { /* what the backward ran (variant, tile_br, ...: the forward's kernel) */
+        const attnvk_kernel_info *b = &r->bwd_kernel;
+        cJSON *k = cJSON_AddObjectToObject(o, "backward_kernel");
+        cJSON_AddStringToObject(k, "implementation", b->implementation);
+        cJSON_AddStringToObject(k, "variant", b->variant);
+        add_int_or_null(k, "tile_br", b->tile_br > 0, b->tile_br);
+        add_int_or_null(k, "tile_bc", b->tile_bc > 0, b->tile_bc);
+        add_int_or_null(k, "workgroup_size", b->workgroup_size > 0, b->workgroup_size);
+        cJSON_AddStringToObject(k, "params", b->params);
+    }
     if (r->have_pass_stats) { /* fwd+bwd: stats and samples_ms are their sums */
         cJSON_AddItemToObject(o, "forward_stats", stats_json(&r->fwd_stats));
         cJSON_AddItemToObject(o, "backward_stats", stats_json(&r->bwd_stats));

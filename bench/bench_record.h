@@ -47,6 +47,8 @@ typedef struct bench_record {
     double rel_l2_dequantized;
     int have_kernel;             /* prepare succeeded: kernel describes what ran */
     attnvk_kernel_info kernel;
+    int have_bwd_kernel;         /* bwd, fwd+bwd: the backward said what ran (attnvk_backward_options.info) */
+    attnvk_kernel_info bwd_kernel;
 
     double *samples_ms;          /* malloc'd; one sample = the sum of its chunk dispatches */
     int nsamples;

@@ -37,6 +37,7 @@ typedef struct avk_backward_dispatch {
     avk_dispatch fwd;
     avk_bbuf *d_o, *dq, *dk, *dv, *d_sinks;
     int deterministic; /* no floating-point atomics: bit-identical runs */
+    attnvk_kernel_info *info; /* never NULL, zeroed: the backend describes what ran there (or leaves it) */
 } avk_backward_dispatch;
 
 /* Ring attention's merge (core/ring.c): folds one block's partial result

@@ -73,9 +73,15 @@ attnvk_status attnvk_kernel_backward(attnvk_kernel *k, const attnvk_tensors *fwd
     args.deterministic = o.deterministic != 0;
     s = avk_device_settle(k->dev);
     if (s != ATTNVK_OK) return s;
+    attnvk_kernel_info info;
+    memset(&info, 0, sizeof info);
+    args.info = &info;
     double ms = 0;
     s = be->backward(k->dev->bdev, k->bkernel, &args, &ms);
     if (device_ms) *device_ms = ms;
+    if (s == ATTNVK_OK && opts && opts->struct_size >= offsetof(attnvk_backward_options, info) + sizeof opts->info &&
+        opts->info)
+        *opts->info = info;
     return s;
 }
 

@@ -179,6 +179,18 @@ void avk_native_bwd_defines(const avk_native_bwd_config *c, char *out, size_t n)
              c->threads, c->score_mod);
 }
 
+void avk_native_bwd_describe(const avk_native_bwd_config *c, int atomic_dq, attnvk_kernel_info *info)
+{
+    snprintf(info->implementation, sizeof info->implementation, "attnvk");
+    snprintf(info->variant, sizeof info->variant, "bwd-%s", c->mma == 2 ? "wgmma" : c->mma ? "mma" : "simt");
+    info->tile_br = c->bq, info->tile_bc = c->bc;
+    info->workgroup_size = avk_native_bwd_threads(c, atomic_dq ? AVK_BWD_DKDV_DQ : AVK_BWD_DKDV);
+    info->split_kv = 1;
+    snprintf(info->params, sizeof info->params, "dq=%s qb=%d kb=%d wn=%d dq_threads=%d",
+             atomic_dq ? "atomics" : "kernel", c->qb, c->kb, c->wn > 0 ? c->wn : 1,
+             atomic_dq ? 0 : avk_native_bwd_threads(c, AVK_BWD_DQ));
+}
+
 static unsigned blocks(int n, int per) { return (unsigned)((n + per - 1) / per); }
 
 /* the kernels' one argument: the forward's (one head per CTA, every query
@@ -239,5 +251,6 @@ attnvk_status avk_native_backward(const avk_native_driver *d, void *ctx, const a
     }
     if (s == ATTNVK_OK) s = d->time_end(ctx, device_ms);
     d->free(ctx, work);
+    if (s == ATTNVK_OK) avk_native_bwd_describe(c, atomic_dq, a->info);
     return s;
 }

@@ -71,6 +71,11 @@ size_t avk_native_bwd_static_smem(const avk_native_bwd_device *dev, const avk_na
 /* "-DAVK_D=128 -DAVK_DV=128 ..." (space separated) for NVRTC, hipcc, hipRTC */
 void avk_native_bwd_defines(const avk_native_bwd_config *c, char *out, size_t n);
 
+/* What a run of c did, for attnvk_backward_options.info: variant bwd-wgmma, bwd-mma or bwd-simt,
+ * tile_br the query rows of a dK/dV tile, tile_bc its keys, workgroup_size its threads; params
+ * say where dQ came from (atomics in the dK/dV kernel, or the deterministic dQ kernel). */
+void avk_native_bwd_describe(const avk_native_bwd_config *c, int atomic_dq, attnvk_kernel_info *info);
+
 /* One backward run of nk's problem with the functions of cfg: D_i (and the
  * sink shares), dK/dV, dQ, d(sink), on the device's stream, timed; its f32
  * workspace allocated and freed around it. The mma body's default adds dQ by

@@ -404,6 +404,8 @@ static attnvk_status cpu_backward(avk_bdev *dev, avk_bkernel *k, const avk_backw
         s = avk_cpu_backward_run(&job);
     }
     *device_ms = now_ms() - t0;
+    snprintf(a->info->implementation, sizeof a->info->implementation, "%s", k->kind == CPU_REFERENCE ? "reference" : "attnvk");
+    snprintf(a->info->variant, sizeof a->info->variant, "%s", k->kind == CPU_REFERENCE ? "bwd-float64" : "bwd-flash-f32");
     return s;
 }
 

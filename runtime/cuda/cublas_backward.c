@@ -15,6 +15,7 @@
 #include "core/kv_cache.h" /* avk_problem_features */
 
 #include <stdint.h>
+#include <stdio.h>
 
 const char *avk_cublas_bwd_entry(attnvk_dtype d, int mod)
 {
@@ -178,5 +179,10 @@ attnvk_status avk_cublas_unfused_backward(avk_cuda_device *dev, avk_cublas_unfus
     if (s != ATTNVK_OK) return s;
     cublas_steps c = {.dev = dev, .k = k, .a = a, .o = operands_of(k, a)};
     const avk_unfused_backward_steps steps = {.ctx = &c, .gemm = step_gemm, .rows = step_rows, .convert = step_convert};
-    return avk_unfused_backward_run(&k->problem, &k->plan, &steps);
+    s = avk_unfused_backward_run(&k->problem, &k->plan, &steps);
+    if (s == ATTNVK_OK) {
+        snprintf(a->info->implementation, sizeof a->info->implementation, "cublas");
+        snprintf(a->info->variant, sizeof a->info->variant, "cublas-unfused-bwd");
+    }
+    return s;
 }

@@ -441,5 +441,9 @@ attnvk_status avk_cudnn_sdpa_backward(avk_cuda_device *dev, avk_cudnn_sdpa *k, c
     attnvk_status s = avk_cudnn_bwd_supports(&k->problem, dev->cc_major, det, a->d_sinks != NULL);
     if (s == ATTNVK_OK && !k->backward[det]) s = avk_cudnn_bwd_prepare(dev, k->handle, &k->problem, det, &k->backward[det]);
     if (s == ATTNVK_OK) s = avk_cudnn_bwd_run(dev, k->handle, k->backward[det], a);
+    if (s == ATTNVK_OK) {
+        snprintf(a->info->implementation, sizeof a->info->implementation, "cudnn");
+        snprintf(a->info->variant, sizeof a->info->variant, "cudnn-%s-bwd%s", dnn_version, det ? "-deterministic" : "");
+    }
     return s;
 }

@@ -247,5 +247,10 @@ attnvk_status avk_cl_backward(avk_bdev *dev, avk_bkernel *k, avk_cl_bwd **bwd, c
     if (s == ATTNVK_OK) s = run(dev, k, *bwd, a, delta, share, ms);
     if (delta) avk_cl.ReleaseMemObject(delta);
     if (share) avk_cl.ReleaseMemObject(share);
+    const avk_cl_bwd_config *c = &(*bwd)->cfg;
+    snprintf(a->info->implementation, sizeof a->info->implementation, "attnvk");
+    snprintf(a->info->variant, sizeof a->info->variant, "bwd-%s", c->mma == 1 ? "mma" : c->mma ? "mma-emu" : "portable");
+    a->info->tile_br = c->bq, a->info->tile_bc = c->bc, a->info->workgroup_size = c->wg, a->info->split_kv = 1;
+    snprintf(a->info->params, sizeof a->info->params, "dq=kernel qb=%d kb=%d unroll=%d", c->qb, c->kb, c->unroll);
     return s;
 }

@@ -192,5 +192,9 @@ attnvk_status avk_clblast_backward(avk_bdev *dev, avk_bkernel *k, const avk_back
     free(off);
     free(coef);
     avk_unfused_plan_free(&plan);
+    if (s == ATTNVK_OK) {
+        snprintf(a->info->implementation, sizeof a->info->implementation, "clblast");
+        snprintf(a->info->variant, sizeof a->info->variant, "clblast-unfused-bwd");
+    }
     return s;
 }

@@ -174,6 +174,13 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
         s = vk_submit_timed(dev, &ms);
         if (s == ATTNVK_OK && device_ms) *device_ms = ms;
     }
+    if (s == ATTNVK_OK) { /* the portable body: each workgroup keeps `keep` rows and streams `stream` a step */
+        snprintf(a->info->implementation, sizeof a->info->implementation, "attnvk");
+        snprintf(a->info->variant, sizeof a->info->variant, "bwd-portable%s", t.unroll ? "-unroll" : "");
+        a->info->tile_br = (int)t.stream, a->info->tile_bc = (int)t.keep, a->info->workgroup_size = (int)t.wg;
+        a->info->split_kv = 1;
+        snprintf(a->info->params, sizeof a->info->params, "dq=kernel shared_bytes=%u", t.shared_bytes);
+    }
     vk_buffer_free(dev, stats);
     vk_buffer_free(dev, share);
     return s;

@@ -67,6 +67,9 @@ def test_cpu_passes():
         expect(r["check"] == g[g["worst"]] and all(g[k]["rows_checked"] > 0 for k in grads),
                f"{what}: check is the worst gradient's ({g['worst']}), rows counted")
         expect(r["tflops"] > 0 and r["gbytes_per_s"] > 0 and r["roofline"] is None, f"{what}: throughput, no roofline")
+        k = r.get("backward_kernel") or {}
+        expect(k.get("variant") == "bwd-flash-f32" and r["variant"] == "flash-f32",
+               f"{what}: backward_kernel names the backward's kernel beside the forward's variant: {k}")
         if pass_ == "fwd+bwd":
             f, b, t = r["forward_stats"], r["backward_stats"], r["stats"]
             expect(f["median_ms"] > 0 and b["median_ms"] > 0 and t["median_ms"] > 0
@@ -110,6 +113,9 @@ def test_vulkan_passes():
            f"{stderr.strip()[-200:]}")
     g = r["grad_check"] if r and r["status"] == "ok" else {}
     expect(all(k in g and g[k]["passed"] for k in ["dq", "dk", "dv", "o"]), "vulkan: grad_check dq, dk, dv, o passed")
+    k = (r or {}).get("backward_kernel") or {}
+    expect(k.get("variant", "").startswith("bwd-portable") and k.get("tile_bc", 0) > 0 and k.get("workgroup_size", 0) > 0,
+           f"vulkan: backward_kernel says the body, its tiles and workgroup: {k}")
 
 
 def test_opencl_records():
@@ -121,6 +127,9 @@ def test_opencl_records():
         if r["api"] == "opencl" and r["implementation"] == "attnvk":  # has one (opencl/flash_bwd.cl)
             expect(r["status"] == "ok" and r["check"] is not None and r["check"]["passed"],
                    f"opencl attnvk: checked ok: {r['status']} {r['reason']}")
+            k = r.get("backward_kernel") or {}
+            expect(k.get("variant", "").startswith("bwd-") and "qb=" in k.get("params", ""),
+                   f"opencl attnvk: backward_kernel with its tiles: {k}")
         elif r["status"] == "ok":  # CLBlast's unfused backward where it runs (f32): checked
             expect(r["check"] is not None and r["check"]["passed"], f"{r['api']} {r['implementation']}: ok and checked")
         else:

@@ -463,6 +463,8 @@ typedef struct attnvk_backward_options {
     size_t struct_size;          /* sizeof(attnvk_backward_options) */
     int deterministic;           /* 1: no floating-point atomics: two runs give bit-identical gradients
                                     (the CPU always is) */
+    attnvk_kernel_info *info;    /* out, when set: the backward's kernels, written on success
+                                    (variant "" where the backend does not say) */
 } attnvk_backward_options;
 void attnvk_backward_options_init(attnvk_backward_options *o);
 /* FlashAttention-2's backward pass of k's problem, synchronous: fwd holds the
