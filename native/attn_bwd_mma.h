@@ -159,30 +159,19 @@ AVK_DEVICE void avk_bwd_gemm_tt(float (&c)[N][4], avk_u32 a_lane, avk_u32 b_lane
     }
 }
 
-/* The walk over the query tiles that see keys [k0, k0 + BC): the group's heads in order, each
- * head's tiles in order (s31d: starting each key block at another tile was no faster). Start at
- * avk_bwd_walk_begin; avk_bwd_next_tile steps to the next (h, i0), false past the last. The
- * same for every thread. */
-struct avk_bwd_walk {
-    int h, n, i0; /* head, tiles of it stepped (-1 before the first), the tile's first row */
-};
-AVK_DEVICE avk_bwd_walk avk_bwd_walk_begin(const avk_attn_params &p, int g)
+/* (h, i0) -> the group's next query tile that sees keys [k0, k0 + BC) (heads in order, tiles
+ * in order; s31d: starting each key block at another tile was no faster); false past the last.
+ * Start at h = the group's first head, i0 = -BQ. The same for every thread. */
+AVK_DEVICE bool avk_bwd_next_tile(const avk_attn_params &p, int b, int g, int k0, int &h, int &i0)
 {
-    avk_bwd_walk t;
-    t.h = g * (int)p.group, t.n = -1, t.i0 = 0;
-    return t;
-}
-AVK_DEVICE bool avk_bwd_next_tile(const avk_attn_params &p, int b, int g, int k0, avk_bwd_walk &t)
-{
-    const int tiles = ((int)p.seq_q + BQ - 1) / BQ;
-    if (tiles <= 0) return false;
+    if ((int)p.seq_q <= 0) return false;
     for (;;) {
-        if (++t.n >= tiles) {
-            t.n = 0;
-            if (++t.h >= (g + 1) * (int)p.group) return false;
+        i0 += BQ;
+        if (i0 >= (int)p.seq_q) {
+            i0 = 0;
+            if (++h >= (g + 1) * (int)p.group) return false;
         }
-        t.i0 = t.n * BQ;
-        if (!avk_bwd_disjoint(p, avk_bwd_work(p, b, t.h), t.i0, min(t.i0 + BQ, (int)p.seq_q), k0, k0 + BC)) return true;
+        if (!avk_bwd_disjoint(p, avk_bwd_work(p, b, h), i0, min(i0 + BQ, (int)p.seq_q), k0, k0 + BC)) return true;
     }
 }
 
@@ -200,8 +189,7 @@ AVK_DEVICE void avk_bwd_issue_rows(const avk_bwd_params &a, int b, int h, int i0
 /* S^T and dP^T of a warp's 16 keys (key_a, key_a + 8: rows quad_row + 8 (e / 2)) against N
  * n-tiles of query columns (n * 8 + quad_col * 2 + e % 2, from query i0): each column's two
  * keys through the hook (G 1, stride 8), then s becomes P^T and dp dS^T.
- * sL and sDel: the columns' LSE (as stored) and D_i; columns past Nq take P = 0 whatever
- * their LSE holds. */
+ * sL and sDel: the columns' LSE in the log2 domain (+inf past Nq: P = 0) and D_i. */
 template <int N>
 AVK_DEVICE void avk_bwd_tile_grads(const avk_attn_params &p, const avk_work &w, float (&s)[N][4], float (&dp)[N][4],
                                    const float *sL, const float *sDel, int i0, int key_a, float sc, float cap_in,
@@ -214,7 +202,7 @@ AVK_DEVICE void avk_bwd_tile_grads(const avk_attn_params &p, const avk_work &w, 
             const int q = n * 8 + quad_col * 2 + c;
             float y[2] = {s[n][c], s[n][2 + c]};
             avk_score_mod<2, 1, 8>(p, avk_row(p, w, i0 + q, p.scale_log2), y, key_a, p.scale_log2, true);
-            const float lse2 = i0 + q < (int)p.seq_q ? avk_bwd_lse2_of(sL[q]) : AVK_POS_INF, del = sDel[q];
+            const float lse2 = sL[q], del = sDel[q];
 #pragma unroll
             for (int e = 0; e < 2; ++e)
                 avk_bwd_grad(s[n][2 * e + c], y[e], dp[n][2 * e + c], sc, lse2, del, cap_in, s[n][2 * e + c],
@@ -344,17 +332,17 @@ AVK_DEVICE void avk_bwd_dkdv_body(const avk_bwd_params &a)
         const int valid = min(BQ, (int)p.seq_q - i0);
         for (int r = threadIdx.x; r < BQ; r += NT) {
             const long long row = avk_bwd_row(p, b, h, i0 + r);
-            sL0[st * BQ + r] = r < valid ? ((const float *)p.lse)[row] : 0.f;
+            sL0[st * BQ + r] = r < valid ? avk_bwd_lse2(a, row) : AVK_POS_INF;
             sDel0[st * BQ + r] = r < valid ? ((const float *)a.delta)[row] : 0.f;
         }
     };
-    avk_bwd_walk t = avk_bwd_walk_begin(p, g);
-    bool have = avk_bwd_next_tile(p, b, g, k0, t);
-    if (have) issue(t.h, t.i0, 0);
+    int h = g * (int)p.group, i0 = -BQ;
+    bool have = avk_bwd_next_tile(p, b, g, k0, h, i0);
+    if (have) issue(h, i0, 0);
     for (int st = 0; have; st ^= 1) {
-        const int cur_h = t.h, cur_i0 = t.i0;
-        have = avk_bwd_next_tile(p, b, g, k0, t);
-        if (have) issue(t.h, t.i0, st ^ 1); /* its stage was consumed before the last barrier */
+        const int cur_h = h, cur_i0 = i0;
+        have = avk_bwd_next_tile(p, b, g, k0, h, i0);
+        if (have) issue(h, i0, st ^ 1); /* its stage was consumed before the last barrier */
         if (have)
             AVK_CP_ASYNC_WAIT(1);
         else

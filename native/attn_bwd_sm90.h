@@ -94,7 +94,7 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
 #pragma unroll
     for (int n = 0; n < DV / 8; ++n) dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.f;
 
-    /* a tile's Q, dO and its rows' LSE and D_i into stage st, one cp.async group (rows past Nq zero) */
+    /* a tile's Q, dO and its rows' LSE (raw) and D_i into stage st, one cp.async group (rows past Nq zero) */
     auto issue = [&](int h_, int i0_, int st) {
         const avk_u32 q_at = aQ0 + st * STAGE_BYTES;
         avk_bwd_issue_rows<NT, true>(a, b, h_, i0_, q_at, q_at + SQ_BYTES);
@@ -106,17 +106,20 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
         }
         avk_cp_async_commit();
     };
-    avk_bwd_walk t = avk_bwd_walk_begin(p, g);
-    bool have = avk_bwd_next_tile(p, b, g, k0, t);
-    if (have) issue(t.h, t.i0, 0);
+    int h = g * (int)p.group, i0 = -BQ;
+    bool have = avk_bwd_next_tile(p, b, g, k0, h, i0);
+    if (have) issue(h, i0, 0);
     for (int st = 0; have; st ^= 1) {
         AVK_CP_ASYNC_WAIT(0);
+        /* the LSE arrived as the forward wrote it: into the log2 domain, +inf past Nq (P = 0) */
+        for (int r = threadIdx.x; r < BQ; r += NT)
+            sL0[st * BQ + r] = i0 + r < (int)p.seq_q ? avk_bwd_lse2_of(sL0[st * BQ + r]) : AVK_POS_INF;
         avk_fence_proxy_async();
         /* every thread is past the last tile (its MMAs waited for): its stage and dS^T are free */
         __syncthreads();
-        const int cur_h = t.h, cur_i0 = t.i0;
-        have = avk_bwd_next_tile(p, b, g, k0, t);
-        if (have) issue(t.h, t.i0, st ^ 1); /* in flight during this tile */
+        const int cur_h = h, cur_i0 = i0;
+        have = avk_bwd_next_tile(p, b, g, k0, h, i0);
+        if (have) issue(h, i0, st ^ 1); /* in flight during this tile */
         const avk_work w = avk_bwd_work(p, b, cur_h);
         const avk_u32 q_st = aQ0 + st * STAGE_BYTES, do_st = q_st + SQ_BYTES;
         const float *sL = sL0 + st * BQ, *sDel = sDel0 + st * BQ;
@@ -161,7 +164,10 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
         if (DQ && !(AVK_BWD_X & 1)) {
             avk_fence_proxy_async(); /* dS^T's stores, then the async proxy's reads */
             __syncthreads();
-            for (int job = wg; job < DQ_JOBS; job += WG_KEYS) {
+#pragma unroll
+            for (int j = 0; j < (DQ_JOBS + WG_KEYS - 1) / WG_KEYS; ++j) {
+                const int job = wg + j * WG_KEYS;
+                if (DQ_JOBS % WG_KEYS && job >= DQ_JOBS) break; /* warpgroup-uniform */
                 const int mq = job % (BQ / 64), nd = job / (BQ / 64);
                 float dq[8][4];
                 avk_wgmma_fence();
