@@ -195,7 +195,7 @@ attnvk_status avk_cudnn_sdpa_supports(const attnvk_problem *p, int cc_major)
     return ATTNVK_OK;
 }
 
-attnvk_status avk_cudnn_sdpa_check_descriptors(const attnvk_problem *p, int *ops)
+attnvk_status avk_cudnn_sdpa_check_descriptors(const attnvk_problem *p, int cc_major, int *ops)
 {
     attnvk_status s = avk_cudnn_load();
     if (s != ATTNVK_OK) return s;
@@ -203,7 +203,7 @@ attnvk_status avk_cudnn_sdpa_check_descriptors(const attnvk_problem *p, int *ops
     avk_dnn_score_values values;
     avk_dnn_score_values_init(p, &values);
     avk_dnn_builder_init(&b, AVK_DNN_UID_FIRST_FREE);
-    build_sdpa(&b, p, &values, 0, 0);
+    build_sdpa(&b, p, &values, 0, avk_q_is_fp8(p) && avk_cudnn_fp8_o_in_e4m3(cc_major));
     if (ops) *ops = b.op_count;
     if (!avk_dnn_builder_ok(&b)) {
         char text[512];

@@ -28,9 +28,10 @@ const char *avk_cudnn_version_text(void);
 attnvk_status avk_cudnn_sdpa_supports(const attnvk_problem *p, int cc_major);
 
 /* Builds and finalizes every tensor and operation descriptor of the graph
- * for p; needs the library but no GPU (the graph itself needs a handle).
+ * for p on a device of compute capability cc_major (the FP8 graph's O is e4m3
+ * on Hopper); needs the library but no GPU (the graph itself needs a handle).
  * Returns the number of operations in *ops. A host-side test of the graph. */
-attnvk_status avk_cudnn_sdpa_check_descriptors(const attnvk_problem *p, int *ops);
+attnvk_status avk_cudnn_sdpa_check_descriptors(const attnvk_problem *p, int cc_major, int *ops);
 
 /* Graph, heuristics (mode A, then fallback), execution plan and workspace for
  * p on dev; the plan is kept in the returned object. */

@@ -19,6 +19,7 @@
 #include "cuda/cudnn_scores.h"
 #include "cuda/cudnn_sdpa.h"
 #include "cuda/cudnn_sdpa_bwd.h"
+#include "cuda/cudnn_sdpa_fp8.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -305,7 +306,7 @@ static void cudnn_score_graphs(attnvk_dtype dtype)
         char why[128] = "";
         const int band_ok = cudnn_band_matches(p, why, sizeof why);
         int ops = 0;
-        attnvk_status s = avk_cudnn_sdpa_check_descriptors(p, &ops);
+        attnvk_status s = avk_cudnn_sdpa_check_descriptors(p, 9, &ops);
         const int ok = band_ok && s == ATTNVK_OK && ops == cudnn_expected_ops(p);
         printf("%s graph %-32s %s: %d operations (expected %d)%s%s%s\n", ok ? "ok  " : "FAIL", labels[i],
                attnvk_dtype_name(dtype), ops, cudnn_expected_ops(p), band_ok ? "" : ", band ", why,
@@ -319,22 +320,25 @@ static void cudnn_score_graphs(attnvk_dtype dtype)
  * Q and K, amax S, scale S, descale S and V, amax O, scale O), and its refusals */
 static void cudnn_fp8_graphs(void)
 {
-    for (int causal = 0; causal <= 1; ++causal)
-        for (int dt = ATTNVK_F16; dt <= ATTNVK_BF16; ++dt) {
-            attnvk_problem p = {.batch = 2, .heads = 8, .kv_heads = 2, .seq_q = 256, .seq_kv = 256, .head_dim = 128,
-                                .dtype = (attnvk_dtype)dt, .causal = causal, .q_format = ATTNVK_KV_FP8,
-                                .kv_format = ATTNVK_KV_FP8};
-            attnvk_problem p16 = p;
-            p16.q_format = p16.kv_format = ATTNVK_KV_DTYPE;
-            int ops = 0;
-            attnvk_status s = avk_cudnn_sdpa_supports(&p, 9);
-            if (s == ATTNVK_OK) s = avk_cudnn_sdpa_check_descriptors(&p, &ops);
-            const int ok = s == ATTNVK_OK && ops == cudnn_expected_ops(&p16) + 8;
-            printf("%s graph fp8 %-6s %s: %d operations (expected %d)%s%s\n", ok ? "ok  " : "FAIL",
-                   causal ? "causal" : "", attnvk_dtype_name(p.dtype), ops, cudnn_expected_ops(&p16) + 8,
-                   s == ATTNVK_OK ? "" : ": ", s == ATTNVK_OK ? "" : attnvk_last_error());
-            count(ok);
-        }
+    /* cc 9: O in e4m3 (cuDNN 9.19 writes f16 O from FP8 inputs on Blackwell only), cc 10: f16/bf16 O */
+    for (int cc = 9; cc <= 10; ++cc)
+        for (int causal = 0; causal <= 1; ++causal)
+            for (int dt = ATTNVK_F16; dt <= ATTNVK_BF16; ++dt) {
+                attnvk_problem p = {.batch = 2, .heads = 8, .kv_heads = 2, .seq_q = 256, .seq_kv = 256, .head_dim = 128,
+                                    .dtype = (attnvk_dtype)dt, .causal = causal, .q_format = ATTNVK_KV_FP8,
+                                    .kv_format = ATTNVK_KV_FP8};
+                attnvk_problem p16 = p;
+                p16.q_format = p16.kv_format = ATTNVK_KV_DTYPE;
+                int ops = 0;
+                attnvk_status s = avk_cudnn_sdpa_supports(&p, cc);
+                if (s == ATTNVK_OK) s = avk_cudnn_sdpa_check_descriptors(&p, cc, &ops);
+                const int ok = s == ATTNVK_OK && ops == cudnn_expected_ops(&p16) + 8;
+                printf("%s graph fp8 sm_%d0 (O %s) %-6s %s: %d operations (expected %d)%s%s\n", ok ? "ok  " : "FAIL", cc,
+                       avk_cudnn_fp8_o_in_e4m3(cc) ? "e4m3" : attnvk_dtype_name(p.dtype), causal ? "causal" : "",
+                       attnvk_dtype_name(p.dtype), ops, cudnn_expected_ops(&p16) + 8, s == ATTNVK_OK ? "" : ": ",
+                       s == ATTNVK_OK ? "" : attnvk_last_error());
+                count(ok);
+            }
     struct {
         const char *what;
         attnvk_problem p;
@@ -425,7 +429,7 @@ static void host_checks(uint64_t seed)
                 continue;
             }
             int ops = 0;
-            attnvk_status s = avk_cudnn_sdpa_check_descriptors(&cases[i], &ops);
+            attnvk_status s = avk_cudnn_sdpa_check_descriptors(&cases[i], 9, &ops);
             int ok = s == ATTNVK_OK && ops == (cases[i].causal ? 16 : 10);
             printf("%s graph %-28s %s: %d operations%s%s\n", ok ? "ok  " : "FAIL", labels[i],
                    attnvk_dtype_name(dtypes[t]), ops, s == ATTNVK_OK ? "" : ": ", s == ATTNVK_OK ? "" : attnvk_last_error());
