@@ -6,7 +6,8 @@
  * (with coopmat-emu). --quick runs a subset (used under validation);
  * --only VARIANT runs one variant's cases (GPU sessions); --skip VARIANT
  * (repeatable) leaves one out, so ctest can run the slow emulations beside
- * the rest; --profile-quick runs the ATTNVK_VK_PROFILE subset (vk_profile_quick.c). */
+ * the rest; --dtype NAME keeps one dtype (the decode body under ASan);
+ * --profile-quick runs the ATTNVK_VK_PROFILE subset (vk_profile_quick.c). */
 #include "core/score_cases.h"
 #include "test_util.h"
 #include "vk_profile_quick.h"
@@ -476,14 +477,15 @@ static int cache_files(void)
 int main(int argc, char **argv)
 {
     int quick = 0, profile_quick = 0, nskip = 0;
-    const char *only = NULL, *skip[8];
+    const char *only = NULL, *only_dtype = NULL, *skip[8];
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else if (strcmp(argv[i], "--profile-quick") == 0) profile_quick = 1;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else if (strcmp(argv[i], "--skip") == 0 && i + 1 < argc && nskip < 8) skip[nskip++] = argv[++i];
+        else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) only_dtype = argv[++i];
         else {
-            fprintf(stderr, "test_vulkan: unknown argument '%s' (--quick, --profile-quick, --only VARIANT, --skip VARIANT)\n", argv[i]);
+            fprintf(stderr, "test_vulkan: unknown argument '%s' (--quick, --profile-quick, --only VARIANT, --skip VARIANT, --dtype f32|f16|bf16)\n", argv[i]);
             return 2;
         }
     }
@@ -506,6 +508,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof all_variants / sizeof *all_variants && !profile_quick; ++i) {
         const variant_dtype *vd = &all_variants[i];
         if (only && strcmp(only, vd->variant) != 0) continue;
+        if (only_dtype && strcmp(only_dtype, attnvk_dtype_name(vd->dtype)) != 0) continue;
         int skipped = 0;
         for (int k = 0; k < nskip; ++k) skipped |= strcmp(skip[k], vd->variant) == 0;
         if (skipped) continue;
