@@ -32,4 +32,30 @@ const uint DV4 = DV / 4;
 // Row (b, h, i) of the [B][H][Nq] LSE, D_i and sink shares (flash_lse_index's order).
 uint bwd_row(uint b, uint h, uint i) { return flash_lse_index(b, h, i); }
 
+// Whether rows [i0, i1) of a sequence of len keys see none of keys [k0, k1):
+// visible ranges only grow with i, so the first and last rows decide.
+bool bwd_disjoint(uint len, uint i0, uint i1, uint k0, uint k1)
+{
+    return avk_key_end(len, i1 - 1u) <= k0 || avk_key_begin(len, i0) >= k1;
+}
+
+// P and dS of query row i of (b, h) against key j, from the raw q.k (x) and
+// dO.v (dp), the row's st = (LSE log2, D_i) and the head's ALiBi slope: the
+// score through the contract's hook (avk_score_mod, visible keys only, as the
+// forward), P = exp2(score - LSE), dS = P (dP - D_i) times the softcap's
+// derivative 1 - tanh^2 (per raw q.k; dK and dQ take the softmax scale at the
+// end). Both 0 where the key is not visible, whatever x and dp hold.
+vec2 bwd_p_ds(float x, float dp, vec2 st, uint b, uint h, uint len, uint i, uint j, float s_pre, float slope)
+{
+    if (i >= pc.seq_q || j < avk_key_begin(len, i) || j >= avk_key_end(len, i)) return vec2(0.0);
+    float s = x * s_pre;
+    float prob = exp2(avk_score_mod(s, j, avk_row_pos(len, i), slope, avk_mask_row(b, h, i)) - st.x);
+    float dsdx = 1.0;
+    if (avk_softcap() > 0.0) {
+        float t = tanh(clamp(s, -15.0, 15.0)); // avk_softcap_log2's
+        dsdx = 1.0 - t * t;
+    }
+    return vec2(prob, prob == 0.0 ? 0.0 : prob * (dp - st.y) * dsdx);
+}
+
 #endif

@@ -63,41 +63,23 @@ void bwd_load_keys(uint b, uint g, uint len, uint k0)
     }
 }
 
-// Whether rows [i0, i1) of a sequence of len keys see none of keys [k0, k1):
-// visible ranges only grow with i, so the first and last rows decide.
-bool bwd_disjoint(uint len, uint i0, uint i1, uint k0, uint k1)
-{
-    return avk_key_end(len, i1 - 1u) <= k0 || avk_key_begin(len, i0) >= k1;
-}
-
 // P and dS of the loaded tiles (query rows from i0 of (b, h), keys from k0)
-// into p_sh and ds_sh: the score through the contract's hook (avk_score_mod,
-// visible keys only, as the forward), P = exp2(score - LSE), dS = P (dP - D_i)
-// times the softcap's derivative 1 - tanh^2 (per raw q.k; dK and dQ take the
-// softmax scale at the end), dP = dO . V.
+// into p_sh and ds_sh (bwd_p_ds), dP = dO . V.
 void bwd_scores(uint b, uint h, uint len, uint i0, uint k0)
 {
     float s_pre = avk_score_pre();
     float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[h] : 0.0;
     for (uint e = gl_LocalInvocationID.x; e < QROWS * KROWS; e += WG) {
         uint r = e / KROWS, c = e % KROWS, i = i0 + r, j = k0 + c;
-        float prob = 0.0, ds = 0.0;
+        vec2 pd = vec2(0.0);
         if (i < pc.seq_q && j >= avk_key_begin(len, i) && j < avk_key_end(len, i)) {
             float x = 0.0, dp = 0.0;
             BWD_INNER_LOOP for (uint d4 = 0u; d4 < D4; ++d4) x += dot(q_sh[r * KSTRIDE + d4], k_sh[c * KSTRIDE + d4]);
             BWD_INNER_LOOP for (uint d4 = 0u; d4 < DV4; ++d4) dp += dot(do_sh[r * VSTRIDE + d4], v_sh[c * VSTRIDE + d4]);
-            float s = x * s_pre;
-            vec2 st = stat_sh[r];
-            prob = exp2(avk_score_mod(s, j, avk_row_pos(len, i), slope, avk_mask_row(b, h, i)) - st.x);
-            float dsdx = 1.0;
-            if (avk_softcap() > 0.0) {
-                float t = tanh(clamp(s, -15.0, 15.0)); // avk_softcap_log2's
-                dsdx = 1.0 - t * t;
-            }
-            ds = prob == 0.0 ? 0.0 : prob * (dp - st.y) * dsdx;
+            pd = bwd_p_ds(x, dp, stat_sh[r], b, h, len, i, j, s_pre, slope);
         }
-        p_sh[r * PSTRIDE + c] = prob;
-        ds_sh[r * PSTRIDE + c] = ds;
+        p_sh[r * PSTRIDE + c] = pd.x;
+        ds_sh[r * PSTRIDE + c] = pd.y;
     }
 }
 

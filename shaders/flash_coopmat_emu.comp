@@ -41,16 +41,6 @@ void emu_load(out emu_f m, uint off, uint stride, bool col_major)
         }
 }
 
-// every lane writes the same values
-void emu_store(emu_f m, uint off, uint stride)
-{
-    for (uint r = 0u; r < EMU; ++r)
-        for (uint c = 0u; c < EMU; ++c) {
-            uint f = (off + r * stride) * 4u + c;
-            tile_sh[f / 4u][f % 4u] = floatBitsToUint(m.v[r * EMU + c]);
-        }
-}
-
 emu_f emu_add(emu_f a, emu_f b)
 {
     for (uint i = 0u; i < 64u; ++i) a.v[i] += b.v[i];

@@ -37,4 +37,15 @@ emu_f emu_mad(emu_h a, emu_h b, emu_f c)
     return c;
 }
 
+// f32 matrices into uvec4 memory, offset and stride in uvec4 units (4 floats); every lane
+// writes the same values
+void emu_store(emu_f m, uint off, uint stride)
+{
+    for (uint r = 0u; r < EMU; ++r)
+        for (uint c = 0u; c < EMU; ++c) {
+            uint f = (off + r * stride) * 4u + c;
+            tile_sh[f / 4u][f % 4u] = floatBitsToUint(m.v[r * EMU + c]);
+        }
+}
+
 #endif

@@ -16,8 +16,8 @@ bash "$root/tools/build.sh" build
 (cd "$root/build" && ctest --output-on-failure -j "$jobs" --timeout 900)
 
 # Drivers (lavapipe, PoCL's LLVM) keep allocations alive at exit: leaks are not ours to judge.
-# The sanitizers watch host C: the emulated cooperative-matrix shaders (lavapipe
-# running GPU code on the CPU) and NVRTC's kernel compiles drive the same host
+# The sanitizers watch host C: the emulated cooperative-matrix shaders (the forward's and the
+# backward's: lavapipe running GPU code on the CPU) and NVRTC's kernel compiles drive the same host
 # paths as the tests that stay, at 5-10x the time, so they run in the plain pass only (as does
 # test_hip_isa: hipcc and objdump, no host C of ours, ~20 s); so do
 # four of the five Vulkan profile runs (`small` stays: no subgroup ops, no fp16, 16 KiB).
@@ -30,7 +30,7 @@ hip_objects=()
 # -O1: the usual level for the sanitizers, half the time of -O0 in the CLI tests
 bash "$root/tools/build.sh" build-asan -DATTNVK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" "${hip_objects[@]}"
 (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --output-on-failure -j "$jobs" --timeout 1200 -E '^(vulkan_correctness_(coopmat-(rs-)?|decode-rs-)emu|test_cuda_nvrtc|test_hip_isa|opencl_backward|vulkan_validation|vulkan_profile_(intel-gen12|arm-mali|adreno|apple-moltenvk))$')
+  ctest --output-on-failure -j "$jobs" --timeout 1200 -E '^(vulkan_correctness_(coopmat-(rs-)?|decode-rs-)emu|vulkan_backward_matrix_emu|test_cuda_nvrtc|test_hip_isa|opencl_backward|vulkan_validation|vulkan_profile_(intel-gen12|arm-mali|adreno|apple-moltenvk))$')
 
 # libFuzzer over the .npy reader, the results-JSON reader and the option parsers
 # (ASan+UBSan): the seed corpus replays issue #11's regressions, then 30 s each (CI's 25 minutes).

@@ -2,14 +2,17 @@
  * as the CUDA backward's (runtime/cuda/cuda_backward.c) in one submission:
  * pre (D_i and the LSE in log2 per row, the sink shares), dK/dV per key block
  * over the group's query heads, dQ per query block, then d(sink) summed in a
- * fixed order. No atomics: runs are bit-identical. The portable body: f32
- * tiles in shared memory, no subgroup operations or matrix units. */
+ * fixed order. No atomics: runs are bit-identical. dK/dV and dQ run the
+ * portable body (f32 tiles in shared memory, no subgroup operations or matrix
+ * units) or, in f16 where the device has cooperative matrices, the matrix body
+ * (shaders/flash_bwd_cm_body.glsl). */
 #include "vulkan/vk_backward.h"
 #include "core/kv_cache.h" /* avk_problem_features */
 #include "core/layout.h"   /* avk_head_dim_v */
 #include "vulkan/vk_shaders.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* keep x stream pairs, largest first: the first whose shared memory fits the
@@ -32,7 +35,7 @@ static uint32_t tiles_shared(uint32_t q_rows, uint32_t k_rows, uint32_t dk, uint
     return (q_rows + k_rows) * (dk / 4 + 1 + dv / 4 + 1) * 16 + 2 * q_rows * (k_rows + 1) * 4 + q_rows * 8;
 }
 
-attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_tiles *out)
+static attnvk_status portable_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_tiles *out)
 {
     const uint32_t dk = (uint32_t)p->head_dim, dv = (uint32_t)avk_head_dim_v(p);
     if (dk % 4 || dv % 4)
@@ -44,7 +47,7 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_ti
         const uint32_t dkdv = tiles_shared(stream, keep, dk, dv), dq = tiles_shared(keep, stream, dk, dv);
         const uint32_t need = dkdv > dq ? dkdv : dq;
         if (need > limit) continue;
-        *out = (vk_bwd_tiles){.keep = keep, .stream = stream, .wg = BWD_WG, .shared_bytes = need,
+        *out = (vk_bwd_tiles){.body = VK_BWD_PORTABLE, .keep = keep, .stream = stream, .wg = BWD_WG, .shared_bytes = need,
                               .unroll = c->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU};
         return ATTNVK_OK;
     }
@@ -53,11 +56,134 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_ti
                     dk, dv, tiles_shared(4, 2, dk, dv), limit);
 }
 
+/* The matrix body's tiles by head dim (the larger of Dk, Dv): subgroups a workgroup
+ * (MS kept rows each) and streamed rows a tile. Register-bound: dK/dV keeps K and V as
+ * operands and dK and dV as accumulators, 3/4 of an NVIDIA thread's 255 registers at
+ * D=128 with MS=16. Not yet tuned on a GPU. */
+static const struct {
+    uint32_t max_dim, nsg, stream;
+} matrix_table[] = {{64, 4, 32}, {128, 4, 16}};
+
+/* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows (or the kept
+ * rows before the loop), two f32 staging areas of the kept rows, the streamed rows' statistics */
+static uint32_t matrix_shared(uint32_t nsg, uint32_t stream, uint32_t ms, uint32_t dk, uint32_t dv)
+{
+    const uint32_t keep = nsg * ms, xs = dk / 8 + 1, ys = dv / 8 + 1, ssw = (stream + 4) / 4;
+    const uint32_t loop = stream * (xs + ys) + 2 * keep * ssw, kept = keep * (xs > ys ? xs : ys);
+    return (loop > kept ? loop : kept) * 16 + stream * 8;
+}
+
+/* The matrix body's shape on c: 0 with the reason in why where c cannot run it */
+static uint32_t matrix_shape(const vk_caps *c, vk_bwd_body body, char *why, size_t n)
+{
+    if (body == VK_BWD_MATRIX_EMU) return 8;
+    const int nv = body == VK_BWD_MATRIX_NV;
+    const int has = nv ? c->nv_coopmat : c->khr_coopmat;
+    const uint32_t m = nv ? c->nv_m : c->khr_m, nn = nv ? c->nv_n : c->khr_n, k = nv ? c->nv_k : c->khr_k;
+    if (!has) snprintf(why, n, "the device has no usable %s cooperative matrices", nv ? "NV" : "KHR");
+    else if (m != 16 || nn != 16 || k != 16) snprintf(why, n, "its %s matrix shape is %ux%ux%u, not 16x16x16", nv ? "NV" : "KHR", m, nn, k);
+    else return 16;
+    return 0;
+}
+
+/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N" over the matrix table's pick (sweeps); 0 on a bad string */
+static int matrix_tiles_override(uint32_t *nsg, uint32_t *stream)
+{
+    const char *env = getenv("ATTNVK_VK_BWD_TILES");
+    if (!env || !*env) return 1;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", env);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int v = 0;
+        char key[8];
+        if (sscanf(tok, "%7[a-z]=%d", key, &v) != 2 || v <= 0 || v > 256) return 0;
+        if (!strcmp(key, "nsg")) *nsg = (uint32_t)v;
+        else if (!strcmp(key, "stream")) *stream = (uint32_t)v;
+        else return 0;
+    }
+    return 1;
+}
+
+/* The matrix body's tiles for body on c, or a reason it cannot run p (why; ATTNVK_OK with
+ * out->body left PORTABLE when merely unsuited, a failure when named or overridden badly) */
+static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_body body, int named, vk_bwd_tiles *out)
+{
+    const uint32_t dk = (uint32_t)p->head_dim, dv = (uint32_t)avk_head_dim_v(p), dim = dk > dv ? dk : dv;
+    const char *name = body == VK_BWD_MATRIX_NV ? "nv" : body == VK_BWD_MATRIX_KHR ? "khr" : "emulated";
+    char why[160] = "";
+    const uint32_t ms = matrix_shape(c, body, why, sizeof why), sg = c->subgroup_size;
+    if (!ms) {
+    } else if (p->dtype != ATTNVK_F16) {
+        snprintf(why, sizeof why, "it takes f16 (got %s)", attnvk_dtype_name(p->dtype));
+    } else if (dk % 16 || dv % 16 || dim > 128) {
+        snprintf(why, sizeof why, "it takes head dims that are multiples of 16 up to 128 (got %u/%u)", dk, dv);
+    } else if (sg < ms || sg % ms) {
+        snprintf(why, sizeof why, "subgroups of %u lanes do not split %u-row matrices", sg, ms);
+    } else {
+        uint32_t nsg = 0, stream = 0;
+        for (size_t i = 0; i < sizeof matrix_table / sizeof *matrix_table && !nsg; ++i)
+            if (dim <= matrix_table[i].max_dim) nsg = matrix_table[i].nsg, stream = matrix_table[i].stream;
+        if (!matrix_tiles_override(&nsg, &stream))
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N\" (1..256 each)",
+                            getenv("ATTNVK_VK_BWD_TILES"));
+        const uint32_t lanes = sg / ms, need = matrix_shared(nsg, stream, ms, dk, dv);
+        const VkPhysicalDeviceLimits *lim = &c->props.limits;
+        if (stream % ms || (stream / lanes) % 8)
+            snprintf(why, sizeof why, "a tile of %u streamed rows is not a multiple of %u (%u-row matrices, 8 columns a lane)",
+                     stream, ms > 8 * lanes ? ms : 8 * lanes, ms);
+        else if (nsg * sg > lim->maxComputeWorkGroupInvocations || nsg * sg > lim->maxComputeWorkGroupSize[0])
+            snprintf(why, sizeof why, "%u subgroups of %u exceed the device's workgroup size", nsg, sg);
+        else if (need > lim->maxComputeSharedMemorySize)
+            snprintf(why, sizeof why, "%u subgroups x %u streamed rows need %u bytes of shared memory; the device has %u", nsg,
+                     stream, need, lim->maxComputeSharedMemorySize);
+        else {
+            *out = (vk_bwd_tiles){.body = body, .keep = nsg * ms, .stream = stream, .wg = nsg * sg, .shared_bytes = need,
+                                  .nsg = nsg, .subgroup = sg, .ms = ms};
+            return ATTNVK_OK;
+        }
+        if (getenv("ATTNVK_VK_BWD_TILES")) named = 1; /* an override that does not fit is an error, not a fallback */
+    }
+    if (named) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: the backward's %s matrix body cannot run: %s", name, why);
+    out->body = VK_BWD_PORTABLE;
+    return ATTNVK_OK;
+}
+
+attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, vk_bwd_tiles *out)
+{
+    /* $ATTNVK_VK_BWD names a body (A/B runs); else the forward's emulated variants take the
+     * emulated matrices (lavapipe's tests of the matrix body), NV before KHR elsewhere */
+    const char *env = getenv("ATTNVK_VK_BWD");
+    vk_bwd_body want[2] = {VK_BWD_MATRIX_NV, VK_BWD_MATRIX_KHR};
+    int n = 2, named = 0;
+    if (env && *env) {
+        if (!strcmp(env, "portable")) n = 0;
+        else if (!strcmp(env, "nv") || !strcmp(env, "khr"))
+            want[0] = !strcmp(env, "nv") ? VK_BWD_MATRIX_NV : VK_BWD_MATRIX_KHR, n = 1, named = 1;
+        else return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_BWD: unknown body '%s' (portable, nv, khr)", env);
+    } else if (fwd && (fwd->emulated || fwd->algo == VK_ALGO_COOPMAT_EMU || fwd->algo == VK_ALGO_COOPMAT_RS_EMU)) {
+        want[0] = VK_BWD_MATRIX_EMU, n = 1;
+    }
+    for (int i = 0; i < n; ++i) {
+        out->body = VK_BWD_PORTABLE;
+        attnvk_status s = matrix_select(c, p, want[i], named, out);
+        if (s != ATTNVK_OK || out->body != VK_BWD_PORTABLE) return s;
+    }
+    return portable_select(c, p, out);
+}
+
 enum { PASS_PRE, PASS_DKDV, PASS_DQ, PASS_SINKS, PASSES };
 
 /* unroll: dK/dV and dQ with their inner loops left to the driver (vk_bwd_tiles) */
-static spv_blob pass_shader(int pass, attnvk_dtype dt, int unroll)
+static spv_blob pass_shader(int pass, attnvk_dtype dt, const vk_bwd_tiles *t)
 {
+    const spv_blob matrix[3][2] = {
+        {SPV_BLOB(flash_bwd_cm_dkdv_nv), SPV_BLOB(flash_bwd_cm_dq_nv)},
+        {SPV_BLOB(flash_bwd_cm_dkdv_khr), SPV_BLOB(flash_bwd_cm_dq_khr)},
+        {SPV_BLOB(flash_bwd_cm_dkdv_emu), SPV_BLOB(flash_bwd_cm_dq_emu)},
+    };
+    if (t->body != VK_BWD_PORTABLE && (pass == PASS_DKDV || pass == PASS_DQ))
+        return matrix[t->body - VK_BWD_MATRIX_NV][pass == PASS_DQ];
+    const int unroll = t->unroll;
     const spv_blob table[5][3] = {
         {SPV_BLOB(flash_bwd_pre_f32), SPV_BLOB(flash_bwd_pre_f16), SPV_BLOB(flash_bwd_pre_bf16)},
         {SPV_BLOB(flash_bwd_dkdv_f32), SPV_BLOB(flash_bwd_dkdv_f16), SPV_BLOB(flash_bwd_dkdv_bf16)},
@@ -79,9 +205,12 @@ static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_
     attnvk_status s = ATTNVK_OK;
     for (int pass = 0; pass < PASSES && s == ATTNVK_OK; ++pass) {
         const int tiled = pass == PASS_DKDV || pass == PASS_DQ;
-        const uint32_t spec[4] = {tiled ? t->keep : 0, tiled ? t->stream : 0, dk, t->wg};
-        const spv_blob b = pass_shader(pass, p->dtype, t->unroll);
-        s = vk_build_body(dev, b.code, b.size, b.name, spec, 4, dv, scores, out + pass);
+        const int matrix = tiled && t->body != VK_BWD_PORTABLE;
+        /* portable: keep, stream, D, workgroup; matrix (flash_bwd_cm_body.glsl): subgroups, stream, D,
+         * workgroup, subgroup size, MS */
+        const uint32_t spec[6] = {matrix ? t->nsg : tiled ? t->keep : 0, tiled ? t->stream : 0, dk, t->wg, t->subgroup, t->ms};
+        const spv_blob b = pass_shader(pass, p->dtype, t);
+        s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 6 : 4, dv, scores, out + pass);
     }
     return s;
 }
@@ -111,12 +240,13 @@ static void pass_bindings(avk_bdev *dev, const avk_backward_dispatch *a, avk_bbu
 
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
-attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_kernel_args *fwd_args,
+attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_kernel_args *fwd_args, const vk_config *fwd,
                               const avk_backward_dispatch *a, double *device_ms)
 {
     const VkPhysicalDeviceLimits *lim = &dev->caps->props.limits;
     vk_bwd_tiles t;
-    attnvk_status s = vk_bwd_select(dev->caps, p, &t);
+    attnvk_status s = vk_bwd_select(dev->caps, p, fwd, &t);
+    if (s != ATTNVK_OK) return s;
     /* grids: pre rows over x and y; dK/dV (key blocks, kv heads, batch); dQ (query blocks, heads, batch) */
     const uint64_t rows = (uint64_t)p->batch * p->heads * p->seq_q;
     const uint32_t row_groups = ceil_div(rows, t.wg), pre_x = row_groups < lim->maxComputeWorkGroupCount[0]
@@ -174,12 +304,17 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
         s = vk_submit_timed(dev, &ms);
         if (s == ATTNVK_OK && device_ms) *device_ms = ms;
     }
-    if (s == ATTNVK_OK) { /* the portable body: each workgroup keeps `keep` rows and streams `stream` a step */
+    if (s == ATTNVK_OK) { /* each workgroup keeps `keep` rows and streams `stream` a step */
+        static const char *const names[] = {"bwd-portable", "bwd-coopmat-nv", "bwd-coopmat-khr", "bwd-coopmat-emu"};
         snprintf(a->info->implementation, sizeof a->info->implementation, "attnvk");
-        snprintf(a->info->variant, sizeof a->info->variant, "bwd-portable%s", t.unroll ? "-unroll" : "");
+        snprintf(a->info->variant, sizeof a->info->variant, "%s%s", names[t.body], t.unroll ? "-unroll" : "");
         a->info->tile_br = (int)t.stream, a->info->tile_bc = (int)t.keep, a->info->workgroup_size = (int)t.wg;
         a->info->split_kv = 1;
-        snprintf(a->info->params, sizeof a->info->params, "dq=kernel shared_bytes=%u", t.shared_bytes);
+        if (t.body == VK_BWD_PORTABLE)
+            snprintf(a->info->params, sizeof a->info->params, "dq=kernel shared_bytes=%u", t.shared_bytes);
+        else
+            snprintf(a->info->params, sizeof a->info->params, "dq=kernel nsg=%u stream=%u ms=%u subgroup=%u shared_bytes=%u",
+                     t.nsg, t.stream, t.ms, t.subgroup, t.shared_bytes);
     }
     vk_buffer_free(dev, stats);
     vk_buffer_free(dev, share);

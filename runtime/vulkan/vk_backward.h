@@ -5,22 +5,35 @@
 
 #include "core/kernel_args.h"
 #include "vulkan/vk_internal.h"
+#include "vulkan/vk_variants.h"
+
+/* The dK/dV and dQ passes' body: the portable one (f32 tiles in shared memory) or
+ * shaders/flash_bwd_cm_body.glsl on matrix units, through NV or KHR cooperative
+ * matrices or (test-only) emulated ones. */
+typedef enum { VK_BWD_PORTABLE, VK_BWD_MATRIX_NV, VK_BWD_MATRIX_KHR, VK_BWD_MATRIX_EMU } vk_bwd_body;
 
 /* The tiles of the dK/dV and dQ passes: rows a workgroup owns (keep: keys,
- * or query rows) and rows of each tile it walks (stream), from the table. */
+ * or query rows) and rows of each tile it walks (stream), from the tables. */
 typedef struct vk_bwd_tiles {
+    vk_bwd_body body;
     uint32_t keep, stream, wg;
     uint32_t shared_bytes;
-    int unroll; /* GPUs: the dK/dV and dQ builds whose inner loops the driver may unroll (CPU devices
-                 * compile those slowly: llvmpipe 13 s a problem instead of 2) */
+    int unroll;             /* portable, GPUs: the builds whose inner loops the driver may unroll (CPU
+                             * devices compile those slowly: llvmpipe 13 s a problem instead of 2) */
+    uint32_t nsg, subgroup, ms; /* matrix bodies: subgroups (MS kept rows each), their size, MS x MS x MS */
 } vk_bwd_tiles;
 
-/* The largest table entry whose shared memory fits the device; UNSUPPORTED with the reason. */
-attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_tiles *out);
+/* The body and tiles for p after a forward built with fwd (its emulated
+ * variants pick the emulated matrices): the matrix body where the device has
+ * one and p suits it (f16, head dims multiples of 16 up to 128), else the
+ * portable table's largest entry that fits; $ATTNVK_VK_BWD (portable, nv, khr)
+ * and $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N") override. UNSUPPORTED or
+ * INVALID_ARGUMENT with the reason. */
+attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, vk_bwd_tiles *out);
 
-/* dQ, dK, dV (and d(sink)) of the forward that args (prepared for p) ran, in
- * one timed submission; deterministic always (no atomics). */
-attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_kernel_args *args,
+/* dQ, dK, dV (and d(sink)) of the forward that args (prepared for p with fwd)
+ * ran, in one timed submission; deterministic always (no atomics). */
+attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_kernel_args *args, const vk_config *fwd,
                               const avk_backward_dispatch *a, double *device_ms);
 
 #endif

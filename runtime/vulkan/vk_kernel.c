@@ -372,5 +372,5 @@ attnvk_status avk_vk_dispatch(avk_bdev *dev, avk_bkernel *k, const avk_dispatch 
 void avk_vk_release_kernel(avk_bdev *dev, avk_bkernel *k) { release_kernel(dev, k); }
 attnvk_status avk_vk_backward(avk_bdev *dev, avk_bkernel *k, const avk_backward_dispatch *a, double *device_ms)
 {
-    return vk_backward_run(dev, &k->p, &k->args, a, device_ms);
+    return vk_backward_run(dev, &k->p, &k->args, &k->cfg, a, device_ms);
 }

@@ -103,5 +103,11 @@ AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_bf16_unroll)
 AVK_EMBEDDED(avk_spv_flash_bwd_dq_f32_unroll)
 AVK_EMBEDDED(avk_spv_flash_bwd_dq_f16_unroll)
 AVK_EMBEDDED(avk_spv_flash_bwd_dq_bf16_unroll)
+AVK_EMBEDDED(avk_spv_flash_bwd_cm_dkdv_nv) /* matrix units, f16 */
+AVK_EMBEDDED(avk_spv_flash_bwd_cm_dq_nv)
+AVK_EMBEDDED(avk_spv_flash_bwd_cm_dkdv_khr)
+AVK_EMBEDDED(avk_spv_flash_bwd_cm_dq_khr)
+AVK_EMBEDDED(avk_spv_flash_bwd_cm_dkdv_emu) /* test-only */
+AVK_EMBEDDED(avk_spv_flash_bwd_cm_dq_emu)
 
 #endif

@@ -111,6 +111,9 @@ static double dsinks_error(const attnvk_problem *p, const float *ds, const float
 
 /* run_case's backward mode: 1 asks for the deterministic one (a backend's default may use atomics) */
 static int backward_deterministic;
+/* when set, run_case fails unless the backward's kernel (attnvk_backward_options.info's
+ * variant) starts with it: a test of one body must not pass on a fallback */
+static const char *backward_expect_variant;
 
 /* One case in one dtype on dev with the kernel opts choose (NULL: the device's default); 1 on pass. */
 static int run_case_opts(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, const attnvk_kernel_options *opts,
@@ -135,6 +138,9 @@ static int run_case_opts(attnvk_device *dev, const bcase *c, attnvk_dtype dtype,
     attnvk_backward_options bopts;
     attnvk_backward_options_init(&bopts);
     bopts.deterministic = backward_deterministic;
+    attnvk_kernel_info binfo;
+    memset(&binfo, 0, sizeof binfo);
+    bopts.info = &binfo;
     double fwd_ms = 0, bwd_ms = 0;
     float *lse = malloc(sizeof(float) * (size_t)p.batch * p.heads * p.seq_q);
     attnvk_status s = lse ? attnvk_attention_backward_host(dev, &p, opts, &bopts, &in, &out, g.o, lse, NULL, &fwd_ms, &bwd_ms)
@@ -149,10 +155,13 @@ static int run_case_opts(attnvk_device *dev, const bcase *c, attnvk_dtype dtype,
         const double ev = rel_l2(g.dv, ref.dv, nv, &bad);
         const double es = p.sinks ? dsinks_error(&p, g.ds, ref.ds, g.sinks, g.o, g.d_o, lse, &bad) : 0;
         const double tol = attnvk_backward_tolerance(dtype);
-        ok = bad == 0 && eq <= tol && ek <= tol && ev <= tol && es <= tol;
-        printf("%s %-34s %-4s %s%s: dq %.1e dk %.1e dv %.1e dsinks %.1e nonfinite %zu (%.1f ms)\n", ok ? "ok  " : "FAIL",
+        const int body_ok = !backward_expect_variant ||
+                            !strncmp(binfo.variant, backward_expect_variant, strlen(backward_expect_variant));
+        ok = bad == 0 && eq <= tol && ek <= tol && ev <= tol && es <= tol && body_ok;
+        printf("%s %-34s %-4s %s%s: dq %.1e dk %.1e dv %.1e dsinks %.1e nonfinite %zu (%.1f ms, %s)\n", ok ? "ok  " : "FAIL",
                c->label, attnvk_dtype_name(dtype), variant ? variant : "default",
-               backward_deterministic ? " deterministic" : "", eq, ek, ev, es, bad, bwd_ms);
+               backward_deterministic ? " deterministic" : "", eq, ek, ev, es, bad, bwd_ms,
+               binfo.variant[0] ? binfo.variant : "backward unnamed");
     }
     fflush(stdout);
     free_inputs(&g);

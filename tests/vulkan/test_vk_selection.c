@@ -15,6 +15,7 @@
 #include "vulkan/vk_variants.h"
 #include "vk_selection_families.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static vk_caps h100(void)
@@ -207,6 +208,63 @@ static int check_khr_rs(void)
     return passed + ok;
 }
 
+/* The backward's matrix body: f16 with head dims multiples of 16 up to 128 on a device with
+ * 16x16x16 matrices (NV before KHR; the forward's emulated variant takes the emulation),
+ * the portable body otherwise; $ATTNVK_VK_BWD names one (refused with the reason where it
+ * cannot run), $ATTNVK_VK_BWD_TILES overrides the tiles, bad values refused. */
+static int check_backward_matrix(void)
+{
+    vk_caps h = h100(), l = lavapipe(), khr_only = h100();
+    khr_only.nv_coopmat = 0;
+    const vk_config emulated = {.algo = VK_ALGO_COOPMAT_EMU};
+    static const struct {
+        const char *device, *env_body, *env_tiles;
+        int emulated, dk, dv;
+        attnvk_dtype dtype;
+        attnvk_status want;
+        vk_bwd_body body;
+        uint32_t keep, stream, wg;
+    } want[] = {
+        {"H100", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 64, 16, 128},
+        {"H100", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 64, 32, 128},
+        {"H100", NULL, NULL, 0, 64, 64, ATTNVK_BF16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 32, 128},
+        {"H100", NULL, NULL, 0, 256, 256, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 8, 8, 128},
+        {"H100", NULL, NULL, 0, 72, 72, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 32, 128},
+        {"KHR", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 16, 128},
+        {"H100", "portable", NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 16, 16, 128},
+        {"H100", "khr", "nsg=8,stream=16", 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 128, 16, 256},
+        {"lavapipe", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 16, 128},
+        {"lavapipe", NULL, NULL, 1, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 32, 32, 32},
+        {"lavapipe", NULL, NULL, 1, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 32, 16, 32},
+        {"lavapipe", "nv", NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_UNSUPPORTED, VK_BWD_PORTABLE, 0, 0, 0},
+        {"H100", "fast", NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_INVALID_ARGUMENT, VK_BWD_PORTABLE, 0, 0, 0},
+        {"H100", NULL, "nsg=4,stream=24", 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_UNSUPPORTED, VK_BWD_PORTABLE, 0, 0, 0},
+        {"H100", NULL, "nsg=16,stream=64", 0, 128, 128, ATTNVK_F16, ATTNVK_ERROR_UNSUPPORTED, VK_BWD_PORTABLE, 0, 0, 0},
+        {"H100", NULL, "rows=4", 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_INVALID_ARGUMENT, VK_BWD_PORTABLE, 0, 0, 0},
+    };
+    int passed = 0;
+    for (size_t i = 0; i < sizeof want / sizeof *want; ++i) {
+        const vk_caps *c = want[i].device[0] == 'H' ? &h : want[i].device[0] == 'l' ? &l : &khr_only;
+        attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = want[i].dk,
+                            .head_dim_v = want[i].dv, .dtype = want[i].dtype};
+        if (want[i].env_body) setenv("ATTNVK_VK_BWD", want[i].env_body, 1);
+        if (want[i].env_tiles) setenv("ATTNVK_VK_BWD_TILES", want[i].env_tiles, 1);
+        vk_bwd_tiles t = {0};
+        const attnvk_status s = vk_bwd_select(c, &p, want[i].emulated ? &emulated : NULL, &t);
+        unsetenv("ATTNVK_VK_BWD");
+        unsetenv("ATTNVK_VK_BWD_TILES");
+        const int ok = s == want[i].want && (s != ATTNVK_OK || (t.body == want[i].body && t.keep == want[i].keep &&
+                                                               t.stream == want[i].stream && t.wg == want[i].wg &&
+                                                               t.shared_bytes <= c->props.limits.maxComputeSharedMemorySize));
+        EXPECT(ok, "backward body %zu on %s (%s, %s) %s %d/%d: status %s body %d %ux%u wg %u (%s)", i, want[i].device,
+               want[i].env_body ? want[i].env_body : "-", want[i].env_tiles ? want[i].env_tiles : "-",
+               attnvk_dtype_name(want[i].dtype), want[i].dk, want[i].dv, attnvk_status_name(s), (int)t.body, t.keep, t.stream,
+               t.wg, s == ATTNVK_OK ? "" : attnvk_last_error());
+        passed += ok;
+    }
+    return passed;
+}
+
 /* The backward pass's tiles (vk_backward.c's table): the largest pair that fits each
  * device's shared memory, the Vulkan minimum of 16 KiB included, and head dims that are
  * not multiples of 4 refused. */
@@ -225,19 +283,19 @@ static int check_backward_tiles(void)
     for (size_t i = 0; i < sizeof want / sizeof *want; ++i) {
         const vk_caps *c = want[i].device[0] == 'H' ? &h : want[i].device[0] == 'l' ? &l : &small;
         attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = want[i].dk,
-                            .head_dim_v = want[i].dv, .dtype = ATTNVK_F16};
+                            .head_dim_v = want[i].dv, .dtype = ATTNVK_F32};
         vk_bwd_tiles t;
-        const int ok = vk_bwd_select(c, &p, &t) == ATTNVK_OK && t.keep == want[i].keep && t.stream == want[i].stream &&
-                       t.shared_bytes <= c->props.limits.maxComputeSharedMemorySize;
+        const int ok = vk_bwd_select(c, &p, NULL, &t) == ATTNVK_OK && t.body == VK_BWD_PORTABLE && t.keep == want[i].keep &&
+                       t.stream == want[i].stream && t.shared_bytes <= c->props.limits.maxComputeSharedMemorySize;
         EXPECT(ok, "backward tiles on %s at %d/%d: %ux%u (want %ux%u), %u bytes: %s", want[i].device, want[i].dk,
                want[i].dv, t.keep, t.stream, want[i].keep, want[i].stream, t.shared_bytes, attnvk_last_error());
         passed += ok;
     }
     attnvk_problem odd = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 8, .seq_kv = 8, .head_dim = 30, .dtype = ATTNVK_F32};
     vk_bwd_tiles t;
-    const int refused = vk_bwd_select(&l, &odd, &t) == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "multiples of 4");
+    const int refused = vk_bwd_select(&l, &odd, NULL, &t) == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "multiples of 4");
     EXPECT(refused, "backward at D=30 refused: %s", attnvk_last_error());
-    return passed + refused;
+    return passed + refused + check_backward_matrix();
 }
 
 int main(void)

@@ -9,7 +9,9 @@
  * error fails. Skipped (passes, says so) without a Vulkan device.
  * The default is the shared list in f32 and a representative subset in f16
  * and bf16 (lavapipe compiles every pipeline); ATTNVK_TEST_BACKWARD_ALL=1
- * runs every case in every dtype. The last line is "N passed, M failed". */
+ * runs every case in every dtype. --matrix-emu runs the f16 matrix body over
+ * emulated matrices instead (its own ctest: lavapipe compiles it slowly). The
+ * last line is "N passed, M failed". */
 #include "backward_cases.h"
 #include "vulkan/vk_validation.h"
 
@@ -33,8 +35,27 @@ static int vulkan_cases(bcase *t)
  * everything but the loads and stores with f32). */
 static const int half_subset[] = {1, 8, 9};
 
-int main(void)
+static int finish(int passed, int failed)
 {
+    if (avk_vk_validation_enabled()) {
+        const unsigned errors = avk_vk_validation_errors();
+        printf("%s validation errors: %u\n", errors ? "FAIL" : "ok  ", errors);
+        errors ? ++failed : ++passed;
+    }
+    const int rc = avk_test_finish(passed, failed);
+    printf("test_vulkan_backward: %s\n", rc ? "FAIL" : "PASS");
+    return rc;
+}
+
+static int matrix_emulated(attnvk_device *dev, uint64_t seed);
+
+int main(int argc, char **argv)
+{
+    const int matrix_emu = argc > 1 && !strcmp(argv[1], "--matrix-emu");
+    if (argc > 1 && !matrix_emu) {
+        fprintf(stderr, "test_vulkan_backward: unknown argument '%s' (--matrix-emu)\n", argv[1]);
+        return 2;
+    }
     const uint64_t seed = avk_test_seed();
     attnvk_context *ctx = NULL;
     if (attnvk_context_create(&ctx) != ATTNVK_OK) return 1;
@@ -46,6 +67,11 @@ int main(void)
     }
     const attnvk_device_info *info = attnvk_device_info_of(dev);
     if (info) printf("device: %s (%s), validation %s\n", info->name, info->architecture, avk_vk_validation_enabled() ? "on" : "off");
+    if (matrix_emu) {
+        const int rc = matrix_emulated(dev, seed);
+        attnvk_context_destroy(ctx);
+        return rc;
+    }
     bcase t[32];
     const int shared = cases(t), n = shared + vulkan_cases(t + shared);
     const int all = getenv("ATTNVK_TEST_BACKWARD_ALL") != NULL;
@@ -62,12 +88,29 @@ int main(void)
     deterministic(dev, seed) ? ++passed : ++failed;
     attnvk_device_close(dev);
     attnvk_context_destroy(ctx);
-    if (avk_vk_validation_enabled()) {
-        const unsigned errors = avk_vk_validation_errors();
-        printf("%s validation errors: %u\n", errors ? "FAIL" : "ok  ", errors);
-        errors ? ++failed : ++passed;
+    return finish(passed, failed);
+}
+
+/* --matrix-emu: the matrix body (f16) through the emulated matrices that coopmat-emu's
+ * forward picks, each case checked to have run it: the shared cases whose head dims it
+ * takes (multiples of 16 up to 128; four pipelines, ~10 s each on lavapipe), several
+ * tiles each way, then two runs bit-identical */
+static int matrix_emulated(attnvk_device *dev, uint64_t seed)
+{
+    bcase t[32];
+    const int shared = cases(t);
+    t[shared] = (bcase){.label = "D64 GQA 2 several tiles", .p = shape(2, 4, 2, 200, 170, 64)};
+    static const int subset[] = {0, 1, 2, 5, 6, 7, 8, 10};
+    int passed = 0, failed = 0;
+    backward_expect_variant = "bwd-coopmat-emu";
+    for (size_t c = 0; c < sizeof subset / sizeof *subset; ++c) {
+        const int i = subset[c];
+        run_case(dev, &t[i], ATTNVK_F16, "coopmat-emu", seed + 31 * (uint64_t)i) ? ++passed : ++failed;
     }
-    const int rc = avk_test_finish(passed, failed);
-    printf("test_vulkan_backward: %s\n", rc ? "FAIL" : "PASS");
-    return rc;
+    run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 7) ? ++passed : ++failed;
+    backward_expect_variant = NULL;
+    const attnvk_kernel_options emu = {.variant = "coopmat-emu"};
+    deterministic_opts(dev, &emu, ATTNVK_F16, seed) ? ++passed : ++failed;
+    attnvk_device_close(dev);
+    return finish(passed, failed);
 }

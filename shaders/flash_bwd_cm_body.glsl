@@ -1,0 +1,257 @@
+// The backward's dK/dV (BWD_DKDV) and dQ passes on matrix units, written once
+// against the CM_* macros that flash_bwd_cm_nv.comp / flash_bwd_cm_emu.comp
+// define (coopmat-khr's build is the NV SPIR-V rewritten). Only whole
+// matrices are loaded, stored and multiplied, so any element layout works.
+//
+// Both passes have one shape. A workgroup keeps KEEP = NSG * MS rows (dK/dV:
+// keys of one kv head, K and V; dQ: query rows of one head, Q and dO) as A
+// matrices in registers, one MS-row strip per subgroup, and streams tiles of
+// STREAM rows of the other side (Q and dO over the group's query heads; K and
+// V) through shared memory. Per tile each subgroup
+//   1. multiplies its strip by the tile: X1 = kept X . stream X^T (S, or S^T
+//      for dK/dV) and X2 = kept Y . stream Y^T (dP or dP^T), staged in f32;
+//   2. turns them into P and dS element by element (bwd_p_ds: the contract's
+//      masks and score mods), written back in f16 over the staging;
+//   3. accumulates dX += dS . stream X (dK += dS^T Q, dQ += dS K) and, for
+//      dK/dV, dV += P^T . dO, in f32 accumulators.
+// Every subgroup owns what it writes (no atomics): runs are bit-identical.
+// Head dims are multiples of MS (runtime/vulkan/vk_backward.c picks this body
+// only then, and only for f16).
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+
+#include "flash_bwd_common.glsl"
+
+#ifndef BWD_CM_UNROLL
+#define BWD_CM_UNROLL [[unroll]] // loops over matrices (the emulation keeps them rolled)
+#endif
+
+layout(constant_id = 0) const uint NSG = 4;          // subgroups per workgroup, MS kept rows each
+layout(constant_id = 1) const uint STREAM = 16;      // rows of each streamed tile
+layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
+layout(constant_id = 5) const uint MS = 16;          // matrix shape: MS x MS times MS x MS
+
+const uint KEEP = NSG * MS;
+const uint D8 = D / 8u, DV8 = DV / 8u;               // uvec4 (8 halves) of an X, Y row
+const uint XS = D8 + 1u, YS = DV8 + 1u;              // padded rows in shared memory (bank spread)
+const uint XT = D / MS, YT = DV / MS, ST = STREAM / MS;
+const uint LPR = SUBGROUP_SIZE / MS;                 // lanes per staged row
+const uint CPL = STREAM / LPR;                       // staged columns per lane (a multiple of 8)
+const uint SSW = (STREAM + 4u) / 4u;                 // padded staging row, uvec4 (4 floats or 8 halves)
+const uint Y_OFF = STREAM * XS;                      // stream X | stream Y | S-P staging | dP-dS staging
+const uint S_OFF = Y_OFF + STREAM * YS;
+const uint DP_OFF = S_OFF + KEEP * SSW;
+const uint LOOP_WORDS = DP_OFF + KEEP * SSW;
+const uint KEPT_WORDS = KEEP * (XS > YS ? XS : YS);  // the kept rows pass through before the loop
+const uint SH_WORDS = LOOP_WORDS > KEPT_WORDS ? LOOP_WORDS : KEPT_WORDS;
+
+layout(binding = 0) readonly buffer QB { uvec4 q_data[]; };
+layout(binding = 1) readonly buffer KB { uvec4 k_data[]; };
+layout(binding = 2) readonly buffer VB { uvec4 v_data[]; };
+layout(binding = 3) readonly buffer DOB { uvec4 do_data[]; };
+layout(binding = 4) readonly buffer StatB { vec2 stats[]; }; // (LSE log2, D_i) per row: flash_bwd_pre.comp
+layout(binding = 5) writeonly buffer DXB { uvec4 dx_data[]; }; // dK or dQ
+layout(binding = 6) writeonly buffer DVB { uvec4 dv_data[]; };
+
+shared uvec4 tile_sh[SH_WORDS];
+shared vec2 stat_sh[STREAM]; // dK/dV: the streamed query rows' (LSE log2, D_i)
+
+// Chunk d8 of query row i of (b, h): Q (values false) or dO; zero past Nq.
+uvec4 query_chunk(uint b, uint h, uint i, uint d8, bool values)
+{
+    if (i >= pc.seq_q) return uvec4(0u);
+    uint q = avk_q_offset(b, uvec2(h, i));
+    return values ? do_data[avk_o_from_q(q, D, DV) / 8u + d8] : q_data[q / 8u + d8];
+}
+
+// Chunk d8 of key j of (b, kv head g): K (values false) or V; zero past the
+// sequence's keys, whose rows may hold anything (dS . K would carry a NaN).
+uvec4 key_chunk(uint b, uint g, uint len, uint j, uint d8, bool values)
+{
+    if (j >= len) return uvec4(0u);
+    return values ? v_data[avk_kv_row(b, g, j) * DV8 + d8] : k_data[avk_kv_row(b, g, j) * D8 + d8];
+}
+
+#ifdef BWD_DKDV
+#define KEPT_CHUNK(r, d8, values) key_chunk(b, g, len, k0 + (r), d8, values)
+#define STREAM_CHUNK(r, d8, values) query_chunk(b, hq, i0 + (r), d8, values)
+#else
+#define KEPT_CHUNK(r, d8, values) query_chunk(b, h, i0 + (r), d8, values)
+#define STREAM_CHUNK(r, d8, values) key_chunk(b, g, len, k0 + (r), d8, values)
+#endif
+
+void subgroup_sync()
+{
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+}
+
+uvec4 pack8(float v[CPL], uint c)
+{
+    return uvec4(packHalf2x16(vec2(v[c], v[c + 1u])), packHalf2x16(vec2(v[c + 2u], v[c + 3u])),
+                 packHalf2x16(vec2(v[c + 4u], v[c + 5u])), packHalf2x16(vec2(v[c + 6u], v[c + 7u])));
+}
+
+// This lane's CPL columns of its staged row (columns from col0 of the
+// strip), scaled, as f16 into row `at` (uvec4 index of the row's first
+// column) of an output with `width` columns; columns past width are padding.
+void write_staged(uint staged, uint col0, uint width, float scale, bool row_ok, uint at, bool to_dv)
+{
+    [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
+        uint col = col0 + c;
+        if (!row_ok || col >= width) continue;
+        vec4 lo = uintBitsToFloat(tile_sh[staged + c / 4u]) * scale;
+        vec4 hi = uintBitsToFloat(tile_sh[staged + c / 4u + 1u]) * scale;
+        uvec4 v = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
+        if (to_dv) dv_data[at + col / 8u] = v;
+        else dx_data[at + col / 8u] = v;
+    }
+}
+
+void main()
+{
+    uint tid = gl_LocalInvocationID.x;
+    uint sg = tid / SUBGROUP_SIZE, lane = tid % SUBGROUP_SIZE;
+    uint lr = lane / LPR, part = lane % LPR; // the staged row and column slice this lane turns into P and dS
+    uint strip = sg * MS;                    // this subgroup's kept rows, from the block's first
+#ifdef BWD_DKDV
+    uint k0 = gl_WorkGroupID.x * KEEP, g = gl_WorkGroupID.y, b = gl_WorkGroupID.z, h = g * pc.group, i0 = 0u;
+#else
+    uint i0 = gl_WorkGroupID.x * KEEP, h = gl_WorkGroupID.y, b = gl_WorkGroupID.z, g = h / pc.group, k0 = 0u;
+#endif
+    uint len = avk_seq_len(b);
+    float s_pre = avk_score_pre(), scale = pc.scale_log2 * LN2;
+
+    // the kept rows: global -> shared -> A matrices in registers, X then Y
+    CM_A xm[XT], ym[YT];
+    for (uint e = tid; e < KEEP * D8; e += WG) tile_sh[(e / D8) * XS + e % D8] = KEPT_CHUNK(e / D8, e % D8, false);
+    barrier();
+    BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) CM_LOAD_ROW(xm[k], tile_sh, strip * XS + k * MS / 8u, XS);
+    barrier();
+    for (uint e = tid; e < KEEP * DV8; e += WG) tile_sh[(e / DV8) * YS + e % DV8] = KEPT_CHUNK(e / DV8, e % DV8, true);
+    barrier();
+    BWD_CM_UNROLL for (uint k = 0u; k < YT; ++k) CM_LOAD_ROW(ym[k], tile_sh, strip * YS + k * MS / 8u, YS);
+
+    CM_C dx[XT]; // dK or dQ
+    BWD_CM_UNROLL for (uint n = 0u; n < XT; ++n) dx[n] = CM_C_ZERO;
+#ifdef BWD_DKDV
+    CM_C dv[YT];
+    BWD_CM_UNROLL for (uint n = 0u; n < YT; ++n) dv[n] = CM_C_ZERO;
+    uint kept_row = k0 + strip + lr; // the key of this lane's staged row
+    uint h_end = h + pc.group;
+#else
+    uint kept_row = i0 + strip + lr; // the query row of this lane's staged row
+    vec2 row_stat = kept_row < pc.seq_q ? stats[bwd_row(b, h, kept_row)] : vec2(POS_INF, 0.0);
+    uint i1 = min(i0 + KEEP, pc.seq_q);
+    uint k_end = avk_key_end(len, i1 - 1u); // the keys some row of the block sees
+    k0 = avk_key_begin(len, i0) / STREAM * STREAM;
+    uint h_end = h + 1u;
+#endif
+    uint s_row = S_OFF + (strip + lr) * SSW + part * CPL / 4u, dp_row = DP_OFF + (strip + lr) * SSW + part * CPL / 4u;
+
+    for (uint hq = h; hq < h_end; ++hq) { // dK/dV: the group's query heads; dQ: its own
+        float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[hq] : 0.0;
+#ifdef BWD_DKDV
+        for (i0 = 0u; i0 < pc.seq_q; i0 += STREAM) {
+            if (bwd_disjoint(len, i0, min(i0 + STREAM, pc.seq_q), k0, k0 + KEEP)) continue; // uniform
+#else
+        for (; k0 < k_end; k0 += STREAM) {
+#endif
+            barrier(); // the previous tile (or the kept rows' pass) is consumed
+            for (uint e = tid; e < STREAM * D8; e += WG) tile_sh[(e / D8) * XS + e % D8] = STREAM_CHUNK(e / D8, e % D8, false);
+            for (uint e = tid; e < STREAM * DV8; e += WG)
+                tile_sh[Y_OFF + (e / DV8) * YS + e % DV8] = STREAM_CHUNK(e / DV8, e % DV8, true);
+#ifdef BWD_DKDV
+            for (uint r = tid; r < STREAM; r += WG)
+                stat_sh[r] = i0 + r < pc.seq_q ? stats[bwd_row(b, hq, i0 + r)] : vec2(POS_INF, 0.0);
+#endif
+            barrier();
+
+            // 1. X1 and X2 of this subgroup's strip, MS columns at a time, staged in f32
+            BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n) {
+                CM_C x1 = CM_C_ZERO, x2 = CM_C_ZERO;
+                BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) {
+                    CM_B xb;
+                    CM_LOAD_COL(xb, tile_sh, n * MS * XS + k * MS / 8u, XS);
+                    x1 = CM_MAD(xm[k], xb, x1);
+                }
+                BWD_CM_UNROLL for (uint k = 0u; k < YT; ++k) {
+                    CM_B yb;
+                    CM_LOAD_COL(yb, tile_sh, Y_OFF + n * MS * YS + k * MS / 8u, YS);
+                    x2 = CM_MAD(ym[k], yb, x2);
+                }
+                CM_STORE_ROW(x1, tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
+                CM_STORE_ROW(x2, tile_sh, DP_OFF + strip * SSW + n * MS / 4u, SSW);
+            }
+            subgroup_sync();
+
+            // 2. P and dS of this lane's columns, back over the staging in f16
+            float pv[CPL], dsv[CPL];
+            [[unroll]] for (uint c = 0u; c < CPL; ++c) {
+                uint col = part * CPL + c;
+                float x = uintBitsToFloat(tile_sh[s_row + c / 4u][c % 4u]);
+                float dp = uintBitsToFloat(tile_sh[dp_row + c / 4u][c % 4u]);
+#ifdef BWD_DKDV
+                vec2 pd = bwd_p_ds(x, dp, stat_sh[col], b, hq, len, i0 + col, kept_row, s_pre, slope);
+#else
+                vec2 pd = bwd_p_ds(x, dp, row_stat, b, hq, len, kept_row, k0 + col, s_pre, slope);
+#endif
+                pv[c] = pd.x;
+                dsv[c] = pd.y;
+            }
+            subgroup_sync(); // the row's f32 values are read: its f16 halves go over them
+            uint p_row = S_OFF + (strip + lr) * SSW + part * CPL / 8u, ds_row = DP_OFF + (strip + lr) * SSW + part * CPL / 8u;
+            [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
+                tile_sh[p_row + c / 8u] = pack8(pv, c);
+                tile_sh[ds_row + c / 8u] = pack8(dsv, c);
+            }
+            subgroup_sync();
+
+            // 3. dX += dS . stream X; dV += P^T . dO
+            BWD_CM_UNROLL for (uint kc = 0u; kc < ST; ++kc) {
+                CM_A dsm;
+                CM_LOAD_ROW(dsm, tile_sh, DP_OFF + strip * SSW + kc * MS / 8u, SSW);
+                BWD_CM_UNROLL for (uint n = 0u; n < XT; ++n) {
+                    CM_B xb;
+                    CM_LOAD_ROW(xb, tile_sh, kc * MS * XS + n * MS / 8u, XS);
+                    dx[n] = CM_MAD(dsm, xb, dx[n]);
+                }
+#ifdef BWD_DKDV
+                CM_A pm;
+                CM_LOAD_ROW(pm, tile_sh, S_OFF + strip * SSW + kc * MS / 8u, SSW);
+                BWD_CM_UNROLL for (uint n = 0u; n < YT; ++n) {
+                    CM_B yb;
+                    CM_LOAD_ROW(yb, tile_sh, Y_OFF + kc * MS * YS + n * MS / 8u, YS);
+                    dv[n] = CM_MAD(pm, yb, dv[n]);
+                }
+#endif
+            }
+        }
+    }
+
+    // the gradients through each subgroup's staging, STREAM columns at a time
+    uint staged = S_OFF + (strip + lr) * SSW + part * CPL / 4u;
+#ifdef BWD_DKDV
+    bool row_ok = kept_row < pc.seq_kv;
+    uint x_at = row_ok ? avk_kv_row(b, g, kept_row) * D8 : 0u, v_at = row_ok ? avk_kv_row(b, g, kept_row) * DV8 : 0u;
+#else
+    bool row_ok = kept_row < pc.seq_q;
+    uint x_at = row_ok ? avk_q_offset(b, uvec2(h, kept_row)) / 8u : 0u;
+#endif
+    BWD_CM_UNROLL for (uint n0 = 0u; n0 < XT; n0 += ST) {
+        subgroup_sync();
+        BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n)
+            if (n0 + n < XT) CM_STORE_ROW(dx[n0 + n], tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
+        subgroup_sync();
+        write_staged(staged, n0 * MS + part * CPL, D, scale, row_ok, x_at, false);
+    }
+#ifdef BWD_DKDV
+    BWD_CM_UNROLL for (uint n0 = 0u; n0 < YT; n0 += ST) {
+        subgroup_sync();
+        BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n)
+            if (n0 + n < YT) CM_STORE_ROW(dv[n0 + n], tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
+        subgroup_sync();
+        write_staged(staged, n0 * MS + part * CPL, DV, 1.0, row_ok, v_at, true);
+    }
+#endif
+}
