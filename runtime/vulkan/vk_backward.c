@@ -104,8 +104,9 @@ static int matrix_tiles_override(uint32_t *nsg, uint32_t *stream)
     return 1;
 }
 
-/* The matrix body's tiles for body on c, or a reason it cannot run p (why; ATTNVK_OK with
- * out->body left PORTABLE when merely unsuited, a failure when named or overridden badly) */
+/* The matrix body's tiles for body on c; ATTNVK_OK with out->body left PORTABLE where p does
+ * not suit it; a failure with the reason where named and the device lacks it, or where the
+ * tiles' override does not fit */
 static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_body body, int named, vk_bwd_tiles *out)
 {
     const uint32_t dk = (uint32_t)p->head_dim, dv = (uint32_t)avk_head_dim_v(p), dim = dk > dv ? dk : dv;
@@ -141,9 +142,11 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
                                   .nsg = nsg, .subgroup = sg, .ms = ms};
             return ATTNVK_OK;
         }
-        if (getenv("ATTNVK_VK_BWD_TILES")) named = 1; /* an override that does not fit is an error, not a fallback */
+        if (getenv("ATTNVK_VK_BWD_TILES")) /* an override that does not fit is an error, not a fallback */
+            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: the backward's %s matrix body cannot run: %s", name, why);
     }
-    if (named) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: the backward's %s matrix body cannot run: %s", name, why);
+    /* a named family the device lacks is an error; a problem it does not suit runs the portable body */
+    if (named && !ms) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: the backward's %s matrix body cannot run: %s", name, why);
     out->body = VK_BWD_PORTABLE;
     return ATTNVK_OK;
 }

@@ -26,9 +26,10 @@ typedef struct vk_bwd_tiles {
 /* The body and tiles for p after a forward built with fwd (its emulated
  * variants pick the emulated matrices): the matrix body where the device has
  * one and p suits it (f16, head dims multiples of 16 up to 128), else the
- * portable table's largest entry that fits; $ATTNVK_VK_BWD (portable, nv, khr)
- * and $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N") override. UNSUPPORTED or
- * INVALID_ARGUMENT with the reason. */
+ * portable table's largest entry that fits. $ATTNVK_VK_BWD=portable keeps the
+ * portable body, nv or khr takes that family only (UNSUPPORTED where the device
+ * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N") sets the matrix tiles.
+ * INVALID_ARGUMENT for a bad value, with the reason. */
 attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, vk_bwd_tiles *out);
 
 /* dQ, dK, dV (and d(sink)) of the forward that args (prepared for p with fwd)
