@@ -74,11 +74,49 @@ uvec4 key_chunk(uint b, uint g, uint len, uint j, uint d8, bool values)
 
 #ifdef BWD_DKDV
 #define KEPT_CHUNK(r, d8, values) key_chunk(b, g, len, k0 + (r), d8, values)
-#define STREAM_CHUNK(r, d8, values) query_chunk(b, hq, i0 + (r), d8, values)
+#define STREAM_CHUNK(r, d8, values) query_chunk(b, hq, r0 + (r), d8, values)
 #else
 #define KEPT_CHUNK(r, d8, values) query_chunk(b, h, i0 + (r), d8, values)
-#define STREAM_CHUNK(r, d8, values) key_chunk(b, g, len, k0 + (r), d8, values)
+#define STREAM_CHUNK(r, d8, values) key_chunk(b, g, len, r0 + (r), d8, values)
 #endif
+
+// A streamed tile goes global -> registers (issued before the previous tile's
+// matrix work) -> shared memory: PF chunks per thread, X rows first.
+const uint XC = STREAM * D8, YC = STREAM * DV8;
+const uint PF = (XC + YC + WG - 1u) / WG;
+const uint PS = (STREAM + WG - 1u) / WG; // dK/dV: the rows' statistics
+uvec4 pre[PF];
+vec2 pre_stat[PS];
+
+// the tile of rows r0 .. of query head hq (dK/dV) or of keys r0 .. (dQ)
+void fetch(uint b, uint g, uint len, uint hq, uint r0)
+{
+    BWD_CM_UNROLL for (uint x = 0u; x < PF; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG, ey = e - XC;
+        pre[x] = e < XC ? STREAM_CHUNK(e / D8, e % D8, false) : e < XC + YC ? STREAM_CHUNK(ey / DV8, ey % DV8, true) : uvec4(0u);
+    }
+#ifdef BWD_DKDV
+    BWD_CM_UNROLL for (uint x = 0u; x < PS; ++x) {
+        uint r = gl_LocalInvocationID.x + x * WG;
+        pre_stat[x] = r < STREAM && r0 + r < pc.seq_q ? stats[bwd_row(b, hq, r0 + r)] : vec2(POS_INF, 0.0);
+    }
+#endif
+}
+
+void commit_fetch()
+{
+    BWD_CM_UNROLL for (uint x = 0u; x < PF; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG, ey = e - XC;
+        if (e < XC) tile_sh[(e / D8) * XS + e % D8] = pre[x];
+        else if (e < XC + YC) tile_sh[Y_OFF + (ey / DV8) * YS + ey % DV8] = pre[x];
+    }
+#ifdef BWD_DKDV
+    BWD_CM_UNROLL for (uint x = 0u; x < PS; ++x) {
+        uint r = gl_LocalInvocationID.x + x * WG;
+        if (r < STREAM) stat_sh[r] = pre_stat[x];
+    }
+#endif
+}
 
 void subgroup_sync()
 {
@@ -138,94 +176,94 @@ void main()
     CM_C dv[YT];
     BWD_CM_UNROLL for (uint n = 0u; n < YT; ++n) dv[n] = CM_C_ZERO;
     uint kept_row = k0 + strip + lr; // the key of this lane's staged row
-    uint h_end = h + pc.group;
+    // the query tiles that see some of the block's keys, one run of them (visible ranges
+    // only grow with i), for each query head of the group
+    uint first = 0u, last;
+    while (first < pc.seq_q && bwd_disjoint(len, first, min(first + STREAM, pc.seq_q), k0, k0 + KEEP)) first += STREAM;
+    for (last = first; last < pc.seq_q && !bwd_disjoint(len, last, min(last + STREAM, pc.seq_q), k0, k0 + KEEP);)
+        last += STREAM;
+    uint per_head = (last - first) / STREAM, ntiles = per_head * pc.group;
 #else
     uint kept_row = i0 + strip + lr; // the query row of this lane's staged row
     vec2 row_stat = kept_row < pc.seq_q ? stats[bwd_row(b, h, kept_row)] : vec2(POS_INF, 0.0);
-    uint i1 = min(i0 + KEEP, pc.seq_q);
-    uint k_end = avk_key_end(len, i1 - 1u); // the keys some row of the block sees
-    k0 = avk_key_begin(len, i0) / STREAM * STREAM;
-    uint h_end = h + 1u;
+    uint k_end = avk_key_end(len, min(i0 + KEEP, pc.seq_q) - 1u); // the keys some row of the block sees
+    uint first = avk_key_begin(len, i0) / STREAM * STREAM, per_head = k_end > first ? (k_end - first + STREAM - 1u) / STREAM : 0u;
+    uint ntiles = per_head;
 #endif
     uint s_row = S_OFF + (strip + lr) * SSW + part * CPL / 4u, dp_row = DP_OFF + (strip + lr) * SSW + part * CPL / 4u;
 
-    for (uint hq = h; hq < h_end; ++hq) { // dK/dV: the group's query heads; dQ: its own
+    // tile t: query head h + t / per_head (dK/dV; dQ: h), its rows or keys from r0
+    if (ntiles > 0u) fetch(b, g, len, h, first);
+    for (uint t = 0u; t < ntiles; ++t) {
+        uint hq = h + t / per_head, r0 = first + (t % per_head) * STREAM;
+#ifdef BWD_DKDV
+        i0 = r0;
+#else
+        k0 = r0;
+#endif
+        barrier(); // the previous tile (or the kept rows' pass) is consumed
+        commit_fetch();
+        if (t + 1u < ntiles) fetch(b, g, len, h + (t + 1u) / per_head, first + ((t + 1u) % per_head) * STREAM); // in flight across the work
+        barrier();
         float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[hq] : 0.0;
+        // 1. X1 and X2 of this subgroup's strip, MS columns at a time, staged in f32
+        BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n) {
+            CM_C x1 = CM_C_ZERO, x2 = CM_C_ZERO;
+            BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) {
+                CM_B xb;
+                CM_LOAD_COL(xb, tile_sh, n * MS * XS + k * MS / 8u, XS);
+                x1 = CM_MAD(xm[k], xb, x1);
+            }
+            BWD_CM_UNROLL for (uint k = 0u; k < YT; ++k) {
+                CM_B yb;
+                CM_LOAD_COL(yb, tile_sh, Y_OFF + n * MS * YS + k * MS / 8u, YS);
+                x2 = CM_MAD(ym[k], yb, x2);
+            }
+            CM_STORE_ROW(x1, tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
+            CM_STORE_ROW(x2, tile_sh, DP_OFF + strip * SSW + n * MS / 4u, SSW);
+        }
+        subgroup_sync();
+
+        // 2. P and dS of this lane's columns, back over the staging in f16
+        float pv[CPL], dsv[CPL];
+        [[unroll]] for (uint c = 0u; c < CPL; ++c) {
+            uint col = part * CPL + c;
+            float x = uintBitsToFloat(tile_sh[s_row + c / 4u][c % 4u]);
+            float dp = uintBitsToFloat(tile_sh[dp_row + c / 4u][c % 4u]);
 #ifdef BWD_DKDV
-        for (i0 = 0u; i0 < pc.seq_q; i0 += STREAM) {
-            if (bwd_disjoint(len, i0, min(i0 + STREAM, pc.seq_q), k0, k0 + KEEP)) continue; // uniform
+            vec2 pd = bwd_p_ds(x, dp, stat_sh[col], b, hq, len, i0 + col, kept_row, s_pre, slope);
 #else
-        for (; k0 < k_end; k0 += STREAM) {
+            vec2 pd = bwd_p_ds(x, dp, row_stat, b, hq, len, kept_row, k0 + col, s_pre, slope);
 #endif
-            barrier(); // the previous tile (or the kept rows' pass) is consumed
-            for (uint e = tid; e < STREAM * D8; e += WG) tile_sh[(e / D8) * XS + e % D8] = STREAM_CHUNK(e / D8, e % D8, false);
-            for (uint e = tid; e < STREAM * DV8; e += WG)
-                tile_sh[Y_OFF + (e / DV8) * YS + e % DV8] = STREAM_CHUNK(e / DV8, e % DV8, true);
-#ifdef BWD_DKDV
-            for (uint r = tid; r < STREAM; r += WG)
-                stat_sh[r] = i0 + r < pc.seq_q ? stats[bwd_row(b, hq, i0 + r)] : vec2(POS_INF, 0.0);
-#endif
-            barrier();
+            pv[c] = pd.x;
+            dsv[c] = pd.y;
+        }
+        subgroup_sync(); // the row's f32 values are read: its f16 halves go over them
+        uint p_row = S_OFF + (strip + lr) * SSW + part * CPL / 8u, ds_row = DP_OFF + (strip + lr) * SSW + part * CPL / 8u;
+        [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
+            tile_sh[p_row + c / 8u] = pack8(pv, c);
+            tile_sh[ds_row + c / 8u] = pack8(dsv, c);
+        }
+        subgroup_sync();
 
-            // 1. X1 and X2 of this subgroup's strip, MS columns at a time, staged in f32
-            BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n) {
-                CM_C x1 = CM_C_ZERO, x2 = CM_C_ZERO;
-                BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) {
-                    CM_B xb;
-                    CM_LOAD_COL(xb, tile_sh, n * MS * XS + k * MS / 8u, XS);
-                    x1 = CM_MAD(xm[k], xb, x1);
-                }
-                BWD_CM_UNROLL for (uint k = 0u; k < YT; ++k) {
-                    CM_B yb;
-                    CM_LOAD_COL(yb, tile_sh, Y_OFF + n * MS * YS + k * MS / 8u, YS);
-                    x2 = CM_MAD(ym[k], yb, x2);
-                }
-                CM_STORE_ROW(x1, tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
-                CM_STORE_ROW(x2, tile_sh, DP_OFF + strip * SSW + n * MS / 4u, SSW);
+        // 3. dX += dS . stream X; dV += P^T . dO
+        BWD_CM_UNROLL for (uint kc = 0u; kc < ST; ++kc) {
+            CM_A dsm;
+            CM_LOAD_ROW(dsm, tile_sh, DP_OFF + strip * SSW + kc * MS / 8u, SSW);
+            BWD_CM_UNROLL for (uint n = 0u; n < XT; ++n) {
+                CM_B xb;
+                CM_LOAD_ROW(xb, tile_sh, kc * MS * XS + n * MS / 8u, XS);
+                dx[n] = CM_MAD(dsm, xb, dx[n]);
             }
-            subgroup_sync();
-
-            // 2. P and dS of this lane's columns, back over the staging in f16
-            float pv[CPL], dsv[CPL];
-            [[unroll]] for (uint c = 0u; c < CPL; ++c) {
-                uint col = part * CPL + c;
-                float x = uintBitsToFloat(tile_sh[s_row + c / 4u][c % 4u]);
-                float dp = uintBitsToFloat(tile_sh[dp_row + c / 4u][c % 4u]);
 #ifdef BWD_DKDV
-                vec2 pd = bwd_p_ds(x, dp, stat_sh[col], b, hq, len, i0 + col, kept_row, s_pre, slope);
-#else
-                vec2 pd = bwd_p_ds(x, dp, row_stat, b, hq, len, kept_row, k0 + col, s_pre, slope);
+            CM_A pm;
+            CM_LOAD_ROW(pm, tile_sh, S_OFF + strip * SSW + kc * MS / 8u, SSW);
+            BWD_CM_UNROLL for (uint n = 0u; n < YT; ++n) {
+                CM_B yb;
+                CM_LOAD_ROW(yb, tile_sh, Y_OFF + kc * MS * YS + n * MS / 8u, YS);
+                dv[n] = CM_MAD(pm, yb, dv[n]);
+            }
 #endif
-                pv[c] = pd.x;
-                dsv[c] = pd.y;
-            }
-            subgroup_sync(); // the row's f32 values are read: its f16 halves go over them
-            uint p_row = S_OFF + (strip + lr) * SSW + part * CPL / 8u, ds_row = DP_OFF + (strip + lr) * SSW + part * CPL / 8u;
-            [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
-                tile_sh[p_row + c / 8u] = pack8(pv, c);
-                tile_sh[ds_row + c / 8u] = pack8(dsv, c);
-            }
-            subgroup_sync();
-
-            // 3. dX += dS . stream X; dV += P^T . dO
-            BWD_CM_UNROLL for (uint kc = 0u; kc < ST; ++kc) {
-                CM_A dsm;
-                CM_LOAD_ROW(dsm, tile_sh, DP_OFF + strip * SSW + kc * MS / 8u, SSW);
-                BWD_CM_UNROLL for (uint n = 0u; n < XT; ++n) {
-                    CM_B xb;
-                    CM_LOAD_ROW(xb, tile_sh, kc * MS * XS + n * MS / 8u, XS);
-                    dx[n] = CM_MAD(dsm, xb, dx[n]);
-                }
-#ifdef BWD_DKDV
-                CM_A pm;
-                CM_LOAD_ROW(pm, tile_sh, S_OFF + strip * SSW + kc * MS / 8u, SSW);
-                BWD_CM_UNROLL for (uint n = 0u; n < YT; ++n) {
-                    CM_B yb;
-                    CM_LOAD_ROW(yb, tile_sh, Y_OFF + kc * MS * YS + n * MS / 8u, YS);
-                    dv[n] = CM_MAD(pm, yb, dv[n]);
-                }
-#endif
-            }
         }
     }
 
