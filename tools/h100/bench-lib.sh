@@ -41,7 +41,7 @@ logged() { # tag, seconds, then a command: timed into $out/TAG.log; prints its t
 left() { echo $(( ${deadline:-400} - (SECONDS - ${start:-0}) )); } # seconds the script's DEADLINE leaves
 test_backward() { # tag, then VAR=value settings: test_cuda_backward under them into $out/test-bwd-TAG.log
   local tag=$1; shift
-  ( time env "$@" timeout ${TEST_TIMEOUT:-150} ./build-h100/tests/cuda/test_cuda_backward ) > "$out/test-bwd-$tag.log" 2>&1
+  ( time env "$@" timeout ${TEST_TIMEOUT:-150} "$(dirname "$avk")/tests/cuda/test_cuda_backward" ) > "$out/test-bwd-$tag.log" 2>&1
   echo "test_cuda_backward ($tag) rc=$?: $(grep -E 'passed|PASS|FAIL' "$out/test-bwd-$tag.log" | tail -2 | tr '\n' ' ')"
   grep -E "FAIL" "$out/test-bwd-$tag.log" | head -6 | cut -c1-220
 }
