@@ -3,8 +3,9 @@
  * accumulators: the default where inline-PTX mma.sync exists (NVIDIA cc >=
  * 8.0; test_opencl_backward passes on the H100), ATTNVK_OPENCL_BWD_MMA=emu
  * runs mma_ops.cl's emulation on any device (what CI's PoCL runs). Native attn_bwd_mma.h's
- * scheme without ldmatrix or pipelining (simple before fast): tiles are f16
- * rows of D + 8 halves in local memory, fragments read by plain loads.
+ * scheme without pipelining: tiles are f16 rows of D + 8 halves in local
+ * memory (16-byte copies), fragments read by ldmatrix (the emulation: plain
+ * loads of the same elements).
  *
  * dK/dV: a warp owns 16 keys of the work-group's AVK_BWD_BC; it computes
  * S^T = K Q^T and dP^T = V dO^T (keys x queries), turns them into P^T and
@@ -38,16 +39,36 @@
 /* two halves of row r from column c (even) of a tile with `rs` halves a row, as one word */
 AVK_INLINE uint bm_pair(__local const ushort *T, int rs, int r, int c) { return *(__local const uint *)(T + r * rs + c); }
 
-/* rows [0, rows) of `width` halves (base + r * stride in src) into rows of width + 8; rows past valid are 0 */
+/* rows [0, rows) of `width` halves (base + r * stride in src) into rows of width + 8; rows past valid
+ * are 0. 16-byte moves: width, base and stride are multiples of 8 halves (head dims in k-steps,
+ * rows of whole heads), and the local rows of width + 8 halves stay 16-byte aligned. */
 AVK_INLINE void bm_rows(__local ushort *dst, __global const avk_elem *src, long base, long stride, int rows, int width,
                         int valid, int nt)
 {
     __global const ushort *s = (__global const ushort *)src;
-    for (int u = get_local_id(0); u < rows * width; u += nt) {
-        const int r = u / width, d = u % width;
-        dst[r * (width + 8) + d] = r < valid ? s[base + r * stride + d] : (ushort)0;
+    const int w8 = width / 8;
+    for (int u = get_local_id(0); u < rows * w8; u += nt) {
+        const int r = u / w8, c8 = u % w8;
+        *(__local uint4 *)(dst + r * (width + 8) + c8 * 8) =
+            r < valid ? *(__global const uint4 *)(s + base + r * stride + c8 * 8) : (uint4)(0u);
     }
 }
+
+#if !AVK_EMULATE
+/* ldmatrix over a tile of rs halves a row: lane l names row l % 8 of 8x8 matrix l / 8 */
+AVK_INLINE void bm_ldsm4(uint r[4], __local const ushort *p)
+{
+    AVK_ASM("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+            : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+            : "r"((uint)(size_t)p));
+}
+AVK_INLINE void bm_ldsm4_trans(uint r[4], __local const ushort *p)
+{
+    AVK_ASM("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+            : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+            : "r"((uint)(size_t)p));
+}
+#endif
 
 /* keys [k0, k0 + rows) of (b, g): K and V as f16 tiles */
 AVK_INLINE void bm_key_tile(const avk_kernel_args *a, __global const avk_elem *K, __global const avk_elem *V, int b,
@@ -79,6 +100,7 @@ AVK_PRAGMA_UNROLL
     for (int n = 0; n < n_tiles; ++n) c[n][0] = c[n][1] = c[n][2] = c[n][3] = 0.0f;
 AVK_PRAGMA_UNROLL
     for (int kk = 0; kk < ks; ++kk) {
+#if AVK_EMULATE
         const int k = kk * 16 + 2 * t;
         const uint a[4] = {bm_pair(A, rs, r0 + g, k), bm_pair(A, rs, r0 + g + 8, k), bm_pair(A, rs, r0 + g, k + 8),
                            bm_pair(A, rs, r0 + g + 8, k + 8)};
@@ -87,6 +109,20 @@ AVK_PRAGMA_UNROLL
             const uint b[2] = {bm_pair(B, rs, b0 + n * 8 + g, k), bm_pair(B, rs, b0 + n * 8 + g, k + 8)};
             BM_MMA(c[n], a, b);
         }
+#else
+        /* A: matrices (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) = a0..a3; B: n-tiles
+         * n and n+1 at k 0-7 and 8-15 = {b0 b1} of each */
+        const int lane = 4 * g + t, m = lane >> 3, i = lane & 7;
+        uint a[4];
+        bm_ldsm4(a, A + (r0 + (m & 1) * 8 + i) * rs + kk * 16 + (m >> 1) * 8);
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < n_tiles; n += 2) {
+            uint b[4];
+            bm_ldsm4(b, B + (b0 + (n + (m >> 1)) * 8 + i) * rs + kk * 16 + (m & 1) * 8);
+            BM_MMA(c[n], a, b);
+            if (n + 1 < n_tiles) BM_MMA(c[n + 1], a, b + 2);
+        }
+#endif
     }
 }
 
@@ -100,6 +136,7 @@ AVK_PRAGMA_UNROLL
         const uint a[4] = {avk_pack_f16x2(s[2 * kk][0], s[2 * kk][1]), avk_pack_f16x2(s[2 * kk][2], s[2 * kk][3]),
                            avk_pack_f16x2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
                            avk_pack_f16x2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#if AVK_EMULATE
         const int k = kk * 16 + 2 * t;
 AVK_PRAGMA_UNROLL
         for (int n = 0; n < n_tiles; ++n) {
@@ -108,6 +145,17 @@ AVK_PRAGMA_UNROLL
                                (uint)B[(k + 8) * rs + col] | ((uint)B[(k + 9) * rs + col] << 16)};
             BM_MMA(c[n], a, b);
         }
+#else
+        /* B transposed on the way: matrices (k 0-7, n-tile n), (k 8-15, n), (0-7, n+1), (8-15, n+1) */
+        const int lane = 4 * g + t, m = lane >> 3, i = lane & 7;
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < n_tiles; n += 2) {
+            uint b[4];
+            bm_ldsm4_trans(b, B + (kk * 16 + (m & 1) * 8 + i) * rs + (n + (m >> 1)) * 8);
+            BM_MMA(c[n], a, b);
+            if (n + 1 < n_tiles) BM_MMA(c[n + 1], a, b + 2);
+        }
+#endif
     }
 }
 
