@@ -56,13 +56,15 @@ static attnvk_status portable_select(const vk_caps *c, const attnvk_problem *p, 
                     dk, dv, tiles_shared(4, 2, dk, dv), limit);
 }
 
-/* The matrix body's tiles by head dim (the larger of Dk, Dv): subgroups a workgroup
- * (MS kept rows each) and streamed rows a tile. Register-bound: dK/dV keeps K and V as
- * operands and dK and dV as accumulators, 3/4 of an NVIDIA thread's 255 registers at
- * D=128 with MS=16. Not yet tuned on a GPU. */
+/* The matrix body's tiles by head dim (the larger of Dk, Dv), best first: subgroups a
+ * workgroup (MS kept rows each) and streamed rows a tile; the first whose workgroup and
+ * shared memory fit the device. H100, KHR, f16 B=4 N=4k H*D=2048, backward TFLOP/s
+ * (bench/results/vulkan-2026-12-06-s32): D=64 8x32 74.2, 8x16 62.8, 4x32 49.2, 2x32 49.5;
+ * D=128 4x16 91.9, 8x16 85.5, 4x32 70.9, 2x16 69.3 (dK/dV keeps K, V, dK and dV in
+ * registers: wider tiles spill). */
 static const struct {
     uint32_t max_dim, nsg, stream;
-} matrix_table[] = {{64, 4, 32}, {128, 4, 16}};
+} matrix_table[] = {{64, 8, 32}, {64, 4, 32}, {64, 4, 16}, {128, 4, 16}, {128, 2, 16}};
 
 /* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows (or the kept
  * rows before the loop), two f32 staging areas of the kept rows, the streamed rows' statistics */
@@ -83,6 +85,26 @@ static uint32_t matrix_shape(const vk_caps *c, vk_bwd_body body, char *why, size
     if (!has) snprintf(why, n, "the device has no usable %s cooperative matrices", nv ? "NV" : "KHR");
     else if (m != 16 || nn != 16 || k != 16) snprintf(why, n, "its %s matrix shape is %ux%ux%u, not 16x16x16", nv ? "NV" : "KHR", m, nn, k);
     else return 16;
+    return 0;
+}
+
+/* Whether nsg subgroups and stream streamed rows suit c (subgroups of c's size, MS-row
+ * matrices); else 0 with the reason in why */
+static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uint32_t ms, uint32_t dk, uint32_t dv, char *why,
+                            size_t n)
+{
+    const uint32_t sg = c->subgroup_size, lanes = sg / ms, need = matrix_shared(nsg, stream, ms, dk, dv);
+    const VkPhysicalDeviceLimits *lim = &c->props.limits;
+    if (stream % ms || (stream / lanes) % 8)
+        snprintf(why, n, "a tile of %u streamed rows is not a multiple of %u (%u-row matrices, 8 columns a lane)", stream,
+                 ms > 8 * lanes ? ms : 8 * lanes, ms);
+    else if (nsg * sg > lim->maxComputeWorkGroupInvocations || nsg * sg > lim->maxComputeWorkGroupSize[0])
+        snprintf(why, n, "%u subgroups of %u exceed the device's workgroup size", nsg, sg);
+    else if (need > lim->maxComputeSharedMemorySize)
+        snprintf(why, n, "%u subgroups x %u streamed rows need %u bytes of shared memory; the device has %u", nsg, stream, need,
+                 lim->maxComputeSharedMemorySize);
+    else
+        return 1;
     return 0;
 }
 
@@ -121,29 +143,21 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
     } else if (sg < ms || sg % ms) {
         snprintf(why, sizeof why, "subgroups of %u lanes do not split %u-row matrices", sg, ms);
     } else {
-        uint32_t nsg = 0, stream = 0;
-        for (size_t i = 0; i < sizeof matrix_table / sizeof *matrix_table && !nsg; ++i)
-            if (dim <= matrix_table[i].max_dim) nsg = matrix_table[i].nsg, stream = matrix_table[i].stream;
-        if (!matrix_tiles_override(&nsg, &stream))
-            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N\" (1..256 each)",
-                            getenv("ATTNVK_VK_BWD_TILES"));
-        const uint32_t lanes = sg / ms, need = matrix_shared(nsg, stream, ms, dk, dv);
-        const VkPhysicalDeviceLimits *lim = &c->props.limits;
-        if (stream % ms || (stream / lanes) % 8)
-            snprintf(why, sizeof why, "a tile of %u streamed rows is not a multiple of %u (%u-row matrices, 8 columns a lane)",
-                     stream, ms > 8 * lanes ? ms : 8 * lanes, ms);
-        else if (nsg * sg > lim->maxComputeWorkGroupInvocations || nsg * sg > lim->maxComputeWorkGroupSize[0])
-            snprintf(why, sizeof why, "%u subgroups of %u exceed the device's workgroup size", nsg, sg);
-        else if (need > lim->maxComputeSharedMemorySize)
-            snprintf(why, sizeof why, "%u subgroups x %u streamed rows need %u bytes of shared memory; the device has %u", nsg,
-                     stream, need, lim->maxComputeSharedMemorySize);
-        else {
-            *out = (vk_bwd_tiles){.body = body, .keep = nsg * ms, .stream = stream, .wg = nsg * sg, .shared_bytes = need,
-                                  .nsg = nsg, .subgroup = sg, .ms = ms};
-            return ATTNVK_OK;
+        const int overridden = getenv("ATTNVK_VK_BWD_TILES") && *getenv("ATTNVK_VK_BWD_TILES");
+        for (size_t i = 0; i < sizeof matrix_table / sizeof *matrix_table; ++i) {
+            if (dim > matrix_table[i].max_dim) continue;
+            uint32_t nsg = matrix_table[i].nsg, stream = matrix_table[i].stream;
+            if (!matrix_tiles_override(&nsg, &stream))
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N\" (1..256 each)",
+                                getenv("ATTNVK_VK_BWD_TILES"));
+            if (matrix_tiles_fit(c, nsg, stream, ms, dk, dv, why, sizeof why)) {
+                *out = (vk_bwd_tiles){.body = body, .keep = nsg * ms, .stream = stream, .wg = nsg * sg,
+                                      .shared_bytes = matrix_shared(nsg, stream, ms, dk, dv), .nsg = nsg, .subgroup = sg, .ms = ms};
+                return ATTNVK_OK;
+            }
+            if (overridden) /* an override that does not fit is an error, not a fallback */
+                return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: the backward's %s matrix body cannot run: %s", name, why);
         }
-        if (getenv("ATTNVK_VK_BWD_TILES")) /* an override that does not fit is an error, not a fallback */
-            return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: the backward's %s matrix body cannot run: %s", name, why);
     }
     /* a named family the device lacks is an error; a problem it does not suit runs the portable body */
     if (named && !ms) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: the backward's %s matrix body cannot run: %s", name, why);
@@ -154,9 +168,10 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
 attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, vk_bwd_tiles *out)
 {
     /* $ATTNVK_VK_BWD names a body (A/B runs); else the forward's emulated variants take the
-     * emulated matrices (lavapipe's tests of the matrix body), NV before KHR elsewhere */
+     * emulated matrices (lavapipe's tests of the matrix body), KHR before NV elsewhere (the H100:
+     * 91.9 against 76.2 TFLOP/s at D=128, 49.3 against 43.9 at D=64, s32c) */
     const char *env = getenv("ATTNVK_VK_BWD");
-    vk_bwd_body want[2] = {VK_BWD_MATRIX_NV, VK_BWD_MATRIX_KHR};
+    vk_bwd_body want[2] = {VK_BWD_MATRIX_KHR, VK_BWD_MATRIX_NV};
     int n = 2, named = 0;
     if (env && *env) {
         if (!strcmp(env, "portable")) n = 0;

@@ -209,13 +209,15 @@ static int check_khr_rs(void)
 }
 
 /* The backward's matrix body: f16 with head dims multiples of 16 up to 128 on a device with
- * 16x16x16 matrices (NV before KHR; the forward's emulated variant takes the emulation),
+ * 16x16x16 matrices (KHR before NV; the forward's emulated variant takes the emulation; the
+ * table's first tiles that fit),
  * the portable body otherwise; $ATTNVK_VK_BWD names one (refused with the reason where it
  * cannot run), $ATTNVK_VK_BWD_TILES overrides the tiles, bad values refused. */
 static int check_backward_matrix(void)
 {
-    vk_caps h = h100(), l = lavapipe(), khr_only = h100();
-    khr_only.nv_coopmat = 0;
+    vk_caps h = h100(), l = lavapipe(), nv_only = h100(), small = h100();
+    nv_only.khr_coopmat = 0;
+    small.props.limits.maxComputeSharedMemorySize = 32 * 1024;
     const vk_config emulated = {.algo = VK_ALGO_COOPMAT_EMU};
     static const struct {
         const char *device, *env_body, *env_tiles;
@@ -225,16 +227,17 @@ static int check_backward_matrix(void)
         vk_bwd_body body;
         uint32_t keep, stream, wg;
     } want[] = {
-        {"H100", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 64, 16, 128},
-        {"H100", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 64, 32, 128},
+        {"H100", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 16, 128},
+        {"H100", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 128, 32, 256},
         {"H100", NULL, NULL, 0, 64, 64, ATTNVK_BF16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 32, 128},
         {"H100", NULL, NULL, 0, 256, 256, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 8, 8, 128},
         {"H100", NULL, NULL, 0, 72, 72, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 32, 128},
-        {"KHR", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 16, 128},
+        {"NV only", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 64, 16, 128},
+        {"32 KiB", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 32, 128}, /* 8x32 does not fit */
         {"H100", "portable", NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 16, 16, 128},
-        {"H100", "khr", "nsg=8,stream=16", 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 128, 16, 256},
+        {"H100", "nv", "nsg=8,stream=16", 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 128, 16, 256},
         {"lavapipe", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 16, 128},
-        {"lavapipe", NULL, NULL, 1, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 32, 32, 32},
+        {"lavapipe", NULL, NULL, 1, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 64, 32, 64},
         {"lavapipe", NULL, NULL, 1, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 32, 16, 32},
         {"lavapipe", "nv", NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_UNSUPPORTED, VK_BWD_PORTABLE, 0, 0, 0},
         {"H100", "fast", NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_INVALID_ARGUMENT, VK_BWD_PORTABLE, 0, 0, 0},
@@ -244,7 +247,8 @@ static int check_backward_matrix(void)
     };
     int passed = 0;
     for (size_t i = 0; i < sizeof want / sizeof *want; ++i) {
-        const vk_caps *c = want[i].device[0] == 'H' ? &h : want[i].device[0] == 'l' ? &l : &khr_only;
+        const char *d = want[i].device;
+        const vk_caps *c = d[0] == 'H' ? &h : d[0] == 'l' ? &l : d[0] == 'N' ? &nv_only : &small;
         attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = want[i].dk,
                             .head_dim_v = want[i].dv, .dtype = want[i].dtype};
         if (want[i].env_body) setenv("ATTNVK_VK_BWD", want[i].env_body, 1);
