@@ -29,8 +29,8 @@ static const struct {
  * inner tiles of `inner` query rows or keys. f16 rows + 8 halves; both
  * entries fit 48 KiB (D=128: 43.6 KiB). */
 static const struct {
-    int max_dim, warps, inner;
-} bwd_mma_table[] = {{64, 4, 32}, {128, 4, 16}};
+    int max_dim, warps, inner, dq_inner;
+} bwd_mma_table[] = {{64, 4, 32, 32}, {128, 4, 16, 16}};
 
 size_t avk_cl_bwd_local_bytes(const avk_cl_bwd_config *c, int dq)
 {
@@ -45,16 +45,39 @@ size_t avk_cl_bwd_local_bytes(const avk_cl_bwd_config *c, int dq)
     return ((size_t)(c->bc + c->bq) * row + 2 * (size_t)c->bq * (c->bc + 1) + 2 * (size_t)c->bq) * sizeof(float);
 }
 
-/* the tensor-core entry for cfg's head dims, if one applies and fits */
+/* $ATTNVK_OPENCL_BWD_TILES "warps=N,inner=N,dq_inner=N" (any of them) over the tensor-core
+ * entry (sweeps; dQ's inner tile apart from dK/dV's); 0 on a bad string */
+static int mma_tiles_override(int t[3])
+{
+    const char *env = getenv("ATTNVK_OPENCL_BWD_TILES");
+    if (!env || !*env) return 1;
+    static const char *const keys[3] = {"warps", "inner", "dq_inner"};
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s", env);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int v = 0, k = 0;
+        char key[16];
+        if (sscanf(tok, "%15[a-z_]=%d", key, &v) != 2 || v <= 0 || v > 256) return 0;
+        while (k < 3 && strcmp(key, keys[k])) ++k;
+        if (k == 3 || (k > 0 && v % 16) || (k == 0 && v > 16)) return 0;
+        t[k] = v;
+    }
+    return 1;
+}
+
+/* the tensor-core entry for cfg's head dims, if one applies and fits; -1 on a bad override */
 static int select_mma(uint64_t local_mem, size_t max_wg, avk_cl_bwd_config *cfg)
 {
     const int dk = cfg->head_dim, dv = cfg->head_dim_v, dmax = dk > dv ? dk : dv;
     if (!cfg->f16 || dk % 16 || dv % 16) return 0;
     for (size_t i = 0; i < sizeof bwd_mma_table / sizeof *bwd_mma_table; ++i) {
-        if (dmax > bwd_mma_table[i].max_dim || (size_t)bwd_mma_table[i].warps * 32 > max_wg) continue;
-        cfg->wg = bwd_mma_table[i].warps * 32;
-        cfg->bc = cfg->qb = bwd_mma_table[i].warps * 16;
-        cfg->bq = cfg->kb = bwd_mma_table[i].inner;
+        int t[3] = {bwd_mma_table[i].warps, bwd_mma_table[i].inner, bwd_mma_table[i].dq_inner};
+        if (dmax > bwd_mma_table[i].max_dim) continue;
+        if (!mma_tiles_override(t)) return -1;
+        if ((size_t)t[0] * 32 > max_wg) continue;
+        cfg->wg = t[0] * 32;
+        cfg->bc = cfg->qb = t[0] * 16;
+        cfg->bq = t[1], cfg->kb = t[2];
         const size_t a = avk_cl_bwd_local_bytes(cfg, 0), b = avk_cl_bwd_local_bytes(cfg, 1);
         if ((a > b ? a : b) <= local_mem) return 1;
     }
@@ -73,7 +96,12 @@ attnvk_status avk_cl_bwd_select(uint64_t local_mem, size_t max_wg, int gpu, int 
     cfg->f16 = p->dtype == ATTNVK_F16;
     cfg->unroll = gpu; /* CPU runtimes (PoCL) build far faster without forced unrolling */
     cfg->mma = mma;
-    if (mma && select_mma(local_mem, max_wg, cfg)) return ATTNVK_OK;
+    const int picked = mma ? select_mma(local_mem, max_wg, cfg) : 0;
+    if (picked < 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                        "ATTNVK_OPENCL_BWD_TILES: '%s' is not \"warps=N,inner=N,dq_inner=N\" (warps 1..16, tiles multiples of 16)",
+                        getenv("ATTNVK_OPENCL_BWD_TILES"));
+    if (picked) return ATTNVK_OK;
     cfg->mma = 0;
     const int dmax = cfg->head_dim > cfg->head_dim_v ? cfg->head_dim : cfg->head_dim_v;
     for (size_t i = 0; i < sizeof bwd_table / sizeof *bwd_table; ++i) {

@@ -47,7 +47,8 @@ static attnvk_status portable_select(const vk_caps *c, const attnvk_problem *p, 
         const uint32_t dkdv = tiles_shared(stream, keep, dk, dv), dq = tiles_shared(keep, stream, dk, dv);
         const uint32_t need = dkdv > dq ? dkdv : dq;
         if (need > limit) continue;
-        *out = (vk_bwd_tiles){.body = VK_BWD_PORTABLE, .keep = keep, .stream = stream, .wg = BWD_WG, .shared_bytes = need,
+        *out = (vk_bwd_tiles){.body = VK_BWD_PORTABLE, .keep = keep, .stream = stream, .wg = BWD_WG, .dq_keep = keep,
+                              .dq_stream = stream, .dq_wg = BWD_WG, .shared_bytes = need,
                               .unroll = c->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU};
         return ATTNVK_OK;
     }
@@ -63,8 +64,8 @@ static attnvk_status portable_select(const vk_caps *c, const attnvk_problem *p, 
  * D=128 4x16 91.9, 8x16 85.5, 4x32 70.9, 2x16 69.3 (dK/dV keeps K, V, dK and dV in
  * registers: wider tiles spill). */
 static const struct {
-    uint32_t max_dim, nsg, stream;
-} matrix_table[] = {{64, 8, 32}, {64, 4, 32}, {64, 4, 16}, {128, 4, 16}, {128, 2, 16}};
+    uint32_t max_dim, nsg, stream, dq_nsg, dq_stream;
+} matrix_table[] = {{64, 8, 32, 8, 32}, {64, 4, 32, 4, 32}, {64, 4, 16, 4, 16}, {128, 4, 16, 4, 16}, {128, 2, 16, 2, 16}};
 
 /* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows (or the kept
  * rows before the loop), two f32 staging areas of the kept rows, the streamed rows' statistics */
@@ -108,20 +109,22 @@ static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uin
     return 0;
 }
 
-/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N" over the matrix table's pick (sweeps); 0 on a bad string */
-static int matrix_tiles_override(uint32_t *nsg, uint32_t *stream)
+/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N,dq_nsg=N,dq_stream=N" (any of them) over the matrix
+ * table's pick (sweeps); 0 on a bad string */
+static int matrix_tiles_override(uint32_t t[4])
 {
     const char *env = getenv("ATTNVK_VK_BWD_TILES");
     if (!env || !*env) return 1;
-    char buf[64];
+    static const char *const keys[4] = {"nsg", "stream", "dq_nsg", "dq_stream"};
+    char buf[96];
     snprintf(buf, sizeof buf, "%s", env);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int v = 0;
-        char key[8];
-        if (sscanf(tok, "%7[a-z]=%d", key, &v) != 2 || v <= 0 || v > 256) return 0;
-        if (!strcmp(key, "nsg")) *nsg = (uint32_t)v;
-        else if (!strcmp(key, "stream")) *stream = (uint32_t)v;
-        else return 0;
+        int v = 0, k = 0;
+        char key[16];
+        if (sscanf(tok, "%15[a-z_]=%d", key, &v) != 2 || v <= 0 || v > 256) return 0;
+        while (k < 4 && strcmp(key, keys[k])) ++k;
+        if (k == 4) return 0;
+        t[k] = (uint32_t)v;
     }
     return 1;
 }
@@ -146,13 +149,17 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
         const int overridden = getenv("ATTNVK_VK_BWD_TILES") && *getenv("ATTNVK_VK_BWD_TILES");
         for (size_t i = 0; i < sizeof matrix_table / sizeof *matrix_table; ++i) {
             if (dim > matrix_table[i].max_dim) continue;
-            uint32_t nsg = matrix_table[i].nsg, stream = matrix_table[i].stream;
-            if (!matrix_tiles_override(&nsg, &stream))
-                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N\" (1..256 each)",
+            uint32_t t[4] = {matrix_table[i].nsg, matrix_table[i].stream, matrix_table[i].dq_nsg, matrix_table[i].dq_stream};
+            if (!matrix_tiles_override(t))
+                return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
+                                "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N\" (any of them, 1..256 each)",
                                 getenv("ATTNVK_VK_BWD_TILES"));
-            if (matrix_tiles_fit(c, nsg, stream, ms, dk, dv, why, sizeof why)) {
-                *out = (vk_bwd_tiles){.body = body, .keep = nsg * ms, .stream = stream, .wg = nsg * sg,
-                                      .shared_bytes = matrix_shared(nsg, stream, ms, dk, dv), .nsg = nsg, .subgroup = sg, .ms = ms};
+            if (matrix_tiles_fit(c, t[0], t[1], ms, dk, dv, why, sizeof why) &&
+                matrix_tiles_fit(c, t[2], t[3], ms, dk, dv, why, sizeof why)) {
+                const uint32_t a = matrix_shared(t[0], t[1], ms, dk, dv), b = matrix_shared(t[2], t[3], ms, dk, dv);
+                *out = (vk_bwd_tiles){.body = body, .keep = t[0] * ms, .stream = t[1], .wg = t[0] * sg, .dq_keep = t[2] * ms,
+                                      .dq_stream = t[3], .dq_wg = t[2] * sg, .shared_bytes = a > b ? a : b, .nsg = t[0],
+                                      .dq_nsg = t[2], .subgroup = sg, .ms = ms};
                 return ATTNVK_OK;
             }
             if (overridden) /* an override that does not fit is an error, not a fallback */
@@ -222,11 +229,13 @@ static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_
     const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0;
     attnvk_status s = ATTNVK_OK;
     for (int pass = 0; pass < PASSES && s == ATTNVK_OK; ++pass) {
-        const int tiled = pass == PASS_DKDV || pass == PASS_DQ;
+        const int tiled = pass == PASS_DKDV || pass == PASS_DQ, dq = pass == PASS_DQ;
         const int matrix = tiled && t->body != VK_BWD_PORTABLE;
-        /* portable: keep, stream, D, workgroup; matrix (flash_bwd_cm_body.glsl): subgroups, stream, D,
-         * workgroup, subgroup size, MS */
-        const uint32_t spec[6] = {matrix ? t->nsg : tiled ? t->keep : 0, tiled ? t->stream : 0, dk, t->wg, t->subgroup, t->ms};
+        /* pre and sinks: workgroups of BWD_WG; portable: keep, stream, D, workgroup; matrix
+         * (flash_bwd_cm_body.glsl): subgroups, stream, D, workgroup, subgroup size, MS */
+        const uint32_t keep = dq ? t->dq_keep : t->keep, stream = dq ? t->dq_stream : t->stream;
+        const uint32_t spec[6] = {matrix ? (dq ? t->dq_nsg : t->nsg) : tiled ? keep : 0, tiled ? stream : 0, dk,
+                                  tiled ? (dq ? t->dq_wg : t->wg) : BWD_WG, t->subgroup, t->ms};
         const spv_blob b = pass_shader(pass, p->dtype, t);
         s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 6 : 4, dv, scores, out + pass);
     }
@@ -267,11 +276,11 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
     if (s != ATTNVK_OK) return s;
     /* grids: pre rows over x and y; dK/dV (key blocks, kv heads, batch); dQ (query blocks, heads, batch) */
     const uint64_t rows = (uint64_t)p->batch * p->heads * p->seq_q;
-    const uint32_t row_groups = ceil_div(rows, t.wg), pre_x = row_groups < lim->maxComputeWorkGroupCount[0]
+    const uint32_t row_groups = ceil_div(rows, BWD_WG), pre_x = row_groups < lim->maxComputeWorkGroupCount[0]
                                                                   ? row_groups : lim->maxComputeWorkGroupCount[0];
     const uint32_t grid[PASSES][3] = {{pre_x, ceil_div(row_groups, pre_x ? pre_x : 1), 1},
                                       {ceil_div((uint64_t)p->seq_kv, t.keep), (uint32_t)p->kv_heads, (uint32_t)p->batch},
-                                      {ceil_div((uint64_t)p->seq_q, t.keep), (uint32_t)p->heads, (uint32_t)p->batch},
+                                      {ceil_div((uint64_t)p->seq_q, t.dq_keep), (uint32_t)p->heads, (uint32_t)p->batch},
                                       {(uint32_t)p->heads, 1, 1}};
     for (int pass = 0; pass < PASSES && s == ATTNVK_OK; ++pass)
         for (int d = 0; d < 3; ++d)
@@ -331,8 +340,9 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
         if (t.body == VK_BWD_PORTABLE)
             snprintf(a->info->params, sizeof a->info->params, "dq=kernel shared_bytes=%u", t.shared_bytes);
         else
-            snprintf(a->info->params, sizeof a->info->params, "dq=kernel nsg=%u stream=%u ms=%u subgroup=%u shared_bytes=%u",
-                     t.nsg, t.stream, t.ms, t.subgroup, t.shared_bytes);
+            snprintf(a->info->params, sizeof a->info->params,
+                     "dq=kernel nsg=%u stream=%u dq_nsg=%u dq_stream=%u ms=%u subgroup=%u shared_bytes=%u", t.nsg, t.stream,
+                     t.dq_nsg, t.dq_stream, t.ms, t.subgroup, t.shared_bytes);
     }
     vk_buffer_free(dev, stats);
     vk_buffer_free(dev, share);

@@ -16,11 +16,13 @@ typedef enum { VK_BWD_PORTABLE, VK_BWD_MATRIX_NV, VK_BWD_MATRIX_KHR, VK_BWD_MATR
  * or query rows) and rows of each tile it walks (stream), from the tables. */
 typedef struct vk_bwd_tiles {
     vk_bwd_body body;
-    uint32_t keep, stream, wg;
-    uint32_t shared_bytes;
+    uint32_t keep, stream, wg;          /* dK/dV */
+    uint32_t dq_keep, dq_stream, dq_wg; /* dQ (the portable body: dK/dV's) */
+    uint32_t shared_bytes;              /* the larger pass's */
     int unroll;             /* portable, GPUs: the builds whose inner loops the driver may unroll (CPU
                              * devices compile those slowly: llvmpipe 13 s a problem instead of 2) */
-    uint32_t nsg, subgroup, ms; /* matrix bodies: subgroups (MS kept rows each), their size, MS x MS x MS */
+    uint32_t nsg, dq_nsg, subgroup, ms; /* matrix bodies: subgroups (MS kept rows each) of dK/dV and dQ, their
+                                         * size, MS x MS x MS */
 } vk_bwd_tiles;
 
 /* The body and tiles for p after a forward built with fwd (its emulated
@@ -28,7 +30,8 @@ typedef struct vk_bwd_tiles {
  * one and p suits it (f16, head dims multiples of 16 up to 128), else the
  * portable table's largest entry that fits. $ATTNVK_VK_BWD=portable keeps the
  * portable body, nv or khr takes that family only (UNSUPPORTED where the device
- * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N") sets the matrix tiles.
+ * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N]")
+ * sets the matrix tiles.
  * INVALID_ARGUMENT for a bad value, with the reason. */
 attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, vk_bwd_tiles *out);
 

@@ -266,7 +266,17 @@ static int check_backward_matrix(void)
                t.wg, s == ATTNVK_OK ? "" : attnvk_last_error());
         passed += ok;
     }
-    return passed;
+    /* dQ's tiles apart from dK/dV's */
+    attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16};
+    setenv("ATTNVK_VK_BWD_TILES", "dq_nsg=2,dq_stream=32", 1);
+    vk_bwd_tiles t = {0};
+    const attnvk_status s = vk_bwd_select(&h, &p, NULL, &t);
+    unsetenv("ATTNVK_VK_BWD_TILES");
+    const int ok = s == ATTNVK_OK && t.keep == 64 && t.stream == 16 && t.wg == 128 && t.dq_keep == 32 && t.dq_stream == 32 &&
+                   t.dq_wg == 64 && t.dq_nsg == 2;
+    EXPECT(ok, "backward dQ tiles apart: %s %ux%u wg %u, dQ %ux%u wg %u", attnvk_status_name(s), t.keep, t.stream, t.wg,
+           t.dq_keep, t.dq_stream, t.dq_wg);
+    return passed + ok;
 }
 
 /* The backward pass's tiles (vk_backward.c's table): the largest pair that fits each
