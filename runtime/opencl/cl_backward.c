@@ -26,11 +26,13 @@ static const struct {
 
 /* The tensor-core body (flash_bwd_mma.cl; the default where mma.sync exists,
  * $ATTNVK_OPENCL_BWD_MMA=0 turns it off): warps of 16 keys (dK/dV) or 16 query rows (dQ),
- * inner tiles of `inner` query rows or keys. f16 rows + 8 halves; both
- * entries fit 48 KiB (D=128: 43.6 KiB). */
+ * inner tiles of `inner` query rows (dK/dV) and `dq_inner` keys (dQ). f16 rows + 8 halves;
+ * every entry fits 48 KiB. H100, f16 B=4 N=4k H*D=2048, TFLOP/s (bench/results/vulkan-2026-12-06-s32,
+ * s32g): D=128 2 warps 32/32 59.1, 2 16/16 57.9, 2 16/32 54.4, 4 16/16 51.6; D=64 4 32/32 49.6,
+ * 4 32/64 48.0, 8 32/16 41.0, 8 32/32 36.9. */
 static const struct {
     int max_dim, warps, inner, dq_inner;
-} bwd_mma_table[] = {{64, 4, 32, 32}, {128, 4, 16, 16}};
+} bwd_mma_table[] = {{64, 4, 32, 32}, {128, 2, 32, 32}, {128, 4, 16, 16}};
 
 size_t avk_cl_bwd_local_bytes(const avk_cl_bwd_config *c, int dq)
 {

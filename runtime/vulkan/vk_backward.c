@@ -58,14 +58,15 @@ static attnvk_status portable_select(const vk_caps *c, const attnvk_problem *p, 
 }
 
 /* The matrix body's tiles by head dim (the larger of Dk, Dv), best first: subgroups a
- * workgroup (MS kept rows each) and streamed rows a tile; the first whose workgroup and
- * shared memory fit the device. H100, KHR, f16 B=4 N=4k H*D=2048, backward TFLOP/s
- * (bench/results/vulkan-2026-12-06-s32): D=64 8x32 74.2, 8x16 62.8, 4x32 49.2, 2x32 49.5;
- * D=128 4x16 91.9, 8x16 85.5, 4x32 70.9, 2x16 69.3 (dK/dV keeps K, V, dK and dV in
- * registers: wider tiles spill). */
+ * workgroup (MS kept rows each) and streamed rows a tile, for dK/dV and for dQ; the first
+ * whose workgroups and shared memory fit the device. H100, KHR, f16 B=4 N=4k H*D=2048,
+ * backward TFLOP/s (bench/results/vulkan-2026-12-06-s32): D=64 both passes 8x32 74.2, 8x16
+ * 62.8, 4x32 49.2, 2x32 49.5; dQ apart (dK/dV 8x32): 4x16 78.6, 8x16 69.5, 4x32 59.6;
+ * D=128 both 4x16 91.9, 8x16 85.5, 4x32 70.9, 2x16 69.3; dQ apart (dK/dV 4x16): 8x16 89.9,
+ * 2x16 83.2, 4x32 79.7, 2x32 53.6 (dK/dV keeps K, V, dK and dV in registers: wider tiles spill). */
 static const struct {
     uint32_t max_dim, nsg, stream, dq_nsg, dq_stream;
-} matrix_table[] = {{64, 8, 32, 8, 32}, {64, 4, 32, 4, 32}, {64, 4, 16, 4, 16}, {128, 4, 16, 4, 16}, {128, 2, 16, 2, 16}};
+} matrix_table[] = {{64, 8, 32, 4, 16}, {64, 4, 32, 4, 16}, {64, 4, 16, 4, 16}, {128, 4, 16, 4, 16}, {128, 2, 16, 2, 16}};
 
 /* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows (or the kept
  * rows before the loop), two f32 staging areas of the kept rows, the streamed rows' statistics */
