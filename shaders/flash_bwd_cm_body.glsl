@@ -30,6 +30,7 @@ layout(constant_id = 0) const uint NSG = 4;          // subgroups per workgroup,
 layout(constant_id = 1) const uint STREAM = 16;      // rows of each streamed tile
 layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
 layout(constant_id = 5) const uint MS = 16;          // matrix shape: MS x MS times MS x MS
+layout(constant_id = 6) const uint STAGES = 1;       // 2: streamed tiles double-buffered, one barrier a tile
 
 const uint KEEP = NSG * MS;
 const uint D8 = D / 8u, DV8 = DV / 8u;               // uvec4 (8 halves) of an X, Y row
@@ -38,8 +39,9 @@ const uint XT = D / MS, YT = DV / MS, ST = STREAM / MS;
 const uint LPR = SUBGROUP_SIZE / MS;                 // lanes per staged row
 const uint CPL = STREAM / LPR;                       // staged columns per lane (a multiple of 8)
 const uint SSW = (STREAM + 4u) / 4u;                 // padded staging row, uvec4 (4 floats or 8 halves)
-const uint Y_OFF = STREAM * XS;                      // stream X | stream Y | S-P staging | dP-dS staging
-const uint S_OFF = Y_OFF + STREAM * YS;
+const uint Y_OFF = STREAM * XS;                      // (stream X | stream Y) x STAGES | S-P staging | dP-dS staging
+const uint STAGE_WORDS = Y_OFF + STREAM * YS;
+const uint S_OFF = STAGE_WORDS * STAGES;
 const uint DP_OFF = S_OFF + KEEP * SSW;
 const uint LOOP_WORDS = DP_OFF + KEEP * SSW;
 const uint KEPT_WORDS = KEEP * (XS > YS ? XS : YS);  // the kept rows pass through before the loop
@@ -54,7 +56,7 @@ layout(binding = 5) writeonly buffer DXB { uvec4 dx_data[]; }; // dK or dQ
 layout(binding = 6) writeonly buffer DVB { uvec4 dv_data[]; };
 
 shared uvec4 tile_sh[SH_WORDS];
-shared vec2 stat_sh[STREAM]; // dK/dV: the streamed query rows' (LSE log2, D_i)
+shared vec2 stat_sh[STREAM * STAGES]; // dK/dV: the streamed query rows' (LSE log2, D_i), a set per stage
 
 // Chunk d8 of query row i of (b, h): Q (values false) or dO; zero past Nq.
 uvec4 query_chunk(uint b, uint h, uint i, uint d8, bool values)
@@ -103,17 +105,19 @@ void fetch(uint b, uint g, uint len, uint hq, uint r0)
 #endif
 }
 
-void commit_fetch()
+// into stage `stage` (its X rows from stage * STAGE_WORDS)
+void commit_fetch(uint stage)
 {
+    uint base = stage * STAGE_WORDS;
     BWD_CM_UNROLL for (uint x = 0u; x < PF; ++x) {
         uint e = gl_LocalInvocationID.x + x * WG, ey = e - XC;
-        if (e < XC) tile_sh[(e / D8) * XS + e % D8] = pre[x];
-        else if (e < XC + YC) tile_sh[Y_OFF + (ey / DV8) * YS + ey % DV8] = pre[x];
+        if (e < XC) tile_sh[base + (e / D8) * XS + e % D8] = pre[x];
+        else if (e < XC + YC) tile_sh[base + Y_OFF + (ey / DV8) * YS + ey % DV8] = pre[x];
     }
 #ifdef BWD_DKDV
     BWD_CM_UNROLL for (uint x = 0u; x < PS; ++x) {
         uint r = gl_LocalInvocationID.x + x * WG;
-        if (r < STREAM) stat_sh[r] = pre_stat[x];
+        if (r < STREAM) stat_sh[stage * STREAM + r] = pre_stat[x];
     }
 #endif
 }
@@ -194,6 +198,11 @@ void main()
 
     // tile t: query head h + t / per_head (dK/dV; dQ: h), its rows or keys from r0
     if (ntiles > 0u) fetch(b, g, len, h, first);
+    if (STAGES > 1u && ntiles > 0u) {
+        barrier(); // the kept rows' pass is done with the shared memory
+        commit_fetch(0u);
+        if (ntiles > 1u) fetch(b, g, len, h + 1u / per_head, first + (1u % per_head) * STREAM);
+    }
     for (uint t = 0u; t < ntiles; ++t) {
         uint hq = h + t / per_head, r0 = first + (t % per_head) * STREAM;
 #ifdef BWD_DKDV
@@ -201,22 +210,29 @@ void main()
 #else
         k0 = r0;
 #endif
-        barrier(); // the previous tile (or the kept rows' pass) is consumed
-        commit_fetch();
-        if (t + 1u < ntiles) fetch(b, g, len, h + (t + 1u) / per_head, first + ((t + 1u) % per_head) * STREAM); // in flight across the work
-        barrier();
+        uint cur = (t % STAGES) * STAGE_WORDS, cur_stat = (t % STAGES) * STREAM; // this tile's stage
+        if (STAGES > 1u) {
+            barrier(); // tile t is in place; everyone is done with the other stage (tile t - 1)
+            if (t + 1u < ntiles) commit_fetch((t + 1u) % STAGES);
+            if (t + 2u < ntiles) fetch(b, g, len, h + (t + 2u) / per_head, first + ((t + 2u) % per_head) * STREAM);
+        } else {
+            barrier(); // the previous tile (or the kept rows' pass) is consumed
+            commit_fetch(0u);
+            if (t + 1u < ntiles) fetch(b, g, len, h + (t + 1u) / per_head, first + ((t + 1u) % per_head) * STREAM); // in flight across the work
+            barrier();
+        }
         float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[hq] : 0.0;
         // 1. X1 and X2 of this subgroup's strip, MS columns at a time, staged in f32
         BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n) {
             CM_C x1 = CM_C_ZERO, x2 = CM_C_ZERO;
             BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) {
                 CM_B xb;
-                CM_LOAD_COL(xb, tile_sh, n * MS * XS + k * MS / 8u, XS);
+                CM_LOAD_COL(xb, tile_sh, cur + n * MS * XS + k * MS / 8u, XS);
                 x1 = CM_MAD(xm[k], xb, x1);
             }
             BWD_CM_UNROLL for (uint k = 0u; k < YT; ++k) {
                 CM_B yb;
-                CM_LOAD_COL(yb, tile_sh, Y_OFF + n * MS * YS + k * MS / 8u, YS);
+                CM_LOAD_COL(yb, tile_sh, cur + Y_OFF + n * MS * YS + k * MS / 8u, YS);
                 x2 = CM_MAD(ym[k], yb, x2);
             }
             CM_STORE_ROW(x1, tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
@@ -231,7 +247,7 @@ void main()
             float x = uintBitsToFloat(tile_sh[s_row + c / 4u][c % 4u]);
             float dp = uintBitsToFloat(tile_sh[dp_row + c / 4u][c % 4u]);
 #ifdef BWD_DKDV
-            vec2 pd = bwd_p_ds(x, dp, stat_sh[col], b, hq, len, i0 + col, kept_row, s_pre, slope);
+            vec2 pd = bwd_p_ds(x, dp, stat_sh[cur_stat + col], b, hq, len, i0 + col, kept_row, s_pre, slope);
 #else
             vec2 pd = bwd_p_ds(x, dp, row_stat, b, hq, len, kept_row, k0 + col, s_pre, slope);
 #endif
@@ -252,7 +268,7 @@ void main()
             CM_LOAD_ROW(dsm, tile_sh, DP_OFF + strip * SSW + kc * MS / 8u, SSW);
             BWD_CM_UNROLL for (uint n = 0u; n < XT; ++n) {
                 CM_B xb;
-                CM_LOAD_ROW(xb, tile_sh, kc * MS * XS + n * MS / 8u, XS);
+                CM_LOAD_ROW(xb, tile_sh, cur + kc * MS * XS + n * MS / 8u, XS);
                 dx[n] = CM_MAD(dsm, xb, dx[n]);
             }
 #ifdef BWD_DKDV
@@ -260,7 +276,7 @@ void main()
             CM_LOAD_ROW(pm, tile_sh, S_OFF + strip * SSW + kc * MS / 8u, SSW);
             BWD_CM_UNROLL for (uint n = 0u; n < YT; ++n) {
                 CM_B yb;
-                CM_LOAD_ROW(yb, tile_sh, Y_OFF + kc * MS * YS + n * MS / 8u, YS);
+                CM_LOAD_ROW(yb, tile_sh, cur + Y_OFF + kc * MS * YS + n * MS / 8u, YS);
                 dv[n] = CM_MAD(pm, yb, dv[n]);
             }
 #endif

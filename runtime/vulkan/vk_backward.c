@@ -68,13 +68,14 @@ static const struct {
     uint32_t max_dim, nsg, stream, dq_nsg, dq_stream;
 } matrix_table[] = {{64, 8, 32, 4, 16}, {64, 4, 32, 4, 16}, {64, 4, 16, 4, 16}, {128, 4, 16, 4, 16}, {128, 2, 16, 2, 16}};
 
-/* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows (or the kept
- * rows before the loop), two f32 staging areas of the kept rows, the streamed rows' statistics */
-static uint32_t matrix_shared(uint32_t nsg, uint32_t stream, uint32_t ms, uint32_t dk, uint32_t dv)
+/* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows per stage (or the
+ * kept rows before the loop), two f32 staging areas of the kept rows, the streamed rows'
+ * statistics per stage */
+static uint32_t matrix_shared(uint32_t nsg, uint32_t stream, uint32_t stages, uint32_t ms, uint32_t dk, uint32_t dv)
 {
     const uint32_t keep = nsg * ms, xs = dk / 8 + 1, ys = dv / 8 + 1, ssw = (stream + 4) / 4;
-    const uint32_t loop = stream * (xs + ys) + 2 * keep * ssw, kept = keep * (xs > ys ? xs : ys);
-    return (loop > kept ? loop : kept) * 16 + stream * 8;
+    const uint32_t loop = stages * stream * (xs + ys) + 2 * keep * ssw, kept = keep * (xs > ys ? xs : ys);
+    return (loop > kept ? loop : kept) * 16 + stages * stream * 8;
 }
 
 /* The matrix body's shape on c: 0 with the reason in why where c cannot run it */
@@ -92,10 +93,10 @@ static uint32_t matrix_shape(const vk_caps *c, vk_bwd_body body, char *why, size
 
 /* Whether nsg subgroups and stream streamed rows suit c (subgroups of c's size, MS-row
  * matrices); else 0 with the reason in why */
-static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uint32_t ms, uint32_t dk, uint32_t dv, char *why,
-                            size_t n)
+static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uint32_t stages, uint32_t ms, uint32_t dk,
+                            uint32_t dv, char *why, size_t n)
 {
-    const uint32_t sg = c->subgroup_size, lanes = sg / ms, need = matrix_shared(nsg, stream, ms, dk, dv);
+    const uint32_t sg = c->subgroup_size, lanes = sg / ms, need = matrix_shared(nsg, stream, stages, ms, dk, dv);
     const VkPhysicalDeviceLimits *lim = &c->props.limits;
     if (stream % ms || (stream / lanes) % 8)
         snprintf(why, n, "a tile of %u streamed rows is not a multiple of %u (%u-row matrices, 8 columns a lane)", stream,
@@ -103,28 +104,28 @@ static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uin
     else if (nsg * sg > lim->maxComputeWorkGroupInvocations || nsg * sg > lim->maxComputeWorkGroupSize[0])
         snprintf(why, n, "%u subgroups of %u exceed the device's workgroup size", nsg, sg);
     else if (need > lim->maxComputeSharedMemorySize)
-        snprintf(why, n, "%u subgroups x %u streamed rows need %u bytes of shared memory; the device has %u", nsg, stream, need,
-                 lim->maxComputeSharedMemorySize);
+        snprintf(why, n, "%u subgroups x %u streamed rows (%u stage%s) need %u bytes of shared memory; the device has %u", nsg,
+                 stream, stages, stages > 1 ? "s" : "", need, lim->maxComputeSharedMemorySize);
     else
         return 1;
     return 0;
 }
 
-/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N,dq_nsg=N,dq_stream=N" (any of them) over the matrix
- * table's pick (sweeps); 0 on a bad string */
-static int matrix_tiles_override(uint32_t t[4])
+/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2" (any of them) over the
+ * matrix table's pick (sweeps); 0 on a bad string */
+static int matrix_tiles_override(uint32_t t[5])
 {
     const char *env = getenv("ATTNVK_VK_BWD_TILES");
     if (!env || !*env) return 1;
-    static const char *const keys[4] = {"nsg", "stream", "dq_nsg", "dq_stream"};
+    static const char *const keys[5] = {"nsg", "stream", "dq_nsg", "dq_stream", "stages"};
     char buf[96];
     snprintf(buf, sizeof buf, "%s", env);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int v = 0, k = 0;
         char key[16];
         if (sscanf(tok, "%15[a-z_]=%d", key, &v) != 2 || v <= 0 || v > 256) return 0;
-        while (k < 4 && strcmp(key, keys[k])) ++k;
-        if (k == 4) return 0;
+        while (k < 5 && strcmp(key, keys[k])) ++k;
+        if (k == 5 || (k == 4 && v > 2)) return 0;
         t[k] = (uint32_t)v;
     }
     return 1;
@@ -150,17 +151,24 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
         const int overridden = getenv("ATTNVK_VK_BWD_TILES") && *getenv("ATTNVK_VK_BWD_TILES");
         for (size_t i = 0; i < sizeof matrix_table / sizeof *matrix_table; ++i) {
             if (dim > matrix_table[i].max_dim) continue;
-            uint32_t t[4] = {matrix_table[i].nsg, matrix_table[i].stream, matrix_table[i].dq_nsg, matrix_table[i].dq_stream};
+            uint32_t t[5] = {matrix_table[i].nsg, matrix_table[i].stream, matrix_table[i].dq_nsg, matrix_table[i].dq_stream, 0};
             if (!matrix_tiles_override(t))
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                                "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N\" (any of them, 1..256 each)",
+                                "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2\" (any of "
+                                "them, 1..256 each)",
                                 getenv("ATTNVK_VK_BWD_TILES"));
-            if (matrix_tiles_fit(c, t[0], t[1], ms, dk, dv, why, sizeof why) &&
-                matrix_tiles_fit(c, t[2], t[3], ms, dk, dv, why, sizeof why)) {
-                const uint32_t a = matrix_shared(t[0], t[1], ms, dk, dv), b = matrix_shared(t[2], t[3], ms, dk, dv);
+            /* each pass double-buffers its streamed tiles where the second stage fits (stages=N: as told) */
+            uint32_t st[2] = {0, 0};
+            for (int pass = 0; pass < 2; ++pass)
+                for (uint32_t stages = 2; stages >= 1 && !st[pass]; --stages)
+                    if ((!t[4] || t[4] == stages) &&
+                        matrix_tiles_fit(c, t[2 * pass], t[2 * pass + 1], stages, ms, dk, dv, why, sizeof why))
+                        st[pass] = stages;
+            if (st[0] && st[1]) {
+                const uint32_t a = matrix_shared(t[0], t[1], st[0], ms, dk, dv), b = matrix_shared(t[2], t[3], st[1], ms, dk, dv);
                 *out = (vk_bwd_tiles){.body = body, .keep = t[0] * ms, .stream = t[1], .wg = t[0] * sg, .dq_keep = t[2] * ms,
                                       .dq_stream = t[3], .dq_wg = t[2] * sg, .shared_bytes = a > b ? a : b, .nsg = t[0],
-                                      .dq_nsg = t[2], .subgroup = sg, .ms = ms};
+                                      .dq_nsg = t[2], .subgroup = sg, .ms = ms, .stages = st[0], .dq_stages = st[1]};
                 return ATTNVK_OK;
             }
             if (overridden) /* an override that does not fit is an error, not a fallback */
@@ -235,10 +243,10 @@ static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_
         /* pre and sinks: workgroups of BWD_WG; portable: keep, stream, D, workgroup; matrix
          * (flash_bwd_cm_body.glsl): subgroups, stream, D, workgroup, subgroup size, MS */
         const uint32_t keep = dq ? t->dq_keep : t->keep, stream = dq ? t->dq_stream : t->stream;
-        const uint32_t spec[6] = {matrix ? (dq ? t->dq_nsg : t->nsg) : tiled ? keep : 0, tiled ? stream : 0, dk,
-                                  tiled ? (dq ? t->dq_wg : t->wg) : BWD_WG, t->subgroup, t->ms};
+        const uint32_t spec[7] = {matrix ? (dq ? t->dq_nsg : t->nsg) : tiled ? keep : 0, tiled ? stream : 0, dk,
+                                  tiled ? (dq ? t->dq_wg : t->wg) : BWD_WG, t->subgroup, t->ms, dq ? t->dq_stages : t->stages};
         const spv_blob b = pass_shader(pass, p->dtype, t);
-        s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 6 : 4, dv, scores, out + pass);
+        s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 7 : 4, dv, scores, out + pass);
     }
     return s;
 }
@@ -342,8 +350,8 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
             snprintf(a->info->params, sizeof a->info->params, "dq=kernel shared_bytes=%u", t.shared_bytes);
         else
             snprintf(a->info->params, sizeof a->info->params,
-                     "dq=kernel nsg=%u stream=%u dq_nsg=%u dq_stream=%u ms=%u subgroup=%u shared_bytes=%u", t.nsg, t.stream,
-                     t.dq_nsg, t.dq_stream, t.ms, t.subgroup, t.shared_bytes);
+                     "dq=kernel nsg=%u stream=%u stages=%u dq_nsg=%u dq_stream=%u dq_stages=%u ms=%u subgroup=%u shared_bytes=%u",
+                     t.nsg, t.stream, t.stages, t.dq_nsg, t.dq_stream, t.dq_stages, t.ms, t.subgroup, t.shared_bytes);
     }
     vk_buffer_free(dev, stats);
     vk_buffer_free(dev, share);

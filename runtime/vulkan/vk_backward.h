@@ -23,6 +23,7 @@ typedef struct vk_bwd_tiles {
                              * devices compile those slowly: llvmpipe 13 s a problem instead of 2) */
     uint32_t nsg, dq_nsg, subgroup, ms; /* matrix bodies: subgroups (MS kept rows each) of dK/dV and dQ, their
                                          * size, MS x MS x MS */
+    uint32_t stages, dq_stages;         /* matrix bodies: 2 where the streamed tiles are double-buffered */
 } vk_bwd_tiles;
 
 /* The body and tiles for p after a forward built with fwd (its emulated
@@ -30,7 +31,7 @@ typedef struct vk_bwd_tiles {
  * one and p suits it (f16, head dims multiples of 16 up to 128), else the
  * portable table's largest entry that fits. $ATTNVK_VK_BWD=portable keeps the
  * portable body, nv or khr takes that family only (UNSUPPORTED where the device
- * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N]")
+ * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N,stages=1|2]")
  * sets the matrix tiles.
  * INVALID_ARGUMENT for a bad value, with the reason. */
 attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, vk_bwd_tiles *out);

@@ -276,7 +276,15 @@ static int check_backward_matrix(void)
                    t.dq_wg == 64 && t.dq_nsg == 2;
     EXPECT(ok, "backward dQ tiles apart: %s %ux%u wg %u, dQ %ux%u wg %u", attnvk_status_name(s), t.keep, t.stream, t.wg,
            t.dq_keep, t.dq_stream, t.dq_wg);
-    return passed + ok;
+    /* two stages where they fit 48 KiB: D=128 both passes; D=64's dK/dV (8 x 32: 46 KiB in one) not */
+    vk_bwd_tiles a = {0}, b = {0};
+    attnvk_problem q = p;
+    q.head_dim = 64;
+    const int staged = vk_bwd_select(&h, &p, NULL, &a) == ATTNVK_OK && a.stages == 2 && a.dq_stages == 2 &&
+                       vk_bwd_select(&h, &q, NULL, &b) == ATTNVK_OK && b.stages == 1 && b.dq_stages == 2 &&
+                       a.shared_bytes <= 48 * 1024 && b.shared_bytes <= 48 * 1024;
+    EXPECT(staged, "backward stages: D=128 %u/%u, D=64 %u/%u", a.stages, a.dq_stages, b.stages, b.dq_stages);
+    return passed + ok + staged;
 }
 
 /* The backward pass's tiles (vk_backward.c's table): the largest pair that fits each
