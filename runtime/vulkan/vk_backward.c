@@ -157,13 +157,12 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
                                 "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2\" (any of "
                                 "them, 1..256 each)",
                                 getenv("ATTNVK_VK_BWD_TILES"));
-            /* each pass double-buffers its streamed tiles where the second stage fits (stages=N: as told) */
-            uint32_t st[2] = {0, 0};
-            for (int pass = 0; pass < 2; ++pass)
-                for (uint32_t stages = 2; stages >= 1 && !st[pass]; --stages)
-                    if ((!t[4] || t[4] == stages) &&
-                        matrix_tiles_fit(c, t[2 * pass], t[2 * pass + 1], stages, ms, dk, dv, why, sizeof why))
-                        st[pass] = stages;
+            /* one stage unless told (stages=2): double-buffered tiles measured slower on the H100 (s32h,
+             * D=128 59.5 against 91.8 TFLOP/s; D=64's dQ 71.6 against 78.7: more registers held across
+             * the work, fewer workgroups an SM) */
+            const uint32_t stages = t[4] ? t[4] : 1;
+            const uint32_t st[2] = {matrix_tiles_fit(c, t[0], t[1], stages, ms, dk, dv, why, sizeof why) ? stages : 0,
+                                    matrix_tiles_fit(c, t[2], t[3], stages, ms, dk, dv, why, sizeof why) ? stages : 0};
             if (st[0] && st[1]) {
                 const uint32_t a = matrix_shared(t[0], t[1], st[0], ms, dk, dv), b = matrix_shared(t[2], t[3], st[1], ms, dk, dv);
                 *out = (vk_bwd_tiles){.body = body, .keep = t[0] * ms, .stream = t[1], .wg = t[0] * sg, .dq_keep = t[2] * ms,

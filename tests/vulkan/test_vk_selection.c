@@ -276,14 +276,18 @@ static int check_backward_matrix(void)
                    t.dq_wg == 64 && t.dq_nsg == 2;
     EXPECT(ok, "backward dQ tiles apart: %s %ux%u wg %u, dQ %ux%u wg %u", attnvk_status_name(s), t.keep, t.stream, t.wg,
            t.dq_keep, t.dq_stream, t.dq_wg);
-    /* two stages where they fit 48 KiB: D=128 both passes; D=64's dK/dV (8 x 32: 46 KiB in one) not */
-    vk_bwd_tiles a = {0}, b = {0};
+    /* one stage unless told; stages=2 where both passes' second stage fits, refused where not
+     * (D=64's dK/dV, 8 x 32: 46 KiB in one) */
+    vk_bwd_tiles a = {0}, b = {0}, c = {0};
     attnvk_problem q = p;
     q.head_dim = 64;
-    const int staged = vk_bwd_select(&h, &p, NULL, &a) == ATTNVK_OK && a.stages == 2 && a.dq_stages == 2 &&
-                       vk_bwd_select(&h, &q, NULL, &b) == ATTNVK_OK && b.stages == 1 && b.dq_stages == 2 &&
-                       a.shared_bytes <= 48 * 1024 && b.shared_bytes <= 48 * 1024;
-    EXPECT(staged, "backward stages: D=128 %u/%u, D=64 %u/%u", a.stages, a.dq_stages, b.stages, b.dq_stages);
+    int staged = vk_bwd_select(&h, &p, NULL, &a) == ATTNVK_OK && a.stages == 1 && a.dq_stages == 1;
+    setenv("ATTNVK_VK_BWD_TILES", "stages=2", 1);
+    staged = staged && vk_bwd_select(&h, &p, NULL, &b) == ATTNVK_OK && b.stages == 2 && b.dq_stages == 2 &&
+             b.shared_bytes <= 48 * 1024 && vk_bwd_select(&h, &q, NULL, &c) == ATTNVK_ERROR_UNSUPPORTED;
+    unsetenv("ATTNVK_VK_BWD_TILES");
+    EXPECT(staged, "backward stages: D=128 %u/%u, told 2: %u/%u, D=64 told 2 refused", a.stages, a.dq_stages, b.stages,
+           b.dq_stages);
     return passed + ok + staged;
 }
 

@@ -108,6 +108,10 @@ static int matrix_emulated(attnvk_device *dev, uint64_t seed)
         run_case(dev, &t[i], ATTNVK_F16, "coopmat-emu", seed + 31 * (uint64_t)i) ? ++passed : ++failed;
     }
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 7) ? ++passed : ++failed;
+    /* the double-buffered tiles (ATTNVK_VK_BWD_TILES stages=2: not a default anywhere yet) */
+    setenv("ATTNVK_VK_BWD_TILES", "nsg=4,stream=16,dq_nsg=4,dq_stream=16,stages=2", 1);
+    run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 11) ? ++passed : ++failed;
+    unsetenv("ATTNVK_VK_BWD_TILES");
     backward_expect_variant = NULL;
     const attnvk_kernel_options emu = {.variant = "coopmat-emu"};
     deterministic_opts(dev, &emu, ATTNVK_F16, seed) ? ++passed : ++failed;
