@@ -1,6 +1,7 @@
 /* The native backward pass's host side for CUDA and HIP (native_backward.h). */
 #include "core/native_backward.h"
 #include "core/error.h"
+#include "core/tuning.h" /* avk_env_tiles */
 
 #include "../../native/attn_bwd_params.h"
 #include "../../native/attn_params_host.h"
@@ -106,23 +107,13 @@ size_t avk_native_bwd_static_smem(const avk_native_bwd_device *dev, const avk_na
 /* $ATTNVK_CUDA_BWD_TILES "bc=,bq=,wn=,qb=,kb=" over the table's mma tiles (sweeps); 0 on a bad string */
 static int tiles_override(avk_native_bwd_config *cfg)
 {
-    const char *env = getenv("ATTNVK_CUDA_BWD_TILES");
-    if (!env || !*env || !cfg->mma) return 1;
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", env);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int v = 0;
-        char key[8];
-        if (sscanf(tok, "%7[a-z]=%d", key, &v) != 2 || v <= 0) return 0;
-        const int tile = strcmp(key, "wn") != 0;
-        if (tile ? v % 16 != 0 || v > 256 : v > 4) return 0;
-        if (!strcmp(key, "bc")) cfg->bc = v;
-        else if (!strcmp(key, "bq")) cfg->bq = v;
-        else if (!strcmp(key, "wn")) cfg->wn = v;
-        else if (!strcmp(key, "qb")) cfg->qb = v;
-        else if (!strcmp(key, "kb")) cfg->kb = v;
-        else return 0;
-    }
+    if (!cfg->mma) return 1;
+    static const char *const keys[5] = {"bc", "bq", "wn", "qb", "kb"};
+    int v[5] = {cfg->bc, cfg->bq, cfg->wn, cfg->qb, cfg->kb};
+    if (!avk_env_tiles("ATTNVK_CUDA_BWD_TILES", keys, 5, v) || v[2] > 4) return 0;
+    for (int k = 0; k < 5; ++k)
+        if (k != 2 && v[k] % 16) return 0;
+    cfg->bc = v[0], cfg->bq = v[1], cfg->wn = v[2], cfg->qb = v[3], cfg->kb = v[4];
     return 1;
 }
 

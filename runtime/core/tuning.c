@@ -1,6 +1,8 @@
 #include "core/tuning.h"
 
 #include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int avk_contains_nocase(const char *haystack, const char *needle)
@@ -43,4 +45,21 @@ const avk_tuning *avk_tuning_lookup(const avk_tuning *table, int count, const av
         }
     }
     return best;
+}
+
+int avk_env_tiles(const char *name, const char *const *keys, int n, int *values)
+{
+    const char *env = getenv(name);
+    if (!env || !*env) return 1;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", env);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int v = 0, k = 0;
+        char key[16];
+        if (sscanf(tok, "%15[a-z_]=%d", key, &v) != 2 || v <= 0 || v > 256) return 0;
+        while (k < n && strcmp(key, keys[k])) ++k;
+        if (k == n) return 0;
+        values[k] = v;
+    }
+    return 1;
 }

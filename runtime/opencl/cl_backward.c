@@ -8,6 +8,7 @@
 #include "opencl/cl_program.h"
 
 #include "core/error.h"
+#include "core/tuning.h" /* avk_env_tiles */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,20 +52,8 @@ size_t avk_cl_bwd_local_bytes(const avk_cl_bwd_config *c, int dq)
  * entry (sweeps; dQ's inner tile apart from dK/dV's); 0 on a bad string */
 static int mma_tiles_override(int t[3])
 {
-    const char *env = getenv("ATTNVK_OPENCL_BWD_TILES");
-    if (!env || !*env) return 1;
     static const char *const keys[3] = {"warps", "inner", "dq_inner"};
-    char buf[96];
-    snprintf(buf, sizeof buf, "%s", env);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int v = 0, k = 0;
-        char key[16];
-        if (sscanf(tok, "%15[a-z_]=%d", key, &v) != 2 || v <= 0 || v > 256) return 0;
-        while (k < 3 && strcmp(key, keys[k])) ++k;
-        if (k == 3 || (k > 0 && v % 16) || (k == 0 && v > 16)) return 0;
-        t[k] = v;
-    }
-    return 1;
+    return avk_env_tiles("ATTNVK_OPENCL_BWD_TILES", keys, 3, t) && t[0] <= 16 && t[1] % 16 == 0 && t[2] % 16 == 0;
 }
 
 /* the tensor-core entry for cfg's head dims, if one applies and fits; -1 on a bad override */

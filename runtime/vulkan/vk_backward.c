@@ -9,6 +9,7 @@
 #include "vulkan/vk_backward.h"
 #include "core/kv_cache.h" /* avk_problem_features */
 #include "core/layout.h"   /* avk_head_dim_v */
+#include "core/tuning.h"   /* avk_env_tiles */
 #include "vulkan/vk_shaders.h"
 
 #include <stdio.h>
@@ -115,19 +116,11 @@ static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uin
  * matrix table's pick (sweeps); 0 on a bad string */
 static int matrix_tiles_override(uint32_t t[5])
 {
-    const char *env = getenv("ATTNVK_VK_BWD_TILES");
-    if (!env || !*env) return 1;
     static const char *const keys[5] = {"nsg", "stream", "dq_nsg", "dq_stream", "stages"};
-    char buf[96];
-    snprintf(buf, sizeof buf, "%s", env);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int v = 0, k = 0;
-        char key[16];
-        if (sscanf(tok, "%15[a-z_]=%d", key, &v) != 2 || v <= 0 || v > 256) return 0;
-        while (k < 5 && strcmp(key, keys[k])) ++k;
-        if (k == 5 || (k == 4 && v > 2)) return 0;
-        t[k] = (uint32_t)v;
-    }
+    int v[5];
+    for (int k = 0; k < 5; ++k) v[k] = (int)t[k];
+    if (!avk_env_tiles("ATTNVK_VK_BWD_TILES", keys, 5, v) || v[4] > 2) return 0;
+    for (int k = 0; k < 5; ++k) t[k] = (uint32_t)v[k];
     return 1;
 }
 
