@@ -88,9 +88,10 @@ enum { AVK_AXIS_BR = 0, AVK_AXIS_BC, AVK_AXIS_WG, AVK_AXIS_X0, AVK_AXIS_X1, AVK_
 #define AVK_GRID_AXIS(g, i, ...)                                                                                     \
     ((g)->axis[i] = (const int[]){__VA_ARGS__}, (g)->len[i] = (int)(sizeof((const int[]){__VA_ARGS__}) / sizeof(int)))
 
-/* Tuning aids' "key=N,key=N" strings ($name: the backward's tile overrides): each key one of
- * keys[0..n), its N in 1..256 goes to values[i]; 1 when $name is unset or empty or every
- * token parses (values untouched where not named), 0 on a bad token. */
+/* Tuning aids' "key=N,key=N" strings ($name: the backward's tile overrides, an ATTNVK_ literal at
+ * every call site, which `attnvk help env` lists): each key one of keys[0..n), its N in 1..256
+ * goes to values[i]; 1 when $name is unset or empty or every token parses (values untouched
+ * where not named), 0 on a bad token. */
 int avk_env_tiles(const char *name, const char *const *keys, int n, int *values);
 
 #endif

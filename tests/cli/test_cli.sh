@@ -232,7 +232,7 @@ read_vars=$(cd "$root" && { grep -rhoE 'getenv\("[A-Za-z_][A-Za-z0-9_]*"\)' runt
   sed -E 's/getenv\("(.*)"\)/\1/'; grep -rhoE '"ATTNVK_[A-Z0-9_]+"' runtime bench tests --include='*.c' --include='*.h' | tr -d '"'; } | sort -u)
 # getenv(NAME) through a variable: only these, whose names are ATTNVK_ literals found above
 indirect=$(cd "$root" && grep -rnE 'getenv\([^")]' runtime bench tests --include='*.c' --include='*.h' |
-  grep -vE 'vk_variants\.c:.*getenv\(name\)|history_db\.c:.*getenv\(HISTORY_TEST_HOOK_ENV\)')
+  grep -vE 'vk_variants\.c:.*getenv\(name\)|tuning\.c:.*getenv\(name\)|history_db\.c:.*getenv\(HISTORY_TEST_HOOK_ENV\)')
 missing=""
 for v in $read_vars; do printf '%s\n' "$env_help" | grep -qE "^  $v " || missing="$missing $v"; done
 n_vars=$(printf '%s\n' $read_vars | grep -c .)

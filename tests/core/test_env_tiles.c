@@ -9,13 +9,14 @@
 
 static const char *const keys[3] = {"nsg", "stream", "dq_nsg"};
 
-/* $ATTNVK_TEST_TILES = text (NULL: unset) parses as want (1/0) into {want0, want1, want2} from {4, 16, 8} */
+/* $ATTNVK_VK_BWD_TILES (a real knob; the parser is the same for all three) = text (NULL: unset)
+ * parses as want (1/0) into {w0, w1, w2} from {4, 16, 8} */
 static int case_of(const char *text, int want, int w0, int w1, int w2)
 {
-    if (text) setenv("ATTNVK_TEST_TILES", text, 1);
-    else unsetenv("ATTNVK_TEST_TILES");
+    if (text) setenv("ATTNVK_VK_BWD_TILES", text, 1);
+    else unsetenv("ATTNVK_VK_BWD_TILES");
     int v[3] = {4, 16, 8};
-    const int got = avk_env_tiles("ATTNVK_TEST_TILES", keys, 3, v);
+    const int got = avk_env_tiles("ATTNVK_VK_BWD_TILES", keys, 3, v);
     const int ok = got == want && (!want || (v[0] == w0 && v[1] == w1 && v[2] == w2));
     EXPECT(ok, "'%s': %d {%d, %d, %d} (want %d {%d, %d, %d})", text ? text : "(unset)", got, v[0], v[1], v[2], want, w0, w1, w2);
     return ok;
