@@ -6,6 +6,8 @@ mkdir -p "$out/json"
 source .gpu/gpu-env.sh
 export ATTNVK_CACHE_DIR=/tmp/attnvk-cache
 avk=${AVK:-./build-h100/attnvk} # AVK: another staged binary (carry its folder)
+bin=$(dirname "$avk")            # the staged folder: its tests sit beside the binary
+start=$SECONDS deadline=${DEADLINE:-${deadline:-400}} # left(): what DEADLINE (or the script's default) leaves
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 summary() { python3 - "$1" <<'PY'
 import json, sys
@@ -41,7 +43,10 @@ logged() { # tag, seconds, then a command: timed into $out/TAG.log; prints its t
 left() { echo $(( ${deadline:-400} - (SECONDS - ${start:-0}) )); } # seconds the script's DEADLINE leaves
 test_backward() { # tag, then VAR=value settings: test_cuda_backward under them into $out/test-bwd-TAG.log
   local tag=$1; shift
-  ( time env "$@" timeout ${TEST_TIMEOUT:-150} "$(dirname "$avk")/tests/cuda/test_cuda_backward" ) > "$out/test-bwd-$tag.log" 2>&1
+  ( time env "$@" timeout ${TEST_TIMEOUT:-150} "$bin/tests/cuda/test_cuda_backward" ) > "$out/test-bwd-$tag.log" 2>&1
   echo "test_cuda_backward ($tag) rc=$?: $(grep -E 'passed|PASS|FAIL' "$out/test-bwd-$tag.log" | tail -2 | tr '\n' ' ')"
   grep -E "FAIL" "$out/test-bwd-$tag.log" | head -6 | cut -c1-220
+}
+pack_out() { # NAME: everything under $out into $out/NAME.tar.gz (written beside, then moved in)
+  cd "$out" && tar -czf "/tmp/$1.tar.gz" . && find . -mindepth 1 -delete && mv "/tmp/$1.tar.gz" .
 }

@@ -6,11 +6,10 @@
 # OpenCL, tile sweeps, the Vulkan portable body. Guarded by DEADLINE, most wanted first.
 #     AVK=./build-h100b/attnvk DEADLINE=540 bash tools/h100/s32c.sh   (carry .gpu and build-h100b)
 set -u
+deadline=540
 out=${OUT:-/tmp/s32c-out}
 export AVK=${AVK:-./build-h100b/attnvk}
-bin=$(dirname "$AVK")
 source tools/h100/bench-lib.sh
-start=$SECONDS deadline=${DEADLINE:-540}
 TEST_TIMEOUT=240 test_backward wgmma ATTNVK_CUDA_BWD_WGMMA=1 > "$out/cuda-bwd-summary.txt" 2>&1 &
 cuda=$!
 logged vk-bwd-nv 120 env ATTNVK_TEST_BACKWARD_ALL=1 $bin/tests/vulkan/test_vulkan_backward
@@ -38,4 +37,4 @@ done
 for f in "$out"/json/*.json; do python3 -c "
 import json,sys; [print(sys.argv[1].split('/')[-1], r['api'], r['status'], r.get('backward_kernel')) for r in json.load(open(sys.argv[1]))['records']]" "$f"; done 2>/dev/null | cut -c1-240
 echo "== done at $((SECONDS - start)) s"
-cd "$out" && tar -czf /tmp/s32c.tar.gz . && find . -mindepth 1 -delete && mv /tmp/s32c.tar.gz .
+pack_out s32c

@@ -3,10 +3,10 @@
 # defaults first) and OpenCL (mma.sync), beside cuDNN in the same call.
 #     AVK=./build-h100b/attnvk DEADLINE=330 bash tools/h100/s32g.sh   (carry .gpu and build-h100b)
 set -u
+deadline=330
 out=${OUT:-/tmp/s32g-out}
 export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
-start=$SECONDS deadline=${DEADLINE:-330}
 export BENCH_TIMEOUT=60
 b="--dtype f16 --pass bwd --min-time 0.3 --impl attnvk"
 d128="--batch 4 --heads 16 --head-dim 128 --seq 4096"
@@ -28,4 +28,4 @@ done
 for f in "$out"/json/*.json; do python3 -c "
 import json,sys; [print(sys.argv[1].split('/')[-1], r['api'], r['status'], (r.get('backward_kernel') or {}).get('params')) for r in json.load(open(sys.argv[1]))['records']]" "$f"; done 2>/dev/null | cut -c1-200
 echo "== done at $((SECONDS - start)) s"
-cd "$out" && tar -czf /tmp/s32g.tar.gz . && find . -mindepth 1 -delete && mv /tmp/s32g.tar.gz .
+pack_out s32g

@@ -3,11 +3,10 @@
 # fit) against one stage, its tests on the GPU, and the new OpenCL D=128 default, beside cuDNN.
 #     AVK=./build-h100b/attnvk DEADLINE=200 bash tools/h100/s32h.sh   (carry .gpu and build-h100b)
 set -u
+deadline=200
 out=${OUT:-/tmp/s32h-out}
 export AVK=${AVK:-./build-h100b/attnvk}
-bin=$(dirname "$AVK")
 source tools/h100/bench-lib.sh
-start=$SECONDS deadline=${DEADLINE:-200}
 logged vk-bwd 60 $bin/tests/vulkan/test_vulkan_backward
 echo "records on the KHR body: $(grep -c "bwd-coopmat-khr" "$out/vk-bwd.log")"
 export BENCH_TIMEOUT=50
@@ -22,4 +21,4 @@ bench d128 --api vulkan,opencl,cuda --dtype f16 --pass bwd --min-time 0.3 --impl
 for f in "$out"/json/*.json; do python3 -c "
 import json,sys; [print(sys.argv[1].split('/')[-1], r['api'], r['status'], (r.get('backward_kernel') or {}).get('params')) for r in json.load(open(sys.argv[1]))['records']]" "$f"; done 2>/dev/null | cut -c1-220
 echo "== done at $((SECONDS - start)) s"
-cd "$out" && tar -czf /tmp/s32h.tar.gz . && find . -mindepth 1 -delete && mv /tmp/s32h.tar.gz .
+pack_out s32h
