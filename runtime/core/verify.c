@@ -88,3 +88,39 @@ attnvk_check attnvk_check_output_inputs(const attnvk_problem *p, const attnvk_ho
     free(all);
     return c;
 }
+
+/* d(sink_h) = -sum over the rows of P_sink * D_i, D_i = rowsum(dO * O): the terms carry O's
+ * storage rounding and, of either sign, may cancel to far below their size, so the error is
+ * judged against the terms' magnitude, sum of P_sink * rowsum|dO * O| (from the reference's O
+ * and LSE), where that is larger than the sum's: the relative error of an ill-conditioned sum
+ * fails a correct kernel on some seeds (a bf16 CPU run at 1.7e-2 against 1e-2 did). */
+double attnvk_dsinks_error(const attnvk_problem *p, const attnvk_host_inputs *in, const float *d_o, const float *ds,
+                           const float *ref_ds)
+{
+    const int B = p->batch, H = p->heads, Nq = p->seq_q, Dv = avk_head_dim_v(p);
+    const size_t rows = (size_t)B * H * Nq;
+    float *o = malloc(sizeof(float) * rows * Dv), *lse = malloc(sizeof(float) * rows);
+    double num = 0, den = 0, terms = 0;
+    int finite = o && lse;
+    if (finite) attnvk_reference_inputs(p, in, o, lse);
+    for (int h = 0; finite && h < H; ++h) {
+        finite = isfinite(ds[h]);
+        double t = 0;
+        for (int b = 0; b < B; ++b)
+            for (int i = 0; i < Nq; ++i) {
+                const float *orow = o + avk_o_offset(p, b, h, i), *drow = d_o + avk_o_offset(p, b, h, i);
+                const float l = lse[((size_t)b * H + h) * Nq + i];
+                double mag = 0;
+                for (int d = 0; d < Dv; ++d) mag += fabs((double)drow[d] * orow[d]);
+                if (isfinite(l)) t += exp((double)in->sinks[h] - l) * mag;
+            }
+        num += ((double)ds[h] - ref_ds[h]) * ((double)ds[h] - ref_ds[h]);
+        den += (double)ref_ds[h] * ref_ds[h];
+        terms += t * t;
+    }
+    free(o);
+    free(lse);
+    if (!finite) return NAN; /* a NaN/Inf gradient, or no memory to judge it: never a pass */
+    const double scale = den > terms ? den : terms;
+    return scale > 0 ? sqrt(num / scale) : sqrt(num);
+}

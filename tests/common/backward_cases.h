@@ -3,7 +3,7 @@
  * tests/hip/test_hip_backward.c):
  * fresh random inputs, attnvk_attention_backward_host (every output poisoned
  * with NaN first) against attnvk_reference_backward, rel-L2 of dQ, dK, dV and
- * d(sinks) each within attnvk_backward_tolerance (NaN never passes), over
+ * d(sinks) (attnvk_dsinks_error) each within attnvk_backward_tolerance (NaN never passes), over
  * GQA/MQA, causal with Nq != Nk both ways and both alignments, odd lengths,
  * D 64/128/256, Dk 192/Dv 128, windows, softcap, ALiBi, masks, sinks and
  * ragged lengths; and two runs bit-identical. Static functions: one
@@ -80,35 +80,6 @@ static double rel_l2(const float *x, const float *ref, size_t n, size_t *nonfini
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* d(sink_h) = -sum over the rows of P_sink * D_i, D_i = rowsum(dO * O): the terms carry O's
- * storage rounding and, of either sign, may cancel to far below their size, so its error is
- * judged against the terms' magnitude, sum of P_sink * rowsum|dO * O| (from the kernel's O and
- * LSE), where that is larger than the sum's: the relative error of an ill-conditioned sum
- * would fail a correct kernel on some seeds. */
-static double dsinks_error(const attnvk_problem *p, const float *ds, const float *ref, const float *sinks,
-                           const float *o, const float *d_o, const float *lse, size_t *nonfinite)
-{
-    const int B = p->batch, H = p->heads, Nq = p->seq_q, Dv = p->head_dim_v > 0 ? p->head_dim_v : p->head_dim;
-    double num = 0, den = 0, terms = 0;
-    for (int h = 0; h < H; ++h) {
-        if (!isfinite(ds[h])) ++*nonfinite;
-        double t = 0;
-        for (int b = 0; b < B; ++b)
-            for (int i = 0; i < Nq; ++i) {
-                const size_t row = ((size_t)b * H + h) * Nq + i;
-                const size_t at = p->layout == ATTNVK_LAYOUT_BSHD ? (((size_t)b * Nq + i) * H + h) * Dv : row * Dv;
-                double mag = 0;
-                for (int d = 0; d < Dv; ++d) mag += fabs((double)d_o[at + d] * o[at + d]);
-                if (isfinite(lse[row])) t += exp((double)sinks[h] - lse[row]) * mag;
-            }
-        num += ((double)ds[h] - ref[h]) * ((double)ds[h] - ref[h]);
-        den += (double)ref[h] * ref[h];
-        terms += t * t;
-    }
-    const double scale = den > terms ? den : terms;
-    return scale > 0 ? sqrt(num / scale) : sqrt(num);
-}
-
 /* run_case's backward mode: 1 asks for the deterministic one (a backend's default may use atomics) */
 static int backward_deterministic;
 /* when set, run_case fails unless the backward's kernel (attnvk_backward_options.info's
@@ -153,7 +124,7 @@ static int run_case_opts(attnvk_device *dev, const bcase *c, attnvk_dtype dtype,
         size_t bad = 0;
         const double eq = rel_l2(g.dq, ref.dq, nq, &bad), ek = rel_l2(g.dk, ref.dk, nk, &bad);
         const double ev = rel_l2(g.dv, ref.dv, nv, &bad);
-        const double es = p.sinks ? dsinks_error(&p, g.ds, ref.ds, g.sinks, g.o, g.d_o, lse, &bad) : 0;
+        const double es = p.sinks ? attnvk_dsinks_error(&p, &in, g.d_o, g.ds, ref.ds) : 0; /* NaN fails */
         const double tol = attnvk_backward_tolerance(dtype);
         const int body_ok = !backward_expect_variant ||
                             !strncmp(binfo.variant, backward_expect_variant, strlen(backward_expect_variant));

@@ -591,6 +591,12 @@ typedef struct attnvk_check {
 double attnvk_tolerance(attnvk_dtype d); /* relative L2: f32 1e-5, f16/bf16 5e-3 */
 /* the backward pass's, per gradient: relative L2 f32 1e-4, f16/bf16 1e-2 */
 double attnvk_backward_tolerance(attnvk_dtype d);
+/* d(sinks)' error against ref_ds (attnvk_reference_backward's): relative L2,
+ * scaled by the larger of |ref_ds| and its terms' magnitude (sum over the rows
+ * of P_sink * rowsum|dO * O|, from the reference forward), since that sum may
+ * cancel far below its terms. NaN when ds holds NaN/Inf (never a pass). */
+double attnvk_dsinks_error(const attnvk_problem *p, const attnvk_host_inputs *in, const float *d_o, const float *ds,
+                           const float *ref_ds);
 /* Compares o (f32, p->layout) with the reference at the given rows
  * (rows == NULL: every row). The tolerance is attnvk_tolerance(p->dtype),
  * or 5e-2 for fp8 queries (q_format fp8: the FP8 forward rounds P to e4m3
