@@ -15,12 +15,23 @@
 //   3. accumulates dX += dS . stream X (dK += dS^T Q, dQ += dS K) and, for
 //      dK/dV, dV += P^T . dO, in f32 accumulators.
 // Every subgroup owns what it writes (no atomics): runs are bit-identical.
+// BWD_DQ_ATOMIC (a dK/dV build, not deterministic) adds dQ there too, so no dQ
+// pass recomputes S and dP: per tile, once every strip's dS is staged, the
+// subgroups split dQ's tile += dS . kept K (K kept whole in shared memory) and
+// add it by f32 atomics to a zeroed workspace in Q's element order, which
+// flash_bwd_dq_cast.comp then turns into f16.
 // Head dims are multiples of MS (runtime/vulkan/vk_backward.c picks this body
 // only then, and only for f16).
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 
 #include "flash_bwd_common.glsl"
+
+#ifdef BWD_DQ_ATOMIC
+#extension GL_EXT_shader_atomic_float : require
+// binding 9 (the forward's K/V scales) is free in the backward, which reads a plain K/V
+layout(binding = 9) buffer DqAccB { float dq_acc[]; };
+#endif
 
 #ifndef BWD_CM_UNROLL
 #define BWD_CM_UNROLL [[unroll]] // loops over matrices (the emulation keeps them rolled)
@@ -45,7 +56,12 @@ const uint S_OFF = STAGE_WORDS * STAGES;
 const uint DP_OFF = S_OFF + KEEP * SSW;
 const uint LOOP_WORDS = DP_OFF + KEEP * SSW;
 const uint KEPT_WORDS = KEEP * (XS > YS ? XS : YS);  // the kept rows pass through before the loop
+#ifdef BWD_DQ_ATOMIC
+const uint KX_OFF = LOOP_WORDS > KEPT_WORDS ? LOOP_WORDS : KEPT_WORDS; // the kept K rows, B operands of dQ
+const uint SH_WORDS = KX_OFF + KEEP * XS;
+#else
 const uint SH_WORDS = LOOP_WORDS > KEPT_WORDS ? LOOP_WORDS : KEPT_WORDS;
+#endif
 
 layout(binding = 0) readonly buffer QB { uvec4 q_data[]; };
 layout(binding = 1) readonly buffer KB { uvec4 k_data[]; };
@@ -150,6 +166,35 @@ void write_staged(uint staged, uint col0, uint width, float scale, bool row_ok, 
     }
 }
 
+#ifdef BWD_DQ_ATOMIC
+// dQ's rows r0 .. r0 + STREAM of head hq += scale * dS . K over the block's keys: its
+// ST x XT matrices split over the subgroups, each an MS-key step at a time (dS^T staged
+// key-major: loaded column-major as dS), then through the subgroup's own staging (its P is
+// used) into dq_acc by atomics, a row's MS columns by consecutive lanes
+void dq_add(uint b, uint hq, uint r0, uint sg, uint lane, uint strip, float scale)
+{
+    for (uint o = sg; o < ST * XT; o += NSG) {
+        uint m = o / XT, n = o % XT;
+        CM_C acc = CM_C_ZERO;
+        BWD_CM_UNROLL for (uint kc = 0u; kc < NSG; ++kc) {
+            CM_A dsa;
+            CM_B kb;
+            CM_LOAD_COL(dsa, tile_sh, DP_OFF + kc * MS * SSW + m * MS / 8u, SSW);
+            CM_LOAD_ROW(kb, tile_sh, KX_OFF + kc * MS * XS + n * MS / 8u, XS);
+            acc = CM_MAD(dsa, kb, acc);
+        }
+        CM_STORE_ROW(acc, tile_sh, S_OFF + strip * SSW, SSW);
+        subgroup_sync();
+        for (uint e = lane; e < MS * MS; e += SUBGROUP_SIZE) {
+            uint r = e / MS, c = e % MS, i = r0 + m * MS + r;
+            float x = uintBitsToFloat(tile_sh[S_OFF + (strip + r) * SSW + c / 4u][c % 4u]);
+            if (i < pc.seq_q) atomicAdd(dq_acc[avk_q_offset(b, uvec2(hq, i)) + n * MS + c], scale * x);
+        }
+        subgroup_sync(); // the staging is read before the next matrix goes over it
+    }
+}
+#endif
+
 void main()
 {
     uint tid = gl_LocalInvocationID.x;
@@ -166,9 +211,14 @@ void main()
 
     // the kept rows: global -> shared -> A matrices in registers, X then Y
     CM_A xm[XT], ym[YT];
-    for (uint e = tid; e < KEEP * D8; e += WG) tile_sh[(e / D8) * XS + e % D8] = KEPT_CHUNK(e / D8, e % D8, false);
+#ifdef BWD_DQ_ATOMIC
+    const uint kx = KX_OFF; // K stays there for dQ
+#else
+    const uint kx = 0u;
+#endif
+    for (uint e = tid; e < KEEP * D8; e += WG) tile_sh[kx + (e / D8) * XS + e % D8] = KEPT_CHUNK(e / D8, e % D8, false);
     barrier();
-    BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) CM_LOAD_ROW(xm[k], tile_sh, strip * XS + k * MS / 8u, XS);
+    BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) CM_LOAD_ROW(xm[k], tile_sh, kx + strip * XS + k * MS / 8u, XS);
     barrier();
     for (uint e = tid; e < KEEP * DV8; e += WG) tile_sh[(e / DV8) * YS + e % DV8] = KEPT_CHUNK(e / DV8, e % DV8, true);
     barrier();
@@ -281,6 +331,10 @@ void main()
             }
 #endif
         }
+#ifdef BWD_DQ_ATOMIC
+        barrier(); // every strip's dS is staged (the next tile's barrier keeps it until all have read it)
+        dq_add(b, hq, r0, sg, lane, strip, scale);
+#endif
     }
 
     // the gradients through each subgroup's staging, STREAM columns at a time

@@ -10,6 +10,7 @@
 #define CM_STORE_ROW(m, buf, off, stride) emu_store(m, off, stride)
 void emu_store(emu_f m, uint off, uint stride);
 #define BWD_CM_UNROLL [[dont_unroll]]
+#define EMU_INNER_UNROLL [[unroll]] // flash_coopmat_emu_ops.glsl says why
 
 #include "flash_bwd_cm_body.glsl"
 

@@ -2,7 +2,9 @@
  * as the CUDA backward's (runtime/cuda/cuda_backward.c) in one submission:
  * pre (D_i and the LSE in log2 per row, the sink shares), dK/dV per key block
  * over the group's query heads, dQ per query block, then d(sink) summed in a
- * fixed order. No atomics: runs are bit-identical. dK/dV and dQ run the
+ * fixed order. No atomics by default: runs are bit-identical; the matrix body
+ * may add dQ by f32 atomics in dK/dV instead (ATTNVK_VK_BWD_DQ=atomic), the dQ
+ * pass then only casting that workspace to f16. dK/dV and dQ run the
  * portable body (f32 tiles in shared memory, no subgroup operations or matrix
  * units) or, in f16 where the device has cooperative matrices, the matrix body
  * (shaders/flash_bwd_cm_body.glsl). */
@@ -71,12 +73,13 @@ static const struct {
 
 /* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows per stage (or the
  * kept rows before the loop), two f32 staging areas of the kept rows, the streamed rows'
- * statistics per stage */
-static uint32_t matrix_shared(uint32_t nsg, uint32_t stream, uint32_t stages, uint32_t ms, uint32_t dk, uint32_t dv)
+ * statistics per stage; with dQ by atomics, the kept K rows throughout */
+static uint32_t matrix_shared(uint32_t nsg, uint32_t stream, uint32_t stages, uint32_t ms, uint32_t dk, uint32_t dv,
+                              int atomic)
 {
     const uint32_t keep = nsg * ms, xs = dk / 8 + 1, ys = dv / 8 + 1, ssw = (stream + 4) / 4;
     const uint32_t loop = stages * stream * (xs + ys) + 2 * keep * ssw, kept = keep * (xs > ys ? xs : ys);
-    return (loop > kept ? loop : kept) * 16 + stages * stream * 8;
+    return ((loop > kept ? loop : kept) + (atomic ? keep * xs : 0)) * 16 + stages * stream * 8;
 }
 
 /* The matrix body's shape on c: 0 with the reason in why where c cannot run it */
@@ -95,9 +98,9 @@ static uint32_t matrix_shape(const vk_caps *c, vk_bwd_body body, char *why, size
 /* Whether nsg subgroups and stream streamed rows suit c (subgroups of c's size, MS-row
  * matrices); else 0 with the reason in why */
 static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uint32_t stages, uint32_t ms, uint32_t dk,
-                            uint32_t dv, char *why, size_t n)
+                            uint32_t dv, int atomic, char *why, size_t n)
 {
-    const uint32_t sg = c->subgroup_size, lanes = sg / ms, need = matrix_shared(nsg, stream, stages, ms, dk, dv);
+    const uint32_t sg = c->subgroup_size, lanes = sg / ms, need = matrix_shared(nsg, stream, stages, ms, dk, dv, atomic);
     const VkPhysicalDeviceLimits *lim = &c->props.limits;
     if (stream % ms || (stream / lanes) % 8)
         snprintf(why, n, "a tile of %u streamed rows is not a multiple of %u (%u-row matrices, 8 columns a lane)", stream,
@@ -124,10 +127,11 @@ static int matrix_tiles_override(uint32_t t[5])
     return 1;
 }
 
-/* The matrix body's tiles for body on c; ATTNVK_OK with out->body left PORTABLE where p does
- * not suit it; a failure with the reason where named and the device lacks it, or where the
- * tiles' override does not fit */
-static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_body body, int named, vk_bwd_tiles *out)
+/* The matrix body's tiles for body on c (atomic: dK/dV adds dQ, no dQ pass's tiles); ATTNVK_OK
+ * with out->body left PORTABLE where p does not suit it; a failure with the reason where named
+ * and the device lacks it, or where the tiles' override does not fit */
+static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_body body, int named, int atomic,
+                                   vk_bwd_tiles *out)
 {
     const uint32_t dk = (uint32_t)p->head_dim, dv = (uint32_t)avk_head_dim_v(p), dim = dk > dv ? dk : dv;
     const char *name = body == VK_BWD_MATRIX_NV ? "nv" : body == VK_BWD_MATRIX_KHR ? "khr" : "emulated";
@@ -154,13 +158,16 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
              * D=128 59.5 against 91.8 TFLOP/s; D=64's dQ 71.6 against 78.7: more registers held across
              * the work, fewer workgroups an SM) */
             const uint32_t stages = t[4] ? t[4] : 1;
-            const uint32_t st[2] = {matrix_tiles_fit(c, t[0], t[1], stages, ms, dk, dv, why, sizeof why) ? stages : 0,
-                                    matrix_tiles_fit(c, t[2], t[3], stages, ms, dk, dv, why, sizeof why) ? stages : 0};
+            const uint32_t st[2] = {
+                matrix_tiles_fit(c, t[0], t[1], stages, ms, dk, dv, atomic, why, sizeof why) ? stages : 0,
+                atomic || matrix_tiles_fit(c, t[2], t[3], stages, ms, dk, dv, 0, why, sizeof why) ? stages : 0};
             if (st[0] && st[1]) {
-                const uint32_t a = matrix_shared(t[0], t[1], st[0], ms, dk, dv), b = matrix_shared(t[2], t[3], st[1], ms, dk, dv);
+                const uint32_t a = matrix_shared(t[0], t[1], st[0], ms, dk, dv, atomic);
+                const uint32_t b = atomic ? 0 : matrix_shared(t[2], t[3], st[1], ms, dk, dv, 0);
                 *out = (vk_bwd_tiles){.body = body, .keep = t[0] * ms, .stream = t[1], .wg = t[0] * sg, .dq_keep = t[2] * ms,
                                       .dq_stream = t[3], .dq_wg = t[2] * sg, .shared_bytes = a > b ? a : b, .nsg = t[0],
-                                      .dq_nsg = t[2], .subgroup = sg, .ms = ms, .stages = st[0], .dq_stages = st[1]};
+                                      .dq_nsg = t[2], .subgroup = sg, .ms = ms, .stages = st[0], .dq_stages = st[1],
+                                      .atomic_dq = atomic};
                 return ATTNVK_OK;
             }
             if (overridden) /* an override that does not fit is an error, not a fallback */
@@ -173,7 +180,25 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
     return ATTNVK_OK;
 }
 
-attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, vk_bwd_tiles *out)
+/* $ATTNVK_VK_BWD_DQ into *atomic: 1 where dK/dV adds dQ by atomics, 0 for the dQ pass (the
+ * default, and always when deterministic); a failure for a bad value or atomics the device lacks */
+static attnvk_status atomic_dq_wanted(const vk_caps *c, int deterministic, int *atomic)
+{
+    const char *env = getenv("ATTNVK_VK_BWD_DQ");
+    *atomic = 0;
+    if (!env || !*env || !strcmp(env, "kernel")) return ATTNVK_OK;
+    if (strcmp(env, "atomic") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_BWD_DQ: unknown dQ mode '%s' (atomic, kernel)", env);
+    if (deterministic) return ATTNVK_OK; /* bit-identical runs asked for: the dQ pass */
+    if (!c->atomic_f32_add)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "ATTNVK_VK_BWD_DQ=atomic: the device lacks VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd");
+    *atomic = 1;
+    return ATTNVK_OK;
+}
+
+attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, int deterministic,
+                            vk_bwd_tiles *out)
 {
     /* $ATTNVK_VK_BWD names a body (A/B runs); else the forward's emulated variants take the
      * emulated matrices (lavapipe's tests of the matrix body), KHR before NV elsewhere (the H100:
@@ -189,26 +214,32 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_
     } else if (fwd && (fwd->emulated || fwd->algo == VK_ALGO_COOPMAT_EMU || fwd->algo == VK_ALGO_COOPMAT_RS_EMU)) {
         want[0] = VK_BWD_MATRIX_EMU, n = 1;
     }
+    int atomic = 0;
+    const attnvk_status as = atomic_dq_wanted(c, deterministic, &atomic);
+    if (as != ATTNVK_OK) return as;
     for (int i = 0; i < n; ++i) {
         out->body = VK_BWD_PORTABLE;
-        attnvk_status s = matrix_select(c, p, want[i], named, out);
+        attnvk_status s = matrix_select(c, p, want[i], named, atomic, out);
         if (s != ATTNVK_OK || out->body != VK_BWD_PORTABLE) return s;
     }
     return portable_select(c, p, out);
 }
 
+/* with atomic_dq, PASS_DQ casts the workspace dK/dV added dQ into */
 enum { PASS_PRE, PASS_DKDV, PASS_DQ, PASS_SINKS, PASSES };
 
 /* unroll: dK/dV and dQ with their inner loops left to the driver (vk_bwd_tiles) */
 static spv_blob pass_shader(int pass, attnvk_dtype dt, const vk_bwd_tiles *t)
 {
-    const spv_blob matrix[3][2] = {
-        {SPV_BLOB(flash_bwd_cm_dkdv_nv), SPV_BLOB(flash_bwd_cm_dq_nv)},
-        {SPV_BLOB(flash_bwd_cm_dkdv_khr), SPV_BLOB(flash_bwd_cm_dq_khr)},
-        {SPV_BLOB(flash_bwd_cm_dkdv_emu), SPV_BLOB(flash_bwd_cm_dq_emu)},
+    const spv_blob matrix[3][3] = {
+        {SPV_BLOB(flash_bwd_cm_dkdv_nv), SPV_BLOB(flash_bwd_cm_dq_nv), SPV_BLOB(flash_bwd_cm_dkdv_atomic_nv)},
+        {SPV_BLOB(flash_bwd_cm_dkdv_khr), SPV_BLOB(flash_bwd_cm_dq_khr), SPV_BLOB(flash_bwd_cm_dkdv_atomic_khr)},
+        {SPV_BLOB(flash_bwd_cm_dkdv_emu), SPV_BLOB(flash_bwd_cm_dq_emu), SPV_BLOB(flash_bwd_cm_dkdv_atomic_emu)},
     };
+    const spv_blob cast = SPV_BLOB(flash_bwd_dq_cast);
+    if (t->atomic_dq && pass == PASS_DQ) return cast;
     if (t->body != VK_BWD_PORTABLE && (pass == PASS_DKDV || pass == PASS_DQ))
-        return matrix[t->body - VK_BWD_MATRIX_NV][pass == PASS_DQ];
+        return matrix[t->body - VK_BWD_MATRIX_NV][pass == PASS_DQ ? 1 : t->atomic_dq ? 2 : 0];
     const int unroll = t->unroll;
     const spv_blob table[5][3] = {
         {SPV_BLOB(flash_bwd_pre_f32), SPV_BLOB(flash_bwd_pre_f16), SPV_BLOB(flash_bwd_pre_bf16)},
@@ -230,7 +261,7 @@ static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_
     const int scores = (avk_problem_features(p) & AVK_SCORE_FEATURES) != 0;
     attnvk_status s = ATTNVK_OK;
     for (int pass = 0; pass < PASSES && s == ATTNVK_OK; ++pass) {
-        const int tiled = pass == PASS_DKDV || pass == PASS_DQ, dq = pass == PASS_DQ;
+        const int tiled = pass == PASS_DKDV || (pass == PASS_DQ && !t->atomic_dq), dq = pass == PASS_DQ;
         const int matrix = tiled && t->body != VK_BWD_PORTABLE;
         /* pre and sinks: workgroups of BWD_WG; portable: keep, stream, D, workgroup; matrix
          * (flash_bwd_cm_body.glsl): subgroups, stream, D, workgroup, subgroup size, MS */
@@ -243,9 +274,10 @@ static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_
     return s;
 }
 
-/* Bindings 0..6 per pass (the shaders' own), 7..12 the contract's score inputs (flash_common.glsl). */
+/* Bindings 0..6 per pass (the shaders' own), 7..12 the contract's score inputs (flash_common.glsl);
+ * dq_acc (dQ by atomics) at dK/dV's 9, the K/V scales' (a plain K/V here), and the cast's 0. */
 static void pass_bindings(avk_bdev *dev, const avk_backward_dispatch *a, avk_bbuf *stats, avk_bbuf *share,
-                          avk_bbuf *bufs[PASSES][VK_BINDINGS])
+                          avk_bbuf *dq_acc, avk_bbuf *bufs[PASSES][VK_BINDINGS])
 {
     const avk_dispatch *f = &a->fwd;
     avk_bbuf *const dummy = dev->dummy;
@@ -263,6 +295,10 @@ static void pass_bindings(avk_bdev *dev, const avk_backward_dispatch *a, avk_bbu
     memcpy(dkdv, tiles, sizeof tiles);
     memcpy(dq, tiles, sizeof tiles);
     dkdv[5] = a->dk, dkdv[6] = a->dv, dq[5] = a->dq;
+    if (dq_acc) {
+        dkdv[9] = dq_acc;
+        for (int i = 0; i < VK_BINDINGS; ++i) dq[i] = i == 0 ? dq_acc : i == 1 ? a->dq : dummy;
+    }
     sinks[0] = share ? share : dummy, sinks[1] = a->d_sinks ? a->d_sinks : dummy;
 }
 
@@ -273,16 +309,20 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
 {
     const VkPhysicalDeviceLimits *lim = &dev->caps->props.limits;
     vk_bwd_tiles t;
-    attnvk_status s = vk_bwd_select(dev->caps, p, fwd, &t);
+    attnvk_status s = vk_bwd_select(dev->caps, p, fwd, a->deterministic, &t);
     if (s != ATTNVK_OK) return s;
-    /* grids: pre rows over x and y; dK/dV (key blocks, kv heads, batch); dQ (query blocks, heads, batch) */
+    /* grids: pre rows over x and y; dK/dV (key blocks, kv heads, batch); dQ (query blocks, heads,
+     * batch), or its cast (8 values of a row a thread) over x and y as pre's */
     const uint64_t rows = (uint64_t)p->batch * p->heads * p->seq_q;
-    const uint32_t row_groups = ceil_div(rows, BWD_WG), pre_x = row_groups < lim->maxComputeWorkGroupCount[0]
-                                                                  ? row_groups : lim->maxComputeWorkGroupCount[0];
-    const uint32_t grid[PASSES][3] = {{pre_x, ceil_div(row_groups, pre_x ? pre_x : 1), 1},
+    const uint32_t max_x = lim->maxComputeWorkGroupCount[0];
+    const uint32_t row_groups = ceil_div(rows, BWD_WG), pre_x = row_groups < max_x ? row_groups : max_x;
+    const uint32_t cast_groups = ceil_div(rows * (uint64_t)(p->head_dim / 8), BWD_WG);
+    const uint32_t cast_x = cast_groups < max_x ? cast_groups : max_x;
+    uint32_t grid[PASSES][3] = {{pre_x, ceil_div(row_groups, pre_x ? pre_x : 1), 1},
                                       {ceil_div((uint64_t)p->seq_kv, t.keep), (uint32_t)p->kv_heads, (uint32_t)p->batch},
                                       {ceil_div((uint64_t)p->seq_q, t.dq_keep), (uint32_t)p->heads, (uint32_t)p->batch},
                                       {(uint32_t)p->heads, 1, 1}};
+    if (t.atomic_dq) grid[PASS_DQ][0] = cast_x, grid[PASS_DQ][1] = ceil_div(cast_groups, cast_x ? cast_x : 1), grid[PASS_DQ][2] = 1;
     for (int pass = 0; pass < PASSES && s == ATTNVK_OK; ++pass)
         for (int d = 0; d < 3; ++d)
             if (grid[pass][d] > lim->maxComputeWorkGroupCount[d])
@@ -296,13 +336,15 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
     pc.pack = 1, pc.q_begin = 0, pc.q_count = (U32)p->seq_q, pc.splits = 1;
     pc.flags &= ~(U32)(AVK_FLAG_SPLIT | AVK_FLAG_SKIP_LAST_TILE | AVK_FLAG_WRITE_LSE);
     /* workspace: (LSE log2, D_i) per row; the sink shares with sinks */
-    avk_bbuf *stats = NULL, *share = NULL;
+    avk_bbuf *stats = NULL, *share = NULL, *dq_acc = NULL;
     s = vk_buffer_new(dev, (rows ? rows : 1) * 8, 0, &stats);
     if (s == ATTNVK_OK && a->d_sinks) s = vk_buffer_new(dev, (rows ? rows : 1) * 4, 0, &share);
+    /* dQ by atomics: f32 in Q's element order, zeroed below */
+    if (s == ATTNVK_OK && t.atomic_dq) s = vk_buffer_new(dev, (attnvk_q_elements(p) ? attnvk_q_elements(p) : 1) * 4, 0, &dq_acc);
     avk_bbuf *bufs[PASSES][VK_BINDINGS];
     VkDescriptorSet sets[PASSES];
     if (s == ATTNVK_OK) {
-        pass_bindings(dev, a, stats, share, bufs);
+        pass_bindings(dev, a, stats, share, dq_acc, bufs);
         s = vk_bind_storage_sets(dev, PASSES, (avk_bbuf *const (*)[VK_BINDINGS])bufs, sets);
     }
     if (s == ATTNVK_OK) s = vk_begin_timed(dev);
@@ -311,6 +353,13 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
         const VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
                                     .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
         dev->vk.vkCmdPushConstants(cmd, dev->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+        if (dq_acc) { /* zeroed before dK/dV adds into it */
+            dev->vk.vkCmdFillBuffer(cmd, dq_acc->buffer, 0, VK_WHOLE_SIZE, 0);
+            const VkMemoryBarrier zeroed = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                            .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+            dev->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &zeroed, 0,
+                                         NULL, 0, NULL);
+        }
         for (int pass = 0; pass < PASSES; ++pass) {
             if (pass == PASS_SINKS && !a->d_sinks) break;
             if (grid[pass][0] == 0 || grid[pass][1] == 0 || grid[pass][2] == 0) continue;
@@ -340,6 +389,10 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
         a->info->split_kv = 1;
         if (t.body == VK_BWD_PORTABLE)
             snprintf(a->info->params, sizeof a->info->params, "dq=kernel shared_bytes=%u", t.shared_bytes);
+        else if (t.atomic_dq)
+            snprintf(a->info->params, sizeof a->info->params,
+                     "dq=atomic nsg=%u stream=%u stages=%u ms=%u subgroup=%u shared_bytes=%u", t.nsg, t.stream, t.stages, t.ms,
+                     t.subgroup, t.shared_bytes);
         else
             snprintf(a->info->params, sizeof a->info->params,
                      "dq=kernel nsg=%u stream=%u stages=%u dq_nsg=%u dq_stream=%u dq_stages=%u ms=%u subgroup=%u shared_bytes=%u",
@@ -347,5 +400,6 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
     }
     vk_buffer_free(dev, stats);
     vk_buffer_free(dev, share);
+    vk_buffer_free(dev, dq_acc);
     return s;
 }

@@ -24,6 +24,7 @@ typedef struct vk_bwd_tiles {
     uint32_t nsg, dq_nsg, subgroup, ms; /* matrix bodies: subgroups (MS kept rows each) of dK/dV and dQ, their
                                          * size, MS x MS x MS */
     uint32_t stages, dq_stages;         /* matrix bodies: 2 where the streamed tiles are double-buffered */
+    int atomic_dq;                      /* matrix bodies: dK/dV adds dQ by f32 atomics, the dQ pass casts them */
 } vk_bwd_tiles;
 
 /* The body and tiles for p after a forward built with fwd (its emulated
@@ -32,12 +33,15 @@ typedef struct vk_bwd_tiles {
  * portable table's largest entry that fits. $ATTNVK_VK_BWD=portable keeps the
  * portable body, nv or khr takes that family only (UNSUPPORTED where the device
  * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N,stages=1|2]")
- * sets the matrix tiles.
+ * sets the matrix tiles; $ATTNVK_VK_BWD_DQ=atomic has a matrix body's dK/dV add
+ * dQ by f32 atomics (not with deterministic; UNSUPPORTED where the device lacks
+ * them), kernel (the default) runs the dQ pass.
  * INVALID_ARGUMENT for a bad value, with the reason. */
-attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, vk_bwd_tiles *out);
+attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, int deterministic,
+                            vk_bwd_tiles *out);
 
 /* dQ, dK, dV (and d(sink)) of the forward that args (prepared for p with fwd)
- * ran, in one timed submission; deterministic always (no atomics). */
+ * ran, in one timed submission; bit-identical runs unless dQ is by atomics. */
 attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_kernel_args *args, const vk_config *fwd,
                               const avk_backward_dispatch *a, double *device_ms);
 

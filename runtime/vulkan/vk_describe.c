@@ -166,6 +166,7 @@ static void probe_features(vk_caps *c, uint32_t api)
     VkPhysicalDeviceSubgroupSizeControlFeaturesEXT sgc = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT};
     VkPhysicalDeviceCooperativeMatrixFeaturesNV nvcm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
     avk_coopmat_features_khr khrcm = {.sType = AVK_STYPE_COOPMAT_FEATURES_KHR};
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
     void *chain = &s16;
     int has_f16 = api >= VK_API_VERSION_1_2 || vk_has_extension(c->phys, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
     int has_vmm = api >= VK_API_VERSION_1_2 || vk_has_extension(c->phys, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
@@ -180,6 +181,8 @@ static void probe_features(vk_caps *c, uint32_t api)
     if (c->size_control) { sgc.pNext = chain; chain = &sgc; }
     if (has_nv) { nvcm.pNext = chain; chain = &nvcm; }
     if (c->khr_coopmat_ext) { khrcm.pNext = chain; chain = &khrcm; }
+    const int has_af = vk_has_extension(c->phys, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    if (has_af) { af.pNext = chain; chain = &af; }
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
     vkGetPhysicalDeviceFeatures2(c->phys, &f2);
     c->storage_16bit = s16.storageBuffer16BitAccess;
@@ -188,6 +191,7 @@ static void probe_features(vk_caps *c, uint32_t api)
     c->vk_memory_model = has_vmm && vmm.vulkanMemoryModel;
     c->ext_memory_model = c->vk_memory_model && api < VK_API_VERSION_1_2;
     c->full_subgroups = c->size_control && sgc.computeFullSubgroups;
+    c->atomic_f32_add = has_af && af.shaderBufferFloat32AtomicAdd;
     if (c->size_control && !sgc.subgroupSizeControl) c->require_size_compute = 0;
     if (has_nv && nvcm.cooperativeMatrix && c->vk_memory_model && c->storage_16bit && c->shader_f16) pick_nv_shape(c);
     vk_khr_probe(c, khrcm.cooperativeMatrix);

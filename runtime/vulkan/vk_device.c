@@ -168,6 +168,7 @@ static attnvk_status create_device(avk_bdev *dev)
     if (c->nv_coopmat) exts[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     if (c->khr_coopmat) exts[n_ext++] = AVK_KHR_COOPMAT_EXTENSION;
     if (c->pipeline_stats) exts[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+    if (c->atomic_f32_add) exts[n_ext++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
 
     VkPhysicalDevice16BitStorageFeatures s16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
                                                 .storageBuffer16BitAccess = c->storage_16bit};
@@ -184,6 +185,8 @@ static attnvk_status create_device(avk_bdev *dev)
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
         .pipelineExecutableInfo = VK_TRUE};
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
+                                                       .shaderBufferFloat32AtomicAdd = VK_TRUE};
     void *chain = &s16;
     if (c->shader_f16) { f16.pNext = chain; chain = &f16; }
     if (c->vk_memory_model) { vmm.pNext = chain; chain = &vmm; }
@@ -191,6 +194,7 @@ static attnvk_status create_device(avk_bdev *dev)
     if (c->nv_coopmat) { nvcm.pNext = chain; chain = &nvcm; }
     if (c->khr_coopmat) { khrcm.pNext = chain; chain = &khrcm; }
     if (c->pipeline_stats) { pep.pNext = chain; chain = &pep; }
+    if (c->atomic_f32_add) { af.pNext = chain; chain = &af; }
     float priority = 1.0f;
     VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = c->queue_family,
                                   .queueCount = 1, .pQueuePriorities = &priority};

@@ -42,6 +42,7 @@ typedef struct vk_caps {
     int bf16_ext;                      /* VK_KHR_shader_bfloat16 present */
     int ext_sm_builtins, ext_amd_core;
     int pipeline_stats;                /* VK_KHR_pipeline_executable_properties (tuning aid) */
+    int atomic_f32_add;                /* VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd (the backward's dQ) */
     int rs_layout;                     /* coopmat-nv-rs layout probe: 0 not run, 1 matches, -1 not usable */
     char rs_layout_why[192];           /* why not, when -1 */
     int rs_b_layout;                   /* the same probe's B operand built in registers (decode-nv-rs's direct K/V) */

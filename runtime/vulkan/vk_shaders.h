@@ -97,6 +97,7 @@ AVK_EMBEDDED(avk_spv_flash_bwd_dq_f32)
 AVK_EMBEDDED(avk_spv_flash_bwd_dq_f16)
 AVK_EMBEDDED(avk_spv_flash_bwd_dq_bf16)
 AVK_EMBEDDED(avk_spv_flash_bwd_sinks)
+AVK_EMBEDDED(avk_spv_flash_bwd_dq_cast) /* dQ by atomics: its f32 workspace into f16 */
 AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f32_unroll) /* inner loops left to the driver: GPUs */
 AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_f16_unroll)
 AVK_EMBEDDED(avk_spv_flash_bwd_dkdv_bf16_unroll)
@@ -106,6 +107,9 @@ AVK_EMBEDDED(avk_spv_flash_bwd_dq_bf16_unroll)
 AVK_EMBEDDED(avk_spv_flash_bwd_cm_dkdv_nv) /* matrix units, f16 */
 AVK_EMBEDDED(avk_spv_flash_bwd_cm_dq_nv)
 AVK_EMBEDDED(avk_spv_flash_bwd_cm_dkdv_khr)
+AVK_EMBEDDED(avk_spv_flash_bwd_cm_dkdv_atomic_nv) /* ... adding dQ by atomics */
+AVK_EMBEDDED(avk_spv_flash_bwd_cm_dkdv_atomic_khr)
+AVK_EMBEDDED(avk_spv_flash_bwd_cm_dkdv_atomic_emu)
 AVK_EMBEDDED(avk_spv_flash_bwd_cm_dq_khr)
 AVK_EMBEDDED(avk_spv_flash_bwd_cm_dkdv_emu) /* test-only */
 AVK_EMBEDDED(avk_spv_flash_bwd_cm_dq_emu)

@@ -85,6 +85,8 @@ static int backward_deterministic;
 /* when set, run_case fails unless the backward's kernel (attnvk_backward_options.info's
  * variant) starts with it: a test of one body must not pass on a fallback */
 static const char *backward_expect_variant;
+/* ... and unless its params (attnvk_kernel_info) contain this, e.g. "dq=atomic" */
+static const char *backward_expect_params;
 
 /* One case in one dtype on dev with the kernel opts choose (NULL: the device's default); 1 on pass. */
 static int run_case_opts(attnvk_device *dev, const bcase *c, attnvk_dtype dtype, const attnvk_kernel_options *opts,
@@ -126,8 +128,9 @@ static int run_case_opts(attnvk_device *dev, const bcase *c, attnvk_dtype dtype,
         const double ev = rel_l2(g.dv, ref.dv, nv, &bad);
         const double es = p.sinks ? attnvk_dsinks_error(&p, &in, g.d_o, g.ds, ref.ds) : 0; /* NaN fails */
         const double tol = attnvk_backward_tolerance(dtype);
-        const int body_ok = !backward_expect_variant ||
-                            !strncmp(binfo.variant, backward_expect_variant, strlen(backward_expect_variant));
+        const int body_ok = (!backward_expect_variant ||
+                             !strncmp(binfo.variant, backward_expect_variant, strlen(backward_expect_variant))) &&
+                            (!backward_expect_params || strstr(binfo.params, backward_expect_params));
         ok = bad == 0 && eq <= tol && ek <= tol && ev <= tol && es <= tol && body_ok;
         printf("%s %-34s %-4s %s%s: dq %.1e dk %.1e dv %.1e dsinks %.1e nonfinite %zu (%.1f ms, %s)\n", ok ? "ok  " : "FAIL",
                c->label, attnvk_dtype_name(dtype), variant ? variant : "default",

@@ -36,6 +36,7 @@ static vk_caps h100(void)
     c.nv_m = c.nv_n = c.nv_k = c.khr_m = c.khr_n = c.khr_k = 16;
     c.rs_layout = c.rs_layout_khr = 1; /* both layout probes passed (the H100, driver 580) */
     c.compute_units = 132;
+    c.atomic_f32_add = 1;
     return c;
 }
 
@@ -54,6 +55,7 @@ static vk_caps lavapipe(void)
     c.subgroup_shuffle = c.subgroup_vote = c.subgroup_arith = 1;
     c.shader_f16 = c.storage_16bit = 1;
     c.compute_units = 2;
+    c.atomic_f32_add = 1; /* Mesa 22.3's lavapipe has shaderBufferFloat32AtomicAdd */
     return c;
 }
 
@@ -254,7 +256,7 @@ static int check_backward_matrix(void)
         if (want[i].env_body) setenv("ATTNVK_VK_BWD", want[i].env_body, 1);
         if (want[i].env_tiles) setenv("ATTNVK_VK_BWD_TILES", want[i].env_tiles, 1);
         vk_bwd_tiles t = {0};
-        const attnvk_status s = vk_bwd_select(c, &p, want[i].emulated ? &emulated : NULL, &t);
+        const attnvk_status s = vk_bwd_select(c, &p, want[i].emulated ? &emulated : NULL, 0, &t);
         unsetenv("ATTNVK_VK_BWD");
         unsetenv("ATTNVK_VK_BWD_TILES");
         const int ok = s == want[i].want && (s != ATTNVK_OK || (t.body == want[i].body && t.keep == want[i].keep &&
@@ -270,7 +272,7 @@ static int check_backward_matrix(void)
     attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16};
     setenv("ATTNVK_VK_BWD_TILES", "dq_nsg=2,dq_stream=32", 1);
     vk_bwd_tiles t = {0};
-    const attnvk_status s = vk_bwd_select(&h, &p, NULL, &t);
+    const attnvk_status s = vk_bwd_select(&h, &p, NULL, 0, &t);
     unsetenv("ATTNVK_VK_BWD_TILES");
     const int ok = s == ATTNVK_OK && t.keep == 64 && t.stream == 16 && t.wg == 128 && t.dq_keep == 32 && t.dq_stream == 32 &&
                    t.dq_wg == 64 && t.dq_nsg == 2;
@@ -281,14 +283,42 @@ static int check_backward_matrix(void)
     vk_bwd_tiles a = {0}, b = {0}, c = {0};
     attnvk_problem q = p;
     q.head_dim = 64;
-    int staged = vk_bwd_select(&h, &p, NULL, &a) == ATTNVK_OK && a.stages == 1 && a.dq_stages == 1;
+    int staged = vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && a.stages == 1 && a.dq_stages == 1;
     setenv("ATTNVK_VK_BWD_TILES", "stages=2", 1);
-    staged = staged && vk_bwd_select(&h, &p, NULL, &b) == ATTNVK_OK && b.stages == 2 && b.dq_stages == 2 &&
-             b.shared_bytes <= 48 * 1024 && vk_bwd_select(&h, &q, NULL, &c) == ATTNVK_ERROR_UNSUPPORTED;
+    staged = staged && vk_bwd_select(&h, &p, NULL, 0, &b) == ATTNVK_OK && b.stages == 2 && b.dq_stages == 2 &&
+             b.shared_bytes <= 48 * 1024 && vk_bwd_select(&h, &q, NULL, 0, &c) == ATTNVK_ERROR_UNSUPPORTED;
     unsetenv("ATTNVK_VK_BWD_TILES");
     EXPECT(staged, "backward stages: D=128 %u/%u, told 2: %u/%u, D=64 told 2 refused", a.stages, a.dq_stages, b.stages,
            b.dq_stages);
     return passed + ok + staged;
+}
+
+/* ATTNVK_VK_BWD_DQ=atomic: dK/dV adds dQ where the device has f32 atomics and the run is not
+ * deterministic; its tiles keep K in shared memory too (D=64's 8 x 32 no longer fits 48 KiB);
+ * a bad value and a device without the atomics are refused with the reason. */
+static int check_backward_atomic_dq(void)
+{
+    vk_caps h = h100(), bare = h100();
+    bare.atomic_f32_add = 0;
+    attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16};
+    attnvk_problem q = p;
+    q.head_dim = 64;
+    vk_bwd_tiles a = {0}, b = {0}, c = {0}, d = {0};
+    int ok = vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && !a.atomic_dq; /* the dQ pass unless asked */
+    setenv("ATTNVK_VK_BWD_DQ", "atomic", 1);
+    ok = ok && vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && a.atomic_dq && a.body == VK_BWD_MATRIX_KHR &&
+         a.keep == 64 && a.stream == 16 && a.shared_bytes <= 48 * 1024;
+    ok = ok && vk_bwd_select(&h, &q, NULL, 0, &b) == ATTNVK_OK && b.atomic_dq && b.keep == 64 && b.stream == 32 &&
+         b.shared_bytes <= 48 * 1024;
+    ok = ok && vk_bwd_select(&h, &p, NULL, 1, &c) == ATTNVK_OK && !c.atomic_dq; /* deterministic */
+    ok = ok && vk_bwd_select(&bare, &p, NULL, 0, &d) == ATTNVK_ERROR_UNSUPPORTED &&
+         strstr(attnvk_last_error(), "shaderBufferFloat32AtomicAdd");
+    setenv("ATTNVK_VK_BWD_DQ", "sometimes", 1);
+    ok = ok && vk_bwd_select(&h, &p, NULL, 0, &d) == ATTNVK_ERROR_INVALID_ARGUMENT && strstr(attnvk_last_error(), "sometimes");
+    unsetenv("ATTNVK_VK_BWD_DQ");
+    EXPECT(ok, "backward dQ by atomics: D=128 %d %ux%u %u B, D=64 %d %ux%u %u B, deterministic %d (%s)", a.atomic_dq, a.keep,
+           a.stream, a.shared_bytes, b.atomic_dq, b.keep, b.stream, b.shared_bytes, c.atomic_dq, attnvk_last_error());
+    return ok;
 }
 
 /* The backward pass's tiles (vk_backward.c's table): the largest pair that fits each
@@ -311,7 +341,7 @@ static int check_backward_tiles(void)
         attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = want[i].dk,
                             .head_dim_v = want[i].dv, .dtype = ATTNVK_F32};
         vk_bwd_tiles t;
-        const int ok = vk_bwd_select(c, &p, NULL, &t) == ATTNVK_OK && t.body == VK_BWD_PORTABLE && t.keep == want[i].keep &&
+        const int ok = vk_bwd_select(c, &p, NULL, 0, &t) == ATTNVK_OK && t.body == VK_BWD_PORTABLE && t.keep == want[i].keep &&
                        t.stream == want[i].stream && t.shared_bytes <= c->props.limits.maxComputeSharedMemorySize;
         EXPECT(ok, "backward tiles on %s at %d/%d: %ux%u (want %ux%u), %u bytes: %s", want[i].device, want[i].dk,
                want[i].dv, t.keep, t.stream, want[i].keep, want[i].stream, t.shared_bytes, attnvk_last_error());
@@ -319,7 +349,7 @@ static int check_backward_tiles(void)
     }
     attnvk_problem odd = {.batch = 1, .heads = 1, .kv_heads = 1, .seq_q = 8, .seq_kv = 8, .head_dim = 30, .dtype = ATTNVK_F32};
     vk_bwd_tiles t;
-    const int refused = vk_bwd_select(&l, &odd, NULL, &t) == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "multiples of 4");
+    const int refused = vk_bwd_select(&l, &odd, NULL, 0, &t) == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "multiples of 4");
     EXPECT(refused, "backward at D=30 refused: %s", attnvk_last_error());
     return passed + refused + check_backward_matrix();
 }
@@ -340,5 +370,6 @@ int main(void)
     passed += check_families();
     passed += check_khr_rs();
     passed += check_backward_tiles();
+    passed += check_backward_atomic_dq();
     return avk_test_finish(passed, 0);
 }

@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 /* --matrix-emu: the matrix body (f16) through the emulated matrices that coopmat-emu's
  * forward picks, each case checked to have run it: the shared cases whose head dims it
  * takes (multiples of 16 up to 128; four pipelines, ~10 s each on lavapipe), several
- * tiles each way, then two runs bit-identical */
+ * tiles each way, a subset again with dQ by atomics (ATTNVK_VK_BWD_DQ=atomic), then two
+ * runs bit-identical */
 static int matrix_emulated(attnvk_device *dev, uint64_t seed)
 {
     bcase t[32];
@@ -112,9 +113,23 @@ static int matrix_emulated(attnvk_device *dev, uint64_t seed)
     setenv("ATTNVK_VK_BWD_TILES", "nsg=4,stream=16,dq_nsg=4,dq_stream=16,stages=2", 1);
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 11) ? ++passed : ++failed;
     unsetenv("ATTNVK_VK_BWD_TILES");
+    /* dQ by atomics inside dK/dV (ATTNVK_VK_BWD_DQ=atomic): layouts, GQA/MQA, D128, the score
+     * mods, ragged keys, several tiles; the deterministic mode still runs the dQ pass */
+    setenv("ATTNVK_VK_BWD_DQ", "atomic", 1);
+    backward_expect_params = "dq=atomic";
+    static const int atomic_subset[] = {1, 2, 8, 10};
+    for (size_t c = 0; c < sizeof atomic_subset / sizeof *atomic_subset; ++c) {
+        const int i = atomic_subset[c];
+        run_case(dev, &t[i], ATTNVK_F16, "coopmat-emu", seed + 41 * (uint64_t)i) ? ++passed : ++failed;
+    }
+    run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 13) ? ++passed : ++failed;
+    backward_deterministic = 1, backward_expect_params = "dq=kernel";
+    run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 17) ? ++passed : ++failed;
+    backward_deterministic = 0, backward_expect_params = NULL;
     backward_expect_variant = NULL;
     const attnvk_kernel_options emu = {.variant = "coopmat-emu"};
-    deterministic_opts(dev, &emu, ATTNVK_F16, seed) ? ++passed : ++failed;
+    deterministic_opts(dev, &emu, ATTNVK_F16, seed) ? ++passed : ++failed; /* atomics asked for, determinism wins */
+    unsetenv("ATTNVK_VK_BWD_DQ");
     attnvk_device_close(dev);
     return finish(passed, failed);
 }
