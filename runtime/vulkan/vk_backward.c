@@ -227,6 +227,7 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_
 
 /* with atomic_dq, PASS_DQ casts the workspace dK/dV added dQ into */
 enum { PASS_PRE, PASS_DKDV, PASS_DQ, PASS_SINKS, PASSES };
+_Static_assert((int)PASSES <= (int)VK_STAMP_MARKS, "a timestamp mark per pass");
 
 /* unroll: dK/dV and dQ with their inner loops left to the driver (vk_bwd_tiles) */
 static spv_blob pass_shader(int pass, attnvk_dtype dt, const vk_bwd_tiles *t)
@@ -337,6 +338,7 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
     pc.flags &= ~(U32)(AVK_FLAG_SPLIT | AVK_FLAG_SKIP_LAST_TILE | AVK_FLAG_WRITE_LSE);
     /* workspace: (LSE log2, D_i) per row; the sink shares with sinks */
     avk_bbuf *stats = NULL, *share = NULL, *dq_acc = NULL;
+    double pass_ms[PASSES] = {0}; /* each pass's device time (the bench's records show it: tuning) */
     s = vk_buffer_new(dev, (rows ? rows : 1) * 8, 0, &stats);
     if (s == ATTNVK_OK && a->d_sinks) s = vk_buffer_new(dev, (rows ? rows : 1) * 4, 0, &share);
     /* dQ by atomics: f32 in Q's element order, zeroed below */
@@ -360,9 +362,14 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
             dev->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &zeroed, 0,
                                          NULL, 0, NULL);
         }
+        vk_stamp_reset_marks(dev);
         for (int pass = 0; pass < PASSES; ++pass) {
-            if (pass == PASS_SINKS && !a->d_sinks) break;
-            if (grid[pass][0] == 0 || grid[pass][1] == 0 || grid[pass][2] == 0) continue;
+            const int skipped = (pass == PASS_SINKS && !a->d_sinks) || grid[pass][0] == 0 || grid[pass][1] == 0 ||
+                                grid[pass][2] == 0;
+            if (skipped) {
+                vk_stamp_mark(dev, (uint32_t)pass); /* every mark written: the reads wait for all */
+                continue;
+            }
             if (pass > 0) /* the stats and sink shares of the pre pass are written */
                 dev->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                              0, 1, &mb, 0, NULL, 0, NULL);
@@ -370,6 +377,7 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
             dev->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, dev->pipeline_layout, 0, 1, &sets[pass], 0,
                                             NULL);
             dev->vk.vkCmdDispatch(cmd, grid[pass][0], grid[pass][1], grid[pass][2]);
+            vk_stamp_mark(dev, (uint32_t)pass);
         }
         /* the gradients visible to the host and to later transfers (downloads, wrapped buffers) */
         const VkMemoryBarrier done = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
@@ -380,6 +388,7 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
         double ms = 0;
         s = vk_submit_timed(dev, &ms);
         if (s == ATTNVK_OK && device_ms) *device_ms = ms;
+        if (s == ATTNVK_OK) s = vk_stamp_ms(dev, PASSES, pass_ms);
     }
     if (s == ATTNVK_OK) { /* each workgroup keeps `keep` rows and streams `stream` a step */
         static const char *const names[] = {"bwd-portable", "bwd-coopmat-nv", "bwd-coopmat-khr", "bwd-coopmat-emu"};
@@ -397,6 +406,9 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
             snprintf(a->info->params, sizeof a->info->params,
                      "dq=kernel nsg=%u stream=%u stages=%u dq_nsg=%u dq_stream=%u dq_stages=%u ms=%u subgroup=%u shared_bytes=%u",
                      t.nsg, t.stream, t.stages, t.dq_nsg, t.dq_stream, t.dq_stages, t.ms, t.subgroup, t.shared_bytes);
+        const size_t used = strlen(a->info->params);
+        snprintf(a->info->params + used, sizeof a->info->params - used, " pass_ms=%.3f/%.3f/%.3f/%.3f", pass_ms[PASS_PRE],
+                 pass_ms[PASS_DKDV], pass_ms[PASS_DQ], pass_ms[PASS_SINKS]);
     }
     vk_buffer_free(dev, stats);
     vk_buffer_free(dev, share);

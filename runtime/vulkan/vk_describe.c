@@ -191,7 +191,10 @@ static void probe_features(vk_caps *c, uint32_t api)
     c->vk_memory_model = has_vmm && vmm.vulkanMemoryModel;
     c->ext_memory_model = c->vk_memory_model && api < VK_API_VERSION_1_2;
     c->full_subgroups = c->size_control && sgc.computeFullSubgroups;
-    c->atomic_f32_add = has_af && af.shaderBufferFloat32AtomicAdd;
+    c->vk_mm_device_scope = c->vk_memory_model && vmm.vulkanMemoryModelDeviceScope;
+    /* shaders outside the memory model (the emulation's) add at Device scope, which an
+     * enabled memory model allows only with its device scope */
+    c->atomic_f32_add = has_af && af.shaderBufferFloat32AtomicAdd && (!c->vk_memory_model || c->vk_mm_device_scope);
     if (c->size_control && !sgc.subgroupSizeControl) c->require_size_compute = 0;
     if (has_nv && nvcm.cooperativeMatrix && c->vk_memory_model && c->storage_16bit && c->shader_f16) pick_nv_shape(c);
     vk_khr_probe(c, khrcm.cooperativeMatrix);

@@ -175,7 +175,8 @@ static attnvk_status create_device(avk_bdev *dev)
     VkPhysicalDeviceShaderFloat16Int8Features f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
                                                      .shaderFloat16 = c->shader_f16};
     VkPhysicalDeviceVulkanMemoryModelFeatures vmm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
-                                                     .vulkanMemoryModel = c->vk_memory_model};
+                                                     .vulkanMemoryModel = c->vk_memory_model,
+                                                     .vulkanMemoryModelDeviceScope = c->vk_mm_device_scope};
     VkPhysicalDeviceSubgroupSizeControlFeaturesEXT sgc = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
         .subgroupSizeControl = c->require_size_compute, .computeFullSubgroups = c->full_subgroups};
@@ -221,7 +222,7 @@ static attnvk_status create_objects(avk_bdev *dev)
     if (r == VK_SUCCESS) r = dev->vk.vkCreateFence(dev->device, &fi, NULL, &dev->fence);
     if (r == VK_SUCCESS && c->timestamp_valid_bits) {
         VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                    .queryCount = 2};
+                                    .queryCount = VK_STAMP_FIRST_MARK + VK_STAMP_MARKS};
         r = dev->vk.vkCreateQueryPool(dev->device, &qi, NULL, &dev->timestamps);
     }
     VkDescriptorSetLayoutBinding bindings[VK_BINDINGS];

@@ -42,7 +42,9 @@ typedef struct vk_caps {
     int bf16_ext;                      /* VK_KHR_shader_bfloat16 present */
     int ext_sm_builtins, ext_amd_core;
     int pipeline_stats;                /* VK_KHR_pipeline_executable_properties (tuning aid) */
-    int atomic_f32_add;                /* VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd (the backward's dQ) */
+    int vk_mm_device_scope;            /* vulkanMemoryModelDeviceScope (enabled with the memory model) */
+    int atomic_f32_add;                /* VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd (the backward's dQ),
+                                        * and Device-scope atomics allowed beside the memory model */
     int rs_layout;                     /* coopmat-nv-rs layout probe: 0 not run, 1 matches, -1 not usable */
     char rs_layout_why[192];           /* why not, when -1 */
     int rs_b_layout;                   /* the same probe's B operand built in registers (decode-nv-rs's direct K/V) */
@@ -133,6 +135,15 @@ attnvk_status vk_wait_pending(avk_bdev *dev);
  * gives the device time (the wall time where the queue has no timestamps). */
 attnvk_status vk_begin_timed(avk_bdev *dev);
 attnvk_status vk_submit_timed(avk_bdev *dev, double *ms);
+/* Marks VK_STAMP_FIRST_MARK + i of the timed command buffer (after vk_begin_timed; i <
+ * VK_STAMP_MARKS; no-op without timestamps): a pass's end, read by vk_stamp_ms after
+ * vk_submit_timed. */
+enum { VK_STAMP_FIRST_MARK = 2, VK_STAMP_MARKS = 4 };
+void vk_stamp_reset_marks(avk_bdev *dev);
+void vk_stamp_mark(avk_bdev *dev, uint32_t i);
+/* ms[i]: the device time from the previous mark (the start for mark 0) to mark i, for marks
+ * 0..n-1; 0 where the queue has no timestamps */
+attnvk_status vk_stamp_ms(avk_bdev *dev, uint32_t n, double *ms);
 
 /* vk_kernel.c: a pipeline of an embedded body with the constants every body shares past
  * its own n (Dv, the score features 0/1; K/V contiguous), no required subgroup size */

@@ -102,6 +102,37 @@ static double host_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+void vk_stamp_reset_marks(avk_bdev *dev)
+{
+    if (dev->timestamps) dev->vk.vkCmdResetQueryPool(dev->cmd, dev->timestamps, VK_STAMP_FIRST_MARK, VK_STAMP_MARKS);
+}
+
+void vk_stamp_mark(avk_bdev *dev, uint32_t i)
+{
+    if (dev->timestamps && i < VK_STAMP_MARKS)
+        dev->vk.vkCmdWriteTimestamp(dev->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, dev->timestamps, VK_STAMP_FIRST_MARK + i);
+}
+
+attnvk_status vk_stamp_ms(avk_bdev *dev, uint32_t n, double *ms)
+{
+    for (uint32_t i = 0; i < n; ++i) ms[i] = 0;
+    if (!dev->timestamps || n == 0 || n > VK_STAMP_MARKS) return ATTNVK_OK;
+    uint64_t ts[VK_STAMP_FIRST_MARK + VK_STAMP_MARKS], start = 0;
+    VkResult r = dev->vk.vkGetQueryPoolResults(dev->device, dev->timestamps, 0, 1, sizeof start, &start, sizeof start,
+                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r == VK_SUCCESS)
+        r = dev->vk.vkGetQueryPoolResults(dev->device, dev->timestamps, VK_STAMP_FIRST_MARK, n, n * sizeof ts[0], ts,
+                                          sizeof ts[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) return vk_status(r, "vkGetQueryPoolResults");
+    const uint32_t bits = dev->caps->timestamp_valid_bits;
+    const uint64_t mask = bits >= 64 ? ~0ull : ((1ull << bits) - 1);
+    for (uint32_t i = 0; i < n; ++i) {
+        ms[i] = (double)((ts[i] - start) & mask) * dev->caps->props.limits.timestampPeriod / 1e6;
+        start = ts[i];
+    }
+    return ATTNVK_OK;
+}
+
 /* Ends the timestamp, submits and waits: *ms is the device time between the
  * timestamps, or the host's wall time where the queue has none. */
 attnvk_status vk_submit_timed(avk_bdev *dev, double *ms)
