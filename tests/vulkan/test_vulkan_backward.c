@@ -104,6 +104,7 @@ static int matrix_emulated(attnvk_device *dev, uint64_t seed)
     static const int subset[] = {0, 1, 2, 5, 6, 7, 8, 10};
     int passed = 0, failed = 0;
     backward_expect_variant = "bwd-coopmat-emu";
+    backward_expect_params = " pass_ms="; /* each pass's device time, for tuning */
     for (size_t c = 0; c < sizeof subset / sizeof *subset; ++c) {
         const int i = subset[c];
         run_case(dev, &t[i], ATTNVK_F16, "coopmat-emu", seed + 31 * (uint64_t)i) ? ++passed : ++failed;
