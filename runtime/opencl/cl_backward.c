@@ -203,8 +203,22 @@ static avk_kernel_args backward_args(const avk_bkernel *k)
     return args;
 }
 
+enum { PASSES = 4 }; /* pre, dK/dV, dQ, d(sink) */
+
+/* each pass's device time from its event (0 where it did not run); 0 where profiling has none */
+static void pass_times(cl_event *events, const int *which, int n, double pass_ms[PASSES])
+{
+    for (int i = 0; i < n; ++i) {
+        cl_ulong t0 = 0, t1 = 0;
+        if (avk_cl.GetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
+            avk_cl.GetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
+            t1 > t0)
+            pass_ms[which[i]] = (double)(t1 - t0) * 1e-6;
+    }
+}
+
 static attnvk_status run(avk_bdev *dev, avk_bkernel *k, const avk_cl_bwd *b, const avk_backward_dispatch *a,
-                         cl_mem delta, cl_mem share, double *ms)
+                         cl_mem delta, cl_mem share, double *ms, double pass_ms[PASSES])
 {
     const attnvk_problem *p = &k->p;
     const avk_cl_bwd_config *c = &b->cfg;
@@ -240,17 +254,18 @@ static attnvk_status run(avk_bdev *dev, avk_bkernel *k, const avk_cl_bwd *b, con
          {wg, 1, 1}, p->seq_q > 0, "enqueue avk_bwd_dq"},
         {b->sinks, {(size_t)p->heads * wg, 1, 1}, {wg, 1, 1}, a->d_sinks != NULL, "enqueue avk_bwd_sinks"},
     };
-    cl_event events[4] = {NULL};
-    int n = 0;
+    cl_event events[PASSES] = {NULL};
+    int which[PASSES], n = 0;
     for (size_t i = 0; i < sizeof passes / sizeof *passes && s == ATTNVK_OK; ++i) {
         if (!passes[i].wanted) continue;
         const cl_int err = avk_cl.EnqueueNDRangeKernel(dev->queue, passes[i].kernel, 3, NULL, passes[i].global,
                                                        passes[i].local, 0, NULL, &events[n]);
         if (err != CL_SUCCESS) s = avk_cl_fail(err, passes[i].what);
-        else ++n;
+        else which[n++] = (int)i;
     }
     if (s == ATTNVK_OK && n > 0) s = avk_cl_wait_timed(dev, events[0], events[n - 1], ms);
     else avk_cl.Finish(dev->queue);
+    if (s == ATTNVK_OK) pass_times(events, which, n, pass_ms);
     for (int i = 0; i < n; ++i) avk_cl.ReleaseEvent(events[i]);
     return s;
 }
@@ -263,13 +278,15 @@ attnvk_status avk_cl_backward(avk_bdev *dev, avk_bkernel *k, avk_cl_bwd **bwd, c
     cl_mem delta = NULL, share = NULL; /* f32 [B][H][Nq]: D_i, and the sink shares */
     s = avk_cl_create_buffer(dev, rows * sizeof(float), "backward D_i", &delta);
     if (s == ATTNVK_OK) s = avk_cl_create_buffer(dev, rows * sizeof(float), "backward sink shares", &share);
-    if (s == ATTNVK_OK) s = run(dev, k, *bwd, a, delta, share, ms);
+    double pass_ms[PASSES] = {0}; /* each pass's device time (the bench's records show it: tuning) */
+    if (s == ATTNVK_OK) s = run(dev, k, *bwd, a, delta, share, ms, pass_ms);
     if (delta) avk_cl.ReleaseMemObject(delta);
     if (share) avk_cl.ReleaseMemObject(share);
     const avk_cl_bwd_config *c = &(*bwd)->cfg;
     snprintf(a->info->implementation, sizeof a->info->implementation, "attnvk");
     snprintf(a->info->variant, sizeof a->info->variant, "bwd-%s", c->mma == 1 ? "mma" : c->mma ? "mma-emu" : "portable");
     a->info->tile_br = c->bq, a->info->tile_bc = c->bc, a->info->workgroup_size = c->wg, a->info->split_kv = 1;
-    snprintf(a->info->params, sizeof a->info->params, "dq=kernel qb=%d kb=%d unroll=%d", c->qb, c->kb, c->unroll);
+    snprintf(a->info->params, sizeof a->info->params, "dq=kernel qb=%d kb=%d unroll=%d pass_ms=%.3f/%.3f/%.3f/%.3f", c->qb,
+             c->kb, c->unroll, pass_ms[0], pass_ms[1], pass_ms[2], pass_ms[3]);
     return s;
 }
