@@ -3,7 +3,7 @@
  * accumulators: the default where inline-PTX mma.sync exists (NVIDIA cc >=
  * 8.0; test_opencl_backward passes on the H100), ATTNVK_OPENCL_BWD_MMA=emu
  * runs mma_ops.cl's emulation on any device (what CI's PoCL runs). Native attn_bwd_mma.h's
- * scheme without pipelining: tiles are f16 rows of D + 8 halves in local
+ * scheme in 48 KiB: tiles are f16 rows of D + 8 halves in local
  * memory (16-byte copies), fragments read by ldmatrix (the emulation: plain
  * loads of the same elements).
  *
@@ -12,9 +12,24 @@
  * dS^T (avk_bwd_point: the forward's hooks), whose accumulators are
  * already A fragments of dV += P^T dO and dK += dS^T Q.
  * dQ: a warp owns 16 query rows; S = Q K^T, dP = dO V^T, dQ += dS K.
- * Every item runs the same loops (the emulation's barriers need it). */
+ * Every item runs the same loops (the emulation's barriers need it).
+ *
+ * Tiles are copied by cp.async (AVK_ASYNC=1; the emulation's AVK_ASYNC=2:
+ * plain copies): a synchronous copy loop waits out one global load per 16
+ * bytes in turn. With AVK_BWD_STAGES=2 the streamed side (Q and dO in
+ * dK/dV, K and V in dQ) has two buffers and tile t+1 lands while tile t is
+ * computed. */
 #if !AVK_F16 || AVK_D % 16 || AVK_DV % 16
 #error "the tensor-core backward takes f16 and head dims in whole k-steps"
+#endif
+#if !AVK_ASYNC
+#error "the tensor-core backward copies its tiles by avk_cp16 (AVK_ASYNC 1 or 2)"
+#endif
+#ifndef AVK_BWD_STAGES
+#define AVK_BWD_STAGES 1
+#endif
+#if AVK_BWD_STAGES != 1 && AVK_BWD_STAGES != 2
+#error "AVK_BWD_STAGES is 1 or 2"
 #endif
 #define BM_RS (AVK_D + 8)   /* local row stride (halves) of Q and K */
 #define BM_RSV (AVK_DV + 8) /* ... of dO and V */
@@ -40,8 +55,9 @@
 AVK_INLINE uint bm_pair(__local const ushort *T, int rs, int r, int c) { return *(__local const uint *)(T + r * rs + c); }
 
 /* rows [0, rows) of `width` halves (base + r * stride in src) into rows of width + 8; rows past valid
- * are 0. 16-byte moves: width, base and stride are multiples of 8 halves (head dims in k-steps,
- * rows of whole heads), and the local rows of width + 8 halves stay 16-byte aligned. */
+ * are 0. 16-byte copies, issued, not waited for (the caller commits and waits): width, base and
+ * stride are multiples of 8 halves (head dims in k-steps, rows of whole heads), and the local rows
+ * of width + 8 halves stay 16-byte aligned. */
 AVK_INLINE void bm_rows(__local ushort *dst, __global const avk_elem *src, long base, long stride, int rows, int width,
                         int valid, int nt)
 {
@@ -49,8 +65,7 @@ AVK_INLINE void bm_rows(__local ushort *dst, __global const avk_elem *src, long 
     const int w8 = width / 8;
     for (int u = get_local_id(0); u < rows * w8; u += nt) {
         const int r = u / w8, c8 = u % w8;
-        *(__local uint4 *)(dst + r * (width + 8) + c8 * 8) =
-            r < valid ? *(__global const uint4 *)(s + base + r * stride + c8 * 8) : (uint4)(0u);
+        avk_cp16(dst + r * (width + 8) + c8 * 8, s + base + (r < valid ? r * stride + c8 * 8 : 0), r < valid);
     }
 }
 
@@ -89,6 +104,33 @@ AVK_INLINE void bm_query_tile(const avk_kernel_args *a, const avk_work *w, __glo
     bm_rows(sQ, Q, avk_q_row(a, w, i0), a->q_ss, rows, AVK_D, i1 - i0, AVK_BWD_WG);
     bm_rows(sdO, dO, avk_o_row(a, w, i0), (long)a->q_ss / AVK_D * AVK_DV, rows, AVK_DV, i1 - i0, AVK_BWD_WG);
     avk_bwd_row_stats(a, w, LSE, delta, i0, i1, rows, sL, sDel);
+}
+
+/* the dK/dV walk: the query tile (h, i0) after t, of key block k0's kv group, that sees one of the
+ * block's keys; h at the group's end when none is left. The same for every item. */
+typedef struct {
+    int h, i0;
+} bm_qtile;
+AVK_INLINE bm_qtile bm_next_qtile(const avk_kernel_args *a, __global const int *seq_lens, int b, int g_kv, int k0,
+                                  bm_qtile t)
+{
+    const int h_end = (g_kv + 1) * (int)a->group;
+    for (;;) {
+        t.i0 += AVK_BWD_BQ;
+        if (t.i0 >= (int)a->seq_q) t.h++, t.i0 = 0;
+        if (t.h >= h_end) return t;
+        const avk_work w = avk_bwd_work(a, seq_lens, b, t.h);
+        if (!avk_bwd_disjoint(a, &w, t.i0, min(t.i0 + AVK_BWD_BQ, (int)a->seq_q), k0, k0 + AVK_BWD_BC)) return t;
+    }
+}
+
+/* tile t's Q and dO copies issued, its LSE and D_i stored */
+AVK_INLINE void bm_walk_tile(const avk_kernel_args *a, __global const int *seq_lens, __global const avk_elem *Q,
+                             __global const avk_elem *dO, __global const float *LSE, __global const float *delta, int b,
+                             bm_qtile t, __local ushort *sQ, __local ushort *sdO, __local float *sL, __local float *sDel)
+{
+    const avk_work w = avk_bwd_work(a, seq_lens, b, t.h);
+    bm_query_tile(a, &w, Q, dO, LSE, delta, t.i0, min(t.i0 + AVK_BWD_BQ, (int)a->seq_q), AVK_BWD_BQ, sQ, sdO, sL, sDel);
 }
 
 /* c[n] = A B^T over ks k-steps: A's 16 rows from r0 of tile A, B's rows (k
@@ -166,45 +208,67 @@ avk_bwd_dkdv(__global const avk_elem *Q, __global const avk_elem *K, __global co
              __global const int *seq_lens, __global const float *alibi_slopes, __global const uchar *mask,
              __global avk_elem *dK, __global avk_elem *dV, const avk_kernel_args args)
 {
-    enum { BC = AVK_BWD_BC, BQ = AVK_BWD_BQ, NW = AVK_BWD_BC / 16, NS = AVK_BWD_BQ / 8 };
+    enum { BC = AVK_BWD_BC, BQ = AVK_BWD_BQ, NW = AVK_BWD_BC / 16, NS = AVK_BWD_BQ / 8, ST = AVK_BWD_STAGES };
     /* 16-byte aligned: fragments are read as words (bm_pair); a ushort array may sit at any even address */
-    __local ushort sK[BC * BM_RS] BM_ALIGN, sV[BC * BM_RSV] BM_ALIGN, sQ[BQ * BM_RS] BM_ALIGN, sdO[BQ * BM_RSV] BM_ALIGN;
-    __local float sL[BQ], sDel[BQ];
+    __local ushort sK[BC * BM_RS] BM_ALIGN, sV[BC * BM_RSV] BM_ALIGN;
+    __local ushort sQ[ST][BQ * BM_RS] BM_ALIGN, sdO[ST][BQ * BM_RSV] BM_ALIGN;
+    __local float sL[ST][BQ], sDel[ST][BQ];
     BM_EMU_SETUP(NW)
     const avk_kernel_args *a = &args;
     const int k0 = get_group_id(0) * BC, g_kv = get_group_id(1), b = get_group_id(2), tid = get_local_id(0);
     const int warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
+    const int h_end = (g_kv + 1) * (int)a->group;
     bm_key_tile(a, K, V, b, g_kv, k0, BC, sK, sV);
+    bm_qtile cur = bm_next_qtile(a, seq_lens, b, g_kv, k0, (bm_qtile){g_kv * (int)a->group, -BQ});
+#if AVK_BWD_STAGES == 2
+    if (cur.h < h_end) bm_walk_tile(a, seq_lens, Q, dO, LSE, delta, b, cur, sQ[0], sdO[0], sL[0], sDel[0]);
+#endif
+    avk_cp_commit();
     float dk[AVK_D / 8][4], dv[AVK_DV / 8][4], st[NS][4], dpt[NS][4];
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < AVK_D / 8; ++n) dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = 0.0f;
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < AVK_DV / 8; ++n) dv[n][0] = dv[n][1] = dv[n][2] = dv[n][3] = 0.0f;
-    for (int h = g_kv * (int)a->group; h < (g_kv + 1) * (int)a->group; ++h) {
-        const avk_work w = avk_bwd_work(a, seq_lens, b, h);
-        const float slope = avk_bwd_slope(a, alibi_slopes, h);
-        for (int i0 = 0; i0 < (int)a->seq_q; i0 += BQ) {
-            const int i1 = min(i0 + BQ, (int)a->seq_q);
-            if (avk_bwd_disjoint(a, &w, i0, i1, k0, k0 + BC)) continue; /* the same for every item */
-            barrier(CLK_LOCAL_MEM_FENCE);                              /* the previous tile is consumed */
-            bm_query_tile(a, &w, Q, dO, LSE, delta, i0, i1, BQ, sQ, sdO, sL, sDel);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            bm_gemm_nt(st, NS, sK, warp * 16, sQ, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
-            bm_gemm_nt(dpt, NS, sV, warp * 16, sdO, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
-AVK_PRAGMA_UNROLL
-            for (int n = 0; n < NS; ++n)
-AVK_PRAGMA_UNROLL
-                for (int r = 0; r < 4; ++r) {
-                    const int key = k0 + warp * 16 + g + (r >> 1) * 8, q = n * 8 + 2 * t + (r & 1);
-                    float prob, ds;
-                    avk_bwd_point(a, &w, slope, mask, st[n][r], dpt[n][r], min(i0 + q, i1 - 1), key, sL[q], sDel[q],
-                                  &prob, &ds);
-                    st[n][r] = prob, dpt[n][r] = ds;
-                }
-            bm_gemm_acc(dv, AVK_DV / 8, st, BQ / 16, sdO, BM_RSV, g, t BM_EMU);
-            bm_gemm_acc(dk, AVK_D / 8, dpt, BQ / 16, sQ, BM_RS, g, t BM_EMU);
+    for (int step = 0; cur.h < h_end; ++step) {
+        const bm_qtile next = bm_next_qtile(a, seq_lens, b, g_kv, k0, cur);
+        const int buf = step % ST;
+        barrier(CLK_LOCAL_MEM_FENCE); /* the buffer filled next is consumed (the previous tile's) */
+#if AVK_BWD_STAGES == 2
+        if (next.h < h_end) {
+            bm_walk_tile(a, seq_lens, Q, dO, LSE, delta, b, next, sQ[buf ^ 1], sdO[buf ^ 1], sL[buf ^ 1], sDel[buf ^ 1]);
+            avk_cp_commit();
+            avk_cp_wait_all_but_one();
+        } else {
+            avk_cp_wait_all();
         }
+#else
+        bm_walk_tile(a, seq_lens, Q, dO, LSE, delta, b, cur, sQ[0], sdO[0], sL[0], sDel[0]);
+        avk_cp_commit();
+        avk_cp_wait_all();
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const avk_work w = avk_bwd_work(a, seq_lens, b, cur.h);
+        const float slope = avk_bwd_slope(a, alibi_slopes, cur.h);
+        const int i0 = cur.i0, i1 = min(i0 + BQ, (int)a->seq_q);
+        __local const ushort *tQ = sQ[buf], *tdO = sdO[buf];
+        __local const float *tL = sL[buf], *tDel = sDel[buf];
+        bm_gemm_nt(st, NS, sK, warp * 16, tQ, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
+        bm_gemm_nt(dpt, NS, sV, warp * 16, tdO, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < NS; ++n)
+AVK_PRAGMA_UNROLL
+            for (int r = 0; r < 4; ++r) {
+                const int key = k0 + warp * 16 + g + (r >> 1) * 8, q = n * 8 + 2 * t + (r & 1);
+                float prob, ds;
+                avk_bwd_point(a, &w, slope, mask, st[n][r], dpt[n][r], min(i0 + q, i1 - 1), key, tL[q], tDel[q], &prob,
+                              &ds);
+                st[n][r] = prob, dpt[n][r] = ds;
+            }
+        bm_gemm_acc(dv, AVK_DV / 8, st, BQ / 16, tdO, BM_RSV, g, t BM_EMU);
+        bm_gemm_acc(dk, AVK_D / 8, dpt, BQ / 16, tQ, BM_RS, g, t BM_EMU);
+        cur = next;
     }
+    avk_cp_wait_all(); /* a block no tile sees: its K/V copies */
     const int nk = min(BC, (int)a->seq_kv - k0);
     const long kr0 = avk_kv_row(a, 0, b, g_kv, k0);
     const float scale = a->scale_log2 / AVK_LOG2E;
@@ -227,8 +291,9 @@ avk_bwd_dq(__global const avk_elem *Q, __global const avk_elem *K, __global cons
            __global const int *seq_lens, __global const float *alibi_slopes, __global const uchar *mask,
            __global avk_elem *dQ, const avk_kernel_args args)
 {
-    enum { QB = AVK_BWD_QB, KB = AVK_BWD_KB, NW = AVK_BWD_QB / 16, NS = AVK_BWD_KB / 8 };
-    __local ushort sQ[QB * BM_RS] BM_ALIGN, sdO[QB * BM_RSV] BM_ALIGN, sK[KB * BM_RS] BM_ALIGN, sV[KB * BM_RSV] BM_ALIGN;
+    enum { QB = AVK_BWD_QB, KB = AVK_BWD_KB, NW = AVK_BWD_QB / 16, NS = AVK_BWD_KB / 8, ST = AVK_BWD_STAGES };
+    __local ushort sQ[QB * BM_RS] BM_ALIGN, sdO[QB * BM_RSV] BM_ALIGN;
+    __local ushort sK[ST][KB * BM_RS] BM_ALIGN, sV[ST][KB * BM_RSV] BM_ALIGN;
     __local float sL[QB], sDel[QB];
     BM_EMU_SETUP(NW)
     const avk_kernel_args *a = &args;
@@ -238,16 +303,35 @@ avk_bwd_dq(__global const avk_elem *Q, __global const avk_elem *K, __global cons
     const avk_work w = avk_bwd_work(a, seq_lens, b, h);
     const float slope = avk_bwd_slope(a, alibi_slopes, h);
     bm_query_tile(a, &w, Q, dO, LSE, delta, i0, i1, QB, sQ, sdO, sL, sDel);
+    /* the keys some row of the block sees, in tiles of KB */
+    const int lo = avk_row_key_begin(a, &w, i0) / KB * KB, hi = avk_row_key_end(a, &w, i1 - 1);
+#if AVK_BWD_STAGES == 2
+    if (lo < hi) bm_key_tile(a, K, V, b, w.g, lo, KB, sK[0], sV[0]);
+#endif
+    avk_cp_commit();
     float dq[AVK_D / 8][4], s[NS][4], dp[NS][4];
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < AVK_D / 8; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
-    const int lo = avk_row_key_begin(a, &w, i0), hi = avk_row_key_end(a, &w, i1 - 1);
-    for (int k0 = lo / KB * KB; k0 < hi; k0 += KB) {
+    for (int k0 = lo, step = 0; k0 < hi; k0 += KB, ++step) {
+        const int buf = step % ST;
+        barrier(CLK_LOCAL_MEM_FENCE); /* the buffer filled next is consumed (the previous tile's) */
+#if AVK_BWD_STAGES == 2
+        if (k0 + KB < hi) {
+            bm_key_tile(a, K, V, b, w.g, k0 + KB, KB, sK[buf ^ 1], sV[buf ^ 1]);
+            avk_cp_commit();
+            avk_cp_wait_all_but_one();
+        } else {
+            avk_cp_wait_all();
+        }
+#else
+        bm_key_tile(a, K, V, b, w.g, k0, KB, sK[0], sV[0]);
+        avk_cp_commit();
+        avk_cp_wait_all();
+#endif
         barrier(CLK_LOCAL_MEM_FENCE);
-        bm_key_tile(a, K, V, b, w.g, k0, KB, sK, sV);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        bm_gemm_nt(s, NS, sQ, warp * 16, sK, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
-        bm_gemm_nt(dp, NS, sdO, warp * 16, sV, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
+        __local const ushort *tK = sK[buf], *tV = sV[buf];
+        bm_gemm_nt(s, NS, sQ, warp * 16, tK, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
+        bm_gemm_nt(dp, NS, sdO, warp * 16, tV, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
 AVK_PRAGMA_UNROLL
         for (int n = 0; n < NS; ++n)
 AVK_PRAGMA_UNROLL
@@ -258,8 +342,9 @@ AVK_PRAGMA_UNROLL
                               &ds);
                 s[n][r] = ds;
             }
-        bm_gemm_acc(dq, AVK_D / 8, s, KB / 16, sK, BM_RS, g, t BM_EMU);
+        bm_gemm_acc(dq, AVK_D / 8, s, KB / 16, tK, BM_RS, g, t BM_EMU);
     }
+    avk_cp_wait_all(); /* a block that sees no key: its Q/dO copies */
     const float scale = a->scale_log2 / AVK_LOG2E;
 AVK_PRAGMA_UNROLL
     for (int r = 0; r < 4; ++r) {

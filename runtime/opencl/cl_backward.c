@@ -27,13 +27,14 @@ static const struct {
 
 /* The tensor-core body (flash_bwd_mma.cl; the default where mma.sync exists,
  * $ATTNVK_OPENCL_BWD_MMA=0 turns it off): warps of 16 keys (dK/dV) or 16 query rows (dQ),
- * inner tiles of `inner` query rows (dK/dV) and `dq_inner` keys (dQ). f16 rows + 8 halves;
- * every entry fits 48 KiB. H100, f16 B=4 N=4k H*D=2048, TFLOP/s (bench/results/vulkan-2026-12-06-s32,
- * s32g): D=128 2 warps 32/32 59.1, 2 16/16 57.9, 2 16/32 54.4, 4 16/16 51.6; D=64 4 32/32 49.6,
- * 4 32/64 48.0, 8 32/16 41.0, 8 32/32 36.9. */
+ * inner tiles of `inner` query rows (dK/dV) and `dq_inner` keys (dQ), copied by cp.async into
+ * `stages` buffers (2: the next tile lands while this one is computed). f16 rows + 8 halves;
+ * every entry fits 48 KiB. H100, f16 B=4 N=4k H*D=2048, TFLOP/s, with synchronous copies
+ * (bench/results/vulkan-2026-12-06-s32, s32g): D=128 2 warps 32/32 59.1, 2 16/16 57.9, 2 16/32
+ * 54.4, 4 16/16 51.6; D=64 4 32/32 49.6, 4 32/64 48.0, 8 32/16 41.0, 8 32/32 36.9. */
 static const struct {
-    int max_dim, warps, inner, dq_inner;
-} bwd_mma_table[] = {{64, 4, 32, 32}, {128, 2, 32, 32}, {128, 4, 16, 16}};
+    int max_dim, warps, inner, dq_inner, stages;
+} bwd_mma_table[] = {{64, 4, 32, 32, 1}, {128, 2, 32, 32, 1}, {128, 4, 16, 16, 1}};
 
 size_t avk_cl_bwd_local_bytes(const avk_cl_bwd_config *c, int dq)
 {
@@ -41,19 +42,21 @@ size_t avk_cl_bwd_local_bytes(const avk_cl_bwd_config *c, int dq)
         const size_t row = ((size_t)c->head_dim + 8 + (size_t)c->head_dim_v + 8) * 2, warps = (size_t)c->wg / 32;
         const size_t outer = (size_t)(dq ? c->qb : c->bc), inner = (size_t)(dq ? c->kb : c->bq);
         const size_t emulation = c->mma == 2 ? warps * (256 + 128 + 32) * sizeof(float) : 0;
-        return (outer + inner) * row + 2 * (dq ? outer : inner) * sizeof(float) + emulation;
+        const size_t stats = 2 * (dq ? outer : inner * (size_t)c->stages) * sizeof(float); /* LSE and D_i */
+        return (outer + inner * (size_t)c->stages) * row + stats + emulation;
     }
     const size_t row = (size_t)c->head_dim + 1 + (size_t)c->head_dim_v + 1; /* a Q/K row and its dO/V row */
     if (dq) return ((size_t)(c->qb + c->kb) * row + (size_t)c->qb * (c->kb + 1) + 2 * (size_t)c->qb) * sizeof(float);
     return ((size_t)(c->bc + c->bq) * row + 2 * (size_t)c->bq * (c->bc + 1) + 2 * (size_t)c->bq) * sizeof(float);
 }
 
-/* $ATTNVK_OPENCL_BWD_TILES "warps=N,inner=N,dq_inner=N" (any of them) over the tensor-core
- * entry (sweeps; dQ's inner tile apart from dK/dV's); 0 on a bad string */
-static int mma_tiles_override(int t[3])
+/* $ATTNVK_OPENCL_BWD_TILES "warps=N,inner=N,dq_inner=N,stages=N" (any of them) over the
+ * tensor-core entry (sweeps; dQ's inner tile apart from dK/dV's); 0 on a bad string */
+static int mma_tiles_override(int t[4])
 {
-    static const char *const keys[3] = {"warps", "inner", "dq_inner"};
-    return avk_env_tiles("ATTNVK_OPENCL_BWD_TILES", keys, 3, t) && t[0] <= 16 && t[1] % 16 == 0 && t[2] % 16 == 0;
+    static const char *const keys[4] = {"warps", "inner", "dq_inner", "stages"};
+    return avk_env_tiles("ATTNVK_OPENCL_BWD_TILES", keys, 4, t) && t[0] <= 16 && t[1] % 16 == 0 && t[2] % 16 == 0 &&
+           (t[3] == 1 || t[3] == 2);
 }
 
 /* the tensor-core entry for cfg's head dims, if one applies and fits; -1 on a bad override */
@@ -62,13 +65,13 @@ static int select_mma(uint64_t local_mem, size_t max_wg, avk_cl_bwd_config *cfg)
     const int dk = cfg->head_dim, dv = cfg->head_dim_v, dmax = dk > dv ? dk : dv;
     if (!cfg->f16 || dk % 16 || dv % 16) return 0;
     for (size_t i = 0; i < sizeof bwd_mma_table / sizeof *bwd_mma_table; ++i) {
-        int t[3] = {bwd_mma_table[i].warps, bwd_mma_table[i].inner, bwd_mma_table[i].dq_inner};
+        int t[4] = {bwd_mma_table[i].warps, bwd_mma_table[i].inner, bwd_mma_table[i].dq_inner, bwd_mma_table[i].stages};
         if (dmax > bwd_mma_table[i].max_dim) continue;
         if (!mma_tiles_override(t)) return -1;
         if ((size_t)t[0] * 32 > max_wg) continue;
         cfg->wg = t[0] * 32;
         cfg->bc = cfg->qb = t[0] * 16;
-        cfg->bq = t[1], cfg->kb = t[2];
+        cfg->bq = t[1], cfg->kb = t[2], cfg->stages = t[3];
         const size_t a = avk_cl_bwd_local_bytes(cfg, 0), b = avk_cl_bwd_local_bytes(cfg, 1);
         if ((a > b ? a : b) <= local_mem) return 1;
     }
@@ -90,7 +93,8 @@ attnvk_status avk_cl_bwd_select(uint64_t local_mem, size_t max_wg, int gpu, int 
     const int picked = mma ? select_mma(local_mem, max_wg, cfg) : 0;
     if (picked < 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                        "ATTNVK_OPENCL_BWD_TILES: '%s' is not \"warps=N,inner=N,dq_inner=N\" (warps 1..16, tiles multiples of 16)",
+                        "ATTNVK_OPENCL_BWD_TILES: '%s' is not \"warps=N,inner=N,dq_inner=N,stages=N\" (warps 1..16, tiles "
+                        "multiples of 16, stages 1 or 2)",
                         getenv("ATTNVK_OPENCL_BWD_TILES"));
     if (picked) return ATTNVK_OK;
     cfg->mma = 0;
@@ -112,9 +116,11 @@ static void build_options(const avk_cl_bwd_config *c, char *out, size_t n)
 {
     snprintf(out, n,
              "-cl-std=CL1.2 -DAVK_D=%d -DAVK_DV=%d -DAVK_F16=%d -DAVK_UNROLL=%d -DAVK_BWD_BC=%d -DAVK_BWD_BQ=%d "
-             "-DAVK_BWD_QB=%d -DAVK_BWD_KB=%d -DAVK_BWD_WG=%d%s",
-             c->head_dim, c->head_dim_v, c->f16, c->unroll, c->bc, c->bq, c->qb, c->kb, c->wg,
-             c->mma == 1 ? " -DAVK_BWD_MMA=1 -DAVK_EMULATE=0" : c->mma == 2 ? " -DAVK_BWD_MMA=1 -DAVK_EMULATE=1" : "");
+             "-DAVK_BWD_QB=%d -DAVK_BWD_KB=%d -DAVK_BWD_WG=%d -DAVK_BWD_STAGES=%d%s",
+             c->head_dim, c->head_dim_v, c->f16, c->unroll, c->bc, c->bq, c->qb, c->kb, c->wg, c->stages,
+             c->mma == 1   ? " -DAVK_BWD_MMA=1 -DAVK_EMULATE=0 -DAVK_ASYNC=1"
+             : c->mma == 2 ? " -DAVK_BWD_MMA=1 -DAVK_EMULATE=1 -DAVK_ASYNC=2"
+                           : "");
 }
 
 /* $ATTNVK_OPENCL_BWD_MMA: unset, mma.sync through inline PTX where the device has it (NVIDIA
@@ -286,7 +292,8 @@ attnvk_status avk_cl_backward(avk_bdev *dev, avk_bkernel *k, avk_cl_bwd **bwd, c
     snprintf(a->info->implementation, sizeof a->info->implementation, "attnvk");
     snprintf(a->info->variant, sizeof a->info->variant, "bwd-%s", c->mma == 1 ? "mma" : c->mma ? "mma-emu" : "portable");
     a->info->tile_br = c->bq, a->info->tile_bc = c->bc, a->info->workgroup_size = c->wg, a->info->split_kv = 1;
-    snprintf(a->info->params, sizeof a->info->params, "dq=kernel qb=%d kb=%d unroll=%d pass_ms=%.3f/%.3f/%.3f/%.3f", c->qb,
-             c->kb, c->unroll, pass_ms[0], pass_ms[1], pass_ms[2], pass_ms[3]);
+    snprintf(a->info->params, sizeof a->info->params,
+             "dq=kernel qb=%d kb=%d stages=%d unroll=%d pass_ms=%.3f/%.3f/%.3f/%.3f", c->qb, c->kb, c->stages, c->unroll,
+             pass_ms[0], pass_ms[1], pass_ms[2], pass_ms[3]);
     return s;
 }

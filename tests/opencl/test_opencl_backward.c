@@ -9,8 +9,8 @@
  * every shared case in f32 and a subset covering each score feature in f16
  * (D=64 and 128);
  * ATTNVK_TEST_BACKWARD_ALL=1 runs everything in both. Then the tensor-core
- * body (ATTNVK_OPENCL_BWD_MMA=emu: mma.sync emulated) on D=64 cases and two
- * runs of it bit-identical (D=128 too with _ALL). Exits 77 (skipped)
+ * body (ATTNVK_OPENCL_BWD_MMA=emu: mma.sync emulated) on D=64 cases, two of
+ * them with two tile buffers, and two runs of it bit-identical (D=128 too with _ALL). Exits 77 (skipped)
  * without an OpenCL device. The last line is "N passed, M failed". */
 #include "backward_cases.h"
 
@@ -90,6 +90,15 @@ int main(void)
     for (int i = 0; i < n; ++i)
         if (mma_emulated(t[i].label, all))
             run_case(dev, &t[i], ATTNVK_F16, NULL, seed + 31 * (uint64_t)i) ? ++passed : ++failed;
+    /* two buffers of the streamed tiles: several tiles each way, and a causal walk that skips some */
+    setenv("ATTNVK_OPENCL_BWD_TILES", "stages=2", 1);
+    backward_expect_params = "stages=2";
+    printf("-- two stages (ATTNVK_OPENCL_BWD_TILES=stages=2)\n");
+    for (int i = 0; i < n; ++i)
+        if (!strcmp(t[i].label, "GQA 2 several tiles each way") || !strcmp(t[i].label, "GQA 4 causal Nq>Nk bshd"))
+            run_case(dev, &t[i], ATTNVK_F16, NULL, seed + 31 * (uint64_t)i) ? ++passed : ++failed;
+    unsetenv("ATTNVK_OPENCL_BWD_TILES");
+    backward_expect_params = NULL;
     deterministic_dtype(dev, seed, ATTNVK_F16) ? ++passed : ++failed;
     unsetenv("ATTNVK_OPENCL_BWD_MMA");
     deterministic_dtype(dev, seed, ATTNVK_F16) ? ++passed : ++failed;

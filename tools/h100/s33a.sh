@@ -29,7 +29,12 @@ for t in nsg=8,stream=16 nsg=2,stream=32 nsg=4,stream=16; do
 done
 [ "$(left)" -gt 45 ] && ATTNVK_VK_BWD_DQ=atomic ATTNVK_VK_BWD=nv bench vk-atomic-nv-d128 $v $d128
 [ "$(left)" -gt 45 ] && ATTNVK_VK_BWD_DQ=atomic bench vk-atomic-d128-causal $v $d128 --causal
+# OpenCL's split between its passes (pass_ms in the params): is dQ worth atomics there too?
+[ "$(left)" -gt 45 ] && bench ocl-d128 --api opencl $b --impl attnvk $d128
+[ "$(left)" -gt 45 ] && bench ocl-d64 --api opencl $b --impl attnvk $d64
+# the OpenCL backward programs' PTX (NVIDIA's program binaries) for ptxas -v here: registers, spills
+mkdir -p "$out/ptx" && grep -rl --null avk_bwd_dkdv "$ATTNVK_CACHE_DIR" 2>/dev/null | xargs -0 -r cp -t "$out/ptx"
 for f in "$out"/json/*.json; do python3 -c "
-import json,sys; [print(sys.argv[1].split('/')[-1], r['api'], r['status'], r.get('backward_kernel')) for r in json.load(open(sys.argv[1]))['records']]" "$f"; done 2>/dev/null | cut -c1-240
+import json,sys; [print(sys.argv[1].split('/')[-1], r['api'], r['status'], r.get('tflops'), r.get('backward_kernel')) for r in json.load(open(sys.argv[1]))['records']]" "$f"; done 2>/dev/null | cut -c1-240
 echo "== done at $((SECONDS - start)) s"
 pack_out s33a
