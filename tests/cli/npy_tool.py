@@ -16,8 +16,17 @@ independent float64 attention written with numpy.
   npy_tool.py checksparse DIR CAUSAL LAYOUT BQxBK DILATED
       (bhsd, Nq = Nk for DILATED; LAYOUT a file in DIR or -, DILATED "S0,S1:R0,R1" or -)
       -> rel_l2 against numpy with the issue's visibility rules, exits 1 above 1e-5
+  npy_tool.py pyfile FILE   runs a Python file (test_cli.sh's numpy one-offs)
+  npy_tool.py serve
+      one command per stdin line (the words above, shell-quoted); answers each with
+      its stdout, then a line "\x1eEXIT <status>": numpy's import is paid once, not per call
 """
+import contextlib
+import io
+import shlex
 import sys
+import traceback
+import warnings
 import numpy as np
 
 
@@ -224,23 +233,63 @@ def check_sparse(d, causal, layout_file, block, dilated):
     return 0 if rel <= 1e-5 else 1
 
 
-if __name__ == "__main__":
-    a = sys.argv
+def run(a):
+    """One command line's work, a as sys.argv; returns the exit status."""
     if a[1] == "make":
         make(a[2], *map(int, a[3:9]), a[9], a[10], *(a[11:12]))
-        sys.exit(0)
+        return 0
     if a[1] == "makedv":
         make(a[2], *map(int, a[3:8]), int(a[8]), a[10], a[11])
         shape_v = np.load(f"{a[2]}/k.npy").shape[:-1] + (int(a[9]),)
         np.save(f"{a[2]}/v.npy", np.random.default_rng(int(a[11]) + 1).standard_normal(shape_v).astype(np.float32))
-        sys.exit(0)
+        return 0
     if a[1] == "paged":
         paged(a[2], *map(int, a[3:8]), a[8], int(a[9]), a[10], a[11])
-        sys.exit(0)
+        return 0
+    if a[1] == "pyfile":
+        with open(a[2]) as f:
+            exec(compile(f.read(), a[2], "exec"), {"__name__": "__main__"})
+        return 0
     if a[1] == "checkscores":
-        sys.exit(check_scores(*a[2:10]))
+        return check_scores(*a[2:10])
     if a[1] == "checksparse":
-        sys.exit(check_sparse(*a[2:7]))
+        return check_sparse(*a[2:7])
     if a[1] == "checkpaged":
-        sys.exit(check_paged(a[2], a[3], a[4], a[5]))
-    sys.exit(check(a[2], a[3], a[4], a[5]))
+        return check_paged(a[2], a[3], a[4], a[5])
+    return check(a[2], a[3], a[4], a[5])
+
+
+def exit_status(code):
+    """The status a process would exit with for sys.exit(code)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def serve():
+    for line in sys.stdin:
+        out = io.StringIO()
+        # a fresh warnings registry per request: one-shot runs each show their warnings
+        with contextlib.redirect_stdout(out), warnings.catch_warnings():
+            try:
+                rc = run([sys.argv[0]] + shlex.split(line))
+            except SystemExit as e:
+                rc = exit_status(e.code)
+            except Exception:  # this request fails as a one-shot run would; the server goes on
+                traceback.print_exc(file=out)
+                rc = 1
+        text = out.getvalue()
+        if text and not text.endswith("\n"):
+            text += "\n"  # the terminator needs a line of its own; $(...) drops the newline anyway
+        sys.stdout.write(f"{text}\x1eEXIT {rc}\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["serve"]:
+        serve()
+    else:
+        sys.exit(run(sys.argv))

@@ -7,8 +7,34 @@ attnvk=${ATTNVK:?set ATTNVK to the attnvk binary}
 work=${1:?work dir}
 here=$(cd "$(dirname "$0")" && pwd)
 python=${PYTHON:-python3}
-tool="$python $here/npy_tool.py"
 rm -rf "$work" && mkdir -p "$work"
+
+# one npy_tool.py process answers every `tool` call: numpy's import costs ~0.25 s a process
+coproc npy_server { exec $python "$here/npy_tool.py" serve; }
+server_pid=$npy_server_PID to_server=${npy_server[1]} from_server=${npy_server[0]}
+trap 'kill "$server_pid" 2>/dev/null' EXIT
+tool_timeout=120 # seconds for one answer; the slowest takes well under one
+tool() { # npy_tool.py's words; prints its stdout, returns its exit status
+  local request line out="" status=0
+  printf -v request '%q ' "$@"
+  # %q writes a newline as $'\n', which the server's shlex cannot read
+  case $request in *"\$'"*) echo "tool: an argument is not a printable one-liner: $request" >&2; return 1;; esac
+  trap '' PIPE # a dead server fails this call instead of killing the script
+  printf '%s\n' "$request" 2>/dev/null >&"$to_server" || status=$?
+  trap - PIPE
+  while [ "$status" = 0 ]; do
+    IFS= read -r -t "$tool_timeout" -u "$from_server" line || { status=$?; break; }
+    if [[ $line == $'\x1e'EXIT\ * ]]; then printf '%s' "$out"; return "${line#*EXIT }"; fi
+    out+=$line$'\n'
+  done
+  if [ "$status" -gt 128 ]; then # read timed out
+    kill -KILL "$server_pid" 2>/dev/null # a late answer would be taken for the next call's
+    echo "npy_tool server gave no answer to 'npy_tool.py $*' in $tool_timeout s: killed it" >&2
+  else echo "npy_tool server (pid $server_pid) has exited: no answer to 'npy_tool.py $*'" >&2; fi
+  printf '%s' "$out"
+  return 1
+}
+
 passed=0 failed=0
 seed=${ATTNVK_TEST_SEED:-$(( $(date +%s) % 100000 ))}
 echo "test seed $seed (ATTNVK_TEST_SEED to replay)"
@@ -19,12 +45,12 @@ bad() { failed=$((failed + 1)); echo "FAIL $*"; }
 # --- numerical cases: name B H HKV NQ NK D LAYOUT CAUSAL SCALE ---
 while read -r name b h hkv nq nk d layout causal scale; do
   dir="$work/$name"; mkdir -p "$dir"
-  $tool make "$dir" "$b" "$h" "$hkv" "$nq" "$nk" "$d" "$layout" "$((seed + passed + failed))" || { bad "$name: make"; continue; }
+  tool make "$dir" "$b" "$h" "$hkv" "$nq" "$nk" "$d" "$layout" "$((seed + passed + failed))" || { bad "$name: make"; continue; }
   flags=(--api cpu --q "$dir/q.npy" --k "$dir/k.npy" --v "$dir/v.npy" --out "$dir/o.npy" --layout "$layout")
   [ "$causal" = 1 ] && flags+=(--causal)
   [ "$scale" != 0 ] && flags+=(--scale "$scale")
   if ! "$attnvk" run "${flags[@]}" > "$dir/log" 2>&1; then bad "$name: run failed: $(cat "$dir/log")"; continue; fi
-  if res=$($tool check "$dir" "$layout" "$causal" "$scale"); then ok "$name $res"; else bad "$name $res"; fi
+  if res=$(tool check "$dir" "$layout" "$causal" "$scale"); then ok "$name $res"; else bad "$name $res"; fi
 done <<'CASES'
 gqa-8-2            2 8 2 33 70 64 bhsd 0 0
 mqa                1 4 1 20 90 32 bhsd 0 0
@@ -40,9 +66,9 @@ CASES
 
 # f16 input files are accepted (converted on read)
 dir="$work/f16"; mkdir -p "$dir"
-$tool make "$dir" 1 2 2 8 8 16 bhsd "$seed" f16
+tool make "$dir" 1 2 2 8 8 16 bhsd "$seed" f16
 if "$attnvk" run --api cpu --q "$dir/q.npy" --k "$dir/k.npy" --v "$dir/v.npy" --out "$dir/o.npy" > /dev/null 2>&1 &&
-   $tool check "$dir" bhsd 0 0 > /dev/null; then ok "float16 input files"; else bad "float16 input files"; fi
+   tool check "$dir" bhsd 0 0 > /dev/null; then ok "float16 input files"; else bad "float16 input files"; fi
 
 # --- bad input: exit 2 and a one-line message naming the problem ---
 good="$work/gqa-8-2"
@@ -54,7 +80,8 @@ expect_usage() { # label, expected message fragment, attnvk args...
   else bad "$label: rc=$rc lines=$lines msg='$err' (wanted '$frag')"; fi
 }
 run_with() { echo run --api cpu --q "$1" --k "$2" --v "$3" --out "$work/o.npy"; }
-py() { $python -c "import numpy as np; $1"; }
+# by way of a file: a `tool` request is one line, these snippets are several
+py() { printf '%s\n' "import numpy as np; $1" > "$work/snippet.py" && tool pyfile "$work/snippet.py"; }
 py "np.save('$work/k_f8.npy', np.ones((2,2,70,64)))"
 py "np.save('$work/k_i4.npy', np.ones((2,2,70,64), dtype=np.int32))"
 py "np.save('$work/q_fortran.npy', np.asfortranarray(np.random.rand(2,8,33,64).astype(np.float32)))"
@@ -74,7 +101,7 @@ expect_usage "truncated data" "truncated" $(run_with "$work/q_truncated_data.npy
 # k.npy with header_len (bytes 8-9) set to 64: the header then ends right after the shape
 # tuple, and the reader used to take header padding as data (exit 0, --check passing)
 mut="$work/header-len-64"; mkdir -p "$mut"
-$tool make "$mut" 1 2 1 5 7 16 bhsd "$seed" && cp "$mut/k.npy" "$mut/k64.npy"
+tool make "$mut" 1 2 1 5 7 16 bhsd "$seed" && cp "$mut/k.npy" "$mut/k64.npy"
 printf '\100\000' | dd of="$mut/k64.npy" bs=1 seek=8 conv=notrunc status=none
 expect_usage "k.npy header_len 64" "k64.npy: malformed .npy header: no newline at its declared end" \
   run --api cpu --q "$mut/q.npy" --k "$mut/k64.npy" --v "$mut/v.npy" --out "$mut/o.npy" --check
@@ -155,12 +182,12 @@ expect_usage "f16-overflow-inputs" "V ($work/v_big.npy) has 4 values beyond the 
 # --- paged K/V (block table + seq_lens, int32) against numpy on the gathered pages ---
 while read -r name b h hkv nq d layout page lens causal; do
   dir="$work/$name"; mkdir -p "$dir"
-  $tool paged "$dir" "$b" "$h" "$hkv" "$nq" "$d" "$layout" "$page" "$lens" "$((seed + passed + failed))" || { bad "$name: make"; continue; }
+  tool paged "$dir" "$b" "$h" "$hkv" "$nq" "$d" "$layout" "$page" "$lens" "$((seed + passed + failed))" || { bad "$name: make"; continue; }
   flags=(--api cpu --q "$dir/q.npy" --k "$dir/kp.npy" --v "$dir/vp.npy" --block-table "$dir/table.npy"
          --seq-lens "$dir/lens.npy" --out "$dir/o.npy" --layout "$layout")
   [ "$causal" = 1 ] && flags+=(--causal)
   if ! "$attnvk" run "${flags[@]}" > "$dir/log" 2>&1; then bad "$name: run failed: $(cat "$dir/log")"; continue; fi
-  if res=$($tool checkpaged "$dir" "$layout" "$causal" 1e-6); then ok "$name $res"; else bad "$name $res"; fi
+  if res=$(tool checkpaged "$dir" "$layout" "$causal" 1e-6); then ok "$name $res"; else bad "$name $res"; fi
 done <<'CASES'
 paged-ragged-16     4 8 2 1 64 bhsd 16 0,1,15,17 0
 paged-causal-bshd   3 4 1 4 128 bshd 32 31,33,64 1
@@ -178,7 +205,7 @@ for fp8 in "--dtype fp8" "--dtype bf16 --q-dtype fp8 --kv-dtype fp8" "--kv-dtype
   out=$("$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy" --out "$good/o.npy" $fp8 --check 2>&1); rc=$?
   causal=0; case "$fp8" in *--causal*) causal=1;; esac
   if [ "$rc" = 0 ] && printf '%s' "$out" | grep -q "(tolerance 5e-02): pass" &&
-     res=$($tool check "$good" bhsd "$causal" 0 2>&1; true) && rel=${res##*rel_l2 } && rel=${rel%% *} &&
+     res=$(tool check "$good" bhsd "$causal" 0 2>&1; true) && rel=${res##*rel_l2 } && rel=${rel%% *} &&
      $python -c "import sys; r = float(sys.argv[1]); sys.exit(not 1e-2 < r < 8e-2)" "$rel"; then
     ok "run $fp8 --check, vs unquantized inputs rel_l2 $rel"
   else bad "run $fp8 --check: rc=$rc $out / $res"; fi
@@ -287,8 +314,8 @@ for r in d["records"]:
 
 # --- score modifications and visibility (issue #13) on the CPU, against numpy ---
 sa="$work/scores-a"; sb="$work/scores-b"; mkdir -p "$sa" "$sb"
-$tool make "$sa" 2 4 2 9 14 16 bhsd "$seed"   # Nq < Nk
-$tool make "$sb" 1 4 4 14 9 16 bhsd "$seed"   # Nq > Nk
+tool make "$sa" 2 4 2 9 14 16 bhsd "$seed"   # Nq < Nk
+tool make "$sb" 1 4 4 14 9 16 bhsd "$seed"   # Nq > Nk
 for d in "$sa" "$sb"; do
   py "
 rng = np.random.default_rng($seed)
@@ -322,7 +349,7 @@ while read -r name dir causal align window softcap mask sinks alibi; do
   [ "$sinks" != - ] && flags+=(--sinks "$d/$sinks")
   [ "$alibi" = 1 ] && flags+=(--alibi)
   if ! "$attnvk" run "${flags[@]}" --check > "$d/log" 2>&1; then bad "$api $name: $(cat "$d/log")"; continue; fi
-  if res=$($tool checkscores "$d" "$causal" "$align" "$window" "$softcap" "$mask" "$sinks" "$alibi"); then ok "$api $name $res"
+  if res=$(tool checkscores "$d" "$causal" "$align" "$window" "$softcap" "$mask" "$sinks" "$alibi"); then ok "$api $name $res"
   else bad "$api $name $res"; fi
 done <<'CASES'
 softcap-window-sinks   scores-a 1 bottom-right 4,-1 5 -          sinks.npy 0
@@ -335,8 +362,8 @@ CASES
 done
 # V's last dimension gives Dv (DeepSeek MLA: 192/128 prefill, 576/512 absorbed decode); O takes it
 dv="$work/dv-prefill"; dvd="$work/dv-decode"; mkdir -p "$dv" "$dvd"
-$tool makedv "$dv" 1 4 2 20 33 192 128 bhsd "$seed"
-$tool makedv "$dvd" 2 8 2 1 90 576 512 bshd "$seed"
+tool makedv "$dv" 1 4 2 20 33 192 128 bhsd "$seed"
+tool makedv "$dvd" 2 8 2 1 90 576 512 bshd "$seed"
 py "np.save('$dv/sinks.npy', np.random.default_rng($seed).standard_normal(4).astype(np.float32))"
 for api in "${apis[@]}"; do # every implementation declares Dk != Dv
   target=(--api "$api")
@@ -346,11 +373,11 @@ for api in "${apis[@]}"; do # every implementation declares Dk != Dv
     [ "$api" = clblast ] && set -- # an unfused baseline has no split-KV to ask for
     flags=("${target[@]}" --q "$d/q.npy" --k "$d/k.npy" --v "$d/v.npy" --out "$d/o.npy" --layout "$layout" "$@")
     [ "$causal" = 1 ] && flags+=(--causal)
-    if "$attnvk" run "${flags[@]}" --check > "$d/log" 2>&1 && res=$($tool check "$d" "$layout" "$causal" 0); then
+    if "$attnvk" run "${flags[@]}" --check > "$d/log" 2>&1 && res=$(tool check "$d" "$layout" "$causal" 0); then
       ok "$api dk/dv $name $res"; else bad "$api dk/dv $name: $(cat "$d/log") ${res:-}"; fi
   done
   flags=("${target[@]}" --q "$dv/q.npy" --k "$dv/k.npy" --v "$dv/v.npy" --out "$dv/o.npy" --causal --window 5,-1 --sinks "$dv/sinks.npy")
-  if "$attnvk" run "${flags[@]}" --check > "$dv/log" 2>&1 && res=$($tool checkscores "$dv" 1 bottom-right 5,-1 0 - sinks.npy 0); then
+  if "$attnvk" run "${flags[@]}" --check > "$dv/log" 2>&1 && res=$(tool checkscores "$dv" 1 bottom-right 5,-1 0 - sinks.npy 0); then
     ok "$api dk/dv window sinks $res"; else bad "$api dk/dv window sinks: $(cat "$dv/log") ${res:-}"; fi
 done
 py "np.save('$work/v_d32.npy', np.random.rand(2,2,70,32).astype(np.float32))"
@@ -407,8 +434,8 @@ expect_usage "bench-kv-dtype-head-dim" "kv format q8_0 needs a head dim that is 
 
 # --- sparse patterns (issue #20): block layouts and dilated attention on the CPU, against numpy ---
 sp="$work/sparse"; spd="$work/sparse-nq-nk"; mkdir -p "$sp" "$spd"
-$tool make "$sp" 2 4 2 37 37 16 bhsd "$seed"    # 37: partial last blocks
-$tool make "$spd" 1 2 1 20 45 16 bhsd "$seed"   # Nq < Nk
+tool make "$sp" 2 4 2 37 37 16 bhsd "$seed"    # 37: partial last blocks
+tool make "$spd" 1 2 1 20 45 16 bhsd "$seed"   # Nq < Nk
 py "
 rng = np.random.default_rng($seed)
 l = (rng.random((1, 4, 5, 3)) < 0.5).astype(np.uint8) * rng.integers(1, 255, (1, 4, 5, 3)).astype(np.uint8)
@@ -427,7 +454,7 @@ while read -r name d causal layout block dilated; do
   [ "$layout" != - ] && flags+=(--block-layout "$work/$d/$layout" --block-size "$block")
   [ "$dilated" != - ] && flags+=(--dilated "$dilated")
   if ! "$attnvk" run "${flags[@]}" --check > "$work/$d/log" 2>&1; then bad "sparse $name: $(cat "$work/$d/log")"; continue; fi
-  if res=$($tool checksparse "$work/$d" "$causal" "$layout" "$block" "$dilated"); then ok "sparse $name $res"
+  if res=$(tool checksparse "$work/$d" "$causal" "$layout" "$block" "$dilated"); then ok "sparse $name $res"
   else bad "sparse $name $res"; fi
 done <<'CASES'
 layout-per-head-causal   sparse        1 layout.npy 8x16 -
@@ -461,5 +488,6 @@ if "$attnvk" run --api cpu --q "$good/q.npy" --k "$good/k.npy" --v "$good/v.npy"
 n=$(ATTNVK_VISIBLE_DEVICES=cpu "$attnvk" devices --json | $python -c 'import json,sys; print(len(json.load(sys.stdin)["devices"]))')
 if [ "$n" = 1 ]; then ok "ATTNVK_VISIBLE_DEVICES=cpu keeps one device"; else bad "ATTNVK_VISIBLE_DEVICES: $n devices"; fi
 
+kill -0 "$server_pid" 2>/dev/null || bad "the npy_tool server died during the run (messages above)"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
