@@ -42,6 +42,10 @@ layout(constant_id = 1) const uint STREAM = 16;      // rows of each streamed ti
 layout(constant_id = 4) const uint SUBGROUP_SIZE = 32;
 layout(constant_id = 5) const uint MS = 16;          // matrix shape: MS x MS times MS x MS
 layout(constant_id = 6) const uint STAGES = 1;       // 2: streamed tiles double-buffered, one barrier a tile
+// 1 (BWD_DQ_ATOMIC only, where K stays in shared memory for dQ): step 1 reads K's A matrices
+// from there per tile instead of holding them in registers, 8 a subgroup at D=128, which leaves
+// room for dQ's product beside the dK and dV accumulators
+layout(constant_id = 7) const uint KEPT_X_SHARED = 0;
 
 const uint KEEP = NSG * MS;
 const uint D8 = D / 8u, DV8 = DV / 8u;               // uvec4 (8 halves) of an X, Y row
@@ -218,7 +222,8 @@ void main()
 #endif
     for (uint e = tid; e < KEEP * D8; e += WG) tile_sh[kx + (e / D8) * XS + e % D8] = KEPT_CHUNK(e / D8, e % D8, false);
     barrier();
-    BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) CM_LOAD_ROW(xm[k], tile_sh, kx + strip * XS + k * MS / 8u, XS);
+    if (KEPT_X_SHARED == 0u)
+        BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) CM_LOAD_ROW(xm[k], tile_sh, kx + strip * XS + k * MS / 8u, XS);
     barrier();
     for (uint e = tid; e < KEEP * DV8; e += WG) tile_sh[(e / DV8) * YS + e % DV8] = KEPT_CHUNK(e / DV8, e % DV8, true);
     barrier();
@@ -278,7 +283,14 @@ void main()
             BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) {
                 CM_B xb;
                 CM_LOAD_COL(xb, tile_sh, cur + n * MS * XS + k * MS / 8u, XS);
-                x1 = CM_MAD(xm[k], xb, x1);
+#ifdef BWD_DQ_ATOMIC
+                if (KEPT_X_SHARED != 0u) {
+                    CM_A xa;
+                    CM_LOAD_ROW(xa, tile_sh, KX_OFF + strip * XS + k * MS / 8u, XS);
+                    x1 = CM_MAD(xa, xb, x1);
+                } else
+#endif
+                    x1 = CM_MAD(xm[k], xb, x1);
             }
             BWD_CM_UNROLL for (uint k = 0u; k < YT; ++k) {
                 CM_B yb;

@@ -66,10 +66,15 @@ static attnvk_status portable_select(const vk_caps *c, const attnvk_problem *p, 
  * backward TFLOP/s (bench/results/vulkan-2026-12-06-s32): D=64 both passes 8x32 74.2, 8x16
  * 62.8, 4x32 49.2, 2x32 49.5; dQ apart (dK/dV 8x32): 4x16 78.6, 8x16 69.5, 4x32 59.6;
  * D=128 both 4x16 91.9, 8x16 85.5, 4x32 70.9, 2x16 69.3; dQ apart (dK/dV 4x16): 8x16 89.9,
- * 2x16 83.2, 4x32 79.7, 2x32 53.6 (dK/dV keeps K, V, dK and dV in registers: wider tiles spill). */
+ * 2x16 83.2, 4x32 79.7, 2x32 53.6 (dK/dV keeps K, V, dK and dV in registers: wider tiles spill).
+ * With dQ by atomics (`atomic`; dK/dV's tiles only), s34a: D=64 4x16 84.1 (the dQ pass's
+ * 78.6 in the same call), 4x32 51.1; D=128 4x16 53.2 with K's matrices held in registers
+ * (kept_x_shared 0): 48 ms in dK/dV against 9.2 + 6.2 for the two passes. */
 static const struct {
-    uint32_t max_dim, nsg, stream, dq_nsg, dq_stream;
-} matrix_table[] = {{64, 8, 32, 4, 16}, {64, 4, 32, 4, 16}, {64, 4, 16, 4, 16}, {128, 4, 16, 4, 16}, {128, 2, 16, 2, 16}};
+    uint32_t max_dim, nsg, stream, dq_nsg, dq_stream, atomic, kept_x_shared;
+} matrix_table[] = {{64, 8, 32, 4, 16, 0, 0}, {64, 4, 32, 4, 16, 0, 0}, {64, 4, 16, 4, 16, 0, 0},
+                    {128, 4, 16, 4, 16, 0, 0}, {128, 2, 16, 2, 16, 0, 0}, {64, 4, 16, 0, 0, 1, 0},
+                    {128, 4, 16, 0, 0, 1, 1}, {128, 2, 16, 0, 0, 1, 1}};
 
 /* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows per stage (or the
  * kept rows before the loop), two f32 staging areas of the kept rows, the streamed rows'
@@ -115,15 +120,15 @@ static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uin
     return 0;
 }
 
-/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2" (any of them) over the
- * matrix table's pick (sweeps); 0 on a bad string */
-static int matrix_tiles_override(uint32_t t[5])
+/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,xsh=0|1" (any of them)
+ * over the matrix table's pick (sweeps; xsh: kept_x_shared); 0 on a bad string */
+static int matrix_tiles_override(uint32_t t[6])
 {
-    static const char *const keys[5] = {"nsg", "stream", "dq_nsg", "dq_stream", "stages"};
-    int v[5];
-    for (int k = 0; k < 5; ++k) v[k] = (int)t[k];
-    if (!avk_env_tiles("ATTNVK_VK_BWD_TILES", keys, 5, v) || v[4] > 2) return 0;
-    for (int k = 0; k < 5; ++k) t[k] = (uint32_t)v[k];
+    static const char *const keys[6] = {"nsg", "stream", "dq_nsg", "dq_stream", "stages", "xsh"};
+    int v[6];
+    for (int k = 0; k < 6; ++k) v[k] = (int)t[k];
+    if (!avk_env_tiles("ATTNVK_VK_BWD_TILES", keys, 6, v) || v[4] > 2 || v[5] > 1) return 0;
+    for (int k = 0; k < 6; ++k) t[k] = (uint32_t)v[k];
     return 1;
 }
 
@@ -147,12 +152,13 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
     } else {
         const int overridden = getenv("ATTNVK_VK_BWD_TILES") && *getenv("ATTNVK_VK_BWD_TILES");
         for (size_t i = 0; i < sizeof matrix_table / sizeof *matrix_table; ++i) {
-            if (dim > matrix_table[i].max_dim) continue;
-            uint32_t t[5] = {matrix_table[i].nsg, matrix_table[i].stream, matrix_table[i].dq_nsg, matrix_table[i].dq_stream, 0};
+            if (dim > matrix_table[i].max_dim || (int)matrix_table[i].atomic != atomic) continue;
+            uint32_t t[6] = {matrix_table[i].nsg,       matrix_table[i].stream, matrix_table[i].dq_nsg,
+                             matrix_table[i].dq_stream, 0,                      matrix_table[i].kept_x_shared};
             if (!matrix_tiles_override(t))
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                                "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2\" (any of "
-                                "them, 1..256 each)",
+                                "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,xsh=0|1\" "
+                                "(any of them, 1..256 each)",
                                 getenv("ATTNVK_VK_BWD_TILES"));
             /* one stage unless told (stages=2): double-buffered tiles measured slower on the H100 (s32h,
              * D=128 59.5 against 91.8 TFLOP/s; D=64's dQ 71.6 against 78.7: more registers held across
@@ -167,7 +173,7 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
                 *out = (vk_bwd_tiles){.body = body, .keep = t[0] * ms, .stream = t[1], .wg = t[0] * sg, .dq_keep = t[2] * ms,
                                       .dq_stream = t[3], .dq_wg = t[2] * sg, .shared_bytes = a > b ? a : b, .nsg = t[0],
                                       .dq_nsg = t[2], .subgroup = sg, .ms = ms, .stages = st[0], .dq_stages = st[1],
-                                      .atomic_dq = atomic};
+                                      .atomic_dq = atomic, .kept_x_shared = atomic ? t[5] : 0};
                 return ATTNVK_OK;
             }
             if (overridden) /* an override that does not fit is an error, not a fallback */
@@ -267,10 +273,11 @@ static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_
         /* pre and sinks: workgroups of BWD_WG; portable: keep, stream, D, workgroup; matrix
          * (flash_bwd_cm_body.glsl): subgroups, stream, D, workgroup, subgroup size, MS */
         const uint32_t keep = dq ? t->dq_keep : t->keep, stream = dq ? t->dq_stream : t->stream;
-        const uint32_t spec[7] = {matrix ? (dq ? t->dq_nsg : t->nsg) : tiled ? keep : 0, tiled ? stream : 0, dk,
-                                  tiled ? (dq ? t->dq_wg : t->wg) : BWD_WG, t->subgroup, t->ms, dq ? t->dq_stages : t->stages};
+        const uint32_t spec[8] = {matrix ? (dq ? t->dq_nsg : t->nsg) : tiled ? keep : 0, tiled ? stream : 0, dk,
+                                  tiled ? (dq ? t->dq_wg : t->wg) : BWD_WG, t->subgroup, t->ms, dq ? t->dq_stages : t->stages,
+                                  dq ? 0 : t->kept_x_shared};
         const spv_blob b = pass_shader(pass, p->dtype, t);
-        s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 7 : 4, dv, scores, out + pass);
+        s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 8 : 4, dv, scores, out + pass);
     }
     return s;
 }
@@ -400,8 +407,8 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
             snprintf(a->info->params, sizeof a->info->params, "dq=kernel shared_bytes=%u", t.shared_bytes);
         else if (t.atomic_dq)
             snprintf(a->info->params, sizeof a->info->params,
-                     "dq=atomic nsg=%u stream=%u stages=%u ms=%u subgroup=%u shared_bytes=%u", t.nsg, t.stream, t.stages, t.ms,
-                     t.subgroup, t.shared_bytes);
+                     "dq=atomic nsg=%u stream=%u stages=%u xsh=%u ms=%u subgroup=%u shared_bytes=%u", t.nsg, t.stream, t.stages,
+                     t.kept_x_shared, t.ms, t.subgroup, t.shared_bytes);
         else
             snprintf(a->info->params, sizeof a->info->params,
                      "dq=kernel nsg=%u stream=%u stages=%u dq_nsg=%u dq_stream=%u dq_stages=%u ms=%u subgroup=%u shared_bytes=%u",

@@ -25,6 +25,7 @@ typedef struct vk_bwd_tiles {
                                          * size, MS x MS x MS */
     uint32_t stages, dq_stages;         /* matrix bodies: 2 where the streamed tiles are double-buffered */
     int atomic_dq;                      /* matrix bodies: dK/dV adds dQ by f32 atomics, the dQ pass casts them */
+    uint32_t kept_x_shared;             /* atomic_dq: K's A matrices read from shared memory per tile, not held */
 } vk_bwd_tiles;
 
 /* The body and tiles for p after a forward built with fwd (its emulated
@@ -32,7 +33,7 @@ typedef struct vk_bwd_tiles {
  * one and p suits it (f16, head dims multiples of 16 up to 128), else the
  * portable table's largest entry that fits. $ATTNVK_VK_BWD=portable keeps the
  * portable body, nv or khr takes that family only (UNSUPPORTED where the device
- * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N,stages=1|2]")
+ * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N,stages=1|2,xsh=0|1]")
  * sets the matrix tiles; $ATTNVK_VK_BWD_DQ=atomic has a matrix body's dK/dV add
  * dQ by f32 atomics (not with deterministic; UNSUPPORTED where the device lacks
  * them), kernel (the default) runs the dQ pass.
