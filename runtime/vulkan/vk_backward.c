@@ -70,11 +70,16 @@ static attnvk_status portable_select(const vk_caps *c, const attnvk_problem *p, 
  * With dQ by atomics (`atomic`; dK/dV's tiles only), s34a: D=64 4x16 84.1 (the dQ pass's
  * 78.6 in the same call), 4x32 51.1; D=128 4x16 53.2 with K's matrices held in registers
  * (kept_x_shared 0): 48 ms in dK/dV against 9.2 + 6.2 for the two passes. */
+enum { DQ_PASS, DQ_ATOMIC, DQ_AUTO }; /* a row's dQ: its own pass or atomics; asked: either, the table's pick */
 static const struct {
-    uint32_t max_dim, nsg, stream, dq_nsg, dq_stream, atomic, kept_x_shared;
-} matrix_table[] = {{64, 8, 32, 4, 16, 0, 0}, {64, 4, 32, 4, 16, 0, 0}, {64, 4, 16, 4, 16, 0, 0},
-                    {128, 4, 16, 4, 16, 0, 0}, {128, 2, 16, 2, 16, 0, 0}, {64, 4, 16, 0, 0, 1, 0},
-                    {128, 4, 16, 0, 0, 1, 1}, {128, 2, 16, 0, 0, 1, 1}};
+    uint32_t max_dim, nsg, stream, dq_nsg, dq_stream;
+    int dq;                 /* DQ_ATOMIC rows are taken when asked for, or by default where `by_default` */
+    uint32_t kept_x_shared; /* DQ_ATOMIC: K's matrices from shared memory (spec constant 7) */
+    int by_default;         /* DQ_ATOMIC: the default where the device has the atomics (not deterministic) */
+} matrix_table[] = {{64, 8, 32, 4, 16, DQ_PASS, 0, 0},   {64, 4, 32, 4, 16, DQ_PASS, 0, 0},
+                    {64, 4, 16, 4, 16, DQ_PASS, 0, 0},   {128, 4, 16, 4, 16, DQ_PASS, 0, 0},
+                    {128, 2, 16, 2, 16, DQ_PASS, 0, 0},  {64, 4, 16, 0, 0, DQ_ATOMIC, 0, 1},
+                    {128, 4, 16, 0, 0, DQ_ATOMIC, 1, 0}, {128, 2, 16, 0, 0, DQ_ATOMIC, 1, 0}};
 
 /* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows per stage (or the
  * kept rows before the loop), two f32 staging areas of the kept rows, the streamed rows'
@@ -132,10 +137,10 @@ static int matrix_tiles_override(uint32_t t[6])
     return 1;
 }
 
-/* The matrix body's tiles for body on c (atomic: dK/dV adds dQ, no dQ pass's tiles); ATTNVK_OK
+/* The matrix body's tiles for body on c (dq: DQ_PASS, DQ_ATOMIC or DQ_AUTO, see dq_mode); ATTNVK_OK
  * with out->body left PORTABLE where p does not suit it; a failure with the reason where named
  * and the device lacks it, or where the tiles' override does not fit */
-static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_body body, int named, int atomic,
+static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk_bwd_body body, int named, int dq,
                                    vk_bwd_tiles *out)
 {
     const uint32_t dk = (uint32_t)p->head_dim, dv = (uint32_t)avk_head_dim_v(p), dim = dk > dv ? dk : dv;
@@ -152,7 +157,10 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
     } else {
         const int overridden = getenv("ATTNVK_VK_BWD_TILES") && *getenv("ATTNVK_VK_BWD_TILES");
         for (size_t i = 0; i < sizeof matrix_table / sizeof *matrix_table; ++i) {
-            if (dim > matrix_table[i].max_dim || (int)matrix_table[i].atomic != atomic) continue;
+            /* DQ_AUTO takes the atomic rows marked by_default (the caller falls back to the dQ pass) */
+            const int row_atomic = matrix_table[i].dq == DQ_ATOMIC;
+            if (dim > matrix_table[i].max_dim || row_atomic != (dq != DQ_PASS) || (dq == DQ_AUTO && !matrix_table[i].by_default))
+                continue;
             uint32_t t[6] = {matrix_table[i].nsg,       matrix_table[i].stream, matrix_table[i].dq_nsg,
                              matrix_table[i].dq_stream, 0,                      matrix_table[i].kept_x_shared};
             if (!matrix_tiles_override(t))
@@ -165,15 +173,15 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
              * the work, fewer workgroups an SM) */
             const uint32_t stages = t[4] ? t[4] : 1;
             const uint32_t st[2] = {
-                matrix_tiles_fit(c, t[0], t[1], stages, ms, dk, dv, atomic, why, sizeof why) ? stages : 0,
-                atomic || matrix_tiles_fit(c, t[2], t[3], stages, ms, dk, dv, 0, why, sizeof why) ? stages : 0};
+                matrix_tiles_fit(c, t[0], t[1], stages, ms, dk, dv, row_atomic, why, sizeof why) ? stages : 0,
+                row_atomic || matrix_tiles_fit(c, t[2], t[3], stages, ms, dk, dv, 0, why, sizeof why) ? stages : 0};
             if (st[0] && st[1]) {
-                const uint32_t a = matrix_shared(t[0], t[1], st[0], ms, dk, dv, atomic);
-                const uint32_t b = atomic ? 0 : matrix_shared(t[2], t[3], st[1], ms, dk, dv, 0);
+                const uint32_t a = matrix_shared(t[0], t[1], st[0], ms, dk, dv, row_atomic);
+                const uint32_t b = row_atomic ? 0 : matrix_shared(t[2], t[3], st[1], ms, dk, dv, 0);
                 *out = (vk_bwd_tiles){.body = body, .keep = t[0] * ms, .stream = t[1], .wg = t[0] * sg, .dq_keep = t[2] * ms,
                                       .dq_stream = t[3], .dq_wg = t[2] * sg, .shared_bytes = a > b ? a : b, .nsg = t[0],
                                       .dq_nsg = t[2], .subgroup = sg, .ms = ms, .stages = st[0], .dq_stages = st[1],
-                                      .atomic_dq = atomic, .kept_x_shared = atomic ? t[5] : 0};
+                                      .atomic_dq = row_atomic, .kept_x_shared = row_atomic ? t[5] : 0};
                 return ATTNVK_OK;
             }
             if (overridden) /* an override that does not fit is an error, not a fallback */
@@ -186,20 +194,26 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
     return ATTNVK_OK;
 }
 
-/* $ATTNVK_VK_BWD_DQ into *atomic: 1 where dK/dV adds dQ by atomics, 0 for the dQ pass (the
- * default, and always when deterministic); a failure for a bad value or atomics the device lacks */
-static attnvk_status atomic_dq_wanted(const vk_caps *c, int deterministic, int *atomic)
+/* $ATTNVK_VK_BWD_DQ into *mode: unset, DQ_AUTO (the table's atomic rows marked by_default where
+ * the device has the atomics and no tiles override is set, else the dQ pass); kernel or
+ * deterministic runs, DQ_PASS; atomic,
+ * DQ_ATOMIC; a failure for a bad value or, asked for, atomics the device lacks */
+static attnvk_status dq_mode(const vk_caps *c, int deterministic, int *mode)
 {
     const char *env = getenv("ATTNVK_VK_BWD_DQ");
-    *atomic = 0;
-    if (!env || !*env || !strcmp(env, "kernel")) return ATTNVK_OK;
-    if (strcmp(env, "atomic") != 0)
+    *mode = DQ_PASS;
+    if (env && *env && strcmp(env, "kernel") != 0 && strcmp(env, "atomic") != 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_BWD_DQ: unknown dQ mode '%s' (atomic, kernel)", env);
-    if (deterministic) return ATTNVK_OK; /* bit-identical runs asked for: the dQ pass */
+    if (deterministic || (env && !strcmp(env, "kernel"))) return ATTNVK_OK; /* bit-identical runs: the dQ pass */
+    if (!env || !*env) { /* a tiles override (a sweep) names its mode: unnamed, the dQ pass's tiles */
+        const char *tiles = getenv("ATTNVK_VK_BWD_TILES");
+        if (c->atomic_f32_add && !(tiles && *tiles)) *mode = DQ_AUTO;
+        return ATTNVK_OK;
+    }
     if (!c->atomic_f32_add)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                         "ATTNVK_VK_BWD_DQ=atomic: the device lacks VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd");
-    *atomic = 1;
+    *mode = DQ_ATOMIC;
     return ATTNVK_OK;
 }
 
@@ -220,12 +234,14 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_
     } else if (fwd && (fwd->emulated || fwd->algo == VK_ALGO_COOPMAT_EMU || fwd->algo == VK_ALGO_COOPMAT_RS_EMU)) {
         want[0] = VK_BWD_MATRIX_EMU, n = 1;
     }
-    int atomic = 0;
-    const attnvk_status as = atomic_dq_wanted(c, deterministic, &atomic);
+    int mode = DQ_PASS;
+    const attnvk_status as = dq_mode(c, deterministic, &mode);
     if (as != ATTNVK_OK) return as;
     for (int i = 0; i < n; ++i) {
         out->body = VK_BWD_PORTABLE;
-        attnvk_status s = matrix_select(c, p, want[i], named, atomic, out);
+        attnvk_status s = matrix_select(c, p, want[i], named, mode, out);
+        if (s == ATTNVK_OK && out->body == VK_BWD_PORTABLE && mode == DQ_AUTO) /* no default atomic row: the dQ pass */
+            s = matrix_select(c, p, want[i], named, DQ_PASS, out);
         if (s != ATTNVK_OK || out->body != VK_BWD_PORTABLE) return s;
     }
     return portable_select(c, p, out);

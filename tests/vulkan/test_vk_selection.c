@@ -230,16 +230,16 @@ static int check_backward_matrix(void)
         uint32_t keep, stream, wg;
     } want[] = {
         {"H100", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 16, 128},
-        {"H100", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 128, 32, 256},
+        {"H100", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 16, 128}, /* dQ by atomics */
         {"H100", NULL, NULL, 0, 64, 64, ATTNVK_BF16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 32, 128},
         {"H100", NULL, NULL, 0, 256, 256, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 8, 8, 128},
         {"H100", NULL, NULL, 0, 72, 72, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 32, 128},
         {"NV only", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 64, 16, 128},
-        {"32 KiB", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 32, 128}, /* 8x32 does not fit */
+        {"32 KiB", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 16, 128}, /* dQ by atomics */
         {"H100", "portable", NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 16, 16, 128},
         {"H100", "nv", "nsg=8,stream=16", 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 128, 16, 256},
         {"lavapipe", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 16, 128},
-        {"lavapipe", NULL, NULL, 1, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 64, 32, 64},
+        {"lavapipe", NULL, NULL, 1, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 32, 16, 32}, /* dQ by atomics */
         {"lavapipe", NULL, NULL, 1, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 32, 16, 32},
         {"lavapipe", "nv", NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_UNSUPPORTED, VK_BWD_PORTABLE, 0, 0, 0},
         {"H100", "fast", NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_INVALID_ARGUMENT, VK_BWD_PORTABLE, 0, 0, 0},
@@ -305,7 +305,17 @@ static int check_backward_atomic_dq(void)
     attnvk_problem q = p;
     q.head_dim = 64;
     vk_bwd_tiles a = {0}, b = {0}, c = {0}, d = {0};
-    int ok = vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && !a.atomic_dq; /* the dQ pass unless asked */
+    /* unasked: D=128 the dQ pass, D=64 atomics (the table's by_default row), not without the atomics,
+     * not deterministic, not under a tiles override (sweeps name the mode) */
+    int ok = vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && !a.atomic_dq;
+    ok = ok && vk_bwd_select(&h, &q, NULL, 0, &b) == ATTNVK_OK && b.atomic_dq && b.keep == 64 && b.stream == 16;
+    ok = ok && vk_bwd_select(&bare, &q, NULL, 0, &b) == ATTNVK_OK && !b.atomic_dq && b.keep == 128 && b.stream == 32;
+    ok = ok && vk_bwd_select(&h, &q, NULL, 1, &b) == ATTNVK_OK && !b.atomic_dq;
+    setenv("ATTNVK_VK_BWD_TILES", "stream=32", 1);
+    ok = ok && vk_bwd_select(&h, &q, NULL, 0, &b) == ATTNVK_OK && !b.atomic_dq && b.keep == 128 && b.stream == 32;
+    unsetenv("ATTNVK_VK_BWD_TILES");
+    setenv("ATTNVK_VK_BWD_DQ", "kernel", 1);
+    ok = ok && vk_bwd_select(&h, &q, NULL, 0, &b) == ATTNVK_OK && !b.atomic_dq && b.keep == 128;
     setenv("ATTNVK_VK_BWD_DQ", "atomic", 1);
     ok = ok && vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && a.atomic_dq && a.body == VK_BWD_MATRIX_KHR &&
          a.keep == 64 && a.stream == 16 && a.kept_x_shared && a.shared_bytes <= 48 * 1024;

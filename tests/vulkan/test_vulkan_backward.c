@@ -94,8 +94,8 @@ int main(int argc, char **argv)
 /* --matrix-emu: the matrix body (f16) through the emulated matrices that coopmat-emu's
  * forward picks, each case checked to have run it: the shared cases whose head dims it
  * takes (multiples of 16 up to 128; four pipelines, ~10 s each on lavapipe), several
- * tiles each way, a subset again with dQ by atomics (ATTNVK_VK_BWD_DQ=atomic), then two
- * runs bit-identical */
+ * tiles each way, with the dQ pass (ATTNVK_VK_BWD_DQ=kernel); a subset again with dQ by
+ * atomics (ATTNVK_VK_BWD_DQ=atomic), D=64 by default (atomics too), then two runs bit-identical */
 static int matrix_emulated(attnvk_device *dev, uint64_t seed)
 {
     bcase t[32];
@@ -104,6 +104,8 @@ static int matrix_emulated(attnvk_device *dev, uint64_t seed)
     static const int subset[] = {0, 1, 2, 5, 6, 7, 8, 10};
     int passed = 0, failed = 0;
     backward_expect_variant = "bwd-coopmat-emu";
+    /* the dQ pass by name (D=64's default is dQ by atomics where the device has them) */
+    setenv("ATTNVK_VK_BWD_DQ", "kernel", 1);
     backward_expect_params = " pass_ms="; /* each pass's device time, for tuning */
     for (size_t c = 0; c < sizeof subset / sizeof *subset; ++c) {
         const int i = subset[c];
@@ -124,6 +126,9 @@ static int matrix_emulated(attnvk_device *dev, uint64_t seed)
         run_case(dev, &t[i], ATTNVK_F16, "coopmat-emu", seed + 41 * (uint64_t)i) ? ++passed : ++failed;
     }
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 13) ? ++passed : ++failed;
+    unsetenv("ATTNVK_VK_BWD_DQ"); /* the default at D=64: the table's atomic row */
+    run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 19) ? ++passed : ++failed;
+    setenv("ATTNVK_VK_BWD_DQ", "atomic", 1);
     backward_deterministic = 1, backward_expect_params = "dq=kernel";
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 17) ? ++passed : ++failed;
     backward_deterministic = 0, backward_expect_params = NULL;

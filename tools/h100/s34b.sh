@@ -4,9 +4,9 @@
 # against the dQ pass, D=128 and D=64, twice each; the OpenCL backward's tiles with cp.async
 # copies (session 34's first call: 71.4 at D=128 with the old table's 2 warps 32/32); cuDNN
 # beside them in the same call.
-#     AVK=./build-h100b/attnvk DEADLINE=420 bash tools/h100/s34b.sh   (carry .gpu and build-h100b)
+#     AVK=./build-h100b/attnvk DEADLINE=330 bash tools/h100/s34b.sh   (carry .gpu and build-h100b)
 set -u
-deadline=420
+deadline=330
 out=${OUT:-/tmp/s34b-out}
 export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
@@ -22,14 +22,14 @@ for round in 1 2; do
   for t in xsh=1 xsh=0 nsg=2,xsh=1; do
     [ "$(left)" -gt 40 ] && ATTNVK_VK_BWD_DQ=atomic ATTNVK_VK_BWD_TILES=$t bench vk-atomic-d128-$t-r$round $v $d128
   done
-  [ "$(left)" -gt 40 ] && bench vk-kernel-d128-r$round $v $d128
+  [ "$(left)" -gt 40 ] && ATTNVK_VK_BWD_DQ=kernel bench vk-kernel-d128-r$round $v $d128
 done
 [ "$(left)" -gt 40 ] && bench d64 --api vulkan,cuda $b --impl attnvk,cudnn $d64
 for round in 1 2; do
   for t in xsh=0 xsh=1; do
     [ "$(left)" -gt 40 ] && ATTNVK_VK_BWD_DQ=atomic ATTNVK_VK_BWD_TILES=$t bench vk-atomic-d64-$t-r$round $v $d64
   done
-  [ "$(left)" -gt 40 ] && bench vk-kernel-d64-r$round $v $d64
+  [ "$(left)" -gt 40 ] && ATTNVK_VK_BWD_DQ=kernel bench vk-kernel-d64-r$round $v $d64
 done
 for t in warps=2,inner=32,dq_inner=32 warps=1,inner=64,dq_inner=64 warps=1,inner=32,dq_inner=32 warps=2,inner=32,dq_inner=16 warps=4,inner=16,dq_inner=32; do
   [ "$(left)" -gt 40 ] && ATTNVK_OPENCL_BWD_TILES=$t bench ocl-d128-$t $o $d128
