@@ -432,6 +432,10 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
         const size_t used = strlen(a->info->params);
         snprintf(a->info->params + used, sizeof a->info->params - used, " pass_ms=%.3f/%.3f/%.3f/%.3f", pass_ms[PASS_PRE],
                  pass_ms[PASS_DKDV], pass_ms[PASS_DQ], pass_ms[PASS_SINKS]);
+        const size_t with_times = strlen(a->info->params);
+        if (*vk_pipeline_stats(dev, pipe[PASS_DKDV])) /* ATTNVK_VK_PIPELINE_STATS=1: the dK/dV pass's registers, spills */
+            snprintf(a->info->params + with_times, sizeof a->info->params - with_times, " dkdv:%s",
+                     vk_pipeline_stats(dev, pipe[PASS_DKDV]));
     }
     vk_buffer_free(dev, stats);
     vk_buffer_free(dev, share);

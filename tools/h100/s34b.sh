@@ -11,7 +11,7 @@ out=${OUT:-/tmp/s34b-out}
 export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
 logged vk-bwd-atomic 100 env ATTNVK_VK_BWD_DQ=atomic $bin/tests/vulkan/test_vulkan_backward
-export BENCH_TIMEOUT=60
+export BENCH_TIMEOUT=60 ATTNVK_VK_PIPELINE_STATS=1 # the dK/dV pass's registers and spills in the params
 b="--dtype f16 --pass bwd --min-time 0.3"
 v="--api vulkan $b --impl attnvk"
 o="--api opencl $b --impl attnvk"
