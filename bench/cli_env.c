@@ -60,7 +60,7 @@ static const env_var developer_vars[] = {
      "2 on NVIDIA's register-softmax bodies, else 1"},
     {"ATTNVK_VK_BWD", "the Vulkan backward's dK/dV and dQ body: portable, nv or khr (its matrix body through that family of cooperative matrices; f16, head dims multiples of 16 up to 128, other problems run the portable one)",
      "the matrix body through KHR, else NV, where the device has 16x16x16 f16 matrices"},
-    {"ATTNVK_VK_BWD_TILES", "nsg=,stream=,dq_nsg=,dq_stream=,stages=,xsh= over the Vulkan backward matrix body's tiles: subgroups a workgroup (16 kept rows each) and streamed rows a tile of dK/dV and of dQ, 2 stages: double-buffered tiles, xsh=1: with dQ by atomics, K read from shared memory per tile (sweeps)",
+    {"ATTNVK_VK_BWD_TILES", "nsg=,stream=,dq_nsg=,dq_stream=,stages=,kx= over the Vulkan backward matrix body's tiles: subgroups a workgroup (16 kept rows each) and streamed rows a tile of dK/dV and of dQ, 2 stages: double-buffered tiles, kx=1|2: with dQ by atomics, K's matrices held in registers or read from shared memory per tile (sweeps)",
      "the table's"},
     {"ATTNVK_VK_BWD_DQ", "the Vulkan backward matrix body's dQ: atomic (dK/dV adds it by f32 atomics, VK_EXT_shader_atomic_float; no dQ pass; not with --deterministic) or kernel (the dQ pass, bit-identical runs); unset: the tile table's choice by head dim (atomics at D=64 where the device has them)",
      "the table's choice"},

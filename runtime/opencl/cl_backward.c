@@ -29,12 +29,15 @@ static const struct {
  * $ATTNVK_OPENCL_BWD_MMA=0 turns it off): warps of 16 keys (dK/dV) or 16 query rows (dQ),
  * inner tiles of `inner` query rows (dK/dV) and `dq_inner` keys (dQ), copied by cp.async into
  * `stages` buffers (2: the next tile lands while this one is computed). f16 rows + 8 halves;
- * every entry fits 48 KiB. H100, f16 B=4 N=4k H*D=2048, TFLOP/s, with synchronous copies
- * (bench/results/vulkan-2026-12-06-s32, s32g): D=128 2 warps 32/32 59.1, 2 16/16 57.9, 2 16/32
- * 54.4, 4 16/16 51.6; D=64 4 32/32 49.6, 4 32/64 48.0, 8 32/16 41.0, 8 32/32 36.9. */
+ * every entry fits 48 KiB. H100, f16 B=4 N=4k H*D=2048, TFLOP/s. cp.async, one buffer
+ * (bench/results/backward-2026-12-06-s34, s34a): D=128 2 warps 32/32 71.4, 4 16/16 67.5,
+ * 2 16/32 65.7; two buffers 2 16/16 62.9; D=64 4 32/32 58.1, two buffers 57.7 (32/32), 49.5
+ * (32/16); s34b (another call): D=128 2 32/16 73.0, 2 32/32 70.9, 1 32/32 63.4, 1 64/64 38.2;
+ * D=64 4 32/32 57.6, 2 32/32 56.0, 4 32/64 52.0, 4 64/64 46.0, 8 32/32 40.5. Synchronous copies before (vulkan-2026-12-06-s32, s32g): D=128 2 32/32 59.1, 2 16/16
+ * 57.9, 2 16/32 54.4, 4 16/16 51.6; D=64 4 32/32 49.6, 4 32/64 48.0, 8 32/16 41.0, 8 32/32 36.9. */
 static const struct {
     int max_dim, warps, inner, dq_inner, stages;
-} bwd_mma_table[] = {{64, 4, 32, 32, 1}, {128, 2, 32, 32, 1}, {128, 4, 16, 16, 1}};
+} bwd_mma_table[] = {{64, 4, 32, 32, 1}, {128, 2, 32, 16, 1}, {128, 4, 16, 16, 1}};
 
 size_t avk_cl_bwd_local_bytes(const avk_cl_bwd_config *c, int dq)
 {

@@ -125,14 +125,15 @@ static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uin
     return 0;
 }
 
-/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,xsh=0|1" (any of them)
- * over the matrix table's pick (sweeps; xsh: kept_x_shared); 0 on a bad string */
+/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2" (any of them)
+ * over the matrix table's pick (sweeps; kx, where dQ by atomics takes K's A matrices: 1
+ * registers, 2 shared memory); 0 on a bad string */
 static int matrix_tiles_override(uint32_t t[6])
 {
-    static const char *const keys[6] = {"nsg", "stream", "dq_nsg", "dq_stream", "stages", "xsh"};
+    static const char *const keys[6] = {"nsg", "stream", "dq_nsg", "dq_stream", "stages", "kx"};
     int v[6];
     for (int k = 0; k < 6; ++k) v[k] = (int)t[k];
-    if (!avk_env_tiles("ATTNVK_VK_BWD_TILES", keys, 6, v) || v[4] > 2 || v[5] > 1) return 0;
+    if (!avk_env_tiles("ATTNVK_VK_BWD_TILES", keys, 6, v) || v[4] > 2 || v[5] > 2) return 0;
     for (int k = 0; k < 6; ++k) t[k] = (uint32_t)v[k];
     return 1;
 }
@@ -162,10 +163,10 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
             if (dim > matrix_table[i].max_dim || row_atomic != (dq != DQ_PASS) || (dq == DQ_AUTO && !matrix_table[i].by_default))
                 continue;
             uint32_t t[6] = {matrix_table[i].nsg,       matrix_table[i].stream, matrix_table[i].dq_nsg,
-                             matrix_table[i].dq_stream, 0,                      matrix_table[i].kept_x_shared};
+                             matrix_table[i].dq_stream, 0,                      matrix_table[i].kept_x_shared ? 2u : 1u};
             if (!matrix_tiles_override(t))
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                                "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,xsh=0|1\" "
+                                "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2\" "
                                 "(any of them, 1..256 each)",
                                 getenv("ATTNVK_VK_BWD_TILES"));
             /* one stage unless told (stages=2): double-buffered tiles measured slower on the H100 (s32h,
@@ -181,7 +182,7 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
                 *out = (vk_bwd_tiles){.body = body, .keep = t[0] * ms, .stream = t[1], .wg = t[0] * sg, .dq_keep = t[2] * ms,
                                       .dq_stream = t[3], .dq_wg = t[2] * sg, .shared_bytes = a > b ? a : b, .nsg = t[0],
                                       .dq_nsg = t[2], .subgroup = sg, .ms = ms, .stages = st[0], .dq_stages = st[1],
-                                      .atomic_dq = row_atomic, .kept_x_shared = row_atomic ? t[5] : 0};
+                                      .atomic_dq = row_atomic, .kept_x_shared = row_atomic && t[5] == 2};
                 return ATTNVK_OK;
             }
             if (overridden) /* an override that does not fit is an error, not a fallback */
@@ -342,11 +343,14 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
     const uint32_t row_groups = ceil_div(rows, BWD_WG), pre_x = row_groups < max_x ? row_groups : max_x;
     const uint32_t cast_groups = ceil_div(rows * (uint64_t)(p->head_dim / 8), BWD_WG);
     const uint32_t cast_x = cast_groups < max_x ? cast_groups : max_x;
+    /* with dQ by atomics the table's row has no dQ tiles (dq_keep 0): the cast's grid instead */
+    const uint32_t dq_grid[3] = {t.atomic_dq ? cast_x : ceil_div((uint64_t)p->seq_q, t.dq_keep),
+                                 t.atomic_dq ? ceil_div(cast_groups, cast_x ? cast_x : 1) : (uint32_t)p->heads,
+                                 t.atomic_dq ? 1 : (uint32_t)p->batch};
     uint32_t grid[PASSES][3] = {{pre_x, ceil_div(row_groups, pre_x ? pre_x : 1), 1},
-                                      {ceil_div((uint64_t)p->seq_kv, t.keep), (uint32_t)p->kv_heads, (uint32_t)p->batch},
-                                      {ceil_div((uint64_t)p->seq_q, t.dq_keep), (uint32_t)p->heads, (uint32_t)p->batch},
-                                      {(uint32_t)p->heads, 1, 1}};
-    if (t.atomic_dq) grid[PASS_DQ][0] = cast_x, grid[PASS_DQ][1] = ceil_div(cast_groups, cast_x ? cast_x : 1), grid[PASS_DQ][2] = 1;
+                                {ceil_div((uint64_t)p->seq_kv, t.keep), (uint32_t)p->kv_heads, (uint32_t)p->batch},
+                                {dq_grid[0], dq_grid[1], dq_grid[2]},
+                                {(uint32_t)p->heads, 1, 1}};
     for (int pass = 0; pass < PASSES && s == ATTNVK_OK; ++pass)
         for (int d = 0; d < 3; ++d)
             if (grid[pass][d] > lim->maxComputeWorkGroupCount[d])
@@ -423,8 +427,8 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
             snprintf(a->info->params, sizeof a->info->params, "dq=kernel shared_bytes=%u", t.shared_bytes);
         else if (t.atomic_dq)
             snprintf(a->info->params, sizeof a->info->params,
-                     "dq=atomic nsg=%u stream=%u stages=%u xsh=%u ms=%u subgroup=%u shared_bytes=%u", t.nsg, t.stream, t.stages,
-                     t.kept_x_shared, t.ms, t.subgroup, t.shared_bytes);
+                     "dq=atomic nsg=%u stream=%u stages=%u kx=%u ms=%u subgroup=%u shared_bytes=%u", t.nsg, t.stream, t.stages,
+                     t.kept_x_shared ? 2u : 1u, t.ms, t.subgroup, t.shared_bytes);
         else
             snprintf(a->info->params, sizeof a->info->params,
                      "dq=kernel nsg=%u stream=%u stages=%u dq_nsg=%u dq_stream=%u dq_stages=%u ms=%u subgroup=%u shared_bytes=%u",

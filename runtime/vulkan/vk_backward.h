@@ -33,7 +33,7 @@ typedef struct vk_bwd_tiles {
  * one and p suits it (f16, head dims multiples of 16 up to 128), else the
  * portable table's largest entry that fits. $ATTNVK_VK_BWD=portable keeps the
  * portable body, nv or khr takes that family only (UNSUPPORTED where the device
- * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N,stages=1|2,xsh=0|1]")
+ * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2]")
  * sets the matrix tiles; $ATTNVK_VK_BWD_DQ=atomic has a matrix body's dK/dV add
  * dQ by f32 atomics (not with deterministic; UNSUPPORTED where the device lacks
  * them), kernel (the default) runs the dQ pass.

@@ -295,7 +295,7 @@ static int check_backward_matrix(void)
 
 /* ATTNVK_VK_BWD_DQ=atomic: dK/dV adds dQ where the device has f32 atomics and the run is not
  * deterministic; its tiles (the table's atomic rows) keep K in shared memory too, D=128's
- * reads K's matrices from there (xsh); a bad value and a device without the atomics are
+ * reads K's matrices from there (kx=2); a bad value and a device without the atomics are
  * refused with the reason. */
 static int check_backward_atomic_dq(void)
 {

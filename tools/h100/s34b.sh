@@ -19,14 +19,14 @@ d128="--batch 4 --heads 16 --head-dim 128 --seq 4096"
 d64="--batch 4 --heads 32 --head-dim 64 --seq 4096"
 bench d128 --api vulkan,cuda $b --impl attnvk,cudnn $d128
 for round in 1 2; do
-  for t in xsh=1 xsh=0 nsg=2,xsh=1; do
+  for t in kx=2 kx=1 nsg=2,kx=2; do
     [ "$(left)" -gt 40 ] && ATTNVK_VK_BWD_DQ=atomic ATTNVK_VK_BWD_TILES=$t bench vk-atomic-d128-$t-r$round $v $d128
   done
   [ "$(left)" -gt 40 ] && ATTNVK_VK_BWD_DQ=kernel bench vk-kernel-d128-r$round $v $d128
 done
 [ "$(left)" -gt 40 ] && bench d64 --api vulkan,cuda $b --impl attnvk,cudnn $d64
 for round in 1 2; do
-  for t in xsh=0 xsh=1; do
+  for t in kx=1 kx=2; do
     [ "$(left)" -gt 40 ] && ATTNVK_VK_BWD_DQ=atomic ATTNVK_VK_BWD_TILES=$t bench vk-atomic-d64-$t-r$round $v $d64
   done
   [ "$(left)" -gt 40 ] && ATTNVK_VK_BWD_DQ=kernel bench vk-kernel-d64-r$round $v $d64
