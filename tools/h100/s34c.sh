@@ -3,20 +3,20 @@
 # the Vulkan dQ-by-atomics dK/dV, K's matrices from shared memory (kx=2, D=128's atomic row)
 # against held in registers (kx=1) and against the dQ pass, D=128 and D=64, with the driver's
 # register counts; OpenCL's new D=128 row (2 warps, 32/16); cuDNN beside them.
-#     AVK=./build-h100b/attnvk DEADLINE=240 bash tools/h100/s34c.sh   (carry .gpu and build-h100b)
+#     AVK=./build-h100b/attnvk DEADLINE=150 bash tools/h100/s34c.sh   (carry .gpu and build-h100b)
 set -u
-deadline=240
+deadline=150
 out=${OUT:-/tmp/s34c-out}
 export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
-logged vk-bwd-default 60 $bin/tests/vulkan/test_vulkan_backward
-logged vk-bwd-atomic 60 env ATTNVK_VK_BWD_DQ=atomic $bin/tests/vulkan/test_vulkan_backward
+logged vk-bwd-atomic 40 env ATTNVK_VK_BWD_DQ=atomic $bin/tests/vulkan/test_vulkan_backward
 export BENCH_TIMEOUT=45 ATTNVK_VK_PIPELINE_STATS=1 # the dK/dV pass's registers and spills in the params
 b="--dtype f16 --pass bwd --min-time 0.3"
 v="--api vulkan $b --impl attnvk"
 d128="--batch 4 --heads 16 --head-dim 128 --seq 4096"
 d64="--batch 4 --heads 32 --head-dim 64 --seq 4096"
 bench d128 --api vulkan,cuda,opencl $b --impl attnvk,cudnn $d128
+[ "$(left)" -gt 30 ] && ATTNVK_VK_BWD_DQ=atomic bench vk-atomic-d64 $v $d64
 for t in kx=2 kx=1 nsg=2,kx=2; do
   [ "$(left)" -gt 30 ] && ATTNVK_VK_BWD_DQ=atomic ATTNVK_VK_BWD_TILES=$t bench vk-atomic-d128-$t $v $d128
 done
