@@ -50,3 +50,7 @@ test_backward() { # tag, then VAR=value settings: test_cuda_backward under them 
 pack_out() { # NAME: everything under $out into $out/NAME.tar.gz (written beside, then moved in)
   cd "$out" && tar -czf "/tmp/$1.tar.gz" . && find . -mindepth 1 -delete && mv "/tmp/$1.tar.gz" .
 }
+bwd_params() { # every record under $out/json: tag, API, implementation, status, TFLOP/s, the backward's params (or the reason)
+  for f in "$out"/json/*.json; do python3 -c "
+import json,sys; [print(sys.argv[1].split('/')[-1][:-5], r['api'], r['implementation'], r['status'], round(r.get('tflops') or 0, 1), (r.get('backward_kernel') or {}).get('params') or r.get('reason')) for r in json.load(open(sys.argv[1]))['records']]" "$f"; done 2>/dev/null | cut -c1-250
+}

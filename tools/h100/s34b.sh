@@ -37,7 +37,6 @@ done
 for t in warps=4,inner=32,dq_inner=32 warps=4,inner=64,dq_inner=64 warps=2,inner=64,dq_inner=64 warps=2,inner=32,dq_inner=32 warps=8,inner=32,dq_inner=32 warps=4,inner=32,dq_inner=64; do
   [ "$(left)" -gt 40 ] && ATTNVK_OPENCL_BWD_TILES=$t bench ocl-d64-$t $o $d64
 done
-for f in "$out"/json/*.json; do python3 -c "
-import json,sys; [print(sys.argv[1].split('/')[-1][:-5], r['api'], r['implementation'], r['status'], round(r.get('tflops') or 0, 1), (r.get('backward_kernel') or {}).get('params')) for r in json.load(open(sys.argv[1]))['records']]" "$f"; done 2>/dev/null | cut -c1-230
+bwd_params
 echo "== done at $((SECONDS - start)) s"
 pack_out s34b

@@ -25,7 +25,6 @@ done
 [ "$(left)" -gt 30 ] && ATTNVK_VK_BWD_DQ=atomic ATTNVK_VK_BWD_TILES=kx=2 bench vk-atomic-d64-kx2 $v $d64
 [ "$(left)" -gt 30 ] && bench d64-causal --api vulkan $b --impl attnvk $d64 --causal
 [ "$(left)" -gt 30 ] && ATTNVK_VK_BWD_DQ=kernel bench vk-kernel-d64-causal $v $d64 --causal
-for f in "$out"/json/*.json; do python3 -c "
-import json,sys; [print(sys.argv[1].split('/')[-1][:-5], r['api'], r['implementation'], r['status'], round(r.get('tflops') or 0, 1), (r.get('backward_kernel') or {}).get('params') or r.get('reason')) for r in json.load(open(sys.argv[1]))['records']]" "$f"; done 2>/dev/null | cut -c1-250
+bwd_params
 echo "== done at $((SECONDS - start)) s"
 pack_out s34c
