@@ -3,9 +3,9 @@
 # the Vulkan dQ-by-atomics dK/dV, K's matrices from shared memory (kx=2, D=128's atomic row)
 # against held in registers (kx=1) and against the dQ pass, D=128 and D=64, with the driver's
 # register counts; OpenCL's new D=128 row (2 warps, 32/16); cuDNN beside them.
-#     AVK=./build-h100b/attnvk DEADLINE=150 bash tools/h100/s34c.sh   (carry .gpu and build-h100b)
+#     AVK=./build-h100b/attnvk DEADLINE=110 bash tools/h100/s34c.sh   (carry .gpu and build-h100b)
 set -u
-deadline=150
+deadline=110
 out=${OUT:-/tmp/s34c-out}
 export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
