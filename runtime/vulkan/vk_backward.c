@@ -197,8 +197,8 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
 
 /* $ATTNVK_VK_BWD_DQ into *mode: unset, DQ_AUTO (the table's atomic rows marked by_default where
  * the device has the atomics and no tiles override is set, else the dQ pass); kernel or
- * deterministic runs, DQ_PASS; atomic,
- * DQ_ATOMIC; a failure for a bad value or, asked for, atomics the device lacks */
+ * deterministic runs, DQ_PASS; atomic, DQ_ATOMIC; a failure for a bad value or, asked for,
+ * atomics the device lacks */
 static attnvk_status dq_mode(const vk_caps *c, int deterministic, int *mode)
 {
     const char *env = getenv("ATTNVK_VK_BWD_DQ");

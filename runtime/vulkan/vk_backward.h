@@ -36,7 +36,8 @@ typedef struct vk_bwd_tiles {
  * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2]")
  * sets the matrix tiles; $ATTNVK_VK_BWD_DQ=atomic has a matrix body's dK/dV add
  * dQ by f32 atomics (not with deterministic; UNSUPPORTED where the device lacks
- * them), kernel (the default) runs the dQ pass.
+ * them), kernel runs the dQ pass; unset, the table's row for the head dim decides
+ * (atomics at D=64 where the device has them, not deterministic, no tiles override).
  * INVALID_ARGUMENT for a bad value, with the reason. */
 attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, int deterministic,
                             vk_bwd_tiles *out);
