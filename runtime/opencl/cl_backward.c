@@ -62,10 +62,14 @@ static int mma_tiles_override(int t[4])
            (t[3] == 1 || t[3] == 2);
 }
 
-/* the tensor-core entry for cfg's head dims, if one applies and fits; -1 on a bad override */
-static int select_mma(uint64_t local_mem, size_t max_wg, avk_cl_bwd_config *cfg)
+/* the tensor-core entry for cfg's head dims, if one applies and fits; -1 on a bad override, -2 on
+ * an override that fits no entry (*need: the smallest local memory it asked for) */
+static int select_mma(uint64_t local_mem, size_t max_wg, avk_cl_bwd_config *cfg, size_t *need)
 {
     const int dk = cfg->head_dim, dv = cfg->head_dim_v, dmax = dk > dv ? dk : dv;
+    const char *env = getenv("ATTNVK_OPENCL_BWD_TILES");
+    const int overridden = env && *env;
+    *need = 0;
     if (!cfg->f16 || dk % 16 || dv % 16) return 0;
     for (size_t i = 0; i < sizeof bwd_mma_table / sizeof *bwd_mma_table; ++i) {
         int t[4] = {bwd_mma_table[i].warps, bwd_mma_table[i].inner, bwd_mma_table[i].dq_inner, bwd_mma_table[i].stages};
@@ -75,10 +79,12 @@ static int select_mma(uint64_t local_mem, size_t max_wg, avk_cl_bwd_config *cfg)
         cfg->wg = t[0] * 32;
         cfg->bc = cfg->qb = t[0] * 16;
         cfg->bq = t[1], cfg->kb = t[2], cfg->stages = t[3];
-        const size_t a = avk_cl_bwd_local_bytes(cfg, 0), b = avk_cl_bwd_local_bytes(cfg, 1);
-        if ((a > b ? a : b) <= local_mem) return 1;
+        const size_t a = avk_cl_bwd_local_bytes(cfg, 0), b = avk_cl_bwd_local_bytes(cfg, 1), most = a > b ? a : b;
+        if (most <= local_mem) return 1;
+        if (!*need || most < *need) *need = most;
     }
-    return 0;
+    /* a sweep's tiles that do not fit are an error, not the portable body's timing under their name */
+    return overridden && *need ? -2 : 0;
 }
 
 attnvk_status avk_cl_bwd_select(uint64_t local_mem, size_t max_wg, int gpu, int mma, const attnvk_problem *p,
@@ -93,7 +99,12 @@ attnvk_status avk_cl_bwd_select(uint64_t local_mem, size_t max_wg, int gpu, int 
     cfg->f16 = p->dtype == ATTNVK_F16;
     cfg->unroll = gpu; /* CPU runtimes (PoCL) build far faster without forced unrolling */
     cfg->mma = mma;
-    const int picked = mma ? select_mma(local_mem, max_wg, cfg) : 0;
+    size_t need = 0;
+    const int picked = mma ? select_mma(local_mem, max_wg, cfg, &need) : 0;
+    if (picked == -2)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                        "ATTNVK_OPENCL_BWD_TILES: '%s' needs %zu bytes of local memory; the device has %llu",
+                        getenv("ATTNVK_OPENCL_BWD_TILES"), need, (unsigned long long)local_mem);
     if (picked < 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                         "ATTNVK_OPENCL_BWD_TILES: '%s' is not \"warps=N,inner=N,dq_inner=N,stages=N\" (warps 1..16, tiles "

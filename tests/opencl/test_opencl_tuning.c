@@ -3,11 +3,13 @@
  * avk_cl_configure on described devices must pick a body that runs the
  * feature, fit local memory, and use shuffles only within a sub-group. Then
  * the portable shapes they chose run on this machine's device (PoCL in CI)
- * with local-memory reductions, against the reference. */
+ * with local-memory reductions, against the reference. The backward's
+ * tensor-core tiles on the H100's 48 KiB, overrides included, need no device. */
 #include "test_util.h"
 
 #include "core/error.h"
 #include "core/kernel_args.h"
+#include "opencl/cl_backward.h"
 #include "opencl/cl_tuning.h"
 
 #include <stdlib.h>
@@ -231,6 +233,35 @@ static void check_h100_scores(void)
     }
 }
 
+/* The backward's tensor-core tiles on an H100 (48 KiB of local memory): the table's rows, an
+ * override that fits (two stages), one that fits no row (an error naming the bytes, not the
+ * portable body under the sweep's name) and a malformed one. */
+static void check_backward_tiles(void)
+{
+    attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16};
+    attnvk_problem q = p;
+    q.head_dim = 64;
+    const uint64_t local = 48 * 1024;
+    avk_cl_bwd_config c;
+    expect(avk_cl_bwd_select(local, 1024, 1, 1, &p, &c) == ATTNVK_OK && c.mma == 1 && c.wg == 64 && c.bq == 32 &&
+               c.kb == 16 && c.stages == 1,
+           "backward D=128: 2 warps, inner 32, dQ inner 16, one buffer");
+    expect(avk_cl_bwd_select(local, 1024, 1, 1, &q, &c) == ATTNVK_OK && c.mma == 1 && c.wg == 128 && c.bq == 32 &&
+               c.kb == 32,
+           "backward D=64: 4 warps, 32/32");
+    setenv("ATTNVK_OPENCL_BWD_TILES", "stages=2,inner=16,dq_inner=16", 1);
+    expect(avk_cl_bwd_select(local, 1024, 1, 1, &p, &c) == ATTNVK_OK && c.mma == 1 && c.stages == 2 &&
+               avk_cl_bwd_local_bytes(&c, 0) <= local && avk_cl_bwd_local_bytes(&c, 1) <= local,
+           "backward D=128, two buffers of 16 rows: fits");
+    setenv("ATTNVK_OPENCL_BWD_TILES", "warps=4,inner=16,dq_inner=32", 1);
+    expect(avk_cl_bwd_select(local, 1024, 1, 1, &p, &c) == ATTNVK_ERROR_UNSUPPORTED &&
+               strstr(attnvk_last_error(), "bytes of local memory") && strstr(attnvk_last_error(), "warps=4"),
+           "backward D=128, warps=4 with a 32-key dQ tile: too big, an error");
+    setenv("ATTNVK_OPENCL_BWD_TILES", "stages=3", 1);
+    expect(avk_cl_bwd_select(local, 1024, 1, 1, &p, &c) == ATTNVK_ERROR_INVALID_ARGUMENT, "backward stages=3: refused");
+    unsetenv("ATTNVK_OPENCL_BWD_TILES");
+}
+
 int main(void)
 {
     static const fake_device devices[] = {
@@ -243,6 +274,7 @@ int main(void)
     };
     check_h100();
     check_h100_scores();
+    check_backward_tiles();
     /* shuffles where a row's lanes fit a reported sub-group, else local memory */
     check_tiled(&devices[0], 128, 1);
     check_tiled(&devices[0], 256, 0);
