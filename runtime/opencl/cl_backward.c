@@ -33,8 +33,9 @@ static const struct {
  * (bench/results/backward-2026-12-06-s34, s34a): D=128 2 warps 32/32 71.4, 4 16/16 67.5,
  * 2 16/32 65.7; two buffers 2 16/16 62.9; D=64 4 32/32 58.1, two buffers 57.7 (32/32), 49.5
  * (32/16); s34b (another call): D=128 2 32/16 73.0, 2 32/32 70.9, 1 32/32 63.4, 1 64/64 38.2;
- * D=64 4 32/32 57.6, 2 32/32 56.0, 4 32/64 52.0, 4 64/64 46.0, 8 32/32 40.5. Synchronous copies before (vulkan-2026-12-06-s32, s32g): D=128 2 32/32 59.1, 2 16/16
- * 57.9, 2 16/32 54.4, 4 16/16 51.6; D=64 4 32/32 49.6, 4 32/64 48.0, 8 32/16 41.0, 8 32/32 36.9. */
+ * D=64 4 32/32 57.6, 2 32/32 56.0, 4 32/64 52.0, 4 64/64 46.0, 8 32/32 40.5. Synchronous copies
+ * before (vulkan-2026-12-06-s32, s32g): D=128 2 32/32 59.1, 2 16/16 57.9, 2 16/32 54.4, 4 16/16
+ * 51.6; D=64 4 32/32 49.6, 4 32/64 48.0, 8 32/16 41.0, 8 32/32 36.9. */
 static const struct {
     int max_dim, warps, inner, dq_inner, stages;
 } bwd_mma_table[] = {{64, 4, 32, 32, 1}, {128, 2, 32, 16, 1}, {128, 4, 16, 16, 1}};
@@ -225,18 +226,6 @@ static avk_kernel_args backward_args(const avk_bkernel *k)
 
 enum { PASSES = 4 }; /* pre, dK/dV, dQ, d(sink) */
 
-/* each pass's device time from its event (0 where it did not run); 0 where profiling has none */
-static void pass_times(cl_event *events, const int *which, int n, double pass_ms[PASSES])
-{
-    for (int i = 0; i < n; ++i) {
-        cl_ulong t0 = 0, t1 = 0;
-        if (avk_cl.GetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
-            avk_cl.GetEventProfilingInfo(events[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
-            t1 > t0)
-            pass_ms[which[i]] = (double)(t1 - t0) * 1e-6;
-    }
-}
-
 static attnvk_status run(avk_bdev *dev, avk_bkernel *k, const avk_cl_bwd *b, const avk_backward_dispatch *a,
                          cl_mem delta, cl_mem share, double *ms, double pass_ms[PASSES])
 {
@@ -285,7 +274,8 @@ static attnvk_status run(avk_bdev *dev, avk_bkernel *k, const avk_cl_bwd *b, con
     }
     if (s == ATTNVK_OK && n > 0) s = avk_cl_wait_timed(dev, events[0], events[n - 1], ms);
     else avk_cl.Finish(dev->queue);
-    if (s == ATTNVK_OK) pass_times(events, which, n, pass_ms);
+    for (int i = 0; s == ATTNVK_OK && i < n; ++i) /* each pass's device time (0 where profiling has none) */
+        avk_cl_events_ms(events[i], events[i], &pass_ms[which[i]]);
     for (int i = 0; i < n; ++i) avk_cl.ReleaseEvent(events[i]);
     return s;
 }

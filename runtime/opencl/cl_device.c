@@ -192,10 +192,15 @@ attnvk_status avk_cl_wait_timed(avk_bdev *dev, cl_event first, cl_event last, do
     attnvk_status s = event_status(dev, last);
     if (s == ATTNVK_OK) s = event_status(dev, first);
     if (s != ATTNVK_OK) return s;
+    const cl_int err = avk_cl_events_ms(first, last, ms);
+    return err == CL_SUCCESS ? ATTNVK_OK : avk_cl_fail(err, "clGetEventProfilingInfo");
+}
+
+cl_int avk_cl_events_ms(cl_event first, cl_event last, double *ms)
+{
     cl_ulong t0 = 0, t1 = 0;
     cl_int err = avk_cl.GetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
     if (err == CL_SUCCESS) err = avk_cl.GetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-    if (err != CL_SUCCESS) return avk_cl_fail(err, "clGetEventProfilingInfo");
-    *ms = t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
-    return ATTNVK_OK;
+    *ms = err == CL_SUCCESS && t1 > t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
+    return err;
 }

@@ -62,6 +62,8 @@ int avk_cl_has_mma(const avk_cl_caps *caps);
 /* Waits for the events and returns end(last) - start(first) in ms. A failed
  * command marks the device lost (DEVICE_LOST from then on). */
 attnvk_status avk_cl_wait_timed(avk_bdev *dev, cl_event first, cl_event last, double *ms);
+/* ms from first's start to last's end by the events' profiling (finished events); 0 on success */
+cl_int avk_cl_events_ms(cl_event first, cl_event last, double *ms);
 /* DEVICE_LOST with the first failure's reason once the device is lost, else OK. */
 attnvk_status avk_cl_check_lost(const avk_bdev *dev);
 
