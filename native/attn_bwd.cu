@@ -124,6 +124,25 @@ AVK_DEVICE void avk_bwd_grad(float x, float y, float dp, float sc, float lse2, f
     ds = prob == 0.f ? 0.f : prob * (dp - delta) * dsdx;
 }
 
+/* Where dQ's f32 sums (the atomics' a.dq_acc) keep row i, column d of (b, h). The wgmma body adds
+ * each 64 x 64 block of a query tile whole by one bulk reduction from its MMA's fragment order, so
+ * its sums keep that order: [B][H][ceil(Nq / 64)][Dk / 64] blocks of 4096 floats, accumulator e of
+ * column group n of the warpgroup's thread t at (n * 128 + t) * 4 + e (thread t = warp * 32 +
+ * lane holds rows warp * 16 + lane / 4 (+ 8: e >= 2), columns n * 8 + lane % 4 * 2 + e % 2);
+ * the others keep [B][H][Nq][Dk]. */
+AVK_DEVICE long long avk_bwd_dq_acc_at(const avk_attn_params &p, int b, int h, int i, int d)
+{
+#if AVK_BWD_MMA == 2
+    const long long tiles = ((long long)p.seq_q + 63) / 64;
+    const long long block = (((long long)b * p.heads + h) * tiles + i / 64) * (AVK_D / 64) + d / 64;
+    const int r = i % 64, c = d % 64;
+    const int t = r / 16 * 32 + r % 8 * 4 + c % 8 / 2, e = r % 16 / 8 * 2 + c % 2;
+    return block * 4096 + (c / 8 * 128 + t) * 4 + e;
+#else
+    return avk_bwd_row(p, b, h, i) * AVK_D + d;
+#endif
+}
+
 /* ===================== D_i and d(sink): both paths ===================== */
 /* a warp per row of [B][H][Nq] */
 AVK_KERNEL void __launch_bounds__(256) avk_bwd_pre(const avk_bwd_params a)
@@ -138,8 +157,15 @@ AVK_KERNEL void __launch_bounds__(256) avk_bwd_pre(const avk_bwd_params a)
     const avk_elem *O = (const avk_elem *)p.o + o, *dO = (const avk_elem *)a.d_o + o;
     float sum = 0.f;
     for (int d = lane; d < AVK_DV; d += 32) sum += avk_to_f32(O[d]) * avk_to_f32(dO[d]);
-    if (a.dq_acc) /* the atomics' dQ sums start at 0 */
+    if (a.dq_acc) { /* the atomics' dQ sums start at 0 */
+#if AVK_BWD_MMA == 2 /* (b, h)'s blocks as rows of Dk, the last row's warp the padding's too */
+        const long long padded = ((long long)p.seq_q + 63) / 64 * 64, at = ((long long)b * p.heads + h) * padded;
+        const long long end = i + 1 == (int)p.seq_q ? padded : i + 1;
+        for (long long e = (at + i) * AVK_D + lane; e < (at + end) * AVK_D; e += 32) ((float *)a.dq_acc)[e] = 0.f;
+#else
         for (int d = lane; d < AVK_D; d += 32) ((float *)a.dq_acc)[row * AVK_D + d] = 0.f;
+#endif
+    }
     for (int m = 16; m > 0; m /= 2) sum += avk_shfl_xor(sum, m);
     if (lane == 0) {
         ((float *)a.delta)[row] = sum;
@@ -177,7 +203,9 @@ AVK_KERNEL void __launch_bounds__(256) avk_bwd_dq_convert(const avk_bwd_params a
     for (long long e = (long long)blockIdx.x * 256 + threadIdx.x; e < n; e += (long long)gridDim.x * 256) {
         const long long row = e / AVK_D;
         const int i = (int)(row % p.seq_q), h = (int)(row / p.seq_q % p.heads), b = (int)(row / p.seq_q / p.heads);
-        ((avk_elem *)a.dq)[avk_bwd_q(p, b, h, i) + e % AVK_D] = avk_from_f32(((const float *)a.dq_acc)[e] * scale);
+        const int d = (int)(e % AVK_D);
+        ((avk_elem *)a.dq)[avk_bwd_q(p, b, h, i) + d] =
+            avk_from_f32(((const float *)a.dq_acc)[avk_bwd_dq_acc_at(p, b, h, i, d)] * scale);
     }
 }
 

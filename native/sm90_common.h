@@ -34,4 +34,19 @@ AVK_DEVICE avk_u64 avk_desc_sw128(avk_u32 addr, avk_u32 lbo, avk_u32 sbo)
 template <int N>
 AVK_DEVICE void avk_wgmma_wait(void) { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
 
+/* dst (global) += src (shared), bytes a multiple of 16 on 16-byte-aligned ends, by the async
+ * proxy (TMA's reduction); the issuing thread's bulk groups: commit, then wait until at most N
+ * are still reading their shared source (.read) or still in flight at all. */
+AVK_DEVICE void avk_bulk_reduce_add_f32(void *dst, avk_u32 src, avk_u32 bytes)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;" ::"l"(dst), "r"(src),
+                 "r"(bytes)
+                 : "memory");
+}
+AVK_DEVICE void avk_bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+template <int N>
+AVK_DEVICE void avk_bulk_wait_read(void) { asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory"); }
+template <int N>
+AVK_DEVICE void avk_bulk_wait(void) { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
+
 #endif

@@ -67,8 +67,9 @@ size_t avk_native_bwd_smem(const avk_native_bwd_config *c, int kernel)
     const int dq = kernel == AVK_BWD_DQ;
     const size_t rows_a = (size_t)(dq ? c->qb : c->bc), rows_b = (size_t)(dq ? c->kb : c->bq);
     if (c->mma == 2 && !dq) { /* attn_bwd_sm90.h: 1 KiB of alignment slack, K and V, two stages of Q and dO
-                               * (swizzled, unpadded), dS^T with the atomics' dQ, two stages of LSE and D_i */
-        const size_t ds = kernel == AVK_BWD_DKDV_DQ ? rows_a * rows_b * 2 : 0;
+                               * (swizzled, unpadded), dS^T and two buffers of dQ's 64 x 64 f32 blocks with the
+                               * atomics' dQ, two stages of LSE and D_i */
+        const size_t ds = kernel == AVK_BWD_DKDV_DQ ? rows_a * rows_b * 2 + 2 * (rows_b / 64) * (dk / 64) * 64 * 64 * 4 : 0;
         return 1024 + (rows_a + 2 * rows_b) * (dk + dv) * 2 + ds + 2 * 2 * rows_b * 4;
     }
     if (c->mma) { /* attn_bwd_mma.h: f16 rows + 8 of both tiles (dK/dV: Q/dO in two stages, their rows' LSE and
@@ -213,8 +214,10 @@ attnvk_status avk_native_backward(const avk_native_driver *d, void *ctx, const a
     const int atomic_dq = c->mma && !a->deterministic && fn[AVK_BWD_DKDV_DQ];
     const size_t r = (size_t)(rows > 0 ? rows : 1);
     const size_t acc_at = (2 * sizeof(float) * r + 255) / 256 * 256; /* red.v4 takes 16-byte-aligned rows */
+    /* the wgmma body's dQ sums: whole 64-row blocks a (b, h) (avk_bwd_dq_acc_at) */
+    const size_t acc_rows = c->mma == 2 ? (size_t)p->batch * p->heads * (size_t)((p->seq_q + 63) / 64 * 64) : r;
     unsigned long long work = 0;
-    attnvk_status s = d->alloc(ctx, acc_at + (atomic_dq ? sizeof(float) * r * (size_t)p->head_dim : 0), &work);
+    attnvk_status s = d->alloc(ctx, acc_at + (atomic_dq ? sizeof(float) * acc_rows * (size_t)p->head_dim : 0), &work);
     if (s != ATTNVK_OK) return s;
     P.delta = work, P.sink_share = work + sizeof(float) * r;
     P.dq_acc = atomic_dq ? work + acc_at : 0;
