@@ -125,19 +125,21 @@ AVK_DEVICE void avk_bwd_grad(float x, float y, float dp, float sc, float lse2, f
 }
 
 /* Where dQ's f32 sums (the atomics' a.dq_acc) keep row i, column d of (b, h). The wgmma body adds
- * each 64 x 64 block of a query tile whole by one bulk reduction from its MMA's fragment order, so
- * its sums keep that order: [B][H][ceil(Nq / 64)][Dk / 64] blocks of 4096 floats, accumulator e of
- * column group n of the warpgroup's thread t at (n * 128 + t) * 4 + e (thread t = warp * 32 +
- * lane holds rows warp * 16 + lane / 4 (+ 8: e >= 2), columns n * 8 + lane % 4 * 2 + e % 2);
- * the others keep [B][H][Nq][Dk]. */
+ * each 64 x 64 block of a query tile by bulk reductions from its MMA's fragment order, so its
+ * sums keep that order: [B][H][ceil(Nq / 64)][Dk / 64] blocks of 4096 floats, accumulator e of
+ * column group n of lane l of warp w (rows w * 16 + l / 4 (+ 8: e >= 2), columns n * 8 + l % 4 *
+ * 2 + e % 2) at (n * 128 + w * 32 + l) * 4 + e (AVK_BWD_DQ_WARP=1, a bulk reduction a warp: at
+ * ((w * 8 + n) * 32 + l) * 4 + e, a warp's 4 KiB apart); the others keep [B][H][Nq][Dk]. */
+#ifndef AVK_BWD_DQ_WARP
+#define AVK_BWD_DQ_WARP 0
+#endif
 AVK_DEVICE long long avk_bwd_dq_acc_at(const avk_attn_params &p, int b, int h, int i, int d)
 {
 #if AVK_BWD_MMA == 2
     const long long tiles = ((long long)p.seq_q + 63) / 64;
     const long long block = (((long long)b * p.heads + h) * tiles + i / 64) * (AVK_D / 64) + d / 64;
-    const int r = i % 64, c = d % 64;
-    const int t = r / 16 * 32 + r % 8 * 4 + c % 8 / 2, e = r % 16 / 8 * 2 + c % 2;
-    return block * 4096 + (c / 8 * 128 + t) * 4 + e;
+    const int r = i % 64, c = d % 64, w = r / 16, l = r % 8 * 4 + c % 8 / 2, n = c / 8, e = r % 16 / 8 * 2 + c % 2;
+    return block * 4096 + (AVK_BWD_DQ_WARP ? (w * 8 + n) * 32 + l : n * 128 + w * 32 + l) * 4 + e;
 #else
     return avk_bwd_row(p, b, h, i) * AVK_D + d;
 #endif

@@ -186,6 +186,18 @@ AVK_DEVICE void avk_bwd_issue_rows(const avk_bwd_params &a, int b, int h, int i0
                                            (long long)p.q_ss / D * DV, valid);
 }
 
+/* Query column q = n * 8 + quad_col * 2 + c's two scores of s (the warp's keys key_a and key_a +
+ * 8: s[n][c], s[n][2 + c]) through the contract's hook into y; returns q */
+template <int N>
+AVK_DEVICE int avk_bwd_hooked(const avk_attn_params &p, const avk_work &w, const float (&s)[N][4], int n, int c, int i0,
+                              int key_a, int quad_col, float (&y)[2])
+{
+    const int q = n * 8 + quad_col * 2 + c;
+    y[0] = s[n][c], y[1] = s[n][2 + c];
+    avk_score_mod<2, 1, 8>(p, avk_row(p, w, i0 + q, p.scale_log2), y, key_a, p.scale_log2, true);
+    return q;
+}
+
 /* S^T and dP^T of a warp's 16 keys (key_a, key_a + 8: rows quad_row + 8 (e / 2)) against N
  * n-tiles of query columns (n * 8 + quad_col * 2 + e % 2, from query i0): each column's two
  * keys through the hook (G 1, stride 8), then s becomes P^T and dp dS^T.
@@ -199,9 +211,8 @@ AVK_DEVICE void avk_bwd_tile_grads(const avk_attn_params &p, const avk_work &w, 
     for (int n = 0; n < N; ++n)
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-            const int q = n * 8 + quad_col * 2 + c;
-            float y[2] = {s[n][c], s[n][2 + c]};
-            avk_score_mod<2, 1, 8>(p, avk_row(p, w, i0 + q, p.scale_log2), y, key_a, p.scale_log2, true);
+            float y[2];
+            const int q = avk_bwd_hooked<N>(p, w, s, n, c, i0, key_a, quad_col, y);
             const float lse2 = sL[q], del = sDel[q];
 #pragma unroll
             for (int e = 0; e < 2; ++e)

@@ -18,9 +18,11 @@
  *     64 x 64 jobs (both operands MN-major: dS^T's rows and K's rows are the
  *     keys), shared out over the warpgroups; each job's accumulators go to a
  *     shared staging block in their fragment order (conflict-free float4s)
- *     and one thread adds the block to dQ's f32 sums by one bulk reduction
- *     (the TMA's, 16 KiB): the warpgroup goes on while the copy engine and
- *     L2 do the adding (red.v4 from every thread cost s31c 1.5 of 5.0 ms).
+ *     and one thread a warpgroup adds the block (AVK_BWD_DQ_WARP=1: one
+ *     lane a warp its 4 KiB, no warpgroup barrier; not yet run on a GPU)
+ *     to dQ's f32 sums by a bulk reduction (the TMA's): the warpgroup goes
+ *     on while the copy engine and L2 do the adding (red.v4 from every
+ *     thread cost s31c 1.5 of 5.0 ms, the bulk reductions s35a 0.7).
  *     Two staging buffers; the sums keep the fragment order
  *     (avk_bwd_dq_acc_at).
  * dK and dV live in registers (Dk/2 + Dv/2 per thread): Dk, Dv <= 128. */
@@ -47,16 +49,61 @@ enum {
     STAGE_BYTES = SQ_BYTES + SDO_BYTES,
     SDS_BYTES = BC * BQ * 2, /* dS^T: a row per key, BQ / 64 column blocks */
     DQ_JOB_BYTES = 64 * 64 * 4, SDQ_BYTES = 2 * DQ_JOBS * DQ_JOB_BYTES, /* dQ's staging, two buffers */
+    DQ_PART = AVK_BWD_DQ_WARP ? DQ_JOB_BYTES / 4 : DQ_JOB_BYTES,          /* bytes of one bulk reduction */
 };
 static_assert(NT == WG_KEYS * 128 && WN == 1, "the wgmma body's CTA is BC / 64 warpgroups (wn 1)");
 static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 128 && DV <= 128, "the wgmma backward takes Dk, Dv of 64 or 128");
 static_assert(BQ == 64 || BQ == 128, "the wgmma backward's query tiles are 64 or 128 rows");
 
 /* A measurement knob (ATTNVK_CUDA_DEFINES=-DAVK_BWD_X=...): takes a part out, 1 the dQ phase, 2
- * its atomics, 4 the P/dS arithmetic (wrong gradients: for timing only; session 31's s31c). */
+ * its reductions, 4 the P/dS arithmetic, 8 dQ's staging stores, 16 the fence and barrier before
+ * the reductions (wrong gradients: for timing only; session 31's s31c, 35's s35b). */
 #ifndef AVK_BWD_X
 #define AVK_BWD_X 0
 #endif
+
+/* AVK_BWD_SPLIT=1: S^T and dP^T as two wgmma groups, P^T computed while dP^T's MMAs run and dV's
+ * issued before dS^T is (0, the default until it has run on a GPU: both waited for, then
+ * avk_bwd_tile_grads). The softcap's derivative needs the raw score beside P, so its builds keep
+ * the one wait. */
+#ifndef AVK_BWD_SPLIT
+#define AVK_BWD_SPLIT 0
+#endif
+enum { SPLIT_WAIT = AVK_BWD_SPLIT && !(AVK_SCORE_MOD & AVK_MOD_SOFTCAP) };
+
+/* P^T of a tile into s (avk_bwd_tile_grads's first half): the scores through the contract's hook,
+ * exp2 against the rows' LSE */
+template <int N>
+AVK_DEVICE void avk_bw_tile_probs(const avk_attn_params &p, const avk_work &w, float (&s)[N][4], const float *sL, int i0,
+                                  int key_a, float sc, int quad_col)
+{
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+            float y[2];
+            const float lse2 = sL[avk_bwd_hooked<N>(p, w, s, n, c, i0, key_a, quad_col, y)];
+            s[n][c] = avk_exp2(y[0] * sc - lse2);
+            s[n][2 + c] = avk_exp2(y[1] * sc - lse2);
+        }
+}
+
+/* dS^T = P^T (dP^T - D) into dp (avk_bwd_grad's without a softcap) */
+template <int N>
+AVK_DEVICE void avk_bw_tile_ds(const float (&s)[N][4], float (&dp)[N][4], const float *sDel, int quad_col)
+{
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+            const float del = sDel[n * 8 + quad_col * 2 + c];
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const float prob = s[n][2 * e + c];
+                dp[n][2 * e + c] = prob == 0.f ? 0.f : prob * (dp[n][2 * e + c] - del);
+            }
+        }
+}
 
 /* Descriptors of a swizzled tile of `rows` rows at base: K-major (the rows are M or N, k-step kk
  * 32 bytes along them) and MN-major (the rows are k: k-step kk is 16 rows; 64-column blocks
@@ -85,6 +132,9 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
     float *sL0 = (float *)(sS + (DQ ? SDS_BYTES + SDQ_BYTES : 0)), *sDel0 = sL0 + 2 * BQ;
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int quad_row = lane / 4, quad_col = lane % 4;
+    /* who adds dQ's staged blocks: a lane a warp, or a thread a warpgroup */
+    const bool dq_issuer = AVK_BWD_DQ_WARP ? lane == 0 : threadIdx.x % 128 == 0;
+    const int part = AVK_BWD_DQ_WARP ? warp : 0; /* the issuer's part of a block */
     const int k0 = blockIdx.x * BC, g = blockIdx.y, b = blockIdx.z, nk = min(BC, (int)p.seq_kv - k0);
     const long long kr0 = avk_bwd_kv_row(p, b, g, k0);
     avk_bwd_rows_async<BC, D, NT, true>(aK, (const avk_elem *)p.k + kr0 * D, (long long)p.kv_ss * D, nk);
@@ -137,14 +187,31 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
         avk_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KD; ++kk) avk_wg_scores(&s[0][0], avk_bw_kmajor(kA, BC, kk), avk_bw_kmajor(q_st, BQ, kk), kk > 0);
+        if (SPLIT_WAIT) avk_wgmma_commit();
 #pragma unroll
         for (int kk = 0; kk < KDV; ++kk)
             avk_wg_scores(&dp[0][0], avk_bw_kmajor(vA, BC, kk), avk_bw_kmajor(do_st, BQ, kk), kk > 0);
         avk_wgmma_commit();
-        avk_wgmma_wait<0>();
-        avk_reg_fence<NSQ * 4>(&s[0][0]);
-        avk_reg_fence<NSQ * 4>(&dp[0][0]);
-        if (!(AVK_BWD_X & 4)) avk_bwd_tile_grads<NSQ>(p, w, s, dp, sL, sDel, cur_i0, key_a, sc, cap_in, quad_col);
+        avk_u32 pa[KQ][4], da[KQ][4];
+        if (SPLIT_WAIT) {
+            avk_wgmma_wait<1>(); /* S^T's group: P^T and dV's MMAs while dP^T's run */
+            avk_reg_fence<NSQ * 4>(&s[0][0]);
+            if (!(AVK_BWD_X & 4)) avk_bw_tile_probs<NSQ>(p, w, s, sL, cur_i0, key_a, sc, quad_col);
+#pragma unroll
+            for (int kk = 0; kk < KQ; ++kk) avk_bwd_pack<NSQ>(s, kk, pa[kk]);
+            avk_wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < KQ; ++kk) avk_wg_dv(&dv[0][0], pa[kk], avk_bw_mnmajor(do_st, BQ, kk), 1);
+            avk_wgmma_commit();
+            avk_wgmma_wait<1>(); /* dP^T's group (dV's may still run) */
+            avk_reg_fence<NSQ * 4>(&dp[0][0]);
+            if (!(AVK_BWD_X & 4)) avk_bw_tile_ds<NSQ>(s, dp, sDel, quad_col);
+        } else {
+            avk_wgmma_wait<0>();
+            avk_reg_fence<NSQ * 4>(&s[0][0]);
+            avk_reg_fence<NSQ * 4>(&dp[0][0]);
+            if (!(AVK_BWD_X & 4)) avk_bwd_tile_grads<NSQ>(p, w, s, dp, sL, sDel, cur_i0, key_a, sc, cap_in, quad_col);
+        }
 
         if (DQ) /* dS^T to shared, swizzled (query chunk n of key row r at n ^ (r % 8)): conflict-free */
 #pragma unroll
@@ -155,23 +222,22 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
                     *(avk_u32 *)(sS + (n / 8) * BC * 128 + r * 128 + (((n % 8) ^ (r % 8)) << 4) + quad_col * 4) =
                         avk_bpack(dp[n][2 * e2], dp[n][2 * e2 + 1]);
                 }
-        /* dV += P^T dO, dK += dS^T Q */
-        avk_u32 pa[KQ][4], da[KQ][4];
+        /* dV += P^T dO (unless issued above), dK += dS^T Q */
 #pragma unroll
         for (int kk = 0; kk < KQ; ++kk) {
-            avk_bwd_pack<NSQ>(s, kk, pa[kk]);
+            if (!SPLIT_WAIT) avk_bwd_pack<NSQ>(s, kk, pa[kk]);
             avk_bwd_pack<NSQ>(dp, kk, da[kk]);
         }
         avk_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < KQ; ++kk) {
-            avk_wg_dv(&dv[0][0], pa[kk], avk_bw_mnmajor(do_st, BQ, kk), 1);
+            if (!SPLIT_WAIT) avk_wg_dv(&dv[0][0], pa[kk], avk_bw_mnmajor(do_st, BQ, kk), 1);
             avk_wg_dk(&dk[0][0], da[kk], avk_bw_mnmajor(q_st, BQ, kk), 1);
         }
         avk_wgmma_commit();
         if (DQ && !(AVK_BWD_X & 1)) {
-            /* staging buffer st: this warpgroup's reductions that read it two tiles ago are done */
-            if (threadIdx.x % 128 == 0) avk_bulk_wait_read<1>();
+            /* staging buffer st: the issuer's reductions that read it two tiles ago are done */
+            if (dq_issuer) avk_bulk_wait_read<1>();
             avk_fence_proxy_async(); /* dS^T's stores, then the async proxy's reads */
             __syncthreads();
             const long long q_tiles = ((int)p.seq_q + 63) / 64;
@@ -189,13 +255,23 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
                 avk_wgmma_commit();
                 avk_wgmma_wait<0>();
                 avk_reg_fence<32>(&dq[0][0]);
-                float4 *stage = (float4 *)(sDQ + (st * DQ_JOBS + job) * DQ_JOB_BYTES) + threadIdx.x % 128;
+                /* float4 n of a thread at n * 128 + its thread (a warpgroup's block) or n * 32 + its
+                 * lane in its warp's 4 KiB (a warp's): a warp's stores 512 consecutive bytes */
+                float4 *stage = (float4 *)(sDQ + (st * DQ_JOBS + job) * DQ_JOB_BYTES) +
+                                (AVK_BWD_DQ_WARP ? warp * 256 + lane : threadIdx.x % 128);
+                if (!(AVK_BWD_X & 8))
 #pragma unroll
-                for (int n = 0; n < 8; ++n) stage[n * 128] = make_float4(dq[n][0], dq[n][1], dq[n][2], dq[n][3]);
+                    for (int n = 0; n < 8; ++n)
+                        stage[n * (AVK_BWD_DQ_WARP ? 32 : 128)] = make_float4(dq[n][0], dq[n][1], dq[n][2], dq[n][3]);
             }
-            avk_fence_proxy_async(); /* the staged blocks, then the bulk reductions' reads */
-            asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");
-            if (threadIdx.x % 128 == 0) {
+            if (!(AVK_BWD_X & 16)) {
+                avk_fence_proxy_async(); /* the staged blocks, then the bulk reductions' reads */
+                if (AVK_BWD_DQ_WARP)
+                    __syncwarp();
+                else
+                    asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");
+            }
+            if (dq_issuer) {
 #pragma unroll
                 for (int j = 0; j < (DQ_JOBS + WG_KEYS - 1) / WG_KEYS; ++j) {
                     const int job = wg + j * WG_KEYS;
@@ -203,8 +279,8 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
                     const int mq = job % (BQ / 64), nd = job / (BQ / 64);
                     const long long block = ((long long)(b * (int)p.heads + cur_h) * q_tiles + cur_i0 / 64 + mq) * (D / 64) + nd;
                     if (!(AVK_BWD_X & 2))
-                        avk_bulk_reduce_add_f32((float *)a.dq_acc + block * 4096, aDQ + (avk_u32)((st * DQ_JOBS + job) * DQ_JOB_BYTES),
-                                                DQ_JOB_BYTES);
+                        avk_bulk_reduce_add_f32((float *)a.dq_acc + block * 4096 + part * DQ_PART / 4,
+                                                aDQ + (avk_u32)((st * DQ_JOBS + job) * DQ_JOB_BYTES + part * DQ_PART), DQ_PART);
                 }
                 avk_bulk_commit();
             }
@@ -214,7 +290,7 @@ AVK_DEVICE void avk_bwd_dkdv_wg_body(const avk_bwd_params &a)
         avk_reg_fence<DV / 2>(&dv[0][0]);
     }
     AVK_CP_ASYNC_WAIT(0); /* K and V, when no query tile saw these keys */
-    if (DQ && threadIdx.x % 128 == 0) avk_bulk_wait<0>(); /* the reductions done before the CTA's shared memory goes */
+    if (DQ && dq_issuer) avk_bulk_wait<0>(); /* the reductions done before the CTA's shared memory goes */
     avk_bwd_store_dkdv<D / 8, DV / 8>(a, kr0, key_w, nk, 0, 0, dk, dv, quad_row, quad_col);
 }
 
