@@ -281,19 +281,22 @@ for x in d["devices"]:
 '; then ok "devices --json is valid and complete"; else bad "devices --json"; fi
 
 # --- devices measures each device's read bandwidth once, then reads it from the cache ---
+# (the text wraps long detail lines wherever the measured figure's width puts the break, so the
+# checks read it as one line)
+flat() { tr '\n' ' ' | tr -s ' '; }
 bw_cache="$work/bandwidth-cache"
 rm -rf "$bw_cache"
-first=$(ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices 2>&1)
+first=$(ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices 2>&1 | flat)
 second=$(ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices --json 2>&1)
-unmeasured=$(ATTNVK_CACHE_DIR="$work/bandwidth-empty" "$attnvk" devices --no-measure 2>&1)
+unmeasured=$(ATTNVK_CACHE_DIR="$work/bandwidth-empty" "$attnvk" devices --no-measure 2>&1 | flat)
 if echo "$first" | grep -q "read bandwidth [0-9.]* GB/s (measured now)" &&
    ! echo "$first" | grep -q "read bandwidth unknown" &&
    echo "$second" | $python -c '
 import json, sys
 d = json.load(sys.stdin)
 assert d["devices"] and all(x["read_bandwidth_gbps"] > 0 for x in d["devices"]), d["devices"]
-' && ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices | grep -q "GB/s (cached)" &&
-   ! ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices | grep -q "measured now" &&
+' && ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices | flat | grep -q "GB/s (cached)" &&
+   ! ATTNVK_CACHE_DIR="$bw_cache" "$attnvk" devices | flat | grep -q "measured now" &&
    echo "$unmeasured" | grep -q "read bandwidth unknown (not measured yet)" &&
    ! echo "$unmeasured" | grep -q "GB/s"; then
     ok "devices: read bandwidth measured once per device, then cached; --no-measure shows cached only:" \
