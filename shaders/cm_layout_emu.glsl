@@ -7,6 +7,9 @@
 #define EMU_MS 8u // the direct K/V operands' emulation takes NVIDIA's 16 (flash_decode_direct_emu.comp)
 #endif
 #define CM_EMULATED 1
+#ifndef EMU_INNER_UNROLL
+#define EMU_INNER_UNROLL // flash_coopmat_emu_ops.glsl says when an includer unrolls
+#endif
 const uint EMU = EMU_MS;
 struct emu_h { float v[EMU_MS * EMU_MS]; }; // f16 operand (A, B): values rounded to f16
 struct emu_f { float v[EMU_MS * EMU_MS]; }; // f32 accumulator
@@ -40,7 +43,7 @@ emu_f emu_mad(emu_h a, emu_h b, emu_f c);
 emu_h emu_to_f16(emu_f c)
 {
     emu_h m;
-    for (uint i = 0u; i < EMU * EMU; ++i) m.v[i] = unpackHalf2x16(packHalf2x16(vec2(c.v[i], 0.0))).x;
+    EMU_INNER_UNROLL for (uint i = 0u; i < EMU * EMU; ++i) m.v[i] = unpackHalf2x16(packHalf2x16(vec2(c.v[i], 0.0))).x;
     return m;
 }
 

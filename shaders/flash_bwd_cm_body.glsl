@@ -14,6 +14,10 @@
 //      masks and score mods), written back in f16 over the staging;
 //   3. accumulates dX += dS . stream X (dK += dS^T Q, dQ += dS K) and, for
 //      dK/dV, dV += P^T . dO, in f32 accumulators.
+// REG_SCORES (a specialization constant) skips the staging: P and dS are
+// computed in the accumulators, each lane on the elements it holds, and
+// converted in place to f16 A operands (as flash_coopmat_rs_body.glsl's P), so
+// steps 1-3 run per MS columns with no shared-memory round trip or sync.
 // Every subgroup owns what it writes (no atomics): runs are bit-identical.
 // BWD_DQ_ATOMIC (a dK/dV build, not deterministic) adds dQ there too, so no dQ
 // pass recomputes S and dP: per tile, once every strip's dS is staged, the
@@ -46,6 +50,10 @@ layout(constant_id = 6) const uint STAGES = 1;       // 2: streamed tiles double
 // from there per tile instead of holding them in registers, 8 a subgroup at D=128, which leaves
 // room for dQ's product beside the dK and dV accumulators
 layout(constant_id = 7) const uint KEPT_X_SHARED = 0;
+// 1: S and dP stay in their accumulators, P and dS are computed there (element positions from
+// the CM_SLOT_ROW / CM_COL layout macros: the host sets this only where its probe saw that layout)
+// and converted in place to the A operands of dX and dV; nothing goes through the staging
+layout(constant_id = 8) const uint REG_SCORES = 0;
 
 const uint KEEP = NSG * MS;
 const uint D8 = D / 8u, DV8 = DV / 8u;               // uvec4 (8 halves) of an X, Y row
@@ -245,6 +253,11 @@ void main()
 #else
     uint kept_row = i0 + strip + lr; // the query row of this lane's staged row
     vec2 row_stat = kept_row < pc.seq_q ? stats[bwd_row(b, h, kept_row)] : vec2(POS_INF, 0.0);
+    vec2 slot_stat[CM_SLOTS]; // REG_SCORES: the rows this lane's accumulator elements are in
+    [[unroll]] for (uint sl = 0u; sl < CM_SLOTS; ++sl) {
+        uint i = i0 + strip + CM_SLOT_ROW(lane, sl);
+        slot_stat[sl] = i < pc.seq_q ? stats[bwd_row(b, h, i)] : vec2(POS_INF, 0.0);
+    }
     uint k_end = avk_key_end(len, min(i0 + KEEP, pc.seq_q) - 1u); // the keys some row of the block sees
     uint first = avk_key_begin(len, i0) / STREAM * STREAM, per_head = k_end > first ? (k_end - first + STREAM - 1u) / STREAM : 0u;
     uint ntiles = per_head;
@@ -277,7 +290,8 @@ void main()
             barrier();
         }
         float slope = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[hq] : 0.0;
-        // 1. X1 and X2 of this subgroup's strip, MS columns at a time, staged in f32
+        // 1. X1 and X2 of this subgroup's strip, MS columns at a time: staged in f32, or (REG_SCORES)
+        // turned into P and dS where they are and used at once (steps 2 and 3 for those columns)
         BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n) {
             CM_C x1 = CM_C_ZERO, x2 = CM_C_ZERO;
             BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) {
@@ -297,51 +311,87 @@ void main()
                 CM_LOAD_COL(yb, tile_sh, cur + Y_OFF + n * MS * YS + k * MS / 8u, YS);
                 x2 = CM_MAD(ym[k], yb, x2);
             }
-            CM_STORE_ROW(x1, tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
-            CM_STORE_ROW(x2, tile_sh, DP_OFF + strip * SSW + n * MS / 4u, SSW);
-        }
-        subgroup_sync();
-
-        // 2. P and dS of this lane's columns, back over the staging in f16
-        float pv[CPL], dsv[CPL];
-        [[unroll]] for (uint c = 0u; c < CPL; ++c) {
-            uint col = part * CPL + c;
-            float x = uintBitsToFloat(tile_sh[s_row + c / 4u][c % 4u]);
-            float dp = uintBitsToFloat(tile_sh[dp_row + c / 4u][c % 4u]);
+            if (REG_SCORES == 0u) {
+                CM_STORE_ROW(x1, tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
+                CM_STORE_ROW(x2, tile_sh, DP_OFF + strip * SSW + n * MS / 4u, SSW);
+                continue;
+            }
+            // each element's row (kept) and column (streamed) from the accumulator layout, a row
+            // (slot) at a time: the emulation's 64 elements as 8 loop trips (lavapipe stops an
+            // invocation's loops after 65535 trips in all)
+            BWD_CM_UNROLL for (uint sl = 0u; sl < CM_SLOTS; ++sl) [[unroll]] for (uint q = 0u; q < CM_LEN / CM_SLOTS; ++q) {
+                uint e = sl * (CM_LEN / CM_SLOTS) + q;
+                uint row = strip + CM_SLOT_ROW(lane, sl), col = n * MS + CM_COL(lane, e);
 #ifdef BWD_DKDV
-            vec2 pd = bwd_p_ds(x, dp, stat_sh[cur_stat + col], b, hq, len, i0 + col, kept_row, s_pre, slope);
+                vec2 pd = bwd_p_ds(CM_AT(x1, e), CM_AT(x2, e), stat_sh[cur_stat + col], b, hq, len, i0 + col, k0 + row, s_pre, slope);
 #else
-            vec2 pd = bwd_p_ds(x, dp, row_stat, b, hq, len, kept_row, k0 + col, s_pre, slope);
+                vec2 pd = bwd_p_ds(CM_AT(x1, e), CM_AT(x2, e), slot_stat[sl], b, hq, len, i0 + row, k0 + col, s_pre, slope);
 #endif
-            pv[c] = pd.x;
-            dsv[c] = pd.y;
-        }
-        subgroup_sync(); // the row's f32 values are read: its f16 halves go over them
-        uint p_row = S_OFF + (strip + lr) * SSW + part * CPL / 8u, ds_row = DP_OFF + (strip + lr) * SSW + part * CPL / 8u;
-        [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
-            tile_sh[p_row + c / 8u] = pack8(pv, c);
-            tile_sh[ds_row + c / 8u] = pack8(dsv, c);
-        }
-        subgroup_sync();
-
-        // 3. dX += dS . stream X; dV += P^T . dO
-        BWD_CM_UNROLL for (uint kc = 0u; kc < ST; ++kc) {
-            CM_A dsm;
-            CM_LOAD_ROW(dsm, tile_sh, DP_OFF + strip * SSW + kc * MS / 8u, SSW);
-            BWD_CM_UNROLL for (uint n = 0u; n < XT; ++n) {
+                CM_AT(x1, e) = pd.x;
+                CM_AT(x2, e) = pd.y;
+            }
+            CM_A dsm = CM_A_FROM_C(x2);
+            BWD_CM_UNROLL for (uint m = 0u; m < XT; ++m) {
                 CM_B xb;
-                CM_LOAD_ROW(xb, tile_sh, cur + kc * MS * XS + n * MS / 8u, XS);
-                dx[n] = CM_MAD(dsm, xb, dx[n]);
+                CM_LOAD_ROW(xb, tile_sh, cur + n * MS * XS + m * MS / 8u, XS);
+                dx[m] = CM_MAD(dsm, xb, dx[m]);
             }
 #ifdef BWD_DKDV
-            CM_A pm;
-            CM_LOAD_ROW(pm, tile_sh, S_OFF + strip * SSW + kc * MS / 8u, SSW);
-            BWD_CM_UNROLL for (uint n = 0u; n < YT; ++n) {
+            CM_A pm = CM_A_FROM_C(x1);
+            BWD_CM_UNROLL for (uint m = 0u; m < YT; ++m) {
                 CM_B yb;
-                CM_LOAD_ROW(yb, tile_sh, cur + Y_OFF + kc * MS * YS + n * MS / 8u, YS);
-                dv[n] = CM_MAD(pm, yb, dv[n]);
+                CM_LOAD_ROW(yb, tile_sh, cur + Y_OFF + n * MS * YS + m * MS / 8u, YS);
+                dv[m] = CM_MAD(pm, yb, dv[m]);
             }
 #endif
+#ifdef BWD_DQ_ATOMIC
+            CM_STORE_ROW(dsm, tile_sh, DP_OFF + strip * SSW + n * MS / 8u, SSW); // dS^T in f16 for dq_add
+#endif
+        }
+        if (REG_SCORES == 0u) {
+            subgroup_sync();
+
+            // 2. P and dS of this lane's columns, back over the staging in f16
+            float pv[CPL], dsv[CPL];
+            [[unroll]] for (uint c = 0u; c < CPL; ++c) {
+                uint col = part * CPL + c;
+                float x = uintBitsToFloat(tile_sh[s_row + c / 4u][c % 4u]);
+                float dp = uintBitsToFloat(tile_sh[dp_row + c / 4u][c % 4u]);
+#ifdef BWD_DKDV
+                vec2 pd = bwd_p_ds(x, dp, stat_sh[cur_stat + col], b, hq, len, i0 + col, kept_row, s_pre, slope);
+#else
+                vec2 pd = bwd_p_ds(x, dp, row_stat, b, hq, len, kept_row, k0 + col, s_pre, slope);
+#endif
+                pv[c] = pd.x;
+                dsv[c] = pd.y;
+            }
+            subgroup_sync(); // the row's f32 values are read: its f16 halves go over them
+            uint p_row = S_OFF + (strip + lr) * SSW + part * CPL / 8u, ds_row = DP_OFF + (strip + lr) * SSW + part * CPL / 8u;
+            [[unroll]] for (uint c = 0u; c < CPL; c += 8u) {
+                tile_sh[p_row + c / 8u] = pack8(pv, c);
+                tile_sh[ds_row + c / 8u] = pack8(dsv, c);
+            }
+            subgroup_sync();
+
+            // 3. dX += dS . stream X; dV += P^T . dO
+            BWD_CM_UNROLL for (uint kc = 0u; kc < ST; ++kc) {
+                CM_A dsm;
+                CM_LOAD_ROW(dsm, tile_sh, DP_OFF + strip * SSW + kc * MS / 8u, SSW);
+                BWD_CM_UNROLL for (uint n = 0u; n < XT; ++n) {
+                    CM_B xb;
+                    CM_LOAD_ROW(xb, tile_sh, cur + kc * MS * XS + n * MS / 8u, XS);
+                    dx[n] = CM_MAD(dsm, xb, dx[n]);
+                }
+#ifdef BWD_DKDV
+                CM_A pm;
+                CM_LOAD_ROW(pm, tile_sh, S_OFF + strip * SSW + kc * MS / 8u, SSW);
+                BWD_CM_UNROLL for (uint n = 0u; n < YT; ++n) {
+                    CM_B yb;
+                    CM_LOAD_ROW(yb, tile_sh, cur + Y_OFF + kc * MS * YS + n * MS / 8u, YS);
+                    dv[n] = CM_MAD(pm, yb, dv[n]);
+                }
+#endif
+            }
         }
 #ifdef BWD_DQ_ATOMIC
         barrier(); // every strip's dS is staged (the next tile's barrier keeps it until all have read it)

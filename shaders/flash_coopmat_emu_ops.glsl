@@ -7,11 +7,17 @@
 // infinite-loop guard), and the backward's dQ by atomics, rolled, spent that on a
 // few tiles (a multiply per key step of every dQ matrix of every tile). The
 // forward builds keep them rolled (the same SPIR-V, compile times and caches).
+// EMU_OUTER_UNROLL (the backward's build too) unrolls the row loops as well: the
+// guard still cut dK/dV's 16th tile at D=128 (the test's MQA with dQ by atomics)
+// with 8 trips a row loop per multiply and load.
 #ifndef FLASH_COOPMAT_EMU_OPS_GLSL
 #define FLASH_COOPMAT_EMU_OPS_GLSL
 
 #ifndef EMU_INNER_UNROLL
 #define EMU_INNER_UNROLL
+#endif
+#ifndef EMU_OUTER_UNROLL
+#define EMU_OUTER_UNROLL
 #endif
 
 emu_f emu_zero()
@@ -30,14 +36,14 @@ float half_at(uint h) // h-th f16 of tile_sh
 // f16 matrices (A, B) from uvec4 memory: offset and stride in uvec4 units
 void emu_load(out emu_h m, uint off, uint stride, bool col_major)
 {
-    for (uint r = 0u; r < EMU; ++r)
+    EMU_OUTER_UNROLL for (uint r = 0u; r < EMU; ++r)
         EMU_INNER_UNROLL for (uint c = 0u; c < EMU; ++c)
             m.v[r * EMU + c] = col_major ? half_at((off + c * stride) * 8u + r) : half_at((off + r * stride) * 8u + c);
 }
 
 emu_f emu_mad(emu_h a, emu_h b, emu_f c)
 {
-    for (uint r = 0u; r < EMU; ++r)
+    EMU_OUTER_UNROLL for (uint r = 0u; r < EMU; ++r)
         EMU_INNER_UNROLL for (uint n = 0u; n < EMU; ++n) {
             float acc = c.v[r * EMU + n];
             EMU_INNER_UNROLL for (uint k = 0u; k < EMU; ++k) acc += a.v[r * EMU + k] * b.v[k * EMU + n];
@@ -50,7 +56,7 @@ emu_f emu_mad(emu_h a, emu_h b, emu_f c)
 // writes the same values
 void emu_store(emu_f m, uint off, uint stride)
 {
-    for (uint r = 0u; r < EMU; ++r)
+    EMU_OUTER_UNROLL for (uint r = 0u; r < EMU; ++r)
         EMU_INNER_UNROLL for (uint c = 0u; c < EMU; ++c) {
             uint f = (off + r * stride) * 4u + c;
             tile_sh[f / 4u][f % 4u] = floatBitsToUint(m.v[r * EMU + c]);

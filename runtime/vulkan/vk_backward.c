@@ -195,6 +195,27 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
     return ATTNVK_OK;
 }
 
+/* Whether body keeps P and dS in its accumulators (REG_SCORES) on c, into *on: where the probe
+ * saw the accumulator layout that shaders/cm_layout_nv.glsl assumes (NV, or its KHR rewrite; the
+ * emulation has its own), unless $ATTNVK_VK_BWD_SCORES=staged; =registers where it did not is
+ * UNSUPPORTED with the probe's reason */
+static attnvk_status reg_scores(const vk_caps *c, vk_bwd_body body, uint32_t *on)
+{
+    const char *env = getenv("ATTNVK_VK_BWD_SCORES");
+    if (env && *env && strcmp(env, "staged") != 0 && strcmp(env, "registers") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_BWD_SCORES: unknown mode '%s' (registers, staged)", env);
+    const int nv = body == VK_BWD_MATRIX_NV, probed = body == VK_BWD_MATRIX_EMU || (nv ? c->rs_layout : c->rs_layout_khr) > 0;
+    *on = 0;
+    if (env && !strcmp(env, "staged")) return ATTNVK_OK;
+    if (probed) *on = 1;
+    else if (env && *env) {
+        const char *why = nv ? c->rs_layout_why : c->rs_layout_khr_why;
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "ATTNVK_VK_BWD_SCORES=registers: the %s accumulator layout is not known here%s%s",
+                        nv ? "NV" : "KHR", *why ? ": " : "", why);
+    }
+    return ATTNVK_OK;
+}
+
 /* $ATTNVK_VK_BWD_DQ into *mode: unset, DQ_AUTO (the table's atomic rows marked by_default where
  * the device has the atomics and no tiles override is set, else the dQ pass); kernel or
  * deterministic runs, DQ_PASS; atomic, DQ_ATOMIC; a failure for a bad value or, asked for,
@@ -243,6 +264,7 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_
         attnvk_status s = matrix_select(c, p, want[i], named, mode, out);
         if (s == ATTNVK_OK && out->body == VK_BWD_PORTABLE && mode == DQ_AUTO) /* no default atomic row: the dQ pass */
             s = matrix_select(c, p, want[i], named, DQ_PASS, out);
+        if (s == ATTNVK_OK && out->body != VK_BWD_PORTABLE) s = reg_scores(c, out->body, &out->reg_scores);
         if (s != ATTNVK_OK || out->body != VK_BWD_PORTABLE) return s;
     }
     return portable_select(c, p, out);
@@ -288,13 +310,14 @@ static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_
         const int tiled = pass == PASS_DKDV || (pass == PASS_DQ && !t->atomic_dq), dq = pass == PASS_DQ;
         const int matrix = tiled && t->body != VK_BWD_PORTABLE;
         /* pre and sinks: workgroups of BWD_WG; portable: keep, stream, D, workgroup; matrix
-         * (flash_bwd_cm_body.glsl): subgroups, stream, D, workgroup, subgroup size, MS */
+         * (flash_bwd_cm_body.glsl): subgroups, stream, D, workgroup, subgroup size, MS, stages, K's
+         * matrices from shared memory, P and dS in registers */
         const uint32_t keep = dq ? t->dq_keep : t->keep, stream = dq ? t->dq_stream : t->stream;
-        const uint32_t spec[8] = {matrix ? (dq ? t->dq_nsg : t->nsg) : tiled ? keep : 0, tiled ? stream : 0, dk,
+        const uint32_t spec[9] = {matrix ? (dq ? t->dq_nsg : t->nsg) : tiled ? keep : 0, tiled ? stream : 0, dk,
                                   tiled ? (dq ? t->dq_wg : t->wg) : BWD_WG, t->subgroup, t->ms, dq ? t->dq_stages : t->stages,
-                                  dq ? 0 : t->kept_x_shared};
+                                  dq ? 0 : t->kept_x_shared, t->reg_scores};
         const spv_blob b = pass_shader(pass, p->dtype, t);
-        s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 8 : 4, dv, scores, out + pass);
+        s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 9 : 4, dv, scores, out + pass);
     }
     return s;
 }
@@ -434,7 +457,8 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
                      "dq=kernel nsg=%u stream=%u stages=%u dq_nsg=%u dq_stream=%u dq_stages=%u ms=%u subgroup=%u shared_bytes=%u",
                      t.nsg, t.stream, t.stages, t.dq_nsg, t.dq_stream, t.dq_stages, t.ms, t.subgroup, t.shared_bytes);
         const size_t used = strlen(a->info->params);
-        snprintf(a->info->params + used, sizeof a->info->params - used, " pass_ms=%.3f/%.3f/%.3f/%.3f", pass_ms[PASS_PRE],
+        snprintf(a->info->params + used, sizeof a->info->params - used, "%s pass_ms=%.3f/%.3f/%.3f/%.3f",
+                 t.body == VK_BWD_PORTABLE ? "" : t.reg_scores ? " scores=registers" : " scores=staged", pass_ms[PASS_PRE],
                  pass_ms[PASS_DKDV], pass_ms[PASS_DQ], pass_ms[PASS_SINKS]);
         const size_t with_times = strlen(a->info->params);
         if (*vk_pipeline_stats(dev, pipe[PASS_DKDV])) /* ATTNVK_VK_PIPELINE_STATS=1: the dK/dV pass's registers, spills */

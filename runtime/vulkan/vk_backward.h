@@ -26,6 +26,7 @@ typedef struct vk_bwd_tiles {
     uint32_t stages, dq_stages;         /* matrix bodies: 2 where the streamed tiles are double-buffered */
     int atomic_dq;                      /* matrix bodies: dK/dV adds dQ by f32 atomics, the dQ pass casts them */
     uint32_t kept_x_shared;             /* atomic_dq: K's A matrices read from shared memory per tile, not held */
+    uint32_t reg_scores;                /* matrix bodies: P and dS in the accumulators (spec constant 8), not staged */
 } vk_bwd_tiles;
 
 /* The body and tiles for p after a forward built with fwd (its emulated
@@ -38,6 +39,10 @@ typedef struct vk_bwd_tiles {
  * dQ by f32 atomics (not with deterministic; UNSUPPORTED where the device lacks
  * them), kernel runs the dQ pass; unset, the table's row for the head dim decides
  * (atomics at D=64 where the device has them, not deterministic, no tiles override).
+ * A matrix body computes P and dS in its accumulators where the device's
+ * accumulator layout was probed to be the one the shader assumes (the emulation's
+ * always), else through shared memory; $ATTNVK_VK_BWD_SCORES=staged|registers
+ * picks (registers where the layout is not known: UNSUPPORTED with the reason).
  * INVALID_ARGUMENT for a bad value, with the reason. */
 attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_config *fwd, int deterministic,
                             vk_bwd_tiles *out);

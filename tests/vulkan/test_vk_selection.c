@@ -332,6 +332,36 @@ static int check_backward_atomic_dq(void)
     return ok;
 }
 
+/* P and dS in the accumulators (REG_SCORES): where the family's layout probe passed (the
+ * emulation always), staged where it did not or when told; told registers where the layout is
+ * not known, refused with the probe's reason; a bad value refused by name. */
+static int check_backward_scores(void)
+{
+    vk_caps h = h100(), moved = h100(), lav = lavapipe();
+    moved.rs_layout_khr = -1;
+    snprintf(moved.rs_layout_khr_why, sizeof moved.rs_layout_khr_why, "coopmat-khr-rs: the layout differs");
+    attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16};
+    const vk_config emulated = {.algo = VK_ALGO_COOPMAT_EMU};
+    vk_bwd_tiles a = {0}, b = {0}, c = {0}, d = {0}, e = {0};
+    int ok = vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && a.body == VK_BWD_MATRIX_KHR && a.reg_scores == 1;
+    ok = ok && vk_bwd_select(&moved, &p, NULL, 0, &b) == ATTNVK_OK && b.body == VK_BWD_MATRIX_KHR && b.reg_scores == 0;
+    ok = ok && vk_bwd_select(&lav, &p, &emulated, 0, &c) == ATTNVK_OK && c.body == VK_BWD_MATRIX_EMU && c.reg_scores == 1;
+    setenv("ATTNVK_VK_BWD", "nv", 1);
+    ok = ok && vk_bwd_select(&moved, &p, NULL, 0, &d) == ATTNVK_OK && d.body == VK_BWD_MATRIX_NV && d.reg_scores == 1;
+    unsetenv("ATTNVK_VK_BWD");
+    setenv("ATTNVK_VK_BWD_SCORES", "staged", 1);
+    ok = ok && vk_bwd_select(&h, &p, NULL, 0, &e) == ATTNVK_OK && e.reg_scores == 0;
+    setenv("ATTNVK_VK_BWD_SCORES", "registers", 1);
+    ok = ok && vk_bwd_select(&moved, &p, NULL, 0, &e) == ATTNVK_ERROR_UNSUPPORTED &&
+         strstr(attnvk_last_error(), "the layout differs") != NULL;
+    setenv("ATTNVK_VK_BWD_SCORES", "fast", 1);
+    ok = ok && vk_bwd_select(&h, &p, NULL, 0, &e) == ATTNVK_ERROR_INVALID_ARGUMENT && strstr(attnvk_last_error(), "'fast'");
+    unsetenv("ATTNVK_VK_BWD_SCORES");
+    EXPECT(ok, "backward scores in registers: H100 %u, KHR layout moved %u, emulated %u, NV %u (%s)", a.reg_scores,
+           b.reg_scores, c.reg_scores, d.reg_scores, attnvk_last_error());
+    return ok;
+}
+
 /* The backward pass's tiles (vk_backward.c's table): the largest pair that fits each
  * device's shared memory, the Vulkan minimum of 16 KiB included, and head dims that are
  * not multiples of 4 refused. */
@@ -382,5 +412,6 @@ int main(void)
     passed += check_khr_rs();
     passed += check_backward_tiles();
     passed += check_backward_atomic_dq();
+    passed += check_backward_scores();
     return avk_test_finish(passed, 0);
 }

@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 /* --matrix-emu: the matrix body (f16) through the emulated matrices that coopmat-emu's
  * forward picks, each case checked to have run it: the shared cases whose head dims it
  * takes (multiples of 16 up to 128; four pipelines, ~10 s each on lavapipe), several
- * tiles each way, with the dQ pass (ATTNVK_VK_BWD_DQ=kernel); a subset again with dQ by
+ * tiles each way, with the dQ pass (ATTNVK_VK_BWD_DQ=kernel), P and dS in the accumulators
+ * (two cases staged through shared memory); a subset again with dQ by
  * atomics (ATTNVK_VK_BWD_DQ=atomic), D=64 by default (atomics too), then two runs bit-identical */
 static int matrix_emulated(attnvk_device *dev, uint64_t seed)
 {
@@ -112,6 +113,16 @@ static int matrix_emulated(attnvk_device *dev, uint64_t seed)
         run_case(dev, &t[i], ATTNVK_F16, "coopmat-emu", seed + 31 * (uint64_t)i) ? ++passed : ++failed;
     }
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 7) ? ++passed : ++failed;
+    /* P and dS staged through shared memory (ATTNVK_VK_BWD_SCORES=staged: where a device's
+     * accumulator layout is not the probed one); the rest keep them in the accumulators */
+    setenv("ATTNVK_VK_BWD_SCORES", "staged", 1);
+    backward_expect_params = "scores=staged";
+    run_case(dev, &t[5], ATTNVK_F16, "coopmat-emu", seed + 23) ? ++passed : ++failed;
+    setenv("ATTNVK_VK_BWD_DQ", "atomic", 1);
+    run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 29) ? ++passed : ++failed;
+    setenv("ATTNVK_VK_BWD_DQ", "kernel", 1);
+    unsetenv("ATTNVK_VK_BWD_SCORES");
+    backward_expect_params = "scores=registers";
     /* the double-buffered tiles (ATTNVK_VK_BWD_TILES stages=2: not a default anywhere yet) */
     setenv("ATTNVK_VK_BWD_TILES", "nsg=4,stream=16,dq_nsg=4,dq_stream=16,stages=2", 1);
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 11) ? ++passed : ++failed;

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Session 36's first call: the Vulkan backward with P and dS kept in the accumulators
+# (scores=registers, the default where the layout probe passes) against them staged through
+# shared memory (ATTNVK_VK_BWD_SCORES=staged), beside cuDNN; test_vulkan_backward on the
+# H100 (its f16 cases run the KHR body with registers); then session 35's unrun CUDA
+# switches (s35b's timings: AVK_BWD_SPLIT, AVK_BWD_DQ_WARP) and test_cuda_backward under both.
+#     DEADLINE=560 bash tools/h100/s36a.sh   (carry .gpu and build-h100b)
+set -u
+deadline=560
+out=${OUT:-/tmp/s36a-out}
+export AVK=${AVK:-./build-h100b/attnvk}
+source tools/h100/bench-lib.sh
+vb="--api vulkan --dtype f16 --pass bwd --min-time 0.3"
+d128="--batch 4 --heads 16 --head-dim 128 --seq 4096"
+d64="--batch 4 --heads 32 --head-dim 64 --seq 4096"
+logged test-vulkan-bwd 150 env ATTNVK_TEST_BACKWARD_ALL=1 "$bin/tests/vulkan/test_vulkan_backward"
+bench vk-d128 $vb --impl attnvk $d128
+ATTNVK_VK_BWD_SCORES=staged bench vk-d128-staged $vb --impl attnvk $d128
+ATTNVK_VK_BWD=nv bench vk-d128-nv $vb --impl attnvk $d128
+bench vk-d64 $vb --impl attnvk $d64
+ATTNVK_VK_BWD_SCORES=staged bench vk-d64-staged $vb --impl attnvk $d64
+ATTNVK_VK_BWD_DQ=kernel bench vk-d64-dqpass $vb --impl attnvk $d64
+bench vk-d128-causal $vb --impl attnvk $d128 --causal
+# wider tiles now that nothing is staged (registers permitting)
+for t in "nsg=4,stream=32,dq_nsg=4,dq_stream=32" "nsg=8,stream=16,dq_nsg=8,dq_stream=16" "nsg=4,stream=16,dq_nsg=4,dq_stream=32"; do
+  [ "$(left)" -gt 420 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES=$t bench "vk-d128-$t" $vb --impl attnvk $d128 > /dev/null
+done
+for t in "nsg=8,stream=32,dq_nsg=4,dq_stream=32" "nsg=4,stream=32,dq_nsg=8,dq_stream=16"; do
+  [ "$(left)" -gt 400 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES=$t bench "vk-d64-$t" $vb --impl attnvk $d64 > /dev/null
+done
+ATTNVK_VK_PIPELINE_STATS=1 bench vk-d128-stats $vb --impl attnvk $d128 -r 3 > /dev/null
+bwd_params | grep vk-
+# CUDA: s35b's switches beside cuDNN
+b="--api cuda --dtype f16 --pass bwd --min-time 0.3"
+defs() { local tag=$1 d=$2; shift 2; ATTNVK_CUDA_DEFINES="$d" bench "$tag" "$@"; }
+both="-DAVK_BWD_SPLIT=1 -DAVK_BWD_DQ_WARP=1"
+bench d128 $b --impl attnvk,cudnn $d128
+defs d128-split "-DAVK_BWD_SPLIT=1" $b --impl attnvk $d128
+defs d128-warp "-DAVK_BWD_DQ_WARP=1" $b --impl attnvk $d128
+defs d128-both "$both" $b --impl attnvk $d128
+bench d64 $b --impl attnvk,cudnn $d64
+defs d64-both "$both" $b --impl attnvk $d64
+bench d128-causal $b --impl attnvk,cudnn $d128 --causal
+defs d128-causal-both "$both" $b --impl attnvk $d128 --causal
+[ "$(left)" -gt 90 ] && TEST_TIMEOUT=$(( $(left) - 15 )) test_backward both ATTNVK_CUDA_DEFINES="$both"
+echo "== done at $((SECONDS - start)) s"
+pack_out s36a
