@@ -63,7 +63,7 @@ static const env_var developer_vars[] = {
     {"ATTNVK_VK_BWD_TILES", "nsg=,stream=,dq_nsg=,dq_stream=,stages=,kx= over the Vulkan backward matrix body's tiles: subgroups a workgroup (16 kept rows each) and streamed rows a tile of dK/dV and of dQ, 2 stages: double-buffered tiles, kx=1|2: with dQ by atomics, K's matrices held in registers or read from shared memory per tile (sweeps)",
      "the table's"},
     {"ATTNVK_VK_BWD_SCORES", "the Vulkan backward matrix body's S and dP: registers (P and dS computed in the matrix accumulators; needs the accumulator layout the device's probe checks) or staged (through shared memory)",
-     "registers where the probe passed, else staged"},
+     "registers on the emulated matrices (CI), staged elsewhere until the tensor-core builds have run on a GPU"},
     {"ATTNVK_VK_BWD_DQ", "the Vulkan backward matrix body's dQ: atomic (dK/dV adds it by f32 atomics, VK_EXT_shader_atomic_float; no dQ pass; not with --deterministic) or kernel (the dQ pass, bit-identical runs); unset: the tile table's choice by head dim (atomics at D=64 where the device has them)",
      "the table's choice"},
     {"ATTNVK_VK_PIPELINE_STATS", "1: add the driver's pipeline statistics (registers, spills) to the kernel params",

@@ -195,10 +195,12 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
     return ATTNVK_OK;
 }
 
-/* Whether body keeps P and dS in its accumulators (REG_SCORES) on c, into *on: where the probe
- * saw the accumulator layout that shaders/cm_layout_nv.glsl assumes (NV, or its KHR rewrite; the
- * emulation has its own), unless $ATTNVK_VK_BWD_SCORES=staged; =registers where it did not is
- * UNSUPPORTED with the probe's reason */
+/* Whether body keeps P and dS in its accumulators (REG_SCORES) on c, into *on. It may where the
+ * probe saw the accumulator layout that shaders/cm_layout_nv.glsl assumes (NV, or its KHR
+ * rewrite; the emulation has its own); $ATTNVK_VK_BWD_SCORES=registers there, =staged never, unset
+ * the emulation only (CI's check of the body) until the tensor-core builds have run on a GPU;
+ * =registers where the layout is not known is UNSUPPORTED with the probe's reason */
+enum { REG_SCORES_BY_DEFAULT = 0 };
 static attnvk_status reg_scores(const vk_caps *c, vk_bwd_body body, uint32_t *on)
 {
     const char *env = getenv("ATTNVK_VK_BWD_SCORES");
@@ -207,7 +209,7 @@ static attnvk_status reg_scores(const vk_caps *c, vk_bwd_body body, uint32_t *on
     const int nv = body == VK_BWD_MATRIX_NV, probed = body == VK_BWD_MATRIX_EMU || (nv ? c->rs_layout : c->rs_layout_khr) > 0;
     *on = 0;
     if (env && !strcmp(env, "staged")) return ATTNVK_OK;
-    if (probed) *on = 1;
+    if (probed) *on = (env && *env) || body == VK_BWD_MATRIX_EMU || REG_SCORES_BY_DEFAULT;
     else if (env && *env) {
         const char *why = nv ? c->rs_layout_why : c->rs_layout_khr_why;
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "ATTNVK_VK_BWD_SCORES=registers: the %s accumulator layout is not known here%s%s",

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Session 36's first call: the Vulkan backward with P and dS kept in the accumulators
-# (scores=registers, the default where the layout probe passes) against them staged through
-# shared memory (ATTNVK_VK_BWD_SCORES=staged), beside cuDNN; test_vulkan_backward on the
-# H100 (its f16 cases run the KHR body with registers); then session 35's unrun CUDA
-# switches (s35b's timings: AVK_BWD_SPLIT, AVK_BWD_DQ_WARP) and test_cuda_backward under both.
-#     DEADLINE=560 bash tools/h100/s36a.sh   (carry .gpu and build-h100b)
+# (ATTNVK_VK_BWD_SCORES=registers, asked for until it has run on a GPU) against them staged
+# through shared memory (the default); test_vulkan_backward on the H100 with registers (its
+# f16 cases run the KHR body); then session 35's unrun CUDA switches (s35b's timings:
+# AVK_BWD_SPLIT, AVK_BWD_DQ_WARP) beside cuDNN and test_cuda_backward under both.
+#     DEADLINE=440 bash tools/h100/s36a.sh   (carry .gpu and build-h100b)
 set -u
-deadline=560
+deadline=440
 out=${OUT:-/tmp/s36a-out}
 export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
 vb="--api vulkan --dtype f16 --pass bwd --min-time 0.3"
 d128="--batch 4 --heads 16 --head-dim 128 --seq 4096"
 d64="--batch 4 --heads 32 --head-dim 64 --seq 4096"
+export ATTNVK_VK_BWD_SCORES=registers
 logged test-vulkan-bwd 150 env ATTNVK_TEST_BACKWARD_ALL=1 "$bin/tests/vulkan/test_vulkan_backward"
 bench vk-d128 $vb --impl attnvk $d128
 ATTNVK_VK_BWD_SCORES=staged bench vk-d128-staged $vb --impl attnvk $d128
@@ -22,13 +23,11 @@ ATTNVK_VK_BWD_SCORES=staged bench vk-d64-staged $vb --impl attnvk $d64
 ATTNVK_VK_BWD_DQ=kernel bench vk-d64-dqpass $vb --impl attnvk $d64
 bench vk-d128-causal $vb --impl attnvk $d128 --causal
 # wider tiles now that nothing is staged (registers permitting)
-for t in "nsg=4,stream=32,dq_nsg=4,dq_stream=32" "nsg=8,stream=16,dq_nsg=8,dq_stream=16" "nsg=4,stream=16,dq_nsg=4,dq_stream=32"; do
-  [ "$(left)" -gt 420 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES=$t bench "vk-d128-$t" $vb --impl attnvk $d128 > /dev/null
+for t in "nsg=4,stream=32,dq_nsg=4,dq_stream=32" "nsg=8,stream=16,dq_nsg=8,dq_stream=16"; do
+  [ "$(left)" -gt 330 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES=$t bench "vk-d128-$t" $vb --impl attnvk $d128 > /dev/null
 done
-for t in "nsg=8,stream=32,dq_nsg=4,dq_stream=32" "nsg=4,stream=32,dq_nsg=8,dq_stream=16"; do
-  [ "$(left)" -gt 400 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES=$t bench "vk-d64-$t" $vb --impl attnvk $d64 > /dev/null
-done
-ATTNVK_VK_PIPELINE_STATS=1 bench vk-d128-stats $vb --impl attnvk $d128 -r 3 > /dev/null
+[ "$(left)" -gt 320 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES="nsg=8,stream=32,dq_nsg=4,dq_stream=32" bench vk-d64-8x32 $vb --impl attnvk $d64 > /dev/null
+unset ATTNVK_VK_BWD_SCORES
 bwd_params | grep vk-
 # CUDA: s35b's switches beside cuDNN
 b="--api cuda --dtype f16 --pass bwd --min-time 0.3"
@@ -42,6 +41,6 @@ bench d64 $b --impl attnvk,cudnn $d64
 defs d64-both "$both" $b --impl attnvk $d64
 bench d128-causal $b --impl attnvk,cudnn $d128 --causal
 defs d128-causal-both "$both" $b --impl attnvk $d128 --causal
-[ "$(left)" -gt 90 ] && TEST_TIMEOUT=$(( $(left) - 15 )) test_backward both ATTNVK_CUDA_DEFINES="$both"
+[ "$(left)" -gt 60 ] && TEST_TIMEOUT=$(( $(left) - 15 )) test_backward both ATTNVK_CUDA_DEFINES="$both"
 echo "== done at $((SECONDS - start)) s"
 pack_out s36a
