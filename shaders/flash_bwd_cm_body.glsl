@@ -54,8 +54,11 @@ layout(constant_id = 7) const uint KEPT_X_SHARED = 0;
 // the CM_SLOT_ROW / CM_COL layout macros: the host sets this only where its probe saw that layout)
 // and converted in place to the A operands of dX and dV; nothing goes through the staging
 layout(constant_id = 8) const uint REG_SCORES = 0;
+// MS-row strips a subgroup keeps (more than one with REG_SCORES only): each streamed matrix a
+// subgroup loads from shared memory serves all of its strips
+layout(constant_id = 9) const uint STRIPS = 1;
 
-const uint KEEP = NSG * MS;
+const uint KEEP = NSG * MS * STRIPS;
 const uint D8 = D / 8u, DV8 = DV / 8u;               // uvec4 (8 halves) of an X, Y row
 const uint XS = D8 + 1u, YS = DV8 + 1u;              // padded rows in shared memory (bank spread)
 const uint XT = D / MS, YT = DV / MS, ST = STREAM / MS;
@@ -188,7 +191,7 @@ void dq_add(uint b, uint hq, uint r0, uint sg, uint lane, uint strip, float scal
     for (uint o = sg; o < ST * XT; o += NSG) {
         uint m = o / XT, n = o % XT;
         CM_C acc = CM_C_ZERO;
-        BWD_CM_UNROLL for (uint kc = 0u; kc < NSG; ++kc) {
+        BWD_CM_UNROLL for (uint kc = 0u; kc < KEEP / MS; ++kc) {
             CM_A dsa;
             CM_B kb;
             CM_LOAD_COL(dsa, tile_sh, DP_OFF + kc * MS * SSW + m * MS / 8u, SSW);
@@ -212,7 +215,7 @@ void main()
     uint tid = gl_LocalInvocationID.x;
     uint sg = tid / SUBGROUP_SIZE, lane = tid % SUBGROUP_SIZE;
     uint lr = lane / LPR, part = lane % LPR; // the staged row and column slice this lane turns into P and dS
-    uint strip = sg * MS;                    // this subgroup's kept rows, from the block's first
+    uint strip = sg * MS * STRIPS;           // this subgroup's first kept row, from the block's first
 #ifdef BWD_DKDV
     uint k0 = gl_WorkGroupID.x * KEEP, g = gl_WorkGroupID.y, b = gl_WorkGroupID.z, h = g * pc.group, i0 = 0u;
 #else
@@ -222,7 +225,7 @@ void main()
     float s_pre = avk_score_pre(), scale = pc.scale_log2 * LN2;
 
     // the kept rows: global -> shared -> A matrices in registers, X then Y
-    CM_A xm[XT], ym[YT];
+    CM_A xm[XT * STRIPS], ym[YT * STRIPS]; // strip s's k-th at s * XT + k
 #ifdef BWD_DQ_ATOMIC
     const uint kx = KX_OFF; // K stays there for dQ
 #else
@@ -231,17 +234,19 @@ void main()
     for (uint e = tid; e < KEEP * D8; e += WG) tile_sh[kx + (e / D8) * XS + e % D8] = KEPT_CHUNK(e / D8, e % D8, false);
     barrier();
     if (KEPT_X_SHARED == 0u)
-        BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) CM_LOAD_ROW(xm[k], tile_sh, kx + strip * XS + k * MS / 8u, XS);
+        BWD_CM_UNROLL for (uint s = 0u; s < STRIPS; ++s) BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k)
+            CM_LOAD_ROW(xm[s * XT + k], tile_sh, kx + (strip + s * MS) * XS + k * MS / 8u, XS);
     barrier();
     for (uint e = tid; e < KEEP * DV8; e += WG) tile_sh[(e / DV8) * YS + e % DV8] = KEPT_CHUNK(e / DV8, e % DV8, true);
     barrier();
-    BWD_CM_UNROLL for (uint k = 0u; k < YT; ++k) CM_LOAD_ROW(ym[k], tile_sh, strip * YS + k * MS / 8u, YS);
+    BWD_CM_UNROLL for (uint s = 0u; s < STRIPS; ++s) BWD_CM_UNROLL for (uint k = 0u; k < YT; ++k)
+        CM_LOAD_ROW(ym[s * YT + k], tile_sh, (strip + s * MS) * YS + k * MS / 8u, YS);
 
-    CM_C dx[XT]; // dK or dQ
-    BWD_CM_UNROLL for (uint n = 0u; n < XT; ++n) dx[n] = CM_C_ZERO;
+    CM_C dx[XT * STRIPS]; // dK or dQ
+    BWD_CM_UNROLL for (uint n = 0u; n < XT * STRIPS; ++n) dx[n] = CM_C_ZERO;
 #ifdef BWD_DKDV
-    CM_C dv[YT];
-    BWD_CM_UNROLL for (uint n = 0u; n < YT; ++n) dv[n] = CM_C_ZERO;
+    CM_C dv[YT * STRIPS];
+    BWD_CM_UNROLL for (uint n = 0u; n < YT * STRIPS; ++n) dv[n] = CM_C_ZERO;
     uint kept_row = k0 + strip + lr; // the key of this lane's staged row
     // the query tiles that see some of the block's keys, one run of them (visible ranges
     // only grow with i), for each query head of the group
@@ -253,9 +258,9 @@ void main()
 #else
     uint kept_row = i0 + strip + lr; // the query row of this lane's staged row
     vec2 row_stat = kept_row < pc.seq_q ? stats[bwd_row(b, h, kept_row)] : vec2(POS_INF, 0.0);
-    vec2 slot_stat[CM_SLOTS]; // REG_SCORES: the rows this lane's accumulator elements are in
-    [[unroll]] for (uint sl = 0u; sl < CM_SLOTS; ++sl) {
-        uint i = i0 + strip + CM_SLOT_ROW(lane, sl);
+    vec2 slot_stat[CM_SLOTS * STRIPS]; // REG_SCORES: the rows this lane's accumulator elements are in
+    [[unroll]] for (uint sl = 0u; sl < CM_SLOTS * STRIPS; ++sl) {
+        uint i = i0 + strip + (sl / CM_SLOTS) * MS + CM_SLOT_ROW(lane, sl % CM_SLOTS);
         slot_stat[sl] = i < pc.seq_q ? stats[bwd_row(b, h, i)] : vec2(POS_INF, 0.0);
     }
     uint k_end = avk_key_end(len, min(i0 + KEEP, pc.seq_q) - 1u); // the keys some row of the block sees
@@ -293,59 +298,73 @@ void main()
         // 1. X1 and X2 of this subgroup's strip, MS columns at a time: staged in f32, or (REG_SCORES)
         // turned into P and dS where they are and used at once (steps 2 and 3 for those columns)
         BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n) {
-            CM_C x1 = CM_C_ZERO, x2 = CM_C_ZERO;
+            CM_C x1[STRIPS], x2[STRIPS];
+            BWD_CM_UNROLL for (uint s = 0u; s < STRIPS; ++s) {
+                x1[s] = CM_C_ZERO;
+                x2[s] = CM_C_ZERO;
+            }
             BWD_CM_UNROLL for (uint k = 0u; k < XT; ++k) {
                 CM_B xb;
                 CM_LOAD_COL(xb, tile_sh, cur + n * MS * XS + k * MS / 8u, XS);
+                BWD_CM_UNROLL for (uint s = 0u; s < STRIPS; ++s) {
 #ifdef BWD_DQ_ATOMIC
-                if (KEPT_X_SHARED != 0u) {
-                    CM_A xa;
-                    CM_LOAD_ROW(xa, tile_sh, KX_OFF + strip * XS + k * MS / 8u, XS);
-                    x1 = CM_MAD(xa, xb, x1);
-                } else
+                    if (KEPT_X_SHARED != 0u) {
+                        CM_A xa;
+                        CM_LOAD_ROW(xa, tile_sh, KX_OFF + (strip + s * MS) * XS + k * MS / 8u, XS);
+                        x1[s] = CM_MAD(xa, xb, x1[s]);
+                    } else
 #endif
-                    x1 = CM_MAD(xm[k], xb, x1);
+                        x1[s] = CM_MAD(xm[s * XT + k], xb, x1[s]);
+                }
             }
             BWD_CM_UNROLL for (uint k = 0u; k < YT; ++k) {
                 CM_B yb;
                 CM_LOAD_COL(yb, tile_sh, cur + Y_OFF + n * MS * YS + k * MS / 8u, YS);
-                x2 = CM_MAD(ym[k], yb, x2);
+                BWD_CM_UNROLL for (uint s = 0u; s < STRIPS; ++s) x2[s] = CM_MAD(ym[s * YT + k], yb, x2[s]);
             }
-            if (REG_SCORES == 0u) {
-                CM_STORE_ROW(x1, tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
-                CM_STORE_ROW(x2, tile_sh, DP_OFF + strip * SSW + n * MS / 4u, SSW);
+            if (REG_SCORES == 0u) { // one strip (the host's rule)
+                CM_STORE_ROW(x1[0], tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
+                CM_STORE_ROW(x2[0], tile_sh, DP_OFF + strip * SSW + n * MS / 4u, SSW);
                 continue;
             }
             // each element's row (kept) and column (streamed) from the accumulator layout, a row
             // (slot) at a time: the emulation's 64 elements as 8 loop trips (lavapipe stops an
             // invocation's loops after 65535 trips in all)
-            BWD_CM_UNROLL for (uint sl = 0u; sl < CM_SLOTS; ++sl) [[unroll]] for (uint q = 0u; q < CM_LEN / CM_SLOTS; ++q) {
-                uint e = sl * (CM_LEN / CM_SLOTS) + q;
-                uint row = strip + CM_SLOT_ROW(lane, sl), col = n * MS + CM_COL(lane, e);
+            CM_A dsm[STRIPS];
 #ifdef BWD_DKDV
-                vec2 pd = bwd_p_ds(CM_AT(x1, e), CM_AT(x2, e), stat_sh[cur_stat + col], b, hq, len, i0 + col, k0 + row, s_pre, slope);
-#else
-                vec2 pd = bwd_p_ds(CM_AT(x1, e), CM_AT(x2, e), slot_stat[sl], b, hq, len, i0 + row, k0 + col, s_pre, slope);
+            CM_A pm[STRIPS];
 #endif
-                CM_AT(x1, e) = pd.x;
-                CM_AT(x2, e) = pd.y;
+            BWD_CM_UNROLL for (uint s = 0u; s < STRIPS; ++s) {
+                BWD_CM_UNROLL for (uint sl = 0u; sl < CM_SLOTS; ++sl) [[unroll]] for (uint q = 0u; q < CM_LEN / CM_SLOTS; ++q) {
+                    uint e = sl * (CM_LEN / CM_SLOTS) + q;
+                    uint row = strip + s * MS + CM_SLOT_ROW(lane, sl), col = n * MS + CM_COL(lane, e);
+#ifdef BWD_DKDV
+                    vec2 pd = bwd_p_ds(CM_AT(x1[s], e), CM_AT(x2[s], e), stat_sh[cur_stat + col], b, hq, len, i0 + col, k0 + row, s_pre, slope);
+#else
+                    vec2 pd = bwd_p_ds(CM_AT(x1[s], e), CM_AT(x2[s], e), slot_stat[s * CM_SLOTS + sl], b, hq, len, i0 + row, k0 + col, s_pre, slope);
+#endif
+                    CM_AT(x1[s], e) = pd.x;
+                    CM_AT(x2[s], e) = pd.y;
+                }
+                dsm[s] = CM_A_FROM_C(x2[s]);
+#ifdef BWD_DKDV
+                pm[s] = CM_A_FROM_C(x1[s]);
+#endif
+#ifdef BWD_DQ_ATOMIC
+                CM_STORE_ROW(dsm[s], tile_sh, DP_OFF + (strip + s * MS) * SSW + n * MS / 8u, SSW); // dS^T in f16 for dq_add
+#endif
             }
-            CM_A dsm = CM_A_FROM_C(x2);
             BWD_CM_UNROLL for (uint m = 0u; m < XT; ++m) {
                 CM_B xb;
                 CM_LOAD_ROW(xb, tile_sh, cur + n * MS * XS + m * MS / 8u, XS);
-                dx[m] = CM_MAD(dsm, xb, dx[m]);
+                BWD_CM_UNROLL for (uint s = 0u; s < STRIPS; ++s) dx[s * XT + m] = CM_MAD(dsm[s], xb, dx[s * XT + m]);
             }
 #ifdef BWD_DKDV
-            CM_A pm = CM_A_FROM_C(x1);
             BWD_CM_UNROLL for (uint m = 0u; m < YT; ++m) {
                 CM_B yb;
                 CM_LOAD_ROW(yb, tile_sh, cur + Y_OFF + n * MS * YS + m * MS / 8u, YS);
-                dv[m] = CM_MAD(pm, yb, dv[m]);
+                BWD_CM_UNROLL for (uint s = 0u; s < STRIPS; ++s) dv[s * YT + m] = CM_MAD(pm[s], yb, dv[s * YT + m]);
             }
-#endif
-#ifdef BWD_DQ_ATOMIC
-            CM_STORE_ROW(dsm, tile_sh, DP_OFF + strip * SSW + n * MS / 8u, SSW); // dS^T in f16 for dq_add
 #endif
         }
         if (REG_SCORES == 0u) {
@@ -399,29 +418,33 @@ void main()
 #endif
     }
 
-    // the gradients through each subgroup's staging, STREAM columns at a time
+    // the gradients through each subgroup's staging, STREAM columns at a time, a strip at a time
     uint staged = S_OFF + (strip + lr) * SSW + part * CPL / 4u;
+    BWD_CM_UNROLL for (uint s = 0u; s < STRIPS; ++s) {
 #ifdef BWD_DKDV
-    bool row_ok = kept_row < pc.seq_kv;
-    uint x_at = row_ok ? avk_kv_row(b, g, kept_row) * D8 : 0u, v_at = row_ok ? avk_kv_row(b, g, kept_row) * DV8 : 0u;
+        uint row = kept_row + s * MS;
+        bool row_ok = row < pc.seq_kv;
+        uint x_at = row_ok ? avk_kv_row(b, g, row) * D8 : 0u, v_at = row_ok ? avk_kv_row(b, g, row) * DV8 : 0u;
 #else
-    bool row_ok = kept_row < pc.seq_q;
-    uint x_at = row_ok ? avk_q_offset(b, uvec2(h, kept_row)) / 8u : 0u;
+        uint row = kept_row + s * MS;
+        bool row_ok = row < pc.seq_q;
+        uint x_at = row_ok ? avk_q_offset(b, uvec2(h, row)) / 8u : 0u;
 #endif
-    BWD_CM_UNROLL for (uint n0 = 0u; n0 < XT; n0 += ST) {
-        subgroup_sync();
-        BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n)
-            if (n0 + n < XT) CM_STORE_ROW(dx[n0 + n], tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
-        subgroup_sync();
-        write_staged(staged, n0 * MS + part * CPL, D, scale, row_ok, x_at, false);
-    }
+        BWD_CM_UNROLL for (uint n0 = 0u; n0 < XT; n0 += ST) {
+            subgroup_sync();
+            BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n)
+                if (n0 + n < XT) CM_STORE_ROW(dx[s * XT + n0 + n], tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
+            subgroup_sync();
+            write_staged(staged, n0 * MS + part * CPL, D, scale, row_ok, x_at, false);
+        }
 #ifdef BWD_DKDV
-    BWD_CM_UNROLL for (uint n0 = 0u; n0 < YT; n0 += ST) {
-        subgroup_sync();
-        BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n)
-            if (n0 + n < YT) CM_STORE_ROW(dv[n0 + n], tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
-        subgroup_sync();
-        write_staged(staged, n0 * MS + part * CPL, DV, 1.0, row_ok, v_at, true);
-    }
+        BWD_CM_UNROLL for (uint n0 = 0u; n0 < YT; n0 += ST) {
+            subgroup_sync();
+            BWD_CM_UNROLL for (uint n = 0u; n < ST; ++n)
+                if (n0 + n < YT) CM_STORE_ROW(dv[s * YT + n0 + n], tile_sh, S_OFF + strip * SSW + n * MS / 4u, SSW);
+            subgroup_sync();
+            write_staged(staged, n0 * MS + part * CPL, DV, 1.0, row_ok, v_at, true);
+        }
 #endif
+    }
 }

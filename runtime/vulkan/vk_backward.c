@@ -83,11 +83,12 @@ static const struct {
 
 /* shaders/flash_bwd_cm_body.glsl's shared memory: the streamed X and Y rows per stage (or the
  * kept rows before the loop), two f32 staging areas of the kept rows, the streamed rows'
- * statistics per stage; with dQ by atomics, the kept K rows throughout */
-static uint32_t matrix_shared(uint32_t nsg, uint32_t stream, uint32_t stages, uint32_t ms, uint32_t dk, uint32_t dv,
-                              int atomic)
+ * statistics per stage; with dQ by atomics, the kept K rows throughout. Kept rows: nsg
+ * subgroups of `strips` MS-row strips. */
+static uint32_t matrix_shared(uint32_t nsg, uint32_t strips, uint32_t stream, uint32_t stages, uint32_t ms, uint32_t dk,
+                              uint32_t dv, int atomic)
 {
-    const uint32_t keep = nsg * ms, xs = dk / 8 + 1, ys = dv / 8 + 1, ssw = (stream + 4) / 4;
+    const uint32_t keep = nsg * strips * ms, xs = dk / 8 + 1, ys = dv / 8 + 1, ssw = (stream + 4) / 4;
     const uint32_t loop = stages * stream * (xs + ys) + 2 * keep * ssw, kept = keep * (xs > ys ? xs : ys);
     return ((loop > kept ? loop : kept) + (atomic ? keep * xs : 0)) * 16 + stages * stream * 8;
 }
@@ -105,12 +106,12 @@ static uint32_t matrix_shape(const vk_caps *c, vk_bwd_body body, char *why, size
     return 0;
 }
 
-/* Whether nsg subgroups and stream streamed rows suit c (subgroups of c's size, MS-row
- * matrices); else 0 with the reason in why */
-static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uint32_t stages, uint32_t ms, uint32_t dk,
-                            uint32_t dv, int atomic, char *why, size_t n)
+/* Whether nsg subgroups of `strips` kept strips and stream streamed rows suit c (subgroups of
+ * c's size, MS-row matrices); else 0 with the reason in why */
+static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t strips, uint32_t stream, uint32_t stages, uint32_t ms,
+                            uint32_t dk, uint32_t dv, int atomic, char *why, size_t n)
 {
-    const uint32_t sg = c->subgroup_size, lanes = sg / ms, need = matrix_shared(nsg, stream, stages, ms, dk, dv, atomic);
+    const uint32_t sg = c->subgroup_size, lanes = sg / ms, need = matrix_shared(nsg, strips, stream, stages, ms, dk, dv, atomic);
     const VkPhysicalDeviceLimits *lim = &c->props.limits;
     if (stream % ms || (stream / lanes) % 8)
         snprintf(why, n, "a tile of %u streamed rows is not a multiple of %u (%u-row matrices, 8 columns a lane)", stream,
@@ -118,23 +119,24 @@ static int matrix_tiles_fit(const vk_caps *c, uint32_t nsg, uint32_t stream, uin
     else if (nsg * sg > lim->maxComputeWorkGroupInvocations || nsg * sg > lim->maxComputeWorkGroupSize[0])
         snprintf(why, n, "%u subgroups of %u exceed the device's workgroup size", nsg, sg);
     else if (need > lim->maxComputeSharedMemorySize)
-        snprintf(why, n, "%u subgroups x %u streamed rows (%u stage%s) need %u bytes of shared memory; the device has %u", nsg,
-                 stream, stages, stages > 1 ? "s" : "", need, lim->maxComputeSharedMemorySize);
+        snprintf(why, n, "%u subgroups (%u strip%s) x %u streamed rows (%u stage%s) need %u bytes of shared memory; the device has %u",
+                 nsg, strips, strips > 1 ? "s" : "", stream, stages, stages > 1 ? "s" : "", need, lim->maxComputeSharedMemorySize);
     else
         return 1;
     return 0;
 }
 
-/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2" (any of them)
- * over the matrix table's pick (sweeps; kx, where dQ by atomics takes K's A matrices: 1
- * registers, 2 shared memory); 0 on a bad string */
-static int matrix_tiles_override(uint32_t t[6])
+/* $ATTNVK_VK_BWD_TILES "nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2,strips=1|2,dq_strips=1|2"
+ * (any of them) over the matrix table's pick (sweeps; kx, where dQ by atomics takes K's A
+ * matrices: 1 registers, 2 shared memory; strips, MS-row strips a subgroup keeps); 0 on a bad string */
+enum { TILE_KEYS = 8 };
+static int matrix_tiles_override(uint32_t t[TILE_KEYS])
 {
-    static const char *const keys[6] = {"nsg", "stream", "dq_nsg", "dq_stream", "stages", "kx"};
-    int v[6];
-    for (int k = 0; k < 6; ++k) v[k] = (int)t[k];
-    if (!avk_env_tiles("ATTNVK_VK_BWD_TILES", keys, 6, v) || v[4] > 2 || v[5] > 2) return 0;
-    for (int k = 0; k < 6; ++k) t[k] = (uint32_t)v[k];
+    static const char *const keys[TILE_KEYS] = {"nsg", "stream", "dq_nsg", "dq_stream", "stages", "kx", "strips", "dq_strips"};
+    int v[TILE_KEYS];
+    for (int k = 0; k < TILE_KEYS; ++k) v[k] = (int)t[k];
+    if (!avk_env_tiles("ATTNVK_VK_BWD_TILES", keys, TILE_KEYS, v) || v[4] > 2 || v[5] > 2 || v[6] > 2 || v[7] > 2) return 0;
+    for (int k = 0; k < TILE_KEYS; ++k) t[k] = (uint32_t)v[k];
     return 1;
 }
 
@@ -162,27 +164,30 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
             const int row_atomic = matrix_table[i].dq == DQ_ATOMIC;
             if (dim > matrix_table[i].max_dim || row_atomic != (dq != DQ_PASS) || (dq == DQ_AUTO && !matrix_table[i].by_default))
                 continue;
-            uint32_t t[6] = {matrix_table[i].nsg,       matrix_table[i].stream, matrix_table[i].dq_nsg,
-                             matrix_table[i].dq_stream, 0,                      matrix_table[i].kept_x_shared ? 2u : 1u};
+            uint32_t t[TILE_KEYS] = {matrix_table[i].nsg,    matrix_table[i].stream,
+                                     matrix_table[i].dq_nsg, matrix_table[i].dq_stream,
+                                     0,                      matrix_table[i].kept_x_shared ? 2u : 1u,
+                                     1,                      1};
             if (!matrix_tiles_override(t))
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                                "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2\" "
-                                "(any of them, 1..256 each)",
+                                "ATTNVK_VK_BWD_TILES: '%s' is not \"nsg=N,stream=N,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2,"
+                                "strips=1|2,dq_strips=1|2\" (any of them, 1..256 each)",
                                 getenv("ATTNVK_VK_BWD_TILES"));
             /* one stage unless told (stages=2): double-buffered tiles measured slower on the H100 (s32h,
              * D=128 59.5 against 91.8 TFLOP/s; D=64's dQ 71.6 against 78.7: more registers held across
              * the work, fewer workgroups an SM) */
             const uint32_t stages = t[4] ? t[4] : 1;
             const uint32_t st[2] = {
-                matrix_tiles_fit(c, t[0], t[1], stages, ms, dk, dv, row_atomic, why, sizeof why) ? stages : 0,
-                row_atomic || matrix_tiles_fit(c, t[2], t[3], stages, ms, dk, dv, 0, why, sizeof why) ? stages : 0};
+                matrix_tiles_fit(c, t[0], t[6], t[1], stages, ms, dk, dv, row_atomic, why, sizeof why) ? stages : 0,
+                row_atomic || matrix_tiles_fit(c, t[2], t[7], t[3], stages, ms, dk, dv, 0, why, sizeof why) ? stages : 0};
             if (st[0] && st[1]) {
-                const uint32_t a = matrix_shared(t[0], t[1], st[0], ms, dk, dv, row_atomic);
-                const uint32_t b = row_atomic ? 0 : matrix_shared(t[2], t[3], st[1], ms, dk, dv, 0);
-                *out = (vk_bwd_tiles){.body = body, .keep = t[0] * ms, .stream = t[1], .wg = t[0] * sg, .dq_keep = t[2] * ms,
-                                      .dq_stream = t[3], .dq_wg = t[2] * sg, .shared_bytes = a > b ? a : b, .nsg = t[0],
-                                      .dq_nsg = t[2], .subgroup = sg, .ms = ms, .stages = st[0], .dq_stages = st[1],
-                                      .atomic_dq = row_atomic, .kept_x_shared = row_atomic && t[5] == 2};
+                const uint32_t a = matrix_shared(t[0], t[6], t[1], st[0], ms, dk, dv, row_atomic);
+                const uint32_t b = row_atomic ? 0 : matrix_shared(t[2], t[7], t[3], st[1], ms, dk, dv, 0);
+                *out = (vk_bwd_tiles){.body = body, .keep = t[0] * t[6] * ms, .stream = t[1], .wg = t[0] * sg,
+                                      .dq_keep = t[2] * t[7] * ms, .dq_stream = t[3], .dq_wg = t[2] * sg,
+                                      .shared_bytes = a > b ? a : b, .nsg = t[0], .dq_nsg = t[2], .subgroup = sg, .ms = ms,
+                                      .stages = st[0], .dq_stages = st[1], .atomic_dq = row_atomic,
+                                      .kept_x_shared = row_atomic && t[5] == 2, .strips = t[6], .dq_strips = t[7]};
                 return ATTNVK_OK;
             }
             if (overridden) /* an override that does not fit is an error, not a fallback */
@@ -267,6 +272,9 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_
         if (s == ATTNVK_OK && out->body == VK_BWD_PORTABLE && mode == DQ_AUTO) /* no default atomic row: the dQ pass */
             s = matrix_select(c, p, want[i], named, DQ_PASS, out);
         if (s == ATTNVK_OK && out->body != VK_BWD_PORTABLE) s = reg_scores(c, out->body, &out->reg_scores);
+        if (s == ATTNVK_OK && out->body != VK_BWD_PORTABLE && (out->strips > 1 || out->dq_strips > 1) && !out->reg_scores)
+            s = avk_fail(ATTNVK_ERROR_UNSUPPORTED,
+                         "ATTNVK_VK_BWD_TILES: strips of more than one take P and dS in registers (ATTNVK_VK_BWD_SCORES=registers)");
         if (s != ATTNVK_OK || out->body != VK_BWD_PORTABLE) return s;
     }
     return portable_select(c, p, out);
@@ -313,13 +321,13 @@ static attnvk_status pipelines(avk_bdev *dev, const attnvk_problem *p, const vk_
         const int matrix = tiled && t->body != VK_BWD_PORTABLE;
         /* pre and sinks: workgroups of BWD_WG; portable: keep, stream, D, workgroup; matrix
          * (flash_bwd_cm_body.glsl): subgroups, stream, D, workgroup, subgroup size, MS, stages, K's
-         * matrices from shared memory, P and dS in registers */
+         * matrices from shared memory, P and dS in registers, strips a subgroup */
         const uint32_t keep = dq ? t->dq_keep : t->keep, stream = dq ? t->dq_stream : t->stream;
-        const uint32_t spec[9] = {matrix ? (dq ? t->dq_nsg : t->nsg) : tiled ? keep : 0, tiled ? stream : 0, dk,
-                                  tiled ? (dq ? t->dq_wg : t->wg) : BWD_WG, t->subgroup, t->ms, dq ? t->dq_stages : t->stages,
-                                  dq ? 0 : t->kept_x_shared, t->reg_scores};
+        const uint32_t spec[10] = {matrix ? (dq ? t->dq_nsg : t->nsg) : tiled ? keep : 0, tiled ? stream : 0, dk,
+                                   tiled ? (dq ? t->dq_wg : t->wg) : BWD_WG, t->subgroup, t->ms, dq ? t->dq_stages : t->stages,
+                                   dq ? 0 : t->kept_x_shared, t->reg_scores, dq ? t->dq_strips : t->strips};
         const spv_blob b = pass_shader(pass, p->dtype, t);
-        s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 9 : 4, dv, scores, out + pass);
+        s = vk_build_body(dev, b.code, b.size, b.name, spec, matrix ? 10 : 4, dv, scores, out + pass);
     }
     return s;
 }
@@ -452,12 +460,14 @@ attnvk_status vk_backward_run(avk_bdev *dev, const attnvk_problem *p, const avk_
             snprintf(a->info->params, sizeof a->info->params, "dq=kernel shared_bytes=%u", t.shared_bytes);
         else if (t.atomic_dq)
             snprintf(a->info->params, sizeof a->info->params,
-                     "dq=atomic nsg=%u stream=%u stages=%u kx=%u ms=%u subgroup=%u shared_bytes=%u", t.nsg, t.stream, t.stages,
-                     t.kept_x_shared ? 2u : 1u, t.ms, t.subgroup, t.shared_bytes);
+                     "dq=atomic nsg=%u strips=%u stream=%u stages=%u kx=%u ms=%u subgroup=%u shared_bytes=%u", t.nsg, t.strips,
+                     t.stream, t.stages, t.kept_x_shared ? 2u : 1u, t.ms, t.subgroup, t.shared_bytes);
         else
             snprintf(a->info->params, sizeof a->info->params,
-                     "dq=kernel nsg=%u stream=%u stages=%u dq_nsg=%u dq_stream=%u dq_stages=%u ms=%u subgroup=%u shared_bytes=%u",
-                     t.nsg, t.stream, t.stages, t.dq_nsg, t.dq_stream, t.dq_stages, t.ms, t.subgroup, t.shared_bytes);
+                     "dq=kernel nsg=%u strips=%u stream=%u stages=%u dq_nsg=%u dq_strips=%u dq_stream=%u dq_stages=%u ms=%u "
+                     "subgroup=%u shared_bytes=%u",
+                     t.nsg, t.strips, t.stream, t.stages, t.dq_nsg, t.dq_strips, t.dq_stream, t.dq_stages, t.ms, t.subgroup,
+                     t.shared_bytes);
         const size_t used = strlen(a->info->params);
         snprintf(a->info->params + used, sizeof a->info->params - used, "%s pass_ms=%.3f/%.3f/%.3f/%.3f",
                  t.body == VK_BWD_PORTABLE ? "" : t.reg_scores ? " scores=registers" : " scores=staged", pass_ms[PASS_PRE],

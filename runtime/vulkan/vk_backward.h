@@ -27,6 +27,7 @@ typedef struct vk_bwd_tiles {
     int atomic_dq;                      /* matrix bodies: dK/dV adds dQ by f32 atomics, the dQ pass casts them */
     uint32_t kept_x_shared;             /* atomic_dq: K's A matrices read from shared memory per tile, not held */
     uint32_t reg_scores;                /* matrix bodies: P and dS in the accumulators (spec constant 8), not staged */
+    uint32_t strips, dq_strips;         /* matrix bodies: MS-row strips a subgroup keeps (spec constant 9; > 1 with reg_scores) */
 } vk_bwd_tiles;
 
 /* The body and tiles for p after a forward built with fwd (its emulated
@@ -34,7 +35,7 @@ typedef struct vk_bwd_tiles {
  * one and p suits it (f16, head dims multiples of 16 up to 128), else the
  * portable table's largest entry that fits. $ATTNVK_VK_BWD=portable keeps the
  * portable body, nv or khr takes that family only (UNSUPPORTED where the device
- * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2]")
+ * lacks it); $ATTNVK_VK_BWD_TILES ("nsg=N,stream=N[,dq_nsg=N,dq_stream=N,stages=1|2,kx=1|2,strips=1|2,dq_strips=1|2]")
  * sets the matrix tiles; $ATTNVK_VK_BWD_DQ=atomic has a matrix body's dK/dV add
  * dQ by f32 atomics (not with deterministic; UNSUPPORTED where the device lacks
  * them), kernel runs the dQ pass; unset, the table's row for the head dim decides

@@ -360,6 +360,13 @@ static int check_backward_scores(void)
     setenv("ATTNVK_VK_BWD_SCORES", "registers", 1);
     ok = ok && vk_bwd_select(&moved, &p, NULL, 0, &e) == ATTNVK_ERROR_UNSUPPORTED &&
          strstr(attnvk_last_error(), "the layout differs") != NULL;
+    /* two strips a subgroup: with registers only */
+    setenv("ATTNVK_VK_BWD_TILES", "strips=2,dq_strips=2", 1);
+    ok = ok && vk_bwd_select(&h, &p, NULL, 0, &e) == ATTNVK_OK && e.strips == 2 && e.dq_strips == 2 && e.keep == 128 &&
+         e.wg == 128 && e.shared_bytes <= 48 * 1024;
+    setenv("ATTNVK_VK_BWD_SCORES", "staged", 1);
+    ok = ok && vk_bwd_select(&h, &p, NULL, 0, &e) == ATTNVK_ERROR_UNSUPPORTED && strstr(attnvk_last_error(), "strips");
+    unsetenv("ATTNVK_VK_BWD_TILES");
     setenv("ATTNVK_VK_BWD_SCORES", "fast", 1);
     ok = ok && vk_bwd_select(&h, &p, NULL, 0, &e) == ATTNVK_ERROR_INVALID_ARGUMENT && strstr(attnvk_last_error(), "'fast'");
     unsetenv("ATTNVK_VK_BWD_SCORES");

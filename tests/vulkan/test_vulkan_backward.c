@@ -95,7 +95,7 @@ int main(int argc, char **argv)
  * forward picks, each case checked to have run it: the shared cases whose head dims it
  * takes (multiples of 16 up to 128; four pipelines, ~10 s each on lavapipe), several
  * tiles each way, with the dQ pass (ATTNVK_VK_BWD_DQ=kernel), P and dS in the accumulators
- * (two cases staged through shared memory); a subset again with dQ by
+ * (two cases staged through shared memory, two with two strips a subgroup); a subset again with dQ by
  * atomics (ATTNVK_VK_BWD_DQ=atomic), D=64 by default (atomics too), then two runs bit-identical */
 static int matrix_emulated(attnvk_device *dev, uint64_t seed)
 {
@@ -122,6 +122,14 @@ static int matrix_emulated(attnvk_device *dev, uint64_t seed)
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 29) ? ++passed : ++failed;
     setenv("ATTNVK_VK_BWD_DQ", "kernel", 1);
     unsetenv("ATTNVK_VK_BWD_SCORES");
+    /* two strips a subgroup (ATTNVK_VK_BWD_TILES strips=2: each streamed matrix load serves both) */
+    setenv("ATTNVK_VK_BWD_TILES", "nsg=2,stream=16,dq_nsg=2,dq_stream=16,strips=2,dq_strips=2", 1);
+    backward_expect_params = " strips=2";
+    run_case(dev, &t[8], ATTNVK_F16, "coopmat-emu", seed + 31) ? ++passed : ++failed;
+    setenv("ATTNVK_VK_BWD_DQ", "atomic", 1);
+    run_case(dev, &t[2], ATTNVK_F16, "coopmat-emu", seed + 37) ? ++passed : ++failed;
+    setenv("ATTNVK_VK_BWD_DQ", "kernel", 1);
+    unsetenv("ATTNVK_VK_BWD_TILES");
     backward_expect_params = "scores=registers";
     /* the double-buffered tiles (ATTNVK_VK_BWD_TILES stages=2: not a default anywhere yet) */
     setenv("ATTNVK_VK_BWD_TILES", "nsg=4,stream=16,dq_nsg=4,dq_stream=16,stages=2", 1);

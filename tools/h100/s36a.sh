@@ -26,7 +26,14 @@ bench vk-d128-causal $vb --impl attnvk $d128 --causal
 for t in "nsg=4,stream=32,dq_nsg=4,dq_stream=32" "nsg=8,stream=16,dq_nsg=8,dq_stream=16"; do
   [ "$(left)" -gt 330 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES=$t bench "vk-d128-$t" $vb --impl attnvk $d128 > /dev/null
 done
-[ "$(left)" -gt 320 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES="nsg=8,stream=32,dq_nsg=4,dq_stream=32" bench vk-d64-8x32 $vb --impl attnvk $d64 > /dev/null
+# two strips a subgroup (each streamed matrix load serves both): D=64 dQ by atomics and both passes
+for t in "nsg=4,strips=2,stream=16" "nsg=2,strips=2,stream=16" "nsg=4,strips=2,stream=32"; do
+  [ "$(left)" -gt 320 ] && ATTNVK_VK_BWD_DQ=atomic ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES=$t bench "vk-d64-atomic-$t" $vb --impl attnvk $d64 > /dev/null
+done
+for t in "nsg=4,strips=2,stream=32,dq_nsg=4,dq_strips=2,dq_stream=16" "nsg=4,strips=2,stream=16,dq_nsg=2,dq_strips=2,dq_stream=32"; do
+  [ "$(left)" -gt 310 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES=$t bench "vk-d64-$t" $vb --impl attnvk $d64 > /dev/null
+done
+[ "$(left)" -gt 300 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES="dq_strips=2" bench "vk-d128-dq_strips=2" $vb --impl attnvk $d128 > /dev/null
 unset ATTNVK_VK_BWD_SCORES
 bwd_params | grep vk-
 # CUDA: s35b's switches beside cuDNN
