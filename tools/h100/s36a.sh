@@ -2,7 +2,7 @@
 # Session 36's first call: the Vulkan backward with P and dS kept in the accumulators
 # (ATTNVK_VK_BWD_SCORES=registers, asked for until it has run on a GPU) against them staged
 # through shared memory (the default); test_vulkan_backward on the H100 with registers (its
-# f16 cases run the KHR body); then session 35's unrun CUDA switches (s35b's timings:
+# f16 cases run the KHR body); then session 35's unrun CUDA switches (what s35b.sh timed:
 # AVK_BWD_SPLIT, AVK_BWD_DQ_WARP) beside cuDNN and test_cuda_backward under both.
 #     DEADLINE=440 bash tools/h100/s36a.sh   (carry .gpu and build-h100b)
 set -u
@@ -36,7 +36,7 @@ done
 [ "$(left)" -gt 300 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES="dq_strips=2" bench "vk-d128-dq_strips=2" $vb --impl attnvk $d128 > /dev/null
 unset ATTNVK_VK_BWD_SCORES
 bwd_params | grep vk-
-# CUDA: s35b's switches beside cuDNN
+# CUDA: session 35's switches beside cuDNN
 b="--api cuda --dtype f16 --pass bwd --min-time 0.3"
 defs() { local tag=$1 d=$2; shift 2; ATTNVK_CUDA_DEFINES="$d" bench "$tag" "$@"; }
 both="-DAVK_BWD_SPLIT=1 -DAVK_BWD_DQ_WARP=1"
