@@ -2,7 +2,7 @@
 # Session 36's short call (s36a's Vulkan half, for the device time left): test_vulkan_backward
 # with P and dS in the accumulators (ATTNVK_VK_BWD_SCORES=registers), then the backward with
 # them against staged (the default) at D=128 and D=64, and two strips a subgroup at D=64.
-#     DEADLINE=300 bash tools/h100/s36b.sh   (carry .gpu and build-h100b)
+#     DEADLINE=300 bash tools/h100/s36b.sh   (carry .gpu and build-h100b; TEST_ALL=0 for a short call)
 set -u
 deadline=300
 out=${OUT:-/tmp/s36b-out}
@@ -13,7 +13,9 @@ vb="--api vulkan $opts"
 d128="--batch 4 --heads 16 --head-dim 128 --seq 4096"
 d64="--batch 4 --heads 32 --head-dim 64 --seq 4096"
 export ATTNVK_VK_BWD_SCORES=registers ATTNVK_VK_PIPELINE_STATS=1
-logged test-vulkan-bwd 100 env ATTNVK_TEST_BACKWARD_ALL=1 "$bin/tests/vulkan/test_vulkan_backward"
+# TEST_ALL=0: the test's default subset (3 f16 cases on the matrix body) for a short call
+if [ "${TEST_ALL:-1}" = 1 ]; then logged test-vulkan-bwd 100 env ATTNVK_TEST_BACKWARD_ALL=1 "$bin/tests/vulkan/test_vulkan_backward"
+else logged test-vulkan-bwd 60 "$bin/tests/vulkan/test_vulkan_backward"; fi
 bench vk-d128 --api vulkan,cuda $opts --impl attnvk,cudnn $d128
 ATTNVK_VK_BWD_SCORES=staged bench vk-d128-staged $vb --impl attnvk $d128
 bench vk-d64 $vb --impl attnvk $d64
