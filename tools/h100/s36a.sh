@@ -35,7 +35,12 @@ for t in "nsg=4,strips=2,stream=32,dq_nsg=4,dq_strips=2,dq_stream=16" "nsg=4,str
 done
 [ "$(left)" -gt 300 ] && ATTNVK_VK_PIPELINE_STATS=1 ATTNVK_VK_BWD_TILES="dq_strips=2" bench "vk-d128-dq_strips=2" $vb --impl attnvk $d128 > /dev/null
 unset ATTNVK_VK_BWD_SCORES
-bwd_params | grep vk-
+# OpenCL: the kept rows' A fragments in registers (afrag=2; ptxas of clang's PTX: D=64 194/236
+# registers, no spills; D=128 spills) against reloading them a tile, D=64
+ob="--api opencl --dtype f16 --pass bwd --min-time 0.3"
+[ "$(left)" -gt 40 ] && bench cl-d64 $ob --impl attnvk $d64 > /dev/null
+[ "$(left)" -gt 30 ] && ATTNVK_OPENCL_BWD_TILES=afrag=2 bench cl-d64-afrag2 $ob --impl attnvk $d64 > /dev/null
+bwd_params | grep -E "vk-|cl-"
 # CUDA: session 35's switches beside cuDNN
 b="--api cuda --dtype f16 --pass bwd --min-time 0.3"
 defs() { local tag=$1 d=$2; shift 2; ATTNVK_CUDA_DEFINES="$d" bench "$tag" "$@"; }

@@ -25,6 +25,11 @@ for t in "nsg=4,strips=2,stream=16" "nsg=2,strips=2,stream=16"; do
 done
 [ "$(left)" -gt 50 ] && ATTNVK_VK_BWD_TILES="nsg=4,strips=2,stream=32,dq_nsg=4,dq_strips=2,dq_stream=16" bench vk-d64-strips $vb --impl attnvk $d64 > /dev/null
 [ "$(left)" -gt 40 ] && ATTNVK_VK_BWD_TILES="nsg=4,stream=32,dq_nsg=4,dq_stream=32" bench vk-d128-4x32 $vb --impl attnvk $d128 > /dev/null
+# OpenCL: the kept rows' A fragments in registers (afrag=2; ptxas of clang's PTX: D=64 194/236
+# registers, no spills; D=128 spills) against reloading them a tile, D=64
+ob="--api opencl --dtype f16 --pass bwd --min-time 0.3"
+[ "$(left)" -gt 40 ] && bench cl-d64 $ob --impl attnvk $d64 > /dev/null
+[ "$(left)" -gt 30 ] && ATTNVK_OPENCL_BWD_TILES=afrag=2 bench cl-d64-afrag2 $ob --impl attnvk $d64 > /dev/null
 bwd_params
 echo "== done at $((SECONDS - start)) s"
 pack_out s36b
