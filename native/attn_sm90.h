@@ -325,6 +325,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int quad_row = lane / 4, quad_col = lane % 4;
 
     const avk_work w = avk_locate(p, BR, BC);
+    avk_pattern_prefetch(p, w, BC); /* the layout bytes the tile walk reads, into L1 */
     const avk_elem *Q = (const avk_elem *)p.q + AVK_U16(w.q_off);
     const avk_elem *K = (const avk_elem *)p.k + AVK_U16(w.kv_off);
 #if AVK_FP8
