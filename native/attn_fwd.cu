@@ -127,20 +127,20 @@ AVK_DEVICE void avk_dilated_view(const avk_attn_params &p, avk_work &w, int br, 
 #ifndef AVK_CAUSAL_HEADS_FIRST
 #define AVK_CAUSAL_HEADS_FIRST 1
 #endif
-AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
+/* The work of block (bx, by, bz) of a grid gx x gy x (B x splits) */
+AVK_DEVICE avk_work avk_locate_at(const avk_attn_params &p, int br, int bc, int bx, int by, int bz, int gx, int gy)
 {
     avk_work w;
     const int pack = (int)p.pack;
-    w.b = blockIdx.z / p.splits;
-    w.split = blockIdx.z % p.splits;
-    int bx = (int)blockIdx.x, by = (int)blockIdx.y;
+    w.b = bz / (int)p.splits;
+    w.split = bz % (int)p.splits;
     if (((p.flags & AVK_FLAG_MASK) && p.mask_sh == 0) || (AVK_CAUSAL_HEADS_FIRST && avk_causal(p))) {
         /* a mask the heads share: a row block's heads run together (heads vary
          * fastest), so its mask rows come from L2 once read. Causal: every head's
          * longest row blocks go first (below), not one head's after another */
-        const int lin = bx + by * (int)gridDim.x;
-        by = lin % (int)gridDim.y;
-        bx = lin / (int)gridDim.y;
+        const int lin = bx + by * gx;
+        by = lin % gy;
+        bx = lin / gy;
     }
     w.h = by * pack;
     w.g = w.h / (int)p.group;
@@ -149,7 +149,7 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
         avk_dilated_view(p, w, br, bx);
     } else {
         /* causal: the longest rows first, so the short ones fill the tail */
-        int blk = avk_causal(p) ? (int)gridDim.x - 1 - bx : bx;
+        int blk = avk_causal(p) ? gx - 1 - bx : bx;
         w.r0 = (int)p.q_begin * pack + blk * br;
         w.r_end = min(w.r0 + br, (int)(p.q_begin + p.q_count) * pack);
         w.seq_len = avk_seq_len(p, w.b);
@@ -185,6 +185,19 @@ AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
     w.kv_off = w.kv_row0 * AVK_D;
     w.v_off = w.kv_row0 * AVK_DV;
     return w;
+}
+
+AVK_DEVICE avk_work avk_locate(const avk_attn_params &p, int br, int bc)
+{
+    return avk_locate_at(p, br, bc, (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z, (int)gridDim.x, (int)gridDim.y);
+}
+
+/* A persistent kernel's item i (AVK_PERSISTENT): block i of the grid a launch of one CTA per
+ * block would have (x fastest, the order such a launch starts them in) */
+AVK_DEVICE avk_work avk_locate_item(const avk_attn_params &p, int br, int bc, int item)
+{
+    const int gx = (int)p.grid_x, gy = (int)p.grid_y;
+    return avk_locate_at(p, br, bc, item % gx, item / gx % gy, item / (gx * gy), gx, gy);
 }
 
 /* Rows between a CTA's consecutive queries and keys: a dilated view's (builds with

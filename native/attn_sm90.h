@@ -162,57 +162,7 @@ template <int R>
 AVK_DEVICE void avk_setmaxnreg_inc(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R)); }
 #endif
 
-#if AVK_FP8
-/* four f32 as e4m3 bytes, a in the low byte (cvt's first source fills the high one) */
-AVK_DEVICE avk_u32 avk_e4m3x4(float a, float b, float c, float d)
-{
-    unsigned short lo, hi;
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(b), "f"(a));
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(d), "f"(c));
-    return (avk_u32)lo | (avk_u32)hi << 16;
-}
-
-/* P (f32, accumulator layout) as the e4m3 A fragment of k-step kk (32 keys, n-tiles 4kk..4kk+3) */
-template <int NS_>
-AVK_DEVICE void avk_pack_p_e4m3(const float (&s)[1][NS_][4], int kk, avk_u32 (&pa)[4])
-{
-    const int n = 4 * kk;
-    pa[0] = avk_e4m3x4(s[0][n][0], s[0][n][1], s[0][n + 1][0], s[0][n + 1][1]);
-    pa[1] = avk_e4m3x4(s[0][n][2], s[0][n][3], s[0][n + 1][2], s[0][n + 1][3]);
-    pa[2] = avk_e4m3x4(s[0][n + 2][0], s[0][n + 2][1], s[0][n + 3][0], s[0][n + 3][1]);
-    pa[3] = avk_e4m3x4(s[0][n + 2][2], s[0][n + 2][3], s[0][n + 3][2], s[0][n + 3][3]);
-}
-
-/* V's 64-key block (blockIdx.x) of kv head blockIdx.y, batch blockIdx.z into Vt:
- * Dv rows of AVK_FP8_VT_KEYS(Nk) bytes, zeros past Nk; slot 4c + i of each 16
- * holds key 2c + (i & 1) + 8 (i >> 1), the order avk_pack_p_e4m3 gives P's keys. */
-AVK_KERNEL void __launch_bounds__(256) avk_fp8_v_transpose(const avk_attn_params p)
-{
-    __shared__ __align__(16) unsigned char tile[64][DV + 16];
-    const int key0 = (int)blockIdx.x * 64, g = (int)blockIdx.y, b = (int)blockIdx.z;
-    const unsigned char *V = (const unsigned char *)p.v;
-    for (int c = threadIdx.x; c < 64 * DV / 16; c += 256) {
-        const int r = c / (DV / 16), k = c % (DV / 16);
-        uint4 x = make_uint4(0u, 0u, 0u, 0u);
-        if (key0 + r < (int)p.seq_kv) x = *(const uint4 *)(V + avk_kv_row(p, b, g, key0 + r) * DV + k * 16);
-        *(uint4 *)&tile[r][k * 16] = x;
-    }
-    __syncthreads();
-    const unsigned long long nkp = AVK_FP8_VT_KEYS(p.seq_kv);
-    unsigned char *vt = (unsigned char *)p.vt + ((unsigned long long)b * p.kv_heads + g) * DV * nkp;
-    for (int c = threadIdx.x; c < DV * 4; c += 256) {
-        const int d = c / 4, k16 = c % 4 * 16;
-        avk_u32 slot[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            slot[q] = 0u;
-#pragma unroll
-            for (int i = 0; i < 4; ++i) slot[q] |= (avk_u32)tile[k16 + 2 * q + (i & 1) + 8 * (i >> 1)][d] << (8 * i);
-        }
-        *(uint4 *)(vt + d * nkp + key0 + k16) = make_uint4(slot[0], slot[1], slot[2], slot[3]);
-    }
-}
-#endif
+#include "sm90_fp8.h"
 
 /* S = Q K^T for a warpgroup: both K-major, a k-step is 32 bytes along a swizzled row; issued and committed */
 AVK_DEVICE void avk_issue_qk(float (&s)[1][NS][4], avk_u32 q_wg, avk_u32 k_tile)
@@ -306,25 +256,37 @@ AVK_DEVICE bool avk_softmax_deferred(float (&s)[1][NS][4], float (&row_max)[1][2
 }
 #endif
 
-AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p
-#if AVK_WS
-                                                                       ,
-                                                                       const __grid_constant__ avk_tmap tm_k,
-                                                                       const __grid_constant__ avk_tmap tm_v
+/* AVK_PERSISTENT (wgmma-ws; the host's ATTNVK_CUDA_PERSISTENT=1): a CTA an SM, each taking the
+ * blocks of the one-CTA-a-block grid in turn (avk_locate_item), so what a CTA does once (barriers,
+ * the ring's fill) is done once an SM: the producer loads the next block's K and V while the
+ * consumers finish this one's, and the consumers fetch the next block's Q into a second buffer
+ * while this one's tiles run. The ring's stages and phases count on across blocks (avk_ring_pos). */
+#ifndef AVK_PERSISTENT
+#define AVK_PERSISTENT 0
 #endif
-)
+static_assert(!AVK_PERSISTENT || AVK_WS, "AVK_PERSISTENT needs the warp-specialized kernel (AVK_WGMMA=2)");
+enum { Q_BUFFERS = 1 + AVK_PERSISTENT };
+
+/* A CTA's progress over its blocks: the ring's stages used so far (a stage and its phase follow
+ * from the count) and the blocks done (which Q buffer a block takes). */
+struct avk_ring_pos {
+    int uses, blocks;
+};
+
+/* One block of the grid: w's rows over its tiles. next_item: the block the CTA takes after it
+ * (persistent; its Q is fetched meanwhile), or -1. */
+AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
+#if AVK_WS
+                              const avk_tmap *tm_k, const avk_tmap *tm_v, /* the kernel parameters themselves */
+#endif
+                              unsigned char *smem_raw, avk_u32 raw, avk_u32 aQ0, avk_ring_pos &ring, int next_item)
 {
-    AVK_DYNAMIC_SMEM(smem_raw);
-    if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
-    /* swizzle atoms (8 rows x 128 bytes) must start on 1024-byte boundaries;
-     * the host allocates the slack */
-    const avk_u32 raw = avk_smem_addr(smem_raw);
-    const avk_u32 aQ = (raw + 1023u) & ~1023u;
-    const avk_u32 aK = aQ + Q_BYTES, aV = aK + 2 * K_BYTES;
+    const avk_u32 aQ = aQ0 + (avk_u32)(ring.blocks % Q_BUFFERS) * Q_BYTES;
+    const avk_u32 aK = aQ0 + Q_BUFFERS * Q_BYTES, aV = aK + 2 * K_BYTES;
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int quad_row = lane / 4, quad_col = lane % 4;
+    (void)next_item;
 
-    const avk_work w = avk_locate(p, BR, BC);
     avk_pattern_prefetch(p, w, BC); /* the layout bytes the tile walk reads, into L1 */
     const avk_elem *Q = (const avk_elem *)p.q + AVK_U16(w.q_off);
     const avk_elem *K = (const avk_elem *)p.k + AVK_U16(w.kv_off);
@@ -391,26 +353,16 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             if (AVK_SPLIT_RELEASE) avk_mbar_arrive(AVK_BAR_EMPTY_V((i) & 1));             \
         }                                                                                 \
     } while (0)
-    if (threadIdx.x == 0) {
-        for (int st = 0; st < 2; ++st) {
-            avk_mbar_init(AVK_BAR_FULL_K(st), 1);
-            avk_mbar_init(AVK_BAR_FULL_V(st), 1);
-            avk_mbar_init(AVK_BAR_EMPTY(st), NC / 32); /* each consumer warp releases */
-            if (AVK_SPLIT_RELEASE) avk_mbar_init(AVK_BAR_EMPTY_V(st), NC / 32);
-        }
-        avk_mbar_init_fence();
-    }
-    __syncthreads(); /* the barriers exist before anyone waits on them */
 /* V of tile t, the it-th the ring carries, into stage it & 1 (split: once V's own slot is free;
  * else the whole stage was waited for before its K) */
 #if AVK_FP8
 #define AVK_PRODUCE_V_BOXES(st, t) /* Vt's map: boxes of 128 keys x Dv rows */                                            \
     for (int cb = 0; cb < BC / 128; ++cb)                                                                                 \
-        avk_tma_load(aV + (st) * V_BYTES + cb * DV * 128, &tm_v, (t) * BC + cb * 128, 0, w.g, w.b, AVK_BAR_FULL_V(st))
+        avk_tma_load(aV + (st) * V_BYTES + cb * DV * 128, tm_v, (t) * BC + cb * 128, 0, w.g, w.b, AVK_BAR_FULL_V(st))
 #else
 #define AVK_PRODUCE_V_BOXES(st, t)                                                                                        \
     for (int cb = 0; cb < DV / 64; ++cb)                                                                                  \
-        avk_tma_load(aV + (st) * V_BYTES + cb * BC * 128, &tm_v, cb * 64, (t) * BC, w.g, w.b, AVK_BAR_FULL_V(st))
+        avk_tma_load(aV + (st) * V_BYTES + cb * BC * 128, tm_v, cb * 64, (t) * BC, w.g, w.b, AVK_BAR_FULL_V(st))
 #endif
 #define AVK_PRODUCE_V(t, it)                                                                                              \
     do {                                                                                                                  \
@@ -422,14 +374,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     if (wg == WGS) {
         /* ---- producer: tile t into stage it & 1 once the consumers released tile it - 2; with the
          * overlap, tile t-1's P V runs beside tile t's S, so V comes one tile behind K ---- */
-        avk_setmaxnreg_dec<PRODUCER_REGS>();
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
         /* a block layout: the producer's first warp walks the tiles some row of the CTA sees
          * (avk_next_tile's vote, the consumers' walk too), its first lane loads them */
         if (threadIdx.x / 32 == NC / 32) {
             const bool loader = threadIdx.x == NC;
             avk_tile_window win = AVK_TILE_WINDOW_NONE;
-            int it = 0, t_prev = 0;
+            int it = ring.uses, t_prev = 0;
             for (int t = avk_next_tile(p, w, w.t_begin - 1, BC, win); t < w.t_end; t_prev = t, t = avk_next_tile(p, w, t, BC, win), ++it) {
                 const int st = it & 1;
                 if (!loader) continue;
@@ -437,41 +388,53 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
 #pragma unroll
                 for (int cb = 0; cb < D * ES / 128; ++cb)
-                    avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
+                    avk_tma_load(aK + st * K_BYTES + cb * BC * 128, tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
                 if (!AVK_WG_OVERLAP) AVK_PRODUCE_V(t, it);
-                else if (it >= 1) AVK_PRODUCE_V(t_prev, it - 1);
+                else if (it > ring.uses) AVK_PRODUCE_V(t_prev, it - 1);
             }
-            if (AVK_WG_OVERLAP && loader && it >= 1) AVK_PRODUCE_V(t_prev, it - 1);
+            if (AVK_WG_OVERLAP && loader && it > ring.uses) AVK_PRODUCE_V(t_prev, it - 1);
+            ring.uses = it;
         }
 #else
         if (threadIdx.x == NC) {
             const int n = w.t_end - w.t_begin;
-            for (int it = 0; it < n + AVK_WG_OVERLAP; ++it) {
-                if (it < n) {
-                    const int st = it & 1, t = w.t_begin + it;
+            for (int i = 0; i < n + AVK_WG_OVERLAP; ++i) {
+                if (i < n) {
+                    const int it = ring.uses + i, st = it & 1, t = w.t_begin + i;
                     if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1);
                     avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
                     /* boxes of 128 bytes: 64 16-bit columns, or 128 e4m3 ones (fp8) */
 #pragma unroll
                     for (int cb = 0; cb < D * ES / 128; ++cb)
-                        avk_tma_load(aK + st * K_BYTES + cb * BC * 128, &tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
+                        avk_tma_load(aK + st * K_BYTES + cb * BC * 128, tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
                 }
-                const int iv = it - AVK_WG_OVERLAP; /* V's tile of the range */
+                const int iv = i - AVK_WG_OVERLAP; /* V's tile of the range */
                 if (iv < 0) continue;
-                AVK_PRODUCE_V(w.t_begin + iv, iv);
+                AVK_PRODUCE_V(w.t_begin + iv, ring.uses + iv);
             }
+            ring.uses += n;
         }
 #endif
         return;
     }
-    if (CONSUMER_REGS) avk_setmaxnreg_inc<CONSUMER_REGS>();
-    /* ---- prologue: Q by the consumers' cp.async ---- */
-    avk_load_tile<BR, AVK_U16(D), NC, true>(aQ, Q + AVK_U16((long long)w.r0 * avk_q_stride(p, w)), AVK_U16(avk_q_stride(p, w)),
-                                            w.r_end - w.r0);
+    /* ---- prologue: Q by the consumers' cp.async (persistent: fetched during the last block) ---- */
+    if (!AVK_PERSISTENT || ring.blocks == 0)
+        avk_load_tile<BR, AVK_U16(D), NC, true>(aQ, Q + AVK_U16((long long)w.r0 * avk_q_stride(p, w)), AVK_U16(avk_q_stride(p, w)),
+                                                w.r_end - w.r0);
     avk_cp_async_commit();
     AVK_CP_ASYNC_WAIT(0);
     avk_fence_proxy_async();
-    avk_consumers_sync();
+    avk_consumers_sync(); /* (persistent: and every warp is done with the other buffer's O) */
+#if AVK_PERSISTENT
+    if (next_item < (int)p.items) { /* the next block's Q into the other buffer */
+        const avk_work wn = avk_locate_item(p, BR, BC, next_item);
+        avk_load_tile<BR, AVK_U16(D), NC, true>(aQ0 + (avk_u32)((ring.blocks + 1) % Q_BUFFERS) * Q_BYTES,
+                                                (const avk_elem *)p.q + AVK_U16(wn.q_off) +
+                                                    AVK_U16((long long)wn.r0 * avk_q_stride(p, wn)),
+                                                AVK_U16(avk_q_stride(p, wn)), wn.r_end - wn.r0);
+    }
+    avk_cp_async_commit();
+#endif
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     avk_tile_window win = AVK_TILE_WINDOW_NONE; /* avk_next_tile's vote: the producer's walk */
     const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC, win);
@@ -509,7 +472,6 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #if AVK_PINGPONG
     /* every warpgroup takes the CTA's run: their turns pair up; warpgroup 0 starts, the token goes round */
     const int run_begin = avk_row_key_begin(p, w, w.r0), run_end = avk_row_key_end(p, w, max(w.r_end - 1, w.r0));
-    if (wg == 0) avk_turn_give(0);
 #define AVK_TURN_WAIT() avk_turn_wait(wg)
 #define AVK_TURN_PASS() avk_turn_give(WGS == 2 ? 1 - wg : wg + 1 == WGS ? 0 : wg + 1)
 #else
@@ -526,6 +488,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int v_begin = t_first, v_end = w.t_end;
 #define AVK_OV_NEXT(t) avk_next_tile(p, w, t, BC, win)
 #define AVK_OV_VISIT(t, prev) ((prev) + 1)
+#define AVK_OV_USES() (v_begin < v_end ? it + 1 : ring.uses) /* the stages the walk used */
     /* a tile the layout does not show whole to the warpgroup is tested per element (a hidden
      * one too: the ping-pong's turns need every warpgroup at every tile of the CTA's list) */
 #define AVK_OV_EDGE(t)                                                                                                    \
@@ -535,14 +498,16 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int v_begin = max(w.t_begin, min(w.t_end, run_begin / BC));
     const int v_end = max(v_begin, min(w.t_end, (run_end + BC - 1) / BC));
 #define AVK_OV_NEXT(t) ((t) + 1)
-#define AVK_OV_VISIT(t, prev) ((t) - w.t_begin)
+#define AVK_OV_VISIT(t, prev) (ring.uses + (t) - w.t_begin)
+#define AVK_OV_USES() (ring.uses + w.t_end - w.t_begin)
 #define AVK_OV_EDGE(t) avk_tile_is_edge((t) * BC, BC, warp_max_begin, warp_min_end)
-    for (int t = w.t_begin; t < v_begin; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
+    for (int t = w.t_begin; t < v_begin; ++t) AVK_FREE_SKIPPED(ring.uses + t - w.t_begin);
 #endif
+    int it = ring.uses - 1;
     if (v_begin < v_end) {
         avk_u32 pa[KS][1][4];
         float s[1][NS][4], alpha[2];
-        int it = AVK_OV_VISIT(v_begin, -1);
+        it = AVK_OV_VISIT(v_begin, ring.uses - 1);
         avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1);
         AVK_TURN_WAIT();
         avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
@@ -586,22 +551,24 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
         AVK_FREE_REST(it);
     }
+#if !(AVK_SCORE_MOD & AVK_MOD_BLOCKS)
+    for (int t = v_end; t < w.t_end; ++t) AVK_FREE_SKIPPED(ring.uses + t - w.t_begin);
+#endif
+    ring.uses = AVK_OV_USES();
 #undef AVK_OV_NEXT
 #undef AVK_OV_VISIT
 #undef AVK_OV_EDGE
-#if !(AVK_SCORE_MOD & AVK_MOD_BLOCKS)
-    for (int t = v_end; t < w.t_end; ++t) AVK_FREE_SKIPPED(t - w.t_begin);
-#endif
+#undef AVK_OV_USES
 #else
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     /* t_after: the tile after t_next, found during tile t (the layout loads overlap its S MMAs) */
-    int t_next = avk_next_tile(p, w, t_first, BC, win), t_after = w.t_end;
-    for (int t = t_first, it = 0; t < w.t_end; t = t_next, t_next = t_after, ++it) {
+    int t_next = avk_next_tile(p, w, t_first, BC, win), t_after = w.t_end, it = ring.uses;
+    for (int t = t_first; t < w.t_end; t = t_next, t_next = t_after, ++it) {
 #define AVK_FIND_AFTER() (t_after = avk_next_tile(p, w, t_next, BC, win))
 #else
     /* the plain count: loop-carried tile variables cost 3 warpgroups registers they have not got */
     for (int t = w.t_begin; t < w.t_end; ++t) {
-        const int t_next = t + 1, it = t - w.t_begin;
+        const int t_next = t + 1, it = ring.uses + t - w.t_begin;
 #define AVK_FIND_AFTER() ((void)0)
 #endif
         const int stage = it & 1;
@@ -668,6 +635,11 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
         avk_reg_fence<ND * 4>(&acc[0][0][0]);
         AVK_RELEASE();
     }
+#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+    ring.uses = it;
+#else
+    ring.uses += w.t_end - w.t_begin;
+#endif
 #undef AVK_FIND_AFTER
 #undef AVK_RELEASE
 #undef AVK_RELEASE_SKIPPED
@@ -731,4 +703,61 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                 *(const uint4 *)(sO + avk_tile_offset<BR, DV, true>(r, k));
     }
 #endif
+    ++ring.blocks;
+}
+
+AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_attn_params p
+#if AVK_WS
+                                                                       ,
+                                                                       const __grid_constant__ avk_tmap tm_k,
+                                                                       const __grid_constant__ avk_tmap tm_v
+#endif
+)
+{
+    AVK_DYNAMIC_SMEM(smem_raw);
+    if (AVK_SPLIT) avk_launch_dependents(); /* the merge may launch: it waits for this grid to finish */
+    /* swizzle atoms (8 rows x 128 bytes) must start on 1024-byte boundaries;
+     * the host allocates the slack */
+    const avk_u32 raw = avk_smem_addr(smem_raw);
+    const avk_u32 aQ0 = (raw + 1023u) & ~1023u;
+    avk_ring_pos ring = {0, 0};
+#if AVK_WS
+    const int wg = threadIdx.x / 128;
+    if (threadIdx.x == 0) { /* the ring's mbarriers, after the V stages (avk_fwd_block's AVK_BAR_*) */
+        const avk_u32 bars = aQ0 + Q_BUFFERS * Q_BYTES + 2 * K_BYTES + 2 * V_BYTES;
+        for (int st = 0; st < 2; ++st) {
+            avk_mbar_init(bars + (avk_u32)st * 8u, 1);       /* full K */
+            avk_mbar_init(bars + 16u + (avk_u32)st * 8u, 1); /* full V */
+            avk_mbar_init(bars + 32u + (avk_u32)st * 8u, NC / 32); /* empty: each consumer warp releases */
+            if (AVK_SPLIT_RELEASE) avk_mbar_init(bars + 48u + (avk_u32)st * 8u, NC / 32); /* V's slot */
+        }
+        avk_mbar_init_fence();
+    }
+    __syncthreads(); /* the barriers exist before anyone waits on them */
+#endif
+#if AVK_PERSISTENT
+#define AVK_FWD_BLOCKS()                                                                                          \
+    for (int item = (int)blockIdx.x; item < (int)p.items; item += (int)gridDim.x)                                 \
+    avk_fwd_block(p, avk_locate_item(p, BR, BC, item), &tm_k, &tm_v, smem_raw, raw, aQ0, ring, item + (int)gridDim.x)
+#elif AVK_WS
+#define AVK_FWD_BLOCKS() avk_fwd_block(p, avk_locate(p, BR, BC), &tm_k, &tm_v, smem_raw, raw, aQ0, ring, -1)
+#else
+#define AVK_FWD_BLOCKS() avk_fwd_block(p, avk_locate(p, BR, BC), smem_raw, raw, aQ0, ring, -1)
+#endif
+#if AVK_WS
+    /* the producer's and the consumers' register budgets, each path on its own from here (ptxas
+     * allocates for the budget a path runs under: a shared tail after the setmaxnreg spilled) */
+    if (wg == WGS) {
+        avk_setmaxnreg_dec<PRODUCER_REGS>();
+        if (threadIdx.x / 32 != NC / 32) return; /* one warp walks and loads */
+        AVK_FWD_BLOCKS();
+        return;
+    }
+    if (CONSUMER_REGS) avk_setmaxnreg_inc<CONSUMER_REGS>();
+#if AVK_PINGPONG
+    if (wg == 0) avk_turn_give(0); /* the ping-pong's token starts with warpgroup 0, once */
+#endif
+#endif
+    AVK_FWD_BLOCKS();
+#undef AVK_FWD_BLOCKS
 }

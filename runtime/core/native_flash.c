@@ -23,6 +23,11 @@ attnvk_status avk_native_plan(const avk_native_driver *d, avk_native_kernel *k, 
     if ((long long)p->batch * k->splits > 65535 || p->heads / pack > 65535)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s: grid too large (B*splits %lld, H %d; at most 65535 each)",
                         d->api, (long long)p->batch * k->splits, p->heads);
+    const long long blocks = (long long)avk_grid_row_blocks(&k->args, p, (int)p->seq_q, shape->br) * (p->heads / pack) *
+                             p->batch * k->splits;
+    if (shape->persistent && blocks > 0x7fffffffLL)
+        return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s: a persistent kernel counts its blocks in 31 bits (%lld blocks)",
+                        d->api, blocks);
     return ATTNVK_OK;
 }
 
@@ -55,6 +60,27 @@ void avk_native_describe(const avk_native_kernel *k, int bc, attnvk_kernel_info 
                             k->vt_bytes;
 }
 
+/* The attention grid of one CTA a block: row blocks, head groups, B x splits */
+static void block_grid(const avk_native_kernel *k, int q_count, unsigned grid[3])
+{
+    grid[0] = (unsigned)avk_grid_row_blocks(&k->args, &k->p, q_count, k->shape.br);
+    grid[1] = (unsigned)(k->p.heads / (int)k->args.pack);
+    grid[2] = (unsigned)(k->p.batch * k->splits);
+}
+
+/* The grid a launch takes: a persistent kernel's CTAs (an SM's worth each, no more than blocks)
+ * take the blocks in turn */
+static void launch_grid(const avk_native_kernel *k, int q_count, unsigned grid[3])
+{
+    block_grid(k, q_count, grid);
+    if (!k->shape.persistent) return;
+    const unsigned long long blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
+    const unsigned long long ctas = (unsigned long long)(k->shape.compute_units > 0 ? k->shape.compute_units : 1) *
+                                    (unsigned long long)(k->shape.resident > 0 ? k->shape.resident : 1);
+    grid[0] = (unsigned)(blocks < ctas ? blocks : ctas);
+    grid[1] = grid[2] = 1;
+}
+
 static void fill_params(const avk_native_driver *d, const avk_native_kernel *k, const avk_dispatch *a,
                         avk_attn_params *P)
 {
@@ -80,6 +106,11 @@ static void fill_params(const avk_native_driver *d, const avk_native_kernel *k, 
     args.q_begin = (U32)a->q_begin;
     args.q_count = (U32)a->q_count;
     avk_attn_params_set_args(P, &args);
+    unsigned grid[3];
+    block_grid(k, a->q_count, grid);
+    P->grid_x = grid[0];
+    P->grid_y = grid[1];
+    P->items = grid[0] * grid[1] * grid[2]; /* avk_native_plan keeps it within 31 bits for persistent kernels */
 }
 
 /* The merge's block (avk_attn_reduce): a group of Dv/4 lanes per
@@ -98,15 +129,14 @@ static unsigned merge_threads(int dv, int splits)
 static attnvk_status launch(const avk_native_driver *d, void *ctx, const avk_native_kernel *k, const avk_dispatch *a,
                             void **args)
 {
-    const int pack = (int)k->args.pack;
     if (k->v_transpose) { /* 64-key blocks of every (kv head, batch) */
         const unsigned blocks[3] = {(unsigned)(AVK_FP8_VT_KEYS(k->p.seq_kv) / 64), (unsigned)k->p.kv_heads,
                                     (unsigned)k->p.batch};
         attnvk_status s = d->launch(ctx, a->stream, k->v_transpose, blocks, 256, 0, args, 0, "avk_fp8_v_transpose");
         if (s != ATTNVK_OK) return s;
     }
-    const unsigned grid[3] = {(unsigned)avk_grid_row_blocks(&k->args, &k->p, a->q_count, k->shape.br),
-                              (unsigned)(k->p.heads / pack), (unsigned)(k->p.batch * k->splits)};
+    unsigned grid[3];
+    launch_grid(k, a->q_count, grid);
     attnvk_status s = d->launch(ctx, a->stream, k->fwd, grid, (unsigned)k->shape.threads, k->shape.smem, args, 0, "avk_attn_fwd");
     if (s != ATTNVK_OK || !k->split_build) return s;
     const unsigned merge[3] = {(unsigned)a->q_count, (unsigned)k->p.heads, (unsigned)k->p.batch};

@@ -48,6 +48,8 @@ typedef struct avk_native_shape {
     int compute_units;
     size_t smem;           /* dynamic shared memory of the attention kernel */
     int dilated_view;      /* a dilated problem runs as strided views (the build has AVK_DILATED_VIEW) */
+    int persistent;        /* the kernel takes the grid's blocks in turn (AVK_PERSISTENT): compute_units x
+                            * resident CTAs launch */
 } avk_native_shape;
 
 /* A prepared native kernel: the problem, its planned arguments, the two

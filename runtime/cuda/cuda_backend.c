@@ -257,7 +257,8 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         .br = k->cfg.br, .threads = k->cfg.threads,
         .split_round = k->cfg.bc * (k->cfg.key_warps > 0 ? k->cfg.key_warps : 1),
         .resident = avk_cuda_resident(&k->cfg, dev->smem_per_sm), .whole_waves = k->cfg.whole_waves,
-        .compute_units = dev->sm_count, .smem = avk_cuda_config_smem(&k->cfg), .dilated_view = k->cfg.dilated_view};
+        .compute_units = dev->sm_count, .smem = avk_cuda_config_smem(&k->cfg), .dilated_view = k->cfg.dilated_view,
+        .persistent = k->cfg.persistent};
     s = avk_native_plan(&avk_cuda_native_driver, &k->native, p, o, pack, &shape, 0);
     if (s != ATTNVK_OK) {
         free(k);

@@ -57,6 +57,8 @@ typedef struct avk_cuda_config {
     int pos_offset;     /* the problem moves i' (position_offset): AVK_POS_OFFSET, built only then */
     int dilated_view;   /* a dilated problem as strided views (AVK_DILATED_VIEW, no AVK_MOD_DILATED) */
     int fp8;            /* wgmma-fp8: the FP8 forward (AVK_FP8; Q, K, V e4m3, V transposed first) */
+    int persistent;     /* wgmma-ws as a persistent kernel (AVK_PERSISTENT: a CTA an SM taking the blocks in
+                         * turn, a second Q buffer; ATTNVK_CUDA_PERSISTENT=1 until measured) */
 } avk_cuda_config;
 
 /* Fills the variant fields of cfg from a name; 0 for an unknown name. */

@@ -347,6 +347,31 @@ int main(void)
                        bs == ATTNVK_OK ? blocks.variant : attnvk_last_error(), blocks.br);
                 if (bs == ATTNVK_OK) add_job(t, &blocks);
             }
+            /* ATTNVK_CUDA_PERSISTENT=1: wgmma-ws as a persistent kernel (a second Q buffer) where it
+             * fits: D = 64 (causal, three warpgroups), 128 (dense and a block layout); not D = 256 */
+            setenv("ATTNVK_CUDA_PERSISTENT", "1", 1);
+            for (int d = 64; d <= 256; d *= 2) {
+                attnvk_problem pp = {.batch = 2, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096,
+                                     .head_dim = d, .dtype = ATTNVK_F16, .causal = d == 64,
+                                     .block_sparse = d == 128, .block_q = 128, .block_k = 128, .layout_batch = 1,
+                                     .layout_heads = 1};
+                avk_cuda_config pc;
+                attnvk_status s = avk_cuda_select(&info, 9, t->smem_optin, &pp, &none, 0, 1, &pc);
+                EXPECT(s == ATTNVK_OK && pc.wgmma == 2 && pc.persistent == (d < 256),
+                       "%s: D=%d persistent %d on %s (want %d)", t->arch, d, s == ATTNVK_OK ? pc.persistent : -1,
+                       s == ATTNVK_OK ? pc.variant : attnvk_last_error(), d < 256);
+                if (s == ATTNVK_OK && pc.persistent) add_job(t, &pc);
+            }
+            setenv("ATTNVK_CUDA_PERSISTENT", "2", 1);
+            {
+                attnvk_problem pp = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096,
+                                     .head_dim = 128, .dtype = ATTNVK_F16};
+                avk_cuda_config pc;
+                EXPECT(avk_cuda_select(&info, 9, t->smem_optin, &pp, &none, 0, 1, &pc) == ATTNVK_ERROR_INVALID_ARGUMENT &&
+                           strstr(attnvk_last_error(), "ATTNVK_CUDA_PERSISTENT"),
+                       "%s: ATTNVK_CUDA_PERSISTENT=2 is refused by name", t->arch);
+            }
+            unsetenv("ATTNVK_CUDA_PERSISTENT");
         }
         /* the FP8 forward (wgmma-fp8) on sm_90a at D = 64, 128, 256, f16 and bf16 O, split or not;
          * refused on sm_80, for softcap, and where a 16-bit problem names it */
