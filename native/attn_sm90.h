@@ -267,6 +267,15 @@ AVK_DEVICE bool avk_softmax_deferred(float (&s)[1][NS][4], float (&row_max)[1][2
 static_assert(!AVK_PERSISTENT || AVK_WS, "AVK_PERSISTENT needs the warp-specialized kernel (AVK_WGMMA=2)");
 enum { Q_BUFFERS = 1 + AVK_PERSISTENT };
 
+/* The block a persistent CTA takes in its round-th turn, or -1: the rounds deal the blocks (longest
+ * first where causal, avk_locate_at's order) to the CTAs forth and back, so that no CTA takes the
+ * longest of every round */
+AVK_DEVICE int avk_round_item(int round, int items)
+{
+    const int g = (int)gridDim.x, c = (int)blockIdx.x, item = round * g + ((round & 1) ? g - 1 - c : c);
+    return item < items ? item : -1;
+}
+
 /* A CTA's progress over its blocks: the ring's stages used so far (a stage and its phase follow
  * from the count) and the blocks done (which Q buffer a block takes). */
 struct avk_ring_pos {
@@ -426,7 +435,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     avk_fence_proxy_async();
     avk_consumers_sync(); /* (persistent: and every warp is done with the other buffer's O) */
 #if AVK_PERSISTENT
-    if (next_item < (int)p.items) { /* the next block's Q into the other buffer */
+    if (next_item >= 0) { /* the next block's Q into the other buffer */
         const avk_work wn = avk_locate_item(p, BR, BC, next_item);
         avk_load_tile<BR, AVK_U16(D), NC, true>(aQ0 + (avk_u32)((ring.blocks + 1) % Q_BUFFERS) * Q_BYTES,
                                                 (const avk_elem *)p.q + AVK_U16(wn.q_off) +
@@ -737,8 +746,12 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
 #endif
 #if AVK_PERSISTENT
 #define AVK_FWD_BLOCKS()                                                                                          \
-    for (int item = (int)blockIdx.x; item < (int)p.items; item += (int)gridDim.x)                                 \
-    avk_fwd_block(p, avk_locate_item(p, BR, BC, item), &tm_k, &tm_v, smem_raw, raw, aQ0, ring, item + (int)gridDim.x)
+    for (int round = 0; round * (int)gridDim.x < (int)p.items; ++round) {                                         \
+        const int item = avk_round_item(round, (int)p.items);                                                     \
+        if (item < 0) continue;                                                                                   \
+        avk_fwd_block(p, avk_locate_item(p, BR, BC, item), &tm_k, &tm_v, smem_raw, raw, aQ0, ring,               \
+                      avk_round_item(round + 1, (int)p.items));                                                    \
+    }
 #elif AVK_WS
 #define AVK_FWD_BLOCKS() avk_fwd_block(p, avk_locate(p, BR, BC), &tm_k, &tm_v, smem_raw, raw, aQ0, ring, -1)
 #else
