@@ -37,7 +37,9 @@ typedef struct avk_attn_params {
     unsigned long long q_scales;     /* f32 [H]: an fp8 Q's scales (the FP8 forward) */
     unsigned long long vt;           /* the FP8 forward: V transposed (AVK_FP8_VT_KEYS), in the workspace */
     /* a persistent kernel (AVK_PERSISTENT): the grid of one CTA per block (x, y; z follows from
-     * items), whose blocks its CTAs take in turn */
+     * items), whose blocks its CTAs take in turn; AVK_PERSISTENT=2: the counter they take them from
+     * (a u32, zero between launches) */
+    unsigned long long sched;
     unsigned int grid_x, grid_y, items, persistent_pad;
 #define AVK_ARG(type, name) AVK_ARG_##type name;
 #include "contract/kernel_args.def"

@@ -31,21 +31,33 @@ attnvk_status avk_native_plan(const avk_native_driver *d, avk_native_kernel *k, 
     return ATTNVK_OK;
 }
 
+/* The counter of a persistent kernel that takes its blocks from memory (shape.persistent 2), zeroed */
+static attnvk_status alloc_sched(const avk_native_driver *d, void *ctx, avk_native_kernel *k)
+{
+    if (k->shape.persistent != 2) return ATTNVK_OK;
+    if (!d->zero) return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "%s: no device counter for a persistent kernel", d->api);
+    attnvk_status s = d->alloc(ctx, 4, &k->sched);
+    if (s == ATTNVK_OK) s = d->zero(ctx, k->sched, 4);
+    return s;
+}
+
 attnvk_status avk_native_alloc_workspace(const avk_native_driver *d, void *ctx, avk_native_kernel *k)
 {
-    if (k->v_transpose) {
+    attnvk_status s = alloc_sched(d, ctx, k);
+    if (s == ATTNVK_OK && k->v_transpose) {
         k->vt_bytes = (size_t)k->p.batch * (size_t)k->p.kv_heads * (size_t)avk_head_dim_v(&k->p) *
                       (size_t)AVK_FP8_VT_KEYS(k->p.seq_kv);
-        attnvk_status s = d->alloc(ctx, k->vt_bytes, &k->vt);
-        if (s != ATTNVK_OK) return s;
+        s = d->alloc(ctx, k->vt_bytes, &k->vt);
     }
-    if (!k->split_build) return ATTNVK_OK;
-    const size_t rows = (size_t)k->splits * k->p.batch * k->p.heads * k->p.seq_q;
-    k->part_o_bytes = rows * (size_t)avk_head_dim_v(&k->p) * sizeof(float); /* partial O rows are O's (Dv) */
-    attnvk_status s = d->alloc(ctx, k->part_o_bytes + rows * sizeof(float), &k->workspace);
-    if (s != ATTNVK_OK && k->vt) { /* the caller frees k without a release */
-        d->free(ctx, k->vt);
-        k->vt = 0;
+    if (s == ATTNVK_OK && k->split_build) {
+        const size_t rows = (size_t)k->splits * k->p.batch * k->p.heads * k->p.seq_q;
+        k->part_o_bytes = rows * (size_t)avk_head_dim_v(&k->p) * sizeof(float); /* partial O rows are O's (Dv) */
+        s = d->alloc(ctx, k->part_o_bytes + rows * sizeof(float), &k->workspace);
+    }
+    if (s != ATTNVK_OK) { /* the caller frees k without a release */
+        if (k->vt) d->free(ctx, k->vt);
+        if (k->sched) d->free(ctx, k->sched);
+        k->vt = k->sched = 0;
     }
     return s;
 }
@@ -111,6 +123,7 @@ static void fill_params(const avk_native_driver *d, const avk_native_kernel *k, 
     P->grid_x = grid[0];
     P->grid_y = grid[1];
     P->items = grid[0] * grid[1] * grid[2]; /* avk_native_plan keeps it within 31 bits for persistent kernels */
+    P->sched = k->sched;
 }
 
 /* The merge's block (avk_attn_reduce): a group of Dv/4 lanes per
@@ -172,9 +185,10 @@ attnvk_status avk_native_dispatch(const avk_native_driver *d, void *ctx, const a
 
 void avk_native_release(const avk_native_driver *d, void *ctx, avk_native_kernel *k)
 {
-    if ((!k->workspace && !k->vt) || d->enter(ctx) != ATTNVK_OK) return;
+    if ((!k->workspace && !k->vt && !k->sched) || d->enter(ctx) != ATTNVK_OK) return;
     if (k->workspace) d->free(ctx, k->workspace);
     if (k->vt) d->free(ctx, k->vt);
-    k->workspace = k->vt = 0;
+    if (k->sched) d->free(ctx, k->sched);
+    k->workspace = k->vt = k->sched = 0;
     d->leave(ctx);
 }

@@ -37,6 +37,8 @@ typedef struct avk_native_driver {
      * aligned) the forward kernel takes after P, for P's buffers (CUDA's TMA tensor maps) */
     attnvk_status (*tensor_maps)(void *ctx, const struct avk_native_kernel *k, const struct avk_attn_params *P,
                                  unsigned char (*maps)[128]);
+    /* bytes (a few) of device memory set to zero; NULL where no kernel keeps a counter */
+    attnvk_status (*zero)(void *ctx, unsigned long long addr, size_t bytes);
 } avk_native_driver;
 
 /* What a backend's tuning picked, in the layer's terms. */
@@ -49,7 +51,7 @@ typedef struct avk_native_shape {
     size_t smem;           /* dynamic shared memory of the attention kernel */
     int dilated_view;      /* a dilated problem runs as strided views (the build has AVK_DILATED_VIEW) */
     int persistent;        /* the kernel takes the grid's blocks in turn (AVK_PERSISTENT): compute_units x
-                            * resident CTAs launch */
+                            * resident CTAs launch; 2: from a counter in device memory (sched) */
 } avk_native_shape;
 
 /* A prepared native kernel: the problem, its planned arguments, the two
@@ -70,6 +72,7 @@ typedef struct avk_native_kernel {
     void *v_transpose;
     unsigned long long vt;
     size_t vt_bytes;
+    unsigned long long sched; /* AVK_PERSISTENT=2: the blocks' counter (a u32 the kernel leaves at zero) */
 } avk_native_kernel;
 
 /* 1 when the native bodies take Q/K head dim dk and V/O head dim dv: the

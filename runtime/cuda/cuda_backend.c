@@ -55,6 +55,14 @@ static attnvk_status drv_alloc(void *ctx, size_t bytes, unsigned long long *addr
     return s;
 }
 
+static attnvk_status drv_zero(void *ctx, unsigned long long addr, size_t bytes)
+{
+    avk_cuda_device *dev = ctx;
+    static const unsigned char zeros[64];
+    if (bytes > sizeof zeros) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: zero: %zu bytes (at most 64)", bytes);
+    return avk_cuda_check(dev, dev->cu->cuMemcpyHtoD((CUdeviceptr)addr, zeros, bytes), "cuMemcpyHtoD(kernel counter)");
+}
+
 static void drv_free(void *ctx, unsigned long long addr)
 {
     avk_cuda_device *dev = ctx;
@@ -141,7 +149,7 @@ static unsigned long long drv_address(const avk_bbuf *b) { return avk_cuda_ptr(b
 
 const avk_native_driver avk_cuda_native_driver = {"cuda",   drv_enter,      drv_leave,    drv_alloc,
                                                   drv_free, drv_launch,     drv_time_begin, drv_time_end,
-                                                  drv_address, drv_tensor_maps};
+                                                  drv_address, drv_tensor_maps, drv_zero};
 
 void avk_cuda_modules_release(avk_cuda_device *dev)
 {

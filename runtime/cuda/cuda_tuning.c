@@ -242,7 +242,7 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
     if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded); wgmma-ws: the
                    * stages' four mbarriers each (full K, full V, K's and V's slots free) */
         return 1024u + ((size_t)c->br * D * (c->persistent ? 2u : 1u) + 2u * (size_t)c->bc * (D + DV)) * 2 +
-               (c->wgmma == 2 ? 64u : 0u);
+               (c->wgmma == 2 ? 64u : 0u) + (c->persistent == 2 ? 128u : 0u); /* the persistent queue */
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
         return (c->dtype == ATTNVK_F32 ? 2u : 1u) * (size_t)c->bc * (D + DV) * 4;
     if (c->key_warps) { /* Q, the stages' mbarriers, then per warp its raw K/V stages; the warps' merge reuses them */
@@ -549,16 +549,17 @@ static attnvk_status select_fp8(int cc_major, size_t smem_optin, const attnvk_pr
     return avk_cuda_config_check(cfg, cc_major, smem_optin);
 }
 
-/* ATTNVK_CUDA_PERSISTENT=1: wgmma-ws (16-bit) as a persistent kernel (attn_sm90.h's AVK_PERSISTENT)
- * where its second Q buffer fits; a developer switch until it has been measured against the
- * grid of one CTA a block. */
+/* ATTNVK_CUDA_PERSISTENT=1|2: wgmma-ws (16-bit) as a persistent kernel (attn_sm90.h's AVK_PERSISTENT:
+ * 1 deals the blocks in rounds, 2 takes them from a counter) where its second Q buffer fits; a
+ * developer switch until it has been measured against the grid of one CTA a block. */
 static attnvk_status choose_persistent(avk_cuda_config *cfg, size_t smem_optin)
 {
     const char *env = getenv("ATTNVK_CUDA_PERSISTENT");
     if (!env || !*env || strcmp(env, "0") == 0) return ATTNVK_OK;
-    if (strcmp(env, "1") != 0) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_CUDA_PERSISTENT: '%s' is not 0 or 1", env);
+    if (strcmp(env, "1") != 0 && strcmp(env, "2") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_CUDA_PERSISTENT: '%s' is not 0, 1 or 2", env);
     if (cfg->wgmma != 2 || cfg->fp8) return ATTNVK_OK;
-    cfg->persistent = 1;
+    cfg->persistent = env[0] - '0';
     if (smem_optin && avk_cuda_config_smem(cfg) > smem_optin) cfg->persistent = 0;
     return ATTNVK_OK;
 }
@@ -759,7 +760,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     if (c->pos_offset) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_POS_OFFSET=1");
     if (c->dilated_view) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DILATED_VIEW=1");
     if (c->fp8) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_FP8=1");
-    if (c->persistent) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_PERSISTENT=1");
+    if (c->persistent) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_PERSISTENT=%d", c->persistent);
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
     n = avk_cuda_extra_defines(s, n);

@@ -80,7 +80,7 @@ static attnvk_status drv_time_end(void *ctx, double *ms) { return avk_hip_time_e
 static unsigned long long drv_address(const avk_bbuf *b) { return b ? (unsigned long long)(size_t)b->ptr : 0; }
 
 const avk_native_driver avk_hip_native_driver = {"hip", drv_enter, drv_leave, drv_alloc, drv_free, drv_launch,
-                                                 drv_time_begin, drv_time_end, drv_address, NULL};
+                                                 drv_time_begin, drv_time_end, drv_address, NULL, NULL};
 
 void avk_hip_flash_close(avk_hip_device *dev)
 {

@@ -362,14 +362,25 @@ int main(void)
                        s == ATTNVK_OK ? pc.variant : attnvk_last_error(), d < 256);
                 if (s == ATTNVK_OK && pc.persistent) add_job(t, &pc);
             }
-            setenv("ATTNVK_CUDA_PERSISTENT", "2", 1);
+            setenv("ATTNVK_CUDA_PERSISTENT", "2", 1); /* the counter's form: the block layout */
+            {
+                attnvk_problem pp = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096,
+                                     .head_dim = 128, .dtype = ATTNVK_F16, .block_sparse = 1, .block_q = 128,
+                                     .block_k = 128, .layout_batch = 1, .layout_heads = 1};
+                avk_cuda_config pc;
+                attnvk_status s = avk_cuda_select(&info, 9, t->smem_optin, &pp, &none, 0, 1, &pc);
+                EXPECT(s == ATTNVK_OK && pc.persistent == 2, "%s: ATTNVK_CUDA_PERSISTENT=2 builds persistent 2 (got %d)",
+                       t->arch, s == ATTNVK_OK ? pc.persistent : -1);
+                if (s == ATTNVK_OK) add_job(t, &pc);
+            }
+            setenv("ATTNVK_CUDA_PERSISTENT", "3", 1);
             {
                 attnvk_problem pp = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096,
                                      .head_dim = 128, .dtype = ATTNVK_F16};
                 avk_cuda_config pc;
                 EXPECT(avk_cuda_select(&info, 9, t->smem_optin, &pp, &none, 0, 1, &pc) == ATTNVK_ERROR_INVALID_ARGUMENT &&
                            strstr(attnvk_last_error(), "ATTNVK_CUDA_PERSISTENT"),
-                       "%s: ATTNVK_CUDA_PERSISTENT=2 is refused by name", t->arch);
+                       "%s: ATTNVK_CUDA_PERSISTENT=3 is refused by name", t->arch);
             }
             unsetenv("ATTNVK_CUDA_PERSISTENT");
         }
