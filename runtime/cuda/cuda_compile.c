@@ -22,6 +22,7 @@ AVK_EMBEDDED(avk_cuda_sm90_source)
 AVK_EMBEDDED(avk_cuda_wgmma_source)
 AVK_EMBEDDED(avk_cuda_sm90_common_source)
 AVK_EMBEDDED(avk_cuda_sm90_fp8_source)
+AVK_EMBEDDED(avk_cuda_sm90_schedule_source)
 AVK_EMBEDDED(avk_cuda_tiled_source)
 AVK_EMBEDDED(avk_cuda_decode_source)
 AVK_EMBEDDED(avk_cuda_mma_source)
@@ -47,6 +48,7 @@ static const struct {
     {"sm90_wgmma_ops.h", avk_cuda_wgmma_source, &avk_cuda_wgmma_source_size},
     {"sm90_common.h", avk_cuda_sm90_common_source, &avk_cuda_sm90_common_source_size},
     {"sm90_fp8.h", avk_cuda_sm90_fp8_source, &avk_cuda_sm90_fp8_source_size},
+    {"sm90_schedule.h", avk_cuda_sm90_schedule_source, &avk_cuda_sm90_schedule_source_size},
     {"attn_tiled.h", avk_cuda_tiled_source, &avk_cuda_tiled_source_size},
     {"attn_decode.h", avk_cuda_decode_source, &avk_cuda_decode_source_size},
     {"attn_mma.h", avk_cuda_mma_source, &avk_cuda_mma_source_size},
