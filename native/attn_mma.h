@@ -77,7 +77,6 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const int quad_row = lane / 4, quad_col = lane % 4;
 
     const avk_work w = avk_locate(p, BR, BC);
-    avk_pattern_prefetch(p, w, BC); /* the layout bytes the tile walk reads, into L1 */
     const int warp_r0 = w.r0 + rg * WM * 16; /* first packed row of this warp */
     const int warp_last_row = min(warp_r0 + WM * 16, w.r_end) - 1;
     /* keys every row of the warp sees (no mask within [max_begin, min_end)) and any row sees */

@@ -304,39 +304,6 @@ AVK_DEVICE int avk_next_tile(const avk_attn_params &p, const avk_work &w, int t,
 #endif
 }
 
-/* The layout bytes a CTA's tile walk reads (its block rows over its tiles' key blocks),
- * fetched into L1 when the CTA starts: avk_next_tile's window refills, one per 32 tiles in
- * the producer and in every consumer warp, then hit L1 instead of each waiting on a first
- * read from memory (a CTA at 10% of 128x128 blocks at N=32k refills 8 times in ~26 visible
- * tiles). At most AVK_PATTERN_PREFETCH_LINES lines of 128 bytes; called by whole warps.
- * AVK_PATTERN_PREFETCH=0 turns it off (a tuning experiment). */
-#ifndef AVK_PATTERN_PREFETCH
-#define AVK_PATTERN_PREFETCH 1
-#endif
-#define AVK_PATTERN_PREFETCH_LINES 64
-AVK_DEVICE void avk_pattern_prefetch(const avk_attn_params &p, const avk_work &w, int bc)
-{
-#if (AVK_SCORE_MOD & AVK_MOD_BLOCKS) && AVK_PATTERN_PREFETCH && !defined(AVK_TARGET_HIP) /* PTX */
-    const int bq = (int)(p.pattern & 0xffffu), bk = (int)(p.pattern >> 16), pack = (int)p.pack;
-    const int cols = ((int)p.seq_kv + bk - 1) / bk;
-    const int qb0 = w.r0 / pack / bq, qb1 = max(w.r_end - 1, w.r0) / pack / bq;
-    const int kb0 = w.t_begin * bc / bk, kb1 = min(cols, (w.t_end * bc + bk - 1) / bk) - 1;
-    if (kb1 < kb0 || w.t_begin >= w.t_end) return;
-    const unsigned char *layout = (const unsigned char *)p.mask + (long long)w.b * p.mask_sb + (long long)w.h * p.mask_sh;
-    const int lane = (int)(threadIdx.x % 32);
-    for (int qb = qb0, done = 0; qb <= qb1 && done < AVK_PATTERN_PREFETCH_LINES; ++qb) {
-        const unsigned long long first = (unsigned long long)(layout + (long long)qb * cols + kb0) & ~127ull;
-        const unsigned long long last = (unsigned long long)(layout + (long long)qb * cols + kb1);
-        const int lines = (int)((last - first) / 128) + 1;
-        for (int l = lane; l < lines && done + l < AVK_PATTERN_PREFETCH_LINES; l += 32)
-            asm volatile("prefetch.global.L1 [%0];" ::"l"(first + (unsigned long long)l * 128));
-        done += lines;
-    }
-#else
-    (void)p, (void)w, (void)bc;
-#endif
-}
-
 /* The per-element work of this thread's part of an S tile (accumulator
  * layout; row0/col0: its first row and column): avk_score_mod on every tile
  * with AVK_SCORE_MOD, else only on edge tiles. */

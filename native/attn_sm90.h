@@ -272,7 +272,6 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     const int quad_row = lane / 4, quad_col = lane % 4;
     (void)next_item;
 
-    avk_pattern_prefetch(p, w, BC); /* the layout bytes the tile walk reads, into L1 */
     const avk_elem *Q = (const avk_elem *)p.q + AVK_U16(w.q_off);
     const avk_elem *K = (const avk_elem *)p.k + AVK_U16(w.kv_off);
 #if AVK_FP8

@@ -97,9 +97,3 @@ inline void avk_cp_commit(void) {}
 inline void avk_cp_wait_all(void) {}
 inline void avk_cp_wait_all_but_one(void) {}
 #endif
-/* A line of global memory fetched into L1 ahead of its reads (the PTX builds; elsewhere nothing). */
-#if AVK_ASYNC == 1
-inline void avk_prefetch_l1(__global const void *p) { AVK_ASM("prefetch.global.L1 [%0];" ::"l"(p)); }
-#else
-inline void avk_prefetch_l1(__global const void *p) { (void)p; }
-#endif

@@ -343,40 +343,6 @@ inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *patt
     return AVK_TILE_PARTIAL;
 }
 
-/* The layout bytes the work-group's tile search reads (its heads' block rows over its tiles'
- * key blocks), fetched into L1 when it starts: the window fills in the tile loop then hit L1
- * instead of each waiting on a first read from memory. At most AVK_PATTERN_PREFETCH_LINES lines
- * of 128 bytes; -DAVK_PATTERN_PREFETCH=0 turns it off (a tuning experiment). */
-#ifndef AVK_PATTERN_PREFETCH
-#define AVK_PATTERN_PREFETCH 1
-#endif
-#define AVK_PATTERN_PREFETCH_LINES 64
-inline void avk_pattern_prefetch(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int bc, int tid,
-                                 int wg)
-{
-#if AVK_PATTERN_SEARCH && AVK_PATTERN_PREFETCH
-    if (!(a->flags & AVK_FLAG_BLOCKS) || w->t_begin >= w->t_end || w->r_end <= w->r0) return;
-    const int pack = (int)a->pack, bq = (int)(a->pattern & 0xffffu), bk = (int)(a->pattern >> 16);
-    const long cols = ((long)a->seq_kv + bk - 1) / bk;
-    const int b0 = w->r0 / pack / bq, b1 = (w->r_end - 1) / pack / bq;
-    const long kb0 = (long)w->t_begin * bc / bk, kb1 = min(cols, ((long)w->t_end * bc + bk - 1) / bk) - 1;
-    const int rows_end = min(w->r_end, w->r0 + pack); /* one row of each head the work-group holds */
-    int done = 0;
-    for (int R = w->r0; R < rows_end; ++R) {
-        __global const uchar *head = pattern + (long)w->b * a->mask_sb + (long)(w->h + R % pack) * a->mask_sh;
-        for (int br = b0; br <= b1 && done < AVK_PATTERN_PREFETCH_LINES; ++br) {
-            const ulong first = (ulong)(head + br * cols + kb0) & ~(ulong)127, last = (ulong)(head + br * cols + kb1);
-            const int lines = (int)((last - first) / 128) + 1;
-            for (int l = tid; l < lines && done + l < AVK_PATTERN_PREFETCH_LINES; l += wg)
-                avk_prefetch_l1((__global const void *)(first + (ulong)l * 128));
-            done += lines;
-        }
-    }
-#else
-    (void)a, (void)pattern, (void)w, (void)bc, (void)tid, (void)wg;
-#endif
-}
-
 /* The tile search of the bodies that skip hidden tiles. One lane walking the
  * tiles waited on the layout once per hidden tile (H100, 32k, 10% of 128x128
  * blocks: mma-f16 58.6 TFLOP/s against dense's 211), a search per visible

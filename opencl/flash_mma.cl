@@ -149,7 +149,6 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     const int tid = get_local_id(0);
     const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const avk_work w = avk_locate(a, seq_lens, mask, AVK_BR, AVK_BC);
-    avk_pattern_prefetch(a, mask, &w, AVK_BC, tid, AVK_WG); /* the layout bytes the tile search reads, into L1 */
     const float k_scale = avk_kv_scale(a, kv_scales, 0, w.g), v_scale = avk_kv_scale(a, kv_scales, 1, w.g);
     /* packed rows g and g+8 of this warp's 16 */
     const int row_a = w.r0 + warp * 16 + g, row_b = row_a + 8;

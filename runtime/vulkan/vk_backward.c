@@ -69,7 +69,9 @@ static attnvk_status portable_select(const vk_caps *c, const attnvk_problem *p, 
  * 2x16 83.2, 4x32 79.7, 2x32 53.6 (dK/dV keeps K, V, dK and dV in registers: wider tiles spill).
  * With dQ by atomics (`atomic`; dK/dV's tiles only), s34a: D=64 4x16 84.1 (the dQ pass's
  * 78.6 in the same call), 4x32 51.1; D=128 4x16 53.2 with K's matrices held in registers
- * (kept_x_shared 0): 48 ms in dK/dV against 9.2 + 6.2 for the two passes. */
+ * (kept_x_shared 0): 48 ms in dK/dV against 9.2 + 6.2 for the two passes. Those were with P and
+ * dS staged; with them in registers (s37) the D=64 dQ pass's 8x32 / 4x16 makes 103.7 against the
+ * atomics' 83.2, so by_default applies to staged scores only (vk_bwd_select). */
 enum { DQ_PASS, DQ_ATOMIC, DQ_AUTO }; /* a row's dQ: its own pass or atomics; asked: either, the table's pick */
 static const struct {
     uint32_t max_dim, nsg, stream, dq_nsg, dq_stream;
@@ -200,12 +202,13 @@ static attnvk_status matrix_select(const vk_caps *c, const attnvk_problem *p, vk
     return ATTNVK_OK;
 }
 
-/* Whether body keeps P and dS in its accumulators (REG_SCORES) on c, into *on. It may where the
+/* Whether body keeps P and dS in its accumulators (REG_SCORES) on c, into *on. It does where the
  * probe saw the accumulator layout that shaders/cm_layout_nv.glsl assumes (NV, or its KHR
- * rewrite; the emulation has its own); $ATTNVK_VK_BWD_SCORES=registers there, =staged never, unset
- * the emulation only (CI's check of the body) until the tensor-core builds have run on a GPU;
- * =registers where the layout is not known is UNSUPPORTED with the probe's reason */
-enum { REG_SCORES_BY_DEFAULT = 0 };
+ * rewrite; the emulation has its own), unless $ATTNVK_VK_BWD_SCORES=staged; =registers where the
+ * layout is not known is UNSUPPORTED with the probe's reason. H100, KHR, f16 B=4 N=4k H*D=2048
+ * (bench/results/backward-2026-12-07-s37): D=128 106.0 TFLOP/s against 91.6 staged, causal 98.4;
+ * D=64 with the dQ pass 103.7 (dQ by atomics 83.2, staged 84.7). */
+enum { REG_SCORES_BY_DEFAULT = 1 };
 static attnvk_status reg_scores(const vk_caps *c, vk_bwd_body body, uint32_t *on)
 {
     const char *env = getenv("ATTNVK_VK_BWD_SCORES");
@@ -268,8 +271,13 @@ attnvk_status vk_bwd_select(const vk_caps *c, const attnvk_problem *p, const vk_
     if (as != ATTNVK_OK) return as;
     for (int i = 0; i < n; ++i) {
         out->body = VK_BWD_PORTABLE;
-        attnvk_status s = matrix_select(c, p, want[i], named, mode, out);
-        if (s == ATTNVK_OK && out->body == VK_BWD_PORTABLE && mode == DQ_AUTO) /* no default atomic row: the dQ pass */
+        /* with P and dS in registers the dQ pass beats dQ by atomics (D=64 103.7 against 83.2):
+         * unasked, the atomic rows are for the staged scores */
+        uint32_t regs = 0;
+        const int m = mode == DQ_AUTO && reg_scores(c, want[i], &regs) == ATTNVK_OK && regs ? DQ_PASS : mode;
+        avk_clear_error();
+        attnvk_status s = matrix_select(c, p, want[i], named, m, out);
+        if (s == ATTNVK_OK && out->body == VK_BWD_PORTABLE && m == DQ_AUTO) /* no default atomic row: the dQ pass */
             s = matrix_select(c, p, want[i], named, DQ_PASS, out);
         if (s == ATTNVK_OK && out->body != VK_BWD_PORTABLE) s = reg_scores(c, out->body, &out->reg_scores);
         if (s == ATTNVK_OK && out->body != VK_BWD_PORTABLE && (out->strips > 1 || out->dq_strips > 1) && !out->reg_scores)

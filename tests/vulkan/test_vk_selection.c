@@ -230,16 +230,16 @@ static int check_backward_matrix(void)
         uint32_t keep, stream, wg;
     } want[] = {
         {"H100", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 16, 128},
-        {"H100", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 16, 128}, /* dQ by atomics */
+        {"H100", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 128, 32, 256}, /* registers: the dQ pass */
         {"H100", NULL, NULL, 0, 64, 64, ATTNVK_BF16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 32, 128},
         {"H100", NULL, NULL, 0, 256, 256, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 8, 8, 128},
         {"H100", NULL, NULL, 0, 72, 72, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 32, 128},
         {"NV only", NULL, NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 64, 16, 128},
-        {"32 KiB", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 16, 128}, /* dQ by atomics */
+        {"32 KiB", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_KHR, 64, 32, 128},
         {"H100", "portable", NULL, 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 16, 16, 128},
         {"H100", "nv", "nsg=8,stream=16", 0, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_NV, 128, 16, 256},
         {"lavapipe", NULL, NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_PORTABLE, 32, 16, 128},
-        {"lavapipe", NULL, NULL, 1, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 32, 16, 32}, /* dQ by atomics */
+        {"lavapipe", NULL, NULL, 1, 64, 64, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 64, 32, 64},
         {"lavapipe", NULL, NULL, 1, 128, 128, ATTNVK_F16, ATTNVK_OK, VK_BWD_MATRIX_EMU, 32, 16, 32},
         {"lavapipe", "nv", NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_UNSUPPORTED, VK_BWD_PORTABLE, 0, 0, 0},
         {"H100", "fast", NULL, 0, 64, 64, ATTNVK_F16, ATTNVK_ERROR_INVALID_ARGUMENT, VK_BWD_PORTABLE, 0, 0, 0},
@@ -305,15 +305,20 @@ static int check_backward_atomic_dq(void)
     attnvk_problem q = p;
     q.head_dim = 64;
     vk_bwd_tiles a = {0}, b = {0}, c = {0}, d = {0};
-    /* unasked: D=128 the dQ pass, D=64 atomics (the table's by_default row), not without the atomics,
-     * not deterministic, not under a tiles override (sweeps name the mode) */
+    /* unasked: D=128 the dQ pass; D=64 the dQ pass with P and dS in registers (the default where
+     * the layout is known), atomics (the table's by_default row) with them staged, not without
+     * the atomics, not deterministic, not under a tiles override (sweeps name the mode) */
     int ok = vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && !a.atomic_dq;
+    ok = ok && vk_bwd_select(&h, &q, NULL, 0, &b) == ATTNVK_OK && !b.atomic_dq && b.reg_scores && b.keep == 128 &&
+         b.stream == 32;
+    setenv("ATTNVK_VK_BWD_SCORES", "staged", 1);
     ok = ok && vk_bwd_select(&h, &q, NULL, 0, &b) == ATTNVK_OK && b.atomic_dq && b.keep == 64 && b.stream == 16;
     ok = ok && vk_bwd_select(&bare, &q, NULL, 0, &b) == ATTNVK_OK && !b.atomic_dq && b.keep == 128 && b.stream == 32;
     ok = ok && vk_bwd_select(&h, &q, NULL, 1, &b) == ATTNVK_OK && !b.atomic_dq;
     setenv("ATTNVK_VK_BWD_TILES", "stream=32", 1);
     ok = ok && vk_bwd_select(&h, &q, NULL, 0, &b) == ATTNVK_OK && !b.atomic_dq && b.keep == 128 && b.stream == 32;
     unsetenv("ATTNVK_VK_BWD_TILES");
+    unsetenv("ATTNVK_VK_BWD_SCORES");
     setenv("ATTNVK_VK_BWD_DQ", "kernel", 1);
     ok = ok && vk_bwd_select(&h, &q, NULL, 0, &b) == ATTNVK_OK && !b.atomic_dq && b.keep == 128;
     setenv("ATTNVK_VK_BWD_DQ", "atomic", 1);
@@ -332,9 +337,9 @@ static int check_backward_atomic_dq(void)
     return ok;
 }
 
-/* P and dS in the accumulators (REG_SCORES): unasked, the emulation only; told, where the
- * family's layout probe passed; told registers where the layout is not known, refused with the
- * probe's reason; a bad value refused by name. */
+/* P and dS in the accumulators (REG_SCORES): unasked, where the family's layout probe passed
+ * (and the emulation); staged when told; told registers where the layout is not known, refused
+ * with the probe's reason; a bad value refused by name. */
 static int check_backward_scores(void)
 {
     vk_caps h = h100(), moved = h100(), lav = lavapipe();
@@ -343,8 +348,9 @@ static int check_backward_scores(void)
     attnvk_problem p = {.batch = 1, .heads = 2, .kv_heads = 1, .seq_q = 64, .seq_kv = 64, .head_dim = 128, .dtype = ATTNVK_F16};
     const vk_config emulated = {.algo = VK_ALGO_COOPMAT_EMU};
     vk_bwd_tiles a = {0}, b = {0}, c = {0}, d = {0}, e = {0};
-    /* unasked: the emulation only, until the tensor-core builds have run on a GPU */
-    int ok = vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && a.body == VK_BWD_MATRIX_KHR && a.reg_scores == 0;
+    /* unasked: where the layout is known (the H100's KHR), not where it moved */
+    int ok = vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && a.body == VK_BWD_MATRIX_KHR && a.reg_scores == 1;
+    ok = ok && vk_bwd_select(&moved, &p, NULL, 0, &b) == ATTNVK_OK && b.body == VK_BWD_MATRIX_KHR && b.reg_scores == 0;
     ok = ok && vk_bwd_select(&lav, &p, &emulated, 0, &c) == ATTNVK_OK && c.body == VK_BWD_MATRIX_EMU && c.reg_scores == 1;
     setenv("ATTNVK_VK_BWD_SCORES", "registers", 1);
     ok = ok && vk_bwd_select(&h, &p, NULL, 0, &a) == ATTNVK_OK && a.body == VK_BWD_MATRIX_KHR && a.reg_scores == 1;

@@ -96,7 +96,8 @@ int main(int argc, char **argv)
  * takes (multiples of 16 up to 128; four pipelines, ~10 s each on lavapipe), several
  * tiles each way, with the dQ pass (ATTNVK_VK_BWD_DQ=kernel), P and dS in the accumulators
  * (two cases staged through shared memory, two with two strips a subgroup); a subset again with dQ by
- * atomics (ATTNVK_VK_BWD_DQ=atomic), D=64 by default (atomics too), then two runs bit-identical */
+ * atomics (ATTNVK_VK_BWD_DQ=atomic), D=64 by default (the dQ pass; atomics with P and dS staged),
+ * then two runs bit-identical */
 static int matrix_emulated(attnvk_device *dev, uint64_t seed)
 {
     bcase t[32];
@@ -105,7 +106,7 @@ static int matrix_emulated(attnvk_device *dev, uint64_t seed)
     static const int subset[] = {0, 1, 2, 5, 6, 7, 8, 10};
     int passed = 0, failed = 0;
     backward_expect_variant = "bwd-coopmat-emu";
-    /* the dQ pass by name (D=64's default is dQ by atomics where the device has them) */
+    /* the dQ pass by name (D=64's default with P and dS staged is dQ by atomics where the device has them) */
     setenv("ATTNVK_VK_BWD_DQ", "kernel", 1);
     backward_expect_params = " pass_ms="; /* each pass's device time, for tuning */
     for (size_t c = 0; c < sizeof subset / sizeof *subset; ++c) {
@@ -145,8 +146,13 @@ static int matrix_emulated(attnvk_device *dev, uint64_t seed)
         run_case(dev, &t[i], ATTNVK_F16, "coopmat-emu", seed + 41 * (uint64_t)i) ? ++passed : ++failed;
     }
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 13) ? ++passed : ++failed;
-    unsetenv("ATTNVK_VK_BWD_DQ"); /* the default at D=64: the table's atomic row */
+    unsetenv("ATTNVK_VK_BWD_DQ"); /* the defaults at D=64: the dQ pass with P and dS in registers, */
+    backward_expect_params = "dq=kernel";
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 19) ? ++passed : ++failed;
+    setenv("ATTNVK_VK_BWD_SCORES", "staged", 1); /* the table's atomic row with them staged */
+    backward_expect_params = "dq=atomic";
+    run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 43) ? ++passed : ++failed;
+    unsetenv("ATTNVK_VK_BWD_SCORES");
     setenv("ATTNVK_VK_BWD_DQ", "atomic", 1);
     backward_deterministic = 1, backward_expect_params = "dq=kernel";
     run_case(dev, &t[shared], ATTNVK_F16, "coopmat-emu", seed + 17) ? ++passed : ++failed;
