@@ -9,7 +9,8 @@
  * buffer while this one's tiles run. The ring's stages and phases count on across blocks
  * (avk_ring_pos). 1: the blocks dealt in rounds (avk_round_item; even for causal's known
  * lengths); 2: taken from a counter in memory as CTAs come free (avk_take_block; a block
- * layout's rows differ in length). */
+ * layout's rows differ in length). Both ran correct and 5-17% slower than one CTA a block on the
+ * H100 (bench/results/hopper-2026-12-07-s37): the builds spill at the consumers' register edge. */
 #ifndef AVK_PERSISTENT
 #define AVK_PERSISTENT 0
 #endif

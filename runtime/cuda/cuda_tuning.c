@@ -550,8 +550,9 @@ static attnvk_status select_fp8(int cc_major, size_t smem_optin, const attnvk_pr
 }
 
 /* ATTNVK_CUDA_PERSISTENT=1|2: wgmma-ws (16-bit) as a persistent kernel (attn_sm90.h's AVK_PERSISTENT:
- * 1 deals the blocks in rounds, 2 takes them from a counter) where its second Q buffer fits; a
- * developer switch until it has been measured against the grid of one CTA a block. */
+ * 1 deals the blocks in rounds, 2 takes them from a counter) where its second Q buffer fits. Off:
+ * correct on the H100 but 5-17% slower than the grid of one CTA a block in every case measured
+ * (bench/results/hopper-2026-12-07-s37; its builds spill where the default does not). */
 static attnvk_status choose_persistent(avk_cuda_config *cfg, size_t smem_optin)
 {
     const char *env = getenv("ATTNVK_CUDA_PERSISTENT");
