@@ -85,7 +85,7 @@ static const env_var developer_vars[] = {
     {"ATTNVK_OPENCL_DUMP_DIR", "folder that gets a copy of every OpenCL program binary (PTX on NVIDIA)", "none"},
     {"ATTNVK_OPENCL_LOCAL_MEM", "bytes: configure OpenCL kernels as for a device with this much local memory (tests)", "the device's"},
     {"ATTNVK_OPENCL_MEM_LIMIT", "bytes: caps the memory attnvk assumes an OpenCL device has", "the device's"},
-    {"ATTNVK_OPENCL_BWD_TILES", "warps=,inner=,dq_inner=,stages=,afrag= over the OpenCL backward's mma.sync tiles: warps a work-group (16 keys or query rows each), the inner tile of dK/dV and of dQ, buffers of the streamed tiles (1 or 2), the kept rows' A fragments read a tile (1) or held in registers (2) (sweeps)",
+    {"ATTNVK_OPENCL_BWD_TILES", "warps=,inner=,dq_inner=,stages= over the OpenCL backward's mma.sync tiles: warps a work-group (16 keys or query rows each), the inner tile of dK/dV and of dQ, buffers of the streamed tiles (1 or 2) (sweeps)",
      "the table's"},
     {"ATTNVK_OPENCL_BWD_MMA", "0, 1 or emu: the OpenCL backward's portable body, its mma.sync body (inline PTX, "
                               "NVIDIA cc >= 8.0; f16 with head dims up to 128), or the same emulated (any device)",

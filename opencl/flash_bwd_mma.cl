@@ -31,11 +31,6 @@
 #if AVK_BWD_STAGES != 1 && AVK_BWD_STAGES != 2
 #error "AVK_BWD_STAGES is 1 or 2"
 #endif
-/* 1: the warp's kept rows (K and V in dK/dV, Q and dO in dQ) stay in registers as A fragments,
- * read from local memory once instead of once a tile (registers permitting: D <= 64) */
-#ifndef AVK_BWD_KEEP_A
-#define AVK_BWD_KEEP_A 0
-#endif
 #define BM_RS (AVK_D + 8)   /* local row stride (halves) of Q and K */
 #define BM_RSV (AVK_DV + 8) /* ... of dO and V */
 #define BM_ALIGN __attribute__((aligned(16)))
@@ -138,74 +133,39 @@ AVK_INLINE void bm_walk_tile(const avk_kernel_args *a, __global const int *seq_l
     bm_query_tile(a, &w, Q, dO, LSE, delta, t.i0, min(t.i0 + AVK_BWD_BQ, (int)a->seq_q), AVK_BWD_BQ, sQ, sdO, sL, sDel);
 }
 
-/* A's fragment for k-step kk: its 16 rows from r0 of tile A (rs halves a row) */
-AVK_INLINE void bm_a_frag(uint a[4], __local const ushort *A, int r0, int rs, int kk, int g, int t)
-{
-#if AVK_EMULATE
-    const int k = kk * 16 + 2 * t;
-    a[0] = bm_pair(A, rs, r0 + g, k), a[1] = bm_pair(A, rs, r0 + g + 8, k);
-    a[2] = bm_pair(A, rs, r0 + g, k + 8), a[3] = bm_pair(A, rs, r0 + g + 8, k + 8);
-#else
-    /* matrices (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) = a0..a3 */
-    const int lane = 4 * g + t, m = lane >> 3, i = lane & 7;
-    bm_ldsm4(a, A + (r0 + (m & 1) * 8 + i) * rs + kk * 16 + (m >> 1) * 8);
-#endif
-}
-
-/* c[n] += a B^T for k-step kk: B's rows (k along them) 8n.. from b0 of tile B */
-AVK_INLINE void bm_mma_step(float c[][4], int n_tiles, const uint a[4], __local const ushort *B, int b0, int rs, int kk,
-                            int g, int t BM_EMU_DECL)
-{
-#if AVK_EMULATE
-    const int k = kk * 16 + 2 * t;
-AVK_PRAGMA_UNROLL
-    for (int n = 0; n < n_tiles; ++n) {
-        const uint b[2] = {bm_pair(B, rs, b0 + n * 8 + g, k), bm_pair(B, rs, b0 + n * 8 + g, k + 8)};
-        BM_MMA(c[n], a, b);
-    }
-#else
-    /* B: n-tiles n and n+1 at k 0-7 and 8-15 = {b0 b1} of each */
-    const int lane = 4 * g + t, m = lane >> 3, i = lane & 7;
-AVK_PRAGMA_UNROLL
-    for (int n = 0; n < n_tiles; n += 2) {
-        uint b[4];
-        bm_ldsm4(b, B + (b0 + (n + (m >> 1)) * 8 + i) * rs + kk * 16 + (m & 1) * 8);
-        BM_MMA(c[n], a, b);
-        if (n + 1 < n_tiles) BM_MMA(c[n + 1], a, b + 2);
-    }
-#endif
-}
-
-/* c[n] = A B^T over ks k-steps: A's 16 rows from r0 of tile A (or, with kept, its fragments
- * in registers), B's rows (k along them) 8n.. from b0 of tile B; c is zeroed first */
-AVK_INLINE void bm_gemm_nt(float c[][4], int n_tiles, __local const ushort *A, int r0, uint kept[][4],
-                           __local const ushort *B, int b0, int rs, int ks, int g, int t BM_EMU_DECL)
+/* c[n] = A B^T over ks k-steps: A's 16 rows from r0 of tile A, B's rows (k
+ * along them) 8n.. from b0 of tile B; c is zeroed first */
+AVK_INLINE void bm_gemm_nt(float c[][4], int n_tiles, __local const ushort *A, int r0, __local const ushort *B, int b0,
+                           int rs, int ks, int g, int t BM_EMU_DECL)
 {
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < n_tiles; ++n) c[n][0] = c[n][1] = c[n][2] = c[n][3] = 0.0f;
 AVK_PRAGMA_UNROLL
     for (int kk = 0; kk < ks; ++kk) {
-#if AVK_BWD_KEEP_A
-        (void)A, (void)r0;
-        bm_mma_step(c, n_tiles, kept[kk], B, b0, rs, kk, g, t BM_EMU);
+#if AVK_EMULATE
+        const int k = kk * 16 + 2 * t;
+        const uint a[4] = {bm_pair(A, rs, r0 + g, k), bm_pair(A, rs, r0 + g + 8, k), bm_pair(A, rs, r0 + g, k + 8),
+                           bm_pair(A, rs, r0 + g + 8, k + 8)};
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < n_tiles; ++n) {
+            const uint b[2] = {bm_pair(B, rs, b0 + n * 8 + g, k), bm_pair(B, rs, b0 + n * 8 + g, k + 8)};
+            BM_MMA(c[n], a, b);
+        }
 #else
-        (void)kept;
+        /* A: matrices (rows 0-7, k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) = a0..a3; B: n-tiles
+         * n and n+1 at k 0-7 and 8-15 = {b0 b1} of each */
+        const int lane = 4 * g + t, m = lane >> 3, i = lane & 7;
         uint a[4];
-        bm_a_frag(a, A, r0, rs, kk, g, t);
-        bm_mma_step(c, n_tiles, a, B, b0, rs, kk, g, t BM_EMU);
+        bm_ldsm4(a, A + (r0 + (m & 1) * 8 + i) * rs + kk * 16 + (m >> 1) * 8);
+AVK_PRAGMA_UNROLL
+        for (int n = 0; n < n_tiles; n += 2) {
+            uint b[4];
+            bm_ldsm4(b, B + (b0 + (n + (m >> 1)) * 8 + i) * rs + kk * 16 + (m & 1) * 8);
+            BM_MMA(c[n], a, b);
+            if (n + 1 < n_tiles) BM_MMA(c[n + 1], a, b + 2);
+        }
 #endif
     }
-}
-
-/* with AVK_BWD_KEEP_A, the fragments of ks k-steps of A's 16 rows from r0 into kept */
-AVK_INLINE void bm_keep_a(uint kept[][4], __local const ushort *A, int r0, int rs, int ks, int g, int t)
-{
-#if AVK_BWD_KEEP_A
-AVK_PRAGMA_UNROLL
-    for (int kk = 0; kk < ks; ++kk) bm_a_frag(kept[kk], A, r0, rs, kk, g, t);
-#else
-    (void)kept, (void)A, (void)r0, (void)rs, (void)ks, (void)g, (void)t;
-#endif
 }
 
 /* c[n] += S B: S's accumulators (16 x 8 per n-tile, ks k-steps of 16) as A
@@ -265,7 +225,6 @@ avk_bwd_dkdv(__global const avk_elem *Q, __global const avk_elem *K, __global co
 #endif
     avk_cp_commit();
     float dk[AVK_D / 8][4], dv[AVK_DV / 8][4], st[NS][4], dpt[NS][4];
-    uint ka[AVK_BWD_KEEP_A ? AVK_D / 16 : 1][4], va[AVK_BWD_KEEP_A ? AVK_DV / 16 : 1][4]; /* K's and V's A fragments */
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < AVK_D / 8; ++n) dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = 0.0f;
 AVK_PRAGMA_UNROLL
@@ -293,12 +252,8 @@ AVK_PRAGMA_UNROLL
         const int i0 = cur.i0, i1 = min(i0 + BQ, (int)a->seq_q);
         __local const ushort *tQ = sQ[buf], *tdO = sdO[buf];
         __local const float *tL = sL[buf], *tDel = sDel[buf];
-        if (step == 0) { /* K and V are in place (the first tile's wait) */
-            bm_keep_a(ka, sK, warp * 16, BM_RS, AVK_D / 16, g, t);
-            bm_keep_a(va, sV, warp * 16, BM_RSV, AVK_DV / 16, g, t);
-        }
-        bm_gemm_nt(st, NS, sK, warp * 16, ka, tQ, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
-        bm_gemm_nt(dpt, NS, sV, warp * 16, va, tdO, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
+        bm_gemm_nt(st, NS, sK, warp * 16, tQ, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
+        bm_gemm_nt(dpt, NS, sV, warp * 16, tdO, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
 AVK_PRAGMA_UNROLL
         for (int n = 0; n < NS; ++n)
 AVK_PRAGMA_UNROLL
@@ -355,7 +310,6 @@ avk_bwd_dq(__global const avk_elem *Q, __global const avk_elem *K, __global cons
 #endif
     avk_cp_commit();
     float dq[AVK_D / 8][4], s[NS][4], dp[NS][4];
-    uint qa[AVK_BWD_KEEP_A ? AVK_D / 16 : 1][4], oa[AVK_BWD_KEEP_A ? AVK_DV / 16 : 1][4]; /* Q's and dO's A fragments */
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < AVK_D / 8; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
     for (int k0 = lo, step = 0; k0 < hi; k0 += KB, ++step) {
@@ -376,12 +330,8 @@ AVK_PRAGMA_UNROLL
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
         __local const ushort *tK = sK[buf], *tV = sV[buf];
-        if (step == 0) { /* Q and dO are in place (the first tile's wait) */
-            bm_keep_a(qa, sQ, warp * 16, BM_RS, AVK_D / 16, g, t);
-            bm_keep_a(oa, sdO, warp * 16, BM_RSV, AVK_DV / 16, g, t);
-        }
-        bm_gemm_nt(s, NS, sQ, warp * 16, qa, tK, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
-        bm_gemm_nt(dp, NS, sdO, warp * 16, oa, tV, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
+        bm_gemm_nt(s, NS, sQ, warp * 16, tK, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
+        bm_gemm_nt(dp, NS, sdO, warp * 16, tV, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
 AVK_PRAGMA_UNROLL
         for (int n = 0; n < NS; ++n)
 AVK_PRAGMA_UNROLL

@@ -54,14 +54,13 @@ size_t avk_cl_bwd_local_bytes(const avk_cl_bwd_config *c, int dq)
     return ((size_t)(c->bc + c->bq) * row + 2 * (size_t)c->bq * (c->bc + 1) + 2 * (size_t)c->bq) * sizeof(float);
 }
 
-/* $ATTNVK_OPENCL_BWD_TILES "warps=N,inner=N,dq_inner=N,stages=N,afrag=1|2" (any of them) over
- * the tensor-core entry (sweeps; dQ's inner tile apart from dK/dV's; afrag, the kept rows' A
- * fragments: 1 read from local memory a tile, 2 held in registers); 0 on a bad string */
-static int mma_tiles_override(int t[5])
+/* $ATTNVK_OPENCL_BWD_TILES "warps=N,inner=N,dq_inner=N,stages=N" (any of them) over the
+ * tensor-core entry (sweeps; dQ's inner tile apart from dK/dV's); 0 on a bad string */
+static int mma_tiles_override(int t[4])
 {
-    static const char *const keys[5] = {"warps", "inner", "dq_inner", "stages", "afrag"};
-    return avk_env_tiles("ATTNVK_OPENCL_BWD_TILES", keys, 5, t) && t[0] <= 16 && t[1] % 16 == 0 && t[2] % 16 == 0 &&
-           (t[3] == 1 || t[3] == 2) && t[4] <= 2;
+    static const char *const keys[4] = {"warps", "inner", "dq_inner", "stages"};
+    return avk_env_tiles("ATTNVK_OPENCL_BWD_TILES", keys, 4, t) && t[0] <= 16 && t[1] % 16 == 0 && t[2] % 16 == 0 &&
+           (t[3] == 1 || t[3] == 2);
 }
 
 /* the tensor-core entry for cfg's head dims, if one applies and fits; -1 on a bad override, -2 on
@@ -74,13 +73,13 @@ static int select_mma(uint64_t local_mem, size_t max_wg, avk_cl_bwd_config *cfg,
     *need = 0;
     if (!cfg->f16 || dk % 16 || dv % 16) return 0;
     for (size_t i = 0; i < sizeof bwd_mma_table / sizeof *bwd_mma_table; ++i) {
-        int t[5] = {bwd_mma_table[i].warps, bwd_mma_table[i].inner, bwd_mma_table[i].dq_inner, bwd_mma_table[i].stages, 1};
+        int t[4] = {bwd_mma_table[i].warps, bwd_mma_table[i].inner, bwd_mma_table[i].dq_inner, bwd_mma_table[i].stages};
         if (dmax > bwd_mma_table[i].max_dim) continue;
         if (!mma_tiles_override(t)) return -1;
         if ((size_t)t[0] * 32 > max_wg) continue;
         cfg->wg = t[0] * 32;
         cfg->bc = cfg->qb = t[0] * 16;
-        cfg->bq = t[1], cfg->kb = t[2], cfg->stages = t[3], cfg->keep_a = t[4] == 2;
+        cfg->bq = t[1], cfg->kb = t[2], cfg->stages = t[3];
         const size_t a = avk_cl_bwd_local_bytes(cfg, 0), b = avk_cl_bwd_local_bytes(cfg, 1), most = a > b ? a : b;
         if (most <= local_mem) return 1;
         if (!*need || most < *need) *need = most;
@@ -109,8 +108,8 @@ attnvk_status avk_cl_bwd_select(uint64_t local_mem, size_t max_wg, int gpu, int 
                         getenv("ATTNVK_OPENCL_BWD_TILES"), need, (unsigned long long)local_mem);
     if (picked < 0)
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                        "ATTNVK_OPENCL_BWD_TILES: '%s' is not \"warps=N,inner=N,dq_inner=N,stages=N,afrag=N\" (warps "
-                        "1..16, tiles multiples of 16, stages 1 or 2, afrag 1 or 2)",
+                        "ATTNVK_OPENCL_BWD_TILES: '%s' is not \"warps=N,inner=N,dq_inner=N,stages=N\" (warps 1..16, tiles "
+                        "multiples of 16, stages 1 or 2)",
                         getenv("ATTNVK_OPENCL_BWD_TILES"));
     if (picked) return ATTNVK_OK;
     cfg->mma = 0;
@@ -132,8 +131,8 @@ static void build_options(const avk_cl_bwd_config *c, char *out, size_t n)
 {
     snprintf(out, n,
              "-cl-std=CL1.2 -DAVK_D=%d -DAVK_DV=%d -DAVK_F16=%d -DAVK_UNROLL=%d -DAVK_BWD_BC=%d -DAVK_BWD_BQ=%d "
-             "-DAVK_BWD_QB=%d -DAVK_BWD_KB=%d -DAVK_BWD_WG=%d -DAVK_BWD_STAGES=%d -DAVK_BWD_KEEP_A=%d%s",
-             c->head_dim, c->head_dim_v, c->f16, c->unroll, c->bc, c->bq, c->qb, c->kb, c->wg, c->stages, c->keep_a,
+             "-DAVK_BWD_QB=%d -DAVK_BWD_KB=%d -DAVK_BWD_WG=%d -DAVK_BWD_STAGES=%d%s",
+             c->head_dim, c->head_dim_v, c->f16, c->unroll, c->bc, c->bq, c->qb, c->kb, c->wg, c->stages,
              c->mma == 1   ? " -DAVK_BWD_MMA=1 -DAVK_EMULATE=0 -DAVK_ASYNC=1"
              : c->mma == 2 ? " -DAVK_BWD_MMA=1 -DAVK_EMULATE=1 -DAVK_ASYNC=2"
                            : "");
@@ -298,7 +297,7 @@ attnvk_status avk_cl_backward(avk_bdev *dev, avk_bkernel *k, avk_cl_bwd **bwd, c
     snprintf(a->info->variant, sizeof a->info->variant, "bwd-%s", c->mma == 1 ? "mma" : c->mma ? "mma-emu" : "portable");
     a->info->tile_br = c->bq, a->info->tile_bc = c->bc, a->info->workgroup_size = c->wg, a->info->split_kv = 1;
     snprintf(a->info->params, sizeof a->info->params,
-             "dq=kernel qb=%d kb=%d stages=%d afrag=%d unroll=%d pass_ms=%.3f/%.3f/%.3f/%.3f", c->qb, c->kb, c->stages,
-             c->keep_a ? 2 : 1, c->unroll, pass_ms[0], pass_ms[1], pass_ms[2], pass_ms[3]);
+             "dq=kernel qb=%d kb=%d stages=%d unroll=%d pass_ms=%.3f/%.3f/%.3f/%.3f", c->qb, c->kb, c->stages, c->unroll,
+             pass_ms[0], pass_ms[1], pass_ms[2], pass_ms[3]);
     return s;
 }

@@ -15,7 +15,6 @@ typedef struct avk_cl_bwd_config {
     int mma; /* 0: the portable body; 1: mma.sync (inline PTX), 2: the same emulated (flash_bwd_mma.cl) */
     int bc, bq, qb, kb, wg;
     int stages; /* the tensor-core body's buffers of the streamed tiles (Q/dO in dK/dV, K/V in dQ): 1 or 2 */
-    int keep_a; /* the tensor-core body: the kept rows' A fragments (K/V, Q/dO) held in registers, not reloaded a tile */
 } avk_cl_bwd_config;
 
 /* The first table entry for p's head dims whose local memory fits

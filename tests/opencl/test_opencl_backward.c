@@ -97,14 +97,6 @@ int main(void)
     for (int i = 0; i < n; ++i)
         if (!strcmp(t[i].label, "GQA 2 several tiles each way") || !strcmp(t[i].label, "GQA 4 causal Nq>Nk bshd"))
             run_case(dev, &t[i], ATTNVK_F16, NULL, seed + 31 * (uint64_t)i) ? ++passed : ++failed;
-    /* the kept rows' A fragments held in registers (afrag=2): the same walks, and the score mods */
-    setenv("ATTNVK_OPENCL_BWD_TILES", "afrag=2", 1);
-    backward_expect_params = "afrag=2";
-    printf("-- A fragments in registers (ATTNVK_OPENCL_BWD_TILES=afrag=2)\n");
-    for (int i = 0; i < n; ++i)
-        if (!strcmp(t[i].label, "GQA 2 several tiles each way") || !strcmp(t[i].label, "GQA 4 causal Nq>Nk bshd") ||
-            !strcmp(t[i].label, "sinks+window+softcap causal MQA"))
-            run_case(dev, &t[i], ATTNVK_F16, NULL, seed + 37 * (uint64_t)i) ? ++passed : ++failed;
     unsetenv("ATTNVK_OPENCL_BWD_TILES");
     backward_expect_params = NULL;
     deterministic_dtype(dev, seed, ATTNVK_F16) ? ++passed : ++failed;

@@ -259,15 +259,6 @@ static void check_backward_tiles(void)
            "backward D=128, warps=4 with a 32-key dQ tile: too big, an error");
     setenv("ATTNVK_OPENCL_BWD_TILES", "stages=3", 1);
     expect(avk_cl_bwd_select(local, 1024, 1, 1, &p, &c) == ATTNVK_ERROR_INVALID_ARGUMENT, "backward stages=3: refused");
-    expect(avk_cl_bwd_select(local, 1024, 1, 1, &q, &c) == ATTNVK_ERROR_INVALID_ARGUMENT, "backward stages=3: refused");
-    unsetenv("ATTNVK_OPENCL_BWD_TILES");
-    expect(avk_cl_bwd_select(local, 1024, 1, 1, &q, &c) == ATTNVK_OK && !c.keep_a, "backward D=64: A fragments a tile");
-    setenv("ATTNVK_OPENCL_BWD_TILES", "afrag=2", 1);
-    expect(avk_cl_bwd_select(local, 1024, 1, 1, &q, &c) == ATTNVK_OK && c.keep_a && c.wg == 128,
-           "backward D=64 afrag=2: A fragments in registers, the table's tiles");
-    setenv("ATTNVK_OPENCL_BWD_TILES", "afrag=3", 1);
-    expect(avk_cl_bwd_select(local, 1024, 1, 1, &q, &c) == ATTNVK_ERROR_INVALID_ARGUMENT && strstr(attnvk_last_error(), "afrag"),
-           "backward afrag=3: refused");
     unsetenv("ATTNVK_OPENCL_BWD_TILES");
 }
 
