@@ -127,6 +127,10 @@ AVK_DEVICE void avk_dilated_view(const avk_attn_params &p, avk_work &w, int br, 
 #ifndef AVK_CAUSAL_HEADS_FIRST
 #define AVK_CAUSAL_HEADS_FIRST 1
 #endif
+/* 0: causal row blocks counted from the first row (the part block last, before session 38) */
+#ifndef AVK_CAUSAL_FROM_END
+#define AVK_CAUSAL_FROM_END 1
+#endif
 /* The work of block (bx, by, bz) of a grid gx x gy x (B x splits) */
 AVK_DEVICE avk_work avk_locate_at(const avk_attn_params &p, int br, int bc, int bx, int by, int bz, int gx, int gy)
 {
@@ -148,10 +152,19 @@ AVK_DEVICE avk_work avk_locate_at(const avk_attn_params &p, int br, int bc, int 
     if (AVK_DILATED_VIEW && (p.flags & AVK_FLAG_DILATED_VIEW)) {
         avk_dilated_view(p, w, br, bx);
     } else {
-        /* causal: the longest rows first, so the short ones fill the tail */
-        int blk = avk_causal(p) ? gx - 1 - bx : bx;
-        w.r0 = (int)p.q_begin * pack + blk * br;
-        w.r_end = min(w.r0 + br, (int)(p.q_begin + p.q_count) * pack);
+        const int q0 = (int)p.q_begin * pack, q1 = (int)(p.q_begin + p.q_count) * pack;
+        if (AVK_CAUSAL_FROM_END && avk_causal(p) && !(p.flags & (AVK_FLAG_BLOCKS | AVK_FLAG_DILATED))) {
+            /* causal: the longest rows first, so the short ones fill the tail; the blocks
+             * counted back from the last row, so that a part block (rows % br) holds the
+             * first rows, with the fewest keys, rather than the last, with the most: its
+             * rowless warpgroups walk the block's tiles too (the ping-pong's turns) */
+            w.r_end = q1 - bx * br;
+            w.r0 = max(q0, w.r_end - br);
+        } else {
+            const int blk = avk_causal(p) ? gx - 1 - bx : bx;
+            w.r0 = q0 + blk * br;
+            w.r_end = min(w.r0 + br, q1);
+        }
         w.seq_len = avk_seq_len(p, w.b);
     }
     w.kv_limit = (p.flags & AVK_FLAG_SKIP_LAST_TILE) ? (w.seq_len > 0 ? (w.seq_len - 1) / bc * bc : 0) : w.seq_len;

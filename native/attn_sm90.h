@@ -154,8 +154,13 @@ AVK_DEVICE void avk_turn_wait(int wg) { asm volatile("bar.sync %0, 256;" ::"r"(2
 AVK_DEVICE void avk_turn_give(int wg) { asm volatile("bar.arrive %0, 256;" ::"r"(2 + wg) : "memory"); }
 #endif
 
-/* registers: the producer keeps 40, the consumers share the rest of the 64K */
-enum { PRODUCER_REGS = WGS == 3 ? 32 : 40, CONSUMER_REGS = WGS == 2 ? 232 : WGS == 3 ? 160 : 0 };
+/* registers: the producer keeps 40 (three consumer warpgroups: 32; two CTAs an SM: 24), the
+ * consumers share the rest of the CTA's launch allocation (64K / AVK_MINB, whole 8s a thread) */
+enum {
+    PRODUCER_REGS = AVK_MINB > 1 ? 24 : WGS == 3 ? 32 : 40,
+    LAUNCH_REGS = 65536 / AVK_MINB / NT / 8 * 8,
+    CONSUMER_REGS = WGS >= 2 ? (LAUNCH_REGS * NT - PRODUCER_REGS * 128) / NC / 8 * 8 : 0,
+};
 template <int R>
 AVK_DEVICE void avk_setmaxnreg_dec(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R)); }
 template <int R>

@@ -29,9 +29,10 @@ static const avk_tuning cuda_table[] = {
      * block layouts too since session 30, whose producer warp walks the visible tiles;
      * wgmma at the row's tiles before); else 4 warps x 32 rows of mma.sync,
      * two CTAs per SM at 255 registers */
-    /* rows that see different key ranges (causal, windows, masks, patterns: extra[1]) take 2
-     * warpgroups: H100 N=4k causal 333.1 TFLOP/s on 192 rows, 344.5 on 128 (session 30, s30d,
-     * both with the overlap and the ping-pong); block layouts' tile walk spills 3 */
+    /* rows that see different key ranges (windows, masks, patterns: extra[1]) take 2
+     * warpgroups; block layouts' tile walk spills 3. Plain causal keeps 192 rows since its
+     * blocks count back from the last row (avk_locate_at; session 38, s38c, H100 N=4k 351.8
+     * TFLOP/s against 335.3 on 128, N=16k 425.5 against 376.2; before, s30d: 333.1 and 344.5) */
     {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma-ws", 192, 128, 0, {0, 128}},
     /* extra[1]: rows per CTA where rows see different key ranges (causal, windows).
      * Until session 23 this row was wgmma 192x128 with extra[1] = 128 for those:
@@ -607,9 +608,8 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     if (e) {
         take_entry(e, cfg);
         if (cfg->wgmma && e->extra[1] &&
-            (p->causal ||
-             (avk_problem_features(p) & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_BLOCK_SPARSE |
-                                         ATTNVK_FEATURE_DILATED))))
+            (avk_problem_features(p) & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_BLOCK_SPARSE |
+                                        ATTNVK_FEATURE_DILATED)))
             cfg->br = e->extra[1];
     }
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {

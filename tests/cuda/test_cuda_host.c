@@ -96,10 +96,15 @@ static void test_lookup(void)
         CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
                   c.threads == 384,
               "H100 f16 D=64 block layout -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
-        p.block_sparse = 0, p.causal = 1; /* causal at D=64: 2 warpgroups too */
+        p.block_sparse = 0, p.causal = 1; /* plain causal at D=64 keeps 3 warpgroups (blocks counted from the end) */
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 192, 128) &&
+                  c.threads == 512,
+              "H100 f16 D=64 causal -> wgmma-ws 192x128, got %s %dx%d", c.variant, c.br, c.bc);
+        p.window = 1, p.window_left = 256; /* a window: 2 warpgroups */
         CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
                   c.threads == 384,
-              "H100 f16 D=64 causal -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+              "H100 f16 D=64 causal window -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
+        p.window = 0, p.window_left = -1;
         p.head_dim = 128, p.block_sparse = 1, p.causal = 0, o.variant = "wgmma";
         CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma", 128, 128) &&
                   c.threads == 256,
