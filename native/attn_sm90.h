@@ -121,7 +121,7 @@ static_assert(!(AVK_FP8 && AVK_WS) || (D % 128 == 0 && BC % 128 == 0),
               "wgmma-ws-fp8's TMA boxes are 128 bytes wide: Dk and the key tile multiples of 128");
 static_assert(BR == WGS * 64 && WGS >= 1 && WGS <= 3, "BR must be 64 rows per warpgroup, 1 to 3 warpgroups");
 static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 256 && DV <= D, "the wgmma kernel takes Dk, Dv in 64, 128, 192, 256");
-static_assert(BC == 64 || BC == 128 || BC == 256, "the wgmma kernel takes BC = 64, 128 or 256");
+static_assert(BC == 64 || BC == 128 || BC == 256 || (BC == 96 && !AVK_FP8), "the wgmma kernel takes BC = 64, 96 (16-bit), 128 or 256");
 #if AVK_WS
 
 /* a CUtensorMap (the driver's opaque 128-byte descriptor), passed by value */

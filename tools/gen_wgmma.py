@@ -64,6 +64,8 @@ def main():
             parts.append(rs(n, name, ptx, k))
             if k == 16 and n <= 128:
                 parts.append(ss(n, name, ptx, k, mn_major=True))
+        if k == 16:  # S over 96-key tiles (D=64's three warpgroups: S and P fit beside O)
+            parts.append(ss(96, name, ptx, k))
     parts.append("#endif\n")
     with open("native/sm90_wgmma_ops.h", "w") as f:
         f.write("\n".join(parts))

@@ -33,7 +33,10 @@ static const avk_tuning cuda_table[] = {
      * warpgroups; block layouts' tile walk spills 3. Plain causal keeps 192 rows since its
      * blocks count back from the last row (avk_locate_at; session 38, s38c, H100 N=4k 351.8
      * TFLOP/s against 335.3 on 128, N=16k 425.5 against 376.2; before, s30d: 333.1 and 344.5) */
-    {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma-ws", 192, 128, 0, {0, 128}},
+    /* 96-key tiles on 192 rows (session 38): S and P of a 128-key tile beside O and the overlap's
+     * P V in flight asked 200 registers of the 160 three warpgroups have (ptxas: 108 bytes of
+     * spills at 128 keys, none at 96); the feature cases keep 128x128 (extra[3]: their keys) */
+    {NV, "sm_9", NULL, ANY, 64, 64, PREFILL, "wgmma-ws", 192, 96, 0, {0, 128, 0, 128}},
     /* extra[1]: rows per CTA where rows see different key ranges (causal, windows).
      * Until session 23 this row was wgmma 192x128 with extra[1] = 128 for those:
      * 2 warpgroups, no spills (3 spill at 168 registers) and a shorter diagonal.
@@ -330,9 +333,11 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
             if (dk % 64 || dv % 64 || dk > 256)
                 return avk_fail(ATTNVK_ERROR_UNSUPPORTED,
                                 "cuda: variant wgmma takes head dims 64, 128, 192, 256 and 192/128 (got %d/%d)", dk, dv);
-            if (c->br % 64 || c->br < 64 || c->br > 192 || (c->bc != 64 && c->bc != 128 && c->bc != 256))
+            if (c->br % 64 || c->br < 64 || c->br > 192 ||
+                (c->bc != 64 && c->bc != 128 && c->bc != 256 && (c->bc != 96 || c->fp8)))
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
-                                "cuda: wgmma needs tile_br 64, 128 or 192 and tile_bc 64, 128 or 256 (got %dx%d)",
+                                "cuda: wgmma needs tile_br 64, 128 or 192 and tile_bc 64, 96 (not fp8), 128 or 256 "
+                                "(got %dx%d)",
                                 c->br, c->bc);
             if (c->fp8 && (dk != dv || dk == 192 || c->dtype == ATTNVK_F32 || c->dilated_view ||
                            c->score_mod))
@@ -609,8 +614,10 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
         take_entry(e, cfg);
         if (cfg->wgmma && e->extra[1] &&
             (avk_problem_features(p) & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_MASK | ATTNVK_FEATURE_BLOCK_SPARSE |
-                                        ATTNVK_FEATURE_DILATED)))
+                                        ATTNVK_FEATURE_DILATED))) {
             cfg->br = e->extra[1];
+            if (e->extra[3]) cfg->bc = e->extra[3];
+        }
     }
     if (o->variant && (!e || strcmp(o->variant, cfg->variant) != 0)) {
         if (!avk_cuda_parse_variant(o->variant, cfg))

@@ -97,9 +97,9 @@ static void test_lookup(void)
                   c.threads == 384,
               "H100 f16 D=64 block layout -> wgmma-ws 128x128, got %s %dx%d", c.variant, c.br, c.bc);
         p.block_sparse = 0, p.causal = 1; /* plain causal at D=64 keeps 3 warpgroups (blocks counted from the end) */
-        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 192, 128) &&
+        CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 192, 96) &&
                   c.threads == 512,
-              "H100 f16 D=64 causal -> wgmma-ws 192x128, got %s %dx%d", c.variant, c.br, c.bc);
+              "H100 f16 D=64 causal -> wgmma-ws 192x96, got %s %dx%d", c.variant, c.br, c.bc);
         p.window = 1, p.window_left = 256; /* a window: 2 warpgroups */
         CHECK(avk_cuda_select(&info, 9, h100, &p, &o, 0, 1, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 128) &&
                   c.threads == 384,
@@ -110,9 +110,9 @@ static void test_lookup(void)
                   c.threads == 256,
               "H100 wgmma named for a block layout: 128x128, got %s %dx%d", c.variant, c.br, c.bc);
     }
-    CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 192, 128) &&
+    CHECK(pick("sm_90", 9, h100, ATTNVK_BF16, 64, 0, NULL, 0, 0, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 192, 96) &&
               c.threads == 512,
-          "H100 bf16 D=64 -> wgmma-ws 192x128, got %s %dx%d", c.variant, c.br, c.bc);
+          "H100 bf16 D=64 -> wgmma-ws 192x96, got %s %dx%d", c.variant, c.br, c.bc);
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 256, 0, NULL, 0, 0, &c) == ATTNVK_OK && strcmp(c.variant, "wgmma-ws") == 0 &&
               avk_cuda_config_smem(&c) <= h100,
           "H100 D=256 -> wgmma-ws, got %s", c.variant);
@@ -218,8 +218,10 @@ static void test_lookup(void)
           "tile_br 48 rejected for 32-row warps");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 96, 0, NULL, 0, 24, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
           "tile_bc 24 rejected");
-    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 96, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
-          "wgmma tile_bc 96 rejected");
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 96, &c) == ATTNVK_OK && is(&c, "wgmma-ws", 128, 96),
+          "wgmma tile_bc 96 taken (16-bit), got %s %dx%d", c.variant, c.br, c.bc);
+    CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, NULL, 0, 80, &c) == ATTNVK_ERROR_INVALID_ARGUMENT,
+          "wgmma tile_bc 80 rejected");
     CHECK(pick("sm_90", 9, h100, ATTNVK_F16, 128, 0, "flash3", 0, 0, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
               strstr(attnvk_last_error(), "flash3"),
           "unknown variant named in the error: %s", attnvk_last_error());
