@@ -10,7 +10,8 @@
  * (avk_ring_pos). 1: the blocks dealt in rounds (avk_round_item; even for causal's known
  * lengths); 2: taken from a counter in memory as CTAs come free (avk_take_block; a block
  * layout's rows differ in length). Both ran correct and 5-17% slower than one CTA a block on the
- * H100 (bench/results/hopper-2026-12-07-s37): the builds spill at the consumers' register edge. */
+ * H100 (bench/results/hopper-2026-12-07-s37), and 1 still 1-5% slower at D=64 on 192x96 tiles,
+ * where ptxas spills 20 bytes against 88-176 before (s38h): not the spills, then. */
 #ifndef AVK_PERSISTENT
 #define AVK_PERSISTENT 0
 #endif
