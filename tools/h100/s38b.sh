@@ -4,6 +4,7 @@
 # kernel; f16 at D=64 (causal and not, N=4k and 16k) and D=128 with it against without, cuDNN
 # beside; D=64 causal on 128-row tiles; then `attnvk check --api cuda` with it on for f16 and fp8.
 #     DEADLINE=420 bash tools/h100/s38b.sh   (carry .gpu and build-h100b)
+# (AVK_HALF_EXP measured slower and removed after this call: rerun, the define changes nothing.)
 set -u
 out=${OUT:-/tmp/s38b-out}
 export AVK=${AVK:-./build-h100b/attnvk}

@@ -5,6 +5,7 @@
 # the default (128x128) beside cuDNN, 192x128 with and without its own tiles, 128x64 at one CTA an
 # SM and at two (AVK_MINB=2; the overlap on and off), and the non-causal D=64 under the same.
 #     DEADLINE=420 bash tools/h100/s38c.sh   (carry .gpu and build-h100b)
+# (AVK_OWN_TILES measured slower and removed after this call: its -192 and -192-all runs are now alike.)
 set -u
 out=${OUT:-/tmp/s38c-out}
 export AVK=${AVK:-./build-h100b/attnvk}
