@@ -78,6 +78,8 @@ static const env_var developer_vars[] = {
      "none"},
     {"ATTNVK_CUDA_PERSISTENT", "1|2: the Hopper forward (wgmma-ws) as a persistent kernel, a CTA an SM taking the blocks "
      "dealt in rounds (1) or from a counter as it comes free (2); slower on the H100 so far (an experiment)", "0"},
+    {"ATTNVK_CUDA_TIMELINE", "path: after each launch of a Hopper forward built with ATTNVK_CUDA_DEFINES=-DAVK_TIMELINE=1, "
+     "its per-CTA phase clocks replace this file (tools/h100/timeline.py reads it; synchronizes every launch)", "off"},
     {"ATTNVK_CUDA_DILATED_VIEWS", "0: dilated problems on CUDA through the per-element test instead of strided views", "views"},
     {"ATTNVK_OPENCL_TUNE", "ds=,tm=,wg=,bc=,br=,reduce=,maxreg=,nativeexp= over the OpenCL tuning table", "none"},
     {"ATTNVK_OPENCL_BUILD_OPTIONS", "appended to the OpenCL build options (e.g. -cl-nv-verbose; -DAVK_SOFTCAP_EXP2=1|0: softcap's tanh as one exp2 and one reciprocal, or OpenCL's tanh, in f16 programs)", "none"},

@@ -101,6 +101,20 @@
 #undef AVK_PINGPONG
 #define AVK_PINGPONG 0
 #endif
+/* AVK_TILE_SLOTS (a block layout on wgmma-ws with the overlap, one block a CTA): only the
+ * producer walks the layout. It writes each stage's tile (-1 after the last) into a slot beside
+ * the stage before the stage's full barrier, whose wait makes it visible, so the consumers read
+ * their next tile from shared memory instead of walking the layout as well (H100 s39b: a layout
+ * of every tile ran 547.8 TFLOP/s against dense 619.7, ~500 cycles more a tile). */
+#ifndef AVK_TILE_SLOTS
+#define AVK_TILE_SLOTS (AVK_WG_OVERLAP && (AVK_SCORE_MOD & AVK_MOD_BLOCKS) && !AVK_PERSISTENT)
+#endif
+/* AVK_EPILOGUE_SYNC=0 (an experiment): wgmma-ws's consumers stage O without waiting for each
+ * other. The prologue's sync already saw every Q copy land, and a warp's O goes over its own
+ * rows of Q, which only its warpgroup's (completed) MMAs read. */
+#ifndef AVK_EPILOGUE_SYNC
+#define AVK_EPILOGUE_SYNC 1
+#endif
 /* element offsets and strides of Q, K, V in the 16-bit units avk_load_tile copies */
 #define AVK_U16(x) ((x) * ES / 2)
 enum {
@@ -144,6 +158,15 @@ AVK_DEVICE void avk_mbar_arrive(avk_u32 bar)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
+/* AVK_TILE_SLOTS: the tile in a stage's slot once the stage's full barrier completed the phase, or
+ * end where the slot says -1 (the producer's walk is over) */
+AVK_DEVICE int avk_tile_slot_next(avk_u32 full, int parity, const volatile int *slot, int end)
+{
+    avk_mbar_wait(full, (avk_u32)parity);
+    const int t = *slot;
+    return t < 0 ? end : t;
+}
+
 /* the consumers' own barrier (the producer's warpgroup never joins) */
 AVK_DEVICE void avk_consumers_sync(void) { asm volatile("bar.sync 1, %0;" ::"r"((int)NC) : "memory"); }
 
@@ -168,6 +191,7 @@ AVK_DEVICE void avk_setmaxnreg_inc(void) { asm volatile("setmaxnreg.inc.sync.ali
 #endif
 
 #include "sm90_fp8.h"
+#include "sm90_timeline.h"
 
 /* S = Q K^T for a warpgroup: both K-major, a k-step is 32 bytes along a swizzled row; issued and committed */
 AVK_DEVICE void avk_issue_qk(float (&s)[1][NS][4], avk_u32 q_wg, avk_u32 k_tile)
@@ -312,6 +336,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
 #define AVK_BAR_FULL_V(st) (bars + 16u + (avk_u32)(st) * 8u)
 #define AVK_BAR_EMPTY(st) (bars + 32u + (avk_u32)(st) * 8u)   /* K's slot (AVK_SPLIT_RELEASE), else the stage */
 #define AVK_BAR_EMPTY_V(st) (bars + 48u + (avk_u32)(st) * 8u) /* V's slot (AVK_SPLIT_RELEASE) */
+#define AVK_TILE_SLOT(st) (((volatile int *)(smem_raw + (bars + 64u - raw)))[st]) /* AVK_TILE_SLOTS */
 /* a warp's releases: K's slot once S has landed; the stage's rest once P V has; a skipped
  * tile's whole stage (both copies landed: the producer's next expect_tx starts a fresh phase).
  * Split, the rest is V's slot only: both full barriers were waited before the MMAs, and K's
@@ -356,10 +381,11 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
 #define AVK_PRODUCE_V(t, it)                                                                                              \
     do {                                                                                                                  \
         const int st_v = (it) & 1;                                                                                        \
-        if (AVK_SPLIT_RELEASE && (it) >= 2) avk_mbar_wait(AVK_BAR_EMPTY_V(st_v), (((it) >> 1) - 1) & 1);                 \
+        if (AVK_SPLIT_RELEASE && (it) >= 2) AVK_TL_TIMED(3, avk_mbar_wait(AVK_BAR_EMPTY_V(st_v), (((it) >> 1) - 1) & 1)); \
         avk_mbar_arrive_expect_tx(AVK_BAR_FULL_V(st_v), V_BYTES);                                                         \
         _Pragma("unroll") AVK_PRODUCE_V_BOXES(st_v, t);                                                                   \
     } while (0)
+    AVK_TL_WAITS();
     if (wg == WGS) {
         /* ---- producer: tile t into stage it & 1 once the consumers released tile it - 2; with the
          * overlap, tile t-1's P V runs beside tile t's S, so V comes one tile behind K ---- */
@@ -373,7 +399,8 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
             for (int t = avk_next_tile(p, w, w.t_begin - 1, BC, win); t < w.t_end; t_prev = t, t = avk_next_tile(p, w, t, BC, win), ++it) {
                 const int st = it & 1;
                 if (!loader) continue;
-                if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1);
+                if (it >= 2) AVK_TL_TIMED(3, avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1));
+                if (AVK_TILE_SLOTS) AVK_TILE_SLOT(st) = t;
                 avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
 #pragma unroll
                 for (int cb = 0; cb < D * ES / 128; ++cb)
@@ -382,6 +409,11 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
                 else if (it > ring.uses) AVK_PRODUCE_V(t_prev, it - 1);
             }
             if (AVK_WG_OVERLAP && loader && it > ring.uses) AVK_PRODUCE_V(t_prev, it - 1);
+            if (AVK_TILE_SLOTS && loader) { /* the end: the next stage's slot says -1, with no copy */
+                if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(it & 1), ((it >> 1) - 1) & 1);
+                AVK_TILE_SLOT(it & 1) = -1;
+                avk_mbar_arrive(AVK_BAR_FULL_K(it & 1));
+            }
             ring.uses = it;
         }
 #else
@@ -390,7 +422,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
             for (int i = 0; i < n + AVK_WG_OVERLAP; ++i) {
                 if (i < n) {
                     const int it = ring.uses + i, st = it & 1, t = w.t_begin + i;
-                    if (it >= 2) avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1);
+                    if (it >= 2) AVK_TL_TIMED(3, avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1));
                     avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
                     /* boxes of 128 bytes: 64 16-bit columns, or 128 e4m3 ones (fp8) */
 #pragma unroll
@@ -404,9 +436,14 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
             ring.uses += n;
         }
 #endif
+        AVK_TL_WAITS_STORE(NC, 3, 3);
         return;
     }
     /* ---- prologue: Q by the consumers' cp.async (persistent: fetched during the last block) ---- */
+    AVK_TL_BEGIN();
+#if AVK_TIMELINE
+    const int tl_uses = ring.uses;
+#endif
     if (!AVK_PERSISTENT || ring.blocks == 0)
         avk_load_tile<BR, AVK_U16(D), NC, true>(aQ, Q + AVK_U16((long long)w.r0 * avk_q_stride(p, w)), AVK_U16(avk_q_stride(p, w)),
                                                 w.r_end - w.r0);
@@ -414,6 +451,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     AVK_CP_ASYNC_WAIT(0);
     avk_fence_proxy_async();
     avk_consumers_sync(); /* (persistent: and every warp is done with the other buffer's O) */
+    AVK_TL_MARK(3);
 #if AVK_PERSISTENT
     if (next_item >= 0) { /* the next block's Q into the other buffer */
         const avk_work wn = avk_locate_item(p, BR, BC, next_item);
@@ -424,7 +462,10 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     }
     avk_cp_async_commit();
 #endif
-#if AVK_SCORE_MOD & AVK_MOD_BLOCKS
+#if AVK_TILE_SLOTS /* the first stage's slot: the first tile, or -1 */
+    AVK_TL_TIMED(0, avk_mbar_wait(AVK_BAR_FULL_K(ring.uses & 1), (ring.uses >> 1) & 1));
+    const int t_first = AVK_TILE_SLOT(ring.uses & 1) < 0 ? w.t_end : AVK_TILE_SLOT(ring.uses & 1);
+#elif AVK_SCORE_MOD & AVK_MOD_BLOCKS
     avk_tile_window win = AVK_TILE_WINDOW_NONE; /* avk_next_tile's vote: the producer's walk */
     const int t_first = avk_next_tile(p, w, w.t_begin - 1, BC, win);
 #else
@@ -475,7 +516,11 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
      * branch, which would make ptxas serialize them. */
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     const int v_begin = t_first, v_end = w.t_end;
+#if AVK_TILE_SLOTS /* the next visit's slot, once its stage is full */
+#define AVK_OV_NEXT(t) avk_tile_slot_next(AVK_BAR_FULL_K((it + 1) & 1), ((it + 1) >> 1) & 1, &AVK_TILE_SLOT((it + 1) & 1), w.t_end)
+#else
 #define AVK_OV_NEXT(t) avk_next_tile(p, w, t, BC, win)
+#endif
 #define AVK_OV_VISIT(t, prev) ((prev) + 1)
 #define AVK_OV_USES() (v_begin < v_end ? it + 1 : ring.uses) /* the stages the walk used */
     /* a tile the layout does not show whole to the warpgroup is tested per element (a hidden
@@ -497,12 +542,13 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
         avk_u32 pa[KS][1][4];
         float s[1][NS][4], alpha[2];
         it = AVK_OV_VISIT(v_begin, ring.uses - 1);
-        avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1);
-        AVK_TURN_WAIT();
+        AVK_TL_TIMED(0, avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1));
+        AVK_TL_TIMED(2, AVK_TURN_WAIT());
         avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
         AVK_TURN_PASS();
         avk_wgmma_wait_all();
         avk_reg_fence<NS * 4>(&s[0][0][0]);
+        AVK_TL_MARK(4);
         AVK_FREE_K(it);
         avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, v_begin * BC + quad_col * 2, score_scale, AVK_OV_EDGE(v_begin));
         avk_softmax_deferred(s, row_max, row_sum, avk_score_scale(p, score_scale), alpha); /* O is still 0 */
@@ -510,10 +556,10 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
         for (int t = AVK_OV_NEXT(v_begin); t < v_end; t = AVK_OV_NEXT(t)) {
             const int prev = it;
             it = AVK_OV_VISIT(t, prev);
-            avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1);
-            AVK_TURN_WAIT();
+            AVK_TL_TIMED(0, avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1));
+            AVK_TL_TIMED(2, AVK_TURN_WAIT());
             avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
-            avk_mbar_wait(AVK_BAR_FULL_V(prev & 1), (prev >> 1) & 1);
+            AVK_TL_TIMED(1, avk_mbar_wait(AVK_BAR_FULL_V(prev & 1), (prev >> 1) & 1));
             avk_issue_pv(acc, pa, aV + (avk_u32)(prev & 1) * V_BYTES);
             AVK_TURN_PASS();
             avk_wgmma_wait<1>(); /* S has landed; P V may still run */
@@ -532,8 +578,8 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
                 }
             avk_pack_p_tile(s, pa);
         }
-        avk_mbar_wait(AVK_BAR_FULL_V(it & 1), (it >> 1) & 1);
-        AVK_TURN_WAIT();
+        AVK_TL_TIMED(1, avk_mbar_wait(AVK_BAR_FULL_V(it & 1), (it >> 1) & 1));
+        AVK_TL_TIMED(2, AVK_TURN_WAIT());
         avk_issue_pv(acc, pa, aV + (avk_u32)(it & 1) * V_BYTES);
         AVK_TURN_PASS();
         avk_wgmma_wait_all();
@@ -595,11 +641,11 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
         }
         const avk_u32 k_tile = aK + stage * K_BYTES, v_tile = aV + stage * V_BYTES;
 #if AVK_WS
-        avk_mbar_wait(AVK_BAR_FULL_K(stage), (it >> 1) & 1);
+        AVK_TL_TIMED(0, avk_mbar_wait(AVK_BAR_FULL_K(stage), (it >> 1) & 1));
 #endif
 
         float s[1][NS][4];
-        AVK_TURN_WAIT();
+        AVK_TL_TIMED(2, AVK_TURN_WAIT());
         avk_issue_qk(s, q_wg, k_tile);
         AVK_TURN_PASS();
         AVK_FIND_AFTER();
@@ -617,7 +663,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
         avk_u32 pa[KS][1][4];
         avk_pack_p_tile(s, pa);
 #if AVK_WS
-        avk_mbar_wait(AVK_BAR_FULL_V(stage), (it >> 1) & 1);
+        AVK_TL_TIMED(1, avk_mbar_wait(AVK_BAR_FULL_V(stage), (it >> 1) & 1));
 #endif
         avk_issue_pv(acc, pa, v_tile);
         avk_wgmma_wait_all();
@@ -638,6 +684,8 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
 #undef AVK_TURN_PASS
 #undef AVK_LOAD_K
 #undef AVK_LOAD_V
+    AVK_TL_MARK(5);
+    AVK_TL_TILES(ring.uses - tl_uses);
     AVK_CP_ASYNC_WAIT(0);
 #if !AVK_SPLIT
     /* every copy has landed and no warpgroup reads Q any more: O is staged over
@@ -645,11 +693,12 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
      * of empty rows) skips the loop's barriers, and its Q rows may be copied by
      * the other warpgroup's threads, whose copies could land over staged O. */
 #if AVK_WS
-    avk_consumers_sync();
+    if (AVK_EPILOGUE_SYNC) avk_consumers_sync();
 #else
     __syncthreads();
 #endif
 #endif
+    AVK_TL_MARK(6);
 
     /* ---- epilogue: O = acc / l, written once; LSE ---- */
 #pragma unroll
@@ -692,6 +741,8 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
                 *(const uint4 *)(sO + avk_tile_offset<BR, DV, true>(r, k));
     }
 #endif
+    AVK_TL_WAITS_STORE(0, 0, 2);
+    AVK_TL_END();
     ++ring.blocks;
 }
 
@@ -710,12 +761,13 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     const avk_u32 raw = avk_smem_addr(smem_raw);
     const avk_u32 aQ0 = (raw + 1023u) & ~1023u;
     avk_ring_pos ring = {0, 0};
+    AVK_TL_ENTRY();
 #if AVK_WS
     const int wg = threadIdx.x / 128;
     const avk_u32 bars = aQ0 + Q_BUFFERS * Q_BYTES + 2 * K_BYTES + 2 * V_BYTES;
     /* AVK_PERSISTENT=2: the queue of blocks taken, after the ring's barriers: full and empty
      * barriers a slot, then the slots */
-    const avk_u32 queue_full = bars + 64u, queue_empty = queue_full + 8u * QUEUE, queue_slots = queue_empty + 8u * QUEUE;
+    const avk_u32 queue_full = bars + 80u, /* after the tile slots (AVK_TILE_SLOTS) */ queue_empty = queue_full + 8u * QUEUE, queue_slots = queue_empty + 8u * QUEUE;
     (void)queue_full, (void)queue_empty, (void)queue_slots;
     if (threadIdx.x == 0) { /* the ring's mbarriers, after the V stages (avk_fwd_block's AVK_BAR_*) */
         if (AVK_PERSISTENT == 2)

@@ -45,7 +45,16 @@ AVK_DEVICE int avk_round_item(int round, int items)
  * from the count) and the blocks done (which Q buffer a block takes). */
 struct avk_ring_pos {
     int uses, blocks;
+#if AVK_TIMELINE
+    int item;                /* the block's record (the grid's linear block) */
+    unsigned long long tl_c; /* clock64 when the block began (the kernel's entry, or the last block's end) */
+#endif
 };
+#if AVK_TIMELINE
+#define AVK_TL_ITEM(i) (ring.item = (i))
+#else
+#define AVK_TL_ITEM(i) ((void)0)
+#endif
 
 #if AVK_PERSISTENT == 2
 #define AVK_SLOT(j) (((volatile int *)slot_ptr)[(j) % QUEUE])
@@ -65,6 +74,7 @@ struct avk_ring_pos {
         for (int j = 0; cur >= 0; ++j) {                                                                          \
             const int next = __shfl_sync(0xffffffffu, head ? avk_take_block(p) : 0, 0);                          \
             if (head) AVK_PUBLISH(j + 1, next);                                                                   \
+            AVK_TL_ITEM(cur);                                                                                     \
             avk_fwd_block(p, avk_locate_item(p, BR, BC, cur), &tm_k, &tm_v, smem_raw, raw, aQ0, ring, next);      \
             cur = next;                                                                                           \
         }                                                                                                         \
@@ -73,6 +83,7 @@ struct avk_ring_pos {
             avk_mbar_wait(queue_full + 8u * (j % QUEUE), (j / QUEUE) & 1);                                        \
             const int cur = AVK_SLOT(j);                                                                          \
             if (cur < 0) break;                                                                                   \
+            AVK_TL_ITEM(cur);                                                                                     \
             avk_mbar_wait(queue_full + 8u * ((j + 1) % QUEUE), ((j + 1) / QUEUE) & 1);                            \
             const int next = AVK_SLOT(j + 1);                                                                     \
             avk_fwd_block(p, avk_locate_item(p, BR, BC, cur), &tm_k, &tm_v, smem_raw, raw, aQ0, ring, next);      \
@@ -85,6 +96,7 @@ struct avk_ring_pos {
     for (int round = 0; round * (int)gridDim.x < (int)p.items; ++round) {                                         \
         const int item = avk_round_item(round, (int)p.items);                                                     \
         if (item < 0) continue;                                                                                   \
+        AVK_TL_ITEM(item);                                                                                        \
         avk_fwd_block(p, avk_locate_item(p, BR, BC, item), &tm_k, &tm_v, smem_raw, raw, aQ0, ring,               \
                       avk_round_item(round + 1, (int)p.items));                                                    \
     }

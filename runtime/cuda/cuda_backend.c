@@ -15,6 +15,7 @@
 #include "cuda/cuda_kernels.h"
 #include "cuda/cuda_merge.h"
 #include "cuda/cuda_ring_comm.h"
+#include "cuda/cuda_timeline.h"
 #include "cuda/cuda_vendor.h"
 #include "../../native/attn_params.h"
 
@@ -85,7 +86,11 @@ static attnvk_status drv_launch(void *ctx, void *stream, void *function, const u
                                 .attrs = &pdl, .numAttrs = early && dev->cc_major >= 9 ? 1u : 0u};
     char what[96];
     snprintf(what, sizeof what, "cuLaunchKernelEx(%s)", name);
-    return avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, (CUfunction)function, args, NULL), what);
+    attnvk_status s = avk_cuda_check(dev, dev->cu->cuLaunchKernelEx(&cfg, (CUfunction)function, args, NULL), what);
+    if (s == ATTNVK_OK && avk_cuda_timeline_path() && strcmp(name, "avk_attn_fwd") == 0)
+        s = avk_cuda_timeline_dump(dev, cfg.hStream, (CUfunction)function, grid,
+                                   ((const avk_attn_params *)args[0])->items); /* a persistent kernel's blocks */
+    return s;
 }
 
 /* wgmma-ws-fp8: K's e4m3 rows in boxes of 128 columns x the key tile, and Vt (the

@@ -55,6 +55,8 @@
     X(cuModuleLoadData)              \
     X(cuModuleUnload)                \
     X(cuModuleGetFunction)           \
+    X(cuModuleGetGlobal) /* the timeline build's records (cuda_timeline.c) */ \
+    X(cuFuncGetModule) /* CUDA 11.0+ */ \
     X(cuFuncSetAttribute)            \
     X(cuFuncGetAttribute)            \
     X(cuLaunchKernel)                \

@@ -244,9 +244,10 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
                2u * ((size_t)c->bc * (D > 128 ? D : 128) + DV * ((size_t)c->bc > 128 ? (size_t)c->bc : 128)) +
                (c->wgmma == 2 ? 64u : 0u);
     if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded); wgmma-ws: the
-                   * stages' four mbarriers each (full K, full V, K's and V's slots free) */
+                   * stages' four mbarriers each (full K, full V, K's and V's slots free) and the stages'
+                   * tile slots (AVK_TILE_SLOTS) */
         return 1024u + ((size_t)c->br * D * (c->persistent ? 2u : 1u) + 2u * (size_t)c->bc * (D + DV)) * 2 +
-               (c->wgmma == 2 ? 64u : 0u) + (c->persistent == 2 ? 128u : 0u); /* the persistent queue */
+               (c->wgmma == 2 ? 80u : 0u) + (c->persistent == 2 ? 128u : 0u); /* the persistent queue */
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
         return (c->dtype == ATTNVK_F32 ? 2u : 1u) * (size_t)c->bc * (D + DV) * 4;
     if (c->key_warps) { /* Q, the stages' mbarriers, then per warp its raw K/V stages; the warps' merge reuses them */

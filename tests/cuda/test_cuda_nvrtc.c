@@ -113,6 +113,33 @@ static int merge_builds(const char *arch)
     return ok;
 }
 
+/* The Hopper forward's timeline build (ATTNVK_CUDA_DEFINES=-DAVK_TIMELINE=1; ATTNVK_CUDA_TIMELINE
+ * reads its records): the block-layout build (the producer's tile slots) and the persistent one
+ * compile, and the cubin holds the records' symbol the host looks up. */
+static int timeline_builds(void)
+{
+    int ok = 1;
+    setenv("ATTNVK_CUDA_DEFINES", "-DAVK_TIMELINE=1", 1);
+    for (int persistent = 0; persistent <= 2; persistent += 2) {
+        const avk_cuda_config cfg = {.variant = "wgmma-ws", .head_dim = 128, .dtype = ATTNVK_F16, .br = 128, .bc = 128,
+                                     .threads = 384, .mma = 1, .wgmma = 2, .rows_per_warp = 16,
+                                     .score_mod = AVK_MOD_BLOCKS, .persistent = persistent, .kv_stages = 2};
+        void *cubin = NULL;
+        size_t size = 0;
+        attnvk_status s = avk_cuda_compile(&cfg, "sm_90a", 0, NULL, &cubin, &size, NULL, NULL, 0);
+        const char sym[] = "avk_timeline";
+        int found = 0;
+        for (size_t i = 0; s == ATTNVK_OK && i + sizeof sym <= size && !found; ++i) found = !memcmp((const char *)cubin + i, sym, sizeof sym);
+        printf("%s sm_90a timeline build (block layout%s): %zu-byte cubin%s%s\n", s == ATTNVK_OK && found ? "ok  " : "FAIL",
+               persistent ? ", persistent 2" : "", size, s == ATTNVK_OK && !found ? ", no avk_timeline" : "",
+               s == ATTNVK_OK ? "" : attnvk_last_error());
+        ok &= s == ATTNVK_OK && found;
+        free(cubin);
+    }
+    unsetenv("ATTNVK_CUDA_DEFINES");
+    return ok;
+}
+
 static void parse_resources(const char *log, int *registers, int *spill)
 {
     parse_function(log, "avk_attn_fwd", registers, spill);
@@ -609,5 +636,7 @@ int main(void)
         if (merge_builds(targets[ti].arch)) ++passed;
         else ++failed;
     }
+    if (timeline_builds()) ++passed;
+    else ++failed;
     return avk_test_finish(passed, failed);
 }
