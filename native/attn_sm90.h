@@ -401,6 +401,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
                 if (!loader) continue;
                 if (it >= 2) AVK_TL_TIMED(3, avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1));
                 if (AVK_TILE_SLOTS) AVK_TILE_SLOT(st) = t;
+                if (it == ring.uses) AVK_TL_MARK_BY(NC, 14);
                 avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
 #pragma unroll
                 for (int cb = 0; cb < D * ES / 128; ++cb)
@@ -423,6 +424,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
                 if (i < n) {
                     const int it = ring.uses + i, st = it & 1, t = w.t_begin + i;
                     if (it >= 2) AVK_TL_TIMED(3, avk_mbar_wait(AVK_BAR_EMPTY(st), ((it >> 1) - 1) & 1));
+                    if (i == 0) AVK_TL_MARK_BY(NC, 14);
                     avk_mbar_arrive_expect_tx(AVK_BAR_FULL_K(st), K_BYTES);
                     /* boxes of 128 bytes: 64 16-bit columns, or 128 e4m3 ones (fp8) */
 #pragma unroll
@@ -441,6 +443,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     }
     /* ---- prologue: Q by the consumers' cp.async (persistent: fetched during the last block) ---- */
     AVK_TL_BEGIN();
+    AVK_TL_MARK(13);
 #if AVK_TIMELINE
     const int tl_uses = ring.uses;
 #endif
@@ -730,6 +733,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     /* 16-byte coalesced stores of the warp's 16 rows (O's are Dv wide, over
      * the same rows of Q's column blocks) */
     avk_syncwarp();
+    AVK_TL_MARK(12);
     avk_elem *O = (avk_elem *)p.o;
     const unsigned char *sO = smem_raw + (aQ - raw);
     enum { CH = DV / 8 };

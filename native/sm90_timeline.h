@@ -8,12 +8,14 @@
  *   2: clock64 at the kernel's entry (a persistent CTA's later blocks: the last block's end);  3: Q in shared memory;  4: the first S landed;  5: the key loop done;
  *   6: every consumer warpgroup done (the epilogue's sync);  7: O stored;
  *   cycles spent waiting, 8: for K's tiles, 9: for V's, 10: for the ping-pong's turn (thread 0),
- *   11: the producer for free stages. */
+ *   11: the producer for free stages;  12: O staged in shared memory (its stores next);
+ *   13: the block's consumer path began (Q's copies next);  14: the producer issued the first K;
+ *   15: unused. */
 #ifndef AVK_TIMELINE
 #define AVK_TIMELINE 0
 #endif
 #if AVK_TIMELINE
-enum { AVK_TL_MAX = 65536, AVK_TL_WORDS = 12 };
+enum { AVK_TL_MAX = 65536, AVK_TL_WORDS = 16 };
 __device__ unsigned long long avk_timeline[AVK_TL_MAX * AVK_TL_WORDS];
 
 AVK_DEVICE void avk_tl_mark(int item, int word, unsigned long long value)
@@ -45,6 +47,10 @@ AVK_DEVICE void avk_tl_begin(int item, unsigned long long began)
 #define AVK_TL_MARK(word)                                                   \
     do {                                                                    \
         if (threadIdx.x == 0) avk_tl_mark(ring.item, word, clock64());      \
+    } while (0)
+#define AVK_TL_MARK_BY(thread, word)                                      \
+    do {                                                                  \
+        if (threadIdx.x == (thread)) avk_tl_mark(ring.item, word, clock64()); \
     } while (0)
 #define AVK_TL_TILES(n)                                                                                \
     do {                                                                                               \
@@ -79,6 +85,7 @@ AVK_DEVICE void avk_tl_begin(int item, unsigned long long began)
 #define AVK_TL_ENTRY() ((void)0)
 #define AVK_TL_BEGIN() ((void)0)
 #define AVK_TL_MARK(word) ((void)0)
+#define AVK_TL_MARK_BY(thread, word) ((void)0)
 #define AVK_TL_TILES(n) ((void)0)
 #define AVK_TL_END() ((void)0)
 #endif

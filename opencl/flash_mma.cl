@@ -210,7 +210,7 @@ AVK_PRAGMA_UNROLL
     /* rows a and b see keys [lo, lim) */
     const int lim_a = avk_row_key_end(a, &w, row_a), lim_b = avk_row_key_end(a, &w, row_b);
     const int lo_a = avk_row_key_begin(a, &w, row_a), lo_b = avk_row_key_begin(a, &w, row_b);
-#if AVK_SCORE_MOD
+#if AVK_SCORE_HOOKS
     /* the score hook's row inputs */
     const avk_frag_rows fr = avk_frag_rows_of(a, &w, alibi_slopes, row_a, row_b, args.scale_log2);
     const float s_unit = fr.unit; /* the hook's output -> log2 units */
@@ -288,7 +288,7 @@ AVK_PRAGMA_UNROLL
         __local const uint *v_lane = Vt + g * AVK_VW + 2 * t;
 #endif
 
-#if AVK_SCORE_MOD
+#if AVK_SCORE_HOOKS
         if (next < w.t_end) avk_frag_mask_prefetch(a, &fr, mask, next * AVK_BC, t, lim_a, lim_b);
 #endif
         /* S = Q K^T: n-tile nt covers keys kt + 8nt .. +7 */
@@ -330,8 +330,10 @@ AVK_PRAGMA_UNROLL
          * log2(e), or c log2(e) on the softcap's tanh) is folded into the
          * exponent's fused multiply-add, and the row max is taken before it
          * (s_unit > 0). */
-#if AVK_SCORE_MOD
+#if AVK_SCORE_HOOKS
         avk_frag_score_mod(s, a, &fr, mask, kt, t, lim_a, lim_b);
+#endif
+#if AVK_SCORE_MOD
         /* the pattern's hidden keys of a visited tile the layout does not show whole */
         if ((args.flags & AVK_PATTERNS) && !tile_shown) {
 AVK_PRAGMA_UNROLL

@@ -17,6 +17,16 @@
 #ifndef AVK_EMULATE
 #define AVK_EMULATE 0
 #endif
+/* AVK_SCORE_HOOKS: the score hook's softcap, ALiBi and mask compiled into the mma bodies
+ * (AVK_SCORE_MOD). A program for a sparse pattern alone (the host's AVK_PATTERN_ONLY) leaves
+ * them out, and with them the per-row inputs the tile loop would keep in registers. */
+#ifndef AVK_SCORE_HOOKS
+#if defined(AVK_PATTERN_ONLY) && AVK_PATTERN_ONLY
+#define AVK_SCORE_HOOKS 0
+#else
+#define AVK_SCORE_HOOKS AVK_SCORE_MOD
+#endif
+#endif
 #define AVK_WG (AVK_NW * 32)
 #define AVK_BR (AVK_NW * 16)
 #define AVK_NT (AVK_BC / 8)  /* n-tiles of S */

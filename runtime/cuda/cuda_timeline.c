@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-enum { TL_MAX = 65536, TL_WORDS = 12 }; /* sm90_timeline.h's AVK_TL_MAX, AVK_TL_WORDS */
+enum { TL_MAX = 65536, TL_WORDS = 16 }; /* sm90_timeline.h's AVK_TL_MAX, AVK_TL_WORDS */
 
 const char *avk_cuda_timeline_path(void)
 {
@@ -43,7 +43,7 @@ attnvk_status avk_cuda_timeline_dump(avk_cuda_device *dev, CUstream stream, CUfu
     if (s == ATTNVK_OK) {
         fprintf(af.f, "# attnvk forward timeline: grid %u %u %u, %zu blocks recorded; words: sm<<32|tiles "
                       "globaltimer_ns clk_entry clk_q clk_first_s clk_loop_end clk_sync clk_end wait_k wait_v wait_turn "
-                      "producer_wait_empty\n",
+                      "producer_wait_empty clk_o_staged clk_block_began clk_first_k_issued unused\n",
                 grid[0], grid[1], grid[2], n);
         for (size_t i = 0; i < n; ++i) {
             const unsigned long long *r = host + i * TL_WORDS;

@@ -499,6 +499,7 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
     cfg->score_mod = (features & (AVK_SCORE_MOD_FEATURES | ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) != 0;
     cfg->score_bounds = (features & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_SINKS)) != 0;
     cfg->patterns = (features & (ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) != 0;
+    cfg->score_hooks = (features & AVK_SCORE_MOD_FEATURES) != 0;
     cfg->pos_offset = (features & ATTNVK_FEATURE_POSITION_OFFSET) != 0;
     if (explicit_entry) return configure_explicit(caps, info, p, opts, explicit_entry, cfg);
     /* the table's head-dim ranges bound the wider of K and V's rows */
@@ -549,6 +550,10 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
     /* the tile search's barriers in loops slow PoCL's compiler: only programs that take a pattern carry them */
     if (cfg->patterns && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -DAVK_PATTERN_SEARCH=1");
+    /* a pattern alone: the mma bodies leave out the score hook's softcap, ALiBi and mask (their row
+     * inputs held registers through the tile loop) */
+    if (cfg->family != AVK_CL_TILED && cfg->patterns && !cfg->score_hooks && len > 0 && (size_t)len < n)
+        len += snprintf(out + len, n - (size_t)len, " -DAVK_PATTERN_ONLY=1");
     if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
     if (cfg->opt_disable && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " -cl-opt-disable");

@@ -37,6 +37,7 @@ typedef struct avk_cl_config {
     int score_mod;    /* mma, mma-decode: softcap, ALiBi or a mask compiled in (-DAVK_SCORE_MOD) */
     int score_bounds; /* mma-decode: a window's left masks and the sinks compiled in (-DAVK_SCORE_BOUNDS) */
     int patterns;     /* mma: a sparse pattern's tile search compiled in (-DAVK_PATTERN_SEARCH) */
+    int score_hooks;  /* softcap, ALiBi or a mask: the mma bodies' score hook (without: AVK_PATTERN_ONLY) */
     int pos_offset;   /* the problem moves i' (position_offset): -DAVK_POS_OFFSET=1, built only then */
 } avk_cl_config;
 

@@ -25,8 +25,9 @@ def summarize(path):
             w = [int(x) for x in line.split()]
             cta, word0, gt, c0, cq, cs, cl, csync, cend = w[:9]
             waits = (w[9:13] + [0, 0, 0, 0])[:4]  # K, V, the turn (thread 0), the producer's free stages
+            staged, began, k_issued = (w[13:16] + [0, 0, 0])[:3]
             rows.append(dict(cta=cta, sm=word0 >> 32, tiles=word0 & 0xFFFFFFFF, gt=gt, c0=c0, cq=cq, cs=cs,
-                             cl=cl, csync=csync, cend=cend, waits=waits))
+                             cl=cl, csync=csync, cend=cend, waits=waits, staged=staged, began=began, k_issued=k_issued))
     by_sm = {}
     for r in rows:
         by_sm.setdefault(r["sm"], []).append(r)
@@ -38,7 +39,7 @@ def summarize(path):
             ratios.append((lst[-1]["gt"] - lst[0]["gt"]) / (lst[-1]["c0"] - lst[0]["c0"]))
     ns = statistics.median(ratios) if ratios else 1.0 / 1.755
     us = ns / 1000.0
-    phase = {k: [] for k in ("prologue", "first S", "loop", "per tile", "sync wait", "epilogue", "CTA", "gap",
+    phase = {k: [] for k in ("entry->block", "block->Q", "entry->1st K", "prologue", "first S", "loop", "per tile", "sync wait", "epilogue", "CTA", "gap",
                              "K wait/tile", "V wait/tile", "turn wait/tile", "prod. wait/tile")}
     fixed = []
     for lst in by_sm.values():
@@ -52,6 +53,13 @@ def summarize(path):
                     phase["per tile"].append((r["cl"] - r["cs"]) * us / (r["tiles"] - 1))
             phase["sync wait"].append((r["csync"] - r["cl"]) * us)
             phase["epilogue"].append((r["cend"] - r["csync"]) * us)
+            if r["began"] and r["k_issued"]:
+                phase["entry->block"].append((r["began"] - r["c0"]) * us)
+                phase["block->Q"].append((r["cq"] - r["began"]) * us)
+                phase["entry->1st K"].append((r["k_issued"] - r["c0"]) * us)
+            if r["staged"]:
+                phase.setdefault("epi: staging", []).append((r["staged"] - r["csync"]) * us)
+                phase.setdefault("epi: stores", []).append((r["cend"] - r["staged"]) * us)
             phase["CTA"].append((r["cend"] - r["c0"]) * us)
             if r["tiles"] > 0:
                 for k, name in enumerate(("K wait/tile", "V wait/tile", "turn wait/tile", "prod. wait/tile")):
