@@ -35,6 +35,12 @@ bench() { # tag, then bench arguments
   timeout -k 5 ${BENCH_TIMEOUT:-90} $avk bench "$@" -o json --out "$out/json/$tag.json" > /dev/null 2> "$out/json/$tag.err"
   echo "== $tag rc=$?"; summary "$out/json/$tag.json"
 }
+tl() { # tag, then bench arguments: one short run of the timeline build (TL_DEFINES: more -D options), then its summary
+  local tag=$1; shift
+  BENCH_TIMEOUT=60 ATTNVK_CUDA_DEFINES="-DAVK_TIMELINE=1 ${TL_DEFINES:-}" ATTNVK_CUDA_TIMELINE=$out/tl-$tag.txt \
+    bench tl-$tag "$@" --impl attnvk --min-time 0.02
+  python3 tools/h100/timeline.py $out/tl-$tag.txt
+}
 logged() { # tag, seconds, then a command: timed into $out/TAG.log; prints its tally and first failures
   local tag=$1 limit=$2; shift 2
   ( time timeout -k 5 "$limit" "$@" ) > "$out/$tag.log" 2>&1

@@ -8,12 +8,6 @@ set -u
 out=${OUT:-/tmp/s39b-out}
 export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
-tl() { # tag, then bench arguments: one short run with the timeline build, then the summary
-  local tag=$1; shift
-  BENCH_TIMEOUT=60 ATTNVK_CUDA_DEFINES="-DAVK_TIMELINE=1 ${TL_DEFINES:-}" ATTNVK_CUDA_TIMELINE=$out/tl-$tag.txt \
-    bench tl-$tag "$@" --impl attnvk --min-time 0.02
-  python3 tools/h100/timeline.py $out/tl-$tag.txt
-}
 d64c="--api cuda --dtype f16 --batch 4 --heads 32 --head-dim 64 --seq 4096 --causal"
 d128="--api cuda --dtype f16 --batch 4 --heads 16 --head-dim 128 --seq 4096"
 sp="--api cuda --dtype f16 --batch 1 --heads 16 --head-dim 128 --seq 32k"

@@ -19,15 +19,7 @@ for round in 1 2; do
   done
   bench cuda-dense-$round --api cuda $sp --min-time 0.4
 done
-BENCH_TIMEOUT=60 ATTNVK_CUDA_DEFINES="-DAVK_TIMELINE=1" ATTNVK_CUDA_TIMELINE=$out/tl-r100.txt \
-  bench tl-r100 --api cuda $sp --block-layout random:1 $bs --min-time 0.02
-python3 tools/h100/timeline.py $out/tl-r100.txt
-tl() { # tag, then bench arguments: one short run with the timeline build, then the summary
-  local tag=$1; shift
-  BENCH_TIMEOUT=60 ATTNVK_CUDA_DEFINES="-DAVK_TIMELINE=1" ATTNVK_CUDA_TIMELINE=$out/tl-$tag.txt \
-    bench tl-$tag "$@" --impl attnvk --min-time 0.02
-  python3 tools/h100/timeline.py $out/tl-$tag.txt
-}
+tl r100 --api cuda ${sp/ --impl attnvk/} --block-layout random:1 $bs
 # the persistent kernels' every block (the records of s39b held each CTA's first only)
 ATTNVK_CUDA_PERSISTENT=1 tl d64-causal-p1 --api cuda --dtype f16 --batch 4 --heads 32 --head-dim 64 --seq 4096 --causal
 ATTNVK_CUDA_PERSISTENT=1 tl d128-p1 --api cuda --dtype f16 --batch 4 --heads 16 --head-dim 128 --seq 4096

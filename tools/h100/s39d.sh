@@ -8,7 +8,6 @@ set -u
 out=${OUT:-/tmp/s39d-out}
 export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
-logged test-sparse 150 $bin/tests/test_sparse
 sp="--api opencl --dtype f16 --batch 1 --heads 16 --head-dim 128 --seq 32k --impl attnvk"
 bs="--block-size 128x128"
 ATTNVK_OPENCL_BUILD_LOG=1 ATTNVK_OPENCL_BUILD_OPTIONS="-cl-nv-verbose" bench regs-new $sp --block-layout random:0.1 $bs --min-time 0.02
@@ -22,13 +21,11 @@ for round in 1 2; do
     ATTNVK_OPENCL_BUILD_OPTIONS="-UAVK_PATTERN_ONLY" bench opencl-$lay-hooks-$round $sp --block-layout $lay $bs --min-time 0.4
   done
   bench opencl-dense-$round $sp --min-time 0.4
+  [ $round = 1 ] && logged test-sparse 120 $bin/tests/test_sparse
 done
 # the Hopper forward's prologue and epilogue split further (timeline words 12-14)
 [ "$(left)" -gt 40 ] && for c in "d64-causal:--batch 4 --heads 32 --head-dim 64 --seq 4096 --causal" "d128:--batch 4 --heads 16 --head-dim 128 --seq 4096"; do
-  tag=${c%%:*}; args=${c#*:}
-  BENCH_TIMEOUT=60 ATTNVK_CUDA_DEFINES="-DAVK_TIMELINE=1" ATTNVK_CUDA_TIMELINE=$out/tl-$tag.txt \
-    bench tl-$tag --api cuda --dtype f16 $args --impl attnvk --min-time 0.02
-  python3 tools/h100/timeline.py $out/tl-$tag.txt
+  tl ${c%%:*} --api cuda --dtype f16 ${c#*:}
 done
 echo "== done at $((SECONDS - start)) s"
 pack_out s39d
