@@ -109,12 +109,6 @@
 #ifndef AVK_TILE_SLOTS
 #define AVK_TILE_SLOTS (AVK_WG_OVERLAP && (AVK_SCORE_MOD & AVK_MOD_BLOCKS) && !AVK_PERSISTENT)
 #endif
-/* AVK_EPILOGUE_SYNC=0 (an experiment): wgmma-ws's consumers stage O without waiting for each
- * other. The prologue's sync already saw every Q copy land, and a warp's O goes over its own
- * rows of Q, which only its warpgroup's (completed) MMAs read. */
-#ifndef AVK_EPILOGUE_SYNC
-#define AVK_EPILOGUE_SYNC 1
-#endif
 /* element offsets and strides of Q, K, V in the 16-bit units avk_load_tile copies */
 #define AVK_U16(x) ((x) * ES / 2)
 enum {
@@ -138,34 +132,7 @@ static_assert(D % 64 == 0 && DV % 64 == 0 && D <= 256 && DV <= D, "the wgmma ker
 static_assert(BC == 64 || BC == 128 || BC == 256 || (BC == 96 && !AVK_FP8), "the wgmma kernel takes BC = 64, 96 (16-bit), 128 or 256");
 #if AVK_WS
 
-/* a CUtensorMap (the driver's opaque 128-byte descriptor), passed by value */
-struct __align__(64) avk_tmap {
-    unsigned long long bits[16];
-};
-
-/* box {64 columns, BC keys, 1, 1} at column c, key k, kv head g, batch b; rows past the
- * tensor's keys land as zeros. The CTA's own shared address is a cluster address. */
-AVK_DEVICE void avk_tma_load(avk_u32 smem, const avk_tmap *map, int c, int k, int g, int b, avk_u32 bar)
-{
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(smem),
-                 "l"((unsigned long long)map), "r"(c), "r"(k), "r"(g), "r"(b), "r"(bar)
-                 : "memory");
-}
-
-AVK_DEVICE void avk_mbar_arrive(avk_u32 bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-/* AVK_TILE_SLOTS: the tile in a stage's slot once the stage's full barrier completed the phase, or
- * end where the slot says -1 (the producer's walk is over) */
-AVK_DEVICE int avk_tile_slot_next(avk_u32 full, int parity, const volatile int *slot, int end)
-{
-    avk_mbar_wait(full, (avk_u32)parity);
-    const int t = *slot;
-    return t < 0 ? end : t;
-}
+#include "sm90_tma.h"
 
 /* the consumers' own barrier (the producer's warpgroup never joins) */
 AVK_DEVICE void avk_consumers_sync(void) { asm volatile("bar.sync 1, %0;" ::"r"((int)NC) : "memory"); }
@@ -184,10 +151,6 @@ enum {
     LAUNCH_REGS = 65536 / AVK_MINB / NT / 8 * 8,
     CONSUMER_REGS = WGS >= 2 ? (LAUNCH_REGS * NT - PRODUCER_REGS * 128) / NC / 8 * 8 : 0,
 };
-template <int R>
-AVK_DEVICE void avk_setmaxnreg_dec(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R)); }
-template <int R>
-AVK_DEVICE void avk_setmaxnreg_inc(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R)); }
 #endif
 
 #include "sm90_fp8.h"
@@ -696,7 +659,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
      * of empty rows) skips the loop's barriers, and its Q rows may be copied by
      * the other warpgroup's threads, whose copies could land over staged O. */
 #if AVK_WS
-    if (AVK_EPILOGUE_SYNC) avk_consumers_sync();
+    avk_consumers_sync();
 #else
     __syncthreads();
 #endif

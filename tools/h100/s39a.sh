@@ -3,6 +3,7 @@
 # (ATTNVK_CUDA_DEFINES=-DAVK_TIMELINE=1, ATTNVK_CUDA_TIMELINE; tools/h100/timeline.py) of D=64 N=4k
 # causal (192x96), D=128 N=4k and the 10% block layout at N=32k beside dense; then the epilogue
 # without the consumers' sync (AVK_EPILOGUE_SYNC=0) against the default, beside cuDNN, and its check.
+# (AVK_EPILOGUE_SYNC was removed after this call: no gain, the wait moved into the gap before the next CTA.)
 #     DEADLINE=420 bash tools/h100/s39a.sh   (carry .gpu and build-h100b)
 set -u
 out=${OUT:-/tmp/s39a-out}
