@@ -483,7 +483,8 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
     const int v_begin = t_first, v_end = w.t_end;
 #if AVK_TILE_SLOTS /* the next visit's slot, once its stage is full */
-#define AVK_OV_NEXT(t) avk_tile_slot_next(AVK_BAR_FULL_K((it + 1) & 1), ((it + 1) >> 1) & 1, &AVK_TILE_SLOT((it + 1) & 1), w.t_end)
+#define AVK_OV_NEXT(t) \
+    avk_tile_slot_next(AVK_BAR_FULL_K((it + 1) & 1), ((it + 1) >> 1) & 1, &AVK_TILE_SLOT((it + 1) & 1), w.t_end, AVK_TL_WAITED(0))
 #else
 #define AVK_OV_NEXT(t) avk_next_tile(p, w, t, BC, win)
 #endif

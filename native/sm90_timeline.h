@@ -70,6 +70,7 @@ AVK_DEVICE void avk_tl_begin(int item, unsigned long long began)
         __VA_ARGS__;                                    \
         tl_wait[k] += clock64() - c_;                   \
     } while (0)
+#define AVK_TL_WAITED(k) (&tl_wait[k]) /* where a helper adds the cycles it waited */
 #define AVK_TL_WAITS_STORE(thread, k0, k1)                                                   \
     do {                                                                                     \
         if (threadIdx.x == (thread))                                                         \
@@ -82,6 +83,7 @@ AVK_DEVICE void avk_tl_begin(int item, unsigned long long began)
         __VA_ARGS__;         \
     } while (0)
 #define AVK_TL_WAITS_STORE(thread, k0, k1) ((void)0)
+#define AVK_TL_WAITED(k) ((unsigned long long *)nullptr)
 #define AVK_TL_ENTRY() ((void)0)
 #define AVK_TL_BEGIN() ((void)0)
 #define AVK_TL_MARK(word) ((void)0)

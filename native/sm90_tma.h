@@ -25,10 +25,13 @@ AVK_DEVICE void avk_mbar_arrive(avk_u32 bar)
 }
 
 /* AVK_TILE_SLOTS: the tile in a stage's slot once the stage's full barrier completed the phase, or
- * end where the slot says -1 (the producer's walk is over) */
-AVK_DEVICE int avk_tile_slot_next(avk_u32 full, int parity, const volatile int *slot, int end)
+ * end where the slot says -1 (the producer's walk is over); waited (the timeline build's, else
+ * null): the clock cycles the wait took are added there */
+AVK_DEVICE int avk_tile_slot_next(avk_u32 full, int parity, const volatile int *slot, int end, unsigned long long *waited)
 {
+    const unsigned long long c = waited ? clock64() : 0ull;
     avk_mbar_wait(full, (avk_u32)parity);
+    if (waited) *waited += clock64() - c;
     const int t = *slot;
     return t < 0 ? end : t;
 }
