@@ -63,6 +63,17 @@ typedef struct avk_cuda_config {
                          * experiment until measured) rather than the consumers' cp.async */
 } avk_cuda_config;
 
+/* Dv of a configuration (head_dim_v 0: Dk) */
+static inline int avk_cuda_dim_v(const avk_cuda_config *c) { return c->head_dim_v > 0 ? c->head_dim_v : c->head_dim; }
+
+/* attn_mma.h's warps per row group: the table's, else as many as keep O at
+ * 128 accumulator registers a thread above Dv 256 (2; 4 with 32-row warps) */
+static inline int avk_cuda_col_warps(const avk_cuda_config *c)
+{
+    if (c->col_warps > 0) return c->col_warps;
+    return avk_cuda_dim_v(c) <= 256 ? 1 : c->rows_per_warp == 32 ? 4 : 2;
+}
+
 /* Fills the variant fields of cfg from a name; 0 for an unknown name. */
 int avk_cuda_parse_variant(const char *name, avk_cuda_config *cfg);
 

@@ -223,21 +223,11 @@ static size_t kv_row_bytes(const avk_cuda_config *c)
     return attnvk_kv_row_bytes(&p);
 }
 
-static int dim_v(const avk_cuda_config *c) { return c->head_dim_v > 0 ? c->head_dim_v : c->head_dim; }
-
-/* attn_mma.h's warps per row group: the table's, else as many as keep O at
- * 128 accumulator registers a thread above Dv 256 (2; 4 with 32-row warps) */
-static int col_warps(const avk_cuda_config *c)
-{
-    if (c->col_warps > 0) return c->col_warps;
-    return dim_v(c) <= 256 ? 1 : c->rows_per_warp == 32 ? 4 : 2;
-}
-
 static size_t pad16(int d) { return ((size_t)d + 15) / 16 * 16; }
 
 size_t avk_cuda_config_smem(const avk_cuda_config *c)
 {
-    size_t D = (size_t)c->head_dim, DV = (size_t)dim_v(c);
+    size_t D = (size_t)c->head_dim, DV = (size_t)avk_cuda_dim_v(c);
     if (c->fp8) /* attn_sm90.h's AVK_FP8: Q (16-bit: O is staged over it), two stages of K and of V
                  * transposed, in bytes; a swizzled row is 128 bytes at least */
         return 1024u + (size_t)c->br * D * 2 +
@@ -267,10 +257,10 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
     }
     if (c->mma) { /* attn_mma.h: Q + two stages of K (rows of Dk padded to k-steps, + 16 bytes) and V (Dv),
                    * two raw stages of a quantized K/V, the row groups' two partial-S buffers (col_warps > 1) */
-        const size_t wn = (size_t)col_warps(c), wm = (size_t)(c->rows_per_warp > 0 ? c->rows_per_warp / 16 : 1);
+        const size_t wn = (size_t)avk_cuda_col_warps(c), wm = (size_t)(c->rows_per_warp > 0 ? c->rows_per_warp / 16 : 1);
         const size_t row_groups = (size_t)c->br / (16u * wm);
         return ((size_t)c->br + 2u * (size_t)c->bc) * (pad16(c->head_dim) + 8) * 2 +
-               2u * (size_t)c->bc * (pad16(dim_v(c)) + 8) * 2 +
+               2u * (size_t)c->bc * (pad16(avk_cuda_dim_v(c)) + 8) * 2 +
                (c->kv_format != ATTNVK_KV_DTYPE ? 4u * (size_t)c->bc * kv_row_bytes(c) : 0) +
                (wn > 1 ? row_groups * 2u * wn * wm * ((size_t)c->bc / 8) * 4u * 32u * 4u : 0);
     }
@@ -314,7 +304,7 @@ static attnvk_status head_dims_unsupported(int dk, int dv)
 
 attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t smem_limit)
 {
-    const int dk = c->head_dim, dv = dim_v(c);
+    const int dk = c->head_dim, dv = avk_cuda_dim_v(c);
     if (!avk_native_head_dims(dk, dv)) return head_dims_unsupported(dk, dv);
     if (c->br < 1 || c->bc < 1) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: tiles must be positive");
     if (c->contract && (c->wgmma || c->tiled))
@@ -363,7 +353,7 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
                                 "cuda: mma-decode needs 1-8 key warps and 2-4 stages (got %d, %d)", c->key_warps,
                                 c->kv_stages);
         } else {
-            const int wn = col_warps(c), groups = c->rows_per_warp > 0 ? c->br / c->rows_per_warp : 0;
+            const int wn = avk_cuda_col_warps(c), groups = c->rows_per_warp > 0 ? c->br / c->rows_per_warp : 0;
             if (c->br % c->rows_per_warp || groups * wn > 16 || (wn > 1 && groups > 15))
                 return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT,
                                 "cuda: %s needs tile_br a multiple of %d, at most %d (got %d)", c->variant,
@@ -382,7 +372,7 @@ attnvk_status avk_cuda_config_check(avk_cuda_config *c, int cc_major, size_t sme
             return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "cuda: %s needs tile_bc a multiple of 16, <= 256 (got %d)",
                             c->variant, c->bc);
         if (c->key_warps) c->threads = 32 * c->key_warps;
-        else if (!c->wgmma) c->threads = c->br / c->rows_per_warp * 32 * col_warps(c);
+        else if (!c->wgmma) c->threads = c->br / c->rows_per_warp * 32 * avk_cuda_col_warps(c);
     } else if (c->tiled) {
         int ds = c->lanes_per_row;
         if (c->threads <= 0 || c->threads > 1024 || c->threads % 32)
@@ -749,58 +739,4 @@ int avk_cuda_tuning_candidates(const attnvk_device_info *info, int cc_major, siz
     AVK_GRID_AXIS(&g, AVK_AXIS_WG, 64, 128, 256);
     avk_tuning_grid_each(&g, try_entry, &ctx);
     return list.count;
-}
-
-void avk_cuda_arch_name(int cc_major, int cc_minor, char *out, size_t n)
-{
-    snprintf(out, n, "sm_%d%d%s", cc_major, cc_minor, cc_major == 9 ? "a" : "");
-}
-
-int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
-                           char s[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], const char **opts)
-{
-    int n = 0;
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "--gpu-architecture=%s", arch);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-std=c++17");
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_D=%d", c->head_dim);
-    if (dim_v(c) != c->head_dim) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DV=%d", dim_v(c));
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DTYPE=%d", (int)c->dtype);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_BR=%d", c->br);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_BC=%d", c->bc);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_THREADS=%d", c->threads);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MMA=%d", c->mma);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WGMMA=%d", c->wgmma);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_TILED=%d", c->tiled);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DS=%d", c->tiled ? c->lanes_per_row : 0);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WM=%d", c->mma ? c->rows_per_warp / 16 : 0);
-    if (c->mma && !c->wgmma && !c->key_warps && col_warps(c) > 1)
-        snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_WN=%d", col_warps(c));
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_QREG=%d", c->qreg);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SPLIT=%d", c->split);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_FORMAT=%d", (int)c->kv_format);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KEY_WARPS=%d", c->key_warps);
-    if (c->key_warps && c->paged) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_PAGED=1");
-    if (c->paged > 0) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_PAGE_SIZE=%d", c->paged);
-    if (c->score_mod) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_SCORE_MOD=%d", c->score_mod);
-    if (c->pos_offset) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_POS_OFFSET=1");
-    if (c->dilated_view) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DILATED_VIEW=1");
-    if (c->fp8) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_FP8=1");
-    if (c->persistent) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_PERSISTENT=%d", c->persistent);
-    if (c->q_tma) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_Q_TMA=1");
-    if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
-    snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
-    n = avk_cuda_extra_defines(s, n);
-    for (int i = 0; i < n; ++i) opts[i] = s[i];
-    return n;
-}
-
-int avk_cuda_extra_defines(char s[AVK_CUDA_MAX_OPTIONS][AVK_CUDA_OPTION_LEN], int n)
-{
-    const char *extra = getenv("ATTNVK_CUDA_DEFINES");
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", extra ? extra : "");
-    char *save = NULL;
-    for (char *tok = strtok_r(copy, " ", &save); tok && n < AVK_CUDA_MAX_OPTIONS; tok = strtok_r(NULL, " ", &save))
-        if (strncmp(tok, "-D", 2) == 0 || strncmp(tok, "-U", 2) == 0) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "%s", tok);
-    return n;
 }
