@@ -21,10 +21,10 @@ for round in 1 2; do
     ATTNVK_OPENCL_BUILD_OPTIONS="-UAVK_PATTERN_ONLY" bench opencl-$lay-hooks-$round $sp --block-layout $lay $bs --min-time 0.4
   done
   bench opencl-dense-$round $sp --min-time 0.4
-  [ $round = 1 ] && logged test-sparse 120 $bin/tests/test_sparse
+  [ $round = 1 ] && [ "${QUICK:-0}" != 1 ] && logged test-sparse 120 $bin/tests/test_sparse
 done
-# the Hopper forward's prologue and epilogue split further (timeline words 12-14)
-[ "$(left)" -gt 40 ] && for c in "d64-causal:--batch 4 --heads 32 --head-dim 64 --seq 4096 --causal" "d128:--batch 4 --heads 16 --head-dim 128 --seq 4096"; do
+# the Hopper forward's prologue and epilogue split further (timeline words 12-14); QUICK=1: neither
+[ "${QUICK:-0}" != 1 ] && [ "$(left)" -gt 40 ] && for c in "d64-causal:--batch 4 --heads 32 --head-dim 64 --seq 4096 --causal" "d128:--batch 4 --heads 16 --head-dim 128 --seq 4096"; do
   tl ${c%%:*} --api cuda --dtype f16 ${c#*:}
 done
 echo "== done at $((SECONDS - start)) s"
