@@ -347,11 +347,14 @@ inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *patt
  * tiles waited on the layout once per hidden tile (H100, 32k, 10% of 128x128
  * blocks: mma-f16 58.6 TFLOP/s against dense's 211), a search per visible
  * tile still once per visible tile (122). So the wg lanes classify a window
- * of wg tiles at once into bits in local memory, and searches inside the
- * window read local memory only. bits: 2 * ceil(wg / 32) words, visible tiles
- * then those the layout shows whole to every row (*shown: the found tile's,
- * no per-element test), and one word for avk_fill_window's minimum. *base:
- * the window's first tile, -1 before the first.
+ * of AVK_WINDOW_PER_LANE * wg tiles at once into bits in local memory, and
+ * searches inside the window read local memory only. bits:
+ * 2 * AVK_WINDOW_WORDS(wg) words, visible tiles then those the layout shows
+ * whole to every row (*shown: the found tile's, no per-element test), and
+ * one word for avk_fill_window's minimum. *base: the window's first tile, -1
+ * before the first. A window of 4 wg tiles covers a 32k row of 64-key tiles
+ * at 128 lanes: one classification a work-group, where one of wg tiles took
+ * four, each with its barriers and layout reads on the tile loop's path.
  *
  * avk_next_visible_tile (in the tile loop): the first tile after t some row
  * of w sees through the pattern, or w->t_end; t + 1 without a pattern.
@@ -361,9 +364,13 @@ inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *patt
  * took 280 s each to build, now ~2 s). Both are called by the whole
  * work-group in uniform control flow. */
 #define AVK_WALK_STRIDES 4
-inline int avk_window_find(__local const uint *bits, int words, int base, int t, int wg, int *shown)
+#ifndef AVK_WINDOW_PER_LANE
+#define AVK_WINDOW_PER_LANE 4
+#endif
+#define AVK_WINDOW_WORDS(wg) (((wg) * AVK_WINDOW_PER_LANE + 31) / 32)
+inline int avk_window_find(__local const uint *bits, int words, int base, int t, int *shown)
 {
-    if (base < 0 || t < base || t - base >= wg) return -1;
+    if (base < 0 || t < base || t - base >= 32 * words) return -1;
     const int off = t - base;
     for (int wd = off / 32; wd < words; ++wd) {
         const uint m = bits[wd] & (wd == off / 32 ? 0xffffffffu << (off % 32) : 0xffffffffu);
@@ -383,12 +390,25 @@ inline int avk_window_find(__local const uint *bits, int words, int base, int t,
  * first tile, or w->t_end when no tile from t on is visible; a walk that
  * finds nothing starts the window at its last (hidden) tile, visited though
  * its rows all mask to nothing: one wasted tile per AVK_WALK_STRIDES * wg. */
+/* tiles [start, start + 32 words) into the cleared bits, lane tid taking tid, tid + wg, ...;
+ * mark_start: the start's bit set whatever it holds (avk_fill_window's walk end) */
+inline void avk_classify_window(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int start,
+                                int bc, __local uint *bits, int words, int mark_start, int tid, int wg)
+{
+    for (int idx = tid; idx < 32 * words; idx += wg) {
+        const int tile = start + idx;
+        const int cls = tile < w->t_end ? avk_pattern_tile(a, pattern, w, tile * bc, bc) : AVK_TILE_HIDDEN;
+        if (cls != AVK_TILE_HIDDEN || (mark_start && idx == 0)) atomic_or(&bits[idx / 32], 1u << (idx % 32));
+        if (cls == AVK_TILE_SHOWN) atomic_or(&bits[words + idx / 32], 1u << (idx % 32));
+    }
+}
+
 inline int avk_fill_window(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t, int bc,
                            __local uint *bits, int *base, int tid, int wg)
 {
-    const int words = (wg + 31) / 32;
+    const int words = AVK_WINDOW_WORDS(wg);
     barrier(CLK_LOCAL_MEM_FENCE); /* every lane is done reading the old window */
-    if (tid < 2 * words) bits[tid] = 0u;
+    for (int i = tid; i < 2 * words; i += wg) bits[i] = 0u;
     if (tid == 0) bits[2 * words] = (uint)w->t_end;
     barrier(CLK_LOCAL_MEM_FENCE);
     const int walk_end = min(w->t_end, t + AVK_WALK_STRIDES * wg);
@@ -401,10 +421,7 @@ inline int avk_fill_window(const avk_kernel_args *a, __global const uchar *patte
     atomic_min(&bits[2 * words], (uint)first);
     barrier(CLK_LOCAL_MEM_FENCE);
     const int start = (int)bits[2 * words];
-    const int tile = start + tid;
-    const int cls = tile < w->t_end ? avk_pattern_tile(a, pattern, w, tile * bc, bc) : AVK_TILE_HIDDEN;
-    if (cls != AVK_TILE_HIDDEN || tid == 0) atomic_or(&bits[tid / 32], 1u << (tid % 32)); /* start: a hit or the walk's end */
-    if (cls == AVK_TILE_SHOWN) atomic_or(&bits[words + tid / 32], 1u << (tid % 32));
+    avk_classify_window(a, pattern, w, start, bc, bits, words, 1, tid, wg); /* start: a hit or the walk's end */
     barrier(CLK_LOCAL_MEM_FENCE);
     *base = start;
     return min(start, w->t_end);
@@ -416,22 +433,19 @@ inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar 
     *shown = 1;
 #if AVK_PATTERN_SEARCH /* programs for a pattern only */
     if (!(a->flags & AVK_PATTERNS)) return t + 1;
-    const int words = (wg + 31) / 32;
+    const int words = AVK_WINDOW_WORDS(wg);
     for (++t; t < w->t_end;) {
-        if (*base < 0 || t < *base || t - *base >= wg) { /* classify [t, t + wg) */
+        if (*base < 0 || t < *base || t - *base >= 32 * words) { /* classify [t, t + 32 words) */
             barrier(CLK_LOCAL_MEM_FENCE); /* every lane is done reading the old window */
-            if (tid < 2 * words) bits[tid] = 0u;
+            for (int i = tid; i < 2 * words; i += wg) bits[i] = 0u;
             barrier(CLK_LOCAL_MEM_FENCE);
-            const int tile = t + tid;
-            const int cls = tile < w->t_end ? avk_pattern_tile(a, pattern, w, tile * bc, bc) : AVK_TILE_HIDDEN;
-            if (cls != AVK_TILE_HIDDEN) atomic_or(&bits[tid / 32], 1u << (tid % 32));
-            if (cls == AVK_TILE_SHOWN) atomic_or(&bits[words + tid / 32], 1u << (tid % 32));
+            avk_classify_window(a, pattern, w, t, bc, bits, words, 0, tid, wg);
             barrier(CLK_LOCAL_MEM_FENCE);
             *base = t;
         }
-        const int found = avk_window_find(bits, words, *base, t, wg, shown);
+        const int found = avk_window_find(bits, words, *base, t, shown);
         if (found >= 0) return found;
-        t = *base + wg;
+        t = *base + 32 * words;
     }
     return w->t_end;
 #else
@@ -451,12 +465,12 @@ inline void avk_first_visible_tiles(const avk_kernel_args *a, __global const uch
 {
     *tile_shown = *next_shown = 1;
 #if AVK_PATTERN_SEARCH
-    const int words = (wg + 31) / 32;
+    const int words = AVK_WINDOW_WORDS(wg);
     *tile = avk_fill_window(a, pattern, w, w->t_begin, bc, bits, base, tid, wg);
     *tile_shown = bits[words] & 1u;
-    const int found = *tile < w->t_end ? avk_window_find(bits, words, *base, *tile + 1, wg, next_shown) : w->t_end;
+    const int found = *tile < w->t_end ? avk_window_find(bits, words, *base, *tile + 1, next_shown) : w->t_end;
     if (found < 0) *next_shown = 0;
-    *next = found >= 0 ? found : min(*base + wg, w->t_end);
+    *next = found >= 0 ? found : min(*base + 32 * words, w->t_end);
 #else
     (void)a, (void)pattern, (void)bc, (void)bits, (void)base, (void)tid, (void)wg;
     *tile = w->t_begin;

@@ -177,7 +177,7 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     __local float emu_a[AVK_NW * 256], emu_b[AVK_NW * 128], emu_x[AVK_WG];
     const avk_emu emu = {emu_a, emu_b, emu_x, warp, lane};
 #endif
-    __local uint visible_bits[2 * ((AVK_WG + 31) / 32) + 1]; /* the tile search's window (+ avk_fill_window's minimum) */
+    __local uint visible_bits[2 * AVK_WINDOW_WORDS(AVK_WG) + 1]; /* the tile search's window (+ avk_fill_window's minimum) */
     int visible_base = -1, tile_shown = 1, next_shown = 1, after_shown = 1; /* the layout shows the tile whole */
 #if AVK_ASYNC
     __local uint kv_rows[2 * AVK_BC]; /* K/V rows of the tiles in flight (avk_read_rows) */

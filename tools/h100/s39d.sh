@@ -20,6 +20,8 @@ for round in 1 2; do
     bench opencl-$lay-$round $sp --block-layout $lay $bs --min-time 0.4
     ATTNVK_OPENCL_BUILD_OPTIONS="-UAVK_PATTERN_ONLY" bench opencl-$lay-hooks-$round $sp --block-layout $lay $bs --min-time 0.4
   done
+  # session 40: the tile search's window of 4 wg tiles (one classification a row) against wg tiles
+  ATTNVK_OPENCL_BUILD_OPTIONS=-DAVK_WINDOW_PER_LANE=1 bench opencl-random:0.1-win1-$round $sp --block-layout random:0.1 $bs --min-time 0.4
   bench opencl-dense-$round $sp --min-time 0.4
   [ $round = 1 ] && [ "${QUICK:-0}" != 1 ] && logged test-sparse 120 $bin/tests/test_sparse
 done
