@@ -10,9 +10,9 @@ export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
 dec="--api vulkan --dtype f16 --batch 8 --heads 32 --kv-heads 8 --head-dim 128 --seq 1 --seq-kv 64k --impl attnvk --min-time 0.2"
 export ATTNVK_VK_PIPELINE_STATS=1
-for kv in q8_0 q4_0 fp8 dtype; do
+for kv in ${KVS:-q8_0 q4_0 fp8 dtype}; do
   kvo="--kv-dtype $kv"; [ $kv = dtype ] && kvo=""
-  for wg in table 256 512 1024; do
+  for wg in ${WGS:-table 256 512 1024}; do
     [ "$(left)" -gt 15 ] || break
     if [ $wg = table ]; then bench vk-$kv-wg$wg $dec $kvo
     else ATTNVK_VK_WORKGROUP=$wg bench vk-$kv-wg$wg $dec $kvo; fi

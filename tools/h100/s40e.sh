@@ -11,8 +11,8 @@ rest() { echo $(( total - (SECONDS - t0) )); }
 h200=0; nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1
 mkdir -p $out0/grid $out0/s39d $out0/s40c $out0/s40d $out0/s39e
 [ $h200 = 1 ] && OUT=$out0/grid DEADLINE=150 bash tools/h100/s40-grid.sh
-OUT=$out0/s39d DEADLINE=$(( $(rest) - 270 )) bash tools/h100/s39d.sh
-OUT=$out0/s40c DEADLINE=$(( $(rest) - 170 < 90 ? $(rest) - 170 : 90 )) bash tools/h100/s40c.sh
-OUT=$out0/s40d DEADLINE=$(( $(rest) - 80 < 90 ? $(rest) - 80 : 90 )) bash tools/h100/s40d.sh
+OUT=$out0/s39d DEADLINE=$(( $(rest) - 190 )) bash tools/h100/s39d.sh
+OUT=$out0/s40c DEADLINE=$(( $(rest) - 110 < 80 ? $(rest) - 110 : 80 )) bash tools/h100/s40c.sh
+KVS="q8_0 q4_0 dtype" WGS="table 512 1024" OUT=$out0/s40d DEADLINE=$(( $(rest) - 45 < 70 ? $(rest) - 45 : 70 )) bash tools/h100/s40d.sh
 OUT=$out0/s39e DEADLINE=$(( $(rest) - 5 )) bash tools/h100/s39e.sh
 echo "== s40e done at $((SECONDS - t0)) s"
