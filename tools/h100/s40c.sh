@@ -10,12 +10,12 @@ source tools/h100/bench-lib.sh
 opts="--api opencl --dtype f16 --pass bwd --impl attnvk --min-time 0.3"
 d128="--batch 4 --heads 16 --head-dim 128 --seq 4096"
 d64="--batch 4 --heads 32 --head-dim 64 --seq 4096"
-[ -x $bin/tests/opencl/test_opencl_backward ] && logged test-opencl-bwd 60 $bin/tests/opencl/test_opencl_backward
 bench cl-d128 $opts $d128
 ATTNVK_OPENCL_BUILD_OPTIONS=-DAVK_BWD_SLIDE=0 bench cl-d128-top $opts $d128
 bench cl-d64 $opts $d64
 ATTNVK_OPENCL_BUILD_OPTIONS=-DAVK_BWD_SLIDE=0 bench cl-d64-top $opts $d64
 bench cl-d128-cudnn --api cuda --dtype f16 --pass bwd --impl cudnn --min-time 0.3 $d128
+[ -x $bin/tests/opencl/test_opencl_backward ] && [ "$(left)" -gt 40 ] && logged test-opencl-bwd $(( $(left) - 10 )) $bin/tests/opencl/test_opencl_backward
 for t in "warps=2,inner=32,dq_inner=32" "warps=4,inner=16,dq_inner=16" "warps=2,inner=16,dq_inner=16"; do
   [ "$(left)" -gt 20 ] && ATTNVK_OPENCL_BWD_TILES=$t bench "cl-d128-$t" $opts $d128
 done
