@@ -311,7 +311,8 @@ inline long avk_q_row(const avk_kernel_args *a, const avk_work *w, int R)
  * segment only). A block layout's entries for the rows' heads and block rows
  * are scanned. */
 enum { AVK_TILE_HIDDEN, AVK_TILE_PARTIAL, AVK_TILE_SHOWN };
-inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int key0, int n)
+AVK_INLINE int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int key0,
+                                int n)
 {
     const int pack = (int)a->pack, q0 = w->r0 / pack, q1 = (w->r_end - 1) / pack;
     const int rows_end = min(w->r_end, w->r0 + pack); /* one row of each head the work-group holds */
@@ -364,11 +365,14 @@ inline int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *patt
  * took 280 s each to build, now ~2 s). Both are called by the whole
  * work-group in uniform control flow. */
 #define AVK_WALK_STRIDES 4
+/* (the search is AVK_INLINE: clang's NVPTX build of mma-f16's pattern programs, ptxas sm_90, left
+ * avk_first_visible_tiles a call whose pointer arguments put the tile loop's state on a 192-byte stack;
+ * inlined, 254 registers and no stack, session 40. NVIDIA's own OpenCL compiler is not known to differ.) */
 #ifndef AVK_WINDOW_PER_LANE
 #define AVK_WINDOW_PER_LANE 4
 #endif
 #define AVK_WINDOW_WORDS(wg) (((wg) * AVK_WINDOW_PER_LANE + 31) / 32)
-inline int avk_window_find(__local const uint *bits, int words, int base, int t, int *shown)
+AVK_INLINE int avk_window_find(__local const uint *bits, int words, int base, int t, int *shown)
 {
     if (base < 0 || t < base || t - base >= 32 * words) return -1;
     const int off = t - base;
@@ -392,8 +396,8 @@ inline int avk_window_find(__local const uint *bits, int words, int base, int t,
  * its rows all mask to nothing: one wasted tile per AVK_WALK_STRIDES * wg. */
 /* tiles [start, start + 32 words) into the cleared bits, lane tid taking tid, tid + wg, ...;
  * mark_start: the start's bit set whatever it holds (avk_fill_window's walk end) */
-inline void avk_classify_window(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int start,
-                                int bc, __local uint *bits, int words, int mark_start, int tid, int wg)
+AVK_INLINE void avk_classify_window(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w,
+                                    int start, int bc, __local uint *bits, int words, int mark_start, int tid, int wg)
 {
     for (int idx = tid; idx < 32 * words; idx += wg) {
         const int tile = start + idx;
@@ -403,8 +407,8 @@ inline void avk_classify_window(const avk_kernel_args *a, __global const uchar *
     }
 }
 
-inline int avk_fill_window(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t, int bc,
-                           __local uint *bits, int *base, int tid, int wg)
+AVK_INLINE int avk_fill_window(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t,
+                               int bc, __local uint *bits, int *base, int tid, int wg)
 {
     const int words = AVK_WINDOW_WORDS(wg);
     barrier(CLK_LOCAL_MEM_FENCE); /* every lane is done reading the old window */
@@ -427,8 +431,8 @@ inline int avk_fill_window(const avk_kernel_args *a, __global const uchar *patte
     return min(start, w->t_end);
 }
 
-inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t,
-                                 int bc, __local uint *bits, int *base, int *shown, int tid, int wg)
+AVK_INLINE int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int t,
+                                     int bc, __local uint *bits, int *base, int *shown, int tid, int wg)
 {
     *shown = 1;
 #if AVK_PATTERN_SEARCH /* programs for a pattern only */
@@ -459,9 +463,9 @@ inline int avk_next_visible_tile(const avk_kernel_args *a, __global const uchar 
  * under a branch, and before the tile loop that is the whole loop. A window
  * holding one visible tile makes *next the tile after it, visited though
  * hidden (its rows mask to nothing): one wasted tile, no second fill here. */
-inline void avk_first_visible_tiles(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w, int bc,
-                                    __local uint *bits, int *base, int tid, int wg, int *tile, int *tile_shown, int *next,
-                                    int *next_shown)
+AVK_INLINE void avk_first_visible_tiles(const avk_kernel_args *a, __global const uchar *pattern, const avk_work *w,
+                                        int bc, __local uint *bits, int *base, int tid, int wg, int *tile,
+                                        int *tile_shown, int *next, int *next_shown)
 {
     *tile_shown = *next_shown = 1;
 #if AVK_PATTERN_SEARCH
