@@ -177,7 +177,8 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     __local float emu_a[AVK_NW * 256], emu_b[AVK_NW * 128], emu_x[AVK_WG];
     const avk_emu emu = {emu_a, emu_b, emu_x, warp, lane};
 #endif
-    __local uint visible_bits[2 * AVK_WINDOW_WORDS(AVK_WG) + 1]; /* the tile search's window (+ avk_fill_window's minimum) */
+    /* the tile search's window (+ avk_fill_window's minimum) */
+    __local uint visible_bits[2 * AVK_WINDOW_WORDS(AVK_WG) + 1];
     int visible_base = -1, tile_shown = 1, next_shown = 1, after_shown = 1; /* the layout shows the tile whole */
 #if AVK_ASYNC
     __local uint kv_rows[2 * AVK_BC]; /* K/V rows of the tiles in flight (avk_read_rows) */
@@ -218,12 +219,6 @@ AVK_PRAGMA_UNROLL
     const float s_unit = args.scale_log2;
 #endif
 
-#if AVK_SCORE_MOD
-    /* a sparse pattern's rows: head and query of rows a and b (avk_pattern_visible) */
-    const int pack = (int)a->pack;
-    const int pr_a = min(row_a, w.r_end - 1), pr_b = min(row_b, w.r_end - 1); /* padding rows: the last real one's */
-    const int head_a = w.h + pr_a % pack, query_a = pr_a / pack, head_b = w.h + pr_b % pack, query_b = pr_b / pack;
-#endif
     /* the tiles visited: those some row sees (a sparse pattern hides the rest, loads and all) */
     int tile, next;
     avk_first_visible_tiles(a, mask, &w, AVK_BC, visible_bits, &visible_base, tid, AVK_WG, &tile, &tile_shown, &next,
@@ -336,6 +331,12 @@ AVK_PRAGMA_UNROLL
 #if AVK_SCORE_MOD
         /* the pattern's hidden keys of a visited tile the layout does not show whole */
         if ((args.flags & AVK_PATTERNS) && !tile_shown) {
+            /* head and query of rows a and b (padding rows: the last real one's), found here rather
+             * than kept in registers through the loop for the few tiles that need them */
+            const int pack = (int)a->pack;
+            const int pr_a = min(row_a, w.r_end - 1), pr_b = min(row_b, w.r_end - 1);
+            const int head_a = w.h + pr_a % pack, query_a = pr_a / pack;
+            const int head_b = w.h + pr_b % pack, query_b = pr_b / pack;
 AVK_PRAGMA_UNROLL
             for (int nt = 0; nt < AVK_NT; ++nt)
 AVK_PRAGMA_UNROLL
