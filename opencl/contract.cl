@@ -365,9 +365,10 @@ AVK_INLINE int avk_pattern_tile(const avk_kernel_args *a, __global const uchar *
  * took 280 s each to build, now ~2 s). Both are called by the whole
  * work-group in uniform control flow. */
 #define AVK_WALK_STRIDES 4
-/* (the search is AVK_INLINE: clang's NVPTX build of mma-f16's pattern programs, ptxas sm_90, left
- * avk_first_visible_tiles a call whose pointer arguments put the tile loop's state on a 192-byte stack;
- * inlined, 254 registers and no stack, session 40. NVIDIA's own OpenCL compiler is not known to differ.) */
+/* The search's functions are AVK_INLINE: in clang's NVPTX build of mma-f16's pattern programs
+ * (tools/opencl-ptxas, ptxas sm_90) avk_first_visible_tiles stayed a call whose pointer arguments put
+ * the tile loop's state on a 192-byte stack; inlined, 254 registers and no stack (session 40). Whether
+ * NVIDIA's own OpenCL compiler inlined them is not known. */
 #ifndef AVK_WINDOW_PER_LANE
 #define AVK_WINDOW_PER_LANE 4
 #endif
