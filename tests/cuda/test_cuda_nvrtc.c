@@ -73,6 +73,20 @@ static void add_backward_job(const target *t, const avk_native_bwd_config *cfg)
 }
 
 /* "Used N registers" and "N bytes spill stores" of kernel fn in the ptxas log. */
+/* VAR=value, a bad value, makes the sm_90 selection of a plain D=128 forward fail naming VAR */
+static void expect_env_refused(const target *t, const attnvk_device_info *info, const char *var, const char *value)
+{
+    const attnvk_kernel_options none = {0};
+    const attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096, .head_dim = 128,
+                              .dtype = ATTNVK_F16};
+    avk_cuda_config c;
+    setenv(var, value, 1);
+    EXPECT(avk_cuda_select(info, 9, t->smem_optin, &p, &none, 0, 1, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
+               strstr(attnvk_last_error(), var),
+           "%s: %s=%s is refused by name", t->arch, var, value);
+    unsetenv(var);
+}
+
 static void parse_function(const char *log, const char *fn, int *registers, int *spill)
 {
     char what[96];
@@ -400,16 +414,7 @@ int main(void)
                        t->arch, s == ATTNVK_OK ? pc.persistent : -1);
                 if (s == ATTNVK_OK) add_job(t, &pc);
             }
-            setenv("ATTNVK_CUDA_PERSISTENT", "3", 1);
-            {
-                attnvk_problem pp = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096,
-                                     .head_dim = 128, .dtype = ATTNVK_F16};
-                avk_cuda_config pc;
-                EXPECT(avk_cuda_select(&info, 9, t->smem_optin, &pp, &none, 0, 1, &pc) == ATTNVK_ERROR_INVALID_ARGUMENT &&
-                           strstr(attnvk_last_error(), "ATTNVK_CUDA_PERSISTENT"),
-                       "%s: ATTNVK_CUDA_PERSISTENT=3 is refused by name", t->arch);
-            }
-            unsetenv("ATTNVK_CUDA_PERSISTENT");
+            expect_env_refused(t, &info, "ATTNVK_CUDA_PERSISTENT", "3");
             /* ATTNVK_CUDA_Q_TMA=1: Q's tile through the producer's TMA (AVK_Q_TMA) on wgmma-ws at D = 64
              * (causal, 192x96), 128 and a block layout; never with a persistent kernel; a bad value
              * is refused by name */
@@ -436,16 +441,7 @@ int main(void)
                        t->arch);
             }
             unsetenv("ATTNVK_CUDA_PERSISTENT");
-            setenv("ATTNVK_CUDA_Q_TMA", "yes", 1);
-            {
-                attnvk_problem qp = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096,
-                                     .head_dim = 128, .dtype = ATTNVK_F16};
-                avk_cuda_config qc;
-                EXPECT(avk_cuda_select(&info, 9, t->smem_optin, &qp, &none, 0, 1, &qc) == ATTNVK_ERROR_INVALID_ARGUMENT &&
-                           strstr(attnvk_last_error(), "ATTNVK_CUDA_Q_TMA"),
-                       "%s: ATTNVK_CUDA_Q_TMA=yes is refused by name", t->arch);
-            }
-            unsetenv("ATTNVK_CUDA_Q_TMA");
+            expect_env_refused(t, &info, "ATTNVK_CUDA_Q_TMA", "yes");
         }
         /* the FP8 forward (wgmma-fp8) on sm_90a at D = 64, 128, 256, f16 and bf16 O, split or not;
          * refused on sm_80, for softcap, and where a 16-bit problem names it */
