@@ -238,7 +238,7 @@ AVK_DEVICE bool avk_softmax_deferred(float (&s)[1][NS][4], float (&row_max)[1][2
         for (int n = 0; n < NS; ++n)
 #pragma unroll
             for (int e = 2 * half; e < 2 * half + 2; ++e) {
-                const float pe = avk_exp2(s[0][n][e] * scale_log2 - m_use);
+                const float pe = avk_exp2_score(s[0][n][e] * scale_log2 - m_use, n);
                 s[0][n][e] = pe;
                 sum += pe;
             }
