@@ -7,7 +7,7 @@ set -u
 out0=${OUT:-/tmp/s41a-out} t0=$SECONDS total=${DEADLINE:-560}
 rest() { echo $(( total - (SECONDS - t0) )); }
 mkdir -p $out0/s41x
-OUT=$out0/s41x DEADLINE=150 bash tools/h100/s41x.sh
+OUT=$out0/s41x DEADLINE=170 bash tools/h100/s41x.sh
 OUT=$out0 DEADLINE=$(rest) bash tools/h100/s40e.sh
 echo "== s41a done at $((SECONDS - t0)) s"
 # everything in one tarball (the device tool brings back 8 files at most)
