@@ -144,35 +144,6 @@ AVK_DEVICE float avk_tanh(float y)
 #endif
 }
 
-/* 2^x on the FMA pipe rather than the special-function unit, for a share of the
- * softmax's exponentials (AVK_EXP2_FMA_EVERY = k: the scores of every k-th n-tile; 0,
- * the default, none). A softcap's tanh doubles the special-function work per score;
- * this moves some back to the FMA pipe, as FlashAttention-4 does for its exp2.
- * x = n + f with n an integer and |f| <= 1/2 (the 1.5 * 2^23 shift rounds x into
- * the low mantissa bits), 2^f by its Taylor polynomial of degree 4 (relative error
- * below 1e-4, about P's f16 rounding of 2^-11), n added to the exponent. Below
- * -125 (-inf included) it is 0, as ex2.approx.ftz's denormals are. */
-#ifndef AVK_EXP2_FMA_EVERY
-#define AVK_EXP2_FMA_EVERY 0
-#endif
-AVK_DEVICE float avk_exp2_fma(float x)
-{
-    const float shifter = 12582912.f;
-    const float xc = fmaxf(x, -125.f), t = xc + shifter, f = xc - (t - shifter);
-    float p = fmaf(fmaf(fmaf(fmaf(0.009618129107628477f, f, 0.05550410866482158f), f, 0.2402265069591007f), f,
-                        0.6931471805599453f), f, 1.f);
-    const int bits = __float_as_int(p) + (int)((unsigned)__float_as_int(t) << 23);
-    return x < -125.f ? 0.f : __int_as_float(bits);
-}
-
-/* The softmax's 2^x for a score of n-tile n (see AVK_EXP2_FMA_EVERY). */
-AVK_DEVICE float avk_exp2_score(float x, int n)
-{
-    return AVK_EXP2_FMA_EVERY > 0 && n % (AVK_EXP2_FMA_EVERY > 0 ? AVK_EXP2_FMA_EVERY : 1) == AVK_EXP2_FMA_EVERY - 1
-               ? avk_exp2_fma(x)
-               : avk_exp2(x);
-}
-
 /* tanh of a pair for the softcap: with AVK_SOFTCAP_F16X2=1 (ATTNVK_CUDA_DEFINES), f16/bf16
  * problems on NVIDIA sm_80+ take one tanh.approx.f16x2 for both (half the special-function
  * ops; its error near 1 is f16's 2^-11, as tanh.approx.f32's relative error). Off: on the

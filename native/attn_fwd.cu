@@ -379,7 +379,7 @@ AVK_DEVICE void avk_online_softmax(float (&s)[WM][NS][4], float (&acc)[WM][ND][4
             for (int n = 0; n < NS; ++n)
 #pragma unroll
                 for (int e = 2 * half; e < 2 * half + 2; ++e) {
-                    float pe = avk_exp2_score(s[mi][n][e] * scale_log2 - m_use, n);
+                    float pe = avk_exp2(s[mi][n][e] * scale_log2 - m_use);
                     s[mi][n][e] = pe;
                     sum += pe;
                 }

@@ -18,12 +18,7 @@
  * plain copies): a synchronous copy loop waits out one global load per 16
  * bytes in turn. With AVK_BWD_STAGES=2 the streamed side (Q and dO in
  * dK/dV, K and V in dQ) has two buffers and tile t+1 lands while tile t is
- * computed. With one buffer (AVK_BWD_SLIDE, the default there) the copies
- * slide into the loop instead of waiting at its top: each streamed tile is
- * refilled for the next step as soon as its last product of this step is
- * issued (dK/dV: Q after dK += dS^T Q, dO and the row stats after dV;
- * dQ: V after dP, K after dQ += dS K), so one copy lands behind the other
- * half of the step's products; -DAVK_BWD_SLIDE=0 waits at the top (A/B). */
+ * computed. */
 #if !AVK_F16 || AVK_D % 16 || AVK_DV % 16
 #error "the tensor-core backward takes f16 and head dims in whole k-steps"
 #endif
@@ -35,12 +30,6 @@
 #endif
 #if AVK_BWD_STAGES != 1 && AVK_BWD_STAGES != 2
 #error "AVK_BWD_STAGES is 1 or 2"
-#endif
-#ifndef AVK_BWD_SLIDE
-#define AVK_BWD_SLIDE (AVK_BWD_STAGES == 1)
-#endif
-#if AVK_BWD_SLIDE && AVK_BWD_STAGES != 1
-#error "AVK_BWD_SLIDE slides one buffer's copies (AVK_BWD_STAGES 1)"
 #endif
 #define BM_RS (AVK_D + 8)   /* local row stride (halves) of Q and K */
 #define BM_RSV (AVK_DV + 8) /* ... of dO and V */
@@ -96,21 +85,14 @@ AVK_INLINE void bm_ldsm4_trans(uint r[4], __local const ushort *p)
 }
 #endif
 
-/* keys [k0, k0 + rows) of (b, g) of K (or V: width AVK_DV) as an f16 tile */
-AVK_INLINE void bm_key_rows(const avk_kernel_args *a, __global const avk_elem *X, int width, int b, int g, int k0,
-                            int rows, __local ushort *sX)
-{
-    const int valid = min(rows, (int)a->seq_kv - k0);
-    const long kr0 = avk_kv_row(a, 0, b, g, k0);
-    bm_rows(sX, X, kr0 * width, (long)a->kv_ss * width, rows, width, valid, AVK_BWD_WG);
-}
-
 /* keys [k0, k0 + rows) of (b, g): K and V as f16 tiles */
 AVK_INLINE void bm_key_tile(const avk_kernel_args *a, __global const avk_elem *K, __global const avk_elem *V, int b,
                             int g, int k0, int rows, __local ushort *sK, __local ushort *sV)
 {
-    bm_key_rows(a, K, AVK_D, b, g, k0, rows, sK);
-    bm_key_rows(a, V, AVK_DV, b, g, k0, rows, sV);
+    const int valid = min(rows, (int)a->seq_kv - k0);
+    const long kr0 = avk_kv_row(a, 0, b, g, k0);
+    bm_rows(sK, K, kr0 * AVK_D, (long)a->kv_ss * AVK_D, rows, AVK_D, valid, AVK_BWD_WG);
+    bm_rows(sV, V, kr0 * AVK_DV, (long)a->kv_ss * AVK_DV, rows, AVK_DV, valid, AVK_BWD_WG);
 }
 
 /* rows [i0, i1) of (b, h): Q and dO as f16 tiles of `rows` rows, their LSE (log2) and D_i */
@@ -150,53 +132,6 @@ AVK_INLINE void bm_walk_tile(const avk_kernel_args *a, __global const int *seq_l
     const avk_work w = avk_bwd_work(a, seq_lens, b, t.h);
     bm_query_tile(a, &w, Q, dO, LSE, delta, t.i0, min(t.i0 + AVK_BWD_BQ, (int)a->seq_q), AVK_BWD_BQ, sQ, sdO, sL, sDel);
 }
-
-#if AVK_BWD_SLIDE
-/* AVK_BWD_SLIDE's halves of bm_walk_tile: tile t's Q copies; its dO copies and row stats (LSE,
- * D_i), the stats loaded into registers first (bm_stats_load, before the step's products) and
- * stored after the barrier that frees sL / sDel (bm_stats_store) */
-enum { BM_STAT_REGS = (AVK_BWD_BQ + AVK_BWD_WG - 1) / AVK_BWD_WG };
-typedef struct {
-    float lse[BM_STAT_REGS], del[BM_STAT_REGS];
-} bm_stats;
-AVK_INLINE bm_stats bm_stats_load(const avk_kernel_args *a, __global const int *seq_lens, __global const float *LSE,
-                                  __global const float *delta, int b, bm_qtile t)
-{
-    const avk_work w = avk_bwd_work(a, seq_lens, b, t.h);
-    const int i1 = min(t.i0 + AVK_BWD_BQ, (int)a->seq_q);
-    bm_stats st;
-AVK_PRAGMA_UNROLL
-    for (int k = 0; k < BM_STAT_REGS; ++k) {
-        const int r = (int)get_local_id(0) + k * AVK_BWD_WG, in = r < AVK_BWD_BQ && t.i0 + r < i1;
-        const long row = in ? avk_lse_row(a, &w, t.i0 + r) : 0;
-        st.lse[k] = in ? avk_bwd_lse2(LSE, row) : INFINITY;
-        st.del[k] = in ? delta[row] : 0.0f;
-    }
-    return st;
-}
-AVK_INLINE void bm_stats_store(const bm_stats *st, __local float *sL, __local float *sDel)
-{
-AVK_PRAGMA_UNROLL
-    for (int k = 0; k < BM_STAT_REGS; ++k) {
-        const int r = (int)get_local_id(0) + k * AVK_BWD_WG;
-        if (r < AVK_BWD_BQ) sL[r] = st->lse[k], sDel[r] = st->del[k];
-    }
-}
-AVK_INLINE void bm_walk_q(const avk_kernel_args *a, __global const int *seq_lens, __global const avk_elem *Q, int b,
-                          bm_qtile t, __local ushort *sQ)
-{
-    const avk_work w = avk_bwd_work(a, seq_lens, b, t.h);
-    const int valid = min(t.i0 + AVK_BWD_BQ, (int)a->seq_q) - t.i0;
-    bm_rows(sQ, Q, avk_q_row(a, &w, t.i0), a->q_ss, AVK_BWD_BQ, AVK_D, valid, AVK_BWD_WG);
-}
-AVK_INLINE void bm_walk_do(const avk_kernel_args *a, __global const int *seq_lens, __global const avk_elem *dO, int b,
-                           bm_qtile t, __local ushort *sdO)
-{
-    const avk_work w = avk_bwd_work(a, seq_lens, b, t.h);
-    const int valid = min(t.i0 + AVK_BWD_BQ, (int)a->seq_q) - t.i0;
-    bm_rows(sdO, dO, avk_o_row(a, &w, t.i0), (long)a->q_ss / AVK_D * AVK_DV, AVK_BWD_BQ, AVK_DV, valid, AVK_BWD_WG);
-}
-#endif
 
 /* c[n] = A B^T over ks k-steps: A's 16 rows from r0 of tile A, B's rows (k
  * along them) 8n.. from b0 of tile B; c is zeroed first */
@@ -285,13 +220,10 @@ avk_bwd_dkdv(__global const avk_elem *Q, __global const avk_elem *K, __global co
     const int h_end = (g_kv + 1) * (int)a->group;
     bm_key_tile(a, K, V, b, g_kv, k0, BC, sK, sV);
     bm_qtile cur = bm_next_qtile(a, seq_lens, b, g_kv, k0, (bm_qtile){g_kv * (int)a->group, -BQ});
-#if AVK_BWD_STAGES == 2 || AVK_BWD_SLIDE
+#if AVK_BWD_STAGES == 2
     if (cur.h < h_end) bm_walk_tile(a, seq_lens, Q, dO, LSE, delta, b, cur, sQ[0], sdO[0], sL[0], sDel[0]);
 #endif
     avk_cp_commit();
-#if AVK_BWD_SLIDE
-    avk_cp_commit(); /* (empty) each step waits for the one group but the newest */
-#endif
     float dk[AVK_D / 8][4], dv[AVK_DV / 8][4], st[NS][4], dpt[NS][4];
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < AVK_D / 8; ++n) dk[n][0] = dk[n][1] = dk[n][2] = dk[n][3] = 0.0f;
@@ -300,11 +232,8 @@ AVK_PRAGMA_UNROLL
     for (int step = 0; cur.h < h_end; ++step) {
         const bm_qtile next = bm_next_qtile(a, seq_lens, b, g_kv, k0, cur);
         const int buf = step % ST;
-#if AVK_BWD_SLIDE
-        const bm_stats next_stats = bm_stats_load(a, seq_lens, LSE, delta, b, next.h < h_end ? next : cur);
-        avk_cp_wait_all_but_one(); /* Q (and on the first step everything) has landed; dO may not have */
-#elif AVK_BWD_STAGES == 2
         barrier(CLK_LOCAL_MEM_FENCE); /* the buffer filled next is consumed (the previous tile's) */
+#if AVK_BWD_STAGES == 2
         if (next.h < h_end) {
             bm_walk_tile(a, seq_lens, Q, dO, LSE, delta, b, next, sQ[buf ^ 1], sdO[buf ^ 1], sL[buf ^ 1], sDel[buf ^ 1]);
             avk_cp_commit();
@@ -313,7 +242,6 @@ AVK_PRAGMA_UNROLL
             avk_cp_wait_all();
         }
 #else
-        barrier(CLK_LOCAL_MEM_FENCE); /* the buffer filled next is consumed (the previous tile's) */
         bm_walk_tile(a, seq_lens, Q, dO, LSE, delta, b, cur, sQ[0], sdO[0], sL[0], sDel[0]);
         avk_cp_commit();
         avk_cp_wait_all();
@@ -325,10 +253,6 @@ AVK_PRAGMA_UNROLL
         __local const ushort *tQ = sQ[buf], *tdO = sdO[buf];
         __local const float *tL = sL[buf], *tDel = sDel[buf];
         bm_gemm_nt(st, NS, sK, warp * 16, tQ, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
-#if AVK_BWD_SLIDE
-        avk_cp_wait_all(); /* dO */
-        barrier(CLK_LOCAL_MEM_FENCE);
-#endif
         bm_gemm_nt(dpt, NS, sV, warp * 16, tdO, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
 AVK_PRAGMA_UNROLL
         for (int n = 0; n < NS; ++n)
@@ -340,22 +264,8 @@ AVK_PRAGMA_UNROLL
                               &ds);
                 st[n][r] = prob, dpt[n][r] = ds;
             }
-#if AVK_BWD_SLIDE
-        bm_gemm_acc(dk, AVK_D / 8, dpt, BQ / 16, tQ, BM_RS, g, t BM_EMU);
-        barrier(CLK_LOCAL_MEM_FENCE); /* Q's last use */
-        if (next.h < h_end) bm_walk_q(a, seq_lens, Q, b, next, sQ[0]);
-        avk_cp_commit();
-        bm_gemm_acc(dv, AVK_DV / 8, st, BQ / 16, tdO, BM_RSV, g, t BM_EMU);
-        barrier(CLK_LOCAL_MEM_FENCE); /* dO's and the stats' last use */
-        if (next.h < h_end) {
-            bm_walk_do(a, seq_lens, dO, b, next, sdO[0]);
-            bm_stats_store(&next_stats, sL[0], sDel[0]);
-        }
-        avk_cp_commit();
-#else
         bm_gemm_acc(dv, AVK_DV / 8, st, BQ / 16, tdO, BM_RSV, g, t BM_EMU);
         bm_gemm_acc(dk, AVK_D / 8, dpt, BQ / 16, tQ, BM_RS, g, t BM_EMU);
-#endif
         cur = next;
     }
     avk_cp_wait_all(); /* a block no tile sees: its K/V copies */
@@ -395,22 +305,17 @@ avk_bwd_dq(__global const avk_elem *Q, __global const avk_elem *K, __global cons
     bm_query_tile(a, &w, Q, dO, LSE, delta, i0, i1, QB, sQ, sdO, sL, sDel);
     /* the keys some row of the block sees, in tiles of KB */
     const int lo = avk_row_key_begin(a, &w, i0) / KB * KB, hi = avk_row_key_end(a, &w, i1 - 1);
-#if AVK_BWD_STAGES == 2 || AVK_BWD_SLIDE
+#if AVK_BWD_STAGES == 2
     if (lo < hi) bm_key_tile(a, K, V, b, w.g, lo, KB, sK[0], sV[0]);
 #endif
     avk_cp_commit();
-#if AVK_BWD_SLIDE
-    avk_cp_commit(); /* (empty) each wait leaves the newest group in flight */
-#endif
     float dq[AVK_D / 8][4], s[NS][4], dp[NS][4];
 AVK_PRAGMA_UNROLL
     for (int n = 0; n < AVK_D / 8; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
     for (int k0 = lo, step = 0; k0 < hi; k0 += KB, ++step) {
         const int buf = step % ST;
-#if AVK_BWD_SLIDE
-        avk_cp_wait_all_but_one(); /* V (and on the first step everything) has landed; K may not have */
-#elif AVK_BWD_STAGES == 2
         barrier(CLK_LOCAL_MEM_FENCE); /* the buffer filled next is consumed (the previous tile's) */
+#if AVK_BWD_STAGES == 2
         if (k0 + KB < hi) {
             bm_key_tile(a, K, V, b, w.g, k0 + KB, KB, sK[buf ^ 1], sV[buf ^ 1]);
             avk_cp_commit();
@@ -419,25 +324,14 @@ AVK_PRAGMA_UNROLL
             avk_cp_wait_all();
         }
 #else
-        barrier(CLK_LOCAL_MEM_FENCE); /* the buffer filled next is consumed (the previous tile's) */
         bm_key_tile(a, K, V, b, w.g, k0, KB, sK[0], sV[0]);
         avk_cp_commit();
         avk_cp_wait_all();
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
         __local const ushort *tK = sK[buf], *tV = sV[buf];
-#if AVK_BWD_SLIDE
-        bm_gemm_nt(dp, NS, sdO, warp * 16, tV, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
-        barrier(CLK_LOCAL_MEM_FENCE); /* V's last use */
-        if (k0 + KB < hi) bm_key_rows(a, V, AVK_DV, b, w.g, k0 + KB, KB, sV[0]);
-        avk_cp_commit();
-        avk_cp_wait_all_but_one(); /* K */
-        barrier(CLK_LOCAL_MEM_FENCE);
-        bm_gemm_nt(s, NS, sQ, warp * 16, tK, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
-#else
         bm_gemm_nt(s, NS, sQ, warp * 16, tK, 0, BM_RS, AVK_D / 16, g, t BM_EMU);
         bm_gemm_nt(dp, NS, sdO, warp * 16, tV, 0, BM_RSV, AVK_DV / 16, g, t BM_EMU);
-#endif
 AVK_PRAGMA_UNROLL
         for (int n = 0; n < NS; ++n)
 AVK_PRAGMA_UNROLL
@@ -449,11 +343,6 @@ AVK_PRAGMA_UNROLL
                 s[n][r] = ds;
             }
         bm_gemm_acc(dq, AVK_D / 8, s, KB / 16, tK, BM_RS, g, t BM_EMU);
-#if AVK_BWD_SLIDE
-        barrier(CLK_LOCAL_MEM_FENCE); /* K's last use */
-        if (k0 + KB < hi) bm_key_rows(a, K, AVK_D, b, w.g, k0 + KB, KB, sK[0]);
-        avk_cp_commit();
-#endif
     }
     avk_cp_wait_all(); /* a block that sees no key: its Q/dO copies */
     const float scale = a->scale_log2 / AVK_LOG2E;
