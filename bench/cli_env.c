@@ -78,8 +78,6 @@ static const env_var developer_vars[] = {
      "none"},
     {"ATTNVK_CUDA_PERSISTENT", "1|2: the Hopper forward (wgmma-ws) as a persistent kernel, a CTA an SM taking the blocks "
      "dealt in rounds (1) or from a counter as it comes free (2); slower on the H100 so far (an experiment)", "0"},
-    {"ATTNVK_CUDA_Q_TMA", "1: the Hopper forward (wgmma-ws, one head and one block a CTA) takes Q's tile through the "
-     "producer's TMA instead of the consumers' copies (an experiment, not yet measured)", "0"},
     {"ATTNVK_CUDA_TIMELINE", "path: after each launch of a Hopper forward built with ATTNVK_CUDA_DEFINES=-DAVK_TIMELINE=1, "
      "its per-CTA phase clocks replace this file (tools/h100/timeline.py reads it; synchronizes every launch)", "off"},
     {"ATTNVK_CUDA_DILATED_VIEWS", "0: dilated problems on CUDA through the per-element test instead of strided views", "views"},

@@ -251,15 +251,12 @@ AVK_DEVICE bool avk_softmax_deferred(float (&s)[1][NS][4], float (&row_max)[1][2
 #endif
 
 #include "sm90_schedule.h"
-#if AVK_Q_TMA /* (defined by sm90_tma.h, wgmma-ws builds only) */
-static_assert(AVK_WS && !AVK_PERSISTENT && !AVK_FP8 && !AVK_DILATED_VIEW, "AVK_Q_TMA: wgmma-ws, 16-bit, one block a CTA, no dilated views");
-#endif
 
 /* One block of the grid: w's rows over its tiles. next_item: the block the CTA takes after it
  * (persistent; its Q is fetched meanwhile), or -1. */
 AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
 #if AVK_WS
-                              const avk_tmap *tm_k, const avk_tmap *tm_v AVK_TMQ_PARAM, /* the kernel parameters themselves */
+                              const avk_tmap *tm_k, const avk_tmap *tm_v, /* the kernel parameters themselves */
 #endif
                               unsigned char *smem_raw, avk_u32 raw, avk_u32 aQ0, avk_ring_pos &ring, int next_item)
 {
@@ -305,7 +302,6 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
 #define AVK_BAR_EMPTY(st) (bars + 32u + (avk_u32)(st) * 8u)   /* K's slot (AVK_SPLIT_RELEASE), else the stage */
 #define AVK_BAR_EMPTY_V(st) (bars + 48u + (avk_u32)(st) * 8u) /* V's slot (AVK_SPLIT_RELEASE) */
 #define AVK_TILE_SLOT(st) (((volatile int *)(smem_raw + (bars + 64u - raw)))[st]) /* AVK_TILE_SLOTS */
-#define AVK_BAR_Q (bars + 72u) /* AVK_Q_TMA */
 /* a warp's releases: K's slot once S has landed; the stage's rest once P V has; a skipped
  * tile's whole stage (both copies landed: the producer's next expect_tx starts a fresh phase).
  * Split, the rest is V's slot only: both full barriers were waited before the MMAs, and K's
@@ -356,13 +352,6 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     } while (0)
     AVK_TL_WAITS();
     if (wg == WGS) {
-#if AVK_Q_TMA
-        if (threadIdx.x == NC) { /* Q's tile first: the consumers wait for nothing else to start */
-            avk_mbar_arrive_expect_tx(AVK_BAR_Q, (avk_u32)Q_BYTES);
-#pragma unroll
-            for (int cb = 0; cb < D / 64; ++cb) avk_tma_load(aQ + cb * BR * 128, tm_q, cb * 64, w.r0, w.h, w.b, AVK_BAR_Q);
-        }
-#endif
         /* ---- producer: tile t into stage it & 1 once the consumers released tile it - 2; with the
          * overlap, tile t-1's P V runs beside tile t's S, so V comes one tile behind K ---- */
 #if AVK_SCORE_MOD & AVK_MOD_BLOCKS
@@ -423,10 +412,6 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
 #if AVK_TIMELINE
     const int tl_uses = ring.uses;
 #endif
-#if AVK_Q_TMA
-    avk_mbar_wait(AVK_BAR_Q, 0u); /* one block a CTA: its one phase */
-    (void)Q;
-#else
     if (!AVK_PERSISTENT || ring.blocks == 0)
         avk_load_tile<BR, AVK_U16(D), NC, true>(aQ, Q + AVK_U16((long long)w.r0 * avk_q_stride(p, w)), AVK_U16(avk_q_stride(p, w)),
                                                 w.r_end - w.r0);
@@ -434,7 +419,6 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     AVK_CP_ASYNC_WAIT(0);
     avk_fence_proxy_async();
     avk_consumers_sync(); /* (persistent: and every warp is done with the other buffer's O) */
-#endif
     AVK_TL_MARK(3);
 #if AVK_PERSISTENT
     if (next_item >= 0) { /* the next block's Q into the other buffer */
@@ -737,10 +721,6 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                                                                        ,
                                                                        const __grid_constant__ avk_tmap tm_k,
                                                                        const __grid_constant__ avk_tmap tm_v
-#if AVK_Q_TMA
-                                                                       ,
-                                                                       const __grid_constant__ avk_tmap tm_q
-#endif
 #endif
 )
 {
@@ -771,7 +751,6 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_mbar_init(bars + 32u + (avk_u32)st * 8u, NC / 32); /* empty: each consumer warp releases */
             if (AVK_SPLIT_RELEASE) avk_mbar_init(bars + 48u + (avk_u32)st * 8u, NC / 32); /* V's slot */
         }
-        if (AVK_Q_TMA) avk_mbar_init(bars + 72u, 1); /* Q's tile (avk_fwd_block's AVK_BAR_Q) */
         avk_mbar_init_fence();
     }
     __syncthreads(); /* the barriers exist before anyone waits on them */

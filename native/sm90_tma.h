@@ -1,22 +1,8 @@
 /* The warp-specialized Hopper forward's (attn_sm90.h's AVK_WS) primitives: tensor-memory
- * accelerator loads through the host's tensor maps (and whether Q's tile takes one), mbarrier
- * arrivals, the producer's tile slots, and the register budgets' setmaxnreg. */
+ * accelerator loads through the host's tensor maps, mbarrier arrivals, the producer's tile
+ * slots, and the register budgets' setmaxnreg. */
 #ifndef ATTNVK_SM90_TMA_H
 #define ATTNVK_SM90_TMA_H
-
-/* AVK_Q_TMA (the host's ATTNVK_CUDA_Q_TMA, an experiment): Q's tile comes through the producer's
- * TMA as the block begins (the host's third tensor map, boxes of 64 columns x BR rows, rows past
- * Nq zeros), the consumers waiting on its mbarrier instead of copying Q and syncing. */
-#ifndef AVK_Q_TMA
-#define AVK_Q_TMA 0
-#endif
-#if AVK_Q_TMA
-#define AVK_TMQ_PARAM , const avk_tmap *tm_q
-#define AVK_TMQ_ARG , &tm_q
-#else
-#define AVK_TMQ_PARAM
-#define AVK_TMQ_ARG
-#endif
 
 /* a CUtensorMap (the driver's opaque 128-byte descriptor), passed by value */
 struct __align__(64) avk_tmap {

@@ -14,7 +14,7 @@
 
 struct avk_attn_params;     /* native/attn_params.h: the kernels' one argument */
 struct avk_native_kernel;
-#define AVK_MAX_TENSOR_MAPS 3 /* descriptors a forward kernel takes after its argument */
+#define AVK_MAX_TENSOR_MAPS 2 /* descriptors a forward kernel takes after its argument */
 
 /* One API's driver, as the native host layer calls it. ctx is the backend's
  * device; functions are module handles (CUfunction, hipFunction_t). */
@@ -60,7 +60,6 @@ typedef struct avk_native_kernel {
     attnvk_problem p;
     int tensor_maps;      /* descriptors the forward kernel takes after P (AVK_MAX_TENSOR_MAPS at most) */
     int tensor_map_rows;  /* their boxes' rows: the key tile */
-    int tensor_map_q_rows; /* a third descriptor's (Q's tile) rows: the query tile */
     avk_kernel_args args; /* the contract's scalars; q_begin/q_count set per dispatch */
     avk_native_shape shape;
     int splits;

@@ -145,16 +145,6 @@ static attnvk_status drv_tensor_maps(void *ctx, const avk_native_kernel *k, cons
                                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS) return avk_cuda_check(dev, r, i ? "cuTensorMapEncodeTiled(V)" : "cuTensorMapEncodeTiled(K)");
     }
-    if (k->tensor_maps > 2) { /* AVK_Q_TMA: Q {Dk, Nq, heads, batch} in its element strides, boxes of 64 x the query tile */
-        const cuuint64_t size[4] = {(cuuint64_t)dims[0], P->seq_q, P->heads, P->batch};
-        const cuuint64_t stride[3] = {(cuuint64_t)P->q_ss * 2u, (cuuint64_t)P->q_sh * 2u, (cuuint64_t)P->q_sb * 2u};
-        const cuuint32_t box[4] = {64u, (cuuint32_t)k->tensor_map_q_rows, 1u, 1u}, step[4] = {1u, 1u, 1u, 1u};
-        CUresult r = dev->cu->cuTensorMapEncodeTiled((CUtensorMap *)maps[2], type, 4, (void *)(uintptr_t)P->q, size,
-                                                     stride, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        if (r != CUDA_SUCCESS) return avk_cuda_check(dev, r, "cuTensorMapEncodeTiled(Q)");
-    }
     return ATTNVK_OK;
 }
 
@@ -288,9 +278,8 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         return s;
     }
     k->cfg.split = k->native.split_build;
-    k->native.tensor_maps = k->cfg.wgmma == 2 ? (k->cfg.q_tma ? 3 : 2) : 0; /* wgmma-ws: K's and V's (and Q's) */
+    k->native.tensor_maps = k->cfg.wgmma == 2 ? 2 : 0; /* wgmma-ws: K's and V's */
     k->native.tensor_map_rows = k->cfg.bc;
-    k->native.tensor_map_q_rows = k->cfg.br;
 
     s = avk_cuda_push(dev);
     if (s != ATTNVK_OK) {

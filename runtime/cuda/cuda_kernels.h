@@ -59,8 +59,6 @@ typedef struct avk_cuda_config {
     int fp8;            /* wgmma-fp8: the FP8 forward (AVK_FP8; Q, K, V e4m3, V transposed first) */
     int persistent;     /* wgmma-ws as a persistent kernel (AVK_PERSISTENT: a CTA an SM taking the blocks in
                          * turn, a second Q buffer; ATTNVK_CUDA_PERSISTENT=1 until measured) */
-    int q_tma;          /* wgmma-ws: Q's tile by the producer's TMA (AVK_Q_TMA; ATTNVK_CUDA_Q_TMA=1, an
-                         * experiment until measured) rather than the consumers' cp.async */
 } avk_cuda_config;
 
 /* Dv of a configuration (head_dim_v 0: Dk) */

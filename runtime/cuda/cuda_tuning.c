@@ -562,20 +562,6 @@ static attnvk_status choose_persistent(avk_cuda_config *cfg, size_t smem_optin)
     return ATTNVK_OK;
 }
 
-/* ATTNVK_CUDA_Q_TMA=1: wgmma-ws takes Q's tile through the tensor-memory accelerator, issued by the
- * producer as the block begins, its consumers waiting on an mbarrier instead of copying Q themselves
- * and syncing (attn_sm90.h's AVK_Q_TMA). One head a CTA (pack 1), one block a CTA, 16-bit, no
- * dilated views; elsewhere the switch changes nothing. An experiment: the timeline put a D=64 causal
- * CTA's entry-to-Q at 2.1 us (bench/results/sparse-2026-12-07-s39). */
-static attnvk_status choose_q_tma(avk_cuda_config *cfg, int pack)
-{
-    const char *env = getenv("ATTNVK_CUDA_Q_TMA");
-    if (!env || !*env || strcmp(env, "0") == 0) return ATTNVK_OK;
-    if (strcmp(env, "1") != 0) return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_CUDA_Q_TMA: '%s' is not 0 or 1", env);
-    cfg->q_tma = cfg->wgmma == 2 && !cfg->fp8 && !cfg->persistent && !cfg->dilated_view && pack == 1;
-    return ATTNVK_OK;
-}
-
 attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
                               const attnvk_problem *p, const attnvk_kernel_options *o, int decode, int pack,
                               avk_cuda_config *cfg)
@@ -612,7 +598,6 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
         attnvk_status s = tune_from_env(cfg);
         if (s == ATTNVK_OK) s = avk_cuda_config_check(cfg, cc_major, smem_optin);
         if (s == ATTNVK_OK) s = choose_persistent(cfg, smem_optin);
-        if (s == ATTNVK_OK) s = choose_q_tma(cfg, pack);
         if (s == ATTNVK_OK) avk_tuning_note(explicit_entry);
         return s;
     }
@@ -667,7 +652,6 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     attnvk_status s = tune_from_env(cfg);
     if (s == ATTNVK_OK) s = avk_cuda_config_check(cfg, cc_major, smem_optin);
     if (s == ATTNVK_OK) s = choose_persistent(cfg, smem_optin);
-    if (s == ATTNVK_OK) s = choose_q_tma(cfg, pack);
     if (s == ATTNVK_OK) avk_tuning_note(e);
     return s;
 }

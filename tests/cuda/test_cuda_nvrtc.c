@@ -415,33 +415,6 @@ int main(void)
                 if (s == ATTNVK_OK) add_job(t, &pc);
             }
             expect_env_refused(t, &info, "ATTNVK_CUDA_PERSISTENT", "3");
-            /* ATTNVK_CUDA_Q_TMA=1: Q's tile through the producer's TMA (AVK_Q_TMA) on wgmma-ws at D = 64
-             * (causal, 192x96), 128 and a block layout; never with a persistent kernel; a bad value
-             * is refused by name */
-            setenv("ATTNVK_CUDA_Q_TMA", "1", 1);
-            for (int d = 64; d <= 128; d *= 2)
-                for (int layout = 0; layout <= (d == 128); ++layout) {
-                    attnvk_problem qp = {.batch = 2, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096,
-                                         .head_dim = d, .dtype = ATTNVK_F16, .causal = d == 64, .block_sparse = layout,
-                                         .block_q = 128, .block_k = 128, .layout_batch = 1, .layout_heads = 1};
-                    avk_cuda_config qc;
-                    attnvk_status s = avk_cuda_select(&info, 9, t->smem_optin, &qp, &none, 0, 1, &qc);
-                    EXPECT(s == ATTNVK_OK && qc.wgmma == 2 && qc.q_tma == 1, "%s: D=%d%s takes Q by TMA (got %s q_tma %d)",
-                           t->arch, d, layout ? " block layout" : "", s == ATTNVK_OK ? qc.variant : attnvk_last_error(),
-                           s == ATTNVK_OK ? qc.q_tma : -1);
-                    if (s == ATTNVK_OK && qc.q_tma) add_job(t, &qc);
-                }
-            setenv("ATTNVK_CUDA_PERSISTENT", "1", 1);
-            {
-                attnvk_problem qp = {.batch = 2, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = 4096,
-                                     .head_dim = 128, .dtype = ATTNVK_F16};
-                avk_cuda_config qc;
-                attnvk_status s = avk_cuda_select(&info, 9, t->smem_optin, &qp, &none, 0, 1, &qc);
-                EXPECT(s == ATTNVK_OK && qc.persistent == 1 && qc.q_tma == 0, "%s: a persistent kernel copies Q itself",
-                       t->arch);
-            }
-            unsetenv("ATTNVK_CUDA_PERSISTENT");
-            expect_env_refused(t, &info, "ATTNVK_CUDA_Q_TMA", "yes");
         }
         /* the FP8 forward (wgmma-fp8) on sm_90a at D = 64, 128, 256, f16 and bf16 O, split or not;
          * refused on sm_80, for softcap, and where a 16-bit problem names it */
