@@ -21,6 +21,20 @@ struct avk_row_info {
 #endif
 };
 
+/* AVK_SOFTCAP_Q_PRESCALE=1 (ATTNVK_CUDA_DEFINES; an A/B): in the wgmma-ws f16 forward with one
+ * block a CTA, the softcap's input scale (scale / c) goes into Q's tile once a block
+ * (attn_sm90.h's avk_scale_q_tile) rather than into every score: one multiply less a score in a
+ * softmax bound by issue, for one more f16 rounding of Q (2^-12 relative). */
+#ifndef AVK_SOFTCAP_Q_PRESCALE
+#define AVK_SOFTCAP_Q_PRESCALE 0
+#endif
+#if AVK_SOFTCAP_Q_PRESCALE && (AVK_SCORE_MOD & AVK_MOD_SOFTCAP) && defined(AVK_WGMMA) && AVK_WGMMA == 2 && \
+    AVK_DTYPE == 1 && !(defined(AVK_PERSISTENT) && AVK_PERSISTENT) && !(defined(AVK_FP8) && AVK_FP8)
+#define AVK_SOFTCAP_IN_Q 1
+#else
+#define AVK_SOFTCAP_IN_Q 0
+#endif
+
 /* What turns the score hook's output into the log2 domain, the one multiply
  * the bodies' softmax does per score: scale_log2, or with a softcap c
  * (the hook then leaves tanh(s / c)) c * log2(e). ALiBi and the mask are
@@ -89,12 +103,12 @@ AVK_DEVICE void avk_score_mod(const avk_attn_params &p, const avk_row_info &r, f
         if (N % 2 == 0) {
 #pragma unroll
             for (int i = 0; i < N; i += 2) {
-                x[i] *= in, x[i + 1] *= in;
+                if (!AVK_SOFTCAP_IN_Q) x[i] *= in, x[i + 1] *= in;
                 avk_tanh2(x[i], x[i + 1]);
             }
         } else {
 #pragma unroll
-            for (int i = 0; i < N; ++i) x[i] = avk_tanh(x[i] * in);
+            for (int i = 0; i < N; ++i) x[i] = avk_tanh(AVK_SOFTCAP_IN_Q ? x[i] : x[i] * in);
         }
     }
     if (AVK_SCORE_MOD & AVK_MOD_ALIBI) {

@@ -252,6 +252,7 @@ AVK_DEVICE bool avk_softmax_deferred(float (&s)[1][NS][4], float (&row_max)[1][2
 
 #include "sm90_schedule.h"
 
+
 /* One block of the grid: w's rows over its tiles. next_item: the block the CTA takes after it
  * (persistent; its Q is fetched meanwhile), or -1. */
 AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
@@ -417,6 +418,9 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
                                                 w.r_end - w.r0);
     avk_cp_async_commit();
     AVK_CP_ASYNC_WAIT(0);
+#if AVK_SOFTCAP_IN_Q
+    avk_scale_q_tile<BR, D, NC>(smem_raw + (aQ - raw), p.scale_log2 * (0.69314718055994530942f / p.softcap));
+#endif
     avk_fence_proxy_async();
     avk_consumers_sync(); /* (persistent: and every warp is done with the other buffer's O) */
     AVK_TL_MARK(3);

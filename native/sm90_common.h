@@ -49,4 +49,25 @@ AVK_DEVICE void avk_bulk_wait_read(void) { asm volatile("cp.async.bulk.wait_grou
 template <int N>
 AVK_DEVICE void avk_bulk_wait(void) { asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory"); }
 
+#if AVK_SOFTCAP_IN_Q
+/* AVK_SOFTCAP_Q_PRESCALE (attn_scores.h): a Q tile of ROWS x D_ (128-byte swizzle) times f, each
+ * of the NT_ consumer threads over the 16-byte chunks its own cp.async copies wrote
+ * (avk_load_tile's order), so its own wait suffices */
+template <int ROWS, int D_, int NT_>
+AVK_DEVICE void avk_scale_q_tile(unsigned char *tile, float f)
+{
+    enum { CH = D_ / 8 };
+#pragma unroll 4
+    for (int j = 0; j < (ROWS * CH + NT_ - 1) / NT_; ++j) {
+        const int c = threadIdx.x + j * NT_;
+        if ((ROWS * CH) % NT_ != 0 && c >= ROWS * CH) break;
+        avk_u32 *q = (avk_u32 *)(tile + avk_tile_offset<ROWS, D_, true>(c / CH, c % CH));
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            q[e] = (avk_u32)avk_f32_to_f16(avk_f16_to_f32((avk_u16)(q[e] & 0xffffu)) * f) |
+                   (avk_u32)avk_f32_to_f16(avk_f16_to_f32((avk_u16)(q[e] >> 16)) * f) << 16;
+    }
+}
+#endif
+
 #endif

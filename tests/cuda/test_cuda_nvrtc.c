@@ -127,30 +127,43 @@ static int merge_builds(const char *arch)
     return ok;
 }
 
+/* A Hopper forward build under ATTNVK_CUDA_DEFINES=defines compiles, and its cubin holds sym (when
+ * named) */
+static int build_with_defines(const char *defines, const avk_cuda_config *cfg, const char *label, const char *sym)
+{
+    setenv("ATTNVK_CUDA_DEFINES", defines, 1);
+    void *cubin = NULL;
+    size_t size = 0;
+    attnvk_status s = avk_cuda_compile(cfg, "sm_90a", 0, NULL, &cubin, &size, NULL, NULL, 0);
+    int found = !sym;
+    for (size_t i = 0; s == ATTNVK_OK && sym && i + strlen(sym) + 1 <= size && !found; ++i)
+        found = !memcmp((const char *)cubin + i, sym, strlen(sym) + 1);
+    printf("%s sm_90a %s: %zu-byte cubin%s%s%s\n", s == ATTNVK_OK && found ? "ok  " : "FAIL", label, size,
+           s == ATTNVK_OK && !found ? ", no " : "", s == ATTNVK_OK && !found ? sym : "", s == ATTNVK_OK ? "" : attnvk_last_error());
+    free(cubin);
+    unsetenv("ATTNVK_CUDA_DEFINES");
+    return s == ATTNVK_OK && found;
+}
+
 /* The Hopper forward's timeline build (ATTNVK_CUDA_DEFINES=-DAVK_TIMELINE=1; ATTNVK_CUDA_TIMELINE
  * reads its records): the block-layout build (the producer's tile slots) and the persistent one
- * compile, and the cubin holds the records' symbol the host looks up. */
-static int timeline_builds(void)
+ * compile, and the cubin holds the records' symbol the host looks up. The softcap's scale in Q
+ * (-DAVK_SOFTCAP_Q_PRESCALE=1, f16 with softcap and ALiBi) compiles. */
+static int define_builds(void)
 {
     int ok = 1;
-    setenv("ATTNVK_CUDA_DEFINES", "-DAVK_TIMELINE=1", 1);
     for (int persistent = 0; persistent <= 2; persistent += 2) {
         const avk_cuda_config cfg = {.variant = "wgmma-ws", .head_dim = 128, .dtype = ATTNVK_F16, .br = 128, .bc = 128,
                                      .threads = 384, .mma = 1, .wgmma = 2, .rows_per_warp = 16,
                                      .score_mod = AVK_MOD_BLOCKS, .persistent = persistent, .kv_stages = 2};
-        void *cubin = NULL;
-        size_t size = 0;
-        attnvk_status s = avk_cuda_compile(&cfg, "sm_90a", 0, NULL, &cubin, &size, NULL, NULL, 0);
-        const char sym[] = "avk_timeline";
-        int found = 0;
-        for (size_t i = 0; s == ATTNVK_OK && i + sizeof sym <= size && !found; ++i) found = !memcmp((const char *)cubin + i, sym, sizeof sym);
-        printf("%s sm_90a timeline build (block layout%s): %zu-byte cubin%s%s\n", s == ATTNVK_OK && found ? "ok  " : "FAIL",
-               persistent ? ", persistent 2" : "", size, s == ATTNVK_OK && !found ? ", no avk_timeline" : "",
-               s == ATTNVK_OK ? "" : attnvk_last_error());
-        ok &= s == ATTNVK_OK && found;
-        free(cubin);
+        ok &= build_with_defines("-DAVK_TIMELINE=1", &cfg,
+                                 persistent ? "timeline build (block layout, persistent 2)" : "timeline build (block layout)",
+                                 "avk_timeline");
     }
-    unsetenv("ATTNVK_CUDA_DEFINES");
+    const avk_cuda_config soft = {.variant = "wgmma-ws", .head_dim = 128, .dtype = ATTNVK_F16, .br = 128, .bc = 128,
+                                  .threads = 384, .mma = 1, .wgmma = 2, .rows_per_warp = 16,
+                                  .score_mod = AVK_MOD_SOFTCAP | AVK_MOD_ALIBI, .kv_stages = 2};
+    ok &= build_with_defines("-DAVK_SOFTCAP_Q_PRESCALE=1", &soft, "softcap scale in Q (f16, softcap and ALiBi)", NULL);
     return ok;
 }
 
@@ -530,7 +543,7 @@ int main(void)
             int d;
             attnvk_dtype dtype;
             int mods, split;
-        } ws_cases[] = {{64, ATTNVK_F16, 0, 0}, {128, ATTNVK_F16, 0, 0}, {128, ATTNVK_BF16, 1, 0},
+        } ws_cases[] = {{64, ATTNVK_F16, 0, 0}, {128, ATTNVK_F16, 0, 0}, {128, ATTNVK_BF16, 1, 0}, {128, ATTNVK_F16, 1, 0},
                         {128, ATTNVK_F16, 0, 1}, {256, ATTNVK_BF16, 0, 0}};
         for (size_t v = 0; v < sizeof ws_cases / sizeof *ws_cases && t->cc_major == 9; ++v) {
             attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 2, .seq_q = 512, .seq_kv = 512,
@@ -641,7 +654,7 @@ int main(void)
         if (merge_builds(targets[ti].arch)) ++passed;
         else ++failed;
     }
-    if (timeline_builds()) ++passed;
+    if (define_builds()) ++passed;
     else ++failed;
     return avk_test_finish(passed, failed);
 }
