@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Built in session 41, not yet run: #13's CUDA softcap with its input scale in Q's tile
+# (ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1: one FMUL a score less) against the default, beside
+# plain, at D=128 N=8k causal f16 (B=2, H=16), two rounds (session 41: plain 526.8, softcap 464.0 =
+# -11.9%; the bar is 10%); then its correctness: `attnvk check --api cuda` under the define (the
+# softcap cases are the ones it changes) and at D=64.
+#     DEADLINE=200 bash tools/h100/s42a.sh   (carry .gpu and build-h100b)
+set -u
+out=${OUT:-/tmp/s42a-out}
+export AVK=${AVK:-./build-h100b/attnvk}
+source tools/h100/bench-lib.sh
+s8="--api cuda --dtype f16 --batch 2 --heads 16 --head-dim 128 --seq 8192 --causal --impl attnvk --min-time 0.3"
+d64="--api cuda --dtype f16 --batch 4 --heads 32 --head-dim 64 --seq 4096 --causal --impl attnvk --min-time 0.3"
+for round in 1 2; do
+  [ "$(left)" -gt 90 ] || break
+  bench plain-$round $s8
+  bench softcap-$round $s8 --softcap 30
+  ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1 bench softcap-inq-$round $s8 --softcap 30
+done
+bench d64-softcap $d64 --softcap 30
+ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1 bench d64-softcap-inq $d64 --softcap 30
+ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1 logged check-inq $(( $(left) - 5 )) $AVK check --api cuda --impl attnvk --dtype f16
+echo "== s42a done at $((SECONDS - start)) s"
+pack_out s42a
