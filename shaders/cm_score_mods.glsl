@@ -28,14 +28,19 @@
 //   SCORE_MASK_ROW(x) the mask's element offset of row slot x (a real row's for padding)
 //   SCORE_BOUNDS(x)   uvec2: keys [begin, end) row slot x sees, end <= SCORE_KV_HI
 //                     (0 for padding rows); evaluated on edge tiles only
+//   SCORE_Q_SCALED    (optional, default false) the body's Q already carries the
+//                     softcap's input scale (avk_softcap_raw_in)
 // It undefines those at its end (SCORE_ROW, if the body has one, stays).
 // Never compiled alone.
+#ifndef SCORE_Q_SCALED
+#define SCORE_Q_SCALED false
+#endif
 {
     const uint EPS = CM_LEN / CM_SLOTS;
     if (avk_softcap() > 0.0) {
-        float cap_in = avk_softcap_raw_in();
+        float cap_in = SCORE_Q_SCALED ? 1.0 : avk_softcap_raw_in();
 #ifdef CM_F16_MATH
-        if (AVK_SOFTCAP_EXP2 == 2u) { // tanh of f16 pairs (flash_common.glsl: half the special-function work)
+        if (AVK_SOFTCAP_FORM == 2u) { // tanh of f16 pairs (flash_common.glsl: half the special-function work)
             [[unroll]] for (uint x = 0u; x < RT * NT; ++x)
                 CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; e += 2u) {
                     vec2 y = clamp(vec2(CM_AT(sacc[x], e), CM_AT(sacc[x], e + 1u)) * cap_in, -15.0, 15.0);
@@ -118,3 +123,4 @@
 #undef SCORE_SLOPE
 #undef SCORE_MASK_ROW
 #undef SCORE_BOUNDS
+#undef SCORE_Q_SCALED

@@ -176,11 +176,15 @@ float avk_raw_unit() { return LOG2E / avk_score_scale(); }
 // 1, -> 0 gives -1), absolute error ~1e-7 (the matrix bodies run f16 data).
 // 2 (ATTNVK_VK_SOFTCAP_EXP2=2, an A/B): tanh of f16 pairs where the layout has f16 math
 // (cm_score_mods.glsl), GLSL's tanh elsewhere.
+// Bit 4 (ATTNVK_VK_SOFTCAP_IN_Q=1, an A/B): the register-softmax prefill body multiplies the
+// softcap's input scale into Q as it stages Q (flash_coopmat_rs_body.glsl), not into every score.
 layout(constant_id = 13) const uint AVK_SOFTCAP_EXP2 = 0u;
-float avk_softcap_raw_in() { return pc.scale_log2 * ((AVK_SOFTCAP_EXP2 == 1u ? 2.0 : LN2) / pc.softcap); }
+const uint AVK_SOFTCAP_FORM = AVK_SOFTCAP_EXP2 & 3u;
+const bool AVK_SOFTCAP_IN_Q = (AVK_SOFTCAP_EXP2 & 4u) != 0u;
+float avk_softcap_raw_in() { return pc.scale_log2 * ((AVK_SOFTCAP_FORM == 1u ? 2.0 : LN2) / pc.softcap); }
 float avk_softcap_tanh(float y)
 {
-    if (AVK_SOFTCAP_EXP2 == 1u) return fma(-2.0, 1.0 / (exp2(y) + 1.0), 1.0);
+    if (AVK_SOFTCAP_FORM == 1u) return fma(-2.0, 1.0 / (exp2(y) + 1.0), 1.0);
     return tanh(clamp(y, -15.0, 15.0));
 }
 

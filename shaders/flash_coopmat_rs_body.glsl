@@ -154,6 +154,13 @@ uint visible_tile_from(Work w, uint t, out bool shown)
     return w.ntiles;
 }
 
+// Eight f16 of Q times f, rounded once (AVK_SOFTCAP_IN_Q: the softcap's input scale)
+uvec4 q_times(uvec4 v, float f)
+{
+    return uvec4(packHalf2x16(unpackHalf2x16(v.x) * f), packHalf2x16(unpackHalf2x16(v.y) * f),
+                 packHalf2x16(unpackHalf2x16(v.z) * f), packHalf2x16(unpackHalf2x16(v.w) * f));
+}
+
 void main()
 {
     Work w = flash_work(BR, BC);
@@ -167,13 +174,17 @@ void main()
     // ALiBi's slope in S's raw units (cm_score_mods.glsl), the one row input held along the key loop
     float alibi_raw = (avk_flags() & AVK_FLAG_ALIBI) != 0u ? alibi_slopes[w.h] * avk_raw_unit() : 0.0;
 
-    // Q: shared memory only, or global -> shared (QC columns per pass) -> A matrices in registers
+    // Q: shared memory only, or global -> shared (QC columns per pass) -> A matrices in registers;
+    // with AVK_SOFTCAP_IN_Q and a softcap, times its input scale (cm_score_mods.glsl then leaves S as is)
+    bool q_scaled = AVK_SOFTCAP_IN_Q && avk_softcap() > 0.0;
+    float q_in = q_scaled ? avk_softcap_raw_in() : 1.0;
     CM_A qm[RT * DT]; // unused (and dropped by the compiler) when Q_SHARED
     if (Q_SHARED != 0u) {
         for (uint e = tid; e < BR * KP8; e += WG) {
             uint rr = e / KP8, d8 = e % KP8;
             uint i = w.i0 + rr;
-            tile_sh[rr * KS + d8] = i < w.q_end && d8 < D8 ? q_data[(w.q_base + flash_row(w, i) * pc.q_ss) / 8u + d8] : uvec4(0u);
+            uvec4 v = i < w.q_end && d8 < D8 ? q_data[(w.q_base + flash_row(w, i) * pc.q_ss) / 8u + d8] : uvec4(0u);
+            tile_sh[rr * KS + d8] = q_scaled ? q_times(v, q_in) : v;
         }
     } else {
         [[unroll]] for (uint c0 = 0u; c0 < DKP; c0 += QC) {
@@ -181,7 +192,8 @@ void main()
                 uint rr = e / (QC / 8u), d8 = e % (QC / 8u);
                 uint i = w.i0 + rr;
                 bool ok = i < w.q_end && c0 + d8 * 8u < D; // zero columns past D
-                tile_sh[rr * QSW + d8] = ok ? q_data[(w.q_base + flash_row(w, i) * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
+                uvec4 v = ok ? q_data[(w.q_base + flash_row(w, i) * pc.q_ss + c0) / 8u + d8] : uvec4(0u);
+                tile_sh[rr * QSW + d8] = q_scaled ? q_times(v, q_in) : v;
             }
             barrier();
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
@@ -256,6 +268,7 @@ void main()
 #define SCORE_P0 avk_row_pos(w.len, w.i0)
 #define SCORE_SLOPE(x) alibi_raw
 #define SCORE_MASK_ROW(x) avk_mask_row(w.b, w.h, min(SCORE_ROW(x), w.q_end - 1u))
+#define SCORE_Q_SCALED q_scaled
 #define SCORE_BOUNDS(x) uvec2(flash_row_begin(w, SCORE_ROW(x)), \
                               SCORE_ROW(x) < w.q_end ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
 #include "cm_score_mods.glsl"

@@ -57,7 +57,7 @@ typedef struct vk_config {
     uint32_t direct_kv;           /* matrix decode, quantized cache: K/V operands built in registers (AVK_DIRECT_KV) */
     uint32_t required_subgroup;   /* 0, or a size to request through subgroup size control */
     uint32_t kv_addressing;       /* 1: a paged cache (the decode body is built for it: constant 12, AVK_PAGED), 0 contiguous, 2 either (ATTNVK_VK_KV_ADDRESSING=2) */
-    uint32_t softcap_exp2;        /* matrix bodies: the softcap's tanh as 1 - 2 / (exp2 + 1) (the default; ATTNVK_VK_SOFTCAP_EXP2=0: GLSL's tanh) */
+    uint32_t softcap_exp2;        /* matrix bodies: the softcap's tanh as 1 - 2 / (exp2 + 1) (1), GLSL's tanh (0), of f16 pairs (2); | 4: Q takes its input scale (ATTNVK_VK_SOFTCAP_IN_Q=1) */
     uint32_t shared_bytes;
     uint32_t emulated;            /* a KHR variant under ATTNVK_TEST_EMULATE_KHR_MATRICES: its -emu body */
 } vk_config;

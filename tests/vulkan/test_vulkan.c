@@ -202,24 +202,31 @@ static int emulated_score_case(const char *label, const char *variant)
     return !strcmp(label, "decode window inside") && !strcmp(variant, "decode-rs-emu");
 }
 
+/* A last pass (register-softmax prefill bodies): the cases with a softcap again, as planned, under
+ * ATTNVK_VK_SOFTCAP_IN_Q=1 (Q staged with the softcap's input scale, an A/B for the H100). */
 static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd, int quick)
 {
     avk_score_case sc[AVK_SCORE_CASES_MAX];
     int n = avk_score_cases(vd->dtype, sc, AVK_SCORE_CASES_MAX);
     int slow = is_emulation(vd) || is_rs_emulation(vd);
-    for (int sp = 0; sp < (quick || slow ? 1 : 2); ++sp)
+    const int passes = quick || slow ? 1 : 2;
+    for (int sp = 0; sp < passes + (is_rs(vd) && !quick); ++sp)
         for (int i = 0; i < n; ++i) {
             /* minutes on lavapipe: the emulations take the cases that together reach every
              * feature and path (f16 per-head masks, top-left with a window, decode, all at once) */
             if (slow && !emulated_score_case(sc[i].label, vd->variant)) continue;
+            const int in_q = sp == passes;
+            if (in_q && sc[i].p.softcap <= 0.0f) continue;
+            if (in_q) setenv("ATTNVK_VK_SOFTCAP_IN_Q", "1", 1);
             attnvk_kernel_options o = {.variant = vd->variant,
-                                       .split_kv = sp ? (sc[i].split_kv ? sc[i].split_kv : 3) : 0};
+                                       .split_kv = sp && !in_q ? (sc[i].split_kv ? sc[i].split_kv : 3) : 0};
             avk_score_result r;
             attnvk_status s = avk_score_case_run(dev, &sc[i], &o, t->seed + 9000 + (uint64_t)(sp * 100 + i), &r);
+            unsetenv("ATTNVK_VK_SOFTCAP_IN_Q");
             int ok = s == ATTNVK_OK && r.check.passed;
             if (s == ATTNVK_OK)
-                printf("%s %s scores %s: split %d rel_l2 %.2e nonfinite %zu\n", ok ? "ok  " : "FAIL", vd->variant,
-                       r.shape, r.info.split_kv, r.check.rel_l2, r.check.nonfinite);
+                printf("%s %s scores %s%s: split %d rel_l2 %.2e nonfinite %zu\n", ok ? "ok  " : "FAIL", vd->variant,
+                       r.shape, in_q ? " (softcap in Q)" : "", r.info.split_kv, r.check.rel_l2, r.check.nonfinite);
             else printf("FAIL %s scores %s: %s\n", vd->variant, r.shape, r.message);
             ok ? ++t->passed : ++t->failed;
         }

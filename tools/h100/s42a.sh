@@ -4,7 +4,7 @@
 # plain, at D=128 N=8k causal f16 (B=2, H=16), two rounds (session 41: plain 526.8, softcap 464.0 =
 # -11.9%; the bar is 10%); then its correctness: `attnvk check --api cuda` under the define (the
 # softcap cases are the ones it changes) and at D=64.
-#     DEADLINE=200 bash tools/h100/s42a.sh   (carry .gpu and build-h100b)
+#     DEADLINE=330 bash tools/h100/s42a.sh   (carry .gpu and build-h100b, staged with tests/vulkan/test_vulkan)
 set -u
 out=${OUT:-/tmp/s42a-out}
 export AVK=${AVK:-./build-h100b/attnvk}
@@ -19,6 +19,14 @@ for round in 1 2; do
 done
 bench d64-softcap $d64 --softcap 30
 ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1 bench d64-softcap-inq $d64 --softcap 30
+# Vulkan's register-softmax body the same way (ATTNVK_VK_SOFTCAP_IN_Q=1; session 41: plain 194.5,
+# softcap 156.8 = -19.4%), and its test (the softcap cases run once more with the knob)
+for round in 1 2; do
+  bench vk-plain-$round ${s8/cuda/vulkan}
+  bench vk-softcap-$round ${s8/cuda/vulkan} --softcap 30
+  ATTNVK_VK_SOFTCAP_IN_Q=1 bench vk-softcap-inq-$round ${s8/cuda/vulkan} --softcap 30
+done
+logged test-vulkan-khr-rs 100 $bin/tests/vulkan/test_vulkan --only coopmat-khr-rs
 ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1 logged check-inq $(( $(left) - 5 )) $AVK check --api cuda --impl attnvk --dtype f16
 echo "== s42a done at $((SECONDS - start)) s"
 pack_out s42a
