@@ -58,6 +58,8 @@ static const env_var developer_vars[] = {
      "paged only"},
     {"ATTNVK_VK_SOFTCAP_EXP2", "the Vulkan matrix kernels' softcap tanh: 0 GLSL's tanh, 1 as 1 - 2/(2^y + 1) (one exp2, one reciprocal), 2 GLSL's tanh of f16 pairs (A/B)",
      "2 on NVIDIA's register-softmax bodies, else 1"},
+    {"ATTNVK_VK_SOFTCAP_IN_Q", "1: the Vulkan register-softmax prefill bodies stage Q times the softcap's input scale, one multiply a score less (A/B)",
+     "0"},
     {"ATTNVK_VK_BWD", "the Vulkan backward's dK/dV and dQ body: portable, nv or khr (its matrix body through that family of cooperative matrices; f16, head dims multiples of 16 up to 128, other problems run the portable one)",
      "the matrix body through KHR, else NV, where the device has 16x16x16 f16 matrices"},
     {"ATTNVK_VK_BWD_TILES", "nsg=,stream=,dq_nsg=,dq_stream=,stages=,kx= over the Vulkan backward matrix body's tiles: subgroups a workgroup (16 kept rows each) and streamed rows a tile of dK/dV and of dQ, 2 stages: double-buffered tiles, kx=1|2: with dQ by atomics, K's matrices held in registers or read from shared memory per tile (sweeps)",
@@ -74,7 +76,8 @@ static const env_var developer_vars[] = {
     {"ATTNVK_CUDA_BWD_TILES", "bc=,bq=,wn=,qb=,kb= over the CUDA backward's tile table (sweeps)", "none"},
     {"ATTNVK_CUDA_BWD_WGMMA", "0: the CUDA backward's dK/dV on mma.sync on Hopper too (default: wgmma where Dk, Dv are 64 or 128)",
      "1"},
-    {"ATTNVK_CUDA_DEFINES", "extra -D/-U options for NVRTC (forward and backward), space-separated (part of the cache key)",
+    {"ATTNVK_CUDA_DEFINES", "extra -D/-U options for NVRTC (forward and backward), space-separated (part of the cache key); "
+     "e.g. -DAVK_SOFTCAP_Q_PRESCALE=1: the Hopper forward (f16) takes the softcap's input scale into Q's tile (A/B)",
      "none"},
     {"ATTNVK_CUDA_PERSISTENT", "1|2: the Hopper forward (wgmma-ws) as a persistent kernel, a CTA an SM taking the blocks "
      "dealt in rounds (1) or from a counter as it comes free (2); slower on the H100 so far (an experiment)", "0"},
