@@ -597,7 +597,7 @@ AVK_PRAGMA_UNROLL
          * domain; mask keys outside each row's visible range on edge tiles
          * (everything, on a round the emulation runs with no tile) */
 #if AVK_SCORE_MOD
-        avk_frag_score_mod(s, a, &fr, mask, key0, t, lim_a, lim_b);
+        avk_frag_score_mod(s, a, &fr, mask, key0, t, lim_a, lim_b, 0);
 #endif
 #if AVK_SCORE_BOUNDS
         const int tile_full = live && key0 + AVK_BC <= w.kv_full && key0 >= w.kv_full_begin;

@@ -142,6 +142,16 @@ inline uint4 avk_v_load8_f16(__global const uchar *buf, long row, int d0, float 
 #define AVK_VW AVK_PAD_WORDS(AVK_BC / 2)
 #endif
 
+#if AVK_SCORE_HOOKS && AVK_SOFTCAP_IN_Q
+/* an f16 pair of Q times f, each rounded once (AVK_SOFTCAP_IN_Q) */
+AVK_INLINE uint avk_q_pair_times(uint q, float f)
+{
+    ushort2 h = as_ushort2(q), r; /* half arithmetic needs no cl_khr_fp16 through these */
+    vstore_half2_rte(vload_half2(0, (const half *)&h) * f, 0, (half *)&r);
+    return as_uint(r);
+}
+#endif
+
 __kernel __attribute__((reqd_work_group_size(AVK_WG, 1, 1)))
 void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
 {
@@ -202,6 +212,16 @@ AVK_PRAGMA_UNROLL
         qb[ks] = in_b ? *(__global const uint2 *)(Q + qoff_b + ks * 16 + 4 * t) : (uint2)(0u);
 #endif
     }
+#if AVK_SCORE_HOOKS && AVK_SOFTCAP_IN_Q
+    if (a->softcap > 0.0f) { /* the softcap's input scale, once (avk_frag_score_mod then leaves S as is) */
+        const float f = avk_softcap_in(a, args.scale_log2);
+AVK_PRAGMA_UNROLL
+        for (int ks = 0; ks < AVK_KS; ++ks) {
+            qa[ks] = (uint2)(avk_q_pair_times(qa[ks].x, f), avk_q_pair_times(qa[ks].y, f));
+            qb[ks] = (uint2)(avk_q_pair_times(qb[ks].x, f), avk_q_pair_times(qb[ks].y, f));
+        }
+    }
+#endif
 
     float oacc[AVK_DT][4];
 AVK_PRAGMA_UNROLL
@@ -326,7 +346,7 @@ AVK_PRAGMA_UNROLL
          * exponent's fused multiply-add, and the row max is taken before it
          * (s_unit > 0). */
 #if AVK_SCORE_HOOKS
-        avk_frag_score_mod(s, a, &fr, mask, kt, t, lim_a, lim_b);
+        avk_frag_score_mod(s, a, &fr, mask, kt, t, lim_a, lim_b, AVK_SOFTCAP_IN_Q);
 #endif
 #if AVK_SCORE_MOD
         /* the pattern's hidden keys of a visited tile the layout does not show whole */

@@ -27,6 +27,11 @@
 #define AVK_SCORE_HOOKS AVK_SCORE_MOD
 #endif
 #endif
+/* AVK_SOFTCAP_IN_Q=1 (ATTNVK_OPENCL_BUILD_OPTIONS, an A/B): the mma-f16 prefill body takes the
+ * softcap's input scale into its Q fragments once (flash_mma.cl), not into every score */
+#ifndef AVK_SOFTCAP_IN_Q
+#define AVK_SOFTCAP_IN_Q 0
+#endif
 #define AVK_WG (AVK_NW * 32)
 #define AVK_BR (AVK_NW * 16)
 #define AVK_NT (AVK_BC / 8)  /* n-tiles of S */
@@ -247,9 +252,10 @@ AVK_INLINE avk_frag_rows avk_frag_rows_of(const avk_kernel_args *a, const avk_wo
 }
 
 /* softcap, ALiBi, mask; keys at or past a row's end (lim) read its last
- * key's mask value (they are dropped afterwards) */
+ * key's mask value (they are dropped afterwards). q_scaled (a constant of the
+ * caller's build): Q already carries the softcap's input scale (avk_q_frag_times) */
 AVK_INLINE void avk_frag_score_mod(float s[AVK_NT][4], const avk_kernel_args *a, const avk_frag_rows *f,
-                                   __global const uchar *mask, int key0, int t, int lim_a, int lim_b)
+                                   __global const uchar *mask, int key0, int t, int lim_a, int lim_b, const int q_scaled)
 {
     if (a->softcap > 0.0f) {
         const float in = f->cap_in;
@@ -257,7 +263,7 @@ AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt)
 AVK_PRAGMA_UNROLL
             for (int r = 0; r < 4; r += 2) {
-                s[nt][r] *= in, s[nt][r + 1] *= in;
+                if (!q_scaled) s[nt][r] *= in, s[nt][r + 1] *= in;
                 avk_softcap_tanh2(&s[nt][r], &s[nt][r + 1]);
             }
     }

@@ -185,7 +185,15 @@ static void run_scores(attnvk_device *dev, const char *variant, uint64_t seed)
             if (decode_body || !avk_is_decode(&sc[i].p))
                 run_score(dev, variant, &sc[i], split ? (sc[i].split_kv ? sc[i].split_kv : 3) : 0,
                           seed + (uint64_t)(split * 100 + i));
-    if (!decode_body) return;
+    if (!decode_body) {
+        /* the prefill body's A/B: the softcap's input scale in Q (-DAVK_SOFTCAP_IN_Q=1), its softcap cases */
+        printf("-- %s, softcap cases with AVK_SOFTCAP_IN_Q\n", variant);
+        setenv("ATTNVK_OPENCL_BUILD_OPTIONS", "-DAVK_SOFTCAP_IN_Q=1", 1);
+        for (int i = 0; i < n; ++i)
+            if (!avk_is_decode(&sc[i].p) && sc[i].p.softcap > 0.0f) run_score(dev, variant, &sc[i], 0, seed + 300u + (uint64_t)i);
+        unsetenv("ATTNVK_OPENCL_BUILD_OPTIONS");
+        return;
+    }
     /* every feature at once on the decode body's cache paths: shuffled pages
      * with ragged lengths (f16, q8_0's block-scaled S) and fp8's folded scales */
     static const struct { const char *label; attnvk_kv_format kv; int page_size; } caches[] = {
