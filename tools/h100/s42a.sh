@@ -2,8 +2,9 @@
 # Built in session 41, not yet run: #13's CUDA softcap with its input scale in Q's tile
 # (ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1: one FMUL a score less) against the default, beside
 # plain, at D=128 N=8k causal f16 (B=2, H=16), two rounds (session 41: plain 526.8, softcap 464.0 =
-# -11.9%; the bar is 10%); then its correctness: `attnvk check --api cuda` under the define (the
-# softcap cases are the ones it changes) and at D=64.
+# -11.9%; the bar is 10%) and at D=64, every record checked against float64, an odd shape with a
+# window too; Vulkan's (ATTNVK_VK_SOFTCAP_IN_Q=1) and OpenCL's (-DAVK_SOFTCAP_IN_Q=1) the same way,
+# with test_vulkan's register-softmax cases; `attnvk check --api cuda` under the define.
 #     DEADLINE=380 bash tools/h100/s42a.sh   (carry .gpu and build-h100b, staged with tests/vulkan/test_vulkan)
 set -u
 out=${OUT:-/tmp/s42a-out}
@@ -19,6 +20,8 @@ for round in 1 2; do
 done
 bench d64-softcap $d64 --softcap 30
 ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1 bench d64-softcap-inq $d64 --softcap 30
+ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1 bench odd-softcap-inq --api cuda --dtype f16 --batch 1 --heads 3 \
+  --head-dim 128 --seq 1000 --causal --softcap 20 --window 300,0 --alibi --impl attnvk --variant wgmma-ws --min-time 0.05
 # Vulkan's register-softmax body the same way (ATTNVK_VK_SOFTCAP_IN_Q=1; session 41: plain 194.5,
 # softcap 156.8 = -19.4%), and its test (the softcap cases run once more with the knob)
 for round in 1 2; do
