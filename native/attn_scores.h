@@ -23,7 +23,7 @@ struct avk_row_info {
 
 /* AVK_SOFTCAP_Q_PRESCALE=1 (ATTNVK_CUDA_DEFINES; an A/B): in the wgmma-ws f16 forward with one
  * block a CTA, the softcap's input scale (scale / c) goes into Q's tile once a block
- * (attn_sm90.h's avk_scale_q_tile) rather than into every score: one multiply less a score in a
+ * (sm90_common.h's avk_scale_q_tile) rather than into every score: one multiply less a score in a
  * softmax bound by issue, for one more f16 rounding of Q (2^-12 relative). */
 #ifndef AVK_SOFTCAP_Q_PRESCALE
 #define AVK_SOFTCAP_Q_PRESCALE 0

@@ -253,7 +253,7 @@ AVK_INLINE avk_frag_rows avk_frag_rows_of(const avk_kernel_args *a, const avk_wo
 
 /* softcap, ALiBi, mask; keys at or past a row's end (lim) read its last
  * key's mask value (they are dropped afterwards). q_scaled (a constant of the
- * caller's build): Q already carries the softcap's input scale (avk_q_frag_times) */
+ * caller's build): Q already carries the softcap's input scale (flash_mma.cl's avk_q_pair_times) */
 AVK_INLINE void avk_frag_score_mod(float s[AVK_NT][4], const avk_kernel_args *a, const avk_frag_rows *f,
                                    __global const uchar *mask, int key0, int t, int lim_a, int lim_b, const int q_scaled)
 {
