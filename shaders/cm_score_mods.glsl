@@ -43,8 +43,10 @@
         if (AVK_SOFTCAP_FORM == 2u) { // tanh of f16 pairs (flash_common.glsl: half the special-function work)
             [[unroll]] for (uint x = 0u; x < RT * NT; ++x)
                 CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; e += 2u) {
-                    vec2 y = clamp(vec2(CM_AT(sacc[x], e), CM_AT(sacc[x], e + 1u)) * cap_in, -15.0, 15.0);
-                    vec2 t = vec2(tanh(f16vec2(y)));
+                    vec2 y = vec2(CM_AT(sacc[x], e), CM_AT(sacc[x], e + 1u));
+                    // Q scaled: nothing to multiply, and the clamp on the f16 pair (two ops, not four)
+                    vec2 t = SCORE_Q_SCALED ? vec2(tanh(clamp(f16vec2(y), float16_t(-15.0), float16_t(15.0))))
+                                            : vec2(tanh(f16vec2(clamp(y * cap_in, -15.0, 15.0))));
                     CM_AT(sacc[x], e) = t.x;
                     CM_AT(sacc[x], e + 1u) = t.y;
                 }

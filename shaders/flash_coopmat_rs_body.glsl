@@ -268,7 +268,7 @@ void main()
 #define SCORE_P0 avk_row_pos(w.len, w.i0)
 #define SCORE_SLOPE(x) alibi_raw
 #define SCORE_MASK_ROW(x) avk_mask_row(w.b, w.h, min(SCORE_ROW(x), w.q_end - 1u))
-#define SCORE_Q_SCALED q_scaled
+#define SCORE_Q_SCALED AVK_SOFTCAP_IN_Q // (read inside the softcap's branch: q_scaled there)
 #define SCORE_BOUNDS(x) uvec2(flash_row_begin(w, SCORE_ROW(x)), \
                               SCORE_ROW(x) < w.q_end ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
 #include "cm_score_mods.glsl"
