@@ -58,6 +58,8 @@ static const env_var developer_vars[] = {
      "paged only"},
     {"ATTNVK_VK_SOFTCAP_EXP2", "the Vulkan matrix kernels' softcap tanh: 0 GLSL's tanh, 1 as 1 - 2/(2^y + 1) (one exp2, one reciprocal), 2 GLSL's tanh of f16 pairs (A/B)",
      "2 on NVIDIA's register-softmax bodies, else 1"},
+    {"ATTNVK_MASK_HEADS_FIRST", "1: for a mask the heads share, Vulkan's and OpenCL's forward grids run a row block's heads together, so its mask rows come from L2 once read (CUDA always does; A/B)",
+     "0"},
     {"ATTNVK_VK_SOFTCAP_IN_Q", "1: the Vulkan register-softmax prefill bodies stage Q times the softcap's input scale, one multiply a score less (A/B)",
      "0"},
     {"ATTNVK_VK_BWD", "the Vulkan backward's dK/dV and dQ body: portable, nv or khr (its matrix body through that family of cooperative matrices; f16, head dims multiples of 16 up to 128, other problems run the portable one)",

@@ -255,11 +255,16 @@ inline avk_work avk_locate(const avk_kernel_args *a, __global const int *seq_len
 {
     avk_work w;
     const int pack = (int)a->pack;
+    int x = (int)get_group_id(0), y = (int)get_group_id(1);
+    if (a->flags & AVK_FLAG_HEADS_FIRST) { /* kernel_flags.h: a row block's heads together */
+        const int lin = x + y * (int)get_num_groups(0);
+        x = lin / (int)get_num_groups(1), y = lin % (int)get_num_groups(1);
+    }
     w.b = (int)get_group_id(2) / (int)a->splits;
     w.split = (int)get_group_id(2) % (int)a->splits;
-    w.h = (int)get_group_id(1) * pack;
+    w.h = y * pack;
     w.g = w.h / (int)a->group;
-    w.r0 = (int)a->q_begin * pack + (int)get_group_id(0) * br;
+    w.r0 = (int)a->q_begin * pack + x * br;
     w.r_end = min(w.r0 + br, (int)(a->q_begin + a->q_count) * pack);
     w.seq_len = avk_seq_len(a, seq_lens, w.b);
     w.view_base = 0, w.view_step = 1;

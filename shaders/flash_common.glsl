@@ -437,12 +437,17 @@ uint flash_q_offset(Work w, uvec2 hi) { return avk_q_offset(w.b, uvec2(hi.x, fla
 Work flash_work(uint br, uint bc)
 {
     Work w;
-    w.y = gl_WorkGroupID.y;
+    uvec2 xy = gl_WorkGroupID.xy;
+    if ((pc.flags & AVK_FLAG_HEADS_FIRST) != 0u) { // kernel_flags.h: a row block's heads together
+        uint lin = xy.x + xy.y * gl_NumWorkGroups.x;
+        xy = uvec2(lin / gl_NumWorkGroups.y, lin % gl_NumWorkGroups.y);
+    }
+    w.y = xy.y;
     w.b = gl_WorkGroupID.z / pc.splits;
     w.split = gl_WorkGroupID.z % pc.splits;
     w.h = w.y * pc.pack;
     w.g = w.h / pc.group;
-    w.r0 = gl_WorkGroupID.x * br;
+    w.r0 = xy.x * br;
     w.rows = pc.pack * pc.q_count;
     w.i0 = pc.q_begin + w.r0;
     w.q_base = w.b * pc.q_sb + w.h * pc.q_sh;

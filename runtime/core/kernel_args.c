@@ -5,6 +5,7 @@
 #include "core/sparse.h"
 #include "core/split_plan.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int avk_gqa_pack(const attnvk_problem *p, int q_count, int max_rows)
@@ -75,6 +76,8 @@ void avk_kernel_args_fill(avk_kernel_args *a, const attnvk_problem *p, int q_beg
         const uint32_t pair = (uint32_t)p->seq_q * (uint32_t)p->seq_kv;
         a->mask_sb = p->mask_batch > 1 ? pair * (uint32_t)p->mask_heads : 0u;
         a->mask_sh = p->mask_heads > 1 ? pair : 0u;
+        const char *heads_first = getenv("ATTNVK_MASK_HEADS_FIRST"); /* an A/B, not yet timed */
+        if (a->mask_sh == 0u && heads_first && !strcmp(heads_first, "1")) a->flags |= AVK_FLAG_HEADS_FIRST;
     }
 }
 

@@ -70,6 +70,18 @@ int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max)
     return n;
 }
 
+avk_score_case avk_score_case_shared_mask(attnvk_dtype dtype)
+{
+    avk_score_case c;
+    memset(&c, 0, sizeof c);
+    c.label = "mask the heads share, row blocks";
+    attnvk_problem *p = &c.p;
+    p->batch = 2, p->heads = 4, p->kv_heads = 2, p->seq_q = 200, p->seq_kv = 230, p->head_dim = 64, p->causal = 1;
+    p->dtype = dtype, p->align = ATTNVK_ALIGN_BOTTOM_RIGHT, p->alibi = 1;
+    p->mask = 1, p->mask_batch = 1, p->mask_heads = 1, p->mask_dtype = dtype == ATTNVK_F32 ? ATTNVK_F32 : ATTNVK_F16;
+    return c;
+}
+
 static void describe(const attnvk_problem *p, char *out, size_t n)
 {
     int len = snprintf(out, n, "B%d H%d/%d Nq%d Nk%d D%d %s%s%s", p->batch, p->heads, p->kv_heads, p->seq_q,

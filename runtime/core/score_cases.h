@@ -21,6 +21,11 @@ enum { AVK_SCORE_CASES_MAX = 32 }; /* room for every case */
 /* Fills up to max cases in dtype; returns the count. */
 int avk_score_cases(attnvk_dtype dtype, avk_score_case *out, int max);
 
+/* One case outside that list: a mask the heads share (f16, f32 for f32 problems) with ALiBi over
+ * several row blocks and heads, for the tests of ATTNVK_MASK_HEADS_FIRST (kernel_flags.h's
+ * AVK_FLAG_HEADS_FIRST: the grid walked heads first). */
+avk_score_case avk_score_case_shared_mask(attnvk_dtype dtype);
+
 typedef struct avk_score_result {
     char shape[160];    /* "B2 H4/2 Nq9 Nk14 D64 f32 softcap window=4,-1 sinks" */
     char message[512];  /* why, when the run did not return OK */

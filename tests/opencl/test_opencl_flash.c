@@ -192,6 +192,13 @@ static void run_scores(attnvk_device *dev, const char *variant, uint64_t seed)
         for (int i = 0; i < n; ++i)
             if (!avk_is_decode(&sc[i].p) && sc[i].p.softcap > 0.0f) run_score(dev, variant, &sc[i], 0, seed + 300u + (uint64_t)i);
         unsetenv("ATTNVK_OPENCL_BUILD_OPTIONS");
+        /* a mask the heads share over several row blocks, as launched and heads first (ATTNVK_MASK_HEADS_FIRST) */
+        avk_score_case shared = avk_score_case_shared_mask(ATTNVK_F16);
+        for (int heads_first = 0; heads_first < 2; ++heads_first) {
+            if (heads_first) setenv("ATTNVK_MASK_HEADS_FIRST", "1", 1), shared.label = "mask the heads share, heads first";
+            run_score(dev, variant, &shared, 0, seed + 400u + (uint64_t)heads_first);
+            unsetenv("ATTNVK_MASK_HEADS_FIRST");
+        }
         return;
     }
     /* every feature at once on the decode body's cache paths: shuffled pages

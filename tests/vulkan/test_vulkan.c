@@ -230,6 +230,20 @@ static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
             else printf("FAIL %s scores %s: %s\n", vd->variant, r.shape, r.message);
             ok ? ++t->passed : ++t->failed;
         }
+    /* a mask the heads share over several row blocks, the grid walked as launched and heads first
+     * (ATTNVK_MASK_HEADS_FIRST=1, an A/B for the GPU) */
+    for (int heads_first = 0; heads_first < 2 && !quick && !is_emulation(vd); ++heads_first) {
+        const avk_score_case shared = avk_score_case_shared_mask(vd->dtype);
+        if (heads_first) setenv("ATTNVK_MASK_HEADS_FIRST", "1", 1);
+        attnvk_kernel_options o = {.variant = vd->variant};
+        avk_score_result r;
+        attnvk_status s = avk_score_case_run(dev, &shared, &o, t->seed + 9500 + (uint64_t)heads_first, &r);
+        unsetenv("ATTNVK_MASK_HEADS_FIRST");
+        int ok = s == ATTNVK_OK && r.check.passed;
+        printf("%s %s scores %s%s: %s rel_l2 %.2e\n", ok ? "ok  " : "FAIL", vd->variant, r.shape,
+               heads_first ? " (heads first)" : "", s == ATTNVK_OK ? "ran" : r.message, s == ATTNVK_OK ? r.check.rel_l2 : 0.0);
+        ok ? ++t->passed : ++t->failed;
+    }
 }
 
 /* Issue #13's head dims through this variant by name: Dk != Dv (DeepSeek
