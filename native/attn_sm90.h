@@ -83,7 +83,13 @@
 #ifndef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP (AVK_WS && (AVK_THREADS == 384 || AVK_THREADS == 512))
 #endif
-#if AVK_WG_OVERLAP && (!AVK_WS || (AVK_SCORE_MOD & (AVK_MOD_MASK | AVK_MOD_DILATED)))
+/* AVK_MASK_OVERLAP=1 (an A/B through ATTNVK_CUDA_DEFINES, not yet timed): a mask keeps the overlap,
+ * its rows of tile t+1 prefetched into L1 once tile t's S is issued (the softmax of tile t runs
+ * while the previous tile's P V is in flight, the mask's loads with it). */
+#ifndef AVK_MASK_OVERLAP
+#define AVK_MASK_OVERLAP 0
+#endif
+#if AVK_WG_OVERLAP && (!AVK_WS || (AVK_SCORE_MOD & AVK_MOD_DILATED) || ((AVK_SCORE_MOD & AVK_MOD_MASK) && !AVK_MASK_OVERLAP))
 #undef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP 0
 #endif
@@ -515,6 +521,8 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
         avk_u32 pa[KS][1][4];
         float s[1][NS][4], alpha[2];
         it = AVK_OV_VISIT(v_begin, ring.uses - 1);
+        avk_mask_prefetch<1, BC>(p, rows, v_begin * BC, quad_col);
+        if (v_begin + 1 < v_end) avk_mask_prefetch<1, BC>(p, rows, (v_begin + 1) * BC, quad_col);
         AVK_TL_TIMED(0, avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1));
         AVK_TL_TIMED(2, AVK_TURN_WAIT());
         avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
@@ -532,6 +540,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
             AVK_TL_TIMED(0, avk_mbar_wait(AVK_BAR_FULL_K(it & 1), (it >> 1) & 1));
             AVK_TL_TIMED(2, AVK_TURN_WAIT());
             avk_issue_qk(s, q_wg, aK + (avk_u32)(it & 1) * K_BYTES);
+            if (t + 1 < v_end) avk_mask_prefetch<1, BC>(p, rows, (t + 1) * BC, quad_col); /* a tile ahead (masks have no layout) */
             AVK_TL_TIMED(1, avk_mbar_wait(AVK_BAR_FULL_V(prev & 1), (prev >> 1) & 1));
             avk_issue_pv(acc, pa, aV + (avk_u32)(prev & 1) * V_BYTES);
             AVK_TURN_PASS();

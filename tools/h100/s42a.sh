@@ -45,6 +45,12 @@ for round in 1 2; do
     ATTNVK_MASK_HEADS_FIRST=1 bench $api-mask-hf-$round ${s8/cuda/$api} --mask random
   done
 done
+# CUDA's ALiBi and mask costs at the current defaults (last measured in session 23: +6.8%, +66%)
+bench cuda-alibi $s8 --alibi
+bench cuda-mask $s8 --mask random
+ATTNVK_CUDA_DEFINES=-DAVK_MASK_OVERLAP=1 bench cuda-mask-overlap $s8 --mask random
+ATTNVK_CUDA_DEFINES=-DAVK_MASK_OVERLAP=1 bench odd-mask-overlap --api cuda --dtype f16 --batch 1 --heads 3 \
+  --head-dim 128 --seq 1000 --causal --mask random --alibi --impl attnvk --variant wgmma-ws --min-time 0.05
 ATTNVK_CUDA_DEFINES=-DAVK_SOFTCAP_Q_PRESCALE=1 logged check-inq $(( $(left) - 5 )) $AVK check --api cuda --impl attnvk --dtype f16
 echo "== s42a done at $((SECONDS - start)) s"
 pack_out s42a
