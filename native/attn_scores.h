@@ -21,18 +21,25 @@ struct avk_row_info {
 #endif
 };
 
-/* AVK_SOFTCAP_Q_PRESCALE=1 (ATTNVK_CUDA_DEFINES; an A/B): in the wgmma-ws f16 forward with one
- * block a CTA, the softcap's input scale (scale / c) goes into Q's tile once a block
- * (sm90_common.h's avk_scale_q_tile) rather than into every score: one multiply less a score in a
- * softmax bound by issue, for one more f16 rounding of Q (2^-12 relative). */
+/* AVK_SOFTCAP_Q_PRESCALE (on; =0 through ATTNVK_CUDA_DEFINES for the A/B): in the wgmma-ws f16
+ * forward with one block a CTA, the softcap's input scale (scale / c) goes into Q's tile once a
+ * block (sm90_common.h's avk_scale_q_tile) rather than into every score: one multiply less a score
+ * in a softmax bound by issue, for one more f16 rounding of Q (2^-12 relative). H100 (s42a, causal
+ * softcap 30, TFLOP/s): D=128 8k 462.0 / 463.4 -> 467.1 / 464.1, D=64 4k 298.3 -> 306.0. */
 #ifndef AVK_SOFTCAP_Q_PRESCALE
-#define AVK_SOFTCAP_Q_PRESCALE 0
+#define AVK_SOFTCAP_Q_PRESCALE 1
 #endif
 #if AVK_SOFTCAP_Q_PRESCALE && (AVK_SCORE_MOD & AVK_MOD_SOFTCAP) && defined(AVK_WGMMA) && AVK_WGMMA == 2 && \
     AVK_DTYPE == 1 && !(defined(AVK_PERSISTENT) && AVK_PERSISTENT) && !(defined(AVK_FP8) && AVK_FP8)
 #define AVK_SOFTCAP_IN_Q 1
 #else
 #define AVK_SOFTCAP_IN_Q 0
+#endif
+
+/* AVK_MASK_TMA (the host's -D, wgmma-ws only): the producer brings each tile's f16 mask rows into
+ * shared memory by TMA and attn_sm90.h adds them after the hook, which then leaves the mask out */
+#ifndef AVK_MASK_TMA
+#define AVK_MASK_TMA 0
 #endif
 
 /* What turns the score hook's output into the log2 domain, the one multiply
@@ -116,7 +123,7 @@ AVK_DEVICE void avk_score_mod(const avk_attn_params &p, const avk_row_info &r, f
 #pragma unroll
         for (int i = 0; i < N; ++i) x[i] = fmaf(r.slope_raw, rel0 + (float)AVK_K(i), x[i]);
     }
-    if (AVK_SCORE_MOD & AVK_MOD_MASK) {
+    if ((AVK_SCORE_MOD & AVK_MOD_MASK) && !AVK_MASK_TMA) {
         /* keys past the row's end are read at its last key (their score is dropped below) */
         const int last = max(r.end - 1, 0);
         const float unit = log2e / avk_score_scale(p, scale_log2);
@@ -209,7 +216,7 @@ AVK_DEVICE avk_tile_rows<WM> avk_rows_before_loop(const avk_attn_params &p, cons
 template <int WM, int BC>
 AVK_DEVICE void avk_mask_prefetch(const avk_attn_params &p, const avk_tile_rows<WM> &rows, int key0, int quad_col)
 {
-#if (AVK_SCORE_MOD & AVK_MOD_MASK) && AVK_MASK_PREFETCH && !defined(AVK_TARGET_HIP) /* PTX; hipRTC defines no __HIP_PLATFORM_AMD__ */
+#if (AVK_SCORE_MOD & AVK_MOD_MASK) && AVK_MASK_PREFETCH && !AVK_MASK_TMA && !defined(AVK_TARGET_HIP) /* PTX; hipRTC defines no __HIP_PLATFORM_AMD__ */
     const int es = (p.flags & AVK_FLAG_MASK_F16) ? 2 : 4, lines = (BC * es + 127) / 128;
 #pragma unroll
     for (int mi = 0; mi < WM; ++mi)

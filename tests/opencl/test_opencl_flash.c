@@ -186,16 +186,17 @@ static void run_scores(attnvk_device *dev, const char *variant, uint64_t seed)
                 run_score(dev, variant, &sc[i], split ? (sc[i].split_kv ? sc[i].split_kv : 3) : 0,
                           seed + (uint64_t)(split * 100 + i));
     if (!decode_body) {
-        /* the prefill body's A/B: the softcap's input scale in Q (-DAVK_SOFTCAP_IN_Q=1), its softcap cases */
-        printf("-- %s, softcap cases with AVK_SOFTCAP_IN_Q\n", variant);
-        setenv("ATTNVK_OPENCL_BUILD_OPTIONS", "-DAVK_SOFTCAP_IN_Q=1", 1);
+        /* the prefill body's A/B: the softcap's input scale per score (-DAVK_SOFTCAP_IN_Q=0), its softcap cases */
+        printf("-- %s, softcap cases with AVK_SOFTCAP_IN_Q=0\n", variant);
+        setenv("ATTNVK_OPENCL_BUILD_OPTIONS", "-DAVK_SOFTCAP_IN_Q=0", 1);
         for (int i = 0; i < n; ++i)
             if (!avk_is_decode(&sc[i].p) && sc[i].p.softcap > 0.0f) run_score(dev, variant, &sc[i], 0, seed + 300u + (uint64_t)i);
         unsetenv("ATTNVK_OPENCL_BUILD_OPTIONS");
-        /* a mask the heads share over several row blocks, as launched and heads first (ATTNVK_MASK_HEADS_FIRST) */
+        /* a mask the heads share over several row blocks, as launched (ATTNVK_MASK_HEADS_FIRST=0) and heads first */
         avk_score_case shared = avk_score_case_shared_mask(ATTNVK_F16);
         for (int heads_first = 0; heads_first < 2; ++heads_first) {
-            if (heads_first) setenv("ATTNVK_MASK_HEADS_FIRST", "1", 1), shared.label = "mask the heads share, heads first";
+            if (heads_first) shared.label = "mask the heads share, heads first";
+            else setenv("ATTNVK_MASK_HEADS_FIRST", "0", 1);
             run_score(dev, variant, &shared, 0, seed + 400u + (uint64_t)heads_first);
             unsetenv("ATTNVK_MASK_HEADS_FIRST");
         }
