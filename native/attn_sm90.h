@@ -77,17 +77,18 @@
 /* AVK_WG_OVERLAP (on with two or three consumer warpgroups; 558.3 with the split release): the
  * intra-warpgroup overlap. Tile t's S is issued before the previous tile's P V, and tile t's
  * softmax runs while that P V is in flight; the producer brings V one tile behind K. Over a
- * run of tiles or a block layout's list; not with masks (their per-tile prefetch) or
+ * run of tiles or a block layout's list (with a mask: AVK_MASK_OVERLAP); not with
  * dilation's per-element test. With three warpgroups (D=64's 192 rows) it needs the
  * ping-pong: alone 392.2 -> 361.5, with it 420.2 (cuDNN 436.8; s30d, N=4k). */
 #ifndef AVK_WG_OVERLAP
 #define AVK_WG_OVERLAP (AVK_WS && (AVK_THREADS == 384 || AVK_THREADS == 512))
 #endif
-/* AVK_MASK_OVERLAP=1 (an A/B through ATTNVK_CUDA_DEFINES, not yet timed): a mask keeps the overlap,
+/* AVK_MASK_OVERLAP (on; =0 through ATTNVK_CUDA_DEFINES for the A/B): a mask keeps the overlap,
  * its rows of tile t+1 prefetched into L1 once tile t's S is issued (the softmax of tile t runs
- * while the previous tile's P V is in flight, the mask's loads with it). */
+ * while the previous tile's P V is in flight, the mask's loads with it). H100 (s42a, D=128 8k
+ * causal, random f16 mask): 316.6 -> 328.3 TFLOP/s (plain 525.5). */
 #ifndef AVK_MASK_OVERLAP
-#define AVK_MASK_OVERLAP 0
+#define AVK_MASK_OVERLAP 1
 #endif
 #if AVK_WG_OVERLAP && (!AVK_WS || (AVK_SCORE_MOD & AVK_MOD_DILATED) || ((AVK_SCORE_MOD & AVK_MOD_MASK) && !AVK_MASK_OVERLAP))
 #undef AVK_WG_OVERLAP
@@ -129,6 +130,7 @@ enum {
     Q_BYTES = BR * D * 2, /* Q tile (O is staged over it: 16-bit), then 2 stages of K, then 2 of V */
     K_BYTES = BC * AVK_SW_ROW(D * ES),
     V_BYTES = AVK_FP8 ? DV * AVK_SW_ROW(BC) : BC * DV * 2, /* fp8: Dv rows of BC keys */
+    M_BYTES = AVK_MASK_TMA ? BR * BC * 2 : 0, /* AVK_MASK_TMA: a stage's f16 mask, BC / 64 boxes of BR 128-byte rows */
 };
 static_assert(!(AVK_FP8 && (AVK_SCORE_MOD & AVK_MOD_BLOCKS)), "the FP8 forward takes no block layouts");
 static_assert(!(AVK_FP8 && AVK_WS) || (D % 128 == 0 && BC % 128 == 0),
@@ -207,6 +209,34 @@ AVK_DEVICE void avk_issue_pv(float (&acc)[1][ND][4], const avk_u32 (&pa)[KS][1][
     avk_wgmma_commit();
 }
 
+#if AVK_MASK_TMA
+/* A warp's 16 rows (row0 within the CTA's tile) of a mask stage added to its S in the score
+ * hook's units: ldmatrix.x4 hands each thread the f16 pairs of its accumulator elements, four
+ * 8x8 blocks at a time (n-tiles n, n + 1, rows 0-7 and 8-15); a box's 128-byte rows hold their
+ * 16-byte chunks swizzled (chunk c of row r at c ^ r % 8), so the 8 rows a block reads meet
+ * distinct banks. */
+AVK_DEVICE void avk_add_mask_tile(float (&s)[1][NS][4], avk_u32 stage, int row0, int lane, float unit)
+{
+    const int q = lane / 8, r = row0 + (q % 2) * 8 + lane % 8; /* the row this lane addresses for block q */
+#pragma unroll
+    for (int n = 0; n < NS; n += 2) {
+        const int c8 = n + q / 2; /* its 8-key chunk */
+        const avk_u32 at = stage + (avk_u32)((c8 / 8) * BR * 128 + r * 128 + (((c8 % 8) ^ (r % 8)) * 16));
+        avk_u32 m[4];
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(m[0]), "=r"(m[1]), "=r"(m[2]), "=r"(m[3])
+                     : "r"(at)
+                     : "memory");
+#pragma unroll
+        for (int b = 0; b < 4; ++b) { /* block b: n-tile n + b / 2, rows (b % 2) * 8 .. */
+            float &lo = s[0][n + b / 2][(b % 2) * 2], &hi = s[0][n + b / 2][(b % 2) * 2 + 1];
+            lo = fmaf(avk_f16_to_f32((avk_u16)(m[b] & 0xffffu)), unit, lo);
+            hi = fmaf(avk_f16_to_f32((avk_u16)(m[b] >> 16)), unit, hi);
+        }
+    }
+}
+#endif
+
 #if AVK_WG_OVERLAP
 /* The online softmax with O's rescale left to the caller (O is in flight in P V's MMAs
  * meanwhile): S becomes P, the running max and sums move, and alpha holds the factor O
@@ -257,6 +287,9 @@ AVK_DEVICE bool avk_softmax_deferred(float (&s)[1][NS][4], float (&row_max)[1][2
 #endif
 
 #include "sm90_schedule.h"
+static_assert(!AVK_MASK_TMA || ((AVK_SCORE_MOD & AVK_MOD_MASK) && AVK_WS && AVK_WG_OVERLAP && !AVK_FP8 && !AVK_PERSISTENT &&
+                                BC % 64 == 0),
+              "AVK_MASK_TMA: a mask on wgmma-ws with the overlap, 16-bit, one block a CTA, key tiles of 64-column boxes");
 
 
 /* One block of the grid: w's rows over its tiles. next_item: the block the CTA takes after it
@@ -264,11 +297,15 @@ AVK_DEVICE bool avk_softmax_deferred(float (&s)[1][NS][4], float (&row_max)[1][2
 AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
 #if AVK_WS
                               const avk_tmap *tm_k, const avk_tmap *tm_v, /* the kernel parameters themselves */
+#if AVK_MASK_TMA
+                              const avk_tmap *tm_m,
+#endif
 #endif
                               unsigned char *smem_raw, avk_u32 raw, avk_u32 aQ0, avk_ring_pos &ring, int next_item)
 {
     const avk_u32 aQ = aQ0 + (avk_u32)(ring.blocks % Q_BUFFERS) * Q_BYTES;
-    const avk_u32 aK = aQ0 + Q_BUFFERS * Q_BYTES, aV = aK + 2 * K_BYTES;
+    const avk_u32 aK = aQ0 + Q_BUFFERS * Q_BYTES, aV = aK + 2 * K_BYTES, aM = aV + 2 * V_BYTES;
+    (void)aM;
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int quad_row = lane / 4, quad_col = lane % 4;
     (void)next_item;
@@ -300,15 +337,20 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     const int wg_min_begin = avk_row_key_begin(p, w, min(wg_r0, wg_last_row)), wg_max_end = avk_row_key_end(p, w, wg_last_row);
     const int warp_max_begin = avk_row_key_begin(p, w, warp_last_row), warp_min_end = avk_row_key_end(p, w, min(warp_r0, warp_last_row));
     const avk_tile_rows<1> rows = avk_rows_before_loop<1>(p, w, warp_r0 + quad_row, score_scale);
+#if AVK_MASK_TMA
+    const float mask_unit = 1.4426950408889634f / avk_score_scale(p, score_scale); /* the hook's units */
+#endif
 
 #if AVK_WS
-    /* full K, full V, empty: one mbarrier each a stage, after the V stages */
-    const avk_u32 bars = aV + 2 * V_BYTES;
+    /* full K, full V, empty: one mbarrier each a stage, after the V stages (and the mask's) */
+    const avk_u32 bars = aM + 2 * M_BYTES;
 #define AVK_BAR_FULL_K(st) (bars + (avk_u32)(st) * 8u)
 #define AVK_BAR_FULL_V(st) (bars + 16u + (avk_u32)(st) * 8u)
 #define AVK_BAR_EMPTY(st) (bars + 32u + (avk_u32)(st) * 8u)   /* K's slot (AVK_SPLIT_RELEASE), else the stage */
 #define AVK_BAR_EMPTY_V(st) (bars + 48u + (avk_u32)(st) * 8u) /* V's slot (AVK_SPLIT_RELEASE) */
 #define AVK_TILE_SLOT(st) (((volatile int *)(smem_raw + (bars + 64u - raw)))[st]) /* AVK_TILE_SLOTS */
+#define AVK_BAR_FULL_M(st) (bars + 80u + (avk_u32)(st) * 8u)  /* AVK_MASK_TMA (never persistent: no queue there) */
+#define AVK_BAR_EMPTY_M(st) (bars + 96u + (avk_u32)(st) * 8u)
 /* a warp's releases: K's slot once S has landed; the stage's rest once P V has; a skipped
  * tile's whole stage (both copies landed: the producer's next expect_tx starts a fresh phase).
  * Split, the rest is V's slot only: both full barriers were waited before the MMAs, and K's
@@ -333,12 +375,38 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
     do {                                                                                  \
         avk_mbar_wait(AVK_BAR_FULL_K((i) & 1), ((i) >> 1) & 1);                           \
         avk_mbar_wait(AVK_BAR_FULL_V((i) & 1), ((i) >> 1) & 1);                           \
+        if (AVK_MASK_TMA) avk_mbar_wait(AVK_BAR_FULL_M((i) & 1), ((i) >> 1) & 1);         \
         avk_syncwarp();                                                                   \
         if (lane == 0) {                                                                  \
             avk_mbar_arrive(AVK_BAR_EMPTY((i) & 1));                                      \
             if (AVK_SPLIT_RELEASE) avk_mbar_arrive(AVK_BAR_EMPTY_V((i) & 1));             \
+            if (AVK_MASK_TMA) avk_mbar_arrive(AVK_BAR_EMPTY_M((i) & 1));                  \
         }                                                                                 \
     } while (0)
+#if AVK_MASK_TMA
+/* the mask of tile t, the it-th the ring carries, into its stage once the consumers took tile it - 2's:
+ * the CTA's rows of the (batch, head)'s mask, BC / 64 boxes (attn_scores.h's avk_mask_row, pack 1) */
+#define AVK_PRODUCE_M(t, it)                                                                                              \
+    do {                                                                                                                  \
+        const int st_m = (it) & 1;                                                                                        \
+        if ((it) >= 2) AVK_TL_TIMED(3, avk_mbar_wait(AVK_BAR_EMPTY_M(st_m), (((it) >> 1) - 1) & 1));                     \
+        const int mrow = (int)(((unsigned long long)w.b * p.mask_sb + (unsigned long long)w.h * p.mask_sh) / p.seq_kv) + w.r0; \
+        avk_mbar_arrive_expect_tx(AVK_BAR_FULL_M(st_m), M_BYTES);                                                         \
+        _Pragma("unroll") for (int cb = 0; cb < BC / 64; ++cb)                                                            \
+            avk_tma_load_2d(aM + st_m * M_BYTES + cb * BR * 128, tm_m, (t) * BC + cb * 64, mrow, AVK_BAR_FULL_M(st_m));   \
+    } while (0)
+/* tile it's mask added to the warp's S (the hook's units), then its stage released */
+#define AVK_ADD_MASK(it)                                                                                                  \
+    do {                                                                                                                  \
+        AVK_TL_TIMED(0, avk_mbar_wait(AVK_BAR_FULL_M((it) & 1), ((it) >> 1) & 1));                                        \
+        avk_add_mask_tile(s, aM + (avk_u32)((it) & 1) * M_BYTES, wg * 64 + warp * 16, lane, mask_unit);                   \
+        avk_syncwarp();                                                                                                   \
+        if (lane == 0) avk_mbar_arrive(AVK_BAR_EMPTY_M((it) & 1));                                                        \
+    } while (0)
+#else
+#define AVK_PRODUCE_M(t, it) ((void)0)
+#define AVK_ADD_MASK(it) ((void)0)
+#endif
 /* V of tile t, the it-th the ring carries, into stage it & 1 (split: once V's own slot is free;
  * else the whole stage was waited for before its K) */
 #if AVK_FP8
@@ -402,6 +470,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
 #pragma unroll
                     for (int cb = 0; cb < D * ES / 128; ++cb)
                         avk_tma_load(aK + st * K_BYTES + cb * BC * 128, tm_k, cb * 128 / ES, t * BC, w.g, w.b, AVK_BAR_FULL_K(st));
+                    AVK_PRODUCE_M(t, it);
                 }
                 const int iv = i - AVK_WG_OVERLAP; /* V's tile of the range */
                 if (iv < 0) continue;
@@ -532,6 +601,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
         AVK_TL_MARK(4);
         AVK_FREE_K(it);
         avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, v_begin * BC + quad_col * 2, score_scale, AVK_OV_EDGE(v_begin));
+        AVK_ADD_MASK(it);
         avk_softmax_deferred(s, row_max, row_sum, avk_score_scale(p, score_scale), alpha); /* O is still 0 */
         avk_pack_p_tile(s, pa);
         for (int t = AVK_OV_NEXT(v_begin); t < v_end; t = AVK_OV_NEXT(t)) {
@@ -548,6 +618,7 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
             avk_reg_fence<NS * 4>(&s[0][0][0]);
             AVK_FREE_K(it);
             avk_score_tile<1, NS>(p, w, rows, s, warp_r0 + quad_row, t * BC + quad_col * 2, score_scale, AVK_OV_EDGE(t));
+            AVK_ADD_MASK(it);
             const bool grow = avk_softmax_deferred(s, row_max, row_sum, avk_score_scale(p, score_scale), alpha);
             avk_wgmma_wait_all();
             avk_reg_fence<ND * 4>(&acc[0][0][0]);
@@ -734,6 +805,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
                                                                        ,
                                                                        const __grid_constant__ avk_tmap tm_k,
                                                                        const __grid_constant__ avk_tmap tm_v
+#if AVK_MASK_TMA
+                                                                       ,
+                                                                       const __grid_constant__ avk_tmap tm_m
+#endif
 #endif
 )
 {
@@ -747,7 +822,7 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
     AVK_TL_ENTRY();
 #if AVK_WS
     const int wg = threadIdx.x / 128;
-    const avk_u32 bars = aQ0 + Q_BUFFERS * Q_BYTES + 2 * K_BYTES + 2 * V_BYTES;
+    const avk_u32 bars = aQ0 + Q_BUFFERS * Q_BYTES + 2 * K_BYTES + 2 * V_BYTES + 2 * M_BYTES;
     /* AVK_PERSISTENT=2: the queue of blocks taken, after the ring's barriers: full and empty
      * barriers a slot, then the slots */
     const avk_u32 queue_full = bars + 80u, /* after the tile slots (AVK_TILE_SLOTS) */ queue_empty = queue_full + 8u * QUEUE, queue_slots = queue_empty + 8u * QUEUE;
@@ -763,6 +838,10 @@ AVK_KERNEL void __launch_bounds__(AVK_THREADS, AVK_MINB) avk_attn_fwd(const avk_
             avk_mbar_init(bars + 16u + (avk_u32)st * 8u, 1); /* full V */
             avk_mbar_init(bars + 32u + (avk_u32)st * 8u, NC / 32); /* empty: each consumer warp releases */
             if (AVK_SPLIT_RELEASE) avk_mbar_init(bars + 48u + (avk_u32)st * 8u, NC / 32); /* V's slot */
+            if (AVK_MASK_TMA) {
+                avk_mbar_init(bars + 80u + (avk_u32)st * 8u, 1);       /* full mask */
+                avk_mbar_init(bars + 96u + (avk_u32)st * 8u, NC / 32); /* the mask's slot */
+            }
         }
         avk_mbar_init_fence();
     }

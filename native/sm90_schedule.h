@@ -101,7 +101,11 @@ struct avk_ring_pos {
                       avk_round_item(round + 1, (int)p.items));                                                    \
     }
 #elif AVK_WS
+#if AVK_MASK_TMA
+#define AVK_FWD_BLOCKS() avk_fwd_block(p, avk_locate(p, BR, BC), &tm_k, &tm_v, &tm_m, smem_raw, raw, aQ0, ring, -1)
+#else
 #define AVK_FWD_BLOCKS() avk_fwd_block(p, avk_locate(p, BR, BC), &tm_k, &tm_v, smem_raw, raw, aQ0, ring, -1)
+#endif
 #else
 #define AVK_FWD_BLOCKS() avk_fwd_block(p, avk_locate(p, BR, BC), smem_raw, raw, aQ0, ring, -1)
 #endif

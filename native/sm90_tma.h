@@ -19,6 +19,16 @@ AVK_DEVICE void avk_tma_load(avk_u32 smem, const avk_tmap *map, int c, int k, in
                  : "memory");
 }
 
+/* AVK_MASK_TMA: box {64 keys, BR rows} of the mask's rows (a 2-D map {Nk, rows}) at key k, row r;
+ * past the tensor's rows or keys the box lands as zeros */
+AVK_DEVICE void avk_tma_load_2d(avk_u32 smem, const avk_tmap *map, int k, int r, avk_u32 bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem),
+                 "l"((unsigned long long)map), "r"(k), "r"(r), "r"(bar)
+                 : "memory");
+}
+
 AVK_DEVICE void avk_mbar_arrive(avk_u32 bar)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");

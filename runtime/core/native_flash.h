@@ -14,7 +14,7 @@
 
 struct avk_attn_params;     /* native/attn_params.h: the kernels' one argument */
 struct avk_native_kernel;
-#define AVK_MAX_TENSOR_MAPS 2 /* descriptors a forward kernel takes after its argument */
+#define AVK_MAX_TENSOR_MAPS 3 /* descriptors a forward kernel takes after its argument */
 
 /* One API's driver, as the native host layer calls it. ctx is the backend's
  * device; functions are module handles (CUfunction, hipFunction_t). */

@@ -120,6 +120,22 @@ static attnvk_status fp8_tensor_maps(avk_cuda_device *dev, const avk_native_kern
     return r == CUDA_SUCCESS ? ATTNVK_OK : avk_cuda_check(dev, r, "cuTensorMapEncodeTiled(Vt)");
 }
 
+/* AVK_MASK_TMA: the f16 mask [mask_batch][mask_heads][Nq][Nk] as its rows, a 2-D tensor {Nk, rows},
+ * in boxes of 64 keys x the CTA's rows, 128-byte swizzled (attn_sm90.h's avk_add_mask_tile reads them) */
+static attnvk_status mask_tensor_map(avk_cuda_device *dev, const avk_native_kernel *k, const avk_attn_params *P,
+                                     unsigned char *map)
+{
+    const attnvk_problem *p = &k->p;
+    const cuuint64_t size[2] = {(cuuint64_t)p->seq_kv, (cuuint64_t)p->mask_batch * p->mask_heads * p->seq_q};
+    const cuuint64_t stride[1] = {(cuuint64_t)p->seq_kv * 2u};
+    const cuuint32_t box[2] = {64u, (cuuint32_t)k->shape.br}, step[2] = {1u, 1u};
+    CUresult r = dev->cu->cuTensorMapEncodeTiled((CUtensorMap *)map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                                                 (void *)(uintptr_t)P->mask, size, stride, box, step,
+                                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? ATTNVK_OK : avk_cuda_check(dev, r, "cuTensorMapEncodeTiled(mask)");
+}
+
 /* wgmma-ws's TMA descriptors: K and V as 4-D tensors {D, keys, kv heads, batch} (P's
  * row strides), boxes of 64 columns x the key tile in the 128-byte swizzle its wgmma
  * descriptors read; keys past Nk land as zeros */
@@ -145,7 +161,7 @@ static attnvk_status drv_tensor_maps(void *ctx, const avk_native_kernel *k, cons
                                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS) return avk_cuda_check(dev, r, i ? "cuTensorMapEncodeTiled(V)" : "cuTensorMapEncodeTiled(K)");
     }
-    return ATTNVK_OK;
+    return k->tensor_maps > 2 ? mask_tensor_map(dev, k, P, maps[2]) : ATTNVK_OK;
 }
 
 static attnvk_status drv_time_begin(void *ctx) { return avk_cuda_time_begin(ctx); }
@@ -278,7 +294,7 @@ static attnvk_status cuda_prepare(avk_bdev *dev, const attnvk_problem *p, const 
         return s;
     }
     k->cfg.split = k->native.split_build;
-    k->native.tensor_maps = k->cfg.wgmma == 2 ? 2 : 0; /* wgmma-ws: K's and V's */
+    k->native.tensor_maps = k->cfg.wgmma == 2 ? 2 + k->cfg.mask_tma : 0; /* wgmma-ws: K's and V's (and the mask's) */
     k->native.tensor_map_rows = k->cfg.bc;
 
     s = avk_cuda_push(dev);

@@ -41,6 +41,7 @@ int avk_cuda_build_options(const avk_cuda_config *c, const char *arch,
     if (c->dilated_view) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_DILATED_VIEW=1");
     if (c->fp8) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_FP8=1");
     if (c->persistent) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_PERSISTENT=%d", c->persistent);
+    if (c->mask_tma) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MASK_TMA=1");
     if (c->min_ctas > 1) snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_MINB=%d", c->min_ctas);
     snprintf(s[n++], AVK_CUDA_OPTION_LEN, "-DAVK_KV_STAGES=%d", c->kv_stages > 0 ? c->kv_stages : 2);
     n = avk_cuda_extra_defines(s, n);

@@ -59,6 +59,7 @@ typedef struct avk_cuda_config {
     int fp8;            /* wgmma-fp8: the FP8 forward (AVK_FP8; Q, K, V e4m3, V transposed first) */
     int persistent;     /* wgmma-ws as a persistent kernel (AVK_PERSISTENT: a CTA an SM taking the blocks in
                          * turn, a second Q buffer; ATTNVK_CUDA_PERSISTENT=1 until measured) */
+    int mask_tma;       /* wgmma-ws: an f16 mask's tiles by TMA into shared memory (AVK_MASK_TMA, a third tensor map) */
 } avk_cuda_config;
 
 /* Dv of a configuration (head_dim_v 0: Dk) */

@@ -235,9 +235,10 @@ size_t avk_cuda_config_smem(const avk_cuda_config *c)
                (c->wgmma == 2 ? 64u : 0u);
     if (c->wgmma) /* 1024-byte alignment slack, Q, two stages of K and V (swizzled, unpadded); wgmma-ws: the
                    * stages' four mbarriers each (full K, full V, K's and V's slots free) and the stages'
-                   * tile slots (AVK_TILE_SLOTS) */
+                   * tile slots (AVK_TILE_SLOTS); with mask_tma two f16 mask stages and their two mbarriers each */
         return 1024u + ((size_t)c->br * D * (c->persistent ? 2u : 1u) + 2u * (size_t)c->bc * (D + DV)) * 2 +
-               (c->wgmma == 2 ? 80u : 0u) + (c->persistent == 2 ? 128u : 0u); /* the persistent queue */
+               (c->wgmma == 2 ? 80u : 0u) + (c->persistent == 2 ? 128u : 0u) + /* the persistent queue */
+               (c->mask_tma ? 2u * (size_t)c->br * (size_t)c->bc * 2u + 32u : 0u);
     if (c->tiled) /* f32 K and V tiles (two stages for f32 storage: cp.async); Q and O live in registers */
         return (c->dtype == ATTNVK_F32 ? 2u : 1u) * (size_t)c->bc * (D + DV) * 4;
     if (c->key_warps) { /* Q, the stages' mbarriers, then per warp its raw K/V stages; the warps' merge reuses them */
@@ -562,6 +563,25 @@ static attnvk_status choose_persistent(avk_cuda_config *cfg, size_t smem_optin)
     return ATTNVK_OK;
 }
 
+/* wgmma-ws with an f16 mask: its tiles come by TMA into shared memory beside K's and V's
+ * (attn_sm90.h's AVK_MASK_TMA) where the mask's rows make a 2-D tensor map (Nk a multiple of 8:
+ * 16-byte row strides), a row is one head's (no GQA packing), the overlap runs (384 or 512
+ * threads) and the two mask stages fit. ATTNVK_CUDA_MASK_TMA=1 turns it on (an A/B until timed). */
+static attnvk_status choose_mask_tma(const attnvk_problem *p, int pack, avk_cuda_config *cfg, size_t smem_optin)
+{
+    const char *env = getenv("ATTNVK_CUDA_MASK_TMA");
+    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_CUDA_MASK_TMA: '%s' is not 0 or 1", env);
+    if (!env || strcmp(env, "1") != 0) return ATTNVK_OK;
+    const int pattern = (avk_problem_features(p) & (ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) != 0;
+    if (cfg->wgmma != 2 || cfg->fp8 || cfg->persistent || cfg->dilated_view || !p->mask || p->mask_dtype != ATTNVK_F16 ||
+        pattern || pack != 1 || p->seq_kv % 8 != 0 || cfg->bc % 64 != 0 || (cfg->threads != 384 && cfg->threads != 512))
+        return ATTNVK_OK;
+    cfg->mask_tma = 1;
+    if (smem_optin && avk_cuda_config_smem(cfg) > smem_optin) cfg->mask_tma = 0;
+    return ATTNVK_OK;
+}
+
 attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size_t smem_optin,
                               const attnvk_problem *p, const attnvk_kernel_options *o, int decode, int pack,
                               avk_cuda_config *cfg)
@@ -598,6 +618,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
         attnvk_status s = tune_from_env(cfg);
         if (s == ATTNVK_OK) s = avk_cuda_config_check(cfg, cc_major, smem_optin);
         if (s == ATTNVK_OK) s = choose_persistent(cfg, smem_optin);
+        if (s == ATTNVK_OK) s = choose_mask_tma(p, pack, cfg, smem_optin);
         if (s == ATTNVK_OK) avk_tuning_note(explicit_entry);
         return s;
     }
@@ -652,6 +673,7 @@ attnvk_status avk_cuda_select(const attnvk_device_info *info, int cc_major, size
     attnvk_status s = tune_from_env(cfg);
     if (s == ATTNVK_OK) s = avk_cuda_config_check(cfg, cc_major, smem_optin);
     if (s == ATTNVK_OK) s = choose_persistent(cfg, smem_optin);
+    if (s == ATTNVK_OK) s = choose_mask_tma(p, pack, cfg, smem_optin);
     if (s == ATTNVK_OK) avk_tuning_note(e);
     return s;
 }

@@ -147,8 +147,10 @@ static int build_with_defines(const char *defines, const avk_cuda_config *cfg, c
 
 /* The Hopper forward's timeline build (ATTNVK_CUDA_DEFINES=-DAVK_TIMELINE=1; ATTNVK_CUDA_TIMELINE
  * reads its records): the block-layout build (the producer's tile slots) and the persistent one
- * compile, and the cubin holds the records' symbol the host looks up. The softcap's scale in Q
- * (-DAVK_SOFTCAP_Q_PRESCALE=1, f16 with softcap and ALiBi) compiles. */
+ * compile, and the cubin holds the records' symbol the host looks up. The softcap's scale per
+ * score (-DAVK_SOFTCAP_Q_PRESCALE=0, f16 with softcap and ALiBi: the A/B against the default), a
+ * mask without the overlap (-DAVK_MASK_OVERLAP=0) and a mask by TMA (mask_tma, at D=128 and
+ * D=64 with a softcap) compile. */
 static int define_builds(void)
 {
     int ok = 1;
@@ -163,7 +165,18 @@ static int define_builds(void)
     const avk_cuda_config soft = {.variant = "wgmma-ws", .head_dim = 128, .dtype = ATTNVK_F16, .br = 128, .bc = 128,
                                   .threads = 384, .mma = 1, .wgmma = 2, .rows_per_warp = 16,
                                   .score_mod = AVK_MOD_SOFTCAP | AVK_MOD_ALIBI, .kv_stages = 2};
-    ok &= build_with_defines("-DAVK_SOFTCAP_Q_PRESCALE=1", &soft, "softcap scale in Q (f16, softcap and ALiBi)", NULL);
+    ok &= build_with_defines("-DAVK_SOFTCAP_Q_PRESCALE=0", &soft, "softcap scale per score (f16, softcap and ALiBi)", NULL);
+    const avk_cuda_config mask = {.variant = "wgmma-ws", .head_dim = 128, .dtype = ATTNVK_F16, .br = 128, .bc = 128,
+                                  .threads = 384, .mma = 1, .wgmma = 2, .rows_per_warp = 16, .score_mod = AVK_MOD_MASK,
+                                  .kv_stages = 2};
+    ok &= build_with_defines("-DAVK_MASK_OVERLAP=0", &mask, "a mask without the overlap (f16)", NULL);
+    for (int d = 64; d <= 128; d += 64) {
+        const avk_cuda_config tma = {.variant = "wgmma-ws", .head_dim = d, .dtype = ATTNVK_F16, .br = 128, .bc = 128,
+                                     .threads = 384, .mma = 1, .wgmma = 2, .rows_per_warp = 16,
+                                     .score_mod = AVK_MOD_MASK | (d == 64 ? AVK_MOD_SOFTCAP : 0), .kv_stages = 2,
+                                     .mask_tma = 1};
+        ok &= build_with_defines("", &tma, d == 64 ? "a mask by TMA (f16, D=64, softcap)" : "a mask by TMA (f16, D=128)", NULL);
+    }
     return ok;
 }
 
