@@ -58,9 +58,9 @@ static const env_var developer_vars[] = {
      "paged only"},
     {"ATTNVK_VK_SOFTCAP_EXP2", "the Vulkan matrix kernels' softcap tanh: 0 GLSL's tanh, 1 as 1 - 2/(2^y + 1) (one exp2, one reciprocal), 2 GLSL's tanh of f16 pairs (A/B)",
      "2 on NVIDIA's register-softmax bodies, else 1"},
-    {"ATTNVK_MASK_HEADS_FIRST", "1: for a mask the heads share, Vulkan's and OpenCL's forward grids run a row block's heads together, so its mask rows come from L2 once read (CUDA always does; A/B)",
-     "0"},
-    {"ATTNVK_VK_SOFTCAP_IN_Q", "1: the Vulkan register-softmax prefill bodies stage Q times the softcap's input scale, one multiply a score less (A/B)",
+    {"ATTNVK_MASK_HEADS_FIRST", "0: for a mask the heads share, Vulkan's and OpenCL's forward grids run as launched, not a row block's heads together (whose mask rows come from L2 once read; CUDA always walks so; A/B)",
+     "1"},
+    {"ATTNVK_VK_SOFTCAP_IN_Q", "1: the Vulkan register-softmax prefill bodies stage Q times the softcap's input scale, one multiply a score less (A/B; +0.5% on the H100)",
      "0"},
     {"ATTNVK_VK_BWD", "the Vulkan backward's dK/dV and dQ body: portable, nv or khr (its matrix body through that family of cooperative matrices; f16, head dims multiples of 16 up to 128, other problems run the portable one)",
      "the matrix body through KHR, else NV, where the device has 16x16x16 f16 matrices"},
@@ -81,6 +81,8 @@ static const env_var developer_vars[] = {
     {"ATTNVK_CUDA_DEFINES", "extra -D/-U options for NVRTC (forward and backward), space-separated (part of the cache key); "
      "e.g. -DAVK_SOFTCAP_Q_PRESCALE=1: the Hopper forward (f16) takes the softcap's input scale into Q's tile (A/B)",
      "none"},
+    {"ATTNVK_CUDA_MASK_TMA", "1: the Hopper forward (wgmma-ws) brings an f16 mask's tiles into shared memory by TMA and adds them "
+     "through ldmatrix, where Nk is a multiple of 8 and the stages fit (an experiment until timed)", "0"},
     {"ATTNVK_CUDA_PERSISTENT", "1|2: the Hopper forward (wgmma-ws) as a persistent kernel, a CTA an SM taking the blocks "
      "dealt in rounds (1) or from a counter as it comes free (2); slower on the H100 so far (an experiment)", "0"},
     {"ATTNVK_CUDA_TIMELINE", "path: after each launch of a Hopper forward built with ATTNVK_CUDA_DEFINES=-DAVK_TIMELINE=1, "

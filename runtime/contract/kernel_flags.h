@@ -30,7 +30,7 @@
  * group then does N s / r^2 of the work instead of N s. */
 #define AVK_FLAG_DILATED_VIEW 8192u
 /* The grid's heads vary fastest: a workgroup at (x, y) takes block (lin / gy, lin % gy), lin = x + y gx,
- * so a row block's heads run together. The host sets it (ATTNVK_MASK_HEADS_FIRST=1) for an additive
+ * so a row block's heads run together. The host sets it (unless ATTNVK_MASK_HEADS_FIRST=0) for an additive
  * mask the heads share: its rows then come from L2 once read. Vulkan's and OpenCL's forward obey it;
  * CUDA's forward does so for every such mask by its own test (attn_fwd.cu's avk_locate_at). */
 #define AVK_FLAG_HEADS_FIRST 16384u

@@ -203,7 +203,7 @@ static int emulated_score_case(const char *label, const char *variant)
 }
 
 /* A last pass (register-softmax prefill bodies): the cases with a softcap again, as planned, under
- * ATTNVK_VK_SOFTCAP_IN_Q=0 (the softcap's input scale per score, not in Q as staged: the A/B). */
+ * ATTNVK_VK_SOFTCAP_IN_Q=1 (Q staged with the softcap's input scale: the A/B). */
 static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd, int quick)
 {
     avk_score_case sc[AVK_SCORE_CASES_MAX];
@@ -217,7 +217,7 @@ static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
             if (slow && !emulated_score_case(sc[i].label, vd->variant)) continue;
             const int in_q = sp == passes;
             if (in_q && sc[i].p.softcap <= 0.0f) continue;
-            if (in_q) setenv("ATTNVK_VK_SOFTCAP_IN_Q", "0", 1);
+            if (in_q) setenv("ATTNVK_VK_SOFTCAP_IN_Q", "1", 1);
             attnvk_kernel_options o = {.variant = vd->variant,
                                        .split_kv = sp && !in_q ? (sc[i].split_kv ? sc[i].split_kv : 3) : 0};
             avk_score_result r;
@@ -226,7 +226,7 @@ static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
             int ok = s == ATTNVK_OK && r.check.passed;
             if (s == ATTNVK_OK)
                 printf("%s %s scores %s%s: split %d rel_l2 %.2e nonfinite %zu\n", ok ? "ok  " : "FAIL", vd->variant,
-                       r.shape, in_q ? " (softcap per score)" : "", r.info.split_kv, r.check.rel_l2, r.check.nonfinite);
+                       r.shape, in_q ? " (softcap in Q)" : "", r.info.split_kv, r.check.rel_l2, r.check.nonfinite);
             else printf("FAIL %s scores %s: %s\n", vd->variant, r.shape, r.message);
             ok ? ++t->passed : ++t->failed;
         }
