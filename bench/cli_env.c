@@ -81,8 +81,9 @@ static const env_var developer_vars[] = {
     {"ATTNVK_CUDA_DEFINES", "extra -D/-U options for NVRTC (forward and backward), space-separated (part of the cache key); "
      "e.g. -DAVK_SOFTCAP_Q_PRESCALE=1: the Hopper forward (f16) takes the softcap's input scale into Q's tile (A/B)",
      "none"},
-    {"ATTNVK_CUDA_MASK_TMA", "1: the Hopper forward (wgmma-ws) brings an f16 mask's tiles into shared memory by TMA and adds them "
-     "through ldmatrix, where Nk is a multiple of 8 and the stages fit (an experiment until timed)", "0"},
+    {"ATTNVK_CUDA_MASK_TMA", "0: the Hopper forward (wgmma-ws) reads an f16 mask from global memory in its consumers (the A/B) "
+     "instead of its tiles by TMA into shared memory, added through ldmatrix (where Nk is a multiple of 8 and the stages fit)",
+     "1"},
     {"ATTNVK_CUDA_PERSISTENT", "1|2: the Hopper forward (wgmma-ws) as a persistent kernel, a CTA an SM taking the blocks "
      "dealt in rounds (1) or from a counter as it comes free (2); slower on the H100 so far (an experiment)", "0"},
     {"ATTNVK_CUDA_TIMELINE", "path: after each launch of a Hopper forward built with ATTNVK_CUDA_DEFINES=-DAVK_TIMELINE=1, "

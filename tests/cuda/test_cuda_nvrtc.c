@@ -149,8 +149,8 @@ static int build_with_defines(const char *defines, const avk_cuda_config *cfg, c
  * reads its records): the block-layout build (the producer's tile slots) and the persistent one
  * compile, and the cubin holds the records' symbol the host looks up. The softcap's scale per
  * score (-DAVK_SOFTCAP_Q_PRESCALE=0, f16 with softcap and ALiBi: the A/B against the default), a
- * mask without the overlap (-DAVK_MASK_OVERLAP=0) and a mask by TMA (mask_tma, at D=128 and
- * D=64 with a softcap) compile. */
+ * mask without the overlap (-DAVK_MASK_OVERLAP=0), a mask from global memory with it (the A/B of
+ * the default mask by TMA) and a mask by TMA (mask_tma, at D=128 and D=64 with a softcap) compile. */
 static int define_builds(void)
 {
     int ok = 1;
@@ -170,6 +170,7 @@ static int define_builds(void)
                                   .threads = 384, .mma = 1, .wgmma = 2, .rows_per_warp = 16, .score_mod = AVK_MOD_MASK,
                                   .kv_stages = 2};
     ok &= build_with_defines("-DAVK_MASK_OVERLAP=0", &mask, "a mask without the overlap (f16)", NULL);
+    ok &= build_with_defines("", &mask, "a mask from global memory with the overlap (f16, ATTNVK_CUDA_MASK_TMA=0)", NULL);
     for (int d = 64; d <= 128; d += 64) {
         const avk_cuda_config tma = {.variant = "wgmma-ws", .head_dim = d, .dtype = ATTNVK_F16, .br = 128, .bc = 128,
                                      .threads = 384, .mma = 1, .wgmma = 2, .rows_per_warp = 16,
@@ -441,6 +442,21 @@ int main(void)
                 if (s == ATTNVK_OK) add_job(t, &pc);
             }
             expect_env_refused(t, &info, "ATTNVK_CUDA_PERSISTENT", "3");
+            /* an f16 mask's tiles by TMA by default where Nk is a multiple of 8 (16-byte row strides);
+             * not for Nk = 4097, an f32 mask, or with ATTNVK_CUDA_MASK_TMA=0 (the A/B) */
+            for (int c = 0; c < 4; ++c) {
+                attnvk_problem mp = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 4096, .seq_kv = c == 1 ? 4097 : 4096,
+                                     .head_dim = 128, .dtype = ATTNVK_F16, .causal = 1, .mask = 1, .mask_batch = 1,
+                                     .mask_heads = 1, .mask_dtype = c == 2 ? ATTNVK_F32 : ATTNVK_F16};
+                if (c == 3) setenv("ATTNVK_CUDA_MASK_TMA", "0", 1);
+                avk_cuda_config mc;
+                attnvk_status s = avk_cuda_select(&info, 9, t->smem_optin, &mp, &none, 0, 1, &mc);
+                unsetenv("ATTNVK_CUDA_MASK_TMA");
+                EXPECT(s == ATTNVK_OK && mc.wgmma == 2 && mc.mask_tma == (c == 0),
+                       "%s: mask case %d: wgmma-ws with mask_tma %d (want %d)", t->arch, c, s == ATTNVK_OK ? mc.mask_tma : -1,
+                       c == 0);
+            }
+            expect_env_refused(t, &info, "ATTNVK_CUDA_MASK_TMA", "2");
         }
         /* the FP8 forward (wgmma-fp8) on sm_90a at D = 64, 128, 256, f16 and bf16 O, split or not;
          * refused on sm_80, for softcap, and where a 16-bit problem names it */
