@@ -121,7 +121,7 @@ static attnvk_status fp8_tensor_maps(avk_cuda_device *dev, const avk_native_kern
 }
 
 /* AVK_MASK_TMA: the f16 mask [mask_batch][mask_heads][Nq][Nk] as its rows, a 2-D tensor {Nk, rows},
- * in boxes of 64 keys x the CTA's rows, 128-byte swizzled (attn_sm90.h's avk_add_mask_tile reads them) */
+ * in boxes of 64 keys x the CTA's rows, 128-byte swizzled (sm90_consumer.h's avk_add_mask_tile reads them) */
 static attnvk_status mask_tensor_map(avk_cuda_device *dev, const avk_native_kernel *k, const avk_attn_params *P,
                                      unsigned char *map)
 {

@@ -25,6 +25,7 @@ AVK_EMBEDDED(avk_cuda_sm90_fp8_source)
 AVK_EMBEDDED(avk_cuda_sm90_schedule_source)
 AVK_EMBEDDED(avk_cuda_sm90_timeline_source)
 AVK_EMBEDDED(avk_cuda_sm90_tma_source)
+AVK_EMBEDDED(avk_cuda_sm90_consumer_source)
 AVK_EMBEDDED(avk_cuda_tiled_source)
 AVK_EMBEDDED(avk_cuda_decode_source)
 AVK_EMBEDDED(avk_cuda_mma_source)
@@ -53,6 +54,7 @@ static const struct {
     {"sm90_schedule.h", avk_cuda_sm90_schedule_source, &avk_cuda_sm90_schedule_source_size},
     {"sm90_timeline.h", avk_cuda_sm90_timeline_source, &avk_cuda_sm90_timeline_source_size},
     {"sm90_tma.h", avk_cuda_sm90_tma_source, &avk_cuda_sm90_tma_source_size},
+    {"sm90_consumer.h", avk_cuda_sm90_consumer_source, &avk_cuda_sm90_consumer_source_size},
     {"attn_tiled.h", avk_cuda_tiled_source, &avk_cuda_tiled_source_size},
     {"attn_decode.h", avk_cuda_decode_source, &avk_cuda_decode_source_size},
     {"attn_mma.h", avk_cuda_mma_source, &avk_cuda_mma_source_size},
