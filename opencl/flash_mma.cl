@@ -101,6 +101,27 @@ inline void avk_decode_tile(__local uint4 *dst, __local const uint4 *raw, float 
 #define AVK_DECODE_V() ((void)0)
 #endif
 
+#if AVK_MASK_LOCAL
+#if !AVK_ASYNC || !AVK_SCORE_HOOKS
+#error "AVK_MASK_LOCAL takes the async pipeline and the score hook (cl_tuning.c)"
+#endif
+/* Starts the copy of the f16 mask of keys kt.. for the block's rows (rows: each row's offset)
+ * into a tile of AVK_MROW-half rows; chunks at or past Nk (a multiple of 8) are zeros, their
+ * keys dropped by the bounds. One commit group of its own: the tile's K before it, V after. */
+inline void avk_issue_mask(__local uint4 *dst, __global const uchar *mask, __local const long *rows, int kt, int nk,
+                           int tid)
+{
+    for (int u = tid; u < AVK_BR * (AVK_BC / 8); u += AVK_WG) {
+        const int r = u / (AVK_BC / 8), c8 = u - r * (AVK_BC / 8), col = kt + c8 * 8;
+        avk_cp16(dst + r * (AVK_MROW / 8) + c8, mask + (rows[r] + min(col, nk - 8)) * 2, col < nk);
+    }
+    avk_cp_commit();
+}
+#define AVK_ISSUE_M(kt) avk_issue_mask(Mbuf, mask, mask_rows, (kt), (int)args.seq_kv, tid)
+#else
+#define AVK_ISSUE_M(kt) ((void)0)
+#endif
+
 /* Eight values d0 .. d0+7 of a K/V row as f16 pairs: a 16-byte load of an
  * f16 cache, or decoded and rounded from a quantized one. */
 inline uint4 avk_kv_load8_f16(__global const uchar *buf, long row, int d0, float scale)
@@ -194,6 +215,14 @@ void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
     __local uint kv_rows[2 * AVK_BC]; /* K/V rows of the tiles in flight (avk_read_rows) */
     uint pend[AVK_ROWS_PER_ITEM];
 #endif
+#if AVK_MASK_LOCAL
+    __local uint4 Mbuf[AVK_BR * AVK_MROW / 8]; /* the tile's f16 mask, [row][BC + 8 halves] */
+    __local long mask_rows[AVK_BR];            /* each row's mask offset (rows past the block: its last) */
+    for (int r = tid; r < AVK_BR; r += AVK_WG) {
+        const int pr = min(w.r0 + r, w.r_end - 1), pack = (int)a->pack;
+        mask_rows[r] = avk_mask_row(a, w.b, w.h + pr % pack, pr / pack);
+    }
+#endif
 
     /* Q fragments of rows g (qa) and g+8 (qb): .x = slots 2t.., .y = slots 2t+8.. */
     uint2 qa[AVK_KS], qb[AVK_KS];
@@ -251,6 +280,7 @@ AVK_PRAGMA_UNROLL
         avk_store_rows(AVK_TILE_ROWS(1), pend, tid);
         barrier(CLK_LOCAL_MEM_FENCE);
         AVK_ISSUE_K(tile * AVK_BC, 0);
+        AVK_ISSUE_M(tile * AVK_BC);
         AVK_ISSUE_V(tile * AVK_BC, 0);
     }
 #endif
@@ -261,7 +291,7 @@ AVK_PRAGMA_UNROLL
                                                    AVK_WG)
                            : w.t_end;
 #if AVK_ASYNC
-        avk_cp_wait_all_but_one(); /* K(tile) has landed; V(tile) may be in flight */
+        avk_cp_wait_all_but_one(); /* K(tile) (and its mask) have landed; V(tile) may be in flight */
         barrier(CLK_LOCAL_MEM_FENCE);
         AVK_DECODE_K();
 #else
@@ -303,7 +333,7 @@ AVK_PRAGMA_UNROLL
         __local const uint *v_lane = Vt + g * AVK_VW + 2 * t;
 #endif
 
-#if AVK_SCORE_HOOKS
+#if AVK_SCORE_HOOKS && !AVK_MASK_LOCAL
         if (next < w.t_end) avk_frag_mask_prefetch(a, &fr, mask, next * AVK_BC, t, lim_a, lim_b);
 #endif
         /* S = Q K^T: n-tile nt covers keys kt + 8nt .. +7 */
@@ -347,6 +377,9 @@ AVK_PRAGMA_UNROLL
          * (s_unit > 0). */
 #if AVK_SCORE_HOOKS
         avk_frag_score_mod(s, a, &fr, mask, kt, t, lim_a, lim_b, AVK_SOFTCAP_IN_Q);
+#endif
+#if AVK_MASK_LOCAL
+        avk_frag_mask_local(s, (__local const ushort *)Mbuf, warp * 16, lane, fr.mask_unit);
 #endif
 #if AVK_SCORE_MOD
         /* the pattern's hidden keys of a visited tile the layout does not show whole */
@@ -418,6 +451,8 @@ AVK_PRAGMA_UNROLL
         if (next < w.t_end) avk_cp_wait_all_but_one(); /* V(tile) has landed */
         else avk_cp_wait_all();
         barrier(CLK_LOCAL_MEM_FENCE);
+        /* every warp has added tile's mask: next's comes in its own group, before V(next)'s */
+        if (next < w.t_end) AVK_ISSUE_M(next * AVK_BC);
         AVK_DECODE_V(); /* into the tile K used: S is done with it */
 #endif
         /* O += P V: P's A fragment for keys 16kc.. is S n-tiles 2kc and 2kc+1 */

@@ -33,6 +33,14 @@
 #ifndef AVK_SOFTCAP_IN_Q
 #define AVK_SOFTCAP_IN_Q 1
 #endif
+/* AVK_MASK_LOCAL (the host's -D: the mma-f16 prefill body's async pipeline, an f16 mask whose
+ * rows are whole 16-byte chunks): each tile's mask rows ride the cp.async copies into local
+ * memory (flash_mma.cl's Mbuf) and the score hook reads them by ldmatrix, rather than each lane
+ * loading its pairs of eight rows from L1 (eight lines a warp load). */
+#ifndef AVK_MASK_LOCAL
+#define AVK_MASK_LOCAL 0
+#endif
+#define AVK_MROW (AVK_BC + 8) /* a mask tile's row in halves: 16-byte rows, ldmatrix's eight rows in distinct banks */
 #define AVK_WG (AVK_NW * 32)
 #define AVK_BR (AVK_NW * 16)
 #define AVK_NT (AVK_BC / 8)  /* n-tiles of S */
@@ -277,7 +285,7 @@ AVK_PRAGMA_UNROLL
                 s[nt][r] = fma(r < 2 ? f->slope_a : f->slope_b, (r < 2 ? rel_a : rel_b) + (float)(nt * 8 + (r & 1)),
                                s[nt][r]);
     }
-    if (a->flags & AVK_FLAG_MASK) {
+    if ((a->flags & AVK_FLAG_MASK) && !AVK_MASK_LOCAL) { /* AVK_MASK_LOCAL: avk_frag_mask_local */
         const int last_a = max(lim_a - 1, 0), last_b = max(lim_b - 1, 0);
         const float mu = f->mask_unit;
         if (a->flags & AVK_FLAG_MASK_F16) {
@@ -321,13 +329,44 @@ AVK_PRAGMA_UNROLL
     }
 }
 
+#if AVK_MASK_LOCAL
+/* A warp's rows row0 + g and row0 + g + 8 of the tile's f16 mask in local memory (rows of
+ * AVK_MROW halves) added to S in the hook's units (mu: avk_frag_rows' mask_unit). One ldmatrix
+ * x4 takes n-tiles 2j and 2j + 1 of both rows, each lane's pairs in the accumulator layout. */
+AVK_INLINE void avk_frag_mask_local(float s[AVK_NT][4], __local const ushort *m, int row0, int lane, float mu)
+{
+AVK_PRAGMA_UNROLL
+    for (int j = 0; j < AVK_NT / 2; ++j) {
+        uint r[4]; /* {row a n-tile 2j, row a 2j+1, row b 2j, row b 2j+1} */
+#if AVK_EMULATE
+        const int g = lane >> 2, t = lane & 3;
+        for (int q = 0; q < 4; ++q)
+            r[q] = *(__local const uint *)(m + (row0 + g + (q >> 1) * 8) * AVK_MROW + 16 * j + (q & 1) * 8 + 2 * t);
+#else
+        const int q = lane >> 3;
+        __local const ushort *p = m + (row0 + (lane & 7) + (q >> 1) * 8) * AVK_MROW + 16 * j + (q & 1) * 8;
+        AVK_ASM("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                : "r"((uint)(size_t)p));
+#endif
+AVK_PRAGMA_UNROLL
+        for (int q = 0; q < 4; ++q) {
+            const float2 v = vload_half2(0, (const half *)&r[q]);
+            const int nt = 2 * j + (q & 1), e = (q >> 1) * 2;
+            s[nt][e] = fma(v.x, mu, s[nt][e]);
+            s[nt][e + 1] = fma(v.y, mu, s[nt][e + 1]);
+        }
+    }
+}
+#endif
+
 /* The mask rows of keys [key0, key0 + AVK_BC) fetched into L1 a tile ahead
  * (NVIDIA), so the score hook's loads do not wait on L2 after the S MMAs: the
  * four lanes of a row pair share its lines. */
 AVK_INLINE void avk_frag_mask_prefetch(const avk_kernel_args *a, const avk_frag_rows *f, __global const uchar *mask,
                                        int key0, int t, int lim_a, int lim_b)
 {
-#if !AVK_EMULATE
+#if !AVK_EMULATE && !AVK_MASK_LOCAL
     if (!(a->flags & AVK_FLAG_MASK)) return;
     const int es = (a->flags & AVK_FLAG_MASK_F16) ? 2 : 4, lines = (AVK_BC * es + 127) / 128;
     for (int l = t; l < 2 * lines; l += 4) {

@@ -280,6 +280,14 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     if (local > caps->local_mem)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "mma %dx%d at D=%d needs %llu bytes of local memory, device has %llu",
                         cfg->br, cfg->bc, d, (unsigned long long)local, (unsigned long long)caps->local_mem);
+    /* an f16 mask whose rows are whole 16-byte chunks (Nk % 8 == 0) rides the async copies: its
+     * tile [br][bc + 8 halves] and the rows' offsets, where they fit beside K and V */
+    const uint64_t mask_tile = (uint64_t)cfg->br * (cfg->bc + 8) * 2 + (uint64_t)cfg->br * 8;
+    const char *env = getenv("ATTNVK_OPENCL_MASK_LOCAL");
+    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_OPENCL_MASK_LOCAL: '%s' is not 0 or 1", env);
+    cfg->mask_local = cfg->async && p->mask && p->mask_dtype == ATTNVK_F16 && p->seq_kv % 8 == 0 && !cfg->patterns &&
+                      !(env && !strcmp(env, "0")) && local + mask_tile <= caps->local_mem;
     snprintf(cfg->variant, sizeof cfg->variant, cfg->emulate ? "mma-f16-emu" : "mma-f16");
     return ATTNVK_OK;
 }
@@ -547,6 +555,7 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
     if (cfg->key_warps && cfg->score_bounds && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -DAVK_SCORE_BOUNDS=1");
     if (cfg->pos_offset && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " -DAVK_POS_OFFSET=1");
+    if (cfg->mask_local && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " -DAVK_MASK_LOCAL=1");
     /* the tile search's barriers in loops slow PoCL's compiler: only programs that take a pattern carry them */
     if (cfg->patterns && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -DAVK_PATTERN_SEARCH=1");

@@ -39,6 +39,7 @@ typedef struct avk_cl_config {
     int patterns;     /* mma: a sparse pattern's tile search compiled in (-DAVK_PATTERN_SEARCH) */
     int score_hooks;  /* softcap, ALiBi or a mask: the mma bodies' score hook (without: AVK_PATTERN_ONLY) */
     int pos_offset;   /* the problem moves i' (position_offset): -DAVK_POS_OFFSET=1, built only then */
+    int mask_local;   /* mma (async): an f16 mask's tiles copied into local memory (-DAVK_MASK_LOCAL=1) */
 } avk_cl_config;
 
 /* Picks and validates a configuration for rows packed pack query heads at

@@ -233,6 +233,49 @@ static void check_h100_scores(void)
     }
 }
 
+/* Issue #13's mask on the H100 description: an f16 mask whose rows are whole 16-byte chunks
+ * rides mma-f16's async copies into local memory (-DAVK_MASK_LOCAL=1) within 48 KiB, at D = 64,
+ * 128 and 256; not for Nk = 8191, an f32 mask, or with ATTNVK_OPENCL_MASK_LOCAL=0, and a bad
+ * value is refused naming the variable. */
+static void check_h100_mask_local(void)
+{
+    const fake_device h100 = {"NVIDIA H100 (described)", "NVIDIA Corporation", "sm_90", 90, 0, 0, 32, 48 * 1024};
+    static const struct { int d, nk, f32, env_off, want; } cases[] = {
+        {128, 8192, 0, 0, 1}, {64, 4096, 0, 0, 1}, {256, 8192, 0, 0, 1},
+        {128, 8191, 0, 0, 0}, {128, 8192, 1, 0, 0}, {128, 8192, 0, 1, 0}};
+    char what[200], opts[512];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        attnvk_problem p = {.batch = 2, .heads = 16, .kv_heads = 16, .seq_q = 8192, .seq_kv = cases[i].nk,
+                            .head_dim = cases[i].d, .dtype = ATTNVK_F16, .causal = 1, .mask = 1, .mask_batch = 1,
+                            .mask_heads = 1, .mask_dtype = cases[i].f32 ? ATTNVK_F32 : ATTNVK_F16};
+        if (cases[i].env_off) setenv("ATTNVK_OPENCL_MASK_LOCAL", "0", 1);
+        int ok = 0;
+        const avk_cl_config c = configure(&h100, &p, &ok);
+        unsetenv("ATTNVK_OPENCL_MASK_LOCAL");
+        avk_cl_build_options(&c, opts, sizeof opts);
+        snprintf(what, sizeof what, "H100 f16 D=%d Nk=%d %s mask%s: %s %dx%d, mask in local memory %d", cases[i].d,
+                 cases[i].nk, cases[i].f32 ? "f32" : "f16", cases[i].env_off ? " (ATTNVK_OPENCL_MASK_LOCAL=0)" : "",
+                 c.variant, c.br, c.bc, c.mask_local);
+        expect(ok && !strcmp(c.variant, "mma-f16") && c.async == 1 && c.mask_local == cases[i].want &&
+                   (strstr(opts, "-DAVK_MASK_LOCAL=1") != NULL) == cases[i].want,
+               what);
+    }
+    setenv("ATTNVK_OPENCL_MASK_LOCAL", "2", 1);
+    avk_cl_caps caps;
+    attnvk_device_info info;
+    describe(&h100, &caps, &info);
+    const attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
+                              .dtype = ATTNVK_F16, .mask = 1, .mask_batch = 1, .mask_heads = 1, .mask_dtype = ATTNVK_F16};
+    const attnvk_kernel_options none = {0};
+    avk_cl_config c;
+    const int refused = avk_cl_configure(&caps, &info, &p, &none, 1, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
+                        strstr(attnvk_last_error(), "ATTNVK_OPENCL_MASK_LOCAL") != NULL;
+    snprintf(what, sizeof what, "H100 ATTNVK_OPENCL_MASK_LOCAL=2 refused: %s", attnvk_last_error());
+    expect(refused, what);
+    unsetenv("ATTNVK_OPENCL_MASK_LOCAL");
+    avk_clear_error();
+}
+
 /* The backward's tensor-core tiles on an H100 (48 KiB of local memory): the table's rows, an
  * override that fits (two stages), one that fits no row (an error naming the bytes, not the
  * portable body under the sweep's name) and a malformed one. */
@@ -274,6 +317,7 @@ int main(void)
     };
     check_h100();
     check_h100_scores();
+    check_h100_mask_local();
     check_backward_tiles();
     /* shuffles where a row's lanes fit a reported sub-group, else local memory */
     check_tiled(&devices[0], 128, 1);
