@@ -30,6 +30,8 @@
 //                     (0 for padding rows); evaluated on edge tiles only
 //   SCORE_Q_SCALED    (optional, default false) the body's Q already carries the
 //                     softcap's input scale (avk_softcap_raw_in)
+//   SCORE_MASK_TILE(x, col), SCORE_MASK_TILED (optional): where the body staged the tile's f16
+//                     mask (SCORE_MASK_TILED, uniform), vec2 of row slot x's columns col, col + 1
 // It undefines those at its end (SCORE_ROW, if the body has one, stays).
 // Never compiled alone.
 #ifndef SCORE_Q_SCALED
@@ -70,6 +72,19 @@
     }
     if ((avk_flags() & AVK_FLAG_MASK) != 0u) {
         float unit = avk_raw_unit();
+#ifdef SCORE_MASK_TILE
+        if (SCORE_MASK_TILED) { // the body's staged tile: pairs, keys past the row zeros (dropped)
+            [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
+                CM_ELEM_LOOP for (uint s = 0u; s < CM_SLOTS; ++s)
+                    [[unroll]] for (uint n = 0u; n < NT; ++n)
+                        CM_ELEM_LOOP for (uint c = 0u; c < EPS; c += 2u) {
+                            vec2 mv = SCORE_MASK_TILE(rt * CM_SLOTS + s, n * MS + CM_COL(lane, c));
+                            uint e = s * EPS + c;
+                            CM_AT(sacc[rt * NT + n], e) = fma(mv.x, unit, CM_AT(sacc[rt * NT + n], e));
+                            CM_AT(sacc[rt * NT + n], e + 1u) = fma(mv.y, unit, CM_AT(sacc[rt * NT + n], e + 1u));
+                        }
+        } else
+#endif
         if (SCORE_J0 + NT * MS <= SCORE_KV_HI && avk_mask_pairs(SCORE_J0)) {
             // f16 pairs, all inside the rows: one word per two elements
             [[unroll]] for (uint rt = 0u; rt < RT; ++rt)
@@ -126,3 +141,5 @@
 #undef SCORE_MASK_ROW
 #undef SCORE_BOUNDS
 #undef SCORE_Q_SCALED
+#undef SCORE_MASK_TILE
+#undef SCORE_MASK_TILED

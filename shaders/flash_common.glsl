@@ -26,10 +26,13 @@ layout(binding = 10) readonly buffer AlibiSlopesB { float alibi_slopes[]; };
 layout(binding = 11) readonly buffer SinksB { float sinks[]; };
 layout(binding = 12) readonly buffer MaskB { uint mask_words[]; };
 
-// 1 where the problem has windows, softcap, ALiBi, masks, sinks or top-left
+// Nonzero where the problem has windows, softcap, ALiBi, masks, sinks or top-left
 // alignment (runtime/vulkan/vk_kernel.c): a plain problem's pipeline compiles
 // without their code, so it keeps its registers and speed.
 layout(constant_id = 15) const uint AVK_SCORES = 0u;
+// Bit 2 of it (vk_kernel.c): the register-softmax prefill body stages each tile's f16 mask in
+// shared memory (flash_coopmat_rs_body.glsl's MASK_SH)
+const bool AVK_MASK_SHARED = (AVK_SCORES & 2u) != 0u;
 const uint AVK_SCORE_FLAGS = AVK_FLAG_TOP_LEFT | AVK_FLAG_WINDOW | AVK_FLAG_ALIBI | AVK_FLAG_SINKS | AVK_FLAG_MASK | AVK_FLAG_MASK_F16 |
                              AVK_FLAG_BLOCKS | AVK_FLAG_DILATED | AVK_FLAG_DILATED_VIEW;
 // pc.flags, with the score features' bits only in pipelines built for them

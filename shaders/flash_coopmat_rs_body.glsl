@@ -85,6 +85,41 @@ shared uvec4 tile_sh[SH_WORDS];
 
 uvec4 kv_pre[LPT]; // the next K (or V) tile on its way from global memory
 
+// MASK_SH (AVK_MASK_SHARED, set by vk_variants.c for an f16 mask whose rows are whole 16-byte
+// chunks, one K buffer that holds the tile's mask): the tile's mask rows come by coalesced
+// 16-byte loads while S is computed, go into the K buffer once S is done with it (chunks XOR-
+// swizzled by the row: a lane quad's pairs over eight rows hit distinct banks), and
+// cm_score_mods.glsl reads them there, rather than each lane its pairs over eight rows of global
+// memory (eight lines a load).
+const bool MASK_SH = AVK_MASK_SHARED && KV_STAGES == 1u;
+const uint MQ = BC / 8u;                                   // 16-byte chunks of a mask tile's row
+const uint MPT = MASK_SH ? (BR * MQ + WG - 1u) / WG : 1u;  // ... a thread loads per tile
+layout(binding = 12) readonly buffer MaskQuadB { uvec4 mask_quads[]; };
+uvec4 mask_pre[MPT];
+
+void mask_prefetch(uint j0, Work w)
+{
+    [[unroll]] for (uint x = 0u; x < MPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG, r = e / MQ, col = j0 + (e % MQ) * 8u;
+        bool ok = e < BR * MQ && col < pc.seq_kv; // zeros past the row: those keys are dropped
+        mask_pre[x] = ok ? mask_quads[(avk_mask_row(w.b, w.h, min(w.i0 + r, w.q_end - 1u)) + col) / 8u] : uvec4(0u);
+    }
+}
+
+void mask_commit(uint base)
+{
+    [[unroll]] for (uint x = 0u; x < MPT; ++x) {
+        uint e = gl_LocalInvocationID.x + x * WG, r = e / MQ;
+        if (e < BR * MQ) tile_sh[base + r * MQ + ((e % MQ) ^ (r % MQ))] = mask_pre[x];
+    }
+}
+
+// the staged mask of tile row r, columns col and col + 1 (col even)
+vec2 mask_tile_pair(uint base, uint r, uint col)
+{
+    return unpackHalf2x16(tile_sh[base + r * MQ + ((col / 8u) ^ (r % MQ))][(col / 2u) % 4u]);
+}
+
 // K (values false) or V rows of keys j0 ..: zero past the keys and in the zero columns.
 void prefetch(uint j0, Work w, bool values)
 {
@@ -224,6 +259,7 @@ void main()
         bool more = next_tile < w.ntiles;
         if (KV_STAGES > 1u) barrier(); // tile's K/V are in place; the other buffers' readers are done
         if (more) prefetch(j_next, w, false);
+        if (MASK_SH) mask_prefetch(j0, w);
 
         // 1. S = Q.K^T: RT x NT accumulators
         CM_C sacc[RT * NT];
@@ -241,9 +277,13 @@ void main()
             }
         }
         if (KV_STAGES == 1u) barrier(); // everyone is done reading this K
-        if (more) {
+        if (more && !MASK_SH) {
             commit(K_OFF + next * KTILE, false);
             prefetch(j_next, w, true); // lands during the softmax and P.V
+        }
+        if (MASK_SH) { // the tile's mask into the K buffer, read by the score features
+            mask_commit(K_OFF);
+            barrier();
         }
 
         // 2. masks: keys past the end, causal limit, window (edge tiles only); score features
@@ -269,6 +309,8 @@ void main()
 #define SCORE_SLOPE(x) alibi_raw
 #define SCORE_MASK_ROW(x) avk_mask_row(w.b, w.h, min(SCORE_ROW(x), w.q_end - 1u))
 #define SCORE_Q_SCALED AVK_SOFTCAP_IN_Q // (read inside the softcap's branch: q_scaled there)
+#define SCORE_MASK_TILED MASK_SH
+#define SCORE_MASK_TILE(x, col) mask_tile_pair(K_OFF, SCORE_ROW(x) - w.i0, col)
 #define SCORE_BOUNDS(x) uvec2(flash_row_begin(w, SCORE_ROW(x)), \
                               SCORE_ROW(x) < w.q_end ? min(avk_key_end(w.len, SCORE_ROW(x)), w.kv_hi) : 0u)
 #include "cm_score_mods.glsl"
@@ -281,6 +323,14 @@ void main()
                             uint j = min(j0 + n * MS + CM_COL(lane, e), pc.seq_kv - 1u); // past the end: -inf anyway
                             if (!avk_pattern_visible(w.b, w.h, row, j)) CM_AT(sacc[rt * NT + n], e) = NEG_INF;
                         }
+            }
+        }
+
+        if (MASK_SH) { // everyone has read the mask: the next K takes the buffer
+            barrier();
+            if (more) {
+                commit(K_OFF + next * KTILE, false);
+                prefetch(j_next, w, true);
             }
         }
 

@@ -580,6 +580,18 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
      * off by default: a local CI run with it on timed vulkan_backward_matrix_emu out (600 s; the cause
      * was not pinned down: lavapipe compiling pipelines its cache lacked), not worth half a percent */
     if (env_choice("ATTNVK_VK_SOFTCAP_IN_Q") == 1 && vk_algo_is_rs(algo)) cfg->softcap_exp2 |= 4u;
+    /* an f16 mask whose rows are whole 16-byte chunks (Nk % 8 == 0) on a register-softmax prefill
+     * body with one K buffer: each tile's mask is staged in that buffer once S is done with it
+     * (flash_coopmat_rs_body.glsl's MASK_SH; its XOR swizzle wants Bc / 8 a power of two, and the
+     * buffer of Bc padded Dk rows must hold Br x Bc halves). ATTNVK_VK_MASK_SHARED=0: each lane's
+     * pairs from global memory (the A/B) */
+    const char *mask_env = getenv("ATTNVK_VK_MASK_SHARED");
+    if (mask_env && *mask_env && strcmp(mask_env, "0") != 0 && strcmp(mask_env, "1") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_MASK_SHARED: '%s' is not 0 or 1", mask_env);
+    const uint32_t mask_chunks = cfg->bc / 8, k_row = mat_pad(dim_k(p)) / 8 + 1; /* uvec4 */
+    cfg->mask_shared = vk_algo_is_rs(algo) && cfg->kv_stages == 1 && p->mask && p->mask_dtype == ATTNVK_F16 &&
+                       p->seq_kv % 8 == 0 && mask_chunks && !(mask_chunks & (mask_chunks - 1)) &&
+                       cfg->bc * k_row >= cfg->br * mask_chunks && !(mask_env && !strcmp(mask_env, "0"));
     avk_tuning_note(e);
     return ATTNVK_OK;
 }

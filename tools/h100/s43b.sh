@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Session 43: #13's Vulkan mask staged in the K buffer (AVK_MASK_SHARED, the register-softmax
+# prefill with one K buffer: D=128 coopmat-khr-rs) against each lane's pairs from global memory
+# (ATTNVK_VK_MASK_SHARED=0), D=128 N=8k causal f16 (B=2, H=16) two rounds, not causal, with
+# ALiBi, an Nk not a multiple of 8 (the fallback); OpenCL's mask (s43a's default) beside it; then
+# `attnvk check --api vulkan` (f16) both ways.
+#     DEADLINE=300 bash tools/h100/s43b.sh   (carry .gpu and build-h100b)
+set -u
+out=${OUT:-/tmp/s43b-out}
+export AVK=${AVK:-./build-h100b/attnvk}
+source tools/h100/bench-lib.sh
+s8="--api vulkan --dtype f16 --batch 2 --heads 16 --head-dim 128 --seq 8192 --causal --impl attnvk --min-time 0.3"
+for round in 1 2; do
+  bench plain-$round $s8
+  bench mask-shared-$round $s8 --mask random
+  ATTNVK_VK_MASK_SHARED=0 bench mask-global-$round $s8 --mask random
+done
+bench nc-mask-shared ${s8/--causal/} --mask random
+ATTNVK_VK_MASK_SHARED=0 bench nc-mask-global ${s8/--causal/} --mask random
+bench alibi-mask-shared $s8 --mask random --alibi
+for n in 1000 1001; do
+  bench odd-$n --api vulkan --dtype f16 --batch 1 --heads 3 --head-dim 128 --seq $n --causal \
+    --mask random --alibi --impl attnvk --min-time 0.05
+done
+bench ocl-plain ${s8/vulkan/opencl}
+bench ocl-mask ${s8/vulkan/opencl} --mask random
+logged check-shared $(( $(left) / 2 )) $AVK check --api vulkan --impl attnvk --dtype f16
+ATTNVK_VK_MASK_SHARED=0 logged check-global $(( $(left) - 5 )) $AVK check --api vulkan --impl attnvk --dtype f16
+echo "== s43b done at $((SECONDS - start)) s"
+pack_out s43b
