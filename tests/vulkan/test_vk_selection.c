@@ -210,6 +210,41 @@ static int check_khr_rs(void)
     return passed + ok;
 }
 
+/* Issue #13's mask staged in the K buffer (AVK_MASK_SHARED) on the H100: D=128's one K buffer
+ * holds a 128 x 64 f16 tile; not D=64's two buffers, Nk = 8191, an f32 mask, or with
+ * ATTNVK_VK_MASK_SHARED=0; a bad value is refused naming the variable. */
+static int check_mask_shared(void)
+{
+    int passed = 0;
+    vk_caps c = h100();
+    static const struct { int d, nk, f32, env_off, want; } cases[] = {
+        {128, 8192, 0, 0, 1}, {64, 4096, 0, 0, 0}, {128, 8191, 0, 0, 0}, {128, 8192, 1, 0, 0}, {128, 8192, 0, 1, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        attnvk_problem p = {.batch = 2, .heads = 16, .kv_heads = 16, .seq_q = 8192, .seq_kv = cases[i].nk,
+                            .head_dim = cases[i].d, .dtype = ATTNVK_F16, .causal = 1, .mask = 1, .mask_batch = 1,
+                            .mask_heads = 1, .mask_dtype = cases[i].f32 ? ATTNVK_F32 : ATTNVK_F16};
+        if (cases[i].env_off) setenv("ATTNVK_VK_MASK_SHARED", "0", 1);
+        vk_config cfg;
+        attnvk_status s = vk_choose_config(&c, &p, &(attnvk_kernel_options){0}, &cfg);
+        unsetenv("ATTNVK_VK_MASK_SHARED");
+        int ok = s == ATTNVK_OK && vk_algo_is_rs(cfg.algo) && (int)cfg.mask_shared == cases[i].want;
+        EXPECT(ok, "H100 D=%d Nk=%d %s mask%s: %s %ux%u kv_stages %u, mask staged %u (want %d)", cases[i].d, cases[i].nk,
+               cases[i].f32 ? "f32" : "f16", cases[i].env_off ? " (ATTNVK_VK_MASK_SHARED=0)" : "",
+               s == ATTNVK_OK ? cfg.variant : attnvk_last_error(), cfg.br, cfg.bc, cfg.kv_stages, cfg.mask_shared,
+               cases[i].want);
+        passed += ok;
+    }
+    setenv("ATTNVK_VK_MASK_SHARED", "2", 1);
+    attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
+                        .dtype = ATTNVK_F16, .mask = 1, .mask_batch = 1, .mask_heads = 1, .mask_dtype = ATTNVK_F16};
+    vk_config cfg;
+    int ok = vk_choose_config(&c, &p, &(attnvk_kernel_options){0}, &cfg) == ATTNVK_ERROR_INVALID_ARGUMENT &&
+             strstr(attnvk_last_error(), "ATTNVK_VK_MASK_SHARED") != NULL;
+    unsetenv("ATTNVK_VK_MASK_SHARED");
+    EXPECT(ok, "H100 ATTNVK_VK_MASK_SHARED=2 refused: %s", attnvk_last_error());
+    return passed + ok;
+}
+
 /* The backward's matrix body: f16 with head dims multiples of 16 up to 128 on a device with
  * 16x16x16 matrices (KHR before NV; the forward's emulated variant takes the emulation; the
  * table's first tiles that fit),
@@ -429,6 +464,7 @@ int main(void)
     passed += check_khr();
     passed += check_families();
     passed += check_khr_rs();
+    passed += check_mask_shared();
     passed += check_backward_tiles();
     passed += check_backward_atomic_dq();
     passed += check_backward_scores();

@@ -230,6 +230,26 @@ static void score_cases(vk_tally *t, attnvk_device *dev, const variant_dtype *vd
             else printf("FAIL %s scores %s: %s\n", vd->variant, r.shape, r.message);
             ok ? ++t->passed : ++t->failed;
         }
+    /* the register-softmax prefill with one K buffer stages an f16 mask whose rows are whole 16-byte
+     * chunks in it (AVK_MASK_SHARED; the H100's D=128 row): per head over three row blocks and 17 key
+     * tiles, and shared by the heads with ALiBi (bf16 left to f16's) */
+    if (is_rs(vd) && !quick && vd->dtype == ATTNVK_F16) {
+        avk_score_case staged[2] = {sc[0], avk_score_case_shared_mask(vd->dtype)};
+        for (int i = 0; i < n; ++i)
+            if (!strcmp(sc[i].label, "mask f16 staged")) staged[0] = sc[i];
+        staged[1].p.seq_kv = 232;
+        setenv("ATTNVK_VK_KV_STAGES", "1", 1);
+        for (int i = 0; i < 2; ++i) {
+            attnvk_kernel_options o = {.variant = vd->variant};
+            avk_score_result r;
+            attnvk_status s = avk_score_case_run(dev, &staged[i], &o, t->seed + 9400 + (uint64_t)i, &r);
+            int ok = s == ATTNVK_OK && r.check.passed && strstr(r.info.params, "mask_shared=1") != NULL;
+            printf("%s %s scores %s (one K buffer, mask staged): %s rel_l2 %.2e\n", ok ? "ok  " : "FAIL", vd->variant,
+                   r.shape, s == ATTNVK_OK ? r.info.params : r.message, s == ATTNVK_OK ? r.check.rel_l2 : 0.0);
+            ok ? ++t->passed : ++t->failed;
+        }
+        unsetenv("ATTNVK_VK_KV_STAGES");
+    }
     /* a mask the heads share over several row blocks, the grid walked as launched and heads first
      * (the default; ATTNVK_MASK_HEADS_FIRST=0 walks it as launched): through the prefill bodies (the decode
      * bodies share flash_work; their pipelines take minutes on lavapipe), bf16 left to f16's */
