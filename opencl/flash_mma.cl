@@ -173,6 +173,16 @@ AVK_INLINE uint avk_q_pair_times(uint q, float f)
 }
 #endif
 
+#if AVK_ALIBI_MMA
+/* x as an f16 pair: the rounded x (low half), then what it missed (high half) */
+AVK_INLINE uint avk_f16_split(float x)
+{
+    const uint hi = avk_pack_f16x2(x, 0.0f);
+    const ushort h = (ushort)(hi & 0xffffu);
+    return avk_pack_f16x2(x, x - vload_half(0, (const half *)&h));
+}
+#endif
+
 __kernel __attribute__((reqd_work_group_size(AVK_WG, 1, 1)))
 void avk_flash_mma(AVK_CONTRACT_ARGS(ushort))
 {
@@ -268,6 +278,20 @@ AVK_PRAGMA_UNROLL
     const float s_unit = args.scale_log2;
 #endif
 
+#if AVK_ALIBI_MMA
+#if !AVK_SCORE_HOOKS
+#error "AVK_ALIBI_MMA takes the score hook's row inputs (cl_tuning.c)"
+#endif
+    /* ALiBi without a softcap (the host's -DAVK_ALIBI_MMA=1): its term slope (j - i') splits into
+     * slope (j - kt), which S's MMAs add as one more k-step (Q's columns 0 and 1: the slope in S's
+     * units as an f16 pair hi + lo, about 22 bits), and slope (kt - i'), a row's constant on the
+     * tile that the max and the exponent's multiply-add take: no per-score work */
+    uint alibi_qa = 0u, alibi_qb = 0u;
+    if (t == 0) {
+        alibi_qa = avk_f16_split(fr.slope_a);
+        alibi_qb = avk_f16_split(fr.slope_b);
+    }
+#endif
     /* the tiles visited: those some row sees (a sparse pattern hides the rest, loads and all) */
     int tile, next;
     avk_first_visible_tiles(a, mask, &w, AVK_BC, visible_bits, &visible_base, tid, AVK_WG, &tile, &tile_shown, &next,
@@ -362,6 +386,13 @@ AVK_PRAGMA_UNROLL
                 avk_mma(s[nt], qa[ks].x, qb[ks].x, qa[ks].y, qb[ks].y, kb.x, kb.y AVK_EMU_ARG);
             }
 #endif
+#if AVK_ALIBI_MMA
+            /* ALiBi's key term: Q's columns (slope hi, lo) times the key's index in the tile,
+             * twice (B's rows 0 and 1 in lane t = 0; the rest zeros) */
+            const float key_in_tile = (float)(nt * 8 + g);
+            avk_mma(s[nt], alibi_qa, alibi_qb, 0u, 0u, t == 0 ? avk_pack_f16x2(key_in_tile, key_in_tile) : 0u, 0u
+                    AVK_EMU_ARG);
+#endif
         }
 #if AVK_ASYNC
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with K(tile) */
@@ -419,11 +450,22 @@ AVK_PRAGMA_UNROLL
         mx_a = fmax(mx_a, avk_quad_xor(mx_a, 2 AVK_EMU_ARG));
         mx_b = fmax(mx_b, avk_quad_xor(mx_b, 1 AVK_EMU_ARG));
         mx_b = fmax(mx_b, avk_quad_xor(mx_b, 2 AVK_EMU_ARG));
+#if AVK_ALIBI_MMA
+        /* ALiBi's part the MMAs left out, a row's constant on this tile: slope (kt - i'), log2 units */
+        const float tile_a = fr.slope_a * (float)(kt - fr.pos_a) * s_unit;
+        const float tile_b = fr.slope_b * (float)(kt - fr.pos_b) * s_unit;
+        mx_a = fmax(m_a, fma(mx_a, s_unit, tile_a)); /* log2 units */
+        mx_b = fmax(m_b, fma(mx_b, s_unit, tile_b));
+        const float base_a = (mx_a == -INFINITY ? 0.0f : mx_a) - tile_a; /* exp2(s s_unit + tile - max) */
+        const float base_b = (mx_b == -INFINITY ? 0.0f : mx_b) - tile_b;
+        const float alpha_a = AVK_EXP2(m_a - base_a - tile_a), alpha_b = AVK_EXP2(m_b - base_b - tile_b);
+#else
         mx_a = fmax(m_a, mx_a * s_unit); /* log2 units */
         mx_b = fmax(m_b, mx_b * s_unit);
         const float base_a = mx_a == -INFINITY ? 0.0f : mx_a;
         const float base_b = mx_b == -INFINITY ? 0.0f : mx_b;
         const float alpha_a = AVK_EXP2(m_a - base_a), alpha_b = AVK_EXP2(m_b - base_b);
+#endif
         m_a = mx_a;
         m_b = mx_b;
         float sum_a = 0.0f, sum_b = 0.0f;

@@ -40,6 +40,11 @@
 #ifndef AVK_MASK_LOCAL
 #define AVK_MASK_LOCAL 0
 #endif
+/* AVK_ALIBI_MMA (the host's -D: ALiBi without a softcap on the mma-f16 prefill body): ALiBi's key
+ * term rides S's MMAs (flash_mma.cl) and the score hook leaves it out */
+#ifndef AVK_ALIBI_MMA
+#define AVK_ALIBI_MMA 0
+#endif
 #define AVK_MROW (AVK_BC + 8) /* a mask tile's row in halves: 16-byte rows, ldmatrix's eight rows in distinct banks */
 #define AVK_WG (AVK_NW * 32)
 #define AVK_BR (AVK_NW * 16)
@@ -276,7 +281,7 @@ AVK_PRAGMA_UNROLL
                 avk_softcap_tanh2(&s[nt][r], &s[nt][r + 1]);
             }
     }
-    if (a->flags & AVK_FLAG_ALIBI) {
+    if ((a->flags & AVK_FLAG_ALIBI) && !AVK_ALIBI_MMA) { /* AVK_ALIBI_MMA: in S's MMAs (flash_mma.cl) */
         const float rel_a = (float)(key0 + 2 * t - f->pos_a), rel_b = (float)(key0 + 2 * t - f->pos_b); /* exact */
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt)

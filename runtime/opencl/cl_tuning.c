@@ -288,6 +288,12 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
         return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_OPENCL_MASK_LOCAL: '%s' is not 0 or 1", env);
     cfg->mask_local = cfg->async && p->mask && p->mask_dtype == ATTNVK_F16 && p->seq_kv % 8 == 0 && !cfg->patterns &&
                       !(env && !strcmp(env, "0")) && local + mask_tile <= caps->local_mem;
+    /* ALiBi without a softcap: its key term as one more k-step of S's MMAs, its row term per tile
+     * (flash_mma.cl's AVK_ALIBI_MMA); ATTNVK_OPENCL_ALIBI_MMA=0: one multiply-add a score (the A/B) */
+    const char *alibi_env = getenv("ATTNVK_OPENCL_ALIBI_MMA");
+    if (alibi_env && *alibi_env && strcmp(alibi_env, "0") != 0 && strcmp(alibi_env, "1") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_OPENCL_ALIBI_MMA: '%s' is not 0 or 1", alibi_env);
+    cfg->alibi_mma = p->alibi && !(p->softcap > 0.0f) && !(alibi_env && !strcmp(alibi_env, "0"));
     snprintf(cfg->variant, sizeof cfg->variant, cfg->emulate ? "mma-f16-emu" : "mma-f16");
     return ATTNVK_OK;
 }
@@ -556,6 +562,7 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
         len += snprintf(out + len, n - (size_t)len, " -DAVK_SCORE_BOUNDS=1");
     if (cfg->pos_offset && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " -DAVK_POS_OFFSET=1");
     if (cfg->mask_local && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " -DAVK_MASK_LOCAL=1");
+    if (cfg->alibi_mma && len > 0 && (size_t)len < n) len += snprintf(out + len, n - (size_t)len, " -DAVK_ALIBI_MMA=1");
     /* the tile search's barriers in loops slow PoCL's compiler: only programs that take a pattern carry them */
     if (cfg->patterns && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -DAVK_PATTERN_SEARCH=1");

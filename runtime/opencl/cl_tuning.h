@@ -40,6 +40,7 @@ typedef struct avk_cl_config {
     int score_hooks;  /* softcap, ALiBi or a mask: the mma bodies' score hook (without: AVK_PATTERN_ONLY) */
     int pos_offset;   /* the problem moves i' (position_offset): -DAVK_POS_OFFSET=1, built only then */
     int mask_local;   /* mma (async): an f16 mask's tiles copied into local memory (-DAVK_MASK_LOCAL=1) */
+    int alibi_mma;    /* mma: ALiBi (no softcap) with its key term in S's MMAs (-DAVK_ALIBI_MMA=1) */
 } avk_cl_config;
 
 /* Picks and validates a configuration for rows packed pack query heads at
