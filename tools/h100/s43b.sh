@@ -5,7 +5,7 @@
 # ALiBi, an Nk not a multiple of 8 (the fallback); OpenCL's ALiBi with its key term in S's MMAs
 # (AVK_ALIBI_MMA) against per score (ATTNVK_OPENCL_ALIBI_MMA=0); then `attnvk check` (f16) on
 # Vulkan both ways and on OpenCL.
-#     DEADLINE=300 bash tools/h100/s43b.sh   (carry .gpu and build-h100b)
+#     DEADLINE=280 bash tools/h100/s43b.sh   (carry .gpu and build-h100b)
 set -u
 out=${OUT:-/tmp/s43b-out}
 export AVK=${AVK:-./build-h100b/attnvk}
