@@ -60,6 +60,8 @@ static const env_var developer_vars[] = {
      "2 on NVIDIA's register-softmax bodies, else 1"},
     {"ATTNVK_MASK_HEADS_FIRST", "0: for a mask the heads share, Vulkan's and OpenCL's forward grids run as launched, not a row block's heads together (whose mask rows come from L2 once read; CUDA always walks so; A/B)",
      "1"},
+    {"ATTNVK_VK_ALIBI_MMA", "0: the Vulkan register-softmax prefill adds ALiBi to every element (the A/B) instead of its key "
+     "term as one more k-step of S and its row term once a tile (ALiBi without a softcap)", "1"},
     {"ATTNVK_VK_MASK_SHARED", "0: the Vulkan register-softmax prefill reads an f16 mask's pairs from global memory in every lane "
      "(the A/B) instead of staging each tile's mask in its K buffer (one K buffer, Nk a multiple of 8)", "1"},
     {"ATTNVK_VK_SOFTCAP_IN_Q", "1: the Vulkan register-softmax prefill bodies stage Q times the softcap's input scale, one multiply a score less (A/B; +0.5% on the H100)",

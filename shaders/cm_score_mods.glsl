@@ -30,6 +30,7 @@
 //                     (0 for padding rows); evaluated on edge tiles only
 //   SCORE_Q_SCALED    (optional, default false) the body's Q already carries the
 //                     softcap's input scale (avk_softcap_raw_in)
+//   SCORE_ALIBI_IN_S  (optional, default false) S's products hold ALiBi's key term already
 //   SCORE_MASK_TILE(x, col), SCORE_MASK_TILED (optional): where the body staged the tile's f16
 //                     mask (SCORE_MASK_TILED, uniform), vec2 of row slot x's columns col, col + 1
 // It undefines those at its end (SCORE_ROW, if the body has one, stays).
@@ -58,7 +59,10 @@
             CM_ELEM_LOOP for (uint e = 0u; e < CM_LEN; ++e)
                 CM_AT(sacc[x], e) = avk_softcap_tanh(CM_AT(sacc[x], e) * cap_in);
     }
-    if ((avk_flags() & AVK_FLAG_ALIBI) != 0u) {
+#ifndef SCORE_ALIBI_IN_S
+#define SCORE_ALIBI_IN_S false
+#endif
+    if ((avk_flags() & AVK_FLAG_ALIBI) != 0u && !SCORE_ALIBI_IN_S) { // SCORE_ALIBI_IN_S: the body's products added it
         int p0 = SCORE_P0;
         [[unroll]] for (uint n = 0u; n < NT; ++n)
             CM_ELEM_LOOP for (uint c = 0u; c < EPS; ++c) {
@@ -142,4 +146,5 @@
 #undef SCORE_BOUNDS
 #undef SCORE_Q_SCALED
 #undef SCORE_MASK_TILE
+#undef SCORE_ALIBI_IN_S
 #undef SCORE_MASK_TILED

@@ -6,8 +6,8 @@
 // RESCALE_LOG2), v_tile, the uvec4 offset of the tile's V rows in tile_sh,
 // and s_scale, what S is multiplied by (avk_score_scale(): S stays in raw
 // units, score features included: scale log2(e), or c log2(e) on the
-// softcap's tanh). Never
-// compiled alone.
+// softcap's tanh), and PV_TILE_TERM (optional) a number every score of the
+// tile carries beside S (log2 units; undefined at the end). Never compiled alone.
 {
     // row max per slot, lazily moved
     float alpha[NSTAT], m_sub[NSTAT];
@@ -19,12 +19,19 @@
                 uint x = rt * CM_SLOTS + CM_SLOT(e);
                 alpha[x] = max(alpha[x], CM_AT(sacc[rt * NT + n], e));
             }
+#ifdef PV_TILE_TERM
+    float tile_term = PV_TILE_TERM; // the body's one number a tile, added to every score (log2 units)
+#define PV_SCALED_MAX(x) fma(x, s_scale, tile_term)
+#else
+    const float tile_term = 0.0;
+#define PV_SCALED_MAX(x) ((x) * s_scale)
+#endif
     [[unroll]] for (uint x = 0u; x < NSTAT; ++x) {
-        float tmax = CM_ROW_MAX(alpha[x]) * s_scale;
+        float tmax = PV_SCALED_MAX(CM_ROW_MAX(alpha[x]));
         float m_new = tmax > m_i[x] + RESCALE_LOG2 ? tmax : m_i[x];
         alpha[x] = m_new == m_i[x] ? 1.0 : exp2(m_i[x] - m_new);
         rescale = rescale || (alpha[x] != 1.0 && m_i[x] != NEG_INF); // O is still 0 while m is -inf
-        m_sub[x] = m_new == NEG_INF ? 0.0 : m_new; // all masked so far: every p is 0
+        m_sub[x] = (m_new == NEG_INF ? 0.0 : m_new) - tile_term; // all masked so far: every p is 0
         m_i[x] = m_new;
     }
     if (subgroupAny(rescale)) {
@@ -62,3 +69,5 @@
         }
     }
 }
+#undef PV_TILE_TERM
+#undef PV_SCALED_MAX

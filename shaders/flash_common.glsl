@@ -33,6 +33,8 @@ layout(constant_id = 15) const uint AVK_SCORES = 0u;
 // Bit 2 of it (vk_kernel.c): the register-softmax prefill body stages each tile's f16 mask in
 // shared memory (flash_coopmat_rs_body.glsl's MASK_SH)
 const bool AVK_MASK_SHARED = (AVK_SCORES & 2u) != 0u;
+// Bit 3: ... and takes ALiBi's key term in S's matrix products (AVK_ALIBI_MMA; no softcap)
+const bool AVK_ALIBI_MMA = (AVK_SCORES & 4u) != 0u;
 const uint AVK_SCORE_FLAGS = AVK_FLAG_TOP_LEFT | AVK_FLAG_WINDOW | AVK_FLAG_ALIBI | AVK_FLAG_SINKS | AVK_FLAG_MASK | AVK_FLAG_MASK_F16 |
                              AVK_FLAG_BLOCKS | AVK_FLAG_DILATED | AVK_FLAG_DILATED_VIEW;
 // pc.flags, with the score features' bits only in pipelines built for them

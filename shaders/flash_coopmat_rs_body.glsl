@@ -67,7 +67,16 @@ const uint LOOP_WORDS = V_OFF + KV_STAGES * VTILE;
 const uint QC = DKP % 32 == 0 ? 32 : 16;   // Q columns per staging pass (Q in registers)
 const uint QSW = QC / 8 + 1;
 const uint QSTAGE_WORDS = Q_SHARED != 0u ? 0u : BR * QSW;
-const uint SH_WORDS = LOOP_WORDS > QSTAGE_WORDS ? LOOP_WORDS : QSTAGE_WORDS;
+// AVK_ALIBI_MMA: ALiBi's key term slope (j - p0) = slope (j - j0) + slope (j0 - p0). The first is
+// one more k-step of S = Q.K^T: an A matrix whose columns 0 and 1 hold the slope in S's raw units
+// as an f16 pair (hi + lo, about 22 bits) times B matrices whose rows 0 and 1 hold each key's
+// index in the tile (NT of them, exact in f16); both are written to shared memory once. The
+// second is one number a tile, which cm_softmax_pv.glsl's max and exponent take (PV_TILE_TERM).
+// No per-element work is left (the row part is taken out at the end, as before).
+const uint AS = MS / 8u;                                   // uvec4 a row of those matrices
+const uint SH_BASE = LOOP_WORDS > QSTAGE_WORDS ? LOOP_WORDS : QSTAGE_WORDS;
+const uint ALIBI_A_OFF = SH_BASE, ALIBI_B_OFF = SH_BASE + MS * AS;
+const uint SH_WORDS = SH_BASE + (AVK_ALIBI_MMA ? (MS + BC) * AS : 0u);
 const uint LPT = (BC * (KP8 > VP8 ? KP8 : VP8) + WG - 1) / WG; // uvec4 per thread per K or V tile
 const uint NSTAT = RT * CM_SLOTS;          // row statistics a lane keeps
 const float RESCALE_LOG2 = 8.0;
@@ -240,6 +249,16 @@ void main()
 
 #include "cm_softmax_state.glsl"
 
+    if (AVK_ALIBI_MMA) { // ALiBi's A matrix (the slope's f16 pair in columns 0, 1) and the key indices
+        float hi = unpackHalf2x16(packHalf2x16(vec2(alibi_raw, 0.0))).x;
+        uint pair = packHalf2x16(vec2(hi, alibi_raw - hi));
+        for (uint e = tid; e < (MS + BC) * AS; e += WG) {
+            uint r = e / AS, first = e % AS == 0u ? 1u : 0u;
+            uint key = packHalf2x16(vec2(float(r - MS)));
+            tile_sh[SH_BASE + e] = first == 0u ? uvec4(0u) : uvec4(r < MS ? pair : key, 0u, 0u, 0u);
+        }
+    }
+
     // the first visited tile straight into buffer 0 (a sparse pattern's hidden tiles are never visited)
     bool tile_shown, next_shown; // the layout shows the tile whole (visible_tile_from)
     uint tile = visible_tile_from(w, 0u, tile_shown);
@@ -276,6 +295,15 @@ void main()
                 [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt * NT + n] = CM_MAD(qa[rt], kb, sacc[rt * NT + n]);
             }
         }
+        if (AVK_ALIBI_MMA) { // ALiBi's key term (j - j0): one more k-step
+            CM_A aq;
+            CM_LOAD_ROW(aq, tile_sh, ALIBI_A_OFF, AS);
+            [[unroll]] for (uint n = 0u; n < NT; ++n) {
+                CM_B kb;
+                CM_LOAD_COL(kb, tile_sh, ALIBI_B_OFF + n * MS * AS, AS);
+                [[unroll]] for (uint rt = 0u; rt < RT; ++rt) sacc[rt * NT + n] = CM_MAD(aq, kb, sacc[rt * NT + n]);
+            }
+        }
         if (KV_STAGES == 1u) barrier(); // everyone is done reading this K
         if (more && !MASK_SH) {
             commit(K_OFF + next * KTILE, false);
@@ -309,6 +337,7 @@ void main()
 #define SCORE_SLOPE(x) alibi_raw
 #define SCORE_MASK_ROW(x) avk_mask_row(w.b, w.h, min(SCORE_ROW(x), w.q_end - 1u))
 #define SCORE_Q_SCALED AVK_SOFTCAP_IN_Q // (read inside the softcap's branch: q_scaled there)
+#define SCORE_ALIBI_IN_S AVK_ALIBI_MMA
 #define SCORE_MASK_TILED MASK_SH
 #define SCORE_MASK_TILE(x, col) mask_tile_pair(K_OFF, SCORE_ROW(x) - w.i0, col)
 #define SCORE_BOUNDS(x) uvec2(flash_row_begin(w, SCORE_ROW(x)), \
@@ -335,6 +364,8 @@ void main()
         }
 
         uint v_tile = v_buf;
+        // ALiBi's part S's products left out, one number a tile (log2 units; 0 without AVK_ALIBI_MMA)
+#define PV_TILE_TERM (AVK_ALIBI_MMA ? alibi_raw * float(int(j0) - avk_row_pos(w.len, w.i0)) * s_scale : 0.0)
 #include "cm_softmax_pv.glsl"
         if (KV_STAGES == 1u) barrier(); // everyone is done reading this V (and the next K is in place)
         if (more) commit(V_OFF + next * VTILE, true);

@@ -129,7 +129,8 @@ static spv_blob reduce_shader(attnvk_dtype dt)
  * AVK_SCORES), 14 is Dv (AVK_DV: V and O rows; constant 2 stays Dk), 15 is
  * AVK_SCORES, 1 where the problem has windows, softcap, ALiBi, masks, sinks or
  * top-left alignment, so a plain problem's pipeline is compiled without their
- * code (| 2: an f16 mask staged in shared memory, vk_variants.c's mask_shared). */
+ * code (| 2: an f16 mask staged in shared memory, | 4: ALiBi's key term in S's
+ * products; vk_variants.c's mask_shared and alibi_mma). */
 enum { SPEC_PAGE_SIZE = 11, SPEC_PAGED = 12, SPEC_SOFTCAP_EXP2 = 13, SPEC_DV = 14, SPEC_SCORES = 15 };
 /* The constants past a body's own that every body shares: Dv, the score features
  * (1, 2 with the softcap's exp2 form), whether K/V come through a block table and,
@@ -139,7 +140,8 @@ typedef struct spec_tail {
     int scores;
     uint32_t paged;     /* AVK_PAGED: 1 the block table only, 2 either */
     uint32_t page_size; /* AVK_PAGE_SIZE: with paged 1, the problem's; 0 reads the push constant */
-    uint32_t mask_shared; /* bit 2 of AVK_SCORES: the rs prefill body stages an f16 mask (AVK_MASK_SHARED) */
+    uint32_t score_bits;  /* AVK_SCORES' bits past 1: 2 the rs prefill body stages an f16 mask (AVK_MASK_SHARED),
+                           * 4 it takes ALiBi's key term in S's products (AVK_ALIBI_MMA) */
 } spec_tail;
 
 static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint32_t n, const spec_tail *t,
@@ -151,7 +153,7 @@ static attnvk_status build(avk_bdev *dev, spv_blob b, const uint32_t *spec, uint
     all[SPEC_PAGED] = t->paged;
     all[SPEC_SOFTCAP_EXP2] = t->scores > 1 ? (uint32_t)t->scores - 1u : 0u; /* 1 exp2 form, 2 f16 pairs */
     all[SPEC_DV] = t->dv;
-    all[SPEC_SCORES] = (t->scores != 0 ? 1u : 0u) | (t->mask_shared ? 2u : 0u);
+    all[SPEC_SCORES] = t->scores != 0 ? 1u | t->score_bits : 0u;
     /* SPIR-V is read as words: hand the driver an aligned copy */
     uint32_t *words = malloc(b.size);
     if (!words) return avk_fail(ATTNVK_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -220,7 +222,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
      * (tools/h100/s24f.sh, two rounds): q8_0 1.11-1.15 -> 1.02-1.05, q4_0 1.13 -> 1.01-1.02, fp8 1.12 -> 1.00,
      * f16 1.06 either way */
     const spec_tail tail = {.dv = DV, .scores = scores, .paged = paged, .page_size = (uint32_t)p->page_size,
-                            .mask_shared = s == ATTNVK_OK && scores ? cfg->mask_shared : 0u};
+                            .score_bits = s == ATTNVK_OK ? (cfg->mask_shared ? 2u : 0u) | (cfg->alibi_mma ? 4u : 0u) : 0u};
     if (s == ATTNVK_OK) {
         spv_blob body = main_shader(cfg, p->dtype, p->kv_format, c->subgroup_shuffle);
         if (vk_algo_is_decode_mma(cfg->algo)) {
@@ -263,9 +265,10 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                  cfg->shared_bytes,
                  k->args.split_keys, vk_pipeline_stats(dev, k->main));
     else if (vk_algo_is_rs(cfg->algo))
-        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u q_shared=%u%s shared=%u split_len=%u%s",
+        snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u kv_stages=%u q_shared=%u%s%s shared=%u split_len=%u%s",
                  cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, cfg->q_shared,
-                 tail.mask_shared ? " mask_shared=1" : "", cfg->shared_bytes, k->args.split_keys,
+                 tail.score_bits & 2u ? " mask_shared=1" : "", tail.score_bits & 4u ? " alibi_mma=1" : "", cfg->shared_bytes,
+                 k->args.split_keys,
                  vk_pipeline_stats(dev, k->main));
     else if (cfg->algo >= VK_ALGO_COOPMAT_NV)
         snprintf(info->params, sizeof info->params, "subgroup=%u mma=%ux%ux%u%s kv_stages=%u s_chains=%u shared=%u split_len=%u%s",

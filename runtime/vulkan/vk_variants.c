@@ -320,9 +320,14 @@ static const char *finish_rs_config(const vk_caps *c, const attnvk_problem *p, v
     cfg->q_shared = q_env >= 0 ? (q_env != 0) : e->extra[X_Q_SHARED] != 0;
     uint32_t max_stages = stages_env >= 1 ? (uint32_t)stages_env : e->extra[X_KV_STAGES] == 1 ? 1 : 2;
     uint32_t ks = dkp / 8 + 1, vs = dvp / 8 + 1, q_stage = cfg->q_shared ? 0 : cfg->br * ((dkp % 32 == 0 ? 32 : 16) / 8 + 1);
+    /* ALiBi without a softcap: its key term as one more k-step of S (flash_coopmat_rs_body.glsl's
+     * AVK_ALIBI_MMA: an A matrix and Bc key rows of ms columns after the rest);
+     * ATTNVK_VK_ALIBI_MMA=0: one multiply-add an element (the A/B) */
+    cfg->alibi_mma = p->alibi && !(p->softcap > 0.0f) && env_choice("ATTNVK_VK_ALIBI_MMA") != 0;
+    const uint32_t alibi_words = cfg->alibi_mma ? (ms + cfg->bc) * (ms / 8) : 0;
     for (cfg->kv_stages = max_stages; cfg->kv_stages >= 1; --cfg->kv_stages) { /* two stages whenever they fit */
         uint32_t loop = (cfg->q_shared ? cfg->br * ks : 0) + cfg->kv_stages * cfg->bc * (ks + vs);
-        cfg->shared_bytes = (loop > q_stage ? loop : q_stage) * 16;
+        cfg->shared_bytes = ((loop > q_stage ? loop : q_stage) + alibi_words) * 16;
         if (cfg->shared_bytes <= c->props.limits.maxComputeSharedMemorySize || cfg->kv_stages == 1) break;
     }
     cfg->s_chains = 1;
@@ -563,6 +568,11 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
     if (!opts->tile_br && !explicit_entry) fit_packed_rows(c, p, cfg, e); /* an explicit Br is the one timed */
+    for (const char *const *v = (const char *const[]){"ATTNVK_VK_ALIBI_MMA", "ATTNVK_VK_MASK_SHARED", NULL}; *v; ++v) {
+        const char *val = getenv(*v);
+        if (val && *val && strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: '%s' is not 0 or 1", *v, val);
+    }
     const char *why = finish_config(c, p, cfg, e);
     if (*why)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,
@@ -585,9 +595,7 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
      * (flash_coopmat_rs_body.glsl's MASK_SH; its XOR swizzle wants Bc / 8 a power of two, and the
      * buffer of Bc padded Dk rows must hold Br x Bc halves). ATTNVK_VK_MASK_SHARED=0: each lane's
      * pairs from global memory (the A/B) */
-    const char *mask_env = getenv("ATTNVK_VK_MASK_SHARED");
-    if (mask_env && *mask_env && strcmp(mask_env, "0") != 0 && strcmp(mask_env, "1") != 0)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_VK_MASK_SHARED: '%s' is not 0 or 1", mask_env);
+    const char *mask_env = getenv("ATTNVK_VK_MASK_SHARED"); /* checked above */
     const uint32_t mask_chunks = cfg->bc / 8, k_row = mat_pad(dim_k(p)) / 8 + 1; /* uvec4 */
     cfg->mask_shared = vk_algo_is_rs(algo) && cfg->kv_stages == 1 && p->mask && p->mask_dtype == ATTNVK_F16 &&
                        p->seq_kv % 8 == 0 && mask_chunks && !(mask_chunks & (mask_chunks - 1)) &&

@@ -234,6 +234,19 @@ static int check_mask_shared(void)
                cases[i].want);
         passed += ok;
     }
+    /* ALiBi's key term in S's products (AVK_ALIBI_MMA) without a softcap, at D = 64 and 128 */
+    for (int i = 0; i < 3; ++i) {
+        attnvk_problem p = {.batch = 2, .heads = 16, .kv_heads = 16, .seq_q = 8192, .seq_kv = 8192,
+                            .head_dim = i == 1 ? 64 : 128, .dtype = ATTNVK_F16, .causal = 1, .alibi = 1,
+                            .softcap = i == 2 ? 30.0f : 0.0f};
+        vk_config cfg;
+        attnvk_status s = vk_choose_config(&c, &p, &(attnvk_kernel_options){0}, &cfg);
+        int ok = s == ATTNVK_OK && vk_algo_is_rs(cfg.algo) && (int)cfg.alibi_mma == (i != 2) &&
+                 cfg.shared_bytes <= c.props.limits.maxComputeSharedMemorySize;
+        EXPECT(ok, "H100 D=%d ALiBi%s: %s, ALiBi in S %u, %u bytes shared", p.head_dim, i == 2 ? " softcap" : "",
+               s == ATTNVK_OK ? cfg.variant : attnvk_last_error(), cfg.alibi_mma, cfg.shared_bytes);
+        passed += ok;
+    }
     setenv("ATTNVK_VK_MASK_SHARED", "2", 1);
     attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
                         .dtype = ATTNVK_F16, .mask = 1, .mask_batch = 1, .mask_heads = 1, .mask_dtype = ATTNVK_F16};

@@ -2,7 +2,8 @@
 # Session 43: #13's Vulkan mask staged in the K buffer (AVK_MASK_SHARED, the register-softmax
 # prefill with one K buffer: D=128 coopmat-khr-rs) against each lane's pairs from global memory
 # (ATTNVK_VK_MASK_SHARED=0), D=128 N=8k causal f16 (B=2, H=16) two rounds, not causal, with
-# ALiBi, an Nk not a multiple of 8 (the fallback); OpenCL's ALiBi with its key term in S's MMAs
+# ALiBi, an Nk not a multiple of 8 (the fallback); Vulkan's ALiBi with its key term in S's
+# products (AVK_ALIBI_MMA) against per element (ATTNVK_VK_ALIBI_MMA=0); OpenCL's ALiBi with its key term in S's MMAs
 # (AVK_ALIBI_MMA) against per score (ATTNVK_OPENCL_ALIBI_MMA=0); then `attnvk check` (f16) on
 # Vulkan both ways and on OpenCL.
 #     DEADLINE=280 bash tools/h100/s43b.sh   (carry .gpu and build-h100b)
@@ -19,6 +20,13 @@ done
 bench nc-mask-shared ${s8/--causal/} --mask random
 ATTNVK_VK_MASK_SHARED=0 bench nc-mask-global ${s8/--causal/} --mask random
 bench alibi-mask-shared $s8 --mask random --alibi
+for round in 1 2; do
+  bench alibi-mma-$round $s8 --alibi
+  ATTNVK_VK_ALIBI_MMA=0 bench alibi-elem-$round $s8 --alibi
+done
+bench d64-plain ${s8/--head-dim 128 --seq 8192/--head-dim 64 --seq 4096}
+bench d64-alibi-mma ${s8/--head-dim 128 --seq 8192/--head-dim 64 --seq 4096} --alibi
+ATTNVK_VK_ALIBI_MMA=0 bench d64-alibi-elem ${s8/--head-dim 128 --seq 8192/--head-dim 64 --seq 4096} --alibi
 for n in 1000 1001; do
   bench odd-$n --api vulkan --dtype f16 --batch 1 --heads 3 --head-dim 128 --seq $n --causal \
     --mask random --alibi --impl attnvk --min-time 0.05
