@@ -5,7 +5,7 @@
 # ALiBi, an Nk not a multiple of 8 (the fallback); Vulkan's ALiBi with its key term in S's
 # products (AVK_ALIBI_MMA) against per element (ATTNVK_VK_ALIBI_MMA=0); OpenCL's ALiBi with its key term in S's MMAs
 # (AVK_ALIBI_MMA) against per score (ATTNVK_OPENCL_ALIBI_MMA=0); then `attnvk check` (f16) on
-# Vulkan both ways and on OpenCL.
+# OpenCL and Vulkan.
 #     DEADLINE=280 bash tools/h100/s43b.sh   (carry .gpu and build-h100b)
 set -u
 out=${OUT:-/tmp/s43b-out}
@@ -44,7 +44,6 @@ ATTNVK_OPENCL_ALIBI_MMA=0 bench ocl-d64-alibi-score $d64 --alibi
 bench ocl-mask-alibi $o8 --mask random --alibi
 bench ocl-nc-alibi-mma ${o8/--causal/} --alibi
 logged check-ocl $(( $(left) / 3 )) $AVK check --api opencl --impl attnvk --dtype f16
-logged check-shared $(( $(left) / 2 )) $AVK check --api vulkan --impl attnvk --dtype f16
-ATTNVK_VK_MASK_SHARED=0 logged check-global $(( $(left) - 5 )) $AVK check --api vulkan --impl attnvk --dtype f16
+logged check-vulkan $(( $(left) - 5 )) $AVK check --api vulkan --impl attnvk --dtype f16
 echo "== s43b done at $((SECONDS - start)) s"
 pack_out s43b
