@@ -289,6 +289,13 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
 }
 
 /* Tuning aid (vk_perf sweeps): a 0/1/2 override from the environment, else -1. */
+/* an on/off variable's value when it is set to neither 0 nor 1, else NULL */
+static const char *bad_switch(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0 && strcmp(v, "1") != 0 ? v : NULL;
+}
+
 static int env_choice(const char *name)
 {
     const char *v = getenv(name);
@@ -568,11 +575,10 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
     if (!opts->tile_br && !explicit_entry) fit_packed_rows(c, p, cfg, e); /* an explicit Br is the one timed */
-    for (const char *const *v = (const char *const[]){"ATTNVK_VK_ALIBI_MMA", "ATTNVK_VK_MASK_SHARED", NULL}; *v; ++v) {
-        const char *val = getenv(*v);
-        if (val && *val && strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
-            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: '%s' is not 0 or 1", *v, val);
-    }
+    static const char *const switches[] = {"ATTNVK_VK_ALIBI_MMA", "ATTNVK_VK_MASK_SHARED"};
+    for (size_t i = 0; i < sizeof switches / sizeof *switches; ++i)
+        if (bad_switch(switches[i]))
+            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: '%s' is not 0 or 1", switches[i], bad_switch(switches[i]));
     const char *why = finish_config(c, p, cfg, e);
     if (*why)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,

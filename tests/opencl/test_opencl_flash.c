@@ -423,22 +423,24 @@ static void run_async(attnvk_device *dev, const char *variant, attnvk_dtype dtyp
     /* f16 masks through the async copies: rows of whole 16-byte chunks come into local memory with
      * K (AVK_MASK_LOCAL: per head, shared over row blocks with ALiBi, GQA rows packed four queries
      * deep), and Nk = 37 reads them from global memory; each against ATTNVK_OPENCL_MASK_LOCAL=0 */
-    avk_score_case sc[AVK_SCORE_CASES_MAX];
-    const int ns = avk_score_cases(ATTNVK_F16, sc, AVK_SCORE_CASES_MAX);
-    avk_score_case masks[4] = {*find_score_case(sc, ns, "mask f16 staged"), *find_score_case(sc, ns, "mask per head f16"),
-                               avk_score_case_shared_mask(ATTNVK_F16), avk_score_case_shared_mask(ATTNVK_F16)};
-    masks[2].label = "mask the heads share, Nk 232", masks[2].p.seq_kv = 232;
-    masks[3].label = "mask decode Nq=4 GQA 4:1", masks[3].p.seq_q = 4, masks[3].p.heads = 8, masks[3].p.seq_kv = 136;
-    for (int off = 0; off < 2; ++off) {
-        if (off) setenv("ATTNVK_OPENCL_MASK_LOCAL", "0", 1);
-        for (int i = 0; i < 4; ++i) {
-            avk_score_case m = masks[i];
-            char mlabel[96];
-            snprintf(mlabel, sizeof mlabel, "%s, async%s", m.label, off ? ", ATTNVK_OPENCL_MASK_LOCAL=0" : "");
-            m.label = mlabel;
-            run_score(dev, variant, &m, 0, seed + 70 + (uint64_t)(10 * off + i));
+    if (dtype == ATTNVK_F16) { /* the f16 bodies' */
+        avk_score_case sc[AVK_SCORE_CASES_MAX];
+        const int ns = avk_score_cases(ATTNVK_F16, sc, AVK_SCORE_CASES_MAX);
+        avk_score_case masks[4] = {*find_score_case(sc, ns, "mask f16 staged"), *find_score_case(sc, ns, "mask per head f16"),
+                                   avk_score_case_shared_mask(ATTNVK_F16), avk_score_case_shared_mask(ATTNVK_F16)};
+        masks[2].label = "mask the heads share, Nk 232", masks[2].p.seq_kv = 232;
+        masks[3].label = "mask decode Nq=4 GQA 4:1", masks[3].p.seq_q = 4, masks[3].p.heads = 8, masks[3].p.seq_kv = 136;
+        for (int off = 0; off < 2; ++off) {
+            if (off) setenv("ATTNVK_OPENCL_MASK_LOCAL", "0", 1);
+            for (int i = 0; i < 4; ++i) {
+                avk_score_case m = masks[i];
+                char mlabel[96];
+                snprintf(mlabel, sizeof mlabel, "%s, async%s", m.label, off ? ", ATTNVK_OPENCL_MASK_LOCAL=0" : "");
+                m.label = mlabel;
+                run_score(dev, variant, &m, 0, seed + 70 + (uint64_t)(10 * off + i));
+            }
+            unsetenv("ATTNVK_OPENCL_MASK_LOCAL");
         }
-        unsetenv("ATTNVK_OPENCL_MASK_LOCAL");
     }
     /* paged rows and raw quantized rows through the async copies */
     avk_cache_case cc[32];
