@@ -2,14 +2,14 @@
 # Session 43, s43b trimmed to the device time left after failed starts: Vulkan's mask staged in
 # the K buffer and ALiBi in S's products, OpenCL's ALiBi in S's MMAs, each against its A/B, at
 # D=128 N=8k causal f16 (B=2, H=16), two rounds; then `attnvk check` (f16) on OpenCL and Vulkan.
-#     DEADLINE=200 bash tools/h100/s43c.sh   (carry .gpu and build-h100b)
+#     DEADLINE=200 [ROUNDS=1] bash tools/h100/s43c.sh   (carry .gpu and build-h100b)
 set -u
 out=${OUT:-/tmp/s43c-out}
 export AVK=${AVK:-./build-h100b/attnvk}
 source tools/h100/bench-lib.sh
 s8="--api vulkan --dtype f16 --batch 2 --heads 16 --head-dim 128 --seq 8192 --causal --impl attnvk --min-time 0.2"
 o8=${s8/vulkan/opencl}
-for round in 1 2; do
+for round in $(seq 1 ${ROUNDS:-2}); do
   bench plain-$round $s8
   bench mask-shared-$round $s8 --mask random
   ATTNVK_VK_MASK_SHARED=0 bench mask-global-$round $s8 --mask random
