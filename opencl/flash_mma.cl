@@ -456,9 +456,9 @@ AVK_PRAGMA_UNROLL
         const float tile_b = fr.slope_b * (float)(kt - fr.pos_b) * s_unit;
         mx_a = fmax(m_a, fma(mx_a, s_unit, tile_a)); /* log2 units */
         mx_b = fmax(m_b, fma(mx_b, s_unit, tile_b));
-        const float base_a = (mx_a == -INFINITY ? 0.0f : mx_a) - tile_a; /* exp2(s s_unit + tile - max) */
-        const float base_b = (mx_b == -INFINITY ? 0.0f : mx_b) - tile_b;
-        const float alpha_a = AVK_EXP2(m_a - base_a - tile_a), alpha_b = AVK_EXP2(m_b - base_b - tile_b);
+        const float top_a = mx_a == -INFINITY ? 0.0f : mx_a, top_b = mx_b == -INFINITY ? 0.0f : mx_b;
+        const float alpha_a = AVK_EXP2(m_a - top_a), alpha_b = AVK_EXP2(m_b - top_b);
+        const float base_a = top_a - tile_a, base_b = top_b - tile_b; /* exp2(s s_unit + tile - max) */
 #else
         mx_a = fmax(m_a, mx_a * s_unit); /* log2 units */
         mx_b = fmax(m_b, mx_b * s_unit);
