@@ -96,8 +96,8 @@ static const env_var developer_vars[] = {
     {"ATTNVK_OPENCL_TUNE", "ds=,tm=,wg=,bc=,br=,reduce=,maxreg=,nativeexp= over the OpenCL tuning table", "none"},
     {"ATTNVK_OPENCL_MASK_LOCAL", "0: the OpenCL mma-f16 prefill reads an f16 mask from global memory in every lane (the A/B) "
      "instead of copying its tiles into local memory with K and V (async pipeline, Nk a multiple of 8)", "1"},
-    {"ATTNVK_OPENCL_ALIBI_MMA", "0: the OpenCL mma-f16 prefill adds ALiBi to every score (the A/B) instead of its key term "
-     "in S's MMAs (one more k-step) and its row term once a tile (ALiBi without a softcap)", "1"},
+    {"ATTNVK_OPENCL_ALIBI_MMA", "1: the OpenCL mma-f16 prefill takes ALiBi's key term in S's MMAs (one more k-step) and its "
+     "row term once a tile, rather than a multiply-add a score (ALiBi without a softcap; an A/B, even on the H100)", "0"},
     {"ATTNVK_OPENCL_BUILD_OPTIONS", "appended to the OpenCL build options (e.g. -cl-nv-verbose; -DAVK_SOFTCAP_EXP2=1|0: softcap's tanh as one exp2 and one reciprocal, or OpenCL's tanh, in f16 programs; "
      "-DAVK_SOFTCAP_IN_Q=1: mma-f16 takes the softcap's input scale into its Q fragments, A/B)", "none"},
     {"ATTNVK_OPENCL_BUILD_LOG", "1: print every OpenCL build log on stderr", "off"},

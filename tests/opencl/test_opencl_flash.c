@@ -192,9 +192,9 @@ static void run_scores(attnvk_device *dev, const char *variant, uint64_t seed)
         for (int i = 0; i < n; ++i)
             if (!avk_is_decode(&sc[i].p) && sc[i].p.softcap > 0.0f) run_score(dev, variant, &sc[i], 0, seed + 300u + (uint64_t)i);
         unsetenv("ATTNVK_OPENCL_BUILD_OPTIONS");
-        /* the A/B of ALiBi's key term in S's MMAs (AVK_ALIBI_MMA, without a softcap): the ALiBi cases per score */
-        printf("-- %s, ALiBi cases with ATTNVK_OPENCL_ALIBI_MMA=0\n", variant);
-        setenv("ATTNVK_OPENCL_ALIBI_MMA", "0", 1);
+        /* the A/B of ALiBi's key term in S's MMAs (AVK_ALIBI_MMA, without a softcap): the ALiBi cases with it */
+        printf("-- %s, ALiBi cases with ATTNVK_OPENCL_ALIBI_MMA=1\n", variant);
+        setenv("ATTNVK_OPENCL_ALIBI_MMA", "1", 1);
         for (int i = 0; i < n; ++i)
             if (!avk_is_decode(&sc[i].p) && sc[i].p.alibi && !(sc[i].p.softcap > 0.0f))
                 run_score(dev, variant, &sc[i], 0, seed + 350u + (uint64_t)i);

@@ -260,16 +260,19 @@ static void check_h100_mask_local(void)
                    (strstr(opts, "-DAVK_MASK_LOCAL=1") != NULL) == cases[i].want,
                what);
     }
-    /* ALiBi's key term in S's MMAs (-DAVK_ALIBI_MMA=1) without a softcap; with one, per score */
-    for (int softcap = 0; softcap < 2; ++softcap) {
+    /* ATTNVK_OPENCL_ALIBI_MMA=1: ALiBi's key term in S's MMAs (-DAVK_ALIBI_MMA=1) without a softcap;
+     * with one, per score; unset, per score */
+    for (int softcap = 0; softcap < 3; ++softcap) {
+        if (softcap < 2) setenv("ATTNVK_OPENCL_ALIBI_MMA", "1", 1);
         attnvk_problem p = {.batch = 2, .heads = 16, .kv_heads = 16, .seq_q = 8192, .seq_kv = 8192, .head_dim = 128,
-                            .dtype = ATTNVK_F16, .causal = 1, .alibi = 1, .softcap = softcap ? 30.0f : 0.0f};
+                            .dtype = ATTNVK_F16, .causal = 1, .alibi = 1, .softcap = softcap == 1 ? 30.0f : 0.0f};
         int ok = 0;
         const avk_cl_config c = configure(&h100, &p, &ok);
+        unsetenv("ATTNVK_OPENCL_ALIBI_MMA");
         avk_cl_build_options(&c, opts, sizeof opts);
-        snprintf(what, sizeof what, "H100 f16 D=128 ALiBi%s: %s, ALiBi in the MMAs %d", softcap ? " softcap 30" : "",
-                 c.variant, c.alibi_mma);
-        expect(ok && c.alibi_mma == !softcap && (strstr(opts, "-DAVK_ALIBI_MMA=1") != NULL) == !softcap, what);
+        snprintf(what, sizeof what, "H100 f16 D=128 ALiBi%s%s: %s, ALiBi in the MMAs %d", softcap == 1 ? " softcap 30" : "",
+                 softcap == 2 ? " (default)" : "", c.variant, c.alibi_mma);
+        expect(ok && c.alibi_mma == (softcap == 0) && (strstr(opts, "-DAVK_ALIBI_MMA=1") != NULL) == (softcap == 0), what);
     }
     setenv("ATTNVK_OPENCL_MASK_LOCAL", "2", 1);
     avk_cl_caps caps;
