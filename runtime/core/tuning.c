@@ -1,4 +1,5 @@
 #include "core/tuning.h"
+#include "core/error.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -62,4 +63,15 @@ int avk_env_tiles(const char *name, const char *const *keys, int n, int *values)
         values[k] = v;
     }
     return 1;
+}
+
+attnvk_status avk_env_switch(const char *name, int unset, int *on)
+{
+    const char *env = getenv(name);
+    *on = unset;
+    if (!env || !*env) return ATTNVK_OK;
+    if (strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: '%s' is not 0 or 1", name, env);
+    *on = env[0] == '1';
+    return ATTNVK_OK;
 }

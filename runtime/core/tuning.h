@@ -94,4 +94,8 @@ enum { AVK_AXIS_BR = 0, AVK_AXIS_BC, AVK_AXIS_WG, AVK_AXIS_X0, AVK_AXIS_X1, AVK_
  * where not named), 0 on a bad token. */
 int avk_env_tiles(const char *name, const char *const *keys, int n, int *values);
 
+/* An on/off knob ($name: an ATTNVK_ literal at every call site): *on = 0 or 1 as set, unset where
+ * unset or empty; anything else fails INVALID_ARGUMENT naming the variable and its value. */
+attnvk_status avk_env_switch(const char *name, int unset, int *on);
+
 #endif

@@ -570,10 +570,9 @@ static attnvk_status choose_persistent(avk_cuda_config *cfg, size_t smem_optin)
  * 456 TFLOP/s against plain 529; D=64 190 -> 273. ATTNVK_CUDA_MASK_TMA=0 turns it off (the A/B). */
 static attnvk_status choose_mask_tma(const attnvk_problem *p, int pack, avk_cuda_config *cfg, size_t smem_optin)
 {
-    const char *env = getenv("ATTNVK_CUDA_MASK_TMA");
-    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_CUDA_MASK_TMA: '%s' is not 0 or 1", env);
-    if (env && strcmp(env, "0") == 0) return ATTNVK_OK;
+    int on;
+    const attnvk_status s = avk_env_switch("ATTNVK_CUDA_MASK_TMA", 1, &on);
+    if (s != ATTNVK_OK || !on) return s;
     const int pattern = (avk_problem_features(p) & (ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) != 0;
     if (cfg->wgmma != 2 || cfg->fp8 || cfg->persistent || cfg->dilated_view || !p->mask || p->mask_dtype != ATTNVK_F16 ||
         pattern || pack != 1 || p->seq_kv % 8 != 0 || cfg->bc % 64 != 0 || (cfg->threads != 384 && cfg->threads != 512))

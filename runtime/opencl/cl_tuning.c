@@ -283,19 +283,17 @@ static attnvk_status configure_mma(const avk_cl_caps *caps, const avk_tuning *e,
     /* an f16 mask whose rows are whole 16-byte chunks (Nk % 8 == 0) rides the async copies: its
      * tile [br][bc + 8 halves] and the rows' offsets, where they fit beside K and V */
     const uint64_t mask_tile = (uint64_t)cfg->br * (cfg->bc + 8) * 2 + (uint64_t)cfg->br * 8;
-    const char *env = getenv("ATTNVK_OPENCL_MASK_LOCAL");
-    if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_OPENCL_MASK_LOCAL: '%s' is not 0 or 1", env);
-    cfg->mask_local = cfg->async && p->mask && p->mask_dtype == ATTNVK_F16 && p->seq_kv % 8 == 0 && !cfg->patterns &&
-                      !(env && !strcmp(env, "0")) && local + mask_tile <= caps->local_mem;
+    int mask_on, alibi_on;
+    attnvk_status s = avk_env_switch("ATTNVK_OPENCL_MASK_LOCAL", 1, &mask_on);
+    if (s == ATTNVK_OK) s = avk_env_switch("ATTNVK_OPENCL_ALIBI_MMA", 0, &alibi_on);
+    if (s != ATTNVK_OK) return s;
+    cfg->mask_local = mask_on && cfg->async && p->mask && p->mask_dtype == ATTNVK_F16 && p->seq_kv % 8 == 0 &&
+                      !cfg->patterns && local + mask_tile <= caps->local_mem;
     /* ALiBi without a softcap: ATTNVK_OPENCL_ALIBI_MMA=1 takes its key term as one more k-step of
      * S's MMAs and its row term once a tile (flash_mma.cl's AVK_ALIBI_MMA), an A/B: H100 (s43c, D=128
      * 8k causal) 167.9 / 166.9 TFLOP/s per score, 166.3 / 166.3 with it (the MMAs cost what the
      * multiply-adds did) */
-    const char *alibi_env = getenv("ATTNVK_OPENCL_ALIBI_MMA");
-    if (alibi_env && *alibi_env && strcmp(alibi_env, "0") != 0 && strcmp(alibi_env, "1") != 0)
-        return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "ATTNVK_OPENCL_ALIBI_MMA: '%s' is not 0 or 1", alibi_env);
-    cfg->alibi_mma = p->alibi && !(p->softcap > 0.0f) && alibi_env && !strcmp(alibi_env, "1");
+    cfg->alibi_mma = alibi_on && p->alibi && !(p->softcap > 0.0f);
     snprintf(cfg->variant, sizeof cfg->variant, cfg->emulate ? "mma-f16-emu" : "mma-f16");
     return ATTNVK_OK;
 }

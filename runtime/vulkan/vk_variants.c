@@ -289,13 +289,6 @@ static const char *algo_blocker(const vk_caps *c, vk_algo algo, const attnvk_pro
 }
 
 /* Tuning aid (vk_perf sweeps): a 0/1/2 override from the environment, else -1. */
-/* an on/off variable's value when it is set to neither 0 nor 1, else NULL */
-static const char *bad_switch(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0 && strcmp(v, "1") != 0 ? v : NULL;
-}
-
 static int env_choice(const char *name)
 {
     const char *v = getenv(name);
@@ -327,10 +320,7 @@ static const char *finish_rs_config(const vk_caps *c, const attnvk_problem *p, v
     cfg->q_shared = q_env >= 0 ? (q_env != 0) : e->extra[X_Q_SHARED] != 0;
     uint32_t max_stages = stages_env >= 1 ? (uint32_t)stages_env : e->extra[X_KV_STAGES] == 1 ? 1 : 2;
     uint32_t ks = dkp / 8 + 1, vs = dvp / 8 + 1, q_stage = cfg->q_shared ? 0 : cfg->br * ((dkp % 32 == 0 ? 32 : 16) / 8 + 1);
-    /* ALiBi without a softcap: its key term as one more k-step of S (flash_coopmat_rs_body.glsl's
-     * AVK_ALIBI_MMA: an A matrix and Bc key rows of ms columns after the rest);
-     * ATTNVK_VK_ALIBI_MMA=0: one multiply-add an element (the A/B) */
-    cfg->alibi_mma = p->alibi && !(p->softcap > 0.0f) && env_choice("ATTNVK_VK_ALIBI_MMA") != 0;
+    /* with alibi_mma (vk_choose_config), ALiBi's A matrix and Bc key rows of ms columns after the rest */
     const uint32_t alibi_words = cfg->alibi_mma ? (ms + cfg->bc) * (ms / 8) : 0;
     for (cfg->kv_stages = max_stages; cfg->kv_stages >= 1; --cfg->kv_stages) { /* two stages whenever they fit */
         uint32_t loop = (cfg->q_shared ? cfg->br * ks : 0) + cfg->kv_stages * cfg->bc * (ks + vs);
@@ -575,10 +565,15 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
     if (!opts->tile_br && !explicit_entry) fit_packed_rows(c, p, cfg, e); /* an explicit Br is the one timed */
-    static const char *const switches[] = {"ATTNVK_VK_ALIBI_MMA", "ATTNVK_VK_MASK_SHARED"};
-    for (size_t i = 0; i < sizeof switches / sizeof *switches; ++i)
-        if (bad_switch(switches[i]))
-            return avk_fail(ATTNVK_ERROR_INVALID_ARGUMENT, "%s: '%s' is not 0 or 1", switches[i], bad_switch(switches[i]));
+    int alibi_on, mask_on;
+    attnvk_status sw = avk_env_switch("ATTNVK_VK_ALIBI_MMA", 1, &alibi_on);
+    if (sw == ATTNVK_OK) sw = avk_env_switch("ATTNVK_VK_MASK_SHARED", 1, &mask_on);
+    if (sw != ATTNVK_OK) return sw;
+    /* ALiBi without a softcap on a register-softmax prefill body: its key term as one more k-step
+     * of S (flash_coopmat_rs_body.glsl's AVK_ALIBI_MMA; finish_rs_config sizes its matrices).
+     * H100 (s43c, D=128 8k causal): 165.8 -> 167.6 TFLOP/s. ATTNVK_VK_ALIBI_MMA=0: one multiply-add
+     * an element (the A/B) */
+    cfg->alibi_mma = alibi_on && vk_algo_is_rs(algo) && p->alibi && !(p->softcap > 0.0f);
     const char *why = finish_config(c, p, cfg, e);
     if (*why)
         return avk_fail(ATTNVK_ERROR_UNSUPPORTED, "vulkan: %s %ux%u (workgroup %u) on %s: %s", cfg->variant, cfg->br,
@@ -601,11 +596,10 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
      * (flash_coopmat_rs_body.glsl's MASK_SH; its XOR swizzle wants Bc / 8 a power of two, and the
      * buffer of Bc padded Dk rows must hold Br x Bc halves). ATTNVK_VK_MASK_SHARED=0: each lane's
      * pairs from global memory (the A/B) */
-    const char *mask_env = getenv("ATTNVK_VK_MASK_SHARED"); /* checked above */
     const uint32_t mask_chunks = cfg->bc / 8, k_row = mat_pad(dim_k(p)) / 8 + 1; /* uvec4 */
-    cfg->mask_shared = vk_algo_is_rs(algo) && cfg->kv_stages == 1 && p->mask && p->mask_dtype == ATTNVK_F16 &&
+    cfg->mask_shared = mask_on && vk_algo_is_rs(algo) && cfg->kv_stages == 1 && p->mask && p->mask_dtype == ATTNVK_F16 &&
                        p->seq_kv % 8 == 0 && mask_chunks && !(mask_chunks & (mask_chunks - 1)) &&
-                       cfg->bc * k_row >= cfg->br * mask_chunks && !(mask_env && !strcmp(mask_env, "0"));
+                       cfg->bc * k_row >= cfg->br * mask_chunks;
     avk_tuning_note(e);
     return ATTNVK_OK;
 }
