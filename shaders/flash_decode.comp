@@ -44,6 +44,11 @@ layout(constant_id = 6) const uint KEYS_PER_STEP = 4; // keys per lane group per
 layout(constant_id = 7) const uint RUNS = 1;          // quantized slices of <= 16 values load as runs
 layout(constant_id = 8) const uint PAGE_SLOTS = 0;    // paged K/V: block-table entries staged per workgroup
 layout(constant_id = 9) const uint SPREAD = 0;        // 1: a lane group's softmax spread over its lanes (below)
+// A timing aid (ATTNVK_VK_DECODE=probe=N; the outputs are wrong and the bench says so): 1 runs the
+// loads alone (each step's words folded into one word that reaches O), 2 the arithmetic alone
+// (every key reads its kv head's first row, so the loads hit L1). Which of the two is the
+// body's time tells what bounds it.
+layout(constant_id = 10) const uint PROBE = 0;
 
 const uint WG = gl_WorkGroupSize.x;
 const uint DV = AVK_DV;            // V and O head dim (multiple of 4 * KEY_LANES)
@@ -95,6 +100,7 @@ shared uint page_sh[PAGE_SLOTS > 0u ? PAGE_SLOTS : 1u];
 // Key j's K/V row: from the staged pages when `staged` (j in the workgroup's keys).
 uint decode_kv_row(Work w, uint j, bool staged, uint page0)
 {
+    if (PROBE == 2u) return avk_kv_row(w.b, w.g, 0u);
     if (AVK_PAGED != 0u && PAGE_SLOTS > 0u && staged) {
         uint ps = avk_page_size();
         uint page = page_sh[j / ps - page0];
@@ -448,6 +454,7 @@ void main()
         barrier();
     }
     uint stride = n_groups * U;
+    uint probe_fold = 0u;
     uint trips = key_hi > w.kv_lo ? (key_hi - w.kv_lo + stride - 1u) / stride : 0u; // uniform
     // software pipeline: step t + 1's loads are issued before step t's math,
     // and step t + 2's rows are looked up then (a paged cache's block-table
@@ -499,6 +506,21 @@ void main()
         float ks[4] = float[4](1.0, 1.0, 1.0, 1.0), vs[4] = float[4](1.0, 1.0, 1.0, 1.0); // run scales
         [[unroll]] for (uint u = 0u; u < U; ++u) {
             key_ok[u] = next_ok[u];
+            if (PROBE == 1u) {
+#if AVK_KV_FORMAT != AVK_KV_DTYPE
+                if (WORDS) {
+                    probe_fold ^= xk[u].x ^ xk[u].y ^ xk[u].z ^ xk[u].w ^ ek[u] ^ xv[u].x ^ xv[u].y ^ xv[u].z ^ xv[u].w ^ ev[u];
+                } else if (RUN) {
+                    [[unroll]] for (uint i = 0u; i < RUN_WORDS; ++i) probe_fold ^= wk[u][i] ^ wv[u][i];
+                    probe_fold ^= sk[u] ^ sv[u] ^ bk[u] ^ bv[u];
+                } else
+#endif
+                {
+                    [[unroll]] for (uint r = 0u; r < NR; ++r) probe_fold ^= rk[u][r].x ^ rk[u][r].y ^ rk[u][r].z ^ rk[u][r].w;
+                    [[unroll]] for (uint r = 0u; r < NRV; ++r) probe_fold ^= rv[u][r].x ^ rv[u][r].y ^ rv[u][r].z ^ rv[u][r].w;
+                }
+                continue;
+            }
 #if AVK_KV_FORMAT != AVK_KV_DTYPE
 #ifdef AVK_DECODE_HALF_QK
             if (WORDS) {
@@ -553,6 +575,7 @@ void main()
                 ahead_row[u] = j < key_hi ? decode_kv_row(w, j, staged, page0) : 0u;
             }
         }
+        if (PROBE == 1u) continue;
         if (SPREAD != 0u) {
             float sc[SP_MAX];
             [[unroll]] for (uint r = 0u; r < BR; ++r) {
@@ -655,6 +678,11 @@ void main()
         }
     }
 
+    if (PROBE == 1u) { // the loads must reach the output
+        m[0] = 0.0;
+        l[0] = 1.0;
+        o[0][0].x = float(probe_fold & 255u);
+    }
     // merge the lane groups of the subgroup: lanes of equal `part` pair up
     for (uint x = KEY_LANES; x < sgs; x <<= 1u) {
         [[unroll]] for (uint r = 0u; r < BR; ++r) {

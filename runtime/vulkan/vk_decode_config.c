@@ -10,7 +10,7 @@
 #include <string.h>
 
 
-/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R,slice=S,pages=P,spread=0,half=0 overrides the decode
+/* Tuning aid: ATTNVK_VK_DECODE=lanes=L,keys=U,runs=R,slice=S,pages=P,spread=0,half=0,probe=N overrides the decode
  * body's lanes per key and keys per step (0 or absent: the table's, else automatic),
  * the values of a row per lane the lanes are chosen for (as the table's X_SLICE)
  * and how quantized K/V slices load: runs=2 (the default) as aligned words of the
@@ -19,14 +19,16 @@
  * realigned); runs=0 4 values at a time as before runs existed; pages=P stages at most P
  * block-table entries of a paged cache per workgroup (0: none; more keys read the table);
  * spread=0 keeps each lane group's softmax whole in every lane (no SPREAD); half=0 keeps Q.K in f32
- * over a quantized cache under f16 compute (no AVK_DECODE_HALF_QK). */
+ * over a quantized cache under f16 compute (no AVK_DECODE_HALF_QK); probe=1 times the loads alone and
+ * probe=2 the arithmetic alone (wrong outputs: a diagnostic of what bounds the body). */
 static void decode_env(uint32_t *lanes, uint32_t *keys, uint32_t *runs, uint32_t *slice, uint32_t *pages, uint32_t *spread,
-                       uint32_t *half)
+                       uint32_t *half, uint32_t *probe)
 {
     const char *v = getenv("ATTNVK_VK_DECODE");
     if (!v) return;
     const char *l = strstr(v, "lanes="), *k = strstr(v, "keys="), *r = strstr(v, "runs="), *s = strstr(v, "slice="),
-               *pg = strstr(v, "pages="), *sp = strstr(v, "spread="), *h = strstr(v, "half=");
+               *pg = strstr(v, "pages="), *sp = strstr(v, "spread="), *h = strstr(v, "half="), *pr = strstr(v, "probe=");
+    if (pr) *probe = atoi(pr + 6) == 1 ? 1u : atoi(pr + 6) == 2 ? 2u : 0u;
     if (sp) *spread = atoi(sp + 7) > 0;
     if (h) *half = atoi(h + 5) > 0;
     if (pg && atoi(pg + 6) >= 0 && atoi(pg + 6) <= 4096) *pages = (uint32_t)atoi(pg + 6);
@@ -71,10 +73,11 @@ const char *vk_finish_decode_config(const vk_caps *c, const attnvk_problem *p, v
     /* Q.K in f16 pairs (f16 compute over a quantized cache) for q8_0 and fp8: H100 64k (tools/h100/s27.sh,
      * bench/results/decode-2026-12-06-s27), with the spread softmax: fp8 0.686 -> 0.672 ms, q8_0 as aligned
      * words 0.680 (runs: 0.725 -> 0.866), q4_0 0.654 -> 0.667. Its registers let q8_0 take aligned words. */
-    uint32_t pages = 0, spread = 1, half = p->kv_format != ATTNVK_KV_Q4_0;
+    uint32_t pages = 0, spread = 1, half = p->kv_format != ATTNVK_KV_Q4_0, probe = 0;
     int half_ok = p->kv_format != ATTNVK_KV_DTYPE && p->dtype == ATTNVK_F16 && c->shader_f16;
     if (half_ok && p->kv_format == ATTNVK_KV_Q8_0) runs = 2;
-    decode_env(&lanes, &keys, &runs, &want_slice, &pages, &spread, &half);
+    decode_env(&lanes, &keys, &runs, &want_slice, &pages, &spread, &half, &probe);
+    cfg->probe = probe;
     /* the table's values per lane, where the rows' Q and O slices stay within the grown-tile budget */
     if (!lanes && want_slice && cfg->br * want_slice <= VK_DECODE_GROWN_REGS) {
         lanes = 1;

@@ -233,9 +233,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                                  cfg->mm, cfg->mn, cfg->mk, cfg->kv_stages, vk_algo_is_rs(cfg->algo) ? cfg->q_shared : cfg->s_chains};
             s = build(dev, body, spec, 10, &tail, cfg->required_subgroup, &k->main);
         } else if (cfg->algo == VK_ALGO_DECODE) {
-            uint32_t spec[10] = {cfg->br, cfg->bc, D, cfg->wg, cfg->wg / cfg->subgroup, cfg->key_lanes, cfg->keys_per_step,
-                                 cfg->runs, cfg->page_slots, cfg->spread};
-            s = build(dev, body, spec, 10, &tail, cfg->required_subgroup, &k->main);
+            uint32_t spec[11] = {cfg->br,   cfg->bc,         D,           cfg->wg,    cfg->wg / cfg->subgroup, cfg->key_lanes,
+                                 cfg->keys_per_step, cfg->runs, cfg->page_slots, cfg->spread, cfg->probe};
+            s = build(dev, body, spec, 11, &tail, cfg->required_subgroup, &k->main);
         } else {
             uint32_t spec[6] = {cfg->br, cfg->bc, D, cfg->wg, cfg->subgroup, cfg->sg_reduce};
             s = build(dev, body, spec, 6, &tail, 0, &k->main);
@@ -275,8 +275,9 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
                  cfg->subgroup, cfg->mm, cfg->mn, cfg->mk, cfg->emulated ? " matrices=emulated" : "", cfg->kv_stages,
                  cfg->s_chains, cfg->shared_bytes, k->args.split_keys, vk_pipeline_stats(dev, k->main));
     else if (cfg->algo == VK_ALGO_DECODE)
-        snprintf(info->params, sizeof info->params, "subgroup=%u key_lanes=%u keys_per_step=%u runs=%u spread=%u half_qk=%u pack=%u shared=%u split_len=%u%s",
-                 cfg->subgroup, cfg->key_lanes, cfg->keys_per_step, cfg->runs, cfg->spread, cfg->half_qk, k->args.pack, cfg->shared_bytes, k->args.split_keys,
+        snprintf(info->params, sizeof info->params, "subgroup=%u key_lanes=%u keys_per_step=%u runs=%u spread=%u half_qk=%u%s pack=%u shared=%u split_len=%u%s",
+                 cfg->subgroup, cfg->key_lanes, cfg->keys_per_step, cfg->runs, cfg->spread, cfg->half_qk,
+                 cfg->probe == 1 ? " probe=loads" : cfg->probe == 2 ? " probe=arithmetic" : "", k->args.pack, cfg->shared_bytes, k->args.split_keys,
                  vk_pipeline_stats(dev, k->main));
     else
         snprintf(info->params, sizeof info->params, "subgroup=%u sg_reduce=%u pack=%u shared=%u split_len=%u%s",

@@ -90,6 +90,39 @@ static void capture_stats(avk_bdev *dev, VkPipeline pipeline, char *out, size_t 
     }
 }
 
+/* ATTNVK_VK_PIPELINE_IR=DIR (a tuning aid, with ATTNVK_VK_PIPELINE_STATS=1): whatever internal
+ * representations the driver shows of each pipeline it builds (its compiler's IR or machine code),
+ * one file each, DIR/NAME-KEY-I.txt; a line on stderr says how many there were. */
+static void dump_ir(avk_bdev *dev, VkPipeline pipeline, const char *name, uint64_t key)
+{
+    const char *dir = getenv("ATTNVK_VK_PIPELINE_IR");
+    if (!dir || !*dir) return;
+    VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = pipeline,
+                                      .executableIndex = 0};
+    uint32_t count = 0;
+    VkResult r = dev->vk.vkGetPipelineExecutableInternalRepresentationsKHR(dev->device, &ei, &count, NULL);
+    fprintf(stderr, "attnvk: pipeline %s: %u internal representations (%s)\n", name, count, vk_result_name(r));
+    if (r != VK_SUCCESS || !count) return;
+    VkPipelineExecutableInternalRepresentationKHR *ir = calloc(count, sizeof *ir);
+    if (!ir) return;
+    for (uint32_t i = 0; i < count; ++i) ir[i].sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INTERNAL_REPRESENTATION_KHR;
+    r = dev->vk.vkGetPipelineExecutableInternalRepresentationsKHR(dev->device, &ei, &count, ir);
+    for (uint32_t i = 0; i < count && (r == VK_SUCCESS || r == VK_INCOMPLETE); ++i) ir[i].pData = malloc(ir[i].dataSize);
+    if (r == VK_SUCCESS || r == VK_INCOMPLETE) r = dev->vk.vkGetPipelineExecutableInternalRepresentationsKHR(dev->device, &ei, &count, ir);
+    for (uint32_t i = 0; i < count; ++i) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s-%016llx-%u.txt", dir, name, (unsigned long long)key, i);
+        FILE *f = ir[i].pData && (r == VK_SUCCESS || r == VK_INCOMPLETE) ? fopen(path, "wb") : NULL;
+        if (f) {
+            fprintf(f, "# %s: %s%s\n", ir[i].name, ir[i].description, ir[i].isText ? "" : " (binary)");
+            fwrite(ir[i].pData, 1, ir[i].isText && ir[i].dataSize ? strnlen(ir[i].pData, ir[i].dataSize) : ir[i].dataSize, f);
+            fclose(f);
+        }
+        free(ir[i].pData);
+    }
+    free(ir);
+}
+
 const char *vk_pipeline_stats(const avk_bdev *dev, VkPipeline pipeline)
 {
     for (int i = 0; i < dev->pipeline_count; ++i)
@@ -131,7 +164,9 @@ attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_s
         .requiredSubgroupSize = required_subgroup};
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .flags = dev->caps->pipeline_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
+        .flags = dev->caps->pipeline_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR |
+                                                 (getenv("ATTNVK_VK_PIPELINE_IR") ? VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR : 0)
+                                           : 0,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .pNext = required_subgroup ? &req : NULL,
                   .flags = required_subgroup && dev->caps->full_subgroups
@@ -152,6 +187,7 @@ attnvk_status vk_pipeline_get(avk_bdev *dev, const uint32_t *code, size_t code_s
     vk_pipeline_entry *entry = &dev->pipelines[dev->pipeline_count++];
     *entry = (vk_pipeline_entry){.key = key, .pipeline = pipeline};
     if (dev->caps->pipeline_stats) capture_stats(dev, pipeline, entry->stats, sizeof entry->stats);
+    if (dev->caps->pipeline_stats) dump_ir(dev, pipeline, name, key);
     dev->cache_dirty = 1;
     *out = pipeline;
     return ATTNVK_OK;

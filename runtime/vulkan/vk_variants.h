@@ -53,6 +53,7 @@ typedef struct vk_config {
     uint32_t runs;                /* decode, quantized K/V: 1 a lane's slice loads as one run (avk_kv_code_byte), 2 as aligned words */
     uint32_t spread;              /* decode: a lane group's softmax spread over its lanes (flash_decode.comp's SPREAD) */
     uint32_t half_qk;             /* decode, f16 over a quantized cache: Q.K in f16 pairs (AVK_DECODE_HALF_QK) */
+    uint32_t probe;               /* decode: a timing aid, loads (1) or arithmetic (2) alone (flash_decode.comp's PROBE) */
     uint32_t resident;            /* workgroups a compute unit runs at once, for the split plan (0: unknown) */
     uint32_t whole_waves;         /* split plan in whole waves of compute units x resident */
     uint32_t key_groups;          /* matrix decode: subgroups that take different keys (bc keys each per step) */
