@@ -108,6 +108,9 @@
 #undef AVK_PINGPONG
 #define AVK_PINGPONG 0
 #endif
+#ifndef AVK_WS_EPILOGUE_SYNC
+#define AVK_WS_EPILOGUE_SYNC 1 /* (the epilogue's note) */
+#endif
 /* AVK_TILE_SLOTS (a block layout on wgmma-ws with the overlap, one block a CTA): only the
  * producer walks the layout. It writes each stage's tile (-1 after the last) into a slot beside
  * the stage before the stage's full barrier, whose wait makes it visible, so the consumers read
@@ -626,7 +629,13 @@ AVK_DEVICE void avk_fwd_block(const avk_attn_params &p, const avk_work &w,
      * of empty rows) skips the loop's barriers, and its Q rows may be copied by
      * the other warpgroup's threads, whose copies could land over staged O. */
 #if AVK_WS
+    /* warp-specialized: the prologue waited for every Q copy behind a consumers' barrier, and
+     * each warp stages and stores only its own rows, so this barrier orders nothing there;
+     * AVK_WS_EPILOGUE_SYNC=0 (ATTNVK_CUDA_DEFINES, an A/B) lets a warpgroup that is done
+     * store O while the other still runs its last tiles */
+#if AVK_WS_EPILOGUE_SYNC
     avk_consumers_sync();
+#endif
 #else
     __syncthreads();
 #endif

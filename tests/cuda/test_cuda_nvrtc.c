@@ -150,7 +150,8 @@ static int build_with_defines(const char *defines, const avk_cuda_config *cfg, c
  * compile, and the cubin holds the records' symbol the host looks up. The softcap's scale per
  * score (-DAVK_SOFTCAP_Q_PRESCALE=0, f16 with softcap and ALiBi: the A/B against the default), a
  * mask without the overlap (-DAVK_MASK_OVERLAP=0), a mask from global memory with it (the A/B of
- * the default mask by TMA) and a mask by TMA (mask_tma, at D=128 and D=64 with a softcap) compile. */
+ * the default mask by TMA), a mask by TMA (mask_tma, at D=128 and D=64 with a softcap) and D=64
+ * 192x96 without the epilogue's consumer barrier (-DAVK_WS_EPILOGUE_SYNC=0, the A/B) compile. */
 static int define_builds(void)
 {
     int ok = 1;
@@ -171,6 +172,10 @@ static int define_builds(void)
                                   .kv_stages = 2};
     ok &= build_with_defines("-DAVK_MASK_OVERLAP=0", &mask, "a mask without the overlap (f16)", NULL);
     ok &= build_with_defines("", &mask, "a mask from global memory with the overlap (f16, ATTNVK_CUDA_MASK_TMA=0)", NULL);
+    const avk_cuda_config d64c = {.variant = "wgmma-ws", .head_dim = 64, .dtype = ATTNVK_F16, .br = 192, .bc = 96,
+                                  .threads = 512, .mma = 1, .wgmma = 2, .rows_per_warp = 16, .kv_stages = 2};
+    ok &= build_with_defines("-DAVK_WS_EPILOGUE_SYNC=0", &d64c, "no consumer barrier before the epilogue (f16, D=64 192x96)",
+                             NULL);
     for (int d = 64; d <= 128; d += 64) {
         const avk_cuda_config tma = {.variant = "wgmma-ws", .head_dim = d, .dtype = ATTNVK_F16, .br = 128, .bc = 128,
                                      .threads = 384, .mma = 1, .wgmma = 2, .rows_per_warp = 16,

@@ -3,7 +3,8 @@
 # of the f16 time at 64k; it sits at 0.94x / 0.90x). ATTNVK_VK_DECODE=probe=1 times its loads alone,
 # probe=2 its arithmetic alone (wrong outputs: those records fail their check on purpose), per format,
 # with the pipelines' registers (ATTNVK_VK_PIPELINE_STATS=1); then 16 lanes a key (half the Q and O
-# registers) and keys per step; then s44a's D=64 A/Bs (Vulkan ALiBi in S and mask, OpenCL ALiBi in the MMAs).
+# registers) and keys per step; the driver's internal representations; CUDA's epilogue barrier at D=64 causal
+# (#16); then s44a's D=64 A/Bs (Vulkan ALiBi in S and mask, OpenCL ALiBi in the MMAs).
 #     DEADLINE=330 bash tools/h100/s44b.sh   (carry .gpu and build-h100b)
 set -u
 out=${OUT:-/tmp/s44b-out}
@@ -51,6 +52,15 @@ mkdir -p $out/ir-softcap
 ATTNVK_CACHE_DIR=/tmp/ir-cache-sc ATTNVK_VK_PIPELINE_IR=$out/ir-softcap timeout -k 5 60 $AVK bench --api vulkan --dtype f16 --batch 2 --heads 16 --head-dim 128 --seq 8192 --causal --softcap 30 --impl attnvk --min-time 0.05 > /dev/null 2> $out/ir-softcap.err
 echo "== ir-softcap rc=$?: $(ls $out/ir-softcap | wc -l) files"
 unset ATTNVK_VK_PIPELINE_STATS
+# #16: D=64 N=4k causal beside cuDNN, with and without the warp-specialized epilogue's consumer barrier
+d64c="--api cuda --dtype f16 --batch 4 --heads 32 --head-dim 64 --seq 4096 --causal --min-time 0.5"
+for round in 1 2; do
+  bench cu-d64c-r$round $d64c --impl attnvk,cudnn
+  ATTNVK_CUDA_DEFINES=-DAVK_WS_EPILOGUE_SYNC=0 bench cu-d64c-nosync-r$round $d64c --impl attnvk
+done
+ATTNVK_CUDA_DEFINES=-DAVK_WS_EPILOGUE_SYNC=0 bench cu-d128c-nosync --api cuda --dtype f16 --batch 2 --heads 16 --head-dim 128 --seq 8192 --causal --impl attnvk --min-time 0.5
+bench cu-d128c --api cuda --dtype f16 --batch 2 --heads 16 --head-dim 128 --seq 8192 --causal --impl attnvk --min-time 0.5
+[ "$(left)" -gt 100 ] && ATTNVK_CUDA_DEFINES=-DAVK_WS_EPILOGUE_SYNC=0 logged check-cuda-nosync 90 $AVK check --api cuda --impl attnvk --dtype f16
 v64="--api vulkan --dtype f16 --batch 4 --heads 32 --head-dim 64 --seq 4096 --causal --impl attnvk --min-time 0.3"
 o64=${v64/vulkan/opencl}
 bench vk-d64-plain $v64
