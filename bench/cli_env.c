@@ -100,6 +100,10 @@ static const env_var developer_vars[] = {
      "instead of copying its tiles into local memory with K and V (async pipeline, Nk a multiple of 8)", "1"},
     {"ATTNVK_OPENCL_ALIBI_MMA", "1: the OpenCL mma-f16 prefill takes ALiBi's key term in S's MMAs (one more k-step) and its "
      "row term once a tile, rather than a multiply-add a score (ALiBi without a softcap; an A/B, even on the H100)", "0"},
+    {"ATTNVK_VK_HOOK_MODS", "0: Vulkan pipelines on real matrices carry softcap, ALiBi and mask code, each behind its runtime "
+     "flag, rather than the problem's modifications alone (the A/B)", "1"},
+    {"ATTNVK_OPENCL_HOOK_MODS", "0: the OpenCL tensor-core bodies' score hook carries softcap, ALiBi and mask code, each behind its "
+     "runtime flag, rather than the problem's modifications alone (the A/B)", "1"},
     {"ATTNVK_OPENCL_BUILD_OPTIONS", "appended to the OpenCL build options (e.g. -cl-nv-verbose; -DAVK_SOFTCAP_EXP2=1|0: softcap's tanh as one exp2 and one reciprocal, or OpenCL's tanh, in f16 programs; "
      "-DAVK_SOFTCAP_IN_Q=1: mma-f16 takes the softcap's input scale into its Q fragments, A/B)", "none"},
     {"ATTNVK_OPENCL_BUILD_LOG", "1: print every OpenCL build log on stderr", "off"},

@@ -252,7 +252,7 @@ AVK_PRAGMA_UNROLL
 #endif
     }
 #if AVK_SCORE_HOOKS && AVK_SOFTCAP_IN_Q
-    if (a->softcap > 0.0f) { /* the softcap's input scale, once (avk_frag_score_mod then leaves S as is) */
+    if (AVK_HOOK_SOFTCAP && a->softcap > 0.0f) { /* the softcap's input scale, once (avk_frag_score_mod then leaves S as is) */
         const float f = avk_softcap_in(a, args.scale_log2);
 AVK_PRAGMA_UNROLL
         for (int ks = 0; ks < AVK_KS; ++ks) {

@@ -27,6 +27,16 @@
 #define AVK_SCORE_HOOKS AVK_SCORE_MOD
 #endif
 #endif
+/* AVK_HOOK_MODS (the host's -D with the hooks: kernel_flags.h's AVK_MOD_SOFTCAP, AVK_MOD_ALIBI and
+ * AVK_MOD_MASK bits of the problem): the hook's modifications the program carries. The others are
+ * left out, and with them the row inputs they would keep in registers through the tile loop, as
+ * AVK_PATTERN_ONLY leaves out all three. Absent: all three, each behind its runtime flag. */
+#ifndef AVK_HOOK_MODS
+#define AVK_HOOK_MODS (AVK_MOD_SOFTCAP | AVK_MOD_ALIBI | AVK_MOD_MASK)
+#endif
+#define AVK_HOOK_SOFTCAP ((AVK_HOOK_MODS & AVK_MOD_SOFTCAP) != 0)
+#define AVK_HOOK_ALIBI ((AVK_HOOK_MODS & AVK_MOD_ALIBI) != 0)
+#define AVK_HOOK_MASK ((AVK_HOOK_MODS & AVK_MOD_MASK) != 0)
 /* AVK_SOFTCAP_IN_Q (on; -DAVK_SOFTCAP_IN_Q=0 through ATTNVK_OPENCL_BUILD_OPTIONS for the A/B): the
  * mma-f16 prefill body takes the softcap's input scale into its Q fragments once (flash_mma.cl),
  * not into every score. H100 (s42a, D=128 8k causal softcap 30): 162.4 / 162.3 -> 164.0 / 164.0. */
@@ -255,13 +265,13 @@ AVK_INLINE avk_frag_rows avk_frag_rows_of(const avk_kernel_args *a, const avk_wo
     const int pack = (int)a->pack, ra = min(row_a, w->r_end - 1), rb = min(row_b, w->r_end - 1);
     f.unit = avk_score_unit(a, scale_log2);
     f.mask_unit = AVK_LOG2E / f.unit;
-    f.cap_in = a->softcap > 0.0f ? avk_softcap_in(a, scale_log2) : 0.0f;
+    f.cap_in = AVK_HOOK_SOFTCAP && a->softcap > 0.0f ? avk_softcap_in(a, scale_log2) : 0.0f;
     f.pos_a = (int)avk_row_pos(a, w->seq_len, ra / pack);
     f.pos_b = (int)avk_row_pos(a, w->seq_len, rb / pack);
-    f.slope_a = (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + ra % pack] * f.mask_unit : 0.0f;
-    f.slope_b = (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + rb % pack] * f.mask_unit : 0.0f;
-    f.mrow_a = avk_mask_row(a, w->b, w->h + ra % pack, ra / pack);
-    f.mrow_b = avk_mask_row(a, w->b, w->h + rb % pack, rb / pack);
+    f.slope_a = AVK_HOOK_ALIBI && (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + ra % pack] * f.mask_unit : 0.0f;
+    f.slope_b = AVK_HOOK_ALIBI && (a->flags & AVK_FLAG_ALIBI) ? alibi_slopes[w->h + rb % pack] * f.mask_unit : 0.0f;
+    f.mrow_a = AVK_HOOK_MASK ? avk_mask_row(a, w->b, w->h + ra % pack, ra / pack) : 0;
+    f.mrow_b = AVK_HOOK_MASK ? avk_mask_row(a, w->b, w->h + rb % pack, rb / pack) : 0;
     return f;
 }
 
@@ -271,7 +281,7 @@ AVK_INLINE avk_frag_rows avk_frag_rows_of(const avk_kernel_args *a, const avk_wo
 AVK_INLINE void avk_frag_score_mod(float s[AVK_NT][4], const avk_kernel_args *a, const avk_frag_rows *f,
                                    __global const uchar *mask, int key0, int t, int lim_a, int lim_b, const int q_scaled)
 {
-    if (a->softcap > 0.0f) {
+    if (AVK_HOOK_SOFTCAP && a->softcap > 0.0f) {
         const float in = f->cap_in;
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt)
@@ -281,7 +291,7 @@ AVK_PRAGMA_UNROLL
                 avk_softcap_tanh2(&s[nt][r], &s[nt][r + 1]);
             }
     }
-    if ((a->flags & AVK_FLAG_ALIBI) && !AVK_ALIBI_MMA) { /* AVK_ALIBI_MMA: in S's MMAs (flash_mma.cl) */
+    if (AVK_HOOK_ALIBI && (a->flags & AVK_FLAG_ALIBI) && !AVK_ALIBI_MMA) { /* AVK_ALIBI_MMA: in S's MMAs (flash_mma.cl) */
         const float rel_a = (float)(key0 + 2 * t - f->pos_a), rel_b = (float)(key0 + 2 * t - f->pos_b); /* exact */
 AVK_PRAGMA_UNROLL
         for (int nt = 0; nt < AVK_NT; ++nt)
@@ -290,7 +300,7 @@ AVK_PRAGMA_UNROLL
                 s[nt][r] = fma(r < 2 ? f->slope_a : f->slope_b, (r < 2 ? rel_a : rel_b) + (float)(nt * 8 + (r & 1)),
                                s[nt][r]);
     }
-    if ((a->flags & AVK_FLAG_MASK) && !AVK_MASK_LOCAL) { /* AVK_MASK_LOCAL: avk_frag_mask_local */
+    if (AVK_HOOK_MASK && (a->flags & AVK_FLAG_MASK) && !AVK_MASK_LOCAL) { /* AVK_MASK_LOCAL: avk_frag_mask_local */
         const int last_a = max(lim_a - 1, 0), last_b = max(lim_b - 1, 0);
         const float mu = f->mask_unit;
         if (a->flags & AVK_FLAG_MASK_F16) {
@@ -372,7 +382,7 @@ AVK_INLINE void avk_frag_mask_prefetch(const avk_kernel_args *a, const avk_frag_
                                        int key0, int t, int lim_a, int lim_b)
 {
 #if !AVK_EMULATE && !AVK_MASK_LOCAL
-    if (!(a->flags & AVK_FLAG_MASK)) return;
+    if (!AVK_HOOK_MASK || !(a->flags & AVK_FLAG_MASK)) return;
     const int es = (a->flags & AVK_FLAG_MASK_F16) ? 2 : 4, lines = (AVK_BC * es + 127) / 128;
     for (int l = t; l < 2 * lines; l += 4) {
         const int second = l >= lines, col = key0 + (l % lines) * (128 / es);

@@ -37,9 +37,21 @@ const bool AVK_MASK_SHARED = (AVK_SCORES & 2u) != 0u;
 const bool AVK_ALIBI_MMA = (AVK_SCORES & 4u) != 0u;
 const uint AVK_SCORE_FLAGS = AVK_FLAG_TOP_LEFT | AVK_FLAG_WINDOW | AVK_FLAG_ALIBI | AVK_FLAG_SINKS | AVK_FLAG_MASK | AVK_FLAG_MASK_F16 |
                              AVK_FLAG_BLOCKS | AVK_FLAG_DILATED | AVK_FLAG_DILATED_VIEW;
+// Bit 5 (16; vk_variants.c's hook_mods): the pipeline carries only the value modifications of
+// bits 6-8 (32 softcap, 64 ALiBi, 128 mask), the problem's; the others' code, and the row inputs
+// it would keep in registers, are left out. Without it: all three, each behind its runtime flag.
 // pc.flags, with the score features' bits only in pipelines built for them
-uint avk_flags() { return AVK_SCORES != 0u ? pc.flags : pc.flags & ~AVK_SCORE_FLAGS; }
-float avk_softcap() { return AVK_SCORES != 0u ? pc.softcap : 0.0; }
+uint avk_flags()
+{
+    if (AVK_SCORES == 0u) return pc.flags & ~AVK_SCORE_FLAGS;
+    uint dropped = 0u;
+    if ((AVK_SCORES & 16u) != 0u) {
+        if ((AVK_SCORES & 64u) == 0u) dropped |= AVK_FLAG_ALIBI;
+        if ((AVK_SCORES & 128u) == 0u) dropped |= AVK_FLAG_MASK | AVK_FLAG_MASK_F16;
+    }
+    return pc.flags & ~dropped;
+}
+float avk_softcap() { return AVK_SCORES != 0u && ((AVK_SCORES & 16u) == 0u || (AVK_SCORES & 32u) != 0u) ? pc.softcap : 0.0; }
 
 #define NEG_INF uintBitsToFloat(0xff800000u)
 const float LN2 = 0.69314718055994530942;

@@ -4,6 +4,7 @@
 #include "opencl/cl_tuning.h"
 
 #include "core/error.h"
+#include "contract/kernel_flags.h" /* AVK_MOD_* */
 #include "core/kv_cache.h" /* avk_problem_features */
 #include "core/layout.h"   /* avk_head_dim_v */
 #include "core/split_plan.h" /* avk_is_decode */
@@ -513,7 +514,9 @@ attnvk_status avk_cl_configure(const avk_cl_caps *caps, const attnvk_device_info
     cfg->score_mod = (features & (AVK_SCORE_MOD_FEATURES | ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) != 0;
     cfg->score_bounds = (features & (ATTNVK_FEATURE_WINDOW | ATTNVK_FEATURE_SINKS)) != 0;
     cfg->patterns = (features & (ATTNVK_FEATURE_BLOCK_SPARSE | ATTNVK_FEATURE_DILATED)) != 0;
-    cfg->score_hooks = (features & AVK_SCORE_MOD_FEATURES) != 0;
+    cfg->score_hooks = (int)(avk_score_mod_bits(p) & (AVK_MOD_SOFTCAP | AVK_MOD_ALIBI | AVK_MOD_MASK));
+    attnvk_status hs = avk_env_switch("ATTNVK_OPENCL_HOOK_MODS", 1, &cfg->hook_mods_only);
+    if (hs != ATTNVK_OK) return hs;
     cfg->pos_offset = (features & ATTNVK_FEATURE_POSITION_OFFSET) != 0;
     if (explicit_entry) return configure_explicit(caps, info, p, opts, explicit_entry, cfg);
     /* the table's head-dim ranges bound the wider of K and V's rows */
@@ -570,6 +573,10 @@ void avk_cl_build_options(const avk_cl_config *cfg, char *out, size_t n)
      * inputs held registers through the tile loop) */
     if (cfg->family != AVK_CL_TILED && cfg->patterns && !cfg->score_hooks && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -DAVK_PATTERN_ONLY=1");
+    /* and the hook carries only the problem's modifications (mma_ops.cl's AVK_HOOK_MODS): H100 D=128 mma-f16,
+     * ptxas on clang's PTX (tools/opencl-ptxas), softcap alone 238 registers against 255 with all three */
+    if (cfg->family != AVK_CL_TILED && cfg->score_hooks && cfg->hook_mods_only && len > 0 && (size_t)len < n)
+        len += snprintf(out + len, n - (size_t)len, " -DAVK_HOOK_MODS=%d", cfg->score_hooks);
     if (cfg->max_registers > 0 && len > 0 && (size_t)len < n)
         len += snprintf(out + len, n - (size_t)len, " -cl-nv-maxrregcount=%d", cfg->max_registers);
     if (cfg->opt_disable && len > 0 && (size_t)len < n) snprintf(out + len, n - (size_t)len, " -cl-opt-disable");

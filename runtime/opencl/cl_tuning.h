@@ -37,7 +37,9 @@ typedef struct avk_cl_config {
     int score_mod;    /* mma, mma-decode: softcap, ALiBi or a mask compiled in (-DAVK_SCORE_MOD) */
     int score_bounds; /* mma-decode: a window's left masks and the sinks compiled in (-DAVK_SCORE_BOUNDS) */
     int patterns;     /* mma: a sparse pattern's tile search compiled in (-DAVK_PATTERN_SEARCH) */
-    int score_hooks;  /* softcap, ALiBi or a mask: the mma bodies' score hook (without: AVK_PATTERN_ONLY) */
+    int score_hooks;  /* the AVK_MOD_SOFTCAP / _ALIBI / _MASK bits of the problem: the mma bodies' score hook
+                       * carries those (-DAVK_HOOK_MODS; none: AVK_PATTERN_ONLY with a pattern) */
+    int hook_mods_only; /* the hook built for those alone (ATTNVK_OPENCL_HOOK_MODS=0: all three, the A/B) */
     int pos_offset;   /* the problem moves i' (position_offset): -DAVK_POS_OFFSET=1, built only then */
     int mask_local;   /* mma (async): an f16 mask's tiles copied into local memory (-DAVK_MASK_LOCAL=1) */
     int alibi_mma;    /* mma: ALiBi (no softcap) with its key term in S's MMAs (-DAVK_ALIBI_MMA=1) */

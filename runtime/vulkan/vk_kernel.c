@@ -222,7 +222,7 @@ static attnvk_status prepare(avk_bdev *dev, const attnvk_problem *p, const attnv
      * (tools/h100/s24f.sh, two rounds): q8_0 1.11-1.15 -> 1.02-1.05, q4_0 1.13 -> 1.01-1.02, fp8 1.12 -> 1.00,
      * f16 1.06 either way */
     const spec_tail tail = {.dv = DV, .scores = scores, .paged = paged, .page_size = (uint32_t)p->page_size,
-                            .score_bits = s == ATTNVK_OK ? (cfg->mask_shared ? 2u : 0u) | (cfg->alibi_mma ? 4u : 0u) : 0u};
+                            .score_bits = s == ATTNVK_OK ? (cfg->mask_shared ? 2u : 0u) | (cfg->alibi_mma ? 4u : 0u) | cfg->hook_mods : 0u};
     if (s == ATTNVK_OK) {
         spv_blob body = main_shader(cfg, p->dtype, p->kv_format, c->subgroup_shuffle);
         if (vk_algo_is_decode_mma(cfg->algo)) {

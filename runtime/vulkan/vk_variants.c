@@ -2,6 +2,7 @@
  * devices and shapes it can run (shared memory, workgroup and subgroup limits,
  * f16 and matrix-unit support). Kernels are data: sizes live here only. */
 #include "core/kernel_args.h"
+#include "core/kv_cache.h" /* avk_score_mod_bits */
 #include "core/test_hooks.h"
 #include "core/layout.h" /* avk_head_dim_v */
 #include "core/split_plan.h"
@@ -565,9 +566,10 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     /* a larger Br than the workgroup has threads: grow the workgroup (scalar shaders) */
     if ((algo == VK_ALGO_SCALAR || algo == VK_ALGO_F16) && cfg->br > cfg->wg) cfg->wg = cfg->br;
     if (!opts->tile_br && !explicit_entry) fit_packed_rows(c, p, cfg, e); /* an explicit Br is the one timed */
-    int alibi_on, mask_on;
+    int alibi_on, mask_on, hook_on;
     attnvk_status sw = avk_env_switch("ATTNVK_VK_ALIBI_MMA", 1, &alibi_on);
     if (sw == ATTNVK_OK) sw = avk_env_switch("ATTNVK_VK_MASK_SHARED", 1, &mask_on);
+    if (sw == ATTNVK_OK) sw = avk_env_switch("ATTNVK_VK_HOOK_MODS", 1, &hook_on);
     if (sw != ATTNVK_OK) return sw;
     /* ALiBi without a softcap on a register-softmax prefill body: its key term as one more k-step
      * of S (flash_coopmat_rs_body.glsl's AVK_ALIBI_MMA; finish_rs_config sizes its matrices).
@@ -600,6 +602,15 @@ attnvk_status vk_choose_config(const vk_caps *c, const attnvk_problem *p, const 
     cfg->mask_shared = mask_on && vk_algo_is_rs(algo) && cfg->kv_stages == 1 && p->mask && p->mask_dtype == ATTNVK_F16 &&
                        p->seq_kv % 8 == 0 && mask_chunks && !(mask_chunks & (mask_chunks - 1)) &&
                        cfg->bc * k_row >= cfg->br * mask_chunks;
+    /* the pipeline carries only the problem's value modifications (flash_common.glsl's avk_flags: the
+     * others' code and row inputs left out, as OpenCL's AVK_HOOK_MODS; there, H100 D=128 softcap alone
+     * 238 registers by ptxas against 255 with all three). Real matrices only: on lavapipe every feature
+     * set would be a pipeline of its own to compile. ATTNVK_VK_HOOK_MODS=0: all three (the A/B) */
+    const unsigned mods = avk_score_mod_bits(p) & (AVK_MOD_SOFTCAP | AVK_MOD_ALIBI | AVK_MOD_MASK);
+    cfg->hook_mods = hook_on && mods && cfg->algo >= VK_ALGO_COOPMAT_NV && !cfg->emulated
+                         ? 16u | (mods & AVK_MOD_SOFTCAP ? 32u : 0u) | (mods & AVK_MOD_ALIBI ? 64u : 0u) |
+                               (mods & AVK_MOD_MASK ? 128u : 0u)
+                         : 0u;
     avk_tuning_note(e);
     return ATTNVK_OK;
 }

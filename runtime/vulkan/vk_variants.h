@@ -47,6 +47,8 @@ typedef struct vk_config {
     uint32_t q_shared;            /* register-softmax variants: Q read from shared memory, not registers */
     uint32_t mask_shared;         /* register-softmax prefill: an f16 mask's tiles staged in the K buffer (AVK_MASK_SHARED) */
     uint32_t alibi_mma;           /* register-softmax prefill: ALiBi's key term in S's products (AVK_ALIBI_MMA; no softcap) */
+    uint32_t hook_mods;           /* real matrices: AVK_SCORES' bits 16 | 32 softcap | 64 ALiBi | 128 mask, the pipeline
+                                   * built for the problem's value modifications alone (flash_common.glsl's avk_flags) */
     uint32_t key_lanes;           /* decode: lanes that share a key (a slice of D each) */
     uint32_t keys_per_step;       /* decode: keys each lane group loads together (1..4) */
     uint32_t page_slots;          /* decode, paged K/V: block-table entries a workgroup stages in shared memory (0: none) */

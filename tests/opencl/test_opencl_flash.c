@@ -199,6 +199,14 @@ static void run_scores(attnvk_device *dev, const char *variant, uint64_t seed)
             if (!avk_is_decode(&sc[i].p) && sc[i].p.alibi && !(sc[i].p.softcap > 0.0f))
                 run_score(dev, variant, &sc[i], 0, seed + 350u + (uint64_t)i);
         unsetenv("ATTNVK_OPENCL_ALIBI_MMA");
+        /* the A/B of a hook built for the problem's modifications alone (AVK_HOOK_MODS): the cases that
+         * carry two or three of them, with softcap, ALiBi and mask code all built in */
+        printf("-- %s, mixed score cases with ATTNVK_OPENCL_HOOK_MODS=0\n", variant);
+        setenv("ATTNVK_OPENCL_HOOK_MODS", "0", 1);
+        for (int i = 0; i < n; ++i)
+            if (!avk_is_decode(&sc[i].p) && (sc[i].p.softcap > 0.0f) + sc[i].p.alibi + sc[i].p.mask >= 2)
+                run_score(dev, variant, &sc[i], 0, seed + 370u + (uint64_t)i);
+        unsetenv("ATTNVK_OPENCL_HOOK_MODS");
         /* a mask the heads share over several row blocks, as launched (ATTNVK_MASK_HEADS_FIRST=0) and heads first */
         avk_score_case shared = avk_score_case_shared_mask(ATTNVK_F16);
         for (int heads_first = 0; heads_first < 2; ++heads_first) {

@@ -290,6 +290,51 @@ static void check_h100_mask_local(void)
     avk_clear_error();
 }
 
+/* Issue #13's score hook on the H100 description carries the problem's modifications alone
+ * (-DAVK_HOOK_MODS=<AVK_MOD_* bits>): softcap 1, ALiBi 2, softcap and mask 5, none on a plain
+ * problem; ATTNVK_OPENCL_HOOK_MODS=0 builds all three (no -D); a bad value is refused by name. */
+static void check_h100_hook_mods(void)
+{
+    const fake_device h100 = {"NVIDIA H100 (described)", "NVIDIA Corporation", "sm_90", 90, 0, 0, 32, 48 * 1024};
+    static const struct { int softcap, alibi, mask, env_off; const char *want; } cases[] = {
+        {1, 0, 0, 0, "-DAVK_HOOK_MODS=1"}, {0, 1, 0, 0, "-DAVK_HOOK_MODS=2"}, {1, 0, 1, 0, "-DAVK_HOOK_MODS=5"},
+        {0, 0, 0, 0, NULL},                {1, 1, 1, 0, "-DAVK_HOOK_MODS=7"}, {1, 0, 0, 1, NULL}};
+    char what[256], opts[512];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        attnvk_problem p = {.batch = 2, .heads = 16, .kv_heads = 16, .seq_q = 8192, .seq_kv = 8192, .head_dim = 128,
+                            .dtype = ATTNVK_F16, .causal = 1, .softcap = cases[i].softcap ? 30.0f : 0.0f,
+                            .alibi = cases[i].alibi, .mask = cases[i].mask, .mask_batch = 1, .mask_heads = 1,
+                            .mask_dtype = ATTNVK_F16};
+        if (cases[i].env_off) setenv("ATTNVK_OPENCL_HOOK_MODS", "0", 1);
+        int ok = 0;
+        const avk_cl_config c = configure(&h100, &p, &ok);
+        unsetenv("ATTNVK_OPENCL_HOOK_MODS");
+        avk_cl_build_options(&c, opts, sizeof opts);
+        const char *got = strstr(opts, "-DAVK_HOOK_MODS=");
+        snprintf(what, sizeof what, "H100 f16 D=128 softcap %d ALiBi %d mask %d%s: %s, %.20s", cases[i].softcap,
+                 cases[i].alibi, cases[i].mask, cases[i].env_off ? " (ATTNVK_OPENCL_HOOK_MODS=0)" : "", c.variant,
+                 got ? got : "(no AVK_HOOK_MODS)");
+        const int as_wanted = cases[i].want ? got && !strncmp(got, cases[i].want, strlen(cases[i].want)) &&
+                                                  (got[strlen(cases[i].want)] == ' ' || !got[strlen(cases[i].want)])
+                                            : !got;
+        expect(ok && !strcmp(c.variant, "mma-f16") && as_wanted, what);
+    }
+    setenv("ATTNVK_OPENCL_HOOK_MODS", "x", 1);
+    avk_cl_caps caps;
+    attnvk_device_info info;
+    describe(&h100, &caps, &info);
+    const attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
+                              .dtype = ATTNVK_F16, .softcap = 30.0f};
+    const attnvk_kernel_options none = {0};
+    avk_cl_config c;
+    const int refused = avk_cl_configure(&caps, &info, &p, &none, 1, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
+                        strstr(attnvk_last_error(), "ATTNVK_OPENCL_HOOK_MODS") != NULL;
+    snprintf(what, sizeof what, "H100 ATTNVK_OPENCL_HOOK_MODS=x refused: %s", attnvk_last_error());
+    expect(refused, what);
+    unsetenv("ATTNVK_OPENCL_HOOK_MODS");
+    avk_clear_error();
+}
+
 /* The backward's tensor-core tiles on an H100 (48 KiB of local memory): the table's rows, an
  * override that fits (two stages), one that fits no row (an error naming the bytes, not the
  * portable body under the sweep's name) and a malformed one. */
@@ -332,6 +377,7 @@ int main(void)
     check_h100();
     check_h100_scores();
     check_h100_mask_local();
+    check_h100_hook_mods();
     check_backward_tiles();
     /* shuffles where a row's lanes fit a reported sub-group, else local memory */
     check_tiled(&devices[0], 128, 1);

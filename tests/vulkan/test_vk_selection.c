@@ -247,6 +247,25 @@ static int check_mask_shared(void)
                s == ATTNVK_OK ? cfg.variant : attnvk_last_error(), cfg.alibi_mma, cfg.shared_bytes);
         passed += ok;
     }
+    /* the pipeline built for the problem's value modifications alone (AVK_SCORES' bits 16 | 32 softcap |
+     * 64 ALiBi | 128 mask); none on a plain problem or with ATTNVK_VK_HOOK_MODS=0 */
+    static const struct { int softcap, alibi, mask, env_off; unsigned want; } hooks[] = {
+        {1, 0, 0, 0, 48u}, {0, 1, 0, 0, 80u}, {1, 0, 1, 0, 176u}, {1, 1, 1, 0, 240u}, {0, 0, 0, 0, 0u}, {1, 0, 0, 1, 0u}};
+    for (size_t i = 0; i < sizeof hooks / sizeof *hooks; ++i) {
+        attnvk_problem p = {.batch = 2, .heads = 16, .kv_heads = 16, .seq_q = 8192, .seq_kv = 8192, .head_dim = 128,
+                            .dtype = ATTNVK_F16, .causal = 1, .softcap = hooks[i].softcap ? 30.0f : 0.0f,
+                            .alibi = hooks[i].alibi, .mask = hooks[i].mask, .mask_batch = 1, .mask_heads = 1,
+                            .mask_dtype = ATTNVK_F16};
+        if (hooks[i].env_off) setenv("ATTNVK_VK_HOOK_MODS", "0", 1);
+        vk_config cfg;
+        attnvk_status s = vk_choose_config(&c, &p, &(attnvk_kernel_options){0}, &cfg);
+        unsetenv("ATTNVK_VK_HOOK_MODS");
+        int ok = s == ATTNVK_OK && vk_algo_is_rs(cfg.algo) && cfg.hook_mods == hooks[i].want;
+        EXPECT(ok, "H100 D=128 softcap %d ALiBi %d mask %d%s: %s, hook bits %u (want %u)", hooks[i].softcap,
+               hooks[i].alibi, hooks[i].mask, hooks[i].env_off ? " (ATTNVK_VK_HOOK_MODS=0)" : "",
+               s == ATTNVK_OK ? cfg.variant : attnvk_last_error(), cfg.hook_mods, hooks[i].want);
+        passed += ok;
+    }
     setenv("ATTNVK_VK_MASK_SHARED", "2", 1);
     attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
                         .dtype = ATTNVK_F16, .mask = 1, .mask_batch = 1, .mask_heads = 1, .mask_dtype = ATTNVK_F16};

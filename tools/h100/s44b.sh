@@ -4,8 +4,9 @@
 # probe=2 its arithmetic alone (wrong outputs: those records fail their check on purpose), per format,
 # with the pipelines' registers (ATTNVK_VK_PIPELINE_STATS=1); 16 lanes a key (half the Q and O registers);
 # the driver's internal representations (ATTNVK_VK_PIPELINE_IR) of the decode body and of the softcap
-# prefill; CUDA's epilogue barrier at D=64 causal beside cuDNN (#16). Steps past DEADLINE are skipped.
-#     DEADLINE=380 bash tools/h100/s44b.sh   (carry .gpu and build-h100b)
+# prefill; CUDA's epilogue barrier at D=64 causal beside cuDNN (#16); first, #13's score hooks built for
+# the problem's modifications alone on OpenCL and Vulkan, and both checks. Steps past DEADLINE are skipped.
+#     DEADLINE=560 bash tools/h100/s44b.sh   (carry .gpu and build-h100b)
 set -u
 out=${OUT:-/tmp/s44b-out}
 export AVK=${AVK:-./build-h100b/attnvk}
@@ -26,6 +27,20 @@ dbench() { # tag, ATTNVK_VK_DECODE value, kv format
   ATTNVK_VK_DECODE=$2 timeout -k 5 60 $AVK bench $dec --kv-dtype $3 -o json --out $out/json/$1.json > /dev/null 2> $out/json/$1.err
   echo "== $1 rc=$?"; probe_summary $out/json/$1.json
 }
+# #13: the score hook built for the problem's modifications alone (OpenCL -DAVK_HOOK_MODS, Vulkan AVK_SCORES
+# bits 16-128) against all three compiled in (ATTNVK_*_HOOK_MODS=0), D=128 N=8k causal f16
+s8="--dtype f16 --batch 2 --heads 16 --head-dim 128 --seq 8192 --causal --impl attnvk --min-time 0.3"
+for api in opencl vulkan; do
+  up=$(echo $api | tr a-z A-Z); [ $api = vulkan ] && up=VK
+  bench $api-plain --api $api $s8
+  for f in "softcap:--softcap 30" "alibi:--alibi" "mask:--mask random"; do
+    bench $api-${f%%:*} --api $api $s8 ${f#*:}
+    env ATTNVK_${up}_HOOK_MODS=0 $AVK bench --api $api $s8 ${f#*:} -o json --out $out/json/$api-${f%%:*}-all.json > /dev/null 2> $out/json/$api-${f%%:*}-all.err
+    echo "== $api-${f%%:*}-all (ATTNVK_${up}_HOOK_MODS=0)"; summary $out/json/$api-${f%%:*}-all.json
+  done
+done
+[ "$(left)" -gt 200 ] && logged check-ocl 80 $AVK check --api opencl --impl attnvk --dtype f16
+[ "$(left)" -gt 180 ] && logged check-vk 80 $AVK check --api vulkan --impl attnvk --dtype f16
 for kv in q8_0 dtype q4_0; do
   for pr in 0 1 2; do dbench vk-$kv-probe$pr probe=$pr $kv; done
 done

@@ -33,3 +33,6 @@ OV float native_recip(float x) { return 1.0f / x; }
 OV float fmin(float a, float b) { return __builtin_fminf(a, b); }
 OV uint min(uint a, uint b) { return a < b ? a : b; }
 OV uint max(uint a, uint b) { return a > b ? a : b; }
+OV size_t_ get_num_groups(uint d) { return d == 0 ? __nvvm_read_ptx_sreg_nctaid_x() : d == 1 ? __nvvm_read_ptx_sreg_nctaid_y() : __nvvm_read_ptx_sreg_nctaid_z(); }
+OV float2 vload_half2(size_t_ i, const half *p) { const ushort *u = (const ushort *)p; float2 f; ushort a = u[2 * i], b = u[2 * i + 1]; __asm__("{.reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t;}" : "=f"(f.x) : "h"(a)); __asm__("{.reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t;}" : "=f"(f.y) : "h"(b)); return f; }
+OV void vstore_half2_rte(float2 v, size_t_ i, half *p) { ushort *u = (ushort *)p; ushort a, b; __asm__("{.reg .b16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t;}" : "=h"(a) : "f"(v.x)); __asm__("{.reg .b16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t;}" : "=h"(b) : "f"(v.y)); u[2 * i] = a; u[2 * i + 1] = b; }
