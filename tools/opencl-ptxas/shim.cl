@@ -36,3 +36,8 @@ OV uint max(uint a, uint b) { return a > b ? a : b; }
 OV size_t_ get_num_groups(uint d) { return d == 0 ? __nvvm_read_ptx_sreg_nctaid_x() : d == 1 ? __nvvm_read_ptx_sreg_nctaid_y() : __nvvm_read_ptx_sreg_nctaid_z(); }
 OV float2 vload_half2(size_t_ i, const half *p) { const ushort *u = (const ushort *)p; float2 f; ushort a = u[2 * i], b = u[2 * i + 1]; __asm__("{.reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t;}" : "=f"(f.x) : "h"(a)); __asm__("{.reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t;}" : "=f"(f.y) : "h"(b)); return f; }
 OV void vstore_half2_rte(float2 v, size_t_ i, half *p) { ushort *u = (ushort *)p; ushort a, b; __asm__("{.reg .b16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t;}" : "=h"(a) : "f"(v.x)); __asm__("{.reg .b16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t;}" : "=h"(b) : "f"(v.y)); u[2 * i] = a; u[2 * i + 1] = b; }
+OV ushort2 vload2(size_t_ i, const __global ushort *p) { return (ushort2)(p[2 * i], p[2 * i + 1]); }
+OV float4 convert_float4(uchar4 v) { return (float4)((float)v.x, (float)v.y, (float)v.z, (float)v.w); }
+OV float4 convert_float4(char4 v) { return (float4)((float)v.x, (float)v.y, (float)v.z, (float)v.w); }
+OV ushort2 vload2(size_t_ i, const __local ushort *p) { return (ushort2)(p[2 * i], p[2 * i + 1]); }
+OV float vload_half(size_t_ i, const __local half *p) { ushort h = ((const __local ushort *)p)[i]; float f; __asm__("{.reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t;}" : "=f"(f) : "h"(h)); return f; }
