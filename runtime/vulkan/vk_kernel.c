@@ -130,7 +130,8 @@ static spv_blob reduce_shader(attnvk_dtype dt)
  * AVK_SCORES, 1 where the problem has windows, softcap, ALiBi, masks, sinks or
  * top-left alignment, so a plain problem's pipeline is compiled without their
  * code (| 2: an f16 mask staged in shared memory, | 4: ALiBi's key term in S's
- * products; vk_variants.c's mask_shared and alibi_mma). */
+ * products; vk_variants.c's mask_shared and alibi_mma; | 16 with 32 softcap, 64 ALiBi,
+ * 128 mask: only those modifications built in, its hook_mods). */
 enum { SPEC_PAGE_SIZE = 11, SPEC_PAGED = 12, SPEC_SOFTCAP_EXP2 = 13, SPEC_DV = 14, SPEC_SCORES = 15 };
 /* The constants past a body's own that every body shares: Dv, the score features
  * (1, 2 with the softcap's exp2 form), whether K/V come through a block table and,
