@@ -233,6 +233,25 @@ static void check_h100_scores(void)
     }
 }
 
+/* ATTNVK_* variable `name` set to a bad `value` makes the H100 description's configure refuse p,
+ * naming the variable. */
+static void expect_env_refused(const fake_device *dev, const attnvk_problem *p, const char *name, const char *value)
+{
+    setenv(name, value, 1);
+    avk_cl_caps caps;
+    attnvk_device_info info;
+    describe(dev, &caps, &info);
+    const attnvk_kernel_options none = {0};
+    avk_cl_config c;
+    const int refused = avk_cl_configure(&caps, &info, p, &none, 1, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
+                        strstr(attnvk_last_error(), name) != NULL;
+    char what[256];
+    snprintf(what, sizeof what, "H100 %s=%s refused: %s", name, value, attnvk_last_error());
+    expect(refused, what);
+    unsetenv(name);
+    avk_clear_error();
+}
+
 /* Issue #13's mask on the H100 description: an f16 mask whose rows are whole 16-byte chunks
  * rides mma-f16's async copies into local memory (-DAVK_MASK_LOCAL=1) within 48 KiB, at D = 64,
  * 128 and 256; not for Nk = 8191, an f32 mask, or with ATTNVK_OPENCL_MASK_LOCAL=0, and a bad
@@ -274,20 +293,9 @@ static void check_h100_mask_local(void)
                  softcap == 2 ? " (default)" : "", c.variant, c.alibi_mma);
         expect(ok && c.alibi_mma == (softcap == 0) && (strstr(opts, "-DAVK_ALIBI_MMA=1") != NULL) == (softcap == 0), what);
     }
-    setenv("ATTNVK_OPENCL_MASK_LOCAL", "2", 1);
-    avk_cl_caps caps;
-    attnvk_device_info info;
-    describe(&h100, &caps, &info);
     const attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
                               .dtype = ATTNVK_F16, .mask = 1, .mask_batch = 1, .mask_heads = 1, .mask_dtype = ATTNVK_F16};
-    const attnvk_kernel_options none = {0};
-    avk_cl_config c;
-    const int refused = avk_cl_configure(&caps, &info, &p, &none, 1, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
-                        strstr(attnvk_last_error(), "ATTNVK_OPENCL_MASK_LOCAL") != NULL;
-    snprintf(what, sizeof what, "H100 ATTNVK_OPENCL_MASK_LOCAL=2 refused: %s", attnvk_last_error());
-    expect(refused, what);
-    unsetenv("ATTNVK_OPENCL_MASK_LOCAL");
-    avk_clear_error();
+    expect_env_refused(&h100, &p, "ATTNVK_OPENCL_MASK_LOCAL", "2");
 }
 
 /* Issue #13's score hook on the H100 description carries the problem's modifications alone
@@ -296,9 +304,8 @@ static void check_h100_mask_local(void)
 static void check_h100_hook_mods(void)
 {
     const fake_device h100 = {"NVIDIA H100 (described)", "NVIDIA Corporation", "sm_90", 90, 0, 0, 32, 48 * 1024};
-    static const struct { int softcap, alibi, mask, env_off; const char *want; } cases[] = {
-        {1, 0, 0, 0, "-DAVK_HOOK_MODS=1"}, {0, 1, 0, 0, "-DAVK_HOOK_MODS=2"}, {1, 0, 1, 0, "-DAVK_HOOK_MODS=5"},
-        {0, 0, 0, 0, NULL},                {1, 1, 1, 0, "-DAVK_HOOK_MODS=7"}, {1, 0, 0, 1, NULL}};
+    static const struct { int softcap, alibi, mask, env_off, want; } cases[] = { /* want: the bits, 0 for no -D */
+        {1, 0, 0, 0, 1}, {0, 1, 0, 0, 2}, {1, 0, 1, 0, 5}, {0, 0, 0, 0, 0}, {1, 1, 1, 0, 7}, {1, 0, 0, 1, 0}};
     char what[256], opts[512];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
         attnvk_problem p = {.batch = 2, .heads = 16, .kv_heads = 16, .seq_q = 8192, .seq_kv = 8192, .head_dim = 128,
@@ -314,25 +321,12 @@ static void check_h100_hook_mods(void)
         snprintf(what, sizeof what, "H100 f16 D=128 softcap %d ALiBi %d mask %d%s: %s, %.20s", cases[i].softcap,
                  cases[i].alibi, cases[i].mask, cases[i].env_off ? " (ATTNVK_OPENCL_HOOK_MODS=0)" : "", c.variant,
                  got ? got : "(no AVK_HOOK_MODS)");
-        const int as_wanted = cases[i].want ? got && !strncmp(got, cases[i].want, strlen(cases[i].want)) &&
-                                                  (got[strlen(cases[i].want)] == ' ' || !got[strlen(cases[i].want)])
-                                            : !got;
-        expect(ok && !strcmp(c.variant, "mma-f16") && as_wanted, what);
+        expect(ok && !strcmp(c.variant, "mma-f16") && (got ? atoi(got + strlen("-DAVK_HOOK_MODS=")) : 0) == cases[i].want,
+               what);
     }
-    setenv("ATTNVK_OPENCL_HOOK_MODS", "x", 1);
-    avk_cl_caps caps;
-    attnvk_device_info info;
-    describe(&h100, &caps, &info);
     const attnvk_problem p = {.batch = 1, .heads = 8, .kv_heads = 8, .seq_q = 1024, .seq_kv = 1024, .head_dim = 128,
                               .dtype = ATTNVK_F16, .softcap = 30.0f};
-    const attnvk_kernel_options none = {0};
-    avk_cl_config c;
-    const int refused = avk_cl_configure(&caps, &info, &p, &none, 1, &c) == ATTNVK_ERROR_INVALID_ARGUMENT &&
-                        strstr(attnvk_last_error(), "ATTNVK_OPENCL_HOOK_MODS") != NULL;
-    snprintf(what, sizeof what, "H100 ATTNVK_OPENCL_HOOK_MODS=x refused: %s", attnvk_last_error());
-    expect(refused, what);
-    unsetenv("ATTNVK_OPENCL_HOOK_MODS");
-    avk_clear_error();
+    expect_env_refused(&h100, &p, "ATTNVK_OPENCL_HOOK_MODS", "x");
 }
 
 /* The backward's tensor-core tiles on an H100 (48 KiB of local memory): the table's rows, an
